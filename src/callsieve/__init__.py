@@ -1,0 +1,55 @@
+"""callsieve — pull tool calls out of LLM output, exactly, on whole text and on streams.
+
+>>> from callsieve import parse
+>>> parse('Hi <tool_calls><invoke name="f"></invoke></tool_calls>').calls[0].name
+'f'
+"""
+
+from ._errors import (
+    CallsieveError,
+    ConfigurationError,
+    GrammarError,
+    InputTypeError,
+    SieveClosedError,
+)
+from ._events import (
+    ArgumentsDelta,
+    Block,
+    CallAborted,
+    CallFinished,
+    CallStarted,
+    Event,
+    Text,
+    ToolCall,
+    ToolCalls,
+)
+from ._grammar import DEFAULT_DIALECTS, available_dialects
+from ._results import ParseResult, parse
+from ._sieve import Sieve, SieveState, new_call_id
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DEFAULT_DIALECTS",
+    "ArgumentsDelta",
+    "Block",
+    "CallAborted",
+    "CallFinished",
+    "CallStarted",
+    "CallsieveError",
+    "ConfigurationError",
+    "Event",
+    "GrammarError",
+    "InputTypeError",
+    "ParseResult",
+    "Sieve",
+    "SieveClosedError",
+    "SieveState",
+    "Text",
+    "ToolCall",
+    "ToolCalls",
+    "__version__",
+    "available_dialects",
+    "new_call_id",
+    "parse",
+]

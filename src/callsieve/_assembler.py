@@ -1,0 +1,136 @@
+"""Strategy: map a parse tree to calls through the small rule-name contract (SPEC §12).
+
+The contract (also in grammar/README.md): a tree node named ``call`` (a rule or an alias) is
+one call; inside it ``call_name`` gives the name (the last one wins), ``param`` a parameter
+(``param_name``, optional ``attr`` ``string="true|false"``, ``param_value`` made of text runs
+and ``cdata`` nodes), ``call_args`` a JSON object of arguments. Attribute-like tokens carry
+their value in the named group ``v`` (and ``k`` for the key) of their terminal's pattern.
+What it guarantees: no dialect-specific Python; any grammar that follows the contract
+assembles. Raises ``ValueError`` for a call that cannot be built (the block then fails).
+What it costs: linear in the call's tokens, once per call.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lark import Token, Tree
+
+from ._grammar import CompiledGrammar
+from ._values import decode_param, parse_argument_object
+
+__all__ = ["assemble_call", "schemas_from_tools"]
+
+_QUOTES = "\"'“”‘’"
+
+
+def schemas_from_tools(tools: Any) -> dict[str, dict[str, Any]]:
+    """``{tool name: parameters schema}`` from OpenAI-style
+    ``{"type": "function", "function": {"name", "parameters"}}``, flat ``{"name",
+    "parameters"}`` or Anthropic-style ``{"name", "input_schema"}`` entries."""
+    out: dict[str, dict[str, Any]] = {}
+    for tool in tools or ():
+        if not isinstance(tool, dict):
+            continue
+        spec = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+        name = spec.get("name")
+        if not isinstance(name, str):
+            continue
+        schema = spec.get("parameters", spec.get("input_schema"))
+        out[name] = schema if isinstance(schema, dict) else {}
+    return out
+
+
+def _group(grammar: CompiledGrammar, tok: Token, group: str) -> str:
+    m = grammar.terminals[tok.type].pattern.match(str(tok))
+    value = m.group(group) if m is not None else None
+    if value is None:
+        return str(tok).strip()
+    return str(value)
+
+
+def _unquote(value: str) -> str:
+    if len(value) >= 2 and value[0] in _QUOTES and value[-1] in _QUOTES:
+        return value[1:-1]
+    return value
+
+
+def _token_of(node: Any) -> Token | None:
+    for child in node.children:
+        if isinstance(child, Token):
+            return child
+    return None
+
+
+def assemble_call(grammar: CompiledGrammar, tree: Tree,
+                  schemas: dict[str, dict[str, Any]]) -> tuple[str, dict[str, Any]]:
+    """``(name, input)`` for one ``call`` node."""
+    name = ""
+    params: list[tuple[str, list[tuple[bool, str]], str | None]] = []
+    args: list[str] = []
+    for child in tree.children:
+        if not isinstance(child, Tree):
+            continue
+        kind = child.data
+        if kind == "call_name":
+            tok = _token_of(child)
+            if tok is not None:
+                name = _unquote(_group(grammar, tok, "v")).strip()
+        elif kind == "param":
+            params.append(_param(grammar, child))
+        elif kind == "call_args":
+            tok = _token_of(child)
+            args.append(str(tok) if tok is not None else "")
+    if not name:
+        raise ValueError("a call needs a non-empty name")
+    props = (schemas.get(name) or {}).get("properties")
+    props = props if isinstance(props, dict) else {}
+    collected: dict[str, Any] = {}
+    repeated: set[str] = set()
+    for pname, parts, string_attr in params:
+        prop = props.get(pname)
+        schema_type = prop.get("type") if isinstance(prop, dict) else None
+        value = decode_param(pname, parts, string_attr, schema_type)
+        if pname in collected:
+            if pname not in repeated:
+                collected[pname] = [collected[pname]]
+                repeated.add(pname)
+            collected[pname].append(value)
+        else:
+            collected[pname] = value
+    for text in args:
+        obj = parse_argument_object(text)
+        if obj is None:
+            raise ValueError("call arguments are not a JSON object")
+        collected.update(obj)
+    return name, collected
+
+
+def _param(grammar: CompiledGrammar,
+           tree: Tree) -> tuple[str, list[tuple[bool, str]], str | None]:
+    name = ""
+    string_attr: str | None = None
+    parts: list[tuple[bool, str]] = []
+    for child in tree.children:
+        if not isinstance(child, Tree):
+            continue
+        kind = child.data
+        if kind == "param_name":
+            tok = _token_of(child)
+            if tok is not None:
+                name = _unquote(_group(grammar, tok, "v")).strip()
+        elif kind == "attr":
+            tok = _token_of(child)
+            if tok is not None and _group(grammar, tok, "k").strip().lower() == "string":
+                string_attr = _unquote(_group(grammar, tok, "v")).strip().lower()
+        elif kind == "param_value":
+            for part in child.children:
+                if isinstance(part, Token):
+                    parts.append((False, str(part)))
+                elif isinstance(part, Tree) and part.data == "cdata":
+                    parts.append((True, "".join(
+                        str(t) for t in part.children
+                        if isinstance(t, Token) and t.type.endswith("_RUN"))))
+    if not name:
+        raise ValueError("a parameter needs a name")
+    return name, parts, string_attr

@@ -1,0 +1,277 @@
+"""Strategy: read one captured block with Lark's InteractiveParser, fed by an incremental
+scanner that takes its patterns and its context from the grammar.
+
+What it does: ``scan(buf, p, final)`` consumes text from ``buf[p:]`` and answers one of
+VIABLE (a viable prefix: consumed up to the returned position, hold the rest), COMPLETE (the
+block closed at the returned position) or FAILED (release the block as text). At every
+token boundary the current parser state says which terminals may come (``StateSpec``):
+bounded ones are matched with partial matching, so a token cut by a chunk boundary is held,
+never guessed; a run (text, CDATA, JSON, white space) is fed to the parser once, as a
+zero-length placeholder when it starts (so the parser is already in the state that follows
+it) whose value is filled in when it ends. A run never costs a parser step per chunk and its
+text is never re-scanned: only the new chunk is searched for the run's stop.
+Repairs (SPEC §4) are synthetic tokens: the missing opening wrapper (fed before the first
+invoke; such a block fails on the first non-white stray text, and emits nothing until its
+closing wrapper) and, at the end of input, loose CDATA (closed before the last tag that lets
+the rest of the block parse, re-read from a parser snapshot taken at the CDATA opener).
+What it guarantees: the same tokens, hence the same answer, for any chunking.
+What it costs: O(1) per chunk inside runs, a few regex calls per token, one Lark step per
+token; a held tail is bounded by the longest bounded terminal.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lark import Token, Tree
+from lark.exceptions import LarkError
+
+from ._assembler import assemble_call
+from ._grammar import CompiledGrammar, EntrySpec, StateSpec, TerminalSpec
+
+__all__ = ["COMPLETE", "FAILED", "VIABLE", "Capture"]
+
+VIABLE = 0
+COMPLETE = 1
+FAILED = 2
+
+MISSING_OPENER = "missing_opener"
+LOOSE_CDATA = "loose_cdata"
+_MAX_CDATA_CANDIDATES = 64
+
+
+class Capture:
+    """The state of one block being captured. Created at an entry token in prose."""
+
+    __slots__ = (
+        "g", "ip", "ps", "spec", "start", "dialect", "opener_len", "strict", "raw", "raw_len",
+        "run", "pieces", "calls", "call_ends", "repairs", "diagnostics", "last_value",
+        "snap", "schemas", "failure", "emitted",
+    )
+
+    def __init__(self, g: CompiledGrammar, entry: EntrySpec, start: int, opener: str,
+                 schemas: dict[str, dict[str, Any]]) -> None:
+        self.g = g
+        self.ip = g.lark.parse_interactive()
+        self.ps = self.ip.parser_state
+        self.start = start
+        self.dialect = entry.dialect
+        self.opener_len = len(opener)
+        self.strict = entry.synthetic is not None
+        self.raw: list[str] = [opener]
+        self.raw_len = len(opener)
+        self.run: TerminalSpec | None = None
+        self.pieces: list[str] = []
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.call_ends: list[int] = []  # raw length at the end of each call
+        self.repairs: list[str] = []
+        self.diagnostics: list[str] = []
+        self.last_value = opener
+        self.snap: tuple[Any, int, int, int] | None = None
+        self.schemas = schemas
+        self.failure = ""
+        self.emitted = 0  # calls already handed out (early_emit="invoke")
+        if entry.synthetic is not None:
+            self.repairs.append(MISSING_OPENER)
+            self.ps.feed_token(Token(entry.synthetic, ""))
+        self.ps.feed_token(Token(entry.terminal, opener))
+        self.spec: StateSpec = g.states[self.ps.position]
+
+    # ------------------------------------------------------------------ helpers
+    def raw_text(self) -> str:
+        if len(self.raw) > 1:
+            self.raw = ["".join(self.raw)]
+        return self.raw[0] if self.raw else ""
+
+    def _fail(self, why: str) -> int:
+        self.failure = why
+        return FAILED
+
+    def _feed(self, name: str, value: str) -> int:
+        """Feed one bounded token; VIABLE, COMPLETE or FAILED."""
+        try:
+            self.ps.feed_token(Token(name, value))
+        except LarkError:
+            return self._fail(f"unexpected {name} at offset {self.start + self.raw_len - len(value)}")
+        spec = self.spec = self.g.states[self.ps.position]
+        self.last_value = value
+        if name == "CDATA_OPEN":
+            self.snap = (self.ip.copy(deepcopy_values=False), self.raw_len, len(self.calls),
+                         len(self.diagnostics))
+        elif name == "CDATA_CLOSE":
+            self.snap = None
+        if spec.call_rule is not None:
+            rule = spec.call_rule
+            size = len(rule.expansion)
+            tree = self.ps.parse_conf.callbacks[rule](self.ps.value_stack[-size:])
+            try:
+                self.calls.append(assemble_call(self.g, tree, self.schemas))
+            except (ValueError, TypeError) as exc:
+                return self._fail(str(exc))
+            self.call_ends.append(self.raw_len)
+        return COMPLETE if spec.end_ok else VIABLE
+
+    def _end_run(self) -> None:
+        run = self.run
+        assert run is not None
+        value = "".join(self.pieces)
+        self.ps.value_stack[-1] = Token(run.name, value)
+        if run.name == "STRAY_RUN" and value.strip():
+            self.diagnostics.append(
+                f"stray text ignored at offset {self.start + self.raw_len - len(value)}")
+        self.run = None
+        self.pieces = []
+
+    def _take(self, text: str) -> None:
+        self.pieces.append(text)
+        self.raw.append(text)
+        self.raw_len += len(text)
+
+    # ------------------------------------------------------------------ the scan
+    def scan(self, buf: str, p: int, final: bool, limit: int) -> tuple[int, int]:
+        n = len(buf)
+        while True:
+            run = self.run
+            if run is not None:
+                m = run.stop.search(buf, p, partial=not final)
+                if m is None:
+                    s = n
+                else:
+                    s = m.start()
+                if s > p:
+                    piece = buf[p:s]
+                    if self.strict and run.name == "STRAY_RUN" and piece.strip():
+                        return self._fail("text after an invoke without its wrapper"), p
+                    self._take(piece)
+                    p = s
+                    if self.raw_len > limit:
+                        return self._fail(f"block longer than max_block_chars ({limit})"), p
+                if m is None or m.partial:
+                    break
+            if p >= n:
+                break
+            spec = self.spec
+            waiting = False
+            for term in spec.bounded:
+                tm = term.pattern.match(buf, p, partial=not final)
+                if tm is None:
+                    continue
+                if tm.partial:
+                    waiting = True
+                    continue
+                if waiting:
+                    break  # a higher-priority terminal may still complete here
+                if self.run is not None:
+                    self._end_run()
+                value = tm.group()
+                self.raw.append(value)
+                self.raw_len += len(value)
+                if self.raw_len > limit:
+                    return self._fail(f"block longer than max_block_chars ({limit})"), p
+                status = self._feed(term.name, value)
+                p = tm.end()
+                if status != VIABLE:
+                    return status, p
+                break
+            else:
+                if waiting:
+                    break
+                # no token starts here
+                if self.run is not None:
+                    if not self.run.soft:
+                        return self._fail(f"unexpected {buf[p]!r} at offset "
+                                          f"{self.start + self.raw_len}"), p
+                    c = buf[p]
+                    if self.strict and self.run.name == "STRAY_RUN" and not c.isspace():
+                        return self._fail("text after an invoke without its wrapper"), p
+                    self._take(c)
+                    p += 1
+                    continue
+                run = spec.run
+                if run is None:
+                    return self._fail(f"unexpected {buf[p]!r} at offset "
+                                      f"{self.start + self.raw_len}, expected one of "
+                                      f"{', '.join(t.name for t in spec.bounded)}"), p
+                try:
+                    self.ps.feed_token(Token(run.name, ""))
+                except LarkError:
+                    return self._fail(f"unexpected text at offset {self.start + self.raw_len}"), p
+                self.spec = self.g.states[self.ps.position]
+                self.run = run
+                self.pieces = []
+                continue
+            if waiting:
+                break
+        if final:
+            return self._finish(buf, p)
+        return VIABLE, p
+
+    # ------------------------------------------------------------------ end of input
+    def _finish(self, buf: str, p: int) -> tuple[int, int]:
+        """The input ended inside the block: try the loose-CDATA repair, else fail."""
+        if self.snap is None or self.run is None or self.run.name != "CDATA_RUN":
+            return self._fail("the input ended inside the block"), p
+        snap_ip, snap_len, snap_calls, snap_diags = self.snap
+        full = self.raw_text() + buf[p:]
+        content_from = snap_len
+        content = full[content_from:]
+        # Where could the CDATA have ended? Before any tag the state after it accepts.
+        probe = snap_ip.copy(deepcopy_values=False)
+        try:
+            probe.feed_token(Token("CDATA_RUN", ""))
+            probe.feed_token(Token("CDATA_CLOSE", ""))
+        except LarkError:
+            return self._fail("the input ended inside CDATA"), p
+        after = self.g.states[probe.parser_state.position]
+        cuts: set[int] = set()
+        for term in after.bounded:
+            if term.name == "CDATA_OPEN":
+                continue
+            cuts.update(m.start() for m in term.pattern.finditer(content))
+        for cut in sorted(cuts, reverse=True)[:_MAX_CDATA_CANDIDATES]:
+            trial = self._fork(snap_ip, full[:content_from], snap_calls, snap_diags)
+            try:
+                trial.ps.feed_token(Token("CDATA_RUN", content[:cut]))
+                trial.ps.feed_token(Token("CDATA_CLOSE", ""))
+            except LarkError:
+                continue
+            trial.raw.append(content[:cut])
+            trial.raw_len += cut
+            trial.spec = self.g.states[trial.ps.position]
+            status, q = trial.scan(content, cut, True, 1 << 62)
+            if status == COMPLETE:
+                self._adopt(trial)
+                self.repairs.append(LOOSE_CDATA)
+                return self._finish_offset(buf, p, full, content_from, q)
+        return self._fail("the input ended inside CDATA and no closing tag lets it parse"), p
+
+    def _finish_offset(self, buf: str, p: int, full: str, content_from: int, q: int) -> tuple[int, int]:
+        # ``full`` = consumed raw + buf[p:]; the block now ends at content_from + q in ``full``.
+        consumed_before = len(full) - (len(buf) - p)
+        end_in_full = content_from + q
+        return COMPLETE, p + (end_in_full - consumed_before)
+
+    def _fork(self, snap_ip: Any, raw: str, ncalls: int, ndiags: int) -> Capture:
+        twin = object.__new__(Capture)
+        for name in Capture.__slots__:
+            setattr(twin, name, getattr(self, name))
+        twin.ip = snap_ip.copy(deepcopy_values=False)
+        twin.ps = twin.ip.parser_state
+        twin.raw = [raw]
+        twin.raw_len = len(raw)
+        twin.run = None
+        twin.pieces = []
+        twin.calls = self.calls[:ncalls]
+        twin.call_ends = self.call_ends[:ncalls]
+        twin.repairs = list(self.repairs)
+        twin.diagnostics = self.diagnostics[:ndiags]
+        twin.snap = None
+        return twin
+
+    def _adopt(self, other: Capture) -> None:
+        for name in Capture.__slots__:
+            setattr(self, name, getattr(other, name))
+
+
+def _tree_calls(tree: Tree) -> list[Tree]:  # pragma: no cover - debugging aid
+    return list(tree.find_data("call"))

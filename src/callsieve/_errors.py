@@ -1,0 +1,43 @@
+"""Strategy: one exception tree, rooted at CallsieveError.
+
+What it guarantees: every error this library raises on purpose is a CallsieveError; the ones
+that signal misuse of a Python contract also subclass the matching builtin (TypeError,
+ValueError, RuntimeError) so ordinary ``except`` clauses keep working. Malformed *model
+output* never raises: it is released as text (SPEC §Invariants 5). Errors carry the offset
+and what was expected where that is known. Cost: nothing on the hot path.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CallsieveError",
+    "ConfigurationError",
+    "GrammarError",
+    "InputTypeError",
+    "SieveClosedError",
+]
+
+
+class CallsieveError(Exception):
+    """Root of every error callsieve raises on purpose."""
+
+    def __init__(self, message: str, *, offset: int | None = None, expected: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.offset = offset
+        self.expected = expected
+
+
+class SieveClosedError(CallsieveError, RuntimeError):
+    """``feed()`` or ``close()`` called on a sieve that is already closed."""
+
+
+class InputTypeError(CallsieveError, TypeError):
+    """A chunk or text that is not a ``str``."""
+
+
+class ConfigurationError(CallsieveError, ValueError):
+    """An unknown option, or an option with a value outside its documented set."""
+
+
+class GrammarError(CallsieveError):
+    """A grammar file breaks the scanner contract (see grammar/README.md)."""

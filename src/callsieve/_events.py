@@ -1,0 +1,165 @@
+"""Strategy: the value classes the sieve hands out — events, calls, blocks.
+
+What it guarantees: every class is small, immutable by convention, slotted, compares by value
+and has a readable repr; collections are tuples, never lists. What it costs: these objects
+are created on the per-chunk path (one ``Text`` per chunk of prose), so they are plain
+slotted classes with a hand-written ``__init__`` (about half the cost of a frozen dataclass
+on this machine) and no validation.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__ = [
+    "ArgumentsDelta",
+    "Block",
+    "CallAborted",
+    "CallFinished",
+    "CallStarted",
+    "Event",
+    "Text",
+    "ToolCall",
+    "ToolCalls",
+]
+
+
+class _Value:
+    """Equality, hashing and repr from ``__slots__``; subclasses only list their fields."""
+
+    __slots__: tuple[str, ...] = ()
+
+    def _fields(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._fields() == other._fields()  # type: ignore[attr-defined, no-any-return]
+
+    def __ne__(self, other: object) -> bool:
+        result = self.__eq__(other)
+        return result if result is NotImplemented else not result
+
+    def __hash__(self) -> int:
+        return hash((self.__class__.__name__, repr(self._fields())))
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"{self.__class__.__name__}({inner})"
+
+
+class ToolCall(_Value):
+    """One structured call: ``name`` and ``input`` (a dict), plus where it came from."""
+
+    __slots__ = ("name", "input", "id", "dialect", "repairs")
+
+    def __init__(
+        self,
+        name: str,
+        input: dict[str, Any],  # noqa: A002 - the field is called input in every wire format
+        id: str = "",  # noqa: A002
+        dialect: str = "",
+        repairs: tuple[str, ...] = (),
+    ) -> None:
+        self.name = name
+        self.input = input
+        self.id = id
+        self.dialect = dialect
+        self.repairs = repairs
+
+    @property
+    def arguments(self) -> str:
+        """``input`` as the compact JSON text OpenAI-style clients expect."""
+        return json.dumps(self.input, ensure_ascii=False, separators=(",", ":"))
+
+
+class Block(_Value):
+    """A captured tool-call block.
+
+    ``span`` is ``(start, end)`` in offsets of the whole input; ``raw`` is exactly
+    ``input[start:end]``. ``status`` is ``"complete"`` (it produced calls), ``"partial"``
+    (with ``early_emit="invoke"``: some calls were emitted, then the block broke off) or
+    ``"failed"`` (released as text).
+    """
+
+    __slots__ = ("span", "dialect", "status", "repairs", "diagnostics", "raw")
+
+    def __init__(
+        self,
+        span: tuple[int, int],
+        dialect: str,
+        status: str,
+        repairs: tuple[str, ...] = (),
+        diagnostics: tuple[str, ...] = (),
+        raw: str = "",
+    ) -> None:
+        self.span = span
+        self.dialect = dialect
+        self.status = status
+        self.repairs = repairs
+        self.diagnostics = diagnostics
+        self.raw = raw
+
+
+class Text(_Value):
+    """Text for the user, released as soon as it cannot be part of a tool block."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+class ToolCalls(_Value):
+    """Calls parsed from one block (with ``early_emit="invoke"``: from one invoke)."""
+
+    __slots__ = ("calls", "block")
+
+    def __init__(self, calls: tuple[ToolCall, ...], block: Block) -> None:
+        self.calls = calls
+        self.block = block
+
+
+class CallStarted(_Value):
+    """Argument streaming: a call's name is known."""
+
+    __slots__ = ("index", "id", "name")
+
+    def __init__(self, index: int, id: str, name: str) -> None:  # noqa: A002
+        self.index = index
+        self.id = id
+        self.name = name
+
+
+class ArgumentsDelta(_Value):
+    """Argument streaming: the next fragment of the call's arguments JSON."""
+
+    __slots__ = ("index", "delta")
+
+    def __init__(self, index: int, delta: str) -> None:
+        self.index = index
+        self.delta = delta
+
+
+class CallFinished(_Value):
+    """Argument streaming: the call is complete."""
+
+    __slots__ = ("index", "call")
+
+    def __init__(self, index: int, call: ToolCall) -> None:
+        self.index = index
+        self.call = call
+
+
+class CallAborted(_Value):
+    """Argument streaming: a started call turned out not to be one."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+
+Event = Text | ToolCalls | CallStarted | ArgumentsDelta | CallFinished | CallAborted

@@ -1,0 +1,327 @@
+"""Strategy: load the `.lark` files, compile one Lark LALR parser, and derive from its
+terminals and parse table everything the scanner needs.
+
+What it does: ``common.lark`` plus one file per enabled dialect (``<dialect>.lark``, whose
+block rule is named after the dialect) are joined, a ``start`` rule listing the dialects is
+added, and Lark builds the LALR table (``strict=True``: no conflict is resolved silently).
+Then, once per grammar:
+  - every terminal becomes a ``TerminalSpec`` (bounded token or streaming run, see
+    grammar/README.md), compiled with ``regex`` so that a chunk tail can be asked "could this
+    still become the token?" (partial matching);
+  - every parser state becomes a ``StateSpec``: which bounded terminals it accepts (in
+    priority order), which run, whether the block may end there, whether a call is complete;
+  - the *entry* terminals — wrapper openers, and for the missing-wrapper repair the
+    terminals a wrapper accepts first — with the lead characters prose is searched for.
+What it guarantees: the grammar files are the only place a tag spelling is written down.
+What it costs: one compile per distinct (dialects, directories), cached; nothing per chunk.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import sre_constants
+from pathlib import Path
+from typing import Any
+
+import regex
+from lark import Lark
+from lark.lexer import Lexer
+
+from ._errors import ConfigurationError, GrammarError
+
+try:  # Python >= 3.11 keeps the regex parser private; 3.10 has sre_parse.
+    from re import _parser as _sre_parse  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - Python 3.10
+    import sre_parse as _sre_parse
+
+__all__ = [
+    "DEFAULT_DIALECTS",
+    "CompiledGrammar",
+    "EntrySpec",
+    "StateSpec",
+    "TerminalSpec",
+    "available_dialects",
+    "grammar_dirs",
+    "load_grammar",
+]
+
+DEFAULT_DIALECTS: tuple[str, ...] = ("dsml", "dsml_v4", "dsml_v32", "xml", "deepseek_native")
+
+#: A bounded terminal longer than this could make hold-back quadratic; refuse it.
+MAX_BOUNDED_WIDTH = 4096
+
+_SOFT_RUN = re.compile(r"^\(\?:\(\?!(?P<stop>.+)\)\[\\s\\S\]\)\+$", re.S)
+_HARD_RUN = re.compile(r"^\[(?P<cls>.+)\]\+$", re.S)
+_CALL_RULE = "call"
+
+
+class _NoLexer(Lexer):  # type: ignore[misc]
+    """Lark wants a lexer; ours is the incremental scanner, which feeds tokens directly."""
+
+    def __init__(self, conf: Any) -> None:
+        pass
+
+    def lex(self, lexer_state: Any, parser_state: Any) -> Any:  # pragma: no cover
+        raise GrammarError("callsieve feeds tokens itself; Lark's lexer is never run")
+
+
+class TerminalSpec:
+    """How the scanner reads one terminal."""
+
+    __slots__ = ("name", "priority", "pattern", "is_run", "soft", "stop", "stop_first")
+
+    def __init__(self, name: str, priority: int, pattern: Any, is_run: bool, soft: bool,
+                 stop: Any, stop_first: Any) -> None:
+        self.name = name
+        self.priority = priority
+        self.pattern = pattern  # regex.Pattern: the whole token (bounded terminals)
+        self.is_run = is_run
+        self.soft = soft  # soft run: a stop that starts no token is taken as content
+        self.stop = stop  # regex.Pattern: where a run stops
+        self.stop_first = stop_first  # re.Pattern of the stop's first characters, or None
+
+
+class StateSpec:
+    """What the scanner may meet in one parser state."""
+
+    __slots__ = ("bounded", "run", "end_ok", "call_rule")
+
+    def __init__(self, bounded: tuple[TerminalSpec, ...], run: TerminalSpec | None,
+                 end_ok: bool, call_rule: Any) -> None:
+        self.bounded = bounded
+        self.run = run
+        self.end_ok = end_ok
+        self.call_rule = call_rule  # the Lark rule that reduces to a call here, or None
+
+
+class EntrySpec:
+    """A terminal that can start a block from prose."""
+
+    __slots__ = ("terminal", "dialect", "synthetic")
+
+    def __init__(self, terminal: str, dialect: str, synthetic: str | None) -> None:
+        self.terminal = terminal
+        self.dialect = dialect
+        self.synthetic = synthetic  # opener to insert first (missing-wrapper repair), or None
+
+
+class CompiledGrammar:
+    """One compiled grammar and everything derived from it. Immutable after construction."""
+
+    def __init__(self, dialects: tuple[str, ...], text: str) -> None:
+        self.dialects = dialects
+        self.text = text
+        try:
+            self.lark = Lark(text, parser="lalr", lexer=_NoLexer, strict=True,
+                             maybe_placeholders=False)
+        except GrammarError:
+            raise
+        except Exception as exc:  # lark.exceptions.GrammarError and friends
+            raise GrammarError(f"grammar does not compile: {exc}") from exc
+        table = self.lark.parser.parser.parser.parse_table
+        self.table = table
+        self.start_state: int = table.start_states["start"]
+        self.terminals: dict[str, TerminalSpec] = {
+            t.name: _terminal_spec(t) for t in self.lark.terminals
+        }
+        self.states: dict[int, StateSpec] = {
+            s: self._state_spec(actions) for s, actions in table.states.items()
+        }
+        self.opener_dialect: dict[str, str] = {}
+        for rule in self.lark.rules:
+            if rule.origin.name in dialects and rule.expansion:
+                self.opener_dialect.setdefault(rule.expansion[0].name, str(rule.origin.name))
+        self.entries, self.entry_pattern, self.lead_chars = self._entries()
+
+    # ----------------------------------------------------------------- derivation
+    def _state_spec(self, actions: dict[str, Any]) -> StateSpec:
+        bounded: list[TerminalSpec] = []
+        run: TerminalSpec | None = None
+        call_rule = None
+        for name, (action, arg) in actions.items():
+            spec = self.terminals.get(name)
+            if getattr(action, "name", "") == "Reduce" and (arg.alias or arg.origin.name) == _CALL_RULE:
+                call_rule = arg
+            if spec is None:
+                continue
+            if spec.is_run:
+                if run is not None and run.name != name:
+                    raise GrammarError(
+                        f"one parser state accepts two runs, {run.name} and {name}; "
+                        "the scanner could not tell where one ends",
+                        expected=(run.name, name),
+                    )
+                run = spec
+            else:
+                bounded.append(spec)
+        bounded.sort(key=lambda t: -t.priority)
+        return StateSpec(tuple(bounded), run, "$END" in actions, call_rule)
+
+    def _entries(self) -> tuple[tuple[EntrySpec, ...], Any, str]:
+        start_actions = self.table.states[self.start_state]
+        openers = [self.terminals[n] for n in start_actions if n in self.terminals]
+        openers.sort(key=lambda t: -t.priority)
+        entries = [EntrySpec(t.name, self.opener_dialect.get(t.name, ""), None) for t in openers]
+        seen = {e.terminal for e in entries}
+        for opener in openers:
+            action, after = start_actions[opener.name]
+            if getattr(action, "name", "") != "Shift":
+                continue
+            for name in self.table.states[after]:
+                spec = self.terminals.get(name)
+                if spec is None or spec.is_run or name in seen:
+                    continue
+                seen.add(name)
+                entries.append(EntrySpec(name, self.opener_dialect.get(opener.name, ""),
+                                         opener.name))
+        lead: set[str] = set()
+        for e in entries:
+            first = _first_chars(self.terminals[e.terminal].pattern.pattern)
+            if first is None:
+                raise GrammarError(
+                    f"terminal {e.terminal} can start a block but its first character is not "
+                    "a fixed set; prose could not be searched for it"
+                )
+            lead |= first
+        pattern = regex.compile(
+            "|".join(f"(?P<{e.terminal}>{self.terminals[e.terminal].pattern.pattern})"
+                     for e in entries)
+        )
+        return tuple(entries), pattern, "".join(sorted(lead))
+
+    def dialect_of_close(self, close_value: str, fallback: str) -> str:
+        """The dialect a closing wrapper is spelled in (for blocks whose opener was repaired)."""
+        opened = re.sub(r"^([<＜〈][\u200b-\u200d\u2060\ufeff]*)\s*[/／]", r"\1", close_value)
+        for e in self.entries:
+            if e.synthetic is None and self.terminals[e.terminal].pattern.match(opened):
+                return e.dialect
+        return fallback
+
+
+def _terminal_spec(t: Any) -> TerminalSpec:
+    source = t.pattern.to_regexp()
+    if t.name.endswith("_RUN"):
+        soft = _SOFT_RUN.match(source)
+        hard = _HARD_RUN.match(source) if soft is None else None
+        if soft is not None:
+            stop_src = soft.group("stop")
+        elif hard is not None:
+            stop_src = f"[^{hard.group('cls')}]"
+        else:
+            raise GrammarError(
+                f"run terminal {t.name} must be written (?:(?!STOP)[\\s\\S])+ or [CLASS]+",
+                expected=("(?:(?!STOP)[\\s\\S])+", "[CLASS]+"),
+            )
+        first = _first_chars(stop_src) if soft is not None else None
+        stop_first = re.compile("[" + "".join(re.escape(c) for c in sorted(first)) + "]") if first else None
+        return TerminalSpec(t.name, t.priority, None, True, soft is not None,
+                            regex.compile(stop_src), stop_first)
+    if t.pattern.max_width > MAX_BOUNDED_WIDTH:
+        raise GrammarError(
+            f"terminal {t.name} can be longer than {MAX_BOUNDED_WIDTH} characters; bound its "
+            "repetitions or make it a run (name ending in _RUN)"
+        )
+    return TerminalSpec(t.name, t.priority, regex.compile(source), False, False, None, None)
+
+
+def _first_chars(pattern: str) -> set[str] | None:
+    """The characters a match of ``pattern`` can start with, or None if that is not a small
+    fixed set (negated classes, categories such as \\s, a pattern that can match empty)."""
+    try:
+        parsed = _sre_parse.parse(pattern)
+    except (re.error, sre_constants.error):  # pragma: no cover - Lark validated it
+        return None
+    first, nullable = _first_of_seq(list(parsed))
+    return None if (first is None or nullable) else first
+
+
+def _first_of_seq(items: list[Any]) -> tuple[set[str] | None, bool]:
+    out: set[str] = set()
+    for op, av in items:
+        name = str(op)
+        if name in ("AT", "ASSERT", "ASSERT_NOT"):
+            continue
+        if name == "LITERAL":
+            out.add(chr(av))
+            return out, False
+        if name == "IN":
+            chars: set[str] = set()
+            for iop, iav in av:
+                iname = str(iop)
+                if iname == "LITERAL":
+                    chars.add(chr(iav))
+                elif iname == "RANGE" and iav[1] - iav[0] < 512:
+                    chars.update(chr(c) for c in range(iav[0], iav[1] + 1))
+                else:
+                    return None, False
+            out |= chars
+            return out, False
+        if name == "SUBPATTERN":
+            sub, nullable = _first_of_seq(list(av[-1]))
+        elif name == "BRANCH":
+            sub, nullable = set(), False
+            for alt in av[1]:
+                f, n = _first_of_seq(list(alt))
+                if f is None:
+                    return None, False
+                sub |= f
+                nullable = nullable or n
+        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            lo, _hi, body = av
+            sub, nullable = _first_of_seq(list(body))
+            nullable = nullable or lo == 0
+        else:
+            return None, False
+        if sub is None:
+            return None, False
+        out |= sub
+        if not nullable:
+            return out, False
+    return out, True
+
+
+def grammar_dirs(extra: tuple[str, ...] = ()) -> tuple[Path, ...]:
+    """Where ``.lark`` files are looked up: ``extra`` first, then the installed package's
+    ``grammar/`` (or, in a source checkout, the repository's top-level ``grammar/``)."""
+    here = Path(__file__).resolve().parent
+    packaged = here / "grammar"
+    builtin = packaged if packaged.is_dir() else here.parents[1] / "grammar"
+    return tuple(Path(d) for d in extra) + (builtin,)
+
+
+def available_dialects(extra_dirs: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """Every dialect a ``.lark`` file exists for (``common.lark`` is not a dialect)."""
+    names: dict[str, None] = {}
+    for d in grammar_dirs(extra_dirs):
+        for f in sorted(d.glob("*.lark")):
+            if f.stem != "common":
+                names.setdefault(f.stem, None)
+    return tuple(names)
+
+
+@functools.lru_cache(maxsize=32)
+def load_grammar(dialects: tuple[str, ...] = DEFAULT_DIALECTS,
+                 extra_dirs: tuple[str, ...] = ()) -> CompiledGrammar:
+    """Compile the grammar for ``dialects`` (memoised: same arguments, same object)."""
+    if not dialects:
+        raise ConfigurationError("at least one dialect must be enabled")
+    dirs = grammar_dirs(extra_dirs)
+
+    def find(name: str) -> Path:
+        for d in dirs:
+            f = d / f"{name}.lark"
+            if f.is_file():
+                return f
+        raise ConfigurationError(
+            f"no grammar file for dialect {name!r}",
+            expected=available_dialects(extra_dirs),
+        )
+
+    for name in dialects:
+        if not re.fullmatch(r"[a-z][a-z0-9_]*", name):
+            raise ConfigurationError(f"dialect name {name!r} must be a lower-case Lark rule name")
+    parts = [find("common").read_text(encoding="utf-8")]
+    parts += [find(name).read_text(encoding="utf-8") for name in dialects]
+    parts.append("start: " + " | ".join(dialects) + "\n")
+    return CompiledGrammar(tuple(dialects), "\n".join(parts))

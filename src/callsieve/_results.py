@@ -1,0 +1,56 @@
+"""Strategy: ``parse()`` — the streaming engine run over one chunk (SPEC §8).
+
+What it guarantees: ``parse(text)`` and any chunking of ``text`` through ``Sieve`` give the
+same calls and text, because this is literally ``Sieve.feed(text) + Sieve.close()``.
+What it costs: the same as streaming the text as one chunk, plus the result tuples.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._errors import InputTypeError
+from ._events import Block, Text, ToolCall, ToolCalls
+from ._sieve import Sieve
+
+__all__ = ["ParseResult", "parse"]
+
+
+class ParseResult:
+    """What ``parse()`` found: the user's ``text``, the ``calls``, every ``block`` captured
+    (complete, partial or failed), and the §8/§9 flags."""
+
+    __slots__ = ("text", "calls", "blocks", "saw_tool_call_syntax", "rejected_by_policy",
+                 "rejected_tool_names")
+
+    def __init__(self, text: str, calls: tuple[ToolCall, ...], blocks: tuple[Block, ...],
+                 saw_tool_call_syntax: bool, rejected_by_policy: bool = False,
+                 rejected_tool_names: tuple[str, ...] = ()) -> None:
+        self.text = text
+        self.calls = calls
+        self.blocks = blocks
+        self.saw_tool_call_syntax = saw_tool_call_syntax
+        self.rejected_by_policy = rejected_by_policy
+        self.rejected_tool_names = rejected_tool_names
+
+    def __repr__(self) -> str:
+        return (f"ParseResult(text={self.text!r}, calls={self.calls!r}, "
+                f"blocks={len(self.blocks)}, saw_tool_call_syntax={self.saw_tool_call_syntax})")
+
+
+def parse(text: str, *, tools: Any = None, **options: Any) -> ParseResult:
+    """Parse whole text. Options are those of ``Sieve``."""
+    if not isinstance(text, str):
+        raise InputTypeError(f"parse() takes str, not {type(text).__name__}")
+    sieve = Sieve(tools, **options)
+    sieve._record = True
+    events = sieve.feed(text) + sieve.close()
+    out: list[str] = []
+    calls: list[ToolCall] = []
+    for e in events:
+        if isinstance(e, Text):
+            out.append(e.text)
+        elif isinstance(e, ToolCalls):
+            calls.extend(e.calls)
+    return ParseResult("".join(out), tuple(calls), tuple(sieve._blocks),
+                       sieve.saw_tool_call_syntax)
