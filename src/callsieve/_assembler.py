@@ -32,7 +32,8 @@ def schemas_from_tools(tools: Any) -> dict[str, dict[str, Any]]:
     for tool in tools or ():
         if not isinstance(tool, dict):
             continue
-        spec = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+        fn = tool.get("function")
+        spec: dict[str, Any] = fn if isinstance(fn, dict) else tool
         name = spec.get("name")
         if not isinstance(name, str):
             continue
@@ -62,7 +63,7 @@ def _token_of(node: Any) -> Token | None:
     return None
 
 
-def assemble_call(grammar: CompiledGrammar, tree: Tree,
+def assemble_call(grammar: CompiledGrammar, tree: Tree[Token],
                   schemas: dict[str, dict[str, Any]]) -> tuple[str, dict[str, Any]]:
     """``(name, input)`` for one ``call`` node."""
     name = ""
@@ -107,7 +108,7 @@ def assemble_call(grammar: CompiledGrammar, tree: Tree,
 
 
 def _param(grammar: CompiledGrammar,
-           tree: Tree) -> tuple[str, list[tuple[bool, str]], str | None]:
+           tree: Tree[Token]) -> tuple[str, list[tuple[bool, str]], str | None]:
     name = ""
     string_attr: str | None = None
     parts: list[tuple[bool, str]] = []

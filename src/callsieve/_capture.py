@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lark import Token, Tree
+from lark import Token
 from lark.exceptions import LarkError
 
 from ._assembler import assemble_call
@@ -44,9 +44,27 @@ class Capture:
     """The state of one block being captured. Created at an entry token in prose."""
 
     __slots__ = (
-        "g", "ip", "ps", "spec", "start", "dialect", "opener_len", "strict", "raw", "raw_len",
-        "run", "pieces", "calls", "call_ends", "repairs", "diagnostics", "last_value",
-        "snap", "schemas", "failure", "emitted",
+        "call_ends",
+        "calls",
+        "diagnostics",
+        "dialect",
+        "emitted",
+        "failure",
+        "g",
+        "ip",
+        "last_value",
+        "opener_len",
+        "pieces",
+        "ps",
+        "raw",
+        "raw_len",
+        "repairs",
+        "run",
+        "schemas",
+        "snap",
+        "spec",
+        "start",
+        "strict",
     )
 
     def __init__(self, g: CompiledGrammar, entry: EntrySpec, start: int, opener: str,
@@ -96,8 +114,8 @@ class Capture:
         spec = self.spec = self.g.states[self.ps.position]
         self.last_value = value
         if name == "CDATA_OPEN":
-            self.snap = (self.ip.copy(deepcopy_values=False), self.raw_len, len(self.calls),
-                         len(self.diagnostics))
+            snapshot = self.ip.copy(deepcopy_values=False)  # type: ignore[no-untyped-call]
+            self.snap = (snapshot, self.raw_len, len(self.calls), len(self.diagnostics))
         elif name == "CDATA_CLOSE":
             self.snap = None
         if spec.call_rule is not None:
@@ -164,10 +182,10 @@ class Capture:
                 if self.run is not None:
                     self._end_run()
                 value = tm.group()
+                if self.raw_len + len(value) > limit:
+                    return self._fail(f"block longer than max_block_chars ({limit})"), p
                 self.raw.append(value)
                 self.raw_len += len(value)
-                if self.raw_len > limit:
-                    return self._fail(f"block longer than max_block_chars ({limit})"), p
                 status = self._feed(term.name, value)
                 p = tm.end()
                 if status != VIABLE:
@@ -272,6 +290,3 @@ class Capture:
         for name in Capture.__slots__:
             setattr(self, name, getattr(other, name))
 
-
-def _tree_calls(tree: Tree) -> list[Tree]:  # pragma: no cover - debugging aid
-    return list(tree.find_data("call"))

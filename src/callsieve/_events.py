@@ -36,7 +36,7 @@ class _Value:
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
             return NotImplemented
-        return self._fields() == other._fields()  # type: ignore[attr-defined, no-any-return]
+        return self._fields() == other._fields()
 
     def __ne__(self, other: object) -> bool:
         result = self.__eq__(other)
@@ -58,8 +58,8 @@ class ToolCall(_Value):
     def __init__(
         self,
         name: str,
-        input: dict[str, Any],  # noqa: A002 - the field is called input in every wire format
-        id: str = "",  # noqa: A002
+        input: dict[str, Any],
+        id: str = "",
         dialect: str = "",
         repairs: tuple[str, ...] = (),
     ) -> None:
@@ -127,7 +127,7 @@ class CallStarted(_Value):
 
     __slots__ = ("index", "id", "name")
 
-    def __init__(self, index: int, id: str, name: str) -> None:  # noqa: A002
+    def __init__(self, index: int, id: str, name: str) -> None:
         self.index = index
         self.id = id
         self.name = name

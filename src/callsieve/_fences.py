@@ -34,7 +34,7 @@ _CODE_LEAD = re.compile(r"[`\n]")
 
 
 class FenceTracker:
-    __slots__ = ("state", "span", "stack", "tail", "blank_pending", "_live_lead")
+    __slots__ = ("_live_lead", "blank_pending", "span", "stack", "state", "tail")
 
     def __init__(self, tag_leads: str) -> None:
         self.state = FenceState.LIVE

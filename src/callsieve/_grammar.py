@@ -31,7 +31,7 @@ from lark.lexer import Lexer
 from ._errors import ConfigurationError, GrammarError
 
 try:  # Python >= 3.11 keeps the regex parser private; 3.10 has sre_parse.
-    from re import _parser as _sre_parse  # type: ignore[attr-defined]
+    from re import _parser as _sre_parse
 except ImportError:  # pragma: no cover - Python 3.10
     import sre_parse as _sre_parse
 
@@ -51,12 +51,12 @@ DEFAULT_DIALECTS: tuple[str, ...] = ("dsml", "dsml_v4", "dsml_v32", "xml", "deep
 #: A bounded terminal longer than this could make hold-back quadratic; refuse it.
 MAX_BOUNDED_WIDTH = 4096
 
-_SOFT_RUN = re.compile(r"^\(\?:\(\?!(?P<stop>.+)\)\[\\s\\S\]\)\+$", re.S)
-_HARD_RUN = re.compile(r"^\[(?P<cls>.+)\]\+$", re.S)
+_SOFT_RUN = re.compile(r"^\(\?:\(\?!(?P<stop>.+)\)\[\\s\\S\]\)\+$", re.DOTALL)
+_HARD_RUN = re.compile(r"^\[(?P<cls>.+)\]\+$", re.DOTALL)
 _CALL_RULE = "call"
 
 
-class _NoLexer(Lexer):  # type: ignore[misc]
+class _NoLexer(Lexer):
     """Lark wants a lexer; ours is the incremental scanner, which feeds tokens directly."""
 
     def __init__(self, conf: Any) -> None:
@@ -69,7 +69,7 @@ class _NoLexer(Lexer):  # type: ignore[misc]
 class TerminalSpec:
     """How the scanner reads one terminal."""
 
-    __slots__ = ("name", "priority", "pattern", "is_run", "soft", "stop", "stop_first")
+    __slots__ = ("is_run", "name", "pattern", "priority", "soft", "stop", "stop_first")
 
     def __init__(self, name: str, priority: int, pattern: Any, is_run: bool, soft: bool,
                  stop: Any, stop_first: Any) -> None:
@@ -85,7 +85,7 @@ class TerminalSpec:
 class StateSpec:
     """What the scanner may meet in one parser state."""
 
-    __slots__ = ("bounded", "run", "end_ok", "call_rule")
+    __slots__ = ("bounded", "call_rule", "end_ok", "run")
 
     def __init__(self, bounded: tuple[TerminalSpec, ...], run: TerminalSpec | None,
                  end_ok: bool, call_rule: Any) -> None:
@@ -98,7 +98,7 @@ class StateSpec:
 class EntrySpec:
     """A terminal that can start a block from prose."""
 
-    __slots__ = ("terminal", "dialect", "synthetic")
+    __slots__ = ("dialect", "synthetic", "terminal")
 
     def __init__(self, terminal: str, dialect: str, synthetic: str | None) -> None:
         self.terminal = terminal

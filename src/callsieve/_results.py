@@ -20,8 +20,14 @@ class ParseResult:
     """What ``parse()`` found: the user's ``text``, the ``calls``, every ``block`` captured
     (complete, partial or failed), and the §8/§9 flags."""
 
-    __slots__ = ("text", "calls", "blocks", "saw_tool_call_syntax", "rejected_by_policy",
-                 "rejected_tool_names")
+    __slots__ = (
+        "blocks",
+        "calls",
+        "rejected_by_policy",
+        "rejected_tool_names",
+        "saw_tool_call_syntax",
+        "text",
+    )
 
     def __init__(self, text: str, calls: tuple[ToolCall, ...], blocks: tuple[Block, ...],
                  saw_tool_call_syntax: bool, rejected_by_policy: bool = False,

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ._assembler import schemas_from_tools
-from ._capture import COMPLETE, FAILED, VIABLE, Capture
+from ._capture import COMPLETE, VIABLE, Capture
 from ._errors import ConfigurationError, InputTypeError, SieveClosedError
 from ._events import Block, Event, Text, ToolCall, ToolCalls
 from ._fences import FenceState, FenceTracker
@@ -55,8 +55,21 @@ class Sieve:
     """
 
     __slots__ = (
-        "_g", "_state", "_cap", "_held", "_total", "_fences", "_lead", "_early", "_off",
-        "_limit", "_schemas", "_id_factory", "_blocks", "_saw_syntax", "_record",
+        "_blocks",
+        "_cap",
+        "_early",
+        "_fences",
+        "_g",
+        "_held",
+        "_id_factory",
+        "_lead",
+        "_limit",
+        "_off",
+        "_record",
+        "_saw_syntax",
+        "_schemas",
+        "_state",
+        "_total",
     )
 
     def __init__(
@@ -212,8 +225,9 @@ class Sieve:
     def _emit_early(self, cap: Capture, events: list[Event]) -> None:
         """``early_emit="invoke"``: each call goes out when its invoke closes."""
         start = cap.emitted
-        block = Block((cap.start, cap.start + cap.call_ends[-1]), cap.dialect, "partial",
-                      tuple(cap.repairs), tuple(cap.diagnostics))
+        end = cap.call_ends[-1]
+        block = Block((cap.start, cap.start + end), cap.dialect, "partial",
+                      tuple(cap.repairs), tuple(cap.diagnostics), cap.raw_text()[:end])
         events.append(ToolCalls(self._calls(cap, start, cap.dialect), block))
         cap.emitted = len(cap.calls)
 

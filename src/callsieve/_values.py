@@ -32,7 +32,7 @@ RAW_TEXT_FIELDS = frozenset({"content", "command", "prompt", "old_string", "new_
 _ENTITY = re.compile(r"&(lt|gt|amp|quot|apos|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6});")
 _NAMED = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
-_FENCED_JSON = re.compile(r"^```(?:json)?[ \t]*\r?\n(.*?)\r?\n?```$", re.S)
+_FENCED_JSON = re.compile(r"^```(?:json)?[ \t]*\r?\n(.*?)\r?\n?```$", re.DOTALL)
 
 
 def _entity(m: re.Match[str]) -> str:
@@ -40,7 +40,7 @@ def _entity(m: re.Match[str]) -> str:
     if body[0] != "#":
         return _NAMED[body]
     try:
-        code = int(body[2:], 16) if body[1] in "xX" else int(body[1:])
+        code = int(body[2:], 16) if body[1] in "xX" else int(body[1:])  # noqa: FURB166
         return chr(code)
     except (ValueError, OverflowError):
         return m.group(0)
