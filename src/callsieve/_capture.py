@@ -151,11 +151,8 @@ class Capture:
         while True:
             run = self.run
             if run is not None:
-                m = run.stop.search(buf, p, partial=not final)
-                if m is None:
-                    s = n
-                else:
-                    s = m.start()
+                m = run.stop.search(buf, p) if final else run.stop_or_tail.search(buf, p)
+                s = n if m is None else m.start()
                 if s > p:
                     piece = buf[p:s]
                     if self.strict and run.name == "STRAY_RUN" and piece.strip():
@@ -164,7 +161,7 @@ class Capture:
                     p = s
                     if self.raw_len > limit:
                         return self._fail(f"block longer than max_block_chars ({limit})"), p
-                if m is None or m.partial:
+                if m is None or m.lastgroup == "t":
                     break
             if p >= n:
                 break

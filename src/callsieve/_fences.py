@@ -21,7 +21,7 @@ from __future__ import annotations
 import enum
 import re
 
-__all__ = ["FenceState", "FenceTracker"]
+__all__ = ["FenceState", "FenceTracker", "tail_after"]
 
 
 class FenceState(enum.Enum):
@@ -40,7 +40,6 @@ class FenceTracker:
         self.state = FenceState.LIVE
         self.span = 0  # backtick count of the open inline span
         self.stack: list[tuple[str, int]] = []  # open fences, innermost last
-        self.tail = "\n"  # the text before the current buffer (its last 4 chars count)
         self.blank_pending = False  # CODE: a newline then only blanks up to the buffer end
         self._live_lead = re.compile("[" + re.escape(tag_leads) + "`~]")
 
@@ -49,26 +48,17 @@ class FenceTracker:
         """What LIVE prose is searched for: tag lead characters, backticks, tildes."""
         return self._live_lead
 
-    # ------------------------------------------------------------------ bookkeeping
-    def consumed(self, buf: str, upto: int) -> None:
-        """``buf[:upto]`` is behind us (released or captured)."""
-        if upto >= 4:
-            self.tail = buf[upto - 4:upto]
-        elif upto:
-            self.tail = (self.tail + buf[:upto])[-4:]
-
-    def note(self, text: str) -> None:
-        """Prose that went out without a scan (the fast path: no lead character in it)."""
-        self.tail = text if len(text) >= 4 else (self.tail + text)[-4:]
-
-    def _line_start(self, buf: str, i: int) -> bool:
-        pre = buf[i - 4:i] if i >= 4 else (self.tail + buf[:i])[-4:]
+    @staticmethod
+    def _line_start(buf: str, i: int, tail: str) -> bool:
+        """Only up to three spaces stand between the last line break (or the start of the
+        text, for which ``tail`` holds a line break) and ``buf[i]``."""
+        pre = buf[i - 4:i] if i >= 4 else (tail + buf[:i])[-4:]
         stripped = pre.rstrip(" ")
-        return len(pre) - len(stripped) <= 3 and (stripped.endswith("\n") or (
-            len(stripped) == 0 and len(pre) < 4))
+        return len(pre) - len(stripped) <= 3 and stripped.endswith("\n")
 
     # ------------------------------------------------------------------ the walk
-    def advance(self, buf: str, pos: int, final: bool) -> tuple[int, bool]:
+    def advance(self, buf: str, pos: int, final: bool, tail: str) -> tuple[int, bool]:
+        """``tail``: the last (up to four) characters before ``buf``."""
         n = len(buf)
         fence_check_here = True
         while True:
@@ -86,7 +76,7 @@ class FenceTracker:
                     j += 1
                 if j == n and not final:
                     return i, False
-                if j - i >= 3 and self._line_start(buf, i):
+                if j - i >= 3 and self._line_start(buf, i, tail):
                     self.stack.append((c, j - i))
                     self.state = FenceState.FENCE
                     fence_check_here = False  # the rest of this line is the info string
@@ -125,7 +115,7 @@ class FenceTracker:
                     self.state = FenceState.LIVE
                 pos = j
             else:
-                if fence_check_here and pos < n and self._line_start_exact(buf, pos):
+                if fence_check_here and pos < n and (buf[pos - 1] if pos else tail[-1:]) == "\n":
                     ls = pos
                 else:
                     nl = buf.find("\n", pos)
@@ -137,9 +127,6 @@ class FenceTracker:
                 if r < 0:
                     return ls, False  # cannot decide this line yet: hold it
                 pos = r
-
-    def _line_start_exact(self, buf: str, i: int) -> bool:
-        return (buf[i - 1] if i else self.tail[-1:]) == "\n"
 
     def _fence_line(self, buf: str, ls: int, final: bool) -> int:
         """Examine the line starting at ``ls`` inside a fence. Returns where to go on, or -1
@@ -172,3 +159,10 @@ class FenceTracker:
         if run >= 3:  # a fence line with an info string opens a nested fence
             self.stack.append((c, run))
         return k
+
+
+def tail_after(tail: str, buf: str, upto: int) -> str:
+    """The last (up to four) characters once ``buf[:upto]`` has followed ``tail``."""
+    if upto >= 4:
+        return buf[upto - 4:upto]
+    return (tail + buf[:upto])[-4:] if upto else tail

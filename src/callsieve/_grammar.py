@@ -28,7 +28,9 @@ import regex
 from lark import Lark
 from lark.lexer import Lexer
 
+from ._automaton import EntryAutomaton
 from ._errors import ConfigurationError, GrammarError
+from ._prefix import prefix_closure
 
 try:  # Python >= 3.11 keeps the regex parser private; 3.10 has sre_parse.
     from re import _parser as _sre_parse
@@ -69,17 +71,19 @@ class _NoLexer(Lexer):
 class TerminalSpec:
     """How the scanner reads one terminal."""
 
-    __slots__ = ("is_run", "name", "pattern", "priority", "soft", "stop", "stop_first")
+    __slots__ = ("name", "priority", "pattern", "is_run", "soft", "stop", "stop_or_tail")
 
     def __init__(self, name: str, priority: int, pattern: Any, is_run: bool, soft: bool,
-                 stop: Any, stop_first: Any) -> None:
+                 stop: Any, stop_or_tail: Any) -> None:
         self.name = name
         self.priority = priority
         self.pattern = pattern  # regex.Pattern: the whole token (bounded terminals)
         self.is_run = is_run
         self.soft = soft  # soft run: a stop that starts no token is taken as content
-        self.stop = stop  # regex.Pattern: where a run stops
-        self.stop_first = stop_first  # re.Pattern of the stop's first characters, or None
+        self.stop = stop  # re.Pattern: where a run stops (a complete stop)
+        # re.Pattern: a complete stop (group "s") or a buffer tail that may still become one
+        # (group "t"); ``search(chunk) is None`` means the whole chunk is run content.
+        self.stop_or_tail = stop_or_tail
 
 
 class StateSpec:
@@ -133,6 +137,13 @@ class CompiledGrammar:
             if rule.origin.name in dialects and rule.expansion:
                 self.opener_dialect.setdefault(rule.expansion[0].name, str(rule.origin.name))
         self.entries, self.entry_pattern, self.lead_chars = self._entries()
+        sources = [self.terminals[e.terminal].pattern.pattern for e in self.entries]
+        #: exact: the highest-priority entry that matches completely at a position
+        self.entry_exact = re.compile("|".join(
+            f"(?P<{e.terminal}>{src})" for e, src in zip(self.entries, sources)))
+        #: fast: could the text after a lead character still become an entry?
+        self.entry_automaton = EntryAutomaton(sources)
+        self.entry_index = {e.terminal: k for k, e in enumerate(self.entries)}
 
     # ----------------------------------------------------------------- derivation
     def _state_spec(self, actions: dict[str, Any]) -> StateSpec:
@@ -213,10 +224,12 @@ def _terminal_spec(t: Any) -> TerminalSpec:
                 f"run terminal {t.name} must be written (?:(?!STOP)[\\s\\S])+ or [CLASS]+",
                 expected=("(?:(?!STOP)[\\s\\S])+", "[CLASS]+"),
             )
-        first = _first_chars(stop_src) if soft is not None else None
-        stop_first = re.compile("[" + "".join(re.escape(c) for c in sorted(first)) + "]") if first else None
+        closure = prefix_closure(stop_src)
+        if closure is None:
+            raise GrammarError(f"the stop of run terminal {t.name} uses an unsupported construct")
+        both = re.compile(f"(?P<s>{stop_src})|(?P<t>(?=[\\s\\S])(?:{closure})\\Z)")
         return TerminalSpec(t.name, t.priority, None, True, soft is not None,
-                            regex.compile(stop_src), stop_first)
+                            re.compile(stop_src), both)
     if t.pattern.max_width > MAX_BOUNDED_WIDTH:
         raise GrammarError(
             f"terminal {t.name} can be longer than {MAX_BOUNDED_WIDTH} characters; bound its "

@@ -26,7 +26,7 @@ from ._assembler import schemas_from_tools
 from ._capture import COMPLETE, VIABLE, Capture
 from ._errors import ConfigurationError, InputTypeError, SieveClosedError
 from ._events import Block, Event, Text, ToolCall, ToolCalls
-from ._fences import FenceState, FenceTracker
+from ._fences import FenceState, FenceTracker, tail_after
 from ._grammar import DEFAULT_DIALECTS, load_grammar
 
 __all__ = ["EARLY_EMIT", "MODES", "Sieve", "SieveState", "new_call_id"]
@@ -34,6 +34,18 @@ __all__ = ["EARLY_EMIT", "MODES", "Sieve", "SieveState", "new_call_id"]
 EARLY_EMIT = ("block", "invoke")
 MODES = ("on", "off")
 DEFAULT_MAX_BLOCK_CHARS = 8 * 1024 * 1024
+_NO_CANDIDATE = -2
+_TEXT = "text"
+_HOLD = "hold"
+_OPEN = "open"
+
+
+def _group_of(m: Any, g: Any) -> str:
+    """Which entry terminal an ``entry_exact`` match is (its outermost named group)."""
+    for e in g.entries:
+        if m.group(e.terminal) is not None:
+            return str(e.terminal)
+    raise AssertionError("entry match without an entry group")  # pragma: no cover
 
 
 class SieveState(enum.Enum):
@@ -62,8 +74,12 @@ class Sieve:
         "_g",
         "_held",
         "_id_factory",
-        "_lead",
+        "_lead_search",
         "_limit",
+        "_fast",
+        "_tail",
+        "_cand",
+        "_cand_seen",
         "_off",
         "_record",
         "_saw_syntax",
@@ -96,7 +112,11 @@ class Sieve:
         self._held = ""
         self._total = 0
         self._fences = FenceTracker(self._g.lead_chars)
-        self._lead = self._fences.live_lead
+        self._lead_search = self._fences.live_lead.search
+        self._tail = "\n"  # the last characters before the unscanned text ("\n": a line start)
+        self._cand = _NO_CANDIDATE  # automaton state of a possible opener held at _held[0]
+        self._cand_seen = False  # ... which has passed an accepting state
+        self._fast = mode != "off"  # PROSE, nothing held, outside code: the one-search path
         self._early = early_emit == "invoke"
         self._off = mode == "off"
         self._limit = max_block_chars
@@ -117,9 +137,17 @@ class Sieve:
         return self._saw_syntax
 
     def feed(self, chunk: str) -> list[Event]:
-        if type(chunk) is not str:
+        """Take the next chunk; return the events it decides (possibly none)."""
+        if self._fast and chunk.__class__ is str:
+            # Prose with no lead character: one search, one event.
+            if self._lead_search(chunk) is None and chunk:
+                self._total += len(chunk)
+                self._tail = chunk if len(chunk) > 3 else (self._tail + chunk)[-4:]
+                return [Text(chunk)]
+        elif chunk.__class__ is not str:
             if not isinstance(chunk, str):
-                raise InputTypeError(f"feed() takes str, not {type(chunk).__name__}")
+                raise InputTypeError(f"feed() takes str, not {type(chunk).__name__}",
+                                     offset=self._total)
             chunk = str(chunk)
         if self._state is SieveState.CLOSED:
             raise SieveClosedError("feed() after close()", offset=self._total)
@@ -129,48 +157,59 @@ class Sieve:
             self._total += len(chunk)
             return [Text(chunk)]
         cap = self._cap
-        if not self._held:
-            if cap is None:
-                if self._fences.state is FenceState.LIVE and self._lead.search(chunk) is None:
+        if cap is None:
+            cand = self._cand
+            if cand >= 0:
+                # A possible opener is held: advance its automaton over the new text only.
+                auto = self._g.entry_automaton
+                st, j = auto.walk(cand, chunk, 0, len(chunk))
+                if st >= 0 and j == len(chunk) and not auto.accepting[st] \
+                        and not auto.accepting[cand]:
                     self._total += len(chunk)
-                    self._fences.note(chunk)
-                    return [Text(chunk)]
-            else:
-                run = cap.run
-                if (run is not None and run.stop_first is not None
-                        and run.stop_first.search(chunk) is None
-                        and cap.raw_len + len(chunk) <= self._limit
-                        and not (cap.strict and run.name == "STRAY_RUN" and chunk.strip())):
-                    self._total += len(chunk)
-                    cap.pieces.append(chunk)
-                    cap.raw.append(chunk)
-                    cap.raw_len += len(chunk)
+                    self._held += chunk
+                    self._cand = st
                     return []
-        base = self._total - len(self._held)
+        elif not self._held:
+            run = cap.run
+            if (run is not None and run.stop_or_tail.search(chunk) is None
+                    and cap.raw_len + len(chunk) <= self._limit
+                    and not (cap.strict and run.name == "STRAY_RUN" and not chunk.isspace())):
+                # Inside a streaming run (an argument body): append, no parser step.
+                self._total += len(chunk)
+                cap.pieces.append(chunk)
+                cap.raw.append(chunk)
+                cap.raw_len += len(chunk)
+                return []
+        held = self._held
+        base = self._total - len(held)
         self._total += len(chunk)
-        buf = self._held + chunk if self._held else chunk
         self._held = ""
-        return self._process(buf, base, False)
+        return self._process(held + chunk if held else chunk, base, False, len(held))
 
     def close(self) -> list[Event]:
+        """End of input: flush (loose-CDATA repair, unfinished block as text)."""
         if self._state is SieveState.CLOSED:
             raise SieveClosedError("close() called twice", offset=self._total)
+        self._fast = False
         if self._off:
             self._state = SieveState.CLOSED
             return []
-        buf = self._held
+        held = self._held
         self._held = ""
-        events = self._process(buf, self._total - len(buf), True)
+        events = self._process(held, self._total - len(held), True, len(held))
         self._state = SieveState.CLOSED
+        self._fast = False
         return events
 
     # ------------------------------------------------------------------ the machine
-    def _process(self, buf: str, base: int, final: bool) -> list[Event]:
+    def _process(self, buf: str, base: int, final: bool, resume: int) -> list[Event]:
+        """Scan ``buf`` (whose first ``resume`` characters were seen before: a held tail)."""
         events: list[Event] = []
-        g = self._g
         fences = self._fences
         pos = 0
         text_start = 0
+        cand = self._cand
+        self._cand = _NO_CANDIDATE
         while True:
             cap = self._cap
             if cap is not None:
@@ -179,10 +218,10 @@ class Sieve:
                     self._emit_early(cap, events)
                 if status == VIABLE:
                     self._held = buf[p:]
-                    return events
+                    break
                 if status == COMPLETE:
                     self._complete(cap, events)
-                    fences.note(cap.raw_text()[-4:])
+                    self._tail = tail_after(self._tail, cap.raw_text(), cap.raw_len)
                     self._cap = None
                     self._state = SieveState.PROSE
                     pos = text_start = p
@@ -194,28 +233,77 @@ class Sieve:
                 self._cap = None
                 self._state = SieveState.PROSE
                 continue
-            i, candidate = fences.advance(buf, pos, final)
+            if cand >= 0:  # resume the candidate held at buf[0]
+                i, candidate = 0, True
+                verdict, value = self._candidate(buf, 0, final, cand, resume, self._cand_seen)
+                cand = _NO_CANDIDATE
+            else:
+                i, candidate = fences.advance(buf, pos, final, self._tail)
+                if candidate:
+                    verdict, value = self._candidate(buf, i, final, 0, i, False)
             if candidate:
-                m = g.entry_pattern.match(buf, i, partial=not final)
-                if m is None:
+                if verdict is _TEXT:
                     pos = i + 1
                     continue
-                if not m.partial:
-                    if text_start < i:
-                        events.append(Text(buf[text_start:i]))
-                    fences.consumed(buf, i)
-                    entry = next(e for e in g.entries if e.terminal == m.lastgroup)
-                    self._cap = Capture(g, entry, base + i, m.group(), self._schemas)
-                    self._state = SieveState.CAPTURE
-                    if entry.synthetic is None:
-                        self._saw_syntax = True
-                    pos = m.end()
-                    continue
+                if text_start < i:
+                    events.append(Text(buf[text_start:i]))
+                self._tail = tail_after(self._tail, buf, i)
+                if verdict is _HOLD:
+                    self._cand = value
+                    self._held = buf[i:]
+                    break
+                m = value
+                entry = self._g.entries[self._g.entry_index[_group_of(m, self._g)]]
+                self._cap = Capture(self._g, entry, base + i, m.group(), self._schemas)
+                self._state = SieveState.CAPTURE
+                if entry.synthetic is None:
+                    self._saw_syntax = True
+                pos = text_start = m.end()
+                continue
             if text_start < i:
                 events.append(Text(buf[text_start:i]))
-            fences.consumed(buf, i)
+            self._tail = tail_after(self._tail, buf, i)
             self._held = buf[i:]
-            return events
+            break
+        self._fast = (self._cap is None and not self._held and not final
+                      and fences.state is FenceState.LIVE)
+        return events
+
+    def _candidate(self, buf: str, i: int, final: bool, state: int, j: int,
+                   seen: bool) -> tuple[Any, Any]:
+        """Decide the possible opener at ``buf[i]``: (_OPEN, match), (_HOLD, automaton
+        state) or (_TEXT, None). The automaton has already read ``buf[i:j]`` into ``state``;
+        ``seen``: it passed an accepting state on the way (an entry may be complete)."""
+        g = self._g
+        auto = g.entry_automaton
+        accepting = auto.accepting
+        n = len(buf)
+        while True:
+            if accepting[state]:
+                seen = True
+                m = g.entry_exact.match(buf, i)
+                if m is not None:
+                    if final:
+                        return _OPEN, m
+                    # A higher-priority entry still possible at the end of the buffer must
+                    # be given the chance to complete: the answer may not depend on chunking.
+                    k = g.entry_index[_group_of(m, g)]
+                    st, q = state, j
+                    while q < n and st >= 0:
+                        st, q = auto.walk(st, buf, q, n)
+                    if st >= 0 and auto.rank[st] < k:
+                        self._cand_seen = True
+                        return _HOLD, st
+                    return _OPEN, m
+            if j >= n and not final:
+                self._cand_seen = seen
+                return _HOLD, state
+            if j < n:
+                state, j = auto.walk(state, buf, j, n)
+            if state < 0 or j >= n and final:
+                # No entry can grow any further: the best complete one, if any, wins.
+                m = g.entry_exact.match(buf, i) if seen else None
+                return (_TEXT, None) if m is None else (_OPEN, m)
 
     def _calls(self, cap: Capture, start: int, dialect: str) -> tuple[ToolCall, ...]:
         repairs = tuple(cap.repairs)

@@ -1,0 +1,297 @@
+"""Strategy: a thin command line over ``parse()`` and ``Sieve`` — for trying the library on a
+saved model reply, and for seeing exactly what a streaming server would emit.
+
+What it does: ``callsieve parse FILE|-`` reads the whole text and prints the ``ParseResult``
+as one indented JSON object (``text``, ``calls``, ``blocks``, ``saw_tool_call_syntax``,
+``rejected_by_policy``, ``rejected_tool_names``). ``callsieve stream FILE|- [--chunk-size N]
+[--early-emit MODE]`` feeds the text through a ``Sieve`` in chunks of N characters (default 4,
+about an LLM token) and prints one compact JSON object per event per line, as the events come
+(``{"event": "text", ...}``, ``{"event": "tool_calls", "calls": [...], "block": {...}}``);
+text events are not coalesced, so the output shows the real hold-back behaviour. Both take
+``--tools FILE``, a JSON list of tool definitions passed as ``tools=``. ``-`` reads standard
+input; ``stream -`` feeds it as it arrives, so a model's output can be piped in live.
+What it guarantees: input is read as UTF-8 with line endings kept as they are (spans index
+the exact text); output is JSON, with non-ASCII kept when standard output can encode it and
+escaped otherwise. A user error (missing or unreadable file, bad UTF-8, bad tools JSON, a bad
+option) prints one line to standard error and returns exit code 2 — never a traceback.
+What it costs: ``parse`` holds the whole input; ``stream`` holds one chunk plus what the
+sieve holds, except that a FILE is read whole before it is chunked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import codecs
+import json
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from typing import Any, NoReturn, TextIO
+
+from ._errors import CallsieveError
+from ._events import (
+    ArgumentsDelta,
+    Block,
+    CallAborted,
+    CallFinished,
+    CallStarted,
+    Event,
+    Text,
+    ToolCall,
+    ToolCalls,
+)
+from ._results import ParseResult, parse
+from ._sieve import EARLY_EMIT, Sieve
+
+__all__ = ["main"]
+
+PROG = "callsieve"
+DEFAULT_CHUNK_SIZE = 4
+_READ_SIZE = 1 << 16
+EXIT_OK = 0
+EXIT_USAGE = 2
+
+
+class _UsageError(Exception):
+    """A user error: reported as one line on standard error, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """``argparse`` that raises instead of printing the usage block and exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _UsageError(message)
+
+
+# ---------------------------------------------------------------------- JSON views
+def call_json(call: ToolCall) -> dict[str, Any]:
+    return {
+        "id": call.id,
+        "name": call.name,
+        "input": call.input,
+        "dialect": call.dialect,
+        "repairs": list(call.repairs),
+    }
+
+
+def block_json(block: Block) -> dict[str, Any]:
+    return {
+        "span": list(block.span),
+        "dialect": block.dialect,
+        "status": block.status,
+        "repairs": list(block.repairs),
+        "diagnostics": list(block.diagnostics),
+    }
+
+
+def result_json(result: ParseResult) -> dict[str, Any]:
+    return {
+        "text": result.text,
+        "calls": [call_json(c) for c in result.calls],
+        "blocks": [block_json(b) for b in result.blocks],
+        "saw_tool_call_syntax": result.saw_tool_call_syntax,
+        "rejected_by_policy": result.rejected_by_policy,
+        "rejected_tool_names": list(result.rejected_tool_names),
+    }
+
+
+def event_json(event: Event) -> dict[str, Any]:
+    if isinstance(event, Text):
+        return {"event": "text", "text": event.text}
+    if isinstance(event, ToolCalls):
+        return {"event": "tool_calls", "calls": [call_json(c) for c in event.calls],
+                "block": block_json(event.block)}
+    if isinstance(event, CallStarted):
+        return {"event": "call_started", "index": event.index, "id": event.id,
+                "name": event.name}
+    if isinstance(event, ArgumentsDelta):
+        return {"event": "arguments_delta", "index": event.index, "delta": event.delta}
+    if isinstance(event, CallFinished):
+        return {"event": "call_finished", "index": event.index, "call": call_json(event.call)}
+    if isinstance(event, CallAborted):
+        return {"event": "call_aborted", "index": event.index}
+    raise TypeError(f"unknown event {event!r}")  # pragma: no cover - Event is a closed union
+
+
+def _dumps(obj: Any, out: TextIO, *, indent: int | None) -> str:
+    """JSON text; non-ASCII kept if ``out`` can encode it, escaped otherwise."""
+    separators = None if indent is not None else (",", ":")
+    text = json.dumps(obj, ensure_ascii=False, indent=indent, separators=separators)
+    encoding = getattr(out, "encoding", None) or "utf-8"
+    try:
+        text.encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        text = json.dumps(obj, ensure_ascii=True, indent=indent, separators=separators)
+    return text
+
+
+# ---------------------------------------------------------------------- input
+def _read_text(path: str) -> str:
+    if path == "-":
+        return "".join(_stdin_pieces())
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            return f.read()
+    except FileNotFoundError:
+        raise _UsageError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise _UsageError(f"{path}: is a directory") from None
+    except UnicodeDecodeError as exc:
+        raise _UsageError(f"{path}: not valid UTF-8 (byte {exc.start})") from None
+    except OSError as exc:
+        raise _UsageError(f"{path}: {exc.strerror or exc}") from None
+
+
+def _stdin_pieces() -> Iterator[str]:
+    """Standard input as UTF-8 text, piece by piece as it arrives."""
+    stdin = sys.stdin
+    if stdin is None:
+        raise _UsageError("-: standard input is closed")
+    raw = getattr(stdin, "buffer", None)
+    if raw is None:  # a text-only stream (e.g. io.StringIO): already decoded
+        yield stdin.read()
+        return
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    read = getattr(raw, "read1", raw.read)
+    try:
+        while True:
+            data = read(_READ_SIZE)
+            if not data:
+                tail = decoder.decode(b"", final=True)
+                if tail:
+                    yield tail
+                return
+            piece = decoder.decode(data)
+            if piece:
+                yield piece
+    except UnicodeDecodeError:
+        raise _UsageError("-: standard input is not valid UTF-8") from None
+
+
+def _chunks(path: str, size: int) -> Iterator[str]:
+    """The input in chunks of exactly ``size`` characters (the last may be shorter)."""
+    if path != "-":
+        text = _read_text(path)
+        for i in range(0, len(text), size):
+            yield text[i:i + size]
+        return
+    pending = ""
+    for piece in _stdin_pieces():
+        pending += piece
+        cut = len(pending) - len(pending) % size
+        for i in range(0, cut, size):
+            yield pending[i:i + size]
+        pending = pending[cut:]
+    if pending:
+        yield pending
+
+
+def _load_tools(path: str | None) -> list[Any] | None:
+    if path is None:
+        return None
+    text = _read_text(path)
+    try:
+        tools = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _UsageError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}, "
+                          f"column {exc.colno})") from None
+    if not isinstance(tools, list):
+        raise _UsageError(f"{path}: expected a JSON list of tool definitions, "
+                          f"got a JSON {type(tools).__name__}")
+    return tools
+
+
+# ---------------------------------------------------------------------- commands
+def _positive_int(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {value!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {n}")
+    return n
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=PROG,
+        description="Pull tool calls out of LLM output, whole or streamed.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    common = _Parser(add_help=False)
+    common.add_argument("file", metavar="FILE", help="UTF-8 text to read, or - for stdin")
+    common.add_argument("--tools", metavar="FILE",
+                        help="JSON list of tool definitions (OpenAI or Anthropic style)")
+
+    sub.add_parser("parse", parents=[common],
+                   help="parse the whole text; print the result as one JSON object",
+                   description="Parse the whole text and print the ParseResult as JSON.")
+    stream = sub.add_parser(
+        "stream", parents=[common],
+        help="feed the text through a Sieve in chunks; print one JSON event per line",
+        description="Feed the text through a Sieve in chunks and print each event as one "
+                    "line of JSON.",
+    )
+    stream.add_argument("--chunk-size", metavar="N", type=_positive_int,
+                        default=DEFAULT_CHUNK_SIZE,
+                        help=f"characters per chunk (default {DEFAULT_CHUNK_SIZE})")
+    stream.add_argument("--early-emit", choices=EARLY_EMIT, default="block",
+                        help="when calls are emitted (default block)")
+    return parser
+
+
+def _cmd_parse(args: argparse.Namespace, out: TextIO) -> int:
+    tools = _load_tools(args.tools)
+    result = parse(_read_text(args.file), tools=tools)
+    out.write(_dumps(result_json(result), out, indent=2) + "\n")
+    out.flush()
+    return EXIT_OK
+
+
+def _cmd_stream(args: argparse.Namespace, out: TextIO) -> int:
+    tools = _load_tools(args.tools)
+    sieve = Sieve(tools, early_emit=args.early_emit)
+
+    def emit(events: list[Event]) -> None:
+        out.writelines(_dumps(event_json(e), out, indent=None) + "\n" for e in events)
+        if events:
+            out.flush()
+
+    for chunk in _chunks(args.file, args.chunk_size):
+        emit(sieve.feed(chunk))
+    emit(sieve.close())
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit code (0 ok, 2 user error)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        command = _cmd_parse if args.command == "parse" else _cmd_stream
+        return command(args, sys.stdout)
+    except _UsageError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except CallsieveError as exc:  # e.g. a ConfigurationError from an option value
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except SystemExit as exc:  # --help
+        return exc.code if isinstance(exc.code, int) else EXIT_OK
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # The reader went away (``callsieve stream x | head``): stop quietly, and keep the
+        # interpreter from complaining when it flushes standard output at exit.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,206 @@
+"""Strategy: a lazily built DFA that follows, character by character, whether the text after
+a possible tag lead can still become one of a set of terminals (the grammar's entries).
+
+What it does: the entry terminals' patterns (as parsed by ``re``) become one Thompson NFA;
+look-arounds are dropped, so the automaton accepts a superset — it may keep a candidate alive
+one character longer than the exact pattern would, never end one early. DFA states are sets
+of NFA states, created on first use; each state memoises its transitions per character.
+``step(state, ch)`` returns the next state or ``DEAD``; ``accepting[state]`` says some
+terminal may be complete here, which is when the caller asks the exact pattern.
+What it guarantees: deciding a candidate costs O(1) per character, and a candidate held
+across chunks is advanced over the new characters only (never re-scanned).
+What it costs: one NFA build per grammar; the DFA grows with the characters actually seen
+(each state's memo is bounded: past ``_MEMO_LIMIT`` entries it is cleared and rebuilt).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+try:  # Python >= 3.11
+    from re import _constants as _c
+    from re import _parser as _p
+except ImportError:  # pragma: no cover - Python 3.10
+    import sre_constants as _c  # type: ignore[no-redef]
+    import sre_parse as _p  # type: ignore[no-redef]
+
+from ._errors import GrammarError
+
+__all__ = ["DEAD", "EntryAutomaton"]
+
+DEAD = -1
+_MEMO_LIMIT = 4096
+_UNROLL_LIMIT = 256
+_CATEGORIES = {
+    "CATEGORY_DIGIT": r"\d", "CATEGORY_NOT_DIGIT": r"\D", "CATEGORY_SPACE": r"\s",
+    "CATEGORY_NOT_SPACE": r"\S", "CATEGORY_WORD": r"\w", "CATEGORY_NOT_WORD": r"\W",
+}
+
+
+def _char_class(op: str, av: Any) -> str:
+    """The ``re`` source of a one-character test."""
+    if op == "LITERAL":
+        return re.escape(chr(av))
+    if op == "NOT_LITERAL":
+        return "[^" + re.escape(chr(av)) + "]"
+    if op == "ANY":
+        return r"[\s\S]"
+    parts = []
+    neg = ""
+    for iop, iav in av:
+        name = str(iop)
+        if name == "NEGATE":
+            neg = "^"
+        elif name == "LITERAL":
+            parts.append(re.escape(chr(iav)))
+        elif name == "RANGE":
+            parts.append(re.escape(chr(iav[0])) + "-" + re.escape(chr(iav[1])))
+        elif name == "CATEGORY" and str(iav) in _CATEGORIES:
+            parts.append(_CATEGORIES[str(iav)])
+        else:
+            raise GrammarError(f"unsupported character class item {name} in an entry terminal")
+    return "[" + neg + "".join(parts) + "]"
+
+
+class _NFA:
+    def __init__(self) -> None:
+        self.tag: list[int] = []  # which source (entry) each state belongs to
+        self.current = 0
+        self.eps: list[list[int]] = []
+        self.moves: list[list[tuple[re.Pattern[str], int]]] = []
+        self.final: set[int] = set()
+        self._tests: dict[str, re.Pattern[str]] = {}
+
+    def state(self) -> int:
+        self.tag.append(self.current)
+        self.eps.append([])
+        self.moves.append([])
+        return len(self.eps) - 1
+
+    def test(self, source: str) -> re.Pattern[str]:
+        t = self._tests.get(source)
+        if t is None:
+            t = self._tests[source] = re.compile(source)
+        return t
+
+    def build(self, items: list[tuple[Any, Any]], s: int) -> int:
+        for op, av in items:
+            s = self._item(str(op), av, s)
+        return s
+
+    def _item(self, op: str, av: Any, s: int) -> int:
+        if op in ("LITERAL", "NOT_LITERAL", "ANY", "IN"):
+            e = self.state()
+            self.moves[s].append((self.test(_char_class(op, av)), e))
+            return e
+        if op == "SUBPATTERN":
+            if av[1] or av[2]:
+                raise GrammarError("inline flags are not supported in entry terminals")
+            return self.build(list(av[3]), s)
+        if op == "BRANCH":
+            e = self.state()
+            for alt in av[1]:
+                a = self.state()
+                self.eps[s].append(a)
+                self.eps[self.build(list(alt), a)].append(e)
+            return e
+        if op in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            lo, hi, body = av
+            body = list(body)
+            if lo > _UNROLL_LIMIT or (hi != _c.MAXREPEAT and hi > _UNROLL_LIMIT):
+                raise GrammarError("repetition too long for an entry terminal")
+            for _ in range(lo):
+                s = self.build(body, s)
+            if hi == _c.MAXREPEAT:
+                loop = self.state()
+                self.eps[s].append(loop)
+                self.eps[self.build(body, loop)].append(loop)
+                return loop
+            e = self.state()
+            self.eps[s].append(e)
+            for _ in range(hi - lo):
+                s = self.build(body, s)
+                self.eps[s].append(e)
+            return e
+        if op in ("AT", "ASSERT", "ASSERT_NOT"):
+            return s  # zero-width: dropped (superset, see module docstring)
+        raise GrammarError(f"unsupported construct {op} in an entry terminal")
+
+
+class EntryAutomaton:
+    """The lazy DFA for a set of patterns. State 0 is the start (before the lead char)."""
+
+    __slots__ = ("_nfa", "_ids", "_sets", "trans", "accepting", "rank")
+
+    def __init__(self, sources: list[str]) -> None:
+        nfa = _NFA()
+        start = nfa.state()
+        for k, source in enumerate(sources):
+            nfa.current = k
+            a = nfa.state()
+            nfa.eps[start].append(a)
+            nfa.final.add(nfa.build(list(_p.parse(source)), a))
+        self._nfa = nfa
+        self._ids: dict[frozenset[int], int] = {}
+        self._sets: list[frozenset[int]] = []
+        self.trans: list[dict[str, int]] = []
+        self.accepting: list[bool] = []
+        self.rank: list[int] = []  # lowest source index still possible in each state
+        nfa.current = len(sources)
+        self._intern(self._closure({start}))
+
+    def _closure(self, states: set[int]) -> frozenset[int]:
+        stack = list(states)
+        seen = set(states)
+        eps = self._nfa.eps
+        while stack:
+            for t in eps[stack.pop()]:
+                if t not in seen:
+                    seen.add(t)
+                    stack.append(t)
+        return frozenset(seen)
+
+    def _intern(self, nfa_set: frozenset[int]) -> int:
+        if not nfa_set:
+            return DEAD
+        i = self._ids.get(nfa_set)
+        if i is None:
+            i = self._ids[nfa_set] = len(self._sets)
+            self._sets.append(nfa_set)
+            self.trans.append({})
+            self.accepting.append(bool(nfa_set & self._nfa.final))
+            self.rank.append(min(self._nfa.tag[s] for s in nfa_set))
+        return i
+
+    def step(self, state: int, ch: str) -> int:
+        memo = self.trans[state]
+        nxt = memo.get(ch)
+        if nxt is None:
+            moves = self._nfa.moves
+            targets = {t for s in self._sets[state] for test, t in moves[s] if test.match(ch)}
+            nxt = self._intern(self._closure(targets)) if targets else DEAD
+            if len(memo) >= _MEMO_LIMIT:
+                memo.clear()
+            memo[ch] = nxt
+        return nxt
+
+    def walk(self, state: int, text: str, pos: int, end: int) -> tuple[int, int]:
+        """Advance over ``text[pos:end]`` until the automaton dies or accepts. Returns
+        ``(state, index)``: ``DEAD`` and the index of the killing character; an accepting
+        state and the index just after the character that reached it; or the live state
+        and ``end``."""
+        trans = self.trans
+        accepting = self.accepting
+        step = self.step
+        for j in range(pos, end):
+            ch = text[j]
+            nxt = trans[state].get(ch)
+            if nxt is None:
+                nxt = step(state, ch)
+            if nxt < 0:
+                return DEAD, j
+            state = nxt
+            if accepting[state]:
+                return state, j + 1
+        return state, end

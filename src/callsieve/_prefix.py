@@ -1,0 +1,130 @@
+"""Strategy: derive from a regular expression a second one that matches every *prefix* of
+every string the first can match — the "could this still become a token?" question — so it
+can be asked with the standard ``re`` module in one call.
+
+What it does: ``prefix_closure(source)`` walks the ``re`` parser's tree. For a sequence
+``a1 a2 … an`` the closure is ``a1 (a2 (… | pre(a3)) | pre(a2)) | pre(a1)``; a repeat
+``X{m,n}`` becomes ``X{0,n-1} pre(X)``; alternatives close separately. Look-arounds are
+dropped (treated as satisfied), so the closure is a superset: it may call a tail viable
+that the next character would rule out, never the reverse. Callers therefore decide
+*completeness* with the exact pattern and use the closure only to decide how long to hold.
+What it guarantees: linear size in the source; ``None`` for constructs it does not know
+(back-references, conditionals, inline flags), so the caller can fall back to an exact but
+slower partial matcher. What it costs: nothing at run time beyond one ``re`` call.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+try:  # Python >= 3.11
+    from re import _constants as _c
+    from re import _parser as _p
+except ImportError:  # pragma: no cover - Python 3.10
+    import sre_constants as _c  # type: ignore[no-redef]
+    import sre_parse as _p  # type: ignore[no-redef]
+
+__all__ = ["prefix_closure"]
+
+_CATEGORIES = {
+    "CATEGORY_DIGIT": r"\d", "CATEGORY_NOT_DIGIT": r"\D", "CATEGORY_SPACE": r"\s",
+    "CATEGORY_NOT_SPACE": r"\S", "CATEGORY_WORD": r"\w", "CATEGORY_NOT_WORD": r"\W",
+}
+
+
+class _Unsupported(Exception):
+    pass
+
+
+def _esc(code: int) -> str:
+    return re.escape(chr(code))
+
+
+def _class_item(op: Any, av: Any) -> str:
+    name = str(op)
+    if name == "LITERAL":
+        return _esc(av)
+    if name == "RANGE":
+        return f"{_esc(av[0])}-{_esc(av[1])}"
+    if name == "CATEGORY":
+        return _CATEGORIES.get(str(av)) or _raise()
+    raise _Unsupported(name)
+
+
+def _raise() -> str:
+    raise _Unsupported("category")
+
+
+def _full(items: list[tuple[Any, Any]]) -> str:
+    return "".join(_full_item(op, av) for op, av in items)
+
+
+def _full_item(op: Any, av: Any) -> str:
+    name = str(op)
+    if name == "LITERAL":
+        return _esc(av)
+    if name == "NOT_LITERAL":
+        return f"[^{_esc(av)}]"
+    if name == "ANY":
+        return r"[\s\S]"
+    if name == "IN":
+        neg = av and str(av[0][0]) == "NEGATE"
+        body = "".join(_class_item(o, a) for o, a in (av[1:] if neg else av))
+        return f"[{'^' if neg else ''}{body}]"
+    if name == "SUBPATTERN":
+        _group, add, dele, sub = av
+        if add or dele:
+            raise _Unsupported("inline flags")
+        return f"(?:{_full(list(sub))})"
+    if name == "BRANCH":
+        return "(?:" + "|".join(_full(list(alt)) for alt in av[1]) + ")"
+    if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+        lo, hi, body = av
+        hi_s = "" if hi == _c.MAXREPEAT else str(hi)
+        return f"(?:{_full(list(body))}){{{lo},{hi_s}}}"
+    if name in ("AT", "ASSERT", "ASSERT_NOT"):
+        return ""  # zero-width: dropped (see module docstring)
+    raise _Unsupported(name)
+
+
+def _pre_seq(items: list[tuple[Any, Any]]) -> str:
+    # N(i) = (?: full(a_i) N(i+1) | pre(a_i) ), N(n) = "" ; pre() includes the empty string.
+    out = ""
+    for op, av in reversed(items):
+        full = _full_item(op, av)
+        pre = _pre_item(op, av)
+        if not full:  # zero-width items vanish from the closure
+            continue
+        out = f"(?:{full}{out}|{pre})"
+    return out
+
+
+def _pre_item(op: Any, av: Any) -> str:
+    name = str(op)
+    if name in ("LITERAL", "NOT_LITERAL", "ANY", "IN"):
+        return f"{_full_item(op, av)}?"
+    if name == "SUBPATTERN":
+        return _pre_seq(list(av[3]))
+    if name == "BRANCH":
+        return "(?:" + "|".join(_pre_seq(list(alt)) for alt in av[1]) + ")"
+    if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+        lo, hi, body = av
+        if hi == 0:
+            return ""
+        body_items = list(body)
+        hi_s = "" if hi == _c.MAXREPEAT else str(hi - 1)
+        return f"(?:(?:{_full(body_items)}){{0,{hi_s}}}{_pre_seq(body_items)})"
+    if name in ("AT", "ASSERT", "ASSERT_NOT"):
+        return ""
+    raise _Unsupported(name)
+
+
+def prefix_closure(source: str) -> str | None:
+    """A regex source matching every prefix (the empty one included) of every match of
+    ``source``, or None if ``source`` uses a construct this does not handle."""
+    try:
+        parsed = _p.parse(source)
+        return _pre_seq(list(parsed))
+    except (_Unsupported, re.error, RecursionError):
+        return None
