@@ -22,8 +22,8 @@ try:  # Python >= 3.11
     from re import _constants as _c
     from re import _parser as _p
 except ImportError:  # pragma: no cover - Python 3.10
-    import sre_constants as _c  # type: ignore[no-redef]
-    import sre_parse as _p  # type: ignore[no-redef]
+    import sre_constants as _c
+    import sre_parse as _p
 
 from ._errors import GrammarError
 

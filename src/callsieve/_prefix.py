@@ -22,8 +22,8 @@ try:  # Python >= 3.11
     from re import _constants as _c
     from re import _parser as _p
 except ImportError:  # pragma: no cover - Python 3.10
-    import sre_constants as _c  # type: ignore[no-redef]
-    import sre_parse as _p  # type: ignore[no-redef]
+    import sre_constants as _c
+    import sre_parse as _p
 
 __all__ = ["prefix_closure"]
 
@@ -109,7 +109,7 @@ def _pre_item(op: Any, av: Any) -> str:
     if name == "BRANCH":
         return "(?:" + "|".join(_pre_seq(list(alt)) for alt in av[1]) + ")"
     if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
-        lo, hi, body = av
+        _lo, hi, body = av
         if hi == 0:
             return ""
         body_items = list(body)

@@ -80,6 +80,7 @@ class Sieve:
         "_tail",
         "_cand",
         "_cand_seen",
+        "_run_search",
         "_off",
         "_record",
         "_saw_syntax",
@@ -117,6 +118,7 @@ class Sieve:
         self._cand = _NO_CANDIDATE  # automaton state of a possible opener held at _held[0]
         self._cand_seen = False  # ... which has passed an accepting state
         self._fast = mode != "off"  # PROSE, nothing held, outside code: the one-search path
+        self._run_search: Callable[[str], Any] | None = None  # set inside a streaming run
         self._early = early_emit == "invoke"
         self._off = mode == "off"
         self._limit = max_block_chars
@@ -144,6 +146,18 @@ class Sieve:
                 self._total += len(chunk)
                 self._tail = chunk if len(chunk) > 3 else (self._tail + chunk)[-4:]
                 return [Text(chunk)]
+        elif self._run_search is not None and chunk.__class__ is str:
+            # Inside a streaming run (an argument body) and no stop in sight: append, no
+            # parser step, nothing re-scanned.
+            if self._run_search(chunk) is None:
+                cap = self._cap
+                n = len(chunk)
+                if cap is not None and cap.raw_len + n <= self._limit:
+                    self._total += n
+                    cap.pieces.append(chunk)
+                    cap.raw.append(chunk)
+                    cap.raw_len += n
+                    return []
         elif chunk.__class__ is not str:
             if not isinstance(chunk, str):
                 raise InputTypeError(f"feed() takes str, not {type(chunk).__name__}",
@@ -169,17 +183,6 @@ class Sieve:
                     self._held += chunk
                     self._cand = st
                     return []
-        elif not self._held:
-            run = cap.run
-            if (run is not None and run.stop_or_tail.search(chunk) is None
-                    and cap.raw_len + len(chunk) <= self._limit
-                    and not (cap.strict and run.name == "STRAY_RUN" and not chunk.isspace())):
-                # Inside a streaming run (an argument body): append, no parser step.
-                self._total += len(chunk)
-                cap.pieces.append(chunk)
-                cap.raw.append(chunk)
-                cap.raw_len += len(chunk)
-                return []
         held = self._held
         base = self._total - len(held)
         self._total += len(chunk)
@@ -191,6 +194,7 @@ class Sieve:
         if self._state is SieveState.CLOSED:
             raise SieveClosedError("close() called twice", offset=self._total)
         self._fast = False
+        self._run_search = None
         if self._off:
             self._state = SieveState.CLOSED
             return []
@@ -265,8 +269,14 @@ class Sieve:
             self._tail = tail_after(self._tail, buf, i)
             self._held = buf[i:]
             break
-        self._fast = (self._cap is None and not self._held and not final
+        cap = self._cap
+        self._fast = (cap is None and not self._held and not final
                       and fences.state is FenceState.LIVE)
+        self._run_search = None
+        if cap is not None and not self._held and not final:
+            run = cap.run
+            if run is not None and not (cap.strict and run.name == "STRAY_RUN"):
+                self._run_search = run.stop_or_tail.search
         return events
 
     def _candidate(self, buf: str, i: int, final: bool, state: int, j: int,
