@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import functools
 import re
-import sre_constants
 from pathlib import Path
 from typing import Any
 
@@ -30,12 +29,7 @@ from lark.lexer import Lexer
 
 from ._automaton import EntryAutomaton
 from ._errors import ConfigurationError, GrammarError
-from ._prefix import prefix_closure
-
-try:  # Python >= 3.11 keeps the regex parser private; 3.10 has sre_parse.
-    from re import _parser as _sre_parse
-except ImportError:  # pragma: no cover - Python 3.10
-    import sre_parse as _sre_parse
+from ._prefix import first_chars, prefix_closure
 
 __all__ = [
     "DEFAULT_DIALECTS",
@@ -188,7 +182,7 @@ class CompiledGrammar:
                                          opener.name))
         lead: set[str] = set()
         for e in entries:
-            first = _first_chars(self.terminals[e.terminal].pattern.pattern)
+            first = first_chars(self.terminals[e.terminal].pattern.pattern)
             if first is None:
                 raise GrammarError(
                     f"terminal {e.terminal} can start a block but its first character is not "
@@ -236,62 +230,6 @@ def _terminal_spec(t: Any) -> TerminalSpec:
             "repetitions or make it a run (name ending in _RUN)"
         )
     return TerminalSpec(t.name, t.priority, regex.compile(source), False, False, None, None)
-
-
-def _first_chars(pattern: str) -> set[str] | None:
-    """The characters a match of ``pattern`` can start with, or None if that is not a small
-    fixed set (negated classes, categories such as \\s, a pattern that can match empty)."""
-    try:
-        parsed = _sre_parse.parse(pattern)
-    except (re.error, sre_constants.error):  # pragma: no cover - Lark validated it
-        return None
-    first, nullable = _first_of_seq(list(parsed))
-    return None if (first is None or nullable) else first
-
-
-def _first_of_seq(items: list[Any]) -> tuple[set[str] | None, bool]:
-    out: set[str] = set()
-    for op, av in items:
-        name = str(op)
-        if name in ("AT", "ASSERT", "ASSERT_NOT"):
-            continue
-        if name == "LITERAL":
-            out.add(chr(av))
-            return out, False
-        if name == "IN":
-            chars: set[str] = set()
-            for iop, iav in av:
-                iname = str(iop)
-                if iname == "LITERAL":
-                    chars.add(chr(iav))
-                elif iname == "RANGE" and iav[1] - iav[0] < 512:
-                    chars.update(chr(c) for c in range(iav[0], iav[1] + 1))
-                else:
-                    return None, False
-            out |= chars
-            return out, False
-        if name == "SUBPATTERN":
-            sub, nullable = _first_of_seq(list(av[-1]))
-        elif name == "BRANCH":
-            sub, nullable = set(), False
-            for alt in av[1]:
-                f, n = _first_of_seq(list(alt))
-                if f is None:
-                    return None, False
-                sub |= f
-                nullable = nullable or n
-        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
-            lo, _hi, body = av
-            sub, nullable = _first_of_seq(list(body))
-            nullable = nullable or lo == 0
-        else:
-            return None, False
-        if sub is None:
-            return None, False
-        out |= sub
-        if not nullable:
-            return out, False
-    return out, True
 
 
 def grammar_dirs(extra: tuple[str, ...] = ()) -> tuple[Path, ...]:

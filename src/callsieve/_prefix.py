@@ -1,4 +1,6 @@
-"""Strategy: derive from a regular expression a second one that matches every *prefix* of
+"""Strategy: analyse a regular expression's structure (as ``re`` parses it) for the scanner:
+which characters a match can start with (``first_chars``: what prose is searched for), and a
+second expression that matches every *prefix* of
 every string the first can match — the "could this still become a token?" question — so it
 can be asked with the standard ``re`` module in one call.
 
@@ -25,7 +27,7 @@ except ImportError:  # pragma: no cover - Python 3.10
     import sre_constants as _c
     import sre_parse as _p
 
-__all__ = ["prefix_closure"]
+__all__ = ["first_chars", "prefix_closure"]
 
 _CATEGORIES = {
     "CATEGORY_DIGIT": r"\d", "CATEGORY_NOT_DIGIT": r"\D", "CATEGORY_SPACE": r"\s",
@@ -128,3 +130,59 @@ def prefix_closure(source: str) -> str | None:
         return _pre_seq(list(parsed))
     except (_Unsupported, re.error, RecursionError):
         return None
+
+
+def first_chars(pattern: str) -> set[str] | None:
+    """The characters a match of ``pattern`` can start with, or None if that is not a small
+    fixed set (negated classes, categories such as \\s, a pattern that can match empty)."""
+    try:
+        parsed = _p.parse(pattern)
+    except re.error:  # pragma: no cover - Lark validated it
+        return None
+    first, nullable = _first_of_seq(list(parsed))
+    return None if (first is None or nullable) else first
+
+
+def _first_of_seq(items: list[Any]) -> tuple[set[str] | None, bool]:
+    out: set[str] = set()
+    for op, av in items:
+        name = str(op)
+        if name in ("AT", "ASSERT", "ASSERT_NOT"):
+            continue
+        if name == "LITERAL":
+            out.add(chr(av))
+            return out, False
+        if name == "IN":
+            chars: set[str] = set()
+            for iop, iav in av:
+                iname = str(iop)
+                if iname == "LITERAL":
+                    chars.add(chr(iav))
+                elif iname == "RANGE" and iav[1] - iav[0] < 512:
+                    chars.update(chr(c) for c in range(iav[0], iav[1] + 1))
+                else:
+                    return None, False
+            out |= chars
+            return out, False
+        if name == "SUBPATTERN":
+            sub, nullable = _first_of_seq(list(av[-1]))
+        elif name == "BRANCH":
+            sub, nullable = set(), False
+            for alt in av[1]:
+                f, n = _first_of_seq(list(alt))
+                if f is None:
+                    return None, False
+                sub |= f
+                nullable = nullable or n
+        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            lo, _hi, body = av
+            sub, nullable = _first_of_seq(list(body))
+            nullable = nullable or lo == 0
+        else:
+            return None, False
+        if sub is None:
+            return None, False
+        out |= sub
+        if not nullable:
+            return out, False
+    return out, True

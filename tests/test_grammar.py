@@ -1,0 +1,138 @@
+"""SPEC §12: the grammar is the single source of truth; the scanner is derived from it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from callsieve import (
+    DEFAULT_DIALECTS,
+    ConfigurationError,
+    GrammarError,
+    Sieve,
+    available_dialects,
+    parse,
+)
+from callsieve._automaton import DEAD, EntryAutomaton
+from callsieve._grammar import load_grammar
+from callsieve._prefix import prefix_closure
+
+HERE = Path(__file__).parent
+GRAMMARS = HERE / "grammars"
+
+
+def test_default_dialects_are_files() -> None:
+    assert set(DEFAULT_DIALECTS) <= set(available_dialects())
+
+
+def test_default_grammar_compiles_strict() -> None:
+    g = load_grammar()
+    assert g.lark.options.strict is True
+    assert set(g.dialects) == set(DEFAULT_DIALECTS)
+
+
+def test_each_dialect_compiles_alone() -> None:
+    for name in DEFAULT_DIALECTS:
+        assert load_grammar((name,)).dialects == (name,)
+
+
+def test_unknown_dialect_is_a_configuration_error() -> None:
+    with pytest.raises(ConfigurationError) as info:
+        Sieve(dialects=("nope",))
+    assert "dsml" in info.value.expected
+
+
+def _grammar_dir(tmp_path: Path, name: str, text: str) -> str:
+    (tmp_path / f"{name}.lark").write_text(text, encoding="utf-8")
+    return str(tmp_path)
+
+
+def test_conflicting_grammar_is_refused(tmp_path: Path) -> None:
+    d = _grammar_dir(tmp_path, "amb", 'amb: A x | A y\nx: B?\ny: B?\nA: "<amb>"\nB: "b>"\n')
+    with pytest.raises(GrammarError):
+        load_grammar(("amb",), (d,))
+
+
+def test_run_terminal_shape_is_checked(tmp_path: Path) -> None:
+    d = _grammar_dir(tmp_path, "badrun", 'badrun: O BAD_RUN C\nO: "<o>"\nC: "</o>"\nBAD_RUN: /a+b/\n')
+    with pytest.raises(GrammarError, match="BAD_RUN"):
+        load_grammar(("badrun",), (d,))
+
+
+def test_unbounded_token_is_refused(tmp_path: Path) -> None:
+    d = _grammar_dir(tmp_path, "unb", 'unb: O X C\nO: "<o>"\nC: "</o>"\nX: /x+>/\n')
+    with pytest.raises(GrammarError, match="longer than"):
+        load_grammar(("unb",), (d,))
+
+
+QWEN = (
+    "Checking.\n<tool_call>\n<function=get_weather>\n<parameter=location>\nTokyo\n"
+    "</parameter>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call> done"
+)
+
+
+def test_new_dialect_is_one_lark_file() -> None:
+    opts = {"dialects": (*DEFAULT_DIALECTS, "qwen3_coder"), "grammar_dirs": [str(GRAMMARS)]}
+    r = parse(QWEN, **opts)
+    assert r.text == "Checking.\n done"
+    assert [(c.name, c.input, c.dialect) for c in r.calls] == [
+        ("get_weather", {"location": "Tokyo", "days": 3}, "qwen3_coder")
+    ]
+    # ... streamed per character too
+    s = Sieve(**opts)
+    events = [e for ch in QWEN for e in s.feed(ch)] + s.close()
+    assert [c.name for e in events for c in getattr(e, "calls", ())] == ["get_weather"]
+    # and without it enabled the same text is prose
+    assert parse(QWEN).text == QWEN
+
+
+# ---------------------------------------------------------------- prefix closure (§7 hold-back)
+PATTERNS = [r"\]\]>", r"<[|｜]tool[▁_ ]call[▁_ ]end[|｜]>", r"\s{0,3}```", r"a(?:bc|d)+e?f"]
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_closure_accepts_every_prefix(pattern: str, data: st.DataObject) -> None:
+    word = data.draw(st.from_regex(pattern, fullmatch=True))
+    closure = re.compile(f"(?:{prefix_closure(pattern)})\\Z")
+    for k in range(len(word) + 1):
+        assert closure.match(word[:k]), (word, k)
+
+
+def test_closure_rejects_dead_tails() -> None:
+    stop = r"\]\]>"
+    closure = re.compile(f"(?:{prefix_closure(stop)})\\Z")
+    assert closure.match("]]") and closure.match("]")
+    assert not closure.match("]x") and not closure.match("]]]")
+
+
+# ---------------------------------------------------------------- entry automaton
+def _walk(auto: EntryAutomaton, text: str) -> tuple[int, bool]:
+    state, seen = 0, False
+    for ch in text:
+        state = auto.step(state, ch)
+        if state == DEAD:
+            return DEAD, seen
+        seen = seen or auto.accepting[state]
+    return state, seen
+
+
+@pytest.mark.parametrize("opener", [
+    "<|DSML|tool_calls>", "<｜DSML｜tool_calls>", "<｜DSML｜function_calls>", "<tool_calls>",
+    "<｜tool▁calls▁begin｜>", "<invoke ", "<dsml-tool-calls>", "<<|DSML|tool_calls>",
+])
+def test_automaton_follows_every_opener(opener: str) -> None:
+    auto = load_grammar().entry_automaton
+    for k in range(1, len(opener)):
+        assert _walk(auto, opener[:k])[0] != DEAD, opener[:k]
+    assert _walk(auto, opener)[1]
+
+
+@pytest.mark.parametrize("text", ["< ", "</b", "<b>", "<tool-calls>", "<a\nb"])
+def test_automaton_dies_on_prose(text: str) -> None:
+    assert _walk(load_grammar().entry_automaton, text)[0] == DEAD
