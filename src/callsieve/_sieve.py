@@ -225,10 +225,13 @@ class Sieve:
                     break
                 if status == COMPLETE:
                     self._complete(cap, events)
+                    # Rebase so that ``_tail`` is again "what stands before buf[0]".
                     self._tail = tail_after(self._tail, cap.raw_text(), cap.raw_len)
+                    buf = buf[p:]
+                    base += p
+                    pos = text_start = 0
                     self._cap = None
                     self._state = SieveState.PROSE
-                    pos = text_start = p
                     continue
                 # FAILED: release from the opener (or after the calls already emitted) and
                 # scan the rest again as prose.
@@ -353,6 +356,7 @@ class Sieve:
                 self._blocks.append(Block((cap.start, cap.start + cut), cap.dialect, "partial",
                                           tuple(cap.repairs),
                                           (*cap.diagnostics, cap.failure), raw[:cut]))
+            self._tail = tail_after(self._tail, raw, cut)
             return rest[cut:], cap.start + cut, 0
         if self._record:
             self._blocks.append(Block((cap.start, cap.start + len(raw)), cap.dialect, "failed",

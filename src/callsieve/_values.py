@@ -116,9 +116,12 @@ def _json_or_string(text: str) -> Any:
 def _xml_fragment(text: str, *, from_cdata: bool) -> tuple[bool, Any]:
     """Elements-only XML → (True, array|object); anything else → (False, None)."""
     try:
-        root = ET.fromstring(f"<r>{text}</r>")
-    except (ET.ParseError, RecursionError, ValueError):
+        return _xml_tree(ET.fromstring(f"<r>{text}</r>"), from_cdata)
+    except Exception:  # noqa: BLE001 - expat rejects lone surrogates, depth, …: not XML, a string
         return False, None
+
+
+def _xml_tree(root: ET.Element, from_cdata: bool) -> tuple[bool, Any]:
     children = list(root)
     if not children or (root.text or "").strip() or any((c.tail or "").strip() for c in children):
         return False, None
