@@ -11,6 +11,7 @@ from ._errors import (
     GrammarError,
     InputTypeError,
     SieveClosedError,
+    UnknownOptionError,
 )
 from ._events import (
     ArgumentsDelta,
@@ -48,6 +49,7 @@ __all__ = [
     "Text",
     "ToolCall",
     "ToolCalls",
+    "UnknownOptionError",
     "__version__",
     "available_dialects",
     "new_call_id",

@@ -43,8 +43,12 @@ def schemas_from_tools(tools: Any) -> dict[str, dict[str, Any]]:
 
 
 def _group(grammar: CompiledGrammar, tok: Token, group: str) -> str:
-    m = grammar.terminals[tok.type].pattern.match(str(tok))
-    value = m.group(group) if m is not None else None
+    groups = getattr(tok, "groups", None)
+    if groups is not None:
+        value = groups.get(group)
+    else:
+        m = grammar.terminals[tok.type].pattern.match(str(tok))
+        value = m.group(group) if m is not None else None
     if value is None:
         return str(tok).strip()
     return str(value)

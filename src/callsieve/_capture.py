@@ -29,7 +29,7 @@ from lark.exceptions import LarkError
 from ._assembler import assemble_call
 from ._grammar import CompiledGrammar, EntrySpec, StateSpec, TerminalSpec
 
-__all__ = ["COMPLETE", "FAILED", "VIABLE", "Capture"]
+__all__ = ["COMPLETE", "FAILED", "VIABLE", "Capture", "GroupToken"]
 
 VIABLE = 0
 COMPLETE = 1
@@ -40,10 +40,20 @@ LOOSE_CDATA = "loose_cdata"
 _MAX_CDATA_CANDIDATES = 64
 
 
+class GroupToken(Token):
+    """A token that keeps its terminal's named groups (``v``: a value, ``k``: a key) from the
+    match the scanner made in context — a look-ahead at its end cannot be re-checked later."""
+
+    __slots__ = ("groups",)
+
+    groups: dict[str, str | None]
+
+
 class Capture:
     """The state of one block being captured. Created at an entry token in prose."""
 
     __slots__ = (
+        "leftover",
         "call_ends",
         "calls",
         "diagnostics",
@@ -89,6 +99,7 @@ class Capture:
         self.schemas = schemas
         self.failure = ""
         self.emitted = 0  # calls already handed out (early_emit="invoke")
+        self.leftover = ""  # text after the block that a repair found already consumed
         if entry.synthetic is not None:
             self.repairs.append(MISSING_OPENER)
             self.ps.feed_token(Token(entry.synthetic, ""))
@@ -105,10 +116,15 @@ class Capture:
         self.failure = why
         return FAILED
 
-    def _feed(self, name: str, value: str) -> int:
+    def _feed(self, name: str, value: str, groups: dict[str, str | None] | None = None) -> int:
         """Feed one bounded token; VIABLE, COMPLETE or FAILED."""
+        if groups is None:
+            tok = Token(name, value)
+        else:
+            tok = GroupToken(name, value)
+            tok.groups = groups
         try:
-            self.ps.feed_token(Token(name, value))
+            self.ps.feed_token(tok)
         except LarkError:
             return self._fail(f"unexpected {name} at offset {self.start + self.raw_len - len(value)}")
         spec = self.spec = self.g.states[self.ps.position]
@@ -183,7 +199,8 @@ class Capture:
                     return self._fail(f"block longer than max_block_chars ({limit})"), p
                 self.raw.append(value)
                 self.raw_len += len(value)
-                status = self._feed(term.name, value)
+                status = self._feed(term.name, value,
+                                    tm.groupdict() if term.pattern.groupindex else None)
                 p = tm.end()
                 if status != VIABLE:
                     return status, p
@@ -257,14 +274,10 @@ class Capture:
             if status == COMPLETE:
                 self._adopt(trial)
                 self.repairs.append(LOOSE_CDATA)
-                return self._finish_offset(buf, p, full, content_from, q)
+                # The CDATA run had swallowed what follows the block: hand it back.
+                self.leftover = content[q:]
+                return COMPLETE, len(buf)
         return self._fail("the input ended inside CDATA and no closing tag lets it parse"), p
-
-    def _finish_offset(self, buf: str, p: int, full: str, content_from: int, q: int) -> tuple[int, int]:
-        # ``full`` = consumed raw + buf[p:]; the block now ends at content_from + q in ``full``.
-        consumed_before = len(full) - (len(buf) - p)
-        end_in_full = content_from + q
-        return COMPLETE, p + (end_in_full - consumed_before)
 
     def _fork(self, snap_ip: Any, raw: str, ncalls: int, ndiags: int) -> Capture:
         twin = object.__new__(Capture)

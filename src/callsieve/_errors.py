@@ -15,6 +15,7 @@ __all__ = [
     "GrammarError",
     "InputTypeError",
     "SieveClosedError",
+    "UnknownOptionError",
 ]
 
 
@@ -41,3 +42,8 @@ class ConfigurationError(CallsieveError, ValueError):
 
 class GrammarError(CallsieveError):
     """A grammar file breaks the scanner contract (see grammar/README.md)."""
+
+
+class UnknownOptionError(ConfigurationError, TypeError):
+    """An option name ``Sieve``/``parse`` does not know (a ``TypeError`` too, as Python
+    raises for an unexpected keyword argument)."""

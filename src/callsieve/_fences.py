@@ -1,19 +1,20 @@
 """Strategy: track Markdown code (SPEC §6) over released prose, so that a tool block quoted
 in a fence or an inline code span stays text.
 
-What it does: ``advance(buf, pos, final)`` walks prose from ``pos`` and stops at the first
-character that may start a tag *outside code* (returns ``(i, True)``), or at the end
-(``(len(buf), False)``), or at a position from which the rest must wait for more input
-(``(i, False)``): a backtick/tilde run that touches the end of the buffer (its length
-decides), or a line inside a fence that might still be the closing fence.
+What it does: ``advance(buf, pos, final, tail)`` walks prose from ``pos`` and returns the
+index of the first character that may start a tag *outside code*, or ``len(buf)``. It never
+holds text back: a backtick/tilde run or a fence line cut by a chunk boundary is carried as
+pending state (how long the run is so far, what the line held so far) and decided when the
+next characters arrive.
 States: LIVE prose; CODE (inline span opened by a run of N backticks, closed by a run of
 exactly N, or ended by a blank line); FENCE (a stack: a fence line with an info string
 inside a fence opens a nested one, a bare fence line of the top's character at least as
 long closes it). A fence opens on a run of at least three backticks or tildes at the start
-of a line (up to three spaces of indentation).
+of a line (up to three spaces of indentation); the rest of that line is its info string.
 What it guarantees: decisions depend on the text only, never on where chunks split.
-What it costs: LIVE prose is one regex search per buffer; code and fences one search per
-line or backtick run; line-start checks look back at most four characters.
+What it costs: LIVE prose is one regex search per buffer; code one search per backtick run
+or line; fences one ``find`` per line plus the first few characters of each line; the
+line-start check looks back at most four characters.
 """
 
 from __future__ import annotations
@@ -32,16 +33,30 @@ class FenceState(enum.Enum):
 
 _CODE_LEAD = re.compile(r"[`\n]")
 
+# Phases of the line being read inside a fence.
+_MID_LINE = 0  # nothing to decide until the next line break
+_INDENT = 1  # at most three spaces so far
+_RUN = 2  # a run of fence characters
+_AFTER = 3  # the run, then only blanks
+
 
 class FenceTracker:
-    __slots__ = ("_live_lead", "blank_pending", "span", "stack", "state", "tail")
+    __slots__ = ("state", "span", "stack", "blank_pending", "_live_lead",
+                 "run_char", "run_len", "run_ls", "phase", "line_n", "line_char", "line_run")
 
     def __init__(self, tag_leads: str) -> None:
         self.state = FenceState.LIVE
         self.span = 0  # backtick count of the open inline span
         self.stack: list[tuple[str, int]] = []  # open fences, innermost last
-        self.blank_pending = False  # CODE: a newline then only blanks up to the buffer end
+        self.blank_pending = False  # CODE: a line break, then only blanks so far
         self._live_lead = re.compile("[" + re.escape(tag_leads) + "`~]")
+        self.run_char = ""  # LIVE/CODE: a run cut by the end of the buffer ...
+        self.run_len = 0  # ... its length so far ...
+        self.run_ls = False  # ... and whether it started a line
+        self.phase = _MID_LINE  # FENCE: the current line
+        self.line_n = 0
+        self.line_char = ""
+        self.line_run = 0
 
     @property
     def live_lead(self) -> re.Pattern[str]:
@@ -56,34 +71,55 @@ class FenceTracker:
         stripped = pre.rstrip(" ")
         return len(pre) - len(stripped) <= 3 and stripped.endswith("\n")
 
-    # ------------------------------------------------------------------ the walk
-    def advance(self, buf: str, pos: int, final: bool, tail: str) -> tuple[int, bool]:
-        """``tail``: the last (up to four) characters before ``buf``."""
+    def _run_done(self, char: str, length: int, line_start: bool) -> None:
+        """A backtick/tilde run of ``length`` ended (LIVE or CODE)."""
+        self.run_len = 0
+        if self.state is FenceState.CODE:
+            if char == "`" and length == self.span:
+                self.state = FenceState.LIVE
+            return
+        if length >= 3 and line_start:
+            self.stack.append((char, length))
+            self.state = FenceState.FENCE
+            self.phase = _MID_LINE  # the rest of this line is the info string
+        elif char == "`":
+            self.state = FenceState.CODE
+            self.span = length
+            self.blank_pending = False
+
+    def advance(self, buf: str, pos: int, final: bool, tail: str) -> int:
+        """Index of the next possible tag lead outside code, or ``len(buf)``.
+        ``tail``: the last (up to four) characters before ``buf``."""
         n = len(buf)
-        fence_check_here = True
-        while True:
+        while pos < n:
+            if self.run_len:  # a run cut by the previous buffer goes on here?
+                c = self.run_char
+                j = pos
+                while j < n and buf[j] == c:
+                    j += 1
+                self.run_len += j - pos
+                if j == n and not final:
+                    return n
+                self._run_done(c, self.run_len, self.run_ls)
+                pos = j
+                continue
             state = self.state
             if state is FenceState.LIVE:
                 m = self._live_lead.search(buf, pos)
                 if m is None:
-                    return n, False
+                    return n
                 i = m.start()
                 c = buf[i]
                 if c != "`" and c != "~":
-                    return i, True
+                    return i
                 j = i + 1
                 while j < n and buf[j] == c:
                     j += 1
+                line_start = self._line_start(buf, i, tail)
                 if j == n and not final:
-                    return i, False
-                if j - i >= 3 and self._line_start(buf, i, tail):
-                    self.stack.append((c, j - i))
-                    self.state = FenceState.FENCE
-                    fence_check_here = False  # the rest of this line is the info string
-                elif c == "`":
-                    self.state = FenceState.CODE
-                    self.span = j - i
-                    self.blank_pending = False
+                    self.run_char, self.run_len, self.run_ls = c, j - i, line_start
+                    return n
+                self._run_done(c, j - i, line_start)
                 pos = j
             elif state is FenceState.CODE:
                 if self.blank_pending:
@@ -91,16 +127,16 @@ class FenceTracker:
                     while p < n and buf[p] in " \t":
                         p += 1
                     if p == n:
-                        return n, False
+                        return n
                     self.blank_pending = False
-                    if buf[p] == "\n":
+                    if buf[p] == "\n":  # a blank line ends an unclosed span
                         self.state = FenceState.LIVE
                         pos = p + 1
                         continue
                     pos = p
                 m = _CODE_LEAD.search(buf, pos)
                 if m is None:
-                    return n, False
+                    return n
                 i = m.start()
                 if buf[i] == "\n":
                     self.blank_pending = True
@@ -110,55 +146,65 @@ class FenceTracker:
                 while j < n and buf[j] == "`":
                     j += 1
                 if j == n and not final:
-                    return i, False
-                if j - i == self.span:
-                    self.state = FenceState.LIVE
+                    self.run_char, self.run_len, self.run_ls = "`", j - i, False
+                    return n
+                self._run_done("`", j - i, False)
                 pos = j
             else:
-                if fence_check_here and pos < n and (buf[pos - 1] if pos else tail[-1:]) == "\n":
-                    ls = pos
-                else:
-                    nl = buf.find("\n", pos)
-                    if nl < 0:
-                        return n, False
-                    ls = nl + 1
-                fence_check_here = False
-                r = self._fence_line(buf, ls, final)
-                if r < 0:
-                    return ls, False  # cannot decide this line yet: hold it
-                pos = r
+                pos = self._fence_line(buf, pos)
+        return n
 
-    def _fence_line(self, buf: str, ls: int, final: bool) -> int:
-        """Examine the line starting at ``ls`` inside a fence. Returns where to go on, or -1
-        when the line may still be a fence line and the buffer ends first."""
+    def _fence_line(self, buf: str, pos: int) -> int:
+        """Read fence content from ``pos``: skip to line starts, look at each line's first
+        characters for a fence line. Returns where to go on (``len(buf)`` when done)."""
         n = len(buf)
-        p = ls
-        while p < n and p - ls < 3 and buf[p] == " ":
-            p += 1
-        if p == n:
-            return -1 if not final else n
-        c = buf[p]
-        if c != "`" and c != "~":
-            return p
-        j = p + 1
-        while j < n and buf[j] == c:
-            j += 1
-        run = j - p
-        k = j
-        while k < n and buf[k] in " \t\r":
-            k += 1
-        if k == n and not final:
-            return -1
-        top_char, top_len = self.stack[-1]
-        if k == n or buf[k] == "\n":  # a bare fence line
-            if c == top_char and run >= top_len:
+        phase = self.phase
+        if phase == _MID_LINE:
+            nl = buf.find("\n", pos)
+            if nl < 0:
+                return n
+            self.phase, self.line_n = _INDENT, 0
+            return nl + 1
+        if phase == _INDENT:
+            while pos < n and buf[pos] == " " and self.line_n < 3:
+                pos += 1
+                self.line_n += 1
+            if pos == n:
+                return n
+            c = buf[pos]
+            if c == "`" or c == "~":
+                self.phase, self.line_char, self.line_run = _RUN, c, 0
+            else:
+                self.phase = _MID_LINE
+            return pos
+        if phase == _RUN:
+            c = self.line_char
+            j = pos
+            while j < n and buf[j] == c:
+                j += 1
+            self.line_run += j - pos
+            if j < n:
+                self.phase = _AFTER
+            return j
+        # _AFTER: the run, then only blanks so far
+        while pos < n and buf[pos] in " \t\r":
+            pos += 1
+        if pos == n:
+            return n
+        if buf[pos] == "\n":  # a bare fence line
+            top_char, top_len = self.stack[-1]
+            if self.line_char == top_char and self.line_run >= top_len:
                 self.stack.pop()
                 if not self.stack:
                     self.state = FenceState.LIVE
-            return k
-        if run >= 3:  # a fence line with an info string opens a nested fence
-            self.stack.append((c, run))
-        return k
+                    self.phase = _MID_LINE
+                    return pos + 1
+            self.phase, self.line_n = _INDENT, 0
+            return pos + 1
+        if self.line_run >= 3:  # a fence line with an info string opens a nested fence
+            self.stack.append((self.line_char, self.line_run))
+        self.phase = _MID_LINE
+        return pos
 
 
 def tail_after(tail: str, buf: str, upto: int) -> str:

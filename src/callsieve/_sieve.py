@@ -24,7 +24,12 @@ from typing import Any
 
 from ._assembler import schemas_from_tools
 from ._capture import COMPLETE, VIABLE, Capture
-from ._errors import ConfigurationError, InputTypeError, SieveClosedError
+from ._errors import (
+    ConfigurationError,
+    InputTypeError,
+    SieveClosedError,
+    UnknownOptionError,
+)
 from ._events import Block, Event, Text, ToolCall, ToolCalls
 from ._fences import FenceState, FenceTracker, tail_after
 from ._grammar import DEFAULT_DIALECTS, load_grammar
@@ -32,6 +37,8 @@ from ._grammar import DEFAULT_DIALECTS, load_grammar
 __all__ = ["EARLY_EMIT", "MODES", "Sieve", "SieveState", "new_call_id"]
 
 EARLY_EMIT = ("block", "invoke")
+OPTIONS = ("tools", "early_emit", "mode", "max_block_chars", "dialects", "grammar_dirs",
+           "id_factory")
 MODES = ("on", "off")
 DEFAULT_MAX_BLOCK_CHARS = 8 * 1024 * 1024
 _NO_CANDIDATE = -2
@@ -99,7 +106,11 @@ class Sieve:
         dialects: Iterable[str] = DEFAULT_DIALECTS,
         grammar_dirs: Iterable[str] = (),
         id_factory: Callable[[], str] = new_call_id,
+        **unknown: Any,
     ) -> None:
+        if unknown:
+            raise UnknownOptionError(
+                f"unknown option(s): {', '.join(sorted(unknown))}", expected=OPTIONS)
         if early_emit not in EARLY_EMIT:
             raise ConfigurationError(f"early_emit must be one of {EARLY_EMIT}, not {early_emit!r}",
                                      expected=EARLY_EMIT)
@@ -218,7 +229,8 @@ class Sieve:
             cap = self._cap
             if cap is not None:
                 status, p = cap.scan(buf, pos, final, self._limit)
-                if self._early and not cap.strict and len(cap.calls) > cap.emitted:
+                if (self._early and status != COMPLETE and not cap.strict
+                        and len(cap.calls) > cap.emitted):
                     self._emit_early(cap, events)
                 if status == VIABLE:
                     self._held = buf[p:]
@@ -227,8 +239,8 @@ class Sieve:
                     self._complete(cap, events)
                     # Rebase so that ``_tail`` is again "what stands before buf[0]".
                     self._tail = tail_after(self._tail, cap.raw_text(), cap.raw_len)
-                    buf = buf[p:]
-                    base += p
+                    buf = cap.leftover + buf[p:] if cap.leftover else buf[p:]
+                    base = cap.start + cap.raw_len
                     pos = text_start = 0
                     self._cap = None
                     self._state = SieveState.PROSE
@@ -245,7 +257,8 @@ class Sieve:
                 verdict, value = self._candidate(buf, 0, final, cand, resume, self._cand_seen)
                 cand = _NO_CANDIDATE
             else:
-                i, candidate = fences.advance(buf, pos, final, self._tail)
+                i = fences.advance(buf, pos, final, self._tail)
+                candidate = i < len(buf)
                 if candidate:
                     verdict, value = self._candidate(buf, i, final, 0, i, False)
             if candidate:
@@ -270,11 +283,10 @@ class Sieve:
             if text_start < i:
                 events.append(Text(buf[text_start:i]))
             self._tail = tail_after(self._tail, buf, i)
-            self._held = buf[i:]
             break
         cap = self._cap
         self._fast = (cap is None and not self._held and not final
-                      and fences.state is FenceState.LIVE)
+                      and fences.state is FenceState.LIVE and not fences.run_len)
         self._run_search = None
         if cap is not None and not self._held and not final:
             run = cap.run
@@ -358,7 +370,7 @@ class Sieve:
                                           (*cap.diagnostics, cap.failure), raw[:cut]))
             self._tail = tail_after(self._tail, raw, cut)
             return rest[cut:], cap.start + cut, 0
-        if self._record:
+        if self._record and not cap.strict:  # a failed repair attempt was only ever text
             self._blocks.append(Block((cap.start, cap.start + len(raw)), cap.dialect, "failed",
                                       tuple(cap.repairs), (*cap.diagnostics, cap.failure), raw))
         return rest, cap.start, cap.opener_len
