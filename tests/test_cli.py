@@ -1,0 +1,363 @@
+"""The command line (``callsieve parse`` / ``callsieve stream``), run in-process through
+``main(argv)`` and once as ``python -m callsieve``."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import callsieve
+from callsieve.__main__ import main
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "transcript.txt"
+TOOLS = ROOT / "examples" / "tools.json"
+FENCED_EXAMPLE = (
+    '```xml\n<|DSML|tool_calls>\n  <|DSML|invoke name="read_file">\n'
+    '    <|DSML|parameter name="path"><![CDATA[docs/example.md]]></|DSML|parameter>\n'
+    "  </|DSML|invoke>\n</|DSML|tool_calls>\n```"
+)
+EXPECTED_CALLS = [
+    ("read_file", {"path": "README.md"}, "dsml"),
+    ("get_weather", {"location": "Tokyo"}, "deepseek_native"),
+]
+CALL_KEYS = {"id", "name", "input", "dialect", "repairs"}
+BLOCK_KEYS = {"span", "dialect", "status", "repairs", "diagnostics"}
+
+
+def example_text() -> str:
+    with open(EXAMPLE, encoding="utf-8", newline="") as f:
+        return f.read()
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def stream_events(out: str) -> list[dict[str, Any]]:
+    lines = out.splitlines()
+    assert lines, "stream printed nothing"
+    return [json.loads(line) for line in lines]
+
+
+def summary(calls: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any], str]]:
+    return [(c["name"], c["input"], c["dialect"]) for c in calls]
+
+
+def streamed(events: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
+    text = "".join(e["text"] for e in events if e["event"] == "text")
+    calls = [c for e in events if e["event"] == "tool_calls" for c in e["calls"]]
+    return text, calls
+
+
+# ---------------------------------------------------------------------- parse
+def test_parse_example(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "parse", str(EXAMPLE))
+    assert code == 0, err
+    assert err == ""
+    result = json.loads(out)
+    assert set(result) == {"text", "calls", "blocks", "saw_tool_call_syntax",
+                           "rejected_by_policy", "rejected_tool_names"}
+    assert summary(result["calls"]) == EXPECTED_CALLS
+    assert all(set(c) == CALL_KEYS for c in result["calls"])
+    assert all(c["id"] and c["repairs"] == [] for c in result["calls"])
+    # The fenced example and the inline mention are text, untouched.
+    assert FENCED_EXAMPLE in result["text"]
+    assert "`<tool_calls>`" in result["text"]
+    assert "<|DSML|parameter name=\"path\"><![CDATA[README.md]]>" not in result["text"]
+    assert "tool▁calls▁begin" not in result["text"]
+    assert result["saw_tool_call_syntax"] is True
+    assert result["rejected_by_policy"] is False
+    assert result["rejected_tool_names"] == []
+    # Blocks: both complete; their spans index the exact input, and conservation holds.
+    text = example_text()
+    blocks = result["blocks"]
+    assert [(b["dialect"], b["status"]) for b in blocks] == [
+        ("dsml", "complete"), ("deepseek_native", "complete")]
+    assert all(set(b) == BLOCK_KEYS for b in blocks)
+    assert text[blocks[0]["span"][0]:].startswith("<|DSML|tool_calls>")
+    assert text[:blocks[1]["span"][1]].endswith("<｜tool▁calls▁end｜>")
+    rebuilt, last = [], 0
+    for b in blocks:
+        start, end = b["span"]
+        rebuilt.append(text[last:start])
+        last = end
+    rebuilt.append(text[last:])
+    assert "".join(rebuilt) == result["text"]
+
+
+def test_parse_output_is_the_library_result(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "parse", str(EXAMPLE))
+    assert code == 0
+    result = json.loads(out)
+    lib = callsieve.parse(example_text())
+    assert result["text"] == lib.text
+    assert summary(result["calls"]) == [(c.name, c.input, c.dialect) for c in lib.calls]
+    assert [tuple(b["span"]) for b in result["blocks"]] == [b.span for b in lib.blocks]
+
+
+def test_parse_with_tools(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "parse", str(EXAMPLE), "--tools", str(TOOLS))
+    assert code == 0, err
+    assert summary(json.loads(out)["calls"]) == EXPECTED_CALLS
+
+
+def test_tools_schema_keeps_strings(capsys: pytest.CaptureFixture[str],
+                                    tmp_path: Path) -> None:
+    # Without schemas a JSON-literal body becomes a number; a string-typed schema keeps it.
+    reply = tmp_path / "reply.txt"
+    reply.write_text('<tool_calls><invoke name="read_file"><parameter name="path">42'
+                     "</parameter></invoke></tool_calls>", encoding="utf-8")
+    code, out, _ = run(capsys, "parse", str(reply))
+    assert code == 0
+    assert json.loads(out)["calls"][0]["input"] == {"path": 42}
+    code, out, _ = run(capsys, "parse", str(reply), "--tools", str(TOOLS))
+    assert code == 0
+    assert json.loads(out)["calls"][0]["input"] == {"path": "42"}
+
+
+# ---------------------------------------------------------------------- stream
+def test_stream_example(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "stream", str(EXAMPLE))
+    assert code == 0, err
+    assert err == ""
+    events = stream_events(out)
+    assert {e["event"] for e in events} == {"text", "tool_calls"}
+    tool_events = [e for e in events if e["event"] == "tool_calls"]
+    assert len(tool_events) == 2
+    for e in tool_events:
+        assert set(e) == {"event", "calls", "block"}
+        assert set(e["block"]) == BLOCK_KEYS
+        assert e["block"]["status"] == "complete"
+        assert all(set(c) == CALL_KEYS for c in e["calls"])
+    for e in events:
+        if e["event"] == "text":
+            assert set(e) == {"event", "text"}
+            assert e["text"]
+    # Text events are printed as they come, not coalesced: default chunks are 4 characters.
+    assert sum(e["event"] == "text" for e in events) > 50
+    assert events[0] == {"event": "text", "text": "Sure"}
+    # Compact: one object per line, no indentation.
+    assert all(line.startswith('{"event":') for line in out.splitlines())
+    text, calls = streamed(events)
+    assert summary(calls) == EXPECTED_CALLS
+    assert text == callsieve.parse(example_text()).text
+
+
+@pytest.mark.parametrize("chunk_size", ["1", "2", "3", "7", "64", "100000"])
+def test_stream_any_chunk_size_matches_parse(capsys: pytest.CaptureFixture[str],
+                                             chunk_size: str) -> None:
+    code, out, _ = run(capsys, "parse", str(EXAMPLE))
+    assert code == 0
+    whole = json.loads(out)
+    code, out, _ = run(capsys, "stream", str(EXAMPLE), "--chunk-size", chunk_size)
+    assert code == 0
+    text, calls = streamed(stream_events(out))
+    assert summary(calls) == summary(whole["calls"]) == EXPECTED_CALLS
+    assert text == whole["text"]
+
+
+def test_stream_chunk_size_1_releases_prose_per_character(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "stream", str(EXAMPLE), "--chunk-size", "1")
+    assert code == 0
+    events = stream_events(out)
+    # Plain prose goes out a character at a time.
+    assert events[0] == {"event": "text", "text": "S"}
+
+
+def test_stream_early_emit_invoke(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "stream", str(EXAMPLE), "--early-emit", "invoke",
+                         "--chunk-size", "1", "--tools", str(TOOLS))
+    assert code == 0, err
+    text, calls = streamed(stream_events(out))
+    assert summary(calls) == EXPECTED_CALLS
+    assert text == callsieve.parse(example_text()).text
+
+
+# ---------------------------------------------------------------------- stdin
+def test_parse_stdin(capsys: pytest.CaptureFixture[str],
+                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(example_text()))
+    code, out, err = run(capsys, "parse", "-")
+    assert code == 0, err
+    assert summary(json.loads(out)["calls"]) == EXPECTED_CALLS
+
+
+def test_stream_stdin(capsys: pytest.CaptureFixture[str],
+                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(example_text()))
+    code, out, err = run(capsys, "stream", "-", "--chunk-size", "3")
+    assert code == 0, err
+    text, calls = streamed(stream_events(out))
+    assert summary(calls) == EXPECTED_CALLS
+    assert text == callsieve.parse(example_text()).text
+
+
+class _Trickle(io.RawIOBase):
+    """A byte stream that hands out a few bytes per read, like a pipe from a slow model."""
+
+    def __init__(self, data: bytes, step: int) -> None:
+        self._data = data
+        self._pos = 0
+        self._step = step
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        piece = self._data[self._pos:self._pos + min(self._step, len(b))]
+        b[:len(piece)] = piece
+        self._pos += len(piece)
+        return len(piece)
+
+
+@pytest.mark.parametrize("step", [1, 5, 4096])
+def test_stream_stdin_bytes_are_decoded_as_utf8(capsys: pytest.CaptureFixture[str],
+                                                monkeypatch: pytest.MonkeyPatch,
+                                                step: int) -> None:
+    # Multi-byte characters (｜, ▁, —) split across reads must decode whole, and CRLF stays.
+    text = example_text().replace("\n", "\r\n")
+    raw = io.BufferedReader(_Trickle(text.encode("utf-8"), step), buffer_size=step)
+    stdin = io.TextIOWrapper(raw, encoding="latin-1")  # the declared encoding is ignored
+    monkeypatch.setattr(sys, "stdin", stdin)
+    code, out, err = run(capsys, "stream", "-", "--chunk-size", "5")
+    assert code == 0, err
+    streamed_text, calls = streamed(stream_events(out))
+    assert [c["name"] for c in calls] == ["read_file", "get_weather"]
+    assert streamed_text == callsieve.parse(text).text
+    assert "\r\n" in streamed_text
+
+
+def test_input_line_endings_are_kept(capsys: pytest.CaptureFixture[str],
+                                     tmp_path: Path) -> None:
+    crlf = tmp_path / "crlf.txt"
+    crlf.write_bytes(example_text().replace("\n", "\r\n").encode("utf-8"))
+    code, out, _ = run(capsys, "parse", str(crlf))
+    assert code == 0
+    result = json.loads(out)
+    assert "\r\n" in result["text"]
+    assert [c["name"] for c in result["calls"]] == ["read_file", "get_weather"]
+
+
+def test_output_falls_back_to_ascii_escapes(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A terminal that cannot encode "｜" or "—" still gets valid JSON, never a crash.
+    sink = io.BytesIO()
+    out = io.TextIOWrapper(sink, encoding="ascii", newline="")
+    monkeypatch.setattr(sys, "stdout", out)
+    assert main(["parse", str(EXAMPLE)]) == 0
+    assert main(["stream", str(EXAMPLE)]) == 0
+    out.flush()
+    data = sink.getvalue().decode("ascii")
+    whole, _, lines = data.partition("\n}\n")
+    assert json.loads(whole + "\n}")["text"] == callsieve.parse(example_text()).text
+    text, calls = streamed(stream_events(lines))
+    assert summary(calls) == EXPECTED_CALLS
+    assert text == callsieve.parse(example_text()).text
+
+
+# ---------------------------------------------------------------------- errors
+def assert_one_line_error(code: int, out: str, err: str, *needles: str) -> None:
+    assert code == 2
+    assert out == ""
+    assert "Traceback" not in err
+    assert err.endswith("\n") and err.count("\n") == 1, err
+    assert err.startswith("callsieve: error: ")
+    for needle in needles:
+        assert needle in err
+
+
+def test_missing_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    missing = tmp_path / "nope.txt"
+    for command in ("parse", "stream"):
+        code, out, err = run(capsys, command, str(missing))
+        assert_one_line_error(code, out, err, "nope.txt")
+
+
+def test_directory_instead_of_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out, err = run(capsys, "parse", str(tmp_path))
+    assert_one_line_error(code, out, err)
+
+
+def test_missing_tools_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out, err = run(capsys, "parse", str(EXAMPLE), "--tools", str(tmp_path / "t.json"))
+    assert_one_line_error(code, out, err, "t.json")
+
+
+@pytest.mark.parametrize("content", ["[{", "", "not json", '{"name": "f"}', "42"])
+def test_bad_tools_json(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                        content: str) -> None:
+    tools = tmp_path / "tools.json"
+    tools.write_text(content, encoding="utf-8")
+    for command in ("parse", "stream"):
+        code, out, err = run(capsys, command, str(EXAMPLE), "--tools", str(tools))
+        assert_one_line_error(code, out, err, "tools.json")
+
+
+def test_invalid_utf8(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    bad = tmp_path / "latin1.txt"
+    bad.write_bytes("caf\xe9 <tool_calls>".encode("latin-1"))
+    code, out, err = run(capsys, "parse", str(bad))
+    assert_one_line_error(code, out, err, "UTF-8")
+
+
+@pytest.mark.parametrize("argv", [
+    [],
+    ["frobnicate", "x"],
+    ["parse"],
+    ["stream", str(EXAMPLE), "--chunk-size", "0"],
+    ["stream", str(EXAMPLE), "--chunk-size", "four"],
+    ["stream", str(EXAMPLE), "--early-emit", "sometimes"],
+    ["parse", str(EXAMPLE), "--no-such-option"],
+])
+def test_usage_errors(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
+    code, out, err = run(capsys, *argv)
+    assert_one_line_error(code, out, err)
+
+
+def test_help_returns_zero(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--help")
+    assert code == 0
+    assert "parse" in out and "stream" in out
+    code, out, _ = run(capsys, "stream", "--help")
+    assert code == 0
+    assert "--chunk-size" in out and "--early-emit" in out and "--tools" in out
+
+
+# ---------------------------------------------------------------------- as a program
+def test_python_dash_m(tmp_path: Path) -> None:
+    # Run the same callsieve this test imported (installed, or a source tree on sys.path).
+    env = dict(os.environ)
+    package_parent = str(Path(callsieve.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (package_parent, env.get("PYTHONPATH")) if p)
+    env["PYTHONIOENCODING"] = "utf-8"
+    proc = subprocess.run(
+        [sys.executable, "-m", "callsieve", "parse", "examples/transcript.txt"],
+        cwd=ROOT, env=env, capture_output=True, text=True, encoding="utf-8", timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    result = json.loads(proc.stdout)
+    assert summary(result["calls"]) == EXPECTED_CALLS
+    assert FENCED_EXAMPLE in result["text"]
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "callsieve", "parse", str(tmp_path / "missing.txt")],
+        cwd=ROOT, env=env, capture_output=True, text=True, encoding="utf-8", timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.count("\n") == 1

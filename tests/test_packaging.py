@@ -1,0 +1,102 @@
+"""The wheel: it carries the grammar files and the typing marker, installs into a fresh
+virtual environment with its declared dependencies, and works away from the source tree.
+
+This test needs the network (the build backend, hatchling, and the dependencies come from
+PyPI). It fails, loudly, when PyPI cannot be reached: a skipped packaging test would let a
+broken wheel ship.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+REQUIRED_IN_WHEEL = (
+    "callsieve/__init__.py",
+    "callsieve/__main__.py",
+    "callsieve/py.typed",
+    "callsieve/grammar/common.lark",
+    "callsieve/grammar/dsml.lark",
+)
+SNIPPET = (
+    "import callsieve; "
+    "print(callsieve.parse('<tool_calls><invoke name=\"f\"></invoke></tool_calls>').calls[0].name)"
+)
+
+
+def clean_env() -> dict[str, str]:
+    """The environment without anything that would let the source tree leak in."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV")}
+    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    env["PIP_NO_INPUT"] = "1"
+    env["PYTHONIOENCODING"] = "utf-8"
+    return env
+
+
+def check(cmd: list[str], *, cwd: Path, what: str, timeout: float = 300,
+          stdin: str | None = None) -> str:
+    proc = subprocess.run(cmd, cwd=cwd, env=clean_env(), input=stdin, capture_output=True,
+                          text=True, encoding="utf-8", timeout=timeout, check=False)
+    assert proc.returncode == 0, (
+        f"{what} failed (exit {proc.returncode}); if this is a network error, this test "
+        f"needs PyPI.\n$ {' '.join(cmd)}\n--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr}"
+    )
+    return proc.stdout
+
+
+def venv_bin(venv: Path, name: str) -> Path:
+    if os.name == "nt":  # pragma: no cover - CI runs on Linux
+        return venv / "Scripts" / f"{name}.exe"
+    return venv / "bin" / name
+
+
+def test_wheel_contents_and_install(tmp_path: Path) -> None:
+    dist = tmp_path / "dist"
+    check([sys.executable, "-m", "build", "--wheel", "--outdir", str(dist), str(ROOT)],
+          cwd=ROOT, what="building the wheel")
+    wheels = sorted(dist.glob("callsieve-*.whl"))
+    assert len(wheels) == 1, f"expected one wheel in {dist}, found {wheels}"
+    wheel = wheels[0]
+
+    with zipfile.ZipFile(wheel) as zf:
+        names = set(zf.namelist())
+        missing = [n for n in REQUIRED_IN_WHEEL if n not in names]
+        assert not missing, f"{wheel.name} lacks {missing}; it holds {sorted(names)}"
+        for dialect in ("dsml_v4", "dsml_v32", "xml", "deepseek_native"):
+            assert f"callsieve/grammar/{dialect}.lark" in names
+        metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
+        requires = [line for line in zf.read(metadata).decode("utf-8").splitlines()
+                    if line.startswith("Requires-Dist:") and "extra ==" not in line]
+        entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
+        assert "callsieve = callsieve.__main__:main" in zf.read(entry_points).decode("utf-8")
+    assert any("lark" in r for r in requires), requires
+    assert any("regex" in r for r in requires), requires
+
+    # A fresh environment; the wheel's own metadata pulls in lark and regex.
+    venv = tmp_path / "venv"
+    check([sys.executable, "-m", "venv", str(venv)], cwd=tmp_path, what="creating a venv")
+    python = venv_bin(venv, "python")
+    check([str(python), "-m", "pip", "install", str(wheel)], cwd=tmp_path,
+          what="installing the wheel")
+
+    # Away from the source tree, so only the installed copy can be imported.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    assert check([str(python), "-c", SNIPPET], cwd=elsewhere, what="importing").strip() == "f"
+    where = check([str(python), "-c", "import callsieve; print(callsieve.__file__)"],
+                  cwd=elsewhere, what="locating the package").strip()
+    assert Path(where).resolve().is_relative_to(venv.resolve()), where
+
+    # The console script is installed and reads standard input.
+    reply = '<|DSML|tool_calls><|DSML|invoke name="g"></|DSML|invoke></|DSML|tool_calls>'
+    out = check([str(venv_bin(venv, "callsieve")), "parse", "-"], cwd=elsewhere,
+                what="running the callsieve script", stdin=reply)
+    result = json.loads(out)
+    assert [c["name"] for c in result["calls"]] == ["g"]
+    assert result["blocks"][0]["dialect"] == "dsml"
