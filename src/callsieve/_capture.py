@@ -54,6 +54,7 @@ class Capture:
 
     __slots__ = (
         "leftover",
+        "waiting",
         "call_ends",
         "calls",
         "diagnostics",
@@ -100,6 +101,7 @@ class Capture:
         self.failure = ""
         self.emitted = 0  # calls already handed out (early_emit="invoke")
         self.leftover = ""  # text after the block that a repair found already consumed
+        self.waiting = False  # the held tail is a bounded token cut by the chunk boundary
         if entry.synthetic is not None:
             self.repairs.append(MISSING_OPENER)
             self.ps.feed_token(Token(entry.synthetic, ""))
@@ -108,9 +110,11 @@ class Capture:
 
     # ------------------------------------------------------------------ helpers
     def raw_text(self) -> str:
+        """The block's text so far (a run in progress keeps its text in ``pieces``)."""
         if len(self.raw) > 1:
             self.raw = ["".join(self.raw)]
-        return self.raw[0] if self.raw else ""
+        head = self.raw[0] if self.raw else ""
+        return head + "".join(self.pieces) if self.pieces else head
 
     def _fail(self, why: str) -> int:
         self.failure = why
@@ -149,6 +153,7 @@ class Capture:
         run = self.run
         assert run is not None
         value = "".join(self.pieces)
+        self.raw.append(value)
         self.ps.value_stack[-1] = Token(run.name, value)
         if run.name == "STRAY_RUN" and value.strip():
             self.diagnostics.append(
@@ -158,17 +163,16 @@ class Capture:
 
     def _take(self, text: str) -> None:
         self.pieces.append(text)
-        self.raw.append(text)
         self.raw_len += len(text)
 
     # ------------------------------------------------------------------ the scan
     def scan(self, buf: str, p: int, final: bool, limit: int) -> tuple[int, int]:
         n = len(buf)
+        self.waiting = False
         while True:
             run = self.run
             if run is not None:
-                m = run.stop.search(buf, p) if final else run.stop_or_tail.search(buf, p)
-                s = n if m is None else m.start()
+                s, is_tail = run.find_stop(buf, p, final)
                 if s > p:
                     piece = buf[p:s]
                     if self.strict and run.name == "STRAY_RUN" and piece.strip():
@@ -177,7 +181,7 @@ class Capture:
                     p = s
                     if self.raw_len > limit:
                         return self._fail(f"block longer than max_block_chars ({limit})"), p
-                if m is None or m.lastgroup == "t":
+                if s == n or is_tail:
                     break
             if p >= n:
                 break
@@ -207,6 +211,7 @@ class Capture:
                 break
             else:
                 if waiting:
+                    self.waiting = True
                     break
                 # no token starts here
                 if self.run is not None:
@@ -233,6 +238,7 @@ class Capture:
                 self.pieces = []
                 continue
             if waiting:
+                self.waiting = True
                 break
         if final:
             return self._finish(buf, p)

@@ -67,7 +67,7 @@ class FenceTracker:
     def _line_start(buf: str, i: int, tail: str) -> bool:
         """Only up to three spaces stand between the last line break (or the start of the
         text, for which ``tail`` holds a line break) and ``buf[i]``."""
-        pre = buf[i - 4:i] if i >= 4 else (tail + buf[:i])[-4:]
+        pre = buf[i - 4:i] if i >= 4 else (tail[-4:] + buf[:i])[-4:]
         stripped = pre.rstrip(" ")
         return len(pre) - len(stripped) <= 3 and stripped.endswith("\n")
 
@@ -208,7 +208,8 @@ class FenceTracker:
 
 
 def tail_after(tail: str, buf: str, upto: int) -> str:
-    """The last (up to four) characters once ``buf[:upto]`` has followed ``tail``."""
+    """The last (up to four) characters once ``buf[:upto]`` has followed ``tail`` (``tail``
+    may be longer than four: only its end counts)."""
     if upto >= 4:
         return buf[upto - 4:upto]
-    return (tail + buf[:upto])[-4:] if upto else tail
+    return (tail[-4:] + buf[:upto])[-4:] if upto else tail

@@ -29,7 +29,7 @@ from lark.lexer import Lexer
 
 from ._automaton import EntryAutomaton
 from ._errors import ConfigurationError, GrammarError
-from ._prefix import first_chars, prefix_closure
+from ._prefix import end_chars, first_chars, max_width, prefix_closure
 
 __all__ = [
     "DEFAULT_DIALECTS",
@@ -65,25 +65,53 @@ class _NoLexer(Lexer):
 class TerminalSpec:
     """How the scanner reads one terminal."""
 
-    __slots__ = ("name", "priority", "pattern", "is_run", "soft", "stop", "stop_or_tail")
+    __slots__ = ("name", "priority", "pattern", "is_run", "soft", "stop", "tail", "tail_span",
+                 "stop_char", "probe", "end_chars", "width")
 
-    def __init__(self, name: str, priority: int, pattern: Any, is_run: bool, soft: bool,
-                 stop: Any, stop_or_tail: Any) -> None:
+    def __init__(self, name: str, priority: int, pattern: Any, is_run: bool = False,
+                 soft: bool = False, stop: Any = None, tail: Any = None, tail_span: int = 0,
+                 stop_char: str | None = None, probe: Any = None,
+                 end_chars: set[str] | None = None, width: int = 0) -> None:
         self.name = name
         self.priority = priority
         self.pattern = pattern  # regex.Pattern: the whole token (bounded terminals)
         self.is_run = is_run
         self.soft = soft  # soft run: a stop that starts no token is taken as content
-        self.stop = stop  # re.Pattern: where a run stops (a complete stop)
-        # re.Pattern: a complete stop (group "s") or a buffer tail that may still become one
-        # (group "t"); ``search(chunk) is None`` means the whole chunk is run content.
-        self.stop_or_tail = stop_or_tail
+        self.stop = stop  # re.Pattern: a complete stop
+        self.tail = tail  # re.Pattern: a buffer tail that may still become a stop, or None
+        self.tail_span = tail_span  # such a tail is shorter than this
+        #: the one character every stop starts with (``ch not in chunk``: no stop), or None
+        self.stop_char = stop_char
+        #: ``probe(chunk) is None`` means: no stop and no possible stop tail in ``chunk``
+        #: (``probe`` may only look for the stop's first characters; ``exact_probe`` looks
+        #: for the stop itself)
+        self.probe = probe if probe is not None else self.exact_probe
+        #: bounded: the characters that can complete a match (None: any), its longest match
+        self.end_chars = end_chars
+        self.width = width
+
+    def find_stop(self, buf: str, p: int, final: bool) -> tuple[int, bool]:
+        """Where the run starting at ``p`` stops: ``(index, is_tail)``. A complete stop wins;
+        else (unless ``final``) a tail that may still become one; else the end."""
+        m = self.stop.search(buf, p)
+        if m is not None:
+            return m.start(), False
+        n = len(buf)
+        if self.tail is not None and not final:
+            t = self.tail.search(buf, max(p, n - self.tail_span))
+            if t is not None:
+                return t.start(), True
+        return n, False
+
+    def exact_probe(self, chunk: str) -> Any:
+        s, tail = self.find_stop(chunk, 0, False)
+        return None if s == len(chunk) and not tail else True
 
 
 class StateSpec:
     """What the scanner may meet in one parser state."""
 
-    __slots__ = ("bounded", "call_rule", "end_ok", "run")
+    __slots__ = ("bounded", "call_rule", "end_ok", "run", "shell_probe", "shell_width")
 
     def __init__(self, bounded: tuple[TerminalSpec, ...], run: TerminalSpec | None,
                  end_ok: bool, call_rule: Any) -> None:
@@ -91,6 +119,18 @@ class StateSpec:
         self.run = run
         self.end_ok = end_ok
         self.call_rule = call_rule  # the Lark rule that reduces to a call here, or None
+        # While a token cut by a chunk boundary is pending here, a chunk with none of these
+        # characters cannot complete it (``shell_probe(chunk) is None``): append, re-match
+        # later. None: any character might.
+        ends: set[str] = set()
+        for t in bounded:
+            if t.end_chars is None:
+                ends = set()
+                break
+            ends |= t.end_chars
+        self.shell_probe = (re.compile("[" + "".join(re.escape(c) for c in sorted(ends)) + "]")
+                            .search if ends else None)
+        self.shell_width = max((t.width for t in bounded), default=0)
 
 
 class EntrySpec:
@@ -221,15 +261,21 @@ def _terminal_spec(t: Any) -> TerminalSpec:
         closure = prefix_closure(stop_src)
         if closure is None:
             raise GrammarError(f"the stop of run terminal {t.name} uses an unsupported construct")
-        both = re.compile(f"(?P<s>{stop_src})|(?P<t>(?=[\\s\\S])(?:{closure})\\Z)")
+        width = min(max_width(stop_src), MAX_BOUNDED_WIDTH)
+        tail = re.compile(f"(?=[\\s\\S])(?:{closure})\\Z") if width > 1 else None
+        first = first_chars(stop_src) if soft is not None else None
+        stop_char = next(iter(first)) if first is not None and len(first) == 1 else None
+        probe = (re.compile("[" + "".join(re.escape(c) for c in sorted(first)) + "]").search
+                 if first else None)
         return TerminalSpec(t.name, t.priority, None, True, soft is not None,
-                            re.compile(stop_src), both)
+                            re.compile(stop_src), tail, width, stop_char, probe)
     if t.pattern.max_width > MAX_BOUNDED_WIDTH:
         raise GrammarError(
             f"terminal {t.name} can be longer than {MAX_BOUNDED_WIDTH} characters; bound its "
             "repetitions or make it a run (name ending in _RUN)"
         )
-    return TerminalSpec(t.name, t.priority, regex.compile(source), False, False, None, None)
+    return TerminalSpec(t.name, t.priority, regex.compile(source),
+                        end_chars=end_chars(source), width=min(max_width(source), MAX_BOUNDED_WIDTH))
 
 
 def grammar_dirs(extra: tuple[str, ...] = ()) -> tuple[Path, ...]:

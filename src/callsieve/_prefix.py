@@ -27,7 +27,7 @@ except ImportError:  # pragma: no cover - Python 3.10
     import sre_constants as _c
     import sre_parse as _p
 
-__all__ = ["first_chars", "prefix_closure"]
+__all__ = ["end_chars", "first_chars", "max_width", "prefix_closure"]
 
 _CATEGORIES = {
     "CATEGORY_DIGIT": r"\d", "CATEGORY_NOT_DIGIT": r"\D", "CATEGORY_SPACE": r"\s",
@@ -143,6 +143,11 @@ def first_chars(pattern: str) -> set[str] | None:
     return None if (first is None or nullable) else first
 
 
+#: What ``\\s`` matches in a str pattern: every Unicode white-space character lies at or below
+#: U+3000, so the class is small and can be listed.
+_SPACES = frozenset(c for c in map(chr, range(0x3001)) if re.match(r"\s", c))
+
+
 def _first_of_seq(items: list[Any]) -> tuple[set[str] | None, bool]:
     out: set[str] = set()
     for op, av in items:
@@ -160,6 +165,8 @@ def _first_of_seq(items: list[Any]) -> tuple[set[str] | None, bool]:
                     chars.add(chr(iav))
                 elif iname == "RANGE" and iav[1] - iav[0] < 512:
                     chars.update(chr(c) for c in range(iav[0], iav[1] + 1))
+                elif iname == "CATEGORY" and str(iav) == "CATEGORY_SPACE":
+                    chars |= _SPACES
                 else:
                     return None, False
             out |= chars
@@ -177,6 +184,59 @@ def _first_of_seq(items: list[Any]) -> tuple[set[str] | None, bool]:
         elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
             lo, _hi, body = av
             sub, nullable = _first_of_seq(list(body))
+            nullable = nullable or lo == 0
+        else:
+            return None, False
+        if sub is None:
+            return None, False
+        out |= sub
+        if not nullable:
+            return out, False
+    return out, True
+
+
+def max_width(pattern: str) -> int:
+    """The length of the longest match of ``pattern`` (a very large number if unbounded)."""
+    return int(_p.parse(pattern).getwidth()[1])
+
+
+def end_chars(pattern: str) -> set[str] | None:
+    """The characters whose arrival can *complete* a match of ``pattern``: its last character,
+    or, for a pattern that ends in a look-ahead, the character the look-ahead needs. None if
+    that is not a small fixed set."""
+    try:
+        parsed = _p.parse(pattern)
+    except re.error:  # pragma: no cover - Lark validated it
+        return None
+    last, nullable = _last_of_seq(list(parsed))
+    return None if (last is None or nullable) else last
+
+
+def _last_of_seq(items: list[Any]) -> tuple[set[str] | None, bool]:
+    out: set[str] = set()
+    for op, av in reversed(items):
+        name = str(op)
+        if name == "AT":
+            continue
+        if name == "ASSERT" and av[0] == 1:  # a look-ahead decides completion
+            first, nullable = _first_of_seq(list(av[1]))
+            return (None, False) if first is None or nullable else (out | first, False)
+        if name in ("LITERAL", "IN"):
+            first, _ = _first_of_seq([(op, av)])
+            return (None, False) if first is None else (out | first, False)
+        if name == "SUBPATTERN":
+            sub, nullable = _last_of_seq(list(av[-1]))
+        elif name == "BRANCH":
+            sub, nullable = set(), False
+            for alt in av[1]:
+                f, n = _last_of_seq(list(alt))
+                if f is None:
+                    return None, False
+                sub |= f
+                nullable = nullable or n
+        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            lo, _hi, body = av
+            sub, nullable = _last_of_seq(list(body))
             nullable = nullable or lo == 0
         else:
             return None, False

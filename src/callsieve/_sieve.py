@@ -47,6 +47,10 @@ _HOLD = "hold"
 _OPEN = "open"
 
 
+def _no_probe(chunk: str) -> Any:  # pragma: no cover - only called inside a run
+    return True
+
+
 def _group_of(m: Any, g: Any) -> str:
     """Which entry terminal an ``entry_exact`` match is (its outermost named group)."""
     for e in g.entries:
@@ -87,7 +91,11 @@ class Sieve:
         "_tail",
         "_cand",
         "_cand_seen",
-        "_run_search",
+        "_run_cap",
+        "_run_char",
+        "_run_probe",
+        "_shell_probe",
+        "_shell_room",
         "_off",
         "_record",
         "_saw_syntax",
@@ -129,7 +137,15 @@ class Sieve:
         self._cand = _NO_CANDIDATE  # automaton state of a possible opener held at _held[0]
         self._cand_seen = False  # ... which has passed an accepting state
         self._fast = mode != "off"  # PROSE, nothing held, outside code: the one-search path
-        self._run_search: Callable[[str], Any] | None = None  # set inside a streaming run
+        # Inside a streaming run: its capture, the stop's single first character (or None)
+        # and a probe (``probe(chunk) is None``: no stop in the chunk).
+        self._run_cap: Capture | None = None
+        self._run_char: str | None = None
+        self._run_probe: Callable[[str], Any] = _no_probe
+        # A tag cut by a chunk boundary inside a block: what could complete it, and how much
+        # more may be held before it is too long to be a tag.
+        self._shell_probe: Callable[[str], Any] | None = None
+        self._shell_room = 0
         self._early = early_emit == "invoke"
         self._off = mode == "off"
         self._limit = max_block_chars
@@ -151,24 +167,41 @@ class Sieve:
 
     def feed(self, chunk: str) -> list[Event]:
         """Take the next chunk; return the events it decides (possibly none)."""
-        if self._fast and chunk.__class__ is str:
-            # Prose with no lead character: one search, one event.
-            if self._lead_search(chunk) is None and chunk:
+        if self._fast:
+            # Prose with no lead character: one search, one event. (The search is also the
+            # type check: ``re`` refuses anything but a str.)
+            try:
+                found = self._lead_search(chunk)
+            except TypeError:
+                raise InputTypeError(f"feed() takes str, not {type(chunk).__name__}",
+                                     offset=self._total) from None
+            if found is None and chunk:
                 self._total += len(chunk)
-                self._tail = chunk if len(chunk) > 3 else (self._tail + chunk)[-4:]
+                # The tail only matters for "is this a line start": a chunk that does not end
+                # in a blank or line break settles that by itself.
+                self._tail = chunk if chunk[-1] not in " \n" else (self._tail + chunk)[-4:]
                 return [Text(chunk)]
-        elif self._run_search is not None and chunk.__class__ is str:
+        elif self._run_cap is not None and chunk.__class__ is str:
             # Inside a streaming run (an argument body) and no stop in sight: append, no
             # parser step, nothing re-scanned.
-            if self._run_search(chunk) is None:
-                cap = self._cap
+            c = self._run_char
+            if (c is not None and c not in chunk) or self._run_probe(chunk) is None:
+                rcap = self._run_cap
                 n = len(chunk)
-                if cap is not None and cap.raw_len + n <= self._limit:
+                if rcap.raw_len + n <= self._limit:
                     self._total += n
-                    cap.pieces.append(chunk)
-                    cap.raw.append(chunk)
-                    cap.raw_len += n
+                    rcap.pieces.append(chunk)
+                    rcap.raw_len += n
                     return []
+        elif self._shell_probe is not None and chunk.__class__ is str:
+            # A tag cut by a chunk boundary inside a block: unless this chunk holds a
+            # character that could complete it, keep it for one match later.
+            n = len(chunk)
+            if self._shell_probe(chunk) is None and n <= self._shell_room:
+                self._total += n
+                self._held += chunk
+                self._shell_room -= n
+                return []
         elif chunk.__class__ is not str:
             if not isinstance(chunk, str):
                 raise InputTypeError(f"feed() takes str, not {type(chunk).__name__}",
@@ -205,7 +238,8 @@ class Sieve:
         if self._state is SieveState.CLOSED:
             raise SieveClosedError("close() called twice", offset=self._total)
         self._fast = False
-        self._run_search = None
+        self._run_cap = None
+        self._shell_probe = None
         if self._off:
             self._state = SieveState.CLOSED
             return []
@@ -287,11 +321,17 @@ class Sieve:
         cap = self._cap
         self._fast = (cap is None and not self._held and not final
                       and fences.state is FenceState.LIVE and not fences.run_len)
-        self._run_search = None
+        self._shell_probe = None
+        if cap is not None and self._held and cap.waiting and not final:
+            self._shell_probe = cap.spec.shell_probe
+            self._shell_room = cap.spec.shell_width - len(self._held)
+        self._run_cap = None
         if cap is not None and not self._held and not final:
             run = cap.run
             if run is not None and not (cap.strict and run.name == "STRAY_RUN"):
-                self._run_search = run.stop_or_tail.search
+                self._run_cap = cap
+                self._run_char = run.stop_char
+                self._run_probe = run.exact_probe
         return events
 
     def _candidate(self, buf: str, i: int, final: bool, state: int, j: int,
