@@ -179,7 +179,7 @@ class Sieve:
                 self._total += len(chunk)
                 # The tail only matters for "is this a line start": a chunk that does not end
                 # in a blank or line break settles that by itself.
-                self._tail = chunk if chunk[-1] not in " \n" else (self._tail + chunk)[-4:]
+                self._tail = chunk if chunk[-1] > " " else (self._tail + chunk)[-4:]
                 return [Text(chunk)]
         elif self._run_cap is not None and chunk.__class__ is str:
             # Inside a streaming run (an argument body) and no stop in sight: append, no
