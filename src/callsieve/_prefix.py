@@ -139,7 +139,7 @@ def first_chars(pattern: str) -> set[str] | None:
         parsed = _p.parse(pattern)
     except re.error:  # pragma: no cover - Lark validated it
         return None
-    first, nullable = _first_of_seq(list(parsed))
+    first, nullable = _edge(list(parsed), False)
     return None if (first is None or nullable) else first
 
 
@@ -148,42 +148,54 @@ def first_chars(pattern: str) -> set[str] | None:
 _SPACES = frozenset(c for c in map(chr, range(0x3001)) if re.match(r"\s", c))
 
 
-def _first_of_seq(items: list[Any]) -> tuple[set[str] | None, bool]:
+def _class_chars(av: Any) -> set[str] | None:
+    chars: set[str] = set()
+    for iop, iav in av:
+        iname = str(iop)
+        if iname == "LITERAL":
+            chars.add(chr(iav))
+        elif iname == "RANGE" and iav[1] - iav[0] < 512:
+            chars.update(chr(c) for c in range(iav[0], iav[1] + 1))
+        elif iname == "CATEGORY" and str(iav) == "CATEGORY_SPACE":
+            chars |= _SPACES
+        else:
+            return None  # negated classes, other categories: not a small set
+    return chars
+
+
+def _edge(items: list[Any], last: bool) -> tuple[set[str] | None, bool]:
+    """The characters a match of the sequence ``items`` can start with (``last=False``) or
+    be completed by (``last=True``), and whether it can match empty. None: not a small set."""
     out: set[str] = set()
-    for op, av in items:
+    for op, av in (reversed(items) if last else items):
         name = str(op)
-        if name in ("AT", "ASSERT", "ASSERT_NOT"):
+        if name == "AT":
             continue
+        if name in ("ASSERT", "ASSERT_NOT"):
+            if not last:
+                continue  # look-arounds consume nothing
+            if name == "ASSERT" and av[0] == 1:  # a trailing look-ahead decides completion
+                first, nullable = _edge(list(av[1]), False)
+                return (None, False) if first is None or nullable else (out | first, False)
+            return None, False
         if name == "LITERAL":
-            out.add(chr(av))
-            return out, False
+            return out | {chr(av)}, False
         if name == "IN":
-            chars: set[str] = set()
-            for iop, iav in av:
-                iname = str(iop)
-                if iname == "LITERAL":
-                    chars.add(chr(iav))
-                elif iname == "RANGE" and iav[1] - iav[0] < 512:
-                    chars.update(chr(c) for c in range(iav[0], iav[1] + 1))
-                elif iname == "CATEGORY" and str(iav) == "CATEGORY_SPACE":
-                    chars |= _SPACES
-                else:
-                    return None, False
-            out |= chars
-            return out, False
+            chars = _class_chars(av)
+            return (None, False) if chars is None else (out | chars, False)
         if name == "SUBPATTERN":
-            sub, nullable = _first_of_seq(list(av[-1]))
+            sub, nullable = _edge(list(av[-1]), last)
         elif name == "BRANCH":
             sub, nullable = set(), False
             for alt in av[1]:
-                f, n = _first_of_seq(list(alt))
+                f, n = _edge(list(alt), last)
                 if f is None:
                     return None, False
                 sub |= f
                 nullable = nullable or n
         elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
             lo, _hi, body = av
-            sub, nullable = _first_of_seq(list(body))
+            sub, nullable = _edge(list(body), last)
             nullable = nullable or lo == 0
         else:
             return None, False
@@ -208,41 +220,5 @@ def end_chars(pattern: str) -> set[str] | None:
         parsed = _p.parse(pattern)
     except re.error:  # pragma: no cover - Lark validated it
         return None
-    last, nullable = _last_of_seq(list(parsed))
+    last, nullable = _edge(list(parsed), True)
     return None if (last is None or nullable) else last
-
-
-def _last_of_seq(items: list[Any]) -> tuple[set[str] | None, bool]:
-    out: set[str] = set()
-    for op, av in reversed(items):
-        name = str(op)
-        if name == "AT":
-            continue
-        if name == "ASSERT" and av[0] == 1:  # a look-ahead decides completion
-            first, nullable = _first_of_seq(list(av[1]))
-            return (None, False) if first is None or nullable else (out | first, False)
-        if name in ("LITERAL", "IN"):
-            first, _ = _first_of_seq([(op, av)])
-            return (None, False) if first is None else (out | first, False)
-        if name == "SUBPATTERN":
-            sub, nullable = _last_of_seq(list(av[-1]))
-        elif name == "BRANCH":
-            sub, nullable = set(), False
-            for alt in av[1]:
-                f, n = _last_of_seq(list(alt))
-                if f is None:
-                    return None, False
-                sub |= f
-                nullable = nullable or n
-        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
-            lo, _hi, body = av
-            sub, nullable = _last_of_seq(list(body))
-            nullable = nullable or lo == 0
-        else:
-            return None, False
-        if sub is None:
-            return None, False
-        out |= sub
-        if not nullable:
-            return out, False
-    return out, True
