@@ -86,6 +86,8 @@ class Sieve:
         "_held",
         "_id_factory",
         "_lead_search",
+        "_lead_state",
+        "_walk",
         "_limit",
         "_fast",
         "_tail",
@@ -133,6 +135,9 @@ class Sieve:
         self._total = 0
         self._fences = FenceTracker(self._g.lead_chars)
         self._lead_search = self._fences.live_lead.search
+        auto = self._g.entry_automaton
+        self._walk = auto.walk
+        self._lead_state = {c: auto.step(0, c) for c in self._g.lead_chars}
         self._tail = "\n"  # the last characters before the unscanned text ("\n": a line start)
         self._cand = _NO_CANDIDATE  # automaton state of a possible opener held at _held[0]
         self._cand_seen = False  # ... which has passed an accepting state
@@ -175,12 +180,25 @@ class Sieve:
             except TypeError:
                 raise InputTypeError(f"feed() takes str, not {type(chunk).__name__}",
                                      offset=self._total) from None
-            if found is None and chunk:
-                self._total += len(chunk)
-                # The tail only matters for "is this a line start": a chunk that does not end
-                # in a blank or line break settles that by itself.
-                self._tail = chunk if chunk[-1] > " " else (self._tail + chunk)[-4:]
-                return [Text(chunk)]
+            # A tag lead whose possible opener dies within this chunk is plain text too;
+            # anything else (a backtick or tilde, a candidate alive at the end of the chunk,
+            # an accepting state) goes to the full machine.
+            while found is not None:
+                i = found.start()
+                state = self._lead_state.get(chunk[i])
+                if state is None:
+                    break
+                state, _ = self._walk(state, chunk, i + 1, len(chunk))
+                if state >= 0:
+                    break
+                found = self._lead_search(chunk, i + 1)
+            else:
+                if chunk:
+                    self._total += len(chunk)
+                    # The tail only matters for "is this a line start": a chunk that does
+                    # not end in a blank or line break settles that by itself.
+                    self._tail = chunk if chunk[-1] > " " else (self._tail + chunk)[-4:]
+                    return [Text(chunk)]
         elif self._run_cap is not None and chunk.__class__ is str:
             # Inside a streaming run (an argument body) and no stop in sight: append, no
             # parser step, nothing re-scanned.
