@@ -88,6 +88,7 @@ class Sieve:
         "_lead_search",
         "_lead_state",
         "_walk",
+        "_accepting",
         "_limit",
         "_fast",
         "_tail",
@@ -137,6 +138,7 @@ class Sieve:
         self._lead_search = self._fences.live_lead.search
         auto = self._g.entry_automaton
         self._walk = auto.walk
+        self._accepting = auto.accepting
         self._lead_state = {c: auto.step(0, c) for c in self._g.lead_chars}
         self._tail = "\n"  # the last characters before the unscanned text ("\n": a line start)
         self._cand = _NO_CANDIDATE  # automaton state of a possible opener held at _held[0]
@@ -211,6 +213,17 @@ class Sieve:
                     rcap.pieces.append(chunk)
                     rcap.raw_len += n
                     return []
+        elif self._cand >= 0 and chunk.__class__ is str:
+            # A possible opener is held: advance its automaton over the new text only.
+            cand = self._cand
+            n = len(chunk)
+            state, j = self._walk(cand, chunk, 0, n)
+            if state >= 0 and j == n and not self._accepting[state] \
+                    and not self._accepting[cand]:
+                self._total += n
+                self._held += chunk
+                self._cand = state
+                return []
         elif self._shell_probe is not None and chunk.__class__ is str:
             # A tag cut by a chunk boundary inside a block: unless this chunk holds a
             # character that could complete it, keep it for one match later.
@@ -232,19 +245,6 @@ class Sieve:
         if self._off:
             self._total += len(chunk)
             return [Text(chunk)]
-        cap = self._cap
-        if cap is None:
-            cand = self._cand
-            if cand >= 0:
-                # A possible opener is held: advance its automaton over the new text only.
-                auto = self._g.entry_automaton
-                st, j = auto.walk(cand, chunk, 0, len(chunk))
-                if st >= 0 and j == len(chunk) and not auto.accepting[st] \
-                        and not auto.accepting[cand]:
-                    self._total += len(chunk)
-                    self._held += chunk
-                    self._cand = st
-                    return []
         held = self._held
         base = self._total - len(held)
         self._total += len(chunk)
