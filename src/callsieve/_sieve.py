@@ -75,6 +75,16 @@ class Sieve:
 
     ``Sieve(tools=None, *, early_emit="block", mode="on", max_block_chars=8 MiB,
     dialects=DEFAULT_DIALECTS, grammar_dirs=(), id_factory=new_call_id)``
+
+    States (``SieveState``): PROSE between blocks, CAPTURE while a block is read, CLOSED.
+    ``_process`` is the machine; ``feed`` first tries the fast mode ``_settle`` chose for
+    the next chunk (at most one is on), each of which handles the common chunk without the
+    machine and falls through to it otherwise:
+      - ``_fast``: PROSE outside code, nothing held — one search for lead characters;
+      - ``_cand``: a possible opener is held — its automaton reads the new text only;
+      - ``_run_cap``: CAPTURE inside a run (an argument body) — look for the run's stop;
+      - ``_shell_probe``: CAPTURE with a tag cut by the chunk boundary — re-match only when
+        a character that could complete it arrives.
     """
 
     __slots__ = (
@@ -336,21 +346,30 @@ class Sieve:
                 events.append(Text(buf[text_start:i]))
             self._tail = tail_after(self._tail, buf, i)
             break
-        cap = self._cap
-        self._fast = (cap is None and not self._held and not final
-                      and fences.state is FenceState.LIVE and not fences.run_len)
-        self._shell_probe = None
-        if cap is not None and self._held and cap.waiting and not final:
-            self._shell_probe = cap.spec.shell_probe
-            self._shell_room = cap.spec.shell_width - len(self._held)
-        self._run_cap = None
-        if cap is not None and not self._held and not final:
-            run = cap.run
-            if run is not None and not (cap.strict and run.name == "STRAY_RUN"):
-                self._run_cap = cap
-                self._run_char = run.stop_char
-                self._run_probe = run.exact_probe
+        self._settle(final)
         return events
+
+    def _settle(self, final: bool) -> None:
+        """The one place that chooses the fast mode for the next chunk (see the class
+        docstring); at most one is on."""
+        cap = self._cap
+        held = self._held
+        self._fast = (not final and cap is None and not held
+                      and self._fences.state is FenceState.LIVE and not self._fences.run_len)
+        self._run_cap = None
+        self._shell_probe = None
+        if cap is None or final:
+            return
+        if held:
+            if cap.waiting:
+                self._shell_probe = cap.spec.shell_probe
+                self._shell_room = cap.spec.shell_width - len(held)
+            return
+        run = cap.run
+        if run is not None and not (cap.strict and run.name == "STRAY_RUN"):
+            self._run_cap = cap
+            self._run_char = run.stop_char
+            self._run_probe = run.exact_probe
 
     def _candidate(self, buf: str, i: int, final: bool, state: int, j: int,
                    seen: bool) -> tuple[Any, Any]:
