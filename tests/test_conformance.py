@@ -1,0 +1,51 @@
+"""The shared conformance cases (``../shared/conformance/cases.jsonl``), one test per case.
+
+Each case runs through ``parse()`` and through ``Sieve`` whole, per character, at seeded
+random splits and at the case's own ``chunkings``; every way must give the case's expected
+text and calls. The file is read in place, never copied: a missing file is a failure.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import canon_calls, expected_calls, run_all_ways
+
+CASES_PATH = Path(__file__).resolve().parents[2] / "shared" / "conformance" / "cases.jsonl"
+
+
+def _load_cases() -> list[dict[str, Any]]:
+    if not CASES_PATH.is_file():
+        return []
+    lines = CASES_PATH.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+CASES = _load_cases()
+MISSING = (f"conformance cases not found at {CASES_PATH}; the tests expect the shared folder "
+           "beside the repository (../shared/conformance/cases.jsonl)")
+# No cases must fail, never skip: an empty parameter list would only be reported as skipped.
+PARAMS = [pytest.param(c, id=c["id"]) for c in CASES] or [pytest.param(None, id="no-cases")]
+
+
+def test_cases_file_present() -> None:
+    assert CASES_PATH.is_file(), MISSING
+    assert CASES, f"{CASES_PATH} holds no cases"
+    ids = [c["id"] for c in CASES]
+    assert len(ids) == len(set(ids)), "duplicate case ids"
+
+
+@pytest.mark.parametrize("case", PARAMS)
+def test_case(case: dict[str, Any] | None) -> None:
+    if case is None:
+        pytest.fail(MISSING if not CASES_PATH.is_file() else f"{CASES_PATH} holds no cases")
+    expect = case["expect"]
+    opts: dict[str, Any] = {}
+    if case.get("tools") is not None:
+        opts["tools"] = case["tools"]
+    result = run_all_ways(case["input"], extra_chunkings=case.get("chunkings", ()), **opts)
+    assert result.text == expect["text"]
+    assert canon_calls(result.calls) == expected_calls(expect["calls"])
