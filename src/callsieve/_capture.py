@@ -55,6 +55,7 @@ class Capture:
     __slots__ = (
         "leftover",
         "waiting",
+        "pending",
         "call_ends",
         "calls",
         "diagnostics",
@@ -102,6 +103,7 @@ class Capture:
         self.emitted = 0  # calls already handed out (early_emit="invoke")
         self.leftover = ""  # text after the block that a repair found already consumed
         self.waiting = False  # the held tail is a bounded token cut by the chunk boundary
+        self.pending: TerminalSpec | None = None  # ... and the one terminal it may become
         if entry.synthetic is not None:
             self.repairs.append(MISSING_OPENER)
             self.ps.feed_token(Token(entry.synthetic, ""))
@@ -192,6 +194,8 @@ class Capture:
                 if tm is None:
                     continue
                 if tm.partial:
+                    # the one terminal this tail may still become (else: several)
+                    self.pending = term if not waiting else None
                     waiting = True
                     continue
                 if waiting:

@@ -66,7 +66,7 @@ class TerminalSpec:
     """How the scanner reads one terminal."""
 
     __slots__ = ("name", "priority", "pattern", "is_run", "soft", "stop", "tail", "tail_span",
-                 "stop_char", "probe", "end_chars", "width")
+                 "stop_char", "probe", "end_chars", "width", "end_probe")
 
     def __init__(self, name: str, priority: int, pattern: Any, is_run: bool = False,
                  soft: bool = False, stop: Any = None, tail: Any = None, tail_span: int = 0,
@@ -89,6 +89,8 @@ class TerminalSpec:
         #: bounded: the characters that can complete a match (None: any), its longest match
         self.end_chars = end_chars
         self.width = width
+        #: ``end_probe(chunk) is None``: this chunk cannot complete a pending match (or None)
+        self.end_probe = _char_search(end_chars) if end_chars else None
 
     def find_stop(self, buf: str, p: int, final: bool) -> tuple[int, bool]:
         """Where the run starting at ``p`` stops: ``(index, is_tail)``. A complete stop wins;
@@ -128,8 +130,7 @@ class StateSpec:
                 ends = set()
                 break
             ends |= t.end_chars
-        self.shell_probe = (re.compile("[" + "".join(re.escape(c) for c in sorted(ends)) + "]")
-                            .search if ends else None)
+        self.shell_probe = _char_search(ends) if ends else None
         self.shell_width = max((t.width for t in bounded), default=0)
 
 
@@ -265,8 +266,7 @@ def _terminal_spec(t: Any) -> TerminalSpec:
         tail = re.compile(f"(?=[\\s\\S])(?:{closure})\\Z") if width > 1 else None
         first = first_chars(stop_src) if soft is not None else None
         stop_char = next(iter(first)) if first is not None and len(first) == 1 else None
-        probe = (re.compile("[" + "".join(re.escape(c) for c in sorted(first)) + "]").search
-                 if first else None)
+        probe = _char_search(first) if first else None
         return TerminalSpec(t.name, t.priority, None, True, soft is not None,
                             re.compile(stop_src), tail, width, stop_char, probe)
     if t.pattern.max_width > MAX_BOUNDED_WIDTH:
@@ -276,6 +276,11 @@ def _terminal_spec(t: Any) -> TerminalSpec:
         )
     return TerminalSpec(t.name, t.priority, regex.compile(source),
                         end_chars=end_chars(source), width=min(max_width(source), MAX_BOUNDED_WIDTH))
+
+
+def _char_search(chars: set[str]) -> Any:
+    """The bound ``search`` of a class of ``chars``."""
+    return re.compile("[" + "".join(re.escape(c) for c in sorted(chars)) + "]").search
 
 
 def grammar_dirs(extra: tuple[str, ...] = ()) -> tuple[Path, ...]:

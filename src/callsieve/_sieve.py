@@ -82,7 +82,8 @@ class Sieve:
     machine and falls through to it otherwise:
       - ``_fast``: PROSE outside code, nothing held — one search for lead characters;
       - ``_cand``: a possible opener is held — its automaton reads the new text only;
-      - ``_run_cap``: CAPTURE inside a run (an argument body) — look for the run's stop;
+      - ``_run_cap``: CAPTURE inside a run (an argument body) — look for the run's stop
+        (with a held tail that may begin it, look again with the new chunk);
       - ``_shell_probe``: CAPTURE with a tag cut by the chunk boundary — re-match only when
         a character that could complete it arrives.
     """
@@ -215,14 +216,30 @@ class Sieve:
             # Inside a streaming run (an argument body) and no stop in sight: append, no
             # parser step, nothing re-scanned.
             c = self._run_char
-            if (c is not None and c not in chunk) or self._run_probe(chunk) is None:
-                rcap = self._run_cap
-                n = len(chunk)
-                if rcap.raw_len + n <= self._limit:
-                    self._total += n
-                    rcap.pieces.append(chunk)
-                    rcap.raw_len += n
-                    return []
+            rcap = self._run_cap
+            if not self._held:
+                if (c is not None and c not in chunk) or self._run_probe(chunk) is None:
+                    n = len(chunk)
+                    if rcap.raw_len + n <= self._limit:
+                        self._total += n
+                        rcap.pieces.append(chunk)
+                        rcap.raw_len += n
+                        return []
+            else:
+                # The run's previous chunk ended in what may begin its stop (a "]" before
+                # "]]>"): look again with this chunk; content goes on, a new tail waits.
+                text = self._held + chunk
+                assert rcap.run is not None
+                stop, tail = rcap.run.find_stop(text, 0, False)
+                if stop == len(text) or tail:
+                    n = len(chunk)
+                    if rcap.raw_len + stop <= self._limit:
+                        self._total += n
+                        if stop:
+                            rcap.pieces.append(text[:stop])
+                            rcap.raw_len += stop
+                        self._held = text[stop:]
+                        return []
         elif self._cand >= 0 and chunk.__class__ is str:
             # A possible opener is held: advance its automaton over the new text only.
             cand = self._cand
@@ -360,11 +377,16 @@ class Sieve:
         self._shell_probe = None
         if cap is None or final:
             return
-        if held:
-            if cap.waiting:
+        if held and cap.waiting:  # a tag cut by the chunk boundary
+            one = cap.pending
+            if one is not None and one.end_probe is not None:
+                self._shell_probe = one.end_probe
+                self._shell_room = one.width - len(held)
+            else:
                 self._shell_probe = cap.spec.shell_probe
                 self._shell_room = cap.spec.shell_width - len(held)
             return
+        # In a run (when something is held, it is the run's tail that may begin its stop).
         run = cap.run
         if run is not None and not (cap.strict and run.name == "STRAY_RUN"):
             self._run_cap = cap
