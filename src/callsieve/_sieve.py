@@ -42,6 +42,8 @@ OPTIONS = ("tools", "early_emit", "mode", "max_block_chars", "dialects", "gramma
 MODES = ("on", "off")
 DEFAULT_MAX_BLOCK_CHARS = 8 * 1024 * 1024
 _NO_CANDIDATE = -2
+_ALL_PROSE = -1  # _settles(): every lead died
+_UNSETTLED = -2  # _settles(): the full machine must decide
 _TEXT = "text"
 _HOLD = "hold"
 _OPEN = "open"
@@ -105,6 +107,7 @@ class Sieve:
         "_tail",
         "_cand",
         "_cand_seen",
+        "_settled_state",
         "_run_cap",
         "_run_char",
         "_run_probe",
@@ -154,6 +157,7 @@ class Sieve:
         self._tail = "\n"  # the last characters before the unscanned text ("\n": a line start)
         self._cand = _NO_CANDIDATE  # automaton state of a possible opener held at _held[0]
         self._cand_seen = False  # ... which has passed an accepting state
+        self._settled_state = 0  # scratch: _settles() leaves a live candidate's state here
         self._fast = mode != "off"  # PROSE, nothing held, outside code: the one-search path
         # Inside a streaming run: its capture, the stop's single first character (or None)
         # and a probe (``probe(chunk) is None``: no stop in the chunk).
@@ -193,25 +197,21 @@ class Sieve:
             except TypeError:
                 raise InputTypeError(f"feed() takes str, not {type(chunk).__name__}",
                                      offset=self._total) from None
-            # A tag lead whose possible opener dies within this chunk is plain text too;
-            # anything else (a backtick or tilde, a candidate alive at the end of the chunk,
-            # an accepting state) goes to the full machine.
-            while found is not None:
-                i = found.start()
-                state = self._lead_state.get(chunk[i])
-                if state is None:
-                    break
-                state, _ = self._walk(state, chunk, i + 1, len(chunk))
-                if state >= 0:
-                    break
-                found = self._lead_search(chunk, i + 1)
-            else:
-                if chunk:
-                    self._total += len(chunk)
-                    # The tail only matters for "is this a line start": a chunk that does
-                    # not end in a blank or line break settles that by itself.
-                    self._tail = chunk if chunk[-1] > " " else (self._tail + chunk)[-4:]
-                    return [Text(chunk)]
+            hold = _ALL_PROSE if found is None else self._settles(chunk, found)
+            if hold == _ALL_PROSE and chunk:
+                self._total += len(chunk)
+                # The tail only matters for "is this a line start": a chunk that does not
+                # end in a blank or line break settles that by itself.
+                self._tail = chunk if chunk[-1] > " " else (self._tail + chunk)[-4:]
+                return [Text(chunk)]
+            if hold >= 0:  # a possible opener at chunk[hold:], alive at the end: hold it
+                self._total += len(chunk)
+                self._tail = tail_after(self._tail, chunk, hold)
+                self._held = chunk[hold:]
+                self._cand = self._settled_state
+                self._cand_seen = False
+                self._fast = False
+                return [Text(chunk[:hold])] if hold else []
         elif self._run_cap is not None and chunk.__class__ is str:
             # Inside a streaming run (an argument body) and no stop in sight: append, no
             # parser step, nothing re-scanned.
@@ -251,6 +251,18 @@ class Sieve:
                 self._held += chunk
                 self._cand = state
                 return []
+            if state < 0 and not self._cand_seen:
+                # It died without ever being complete: the held text is prose, and so is
+                # the rest if every other lead in it dies too.
+                text = self._held + chunk
+                found = self._lead_search(text, 1)
+                if found is None or self._settles(text, found) == _ALL_PROSE:
+                    self._total += n
+                    self._tail = text if text[-1] > " " else (self._tail + text)[-4:]
+                    self._held = ""
+                    self._cand = _NO_CANDIDATE
+                    self._fast = True
+                    return [Text(text)]
         elif self._shell_probe is not None and chunk.__class__ is str:
             # A tag cut by a chunk boundary inside a block: unless this chunk holds a
             # character that could complete it, keep it for one match later.
@@ -277,6 +289,27 @@ class Sieve:
         self._total += len(chunk)
         self._held = ""
         return self._process(held + chunk if held else chunk, base, False, len(held))
+
+    def _settles(self, text: str, found: Any) -> int:
+        """Follow every lead character in ``text`` from ``found`` on. ``_ALL_PROSE``: each is
+        a tag lead whose possible opener dies within ``text``. ``i >= 0``: the one at ``i`` is
+        still alive at the end (its automaton state is left in ``_settled_state``), all
+        before it died. ``_UNSETTLED``: a backtick or tilde, or an opener that may be
+        complete — the full machine decides."""
+        n = len(text)
+        while found is not None:
+            i = found.start()
+            state = self._lead_state.get(text[i])
+            if state is None:
+                return _UNSETTLED
+            state, j = self._walk(state, text, i + 1, n)
+            if state >= 0:
+                if j < n or self._accepting[state]:
+                    return _UNSETTLED
+                self._settled_state = state
+                return int(i)
+            found = self._lead_search(text, i + 1)
+        return _ALL_PROSE
 
     def close(self) -> list[Event]:
         """End of input: flush (loose-CDATA repair, unfinished block as text)."""
