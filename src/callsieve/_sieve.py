@@ -197,11 +197,17 @@ class Sieve:
             except TypeError:
                 raise InputTypeError(f"feed() takes str, not {type(chunk).__name__}",
                                      offset=self._total) from None
-            hold = _ALL_PROSE if found is None else self._settles(chunk, found)
-            if hold == _ALL_PROSE and chunk:
+            if found is None:
+                if chunk:
+                    self._total += len(chunk)
+                    # The tail only matters for "is this a line start": a chunk that does
+                    # not end in a blank or line break settles that by itself.
+                    self._tail = chunk if chunk[-1] > " " else (self._tail + chunk)[-4:]
+                    return [Text(chunk)]
+                return []
+            hold = self._settles(chunk, found)
+            if hold == _ALL_PROSE:
                 self._total += len(chunk)
-                # The tail only matters for "is this a line start": a chunk that does not
-                # end in a blank or line break settles that by itself.
                 self._tail = chunk if chunk[-1] > " " else (self._tail + chunk)[-4:]
                 return [Text(chunk)]
             if hold >= 0:  # a possible opener at chunk[hold:], alive at the end: hold it
