@@ -57,6 +57,7 @@ class Capture:
         "waiting",
         "pending",
         "call_ends",
+        "call_pieces",
         "calls",
         "diagnostics",
         "dialect",
@@ -94,6 +95,7 @@ class Capture:
         self.pieces: list[str] = []
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self.call_ends: list[int] = []  # raw length at the end of each call
+        self.call_pieces: list[int] = []  # len(raw) there (raw is not joined while streaming)
         self.repairs: list[str] = []
         self.diagnostics: list[str] = []
         self.last_value = opener
@@ -149,6 +151,7 @@ class Capture:
             except Exception as exc:  # noqa: BLE001 - model output never raises (§Inv. 5)
                 return self._fail(f"call at offset {self.start + self.raw_len} not built: {exc}")
             self.call_ends.append(self.raw_len)
+            self.call_pieces.append(len(self.raw))
         return COMPLETE if spec.end_ok else VIABLE
 
     def _end_run(self) -> None:
@@ -301,6 +304,7 @@ class Capture:
         twin.pieces = []
         twin.calls = self.calls[:ncalls]
         twin.call_ends = self.call_ends[:ncalls]
+        twin.call_pieces = [1] * ncalls  # twin.raw is one joined piece
         twin.repairs = list(self.repairs)
         twin.diagnostics = self.diagnostics[:ndiags]
         twin.snap = None

@@ -474,12 +474,17 @@ class Sieve:
                      for name, args in cap.calls[start:])
 
     def _emit_early(self, cap: Capture, events: list[Event]) -> None:
-        """``early_emit="invoke"``: each call goes out when its invoke closes."""
-        start = cap.emitted
+        """``early_emit="invoke"``: each call goes out when its invoke closes. The event's
+        block covers the input this event settles: from the previous event's end to the end
+        of the last call (so Text and the events' ``block.raw``, in order, are the input)."""
+        k = cap.emitted
+        prev_end = cap.call_ends[k - 1] if k else 0
+        prev_piece = cap.call_pieces[k - 1] if k else 0
         end = cap.call_ends[-1]
-        block = Block((cap.start, cap.start + end), cap.dialect, "partial",
-                      tuple(cap.repairs), tuple(cap.diagnostics), cap.raw_text()[:end])
-        events.append(ToolCalls(self._calls(cap, start, cap.dialect), block))
+        raw = "".join(cap.raw[prev_piece:cap.call_pieces[-1]])
+        block = Block((cap.start + prev_end, cap.start + end), cap.dialect, "partial",
+                      tuple(cap.repairs), tuple(cap.diagnostics), raw)
+        events.append(ToolCalls(self._calls(cap, k, cap.dialect), block))
         cap.emitted = len(cap.calls)
 
     def _complete(self, cap: Capture, events: list[Event]) -> None:
@@ -490,11 +495,14 @@ class Sieve:
         raw = cap.raw_text()
         block = Block((cap.start, cap.start + len(raw)), dialect, "complete",
                       tuple(cap.repairs), tuple(cap.diagnostics), raw)
-        calls = self._calls(cap, cap.emitted, dialect)
-        if calls:
-            events.append(ToolCalls(calls, block))
         if self._record:
             self._blocks.append(block)
+        calls = self._calls(cap, cap.emitted, dialect)
+        if cap.emitted:  # early_emit="invoke": this event settles the rest of the block
+            cut = cap.call_ends[cap.emitted - 1]
+            block = Block((cap.start + cut, block.span[1]), dialect, "complete", block.repairs,
+                          block.diagnostics, raw[cut:])
+        events.append(ToolCalls(calls, block))
 
     def _fail(self, cap: Capture, buf: str, p: int) -> tuple[str, int, int]:
         raw = cap.raw_text()
