@@ -258,7 +258,18 @@ def check_conservation_invoke(doc: str, chunks: list[str]) -> None:
         pos = end
     rest.append(doc[pos:])
     assert "".join(rest) == r.text
-    assert drive(stream(chunks, early_emit="invoke"))[0] == r.text
+    events = stream(chunks, early_emit="invoke")
+    assert drive(events)[0] == r.text
+    # Event by event: each ToolCalls' block is the slice of input that event settles, so the
+    # Text events and those slices, in order, are the input.
+    pieces = []
+    for e in events:
+        if isinstance(e, Text):
+            pieces.append(e.text)
+        elif isinstance(e, ToolCalls):
+            assert e.block.raw == doc[e.block.span[0]:e.block.span[1]], e.block
+            pieces.append(e.block.raw)
+    assert "".join(pieces) == doc
 
 
 def check_no_leak(doc: str, chunks: list[str], **opts: Any) -> None:
