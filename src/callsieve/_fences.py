@@ -41,7 +41,7 @@ _AFTER = 3  # the run, then only blanks
 
 
 class FenceTracker:
-    __slots__ = ("state", "span", "stack", "blank_pending", "_live_lead",
+    __slots__ = ("state", "span", "stack", "blank_pending", "leads", "_live_lead",
                  "run_char", "run_len", "run_ls", "phase", "line_n", "line_char", "line_run")
 
     def __init__(self, tag_leads: str) -> None:
@@ -49,7 +49,8 @@ class FenceTracker:
         self.span = 0  # backtick count of the open inline span
         self.stack: list[tuple[str, int]] = []  # open fences, innermost last
         self.blank_pending = False  # CODE: a line break, then only blanks so far
-        self._live_lead = re.compile("[" + re.escape(tag_leads) + "`~]")
+        self.leads = tag_leads + "`~"  # what LIVE prose stops at
+        self._live_lead = re.compile("[" + re.escape(self.leads) + "]")
         self.run_char = ""  # LIVE/CODE: a run cut by the end of the buffer ...
         self.run_len = 0  # ... its length so far ...
         self.run_ls = False  # ... and whether it started a line

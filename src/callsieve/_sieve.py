@@ -99,6 +99,9 @@ class Sieve:
         "_held",
         "_id_factory",
         "_lead_search",
+        "_l1",
+        "_l2",
+        "_l3",
         "_lead_state",
         "_walk",
         "_accepting",
@@ -150,6 +153,11 @@ class Sieve:
         self._total = 0
         self._fences = FenceTracker(self._g.lead_chars)
         self._lead_search = self._fences.live_lead.search
+        # The ASCII lead characters, for ``in`` tests (three at most; "" disables them).
+        ascii_leads = [c for c in self._fences.leads if c.isascii()]
+        if len(ascii_leads) > 3:
+            ascii_leads = [""]
+        self._l1, self._l2, self._l3 = (ascii_leads * 3)[:3] if ascii_leads else ("<",) * 3
         auto = self._g.entry_automaton
         self._walk = auto.walk
         self._accepting = auto.accepting
@@ -190,11 +198,13 @@ class Sieve:
     def feed(self, chunk: str) -> list[Event]:
         """Take the next chunk; return the events it decides (possibly none)."""
         if self._fast:
-            # Prose with no lead character: one search, one event. (The search is also the
-            # type check: ``re`` refuses anything but a str.)
+            # Prose with no lead character: an ASCII chunk is settled by ``in`` tests, any
+            # other by one search; then one event. (These double as the type check.)
             try:
-                found = self._lead_search(chunk)
-            except TypeError:
+                plain = (chunk.isascii() and self._l1 not in chunk and self._l2 not in chunk
+                         and self._l3 not in chunk)
+                found = None if plain else self._lead_search(chunk)
+            except (AttributeError, TypeError):
                 raise InputTypeError(f"feed() takes str, not {type(chunk).__name__}",
                                      offset=self._total) from None
             if found is None:
