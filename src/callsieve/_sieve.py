@@ -201,18 +201,17 @@ class Sieve:
             # Prose with no lead character: an ASCII chunk is settled by ``in`` tests, any
             # other by one search; then one event. (These double as the type check.)
             try:
-                plain = (chunk.isascii() and self._l1 not in chunk and self._l2 not in chunk
-                         and self._l3 not in chunk)
+                if (chunk.isascii() and self._l1 not in chunk and self._l2 not in chunk
+                        and self._l3 not in chunk and chunk):
+                    self._total += len(chunk)
+                    # The tail only matters for "is this a line start": a chunk that does
+                    # not end in a blank or line break settles that by itself.
+                    self._tail = chunk if chunk[-1] > " " else (self._tail + chunk)[-4:]
+                    return [Text(chunk)]
+                found = self._lead_search(chunk)
             except (AttributeError, TypeError):
                 raise InputTypeError(f"feed() takes str, not {type(chunk).__name__}",
                                      offset=self._total) from None
-            if plain and chunk:
-                self._total += len(chunk)
-                # The tail only matters for "is this a line start": a chunk that does not
-                # end in a blank or line break settles that by itself.
-                self._tail = chunk if chunk[-1] > " " else (self._tail + chunk)[-4:]
-                return [Text(chunk)]
-            found = self._lead_search(chunk)
             if found is None:  # not ASCII, no lead
                 if chunk:
                     self._total += len(chunk)
