@@ -9,6 +9,7 @@ document is split at points drawn by hypothesis and fed through ``Sieve``.
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 import pytest
@@ -19,7 +20,8 @@ from hypothesis import strategies as st
 import callsieve
 from callsieve import InputTypeError, SieveClosedError, Text, ToolCalls
 
-SETTINGS = settings(max_examples=120, deadline=None,
+#: CALLSIEVE_EXAMPLES raises the example count for a longer soak (default: quick enough for CI).
+SETTINGS = settings(max_examples=int(os.environ.get("CALLSIEVE_EXAMPLES", "120")), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 # ---------------------------------------------------------------------------- pieces

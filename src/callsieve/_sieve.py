@@ -2,17 +2,20 @@
 
 What it does: ``feed(chunk)`` returns the events the chunk decides; ``close()`` flushes.
 Between blocks the sieve is in PROSE: the fence tracker walks the text and stops at each
-possible tag lead outside code; the grammar's entry terminals are matched there with partial
-matching, so a tail that may still become an opener is held back (bounded by the longest
-opener) and everything else goes out at once. A complete entry starts a ``Capture`` (state
-CAPTURE), which ends as calls or fails; a failed block is released from its opener and the
-rest is scanned again as prose, so a mention followed by a real block works.
+possible tag lead outside code; there the entry automaton (derived from the grammar's entry
+terminals) follows the text, and the exact entry pattern is asked only when it accepts, so a
+tail that may still become an opener is held back (bounded by the longest opener) and
+everything else goes out at once. A complete entry starts a ``Capture`` (state CAPTURE),
+which ends as calls or fails; a failed block is released from its opener and the rest is
+scanned again as prose, so a mention followed by a real block works.
 What it guarantees: SPEC §Invariants — the coalesced events are the same for every
 chunking, every character is released as text or belongs to exactly one parsed block, and
 no ``str`` input raises. ``parse()`` is this machine run over one chunk.
-What it costs: a chunk of prose with no lead character is one regex search and one ``Text``;
-a chunk inside a streaming argument is one search for the run's stop character and a list
-append; everything else is linear in the new text plus a bounded held tail.
+What it costs: the common chunk never reaches the machine (see ``Sieve``'s fast modes): an
+ASCII chunk of prose with no lead character is a few ``in`` tests and one ``Text``; a chunk
+inside a streaming argument is a test for the run's stop character and a list append; a
+held candidate reads only the new text. Everything else is linear in the new text plus a
+bounded held tail.
 """
 
 from __future__ import annotations
@@ -82,7 +85,8 @@ class Sieve:
     ``_process`` is the machine; ``feed`` first tries the fast mode ``_settle`` chose for
     the next chunk (at most one is on), each of which handles the common chunk without the
     machine and falls through to it otherwise:
-      - ``_fast``: PROSE outside code, nothing held — one search for lead characters;
+      - ``_fast``: PROSE outside code, nothing held — look for lead characters; a tag lead
+        whose possible opener dies in the chunk is text, one alive at its end is held;
       - ``_cand``: a possible opener is held — its automaton reads the new text only;
       - ``_run_cap``: CAPTURE inside a run (an argument body) — look for the run's stop
         (with a held tail that may begin it, look again with the new chunk);

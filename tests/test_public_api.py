@@ -1,0 +1,67 @@
+"""The public API is a contract (issue 2, item 8): outside harnesses import these names."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+import pytest
+
+import callsieve
+
+#: The names the package promises; adding one is a decision, removing one a breaking change.
+PUBLIC = {
+    "DEFAULT_DIALECTS", "ArgumentsDelta", "Block", "CallAborted", "CallFinished", "CallStarted",
+    "CallsieveError", "ConfigurationError", "Event", "GrammarError", "InputTypeError",
+    "ParseResult", "Sieve", "SieveClosedError", "SieveState", "Text", "ToolCall", "ToolCalls",
+    "UnknownOptionError", "__version__", "available_dialects", "new_call_id", "parse",
+}
+
+
+def test_all_is_exactly_the_contract() -> None:
+    assert set(callsieve.__all__) == PUBLIC
+    assert len(callsieve.__all__) == len(set(callsieve.__all__))
+    for name in callsieve.__all__:
+        assert hasattr(callsieve, name), name
+
+
+def test_private_modules_declare_all() -> None:
+    for info in pkgutil.iter_modules(callsieve.__path__):
+        if info.name == "__main__":
+            continue
+        module = importlib.import_module(f"callsieve.{info.name}")
+        names = getattr(module, "__all__", None)
+        assert names is not None, f"callsieve.{info.name} has no __all__"
+        for name in names:
+            assert hasattr(module, name), f"callsieve.{info.name}.{name}"
+
+
+@pytest.mark.parametrize("name", ["Text", "ToolCalls", "ToolCall", "Block", "CallStarted",
+                                  "ArgumentsDelta", "CallFinished", "CallAborted"])
+def test_events_are_slotted_values(name: str) -> None:
+    cls = getattr(callsieve, name)
+    assert "__slots__" in cls.__dict__ and cls.__slots__
+    instance = cls.__new__(cls)
+    assert not hasattr(instance, "__dict__"), f"{name} instances carry a __dict__"
+
+
+def test_one_exception_tree() -> None:
+    for name in ("ConfigurationError", "GrammarError", "InputTypeError", "SieveClosedError",
+                 "UnknownOptionError"):
+        assert issubclass(getattr(callsieve, name), callsieve.CallsieveError)
+    assert issubclass(callsieve.InputTypeError, TypeError)
+    assert issubclass(callsieve.ConfigurationError, ValueError)
+    assert issubclass(callsieve.UnknownOptionError, TypeError)
+    assert issubclass(callsieve.SieveClosedError, RuntimeError)
+
+
+def test_error_carries_offset_and_expected() -> None:
+    s = callsieve.Sieve()
+    s.feed("abc")
+    s.close()
+    with pytest.raises(callsieve.SieveClosedError) as info:
+        s.feed("x")
+    assert info.value.offset == 3
+    with pytest.raises(callsieve.ConfigurationError) as cfg:
+        callsieve.Sieve(early_emit="sometimes")
+    assert "block" in cfg.value.expected
