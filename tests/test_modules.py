@@ -1,0 +1,140 @@
+"""Unit tests of the private modules, one group each (the behaviour tests are by SPEC section)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from callsieve import Block, Text, ToolCall, ToolCalls
+from callsieve._assembler import schemas_from_tools
+from callsieve._fences import FenceState, FenceTracker, tail_after
+from callsieve._prefix import end_chars, first_chars, max_width
+from callsieve._values import decode_entities, decode_param, json_literal, parse_argument_object
+
+
+# ---------------------------------------------------------------------------- _values (§5)
+@pytest.mark.parametrize(("text", "value"), [
+    ("10", 10), ("-1.5e3", -1500.0), ("true", True), ("null", None), ("[1, 2]", [1, 2]),
+    ('{"k": 1}', {"k": 1}), ("007", "007"), ("1.", "1."), ("[oops", "[oops"), ("", ""),
+    ("hello", "hello"),
+])
+def test_json_literal(text: str, value: Any) -> None:
+    assert json_literal(text) == value and type(json_literal(text)) is type(value)
+
+
+@pytest.mark.parametrize(("text", "decoded"), [
+    ("a &lt; b &gt; c &amp; &quot;x&quot; &apos;y&apos;", "a < b > c & \"x\" 'y'"),
+    ("&#65;&#x42;", "AB"), ("&nbsp; stays", "&nbsp; stays"), ("&#99999999;", "&#99999999;"),
+    ("no entities", "no entities"),
+])
+def test_decode_entities(text: str, decoded: str) -> None:
+    assert decode_entities(text) == decoded
+
+
+@pytest.mark.parametrize(("name", "parts", "string", "schema", "value"), [
+    ("p", [(False, "  x &lt; y  ")], None, None, "x < y"),
+    ("p", [(True, " raw ")], None, None, " raw "),
+    ("p", [(True, "a"), (False, "\n"), (True, "b")], None, None, "ab"),
+    ("p", [(False, " 12 ")], "true", None, " 12 "),
+    ("p", [(False, "[1]")], "false", None, [1]),
+    ("p", [(False, "not json")], "false", None, "not json"),
+    ("p", [(False, "123")], None, "string", "123"),
+    ("p", [(False, "123")], None, ["string", "null"], "123"),
+    ("p", [(False, "<item>1</item><item>a</item>")], None, None, [1, "a"]),
+    ("p", [(False, "<a>1</a><a>2</a><b>x</b>")], None, None, {"a": [1, 2], "b": "x"}),
+    ("p", [(False, "<a><b>1</b></a>")], None, None, {"a": {"b": 1}}),
+    ("p", [(False, "text <b>bold</b> more")], None, None, "text <b>bold</b> more"),
+    ("p", [(True, "<b>urgent</b>")], None, None, "<b>urgent</b>"),
+    ("p", [(True, "<x>1</x><y>2</y>")], None, None, {"x": 1, "y": 2}),
+    ("content", [(True, "<x>1</x><y>2</y>")], None, None, "<x>1</x><y>2</y>"),
+    ("p", [(False, "<a>\udcff</a>")], None, None, "<a>\udcff</a>"),
+])
+def test_decode_param(name: str, parts: list[tuple[bool, str]], string: str | None,
+                      schema: Any, value: Any) -> None:
+    assert decode_param(name, parts, string, schema) == value
+
+
+@pytest.mark.parametrize(("text", "obj"), [
+    ('{"a": 1}', {"a": 1}), ("", {}), ('```json\n{"a": 1}\n```', {"a": 1}),
+    ("[1]", None), ("nope", None),
+])
+def test_parse_argument_object(text: str, obj: Any) -> None:
+    assert parse_argument_object(text) == obj
+
+
+# ---------------------------------------------------------------------------- _assembler
+def test_schemas_from_tools_accepts_every_shape() -> None:
+    tools = [
+        {"type": "function", "function": {"name": "a", "parameters": {"type": "object"}}},
+        {"name": "b", "parameters": {"properties": {}}},
+        {"name": "c", "input_schema": {"type": "object"}},
+        {"name": "d"}, "junk", {"no": "name"},
+    ]
+    assert schemas_from_tools(tools) == {
+        "a": {"type": "object"}, "b": {"properties": {}}, "c": {"type": "object"}, "d": {}}
+    assert schemas_from_tools(None) == {}
+
+
+# ---------------------------------------------------------------------------- _fences (§6)
+def _walk(tracker: FenceTracker, chunks: list[str]) -> list[int]:
+    """Feed ``chunks`` as the sieve does; return the absolute offsets of live tag leads."""
+    found, tail, offset = [], "\n", 0
+    for chunk in chunks:
+        pos = 0
+        while True:
+            i = tracker.advance(chunk, pos, False, tail)
+            if i >= len(chunk):
+                break
+            found.append(offset + i)
+            pos = i + 1
+        tail = tail_after(tail, chunk, len(chunk))
+        offset += len(chunk)
+    return found
+
+
+@pytest.mark.parametrize(("text", "live"), [
+    ("a <b", [2]),
+    ("`<x>` <y", [6]),
+    ("```\n<x>\n```\n<y", [12]),
+    ("~~~~\n```\n<x>\n```\n<y>\n~~~~\n<z", [26]),  # bare ``` lines inside ~~~~ are content
+    ("   ```\n<x>\n```\n<y", [15]),
+    ("    ```\n<x>", []),  # four spaces: not a fence; the run opens an inline span instead
+    ("x ``` <a ``` <b", [13]),  # mid-line run: an inline span closed by an equal run
+    ("`open\n\n<x", [7]),  # a blank line ends an unclosed span
+    ("```\n<x>", []),  # a fence never closed
+])
+def test_fence_tracker_any_chunking(text: str, live: list[int]) -> None:
+    assert _walk(FenceTracker("<"), [text]) == live
+    assert _walk(FenceTracker("<"), list(text)) == live
+
+
+def test_fence_state_is_exposed() -> None:
+    t = FenceTracker("<")
+    t.advance("```py\n", 0, False, "\n")
+    assert t.state is FenceState.FENCE and t.stack == [("`", 3)]
+
+
+# ---------------------------------------------------------------------------- _prefix
+@pytest.mark.parametrize(("pattern", "first", "last", "width"), [
+    (r"\]\]>", {"]"}, {">"}, 3),
+    (r"<x(?=[ >])", {"<"}, {" ", ">"}, 2),
+    (r"a?b", {"a", "b"}, {"b"}, 2),
+    (r"[^a]", None, None, 1),
+])
+def test_regex_edges(pattern: str, first: Any, last: Any, width: int) -> None:
+    assert first_chars(pattern) == first
+    assert end_chars(pattern) == last
+    assert max_width(pattern) == width
+
+
+# ---------------------------------------------------------------------------- _events
+def test_events_compare_by_value_and_repr_their_fields() -> None:
+    call = ToolCall("f", {"a": 1}, "call_1", "xml", ("missing_opener",))
+    block = Block((0, 5), "xml", "complete", (), (), "<x/>!")
+    assert ToolCalls((call,), block) == ToolCalls((ToolCall("f", {"a": 1}, "call_1", "xml",
+                                                            ("missing_opener",)),), block)
+    assert Text("a") != Text("b") and Text("a") != "a"
+    assert repr(Text("a")) == "Text(text='a')"
+    assert call.arguments == '{"a":1}'
+    assert hash(Text("a")) == hash(Text("a"))
