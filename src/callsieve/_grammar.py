@@ -5,13 +5,15 @@ What it does: ``common.lark`` plus one file per enabled dialect (``<dialect>.lar
 block rule is named after the dialect) are joined, a ``start`` rule listing the dialects is
 added, and Lark builds the LALR table (``strict=True``: no conflict is resolved silently).
 Then, once per grammar:
-  - every terminal becomes a ``TerminalSpec`` (bounded token or streaming run, see
-    grammar/README.md), compiled with ``regex`` so that a chunk tail can be asked "could this
-    still become the token?" (partial matching);
+  - every terminal becomes a ``TerminalSpec``: a bounded token, compiled with ``regex`` so
+    that a chunk tail can be asked "could this still become the token?" (partial matching),
+    with the characters that can complete it; or a streaming run, with its stop and a
+    prefix closure of the stop (see grammar/README.md);
   - every parser state becomes a ``StateSpec``: which bounded terminals it accepts (in
     priority order), which run, whether the block may end there, whether a call is complete;
   - the *entry* terminals — wrapper openers, and for the missing-wrapper repair the
-    terminals a wrapper accepts first — with the lead characters prose is searched for.
+    terminals a wrapper accepts first — with the lead characters prose is searched for, the
+    exact ``re`` alternation of their patterns and the lazy automaton that follows them.
 What it guarantees: the grammar files are the only place a tag spelling is written down.
 What it costs: one compile per distinct (dialects, directories), cached; nothing per chunk.
 """
@@ -171,7 +173,7 @@ class CompiledGrammar:
         for rule in self.lark.rules:
             if rule.origin.name in dialects and rule.expansion:
                 self.opener_dialect.setdefault(rule.expansion[0].name, str(rule.origin.name))
-        self.entries, self.entry_pattern, self.lead_chars = self._entries()
+        self.entries, self.lead_chars = self._entries()
         sources = [self.terminals[e.terminal].pattern.pattern for e in self.entries]
         #: exact: the highest-priority entry that matches completely at a position
         self.entry_exact = re.compile("|".join(
@@ -204,7 +206,7 @@ class CompiledGrammar:
         bounded.sort(key=lambda t: -t.priority)
         return StateSpec(tuple(bounded), run, "$END" in actions, call_rule)
 
-    def _entries(self) -> tuple[tuple[EntrySpec, ...], Any, str]:
+    def _entries(self) -> tuple[tuple[EntrySpec, ...], str]:
         start_actions = self.table.states[self.start_state]
         openers = [self.terminals[n] for n in start_actions if n in self.terminals]
         openers.sort(key=lambda t: -t.priority)
@@ -230,11 +232,7 @@ class CompiledGrammar:
                     "a fixed set; prose could not be searched for it"
                 )
             lead |= first
-        pattern = regex.compile(
-            "|".join(f"(?P<{e.terminal}>{self.terminals[e.terminal].pattern.pattern})"
-                     for e in entries)
-        )
-        return tuple(entries), pattern, "".join(sorted(lead))
+        return tuple(entries), "".join(sorted(lead))
 
     def dialect_of_close(self, close_value: str, fallback: str) -> str:
         """The dialect a closing wrapper is spelled in (for blocks whose opener was repaired)."""
