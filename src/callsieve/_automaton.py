@@ -26,41 +26,19 @@ except ImportError:  # pragma: no cover - Python 3.10
     import sre_parse as _p
 
 from ._errors import GrammarError
+from ._prefix import char_class_source
 
 __all__ = ["DEAD", "EntryAutomaton"]
 
 DEAD = -1
 _MEMO_LIMIT = 4096
 _UNROLL_LIMIT = 256
-_CATEGORIES = {
-    "CATEGORY_DIGIT": r"\d", "CATEGORY_NOT_DIGIT": r"\D", "CATEGORY_SPACE": r"\s",
-    "CATEGORY_NOT_SPACE": r"\S", "CATEGORY_WORD": r"\w", "CATEGORY_NOT_WORD": r"\W",
-}
-
-
 def _char_class(op: str, av: Any) -> str:
     """The ``re`` source of a one-character test."""
-    if op == "LITERAL":
-        return re.escape(chr(av))
-    if op == "NOT_LITERAL":
-        return "[^" + re.escape(chr(av)) + "]"
-    if op == "ANY":
-        return r"[\s\S]"
-    parts = []
-    neg = ""
-    for iop, iav in av:
-        name = str(iop)
-        if name == "NEGATE":
-            neg = "^"
-        elif name == "LITERAL":
-            parts.append(re.escape(chr(iav)))
-        elif name == "RANGE":
-            parts.append(re.escape(chr(iav[0])) + "-" + re.escape(chr(iav[1])))
-        elif name == "CATEGORY" and str(iav) in _CATEGORIES:
-            parts.append(_CATEGORIES[str(iav)])
-        else:
-            raise GrammarError(f"unsupported character class item {name} in an entry terminal")
-    return "[" + neg + "".join(parts) + "]"
+    try:
+        return char_class_source(op, av)
+    except ValueError as exc:
+        raise GrammarError(f"unsupported character class item {exc} in an entry terminal") from None
 
 
 class _NFA:

@@ -27,7 +27,7 @@ except ImportError:  # pragma: no cover - Python 3.10
     import sre_constants as _c
     import sre_parse as _p
 
-__all__ = ["end_chars", "first_chars", "max_width", "prefix_closure"]
+__all__ = ["char_class_source", "end_chars", "first_chars", "max_width", "prefix_closure"]
 
 _CATEGORIES = {
     "CATEGORY_DIGIT": r"\d", "CATEGORY_NOT_DIGIT": r"\D", "CATEGORY_SPACE": r"\s",
@@ -35,7 +35,7 @@ _CATEGORIES = {
 }
 
 
-class _Unsupported(Exception):
+class _Unsupported(ValueError):
     pass
 
 
@@ -43,19 +43,33 @@ def _esc(code: int) -> str:
     return re.escape(chr(code))
 
 
-def _class_item(op: Any, av: Any) -> str:
+def char_class_source(op: Any, av: Any) -> str:
+    """The ``re`` source of one single-character item of a parsed pattern (a literal, a
+    negated literal, any character, or a class). Raises ValueError for what it cannot say."""
     name = str(op)
     if name == "LITERAL":
         return _esc(av)
-    if name == "RANGE":
-        return f"{_esc(av[0])}-{_esc(av[1])}"
-    if name == "CATEGORY":
-        return _CATEGORIES.get(str(av)) or _raise()
-    raise _Unsupported(name)
-
-
-def _raise() -> str:
-    raise _Unsupported("category")
+    if name == "NOT_LITERAL":
+        return f"[^{_esc(av)}]"
+    if name == "ANY":
+        return r"[\s\S]"
+    if name != "IN":
+        raise _Unsupported(name)
+    neg = ""
+    parts = []
+    for iop, iav in av:
+        iname = str(iop)
+        if iname == "NEGATE":
+            neg = "^"
+        elif iname == "LITERAL":
+            parts.append(_esc(iav))
+        elif iname == "RANGE":
+            parts.append(f"{_esc(iav[0])}-{_esc(iav[1])}")
+        elif iname == "CATEGORY" and str(iav) in _CATEGORIES:
+            parts.append(_CATEGORIES[str(iav)])
+        else:
+            raise _Unsupported(iname)
+    return f"[{neg}{''.join(parts)}]"
 
 
 def _full(items: list[tuple[Any, Any]]) -> str:
@@ -64,16 +78,8 @@ def _full(items: list[tuple[Any, Any]]) -> str:
 
 def _full_item(op: Any, av: Any) -> str:
     name = str(op)
-    if name == "LITERAL":
-        return _esc(av)
-    if name == "NOT_LITERAL":
-        return f"[^{_esc(av)}]"
-    if name == "ANY":
-        return r"[\s\S]"
-    if name == "IN":
-        neg = av and str(av[0][0]) == "NEGATE"
-        body = "".join(_class_item(o, a) for o, a in (av[1:] if neg else av))
-        return f"[{'^' if neg else ''}{body}]"
+    if name in ("LITERAL", "NOT_LITERAL", "ANY", "IN"):
+        return char_class_source(op, av)
     if name == "SUBPATTERN":
         _group, add, dele, sub = av
         if add or dele:
