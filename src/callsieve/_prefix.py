@@ -141,12 +141,23 @@ def prefix_closure(source: str) -> str | None:
 def first_chars(pattern: str) -> set[str] | None:
     """The characters a match of ``pattern`` can start with, or None if that is not a small
     fixed set (negated classes, categories such as \\s, a pattern that can match empty)."""
+    return _edge_chars(pattern, last=False)
+
+
+def end_chars(pattern: str) -> set[str] | None:
+    """The characters whose arrival can *complete* a match of ``pattern``: its last character,
+    or, for a pattern that ends in a look-ahead, the character the look-ahead needs. None if
+    that is not a small fixed set."""
+    return _edge_chars(pattern, last=True)
+
+
+def _edge_chars(pattern: str, last: bool) -> set[str] | None:
     try:
         parsed = _p.parse(pattern)
     except re.error:  # pragma: no cover - Lark validated it
         return None
-    first, nullable = _edge(list(parsed), False)
-    return None if (first is None or nullable) else first
+    chars, nullable = _edge(list(parsed), last)
+    return None if (chars is None or nullable) else chars
 
 
 #: What ``\\s`` matches in a str pattern: every Unicode white-space character lies at or below
@@ -216,15 +227,3 @@ def _edge(items: list[Any], last: bool) -> tuple[set[str] | None, bool]:
 def max_width(pattern: str) -> int:
     """The length of the longest match of ``pattern`` (a very large number if unbounded)."""
     return int(_p.parse(pattern).getwidth()[1])
-
-
-def end_chars(pattern: str) -> set[str] | None:
-    """The characters whose arrival can *complete* a match of ``pattern``: its last character,
-    or, for a pattern that ends in a look-ahead, the character the look-ahead needs. None if
-    that is not a small fixed set."""
-    try:
-        parsed = _p.parse(pattern)
-    except re.error:  # pragma: no cover - Lark validated it
-        return None
-    last, nullable = _edge(list(parsed), True)
-    return None if (last is None or nullable) else last
