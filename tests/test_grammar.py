@@ -136,3 +136,27 @@ def test_automaton_follows_every_opener(opener: str) -> None:
 @pytest.mark.parametrize("text", ["< ", "</b", "<b>", "<tool-calls>", "<a\nb"])
 def test_automaton_dies_on_prose(text: str) -> None:
     assert _walk(load_grammar().entry_automaton, text)[0] == DEAD
+
+
+def test_name_terminal_without_value_group_stands_for_itself(tmp_path: Path) -> None:
+    d = _grammar_dir(tmp_path, "plain", (
+        "plain: PLAIN_OPEN plain_call PLAIN_CLOSE\n"
+        "plain_call: plain_name PLAIN_END -> call\n"
+        "plain_name: PLAIN_NAME -> call_name\n"
+        'PLAIN_OPEN: "<plain>"\nPLAIN_CLOSE: "</plain>"\nPLAIN_END: ";"\n'
+        "PLAIN_NAME: /[a-z_]{1,64}(?=;)/\n"))
+    r = parse("go <plain>do_it;</plain>!", dialects=("plain",), grammar_dirs=[d])
+    assert (r.text, [(c.name, c.input) for c in r.calls]) == ("go !", [("do_it", {})])
+
+
+@pytest.mark.parametrize(("rules", "why"), [
+    # the call's last symbol is a rule: the scanner could not see the moment it is complete
+    ("bad: O bad_call C\nbad_call: bad_name -> call\nbad_name: N -> call_name\n",
+     "must end with a terminal"),
+    # after N the call may be complete or may go on with X
+    ("bad: O bad_call C\nbad_call: N -> call\n | N X -> call\n", "may be complete or may go on"),
+])
+def test_call_contract_is_enforced(tmp_path: Path, rules: str, why: str) -> None:
+    d = _grammar_dir(tmp_path, "bad", rules + 'O: "<o>"\nC: "</o>"\nX: "x"\nN: /n(?=[x<])/\n')
+    with pytest.raises(GrammarError, match=why):
+        load_grammar(("bad",), (d,))

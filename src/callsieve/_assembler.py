@@ -16,7 +16,6 @@ from typing import Any
 
 from lark import Token, Tree
 
-from ._grammar import CompiledGrammar
 from ._values import decode_param, parse_argument_object
 
 __all__ = ["assemble_call", "schemas_from_tools"]
@@ -42,16 +41,12 @@ def schemas_from_tools(tools: Any) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _group(grammar: CompiledGrammar, tok: Token, group: str) -> str:
+def _group(tok: Token, group: str) -> str:
+    """A token's named group, as the scanner matched it in context (``GroupToken``); a token
+    whose terminal has no such group stands for itself."""
     groups = getattr(tok, "groups", None)
-    if groups is not None:
-        value = groups.get(group)
-    else:
-        m = grammar.terminals[tok.type].pattern.match(str(tok))
-        value = m.group(group) if m is not None else None
-    if value is None:
-        return str(tok).strip()
-    return str(value)
+    value = groups.get(group) if groups else None
+    return str(tok).strip() if value is None else str(value)
 
 
 def _unquote(value: str) -> str:
@@ -67,7 +62,7 @@ def _token_of(node: Any) -> Token | None:
     return None
 
 
-def assemble_call(grammar: CompiledGrammar, tree: Tree[Token],
+def assemble_call(tree: Tree[Token],
                   schemas: dict[str, dict[str, Any]]) -> tuple[str, dict[str, Any]]:
     """``(name, input)`` for one ``call`` node."""
     name = ""
@@ -80,9 +75,9 @@ def assemble_call(grammar: CompiledGrammar, tree: Tree[Token],
         if kind == "call_name":
             tok = _token_of(child)
             if tok is not None:
-                name = _unquote(_group(grammar, tok, "v")).strip()
+                name = _unquote(_group(tok, "v")).strip()
         elif kind == "param":
-            params.append(_param(grammar, child))
+            params.append(_param(child))
         elif kind == "call_args":
             tok = _token_of(child)
             args.append(str(tok) if tok is not None else "")
@@ -111,8 +106,7 @@ def assemble_call(grammar: CompiledGrammar, tree: Tree[Token],
     return name, collected
 
 
-def _param(grammar: CompiledGrammar,
-           tree: Tree[Token]) -> tuple[str, list[tuple[bool, str]], str | None]:
+def _param(tree: Tree[Token]) -> tuple[str, list[tuple[bool, str]], str | None]:
     name = ""
     string_attr: str | None = None
     parts: list[tuple[bool, str]] = []
@@ -123,11 +117,11 @@ def _param(grammar: CompiledGrammar,
         if kind == "param_name":
             tok = _token_of(child)
             if tok is not None:
-                name = _unquote(_group(grammar, tok, "v")).strip()
+                name = _unquote(_group(tok, "v")).strip()
         elif kind == "attr":
             tok = _token_of(child)
-            if tok is not None and _group(grammar, tok, "k").strip().lower() == "string":
-                string_attr = _unquote(_group(grammar, tok, "v")).strip().lower()
+            if tok is not None and _group(tok, "k").strip().lower() == "string":
+                string_attr = _unquote(_group(tok, "v")).strip().lower()
         elif kind == "param_value":
             for part in child.children:
                 if isinstance(part, Token):

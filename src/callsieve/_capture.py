@@ -147,7 +147,7 @@ class Capture:
             size = len(rule.expansion)
             tree = self.ps.parse_conf.callbacks[rule](self.ps.value_stack[-size:])
             try:
-                self.calls.append(assemble_call(self.g, tree, self.schemas))
+                self.calls.append(assemble_call(tree, self.schemas))
             except Exception as exc:  # noqa: BLE001 - model output never raises (§Inv. 5)
                 return self._fail(f"call at offset {self.start + self.raw_len} not built: {exc}")
             self.call_ends.append(self.raw_len)

@@ -68,11 +68,11 @@ class TerminalSpec:
     """How the scanner reads one terminal."""
 
     __slots__ = ("name", "priority", "pattern", "is_run", "soft", "stop", "tail", "tail_span",
-                 "stop_char", "probe", "end_chars", "width", "end_probe")
+                 "stop_char", "end_chars", "width", "end_probe")
 
     def __init__(self, name: str, priority: int, pattern: Any, is_run: bool = False,
                  soft: bool = False, stop: Any = None, tail: Any = None, tail_span: int = 0,
-                 stop_char: str | None = None, probe: Any = None,
+                 stop_char: str | None = None,
                  end_chars: set[str] | None = None, width: int = 0) -> None:
         self.name = name
         self.priority = priority
@@ -84,10 +84,6 @@ class TerminalSpec:
         self.tail_span = tail_span  # such a tail is shorter than this
         #: the one character every stop starts with (``ch not in chunk``: no stop), or None
         self.stop_char = stop_char
-        #: ``probe(chunk) is None`` means: no stop and no possible stop tail in ``chunk``
-        #: (``probe`` may only look for the stop's first characters; ``exact_probe`` looks
-        #: for the stop itself)
-        self.probe = probe if probe is not None else self.exact_probe
         #: bounded: the characters that can complete a match (None: any), its longest match
         self.end_chars = end_chars
         self.width = width
@@ -107,9 +103,10 @@ class TerminalSpec:
                 return t.start(), True
         return n, False
 
-    def exact_probe(self, chunk: str) -> Any:
+    def may_stop(self, chunk: str) -> bool:
+        """``chunk`` holds the run's stop, or ends in what may begin it."""
         s, tail = self.find_stop(chunk, 0, False)
-        return None if s == len(chunk) and not tail else True
+        return tail or s < len(chunk)
 
 
 class StateSpec:
@@ -166,6 +163,11 @@ class CompiledGrammar:
         self.terminals: dict[str, TerminalSpec] = {
             t.name: _terminal_spec(t) for t in self.lark.terminals
         }
+        for rule in self.lark.rules:
+            if _is_call(rule) and not (rule.expansion and rule.expansion[-1].is_term):
+                raise GrammarError(
+                    f"rule {rule.origin.name} (a call) must end with a terminal, so the scanner "
+                    "sees the moment the call is complete")
         self.states: dict[int, StateSpec] = {
             s: self._state_spec(actions) for s, actions in table.states.items()
         }
@@ -189,7 +191,7 @@ class CompiledGrammar:
         call_rule = None
         for name, (action, arg) in actions.items():
             spec = self.terminals.get(name)
-            if getattr(action, "name", "") == "Reduce" and (arg.alias or arg.origin.name) == _CALL_RULE:
+            if getattr(action, "name", "") == "Reduce" and _is_call(arg):
                 call_rule = arg
             if spec is None:
                 continue
@@ -204,6 +206,12 @@ class CompiledGrammar:
             else:
                 bounded.append(spec)
         bounded.sort(key=lambda t: -t.priority)
+        if call_rule is not None and any(
+                getattr(action, "name", "") != "Reduce" or arg is not call_rule
+                for action, arg in actions.values()):
+            raise GrammarError(
+                f"rule {call_rule.origin.name} (a call) may be complete or may go on after the "
+                "same tokens; a call must be complete the moment its last token arrives")
         return StateSpec(tuple(bounded), run, "$END" in actions, call_rule)
 
     def _entries(self) -> tuple[tuple[EntrySpec, ...], str]:
@@ -243,6 +251,11 @@ class CompiledGrammar:
         return fallback
 
 
+def _is_call(rule: Any) -> bool:
+    """Whether a Lark rule builds a ``call`` node (by its own name or an alias)."""
+    return bool((rule.alias or rule.origin.name) == _CALL_RULE)
+
+
 def _terminal_spec(t: Any) -> TerminalSpec:
     source = t.pattern.to_regexp()
     if t.name.endswith("_RUN"):
@@ -264,9 +277,8 @@ def _terminal_spec(t: Any) -> TerminalSpec:
         tail = re.compile(f"(?=[\\s\\S])(?:{closure})\\Z") if width > 1 else None
         first = first_chars(stop_src) if soft is not None else None
         stop_char = next(iter(first)) if first is not None and len(first) == 1 else None
-        probe = _char_search(first) if first else None
         return TerminalSpec(t.name, t.priority, None, True, soft is not None,
-                            re.compile(stop_src), tail, width, stop_char, probe)
+                            re.compile(stop_src), tail, width, stop_char)
     if t.pattern.max_width > MAX_BOUNDED_WIDTH:
         raise GrammarError(
             f"terminal {t.name} can be longer than {MAX_BOUNDED_WIDTH} characters; bound its "

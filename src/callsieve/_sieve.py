@@ -52,10 +52,6 @@ _HOLD = "hold"
 _OPEN = "open"
 
 
-def _no_probe(chunk: str) -> Any:  # pragma: no cover - only called inside a run
-    return True
-
-
 def _group_of(m: Any, g: Any) -> str:
     """Which entry terminal an ``entry_exact`` match is (its outermost named group)."""
     for e in g.entries:
@@ -117,7 +113,7 @@ class Sieve:
         "_settled_state",
         "_run_cap",
         "_run_char",
-        "_run_probe",
+        "_run_may_stop",
         "_shell_probe",
         "_shell_room",
         "_off",
@@ -157,11 +153,12 @@ class Sieve:
         self._total = 0
         self._fences = FenceTracker(self._g.lead_chars)
         self._lead_search = self._fences.live_lead.search
-        # The ASCII lead characters, for ``in`` tests (three at most; "" disables them).
+        # The ASCII lead characters, for ``in`` tests: three at most (the fence leads, backtick
+        # and tilde, are always among them); more than three disables the tests ("").
         ascii_leads = [c for c in self._fences.leads if c.isascii()]
         if len(ascii_leads) > 3:
             ascii_leads = [""]
-        self._l1, self._l2, self._l3 = (ascii_leads * 3)[:3] if ascii_leads else ("<",) * 3
+        self._l1, self._l2, self._l3 = (ascii_leads * 3)[:3]
         auto = self._g.entry_automaton
         self._walk = auto.walk
         self._accepting = auto.accepting
@@ -172,10 +169,10 @@ class Sieve:
         self._settled_state = 0  # scratch: _settles() leaves a live candidate's state here
         self._fast = mode != "off"  # PROSE, nothing held, outside code: the one-search path
         # Inside a streaming run: its capture, the stop's single first character (or None)
-        # and a probe (``probe(chunk) is None``: no stop in the chunk).
+        # and whether a chunk may hold the stop (``bool`` until a run starts: "it may").
         self._run_cap: Capture | None = None
         self._run_char: str | None = None
-        self._run_probe: Callable[[str], Any] = _no_probe
+        self._run_may_stop: Callable[[str], bool] = bool
         # A tag cut by a chunk boundary inside a block: what could complete it, and how much
         # more may be held before it is too long to be a tag.
         self._shell_probe: Callable[[str], Any] | None = None
@@ -216,17 +213,9 @@ class Sieve:
             except (AttributeError, TypeError):
                 raise InputTypeError(f"feed() takes str, not {type(chunk).__name__}",
                                      offset=self._total) from None
-            if found is None:  # not ASCII, no lead
-                if chunk:
-                    self._total += len(chunk)
-                    self._tail = chunk if chunk[-1] > " " else (self._tail + chunk)[-4:]
-                    return [Text(chunk)]
-                return []
-            hold = self._settles(chunk, found)
-            if hold == _ALL_PROSE:
-                self._total += len(chunk)
-                self._tail = chunk if chunk[-1] > " " else (self._tail + chunk)[-4:]
-                return [Text(chunk)]
+            hold = _ALL_PROSE if found is None else self._settles(chunk, found)
+            if hold == _ALL_PROSE:  # not ASCII but no lead, or every lead died in the chunk
+                return self._release(chunk, len(chunk)) if chunk else []
             if hold >= 0:  # a possible opener at chunk[hold:], alive at the end: hold it
                 self._total += len(chunk)
                 self._tail = tail_after(self._tail, chunk, hold)
@@ -241,7 +230,7 @@ class Sieve:
             c = self._run_char
             rcap = self._run_cap
             if not self._held:
-                if (c is not None and c not in chunk) or self._run_probe(chunk) is None:
+                if (c is not None and c not in chunk) or not self._run_may_stop(chunk):
                     n = len(chunk)
                     if rcap.raw_len + n <= self._limit:
                         self._total += n
@@ -280,12 +269,10 @@ class Sieve:
                 text = self._held + chunk
                 found = self._lead_search(text, 1)
                 if found is None or self._settles(text, found) == _ALL_PROSE:
-                    self._total += n
-                    self._tail = text if text[-1] > " " else (self._tail + text)[-4:]
                     self._held = ""
                     self._cand = _NO_CANDIDATE
                     self._fast = True
-                    return [Text(text)]
+                    return self._release(text, n)
         elif self._shell_probe is not None and chunk.__class__ is str:
             # A tag cut by a chunk boundary inside a block: unless this chunk holds a
             # character that could complete it, keep it for one match later.
@@ -313,6 +300,13 @@ class Sieve:
         self._held = ""
         return self._process(held + chunk if held else chunk, base, False, len(held))
 
+    def _release(self, text: str, new: int) -> list[Event]:
+        """``text`` (of which ``new`` characters arrived now) is prose: out it goes. The hot
+        path in ``feed`` has its own inline copy of these lines."""
+        self._total += new
+        self._tail = text if text[-1] > " " else (self._tail + text)[-4:]
+        return [Text(text)]
+
     def _settles(self, text: str, found: Any) -> int:
         """Follow every lead character in ``text`` from ``found`` on. ``_ALL_PROSE``: each is
         a tag lead whose possible opener dies within ``text``. ``i >= 0``: the one at ``i`` is
@@ -338,17 +332,13 @@ class Sieve:
         """End of input: flush (loose-CDATA repair, unfinished block as text)."""
         if self._state is SieveState.CLOSED:
             raise SieveClosedError("close() called twice", offset=self._total)
-        self._fast = False
-        self._run_cap = None
-        self._shell_probe = None
-        if self._off:
+        if self._off:  # no fast mode is ever on
             self._state = SieveState.CLOSED
             return []
         held = self._held
         self._held = ""
-        events = self._process(held, self._total - len(held), True, len(held))
+        events = self._process(held, self._total - len(held), True, len(held))  # all off
         self._state = SieveState.CLOSED
-        self._fast = False
         return events
 
     # ------------------------------------------------------------------ the machine
@@ -447,7 +437,7 @@ class Sieve:
         if run is not None and not (cap.strict and run.name == "STRAY_RUN"):
             self._run_cap = cap
             self._run_char = run.stop_char
-            self._run_probe = run.exact_probe
+            self._run_may_stop = run.may_stop
 
     def _candidate(self, buf: str, i: int, final: bool, state: int, j: int,
                    seen: bool) -> tuple[Any, Any]:
