@@ -5,10 +5,11 @@ What it does: ``scan(buf, p, final)`` consumes text from ``buf[p:]`` and answers
 VIABLE (a viable prefix: consumed up to the returned position, hold the rest), COMPLETE (the
 block closed at the returned position) or FAILED (release the block as text). At every
 token boundary the current parser state says which terminals may come (``StateSpec``):
-bounded ones are matched with partial matching, so a token cut by a chunk boundary is held,
-never guessed; a run (text, CDATA, JSON, white space) is fed to the parser once, as a
-zero-length placeholder when it starts (so the parser is already in the state that follows
-it) whose value is filled in when it ends. A run never costs a parser step per chunk and its
+bounded ones are matched exactly, and where none matches, a tail that a terminal's prefix
+closure still accepts is held (a token cut by a chunk boundary is held, never guessed); a
+run (text, CDATA, JSON, white space) is fed to the parser once, as a zero-length placeholder
+when it starts (so the parser is already in the state that follows it) whose value is
+filled in when it ends. A run never costs a parser step per chunk and its
 text is never re-scanned: only the new chunk is searched for the run's stop.
 Repairs (SPEC §4) are synthetic tokens: the missing opening wrapper (fed before the first
 invoke; such a block fails on the first non-white stray text, and emits nothing until its
@@ -21,7 +22,7 @@ token; a held tail is bounded by the longest bounded terminal.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from lark import Token
 from lark.exceptions import LarkError
@@ -47,6 +48,23 @@ class GroupToken(Token):
     __slots__ = ("groups",)
 
     groups: dict[str, str | None]
+
+
+_new_str = str.__new__
+
+
+_T = TypeVar("_T", bound=Token)
+
+
+def _token(cls: type[_T], name: str, value: str) -> _T:
+    """``Token(name, value)``, set up the way Lark's own constructor does, without the call
+    through its keyword-deprecation shim (which costs more than the rest)."""
+    tok = _new_str(cls, value)
+    tok.type = name
+    tok.value = value
+    tok.start_pos = tok.line = tok.column = None
+    tok.end_line = tok.end_column = tok.end_pos = None
+    return tok
 
 
 class Capture:
@@ -127,10 +145,11 @@ class Capture:
     def _feed(self, name: str, value: str, groups: dict[str, str | None] | None = None) -> int:
         """Feed one bounded token; VIABLE, COMPLETE or FAILED."""
         if groups is None:
-            tok = Token(name, value)
+            tok = _token(Token, name, value)
         else:
-            tok = GroupToken(name, value)
-            tok.groups = groups
+            gtok = _token(GroupToken, name, value)
+            gtok.groups = groups
+            tok = gtok
         try:
             self.ps.feed_token(tok)
         except LarkError:
@@ -159,7 +178,7 @@ class Capture:
         assert run is not None
         value = "".join(self.pieces)
         self.raw.append(value)
-        self.ps.value_stack[-1] = Token(run.name, value)
+        self.ps.value_stack[-1] = _token(Token, run.name, value)
         if run.name == "STRAY_RUN" and value.strip():
             self.diagnostics.append(
                 f"stray text ignored at offset {self.start + self.raw_len - len(value)}")
@@ -192,12 +211,17 @@ class Capture:
                 break
             spec = self.spec
             waiting = False
+            c = buf[p]
             for term in spec.bounded:
-                tm = term.pattern.match(buf, p, partial=not final)
-                if tm is None:
+                first = term.first
+                if first is not None and c not in first:
                     continue
-                if tm.partial:
-                    # the one terminal this tail may still become (else: several)
+                tm = term.pattern.match(buf, p)
+                if tm is None:
+                    if final or n - p > term.reach or term.viable(buf, p) is None:
+                        continue
+                    # A tail that may still become this token: the one terminal it may
+                    # become (else: several).
                     self.pending = term if not waiting else None
                     waiting = True
                     continue
@@ -237,7 +261,7 @@ class Capture:
                                       f"{self.start + self.raw_len}, expected one of "
                                       f"{', '.join(t.name for t in spec.bounded)}"), p
                 try:
-                    self.ps.feed_token(Token(run.name, ""))
+                    self.ps.feed_token(_token(Token, run.name, ""))
                 except LarkError:
                     return self._fail(f"unexpected text at offset {self.start + self.raw_len}"), p
                 self.spec = self.g.states[self.ps.position]

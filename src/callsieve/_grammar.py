@@ -5,10 +5,10 @@ What it does: ``common.lark`` plus one file per enabled dialect (``<dialect>.lar
 block rule is named after the dialect) are joined, a ``start`` rule listing the dialects is
 added, and Lark builds the LALR table (``strict=True``: no conflict is resolved silently).
 Then, once per grammar:
-  - every terminal becomes a ``TerminalSpec``: a bounded token, compiled with ``regex`` so
-    that a chunk tail can be asked "could this still become the token?" (partial matching),
-    with the characters that can complete it; or a streaming run, with its stop and a
-    prefix closure of the stop (see grammar/README.md);
+  - every terminal becomes a ``TerminalSpec``: a bounded token, with its exact pattern and
+    its prefix closure, so that a chunk tail can be asked "could this still become the
+    token?" (``re`` in one call each), and the characters that can complete it; or a
+    streaming run, with its stop and a prefix closure of the stop (see grammar/README.md);
   - every parser state becomes a ``StateSpec``: which bounded terminals it accepts (in
     priority order), which run, whether the block may end there, whether a call is complete;
   - the *entry* terminals — wrapper openers, and for the missing-wrapper repair the
@@ -22,16 +22,16 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import regex
 from lark import Lark
 from lark.lexer import Lexer
 
 from ._automaton import EntryAutomaton
 from ._errors import ConfigurationError, GrammarError
-from ._prefix import end_chars, first_chars, max_width, prefix_closure
+from ._prefix import end_chars, first_chars, literal_text, max_width, prefix_closure
 
 __all__ = [
     "DEFAULT_DIALECTS",
@@ -67,16 +67,27 @@ class _NoLexer(Lexer):
 class TerminalSpec:
     """How the scanner reads one terminal."""
 
-    __slots__ = ("name", "priority", "pattern", "is_run", "soft", "stop", "tail", "tail_span",
-                 "stop_char", "end_chars", "width", "end_probe")
+    __slots__ = ("name", "priority", "pattern", "first", "viable", "_closure", "reach",
+                 "is_run", "soft", "stop", "tail", "tail_span", "stop_char", "end_chars",
+                 "width", "end_probe", "may_stop")
 
     def __init__(self, name: str, priority: int, pattern: Any, is_run: bool = False,
                  soft: bool = False, stop: Any = None, tail: Any = None, tail_span: int = 0,
                  stop_char: str | None = None,
-                 end_chars: set[str] | None = None, width: int = 0) -> None:
+                 end_chars: set[str] | None = None, width: int = 0,
+                 closure: str = "", reach: int = 0, first: set[str] | None = None) -> None:
         self.name = name
         self.priority = priority
-        self.pattern = pattern  # regex.Pattern: the whole token (bounded terminals)
+        self.pattern = pattern  # re.Pattern: the whole token (bounded terminals)
+        #: bounded: the characters a match starts with (None: not a small set)
+        self.first = frozenset(first) if first is not None else None
+        #: bounded: ``viable(buf, p)``: ``buf[p:]`` may still become the token (a superset,
+        #: asked only when ``pattern`` does not match), never true past ``reach`` characters
+        #: (the token and the context its look-ahead needs). Compiled on first use: most
+        #: terminals are never cut by a chunk boundary in a given process.
+        self._closure = closure
+        self.viable: Callable[[str, int], Any] = self._compile_viable
+        self.reach = reach
         self.is_run = is_run
         self.soft = soft  # soft run: a stop that starts no token is taken as content
         self.stop = stop  # re.Pattern: a complete stop
@@ -89,6 +100,21 @@ class TerminalSpec:
         self.width = width
         #: ``end_probe(chunk) is None``: this chunk cannot complete a pending match (or None)
         self.end_probe = _char_search(end_chars) if end_chars else None
+        #: ``may_stop(chunk)``: ``chunk`` holds the run's stop, or ends in what may begin it
+        self.may_stop: Callable[[str], bool] = self._may_stop
+        literal = literal_text(stop.pattern) if is_run and stop is not None else None
+        if literal is not None:
+            # A fixed stop (``]]>``): two C calls instead of two searches.
+            heads = tuple(literal[:k] for k in range(1, len(literal)))
+
+            def may_stop(chunk: str) -> bool:
+                return literal in chunk or chunk.endswith(heads)
+
+            self.may_stop = may_stop
+
+    def _compile_viable(self, buf: str, p: int) -> Any:
+        self.viable = re.compile(f"(?:{self._closure})\\Z").match
+        return self.viable(buf, p)
 
     def find_stop(self, buf: str, p: int, final: bool) -> tuple[int, bool]:
         """Where the run starting at ``p`` stops: ``(index, is_tail)``. A complete stop wins;
@@ -103,8 +129,8 @@ class TerminalSpec:
                 return t.start(), True
         return n, False
 
-    def may_stop(self, chunk: str) -> bool:
-        """``chunk`` holds the run's stop, or ends in what may begin it."""
+    def _may_stop(self, chunk: str) -> bool:
+        """``chunk`` holds the run's stop, or ends in what may begin it (any stop)."""
         s, tail = self.find_stop(chunk, 0, False)
         return tail or s < len(chunk)
 
@@ -284,8 +310,14 @@ def _terminal_spec(t: Any) -> TerminalSpec:
             f"terminal {t.name} can be longer than {MAX_BOUNDED_WIDTH} characters; bound its "
             "repetitions or make it a run (name ending in _RUN)"
         )
-    return TerminalSpec(t.name, t.priority, regex.compile(source),
-                        end_chars=end_chars(source), width=min(max_width(source), MAX_BOUNDED_WIDTH))
+    closure = prefix_closure(source)
+    if closure is None:
+        raise GrammarError(
+            f"terminal {t.name} uses a construct whose prefixes cannot be computed "
+            "(back-reference, conditional or inline flag)")
+    return TerminalSpec(t.name, t.priority, re.compile(source),
+                        end_chars=end_chars(source), width=min(max_width(source), MAX_BOUNDED_WIDTH),
+                        closure=closure, reach=max_width(closure), first=first_chars(source))
 
 
 def _char_search(chars: set[str]) -> Any:

@@ -6,9 +6,10 @@ can be asked with the standard ``re`` module in one call.
 
 What it does: ``prefix_closure(source)`` walks the ``re`` parser's tree. For a sequence
 ``a1 a2 … an`` the closure is ``a1 (a2 (… | pre(a3)) | pre(a2)) | pre(a1)``; a repeat
-``X{m,n}`` becomes ``X{0,n-1} pre(X)``; alternatives close separately. Look-arounds are
-dropped (treated as satisfied), so the closure is a superset: it may call a tail viable
-that the next character would rule out, never the reverse. Callers therefore decide
+``X{m,n}`` becomes ``X{0,n-1} pre(X)``; alternatives close separately. A tail may run
+into the context a look-ahead needs (``X(?=Y)`` closes as ``pre(X) | X pre(Y)``); other
+look-arounds are dropped (treated as satisfied), so the closure is a superset: it may call a
+tail viable that the next character would rule out, never the reverse. Callers therefore decide
 *completeness* with the exact pattern and use the closure only to decide how long to hold.
 What it guarantees: linear size in the source; ``None`` for constructs it does not know
 (back-references, conditionals, inline flags), so the caller can fall back to an exact but
@@ -27,7 +28,8 @@ except ImportError:  # pragma: no cover - Python 3.10
     import sre_constants as _c
     import sre_parse as _p
 
-__all__ = ["char_class_source", "end_chars", "first_chars", "max_width", "prefix_closure"]
+__all__ = ["char_class_source", "end_chars", "first_chars", "literal_text", "max_width",
+           "prefix_closure"]
 
 _CATEGORIES = {
     "CATEGORY_DIGIT": r"\d", "CATEGORY_NOT_DIGIT": r"\D", "CATEGORY_SPACE": r"\s",
@@ -100,6 +102,11 @@ def _pre_seq(items: list[tuple[Any, Any]]) -> str:
     # N(i) = (?: full(a_i) N(i+1) | pre(a_i) ), N(n) = "" ; pre() includes the empty string.
     out = ""
     for op, av in reversed(items):
+        if str(op) == "ASSERT" and av[0] == 1:
+            # A look-ahead: the text may end inside the context it needs, or go on.
+            look = _pre_seq(list(av[1]))
+            out = f"(?:{out}|{look})" if out else look
+            continue
         full = _full_item(op, av)
         pre = _pre_item(op, av)
         if not full:  # zero-width items vanish from the closure
@@ -222,6 +229,18 @@ def _edge(items: list[Any], last: bool) -> tuple[set[str] | None, bool]:
         if not nullable:
             return out, False
     return out, True
+
+
+def literal_text(pattern: str) -> str | None:
+    """The one string ``pattern`` matches, if it is a plain sequence of literal characters
+    (no flags, classes, repeats or look-arounds); else None."""
+    try:
+        items = list(_p.parse(pattern))
+    except re.error:
+        return None
+    if not items or any(str(op) != "LITERAL" for op, _ in items):
+        return None
+    return "".join(chr(av) for _, av in items)
 
 
 def max_width(pattern: str) -> int:

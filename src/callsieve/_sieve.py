@@ -60,6 +60,10 @@ def _group_of(m: Any, g: Any) -> str:
     raise AssertionError("entry match without an entry group")  # pragma: no cover
 
 
+def _no_run(piece: str) -> None:
+    """``_run_append`` while no run fast path is on (never called)."""
+
+
 class SieveState(enum.Enum):
     PROSE = "prose"
     CAPTURE = "capture"
@@ -114,6 +118,11 @@ class Sieve:
         "_run_cap",
         "_run_char",
         "_run_may_stop",
+        "_run_append",
+        "_room",
+        "_room0",
+        "_total0",
+        "_held0",
         "_shell_probe",
         "_shell_room",
         "_off",
@@ -171,8 +180,12 @@ class Sieve:
         # Inside a streaming run: its capture, the stop's single first character (or None)
         # and whether a chunk may hold the stop (``bool`` until a run starts: "it may").
         self._run_cap: Capture | None = None
-        self._run_char: str | None = None
+        self._run_char = ""  # "": none ("" is in every chunk)
         self._run_may_stop: Callable[[str], bool] = bool
+        self._run_append: Callable[[str], None] = _no_run  # set with _run_cap
+        # Run fast path bookkeeping (``_sync_run``): room left under max_block_chars, and
+        # the room, total and held length when the counters were last in step.
+        self._room = self._room0 = self._total0 = self._held0 = 0
         # A tag cut by a chunk boundary inside a block: what could complete it, and how much
         # more may be held before it is too long to be a tag.
         self._shell_probe: Callable[[str], Any] | None = None
@@ -203,11 +216,12 @@ class Sieve:
             # other by one search; then one event. (These double as the type check.)
             try:
                 if (chunk.isascii() and self._l1 not in chunk and self._l2 not in chunk
-                        and self._l3 not in chunk and chunk):
+                        and self._l3 not in chunk and chunk > "   "):
                     self._total += len(chunk)
-                    # The tail only matters for "is this a line start": a chunk that does
-                    # not end in a blank or line break settles that by itself.
-                    self._tail = chunk if chunk[-1] > " " else (self._tail + chunk)[-4:]
+                    # The tail only matters for "is this a line start" (a line break, then
+                    # at most three spaces). ``chunk > "   "`` excludes the empty chunk and
+                    # every chunk of one to three spaces, so this chunk settles that alone.
+                    self._tail = chunk
                     return [Text(chunk)]
                 found = self._lead_search(chunk)
             except (AttributeError, TypeError):
@@ -226,30 +240,29 @@ class Sieve:
                 return [Text(chunk[:hold])] if hold else []
         elif self._run_cap is not None and chunk.__class__ is str:
             # Inside a streaming run (an argument body) and no stop in sight: append, no
-            # parser step, nothing re-scanned.
-            c = self._run_char
-            rcap = self._run_cap
-            if not self._held:
-                if (c is not None and c not in chunk) or not self._run_may_stop(chunk):
-                    n = len(chunk)
-                    if rcap.raw_len + n <= self._limit:
-                        self._total += n
-                        rcap.pieces.append(chunk)
-                        rcap.raw_len += n
-                        return []
+            # parser step, nothing re-scanned. Only ``_room`` is counted here; the other
+            # counters catch up when a chunk leaves this path (``_sync_run``).
+            held = self._held
+            if not held and (self._run_char not in chunk or not self._run_may_stop(chunk)):
+                room = self._room - len(chunk)
+                if room >= 0:
+                    self._room = room
+                    self._run_append(chunk)
+                    return []
             else:
-                # The run's previous chunk ended in what may begin its stop (a "]" before
-                # "]]>"): look again with this chunk; content goes on, a new tail waits.
-                text = self._held + chunk
-                assert rcap.run is not None
-                stop, tail = rcap.run.find_stop(text, 0, False)
+                # The stop may be here, or begin at the end (a "]" before "]]>"), or the
+                # previous chunk ended in what may begin it: unless the stop is complete,
+                # the content goes on and the tail waits for the next chunk.
+                text = held + chunk if held else chunk
+                run = self._run_cap.run
+                assert run is not None
+                stop, tail = run.find_stop(text, 0, False)
                 if stop == len(text) or tail:
-                    n = len(chunk)
-                    if rcap.raw_len + stop <= self._limit:
-                        self._total += n
+                    room = self._room - stop
+                    if room >= 0:
+                        self._room = room
                         if stop:
-                            rcap.pieces.append(text[:stop])
-                            rcap.raw_len += stop
+                            self._run_append(text[:stop])
                         self._held = text[stop:]
                         return []
         elif self._cand >= 0 and chunk.__class__ is str:
@@ -282,7 +295,9 @@ class Sieve:
                 self._held += chunk
                 self._shell_room -= n
                 return []
-        elif chunk.__class__ is not str:
+        if self._run_cap is not None:
+            self._sync_run()
+        if chunk.__class__ is not str:
             if not isinstance(chunk, str):
                 raise InputTypeError(f"feed() takes str, not {type(chunk).__name__}",
                                      offset=self._total)
@@ -299,6 +314,18 @@ class Sieve:
         self._total += len(chunk)
         self._held = ""
         return self._process(held + chunk if held else chunk, base, False, len(held))
+
+    def _sync_run(self) -> None:
+        """Catch up the counters the run fast path leaves alone: what it took is what
+        ``_room`` lost; what was fed is that plus what the held tail grew by."""
+        cap = self._run_cap
+        assert cap is not None
+        taken = self._room0 - self._room
+        cap.raw_len += taken
+        self._total = self._total0 + taken + len(self._held) - self._held0
+        self._room0 = self._room
+        self._total0 = self._total
+        self._held0 = len(self._held)
 
     def _release(self, text: str, new: int) -> list[Event]:
         """``text`` (of which ``new`` characters arrived now) is prose: out it goes. The hot
@@ -335,6 +362,8 @@ class Sieve:
         if self._off:  # no fast mode is ever on
             self._state = SieveState.CLOSED
             return []
+        if self._run_cap is not None:
+            self._sync_run()
         held = self._held
         self._held = ""
         events = self._process(held, self._total - len(held), True, len(held))  # all off
@@ -436,8 +465,12 @@ class Sieve:
         run = cap.run
         if run is not None and not (cap.strict and run.name == "STRAY_RUN"):
             self._run_cap = cap
-            self._run_char = run.stop_char
+            self._run_char = run.stop_char or ""
             self._run_may_stop = run.may_stop
+            self._run_append = cap.pieces.append
+            self._room = self._room0 = self._limit - cap.raw_len
+            self._total0 = self._total
+            self._held0 = len(held)
 
     def _candidate(self, buf: str, i: int, final: bool, state: int, j: int,
                    seen: bool) -> tuple[Any, Any]:
