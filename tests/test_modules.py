@@ -5,10 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from callsieve import Block, Text, ToolCall, ToolCalls
 from callsieve._assembler import schemas_from_tools
 from callsieve._fences import FenceState, FenceTracker, tail_after
+from callsieve._grammar import load_grammar
 from callsieve._prefix import end_chars, first_chars, max_width
 from callsieve._values import decode_entities, decode_param, json_literal, parse_argument_object
 
@@ -138,3 +141,33 @@ def test_events_compare_by_value_and_repr_their_fields() -> None:
     assert repr(Text("a")) == "Text(text='a')"
     assert call.arguments == '{"a":1}'
     assert hash(Text("a")) == hash(Text("a"))
+
+
+# ---------------------------------------------------------------------------- _grammar scanner
+@given(st.text(alphabet="]>a\n", max_size=12), st.integers(0, 12), st.booleans())
+def test_literal_stop_agrees_with_the_regex_stop(buf: str, p: int, final: bool) -> None:
+    """A fixed stop (CDATA's ``]]>``) is found with str methods; the answer is the one the
+    general regex search (stop, then longest tail) gives."""
+    run = load_grammar().terminals["CDATA_RUN"]
+    p = min(p, len(buf))
+    assert run.find_stop is not run._find_stop  # the literal shortcut is on
+    assert run.find_stop(buf, p, final) == run._find_stop(buf, p, final)
+    stop, tail = run._find_stop(buf, 0, False)
+    assert run.may_stop(buf) == (tail or stop < len(buf))
+
+
+@pytest.mark.parametrize(("name", "tail", "viable"), [
+    ("INVOKE_OPEN", "<|DSML|inv", True),
+    ("INVOKE_OPEN", "<|DSML|invoke", True),  # its look-ahead needs one more character
+    ("INVOKE_OPEN", '<|DSML|invoke"', False),  # a quote: no prefix, no look-ahead
+    ("NAME_ATTR", ' name="wri', True),
+    ("NAME_ATTR", " name=x", True),  # a bare value, ended by its look-ahead
+    ("CALLS_CLOSE", "</|DSML|par", True),  # could still be </|DSML|parameter-ish prefix + name
+    ("CDATA_OPEN", "<![CDX", False),
+])
+def test_prefix_closure_holds_a_cut_token(name: str, tail: str, viable: bool) -> None:
+    """A bounded token cut by a chunk boundary: its prefix closure (look-ahead context
+    included) says whether the tail may still become it."""
+    term = load_grammar().terminals[name]
+    assert term.pattern.match(tail) is None
+    assert (term.viable(tail, 0) is not None) is viable

@@ -31,6 +31,7 @@ from ._prefix import char_class_source
 __all__ = ["DEAD", "EntryAutomaton"]
 
 DEAD = -1
+_UNKNOWN = -2  # no memoised transition yet
 _MEMO_LIMIT = 4096
 _UNROLL_LIMIT = 256
 def _char_class(op: str, av: Any) -> str:
@@ -170,15 +171,16 @@ class EntryAutomaton:
         and ``end``."""
         trans = self.trans
         accepting = self.accepting
-        step = self.step
-        for j in range(pos, end):
-            ch = text[j]
-            nxt = trans[state].get(ch)
-            if nxt is None:
-                nxt = step(state, ch)
+        j = pos
+        for ch in text[pos:end] if pos or end != len(text) else text:
+            nxt = trans[state].get(ch, _UNKNOWN)
             if nxt < 0:
-                return DEAD, j
+                if nxt == _UNKNOWN:
+                    nxt = self.step(state, ch)
+                if nxt < 0:
+                    return DEAD, j
             state = nxt
+            j += 1
             if accepting[state]:
-                return state, j + 1
+                return state, j
         return state, end

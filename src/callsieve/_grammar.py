@@ -69,7 +69,7 @@ class TerminalSpec:
 
     __slots__ = ("name", "priority", "pattern", "first", "viable", "_closure", "reach",
                  "is_run", "soft", "stop", "tail", "tail_span", "stop_char", "end_chars",
-                 "width", "end_probe", "may_stop")
+                 "width", "end_probe", "find_stop", "may_stop")
 
     def __init__(self, name: str, priority: int, pattern: Any, is_run: bool = False,
                  soft: bool = False, stop: Any = None, tail: Any = None, tail_span: int = 0,
@@ -100,25 +100,40 @@ class TerminalSpec:
         self.width = width
         #: ``end_probe(chunk) is None``: this chunk cannot complete a pending match (or None)
         self.end_probe = _char_search(end_chars) if end_chars else None
-        #: ``may_stop(chunk)``: ``chunk`` holds the run's stop, or ends in what may begin it
+        #: ``find_stop(buf, p, final)``: where a run starting at ``p`` stops, ``(index,
+        #: is_tail)``: a complete stop wins; else (unless ``final``) a tail that may still
+        #: become one; else the end. ``may_stop(chunk)``: ``chunk`` holds the stop, or ends
+        #: in what may begin it.
+        self.find_stop: Callable[[str, int, bool], tuple[int, bool]] = self._find_stop
         self.may_stop: Callable[[str], bool] = self._may_stop
         literal = literal_text(stop.pattern) if is_run and stop is not None else None
         if literal is not None:
-            # A fixed stop (``]]>``): two C calls instead of two searches.
-            heads = tuple(literal[:k] for k in range(1, len(literal)))
+            # A fixed stop (``]]>``): ``find``, ``in`` and ``endswith`` instead of searches.
+            heads = tuple(literal[:k] for k in range(len(literal) - 1, 0, -1))  # longest first
+
+            def find_stop(buf: str, p: int, final: bool) -> tuple[int, bool]:
+                i = buf.find(literal, p)
+                if i >= 0:
+                    return i, False
+                n = len(buf)
+                if not final:
+                    for head in heads:
+                        if buf.endswith(head, p):
+                            return n - len(head), True
+                return n, False
 
             def may_stop(chunk: str) -> bool:
                 return literal in chunk or chunk.endswith(heads)
 
+            self.find_stop = find_stop
             self.may_stop = may_stop
 
     def _compile_viable(self, buf: str, p: int) -> Any:
         self.viable = re.compile(f"(?:{self._closure})\\Z").match
         return self.viable(buf, p)
 
-    def find_stop(self, buf: str, p: int, final: bool) -> tuple[int, bool]:
-        """Where the run starting at ``p`` stops: ``(index, is_tail)``. A complete stop wins;
-        else (unless ``final``) a tail that may still become one; else the end."""
+    def _find_stop(self, buf: str, p: int, final: bool) -> tuple[int, bool]:
+        """``find_stop`` for any stop: one search for it, one for a tail."""
         m = self.stop.search(buf, p)
         if m is not None:
             return m.start(), False
