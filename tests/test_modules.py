@@ -162,7 +162,7 @@ def test_literal_stop_agrees_with_the_regex_stop(buf: str, p: int, final: bool) 
     ("INVOKE_OPEN", '<|DSML|invoke"', False),  # a quote: no prefix, no look-ahead
     ("NAME_ATTR", ' name="wri', True),
     ("NAME_ATTR", " name=x", True),  # a bare value, ended by its look-ahead
-    ("CALLS_CLOSE", "</|DSML|par", True),  # could still be </|DSML|parameter-ish prefix + name
+    ("CALLS_CLOSE", "</|DSML|par", True),  # "|DSML|par…" may be a prefix before tool_calls
     ("CDATA_OPEN", "<![CDX", False),
 ])
 def test_prefix_closure_holds_a_cut_token(name: str, tail: str, viable: bool) -> None:
