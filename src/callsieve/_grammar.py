@@ -186,7 +186,9 @@ class EntrySpec:
 
 
 class CompiledGrammar:
-    """One compiled grammar and everything derived from it. Immutable after construction."""
+    """One compiled grammar and everything derived from it. Immutable after construction,
+    except for two caches that only grow what is already determined: the entry automaton's
+    DFA states and each bounded terminal's prefix-closure pattern, compiled on first use."""
 
     def __init__(self, dialects: tuple[str, ...], text: str) -> None:
         self.dialects = dialects

@@ -88,8 +88,10 @@ class Sieve:
       - ``_fast``: PROSE outside code, nothing held — look for lead characters; a tag lead
         whose possible opener dies in the chunk is text, one alive at its end is held;
       - ``_cand``: a possible opener is held — its automaton reads the new text only;
-      - ``_run_cap``: CAPTURE inside a run (an argument body) — look for the run's stop
-        (with a held tail that may begin it, look again with the new chunk);
+      - ``_run_cap``: CAPTURE inside a run (an argument body) — look for the run's stop;
+        a chunk ending in what may begin it keeps that tail held, and the next chunk looks
+        again with it. Only the room left under ``max_block_chars`` is counted here; the
+        offsets and the block length catch up when a chunk leaves this mode (``_sync_run``);
       - ``_shell_probe``: CAPTURE with a tag cut by the chunk boundary — re-match only when
         a character that could complete it arrives.
     """
