@@ -63,6 +63,16 @@ def test_run_terminal_shape_is_checked(tmp_path: Path) -> None:
         load_grammar(("badrun",), (d,))
 
 
+def test_token_that_could_grow_past_its_look_ahead_is_refused(tmp_path: Path) -> None:
+    """``[^>]{1,9}(?=[>\u200b])``: cut after a zero-width character the repeat backs off and
+    the look-ahead takes it (a short match); on the whole text the match is longer. The
+    scanner's answer would depend on the chunking, so the grammar is refused."""
+    d = _grammar_dir(tmp_path, "grow", 'grow: O X C\nO: "<o "\nC: "></o>"\n'
+                     'X: /[^\\s>]{1,9}(?=[\\s>\\u200b])/\n')
+    with pytest.raises(GrammarError, match="look-ahead"):
+        Sieve(dialects=("grow",), grammar_dirs=(d,))
+
+
 def test_unbounded_token_is_refused(tmp_path: Path) -> None:
     d = _grammar_dir(tmp_path, "unb", 'unb: O X C\nO: "<o>"\nC: "</o>"\nX: /x+>/\n')
     with pytest.raises(GrammarError, match="longer than"):

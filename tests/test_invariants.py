@@ -319,6 +319,14 @@ EXAMPLES = {
     "mention-then-repair": 'I will use <tool_calls> now.\n<invoke name="a"/></tool_calls> `<x>` <',
     "fenced-then-native-opener": '```\n<tool_calls><invoke name="f"/></tool_calls>\n```\n'
                                  "<｜tool▁calls▁begin｜>",
+    # A bare value then a zero-width character: cut after it, the value must not end early.
+    "zero-width-after-bare-value": "<tool_calls><invoke name=h\u200d></invoke></tool_calls>",
+    "zero-width-in-bare-param-name": '<tool_calls><invoke name="h"><parameter name=o\u200ds>'
+                                     '</parameter></invoke><invoke name="b"></invoke></tool_calls>',
+    # A call emitted early, then the input ends in a CDATA no closing tag repairs.
+    "early-call-then-unrepairable-cdata": '<invoke name="b"><parameter name="t"><tool_calls>'
+                                          '<invoke name="r"></invoke><invoke name="g">'
+                                          '<parameter name="q"><![CDATA[>',
 }
 CHECKS = {
     "invariance": check_invariance,

@@ -132,10 +132,9 @@ class Capture:
 
     # ------------------------------------------------------------------ helpers
     def raw_text(self) -> str:
-        """The block's text so far (a run in progress keeps its text in ``pieces``)."""
-        if len(self.raw) > 1:
-            self.raw = ["".join(self.raw)]
-        head = self.raw[0] if self.raw else ""
+        """The block's text so far (a run in progress keeps its text in ``pieces``). ``raw``
+        is left as it is: ``call_pieces`` indexes it."""
+        head = "".join(self.raw)
         return head + "".join(self.pieces) if self.pieces else head
 
     def _fail(self, why: str) -> int:

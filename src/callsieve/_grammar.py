@@ -31,7 +31,14 @@ from lark.lexer import Lexer
 
 from ._automaton import EntryAutomaton
 from ._errors import ConfigurationError, GrammarError
-from ._prefix import end_chars, first_chars, literal_text, max_width, prefix_closure
+from ._prefix import (
+    end_chars,
+    first_chars,
+    growable_before_lookahead,
+    literal_text,
+    max_width,
+    prefix_closure,
+)
 
 __all__ = [
     "DEFAULT_DIALECTS",
@@ -327,6 +334,13 @@ def _terminal_spec(t: Any) -> TerminalSpec:
             f"terminal {t.name} can be longer than {MAX_BOUNDED_WIDTH} characters; bound its "
             "repetitions or make it a run (name ending in _RUN)"
         )
+    grows = growable_before_lookahead(source)
+    if grows:
+        raise GrammarError(
+            f"terminal {t.name} could match short on a text cut by a chunk boundary and long on "
+            f"the whole text: a repeat before a look-ahead both accept {sorted(grows)!r}; take "
+            "those characters out of one of them",
+            expected=("a look-ahead that accepts nothing the repeat before it accepts",))
     closure = prefix_closure(source)
     if closure is None:
         raise GrammarError(

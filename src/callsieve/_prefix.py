@@ -28,8 +28,8 @@ except ImportError:  # pragma: no cover - Python 3.10
     import sre_constants as _c
     import sre_parse as _p
 
-__all__ = ["char_class_source", "end_chars", "first_chars", "literal_text", "max_width",
-           "prefix_closure"]
+__all__ = ["char_class_source", "end_chars", "first_chars", "growable_before_lookahead",
+           "literal_text", "max_width", "prefix_closure"]
 
 _CATEGORIES = {
     "CATEGORY_DIGIT": r"\d", "CATEGORY_NOT_DIGIT": r"\D", "CATEGORY_SPACE": r"\s",
@@ -241,6 +241,46 @@ def literal_text(pattern: str) -> str | None:
     if not items or any(str(op) != "LITERAL" for op, _ in items):
         return None
     return "".join(chr(av) for _, av in items)
+
+
+def growable_before_lookahead(pattern: str) -> set[str]:
+    """Characters that break "a complete match never grows": where a repeat of one character
+    class (``[^ >]{1,9}``) stands right before a look-ahead (``(?=[ >\u200b])``), every
+    character both accept. A text cut just after such a character matches short (the repeat
+    backs off, the look-ahead takes it) while the whole text matches long. Empty: none
+    found (only this adjacent shape is checked)."""
+    try:
+        items = list(_p.parse(pattern))
+    except re.error:  # pragma: no cover - Lark validated it
+        return set()
+    return _growable(items)
+
+
+def _growable(items: list[tuple[Any, Any]]) -> set[str]:
+    out: set[str] = set()
+    for k, (op, av) in enumerate(items):
+        name = str(op)
+        if name == "SUBPATTERN":
+            out |= _growable(list(av[3]))
+        elif name == "BRANCH":
+            for alt in av[1]:
+                out |= _growable(list(alt))
+        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            out |= _growable(list(av[2]))
+        elif name == "ASSERT" and av[0] == 1 and k:
+            prev_op, prev_av = items[k - 1]
+            if str(prev_op) not in ("MAX_REPEAT", "MIN_REPEAT") or prev_av[0] == prev_av[1]:
+                continue
+            body = list(prev_av[2])
+            looked = first_chars(_full(list(av[1])))
+            if len(body) != 1 or looked is None:
+                continue
+            try:
+                cls = re.compile(char_class_source(*body[0]))
+            except _Unsupported:
+                continue
+            out |= {c for c in looked if cls.fullmatch(c)}
+    return out
 
 
 def max_width(pattern: str) -> int:
