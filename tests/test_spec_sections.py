@@ -989,6 +989,20 @@ def test_s7_early_emit_invoke_emits_each_call_when_its_invoke_closes() -> None:
     assert [len(calls_of(evs)) for evs in per_feed_block] == [0, 0, 2]
 
 
+@pytest.mark.parametrize("cut", [None, 38, 39, 57])
+def test_s7_early_emit_invoke_events_carry_the_diagnostics_of_their_stretch(cut: Any) -> None:
+    """Each event's block holds the diagnostics that arose in the input it settles, so the
+    events of one block add up to the same diagnostics however the input was chunked."""
+    text = '<tool_calls><invoke name="e"></invoke>a<invoke name="g"/></tool_calls>'
+    sieve = callsieve.Sieve(early_emit="invoke")
+    chunks = [text] if cut is None else [text[:cut], text[cut:]]
+    events = [e for c in chunks for e in sieve.feed(c)] + sieve.close()
+    blocks = [e.block for e in events if isinstance(e, ToolCalls)]
+    assert [d for b in blocks for d in b.diagnostics] == ["stray text ignored at offset 38"]
+    for b in blocks:  # ... each in the event whose stretch holds the stray text
+        assert all(b.span[0] <= 38 < b.span[1] for _ in b.diagnostics)
+
+
 def test_s7_early_emit_invoke_block_breaks_off_after_a_call() -> None:
     head = '<tool_calls><invoke name="a"/>'
     rest = '<invoke name="b"><parameter name="p">v'

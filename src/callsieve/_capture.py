@@ -74,6 +74,7 @@ class Capture:
         "leftover",
         "waiting",
         "pending",
+        "call_diags",
         "call_ends",
         "call_pieces",
         "calls",
@@ -114,6 +115,7 @@ class Capture:
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self.call_ends: list[int] = []  # raw length at the end of each call
         self.call_pieces: list[int] = []  # len(raw) there (raw is not joined while streaming)
+        self.call_diags: list[int] = []  # len(diagnostics) there
         self.repairs: list[str] = []
         self.diagnostics: list[str] = []
         self.last_value = opener
@@ -170,6 +172,7 @@ class Capture:
                 return self._fail(f"call at offset {self.start + self.raw_len} not built: {exc}")
             self.call_ends.append(self.raw_len)
             self.call_pieces.append(len(self.raw))
+            self.call_diags.append(len(self.diagnostics))
         return COMPLETE if spec.end_ok else VIABLE
 
     def _end_run(self) -> None:
@@ -328,6 +331,7 @@ class Capture:
         twin.calls = self.calls[:ncalls]
         twin.call_ends = self.call_ends[:ncalls]
         twin.call_pieces = [1] * ncalls  # twin.raw is one joined piece
+        twin.call_diags = self.call_diags[:ncalls]
         twin.repairs = list(self.repairs)
         twin.diagnostics = self.diagnostics[:ndiags]
         twin.snap = None

@@ -518,14 +518,17 @@ class Sieve:
     def _emit_early(self, cap: Capture, events: list[Event]) -> None:
         """``early_emit="invoke"``: each call goes out when its invoke closes. The event's
         block covers the input this event settles: from the previous event's end to the end
-        of the last call (so Text and the events' ``block.raw``, in order, are the input)."""
+        of the last call (so Text and the events' ``block.raw``, in order, are the input),
+        with the diagnostics that arose there (however far the scan has read since)."""
         k = cap.emitted
         prev_end = cap.call_ends[k - 1] if k else 0
         prev_piece = cap.call_pieces[k - 1] if k else 0
+        prev_diag = cap.call_diags[k - 1] if k else 0
         end = cap.call_ends[-1]
         raw = "".join(cap.raw[prev_piece:cap.call_pieces[-1]])
         block = Block((cap.start + prev_end, cap.start + end), cap.dialect, "partial",
-                      tuple(cap.repairs), tuple(cap.diagnostics), raw)
+                      tuple(cap.repairs), tuple(cap.diagnostics[prev_diag:cap.call_diags[-1]]),
+                      raw)
         events.append(ToolCalls(self._calls(cap, k, cap.dialect), block))
         cap.emitted = len(cap.calls)
 
@@ -543,7 +546,7 @@ class Sieve:
         if cap.emitted:  # early_emit="invoke": this event settles the rest of the block
             cut = cap.call_ends[cap.emitted - 1]
             block = Block((cap.start + cut, block.span[1]), dialect, "complete", block.repairs,
-                          block.diagnostics, raw[cut:])
+                          tuple(cap.diagnostics[cap.call_diags[cap.emitted - 1]:]), raw[cut:])
         events.append(ToolCalls(calls, block))
 
     def _fail(self, cap: Capture, buf: str, p: int) -> tuple[str, int, int]:
