@@ -187,6 +187,23 @@ class Capture:
         self.run = None
         self.pieces = []
 
+    def still_cut(self, text: str) -> bool:
+        """``text`` is a held tag (``waiting``) plus new characters: would ``scan`` hold it
+        all again? The same decision at its first character, without feeding anything: no
+        terminal complete there unless a higher one may still complete, and one may."""
+        c = text[0]
+        n = len(text)
+        waiting = False
+        for term in self.spec.bounded:
+            first = term.first
+            if first is not None and c not in first:
+                continue
+            if term.pattern.match(text) is not None:
+                return waiting
+            if n <= term.reach and term.viable(text, 0) is not None:
+                waiting = True
+        return waiting
+
     def _take(self, text: str) -> None:
         self.pieces.append(text)
         self.raw_len += len(text)

@@ -290,13 +290,23 @@ class Sieve:
                     return self._release(text, n)
         elif self._shell_probe is not None and chunk.__class__ is str:
             # A tag cut by a chunk boundary inside a block: unless this chunk holds a
-            # character that could complete it, keep it for one match later.
+            # character that could complete it, keep it for one match later; if it does,
+            # ask the capture whether the tag is still cut before running the machine.
             n = len(chunk)
-            if self._shell_probe(chunk) is None and n <= self._shell_room:
-                self._total += n
-                self._held += chunk
-                self._shell_room -= n
-                return []
+            if n <= self._shell_room:
+                if self._shell_probe(chunk) is None:
+                    self._total += n
+                    self._held += chunk
+                    self._shell_room -= n
+                    return []
+                cap = self._cap
+                assert cap is not None
+                text = self._held + chunk
+                if cap.still_cut(text):
+                    self._total += n
+                    self._held = text
+                    self._shell_room -= n
+                    return []
         if self._run_cap is not None:
             self._sync_run()
         if chunk.__class__ is not str:
