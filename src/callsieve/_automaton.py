@@ -32,6 +32,7 @@ __all__ = ["DEAD", "EntryAutomaton"]
 
 DEAD = -1
 _UNKNOWN = -2  # no memoised transition yet
+_WINDOW = 64  # characters sliced at a time by walk()
 _MEMO_LIMIT = 4096
 _UNROLL_LIMIT = 256
 def _char_class(op: str, av: Any) -> str:
@@ -168,19 +169,21 @@ class EntryAutomaton:
         """Advance over ``text[pos:end]`` until the automaton dies or accepts. Returns
         ``(state, index)``: ``DEAD`` and the index of the killing character; an accepting
         state and the index just after the character that reached it; or the live state
-        and ``end``."""
+        and ``end``. The text is read in windows of ``_WINDOW`` characters (iterating a
+        slice beats indexing; a bounded slice keeps a walk over a long text linear)."""
         trans = self.trans
         accepting = self.accepting
         j = pos
-        for ch in text[pos:end] if pos or end != len(text) else text:
-            nxt = trans[state].get(ch, _UNKNOWN)
-            if nxt < 0:
-                if nxt == _UNKNOWN:
-                    nxt = self.step(state, ch)
+        while j < end:
+            for ch in text[j:min(end, j + _WINDOW)]:
+                nxt = trans[state].get(ch, _UNKNOWN)
                 if nxt < 0:
-                    return DEAD, j
-            state = nxt
-            j += 1
-            if accepting[state]:
-                return state, j
+                    if nxt == _UNKNOWN:
+                        nxt = self.step(state, ch)
+                    if nxt < 0:
+                        return DEAD, j
+                state = nxt
+                j += 1
+                if accepting[state]:
+                    return state, j
         return state, end
