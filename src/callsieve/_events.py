@@ -79,9 +79,11 @@ class Block(_Value):
     """A captured tool-call block.
 
     ``span`` is ``(start, end)`` in offsets of the whole input; ``raw`` is exactly
-    ``input[start:end]``. ``status`` is ``"complete"`` (it produced calls), ``"partial"``
-    (with ``early_emit="invoke"``: some calls were emitted, then the block broke off) or
-    ``"failed"`` (released as text).
+    ``input[start:end]``. ``status`` is ``"complete"`` (the block closed and produced
+    calls), ``"failed"`` (released as text) or ``"partial"``, which marks part of a block
+    under ``early_emit="invoke"``: in ``ParseResult.blocks``, a block whose first calls went
+    out before it broke off; on a ``ToolCalls`` event, the stretch up to a call emitted while
+    the block was still open (the event that closes the block is ``"complete"``).
     """
 
     __slots__ = ("span", "dialect", "status", "repairs", "diagnostics", "raw")
