@@ -12,7 +12,7 @@ from callsieve import Block, Text, ToolCall, ToolCalls
 from callsieve._assembler import schemas_from_tools
 from callsieve._fences import FenceState, FenceTracker, tail_after
 from callsieve._grammar import load_grammar
-from callsieve._prefix import end_chars, first_chars, max_width
+from callsieve._prefix import end_chars, first_chars, growable_before_lookahead, max_width
 from callsieve._values import decode_entities, decode_param, json_literal, parse_argument_object
 
 
@@ -129,6 +129,17 @@ def test_regex_edges(pattern: str, first: Any, last: Any, width: int) -> None:
     assert first_chars(pattern) == first
     assert end_chars(pattern) == last
     assert max_width(pattern) == width
+
+
+@pytest.mark.parametrize(("pattern", "grows"), [
+    (r"[^\s>]{1,9}(?=[\s>\u200b])", {"\u200b"}),  # greedy: cut after \u200b, it backs off
+    (r"[^\s>]{1,9}?(?=[\s>\u200b])", set()),  # lazy: the shortest match either way
+    (r"[^\s>]{3}(?=[\s>\u200b])", set()),  # a fixed count cannot back off
+    (r"[^\s>]{1,9}(?=[\s>])", set()),  # the look-ahead takes nothing the repeat takes
+    (r"(?P<v>\"[^\"]*\"|[a-z]{1,9}(?=[a>]))", {"a"}),  # found inside groups and branches
+])
+def test_growable_before_lookahead(pattern: str, grows: set[str]) -> None:
+    assert growable_before_lookahead(pattern) == grows
 
 
 # ---------------------------------------------------------------------------- _events

@@ -12,8 +12,7 @@ look-arounds are dropped (treated as satisfied), so the closure is a superset: i
 tail viable that the next character would rule out, never the reverse. Callers therefore decide
 *completeness* with the exact pattern and use the closure only to decide how long to hold.
 What it guarantees: linear size in the source; ``None`` for constructs it does not know
-(back-references, conditionals, inline flags), so the caller can fall back to an exact but
-slower partial matcher. What it costs: nothing at run time beyond one ``re`` call.
+(back-references, conditionals, inline flags), so the caller can refuse the grammar. What it costs: nothing at run time beyond one ``re`` call.
 """
 
 from __future__ import annotations
@@ -244,11 +243,12 @@ def literal_text(pattern: str) -> str | None:
 
 
 def growable_before_lookahead(pattern: str) -> set[str]:
-    """Characters that break "a complete match never grows": where a repeat of one character
-    class (``[^ >]{1,9}``) stands right before a look-ahead (``(?=[ >\u200b])``), every
-    character both accept. A text cut just after such a character matches short (the repeat
-    backs off, the look-ahead takes it) while the whole text matches long. Empty: none
-    found (only this adjacent shape is checked)."""
+    """Characters that break "a complete match never grows": where a greedy repeat of one
+    character class (``[^ >]{1,9}``) stands right before a look-ahead (``(?=[ >\\u200b])``),
+    every character both accept. A text cut just after such a character matches short (the
+    repeat backs off, the look-ahead takes it) while the whole text matches long. A lazy or
+    possessive repeat, or a fixed count, cannot do that. Empty: none found (only this
+    adjacent shape is checked)."""
     try:
         items = list(_p.parse(pattern))
     except re.error:  # pragma: no cover - Lark validated it
@@ -269,7 +269,7 @@ def _growable(items: list[tuple[Any, Any]]) -> set[str]:
             out |= _growable(list(av[2]))
         elif name == "ASSERT" and av[0] == 1 and k:
             prev_op, prev_av = items[k - 1]
-            if str(prev_op) not in ("MAX_REPEAT", "MIN_REPEAT") or prev_av[0] == prev_av[1]:
+            if str(prev_op) != "MAX_REPEAT" or prev_av[0] == prev_av[1]:
                 continue
             body = list(prev_av[2])
             looked = first_chars(_full(list(av[1])))

@@ -179,10 +179,11 @@ class Sieve:
         self._cand_seen = False  # ... which has passed an accepting state
         self._settled_state = 0  # scratch: _settles() leaves a live candidate's state here
         self._fast = mode != "off"  # PROSE, nothing held, outside code: the one-search path
-        # Inside a streaming run: its capture, the stop's single first character (or None)
-        # and whether a chunk may hold the stop (``bool`` until a run starts: "it may").
+        # Inside a streaming run: its capture, the stop's single first character ("" if it
+        # has none: "" is in every chunk, so ``may_stop`` is asked) and whether a chunk may
+        # hold the stop (``bool`` until a run starts: "it may").
         self._run_cap: Capture | None = None
-        self._run_char = ""  # "": none ("" is in every chunk)
+        self._run_char = ""
         self._run_may_stop: Callable[[str], bool] = bool
         self._run_append: Callable[[str], None] = _no_run  # set with _run_cap
         # Run fast path bookkeeping (``_sync_run``): room left under max_block_chars, and
@@ -340,8 +341,8 @@ class Sieve:
         self._held0 = len(self._held)
 
     def _release(self, text: str, new: int) -> list[Event]:
-        """``text`` (of which ``new`` characters arrived now) is prose: out it goes. The hot
-        path in ``feed`` has its own inline copy of these lines."""
+        """``text`` (of which ``new`` characters arrived now) is prose: out it goes. (The hot
+        path in ``feed`` settles the common chunk without this call.)"""
         self._total += new
         self._tail = text if text[-1] > " " else (self._tail + text)[-4:]
         return [Text(text)]
