@@ -187,22 +187,33 @@ class Capture:
         self.run = None
         self.pieces = []
 
-    def still_cut(self, text: str) -> bool:
-        """``text`` is a held tag (``waiting``) plus new characters: would ``scan`` hold it
-        all again? The same decision at its first character, without feeding anything: no
-        terminal complete there unless a higher one may still complete, and one may."""
-        c = text[0]
-        n = len(text)
+    def _token_at(self, buf: str, p: int, final: bool) -> tuple[Any, Any, bool]:
+        """The scanner's one decision at ``buf[p]``: ``(terminal, match, False)`` to take a
+        token, ``(None, None, True)`` to hold a tag cut by the end of ``buf``, or ``(None,
+        None, False)``: no token starts here. The bounded terminals are tried in priority
+        order; one that may still complete there (``buf[p:]`` is a viable prefix, unless
+        ``final``) keeps any lower one from being taken. ``pending`` is left as the one
+        terminal a held tail may become (None: several, or none)."""
+        c = buf[p]
+        n = len(buf)
         waiting = False
+        self.pending = None
         for term in self.spec.bounded:
             first = term.first
             if first is not None and c not in first:
                 continue
-            if term.pattern.match(text) is not None:
-                return waiting
-            if n <= term.reach and term.viable(text, 0) is not None:
+            tm = term.pattern.match(buf, p)
+            if tm is not None:
+                return (None, None, True) if waiting else (term, tm, False)
+            if not final and n - p <= term.reach and term.viable(buf, p) is not None:
+                self.pending = term if not waiting else None
                 waiting = True
-        return waiting
+        return None, None, waiting
+
+    def still_cut(self, text: str) -> bool:
+        """``text`` is a held tag (``waiting``) plus new characters: would ``scan`` hold it
+        all again? Its decision at the first character, without feeding anything."""
+        return self._token_at(text, 0, False)[2]
 
     def _take(self, text: str) -> None:
         self.pieces.append(text)
@@ -228,24 +239,8 @@ class Capture:
                     break
             if p >= n:
                 break
-            spec = self.spec
-            waiting = False
-            c = buf[p]
-            for term in spec.bounded:
-                first = term.first
-                if first is not None and c not in first:
-                    continue
-                tm = term.pattern.match(buf, p)
-                if tm is None:
-                    if final or n - p > term.reach or term.viable(buf, p) is None:
-                        continue
-                    # A tail that may still become this token: the one terminal it may
-                    # become (else: several).
-                    self.pending = term if not waiting else None
-                    waiting = True
-                    continue
-                if waiting:
-                    break  # a higher-priority terminal may still complete here
+            term, tm, cut = self._token_at(buf, p, final)
+            if term is not None:
                 if self.run is not None:
                     self._end_run()
                 value = tm.group()
@@ -258,38 +253,35 @@ class Capture:
                 p = tm.end()
                 if status != VIABLE:
                     return status, p
-                break
-            else:
-                if waiting:
-                    self.waiting = True
-                    break
-                # no token starts here
-                if self.run is not None:
-                    if not self.run.soft:
-                        return self._fail(f"unexpected {buf[p]!r} at offset "
-                                          f"{self.start + self.raw_len}"), p
-                    c = buf[p]
-                    if self.strict and self.run.name == "STRAY_RUN" and not c.isspace():
-                        return self._fail("text after an invoke without its wrapper"), p
-                    self._take(c)
-                    p += 1
-                    continue
-                run = spec.run
-                if run is None:
-                    return self._fail(f"unexpected {buf[p]!r} at offset "
-                                      f"{self.start + self.raw_len}, expected one of "
-                                      f"{', '.join(t.name for t in spec.bounded)}"), p
-                try:
-                    self.ps.feed_token(_token(Token, run.name, ""))
-                except LarkError:
-                    return self._fail(f"unexpected text at offset {self.start + self.raw_len}"), p
-                self.spec = self.g.states[self.ps.position]
-                self.run = run
-                self.pieces = []
                 continue
-            if waiting:
+            if cut:  # a tag cut by the end of the buffer: hold it
                 self.waiting = True
                 break
+            # No token starts here.
+            run = self.run
+            if run is not None:
+                if not run.soft:
+                    return self._fail(f"unexpected {buf[p]!r} at offset "
+                                      f"{self.start + self.raw_len}"), p
+                c = buf[p]
+                if self.strict and run.name == "STRAY_RUN" and not c.isspace():
+                    return self._fail("text after an invoke without its wrapper"), p
+                self._take(c)
+                p += 1
+                continue
+            spec = self.spec
+            run = spec.run
+            if run is None:
+                return self._fail(f"unexpected {buf[p]!r} at offset "
+                                  f"{self.start + self.raw_len}, expected one of "
+                                  f"{', '.join(t.name for t in spec.bounded)}"), p
+            try:
+                self.ps.feed_token(_token(Token, run.name, ""))
+            except LarkError:
+                return self._fail(f"unexpected text at offset {self.start + self.raw_len}"), p
+            self.spec = self.g.states[self.ps.position]
+            self.run = run
+            self.pieces = []
         if final:
             return self._finish(buf, p)
         return VIABLE, p
