@@ -71,7 +71,7 @@ def assemble_call(tree: Tree[Token],
     for child in tree.children:
         if not isinstance(child, Tree):
             continue
-        kind = child.data
+        kind = str(child.data)  # rule names may be lark Tokens, whose == is Python code
         if kind == "call_name":
             tok = _token_of(child)
             if tok is not None:
@@ -113,7 +113,7 @@ def _param(tree: Tree[Token]) -> tuple[str, list[tuple[bool, str]], str | None]:
     for child in tree.children:
         if not isinstance(child, Tree):
             continue
-        kind = child.data
+        kind = str(child.data)  # rule names may be lark Tokens, whose == is Python code
         if kind == "param_name":
             tok = _token_of(child)
             if tok is not None:
@@ -126,7 +126,7 @@ def _param(tree: Tree[Token]) -> tuple[str, list[tuple[bool, str]], str | None]:
             for part in child.children:
                 if isinstance(part, Token):
                     parts.append((False, str(part)))
-                elif isinstance(part, Tree) and part.data == "cdata":
+                elif isinstance(part, Tree) and str(part.data) == "cdata":
                     parts.append((True, "".join(
                         str(t) for t in part.children
                         if isinstance(t, Token) and t.type.endswith("_RUN"))))

@@ -194,19 +194,18 @@ class Capture:
         order; one that may still complete there (``buf[p:]`` is a viable prefix, unless
         ``final``) keeps any lower one from being taken. ``pending`` is left as the one
         terminal a held tail may become (None: several, or none)."""
-        c = buf[p]
         n = len(buf)
         waiting = False
         self.pending = None
-        for term in self.spec.bounded:
-            first = term.first
-            if first is not None and c not in first:
-                continue
+        for term in self.spec.starting(buf[p]):
             tm = term.pattern.match(buf, p)
             if tm is not None:
                 return (None, None, True) if waiting else (term, tm, False)
             if not final and n - p <= term.reach and term.viable(buf, p) is not None:
-                self.pending = term if not waiting else None
+                if waiting:  # a second one: hold, and no single terminal is pending
+                    self.pending = None
+                    return None, None, True
+                self.pending = term
                 waiting = True
         return None, None, waiting
 

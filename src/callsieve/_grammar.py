@@ -160,7 +160,8 @@ class TerminalSpec:
 class StateSpec:
     """What the scanner may meet in one parser state."""
 
-    __slots__ = ("bounded", "call_rule", "end_ok", "run", "shell_probe", "shell_width")
+    __slots__ = ("bounded", "call_rule", "end_ok", "run", "shell_probe", "shell_width",
+                 "_by_first", "_any_first")
 
     def __init__(self, bounded: tuple[TerminalSpec, ...], run: TerminalSpec | None,
                  end_ok: bool, call_rule: Any) -> None:
@@ -179,6 +180,15 @@ class StateSpec:
             ends |= t.end_chars
         self.shell_probe = _char_search(ends) if ends else None
         self.shell_width = max((t.width for t in bounded), default=0)
+        # The bounded terminals a match may start with a given character, in priority order.
+        self._any_first = tuple(t for t in bounded if t.first is None)
+        chars = set().union(*(t.first for t in bounded if t.first is not None))
+        self._by_first = {c: tuple(t for t in bounded if t.first is None or c in t.first)
+                          for c in chars}
+
+    def starting(self, c: str) -> tuple[TerminalSpec, ...]:
+        """The bounded terminals that may match from a character ``c`` (priority order)."""
+        return self._by_first.get(c, self._any_first)
 
 
 class EntrySpec:
@@ -209,6 +219,11 @@ class CompiledGrammar:
             raise GrammarError(f"grammar does not compile: {exc}") from exc
         table = self.lark.parser.parser.parser.parse_table
         self.table = table
+        # The parse table's keys are plain str, but most rules' names are lark Tokens (str
+        # with a Python __eq__), so every goto after a reduce ran that __eq__. Plain names
+        # keep those lookups in C; hashes and equality are unchanged.
+        for rule in self.lark.rules:
+            rule.origin.name = str(rule.origin.name)
         self.start_state: int = table.start_states["start"]
         self.terminals: dict[str, TerminalSpec] = {
             t.name: _terminal_spec(t) for t in self.lark.terminals
