@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import multiprocessing
 import queue
 import random
@@ -55,6 +54,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 if __name__ == "__main__":  # run as a script: test this checkout's source tree
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from helpers import canon_value, chunk_at  # tests/ is on sys.path as script or under pytest
 
 import callsieve
 from callsieve import Event, Text, ToolCalls
@@ -497,11 +498,6 @@ def gen_fragments(r: random.Random) -> list[str]:
 
 # ============================================================================ chunkings
 
-def chunk_at(text: str, cuts: Iterable[int]) -> list[str]:
-    points = sorted({c for c in cuts if 0 < c < len(text)})
-    return [text[a:b] for a, b in itertools.pairwise([0, *points, len(text)])]
-
-
 def random_sizes(r: random.Random, text: str, lo: int, hi: int) -> list[str]:
     cuts, pos = [], 0
     while pos < len(text):
@@ -558,14 +554,9 @@ class OtherItem(NamedTuple):
 Item = TextItem | BlockItem | OtherItem
 
 
-def canon(v: Any) -> str:
-    """Type-exact JSON: ``1``, ``1.0`` and ``True`` differ."""
-    return json.dumps(v, sort_keys=True, ensure_ascii=False)
-
-
 def block_item(e: ToolCalls, options: Options) -> BlockItem:
     b = e.block
-    calls = tuple((c.name, canon(c.input), c.dialect, tuple(c.repairs)) for c in e.calls)
+    calls = tuple((c.name, canon_value(c.input), c.dialect, tuple(c.repairs)) for c in e.calls)
     span = (b.span[0], b.span[1])
     if not options.strict:
         return BlockItem(calls, b.raw, span, b.status, None, None, None)
@@ -715,9 +706,9 @@ def check_parse(doc: str, mode: str, events: Sequence[Event]) -> None:
     except Exception:  # noqa: BLE001 - no str input may raise (§Invariants): a finding
         raise Failure(("exception", mode, "parse"), traceback.format_exc(), [doc]) from None
     text = "".join(e.text for e in events if isinstance(e, Text))
-    calls = [(c.name, canon(c.input)) for e in events if isinstance(e, ToolCalls)
+    calls = [(c.name, canon_value(c.input)) for e in events if isinstance(e, ToolCalls)
              for c in e.calls]
-    pcalls = [(c.name, canon(c.input)) for c in res.calls]
+    pcalls = [(c.name, canon_value(c.input)) for c in res.calls]
     if res.text != text or pcalls != calls:
         raise Failure(("parse", mode),
                       f"parse().text={res.text!r}\nsieve text  ={text!r}\n"
