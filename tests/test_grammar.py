@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+from helpers import run_all_ways
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -170,3 +171,31 @@ def test_call_contract_is_enforced(tmp_path: Path, rules: str, why: str) -> None
     d = _grammar_dir(tmp_path, "bad", rules + 'O: "<o>"\nC: "</o>"\nX: "x"\nN: /n(?=[x<])/\n')
     with pytest.raises(GrammarError, match=why):
         load_grammar(("bad",), (d,))
+
+
+_BRACKET = (
+    "{name}: {up}_OPEN {name}_call {up}_CLOSE\n"
+    "{name}_call: {up}_CALL {name}_name {up}_END -> call\n"
+    "{name}_name: {up}_NAME -> call_name\n"
+    '{up}_OPEN: "{lead}plain]"\n{up}_CLOSE: "{lead}/plain]"\n'
+    '{up}_CALL: "{lead}call="\n{up}_END: ";"\n'
+    "{up}_NAME: /[a-z_]{{1,64}}(?=;)/\n")
+
+
+@pytest.mark.parametrize(("lead", "dialects", "hot_lead"), [
+    # "[" and the defaults' "<": two ASCII tag leads, so the prose hot path is off
+    ("[", (*DEFAULT_DIALECTS, "brk"), ""),
+    # only a non-ASCII lead: ASCII prose never holds a lead
+    ("【", ("brk",), "\0"),
+    ("<", ("brk",), "<"),
+])
+def test_any_tag_lead_is_found_whatever_the_hot_path_tests(
+        tmp_path: Path, lead: str, dialects: tuple[str, ...], hot_lead: str) -> None:
+    d = _grammar_dir(tmp_path, "brk", _BRACKET.format(name="brk", up="BRK", lead=lead))
+    opts = {"dialects": dialects, "grammar_dirs": [d]}
+    assert Sieve(**opts)._lead == hot_lead
+    block = f"{lead}plain]{lead}call=go;{lead}/plain]"
+    quoted = f"a `{block}` b ~~ {block[:5]}\n"
+    r = run_all_ways((quoted + block + " c\n") * 3, **opts)
+    assert r.text == (quoted + " c\n") * 3
+    assert [c.name for c in r.calls] == ["go"] * 3

@@ -1061,6 +1061,32 @@ def test_s7_id_factory_is_used_for_every_call() -> None:
     assert len({c.id for c in r2.calls}) == 3 and all(c.id for c in r2.calls)
 
 
+@pytest.mark.parametrize("fence", ["", "\n```\n", "\n~~~~ py\n", "`"])
+def test_s7_long_prose_keeps_offsets_and_fences_exact(fence: str) -> None:
+    """Prose fed in more short chunks than the sieve logs between two folds
+    (``HOT_BUDGET``): the block's span still counts every character before it, a fence or
+    code span opened in that prose still quotes the block, and the log stays bounded."""
+    from callsieve._sieve import HOT_BUDGET
+
+    block = X(INV("a", P("p", "1")))
+    prose = "ab " * HOT_BUDGET * 3 + fence
+    sieve = callsieve.Sieve()
+    sieve._record = True
+    events = []
+    for ch in prose:
+        events += sieve.feed(ch)
+        assert len(sieve._log) <= HOT_BUDGET
+    events += sieve.feed(block) + sieve.feed("\n") + sieve.close()
+    calls = [c.name for e in events if isinstance(e, ToolCalls) for c in e.calls]
+    if fence:
+        assert calls == [] and "".join(e.text for e in events if isinstance(e, Text)) \
+            == prose + block + "\n"
+    else:
+        assert calls == ["a"]
+        assert [e.block.span for e in events if isinstance(e, ToolCalls)] == [
+            (len(prose), len(prose) + len(block))]
+
+
 # ============================================================================ §8 results
 SAW_ROWS = [
     ("wrapper", X(INV("a")), True),

@@ -155,6 +155,14 @@ class FenceTracker:
                 pos = self._fence_line(buf, pos)
         return n
 
+    def consume(self, text: str, tail: str) -> None:
+        """``advance`` over ``text``, which holds no tag lead (the sieve's hot path logs
+        such prose and hands it over in one piece). LIVE prose without a backtick or a
+        tilde changes nothing: two ``in`` tests, no search."""
+        if (self.state is not FenceState.LIVE or self.run_len
+                or "`" in text or "~" in text):
+            self.advance(text, 0, False, tail)
+
     def _fence_line(self, buf: str, pos: int) -> int:
         """Read fence content from ``pos``: skip to line starts, look at each line's first
         characters for a fence line. Returns where to go on (``len(buf)`` when done)."""

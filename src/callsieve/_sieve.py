@@ -12,10 +12,11 @@ What it guarantees: SPEC §Invariants — the coalesced events are the same for 
 chunking, every character is released as text or belongs to exactly one parsed block, and
 no ``str`` input raises. ``parse()`` is this machine run over one chunk.
 What it costs: the common chunk never reaches the machine (see ``Sieve``'s fast modes): an
-ASCII chunk of prose with no lead character is a few ``in`` tests and one ``Text``; a chunk
-inside a streaming argument is a test for the run's stop character and a list append; a
-held candidate reads only the new text. Everything else is linear in the new text plus a
-bounded held tail.
+ASCII chunk of prose without the tag lead is two tests, a logged append and one ``Text``
+(the fence tracker, offsets and line-start tail read the log, at most ``HOT_BUDGET`` chunks,
+in one piece later); a chunk inside a streaming argument is a test for the run's stop
+character and a list append; a held candidate reads only the new text. Everything else is
+linear in the new text plus a bounded held tail.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ OPTIONS = ("tools", "early_emit", "mode", "max_block_chars", "dialects", "gramma
            "id_factory")
 MODES = ("on", "off")
 DEFAULT_MAX_BLOCK_CHARS = 8 * 1024 * 1024
+HOT_BUDGET = 1024  # prose chunks the hot path may log between two folds
 _NO_CANDIDATE = -2
 _ALL_PROSE = -1  # _settles(): every lead died
 _UNSETTLED = -2  # _settles(): the full machine must decide
@@ -85,8 +87,11 @@ class Sieve:
     ``_process`` is the machine; ``feed`` first tries the fast mode ``_settle`` chose for
     the next chunk (at most one is on), each of which handles the common chunk without the
     machine and falls through to it otherwise:
-      - ``_fast``: PROSE outside code, nothing held — look for lead characters; a tag lead
-        whose possible opener dies in the chunk is text, one alive at its end is held;
+      - ``_fast``: PROSE, nothing held. In ``feed``, an ASCII chunk without the tag lead
+        is text and is only logged (``_budget``); ``_feed_more`` first folds the log into
+        the offsets, the fence tracker and the tail (``_fold``), then, outside code, looks
+        for lead characters: a tag lead whose possible opener dies in the chunk is text,
+        one alive at its end is held;
       - ``_cand``: a possible opener is held — its automaton reads the new text only;
       - ``_run_cap``: CAPTURE inside a run (an argument body) — look for the run's stop;
         a chunk ending in what may begin it keeps that tail held, and the next chunk looks
@@ -105,9 +110,12 @@ class Sieve:
         "_held",
         "_id_factory",
         "_lead_search",
-        "_l1",
-        "_l2",
-        "_l3",
+        "_lead",
+        "_log",
+        "_budget",
+        "_live",
+        "_idle",
+        "_refill",
         "_lead_state",
         "_walk",
         "_accepting",
@@ -164,12 +172,19 @@ class Sieve:
         self._total = 0
         self._fences = FenceTracker(self._g.lead_chars)
         self._lead_search = self._fences.live_lead.search
-        # The ASCII lead characters, for ``in`` tests: three at most (the fence leads, backtick
-        # and tilde, are always among them); more than three disables the tests ("").
-        ascii_leads = [c for c in self._fences.leads if c.isascii()]
-        if len(ascii_leads) > 3:
-            ascii_leads = [""]
-        self._l1, self._l2, self._l3 = (ascii_leads * 3)[:3]
+        # The prose hot path's one ``in`` test: the grammar's ASCII tag lead ("<"). With no
+        # ASCII tag lead a character no text needs ("\0": a chunk holding it merely takes
+        # the slower path); with more than one, "" (in every chunk: no hot path at all).
+        ascii_leads = [c for c in self._g.lead_chars if c.isascii()]
+        self._lead = ascii_leads[0] if len(ascii_leads) == 1 else "" if ascii_leads else "\0"
+        # The hot path's log and budget (see ``feed``): each hot chunk pops one entry of
+        # ``_budget`` (a bound ``_log.append``) and calls it; ``_feed_more`` folds the log
+        # (``_fold``) and tops the budget up. ``_budget`` is ``_live`` while the hot path is
+        # armed and the always-empty ``_idle`` while it is not.
+        self._log: list[str] = []
+        self._refill = (self._log.append,) * HOT_BUDGET
+        self._live: list[Callable[[str], None]] = list(self._refill)
+        self._idle: list[Callable[[str], None]] = []
         auto = self._g.entry_automaton
         self._walk = auto.walk
         self._accepting = auto.accepting
@@ -178,7 +193,8 @@ class Sieve:
         self._cand = _NO_CANDIDATE  # automaton state of a possible opener held at _held[0]
         self._cand_seen = False  # ... which has passed an accepting state
         self._settled_state = 0  # scratch: _settles() leaves a live candidate's state here
-        self._fast = mode != "off"  # PROSE, nothing held, outside code: the one-search path
+        self._fast = mode != "off"  # PROSE, nothing held: the hot path (and the one search)
+        self._budget = self._live if self._fast else self._idle
         # Inside a streaming run: its capture, the stop's single first character ("" if it
         # has none: "" is in every chunk, so ``may_stop`` is asked) and whether a chunk may
         # hold the stop (``bool`` until a run starts: "it may").
@@ -216,21 +232,16 @@ class Sieve:
         """Take the next chunk; return the events it decides (possibly none)."""
         # The two hot paths, kept in a small function on purpose: in CPython a call to a
         # large function costs tens of nanoseconds more, a fifth of the prose path.
-        if self._fast:
-            # Prose with no lead character: an ASCII chunk is settled by ``in`` tests; then
-            # one event. The tail only matters for "is this a line start" (a line break,
-            # then at most three spaces): a chunk ``> "   "`` (not empty, not one to three
-            # spaces, not starting with a line break) settles that alone.
+        if self._budget:
+            # Prose: an ASCII chunk without the tag lead is text, whatever else it holds.
+            # Backticks and tildes change the fence state, which matters only at the next
+            # tag lead, so the chunk is logged and the fence tracker, the offsets and the
+            # line-start tail read the log when ``_feed_more`` folds it, before anything
+            # depends on them. The pop is the bound (``HOT_BUDGET`` chunks between folds),
+            # the call the log's append: one attribute, two C calls.
             try:
-                if (chunk.isascii() and self._l1 not in chunk and self._l2 not in chunk
-                        and self._l3 not in chunk):
-                    if chunk > "   ":
-                        self._tail = chunk
-                    elif chunk:
-                        self._tail = tail_after(self._tail, chunk, len(chunk))
-                    else:
-                        return []
-                    self._total += len(chunk)
+                if chunk and chunk.isascii() and self._lead not in chunk:
+                    self._budget.pop()(chunk)
                     return [Text(chunk)]
             except (AttributeError, TypeError):
                 pass  # not a str: _feed_more raises the typed error
@@ -248,7 +259,13 @@ class Sieve:
 
     def _feed_more(self, chunk: str) -> list[Event]:
         """``feed`` past its hot paths: the other fast modes, then the machine."""
-        if self._fast:
+        if self._log:
+            self._fold()
+            if self._fast and not self._live:  # the hot path spent its budget
+                self._live.extend(self._refill)
+        if self._fast and (self._fences.state is not FenceState.LIVE or self._fences.run_len):
+            pass  # in code, or a backtick run pending: the machine decides
+        elif self._fast:
             # A lead character (or a chunk that is not ASCII): one search; a tag lead whose
             # possible opener dies in the chunk is text, one alive at its end is held.
             try:
@@ -266,6 +283,7 @@ class Sieve:
                 self._cand = self._settled_state
                 self._cand_seen = False
                 self._fast = False
+                self._budget = self._idle
                 return [Text(chunk[:hold])] if hold else []
         elif self._run_cap is not None and chunk.__class__ is str:
             # In a run, and the stop may be here, or begin at the end (a "]" before "]]>"),
@@ -303,7 +321,7 @@ class Sieve:
                 if found is None or self._settles(text, found) == _ALL_PROSE:
                     self._held = ""
                     self._cand = _NO_CANDIDATE
-                    self._fast = True
+                    self._arm()
                     return self._release(text, n)
         elif self._shell_probe is not None and chunk.__class__ is str:
             # A tag cut by a chunk boundary inside a block: unless this chunk holds a
@@ -343,6 +361,24 @@ class Sieve:
         self._total += len(chunk)
         self._held = ""
         return self._process(held + chunk if held else chunk, base, False, len(held))
+
+    def _fold(self) -> None:
+        """Bring the offsets, the fence tracker and the line-start tail up to the end of
+        the prose the hot path logged (none of it holds a tag lead)."""
+        log = self._log
+        text = log[0] if len(log) == 1 else "".join(log)
+        log.clear()
+        self._total += len(text)
+        self._fences.consume(text, self._tail)
+        self._tail = tail_after(self._tail, text, len(text))
+
+    def _arm(self) -> None:
+        """PROSE with nothing held: the hot path is on (its budget topped up if spent)."""
+        self._fast = True
+        live = self._live
+        if not live:
+            live.extend(self._refill)
+        self._budget = live
 
     def _sync_run(self) -> None:
         """Catch up the counters the run fast path leaves alone: what it took is what
@@ -388,6 +424,8 @@ class Sieve:
         """End of input: flush (loose-CDATA repair, unfinished block as text)."""
         if self._state is SieveState.CLOSED:
             raise SieveClosedError("close() called twice", offset=self._total)
+        if self._log:
+            self._fold()
         if self._off:  # no fast mode is ever on
             self._state = SieveState.CLOSED
             return []
@@ -475,8 +513,11 @@ class Sieve:
         docstring); at most one is on."""
         cap = self._cap
         held = self._held
-        self._fast = (not final and cap is None and not held
-                      and self._fences.state is FenceState.LIVE and not self._fences.run_len)
+        if not final and cap is None and not held:
+            self._arm()
+        else:
+            self._fast = False
+            self._budget = self._idle
         self._run_cap = None
         self._shell_probe = None
         if cap is None or final:
