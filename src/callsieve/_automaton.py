@@ -175,7 +175,7 @@ class EntryAutomaton:
         accepting = self.accepting
         j = pos
         while j < end:
-            for ch in text[j:min(end, j + _WINDOW)]:
+            for ch in text[j:end] if end - j <= _WINDOW else text[j:j + _WINDOW]:
                 nxt = trans[state].get(ch, _UNKNOWN)
                 if nxt < 0:
                     if nxt == _UNKNOWN:

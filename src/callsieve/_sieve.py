@@ -370,7 +370,7 @@ class Sieve:
         log.clear()
         self._total += len(text)
         self._fences.consume(text, self._tail)
-        self._tail = tail_after(self._tail, text, len(text))
+        self._tail = text if text[-1] > " " else tail_after(self._tail, text, len(text))
 
     def _arm(self) -> None:
         """PROSE with nothing held: the hot path is on (its budget topped up if spent)."""
