@@ -1051,6 +1051,25 @@ def test_s7_max_block_chars_releases_an_oversized_block_as_text(big: str) -> Non
           max_block_chars=len(big))
 
 
+@pytest.mark.parametrize("body", ["x" * 5000, "<![CDATA[" + "y\n" * 2500 + "]]>"])
+@pytest.mark.parametrize("limit", [3000, 6000])
+def test_s7_max_block_chars_holds_for_long_streamed_bodies(body: str, limit: int) -> None:
+    """A body streamed in more small chunks than the sieve appends between two counts
+    (``HOT_BUDGET``) is still measured against ``max_block_chars`` exactly: past it the
+    block is text, below it the call; the same under every chunking."""
+    from callsieve._sieve import HOT_BUDGET
+
+    assert len(body) > 2 * HOT_BUDGET
+    big = X(INV("a", P("p", body)))
+    text = f"pre {big} post"
+    if len(big) > limit:
+        r = check(text, text, [], max_block_chars=limit)
+        assert [b.status for b in r.blocks] == ["failed"]
+    else:
+        value = body[9:-3] if body.startswith("<![CDATA[") else body
+        check(text, "pre  post", [("a", {"p": value})], max_block_chars=limit)
+
+
 def test_s7_id_factory_is_used_for_every_call() -> None:
     text = X(INV("a") + INV("b")) + X(INV("c"))
     run_all_ways(text)

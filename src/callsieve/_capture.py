@@ -100,7 +100,7 @@ class Capture:
     )
 
     def __init__(self, g: CompiledGrammar, entry: EntrySpec, start: int, opener: str,
-                 schemas: dict[str, dict[str, Any]]) -> None:
+                 schemas: dict[str, dict[str, Any]], pieces: list[str] | None = None) -> None:
         self.g = g
         self.ip = g.lark.parse_interactive()
         self.ps = self.ip.parser_state
@@ -111,7 +111,10 @@ class Capture:
         self.raw: list[str] = [opener]
         self.raw_len = len(opener)
         self.run: TerminalSpec | None = None
-        self.pieces: list[str] = []
+        # A run's text while it streams; kept (and cleared) in place, never replaced: the
+        # sieve appends to it directly (``pieces``: the sieve's one list for its captures).
+        self.pieces: list[str] = [] if pieces is None else pieces
+        self.pieces.clear()
         self.calls: list[tuple[str, dict[str, Any]]] = []
         self.call_ends: list[int] = []  # raw length at the end of each call
         self.call_pieces: list[int] = []  # len(raw) there (raw is not joined while streaming)
@@ -185,7 +188,7 @@ class Capture:
             self.diagnostics.append(
                 f"stray text ignored at offset {self.start + self.raw_len - len(value)}")
         self.run = None
-        self.pieces = []
+        self.pieces.clear()
 
     def _token_at(self, buf: str, p: int, final: bool) -> tuple[Any, Any, bool]:
         """The scanner's one decision at ``buf[p]``: ``(terminal, match, False)`` to take a
@@ -280,7 +283,7 @@ class Capture:
                 return self._fail(f"unexpected text at offset {self.start + self.raw_len}"), p
             self.spec = self.g.states[self.ps.position]
             self.run = run
-            self.pieces = []
+            self.pieces.clear()
         if final:
             return self._finish(buf, p)
         return VIABLE, p

@@ -22,6 +22,7 @@ linear in the new text plus a bounded held tail.
 from __future__ import annotations
 
 import enum
+import itertools
 import secrets
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -62,10 +63,6 @@ def _group_of(m: Any, g: Any) -> str:
     raise AssertionError("entry match without an entry group")  # pragma: no cover
 
 
-def _no_run(piece: str) -> None:
-    """``_run_append`` while no run fast path is on (never called)."""
-
-
 class SieveState(enum.Enum):
     PROSE = "prose"
     CAPTURE = "capture"
@@ -95,8 +92,9 @@ class Sieve:
       - ``_cand``: a possible opener is held — its automaton reads the new text only;
       - ``_run_cap``: CAPTURE inside a run (an argument body) — look for the run's stop;
         a chunk ending in what may begin it keeps that tail held, and the next chunk looks
-        again with it. Only the room left under ``max_block_chars`` is counted here; the
-        offsets and the block length catch up when a chunk leaves this mode (``_sync_run``);
+        again with it. With nothing held, ``feed`` only appends (``_rbudget``); the room
+        under ``max_block_chars`` catches up in ``_feed_more`` (``_catch_up``), the
+        offsets and the block length when a chunk leaves this mode (``_sync_run``);
       - ``_shell_probe``: CAPTURE with a tag cut by the chunk boundary — re-match only when
         a character that could complete it arrives.
     """
@@ -128,7 +126,11 @@ class Sieve:
         "_run_cap",
         "_run_char",
         "_run_may_stop",
-        "_run_append",
+        "_pieces",
+        "_rbudget",
+        "_rlive",
+        "_rrefill",
+        "_mark",
         "_room",
         "_room0",
         "_total0",
@@ -201,10 +203,17 @@ class Sieve:
         self._run_cap: Capture | None = None
         self._run_char = ""
         self._run_may_stop: Callable[[str], bool] = bool
-        self._run_append: Callable[[str], None] = _no_run  # set with _run_cap
-        # Run fast path bookkeeping (``_sync_run``): room left under max_block_chars, and
-        # the room, total and held length when the counters were last in step.
-        self._room = self._room0 = self._total0 = self._held0 = 0
+        # Every capture keeps its run's pieces in this one list, so the run hot path's
+        # budget (like ``_budget``: a popped bound append is the record and the bound) is
+        # built once. ``_rbudget`` is ``_rlive`` while that path is on, else ``_idle``.
+        self._pieces: list[str] = []
+        self._rrefill = (self._pieces.append,) * HOT_BUDGET
+        self._rlive: list[Callable[[str], None]] = list(self._rrefill)
+        self._rbudget = self._idle
+        # Run fast path bookkeeping (``_catch_up``, ``_sync_run``): room left under
+        # max_block_chars for the pieces before ``_mark``, and the room, total and held
+        # length when the counters were last in step.
+        self._room = self._room0 = self._total0 = self._held0 = self._mark = 0
         # A tag cut by a chunk boundary inside a block: what could complete it, and how much
         # more may be held before it is too long to be a tag.
         self._shell_probe: Callable[[str], Any] | None = None
@@ -245,16 +254,15 @@ class Sieve:
                     return [Text(chunk)]
             except (AttributeError, TypeError):
                 pass  # not a str: _feed_more raises the typed error
-        elif (self._run_cap is not None and chunk.__class__ is str and not self._held
+        elif (self._rbudget and chunk.__class__ is str
               and (self._run_char not in chunk or not self._run_may_stop(chunk))):
-            # Inside a streaming run (an argument body) and no stop in sight: append, no
-            # parser step, nothing re-scanned. Only ``_room`` is counted here; the other
-            # counters catch up when a chunk leaves this path (``_sync_run``).
-            room = self._room - len(chunk)
-            if room >= 0:
-                self._room = room
-                self._run_append(chunk)
-                return []
+            # Inside a streaming run (an argument body), nothing held and no stop in sight:
+            # append, no parser step, nothing re-scanned, nothing counted. The room under
+            # ``max_block_chars`` and the offsets catch up when ``_feed_more`` runs
+            # (``_catch_up``: at most ``HOT_BUDGET`` chunks later), and a block past the
+            # limit fails then, as it would have at once.
+            self._rbudget.pop()(chunk)
+            return []
         return self._feed_more(chunk)
 
     def _feed_more(self, chunk: str) -> list[Event]:
@@ -287,8 +295,9 @@ class Sieve:
                 return [Text(chunk[:hold])] if hold else []
         elif self._run_cap is not None and chunk.__class__ is str:
             # In a run, and the stop may be here, or begin at the end (a "]" before "]]>"),
-            # or the previous chunk ended in what may begin it (or the block is at its size
-            # limit): unless the stop is complete, the content goes on and the tail waits.
+            # or the previous chunk ended in what may begin it (or the run's budget is
+            # spent): unless the stop is complete, the content goes on and the tail waits.
+            self._catch_up()
             held = self._held
             text = held + chunk if held else chunk
             run = self._run_cap.run
@@ -299,8 +308,10 @@ class Sieve:
                 if room >= 0:
                     self._room = room
                     if stop:
-                        self._run_append(text[:stop])
-                    self._held = text[stop:]
+                        self._pieces.append(text[:stop])
+                        self._mark += 1
+                    held = self._held = text[stop:]
+                    self._arm_run(held)
                     return []
         elif self._cand >= 0 and chunk.__class__ is str:
             # A possible opener is held: advance its automaton over the new text only.
@@ -380,11 +391,33 @@ class Sieve:
             live.extend(self._refill)
         self._budget = live
 
+    def _arm_run(self, held: str) -> None:
+        """In a run: its hot path is on while nothing is held (its budget topped up)."""
+        if held:
+            self._rbudget = self._idle
+        else:
+            live = self._rlive
+            if not live:
+                live.extend(self._rrefill)
+            self._rbudget = live
+
+    def _catch_up(self) -> None:
+        """Count what the run hot path appended since ``_mark`` against ``_room``. A room
+        below zero sends every later chunk to the machine, whose scan fails the block (its
+        ``raw_len`` is past the limit once ``_sync_run`` adds this): the same answer as
+        counting each chunk, at most ``HOT_BUDGET`` chunks later."""
+        pieces = self._pieces
+        k = self._mark
+        if len(pieces) > k:
+            self._room -= sum(map(len, itertools.islice(pieces, k, None)))
+            self._mark = len(pieces)
+
     def _sync_run(self) -> None:
         """Catch up the counters the run fast path leaves alone: what it took is what
         ``_room`` lost; what was fed is that plus what the held tail grew by."""
         cap = self._run_cap
         assert cap is not None
+        self._catch_up()
         taken = self._room0 - self._room
         cap.raw_len += taken
         self._total = self._total0 + taken + len(self._held) - self._held0
@@ -495,7 +528,8 @@ class Sieve:
                     break
                 m = value
                 entry = self._g.entries[self._g.entry_index[_group_of(m, self._g)]]
-                self._cap = Capture(self._g, entry, base + i, m.group(), self._schemas)
+                self._cap = Capture(self._g, entry, base + i, m.group(), self._schemas,
+                                    self._pieces)
                 self._state = SieveState.CAPTURE
                 if entry.synthetic is None:
                     self._saw_syntax = True
@@ -519,6 +553,7 @@ class Sieve:
             self._fast = False
             self._budget = self._idle
         self._run_cap = None
+        self._rbudget = self._idle
         self._shell_probe = None
         if cap is None or final:
             return
@@ -537,10 +572,11 @@ class Sieve:
             self._run_cap = cap
             self._run_char = run.stop_char or ""
             self._run_may_stop = run.may_stop
-            self._run_append = cap.pieces.append
             self._room = self._room0 = self._limit - cap.raw_len
+            self._mark = len(self._pieces)
             self._total0 = self._total
             self._held0 = len(held)
+            self._arm_run(held)
 
     def _candidate(self, buf: str, i: int, final: bool, state: int, j: int,
                    seen: bool) -> tuple[Any, Any]:
