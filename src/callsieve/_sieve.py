@@ -267,53 +267,7 @@ class Sieve:
 
     def _feed_more(self, chunk: str) -> list[Event]:
         """``feed`` past its hot paths: the other fast modes, then the machine."""
-        if self._log:
-            self._fold()
-            if self._fast and not self._live:  # the hot path spent its budget
-                self._live.extend(self._refill)
-        if self._fast and (self._fences.state is not FenceState.LIVE or self._fences.run_len):
-            pass  # in code, or a backtick run pending: the machine decides
-        elif self._fast:
-            # A lead character (or a chunk that is not ASCII): one search; a tag lead whose
-            # possible opener dies in the chunk is text, one alive at its end is held.
-            try:
-                found = self._lead_search(chunk)
-            except TypeError:
-                raise InputTypeError(f"feed() takes str, not {type(chunk).__name__}",
-                                     offset=self._total) from None
-            hold = _ALL_PROSE if found is None else self._settles(chunk, found)
-            if hold == _ALL_PROSE:  # not ASCII but no lead, or every lead died in the chunk
-                return self._release(chunk, len(chunk)) if chunk else []
-            if hold >= 0:  # a possible opener at chunk[hold:], alive at the end: hold it
-                self._total += len(chunk)
-                self._tail = tail_after(self._tail, chunk, hold)
-                self._held = chunk[hold:]
-                self._cand = self._settled_state
-                self._cand_seen = False
-                self._fast = False
-                self._budget = self._idle
-                return [Text(chunk[:hold])] if hold else []
-        elif self._run_cap is not None and chunk.__class__ is str:
-            # In a run, and the stop may be here, or begin at the end (a "]" before "]]>"),
-            # or the previous chunk ended in what may begin it (or the run's budget is
-            # spent): unless the stop is complete, the content goes on and the tail waits.
-            self._catch_up()
-            held = self._held
-            text = held + chunk if held else chunk
-            run = self._run_cap.run
-            assert run is not None
-            stop, tail = run.find_stop(text, 0, False)
-            if stop == len(text) or tail:
-                room = self._room - stop
-                if room >= 0:
-                    self._room = room
-                    if stop:
-                        self._pieces.append(text[:stop])
-                        self._mark += 1
-                    held = self._held = text[stop:]
-                    self._arm_run(held)
-                    return []
-        elif self._cand >= 0 and chunk.__class__ is str:
+        if self._cand >= 0 and chunk.__class__ is str:
             # A possible opener is held: advance its automaton over the new text only.
             cand = self._cand
             n = len(chunk)
@@ -334,6 +288,54 @@ class Sieve:
                     self._cand = _NO_CANDIDATE
                     self._arm()
                     return self._release(text, n)
+        elif self._fast:
+            if self._log:  # (only ever filled while _fast is on)
+                self._fold()
+                if not self._live:  # the hot path spent its budget
+                    self._live.extend(self._refill)
+            if self._fences.state is not FenceState.LIVE or self._fences.run_len:
+                pass  # in code, or a backtick run pending: the machine decides
+            else:
+                # A lead character (or a chunk that is not ASCII): one search; a tag lead
+                # whose possible opener dies in the chunk is text, one alive at its end is
+                # held.
+                try:
+                    found = self._lead_search(chunk)
+                except TypeError:
+                    raise InputTypeError(f"feed() takes str, not {type(chunk).__name__}",
+                                         offset=self._total) from None
+                hold = _ALL_PROSE if found is None else self._settles(chunk, found)
+                if hold == _ALL_PROSE:  # not ASCII but no lead, or every lead died
+                    return self._release(chunk, len(chunk)) if chunk else []
+                if hold >= 0:  # a possible opener at chunk[hold:], alive at the end: hold it
+                    self._total += len(chunk)
+                    self._tail = tail_after(self._tail, chunk, hold)
+                    self._held = chunk[hold:]
+                    self._cand = self._settled_state
+                    self._cand_seen = False
+                    self._fast = False
+                    self._budget = self._idle
+                    return [Text(chunk[:hold])] if hold else []
+        elif self._run_cap is not None and chunk.__class__ is str:
+            # In a run, and the stop may be here, or begin at the end (a "]" before "]]>"),
+            # or the previous chunk ended in what may begin it (or the run's budget is
+            # spent): unless the stop is complete, the content goes on and the tail waits.
+            self._catch_up()
+            held = self._held
+            text = held + chunk if held else chunk
+            run = self._run_cap.run
+            assert run is not None
+            stop, tail = run.find_stop(text, 0, False)
+            if stop == len(text) or tail:
+                room = self._room - stop
+                if room >= 0:
+                    self._room = room
+                    if stop:
+                        self._pieces.append(text[:stop])
+                        self._mark += 1
+                    held = self._held = text[stop:]
+                    self._arm_run(held)
+                    return []
         elif self._shell_probe is not None and chunk.__class__ is str:
             # A tag cut by a chunk boundary inside a block: unless this chunk holds a
             # character that could complete it, keep it for one match later; if it does,
