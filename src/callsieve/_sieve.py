@@ -22,7 +22,6 @@ linear in the new text plus a bounded held tail.
 from __future__ import annotations
 
 import enum
-import itertools
 import secrets
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -46,7 +45,7 @@ OPTIONS = ("tools", "early_emit", "mode", "max_block_chars", "dialects", "gramma
            "id_factory")
 MODES = ("on", "off")
 DEFAULT_MAX_BLOCK_CHARS = 8 * 1024 * 1024
-HOT_BUDGET = 1024  # prose chunks the hot path may log between two folds
+HOT_BUDGET = 256  # chunks a hot path may take between two folds (it holds their references)
 _NO_CANDIDATE = -2
 _ALL_PROSE = -1  # _settles(): every lead died
 _UNSETTLED = -2  # _settles(): the full machine must decide
@@ -411,7 +410,7 @@ class Sieve:
         pieces = self._pieces
         k = self._mark
         if len(pieces) > k:
-            self._room -= sum(map(len, itertools.islice(pieces, k, None)))
+            self._room -= sum(map(len, pieces[k:]))  # (a slice: islice would skip k)
             self._mark = len(pieces)
 
     def _sync_run(self) -> None:
