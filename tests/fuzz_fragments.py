@@ -59,6 +59,7 @@ from helpers import canon_value, chunk_at  # tests/ is on sys.path as script or 
 
 import callsieve
 from callsieve import Event, Text, ToolCalls
+from callsieve import _sieve as callsieve_sieve
 
 if TYPE_CHECKING:
     from multiprocessing.queues import Queue
@@ -1046,6 +1047,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--no-minimize", action="store_true", help="report failures unshrunk")
     ap.add_argument("--min-seconds", type=float, default=60.0,
                     help="shrinking budget in seconds (default 60)")
+    ap.add_argument("--hot-budget", type=int, default=None,
+                    help="run every Sieve with this many chunks between the hot paths' "
+                         "folds (callsieve._sieve.HOT_BUDGET; a small one, e.g. 2, folds "
+                         "inside almost every document)")
     return ap.parse_args(argv)
 
 
@@ -1054,8 +1059,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     options = Options(strict=args.strict, merge_partial=not args.no_merge)
     budget = None if args.no_minimize else args.min_seconds
     seed = args.seed if args.seed is not None else random.randrange(2**32)
+    if args.hot_budget is not None:  # read by each new Sieve; forked jobs inherit it
+        callsieve_sieve.HOT_BUDGET = args.hot_budget
     print(f"fuzz_fragments: seed={seed} seconds={args.seconds} jobs={args.jobs} "
           f"strict={options.strict} merge_partial={options.merge_partial} "
+          f"hot_budget={callsieve_sieve.HOT_BUDGET} "
           f"callsieve={Path(callsieve.__file__).parent}", flush=True)
     start = time.monotonic()
     if args.doc_seed is not None:

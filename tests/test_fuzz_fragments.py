@@ -14,6 +14,8 @@ import os
 import pytest
 from fuzz_fragments import check_documents
 
+from callsieve import _sieve as callsieve_sieve
+
 SEEDS = (1, 2, 3, 4)
 #: About one second per seed on the development machine.
 DOCUMENTS_PER_SEED = int(os.environ.get("CALLSIEVE_FRAGMENT_DOCS", "200"))
@@ -24,3 +26,13 @@ def test_chunkings_agree_with_one_chunk_and_parse(seed: int) -> None:
     findings = check_documents(seed, DOCUMENTS_PER_SEED)
     report = "\n\n".join(f.describe() for f in findings)
     assert not findings, f"{len(findings)} failing document(s) for seed {seed}:\n{report}"
+
+
+def test_hot_path_folds_change_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hot paths log prose and argument chunks and fold them later (every
+    ``HOT_BUDGET`` chunks at the latest). With a budget of 2 the folds fall inside almost
+    every document, at every chunking: the answers must not move."""
+    monkeypatch.setattr(callsieve_sieve, "HOT_BUDGET", 2)
+    findings = check_documents(5, DOCUMENTS_PER_SEED)
+    report = "\n\n".join(f.describe() for f in findings)
+    assert not findings, f"{len(findings)} failing document(s) with HOT_BUDGET=2:\n{report}"

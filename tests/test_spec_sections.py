@@ -1106,6 +1106,22 @@ def test_s7_long_prose_keeps_offsets_and_fences_exact(fence: str) -> None:
             (len(prose), len(prose) + len(block))]
 
 
+@pytest.mark.parametrize("budget", [1, 2, 3])
+@pytest.mark.parametrize("indent", ["", " ", "  ", "   "])
+def test_s7_hot_path_folds_keep_the_line_start(monkeypatch: pytest.MonkeyPatch, budget: int,
+                                                indent: str) -> None:
+    """The prose hot path folds its log every ``HOT_BUDGET`` chunks: a fold that holds only
+    the indentation of a fence line must not lose the line break before it (§6: a fence opens
+    at the start of a line, up to three spaces in)."""
+    import callsieve._sieve
+
+    monkeypatch.setattr(callsieve._sieve, "HOT_BUDGET", budget)
+    block = X(INV("a", P("p", "1")))
+    # (a blank line inside: were the fence taken for an inline span, it would end there)
+    fenced = f"a\n{indent}```py\n\n{block}\n{indent}```\n"
+    check(fenced + f"b {block} c", fenced + "b  c", [("a", {"p": 1})])
+
+
 # ============================================================================ §8 results
 SAW_ROWS = [
     ("wrapper", X(INV("a")), True),
