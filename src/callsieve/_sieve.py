@@ -83,8 +83,8 @@ class Sieve:
     ``_process`` is the machine; ``feed`` first tries the fast mode ``_settle`` chose for
     the next chunk (at most one is on), each of which handles the common chunk without the
     machine and falls through to it otherwise:
-      - ``_fast``: PROSE, nothing held. In ``feed``, an ASCII chunk without the tag lead
-        is text and is only logged (``_budget``); ``_feed_more`` first folds the log into
+      - ``_budget is _live``: PROSE, nothing held. In ``feed``, an ASCII chunk without
+        the tag lead is text and is only logged; ``_feed_more`` first folds the log into
         the offsets, the fence tracker and the tail (``_fold``), then, outside code, looks
         for lead characters: a tag lead whose possible opener dies in the chunk is text,
         one alive at its end is held;
@@ -117,7 +117,6 @@ class Sieve:
         "_walk",
         "_accepting",
         "_limit",
-        "_fast",
         "_tail",
         "_cand",
         "_cand_seen",
@@ -194,8 +193,9 @@ class Sieve:
         self._cand = _NO_CANDIDATE  # automaton state of a possible opener held at _held[0]
         self._cand_seen = False  # ... which has passed an accepting state
         self._settled_state = 0  # scratch: _settles() leaves a live candidate's state here
-        self._fast = mode != "off"  # PROSE, nothing held: the hot path (and the one search)
-        self._budget = self._live if self._fast else self._idle
+        # PROSE, nothing held: the hot path and the one search are on (``_budget`` is
+        # ``_live``, even once spent, until something turns them off).
+        self._budget = self._live if mode != "off" else self._idle
         # Inside a streaming run: its capture, the stop's single first character ("" if it
         # has none: "" is in every chunk, so ``may_stop`` is asked) and whether a chunk may
         # hold the stop (``bool`` until a run starts: "it may").
@@ -287,8 +287,8 @@ class Sieve:
                     self._cand = _NO_CANDIDATE
                     self._arm()
                     return self._release(text, n)
-        elif self._fast:
-            if self._log:  # (only ever filled while _fast is on)
+        elif self._budget is self._live:
+            if self._log:  # (only ever filled while this mode is on)
                 self._fold()
                 if not self._live:  # the hot path spent its budget
                     self._live.extend(self._refill)
@@ -312,7 +312,6 @@ class Sieve:
                     self._held = chunk[hold:]
                     self._cand = self._settled_state
                     self._cand_seen = False
-                    self._fast = False
                     self._budget = self._idle
                     return [Text(chunk[:hold])] if hold else []
         elif self._run_cap is not None and chunk.__class__ is str:
@@ -386,7 +385,6 @@ class Sieve:
 
     def _arm(self) -> None:
         """PROSE with nothing held: the hot path is on (its budget topped up if spent)."""
-        self._fast = True
         live = self._live
         if not live:
             live.extend(self._refill)
@@ -551,7 +549,6 @@ class Sieve:
         if not final and cap is None and not held:
             self._arm()
         else:
-            self._fast = False
             self._budget = self._idle
         self._run_cap = None
         self._rbudget = self._idle
