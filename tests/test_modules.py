@@ -112,6 +112,19 @@ def test_fence_tracker_any_chunking(text: str, live: list[int]) -> None:
     assert _walk(FenceTracker("<"), list(text)) == live
 
 
+@pytest.mark.parametrize(("text", "state"), [
+    ("a < b `code` c < d\n```py\n", FenceState.FENCE),
+    ("x<y `a", FenceState.CODE),
+    ("<a `<b` <c", FenceState.LIVE),
+])
+def test_fence_consume_reads_past_dead_tag_leads(text: str, state: FenceState) -> None:
+    """``consume`` takes prose whose tag leads the sieve found dead (logged by its hot
+    path): the tracker reads on after each, however many, in one call."""
+    t = FenceTracker("<")
+    t.consume(text, "\n")
+    assert t.state is state
+
+
 def test_fence_state_is_exposed() -> None:
     t = FenceTracker("<")
     t.advance("```py\n", 0, False, "\n")

@@ -156,12 +156,15 @@ class FenceTracker:
         return n
 
     def consume(self, text: str, tail: str) -> None:
-        """``advance`` over ``text``, which holds no tag lead (the sieve's hot path logs
-        such prose and hands it over in one piece). LIVE prose without a backtick or a
-        tilde changes nothing: two ``in`` tests, no search."""
+        """``advance`` over all of ``text``, prose in which the sieve found every tag lead
+        dead (its hot path logs such prose and hands it over in one piece). LIVE prose
+        without a backtick or a tilde changes nothing: two ``in`` tests, no search."""
         if (self.state is not FenceState.LIVE or self.run_len
                 or "`" in text or "~" in text):
-            self.advance(text, 0, False, tail)
+            n = len(text)
+            pos = self.advance(text, 0, False, tail)
+            while pos < n:  # a tag lead outside code, known dead: prose, go on after it
+                pos = self.advance(text, pos + 1, False, tail)
 
     def _fence_line(self, buf: str, pos: int) -> int:
         """Read fence content from ``pos``: skip to line starts, look at each line's first

@@ -288,32 +288,40 @@ class Sieve:
                     self._arm()
                     return self._release(text, n)
         elif self._budget is self._live:
+            # A lead character (or a chunk that is not ASCII): one search. A chunk whose
+            # every tag lead dies within it is text wherever the fence tracker stands, so
+            # it is logged like a hot chunk; anything else needs the tracker, offsets and
+            # tail up to date first (the fold), then a tag lead alive at the end is held.
+            live = self._live
+            if not live:  # the hot path spent its budget
+                self._fold()
+                live.extend(self._refill)
+            try:
+                found = self._lead_search(chunk)
+            except TypeError:
+                if self._log:
+                    self._fold()
+                raise InputTypeError(f"feed() takes str, not {type(chunk).__name__}",
+                                     offset=self._total) from None
+            hold = _ALL_PROSE if found is None else self._settles(chunk, found)
+            if hold == _ALL_PROSE:  # not ASCII but no lead, or every lead died
+                if not chunk:
+                    return []
+                live.pop()(chunk)
+                return [Text(chunk)]
             if self._log:  # (only ever filled while this mode is on)
                 self._fold()
-                if not self._live:  # the hot path spent its budget
-                    self._live.extend(self._refill)
-            if self._fences.state is not FenceState.LIVE or self._fences.run_len:
-                pass  # in code, or a backtick run pending: the machine decides
-            else:
-                # A lead character (or a chunk that is not ASCII): one search; a tag lead
-                # whose possible opener dies in the chunk is text, one alive at its end is
-                # held.
-                try:
-                    found = self._lead_search(chunk)
-                except TypeError:
-                    raise InputTypeError(f"feed() takes str, not {type(chunk).__name__}",
-                                         offset=self._total) from None
-                hold = _ALL_PROSE if found is None else self._settles(chunk, found)
-                if hold == _ALL_PROSE:  # not ASCII but no lead, or every lead died
-                    return self._release(chunk, len(chunk)) if chunk else []
-                if hold >= 0:  # a possible opener at chunk[hold:], alive at the end: hold it
-                    self._total += len(chunk)
-                    self._tail = tail_after(self._tail, chunk, hold)
-                    self._held = chunk[hold:]
-                    self._cand = self._settled_state
-                    self._cand_seen = False
-                    self._budget = self._idle
-                    return [Text(chunk[:hold])] if hold else []
+            if hold >= 0 and self._fences.state is FenceState.LIVE \
+                    and not self._fences.run_len:
+                # a possible opener at chunk[hold:], alive at the end: hold it
+                self._total += len(chunk)
+                self._tail = tail_after(self._tail, chunk, hold)
+                self._held = chunk[hold:]
+                self._cand = self._settled_state
+                self._cand_seen = False
+                self._budget = self._idle
+                return [Text(chunk[:hold])] if hold else []
+            # (else a backtick or tilde, an opener that may be complete, or code: the machine)
         elif self._run_cap is not None and chunk.__class__ is str:
             # In a run, and the stop may be here, or begin at the end (a "]" before "]]>"),
             # or the previous chunk ended in what may begin it (or the run's budget is
@@ -375,7 +383,7 @@ class Sieve:
 
     def _fold(self) -> None:
         """Bring the offsets, the fence tracker and the line-start tail up to the end of
-        the prose the hot path logged (none of it holds a tag lead)."""
+        the prose the hot paths logged (no tag lead in it could start a tag)."""
         log = self._log
         text = log[0] if len(log) == 1 else "".join(log)
         log.clear()
