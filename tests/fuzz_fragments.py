@@ -397,13 +397,16 @@ def prose(r: random.Random) -> list[str]:
 
 def fenced(r: random.Random) -> list[str]:
     """A fenced code block holding a block or prose; its closer may be longer, shorter or
-    missing."""
+    missing. The opener may be indented (four spaces: not a fence) and a blank line may
+    stand inside (where a fence taken for an inline span would end)."""
     ch = r.choice(("`", "~"))
     n = r.choice((3, 3, 3, 4, 5))
     info = r.choice(("", "", "xml", "json", " md", "python"))
+    indent = r.choice(("", "", "", " ", "  ", "   ", "    "))
     inner = r.choice((markup_block, native_block, broken_block, prose))(r)
-    closer = ch * r.choice((n, n, n + 1, max(3, n - 1)))
-    pieces = [r.choice(("\n", "", "\n\n")), ch * n + info, "\n", *inner, "\n"]
+    closer = r.choice(("", indent)) + ch * r.choice((n, n, n + 1, max(3, n - 1)))
+    blank = ["\n"] if r.random() < 0.3 else []
+    pieces = [r.choice(("\n", "", "\n\n")), indent, ch * n + info, "\n", *blank, *inner, "\n"]
     if r.random() < 0.85:
         pieces += [closer, r.choice(("\n", "", " "))]
     return pieces
