@@ -62,6 +62,14 @@ def _group_of(m: Any, g: Any) -> str:
     raise AssertionError("entry match without an entry group")  # pragma: no cover
 
 
+def _topped(live: list[Callable[[str], None]],
+            refill: tuple[Callable[[str], None], ...]) -> list[Callable[[str], None]]:
+    """A hot path's budget, refilled if it is spent (its log must have been folded)."""
+    if not live:
+        live.extend(refill)
+    return live
+
+
 class SieveState(enum.Enum):
     PROSE = "prose"
     CAPTURE = "capture"
@@ -287,22 +295,15 @@ class Sieve:
                     self._cand = _NO_CANDIDATE
                     self._arm()
                     return self._release(text, n)
-        elif self._budget is self._live:
+        elif self._budget is self._live and chunk.__class__ is str:
             # A lead character (or a chunk that is not ASCII): one search. A chunk whose
             # every tag lead dies within it is text wherever the fence tracker stands, so
             # it is logged like a hot chunk; anything else needs the tracker, offsets and
             # tail up to date first (the fold), then a tag lead alive at the end is held.
-            live = self._live
-            if not live:  # the hot path spent its budget
+            if not self._live:  # the hot path spent its budget
                 self._fold()
-                live.extend(self._refill)
-            try:
-                found = self._lead_search(chunk)
-            except TypeError:
-                if self._log:
-                    self._fold()
-                raise InputTypeError(f"feed() takes str, not {type(chunk).__name__}",
-                                     offset=self._total) from None
+            live = _topped(self._live, self._refill)
+            found = self._lead_search(chunk)
             hold = _ALL_PROSE if found is None else self._settles(chunk, found)
             if hold == _ALL_PROSE:  # not ASCII but no lead, or every lead died
                 if not chunk:
@@ -361,6 +362,8 @@ class Sieve:
                     self._held = text
                     self._shell_room -= n
                     return []
+        if self._log:  # (only ever filled while the prose hot path is on)
+            self._fold()
         if self._run_cap is not None:
             self._sync_run()
         if chunk.__class__ is not str:
@@ -393,20 +396,11 @@ class Sieve:
 
     def _arm(self) -> None:
         """PROSE with nothing held: the hot path is on (its budget topped up if spent)."""
-        live = self._live
-        if not live:
-            live.extend(self._refill)
-        self._budget = live
+        self._budget = _topped(self._live, self._refill)
 
     def _arm_run(self, held: str) -> None:
         """In a run: its hot path is on while nothing is held (its budget topped up)."""
-        if held:
-            self._rbudget = self._idle
-        else:
-            live = self._rlive
-            if not live:
-                live.extend(self._rrefill)
-            self._rbudget = live
+        self._rbudget = self._idle if held else _topped(self._rlive, self._rrefill)
 
     def _catch_up(self) -> None:
         """Count what the run hot path appended since ``_mark`` against ``_room``. A room
