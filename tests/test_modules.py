@@ -10,9 +10,16 @@ from hypothesis import strategies as st
 
 from callsieve import Block, Text, ToolCall, ToolCalls
 from callsieve._assembler import schemas_from_tools
+from callsieve._capture import decide
 from callsieve._fences import FenceState, FenceTracker, tail_after
 from callsieve._grammar import load_grammar
-from callsieve._prefix import end_chars, first_chars, growable_before_lookahead, max_width
+from callsieve._prefix import (
+    end_chars,
+    first_chars,
+    growable_before_lookahead,
+    max_width,
+    reads_before,
+)
 from callsieve._values import decode_entities, decode_param, json_literal, parse_argument_object
 
 
@@ -155,6 +162,23 @@ def test_growable_before_lookahead(pattern: str, grows: set[str]) -> None:
     assert growable_before_lookahead(pattern) == grows
 
 
+@pytest.mark.parametrize(("pattern", "before"), [
+    (r"<\|?tool_calls>", False),
+    (r"[^\s>]{1,9}(?=[\s>])", False),  # a look-ahead reads after the start only
+    (r"x$", False),  # the end is the same for the rest of a text and the text itself
+    (r"^<x>", True),
+    (r"\A<x>", True),
+    (r"\b<x>", True),
+    (r"(?<=\n)<x>", True),
+    (r"<x>(?!(?<=a)b)", True),  # found inside a look-ahead
+    (r"(?:a|(?:b\B))+", True),  # and inside repeats, groups and branches
+])
+def test_reads_before(pattern: str, before: bool) -> None:
+    """A terminal whose match may look before its start cannot be decided from the text
+    after it: its parser states keep no remembered decisions."""
+    assert reads_before(pattern) is before
+
+
 # ---------------------------------------------------------------------------- _events
 def test_events_compare_by_value_and_repr_their_fields() -> None:
     call = ToolCall("f", {"a": 1}, "call_1", "xml", ("missing_opener",))
@@ -195,3 +219,34 @@ def test_prefix_closure_holds_a_cut_token(name: str, tail: str, viable: bool) ->
     term = load_grammar().terminals[name]
     assert term.pattern.match(tail) is None
     assert (term.viable(tail, 0) is not None) is viable
+
+
+_SHELL_TEXT = st.lists(st.sampled_from([
+    "<|DSML|invoke", "<|DSML|parameter", ' name="f"', " string='true'", ">", "/>", "<![CDATA[",
+    "]]>", "</|DSML|parameter>", "</|DSML|invoke>", "</|DSML|tool_calls>", "<tool_calls>",
+    "\n  ", "x", "<", "|", '"', "=",
+]), max_size=4).map("".join).flatmap(lambda s: st.integers(0, len(s)).map(lambda k: s[:k]))
+
+
+@given(st.data(), _SHELL_TEXT, st.integers(0, 40))
+def test_remembered_decisions_equal_fresh_ones(data: st.DataObject, text: str, p: int) -> None:
+    """The scanner remembers its decision for a short text per parser state; asked again at
+    any offset of any text, the remembered answer is the one a fresh decision gives."""
+    from callsieve._capture import Capture
+
+    g = load_grammar()
+    spec = data.draw(st.sampled_from([s for s in g.states.values() if s.bounded]))
+    cap = object.__new__(Capture)
+    cap.spec = spec
+    buf = data.draw(_SHELL_TEXT) + text
+    p = min(p, len(buf) - 1)
+    if p < 0:
+        return
+    for _ in range(2):  # the first may compute and store, the second finds
+        got = cap._token_at(buf, p, False)
+        want = decide(spec, buf, p, False)
+        assert got[0] is want[0] and got[1] == want[1] and got[3:] == want[3:]
+        assert cap.pending is want[4]
+        if want[2] is not None:
+            assert (got[2].type, str(got[2]), getattr(got[2], "groups", None)) == \
+                (want[2].type, str(want[2]), getattr(want[2], "groups", None))

@@ -67,6 +67,47 @@ def _token(cls: type[_T], name: str, value: str) -> _T:
     return tok
 
 
+#: ``(terminal, value, token, cut, pending)``: take ``token`` (the text ``value`` of
+#: ``terminal``, a ``GroupToken`` if the terminal has named groups; built once per decision
+#: and shared, as nothing changes a token once made), or hold a tag cut by the end of the
+#: text (``cut``; ``pending``: the one terminal it may become, or None), or neither: no token
+#: starts here.
+Decision = tuple[Any, str, Any, bool, Any]
+_NO_TOKEN: Decision = (None, "", None, False, None)
+_CUT: Decision = (None, "", None, True, None)
+#: Decisions on texts up to this long are remembered (per parser state, at most
+#: ``DECISION_LIMIT`` each): a held tag plus a chunk is shorter.
+DECISION_SPAN = 64
+DECISION_LIMIT = 512
+
+
+def decide(spec: StateSpec, buf: str, p: int, final: bool) -> Decision:
+    """The scanner's one decision at ``buf[p]`` in a parser state: the bounded terminals are
+    tried in priority order; one that may still complete there (``buf[p:]`` is a viable
+    prefix, unless ``final``) keeps any lower one from being taken."""
+    n = len(buf)
+    pending = None
+    for term in spec.starting(buf[p]):
+        tm = term.pattern.match(buf, p)
+        if tm is not None:
+            if pending is not None:
+                return (None, "", None, True, pending)
+            value = tm.group()
+            tok: Token
+            if term.pattern.groupindex:
+                gtok = _token(GroupToken, term.name, value)
+                gtok.groups = tm.groupdict()
+                tok = gtok
+            else:
+                tok = _token(Token, term.name, value)
+            return term, value, tok, False, None
+        if not final and n - p <= term.reach and term.viable(buf, p) is not None:
+            if pending is not None:  # a second one: hold, and no single terminal is pending
+                return _CUT
+            pending = term
+    return _NO_TOKEN if pending is None else (None, "", None, True, pending)
+
+
 class Capture:
     """The state of one block being captured. Created at an entry token in prose."""
 
@@ -102,7 +143,7 @@ class Capture:
     def __init__(self, g: CompiledGrammar, entry: EntrySpec, start: int, opener: str,
                  schemas: dict[str, dict[str, Any]], pieces: list[str] | None = None) -> None:
         self.g = g
-        self.ip = g.lark.parse_interactive()
+        self.ip = g.new_parser()
         self.ps = self.ip.parser_state
         self.start = start
         self.dialect = entry.dialect
@@ -131,9 +172,9 @@ class Capture:
         self.pending: TerminalSpec | None = None  # ... and the one terminal it may become
         if entry.synthetic is not None:
             self.repairs.append(MISSING_OPENER)
-            self.ps.feed_token(Token(entry.synthetic, ""))
-        self.ps.feed_token(Token(entry.terminal, opener))
-        self.spec: StateSpec = g.states[self.ps.position]
+            self.ps.feed_token(_token(Token, entry.synthetic, ""))
+        self.ps.feed_token(_token(Token, entry.terminal, opener))
+        self.spec: StateSpec = g.states[self.ps.state_stack[-1]]
 
     # ------------------------------------------------------------------ helpers
     def raw_text(self) -> str:
@@ -146,22 +187,18 @@ class Capture:
         self.failure = why
         return FAILED
 
-    def _feed(self, name: str, value: str, groups: dict[str, str | None] | None = None) -> int:
+    def _feed(self, tok: Token) -> int:
         """Feed one bounded token; VIABLE, COMPLETE or FAILED."""
-        if groups is None:
-            tok = _token(Token, name, value)
-        else:
-            gtok = _token(GroupToken, name, value)
-            gtok.groups = groups
-            tok = gtok
+        name = tok.type
+        value = tok.value
         try:
             self.ps.feed_token(tok)
         except LarkError:
             return self._fail(f"unexpected {name} at offset {self.start + self.raw_len - len(value)}")
-        spec = self.spec = self.g.states[self.ps.position]
+        spec = self.spec = self.g.states[self.ps.state_stack[-1]]
         self.last_value = value
         if name == "CDATA_OPEN":
-            snapshot = self.ip.copy(deepcopy_values=False)  # type: ignore[no-untyped-call]
+            snapshot = self.g.fork_parser(self.ip)
             self.snap = (snapshot, self.raw_len, len(self.calls), len(self.diagnostics))
         elif name == "CDATA_CLOSE":
             self.snap = None
@@ -190,32 +227,33 @@ class Capture:
         self.run = None
         self.pieces.clear()
 
-    def _token_at(self, buf: str, p: int, final: bool) -> tuple[Any, Any, bool]:
-        """The scanner's one decision at ``buf[p]``: ``(terminal, match, False)`` to take a
-        token, ``(None, None, True)`` to hold a tag cut by the end of ``buf``, or ``(None,
-        None, False)``: no token starts here. The bounded terminals are tried in priority
-        order; one that may still complete there (``buf[p:]`` is a viable prefix, unless
-        ``final``) keeps any lower one from being taken. ``pending`` is left as the one
-        terminal a held tail may become (None: several, or none)."""
-        n = len(buf)
-        waiting = False
-        self.pending = None
-        for term in self.spec.starting(buf[p]):
-            tm = term.pattern.match(buf, p)
-            if tm is not None:
-                return (None, None, True) if waiting else (term, tm, False)
-            if not final and n - p <= term.reach and term.viable(buf, p) is not None:
-                if waiting:  # a second one: hold, and no single terminal is pending
-                    self.pending = None
-                    return None, None, True
-                self.pending = term
-                waiting = True
-        return None, None, waiting
+    def _token_at(self, buf: str, p: int, final: bool) -> Decision:
+        """The scanner's one decision at ``buf[p]`` (see ``decide``), remembered per parser
+        state for short texts: a tag cut by chunk boundaries is asked about again with each
+        chunk, and the tags of a dialect are few, so most answers are found, not computed.
+        ``pending`` is left as the one terminal a held tail may become (None: several, or
+        none)."""
+        spec = self.spec
+        memo = spec.decisions
+        if memo is None or final or len(buf) - p > DECISION_SPAN:
+            d = decide(spec, buf, p, final)
+        else:
+            key = buf[p:] if p else buf
+            hit = memo.get(key)
+            if hit is None:
+                d = decide(spec, key, 0, False)
+                if len(memo) >= DECISION_LIMIT:
+                    memo.clear()
+                memo[key] = d
+            else:
+                d = hit
+        self.pending = d[4]
+        return d
 
     def still_cut(self, text: str) -> bool:
         """``text`` is a held tag (``waiting``) plus new characters: would ``scan`` hold it
         all again? Its decision at the first character, without feeding anything."""
-        return self._token_at(text, 0, False)[2]
+        return self._token_at(text, 0, False)[3]
 
     def _take(self, text: str) -> None:
         self.pieces.append(text)
@@ -241,18 +279,16 @@ class Capture:
                     break
             if p >= n:
                 break
-            term, tm, cut = self._token_at(buf, p, final)
+            term, value, tok, cut, _ = self._token_at(buf, p, final)
             if term is not None:
                 if self.run is not None:
                     self._end_run()
-                value = tm.group()
                 if self.raw_len + len(value) > limit:
                     return self._fail(f"block longer than max_block_chars ({limit})"), p
                 self.raw.append(value)
                 self.raw_len += len(value)
-                status = self._feed(term.name, value,
-                                    tm.groupdict() if term.pattern.groupindex else None)
-                p = tm.end()
+                status = self._feed(tok)
+                p += len(value)
                 if status != VIABLE:
                     return status, p
                 continue
@@ -281,7 +317,7 @@ class Capture:
                 self.ps.feed_token(_token(Token, run.name, ""))
             except LarkError:
                 return self._fail(f"unexpected text at offset {self.start + self.raw_len}"), p
-            self.spec = self.g.states[self.ps.position]
+            self.spec = self.g.states[self.ps.state_stack[-1]]
             self.run = run
             self.pieces.clear()
         if final:
@@ -298,7 +334,7 @@ class Capture:
         content_from = snap_len
         content = full[content_from:]
         # Where could the CDATA have ended? Before any tag the state after it accepts.
-        probe = snap_ip.copy(deepcopy_values=False)
+        probe = self.g.fork_parser(snap_ip)
         try:
             probe.feed_token(Token("CDATA_RUN", ""))
             probe.feed_token(Token("CDATA_CLOSE", ""))
@@ -333,7 +369,7 @@ class Capture:
         twin = object.__new__(Capture)
         for name in Capture.__slots__:
             setattr(twin, name, getattr(self, name))
-        twin.ip = snap_ip.copy(deepcopy_values=False)
+        twin.ip = self.g.fork_parser(snap_ip)
         twin.ps = twin.ip.parser_state
         twin.raw = [raw]
         twin.raw_len = len(raw)

@@ -28,6 +28,8 @@ from typing import Any
 
 from lark import Lark
 from lark.lexer import Lexer
+from lark.parsers.lalr_interactive_parser import InteractiveParser
+from lark.parsers.lalr_parser_state import ParserState
 
 from ._automaton import EntryAutomaton
 from ._errors import ConfigurationError, GrammarError
@@ -38,6 +40,7 @@ from ._prefix import (
     literal_text,
     max_width,
     prefix_closure,
+    reads_before,
 )
 
 __all__ = [
@@ -76,7 +79,7 @@ class TerminalSpec:
 
     __slots__ = ("name", "priority", "pattern", "first", "viable", "_closure", "reach",
                  "is_run", "soft", "stop", "tail", "tail_span", "stop_char", "end_chars",
-                 "width", "end_probe", "find_stop", "may_stop")
+                 "width", "end_probe", "find_stop", "may_stop", "context_free")
 
     def __init__(self, name: str, priority: int, pattern: Any, is_run: bool = False,
                  soft: bool = False, stop: Any = None, tail: Any = None, tail_span: int = 0,
@@ -86,6 +89,8 @@ class TerminalSpec:
         self.name = name
         self.priority = priority
         self.pattern = pattern  # re.Pattern: the whole token (bounded terminals)
+        #: bounded: a match at ``p`` reads nothing before ``p`` (no look-behind, ``^``, ``\\b``)
+        self.context_free = pattern is not None and not reads_before(pattern.pattern)
         #: bounded: the characters a match starts with (None: not a small set)
         self.first = frozenset(first) if first is not None else None
         #: bounded: ``viable(buf, p)``: ``buf[p:]`` may still become the token (a superset,
@@ -161,7 +166,7 @@ class StateSpec:
     """What the scanner may meet in one parser state."""
 
     __slots__ = ("bounded", "call_rule", "end_ok", "run", "shell_probe", "shell_width",
-                 "_by_first", "_any_first")
+                 "decisions", "_by_first", "_any_first")
 
     def __init__(self, bounded: tuple[TerminalSpec, ...], run: TerminalSpec | None,
                  end_ok: bool, call_rule: Any) -> None:
@@ -180,6 +185,11 @@ class StateSpec:
             ends |= t.end_chars
         self.shell_probe = _char_search(ends) if ends else None
         self.shell_width = max((t.width for t in bounded), default=0)
+        #: The scanner's decisions here for short texts, by text (see ``Capture._token_at``);
+        #: None when a terminal's match may read before its start, so the text alone would
+        #: not decide. A cache: it only holds answers the terminals already determine.
+        self.decisions: dict[str, Any] | None = (
+            {} if all(t.context_free for t in bounded) else None)
         # The bounded terminals a match may start with a given character, in priority order.
         self._any_first = tuple(t for t in bounded if t.first is None)
         chars = set().union(*(t.first for t in bounded if t.first is not None))
@@ -225,6 +235,14 @@ class CompiledGrammar:
         for rule in self.lark.rules:
             rule.origin.name = str(rule.origin.name)
         self.start_state: int = table.start_states["start"]
+        # One interactive parser made the documented way; every block's parser is a fresh
+        # parser state around its (immutable) configuration and its idle lexer thread:
+        # ``Lark.parse_interactive`` builds those again each time, which costs more than
+        # parsing a whole tag.
+        model = self.lark.parse_interactive()
+        self._lalr = model.parser
+        self._conf = model.parser_state.parse_conf
+        self._thread = model.lexer_thread
         self.terminals: dict[str, TerminalSpec] = {
             t.name: _terminal_spec(t) for t in self.lark.terminals
         }
@@ -248,6 +266,19 @@ class CompiledGrammar:
         #: fast: could the text after a lead character still become an entry?
         self.entry_automaton = EntryAutomaton(sources)
         self.entry_index = {e.terminal: k for k, e in enumerate(self.entries)}
+
+    def new_parser(self) -> InteractiveParser:
+        """A Lark ``InteractiveParser`` at the start of a block (what
+        ``lark.parse_interactive()`` returns, made cheaply)."""
+        ps = ParserState(self._conf, self._thread, [self.start_state], [])
+        return InteractiveParser(self._lalr, ps, self._thread)
+
+    def fork_parser(self, ip: InteractiveParser) -> InteractiveParser:
+        """A copy of ``ip`` that shares its values (``ip.copy(deepcopy_values=False)``,
+        without copying the idle lexer thread)."""
+        ps = ip.parser_state
+        twin = ParserState(self._conf, self._thread, ps.state_stack[:], ps.value_stack[:])
+        return InteractiveParser(self._lalr, twin, self._thread)
 
     # ----------------------------------------------------------------- derivation
     def _state_spec(self, actions: dict[str, Any]) -> StateSpec:

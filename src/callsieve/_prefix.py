@@ -28,7 +28,7 @@ except ImportError:  # pragma: no cover - Python 3.10
     import sre_parse as _p
 
 __all__ = ["char_class_source", "end_chars", "first_chars", "growable_before_lookahead",
-           "literal_text", "max_width", "prefix_closure"]
+           "literal_text", "max_width", "prefix_closure", "reads_before"]
 
 _CATEGORIES = {
     "CATEGORY_DIGIT": r"\d", "CATEGORY_NOT_DIGIT": r"\D", "CATEGORY_SPACE": r"\s",
@@ -286,3 +286,42 @@ def _growable(items: list[tuple[Any, Any]]) -> set[str]:
 def max_width(pattern: str) -> int:
     """The length of the longest match of ``pattern`` (a very large number if unbounded)."""
     return int(_p.parse(pattern).getwidth()[1])
+
+
+#: Anchors that look at the text before the match position (or at its absolute position).
+_BEFORE_ANCHORS = frozenset(("AT_BEGINNING", "AT_BEGINNING_LINE", "AT_BEGINNING_STRING",
+                             "AT_BOUNDARY", "AT_NON_BOUNDARY", "AT_LOC_BOUNDARY",
+                             "AT_LOC_NON_BOUNDARY", "AT_UNI_BOUNDARY", "AT_UNI_NON_BOUNDARY"))
+
+
+def reads_before(pattern: str) -> bool:
+    """Whether ``pattern.match(buf, p)`` may depend on ``buf[:p]``: a look-behind, ``^``,
+    ``\\A`` or ``\\b``. If not, matching ``buf[p:]`` alone gives the same answer."""
+    try:
+        items = list(_p.parse(pattern))
+    except re.error:  # pragma: no cover - Lark validated it
+        return True
+    return _reads_before(items)
+
+
+def _reads_before(items: list[tuple[Any, Any]]) -> bool:
+    for op, av in items:
+        name = str(op)
+        if name == "AT":
+            if str(av) in _BEFORE_ANCHORS:
+                return True
+        elif name in ("ASSERT", "ASSERT_NOT"):
+            if av[0] < 0 or _reads_before(list(av[1])):
+                return True
+        elif name == "SUBPATTERN":
+            if _reads_before(list(av[3])):
+                return True
+        elif name == "BRANCH":
+            if any(_reads_before(list(alt)) for alt in av[1]):
+                return True
+        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            if _reads_before(list(av[2])):
+                return True
+        elif name in ("GROUPREF", "GROUPREF_EXISTS", "ATOMIC_GROUP"):
+            return True  # not analysed: assume the worst
+    return False
