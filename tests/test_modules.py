@@ -22,6 +22,9 @@ from callsieve._prefix import (
 )
 from callsieve._values import decode_entities, decode_param, json_literal, parse_argument_object
 
+# Compiled once here, so no property test pays for the compile inside its deadline.
+GRAMMAR = load_grammar()
+
 
 # ---------------------------------------------------------------------------- _values (§5)
 @pytest.mark.parametrize(("text", "value"), [
@@ -196,7 +199,7 @@ def test_events_compare_by_value_and_repr_their_fields() -> None:
 def test_literal_stop_agrees_with_the_regex_stop(buf: str, p: int, final: bool) -> None:
     """A fixed stop (CDATA's ``]]>``) is found with str methods; the answer is the one the
     general regex search (stop, then longest tail) gives."""
-    run = load_grammar().terminals["CDATA_RUN"]
+    run = GRAMMAR.terminals["CDATA_RUN"]
     p = min(p, len(buf))
     assert run.find_stop is not run._find_stop  # the literal shortcut is on
     assert run.find_stop(buf, p, final) == run._find_stop(buf, p, final)
@@ -234,8 +237,7 @@ def test_remembered_decisions_equal_fresh_ones(data: st.DataObject, text: str, p
     any offset of any text, the remembered answer is the one a fresh decision gives."""
     from callsieve._capture import Capture
 
-    g = load_grammar()
-    spec = data.draw(st.sampled_from([s for s in g.states.values() if s.bounded]))
+    spec = data.draw(st.sampled_from([s for s in GRAMMAR.states.values() if s.bounded]))
     cap = object.__new__(Capture)
     cap.spec = spec
     buf = data.draw(_SHELL_TEXT) + text
