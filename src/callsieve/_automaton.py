@@ -28,10 +28,10 @@ except ImportError:  # pragma: no cover - Python 3.10
 from ._errors import GrammarError
 from ._prefix import char_class_source
 
-__all__ = ["DEAD", "EntryAutomaton"]
+__all__ = ["DEAD", "UNKNOWN", "EntryAutomaton"]
 
 DEAD = -1
-_UNKNOWN = -2  # no memoised transition yet
+UNKNOWN = -2  # no memoised transition yet
 _WINDOW = 64  # characters sliced at a time by walk()
 _MEMO_LIMIT = 4096
 _UNROLL_LIMIT = 256
@@ -176,9 +176,9 @@ class EntryAutomaton:
         j = pos
         while j < end:
             for ch in text[j:end] if end - j <= _WINDOW else text[j:j + _WINDOW]:
-                nxt = trans[state].get(ch, _UNKNOWN)
+                nxt = trans[state].get(ch, UNKNOWN)
                 if nxt < 0:
-                    if nxt == _UNKNOWN:
+                    if nxt == UNKNOWN:
                         nxt = self.step(state, ch)
                     if nxt < 0:
                         return DEAD, j

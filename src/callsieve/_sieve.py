@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ._assembler import schemas_from_tools
+from ._automaton import DEAD, UNKNOWN
 from ._capture import COMPLETE, VIABLE, Capture
 from ._errors import (
     ConfigurationError,
@@ -47,6 +48,7 @@ MODES = ("on", "off")
 DEFAULT_MAX_BLOCK_CHARS = 8 * 1024 * 1024
 HOT_BUDGET = 256  # chunks a hot path may take between two folds (it holds their references)
 _NO_CANDIDATE = -2
+_SHORT_WALK = 16  # characters _settles follows inline before it hands over to the walk
 _ALL_PROSE = -1  # _settles(): every lead died
 _UNSETTLED = -2  # _settles(): the full machine must decide
 _TEXT = "text"
@@ -123,6 +125,7 @@ class Sieve:
         "_refill",
         "_lead_state",
         "_walk",
+        "_trans",
         "_accepting",
         "_limit",
         "_tail",
@@ -195,6 +198,7 @@ class Sieve:
         self._idle: list[Callable[[str], None]] = []
         auto = self._g.entry_automaton
         self._walk = auto.walk
+        self._trans = auto.trans
         self._accepting = auto.accepting
         self._lead_state = {c: auto.step(0, c) for c in self._g.lead_chars}
         self._tail = "\n"  # the last characters before the unscanned text ("\n": a line start)
@@ -270,6 +274,36 @@ class Sieve:
             # limit fails then, as it would have at once.
             self._rbudget.pop()(chunk)
             return []
+        elif self._cand >= 0:
+            return self._feed_cand(chunk)
+        return self._feed_more(chunk)
+
+    def _feed_cand(self, chunk: str) -> list[Event]:
+        """A possible opener is held: its automaton reads the new text only. Still alive and
+        not complete at the end: hold the chunk too. (Its own small function: the locals
+        it needs would make every call of ``feed`` dearer.)"""
+        state = self._cand
+        accepting = self._accepting
+        if chunk.__class__ is str and not accepting[state]:
+            trans = self._trans
+            for ch in chunk:
+                state = trans[state].get(ch, UNKNOWN)
+                if state < 0 or accepting[state]:
+                    break
+            else:
+                self._total += len(chunk)
+                self._held += chunk
+                self._cand = state
+                return []
+            if state == DEAD and not self._cand_seen:
+                # It died without ever being complete: the held text is prose, and so is
+                # the new text if it holds no other lead (else ``_feed_more`` decides).
+                text = self._held + chunk
+                if self._lead_search(text, 1) is None:
+                    self._held = ""
+                    self._cand = _NO_CANDIDATE
+                    self._budget = _topped(self._live, self._refill)
+                    return self._release(text, len(chunk))
         return self._feed_more(chunk)
 
     def _feed_more(self, chunk: str) -> list[Event]:
@@ -440,14 +474,31 @@ class Sieve:
         before it died. ``_UNSETTLED``: a backtick or tilde, or an opener that may be
         complete — the full machine decides."""
         n = len(text)
+        trans = self._trans
+        accepting = self._accepting
         while found is not None:
             i = found.start()
             state = self._lead_state.get(text[i])
             if state is None:
                 return _UNSETTLED
-            state, j = self._walk(state, text, i + 1, n)
+            # The automaton's walk, inlined for the short stretch a non-tag lead lives
+            # (most die within a few characters); longer texts go on with ``_walk``.
+            j = i + 1
+            nxt = state
+            for ch in text[j:j + _SHORT_WALK]:
+                nxt = trans[state].get(ch, UNKNOWN)
+                if nxt < 0:
+                    break
+                state = nxt
+                j += 1
+                if accepting[state]:
+                    return _UNSETTLED  # an opener may be complete: the machine decides
+            if nxt == DEAD:
+                state = DEAD
+            elif j < n:  # a transition not yet known, or a longer stretch: the walk
+                state, j = self._walk(state, text, j, n)
             if state >= 0:
-                if j < n or self._accepting[state]:
+                if j < n or accepting[state]:
                     return _UNSETTLED
                 self._settled_state = state
                 return int(i)
