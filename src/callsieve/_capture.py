@@ -255,6 +255,12 @@ class Capture:
         all again? Its decision at the first character, without feeding anything."""
         return self._token_at(text, 0, False)[3]
 
+    def cut_at(self, text: str, p: int) -> bool:
+        """``text[p:]`` (where the current run stops) is a tag cut by the end of ``text``:
+        ``scan`` would take the run's text before ``p`` and hold the rest. (``pending`` is
+        left as for ``scan``.)"""
+        return self._token_at(text, p, False)[3]
+
     def _take(self, text: str) -> None:
         self.pieces.append(text)
         self.raw_len += len(text)

@@ -357,32 +357,12 @@ class Sieve:
                 self._budget = self._idle
                 return [Text(chunk[:hold])] if hold else []
             # (else a backtick or tilde, an opener that may be complete, or code: the machine)
-        elif self._run_cap is not None and chunk.__class__ is str:
-            # In a run, and the stop may be here, or begin at the end (a "]" before "]]>"),
-            # or the previous chunk ended in what may begin it (or the run's budget is
-            # spent): unless the stop is complete, the content goes on and the tail waits.
-            self._catch_up()
-            held = self._held
-            text = held + chunk if held else chunk
-            run = self._run_cap.run
-            assert run is not None
-            stop, tail = run.find_stop(text, 0, False)
-            if stop == len(text) or tail:
-                room = self._room - stop
-                if room >= 0:
-                    self._room = room
-                    if stop:
-                        self._pieces.append(text[:stop])
-                        self._mark += 1
-                    held = self._held = text[stop:]
-                    self._arm_run(held)
-                    return []
         elif self._shell_probe is not None and chunk.__class__ is str:
             # A tag cut by a chunk boundary inside a block: unless this chunk holds a
             # character that could complete it, keep it for one match later; if it does,
             # ask the capture whether the tag is still cut before running the machine.
-            n = len(chunk)
-            if n <= self._shell_room:
+            if len(chunk) <= self._shell_room:
+                n = len(chunk)
                 if self._shell_probe(chunk) is None:
                     self._total += n
                     self._held += chunk
@@ -396,6 +376,36 @@ class Sieve:
                     self._held = text
                     self._shell_room -= n
                     return []
+        elif self._run_cap is not None and chunk.__class__ is str:
+            # In a run, and the stop may be here, or begin at the end (a "]" before "]]>"),
+            # or the previous chunk ended in what may begin it (or the run's budget is
+            # spent): unless the stop is complete, the content goes on and the tail waits.
+            self._catch_up()
+            held = self._held
+            text = held + chunk if held else chunk
+            run = self._run_cap.run
+            assert run is not None
+            stop, tail = run.find_stop(text, 0, False)
+            room = self._room - stop
+            if room >= 0 and (stop == len(text) or tail
+                              or self._run_cap.cut_at(text, stop)):
+                # The content goes on (and a tail that may begin the stop waits), or the
+                # run ends at a tag cut by the chunk boundary: take the content, hold the
+                # tag (what the machine would do, without it).
+                self._room = room
+                if stop:
+                    self._pieces.append(text[:stop])
+                    self._mark += 1
+                held = self._held = text[stop:]
+                if stop == len(text) or tail:
+                    self._arm_run(held)
+                else:
+                    cap = self._run_cap
+                    self._sync_run()
+                    self._run_cap = None
+                    self._rbudget = self._idle
+                    self._arm_shell(cap, held)
+                return []
         if self._log:  # (only ever filled while the prose hot path is on)
             self._fold()
         if self._run_cap is not None:
@@ -609,13 +619,7 @@ class Sieve:
         if cap is None or final:
             return
         if held and cap.waiting:  # a tag cut by the chunk boundary
-            one = cap.pending
-            if one is not None and one.end_probe is not None:
-                self._shell_probe = one.end_probe
-                self._shell_room = one.width - len(held)
-            else:
-                self._shell_probe = cap.spec.shell_probe
-                self._shell_room = cap.spec.shell_width - len(held)
+            self._arm_shell(cap, held)
             return
         # In a run (when something is held, it is the run's tail that may begin its stop).
         run = cap.run
@@ -628,6 +632,18 @@ class Sieve:
             self._total0 = self._total
             self._held0 = len(held)
             self._arm_run(held)
+
+    def _arm_shell(self, cap: Capture, held: str) -> None:
+        """CAPTURE with ``held`` a tag cut by the chunk boundary: a chunk without a character
+        that could complete it (the one pending terminal's, else any of the state's) is
+        only appended, up to the longest the tag may be."""
+        one = cap.pending
+        if one is not None and one.end_probe is not None:
+            self._shell_probe = one.end_probe
+            self._shell_room = one.width - len(held)
+        else:
+            self._shell_probe = cap.spec.shell_probe
+            self._shell_room = cap.spec.shell_width - len(held)
 
     def _candidate(self, buf: str, i: int, final: bool, state: int, j: int,
                    seen: bool) -> tuple[Any, Any]:
