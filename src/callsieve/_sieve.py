@@ -94,18 +94,22 @@ class Sieve:
     the next chunk (at most one is on), each of which handles the common chunk without the
     machine and falls through to it otherwise:
       - ``_budget is _live``: PROSE, nothing held. In ``feed``, an ASCII chunk without
-        the tag lead is text and is only logged; ``_feed_more`` first folds the log into
-        the offsets, the fence tracker and the tail (``_fold``), then, outside code, looks
-        for lead characters: a tag lead whose possible opener dies in the chunk is text,
-        one alive at its end is held;
-      - ``_cand``: a possible opener is held — its automaton reads the new text only;
+        the tag lead is text and is only logged; any other chunk goes to ``_feed_lead``,
+        which looks for lead characters: a chunk whose tag leads all die in it is logged
+        too; for one alive at its end the log is first folded into the offsets, the fence
+        tracker and the tail (``_fold``), and outside code the lead is held. A spent
+        budget sends the next chunk to ``_feed_more``, which folds and tops it up;
+      - ``_cand``: a possible opener is held — its automaton reads the new text only
+        (``_feed_cand``);
       - ``_run_cap``: CAPTURE inside a run (an argument body) — look for the run's stop;
         a chunk ending in what may begin it keeps that tail held, and the next chunk looks
-        again with it. With nothing held, ``feed`` only appends (``_rbudget``); the room
-        under ``max_block_chars`` catches up in ``_feed_more`` (``_catch_up``), the
+        again with it; a stop where a tag begins that the chunk cuts holds that tag (the
+        shell mode below). With nothing held, ``feed`` only appends (``_rbudget``); the
+        room under ``max_block_chars`` catches up in ``_feed_more`` (``_catch_up``), the
         offsets and the block length when a chunk leaves this mode (``_sync_run``);
       - ``_shell_probe``: CAPTURE with a tag cut by the chunk boundary — re-match only when
-        a character that could complete it arrives.
+        a character that could complete it arrives (the capture remembers its decisions
+        per parser state, so a re-match is mostly a dictionary lookup).
     """
 
     __slots__ = (
@@ -256,7 +260,7 @@ class Sieve:
             # Prose: an ASCII chunk without the tag lead is text, whatever else it holds.
             # Backticks and tildes change the fence state, which matters only at the next
             # tag lead, so the chunk is logged and the fence tracker, the offsets and the
-            # line-start tail read the log when ``_feed_more`` folds it, before anything
+            # line-start tail read the log when it is folded (``_fold``), before anything
             # depends on them. The pop is the bound (``HOT_BUDGET`` chunks between folds),
             # the call the log's append: one attribute, two C calls.
             try:
@@ -264,7 +268,8 @@ class Sieve:
                     self._budget.pop()(chunk)
                     return [Text(chunk)]
             except (AttributeError, TypeError):
-                pass  # not a str: _feed_more raises the typed error
+                return self._feed_more(chunk)  # not a str: it raises the typed error
+            return self._feed_lead(chunk)
         elif (self._rbudget and chunk.__class__ is str
               and (self._run_char not in chunk or not self._run_may_stop(chunk))):
             # Inside a streaming run (an argument body), nothing held and no stop in sight:
@@ -276,6 +281,36 @@ class Sieve:
             return []
         elif self._cand >= 0:
             return self._feed_cand(chunk)
+        return self._feed_more(chunk)
+
+    def _feed_lead(self, chunk: str) -> list[Event]:
+        """PROSE, nothing held, the hot path's budget not spent, and a ``str`` chunk that is
+        not ASCII or holds a tag lead: one search. A chunk whose every tag lead dies within
+        it is text wherever the fence tracker stands, so it is logged like a hot chunk; a
+        tag lead alive at its end is held once the fold has brought the fence tracker, the
+        offsets and the tail up to date and the tracker stands in prose. Anything else (a
+        backtick or tilde, an opener that may be complete, code): ``_feed_more``."""
+        if chunk.__class__ is not str:  # (bytes get here: b"" is falsy)
+            return self._feed_more(chunk)
+        found = self._lead_search(chunk)
+        hold = _ALL_PROSE if found is None else self._settles(chunk, found)
+        if hold == _ALL_PROSE:
+            if not chunk:
+                return []
+            self._budget.pop()(chunk)
+            return [Text(chunk)]
+        if hold >= 0:
+            if self._log:
+                self._fold()
+            fences = self._fences
+            if fences.state is FenceState.LIVE and not fences.run_len:
+                self._total += len(chunk)
+                self._tail = tail_after(self._tail, chunk, hold)
+                self._held = chunk[hold:]
+                self._cand = self._settled_state
+                self._cand_seen = False
+                self._budget = self._idle
+                return [Text(chunk[:hold])] if hold else []
         return self._feed_more(chunk)
 
     def _feed_cand(self, chunk: str) -> list[Event]:
@@ -329,34 +364,13 @@ class Sieve:
                     self._cand = _NO_CANDIDATE
                     self._arm()
                     return self._release(text, n)
-        elif self._budget is self._live and chunk.__class__ is str:
-            # A lead character (or a chunk that is not ASCII): one search. A chunk whose
-            # every tag lead dies within it is text wherever the fence tracker stands, so
-            # it is logged like a hot chunk; anything else needs the tracker, offsets and
-            # tail up to date first (the fold), then a tag lead alive at the end is held.
-            if not self._live:  # the hot path spent its budget
+        elif not self._live and self._budget is self._live and chunk.__class__ is str:
+            # The prose hot path spent its budget: fold its log, top the budget up, and
+            # take the chunk as ``feed`` would have.
+            if self._log:
                 self._fold()
-            live = _topped(self._live, self._refill)
-            found = self._lead_search(chunk)
-            hold = _ALL_PROSE if found is None else self._settles(chunk, found)
-            if hold == _ALL_PROSE:  # not ASCII but no lead, or every lead died
-                if not chunk:
-                    return []
-                live.pop()(chunk)
-                return [Text(chunk)]
-            if self._log:  # (only ever filled while this mode is on)
-                self._fold()
-            if hold >= 0 and self._fences.state is FenceState.LIVE \
-                    and not self._fences.run_len:
-                # a possible opener at chunk[hold:], alive at the end: hold it
-                self._total += len(chunk)
-                self._tail = tail_after(self._tail, chunk, hold)
-                self._held = chunk[hold:]
-                self._cand = self._settled_state
-                self._cand_seen = False
-                self._budget = self._idle
-                return [Text(chunk[:hold])] if hold else []
-            # (else a backtick or tilde, an opener that may be complete, or code: the machine)
+            self._arm()
+            return self.feed(chunk)
         elif self._shell_probe is not None and chunk.__class__ is str:
             # A tag cut by a chunk boundary inside a block: unless this chunk holds a
             # character that could complete it, keep it for one match later; if it does,
