@@ -199,3 +199,18 @@ def test_any_tag_lead_is_found_whatever_the_hot_path_tests(
     r = run_all_ways((quoted + block + " c\n") * 3, **opts)
     assert r.text == (quoted + " c\n") * 3
     assert [c.name for c in r.calls] == ["go"] * 3
+
+
+@pytest.mark.parametrize("pattern", [r"/(?<==)[a-z_]{1,64}(?=;)/", r"/\b[a-z_]{1,64}(?=;)/"])
+def test_a_terminal_that_looks_behind_its_start_is_refused(tmp_path: Path, pattern: str) -> None:
+    """A held tag is matched again from its own first character, with nothing of what stood
+    before it: a look-behind, ``^`` or ``\\b`` would give a chunked stream another answer
+    than the whole text (and the scanner's remembered decisions rely on it too)."""
+    d = _grammar_dir(tmp_path, "lb", (
+        "lb: LB_OPEN lb_call LB_CLOSE\n"
+        "lb_call: LB_CALL lb_name LB_END -> call\n"
+        "lb_name: LB_NAME -> call_name\n"
+        'LB_OPEN: "<lb>"\nLB_CLOSE: "</lb>"\nLB_CALL: "call="\nLB_END: ";"\n'
+        f"LB_NAME: {pattern}\n"))
+    with pytest.raises(GrammarError, match="LB_NAME looks before"):
+        load_grammar(("lb",), (d,))

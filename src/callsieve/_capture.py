@@ -234,10 +234,10 @@ class Capture:
         ``pending`` is left as the one terminal a held tail may become (None: several, or
         none)."""
         spec = self.spec
-        memo = spec.decisions
-        if memo is None or final or len(buf) - p > DECISION_SPAN:
+        if final or len(buf) - p > DECISION_SPAN:
             d = decide(spec, buf, p, final)
         else:
+            memo = spec.decisions
             key = buf[p:] if p else buf
             hit = memo.get(key)
             if hit is None:

@@ -79,7 +79,7 @@ class TerminalSpec:
 
     __slots__ = ("name", "priority", "pattern", "first", "viable", "_closure", "reach",
                  "is_run", "soft", "stop", "tail", "tail_span", "stop_char", "end_chars",
-                 "width", "end_probe", "find_stop", "may_stop", "context_free")
+                 "width", "end_probe", "find_stop", "may_stop")
 
     def __init__(self, name: str, priority: int, pattern: Any, is_run: bool = False,
                  soft: bool = False, stop: Any = None, tail: Any = None, tail_span: int = 0,
@@ -89,8 +89,6 @@ class TerminalSpec:
         self.name = name
         self.priority = priority
         self.pattern = pattern  # re.Pattern: the whole token (bounded terminals)
-        #: bounded: a match at ``p`` reads nothing before ``p`` (no look-behind, ``^``, ``\\b``)
-        self.context_free = pattern is not None and not reads_before(pattern.pattern)
         #: bounded: the characters a match starts with (None: not a small set)
         self.first = frozenset(first) if first is not None else None
         #: bounded: ``viable(buf, p)``: ``buf[p:]`` may still become the token (a superset,
@@ -185,11 +183,10 @@ class StateSpec:
             ends |= t.end_chars
         self.shell_probe = _char_search(ends) if ends else None
         self.shell_width = max((t.width for t in bounded), default=0)
-        #: The scanner's decisions here for short texts, by text (see ``Capture._token_at``);
-        #: None when a terminal's match may read before its start, so the text alone would
-        #: not decide. A cache: it only holds answers the terminals already determine.
-        self.decisions: dict[str, Any] | None = (
-            {} if all(t.context_free for t in bounded) else None)
+        #: The scanner's decisions here for short texts, by text (see ``Capture._token_at``).
+        #: A cache: it only holds answers the terminals already determine, as no terminal's
+        #: match may read before its start (the loader refuses look-behinds, ``^``, ``\\b``).
+        self.decisions: dict[str, Any] = {}
         # The bounded terminals a match may start with a given character, in priority order.
         self._any_first = tuple(t for t in bounded if t.first is None)
         chars = set().union(*(t.first for t in bounded if t.first is not None))
@@ -354,6 +351,12 @@ def _is_call(rule: Any) -> bool:
 
 def _terminal_spec(t: Any) -> TerminalSpec:
     source = t.pattern.to_regexp()
+    if reads_before(source):
+        raise GrammarError(
+            f"terminal {t.name} looks before the position it is matched at (a look-behind, "
+            "^, \\A or \\b); the scanner matches a token, or a run's stop, from the text "
+            "held since it began, which may not hold what stands before it",
+            expected=("a pattern that reads only from its own start on (look-aheads are fine)",))
     if t.name.endswith("_RUN"):
         soft = _SOFT_RUN.match(source)
         hard = _HARD_RUN.match(source) if soft is None else None
