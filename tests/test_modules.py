@@ -239,6 +239,7 @@ def test_remembered_decisions_equal_fresh_ones(data: st.DataObject, text: str, p
 
     spec = data.draw(st.sampled_from([s for s in GRAMMAR.states.values() if s.bounded]))
     cap = object.__new__(Capture)
+    cap.g = GRAMMAR
     cap.spec = spec
     buf = data.draw(_SHELL_TEXT) + text
     p = min(p, len(buf) - 1)
@@ -252,3 +253,29 @@ def test_remembered_decisions_equal_fresh_ones(data: st.DataObject, text: str, p
         if want[2] is not None:
             assert (got[2].type, str(got[2]), getattr(got[2], "groups", None)) == \
                 (want[2].type, str(want[2]), getattr(want[2], "groups", None))
+
+
+def test_remembered_decisions_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The decision cache is shared by every sieve of a grammar: past ``DECISION_LIMIT``
+    stored answers it starts again, and what it answers is unchanged."""
+    import callsieve._grammar as grammar_module
+    from callsieve import Sieve
+
+    monkeypatch.setattr(grammar_module, "DECISION_LIMIT", 5)
+    sieve = Sieve()
+    g = sieve._g
+    for spec in g.states.values():
+        spec.decisions.clear()
+    g._remembered = 0
+    block = ('<|DSML|tool_calls>\n<|DSML|invoke name="f">\n<|DSML|parameter name="a">'
+             '<![CDATA[x]]></|DSML|parameter>\n</|DSML|invoke>\n</|DSML|tool_calls>')
+    events = []
+    most = 0
+    for ch in "say " + block + " done":
+        events += sieve.feed(ch)
+        most = max(most, sum(len(s.decisions) for s in g.states.values()))
+    events += sieve.close()
+    assert 0 < most <= 5
+    assert "".join(e.text for e in events if isinstance(e, Text)) == "say  done"
+    assert [(c.name, c.input) for e in events if isinstance(e, ToolCalls)
+            for c in e.calls] == [("f", {"a": "x"})]

@@ -75,10 +75,9 @@ def _token(cls: type[_T], name: str, value: str) -> _T:
 Decision = tuple[Any, str, Any, bool, Any]
 _NO_TOKEN: Decision = (None, "", None, False, None)
 _CUT: Decision = (None, "", None, True, None)
-#: Decisions on texts up to this long are remembered (per parser state, at most
-#: ``DECISION_LIMIT`` each): a held tag plus a chunk is shorter.
+#: Decisions on texts up to this long are remembered (per parser state; see
+#: ``CompiledGrammar.remember`` for the bound): a held tag plus a chunk is shorter.
 DECISION_SPAN = 64
-DECISION_LIMIT = 512
 
 
 def decide(spec: StateSpec, buf: str, p: int, final: bool) -> Decision:
@@ -242,9 +241,7 @@ class Capture:
             hit = memo.get(key)
             if hit is None:
                 d = decide(spec, key, 0, False)
-                if len(memo) >= DECISION_LIMIT:
-                    memo.clear()
-                memo[key] = d
+                self.g.remember(memo, key, d)
             else:
                 d = hit
         self.pending = d[4]
