@@ -56,12 +56,10 @@ _HOLD = "hold"
 _OPEN = "open"
 
 
-def _group_of(m: Any, g: Any) -> str:
-    """Which entry terminal an ``entry_exact`` match is (its outermost named group)."""
-    for e in g.entries:
-        if m.group(e.terminal) is not None:
-            return str(e.terminal)
-    raise AssertionError("entry match without an entry group")  # pragma: no cover
+def _group_of(m: Any) -> str:
+    """Which entry terminal an ``entry_exact`` match is: its outermost named group, which is
+    the last group to close (``lastgroup``), whatever groups the terminal has inside."""
+    return str(m.lastgroup)
 
 
 def _topped(live: list[Callable[[str], None]],
@@ -603,7 +601,7 @@ class Sieve:
                     self._held = buf[i:]
                     break
                 m = value
-                entry = self._g.entries[self._g.entry_index[_group_of(m, self._g)]]
+                entry = self._g.entries[self._g.entry_index[_group_of(m)]]
                 self._cap = Capture(self._g, entry, base + i, m.group(), self._schemas,
                                     self._pieces)
                 self._state = SieveState.CAPTURE
@@ -677,7 +675,7 @@ class Sieve:
                         return _OPEN, m
                     # A higher-priority entry still possible at the end of the buffer must
                     # be given the chance to complete: the answer may not depend on chunking.
-                    k = g.entry_index[_group_of(m, g)]
+                    k = g.entry_index[_group_of(m)]
                     st, q = state, j
                     while q < n and st >= 0:
                         st, q = auto.walk(st, buf, q, n)
