@@ -76,6 +76,11 @@ class SieveState(enum.Enum):
     CLOSED = "closed"
 
 
+# The members as plain module globals (``SieveState.CLOSED`` costs an enum descriptor call,
+# about 90 ns in CPython 3.11, on every chunk that reaches the machine).
+_PROSE, _CAPTURE, _CLOSED = SieveState.PROSE, SieveState.CAPTURE, SieveState.CLOSED
+_LIVE = FenceState.LIVE
+
 def new_call_id() -> str:
     """An OpenAI-style call id: ``call_`` and 24 random hex digits."""
     return "call_" + secrets.token_hex(12)
@@ -179,7 +184,7 @@ class Sieve:
         if not isinstance(max_block_chars, int) or max_block_chars < 1:
             raise ConfigurationError("max_block_chars must be a positive int")
         self._g = load_grammar(tuple(dialects), tuple(str(d) for d in grammar_dirs))
-        self._state = SieveState.PROSE
+        self._state = _PROSE
         self._cap: Capture | None = None
         self._held = ""
         self._total = 0
@@ -301,7 +306,7 @@ class Sieve:
             if self._log:
                 self._fold()
             fences = self._fences
-            if fences.state is FenceState.LIVE and not fences.run_len:
+            if fences.state is _LIVE and not fences.run_len:
                 self._total += len(chunk)
                 self._tail = tail_after(self._tail, chunk, hold)
                 self._held = chunk[hold:]
@@ -427,7 +432,7 @@ class Sieve:
                 raise InputTypeError(f"feed() takes str, not {type(chunk).__name__}",
                                      offset=self._total)
             chunk = str(chunk)
-        if self._state is SieveState.CLOSED:
+        if self._state is _CLOSED:
             raise SieveClosedError("feed() after close()", offset=self._total)
         if not chunk:
             return []
@@ -529,19 +534,19 @@ class Sieve:
 
     def close(self) -> list[Event]:
         """End of input: flush (loose-CDATA repair, unfinished block as text)."""
-        if self._state is SieveState.CLOSED:
+        if self._state is _CLOSED:
             raise SieveClosedError("close() called twice", offset=self._total)
         if self._log:
             self._fold()
         if self._off:  # no fast mode is ever on
-            self._state = SieveState.CLOSED
+            self._state = _CLOSED
             return []
         if self._run_cap is not None:
             self._sync_run()
         held = self._held
         self._held = ""
         events = self._process(held, self._total - len(held), True, len(held))  # all off
-        self._state = SieveState.CLOSED
+        self._state = _CLOSED
         return events
 
     # ------------------------------------------------------------------ the machine
@@ -571,14 +576,14 @@ class Sieve:
                     base = cap.start + cap.raw_len
                     pos = text_start = 0
                     self._cap = None
-                    self._state = SieveState.PROSE
+                    self._state = _PROSE
                     continue
                 # FAILED: release from the opener (or after the calls already emitted) and
                 # scan the rest again as prose.
                 buf, base, pos = self._fail(cap, buf, p)
                 text_start = 0
                 self._cap = None
-                self._state = SieveState.PROSE
+                self._state = _PROSE
                 continue
             if cand >= 0:  # resume the candidate held at buf[0]
                 i, candidate = 0, True
@@ -604,7 +609,7 @@ class Sieve:
                 entry = self._g.entries[self._g.entry_index[_group_of(m)]]
                 self._cap = Capture(self._g, entry, base + i, m.group(), self._schemas,
                                     self._pieces)
-                self._state = SieveState.CAPTURE
+                self._state = _CAPTURE
                 if entry.synthetic is None:
                     self._saw_syntax = True
                 pos = text_start = m.end()
