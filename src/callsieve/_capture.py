@@ -16,8 +16,10 @@ invoke; such a block fails on the first non-white stray text, and emits nothing 
 closing wrapper) and, at the end of input, loose CDATA (closed before the last tag that lets
 the rest of the block parse, re-read from a parser snapshot taken at the CDATA opener).
 What it guarantees: the same tokens, hence the same answer, for any chunking.
-What it costs: O(1) per chunk inside runs, a few regex calls per token, one Lark step per
-token; a held tail is bounded by the longest bounded terminal.
+What it costs: O(1) per chunk inside runs, one Lark step per token, and a few regex calls
+per decision at a token boundary — most of them found instead in the parser state's
+remembered decisions (a tag cut by chunk boundaries is asked about with every chunk, and a
+dialect's tags are few); a held tail is bounded by the longest bounded terminal.
 """
 
 from __future__ import annotations
