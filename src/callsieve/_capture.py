@@ -249,15 +249,10 @@ class Capture:
         self.pending = d[4]
         return d
 
-    def still_cut(self, text: str) -> bool:
-        """``text`` is a held tag (``waiting``) plus new characters: would ``scan`` hold it
-        all again? Its decision at the first character, without feeding anything."""
-        return self._token_at(text, 0, False)[3]
-
     def cut_at(self, text: str, p: int) -> bool:
-        """``text[p:]`` (where the current run stops) is a tag cut by the end of ``text``:
-        ``scan`` would take the run's text before ``p`` and hold the rest. (``pending`` is
-        left as for ``scan``.)"""
+        """Would ``scan``, at ``text[p]``, hold the rest as a tag cut by the end of ``text``?
+        Its decision there, without feeding anything: for a held tag plus new characters
+        (``p`` = 0), or where the current run stops. (``pending`` is left as for ``scan``.)"""
         return self._token_at(text, p, False)[3]
 
     def _take(self, text: str) -> None:

@@ -388,7 +388,7 @@ class Sieve:
                 cap = self._cap
                 assert cap is not None
                 text = self._held + chunk
-                if cap.still_cut(text):
+                if cap.cut_at(text, 0):
                     self._total += n
                     self._held = text
                     self._shell_room -= n
