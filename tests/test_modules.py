@@ -256,8 +256,9 @@ def test_remembered_decisions_equal_fresh_ones(data: st.DataObject, text: str, p
 
 
 def test_remembered_decisions_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The decision cache is shared by every sieve of a grammar: past ``DECISION_LIMIT``
-    stored answers it starts again, and what it answers is unchanged."""
+    """The grammar's caches (scanner decisions, settled tag leads) are shared by every sieve
+    of a grammar: past ``DECISION_LIMIT`` stored answers in all they start again, and what
+    they answer is unchanged."""
     import callsieve._grammar as grammar_module
     from callsieve import Sieve
 
@@ -266,6 +267,7 @@ def test_remembered_decisions_are_bounded(monkeypatch: pytest.MonkeyPatch) -> No
     g = sieve._g
     for spec in g.states.values():
         spec.decisions.clear()
+    g.settlements.clear()
     g._remembered = 0
     block = ('<|DSML|tool_calls>\n<|DSML|invoke name="f">\n<|DSML|parameter name="a">'
              '<![CDATA[x]]></|DSML|parameter>\n</|DSML|invoke>\n</|DSML|tool_calls>')
@@ -273,9 +275,36 @@ def test_remembered_decisions_are_bounded(monkeypatch: pytest.MonkeyPatch) -> No
     most = 0
     for ch in "say " + block + " done":
         events += sieve.feed(ch)
-        most = max(most, sum(len(s.decisions) for s in g.states.values()))
+        most = max(most, sum(len(s.decisions) for s in g.states.values())
+                   + len(g.settlements))
     events += sieve.close()
     assert 0 < most <= 5
     assert "".join(e.text for e in events if isinstance(e, Text)) == "say  done"
     assert [(c.name, c.input) for e in events if isinstance(e, ToolCalls)
             for c in e.calls] == [("f", {"a": "x"})]
+
+
+_PROSE_TEXT = st.lists(st.sampled_from([
+    "<", "a", " ", "b", "<b", "<br>", "<|DSML|", "tool_calls", "`", "~", "=", "\n", "＜", "〈",
+    "x<2", "<<EOF", "function", "|", ">",
+]), max_size=6).map("".join)
+
+
+@given(_PROSE_TEXT, _PROSE_TEXT)
+def test_remembered_lead_answers_equal_fresh_ones(before: str, text: str) -> None:
+    """The sieve remembers what it found following the tag leads of a short prose text, by
+    the text from its first lead on; with any text before that lead, the answer (and the
+    automaton state left for a held lead) is the one a fresh walk gives."""
+    from callsieve import Sieve
+
+    sieve = Sieve()
+    whole = before + text
+    found = sieve._lead_search(whole, len(before))
+    if found is None:
+        return
+    for _ in range(2):  # the first may work it out and store it, the second finds it
+        got = sieve._settles(whole, found)
+        got_state = sieve._settled_state
+        assert got == sieve._follow(whole, found)
+        if got >= 0:
+            assert got_state == sieve._settled_state

@@ -58,9 +58,10 @@ DEFAULT_DIALECTS: tuple[str, ...] = ("dsml", "dsml_v4", "dsml_v32", "xml", "deep
 
 #: A bounded terminal longer than this could make hold-back quadratic; refuse it.
 MAX_BOUNDED_WIDTH = 4096
-#: The scanner's remembered decisions, over all parser states of a grammar, are cleared
-#: when there are this many (each a text of at most 64 characters and its answer: a few
-#: hundred bytes; the (c) benchmark's 200 blocks need 475).
+#: The grammar's caches of answers (the scanner's decisions in every parser state and the
+#: sieve's settled tag leads) are emptied when they hold this many in all (each a text of
+#: at most 64 characters and its answer: a few hundred bytes; the (c) benchmark's 200 blocks
+#: need 475 decisions).
 DECISION_LIMIT = 4096
 
 _SOFT_RUN = re.compile(r"^\(\?:\(\?!(?P<stop>.+)\)\[\\s\\S\]\)\+$", re.DOTALL)
@@ -216,8 +217,9 @@ class EntrySpec:
 class CompiledGrammar:
     """One compiled grammar and everything derived from it. Immutable after construction,
     except for caches that only hold what is already determined: the entry automaton's DFA
-    states, each bounded terminal's prefix-closure pattern (compiled on first use) and the
-    scanner's decisions per parser state (``remember``, bounded by ``DECISION_LIMIT``)."""
+    states, each bounded terminal's prefix-closure pattern (compiled on first use), the
+    scanner's decisions per parser state and the sieve's settled tag leads (``remember``,
+    bounded by ``DECISION_LIMIT``)."""
 
     def __init__(self, dialects: tuple[str, ...], text: str) -> None:
         self.dialects = dialects
@@ -256,7 +258,10 @@ class CompiledGrammar:
         self.states: dict[int, StateSpec] = {
             s: self._state_spec(actions) for s, actions in table.states.items()
         }
-        self._remembered = 0  # decisions stored in the states' caches since the last clear
+        self._remembered = 0  # answers stored in the caches below since the last clear
+        #: What the sieve found following the tag leads of a short prose text from its
+        #: first lead on (``Sieve._settles``), by that text: a cache, see ``remember``.
+        self.settlements: dict[str, tuple[int, int]] = {}
         self.opener_dialect: dict[str, str] = {}
         for rule in self.lark.rules:
             if rule.origin.name in dialects and rule.expansion:
@@ -271,12 +276,14 @@ class CompiledGrammar:
         self.entry_index = {e.terminal: k for k, e in enumerate(self.entries)}
 
     def remember(self, memo: dict[str, Any], key: str, decision: Any) -> None:
-        """Store a scanner decision in one state's ``decisions``; past ``DECISION_LIMIT``
-        in all, every state's are dropped first (so the cache's memory is bounded, and a
-        text seen again is simply decided again)."""
+        """Store an answer in one of the grammar's caches: a state's ``decisions`` (the
+        scanner's) or ``settlements`` (the sieve's, for a tag lead in prose). Past
+        ``DECISION_LIMIT`` in all, every cache is emptied first (so their memory is bounded,
+        and a text seen again is simply decided again)."""
         if self._remembered >= DECISION_LIMIT:
             for spec in self.states.values():
                 spec.decisions.clear()
+            self.settlements.clear()
             self._remembered = 0
         memo[key] = decision
         self._remembered += 1

@@ -49,6 +49,7 @@ DEFAULT_MAX_BLOCK_CHARS = 8 * 1024 * 1024
 HOT_BUDGET = 256  # chunks a hot path may take between two folds (it holds their references)
 _NO_CANDIDATE = -2
 _SHORT_WALK = 16  # characters _settles follows inline before it hands over to the walk
+_SETTLE_SPAN = 32  # _settles remembers its answers for texts this short (from the first lead)
 _ALL_PROSE = -1  # _settles(): every lead died
 _UNSETTLED = -2  # _settles(): the full machine must decide
 _TEXT = "text"
@@ -133,6 +134,7 @@ class Sieve:
         "_lead_state",
         "_walk",
         "_trans",
+        "_settlements",
         "_accepting",
         "_limit",
         "_tail",
@@ -206,6 +208,7 @@ class Sieve:
         auto = self._g.entry_automaton
         self._walk = auto.walk
         self._trans = auto.trans
+        self._settlements = self._g.settlements
         self._accepting = auto.accepting
         self._lead_state = {c: auto.step(0, c) for c in self._g.lead_chars}
         self._tail = "\n"  # the last characters before the unscanned text ("\n": a line start)
@@ -499,7 +502,27 @@ class Sieve:
         a tag lead whose possible opener dies within ``text``. ``i >= 0``: the one at ``i`` is
         still alive at the end (its automaton state is left in ``_settled_state``), all
         before it died. ``_UNSETTLED``: a backtick or tilde, or an opener that may be
-        complete — the full machine decides."""
+        complete — the full machine decides. The answer depends on ``text`` from the first
+        lead on only, so for a short one it is remembered (the grammar's ``settlements``):
+        the same few non-tag leads (``a<b``, ``<br>``, ``<-``) come back again and again."""
+        i: int = found.start()
+        if len(text) - i > _SETTLE_SPAN:
+            return self._follow(text, found)
+        key = text[i:] if i else text
+        hit = self._settlements.get(key)
+        if hit is None:
+            at = self._follow(text, found)
+            hit = (at - i if at >= 0 else at, self._settled_state)
+            self._g.remember(self._settlements, key, hit)
+            return at
+        off, state = hit
+        if off >= 0:
+            self._settled_state = state
+            return i + off
+        return off
+
+    def _follow(self, text: str, found: Any) -> int:
+        """``_settles``, worked out: the automaton follows each lead in turn."""
         n = len(text)
         trans = self._trans
         accepting = self._accepting
