@@ -257,8 +257,8 @@ def test_remembered_decisions_equal_fresh_ones(data: st.DataObject, text: str, p
 
 def test_remembered_decisions_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     """The grammar's caches (scanner decisions, settled tag leads) are shared by every sieve
-    of a grammar: past ``DECISION_LIMIT`` stored answers in all they start again, and what
-    they answer is unchanged."""
+    of a grammar: past ``DECISION_LIMIT`` stored answers each starts again, and what they
+    answer is unchanged."""
     import callsieve._grammar as grammar_module
     from callsieve import Sieve
 
@@ -271,15 +271,17 @@ def test_remembered_decisions_are_bounded(monkeypatch: pytest.MonkeyPatch) -> No
     g._remembered = 0
     block = ('<|DSML|tool_calls>\n<|DSML|invoke name="f">\n<|DSML|parameter name="a">'
              '<![CDATA[x]]></|DSML|parameter>\n</|DSML|invoke>\n</|DSML|tool_calls>')
+    prose = "".join(f"x<{c} " for c in "abcdefghij")  # ten different non-tag leads
+    text = prose + block + " done"
     events = []
     most = 0
-    for ch in "say " + block + " done":
-        events += sieve.feed(ch)
-        most = max(most, sum(len(s.decisions) for s in g.states.values())
-                   + len(g.settlements))
+    for k in range(0, len(text), 3):
+        events += sieve.feed(text[k:k + 3])
+        most = max(most, sum(len(s.decisions) for s in g.states.values()),
+                   len(g.settlements))
     events += sieve.close()
     assert 0 < most <= 5
-    assert "".join(e.text for e in events if isinstance(e, Text)) == "say  done"
+    assert "".join(e.text for e in events if isinstance(e, Text)) == prose + " done"
     assert [(c.name, c.input) for e in events if isinstance(e, ToolCalls)
             for c in e.calls] == [("f", {"a": "x"})]
 

@@ -78,8 +78,10 @@ Decision = tuple[Any, str, Any, bool, Any]
 _NO_TOKEN: Decision = (None, "", None, False, None)
 _CUT: Decision = (None, "", None, True, None)
 #: Decisions on texts up to this long are remembered (per parser state; see
-#: ``CompiledGrammar.remember`` for the bound): a held tag plus a chunk is shorter.
-DECISION_SPAN = 64
+#: ``CompiledGrammar.remember`` for the bound): a token cut by a chunk boundary plus the
+#: next chunk of a stream is shorter, while the texts at a tag in large chunks, which
+#: seldom come back, are not kept.
+DECISION_SPAN = 32
 
 
 def decide(spec: StateSpec, buf: str, p: int, final: bool) -> Decision:

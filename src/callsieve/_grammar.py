@@ -58,10 +58,10 @@ DEFAULT_DIALECTS: tuple[str, ...] = ("dsml", "dsml_v4", "dsml_v32", "xml", "deep
 
 #: A bounded terminal longer than this could make hold-back quadratic; refuse it.
 MAX_BOUNDED_WIDTH = 4096
-#: The grammar's caches of answers (the scanner's decisions in every parser state and the
-#: sieve's settled tag leads) are emptied when they hold this many in all (each a text of
-#: at most 64 characters and its answer: a few hundred bytes; the (c) benchmark's 200 blocks
-#: need 475 decisions).
+#: The grammar's two caches of answers — the scanner's decisions over all parser states, the
+#: sieve's settled tag leads — are each emptied when they hold this many (each a short text
+#: and its answer: a few hundred bytes at most; the (c) benchmark's 200 blocks need 475
+#: decisions, the (b) benchmark's prose 2,202 settled leads).
 DECISION_LIMIT = 4096
 
 _SOFT_RUN = re.compile(r"^\(\?:\(\?!(?P<stop>.+)\)\[\\s\\S\]\)\+$", re.DOTALL)
@@ -218,8 +218,8 @@ class CompiledGrammar:
     """One compiled grammar and everything derived from it. Immutable after construction,
     except for caches that only hold what is already determined: the entry automaton's DFA
     states, each bounded terminal's prefix-closure pattern (compiled on first use), the
-    scanner's decisions per parser state and the sieve's settled tag leads (``remember``,
-    bounded by ``DECISION_LIMIT``)."""
+    scanner's decisions per parser state (``remember``) and the sieve's settled tag leads
+    (``settle``), each bounded by ``DECISION_LIMIT``)."""
 
     def __init__(self, dialects: tuple[str, ...], text: str) -> None:
         self.dialects = dialects
@@ -258,9 +258,9 @@ class CompiledGrammar:
         self.states: dict[int, StateSpec] = {
             s: self._state_spec(actions) for s, actions in table.states.items()
         }
-        self._remembered = 0  # answers stored in the caches below since the last clear
+        self._remembered = 0  # decisions stored in the states' caches since the last clear
         #: What the sieve found following the tag leads of a short prose text from its
-        #: first lead on (``Sieve._settles``), by that text: a cache, see ``remember``.
+        #: first lead on (``Sieve._settles``), by that text: a cache, see ``settle``.
         self.settlements: dict[str, tuple[int, int]] = {}
         self.opener_dialect: dict[str, str] = {}
         for rule in self.lark.rules:
@@ -276,17 +276,23 @@ class CompiledGrammar:
         self.entry_index = {e.terminal: k for k, e in enumerate(self.entries)}
 
     def remember(self, memo: dict[str, Any], key: str, decision: Any) -> None:
-        """Store an answer in one of the grammar's caches: a state's ``decisions`` (the
-        scanner's) or ``settlements`` (the sieve's, for a tag lead in prose). Past
-        ``DECISION_LIMIT`` in all, every cache is emptied first (so their memory is bounded,
-        and a text seen again is simply decided again)."""
+        """Store a scanner decision in one state's ``decisions``; past ``DECISION_LIMIT``
+        in all, every state's are dropped first (so their memory is bounded, and a text
+        seen again is simply decided again)."""
         if self._remembered >= DECISION_LIMIT:
             for spec in self.states.values():
                 spec.decisions.clear()
-            self.settlements.clear()
             self._remembered = 0
         memo[key] = decision
         self._remembered += 1
+
+    def settle(self, key: str, answer: tuple[int, int]) -> None:
+        """Store what the sieve found after a tag lead in ``settlements``, dropped whole
+        past ``DECISION_LIMIT``: a bound of its own, so prose can never push the scanner's
+        decisions out, nor they it."""
+        if len(self.settlements) >= DECISION_LIMIT:
+            self.settlements.clear()
+        self.settlements[key] = answer
 
     def new_parser(self) -> InteractiveParser:
         """A Lark ``InteractiveParser`` at the start of a block (what

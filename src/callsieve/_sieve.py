@@ -49,7 +49,7 @@ DEFAULT_MAX_BLOCK_CHARS = 8 * 1024 * 1024
 HOT_BUDGET = 256  # chunks a hot path may take between two folds (it holds their references)
 _NO_CANDIDATE = -2
 _SHORT_WALK = 16  # characters _settles follows inline before it hands over to the walk
-_SETTLE_SPAN = 32  # _settles remembers its answers for texts this short (from the first lead)
+_SETTLE_SPAN = 16  # _settles remembers its answers for texts this short (from the first lead)
 _ALL_PROSE = -1  # _settles(): every lead died
 _UNSETTLED = -2  # _settles(): the full machine must decide
 _TEXT = "text"
@@ -513,7 +513,7 @@ class Sieve:
         if hit is None:
             at = self._follow(text, found)
             hit = (at - i if at >= 0 else at, self._settled_state)
-            self._g.remember(self._settlements, key, hit)
+            self._g.settle(key, hit)
             return at
         off, state = hit
         if off >= 0:
