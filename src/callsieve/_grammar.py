@@ -219,7 +219,7 @@ class CompiledGrammar:
     except for caches that only hold what is already determined: the entry automaton's DFA
     states, each bounded terminal's prefix-closure pattern (compiled on first use), the
     scanner's decisions per parser state (``remember``) and the sieve's settled tag leads
-    (``settle``), each bounded by ``DECISION_LIMIT``)."""
+    (``settle``), each bounded by ``DECISION_LIMIT``."""
 
     def __init__(self, dialects: tuple[str, ...], text: str) -> None:
         self.dialects = dialects
