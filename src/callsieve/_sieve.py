@@ -133,6 +133,7 @@ class Sieve:
         "_refill",
         "_lead_state",
         "_walk",
+        "_step",
         "_trans",
         "_settlements",
         "_accepting",
@@ -207,6 +208,7 @@ class Sieve:
         self._idle: list[Callable[[str], None]] = []
         auto = self._g.entry_automaton
         self._walk = auto.walk
+        self._step = auto.step
         self._trans = auto.trans
         self._settlements = self._g.settlements
         self._accepting = auto.accepting
@@ -321,14 +323,19 @@ class Sieve:
 
     def _feed_cand(self, chunk: str) -> list[Event]:
         """A possible opener is held: its automaton reads the new text only. Still alive and
-        not complete at the end: hold the chunk too. (Its own small function: the locals
-        it needs would make every call of ``feed`` dearer.)"""
+        not complete at the end: hold the chunk too. Dead without ever having been complete:
+        the held text is prose, and so is the rest if every other lead in it dies too.
+        Anything else (an opener that may be complete, another lead alive): the machine.
+        (Its own small function: the locals it needs would make every ``feed`` dearer.)"""
         state = self._cand
         accepting = self._accepting
         if chunk.__class__ is str and not accepting[state]:
             trans = self._trans
             for ch in chunk:
-                state = trans[state].get(ch, UNKNOWN)
+                nxt = trans[state].get(ch, UNKNOWN)
+                if nxt == UNKNOWN:
+                    nxt = self._step(state, ch)
+                state = nxt
                 if state < 0 or accepting[state]:
                     break
             else:
@@ -337,40 +344,19 @@ class Sieve:
                 self._cand = state
                 return []
             if state == DEAD and not self._cand_seen:
-                # It died without ever being complete: the held text is prose, and so is
-                # the new text if it holds no other lead (else ``_feed_more`` decides).
-                text = self._held + chunk
-                if self._lead_search(text, 1) is None:
-                    self._held = ""
-                    self._cand = _NO_CANDIDATE
-                    self._budget = _topped(self._live, self._refill)
-                    return self._release(text, len(chunk))
-        return self._feed_more(chunk)
-
-    def _feed_more(self, chunk: str) -> list[Event]:
-        """``feed`` past its hot paths: the other fast modes, then the machine."""
-        if self._cand >= 0 and chunk.__class__ is str:
-            # A possible opener is held: advance its automaton over the new text only.
-            cand = self._cand
-            n = len(chunk)
-            state, j = self._walk(cand, chunk, 0, n)
-            if state >= 0 and j == n and not self._accepting[state] \
-                    and not self._accepting[cand]:
-                self._total += n
-                self._held += chunk
-                self._cand = state
-                return []
-            if state < 0 and not self._cand_seen:
-                # It died without ever being complete: the held text is prose, and so is
-                # the rest if every other lead in it dies too.
                 text = self._held + chunk
                 found = self._lead_search(text, 1)
                 if found is None or self._settles(text, found) == _ALL_PROSE:
                     self._held = ""
                     self._cand = _NO_CANDIDATE
                     self._arm()
-                    return self._release(text, n)
-        elif not self._live and self._budget is self._live and chunk.__class__ is str:
+                    return self._release(text, len(chunk))
+        return self._feed_more(chunk)
+
+    def _feed_more(self, chunk: str) -> list[Event]:
+        """``feed`` past its hot paths: the other fast modes, then the machine (a held
+        candidate gets here only when ``_feed_cand`` leaves it to the machine)."""
+        if not self._live and self._budget is self._live and chunk.__class__ is str:
             # The prose hot path spent its budget: fold its log, top the budget up, and
             # take the chunk as ``feed`` would have.
             if self._log:
