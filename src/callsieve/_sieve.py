@@ -289,6 +289,8 @@ class Sieve:
             return []
         elif self._cand >= 0:
             return self._feed_cand(chunk)
+        elif self._shell_probe is not None:
+            return self._feed_shell(chunk)
         return self._feed_more(chunk)
 
     def _feed_lead(self, chunk: str) -> list[Event]:
@@ -344,13 +346,49 @@ class Sieve:
                 self._cand = state
                 return []
             if state == DEAD and not self._cand_seen:
-                text = self._held + chunk
+                held = self._held
+                text = held + chunk
                 found = self._lead_search(text, 1)
                 if found is None or self._settles(text, found) == _ALL_PROSE:
+                    # Prose: back on the hot path, and logged like its chunks (the fold
+                    # counts it, so the held part, counted already, is taken off; the log
+                    # is empty: it was folded when the lead was held).
+                    self._total -= len(held)
                     self._held = ""
                     self._cand = _NO_CANDIDATE
-                    self._arm()
-                    return self._release(text, len(chunk))
+                    live = self._live
+                    if not live:
+                        live.extend(self._refill)
+                    live.pop()(text)
+                    self._budget = live
+                    return [Text(text)]
+        return self._feed_more(chunk)
+
+    def _feed_shell(self, chunk: str) -> list[Event]:
+        """CAPTURE with a tag cut by a chunk boundary: unless this chunk holds a character
+        that could complete it, keep it for one match later; if it does, ask the capture
+        whether the tag is still cut, and if not, run the machine over the tag and the
+        chunk. (Its own small function, like ``_feed_cand``.)"""
+        probe = self._shell_probe
+        n = len(chunk) if chunk.__class__ is str else -1
+        if probe is not None and 0 < n <= self._shell_room:
+            if probe(chunk) is None:
+                self._total += n
+                self._held += chunk
+                self._shell_room -= n
+                return []
+            cap = self._cap
+            assert cap is not None
+            text = self._held + chunk
+            if cap.cut_at(text, 0):
+                self._total += n
+                self._held = text
+                self._shell_room -= n
+                return []
+            # (What ``_feed_more`` would do: no log, no run, not closed, mode "on".)
+            self._total += n
+            self._held = ""
+            return self._process(text, self._total - len(text), False, len(text) - n)
         return self._feed_more(chunk)
 
     def _feed_more(self, chunk: str) -> list[Event]:
@@ -363,25 +401,6 @@ class Sieve:
                 self._fold()
             self._arm()
             return self.feed(chunk)
-        elif self._shell_probe is not None and chunk.__class__ is str:
-            # A tag cut by a chunk boundary inside a block: unless this chunk holds a
-            # character that could complete it, keep it for one match later; if it does,
-            # ask the capture whether the tag is still cut before running the machine.
-            if len(chunk) <= self._shell_room:
-                n = len(chunk)
-                if self._shell_probe(chunk) is None:
-                    self._total += n
-                    self._held += chunk
-                    self._shell_room -= n
-                    return []
-                cap = self._cap
-                assert cap is not None
-                text = self._held + chunk
-                if cap.cut_at(text, 0):
-                    self._total += n
-                    self._held = text
-                    self._shell_room -= n
-                    return []
         elif self._run_cap is not None and chunk.__class__ is str:
             # In a run, and the stop may be here, or begin at the end (a "]" before "]]>"),
             # or the previous chunk ended in what may begin it (or the run's budget is
@@ -441,7 +460,10 @@ class Sieve:
         text = log[0] if len(log) == 1 else "".join(log)
         log.clear()
         self._total += len(text)
-        self._fences.consume(text, self._tail)
+        fences = self._fences
+        # (``consume``'s own first test, here to spare the call in the common case)
+        if fences.state is not _LIVE or fences.run_len or "`" in text or "~" in text:
+            fences.consume(text, self._tail)
         self._tail = text if text[-1] > " " else tail_after(self._tail, text, len(text))
 
     def _arm(self) -> None:
@@ -475,13 +497,6 @@ class Sieve:
         self._room0 = self._room
         self._total0 = self._total
         self._held0 = len(self._held)
-
-    def _release(self, text: str, new: int) -> list[Event]:
-        """``text`` (of which ``new`` characters arrived now) is prose: out it goes. (The hot
-        path in ``feed`` settles the common chunk without this call.)"""
-        self._total += new
-        self._tail = text if text[-1] > " " else tail_after(self._tail, text, len(text))
-        return [Text(text)]
 
     def _settles(self, text: str, found: Any) -> int:
         """Follow every lead character in ``text`` from ``found`` on. ``_ALL_PROSE``: each is
