@@ -221,7 +221,8 @@ class Capture:
     def _end_run(self) -> None:
         run = self.run
         assert run is not None
-        value = "".join(self.pieces)
+        pieces = self.pieces
+        value = pieces[0] if len(pieces) == 1 else "".join(pieces)
         self.raw.append(value)
         self.ps.value_stack[-1] = _token(Token, run.name, value)
         if run.name == "STRAY_RUN" and value.strip():
@@ -273,7 +274,8 @@ class Capture:
                     piece = buf[p:s]
                     if self.strict and run.name == "STRAY_RUN" and piece.strip():
                         return self._fail("text after an invoke without its wrapper"), p
-                    self._take(piece)
+                    self.pieces.append(piece)  # (``_take``, inline)
+                    self.raw_len += s - p
                     p = s
                     if self.raw_len > limit:
                         return self._fail(f"block longer than max_block_chars ({limit})"), p
@@ -316,7 +318,7 @@ class Capture:
                                   f"{self.start + self.raw_len}, expected one of "
                                   f"{', '.join(t.name for t in spec.bounded)}"), p
             try:
-                self.ps.feed_token(_token(Token, run.name, ""))
+                self.ps.feed_token(run.placeholder)
             except LarkError:
                 return self._fail(f"unexpected text at offset {self.start + self.raw_len}"), p
             self.spec = self.g.states[self.ps.state_stack[-1]]

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lark import Lark
+from lark import Lark, Token
 from lark.lexer import Lexer
 from lark.parsers.lalr_interactive_parser import InteractiveParser
 from lark.parsers.lalr_parser_state import ParserState
@@ -84,7 +84,7 @@ class TerminalSpec:
 
     __slots__ = ("name", "priority", "pattern", "first", "viable", "_closure", "reach",
                  "is_run", "soft", "stop", "tail", "tail_span", "stop_char", "end_chars",
-                 "width", "end_probe", "find_stop", "may_stop")
+                 "width", "end_probe", "find_stop", "may_stop", "placeholder")
 
     def __init__(self, name: str, priority: int, pattern: Any, is_run: bool = False,
                  soft: bool = False, stop: Any = None, tail: Any = None, tail_span: int = 0,
@@ -119,6 +119,9 @@ class TerminalSpec:
         #: is_tail)``: a complete stop wins; else (unless ``final``) a tail that may still
         #: become one; else the end. ``may_stop(chunk)``: ``chunk`` holds the stop, or ends
         #: in what may begin it.
+        #: a run: the zero-length token fed when it starts (one, shared: nothing changes a
+        #: token once made, and the capture replaces it by the run's text when it ends)
+        self.placeholder: Any = Token(name, "") if is_run else None
         self.find_stop: Callable[[str, int, bool], tuple[int, bool]] = self._find_stop
         self.may_stop: Callable[[str], bool] = self._may_stop
         literal = literal_text(stop.pattern) if is_run and stop is not None else None
