@@ -104,7 +104,7 @@ class Sieve:
         tracker and the tail (``_fold``), and outside code the lead is held. A spent
         budget sends the next chunk to ``_feed_more``, which folds and tops it up;
       - ``_cand``: a possible opener is held — its automaton reads the new text only
-        (``_feed_cand``);
+        (``_feed_cand``); one that dies is logged like a hot chunk;
       - ``_run_cap``: CAPTURE inside a run (an argument body) — look for the run's stop;
         a chunk ending in what may begin it keeps that tail held, and the next chunk looks
         again with it; a stop where a tag begins that the chunk cuts holds that tag (the
@@ -112,8 +112,9 @@ class Sieve:
         room under ``max_block_chars`` catches up in ``_feed_more`` (``_catch_up``), the
         offsets and the block length when a chunk leaves this mode (``_sync_run``);
       - ``_shell_probe``: CAPTURE with a tag cut by the chunk boundary — re-match only when
-        a character that could complete it arrives (the capture remembers its decisions
-        per parser state, so a re-match is mostly a dictionary lookup).
+        a character that could complete it arrives (``_feed_shell``; the capture remembers
+        its decisions per parser state, so a re-match is mostly a dictionary lookup), and
+        once it completes, run the machine at once.
     """
 
     __slots__ = (
@@ -392,8 +393,9 @@ class Sieve:
         return self._feed_more(chunk)
 
     def _feed_more(self, chunk: str) -> list[Event]:
-        """``feed`` past its hot paths: the other fast modes, then the machine (a held
-        candidate gets here only when ``_feed_cand`` leaves it to the machine)."""
+        """``feed`` past its hot paths: the run mode with something held, then the machine
+        (a held candidate or a cut tag gets here only when ``_feed_cand`` or ``_feed_shell``
+        leaves it to the machine)."""
         if not self._live and self._budget is self._live and chunk.__class__ is str:
             # The prose hot path spent its budget: fold its log, top the budget up, and
             # take the chunk as ``feed`` would have.
