@@ -1122,6 +1122,36 @@ def test_s7_hot_path_folds_keep_the_line_start(monkeypatch: pytest.MonkeyPatch, 
     check(fenced + f"b {block} c", fenced + "b  c", [("a", {"p": 1})])
 
 
+@pytest.mark.parametrize("budget", [1, 2, 3, 256])
+@pytest.mark.parametrize("fence", ["", "\n```\n"])
+def test_s7_held_leads_that_die_keep_the_log_bounded_and_offsets_exact(
+        monkeypatch: pytest.MonkeyPatch, budget: int, fence: str) -> None:
+    """A possible opener held across chunks that then dies goes back to the prose hot path
+    through its log, as does the text before it: the log still never holds more than
+    ``HOT_BUDGET`` chunks, and the offsets, the fence state and the block after are exact."""
+    import callsieve._sieve
+
+    monkeypatch.setattr(callsieve._sieve, "HOT_BUDGET", budget)
+    block = X(INV("a", P("p", "1")))
+    prose = "a<b value large, x <Str" + "ing> and <user@example.com> done. " * 5 + fence
+    text = prose + block + "\n"
+    for size in (1, 2, 3, 5):
+        sieve = callsieve.Sieve()
+        events = []
+        for k in range(0, len(text), size):
+            events += sieve.feed(text[k:k + size])
+            assert len(sieve._log) <= budget
+        events += sieve.close()
+        calls = [c.name for e in events if isinstance(e, ToolCalls) for c in e.calls]
+        released = "".join(e.text for e in events if isinstance(e, Text))
+        if fence:
+            assert calls == [] and released == text
+        else:
+            assert calls == ["a"] and released == prose + "\n"
+            assert [e.block.span for e in events if isinstance(e, ToolCalls)] == [
+                (len(prose), len(prose) + len(block))]
+
+
 # ============================================================================ §8 results
 SAW_ROWS = [
     ("wrapper", X(INV("a")), True),

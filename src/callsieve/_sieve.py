@@ -315,13 +315,19 @@ class Sieve:
                 self._fold()
             fences = self._fences
             if fences.state is _LIVE and not fences.run_len:
-                self._total += len(chunk)
-                self._tail = tail_after(self._tail, chunk, hold)
+                # The held part is counted now; the text before it is logged (the fold
+                # counts it and finds the tail, before anything reads them).
+                self._total += len(chunk) - hold
                 self._held = chunk[hold:]
                 self._cand = self._settled_state
                 self._cand_seen = False
+                if hold:
+                    pre = chunk[:hold]
+                    self._budget.pop()(pre)
+                    self._budget = self._idle
+                    return [Text(pre)]
                 self._budget = self._idle
-                return [Text(chunk[:hold])] if hold else []
+                return []
         return self._feed_more(chunk)
 
     def _feed_cand(self, chunk: str) -> list[Event]:
@@ -352,13 +358,14 @@ class Sieve:
                 found = self._lead_search(text, 1)
                 if found is None or self._settles(text, found) == _ALL_PROSE:
                     # Prose: back on the hot path, and logged like its chunks (the fold
-                    # counts it, so the held part, counted already, is taken off; the log
-                    # is empty: it was folded when the lead was held).
+                    # counts it, so the held part, counted already, is taken off).
                     self._total -= len(held)
                     self._held = ""
                     self._cand = _NO_CANDIDATE
                     live = self._live
                     if not live:
+                        if self._log:
+                            self._fold()
                         live.extend(self._refill)
                     live.pop()(text)
                     self._budget = live
