@@ -149,6 +149,34 @@ def test_automaton_dies_on_prose(text: str) -> None:
     assert _walk(load_grammar().entry_automaton, text)[0] == DEAD
 
 
+# Texts after a tag lead, built from pieces of openers and of prose, so that walks reach
+# live, accepting and dead states alike.
+_LEADISH = st.lists(st.sampled_from([
+    "|", "｜", "DSML", "dsml-", "tool", "_", "-", "calls", "Calls", "function", "invoke", " ",
+    "name=", ">", "＞", "▁", "begin", "｜>", "<", "b", "x y", "\n", "\"", "Str",
+]), max_size=8).map("".join)
+
+
+@given(texts=st.lists(_LEADISH, min_size=1, max_size=12), limit=st.sampled_from([3, 4096]))
+@settings(max_examples=60, deadline=None)
+def test_automaton_onward_is_the_open_part_of_trans(texts: list[str], limit: int) -> None:
+    """``onward`` (what a held candidate's walk reads) holds exactly the memoised
+    transitions to a live state that is not accepting, also once a state's memo has been
+    cleared past its bound."""
+    import callsieve._automaton as automaton
+
+    g = load_grammar()
+    auto = EntryAutomaton([g.terminals[e.terminal].pattern.pattern for e in g.entries])
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(automaton, "_MEMO_LIMIT", limit)
+        for text in texts:
+            _walk(auto, "<" + text)
+    for state, row in enumerate(auto.trans):
+        open_part = {ch: nxt for ch, nxt in row.items()
+                     if nxt >= 0 and not auto.accepting[nxt]}
+        assert auto.onward[state] == open_part
+
+
 def test_name_terminal_without_value_group_stands_for_itself(tmp_path: Path) -> None:
     d = _grammar_dir(tmp_path, "plain", (
         "plain: PLAIN_OPEN plain_call PLAIN_CLOSE\n"

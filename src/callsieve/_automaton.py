@@ -6,7 +6,9 @@ look-arounds are dropped, so the automaton accepts a superset — it may keep a 
 one character longer than the exact pattern would, never end one early. DFA states are sets
 of NFA states, created on first use; each state memoises its transitions per character.
 ``step(state, ch)`` returns the next state or ``DEAD``; ``accepting[state]`` says some
-terminal may be complete here, which is when the caller asks the exact pattern.
+terminal may be complete here, which is when the caller asks the exact pattern. ``onward``
+keeps the memoised transitions that stay open (live, not accepting) apart, so a held
+candidate's walk is one lookup and one test per character.
 What it guarantees: deciding a candidate costs O(1) per character, and a candidate held
 across chunks is advanced over the new characters only (never re-scanned).
 What it costs: one NFA build per grammar; the DFA grows with the characters actually seen
@@ -111,7 +113,7 @@ class _NFA:
 class EntryAutomaton:
     """The lazy DFA for a set of patterns. State 0 is the start (before the lead char)."""
 
-    __slots__ = ("_nfa", "_ids", "_sets", "trans", "accepting", "rank")
+    __slots__ = ("_nfa", "_ids", "_sets", "trans", "onward", "accepting", "rank")
 
     def __init__(self, sources: list[str]) -> None:
         nfa = _NFA()
@@ -125,6 +127,10 @@ class EntryAutomaton:
         self._ids: dict[frozenset[int], int] = {}
         self._sets: list[frozenset[int]] = []
         self.trans: list[dict[str, int]] = []
+        #: per state, the memoised transitions that lead to a live state that is not
+        #: accepting (a subset of ``trans``): a walk that only asks "still open, nothing
+        #: complete yet?" reads one table and one test per character
+        self.onward: list[dict[str, int]] = []
         self.accepting: list[bool] = []
         self.rank: list[int] = []  # lowest source index still possible in each state
         nfa.current = len(sources)
@@ -149,6 +155,7 @@ class EntryAutomaton:
             i = self._ids[nfa_set] = len(self._sets)
             self._sets.append(nfa_set)
             self.trans.append({})
+            self.onward.append({})
             self.accepting.append(bool(nfa_set & self._nfa.final))
             self.rank.append(min(self._nfa.tag[s] for s in nfa_set))
         return i
@@ -160,9 +167,13 @@ class EntryAutomaton:
             moves = self._nfa.moves
             targets = {t for s in self._sets[state] for test, t in moves[s] if test.match(ch)}
             nxt = self._intern(self._closure(targets)) if targets else DEAD
+            onward = self.onward[state]
             if len(memo) >= _MEMO_LIMIT:
                 memo.clear()
+                onward.clear()
             memo[ch] = nxt
+            if nxt >= 0 and not self.accepting[nxt]:
+                onward[ch] = nxt
         return nxt
 
     def walk(self, state: int, text: str, pos: int, end: int) -> tuple[int, int]:

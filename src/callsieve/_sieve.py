@@ -136,6 +136,7 @@ class Sieve:
         "_walk",
         "_step",
         "_trans",
+        "_onward",
         "_settlements",
         "_accepting",
         "_limit",
@@ -211,6 +212,7 @@ class Sieve:
         self._walk = auto.walk
         self._step = auto.step
         self._trans = auto.trans
+        self._onward = auto.onward
         self._settlements = self._g.settlements
         self._accepting = auto.accepting
         self._lead_state = {c: auto.step(0, c) for c in self._g.lead_chars}
@@ -339,14 +341,17 @@ class Sieve:
         state = self._cand
         accepting = self._accepting
         if chunk.__class__ is str and not accepting[state]:
-            trans = self._trans
+            onward = self._onward
             for ch in chunk:
-                nxt = trans[state].get(ch, UNKNOWN)
-                if nxt == UNKNOWN:
-                    nxt = self._step(state, ch)
+                nxt = onward[state].get(ch)
+                if nxt is None:  # not known to stay open: dead, complete, or not yet seen
+                    nxt = self._trans[state].get(ch, UNKNOWN)
+                    if nxt == UNKNOWN:
+                        nxt = self._step(state, ch)
+                    if nxt < 0 or accepting[nxt]:
+                        state = nxt
+                        break
                 state = nxt
-                if state < 0 or accepting[state]:
-                    break
             else:
                 self._total += len(chunk)
                 self._held += chunk
