@@ -115,13 +115,13 @@ class TerminalSpec:
         self.width = width
         #: ``end_probe(chunk) is None``: this chunk cannot complete a pending match (or None)
         self.end_probe = _char_search(end_chars) if end_chars else None
+        #: a run: the zero-length token fed when it starts (one, shared: nothing changes a
+        #: token once made, and the capture replaces it by the run's text when it ends)
+        self.placeholder: Any = Token(name, "") if is_run else None
         #: ``find_stop(buf, p, final)``: where a run starting at ``p`` stops, ``(index,
         #: is_tail)``: a complete stop wins; else (unless ``final``) a tail that may still
         #: become one; else the end. ``may_stop(chunk)``: ``chunk`` holds the stop, or ends
         #: in what may begin it.
-        #: a run: the zero-length token fed when it starts (one, shared: nothing changes a
-        #: token once made, and the capture replaces it by the run's text when it ends)
-        self.placeholder: Any = Token(name, "") if is_run else None
         self.find_stop: Callable[[str, int, bool], tuple[int, bool]] = self._find_stop
         self.may_stop: Callable[[str], bool] = self._may_stop
         literal = literal_text(stop.pattern) if is_run and stop is not None else None

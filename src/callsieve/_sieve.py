@@ -475,7 +475,7 @@ class Sieve:
         log.clear()
         self._total += len(text)
         fences = self._fences
-        # (``consume``'s own first test, here to spare the call in the common case)
+        # LIVE prose without a backtick or a tilde leaves the fence tracker as it is.
         if fences.state is not _LIVE or fences.run_len or "`" in text or "~" in text:
             fences.consume(text, self._tail)
         self._tail = text if text[-1] > " " else tail_after(self._tail, text, len(text))
