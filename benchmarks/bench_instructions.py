@@ -7,7 +7,9 @@ character chunk lists). For the floor and for each source tree given (default: t
 checkout's ``src/``), two runs under ``valgrind --tool=cachegrind --cache-sim=no`` with
 ``PYTHONHASHSEED=0``: one that builds the chunk list and a warmed-up sieve and stops, one
 that also feeds every chunk and closes; the difference is the feeding loop's instruction
-count, the same from run to run within a few parts in ten thousand. Two runs go at a time.
+count. For one source tree it repeats exactly from run to run; an edit that leaves a path's
+work alone can still move the count by a few tenths of a percent (the interpreter's caches
+and memory layout), so read smaller differences as none. Two runs go at a time.
 
 What it is not: the issue's figure. The targets are ratios of *time*, and instructions are
 not time: the floor's loop is short and regular, while the sieve's many small paths
@@ -17,7 +19,8 @@ simulation, the sieve's feeding loop had 17.5 M mispredicted branches and 6.4 M 
 instruction-cache misses, the floor's 5.6 M and almost none. Use it to compare versions
 (``--src`` another checkout's ``src``, e.g. from ``git worktree add``): a change that lowers
 the count by a percent or more usually lowers the time too, a difference the timing
-benchmark cannot resolve on a noisy machine.
+benchmark cannot resolve on a noisy machine (there, paired runs of the same two versions
+moved by five percent either way).
 
     python benchmarks/bench_instructions.py                  # this checkout, (a)-(c)
     python benchmarks/bench_instructions.py --cases b --src /tmp/old/src --src src
