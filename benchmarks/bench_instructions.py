@@ -13,10 +13,10 @@ and memory layout), so read smaller differences as none. Two runs go at a time.
 
 What it is not: the issue's figure. The targets are ratios of *time*, and instructions are
 not time: the floor's loop is short and regular, while the sieve's many small paths
-mispredict more branches and miss the instruction cache more often. Measured once on (c):
-instruction ratio 0.66 against a time ratio of 0.42; with cachegrind's branch and cache
-simulation, the sieve's feeding loop had 17.5 M mispredicted branches and 6.4 M first-level
-instruction-cache misses, the floor's 5.6 M and almost none. Use it to compare versions
+mispredict more branches and miss the instruction cache more often. On (c): instruction
+ratio 0.62 against a time ratio of 0.42; with cachegrind's branch and cache simulation (run
+once, by hand, on the same workload), the sieve's feeding loop had 17.5 M mispredicted
+branches and 6.4 M first-level instruction-cache misses, the floor's 5.6 M and almost none. Use it to compare versions
 (``--src`` another checkout's ``src``, e.g. from ``git worktree add``): a change that lowers
 the count by a percent or more usually lowers the time too, a difference the timing
 benchmark cannot resolve on a noisy machine (there, paired runs of the same two versions
