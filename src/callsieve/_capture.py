@@ -340,7 +340,7 @@ class Capture:
         # Where could the CDATA have ended? Before any tag the state after it accepts.
         probe = self.g.fork_parser(snap_ip)
         try:
-            probe.feed_token(Token("CDATA_RUN", ""))
+            probe.feed_token(self.run.placeholder)
             probe.feed_token(Token("CDATA_CLOSE", ""))
         except LarkError:
             return self._fail("the input ended inside CDATA"), p

@@ -323,13 +323,13 @@ class Sieve:
                 self._held = chunk[hold:]
                 self._cand = self._settled_state
                 self._cand_seen = False
-                if hold:
-                    pre = chunk[:hold]
-                    self._budget.pop()(pre)
-                    self._budget = self._idle
-                    return [Text(pre)]
+                budget = self._budget
                 self._budget = self._idle
-                return []
+                if not hold:
+                    return []
+                pre = chunk[:hold]
+                budget.pop()(pre)
+                return [Text(pre)]
         return self._feed_more(chunk)
 
     def _feed_cand(self, chunk: str) -> list[Event]:
@@ -367,13 +367,10 @@ class Sieve:
                     self._total -= len(held)
                     self._held = ""
                     self._cand = _NO_CANDIDATE
-                    live = self._live
-                    if not live:
-                        if self._log:
-                            self._fold()
-                        live.extend(self._refill)
+                    if not self._live and self._log:
+                        self._fold()  # (the budget bounds the log: fold before topping up)
+                    live = self._budget = _topped(self._live, self._refill)  # (``_arm``)
                     live.pop()(text)
-                    self._budget = live
                     return [Text(text)]
         return self._feed_more(chunk)
 
