@@ -20,10 +20,13 @@ branches and 6.4 M first-level instruction-cache misses, the floor's 5.6 M and a
 (``--src`` another checkout's ``src``, e.g. from ``git worktree add``): a change that lowers
 the count by a percent or more usually lowers the time too, a difference the timing
 benchmark cannot resolve on a noisy machine (there, paired runs of the same two versions
-moved by five percent either way).
+moved by five percent either way). ``--exec FILE`` adds a what-if column: FILE runs in the
+sieve's process once callsieve is imported (in the measuring and the building run alike), so
+a change can be weighed before it is made; ``whatif_lean_lalr.py`` is one.
 
     python benchmarks/bench_instructions.py                  # this checkout, (a)-(c)
     python benchmarks/bench_instructions.py --cases b --src /tmp/old/src --src src
+    python benchmarks/bench_instructions.py --cases c --exec benchmarks/whatif_lean_lalr.py
 
 It needs ``valgrind`` on the PATH (it says so and exits 2 otherwise) and takes about a minute
 per case and source tree on a 2-core machine. It is a report: pytest does not collect it.
@@ -35,6 +38,7 @@ import argparse
 import os
 import random
 import re
+import runpy
 import shutil
 import subprocess
 import sys
@@ -45,10 +49,13 @@ _IREFS = re.compile(r"I\s+refs:\s+([\d,]+)")
 WARM_CHUNKS = 2000  # chunks fed to a throw-away sieve first (compiled patterns, caches)
 
 
-def _child(case: str, who: str, measure: bool, src: str) -> None:
+def _child(case: str, who: str, measure: bool, src: str, patch: str) -> None:
     """Inside valgrind: build everything; feed the chunks only if ``measure``."""
     sys.path.insert(0, src)  # this tree's callsieve, before bench_stream imports its own
     from callsieve import Sieve
+
+    if patch:  # a what-if (--exec): run in both runs, so only its effect on the loop counts
+        runpy.run_path(patch, run_name="__whatif__")
 
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import bench_stream as bench
@@ -67,10 +74,11 @@ def _child(case: str, who: str, measure: bool, src: str) -> None:
         sieve.close()
 
 
-def _start(case: str, who: str, measure: bool, src: str) -> subprocess.Popen[str]:
+def _start(case: str, who: str, measure: bool, src: str,
+           patch: str) -> subprocess.Popen[str]:
     env = dict(os.environ, PYTHONHASHSEED="0")
     cmd = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
-           sys.executable, __file__, "--child", case, who, "1" if measure else "0", src]
+           sys.executable, __file__, "--child", case, who, "1" if measure else "0", src, patch]
     return subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True)
 
@@ -83,9 +91,9 @@ def _irefs(proc: subprocess.Popen[str]) -> int:
     return int(m.group(1).replace(",", ""))
 
 
-def loop_instructions(case: str, who: str, src: str) -> int:
+def loop_instructions(case: str, who: str, src: str, patch: str = "") -> int:
     """Instructions of the feeding loop: a measuring run minus a building-only run."""
-    full, base = _start(case, who, True, src), _start(case, who, False, src)
+    full, base = _start(case, who, True, src, patch), _start(case, who, False, src, patch)
     return _irefs(full) - _irefs(base)
 
 
@@ -95,28 +103,34 @@ def main() -> int:
     ap.add_argument("--src", action="append", default=[],
                     help="a source tree holding the callsieve package (repeatable; default: "
                          "this checkout's src)")
-    ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    ap.add_argument("--exec", dest="patch", metavar="FILE", default="",
+                    help="a what-if: Python run in the sieve's process after callsieve is "
+                         "imported (e.g. one that replaces a function); adds a column")
+    ap.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        case, who, measure, src = args.child
-        _child(case, who, measure == "1", src)
+        case, who, measure, src, patch = args.child
+        _child(case, who, measure == "1", src, patch)
         return 0
     if shutil.which("valgrind") is None:
         print("bench_instructions: valgrind is not on the PATH", file=sys.stderr)
         return 2
     srcs = [str(Path(s).resolve()) for s in args.src] or [str(ROOT / "src")]
+    patch = str(Path(args.patch).resolve()) if args.patch else ""
     cases = [c for c in args.cases if c in "abc"]
     random.seed(0)
-    head = "| Case | floor | " + " | ".join(f"sieve `{s}`" for s in srcs) + " |"
+    runs = [(s, "") for s in srcs] + ([(srcs[0], patch)] if patch else [])
+    head = ("| Case | floor | " + " | ".join(f"sieve `{s}`" + (f" with `{p}`" if p else "")
+                                              for s, p in runs) + " |")
     print("# callsieve instruction counts (cachegrind), random 1–8-character chunks\n")
     print(f"Python {sys.version.split()[0]}. Cells: instructions of the feeding loop, "
-          "millions (floor / sieve in brackets; for a second tree, also its count "
-          "relative to the first).\n")
+          "millions (floor / sieve in brackets; for a second tree or a what-if, also its "
+          "count relative to the first).\n")
     print(head)
-    print("|---|---:|" + "---:|" * len(srcs))
+    print("|---|---:|" + "---:|" * len(runs))
     for case in cases:
         floor = loop_instructions(case, "floor", srcs[0])
-        counts = [loop_instructions(case, "sieve", s) for s in srcs]
+        counts = [loop_instructions(case, "sieve", s, p) for s, p in runs]
         cells = []
         for k, n in enumerate(counts):
             cell = f"{n / 1e6:,.1f} M ({floor / n:.3f})"
