@@ -1051,12 +1051,15 @@ def test_s7_max_block_chars_releases_an_oversized_block_as_text(big: str) -> Non
           max_block_chars=len(big))
 
 
-@pytest.mark.parametrize("body", ["x" * 5000, "<![CDATA[" + "y\n" * 2500 + "]]>"])
+@pytest.mark.parametrize("body", ["x" * 5000, "<![CDATA[" + "y\n" * 2500 + "]]>",
+                                  "<![CDATA[" + "x[i] = y[j]\n" * 450 + "]]>"])
 @pytest.mark.parametrize("limit", [3000, 6000])
 def test_s7_max_block_chars_holds_for_long_streamed_bodies(body: str, limit: int) -> None:
     """A body streamed in more small chunks than the sieve appends between two counts
     (``HOT_BUDGET``) is still measured against ``max_block_chars`` exactly: past it the
-    block is text, below it the call; the same under every chunking."""
+    block is text, below it the call; the same under every chunking (the third body has a
+    ``]`` that may begin the CDATA stop at every few characters, so chunks keep leaving the
+    run's hot path and coming back)."""
     from callsieve._sieve import HOT_BUDGET
 
     assert len(body) > 2 * HOT_BUDGET
@@ -1068,6 +1071,37 @@ def test_s7_max_block_chars_holds_for_long_streamed_bodies(body: str, limit: int
     else:
         value = body[9:-3] if body.startswith("<![CDATA[") else body
         check(text, "pre  post", [("a", {"p": value})], max_block_chars=limit)
+
+
+@pytest.mark.parametrize("budget", [1, 4, 256])
+@pytest.mark.parametrize("unit", ["a]", "]", "ab]]", "xy\n"])
+def test_s7_a_streamed_body_past_max_block_chars_fails_within_the_budget(
+        monkeypatch: pytest.MonkeyPatch, budget: int, unit: str) -> None:
+    """However a streamed body's chunks end (one ending in ``]``, which may begin the CDATA
+    stop, leaves the run's hot path, and so does the next), what the sieve takes is counted
+    at least every ``HOT_BUDGET`` chunks: a block past ``max_block_chars`` is released as
+    text within that many chunks of passing it, so the text it holds stays bounded."""
+    import callsieve._sieve
+
+    monkeypatch.setattr(callsieve._sieve, "HOT_BUDGET", budget)
+    head = '<tool_calls><invoke name="a"><parameter name="p"><![CDATA['
+    limit = len(head) + 300
+    sieve = callsieve.Sieve(max_block_chars=limit)
+    events = sieve.feed(head)
+    fed = len(head)
+    released_at = None
+    for _ in range(4 * (limit + budget) // len(unit) + 10):
+        new = sieve.feed(unit)
+        events += new
+        fed += len(unit)
+        if any(isinstance(e, Text) and "<tool_calls>" in e.text for e in new):
+            released_at = fed
+            break
+    assert released_at is not None, "the block was never released"
+    assert released_at <= limit + (budget + 2) * len(unit)
+    events += sieve.close()
+    assert "".join(e.text for e in events if isinstance(e, Text)) == head + unit * (
+        (fed - len(head)) // len(unit))
 
 
 def test_s7_id_factory_is_used_for_every_call() -> None:

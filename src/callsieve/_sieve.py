@@ -405,43 +405,45 @@ class Sieve:
         """``feed`` past its hot paths: the run mode with something held, then the machine
         (a held candidate or a cut tag gets here only when ``_feed_cand`` or ``_feed_shell``
         leaves it to the machine)."""
-        if not self._live and self._budget is self._live and chunk.__class__ is str:
+        cap = self._run_cap
+        if cap is not None and chunk.__class__ is str:
+            # In a run, and the stop may be here, or begin at the end (a "]" before "]]>"),
+            # or the previous chunk ended in what may begin it (or the run's budget is
+            # spent): unless the stop is complete, the content goes on and the tail waits.
+            # What is taken here is appended like the hot path's chunks (through the same
+            # budget, so at most ``HOT_BUDGET`` pieces are ever uncounted), and counted with
+            # them (``_catch_up``) when the budget is topped up or the run mode ends.
+            live = self._rlive
+            if not live:
+                self._catch_up()
+                live.extend(self._rrefill)
+            held = self._held
+            text = held + chunk if held else chunk
+            run = cap.run
+            assert run is not None
+            stop, tail = run.find_stop(text, 0, False)
+            if self._room >= stop and (stop == len(text) or tail or cap.cut_at(text, stop)):
+                # The content goes on (and a tail that may begin the stop waits), or the
+                # run ends at a tag cut by the chunk boundary: take the content, hold the
+                # tag (what the machine would do, without it).
+                if stop:
+                    live.pop()(text[:stop])
+                held = self._held = text[stop:]
+                if stop == len(text) or tail:
+                    self._rbudget = self._idle if held else live  # (empty: spent, see above)
+                else:
+                    self._sync_run()
+                    self._run_cap = None
+                    self._rbudget = self._idle
+                    self._arm_shell(cap, held)
+                return []
+        elif not self._live and self._budget is self._live and chunk.__class__ is str:
             # The prose hot path spent its budget: fold its log, top the budget up, and
             # take the chunk as ``feed`` would have.
             if self._log:
                 self._fold()
             self._arm()
             return self.feed(chunk)
-        elif self._run_cap is not None and chunk.__class__ is str:
-            # In a run, and the stop may be here, or begin at the end (a "]" before "]]>"),
-            # or the previous chunk ended in what may begin it (or the run's budget is
-            # spent): unless the stop is complete, the content goes on and the tail waits.
-            self._catch_up()
-            held = self._held
-            text = held + chunk if held else chunk
-            run = self._run_cap.run
-            assert run is not None
-            stop, tail = run.find_stop(text, 0, False)
-            room = self._room - stop
-            if room >= 0 and (stop == len(text) or tail
-                              or self._run_cap.cut_at(text, stop)):
-                # The content goes on (and a tail that may begin the stop waits), or the
-                # run ends at a tag cut by the chunk boundary: take the content, hold the
-                # tag (what the machine would do, without it).
-                self._room = room
-                if stop:
-                    self._pieces.append(text[:stop])
-                    self._mark += 1
-                held = self._held = text[stop:]
-                if stop == len(text) or tail:
-                    self._arm_run(held)
-                else:
-                    cap = self._run_cap
-                    self._sync_run()
-                    self._run_cap = None
-                    self._rbudget = self._idle
-                    self._arm_shell(cap, held)
-                return []
         if self._log:  # (only ever filled while the prose hot path is on)
             self._fold()
         if self._run_cap is not None:
@@ -489,12 +491,18 @@ class Sieve:
         """Count what the run hot path appended since ``_mark`` against ``_room``. A room
         below zero sends every later chunk to the machine, whose scan fails the block (its
         ``raw_len`` is past the limit once ``_sync_run`` adds this): the same answer as
-        counting each chunk, at most ``HOT_BUDGET`` chunks later."""
+        counting each chunk, at most ``HOT_BUDGET`` chunks later. The pieces are counted by
+        joining them into one: a join costs less than a ``len`` call per piece, and the run
+        then keeps, and at its end joins, one string per budget instead of one per chunk."""
         pieces = self._pieces
         k = self._mark
         if len(pieces) > k:
-            self._room -= sum(map(len, pieces[k:]))  # (a slice: islice would skip k)
-            self._mark = len(pieces)
+            if len(pieces) > k + 1:
+                joined = "".join(pieces[k:])
+                del pieces[k:]
+                pieces.append(joined)
+            self._room -= len(pieces[k])
+            self._mark = k + 1
 
     def _sync_run(self) -> None:
         """Catch up the counters the run fast path leaves alone: what it took is what
