@@ -430,7 +430,9 @@ class Sieve:
                     live.pop()(text[:stop])
                 held = self._held = text[stop:]
                 if stop == len(text) or tail:
-                    self._rbudget = self._idle if held else live  # (empty: spent, see above)
+                    # (``live`` may be empty now: then the next chunk comes here and the
+                    # pieces are counted before the budget is topped up)
+                    self._rbudget = self._idle if held else live
                 else:
                     self._sync_run()
                     self._run_cap = None
