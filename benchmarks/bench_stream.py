@@ -440,42 +440,36 @@ def _calibrate(factory: Callable[[], Streamer], chunks: Sequence[str],
             return loops
 
 
-def measure_pair(chunks: Sequence[str], reps: int) -> tuple[float, float]:
-    """Best seconds of the floor and of the sieve, their repetitions interleaved so that
-    both see the same machine conditions."""
-    f_loops = _calibrate(FloorSieve, chunks, DISABLE_GC)
-    s_loops = _calibrate(Sieve, chunks, DISABLE_GC)
-    f_best = s_best = math.inf
+def best_in_rounds(runs: Sequence[tuple[Callable[[], Streamer], Sequence[str]]],
+                   reps: int) -> list[float]:
+    """Best seconds of each ``(factory, chunks)`` run, timed in rounds: each round times every
+    run once, in order, so a run's repetitions are spread over the whole measurement instead
+    of one stretch that a burst of the host's load can cover."""
+    loops = [_calibrate(factory, chunks, DISABLE_GC) for factory, chunks in runs]
+    best = [math.inf] * len(runs)
     for _ in range(reps):
-        f_best = min(f_best, _run(FloorSieve, chunks, f_loops, DISABLE_GC))
-        s_best = min(s_best, _run(Sieve, chunks, s_loops, DISABLE_GC))
-    return f_best, s_best
+        for i, ((factory, chunks), n) in enumerate(zip(runs, loops)):
+            best[i] = min(best[i], _run(factory, chunks, n, DISABLE_GC))
+    return best
 
 
 def measure_rounds(cases: Sequence[Sequence[str]], reps: int) -> list[tuple[float, float]]:
-    """``measure_pair`` for several chunk lists at once, in rounds: each round times every
-    case once (floor, then sieve), so each case's repetitions are spread over the whole
-    table's run instead of one stretch that a burst of the host's load can cover."""
-    loops = [(_calibrate(FloorSieve, c, DISABLE_GC), _calibrate(Sieve, c, DISABLE_GC))
-             for c in cases]
-    best = [(math.inf, math.inf)] * len(cases)
-    for _ in range(reps):
-        for i, (chunks, (f_loops, s_loops)) in enumerate(zip(cases, loops)):
-            f = _run(FloorSieve, chunks, f_loops, DISABLE_GC)
-            t = _run(Sieve, chunks, s_loops, DISABLE_GC)
-            best[i] = (min(best[i][0], f), min(best[i][1], t))
-    return best
+    """Best seconds of the floor and of the sieve on each chunk list, in rounds (floor, then
+    sieve, for each case in turn), so both see the same machine conditions."""
+    best = best_in_rounds([(factory, c) for c in cases for factory in (FloorSieve, Sieve)],
+                          reps)
+    return list(zip(best[0::2], best[1::2]))
+
+
+def measure_pair(chunks: Sequence[str], reps: int) -> tuple[float, float]:
+    """``measure_rounds`` for one chunk list."""
+    return measure_rounds([chunks], reps)[0]
 
 
 def measure_sieve_rounds(cases: Sequence[Sequence[str]], reps: int) -> list[float]:
-    """Best seconds of the sieve alone on each chunk list, timed in rounds like
-    ``measure_rounds`` (the linearity guard: a size's repetitions are not one stretch)."""
-    loops = [_calibrate(Sieve, c, DISABLE_GC) for c in cases]
-    best = [math.inf] * len(cases)
-    for _ in range(reps):
-        for i, (chunks, n) in enumerate(zip(cases, loops)):
-            best[i] = min(best[i], _run(Sieve, chunks, n, DISABLE_GC))
-    return best
+    """Best seconds of the sieve alone on each chunk list, in rounds (the linearity guard:
+    a size's repetitions are not one stretch)."""
+    return best_in_rounds([(Sieve, c) for c in cases], reps)
 
 
 def exponent(sizes: Sequence[int], seconds: Sequence[float]) -> float:

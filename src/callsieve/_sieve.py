@@ -500,9 +500,7 @@ class Sieve:
         k = self._mark
         if len(pieces) > k:
             if len(pieces) > k + 1:
-                joined = "".join(pieces[k:])
-                del pieces[k:]
-                pieces.append(joined)
+                pieces[k:] = ["".join(pieces[k:])]
             self._room -= len(pieces[k])
             self._mark = k + 1
 
