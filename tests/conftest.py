@@ -1,6 +1,7 @@
 """Test setup: import ``callsieve`` from ``src/`` unless an installed copy is importable.
 
 The tests run unchanged against an installed wheel (``pip install .``) or a source checkout.
+Grammar tables are cached in a temporary folder for the run, not the user's cache.
 The ``tests`` folder itself goes on ``sys.path`` so ``helpers`` imports under any pytest
 import mode.
 """
@@ -8,8 +9,15 @@ import mode.
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
+import tempfile
 from pathlib import Path
+
+# The suite compiles many scratch grammars: their cached tables go to a folder of this run's
+# (a test that checks the cache itself points CALLSIEVE_CACHE_DIR elsewhere), never into
+# the user's cache.
+os.environ["CALLSIEVE_CACHE_DIR"] = tempfile.mkdtemp(prefix="callsieve-test-cache-")
 
 _TESTS = Path(__file__).resolve().parent
 _SRC = _TESTS.parent / "src"

@@ -8,16 +8,26 @@ of NFA states, created on first use; each state memoises its transitions per cha
 ``step(state, ch)`` returns the next state or ``DEAD``; ``accepting[state]`` says some
 terminal may be complete here, which is when the caller asks the exact pattern. ``onward``
 keeps the memoised transitions that stay open (live, not accepting) apart, so a held
-candidate's walk is one lookup and one test per character.
+candidate's walk is one lookup and one test per character. The NFA is plain data
+(``nfa_table``: lists of ints and character-class sources), so a grammar cache can store it;
+its per-character tests are compiled the first time a DFA state is built over them.
 What it guarantees: deciding a candidate costs O(1) per character, and a candidate held
-across chunks is advanced over the new characters only (never re-scanned).
-What it costs: one NFA build per grammar; the DFA grows with the characters actually seen
-(each state's memo is bounded: past ``_MEMO_LIMIT`` entries it is cleared and rebuilt).
+across chunks is advanced over the new characters only (never re-scanned). One automaton is
+shared by every sieve of a grammar, across threads: readers (``walk``, the sieve's inlined
+walks) take no lock; a memo miss builds the transition under the automaton's lock, and a
+state's id is published (in ``_ids``, then in a ``trans`` memo) only once ``trans``,
+``onward``, ``accepting`` and ``rank`` all hold its entry, so a reader never meets a state it
+cannot look up. A transition, once known, never changes (a cleared memo learns it again).
+What it costs: one NFA build per grammar (none when it comes from the cache); the DFA grows
+with the characters actually seen (each state's memo is bounded: past ``_MEMO_LIMIT`` entries
+it is cleared and rebuilt); one lock acquisition per memo miss, none per memo hit.
 """
 
 from __future__ import annotations
 
 import re
+import threading
+from collections.abc import Sequence
 from typing import Any
 
 try:  # Python >= 3.11
@@ -28,17 +38,25 @@ except ImportError:  # pragma: no cover - Python 3.10
     import sre_parse as _p
 
 from ._errors import GrammarError
-from ._prefix import char_class_source
+from ._patterns import compile as compile_pattern
 
-__all__ = ["DEAD", "UNKNOWN", "EntryAutomaton"]
+__all__ = ["DEAD", "UNKNOWN", "EntryAutomaton", "NfaTable", "nfa_table"]
 
 DEAD = -1
 UNKNOWN = -2  # no memoised transition yet
 _WINDOW = 64  # characters sliced at a time by walk()
 _MEMO_LIMIT = 4096
 _UNROLL_LIMIT = 256
+
+#: The NFA as plain data: per NFA state, the entry it belongs to, its epsilon moves and its
+#: character moves (``(class source, target)``); the final states; the start state.
+NfaTable = tuple[list[int], list[list[int]], list[list[tuple[str, int]]], frozenset[int], int]
+
+
 def _char_class(op: str, av: Any) -> str:
     """The ``re`` source of a one-character test."""
+    from ._prefix import char_class_source  # (only when an NFA is built: not on a cache hit)
+
     try:
         return char_class_source(op, av)
     except ValueError as exc:
@@ -50,21 +68,14 @@ class _NFA:
         self.tag: list[int] = []  # which source (entry) each state belongs to
         self.current = 0
         self.eps: list[list[int]] = []
-        self.moves: list[list[tuple[re.Pattern[str], int]]] = []
+        self.moves: list[list[tuple[str, int]]] = []
         self.final: set[int] = set()
-        self._tests: dict[str, re.Pattern[str]] = {}
 
     def state(self) -> int:
         self.tag.append(self.current)
         self.eps.append([])
         self.moves.append([])
         return len(self.eps) - 1
-
-    def test(self, source: str) -> re.Pattern[str]:
-        t = self._tests.get(source)
-        if t is None:
-            t = self._tests[source] = re.compile(source)
-        return t
 
     def build(self, items: list[tuple[Any, Any]], s: int) -> int:
         for op, av in items:
@@ -74,7 +85,7 @@ class _NFA:
     def _item(self, op: str, av: Any, s: int) -> int:
         if op in ("LITERAL", "NOT_LITERAL", "ANY", "IN"):
             e = self.state()
-            self.moves[s].append((self.test(_char_class(op, av)), e))
+            self.moves[s].append((_char_class(op, av), e))
             return e
         if op == "SUBPATTERN":
             if av[1] or av[2]:
@@ -110,20 +121,33 @@ class _NFA:
         raise GrammarError(f"unsupported construct {op} in an entry terminal")
 
 
+def nfa_table(sources: Sequence[str]) -> NfaTable:
+    """The Thompson NFA of ``sources`` (one entry each, in order) as plain data."""
+    nfa = _NFA()
+    start = nfa.state()
+    for k, source in enumerate(sources):
+        nfa.current = k
+        a = nfa.state()
+        nfa.eps[start].append(a)
+        nfa.final.add(nfa.build(list(_p.parse(source)), a))
+    return nfa.tag, nfa.eps, nfa.moves, frozenset(nfa.final), start
+
+
 class EntryAutomaton:
-    """The lazy DFA for a set of patterns. State 0 is the start (before the lead char)."""
+    """The lazy DFA for a set of patterns (``sources``, or their NFA ``table``). State 0 is
+    the start (before the lead char)."""
 
-    __slots__ = ("_nfa", "_ids", "_sets", "trans", "onward", "accepting", "rank")
+    __slots__ = ("_tag", "_eps", "_moves", "_final", "_tests", "_lock", "_ids", "_sets",
+                 "trans", "onward", "accepting", "rank")
 
-    def __init__(self, sources: list[str]) -> None:
-        nfa = _NFA()
-        start = nfa.state()
-        for k, source in enumerate(sources):
-            nfa.current = k
-            a = nfa.state()
-            nfa.eps[start].append(a)
-            nfa.final.add(nfa.build(list(_p.parse(source)), a))
-        self._nfa = nfa
+    def __init__(self, sources: Sequence[str] = (), table: NfaTable | None = None) -> None:
+        tag, eps, moves, final, start = nfa_table(sources) if table is None else table
+        self._tag = tag
+        self._eps = eps
+        self._moves = moves
+        self._final = final
+        self._tests: dict[str, re.Pattern[str]] = {}  # the moves' tests, compiled on first use
+        self._lock = threading.Lock()  # held while a transition (and a state) is built
         self._ids: dict[frozenset[int], int] = {}
         self._sets: list[frozenset[int]] = []
         self.trans: list[dict[str, int]] = []
@@ -133,13 +157,16 @@ class EntryAutomaton:
         self.onward: list[dict[str, int]] = []
         self.accepting: list[bool] = []
         self.rank: list[int] = []  # lowest source index still possible in each state
-        nfa.current = len(sources)
         self._intern(self._closure({start}))
+
+    def move_sources(self) -> set[str]:
+        """The source of every per-character test the NFA has."""
+        return {source for moves in self._moves for source, _ in moves}
 
     def _closure(self, states: set[int]) -> frozenset[int]:
         stack = list(states)
         seen = set(states)
-        eps = self._nfa.eps
+        eps = self._eps
         while stack:
             for t in eps[stack.pop()]:
                 if t not in seen:
@@ -148,33 +175,52 @@ class EntryAutomaton:
         return frozenset(seen)
 
     def _intern(self, nfa_set: frozenset[int]) -> int:
+        """The id of a DFA state, made if new (with the lock held, or from ``__init__``).
+        Every per-state list gets its entry before the id is published in ``_ids``."""
         if not nfa_set:
             return DEAD
         i = self._ids.get(nfa_set)
         if i is None:
-            i = self._ids[nfa_set] = len(self._sets)
-            self._sets.append(nfa_set)
+            i = len(self._sets)
             self.trans.append({})
             self.onward.append({})
-            self.accepting.append(bool(nfa_set & self._nfa.final))
-            self.rank.append(min(self._nfa.tag[s] for s in nfa_set))
+            self.accepting.append(bool(nfa_set & self._final))
+            self.rank.append(min(self._tag[s] for s in nfa_set))
+            self._sets.append(nfa_set)
+            self._ids[nfa_set] = i
         return i
 
     def step(self, state: int, ch: str) -> int:
         memo = self.trans[state]
         nxt = memo.get(ch)
-        if nxt is None:
-            moves = self._nfa.moves
-            targets = {t for s in self._sets[state] for test, t in moves[s] if test.match(ch)}
-            nxt = self._intern(self._closure(targets)) if targets else DEAD
-            onward = self.onward[state]
-            if len(memo) >= _MEMO_LIMIT:
-                memo.clear()
-                onward.clear()
-            memo[ch] = nxt
-            if nxt >= 0 and not self.accepting[nxt]:
-                onward[ch] = nxt
+        if nxt is not None:
+            return nxt
+        with self._lock:
+            nxt = memo.get(ch)  # (another thread may have built it meanwhile)
+            if nxt is None:
+                nxt = self._target(state, ch)
+                onward = self.onward[state]
+                if len(memo) >= _MEMO_LIMIT:
+                    memo.clear()
+                    onward.clear()
+                memo[ch] = nxt  # published only now: ``nxt``'s lists are all filled
+                if nxt >= 0 and not self.accepting[nxt]:
+                    onward[ch] = nxt
         return nxt
+
+    def _target(self, state: int, ch: str) -> int:
+        """Where ``ch`` leads from ``state``, worked out (with the lock held)."""
+        moves = self._moves
+        tests = self._tests
+        targets: set[int] = set()
+        for s in self._sets[state]:
+            for source, t in moves[s]:
+                test = tests.get(source)
+                if test is None:
+                    test = tests[source] = compile_pattern(source)
+                if test.match(ch):
+                    targets.add(t)
+        return self._intern(self._closure(targets)) if targets else DEAD
 
     def walk(self, state: int, text: str, pos: int, end: int) -> tuple[int, int]:
         """Advance over ``text[pos:end]`` until the automaton dies or accepts. Returns

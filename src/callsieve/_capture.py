@@ -13,8 +13,10 @@ filled in when it ends. A run never costs a parser step per chunk and its
 text is never re-scanned: only the new chunk is searched for the run's stop.
 Repairs (SPEC §4) are synthetic tokens: the missing opening wrapper (fed before the first
 invoke; such a block fails on the first non-white stray text, and emits nothing until its
-closing wrapper) and, at the end of input, loose CDATA (closed before the last tag that lets
-the rest of the block parse, re-read from a parser snapshot taken at the CDATA opener).
+closing wrapper) and, at the end of input, loose CDATA (``_repair``).
+A capture notes a checkpoint at every call opener and stops at one where an earlier capture
+failed, and at the end of the input does not read again a run known to reach it
+(``_lessons``): a failed block's text is scanned again, and this keeps that linear.
 What it guarantees: the same tokens, hence the same answer, for any chunking.
 What it costs: O(1) per chunk inside runs, one Lark step per token, and a few regex calls
 per decision at a token boundary — most of them found instead in the parser state's
@@ -24,6 +26,7 @@ dialect's tags are few); a held tail is bounded by the longest bounded terminal.
 
 from __future__ import annotations
 
+from array import array
 from typing import Any, TypeVar
 
 from lark import Token
@@ -31,6 +34,7 @@ from lark.exceptions import LarkError
 
 from ._assembler import assemble_call
 from ._grammar import CompiledGrammar, EntrySpec, StateSpec, TerminalSpec
+from ._lessons import ANY_CAPTURE, REPAIRABLE, Lessons
 
 __all__ = ["COMPLETE", "FAILED", "VIABLE", "Capture", "GroupToken"]
 
@@ -39,8 +43,6 @@ COMPLETE = 1
 FAILED = 2
 
 MISSING_OPENER = "missing_opener"
-LOOSE_CDATA = "loose_cdata"
-_MAX_CDATA_CANDIDATES = 64
 
 
 class GroupToken(Token):
@@ -112,7 +114,9 @@ def decide(spec: StateSpec, buf: str, p: int, final: bool) -> Decision:
 
 
 class Capture:
-    """The state of one block being captured. Created at an entry token in prose."""
+    """The state of one block being captured. Created at an entry token in prose; read by
+    the sieve through ``scan``, ``cut_at``, ``raw_text`` and the fields documented below,
+    which only the capture (and ``_repair``, its end-of-input half) writes."""
 
     __slots__ = (
         "leftover",
@@ -122,6 +126,8 @@ class Capture:
         "call_ends",
         "call_pieces",
         "calls",
+        "check_at",
+        "check_stack",
         "diagnostics",
         "dialect",
         "emitted",
@@ -129,22 +135,30 @@ class Capture:
         "g",
         "ip",
         "last_value",
+        "lessons",
+        "limited",
+        "may_repair",
         "opener_len",
         "pieces",
+        "probe",
         "ps",
         "raw",
         "raw_len",
         "repairs",
         "run",
+        "run_start",
         "schemas",
         "snap",
         "spec",
         "start",
         "strict",
+        "strict_only",
     )
 
     def __init__(self, g: CompiledGrammar, entry: EntrySpec, start: int, opener: str,
-                 schemas: dict[str, dict[str, Any]], pieces: list[str] | None = None) -> None:
+                 schemas: dict[str, dict[str, Any]], pieces: list[str] | None = None,
+                 lessons: Lessons | None = None,
+                 groups: dict[str, str | None] | None = None) -> None:
         self.g = g
         self.ip = g.new_parser()
         self.ps = self.ip.parser_state
@@ -155,28 +169,45 @@ class Capture:
         self.raw: list[str] = [opener]
         self.raw_len = len(opener)
         self.run: TerminalSpec | None = None
+        self.run_start = 0  # the offset the current run began at
         # A run's text while it streams; kept (and cleared) in place, never replaced: the
         # sieve appends to it directly (``pieces``: the sieve's one list for its captures).
         self.pieces: list[str] = [] if pieces is None else pieces
         self.pieces.clear()
         self.calls: list[tuple[str, dict[str, Any]]] = []
-        self.call_ends: list[int] = []  # raw length at the end of each call
-        self.call_pieces: list[int] = []  # len(raw) there (raw is not joined while streaming)
-        self.call_diags: list[int] = []  # len(diagnostics) there
+        # Per call (arrays: a block of many calls holds a few bytes per call here):
+        self.call_ends = array("q")  # raw length at the end of each call
+        self.call_pieces = array("q")  # len(raw) there (raw is not joined while streaming)
+        self.call_diags = array("q")  # len(diagnostics) there
         self.repairs: list[str] = []
         self.diagnostics: list[str] = []
         self.last_value = opener
         self.snap: tuple[Any, int, int, int] | None = None
         self.schemas = schemas
+        self.lessons = Lessons() if lessons is None else lessons
+        # Where it read a call opener, and its parser's state stack there (``_lessons``).
+        self.check_at = array("q")
+        self.check_stack: list[tuple[int, ...]] = []
         self.failure = ""
+        self.limited = False  # it failed, or a repair trial did, over max_block_chars
+        self.strict_only = False  # it failed on what only a missing-wrapper block fails on
+        self.may_repair = True  # False in a loose-CDATA repair's trial: one CDATA is closed
+        self.probe = False  # a trial that only finds out whether the block would complete
         self.emitted = 0  # calls already handed out (early_emit="invoke")
-        self.leftover = ""  # text after the block that a repair found already consumed
+        # Text after the block that the loose-CDATA repair read from a copy of the block
+        # (a block begun in an earlier chunk): the sieve goes on with it. None: no such text.
+        self.leftover: str | None = None
         self.waiting = False  # the held tail is a bounded token cut by the chunk boundary
         self.pending: TerminalSpec | None = None  # ... and the one terminal it may become
         if entry.synthetic is not None:
             self.repairs.append(MISSING_OPENER)
             self.ps.feed_token(_token(Token, entry.synthetic, ""))
-        self.ps.feed_token(_token(Token, entry.terminal, opener))
+        if groups is None:
+            self.ps.feed_token(_token(Token, entry.terminal, opener))
+        else:  # the entry's own named groups, from the match in prose (see ``GroupToken``)
+            tok = _token(GroupToken, entry.terminal, opener)
+            tok.groups = groups
+            self.ps.feed_token(tok)
         self.spec: StateSpec = g.states[self.ps.state_stack[-1]]
 
     # ------------------------------------------------------------------ helpers
@@ -186,9 +217,20 @@ class Capture:
         head = "".join(self.raw)
         return head + "".join(self.pieces) if self.pieces else head
 
-    def _fail(self, why: str) -> int:
+    def fail(self, why: str) -> int:
         self.failure = why
         return FAILED
+
+    def too_long(self, limit: int) -> int:
+        self.limited = True
+        return self.fail(f"block longer than max_block_chars ({limit})")
+
+    def learn(self) -> None:
+        """A failed capture: note its checkpoints, unless where it began could matter."""
+        if self.limited or (self.strict_only and not self.strict):  # (a trial's stray text)
+            return
+        flags = (0 if self.strict else ANY_CAPTURE) | (REPAIRABLE if self.may_repair else 0)
+        self.lessons.learn(self.check_at, self.check_stack, flags, self.failure)
 
     def _feed(self, tok: Token) -> int:
         """Feed one bounded token; VIABLE, COMPLETE or FAILED."""
@@ -197,22 +239,38 @@ class Capture:
         try:
             self.ps.feed_token(tok)
         except LarkError:
-            return self._fail(f"unexpected {name} at offset {self.start + self.raw_len - len(value)}")
+            return self.fail(f"unexpected {name} at offset {self.start + self.raw_len - len(value)}")
         spec = self.spec = self.g.states[self.ps.state_stack[-1]]
         self.last_value = value
+        if name in self.g.call_openers:
+            lessons = self.lessons
+            at = self.start + self.raw_len - len(value)
+            stack = lessons.stack_key(self.ps.state_stack)
+            why = lessons.doomed(at, stack, self.strict, self.may_repair)
+            if why is not None:
+                return self.fail(f"{why} (as a block read before found, from offset {at})")
+            self.check_at.append(at)
+            self.check_stack.append(stack)
         if name == "CDATA_OPEN":
-            snapshot = self.g.fork_parser(self.ip)
-            self.snap = (snapshot, self.raw_len, len(self.calls), len(self.diagnostics))
+            if self.may_repair:
+                snapshot = self.g.fork_parser(self.ip)
+                self.snap = (snapshot, self.raw_len, len(self.calls), len(self.diagnostics))
         elif name == "CDATA_CLOSE":
             self.snap = None
         if spec.call_rule is not None:
+            if self.probe:  # only whether the block completes matters
+                return COMPLETE if spec.end_ok else VIABLE
             rule = spec.call_rule
             size = len(rule.expansion)
-            tree = self.ps.parse_conf.callbacks[rule](self.ps.value_stack[-size:])
+            tree = self.g.build_call[rule](self.ps.value_stack[-size:])
             try:
                 self.calls.append(assemble_call(tree, self.schemas))
             except Exception as exc:  # noqa: BLE001 - model output never raises (§Inv. 5)
-                return self._fail(f"call at offset {self.start + self.raw_len} not built: {exc}")
+                return self.fail(f"call at offset {self.start + self.raw_len} not built: {exc}")
+            # One string per call: a block of many calls keeps a few objects per call.
+            k = self.call_pieces[-1] if self.call_pieces else 1
+            if len(self.raw) > k + 1:
+                self.raw[k:] = ["".join(self.raw[k:])]
             self.call_ends.append(self.raw_len)
             self.call_pieces.append(len(self.raw))
             self.call_diags.append(len(self.diagnostics))
@@ -258,37 +316,50 @@ class Capture:
         (``p`` = 0), or where the current run stops. (``pending`` is left as for ``scan``.)"""
         return self._token_at(text, p, False)[3]
 
-    def _take(self, text: str) -> None:
-        self.pieces.append(text)
-        self.raw_len += len(text)
+    def _stray(self) -> int:
+        self.strict_only = True
+        return self.fail("text after an invoke without its wrapper")
 
     # ------------------------------------------------------------------ the scan
     def scan(self, buf: str, p: int, final: bool, limit: int) -> tuple[int, int]:
+        """Read ``buf`` from ``p`` (the character after what the capture has read):
+        ``(VIABLE, where the held rest begins)``, ``(COMPLETE, where the block ended)`` or
+        ``(FAILED, where it stopped)``. ``final``: ``buf`` runs to the end of the input.
+        A run's text in ``buf`` is counted as it is read and kept as one piece per stretch
+        (``seg`` to ``p``), however many stops in it turn out to be content."""
         n = len(buf)
         self.waiting = False
+        seg = p  # where the current run's stretch in buf began (when a run is on)
+        status = VIABLE
         while True:
             run = self.run
             if run is not None:
+                if final and self.lessons.reaches_end(run, self.spec, self.start + self.raw_len):
+                    break  # the rest of the input is this run's (``_repair`` reads it)
                 s, is_tail = run.find_stop(buf, p, final)
                 if s > p:
-                    piece = buf[p:s]
-                    if self.strict and run.name == "STRAY_RUN" and piece.strip():
-                        return self._fail("text after an invoke without its wrapper"), p
-                    self.pieces.append(piece)  # (``_take``, inline)
+                    if self.strict and run.name == "STRAY_RUN" and not buf[p:s].isspace():
+                        status = self._stray()
+                        break
                     self.raw_len += s - p
                     p = s
                     if self.raw_len > limit:
-                        return self._fail(f"block longer than max_block_chars ({limit})"), p
+                        status = self.too_long(limit)
+                        break
                 if s == n or is_tail:
+                    if final:
+                        self.lessons.ran_to_end(run, self.spec, self.run_start)
                     break
             if p >= n:
                 break
             term, value, tok, cut, _ = self._token_at(buf, p, final)
             if term is not None:
                 if self.run is not None:
+                    if seg < p:
+                        self.pieces.append(buf[seg:p])
                     self._end_run()
                 if self.raw_len + len(value) > limit:
-                    return self._fail(f"block longer than max_block_chars ({limit})"), p
+                    return self.too_long(limit), p
                 self.raw.append(value)
                 self.raw_len += len(value)
                 status = self._feed(tok)
@@ -300,95 +371,69 @@ class Capture:
                 self.waiting = True
                 break
             # No token starts here.
-            run = self.run
             if run is not None:
                 if not run.soft:
-                    return self._fail(f"unexpected {buf[p]!r} at offset "
-                                      f"{self.start + self.raw_len}"), p
-                c = buf[p]
-                if self.strict and run.name == "STRAY_RUN" and not c.isspace():
-                    return self._fail("text after an invoke without its wrapper"), p
-                self._take(c)
+                    status = self.fail(f"unexpected {buf[p]!r} at offset "
+                                       f"{self.start + self.raw_len}")
+                    break
+                if self.strict and run.name == "STRAY_RUN" and not buf[p].isspace():
+                    status = self._stray()
+                    break
+                self.raw_len += 1  # a stop that starts no token: content
                 p += 1
                 continue
             spec = self.spec
             run = spec.run
             if run is None:
-                return self._fail(f"unexpected {buf[p]!r} at offset "
-                                  f"{self.start + self.raw_len}, expected one of "
-                                  f"{', '.join(t.name for t in spec.bounded)}"), p
+                return self.fail(f"unexpected {buf[p]!r} at offset "
+                                 f"{self.start + self.raw_len}, expected one of "
+                                 f"{', '.join(t.name for t in spec.bounded)}"), p
             try:
                 self.ps.feed_token(run.placeholder)
             except LarkError:
-                return self._fail(f"unexpected text at offset {self.start + self.raw_len}"), p
+                return self.fail(f"unexpected text at offset {self.start + self.raw_len}"), p
             self.spec = self.g.states[self.ps.state_stack[-1]]
             self.run = run
+            self.run_start = self.start + self.raw_len
             self.pieces.clear()
+            seg = p
+        if self.run is not None and seg < p:
+            self.pieces.append(buf[seg:p])
+        if status != VIABLE:
+            return status, p
         if final:
-            return self._finish(buf, p)
+            from ._repair import finish  # (the end-of-input half; it imports this module)
+
+            return finish(self, buf, p, limit)
         return VIABLE, p
 
-    # ------------------------------------------------------------------ end of input
-    def _finish(self, buf: str, p: int) -> tuple[int, int]:
-        """The input ended inside the block: try the loose-CDATA repair, else fail."""
-        if self.snap is None or self.run is None or self.run.name != "CDATA_RUN":
-            return self._fail("the input ended inside the block"), p
-        snap_ip, snap_len, snap_calls, snap_diags = self.snap
-        full = self.raw_text() + buf[p:]
-        content_from = snap_len
-        content = full[content_from:]
-        # Where could the CDATA have ended? Before any tag the state after it accepts.
-        probe = self.g.fork_parser(snap_ip)
-        try:
-            probe.feed_token(self.run.placeholder)
-            probe.feed_token(Token("CDATA_CLOSE", ""))
-        except LarkError:
-            return self._fail("the input ended inside CDATA"), p
-        after = self.g.states[probe.parser_state.position]
-        cuts: set[int] = set()
-        for term in after.bounded:
-            if term.name == "CDATA_OPEN":
-                continue
-            cuts.update(m.start() for m in term.pattern.finditer(content))
-        for cut in sorted(cuts, reverse=True)[:_MAX_CDATA_CANDIDATES]:
-            trial = self._fork(snap_ip, full[:content_from], snap_calls, snap_diags)
-            try:
-                trial.ps.feed_token(Token("CDATA_RUN", content[:cut]))
-                trial.ps.feed_token(Token("CDATA_CLOSE", ""))
-            except LarkError:
-                continue
-            trial.raw.append(content[:cut])
-            trial.raw_len += cut
-            trial.spec = self.g.states[trial.ps.position]
-            status, q = trial.scan(content, cut, True, 1 << 62)
-            if status == COMPLETE:
-                self._adopt(trial)
-                self.repairs.append(LOOSE_CDATA)
-                # The CDATA run had swallowed what follows the block: hand it back.
-                self.leftover = content[q:]
-                return COMPLETE, len(buf)
-        return self._fail("the input ended inside CDATA and no closing tag lets it parse"), p
-
-    def _fork(self, snap_ip: Any, raw: str, ncalls: int, ndiags: int) -> Capture:
+    def fork(self, snap_ip: Any, raw: list[str], raw_len: int, ncalls: int,
+             ndiags: int) -> Capture:
+        """A capture that goes on from the parser snapshot ``snap_ip`` with ``raw`` (of
+        ``raw_len`` characters) read: a loose-CDATA repair's trial."""
         twin = object.__new__(Capture)
         for name in Capture.__slots__:
             setattr(twin, name, getattr(self, name))
         twin.ip = self.g.fork_parser(snap_ip)
         twin.ps = twin.ip.parser_state
-        twin.raw = [raw]
-        twin.raw_len = len(raw)
+        twin.raw = raw
+        twin.raw_len = raw_len
         twin.run = None
         twin.pieces = []
         twin.calls = self.calls[:ncalls]
         twin.call_ends = self.call_ends[:ncalls]
-        twin.call_pieces = [1] * ncalls  # twin.raw is one joined piece
+        twin.call_pieces = array("q", [1]) * ncalls  # twin.raw's first piece holds them all
         twin.call_diags = self.call_diags[:ncalls]
         twin.repairs = list(self.repairs)
         twin.diagnostics = self.diagnostics[:ndiags]
+        twin.check_at = array("q")
+        twin.check_stack = []
         twin.snap = None
+        twin.may_repair = False
         return twin
 
-    def _adopt(self, other: Capture) -> None:
+    def adopt(self, other: Capture) -> None:
+        """Become ``other`` (a trial of this capture that completed)."""
         for name in Capture.__slots__:
             setattr(self, name, getattr(other, name))
 

@@ -1,46 +1,58 @@
-"""Strategy: load the `.lark` files, compile one Lark LALR parser, and derive from its
-terminals and parse table everything the scanner needs.
+"""Strategy: the compiled grammar — one Lark LALR parser and the tables the scanner reads —
+built once per process and set of dialects, from tables kept in a cache where possible.
 
 What it does: ``common.lark`` plus one file per enabled dialect (``<dialect>.lark``, whose
-block rule is named after the dialect) are joined, a ``start`` rule listing the dialects is
-added, and Lark builds the LALR table (``strict=True``: no conflict is resolved silently).
-Then, once per grammar:
-  - every terminal becomes a ``TerminalSpec``: a bounded token, with its exact pattern and
-    its prefix closure, so that a chunk tail can be asked "could this still become the
-    token?" (``re`` in one call each), and the characters that can complete it; or a
-    streaming run, with its stop and a prefix closure of the stop (see grammar/README.md);
-  - every parser state becomes a ``StateSpec``: which bounded terminals it accepts (in
-    priority order), which run, whether the block may end there, whether a call is complete;
-  - the *entry* terminals — wrapper openers, and for the missing-wrapper repair the
-    terminals a wrapper accepts first — with the lead characters prose is searched for, the
-    exact ``re`` alternation of their patterns and the lazy automaton that follows them.
+block rule is named after the dialect) are joined and a ``start`` rule listing the dialects
+is added. On a cache miss ``_derive`` compiles that with Lark and derives a *blueprint*
+(plain data: what each terminal and parser state is, the entries, the entry automaton's
+NFA, Lark's own serialisation), every pattern's compiled form is frozen (``_patterns``) and
+``_grammar_cache`` stores it all, keyed by the text and the versions. From a blueprint,
+just derived or read back, ``CompiledGrammar`` builds what the scanner reads: a
+``TerminalSpec`` per terminal, a ``StateSpec`` per parser state (``_specs``), the entry
+terminals with their lead characters, the exact ``re`` alternation of their patterns and
+the lazy automaton that follows them (``_automaton``).
 What it guarantees: the grammar files are the only place a tag spelling is written down.
-What it costs: one compile per distinct (dialects, directories), cached; nothing per chunk.
+``load_grammar`` returns one object per (dialects, folders) and builds it once, however many
+threads ask at once; a warm load gives a grammar equal to a cold one. Every grammar problem
+is a ``GrammarError`` naming the file; a missing dialect or grammar folder is a
+``ConfigurationError``. The caches of answers shared by all sieves are safe under threads
+without help from the GIL (see ``CompiledGrammar``).
+What it costs: a warm load reads the grammar files and one cache file and rebuilds Lark's
+parser from its serialisation (~5 ms for the built-in grammar); patterns are then made from
+their frozen forms when first used (~10 µs each). A cold load (~150 ms: Lark ~25 ms, the
+derivation ~50 ms, freezing ~70 ms) happens once per machine and grammar version, or in
+every process with no cache to write (then without freezing: ~75 ms, and each pattern is
+compiled from its source when first used). Nothing per chunk.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lark import Lark, Token
+from lark import Lark
 from lark.lexer import Lexer
 from lark.parsers.lalr_interactive_parser import InteractiveParser
-from lark.parsers.lalr_parser_state import ParserState
+from lark.parsers.lalr_parser_state import ParseConf, ParserState
 
+from . import _grammar_cache
 from ._automaton import EntryAutomaton
 from ._errors import ConfigurationError, GrammarError
-from ._prefix import (
-    end_chars,
-    first_chars,
-    growable_before_lookahead,
-    literal_text,
-    max_width,
-    prefix_closure,
-    reads_before,
+from ._patterns import compile as compile_pattern
+from ._patterns import freeze as freeze_pattern
+from ._patterns import learn as learn_patterns
+from ._specs import (
+    EntrySpec,
+    StateSpec,
+    TerminalSpec,
+    _class_source,
+    _shell_chars,
+    _viable_source,
+    entry_group_prefix,
 )
 
 __all__ = [
@@ -63,10 +75,9 @@ MAX_BOUNDED_WIDTH = 4096
 #: and its answer: a few hundred bytes at most; the (c) benchmark's 200 blocks need 475
 #: decisions, the (b) benchmark's prose 2,202 settled leads).
 DECISION_LIMIT = 4096
-
-_SOFT_RUN = re.compile(r"^\(\?:\(\?!(?P<stop>.+)\)\[\\s\\S\]\)\+$", re.DOTALL)
-_HARD_RUN = re.compile(r"^\[(?P<cls>.+)\]\+$", re.DOTALL)
 _CALL_RULE = "call"
+#: Grammars kept loaded (per dialects and folders); past it the oldest loaded is dropped.
+LOADED_LIMIT = 32
 
 
 class _NoLexer(Lexer):
@@ -79,161 +90,29 @@ class _NoLexer(Lexer):
         raise GrammarError("callsieve feeds tokens itself; Lark's lexer is never run")
 
 
-class TerminalSpec:
-    """How the scanner reads one terminal."""
-
-    __slots__ = ("name", "priority", "pattern", "first", "viable", "_closure", "reach",
-                 "is_run", "soft", "stop", "tail", "tail_span", "stop_char", "end_chars",
-                 "width", "end_probe", "find_stop", "may_stop", "placeholder")
-
-    def __init__(self, name: str, priority: int, pattern: Any, is_run: bool = False,
-                 soft: bool = False, stop: Any = None, tail: Any = None, tail_span: int = 0,
-                 stop_char: str | None = None,
-                 end_chars: set[str] | None = None, width: int = 0,
-                 closure: str = "", reach: int = 0, first: set[str] | None = None) -> None:
-        self.name = name
-        self.priority = priority
-        self.pattern = pattern  # re.Pattern: the whole token (bounded terminals)
-        #: bounded: the characters a match starts with (None: not a small set)
-        self.first = frozenset(first) if first is not None else None
-        #: bounded: ``viable(buf, p)``: ``buf[p:]`` may still become the token (a superset,
-        #: asked only when ``pattern`` does not match), never true past ``reach`` characters
-        #: (the token and the context its look-ahead needs). Compiled on first use: most
-        #: terminals are never cut by a chunk boundary in a given process.
-        self._closure = closure
-        self.viable: Callable[[str, int], Any] = self._compile_viable
-        self.reach = reach
-        self.is_run = is_run
-        self.soft = soft  # soft run: a stop that starts no token is taken as content
-        self.stop = stop  # re.Pattern: a complete stop
-        self.tail = tail  # re.Pattern: a buffer tail that may still become a stop, or None
-        self.tail_span = tail_span  # such a tail is shorter than this
-        #: the one character every stop starts with (``ch not in chunk``: no stop), or None
-        self.stop_char = stop_char
-        #: bounded: the characters that can complete a match (None: any), its longest match
-        self.end_chars = end_chars
-        self.width = width
-        #: ``end_probe(chunk) is None``: this chunk cannot complete a pending match (or None)
-        self.end_probe = _char_search(end_chars) if end_chars else None
-        #: a run: the zero-length token fed when it starts (one, shared: nothing changes a
-        #: token once made, and the capture replaces it by the run's text when it ends)
-        self.placeholder: Any = Token(name, "") if is_run else None
-        #: ``find_stop(buf, p, final)``: where a run starting at ``p`` stops, ``(index,
-        #: is_tail)``: a complete stop wins; else (unless ``final``) a tail that may still
-        #: become one; else the end. ``may_stop(chunk)``: ``chunk`` holds the stop, or ends
-        #: in what may begin it.
-        self.find_stop: Callable[[str, int, bool], tuple[int, bool]] = self._find_stop
-        self.may_stop: Callable[[str], bool] = self._may_stop
-        literal = literal_text(stop.pattern) if is_run and stop is not None else None
-        if literal is not None:
-            # A fixed stop (``]]>``): ``find``, ``in`` and ``endswith`` instead of searches.
-            heads = tuple(literal[:k] for k in range(len(literal) - 1, 0, -1))  # longest first
-
-            def find_stop(buf: str, p: int, final: bool) -> tuple[int, bool]:
-                i = buf.find(literal, p)
-                if i >= 0:
-                    return i, False
-                n = len(buf)
-                if not final:
-                    for head in heads:
-                        if buf.endswith(head, p):
-                            return n - len(head), True
-                return n, False
-
-            def may_stop(chunk: str) -> bool:
-                return literal in chunk or chunk.endswith(heads)
-
-            self.find_stop = find_stop
-            self.may_stop = may_stop
-
-    def _compile_viable(self, buf: str, p: int) -> Any:
-        self.viable = re.compile(f"(?:{self._closure})\\Z").match
-        return self.viable(buf, p)
-
-    def _find_stop(self, buf: str, p: int, final: bool) -> tuple[int, bool]:
-        """``find_stop`` for any stop: one search for it, one for a tail."""
-        m = self.stop.search(buf, p)
-        if m is not None:
-            return m.start(), False
-        n = len(buf)
-        if self.tail is not None and not final:
-            t = self.tail.search(buf, max(p, n - self.tail_span))
-            if t is not None:
-                return t.start(), True
-        return n, False
-
-    def _may_stop(self, chunk: str) -> bool:
-        """``chunk`` holds the run's stop, or ends in what may begin it (any stop)."""
-        s, tail = self.find_stop(chunk, 0, False)
-        return tail or s < len(chunk)
-
-
-class StateSpec:
-    """What the scanner may meet in one parser state."""
-
-    __slots__ = ("bounded", "call_rule", "end_ok", "run", "shell_probe", "shell_width",
-                 "decisions", "_by_first", "_any_first")
-
-    def __init__(self, bounded: tuple[TerminalSpec, ...], run: TerminalSpec | None,
-                 end_ok: bool, call_rule: Any) -> None:
-        self.bounded = bounded
-        self.run = run
-        self.end_ok = end_ok
-        self.call_rule = call_rule  # the Lark rule that reduces to a call here, or None
-        # While a token cut by a chunk boundary is pending here, a chunk with none of these
-        # characters cannot complete it (``shell_probe(chunk) is None``): append, re-match
-        # later. None: any character might.
-        ends: set[str] = set()
-        for t in bounded:
-            if t.end_chars is None:
-                ends = set()
-                break
-            ends |= t.end_chars
-        self.shell_probe = _char_search(ends) if ends else None
-        self.shell_width = max((t.width for t in bounded), default=0)
-        #: The scanner's decisions here for short texts, by text (see ``Capture._token_at``).
-        #: A cache: it only holds answers the terminals already determine, as no terminal's
-        #: match may read before its start (the loader refuses look-behinds, ``^``, ``\\b``).
-        self.decisions: dict[str, Any] = {}
-        # The bounded terminals a match may start with a given character, in priority order.
-        self._any_first = tuple(t for t in bounded if t.first is None)
-        chars = set().union(*(t.first for t in bounded if t.first is not None))
-        self._by_first = {c: tuple(t for t in bounded if t.first is None or c in t.first)
-                          for c in chars}
-
-    def starting(self, c: str) -> tuple[TerminalSpec, ...]:
-        """The bounded terminals that may match from a character ``c`` (priority order)."""
-        return self._by_first.get(c, self._any_first)
-
-
-class EntrySpec:
-    """A terminal that can start a block from prose."""
-
-    __slots__ = ("dialect", "synthetic", "terminal")
-
-    def __init__(self, terminal: str, dialect: str, synthetic: str | None) -> None:
-        self.terminal = terminal
-        self.dialect = dialect
-        self.synthetic = synthetic  # opener to insert first (missing-wrapper repair), or None
+#: The only global a cached blueprint may name (Lark's options hold the lexer class).
+_CACHE_GLOBALS: dict[tuple[str, str], Any] = {(__name__, "_NoLexer"): _NoLexer}
 
 
 class CompiledGrammar:
-    """One compiled grammar and everything derived from it. Immutable after construction,
-    except for caches that only hold what is already determined: the entry automaton's DFA
-    states, each bounded terminal's prefix-closure pattern (compiled on first use), the
-    scanner's decisions per parser state (``remember``) and the sieve's settled tag leads
-    (``settle``), each bounded by ``DECISION_LIMIT``."""
+    """One compiled grammar and everything derived from it, built from a blueprint (see
+    ``_derive``). Immutable after construction, except for caches that only hold what is
+    already determined, each safe to share between threads: the entry automaton's DFA
+    states (see ``EntryAutomaton``), the patterns compiled on first use (a benign duplicate
+    compile at worst), the scanner's decisions per parser state (``remember``) and the
+    sieve's settled tag leads (``settle``). Those two are filled under a lock (a miss only:
+    a hit is one lock-free ``dict`` lookup), with values built before they are stored, and
+    each is bounded by ``DECISION_LIMIT``."""
 
-    def __init__(self, dialects: tuple[str, ...], text: str) -> None:
-        self.dialects = dialects
+    def __init__(self, blueprint: dict[str, Any], lark: Lark | None = None,
+                 text: str = "") -> None:
+        self.dialects: tuple[str, ...] = tuple(blueprint["dialects"])
+        learn_patterns(blueprint.get("patterns", {}))
         self.text = text
-        try:
-            self.lark = Lark(text, parser="lalr", lexer=_NoLexer, strict=True,
-                             maybe_placeholders=False)
-        except GrammarError:
-            raise
-        except Exception as exc:  # lark.exceptions.GrammarError and friends
-            raise GrammarError(f"grammar does not compile: {exc}") from exc
+        if lark is None:  # (read back from the cache: Lark's parser from its serialisation)
+            data, memo = blueprint["lark"]
+            lark = Lark._load_from_dict(data, memo)  # type: ignore[no-untyped-call]
+        self.lark = lark
         table = self.lark.parser.parser.parser.parse_table
         self.table = table
         # The parse table's keys are plain str, but most rules' names are lark Tokens (str
@@ -248,54 +127,103 @@ class CompiledGrammar:
         # parsing a whole tag.
         model = self.lark.parse_interactive()
         self._lalr = model.parser
-        self._conf = model.parser_state.parse_conf
+        conf = model.parser_state.parse_conf
+        #: The tree-building callback of each rule that builds a call (the capture builds a
+        #: call's tree itself, the moment its last token arrives, and assembles it). The
+        #: parser's own callbacks for those rules and every rule above them return None: a
+        #: block's parser keeps no tree of the calls it has read, so a block of many calls
+        #: holds their values, not their trees, until it closes.
+        self.build_call: dict[Any, Callable[[list[Any]], Any]] = {}
+        callbacks = dict(conf.callbacks)
+        for rule in _rules_above_calls(self.lark.rules):
+            if _is_call(rule):
+                self.build_call[rule] = callbacks[rule]
+            callbacks[rule] = _discard
+        self._conf = ParseConf(table, callbacks, "start")
         self._thread = model.lexer_thread
         self.terminals: dict[str, TerminalSpec] = {
-            t.name: _terminal_spec(t) for t in self.lark.terminals
-        }
-        for rule in self.lark.rules:
-            if _is_call(rule) and not (rule.expansion and rule.expansion[-1].is_term):
-                raise GrammarError(
-                    f"rule {rule.origin.name} (a call) must end with a terminal, so the scanner "
-                    "sees the moment the call is complete")
+            kw["name"]: TerminalSpec(**kw) for kw in blueprint["terminals"]}
+        terms = self.terminals
         self.states: dict[int, StateSpec] = {
-            s: self._state_spec(actions) for s, actions in table.states.items()
-        }
+            s: StateSpec(tuple(terms[n] for n in bounded), terms[run] if run else None, end_ok,
+                         table.states[s][call][1] if call is not None else None)
+            for s, (bounded, run, end_ok, call) in blueprint["states"].items()}
+        self._lock = threading.Lock()  # taken to store an answer in the caches below
         self._remembered = 0  # decisions stored in the states' caches since the last clear
         #: What the sieve found following the tag leads of a short prose text from its
         #: first lead on (``Sieve._settles``), by that text: a cache, see ``settle``.
         self.settlements: dict[str, tuple[int, int]] = {}
-        self.opener_dialect: dict[str, str] = {}
-        for rule in self.lark.rules:
-            if rule.origin.name in dialects and rule.expansion:
-                self.opener_dialect.setdefault(rule.expansion[0].name, str(rule.origin.name))
-        self.entries, self.lead_chars = self._entries()
-        sources = [self.terminals[e.terminal].pattern.pattern for e in self.entries]
-        #: exact: the highest-priority entry that matches completely at a position
-        self.entry_exact = re.compile("|".join(
-            f"(?P<{e.terminal}>{src})" for e, src in zip(self.entries, sources)))
+        self.opener_dialect: dict[str, str] = dict(blueprint["opener_dialect"])
+        self.entries = tuple(EntrySpec(*e) for e in blueprint["entries"])
+        self.lead_chars: str = blueprint["lead_chars"]
+        self._entry_exact: str = blueprint["entry_exact"]
         #: fast: could the text after a lead character still become an entry?
-        self.entry_automaton = EntryAutomaton(sources)
+        self.entry_automaton = EntryAutomaton(table=blueprint["nfa"])
         self.entry_index = {e.terminal: k for k, e in enumerate(self.entries)}
+        #: Terminals that open a call and can also start a block whose opening wrapper is
+        #: missing: where captures note checkpoints (see ``_lessons``).
+        self.call_openers = frozenset(e.terminal for e in self.entries if e.synthetic is not None)
+        #: The bounded terminals after which a block may end: nothing completes a block
+        #: where none of them matches further on.
+        self.block_enders = tuple(
+            self.terminals[name] for name in sorted({
+                name for actions in table.states.values()
+                for name, (action, arg) in actions.items()
+                if getattr(action, "name", "") == "Shift" and "$END" in table.states[arg]
+                and name in self.terminals and not self.terminals[name].is_run}))
+
+    def entry_groups(self, m: re.Match[str], k: int) -> dict[str, str | None] | None:
+        """The named groups of entry ``k``'s own pattern in an ``entry_exact`` match ``m``
+        (None if it has none): what its token carries, as the scanner's tokens do."""
+        if not self.terminals[self.entries[k].terminal].pattern.groupindex:
+            return None
+        prefix = entry_group_prefix(k)
+        return {name[len(prefix):]: value for name, value in m.groupdict().items()
+                if name.startswith(prefix)}
+
+    @functools.cached_property
+    def entry_exact(self) -> re.Pattern[str]:
+        """exact: the highest-priority entry that matches completely at a position (one
+        named group per entry terminal, its own groups renamed apart; compiled on first
+        use, then a plain attribute)."""
+        return compile_pattern(self._entry_exact)
+
+    def pattern_sources(self) -> set[str]:
+        """The source of every pattern this grammar may compile (what the cache freezes)."""
+        out = {self._entry_exact}
+        for t in self.terminals.values():
+            out.update(s for s in (t.source, t.stop_source, t.tail_source) if s is not None)
+            if t._closure:
+                out.add(_viable_source(t._closure))
+            if t.end_chars:
+                out.add(_class_source(frozenset(t.end_chars)))
+        for spec in self.states.values():
+            ends = _shell_chars(spec.bounded)
+            if ends:
+                out.add(_class_source(ends))
+        out.update(self.entry_automaton.move_sources())
+        return out
 
     def remember(self, memo: dict[str, Any], key: str, decision: Any) -> None:
         """Store a scanner decision in one state's ``decisions``; past ``DECISION_LIMIT``
         in all, every state's are dropped first (so their memory is bounded, and a text
         seen again is simply decided again)."""
-        if self._remembered >= DECISION_LIMIT:
-            for spec in self.states.values():
-                spec.decisions.clear()
-            self._remembered = 0
-        memo[key] = decision
-        self._remembered += 1
+        with self._lock:
+            if self._remembered >= DECISION_LIMIT:
+                for spec in self.states.values():
+                    spec.decisions.clear()
+                self._remembered = 0
+            memo[key] = decision
+            self._remembered += 1
 
     def settle(self, key: str, answer: tuple[int, int]) -> None:
         """Store what the sieve found after a tag lead in ``settlements``, dropped whole
         past ``DECISION_LIMIT``: a bound of its own, so prose can never push the scanner's
         decisions out, nor they it."""
-        if len(self.settlements) >= DECISION_LIMIT:
-            self.settlements.clear()
-        self.settlements[key] = answer
+        with self._lock:
+            if len(self.settlements) >= DECISION_LIMIT:
+                self.settlements.clear()
+            self.settlements[key] = answer
 
     def new_parser(self) -> InteractiveParser:
         """A Lark ``InteractiveParser`` at the start of a block (what
@@ -309,64 +237,6 @@ class CompiledGrammar:
         ps = ip.parser_state
         twin = ParserState(self._conf, self._thread, ps.state_stack[:], ps.value_stack[:])
         return InteractiveParser(self._lalr, twin, self._thread)
-
-    # ----------------------------------------------------------------- derivation
-    def _state_spec(self, actions: dict[str, Any]) -> StateSpec:
-        bounded: list[TerminalSpec] = []
-        run: TerminalSpec | None = None
-        call_rule = None
-        for name, (action, arg) in actions.items():
-            spec = self.terminals.get(name)
-            if getattr(action, "name", "") == "Reduce" and _is_call(arg):
-                call_rule = arg
-            if spec is None:
-                continue
-            if spec.is_run:
-                if run is not None and run.name != name:
-                    raise GrammarError(
-                        f"one parser state accepts two runs, {run.name} and {name}; "
-                        "the scanner could not tell where one ends",
-                        expected=(run.name, name),
-                    )
-                run = spec
-            else:
-                bounded.append(spec)
-        bounded.sort(key=lambda t: -t.priority)
-        if call_rule is not None and any(
-                getattr(action, "name", "") != "Reduce" or arg is not call_rule
-                for action, arg in actions.values()):
-            raise GrammarError(
-                f"rule {call_rule.origin.name} (a call) may be complete or may go on after the "
-                "same tokens; a call must be complete the moment its last token arrives")
-        return StateSpec(tuple(bounded), run, "$END" in actions, call_rule)
-
-    def _entries(self) -> tuple[tuple[EntrySpec, ...], str]:
-        start_actions = self.table.states[self.start_state]
-        openers = [self.terminals[n] for n in start_actions if n in self.terminals]
-        openers.sort(key=lambda t: -t.priority)
-        entries = [EntrySpec(t.name, self.opener_dialect.get(t.name, ""), None) for t in openers]
-        seen = {e.terminal for e in entries}
-        for opener in openers:
-            action, after = start_actions[opener.name]
-            if getattr(action, "name", "") != "Shift":
-                continue
-            for name in self.table.states[after]:
-                spec = self.terminals.get(name)
-                if spec is None or spec.is_run or name in seen:
-                    continue
-                seen.add(name)
-                entries.append(EntrySpec(name, self.opener_dialect.get(opener.name, ""),
-                                         opener.name))
-        lead: set[str] = set()
-        for e in entries:
-            first = first_chars(self.terminals[e.terminal].pattern.pattern)
-            if first is None:
-                raise GrammarError(
-                    f"terminal {e.terminal} can start a block but its first character is not "
-                    "a fixed set; prose could not be searched for it"
-                )
-            lead |= first
-        return tuple(entries), "".join(sorted(lead))
 
     def dialect_of_close(self, close_value: str, fallback: str) -> str:
         """The dialect a closing wrapper is spelled in (for blocks whose opener was repaired)."""
@@ -382,65 +252,33 @@ def _is_call(rule: Any) -> bool:
     return bool((rule.alias or rule.origin.name) == _CALL_RULE)
 
 
-def _terminal_spec(t: Any) -> TerminalSpec:
-    source = t.pattern.to_regexp()
-    if reads_before(source):
-        raise GrammarError(
-            f"terminal {t.name} looks before the position it is matched at (a look-behind, "
-            "^, \\A or \\b); the scanner matches a token, or a run's stop, from the text "
-            "held since it began, which may not hold what stands before it",
-            expected=("a pattern that reads only from its own start on (look-aheads are fine)",))
-    if t.name.endswith("_RUN"):
-        soft = _SOFT_RUN.match(source)
-        hard = _HARD_RUN.match(source) if soft is None else None
-        if soft is not None:
-            stop_src = soft.group("stop")
-        elif hard is not None:
-            stop_src = f"[^{hard.group('cls')}]"
-        else:
-            raise GrammarError(
-                f"run terminal {t.name} must be written (?:(?!STOP)[\\s\\S])+ or [CLASS]+",
-                expected=("(?:(?!STOP)[\\s\\S])+", "[CLASS]+"),
-            )
-        closure = prefix_closure(stop_src)
-        if closure is None:
-            raise GrammarError(f"the stop of run terminal {t.name} uses an unsupported construct")
-        width = min(max_width(stop_src), MAX_BOUNDED_WIDTH)
-        tail = re.compile(f"(?=[\\s\\S])(?:{closure})\\Z") if width > 1 else None
-        first = first_chars(stop_src) if soft is not None else None
-        stop_char = next(iter(first)) if first is not None and len(first) == 1 else None
-        return TerminalSpec(t.name, t.priority, None, True, soft is not None,
-                            re.compile(stop_src), tail, width, stop_char)
-    if t.pattern.max_width > MAX_BOUNDED_WIDTH:
-        raise GrammarError(
-            f"terminal {t.name} can be longer than {MAX_BOUNDED_WIDTH} characters; bound its "
-            "repetitions or make it a run (name ending in _RUN)"
-        )
-    grows = growable_before_lookahead(source)
-    if grows:
-        raise GrammarError(
-            f"terminal {t.name} could match short on a text cut by a chunk boundary and long on "
-            f"the whole text: a repeat before a look-ahead both accept {sorted(grows)!r}; take "
-            "those characters out of one of them",
-            expected=("a look-ahead that accepts nothing the repeat before it accepts",))
-    closure = prefix_closure(source)
-    if closure is None:
-        raise GrammarError(
-            f"terminal {t.name} uses a construct whose prefixes cannot be computed "
-            "(back-reference, conditional or inline flag)")
-    return TerminalSpec(t.name, t.priority, re.compile(source),
-                        end_chars=end_chars(source), width=min(max_width(source), MAX_BOUNDED_WIDTH),
-                        closure=closure, reach=max_width(closure), first=first_chars(source))
+def _discard(children: list[Any]) -> None:
+    """The parser callback of a rule whose value nobody reads."""
 
 
-def _char_search(chars: set[str]) -> Any:
-    """The bound ``search`` of a class of ``chars``."""
-    return re.compile("[" + "".join(re.escape(c) for c in sorted(chars)) + "]").search
+def _rules_above_calls(rules: list[Any]) -> list[Any]:
+    """The call rules and every rule that holds one, directly or through others."""
+    above = {str(r.origin.name) for r in rules if _is_call(r)}
+    grew = True
+    while grew:
+        grew = False
+        for r in rules:
+            name = str(r.origin.name)
+            if name not in above and any(str(s.name) in above for s in r.expansion):
+                above.add(name)
+                grew = True
+    return [r for r in rules if str(r.origin.name) in above]
 
 
 def grammar_dirs(extra: tuple[str, ...] = ()) -> tuple[Path, ...]:
     """Where ``.lark`` files are looked up: ``extra`` first, then the installed package's
-    ``grammar/`` (or, in a source checkout, the repository's top-level ``grammar/``)."""
+    ``grammar/`` (or, in a source checkout, the repository's top-level ``grammar/``). A
+    folder in ``extra`` that does not exist, or is not a folder, is a ConfigurationError."""
+    for d in extra:
+        p = Path(d)
+        if not p.is_dir():
+            why = "is a file, not a folder" if p.exists() else "does not exist"
+            raise ConfigurationError(f"grammar folder {str(d)!r} {why}", expected=("a folder",))
     here = Path(__file__).resolve().parent
     packaged = here / "grammar"
     builtin = packaged if packaged.is_dir() else here.parents[1] / "grammar"
@@ -457,12 +295,29 @@ def available_dialects(extra_dirs: tuple[str, ...] = ()) -> tuple[str, ...]:
     return tuple(names)
 
 
-@functools.lru_cache(maxsize=32)
+_loaded: _grammar_cache.OncePerKey[tuple[tuple[str, ...], tuple[str, ...]], CompiledGrammar] = \
+    _grammar_cache.OncePerKey(LOADED_LIMIT)
+
+
 def load_grammar(dialects: tuple[str, ...] = DEFAULT_DIALECTS,
                  extra_dirs: tuple[str, ...] = ()) -> CompiledGrammar:
-    """Compile the grammar for ``dialects`` (memoised: same arguments, same object)."""
+    """The grammar for ``dialects`` with files from ``extra_dirs`` first (memoised: same
+    arguments, same object; built once however many threads ask at once)."""
+    key = (tuple(dialects), tuple(str(d) for d in extra_dirs))
+    g = _loaded.get(key)
+    return g if g is not None else _loaded.get_or_make(key, _load)
+
+
+def _load(key: tuple[tuple[str, ...], tuple[str, ...]]) -> CompiledGrammar:
+    """Read the grammar files; build from the cache's blueprint if it has one, else derive
+    one (``_build``) and store it."""
+    dialects, extra_dirs = key
     if not dialects:
         raise ConfigurationError("at least one dialect must be enabled")
+    for name in dialects:
+        if not (name[:1].isalpha() and name.isascii() and name == name.lower()
+                and name.replace("_", "").isalnum()):  # [a-z][a-z0-9_]*, without a regex
+            raise ConfigurationError(f"dialect name {name!r} must be a lower-case Lark rule name")
     dirs = grammar_dirs(extra_dirs)
 
     def find(name: str) -> Path:
@@ -475,10 +330,42 @@ def load_grammar(dialects: tuple[str, ...] = DEFAULT_DIALECTS,
             expected=available_dialects(extra_dirs),
         )
 
-    for name in dialects:
-        if not re.fullmatch(r"[a-z][a-z0-9_]*", name):
-            raise ConfigurationError(f"dialect name {name!r} must be a lower-case Lark rule name")
-    parts = [find("common").read_text(encoding="utf-8")]
-    parts += [find(name).read_text(encoding="utf-8") for name in dialects]
-    parts.append("start: " + " | ".join(dialects) + "\n")
-    return CompiledGrammar(tuple(dialects), "\n".join(parts))
+    parts = [_read(find(name)) for name in ("common", *dialects)]
+    parts.append(("<start rule>", "start: " + " | ".join(dialects) + "\n"))
+    text = "\n".join(t for _, t in parts)
+    digest = _grammar_cache.digest(text, dialects)
+    blueprint = _grammar_cache.read(digest, _CACHE_GLOBALS)
+    if blueprint is not None:
+        try:
+            return CompiledGrammar(blueprint, None, text)
+        except Exception:  # noqa: BLE001,S110 - a stale or damaged blueprint: rebuilt below
+            pass
+    blueprint, lark = _build(dialects, parts)
+    g = CompiledGrammar(blueprint, lark, text)
+
+    def with_patterns() -> dict[str, Any]:
+        # Every pattern's compiled form, so a warm process compiles none (``_patterns``).
+        frozen = ((s, freeze_pattern(s)) for s in sorted(g.pattern_sources()))
+        return {**blueprint, "patterns": {s: f for s, f in frozen if f is not None}}
+
+    _grammar_cache.write(digest, with_patterns)
+    return g
+
+
+def _read(path: Path) -> tuple[str, str]:
+    """A grammar file's name and text (UTF-8); a file that cannot be read is a GrammarError."""
+    try:
+        return str(path), path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise GrammarError(f"{path}: not valid UTF-8 (byte {exc.object[exc.start]:#04x} at "
+                           f"offset {exc.start})") from None
+    except OSError as exc:
+        raise GrammarError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+
+
+def _build(dialects: tuple[str, ...], parts: list[tuple[str, str]]) -> tuple[dict[str, Any], Lark]:
+    """The cold path: Lark's compile and the derivation (``_derive``), once per grammar
+    and machine while the cache works. (Tests count calls to it.)"""
+    from ._derive import Sources, derive
+
+    return derive(dialects, Sources(parts))

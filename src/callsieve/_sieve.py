@@ -38,6 +38,7 @@ from ._errors import (
 from ._events import Block, Event, Text, ToolCall, ToolCalls
 from ._fences import FenceState, FenceTracker, tail_after
 from ._grammar import DEFAULT_DIALECTS, load_grammar
+from ._lessons import Lessons
 
 __all__ = ["EARLY_EMIT", "MODES", "Sieve", "SieveState", "new_call_id"]
 
@@ -125,6 +126,7 @@ class Sieve:
         "_g",
         "_held",
         "_id_factory",
+        "_lessons",
         "_lead_search",
         "_lead",
         "_log",
@@ -250,6 +252,7 @@ class Sieve:
         self._schemas = schemas_from_tools(tools)
         self._id_factory = id_factory
         self._blocks: list[Block] = []
+        self._lessons = Lessons()
         self._saw_syntax = False
         self._record = False
 
@@ -612,19 +615,18 @@ class Sieve:
                     self._held = buf[p:]
                     break
                 if status == COMPLETE:
-                    self._complete(cap, events)
-                    # Rebase so that ``_tail`` is again "what stands before buf[0]".
-                    self._tail = tail_after(self._tail, cap.raw_text(), cap.raw_len)
-                    buf = cap.leftover + buf[p:] if cap.leftover else buf[p:]
-                    base = cap.start + cap.raw_len
-                    pos = text_start = 0
-                    self._cap = None
-                    self._state = _PROSE
-                    continue
-                # FAILED: release from the opener (or after the calls already emitted) and
-                # scan the rest again as prose.
-                buf, base, pos = self._fail(cap, buf, p)
-                text_start = 0
+                    raw = self._complete(cap, events)
+                    # So that ``_tail`` is again "what stands before buf[pos]".
+                    self._tail = tail_after(self._tail, raw, len(raw))
+                    if cap.leftover is not None:  # a repair read on from a copy of the block
+                        buf, base, pos = cap.leftover, cap.start + cap.raw_len, 0
+                    else:
+                        pos = p
+                    text_start = pos
+                else:
+                    # FAILED: release from the opener (or after the calls already emitted)
+                    # and scan the rest again as prose.
+                    buf, base, text_start, pos = self._fail(cap, buf, base, p)
                 self._cap = None
                 self._state = _PROSE
                 continue
@@ -649,13 +651,24 @@ class Sieve:
                     self._held = buf[i:]
                     break
                 m = value
-                entry = self._g.entries[self._g.entry_index[_group_of(m)]]
-                self._cap = Capture(self._g, entry, base + i, m.group(), self._schemas,
-                                    self._pieces)
+                k = self._g.entry_index[_group_of(m)]
+                entry = self._g.entries[k]
+                lessons = self._lessons
+                lessons.forget(base + i)
+                cap = self._cap = Capture(self._g, entry, base + i, m.group(), self._schemas,
+                                          self._pieces, lessons, self._g.entry_groups(m, k))
                 self._state = _CAPTURE
                 if entry.synthetic is None:
                     self._saw_syntax = True
                 pos = text_start = m.end()
+                if (final and (cap.strict or not self._early)
+                        and lessons.no_end_after(self._g.block_enders, buf, base, base + i)):
+                    # Nothing after it can end a block, and it would emit nothing before
+                    # failing: it fails at once, without reading the rest of the input.
+                    cap.fail("no tag that could close the block follows")
+                    buf, base, text_start, pos = self._fail(cap, buf, base, pos)
+                    self._cap = None
+                    self._state = _PROSE
                 continue
             if text_start < i:
                 events.append(Text(buf[text_start:i]))
@@ -763,7 +776,7 @@ class Sieve:
         events.append(ToolCalls(self._calls(cap, k, cap.dialect), block))
         cap.emitted = len(cap.calls)
 
-    def _complete(self, cap: Capture, events: list[Event]) -> None:
+    def _complete(self, cap: Capture, events: list[Event]) -> str:
         dialect = cap.dialect
         if cap.strict:
             dialect = self._g.dialect_of_close(cap.last_value, dialect)
@@ -779,20 +792,36 @@ class Sieve:
             block = Block((cap.start + cut, block.span[1]), dialect, "complete", block.repairs,
                           tuple(cap.diagnostics[cap.call_diags[cap.emitted - 1]:]), raw[cut:])
         events.append(ToolCalls(calls, block))
+        return raw
 
-    def _fail(self, cap: Capture, buf: str, p: int) -> tuple[str, int, int]:
-        raw = cap.raw_text()
-        rest = raw + buf[p:]
+    def _fail(self, cap: Capture, buf: str, base: int, p: int) -> tuple[str, int, int, int]:
+        """Release a failed capture: ``(buf, base, release, resume)`` — text is released from
+        ``buf[release]`` on and scanned again from ``buf[resume]``. A block that began in this
+        buffer is scanned again in place; one begun in an earlier chunk is joined to the rest
+        of the buffer once (its text was only ever in the capture)."""
+        cap.learn()
+        at = cap.start - base
+        if at >= 0:
+            raw_len = p - at
+            raw = None
+        else:
+            raw = cap.raw_text()
+            raw_len = len(raw)
+            buf = raw + buf[p:]
+            base = cap.start
+            at = 0
         emitted = cap.emitted
         if emitted:
             cut = cap.call_ends[emitted - 1]
             if self._record:
+                raw = buf[at:at + raw_len] if raw is None else raw
                 self._blocks.append(Block((cap.start, cap.start + cut), cap.dialect, "partial",
                                           tuple(cap.repairs),
                                           (*cap.diagnostics, cap.failure), raw[:cut]))
-            self._tail = tail_after(self._tail, raw, cut)
-            return rest[cut:], cap.start + cut, 0
+            self._tail = tail_after(self._tail, buf[at:at + cut], cut)
+            return buf, base, at + cut, at + cut
         if self._record and not cap.strict:  # a failed repair attempt was only ever text
-            self._blocks.append(Block((cap.start, cap.start + len(raw)), cap.dialect, "failed",
+            raw = buf[at:at + raw_len] if raw is None else raw
+            self._blocks.append(Block((cap.start, cap.start + raw_len), cap.dialect, "failed",
                                       tuple(cap.repairs), (*cap.diagnostics, cap.failure), raw))
-        return rest, cap.start, cap.opener_len
+        return buf, base, at, at + cap.opener_len

@@ -1,0 +1,160 @@
+"""Hostile input (SPEC §Invariants 1, 2, 4, 5): inputs that once made the engine exponential
+or quadratic, or broke chunking invariance, each pinned by a regression test.
+
+Cost is measured without clocks: the number of tokens fed to Lark's parser (every capture,
+every repair trial) grows with the work done, so a quadratic or exponential re-reading shows
+as a ratio between two sizes 8x apart; memory is measured by what a result or a sieve holds.
+"""
+
+from __future__ import annotations
+
+import tracemalloc
+from collections.abc import Iterator
+
+import pytest
+from helpers import chunk_at, drive, run_all_ways
+from lark.parsers.lalr_parser_state import ParserState
+
+from callsieve import Sieve, parse
+
+INV = '<invoke name="f"><parameter name="p">v</parameter></invoke>\n'
+
+
+@pytest.fixture
+def tokens_fed(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+    """A counter of the tokens every parser (block, trial, probe) is fed."""
+    count = [0]
+    feed = ParserState.feed_token
+
+    def counting(self: ParserState, token: object, is_end: bool = False) -> object:
+        count[0] += 1
+        return feed(self, token, is_end)
+
+    monkeypatch.setattr(ParserState, "feed_token", counting)
+    yield count
+
+
+def cost(count: list[int], text: str, chunk: int | None = None) -> int:
+    count[0] = 0
+    if chunk is None:
+        parse(text)
+    else:
+        s = Sieve()
+        for i in range(0, len(text), chunk):
+            s.feed(text[i:i + chunk])
+        s.close()
+    return count[0]
+
+
+def assert_linear(count: list[int], small: str, large: str, chunk: int | None = None) -> None:
+    """``large`` is ``small`` 8x over: the work may grow 8x (and a little), not 64x."""
+    a, b = cost(count, small, chunk), cost(count, large, chunk)
+    assert b <= 8 * a * 1.25 + 64, (a, b)
+
+
+# ---------------------------------------------------------------- §4 loose CDATA, finding 1
+def loose_units(k: int) -> str:
+    unit = '<parameter name="p"><![CDATA[abc</parameter>'
+    return '<tool_calls><invoke name="a">' + unit * k + "</invoke>"  # wrapper never closed
+
+
+@pytest.mark.parametrize("chunk", [None, 7])
+def test_inv4_loose_cdata_repair_is_not_exponential(tokens_fed: list[int],
+                                                    chunk: int | None) -> None:
+    # Each trial that met another unclosed CDATA used to start its own search: k=11 took
+    # 8-20 s. One CDATA is closed (SPEC §4), so the work is linear in the block.
+    assert_linear(tokens_fed, loose_units(8), loose_units(64), chunk)
+    assert parse(loose_units(12)).calls == ()
+
+
+def test_s4_failed_repair_trial_leaves_no_trace_in_the_next() -> None:
+    # The last place fails after its invoke closed (no wrapper after it); the earlier one
+    # completes. Trials fork one parser snapshot: a failed one must not leave its parameter
+    # in the tree the next one builds (Lark extends a left-recursive list in place).
+    text = ('<tool_calls><invoke name="a"><parameter name="q">1</parameter>'
+            '<parameter name="p"><![CDATA[ab</parameter></invoke></tool_calls>'
+            "yy</parameter></invoke>")
+    r = run_all_ways(text)
+    assert [(c.name, c.input) for c in r.calls] == [("a", {"q": 1, "p": "ab"})]
+    assert r.text == "yy</parameter></invoke>"
+
+
+# ---------------------------------------------------------------- §7 rescans, finding 2
+@pytest.mark.parametrize("chunk", [None, 7, 4096])
+@pytest.mark.parametrize("shape", ["bare-invokes", "unclosed-wrapper", "invokes-then-text",
+                                   "wrapper-invokes-then-bad-invoke"])
+def test_inv4_failed_block_is_not_read_again_by_each_entry_inside(
+        tokens_fed: list[int], shape: str, chunk: int | None) -> None:
+    def doc(n: int) -> str:
+        return {
+            "bare-invokes": INV * n,
+            "unclosed-wrapper": "<tool_calls>" + INV * n,
+            # fails on stray text, mid-stream, with a closing wrapper after it
+            "invokes-then-text": INV * n + "x</tool_calls>",
+            # fails inside the last invoke, then closes
+            "wrapper-invokes-then-bad-invoke": "<tool_calls>" + INV * n
+            + '<invoke name="g">text</invoke></tool_calls>',
+        }[shape]
+    assert_linear(tokens_fed, doc(40), doc(320), chunk)
+
+
+def test_inv1_the_knowledge_changes_no_answer() -> None:
+    # Blocks that fail, nested in blocks that fail, around ones that parse: the same text
+    # and calls whole, per character and at random splits.
+    text = ("<tool_calls>" + INV * 3 + "<tool_calls>\n" + INV * 2 + "</tool_calls> "
+            + INV * 2 + "x" + INV + "</tool_calls>" + INV * 2)
+    r = run_all_ways(text)
+    assert len(r.calls) == 6  # five in the first block, one repaired after the 'x'
+
+
+def test_inv4_blocks_that_each_open_a_cdata_hold_linear_memory() -> None:
+    # Each nested failed block used to be recorded with its text to the end of the input
+    # (128 KiB of input: 142 MiB). A block known to fail stops where it learns so.
+    text = '<tool_calls><invoke name="f"><parameter name="p"><![CDATA[xx' * 2000
+    r = parse(text)
+    assert r.text == text and r.calls == ()
+    assert sum(len(b.raw) for b in r.blocks) <= 2 * len(text)
+    assert all(text[b.span[0]:b.span[1]] == b.raw for b in r.blocks)
+
+
+# ---------------------------------------------------------------- finding 3: one big chunk
+@pytest.mark.parametrize("block", [
+    ('<|DSML|tool_calls><|DSML|invoke name="f"><|DSML|parameter name="p"><![CDATA[v]]>'
+    "</|DSML|parameter></|DSML|invoke></|DSML|tool_calls>\n"),
+    ('<|DSML|tool_calls><|DSML|invoke name="f"><|DSML|param name="p">v</|DSML|param>'
+    "</|DSML|invoke></|DSML|tool_calls>\n"),
+    "<tool_calls> x ",
+])
+def test_inv1_many_blocks_in_one_chunk_match_the_stream(block: str) -> None:
+    # The buffer is walked with an offset (no copy of the rest after each block); the
+    # answer is the one small chunks give.
+    run_all_ways(block * 150)
+
+
+# ---------------------------------------------------------------- §7 limits, finding 4
+def test_s7_max_block_chars_is_checked_before_the_repair_whatever_the_chunks() -> None:
+    text = ('<tool_calls><invoke name="a"><parameter name="p"><![CDATA[' + "x" * 50
+            + "</parameter></invoke></tool_calls>")
+    assert parse(text, max_block_chars=112).calls == ()
+    for cuts in ([60], [59, 60], [70, 100]):
+        s = Sieve(max_block_chars=112)
+        events = [e for piece in chunk_at(text, cuts) for e in s.feed(piece)] + s.close()
+        assert drive(events) == (text, [])
+    assert [c.name for c in parse(text, max_block_chars=142).calls] == ["a"]
+
+
+# ---------------------------------------------------------------- finding 8: memory
+def test_inv4_an_open_block_of_many_calls_holds_a_small_multiple_of_its_text() -> None:
+    # 100k small invokes held about 1.9 KB each until the wrapper closed (a parse tree per
+    # call); a block now holds each call's values and text, a few hundred bytes.
+    text = "<tool_calls>" + INV * 20_000
+    tracemalloc.start()
+    try:
+        s = Sieve()
+        s.feed(text)
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert held < 12 * len(text), held / len(text)
+    events = s.feed("</tool_calls>") + s.close()
+    assert len(drive(events)[1]) == 20_000
