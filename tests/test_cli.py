@@ -303,6 +303,48 @@ def test_bad_tools_json(capsys: pytest.CaptureFixture[str], tmp_path: Path,
         assert_one_line_error(code, out, err, "tools.json")
 
 
+@pytest.mark.parametrize(("content", "needles"), [
+    ('[{"bogus": 1}, 5]', ("tools[0]", "'name'")),
+    ('[{"name": "f"}, 5]', ("tools[1]", "expected a dict", "int")),
+    ('[{"name": "f", "parameters": "{}"}]', ("tools[0]['parameters']", "JSON Schema")),
+    ('[{"type": "function", "function": {"name": ""}}]', ("tools[0]['function']", "'name'")),
+])
+def test_malformed_tool_definition(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                   content: str, needles: tuple[str, ...]) -> None:
+    tools = tmp_path / "bad.json"
+    tools.write_text(content, encoding="utf-8")
+    for command in ("parse", "stream"):
+        code, out, err = run(capsys, command, str(EXAMPLE), "--tools", str(tools))
+        assert_one_line_error(code, out, err, "bad.json", *needles)
+
+
+class _Unread(io.StringIO):
+    def read(self, size: int | None = -1) -> str:
+        raise AssertionError("standard input was read before the options were checked")
+
+
+def test_tools_checked_before_stdin_is_read(capsys: pytest.CaptureFixture[str],
+                                            monkeypatch: pytest.MonkeyPatch,
+                                            tmp_path: Path) -> None:
+    tools = tmp_path / "bad.json"
+    tools.write_text('[{"bogus": 1}]', encoding="utf-8")
+    monkeypatch.setattr(sys, "stdin", _Unread())
+    for command in ("parse", "stream"):
+        code, out, err = run(capsys, command, "-", "--tools", str(tools))
+        assert_one_line_error(code, out, err, "bad.json", "tools[0]")
+
+
+def test_configuration_error_is_one_line(capsys: pytest.CaptureFixture[str],
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # A CallsieveError whose message spans lines (e.g. quoting a multi-line exception).
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise callsieve.ConfigurationError("first line\n  second line")
+
+    monkeypatch.setattr("callsieve.__main__.SieveOptions", refuse)
+    code, out, err = run(capsys, "parse", str(EXAMPLE))
+    assert_one_line_error(code, out, err, "first line second line")
+
+
 def test_invalid_utf8(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     bad = tmp_path / "latin1.txt"
     bad.write_bytes("caf\xe9 <tool_calls>".encode("latin-1"))

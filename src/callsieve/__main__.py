@@ -12,8 +12,10 @@ text events are not coalesced, so the output shows the real hold-back behaviour.
 input; ``stream -`` feeds it as it arrives, so a model's output can be piped in live.
 What it guarantees: input is read as UTF-8 with line endings kept as they are (spans index
 the exact text); output is JSON, with non-ASCII kept when standard output can encode it and
-escaped otherwise. A user error (missing or unreadable file, bad UTF-8, bad tools JSON, a bad
-option) prints one line to standard error and returns exit code 2 — never a traceback.
+escaped otherwise. A user error (missing or unreadable file, bad UTF-8, bad tools JSON, a
+malformed tool definition, a bad option) prints one line to standard error and returns exit
+code 2 — never a traceback. The options (``SieveOptions``) are checked before any input is
+read, so ``parse -`` with a bad tools file fails at once instead of waiting for stdin.
 What it costs: ``parse`` holds the whole input; ``stream`` holds one chunk plus what the
 sieve holds, except that a FILE is read whole before it is chunked.
 """
@@ -28,7 +30,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn, TextIO
 
-from ._errors import CallsieveError
+from ._errors import CallsieveError, ConfigurationError
 from ._events import (
     ArgumentsDelta,
     Block,
@@ -40,8 +42,9 @@ from ._events import (
     ToolCall,
     ToolCalls,
 )
+from ._options import EARLY_EMIT, SieveOptions
 from ._results import ParseResult, parse
-from ._sieve import EARLY_EMIT, Sieve
+from ._sieve import Sieve
 
 __all__ = ["main"]
 
@@ -198,7 +201,17 @@ def _load_tools(path: str | None) -> list[Any] | None:
     if not isinstance(tools, list):
         raise _UsageError(f"{path}: expected a JSON list of tool definitions, "
                           f"got a JSON {type(tools).__name__}")
+    try:
+        SieveOptions(tools)
+    except ConfigurationError as exc:  # a malformed definition: say which file holds it
+        raise _UsageError(f"{path}: {exc}") from None
     return tools
+
+
+def _options(args: argparse.Namespace) -> tuple[list[Any] | None, SieveOptions]:
+    """The tools and the validated options of a command, before any input is read."""
+    tools = _load_tools(args.tools)
+    return tools, SieveOptions(tools, early_emit=getattr(args, "early_emit", "block"))
 
 
 # ---------------------------------------------------------------------- commands
@@ -243,7 +256,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _cmd_parse(args: argparse.Namespace, out: TextIO) -> int:
-    tools = _load_tools(args.tools)
+    tools, _ = _options(args)
     result = parse(_read_text(args.file), tools=tools)
     out.write(_dumps(result_json(result), out, indent=2) + "\n")
     out.flush()
@@ -251,8 +264,8 @@ def _cmd_parse(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_stream(args: argparse.Namespace, out: TextIO) -> int:
-    tools = _load_tools(args.tools)
-    sieve = Sieve(tools, early_emit=args.early_emit)
+    tools, options = _options(args)
+    sieve = Sieve(tools, early_emit=options.early_emit)
 
     def emit(events: list[Event]) -> None:
         out.writelines(_dumps(event_json(e), out, indent=None) + "\n" for e in events)
@@ -265,6 +278,11 @@ def _cmd_stream(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+def _one_line(message: str) -> str:
+    """A message as one line (an error quoting a multi-line exception stays one line)."""
+    return " ".join(part.strip() for part in message.splitlines() if part.strip())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code (0 ok, 2 user error)."""
     parser = build_parser()
@@ -272,11 +290,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
         command = _cmd_parse if args.command == "parse" else _cmd_stream
         return command(args, sys.stdout)
-    except _UsageError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except CallsieveError as exc:  # e.g. a ConfigurationError from an option value
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
+    except (_UsageError, CallsieveError) as exc:  # CallsieveError: e.g. a bad option value
+        print(f"{PROG}: error: {_one_line(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except SystemExit as exc:  # --help
         return exc.code if isinstance(exc.code, int) else EXIT_OK

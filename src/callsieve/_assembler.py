@@ -26,7 +26,10 @@ _QUOTES = "\"'“”‘’"
 def schemas_from_tools(tools: Any) -> dict[str, dict[str, Any]]:
     """``{tool name: parameters schema}`` from OpenAI-style
     ``{"type": "function", "function": {"name", "parameters"}}``, flat ``{"name",
-    "parameters"}`` or Anthropic-style ``{"name", "input_schema"}`` entries."""
+    "parameters"}`` or Anthropic-style ``{"name", "input_schema"}`` entries (a ``None``
+    schema counts as absent; no schema reads as ``{}``; a later tool of the same name wins).
+    Lenient: an entry it cannot read is skipped — ``SieveOptions`` (``_options``) validates
+    and normalises the definitions before they get here."""
     out: dict[str, dict[str, Any]] = {}
     for tool in tools or ():
         if not isinstance(tool, dict):
@@ -36,7 +39,9 @@ def schemas_from_tools(tools: Any) -> dict[str, dict[str, Any]]:
         name = spec.get("name")
         if not isinstance(name, str):
             continue
-        schema = spec.get("parameters", spec.get("input_schema"))
+        schema = spec.get("parameters")
+        if schema is None:
+            schema = spec.get("input_schema")
         out[name] = schema if isinstance(schema, dict) else {}
     return out
 

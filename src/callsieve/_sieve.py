@@ -22,31 +22,28 @@ linear in the new text plus a bounded held tail.
 from __future__ import annotations
 
 import enum
-import secrets
+import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ._assembler import schemas_from_tools
 from ._automaton import DEAD, UNKNOWN
 from ._capture import COMPLETE, VIABLE, Capture
-from ._errors import (
-    ConfigurationError,
-    InputTypeError,
-    SieveClosedError,
-    UnknownOptionError,
-)
+from ._errors import InputTypeError, SieveClosedError
 from ._events import Block, Event, Text, ToolCall, ToolCalls
 from ._fences import FenceState, FenceTracker, tail_after
 from ._grammar import DEFAULT_DIALECTS, load_grammar
 from ._lessons import Lessons
+from ._options import (
+    DEFAULT_MAX_BLOCK_CHARS,
+    EARLY_EMIT,
+    MODES,
+    SieveOptions,
+    make_call_id,
+    new_call_id,
+)
 
 __all__ = ["EARLY_EMIT", "MODES", "Sieve", "SieveState", "new_call_id"]
 
-EARLY_EMIT = ("block", "invoke")
-OPTIONS = ("tools", "early_emit", "mode", "max_block_chars", "dialects", "grammar_dirs",
-           "id_factory")
-MODES = ("on", "off")
-DEFAULT_MAX_BLOCK_CHARS = 8 * 1024 * 1024
 HOT_BUDGET = 256  # chunks a hot path may take between two folds (it holds their references)
 _NO_CANDIDATE = -2
 _SHORT_WALK = 16  # characters _settles follows inline before it hands over to the walk
@@ -82,10 +79,6 @@ class SieveState(enum.Enum):
 # about 90 ns in CPython 3.11, on every chunk that reaches the machine).
 _PROSE, _CAPTURE, _CLOSED = SieveState.PROSE, SieveState.CAPTURE, SieveState.CLOSED
 _LIVE = FenceState.LIVE
-
-def new_call_id() -> str:
-    """An OpenAI-style call id: ``call_`` and 24 random hex digits."""
-    return "call_" + secrets.token_hex(12)
 
 
 class Sieve:
@@ -176,21 +169,14 @@ class Sieve:
         mode: str = "on",
         max_block_chars: int = DEFAULT_MAX_BLOCK_CHARS,
         dialects: Iterable[str] = DEFAULT_DIALECTS,
-        grammar_dirs: Iterable[str] = (),
+        grammar_dirs: Iterable[str | os.PathLike[str]] = (),
         id_factory: Callable[[], str] = new_call_id,
         **unknown: Any,
     ) -> None:
-        if unknown:
-            raise UnknownOptionError(
-                f"unknown option(s): {', '.join(sorted(unknown))}", expected=OPTIONS)
-        if early_emit not in EARLY_EMIT:
-            raise ConfigurationError(f"early_emit must be one of {EARLY_EMIT}, not {early_emit!r}",
-                                     expected=EARLY_EMIT)
-        if mode not in MODES:
-            raise ConfigurationError(f"mode must be one of {MODES}, not {mode!r}", expected=MODES)
-        if not isinstance(max_block_chars, int) or max_block_chars < 1:
-            raise ConfigurationError("max_block_chars must be a positive int")
-        self._g = load_grammar(tuple(dialects), tuple(str(d) for d in grammar_dirs))
+        opts = SieveOptions(tools, early_emit=early_emit, mode=mode,
+                            max_block_chars=max_block_chars, dialects=dialects,
+                            grammar_dirs=grammar_dirs, id_factory=id_factory, **unknown)
+        self._g = load_grammar(opts.dialects, opts.grammar_dirs)
         self._state = _PROSE
         self._cap: Capture | None = None
         self._held = ""
@@ -224,7 +210,7 @@ class Sieve:
         self._settled_state = 0  # scratch: _settles() leaves a live candidate's state here
         # PROSE, nothing held: the hot path and the one search are on (``_budget`` is
         # ``_live``, even once spent, until something turns them off).
-        self._budget = self._live if mode != "off" else self._idle
+        self._budget = self._live if opts.mode != "off" else self._idle
         # Inside a streaming run: its capture, the stop's single first character ("" if it
         # has none: "" is in every chunk, so ``may_stop`` is asked) and whether a chunk may
         # hold the stop (``bool`` until a run starts: "it may").
@@ -246,11 +232,11 @@ class Sieve:
         # more may be held before it is too long to be a tag.
         self._shell_probe: Callable[[str], Any] | None = None
         self._shell_room = 0
-        self._early = early_emit == "invoke"
-        self._off = mode == "off"
-        self._limit = max_block_chars
-        self._schemas = schemas_from_tools(tools)
-        self._id_factory = id_factory
+        self._early = opts.early_emit == "invoke"
+        self._off = opts.mode == "off"
+        self._limit = opts.max_block_chars
+        self._schemas = opts.schemas
+        self._id_factory = opts.id_factory
         self._blocks: list[Block] = []
         self._lessons = Lessons()
         self._saw_syntax = False
@@ -756,7 +742,7 @@ class Sieve:
 
     def _calls(self, cap: Capture, start: int, dialect: str) -> tuple[ToolCall, ...]:
         repairs = tuple(cap.repairs)
-        return tuple(ToolCall(name, args, self._id_factory(), dialect, repairs)
+        return tuple(ToolCall(name, args, make_call_id(self._id_factory), dialect, repairs)
                      for name, args in cap.calls[start:])
 
     def _emit_early(self, cap: Capture, events: list[Event]) -> None:
