@@ -11,7 +11,15 @@ exactly N, or ended by a blank line); FENCE (a stack: a fence line with an info 
 inside a fence opens a nested one, a bare fence line of the top's character at least as
 long closes it). A fence opens on a run of at least three backticks or tildes at the start
 of a line (up to three spaces of indentation); the rest of that line is its info string.
-What it guarantees: decisions depend on the text only, never on where chunks split.
+Nesting is capped at ``MAX_FENCE_DEPTH`` open fences: with that many open, a fence line with
+an info string is content of the innermost fence (it pushes nothing, and no later line pops
+for it), while a bare fence line still closes the innermost fence as at any depth.
+What it guarantees: decisions depend on the text only, never on where chunks split (the cap
+is tested when the first non-blank character after a fence line's run arrives, however the
+line was cut).
+Memory is bounded whatever the input: the stack holds at most ``MAX_FENCE_DEPTH`` pairs
+(character, run length); everything else is counters and single characters; no text is
+kept (the caller passes the last four characters before each buffer as ``tail``).
 What it costs: LIVE prose is one regex search per buffer; code one search per backtick run
 or line; fences one ``find`` per line plus the first few characters of each line; the
 line-start check looks back at most four characters.
@@ -22,7 +30,14 @@ from __future__ import annotations
 import enum
 import re
 
-__all__ = ["FenceState", "FenceTracker", "tail_after"]
+__all__ = ["MAX_FENCE_DEPTH", "FenceState", "FenceTracker", "tail_after"]
+
+#: At most this many fences are open at once. Markdown in model output nests two or three
+#: deep (a ````md fence quoting a ```xml one); 64 is far past any real document, yet keeps
+#: the stack a few kilobytes at most: without a cap, 1 MiB of "```x\n" lines would open
+#: about 200,000 fences (12 MiB). Past the cap a would-be opener is content (see
+#: ``FenceTracker``).
+MAX_FENCE_DEPTH = 64
 
 
 class FenceState(enum.Enum):
@@ -51,7 +66,7 @@ class FenceTracker:
     def __init__(self, tag_leads: str) -> None:
         self.state = _LIVE
         self.span = 0  # backtick count of the open inline span
-        self.stack: list[tuple[str, int]] = []  # open fences, innermost last
+        self.stack: list[tuple[str, int]] = []  # open fences, innermost last, capped
         self.blank_pending = False  # CODE: a line break, then only blanks so far
         self.leads = tag_leads + "`~"  # what LIVE prose stops at
         self._live_lead = re.compile("[" + re.escape(self.leads) + "]")
@@ -62,6 +77,11 @@ class FenceTracker:
         self.line_n = 0
         self.line_char = ""
         self.line_run = 0
+
+    @property
+    def depth(self) -> int:
+        """How many fences are open (0 outside fences; never more than MAX_FENCE_DEPTH)."""
+        return len(self.stack)
 
     @property
     def live_lead(self) -> re.Pattern[str]:
@@ -216,7 +236,9 @@ class FenceTracker:
                     return pos + 1
             self.phase, self.line_n = _INDENT, 0
             return pos + 1
-        if self.line_run >= 3:  # a fence line with an info string opens a nested fence
+        # A fence line with an info string opens a nested fence, unless MAX_FENCE_DEPTH
+        # are open: then it is content of the innermost one.
+        if self.line_run >= 3 and len(self.stack) < MAX_FENCE_DEPTH:
             self.stack.append((self.line_char, self.line_run))
         self.phase = _MID_LINE
         return pos
