@@ -1,0 +1,263 @@
+"""Strategy: the hostile inputs of ``bench_adversarial.py``, each a pure function of one size
+parameter, so a fresh child process can rebuild exactly the document the parent asked for.
+
+Every case names what its parameter counts (``k`` units, invokes, blocks, items, characters or
+repeats of a fixed unit) and gives it at two sizes 8x apart; the document's size in the report
+is always ``len(doc)`` in characters. Random content uses fixed seeds. The chat and prose
+generators are ``bench_stream``'s (imported lazily: it imports ``callsieve`` itself, which the
+child has already imported from the tree under test). Nothing here imports ``callsieve``.
+
+It also holds the run's checker, shared by every child: ``run_stream`` feeds a document in
+fixed-size chunks and checks conservation event by event (the ``Text`` and block ``raw``
+pieces, in order, are the input; each block's ``span`` is where its ``raw`` is), keeping only
+an offset and SHA-1s of the block spans and the calls; ``check_parse`` checks a ``parse``
+result the same way and gives the same digests, so the parent can compare the two.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from itertools import chain
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+MB = 1_000_000
+STREAM_MODES = ("7", "4096", "whole")  # chunk sizes, or parse() on the whole text
+
+LOOSE_CDATA_UNIT = '<parameter name="p"><![CDATA[abc</parameter>'
+INVOKE = '<invoke name="f"><parameter name="p">v</parameter></invoke>\n'
+OPEN_CDATA_BLOCK = '<tool_calls><invoke name="f"><parameter name="p"><![CDATA[xx'
+DSML_BLOCK = ('<|DSML|tool_calls><|DSML|invoke name="f"><|DSML|parameter name="p">'
+              '<![CDATA[v]]></|DSML|parameter></|DSML|invoke></|DSML|tool_calls>\n')
+DSML_FAILED = DSML_BLOCK.replace('<|DSML|parameter name="p">', '<|DSML|param name="p">')
+MENTION = "<tool_calls> x "
+OPEN_TAG = "<tool_calls>"
+_NO_7 = "7-char chunks on 50 MB would take minutes (7.1 M feed calls)"
+UNIT_50 = 781_250  # the 50 MB rows repeat one unit of this many characters (64 x = 50 MB)
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    title: str
+    make: Callable[[int], str]
+    sizes: tuple[int, int]  # the parameter at the smaller and the larger size, before scaling
+    param: str  # what the parameter counts
+    modes: tuple[str, ...] = STREAM_MODES
+    scaled: bool = True  # False: --quick/--sizes leave the parameter alone
+    gate: str = ""  # run a mode only if this case's larger size was fast in that mode
+    not_run: tuple[str, ...] = ()  # modes listed in the table as not run (see ``note``)
+    note: str = ""
+
+
+def _bench_stream() -> ModuleType:
+    here = str(Path(__file__).resolve().parent)
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    import bench_stream
+
+    return bench_stream
+
+
+def repeat_to(unit: str, n: int) -> str:
+    """``unit`` repeated and cut to exactly ``n`` characters."""
+    return (unit * (n // len(unit) + 1))[:n]
+
+
+def loose_cdata(k: int) -> str:
+    return '<tool_calls><invoke name="a">' + LOOSE_CDATA_UNIT * k + "</invoke>"
+
+
+def nested_items(n: int) -> str:
+    body = "<item>" * n + "x" + "</item>" * n
+    return ('<tool_calls><invoke name="f"><parameter name="p">' + body
+            + "</parameter></invoke></tool_calls>")
+
+
+def fences(n: int) -> str:
+    """Backtick and tilde runs, newlines and fence lines, with a few words between."""
+    rng = random.Random(12)
+    out: list[str] = []
+    size = 0
+    while size < n:
+        r = rng.random()
+        if r < 0.3:
+            s = "`" * rng.randint(1, 12)
+        elif r < 0.5:
+            s = "~" * rng.randint(1, 12)
+        elif r < 0.65:
+            s = "\n"
+        elif r < 0.75:
+            s = "`" * rng.randint(3, 6) + rng.choice(("x", "python", "", " sh", "~")) + "\n"
+        elif r < 0.85:
+            s = "~" * rng.randint(3, 6) + rng.choice(("", "x", "`")) + "\n"
+        elif r < 0.95:
+            s = rng.choice((" ", " a ", "code", " `x` ", "  "))
+        else:
+            s = rng.choice(("`` ` ``", "~`~`", "\n```\n", "\n~~~\n"))
+        out.append(s)
+        size += len(s)
+    return "".join(out)[:n]
+
+
+_ODD_PIECES = (
+    "\ud800", "\udfff", "\udc00", "\ud83d", "\x00", "\x00\x00", "<\x00tool_calls>",
+    "<tool_calls\x00>", "<|DSML|tool_calls>\x00", "<\ud800invoke name=\"f\">", "</\x00tool_calls>",
+    "<tool_calls><invoke name=\"f\x00\"></invoke></tool_calls>",
+    ("<tool_calls><invoke name=\"f\"><parameter name=\"p\">\x00\ud800</parameter></invoke>"
+     "</tool_calls>"),
+    ("<|DSML|tool_calls><|DSML|invoke name=\"g\"><|DSML|parameter name=\"q\">"
+     "<![CDATA[\udfff\x00]]></|DSML|parameter></|DSML|invoke></|DSML|tool_calls>"),
+    "<tool_calls><invoke name=\"\ud800\">", "<![CDATA[\x00", "]]>\x00", "`\x00`",
+)
+_WORDS = ("the ", "a ", "tool ", "call ", "value ", "if a<b ", "x ", ". ", "\n", "result ")
+
+
+def odd_chars(n: int) -> str:
+    """Prose with lone surrogates, NULs and tags holding them (some are complete blocks)."""
+    rng = random.Random(13)
+    out: list[str] = []
+    size = 0
+    while size < n:
+        s = rng.choice(_ODD_PIECES) if rng.random() < 0.25 else rng.choice(_WORDS)
+        out.append(s)
+        size += len(s)
+    return "".join(out)[:n]
+
+
+def chat(n: int) -> str:
+    """bench_stream's chat (prose, DSML blocks with CDATA code), 200 calls per MB."""
+    bs = _bench_stream()
+    return str(bs.chat(random.Random(bs.DOC_SEED + 2), n, n * 200 // MB)[0])
+
+
+def prose_units(count: int) -> str:
+    bs = _bench_stream()
+    return str(bs.prose(random.Random(bs.DOC_SEED), UNIT_50)) * count
+
+
+def chat_units(count: int) -> str:
+    return chat(UNIT_50) * count
+
+
+CASES: tuple[Case, ...] = (
+    Case("loose-cdata", "loose-CDATA repair, wrapper never closed", loose_cdata, (8, 64), "k",
+         scaled=False, note="exponential in k in the engine this was written against"),
+    Case("loose-cdata-1mb", "loose-CDATA repair at ~1 MB", loose_cdata, (2_840, 22_720), "k",
+         gate="loose-cdata", note="run only where loose-cdata at k=64 took under 1 s"),
+    Case("bare-invokes", "bare invokes, no wrapper", lambda n: INVOKE * n, (2_048, 16_384),
+         "invokes"),
+    Case("open-wrapper", "unclosed <tool_calls> around invokes",
+         lambda n: "<tool_calls>" + INVOKE * n, (2_048, 16_384), "invokes"),
+    Case("open-cdata-blocks", "blocks each opening a CDATA, never closed",
+         lambda n: OPEN_CDATA_BLOCK * n, (2_048, 16_384), "blocks"),
+    Case("dsml-blocks", "complete DSML blocks back to back", lambda n: DSML_BLOCK * n,
+         (1_000, 8_000), "blocks"),
+    Case("dsml-failed", "failed DSML blocks (`<|DSML|param`)", lambda n: DSML_FAILED * n,
+         (1_000, 8_000), "blocks"),
+    Case("mentions", "prose mentions `<tool_calls> x `", lambda n: MENTION * n,
+         (12_500, 100_000), "mentions"),
+    Case("lt-run", "a run of `<`", lambda n: "<" * n, (125_000, 1_000_000), "chars"),
+    Case("open-tags", "`<tool_calls>` repeated", lambda n: repeat_to(OPEN_TAG, n),
+         (125_000, 1_000_000), "chars"),
+    Case("nested-items", "nested `<item>` value, block closed", nested_items,
+         (12_500, 100_000), "items"),
+    Case("open-cdata-10mb", "one unclosed CDATA",
+         lambda n: '<tool_calls><invoke name="f"><parameter name="p"><![CDATA[' + "x" * n,
+         (1_250_000, 10_000_000), "chars"),
+    Case("open-wrapper-10mb", "one unclosed wrapper and parameter",
+         lambda n: '<tool_calls><invoke name="f"><parameter name="p">' + "x" * n,
+         (1_250_000, 10_000_000), "chars"),
+    Case("fences", "backtick/tilde runs and fence lines", fences, (125_000, 1_000_000), "chars"),
+    Case("odd-chars", "lone surrogates and NULs in prose and tags", odd_chars,
+         (125_000, 1_000_000), "chars"),
+    Case("chat-1char", "chat (prose + DSML blocks), 1-char chunks", chat, (125_000, 1_000_000),
+         "chars", modes=("1", "whole")),
+    Case("prose-50mb", "prose in one 50 MB chunk", prose_units, (8, 64), "units of 781,250 chars",
+         modes=("4096", "whole"), not_run=("7",), note=_NO_7),
+    Case("chat-50mb", "chat in one 50 MB chunk", chat_units, (8, 64), "units of 781,250 chars",
+         modes=("4096", "whole"), not_run=("7",), note=_NO_7),
+)
+BY_NAME = {c.name: c for c in CASES}
+
+
+def scaled_sizes(case: Case, scale: float) -> tuple[int, int]:
+    """The case's two parameters under ``--sizes``/``--quick``; the larger stays 8x the
+    smaller where it can (a parameter never drops below 1)."""
+    if not case.scaled or scale == 1.0:
+        return case.sizes
+    small = max(1, round(case.sizes[0] * scale))
+    return small, max(small + 1, round(case.sizes[1] * scale))
+
+
+# ---------------------------------------------------------------------- running and checking
+def _b(x: object) -> bytes:
+    return repr(x).encode("utf-8", "surrogatepass")
+
+
+def run_stream(cs: Any, doc: str, k: int) -> dict[str, Any]:
+    """Stream ``doc`` in ``k``-character chunks, checking conservation event by event."""
+    text_cls, calls_cls = cs.Text, cs.ToolCalls
+    s = cs.Sieve()
+    feed = s.feed
+    pos, bad, other, n_calls, n_blocks = 0, -1, 0, 0, 0
+    spans, calls = hashlib.sha1(), hashlib.sha1()
+    for i in chain(range(0, len(doc), k), (-1,)):
+        for e in (feed(doc[i:i + k]) if i >= 0 else s.close()):
+            cls = e.__class__
+            if cls is text_cls:
+                t = e.text
+                if bad < 0 and not doc.startswith(t, pos):
+                    bad = pos
+                pos += len(t)
+            elif cls is calls_cls:
+                b = e.block
+                raw = b.raw
+                if bad < 0 and (tuple(b.span) != (pos, pos + len(raw))
+                                or not doc.startswith(raw, pos)):
+                    bad = pos
+                pos += len(raw)
+                spans.update(_b(tuple(b.span)))
+                n_blocks += 1
+                for c in e.calls:
+                    calls.update(_b((c.name, c.input)))
+                    n_calls += 1
+            else:
+                other += 1
+    problem = None
+    if bad >= 0 or pos != len(doc):
+        at = bad if bad >= 0 else pos
+        problem = (f"conservation: events rebuild the input only up to offset {at:,} of "
+                   f"{len(doc):,} ({other} other events)")
+    return {"problem": problem, "spans": spans.hexdigest(), "calls": calls.hexdigest(),
+            "n_calls": n_calls, "n_blocks": n_blocks}
+
+
+def check_parse(doc: str, r: Any) -> dict[str, Any]:
+    """Conservation for ``parse``'s result, and the same digests as ``run_stream``'s."""
+    spans, calls = hashlib.sha1(), hashlib.sha1()
+    pos = tpos = n_blocks = 0
+    problem = None
+    for b in sorted(r.blocks, key=lambda b: tuple(b.span)):
+        s, e = b.span
+        if doc[s:e] != b.raw:
+            problem = problem or f"conservation: block raw is not input[{s:,}:{e:,}]"
+        if b.status == "failed":
+            continue
+        piece = doc[pos:s]
+        if s < pos or r.text[tpos:tpos + len(piece)] != piece:
+            problem = problem or f"conservation: text differs before the block at {s:,}"
+        tpos, pos = tpos + len(piece), e
+        spans.update(_b((s, e)))
+        n_blocks += 1
+    if r.text[tpos:] != doc[pos:]:
+        problem = problem or f"conservation: text differs after offset {pos:,}"
+    for c in r.calls:
+        calls.update(_b((c.name, c.input)))
+    return {"problem": problem, "spans": spans.hexdigest(), "calls": calls.hexdigest(),
+            "n_calls": len(r.calls), "n_blocks": n_blocks}
