@@ -16,6 +16,7 @@ from helpers import chunk_at, drive, run_all_ways
 from lark.parsers.lalr_parser_state import ParserState
 
 from callsieve import Sieve, parse
+from callsieve._values import MAX_XML_DEPTH
 
 INV = '<invoke name="f"><parameter name="p">v</parameter></invoke>\n'
 
@@ -158,3 +159,33 @@ def test_inv4_an_open_block_of_many_calls_holds_a_small_multiple_of_its_text() -
     assert held < 12 * len(text), held / len(text)
     events = s.feed("</tool_calls>") + s.close()
     assert len(drive(events)[1]) == 20_000
+
+
+# ---------------------------------------------------------------- §5 values: nesting
+def nested(n: int) -> str:
+    return ('<tool_calls><invoke name="f"><parameter name="p">' + "<item>" * n + "1"
+            + "</item>" * n + "</parameter></invoke></tool_calls>")
+
+
+def test_s5_structured_values_nest_up_to_the_bound_deeper_stays_a_string() -> None:
+    value = parse(nested(MAX_XML_DEPTH)).calls[0].input["p"]
+    for _ in range(MAX_XML_DEPTH):
+        assert isinstance(value, list) and len(value) == 1
+        value = value[0]
+    assert value == 1
+    deeper = nested(MAX_XML_DEPTH + 1)
+    assert parse(deeper).calls[0].input["p"] == deeper[deeper.index("<item>"):deeper.index(
+        "</parameter>")]
+
+
+def test_inv4_a_value_of_100k_nested_elements_is_not_built_as_a_tree() -> None:
+    # ElementTree used to build all 100k elements before the decoder gave up (26x the input).
+    text = nested(100_000)
+    tracemalloc.start()
+    try:
+        r = parse(text)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert isinstance(r.calls[0].input["p"], str)
+    assert peak < 8 * len(text), peak / len(text)

@@ -5,19 +5,24 @@ and its XML entities decoded; ``string="true"`` keeps the raw string, ``string="
 JSON; otherwise a JSON literal becomes its value. Element children become arrays (all
 ``<item>``) or objects (repeated names collect into arrays), recursively; structured XML
 inside CDATA is decoded the same way unless the parameter is a raw-text field or the
-fragment is a single flat inline tag. A schema type of ``string`` keeps a string.
+fragment is a single flat inline tag. A schema type of ``string`` keeps a string. Elements
+nested deeper than ``MAX_XML_DEPTH`` keep the body a string: the fragment is read with a
+pull parser in slices, and reading stops at the first element too deep, so a hostile body
+of 100k nested elements costs one slice of elements, not 100k of them.
 What it guarantees: pure functions, no exceptions escape for any input. What it costs:
 linear in the body; XML is only parsed when the body contains ``<``.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
 __all__ = [
+    "MAX_XML_DEPTH",
     "RAW_TEXT_FIELDS",
     "decode_entities",
     "decode_param",
@@ -28,6 +33,11 @@ __all__ = [
 #: Parameters whose CDATA is never read as XML, whatever it holds.
 RAW_TEXT_FIELDS = frozenset({"content", "command", "prompt", "old_string", "new_string",
                              "code", "text"})
+
+#: Elements nested deeper than this in a body keep it a string (real arguments nest a few
+#: levels; the bound keeps the decoder's memory and recursion small on any input).
+MAX_XML_DEPTH = 64
+_XML_SLICE = 4096  # characters fed to the pull parser between two depth checks
 
 _ENTITY = re.compile(r"&(lt|gt|amp|quot|apos|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6});")
 _NAMED = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
@@ -116,8 +126,21 @@ def _json_or_string(text: str) -> Any:
 def _xml_fragment(text: str, *, from_cdata: bool) -> tuple[bool, Any]:
     """Elements-only XML → (True, array|object); anything else → (False, None)."""
     try:
-        return _xml_tree(ET.fromstring(f"<r>{text}</r>"), from_cdata)
-    except Exception:  # noqa: BLE001 - expat rejects lone surrogates, depth, …: not XML, a string
+        parser = ET.XMLPullParser(("start", "end"))
+        root = None
+        depth = 0
+        slices = (text[k:k + _XML_SLICE] for k in range(0, len(text), _XML_SLICE))
+        for piece in itertools.chain(("<r>",), slices, ("</r>",)):
+            parser.feed(piece)
+            for event, el in parser.read_events():
+                if root is None:
+                    root = el
+                depth += 1 if event == "start" else -1
+                if depth > MAX_XML_DEPTH + 1:  # (+ 1: the wrapper <r>)
+                    return False, None
+        parser.close()
+        return (False, None) if root is None else _xml_tree(root, from_cdata)
+    except Exception:  # noqa: BLE001 - expat rejects lone surrogates, …: not XML, a string
         return False, None
 
 
