@@ -83,7 +83,7 @@ def test_s4_failed_repair_trial_leaves_no_trace_in_the_next() -> None:
 # ---------------------------------------------------------------- §7 rescans, finding 2
 @pytest.mark.parametrize("chunk", [None, 7, 4096])
 @pytest.mark.parametrize("shape", ["bare-invokes", "unclosed-wrapper", "invokes-then-text",
-                                   "wrapper-invokes-then-bad-invoke"])
+                                   "wrapper-invokes-then-bad-invoke", "unclosed-param-text"])
 def test_inv4_failed_block_is_not_read_again_by_each_entry_inside(
         tokens_fed: list[int], shape: str, chunk: int | None) -> None:
     def doc(n: int) -> str:
@@ -95,6 +95,12 @@ def test_inv4_failed_block_is_not_read_again_by_each_entry_inside(
             # fails inside the last invoke, then closes
             "wrapper-invokes-then-bad-invoke": "<tool_calls>" + INV * n
             + '<invoke name="g">text</invoke></tool_calls>',
+            # found by fuzz/atheris_sieve.py (131k chars: 27 s): the first parameter never
+            # closes, so every later block is its text; the blocks inside share no call
+            # opener with it, only the tokens after their first CDATA
+            "unclosed-param-text": ('<tool_calls><invoke name="a"><parameter name="p">'
+                                    "<![CDATA[a]]><![CDATA[b]]></param</p=rameter>eter>"
+                                    "</invoke></tool_calls>") * n,
         }[shape]
     assert_linear(tokens_fed, doc(40), doc(320), chunk)
 

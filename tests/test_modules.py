@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from callsieve import Block, Text, ToolCall, ToolCalls
 from callsieve._assembler import schemas_from_tools
-from callsieve._capture import decide
+from callsieve._decide import decide
 from callsieve._fences import FenceState, FenceTracker, tail_after
 from callsieve._grammar import load_grammar
 from callsieve._prefix import (

@@ -14,8 +14,8 @@ text is never re-scanned: only the new chunk is searched for the run's stop.
 Repairs (SPEC §4) are synthetic tokens: the missing opening wrapper (fed before the first
 invoke; such a block fails on the first non-white stray text, and emits nothing until its
 closing wrapper) and, at the end of input, loose CDATA (``_repair``).
-A capture notes a checkpoint at every call opener and stops at one where an earlier capture
-failed, and at the end of the input does not read again a run known to reach it
+A capture notes a checkpoint after every run and at every call opener, and stops at one
+where an earlier capture failed, and at the end of the input does not read again a run known to reach it
 (``_lessons``): a failed block's text is scanned again, and this keeps that linear.
 What it guarantees: the same tokens, hence the same answer, for any chunking.
 What it costs: O(1) per chunk inside runs, one Lark step per token, and a few regex calls
@@ -27,90 +27,23 @@ dialect's tags are few); a held tail is bounded by the longest bounded terminal.
 from __future__ import annotations
 
 from array import array
-from typing import Any, TypeVar
+from typing import Any
 
 from lark import Token
 from lark.exceptions import LarkError
 
 from ._assembler import assemble_call
+from ._decide import DECISION_SPAN, Decision, GroupToken, decide, new_token
 from ._grammar import CompiledGrammar, EntrySpec, StateSpec, TerminalSpec
 from ._lessons import ANY_CAPTURE, REPAIRABLE, Lessons
 
-__all__ = ["COMPLETE", "FAILED", "VIABLE", "Capture", "GroupToken"]
+__all__ = ["COMPLETE", "FAILED", "VIABLE", "Capture"]
 
 VIABLE = 0
 COMPLETE = 1
 FAILED = 2
 
 MISSING_OPENER = "missing_opener"
-
-
-class GroupToken(Token):
-    """A token that keeps its terminal's named groups (``v``: a value, ``k``: a key) from the
-    match the scanner made in context — a look-ahead at its end cannot be re-checked later."""
-
-    __slots__ = ("groups",)
-
-    groups: dict[str, str | None]
-
-
-_new_str = str.__new__
-
-
-_T = TypeVar("_T", bound=Token)
-
-
-def _token(cls: type[_T], name: str, value: str) -> _T:
-    """``Token(name, value)``, set up the way Lark's own constructor does, without the call
-    through its keyword-deprecation shim (which costs more than the rest)."""
-    tok = _new_str(cls, value)
-    tok.type = name
-    tok.value = value
-    tok.start_pos = tok.line = tok.column = None
-    tok.end_line = tok.end_column = tok.end_pos = None
-    return tok
-
-
-#: ``(terminal, value, token, cut, pending)``: take ``token`` (the text ``value`` of
-#: ``terminal``, a ``GroupToken`` if the terminal has named groups; built once per decision
-#: and shared, as nothing changes a token once made), or hold a tag cut by the end of the
-#: text (``cut``; ``pending``: the one terminal it may become, or None), or neither: no token
-#: starts here.
-Decision = tuple[Any, str, Any, bool, Any]
-_NO_TOKEN: Decision = (None, "", None, False, None)
-_CUT: Decision = (None, "", None, True, None)
-#: Decisions on texts up to this long are remembered (per parser state; see
-#: ``CompiledGrammar.remember`` for the bound): a token cut by a chunk boundary plus the
-#: next chunk of a stream is shorter, while the texts at a tag in large chunks, which
-#: seldom come back, are not kept.
-DECISION_SPAN = 32
-
-
-def decide(spec: StateSpec, buf: str, p: int, final: bool) -> Decision:
-    """The scanner's one decision at ``buf[p]`` in a parser state: the bounded terminals are
-    tried in priority order; one that may still complete there (``buf[p:]`` is a viable
-    prefix, unless ``final``) keeps any lower one from being taken."""
-    n = len(buf)
-    pending = None
-    for term in spec.starting(buf[p]):
-        tm = term.pattern.match(buf, p)
-        if tm is not None:
-            if pending is not None:
-                return (None, "", None, True, pending)
-            value = tm.group()
-            tok: Token
-            if term.pattern.groupindex:
-                gtok = _token(GroupToken, term.name, value)
-                gtok.groups = tm.groupdict()
-                tok = gtok
-            else:
-                tok = _token(Token, term.name, value)
-            return term, value, tok, False, None
-        if not final and n - p <= term.reach and term.viable(buf, p) is not None:
-            if pending is not None:  # a second one: hold, and no single terminal is pending
-                return _CUT
-            pending = term
-    return _NO_TOKEN if pending is None else (None, "", None, True, pending)
 
 
 class Capture:
@@ -185,7 +118,7 @@ class Capture:
         self.snap: tuple[Any, int, int, int] | None = None
         self.schemas = schemas
         self.lessons = Lessons() if lessons is None else lessons
-        # Where it read a call opener, and its parser's state stack there (``_lessons``).
+        # Where it read a checkpoint token, and its parser's state stack after it (``_lessons``).
         self.check_at = array("q")
         self.check_stack: list[tuple[int, ...]] = []
         self.failure = ""
@@ -201,11 +134,11 @@ class Capture:
         self.pending: TerminalSpec | None = None  # ... and the one terminal it may become
         if entry.synthetic is not None:
             self.repairs.append(MISSING_OPENER)
-            self.ps.feed_token(_token(Token, entry.synthetic, ""))
+            self.ps.feed_token(new_token(Token, entry.synthetic, ""))
         if groups is None:
-            self.ps.feed_token(_token(Token, entry.terminal, opener))
+            self.ps.feed_token(new_token(Token, entry.terminal, opener))
         else:  # the entry's own named groups, from the match in prose (see ``GroupToken``)
-            tok = _token(GroupToken, entry.terminal, opener)
+            tok = new_token(GroupToken, entry.terminal, opener)
             tok.groups = groups
             self.ps.feed_token(tok)
         self.spec: StateSpec = g.states[self.ps.state_stack[-1]]
@@ -232,8 +165,9 @@ class Capture:
         flags = (0 if self.strict else ANY_CAPTURE) | (REPAIRABLE if self.may_repair else 0)
         self.lessons.learn(self.check_at, self.check_stack, flags, self.failure)
 
-    def _feed(self, tok: Token) -> int:
-        """Feed one bounded token; VIABLE, COMPLETE or FAILED."""
+    def _feed(self, tok: Token, after_run: bool = False) -> int:
+        """Feed one bounded token (``after_run``: it ended a run); VIABLE, COMPLETE or
+        FAILED."""
         name = tok.type
         value = tok.value
         try:
@@ -242,13 +176,17 @@ class Capture:
             return self.fail(f"unexpected {name} at offset {self.start + self.raw_len - len(value)}")
         spec = self.spec = self.g.states[self.ps.state_stack[-1]]
         self.last_value = value
-        if name in self.g.call_openers:
+        if after_run or name in self.g.call_openers:
+            # A checkpoint (``_lessons``): where the token began, and the stack it left.
+            # After every run and at every call opener: any long stretch of a block passes
+            # one, and a block that begins inside another begins at an entry.
             lessons = self.lessons
             at = self.start + self.raw_len - len(value)
             stack = lessons.stack_key(self.ps.state_stack)
-            why = lessons.doomed(at, stack, self.strict, self.may_repair)
-            if why is not None:
-                return self.fail(f"{why} (as a block read before found, from offset {at})")
+            if lessons.fails:
+                why = lessons.doomed(at, stack, self.strict, self.may_repair)
+                if why is not None:
+                    return self.fail(f"{why} (as a block read before found, from offset {at})")
             self.check_at.append(at)
             self.check_stack.append(stack)
         if name == "CDATA_OPEN":
@@ -282,7 +220,7 @@ class Capture:
         pieces = self.pieces
         value = pieces[0] if len(pieces) == 1 else "".join(pieces)
         self.raw.append(value)
-        self.ps.value_stack[-1] = _token(Token, run.name, value)
+        self.ps.value_stack[-1] = new_token(Token, run.name, value)
         if run.name == "STRAY_RUN" and value.strip():
             self.diagnostics.append(
                 f"stray text ignored at offset {self.start + self.raw_len - len(value)}")
@@ -354,7 +292,8 @@ class Capture:
                 break
             term, value, tok, cut, _ = self._token_at(buf, p, final)
             if term is not None:
-                if self.run is not None:
+                after_run = self.run is not None
+                if after_run:
                     if seg < p:
                         self.pieces.append(buf[seg:p])
                     self._end_run()
@@ -362,7 +301,7 @@ class Capture:
                     return self.too_long(limit), p
                 self.raw.append(value)
                 self.raw_len += len(value)
-                status = self._feed(tok)
+                status = self._feed(tok, after_run)
                 p += len(value)
                 if status != VIABLE:
                     return status, p

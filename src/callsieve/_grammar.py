@@ -161,7 +161,7 @@ class CompiledGrammar:
         self.entry_automaton = EntryAutomaton(table=blueprint["nfa"])
         self.entry_index = {e.terminal: k for k, e in enumerate(self.entries)}
         #: Terminals that open a call and can also start a block whose opening wrapper is
-        #: missing: where captures note checkpoints (see ``_lessons``).
+        #: missing: captures note a checkpoint at each (see ``_lessons``).
         self.call_openers = frozenset(e.terminal for e in self.entries if e.synthetic is not None)
         #: The bounded terminals after which a block may end: nothing completes a block
         #: where none of them matches further on.

@@ -5,12 +5,14 @@ capture bound to fail the same way stops at once instead of reading the same tex
 What it does. A failed block is released as text and scanned again from just after its
 opener (SPEC §7), so every entry inside it starts a capture of its own; without this
 module each of those would read on to where the first one failed, which is quadratic in
-the failed block's length (and, at the end of the input, in the input's). Three facts are
+the failed block's length (and, at the end of the input, in the input's). Four facts are
 kept:
 
-- **Checkpoints.** A capture notes, at every call opener it reads (a token of a terminal
-  that can also start a block whose opening wrapper is missing, as the grammar derives
-  them), the absolute offset and its parser's state stack. An LR parser's future is a
+- **Checkpoints.** A capture notes, at every token that ends a run and at every call opener
+  (a terminal that can also start a block whose opening wrapper is missing), the absolute
+  offset where the token began and its parser's state stack after it: any long stretch of
+  a block passes such tokens, and a block that begins inside another begins at an entry,
+  so the two meet one soon after their token streams agree. An LR parser's future is a
   function of its stack and the text ahead, and the scanner's tokens of its state and the
   text, so a later capture that reaches a noted (offset, stack) fails as the noted one
   did, and there. Only failures that cannot depend on where a capture began are noted:
@@ -23,12 +25,16 @@ kept:
   is nowhere after ``y``). A capture there does not take the rest of the input again.
 - **Where a terminal matches** (at ``close()`` only): the offsets the loose-CDATA repair
   tries are searched once for the whole rest of the input, then looked up.
+- **Where a block may last end** (at ``close()`` only): a capture after the last match of
+  any terminal after which a block may end (the grammar's ``block_enders``) cannot
+  complete; one that would emit nothing before failing fails at its opener.
 
 What it guarantees: the events are those of reading everything again, as each fact is
 true of the text; only a failed block's reported ``span``/``raw`` is shorter (it ends where
 its capture stopped reading), with a diagnostic that says why.
-What it costs: per call opener, one tuple and one dictionary look-up; memory, one entry per
-call opener of the failed blocks whose text the scan has not yet passed (``forget``).
+What it costs: per checkpoint, one tuple and one dictionary look-up (two once a block has
+failed); memory, 16 bytes per checkpoint of the block being read, and one entry per
+checkpoint of the failed blocks whose text the scan has not yet passed (``forget``).
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ __all__ = ["ANY_CAPTURE", "REPAIRABLE", "Lessons"]
 #: loose CDATA (else only for a repair's trial, which may not).
 ANY_CAPTURE = 1
 REPAIRABLE = 2
+_STACKS_KEPT = 4096  # distinct stacks shared before the table starts afresh
 
 
 class Lessons:
@@ -65,9 +72,12 @@ class Lessons:
 
     # ------------------------------------------------------------------ checkpoints
     def stack_key(self, stack: list[int]) -> tuple[int, ...]:
-        """The one shared tuple for a state stack (most checkpoints share a few stacks)."""
+        """The one shared tuple for a state stack (checkpoints share a few dozen stacks)."""
         t = tuple(stack)
-        return self._stacks.setdefault(t, t)
+        stacks = self._stacks
+        if len(stacks) >= _STACKS_KEPT and t not in stacks:
+            stacks.clear()  # (only the memory of equal stacks is shared, never a meaning)
+        return stacks.setdefault(t, t)
 
     def doomed(self, at: int, stack: tuple[int, ...], strict: bool,
                may_repair: bool) -> str | None:
@@ -84,7 +94,7 @@ class Lessons:
 
     def learn(self, offsets: Sequence[int], stacks: Sequence[tuple[int, ...]], flags: int,
               reason: str) -> None:
-        """Note that a capture that read call openers at ``offsets``, with ``stacks``,
+        """Note that a capture that read tokens at ``offsets``, with ``stacks`` after them,
         failed for ``reason``."""
         fails = self.fails
         for key in zip(offsets, stacks):

@@ -126,16 +126,16 @@ def _json_or_string(text: str) -> Any:
 def _xml_fragment(text: str, *, from_cdata: bool) -> tuple[bool, Any]:
     """Elements-only XML → (True, array|object); anything else → (False, None)."""
     try:
-        parser = ET.XMLPullParser(("start", "end"))
-        root = None
+        parser: ET.XMLPullParser[ET.Element] = ET.XMLPullParser(("start", "end"))
+        root: ET.Element | None = None
         depth = 0
         slices = (text[k:k + _XML_SLICE] for k in range(0, len(text), _XML_SLICE))
         for piece in itertools.chain(("<r>",), slices, ("</r>",)):
             parser.feed(piece)
-            for event, el in parser.read_events():
+            for event in parser.read_events():  # (start/end events: (name, Element))
                 if root is None:
-                    root = el
-                depth += 1 if event == "start" else -1
+                    root = event[1]  # type: ignore[misc,assignment]
+                depth += 1 if event[0] == "start" else -1
                 if depth > MAX_XML_DEPTH + 1:  # (+ 1: the wrapper <r>)
                     return False, None
         parser.close()
