@@ -54,7 +54,10 @@ Targets (PASS/FAIL per row and feed): time slope ``log(t_large / t_small) / log(
 n_small)`` <= 1.2 (no verdict when the larger size ran under 20 ms: cache and timer effects
 swamp it); at most 1 s per MB of input at either size; peak RSS above baseline at most
 8x the input (characters) at either size, or under 8 MB (allocator granularity: below that the
-multiple means nothing). The memory slope is reported where both peaks are over 1 MB.
+multiple means nothing); memory linear in the input: a memory slope (reported where both
+peaks are over 1 MB) at most 1.2. The first is stricter than the issue's "bounded, a small
+documented multiple": a row can be linear with a larger constant (``parse`` records every
+failed block; a block of many tiny calls holds each call's values), which README documents.
 
 It is a report, not a test: it exits 0 whatever the targets say, 1 only if the harness itself
 breaks (a child that dies without a result, a generator that fails). Usage:
@@ -271,7 +274,7 @@ def _fmt_mem(r: Result) -> str:
 
 
 def verdicts(small: Result, large: Result, timeout: float) -> tuple[str, ...]:
-    """Cells: slope, s/MB, memory slope, and the three verdicts."""
+    """Cells: slope, s/MB, memory slope, and the four verdicts."""
     ok = [r for r in (small, large) if r["status"] == "ok"]
     slope, v_slope = "—", "—"
     if len(ok) == 2:
@@ -298,10 +301,12 @@ def verdicts(small: Result, large: Result, timeout: float) -> tuple[str, ...]:
     if v_mem == "PASS" and any(r.get("mem_lower") for r in mems):
         v_mem = "—"
     m_slope = "—"
+    v_linear = "—" if not mems or any(r.get("mem_lower") for r in mems) else "PASS"
     if len(ok) == 2 and min(_mb(small), _mb(large)) >= MEM_RES_MB:
         m = math.log(_mb(large) / _mb(small)) / math.log(large["n"] / small["n"])
         m_slope = f"{m + 0.0:.2f}".replace("-0.00", "0.00")
-    return slope, s_mb, m_slope, v_slope, v_spm, v_mem
+        v_linear = "PASS" if m <= SLOPE_MAX else "**FAIL**"
+    return slope, s_mb, m_slope, v_slope, v_spm, v_mem, v_linear
 
 
 def check_cell(case_rows: dict[str, list[Result]], mode: str, i: int) -> str:
@@ -340,14 +345,15 @@ def report(cases: list[inputs.Case], args: argparse.Namespace) -> int:
           f"baseline ({method}), one fresh process per size. Time and memory cells: "
           f"smaller → larger size.\n")
     print(f"| Input | Feed | Size (chars) | Time | Slope | s/MB | Peak RSS (× input) | Mem slope "
-          f"| Slope ≤ {SLOPE_MAX} | ≤ {S_PER_MB_MAX:g} s/MB | RSS ≤ {MEM_MULT:g}× | Check |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---|---|---|---|")
+          f"| Slope ≤ {SLOPE_MAX} | ≤ {S_PER_MB_MAX:g} s/MB | RSS ≤ {MEM_MULT:g}× "
+          f"| Mem slope ≤ {SLOPE_MAX} | Check |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---|---|---|---|---|")
     notes: list[str] = []
     tally = {"PASS": 0, "FAIL": 0, "TIMEOUT": 0, "ERROR": 0}
     for case in cases:
         case_rows = {m: results[(case.name, m)] for m in case.modes}
         for mode in [m for m in inputs.STREAM_MODES + ("1",) if m in case.not_run]:
-            print(f"| {case.name} | {FEED_LABEL[mode]} | | not run | | | | | — | — | — | "
+            print(f"| {case.name} | {FEED_LABEL[mode]} | | not run | | | | | — | — | — | — | "
                   f"{case.note} |")
         for mode, (small, large) in case_rows.items():
             for r, p in ((small, small["param"]), (large, large["param"])):
