@@ -85,7 +85,6 @@ class Capture:
         "spec",
         "start",
         "strict",
-        "strict_only",
     )
 
     def __init__(self, g: CompiledGrammar, entry: EntrySpec, start: int, opener: str,
@@ -123,7 +122,6 @@ class Capture:
         self.check_stack: list[tuple[int, ...]] = []
         self.failure = ""
         self.limited = False  # it failed, or a repair trial did, over max_block_chars
-        self.strict_only = False  # it failed on what only a missing-wrapper block fails on
         self.may_repair = True  # False in a loose-CDATA repair's trial: one CDATA is closed
         self.probe = False  # a trial that only finds out whether the block would complete
         self.emitted = 0  # calls already handed out (early_emit="invoke")
@@ -159,8 +157,10 @@ class Capture:
         return self.fail(f"block longer than max_block_chars ({limit})")
 
     def learn(self) -> None:
-        """A failed capture: note its checkpoints, unless where it began could matter."""
-        if self.limited or (self.strict_only and not self.strict):  # (a trial's stray text)
+        """A failed capture: note its checkpoints, unless where it began could matter (over
+        ``max_block_chars``). A missing-wrapper capture's failure holds for such captures
+        only: it may have failed on stray text that a wrapped block ignores."""
+        if self.limited:
             return
         flags = (0 if self.strict else ANY_CAPTURE) | (REPAIRABLE if self.may_repair else 0)
         self.lessons.learn(self.check_at, self.check_stack, flags, self.failure)
@@ -255,7 +255,6 @@ class Capture:
         return self._token_at(text, p, False)[3]
 
     def _stray(self) -> int:
-        self.strict_only = True
         return self.fail("text after an invoke without its wrapper")
 
     # ------------------------------------------------------------------ the scan

@@ -804,7 +804,7 @@ class Sieve:
                 self._blocks.append(Block((cap.start, cap.start + cut), cap.dialect, "partial",
                                           tuple(cap.repairs),
                                           (*cap.diagnostics, cap.failure), raw[:cut]))
-            self._tail = tail_after(self._tail, buf[at:at + cut], cut)
+            self._tail = tail_after(self._tail, buf, at + cut)  # (buf[:at] stood before it)
             return buf, base, at + cut, at + cut
         if self._record and not cap.strict:  # a failed repair attempt was only ever text
             raw = buf[at:at + raw_len] if raw is None else raw
