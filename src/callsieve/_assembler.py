@@ -1,24 +1,38 @@
-"""Strategy: map a parse tree to calls through the small rule-name contract (SPEC §12).
+"""Strategy: map a call's parse tree to ``(name, input)`` with a Lark ``Transformer`` whose
+methods are the rule-name contract (SPEC §12; the table is in grammar/README.md).
 
-The contract (also in grammar/README.md): a tree node named ``call`` (a rule or an alias) is
-one call; inside it ``call_name`` gives the name (the last one wins), ``param`` a parameter
-(``param_name``, optional ``attr`` ``string="true|false"``, ``param_value`` made of text runs
-and ``cdata`` nodes), ``call_args`` a JSON object of arguments. Attribute-like tokens carry
-their value in the named group ``v`` (and ``k`` for the key) of their terminal's pattern.
+What it does: ``CallTransformer`` works bottom-up, one method per contract node (a rule's
+own name or an alias ``-> name``): ``call_name`` and ``param_name`` read a name, ``attr`` a
+``string="true|false"`` attribute, ``cdata`` and ``param_value`` a body's parts,
+``call_args`` a JSON arguments text, ``param`` one parameter, ``call`` the call (where the
+schemas decide each body's type). Each node but ``call`` becomes a tuple tagged with its
+kind, and a method reads only the tags of its own direct children, so a contract node where
+the contract does not put it (an ``attr`` directly in a ``call``) is ignored, and a rule
+outside the contract is dropped with all that is below it (``__default__``). Attribute-like
+tokens carry their value in the named group ``v`` (``k`` for the key) of their terminal's
+pattern. ``assemble_call`` is the entry point the capture calls.
 What it guarantees: no dialect-specific Python; any grammar that follows the contract
-assembles. Raises ``ValueError`` for a call that cannot be built (the block then fails).
-What it costs: linear in the call's tokens, once per call.
+assembles. The tree is not changed (its nodes may be shared with a parser snapshot). No
+method raises: a ``call`` that cannot be built becomes its ``ValueError``, which
+``transform`` raises for the root only (never wrapped in Lark's ``VisitError``; the block
+then fails), so nothing the contract ignores can fail a call. A transformer holds nothing
+but the schemas it was made with, so one serves every thread.
+What it costs: linear in the call's nodes, once per call, on the hot path of tool-heavy
+chat: the dispatch is one ``dict`` lookup per node (``_CONTRACT``, not Lark's ``getattr``
+and ``VisitError`` guard per node), the nodes that read only tokens get their children as
+they are, and the transformer is kept while the schemas stay the same object.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from lark import Token, Tree
+from lark import Discard, Token, Transformer, Tree
 
 from ._values import decode_param, parse_argument_object
 
-__all__ = ["assemble_call", "schemas_from_tools"]
+__all__ = ["CallTransformer", "assemble_call", "schemas_from_tools"]
 
 _QUOTES = "\"'“”‘’"
 
@@ -60,81 +74,202 @@ def _unquote(value: str) -> str:
     return value
 
 
-def _token_of(node: Any) -> Token | None:
-    for child in node.children:
+def _token_of(children: list[Any]) -> Token | None:
+    """A node's first token."""
+    for child in children:
         if isinstance(child, Token):
             return child
     return None
 
 
+def _name_of(children: list[Any]) -> str | None:
+    """The name a node's first token carries (``_group(tok, "v")``, unquoted), or None.
+    (Written out: it runs for every call and parameter.)"""
+    for tok in children:
+        if isinstance(tok, Token):
+            groups = getattr(tok, "groups", None)
+            value = groups.get("v") if groups else None
+            name = str(tok).strip() if value is None else str(value)
+            if len(name) >= 2 and name[0] in _QUOTES and name[-1] in _QUOTES:
+                name = name[1:-1]
+            return name.strip()
+    return None
+
+
+# What the contract nodes below ``call`` become: tuples tagged with an ``int`` (made in C;
+# told apart by type from what else a node's children are: tokens, ``Discard``, ``None``,
+# and by the tag from a call's own ``(name, input)``).
+_CALL_NAME = 1  # (_CALL_NAME, name)
+_PARAM_NAME = 2  # (_PARAM_NAME, name)
+_STRING = 3  # (_STRING, the value of a string="…" attribute, lower-cased)
+_CDATA = 4  # (_CDATA, verbatim content)
+_BODY = 5  # (_BODY, [(is_cdata, text), …])
+_ARGS = 6  # (_ARGS, JSON object text)
+_PARAM = 7  # (_PARAM, name or "" if it had none, body parts, string attribute)
+
+Parts = list[tuple[bool, str]]
+
+
+class CallTransformer(Transformer[Token, Any]):
+    """The rule-name contract as a Lark ``Transformer``: ``transform`` on a ``call`` node
+    gives ``(name, input)``, or raises ``ValueError`` (a call without a name, a parameter
+    without one, arguments that are not a JSON object). ``schemas``: as
+    ``schemas_from_tools`` gives them, read only.
+
+    Two departures from Lark's default, both invisible in the result: the method of a node
+    is found in ``_CONTRACT`` (one ``dict`` lookup; a user rule named after some other
+    attribute, such as ``transform``, is outside the contract like any other), and a node
+    that reads tokens only (``_CONTRACT``'s ``False``), or a rule outside the contract, gets
+    its children as they are: what its child nodes would become is ignored anyway, and
+    transforming them has no effect, since no method raises or keeps state."""
+
+    def __init__(self, schemas: dict[str, dict[str, Any]]) -> None:
+        super().__init__(visit_tokens=False)
+        self._schemas = schemas
+
+    def transform(self, tree: Tree[Token]) -> Any:
+        """Lark's ``transform`` for a tree: what the root became (None if it is dropped);
+        a ``call`` that cannot be built raises its ``ValueError``."""
+        result = self._transform_tree(tree)
+        if type(result) is ValueError:
+            raise result
+        return None if result is Discard else result
+
+    def _transform_tree(self, tree: Tree[Token]) -> Any:
+        entry = _CONTRACT.get(tree.data)
+        if entry is None:
+            return self.__default__(tree.data, tree.children, tree.meta)
+        method, reads_nodes = entry
+        if not reads_nodes:
+            return method(self, tree.children)
+        children = []  # (a loop, not a comprehension: cheaper on Python 3.11)
+        for c in tree.children:
+            children.append(self._transform_tree(c) if isinstance(c, Tree) else c)
+        return method(self, children)
+
+    def __default__(self, data: Any, children: list[Any], meta: Any) -> Any:
+        """A rule outside the contract: dropped, with all that is below it."""
+        return Discard
+
+    # ------------------------------------------------------------------ the contract
+    def call_name(self, children: list[Any]) -> Any:
+        name = _name_of(children)
+        return Discard if name is None else (_CALL_NAME, name)
+
+    def param_name(self, children: list[Any]) -> Any:
+        name = _name_of(children)
+        return Discard if name is None else (_PARAM_NAME, name)
+
+    def attr(self, children: list[Any]) -> Any:
+        tok = _token_of(children)
+        if tok is None or _group(tok, "k").strip().lower() != "string":
+            return Discard  # (only `string` carries meaning, SPEC §2)
+        return (_STRING, _unquote(_group(tok, "v")).strip().lower())
+
+    def cdata(self, children: list[Any]) -> tuple[int, str]:
+        text = ""  # its run tokens; the delimiters are not content
+        for tok in children:
+            if isinstance(tok, Token) and tok.type.endswith("_RUN"):
+                text += tok
+        return (_CDATA, str(text))
+
+    def param_value(self, children: list[Any]) -> tuple[int, Parts]:
+        parts: Parts = []
+        for part in children:
+            if isinstance(part, Token):
+                parts.append((False, str(part)))
+            elif type(part) is tuple and part[0] == _CDATA:
+                parts.append((True, part[1]))
+        return (_BODY, parts)
+
+    def call_args(self, children: list[Any]) -> tuple[int, str]:
+        tok = _token_of(children)
+        return (_ARGS, "" if tok is None else str(tok))
+
+    def param(self, children: list[Any]) -> tuple[int, str, Parts, str | None]:
+        name = ""  # (the last name wins; none: its call fails, see ``call``)
+        string_attr: str | None = None
+        parts: Parts | None = None  # (several bodies join in order)
+        for child in children:
+            if type(child) is tuple:
+                kind = child[0]
+                if kind == _PARAM_NAME:
+                    name = child[1]
+                elif kind == _STRING:
+                    string_attr = child[1]
+                elif kind == _BODY:
+                    parts = child[1] if parts is None else parts + child[1]
+        return (_PARAM, name, [] if parts is None else parts, string_attr)
+
+    def call(self, children: list[Any]) -> tuple[str, dict[str, Any]] | ValueError:
+        """``(name, input)``, or the error that keeps it from being built (raised by
+        ``transform`` for the root only: no node below it can fail it)."""
+        name = ""  # the last name wins (DeepSeek V3 says `function` first, then the name)
+        params: list[tuple[int, str, Parts, str | None]] = []
+        args: list[str] = []
+        for child in children:
+            if type(child) is tuple:
+                kind = child[0]
+                if kind == _CALL_NAME:
+                    name = child[1]
+                elif kind == _PARAM:
+                    if not child[1]:
+                        return ValueError("a parameter needs a name")
+                    params.append(child)
+                elif kind == _ARGS:
+                    args.append(child[1])
+        if not name:
+            return ValueError("a call needs a non-empty name")
+        props = (self._schemas.get(name) or {}).get("properties")
+        props = props if isinstance(props, dict) else {}
+        collected: dict[str, Any] = {}
+        repeated: set[str] = set()
+        for _, pname, parts, string_attr in params:
+            prop = props.get(pname)
+            schema_type = prop.get("type") if isinstance(prop, dict) else None
+            value = decode_param(pname, parts, string_attr, schema_type)
+            if pname in collected:  # a repeated name collects into an array, in order
+                if pname not in repeated:
+                    collected[pname] = [collected[pname]]
+                    repeated.add(pname)
+                collected[pname].append(value)
+            else:
+                collected[pname] = value
+        for text in args:
+            obj = parse_argument_object(text)
+            if obj is None:
+                return ValueError("call arguments are not a JSON object")
+            collected.update(obj)
+        return name, collected
+
+
+#: Contract node → (its method, whether it reads child nodes: only then are its children
+#: transformed first).
+_CONTRACT: dict[str, tuple[Callable[[CallTransformer, list[Any]], Any], bool]] = {
+    "call": (CallTransformer.call, True),
+    "call_name": (CallTransformer.call_name, False),
+    "call_args": (CallTransformer.call_args, False),
+    "param": (CallTransformer.param, True),
+    "param_name": (CallTransformer.param_name, False),
+    "attr": (CallTransformer.attr, False),
+    "param_value": (CallTransformer.param_value, True),
+    "cdata": (CallTransformer.cdata, False),
+}
+
+#: The transformer of the schemas last asked for (one slot, replaced whole: safe under
+#: threads; a sieve passes the same schemas for every call).
+_last: tuple[dict[str, dict[str, Any]], CallTransformer] = ({}, CallTransformer({}))
+
+
 def assemble_call(tree: Tree[Token],
                   schemas: dict[str, dict[str, Any]]) -> tuple[str, dict[str, Any]]:
-    """``(name, input)`` for one ``call`` node."""
-    name = ""
-    params: list[tuple[str, list[tuple[bool, str]], str | None]] = []
-    args: list[str] = []
-    for child in tree.children:
-        if not isinstance(child, Tree):
-            continue
-        kind = str(child.data)  # rule names may be lark Tokens, whose == is Python code
-        if kind == "call_name":
-            tok = _token_of(child)
-            if tok is not None:
-                name = _unquote(_group(tok, "v")).strip()
-        elif kind == "param":
-            params.append(_param(child))
-        elif kind == "call_args":
-            tok = _token_of(child)
-            args.append(str(tok) if tok is not None else "")
-    if not name:
-        raise ValueError("a call needs a non-empty name")
-    props = (schemas.get(name) or {}).get("properties")
-    props = props if isinstance(props, dict) else {}
-    collected: dict[str, Any] = {}
-    repeated: set[str] = set()
-    for pname, parts, string_attr in params:
-        prop = props.get(pname)
-        schema_type = prop.get("type") if isinstance(prop, dict) else None
-        value = decode_param(pname, parts, string_attr, schema_type)
-        if pname in collected:
-            if pname not in repeated:
-                collected[pname] = [collected[pname]]
-                repeated.add(pname)
-            collected[pname].append(value)
-        else:
-            collected[pname] = value
-    for text in args:
-        obj = parse_argument_object(text)
-        if obj is None:
-            raise ValueError("call arguments are not a JSON object")
-        collected.update(obj)
-    return name, collected
-
-
-def _param(tree: Tree[Token]) -> tuple[str, list[tuple[bool, str]], str | None]:
-    name = ""
-    string_attr: str | None = None
-    parts: list[tuple[bool, str]] = []
-    for child in tree.children:
-        if not isinstance(child, Tree):
-            continue
-        kind = str(child.data)  # rule names may be lark Tokens, whose == is Python code
-        if kind == "param_name":
-            tok = _token_of(child)
-            if tok is not None:
-                name = _unquote(_group(tok, "v")).strip()
-        elif kind == "attr":
-            tok = _token_of(child)
-            if tok is not None and _group(tok, "k").strip().lower() == "string":
-                string_attr = _unquote(_group(tok, "v")).strip().lower()
-        elif kind == "param_value":
-            for part in child.children:
-                if isinstance(part, Token):
-                    parts.append((False, str(part)))
-                elif isinstance(part, Tree) and str(part.data) == "cdata":
-                    parts.append((True, "".join(
-                        str(t) for t in part.children
-                        if isinstance(t, Token) and t.type.endswith("_RUN"))))
-    if not name:
-        raise ValueError("a parameter needs a name")
-    return name, parts, string_attr
+    """``(name, input)`` for one ``call`` node; ``ValueError`` if it cannot be built."""
+    global _last
+    held, transformer = _last
+    if held is not schemas:
+        transformer = CallTransformer(schemas)
+        _last = (schemas, transformer)
+    if tree.data != "call":
+        raise ValueError(f"not a call node: {tree.data}")
+    result: tuple[str, dict[str, Any]] = transformer.transform(tree)
+    return result
