@@ -22,11 +22,11 @@ the count by a percent or more usually lowers the time too, a difference the tim
 benchmark cannot resolve on a noisy machine (there, paired runs of the same two versions
 moved by five percent either way). ``--exec FILE`` adds a what-if column: FILE runs in the
 sieve's process once callsieve is imported (in the measuring and the building run alike), so
-a change can be weighed before it is made; ``whatif_lean_lalr.py`` is one.
+a change can be weighed before it is made (benchmarks/README.md tells what one weighed).
 
     python benchmarks/bench_instructions.py                  # this checkout, (a)-(c)
     python benchmarks/bench_instructions.py --cases b --src /tmp/old/src --src src
-    python benchmarks/bench_instructions.py --cases c --exec benchmarks/whatif_lean_lalr.py
+    python benchmarks/bench_instructions.py --cases c --exec /tmp/whatif.py
 
 It needs ``valgrind`` on the PATH (it says so and exits 2 otherwise) and takes about a minute
 per case and source tree on a 2-core machine. It is a report: pytest does not collect it.

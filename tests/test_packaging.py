@@ -15,6 +15,8 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 REQUIRED_IN_WHEEL = (
     "callsieve/__init__.py",
@@ -56,6 +58,7 @@ def venv_bin(venv: Path, name: str) -> Path:
     return venv / "bin" / name
 
 
+@pytest.mark.network
 def test_wheel_contents_and_install(tmp_path: Path) -> None:
     dist = tmp_path / "dist"
     check([sys.executable, "-m", "build", "--wheel", "--outdir", str(dist), str(ROOT)],
