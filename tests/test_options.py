@@ -1,10 +1,6 @@
 """``SieveOptions`` (``callsieve._options``): every option validated in one place, at
 construction, with a ``CallsieveError`` that names the option — directly, and through
-``Sieve`` and ``parse``, which build one.
-
-The ``Sieve``/``parse`` rows are expected to fail (non-strict xfail) until ``Sieve.__init__``
-builds a ``SieveOptions``; ``WIRED`` probes for that once, so after the wiring they are plain
-tests."""
+``Sieve`` and ``parse``, which build one."""
 
 from __future__ import annotations
 

@@ -1211,8 +1211,6 @@ def test_s8_result_fields() -> None:
     bad = X(INV("a", "<param>v</param>"))
     text = f"one {bad} two {XML} three"
     r = check(text, f"one {bad} two  three", READ)
-    assert r.rejected_by_policy is False
-    assert tuple(r.rejected_tool_names) == ()
     *failed, last = r.blocks
     assert failed and all(b.status == "failed" and b.diagnostics for b in failed)
     assert failed[0].span[0] == text.index(bad) and failed[0].dialect == "xml"
