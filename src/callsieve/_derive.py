@@ -11,7 +11,8 @@ complete the moment its last token arrives) and reduced to the names of what it 
 The *entry* terminals (wrapper openers and, for the missing-wrapper repair, what a wrapper
 accepts first), their lead characters, the exact alternation of their patterns (each
 terminal's own named groups renamed apart, so two entries may both have a ``v``) and the
-entry automaton's NFA complete the ``Blueprint``: a dict of str, int, tuples and Lark's own
+entry automaton's NFA, and the dialects each parser state belongs to (``_dialects``),
+complete the ``Blueprint``: a dict of str, int, tuples and Lark's own
 serialisation, which ``CompiledGrammar`` is built from whether it was just derived or read
 back from the cache.
 What it guarantees: every problem with a grammar is a ``GrammarError`` that names the file
@@ -33,7 +34,7 @@ from lark.grammar import Rule
 from lark.lexer import TerminalDef
 
 from ._automaton import nfa_table
-from ._dialects import callless
+from ._dialects import callless, state_dialects
 from ._errors import GrammarError
 from ._grammar import MAX_BOUNDED_WIDTH, _is_call, _NoLexer
 from ._patterns import freeze
@@ -154,6 +155,7 @@ def derive(dialects: tuple[str, ...], src: Sources) -> tuple[Blueprint, Lark]:
         "dialects": dialects, "lark": (data, memo), "terminals": list(terms.values()),
         "states": states, "opener_dialect": opener_dialect, "entries": entries,
         "lead_chars": lead, "entry_exact": exact, "nfa": nfa,
+        "state_dialects": state_dialects(lark.rules, table.states, start, dialects),
     }
     return blueprint, lark
 
