@@ -2,10 +2,11 @@
 built once per process and set of dialects, from tables kept in a cache where possible.
 
 What it does: ``common.lark`` plus one file per enabled dialect (``<dialect>.lark``, whose
-block rule is named after the dialect) are joined and a ``start`` rule listing the dialects
-is added. On a cache miss ``_derive`` compiles that with Lark and derives a *blueprint*
-(plain data: what each terminal and parser state is, the entries, the entry automaton's
-NFA, Lark's own serialisation), every pattern's compiled form is frozen (``_patterns``) and
+block rule is named after the dialect, its other names in a namespace of its own) are
+joined and a ``start`` rule listing the dialects is added. On a cache miss ``_derive``
+namespaces and compiles that with Lark and derives a *blueprint* (plain data: what each
+terminal and parser state is, the entries, the entry automaton's NFA, Lark's own
+serialisation), every pattern's compiled form is frozen (``_patterns``) and
 ``_grammar_cache`` stores it all, keyed by the text and the versions. From a blueprint,
 just derived or read back, ``CompiledGrammar`` builds what the scanner reads: a
 ``TerminalSpec`` per terminal, a ``StateSpec`` per parser state (``_specs``), the entry
@@ -392,4 +393,4 @@ def _build(dialects: tuple[str, ...], parts: list[tuple[str, str]]) -> tuple[dic
     and machine while the cache works. (Tests count calls to it.)"""
     from ._derive import Sources, derive
 
-    return derive(dialects, Sources(parts))
+    return derive(dialects, Sources(parts, (None, *dialects, None)))
