@@ -280,7 +280,7 @@ def test_two_entry_terminals_may_share_a_group_name(tmp_path: Path) -> None:
     d = _dialect(tmp_path, "two", _TWO)
     opts: dict[str, Any] = {"dialects": ("two",), "grammar_dirs": (d,)}
     g = load_grammar(("two",), (d,))
-    assert {e.terminal for e in g.entries} >= {"TWO_OPEN", "TWO_NAME", "TWO_ALT"}
+    assert {e.terminal for e in g.entries} >= {"TWO__TWO_OPEN", "TWO__TWO_NAME", "TWO__TWO_ALT"}
     whole = parse("a <two><c name=f></c><call fn=g></c></two> b", **opts)
     assert (whole.text, [c.name for c in whole.calls]) == ("a  b", ["f", "g"])
     repaired = parse("a <call fn=g></c><c name=f></c></two> b", **opts)

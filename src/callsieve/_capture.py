@@ -95,7 +95,7 @@ class Capture:
         self.ip = g.new_parser()
         self.ps = self.ip.parser_state
         self.start = start
-        self.dialect = entry.dialect
+        self.dialect = entry.dialect  # the entry's: where the parse cannot tell (``dialect_now``)
         self.opener_len = len(opener)
         self.strict = entry.synthetic is not None
         self.raw: list[str] = [opener]
@@ -147,6 +147,11 @@ class Capture:
         is left as it is: ``call_pieces`` indexes it."""
         head = "".join(self.raw)
         return head + "".join(self.pieces) if self.pieces else head
+
+    def dialect_now(self) -> str:
+        """The dialect of the block as parsed so far (``CompiledGrammar.dialect_of``): two
+        dialects may share an opener, and the entry's is only the first of them."""
+        return self.g.dialect_of(self.ps.state_stack, self.dialect)
 
     def fail(self, why: str) -> int:
         self.failure = why

@@ -2,8 +2,11 @@
 everything the scanner needs, as plain data — the cold path of loading a grammar, run only
 when the cache (``_grammar_cache``) has no tables for it.
 
-What it does: Lark builds the LALR table (``strict=True``: no conflict is resolved
-silently). Then every terminal is analysed (grammar/README.md): a bounded token — its
+What it does: ``Sources`` joins the files, each dialect file's own names in its namespace
+(``_namespace``). Lark builds the LALR table (``strict=True``: no conflict is resolved
+silently); bounded terminals of one spelling that one parser state accepts are merged into
+one and the joined text compiled again (a conflict then is refused, naming them). Then
+every terminal is analysed (grammar/README.md): a bounded token — its
 pattern, its prefix closure (the "could this still become the token?" question), widths,
 first and end characters — or a streaming run — its stop, a prefix closure of the stop.
 Every parser state is checked against the scanner's contract (one run at most; a call is
@@ -11,14 +14,16 @@ complete the moment its last token arrives) and reduced to the names of what it 
 The *entry* terminals (wrapper openers and, for the missing-wrapper repair, what a wrapper
 accepts first), their lead characters, the exact alternation of their patterns (each
 terminal's own named groups renamed apart, so two entries may both have a ``v``) and the
-entry automaton's NFA complete the ``Blueprint``: a dict of str, int, tuples and Lark's own
+entry automaton's NFA, and the dialects each parser state belongs to (``_dialects``),
+complete the ``Blueprint``: a dict of str, int, tuples and Lark's own
 serialisation, which ``CompiledGrammar`` is built from whether it was just derived or read
 back from the cache.
 What it guarantees: every problem with a grammar is a ``GrammarError`` that names the file
-(and line, where the definition is found) and the terminal or rule; Lark's own errors keep
-its line and column, mapped back from the joined text to the file they fall in.
-What it costs: ~70 ms for the built-in grammar, once per grammar and machine: Lark ~20 ms,
-the terminals' analysis ~45 ms (``re`` parsing and compiling: each pattern is compiled once
+(and line, where the definition is found) and the terminal or rule as the file writes it;
+Lark's own errors keep its line and column, mapped back from the joined text to the file
+and column they fall in. A dialect whose block could be complete without a call is refused.
+What it costs: ~70 ms for the built-in grammar, once per grammar and machine: Lark ~20 ms
+(twice when terminals are merged), the terminals' analysis ~45 ms (``re`` parsing and compiling: each pattern is compiled once
 here to validate it, which also fills ``re``'s cache for the first use in this process).
 """
 
@@ -32,8 +37,10 @@ from lark.grammar import Rule
 from lark.lexer import TerminalDef
 
 from ._automaton import nfa_table
+from ._dialects import callless, state_dialects
 from ._errors import GrammarError
 from ._grammar import MAX_BOUNDED_WIDTH, _is_call, _NoLexer
+from ._namespace import namespace, same_spellings
 from ._patterns import freeze
 from ._prefix import (
     end_chars,
@@ -61,27 +68,71 @@ _GROUP_SYNTAX = re.compile(
 
 
 class Sources:
-    """The grammar files joined into one text, and where a line or a name of it comes from."""
+    """The grammar files joined into one text, each dialect file's own names in its namespace
+    (``_namespace``), and where a line, a column or a name of it comes from."""
 
-    def __init__(self, parts: list[tuple[str, str]]) -> None:
-        self.parts = parts  # (file, text), joined by "\n"
-        self.text = "\n".join(text for _, text in parts)
+    def __init__(self, parts: list[tuple[str, str]], spaces: tuple[str | None, ...] = (),
+                 merge: dict[str, str] | None = None) -> None:
+        self.original = parts  # (file, text) as read
+        self.spaces = spaces  # the namespace of each part (None: none), as many as parts
+        self.merge = merge or {}
+        self.renamed = [namespace(text, spaces[k] if k < len(spaces) else None, self.merge)
+                        for k, (_, text) in enumerate(parts)]
+        self.parts = [(path, r.text) for (path, _), r in zip(parts, self.renamed)]
+        self.text = "\n".join(text for _, text in self.parts)
+        #: the joined name of every renamed name -> the name as written
+        self.labels = {new: old for r in self.renamed for new, old in r.labels.items()}
+        self._label_re = re.compile(r"\b(?:" + "|".join(
+            map(re.escape, sorted(self.labels, key=len, reverse=True))) + r")\b") \
+            if self.labels else None
         self._starts: list[int] = []  # the joined text's line number of each part's line 1
         line = 1
-        for _, text in parts:
+        for _, text in self.parts:
             self._starts.append(line)
             line += text.count("\n") + 1
 
+    def merged(self, merge: dict[str, str]) -> Sources:
+        """The same files joined with terminals merged (``merge``: a name -> the name it is
+        merged into), on top of what this one merged."""
+        both = {**self.merge, **merge}
+
+        def last(name: str) -> str:  # (a chain a -> b -> c: a -> c)
+            seen = {name}
+            while name in both and both[name] not in seen:
+                name = both[name]
+                seen.add(name)
+            return name
+
+        return Sources(self.original, self.spaces, {a: last(a) for a in both})
+
+    def label(self, name: str) -> str:
+        """A name of the joined text as its file writes it."""
+        return self.labels.get(name, name)
+
+    def relabel(self, message: str) -> str:
+        """``message`` with the joined text's names as their files write them."""
+        if self._label_re is None:
+            return message
+        return self._label_re.sub(lambda m: self.labels[m[0]], message)
+
+    def _part(self, line: int) -> int:
+        return max(i for i, s in enumerate(self._starts) if s <= line) if line >= 1 else 0
+
     def at(self, line: int) -> tuple[str, int]:
         """The file and its line number of line ``line`` of the joined text."""
-        k = max(i for i, s in enumerate(self._starts) if s <= line) if line >= 1 else 0
+        k = self._part(line)
         return self.parts[k][0], line - self._starts[k] + 1
 
+    def column(self, line: int, column: int) -> int:
+        """The file's column of column ``column`` of line ``line`` of the joined text."""
+        k = self._part(line)
+        return self.renamed[k].column(line - self._starts[k] + 1, column)
+
     def where(self, *names: str) -> str:
-        """``file:line`` where the first of ``names`` found is defined (a rule or a terminal),
-        else the files."""
+        """``file:line`` where the first of ``names`` found is defined (a rule or a terminal,
+        by its joined name), else the files."""
         for name in names:
-            head = re.compile(rf"^[ \t]*[?!]?{re.escape(name)}(?:\.-?\d+)?[ \t]*:", re.MULTILINE)
+            head = re.compile(rf"^[ \t]*[?!]*{re.escape(name)}(?:\.-?\d+)?[ \t]*:", re.MULTILINE)
             for path, text in self.parts:
                 m = head.search(text)
                 if m is not None:
@@ -89,18 +140,23 @@ class Sources:
         return "grammar files " + ", ".join(p for p, _ in self.parts[:-1])
 
     def lark_error(self, exc: Exception) -> GrammarError:
-        """Lark's error, with its joined-text positions turned into file positions."""
-        message = _LINE_COL.sub(
-            lambda m: "line {1}, column {2} of {0}".format(*self.at(int(m[1])), m[2]), str(exc))
+        """Lark's error, with its joined-text positions turned into file positions and its
+        names into the names as written."""
+        def place(m: re.Match[str]) -> str:
+            path, n = self.at(int(m[1]))
+            return f"line {n}, column {self.column(int(m[1]), int(m[2]))} of {path}"
+
+        message = _LINE_COL.sub(place, str(exc))
         line, column = getattr(exc, "line", None), getattr(exc, "column", None)
         if isinstance(line, int) and line > 0:
             path, n = self.at(line)
-            where = f"{path}:{n}:{column}" if isinstance(column, int) and column > 0 else \
-                f"{path}:{n}"
+            where = f"{path}:{n}:{self.column(line, column)}" \
+                if isinstance(column, int) and column > 0 else f"{path}:{n}"
         else:
             found = [g for m in _NAMED.finditer(message) for g in m.groups() if g]
             where = self.where(*found)
-        return GrammarError(f"{where}: grammar does not compile: {message.strip()}")
+        return GrammarError(f"{where}: grammar does not compile: "
+                            f"{self.relabel(message.strip())}")
 
 
 def rename_groups(source: str, prefix: str) -> str:
@@ -116,20 +172,27 @@ def rename_groups(source: str, prefix: str) -> str:
 
 def derive(dialects: tuple[str, ...], src: Sources) -> tuple[Blueprint, Lark]:
     """Compile ``src`` and derive its blueprint (or raise ``GrammarError``)."""
-    try:
-        lark = Lark(src.text, parser="lalr", lexer=_NoLexer, strict=True,
-                    maybe_placeholders=False)
-    except GrammarError:  # pragma: no cover - Lark raises its own
-        raise
-    except Exception as exc:  # lark.exceptions.GrammarError and friends
-        raise src.lark_error(exc) from exc
+    lark = _compile(src)
+    for _ in range(8):  # merging may bring two more spellings alike into one state
+        merge = same_spellings(lark.terminals, lark.parser.parser.parser.parse_table.states)
+        if not merge:
+            break
+        src = src.merged(merge)
+        try:
+            lark = _compile(src)
+        except GrammarError as exc:
+            pairs = ", ".join(f"{src.label(a)} ({src.where(a)}) and {src.label(b)} "
+                              f"({src.where(b)})" for a, b in sorted(merge.items()))
+            raise GrammarError(f"terminals {pairs} are the same spelling, read in one parser "
+                               f"state, so they are one terminal; as one, the grammar does not "
+                               f"compile: {exc}") from None
     table = lark.parser.parser.parser.parse_table
     terms = {t.name: _terminal(t, src) for t in lark.terminals}
     for rule in lark.rules:
         if _is_call(rule) and not (rule.expansion and rule.expansion[-1].is_term):
             raise GrammarError(
-                f"{src.where(str(rule.origin.name))}: rule {rule.origin.name} (a call) must end "
-                "with a terminal, so the scanner sees the moment the call is complete")
+                f"{src.where(str(rule.origin.name))}: rule {src.label(rule.origin.name)} (a call) "
+                "must end with a terminal, so the scanner sees the moment the call is complete")
     states = {s: _state(actions, terms, src) for s, actions in table.states.items()}
     opener_dialect: dict[str, str] = {}
     for rule in lark.rules:
@@ -145,13 +208,40 @@ def derive(dialects: tuple[str, ...], src: Sources) -> tuple[Blueprint, Lark]:
     except re.error as exc:  # pragma: no cover - each part compiled on its own already
         raise GrammarError(f"{src.where(*(e[0] for e in entries))}: the entry terminals' "
                            f"alternation does not compile: {exc}") from None
+    nfa = _nfa(entries, sources, src)
+    _blocks_need_calls(dialects, lark.rules, src)
     data, memo = lark.memo_serialize([TerminalDef, Rule])
     blueprint: Blueprint = {
         "dialects": dialects, "lark": (data, memo), "terminals": list(terms.values()),
         "states": states, "opener_dialect": opener_dialect, "entries": entries,
-        "lead_chars": lead, "entry_exact": exact, "nfa": _nfa(entries, sources, src),
+        "lead_chars": lead, "entry_exact": exact, "nfa": nfa,
+        "state_dialects": state_dialects(lark.rules, table.states, start, dialects),
     }
     return blueprint, lark
+
+
+def _compile(src: Sources) -> Lark:
+    """Lark's parser for ``src`` (strict: a conflict is an error), or a ``GrammarError``."""
+    try:
+        return Lark(src.text, parser="lalr", lexer=_NoLexer, strict=True,
+                    maybe_placeholders=False)
+    except GrammarError:  # pragma: no cover - Lark raises its own
+        raise
+    except Exception as exc:  # lark.exceptions.GrammarError and friends
+        raise src.lark_error(exc) from exc
+
+
+def _blocks_need_calls(dialects: tuple[str, ...], rules: list[Any], src: Sources) -> None:
+    """Refuse a dialect whose block could be complete without a call: the sieve would take
+    its text from the prose as a block of no calls."""
+    refused = callless(rules, dialects)
+    if refused:
+        name = refused[0]
+        raise GrammarError(
+            f"{src.where(name)}: rule {name} (the {name} block) can be complete without any "
+            "call, so text that is no call would be taken for a block; make at least one "
+            "call part of every way the block can be written (e.g. call+, not call*)",
+            expected=("a block rule that always holds a call",))
 
 
 def _nfa(entries: tuple[tuple[str, str, str | None], ...], sources: list[str],
@@ -164,8 +254,8 @@ def _nfa(entries: tuple[tuple[str, str, str | None], ...], sources: list[str],
             try:
                 nfa_table([source])
             except GrammarError as exc:
-                raise GrammarError(f"{src.where(name)}: terminal {name} can start a block, "
-                                   f"but {exc}") from None
+                raise GrammarError(f"{src.where(name)}: terminal {src.label(name)} can start a "
+                                   f"block, but {exc}") from None
         raise  # pragma: no cover - each alone was fine
 
 
@@ -186,9 +276,9 @@ def _state(actions: dict[str, Any], terms: dict[str, dict[str, Any]],
         if spec["is_run"]:
             if run is not None and run != name:
                 raise GrammarError(
-                    f"{src.where(run)}: one parser state accepts two runs, {run} and {name} "
-                    f"({src.where(name)}); the scanner could not tell where one ends",
-                    expected=(run, name))
+                    f"{src.where(run)}: one parser state accepts two runs, {src.label(run)} "
+                    f"and {src.label(name)} ({src.where(name)}); the scanner could not tell "
+                    "where one ends", expected=(src.label(run), src.label(name)))
             run = name
         else:
             bounded.append(spec)
@@ -197,7 +287,8 @@ def _state(actions: dict[str, Any], terms: dict[str, dict[str, Any]],
             getattr(action, "name", "") != "Reduce" or arg is not call_rule
             for action, arg in actions.values()):
         raise GrammarError(
-            f"{src.where(str(call_rule.origin.name))}: rule {call_rule.origin.name} (a call) "
+            f"{src.where(str(call_rule.origin.name))}: rule "
+            f"{src.label(call_rule.origin.name)} (a call) "
             "may be complete or may go on after the same tokens; a call must be complete the "
             "moment its last token arrives")
     return tuple(t["name"] for t in bounded), run, "$END" in actions, call_key
@@ -228,8 +319,8 @@ def _entries(states: dict[int, Any], start: int, terms: dict[str, dict[str, Any]
         first = first_chars(terms[e[0]]["source"])
         if first is None:
             raise GrammarError(
-                f"{src.where(e[0])}: terminal {e[0]} can start a block but its first character "
-                "is not a fixed set; prose could not be searched for it")
+                f"{src.where(e[0])}: terminal {src.label(e[0])} can start a block but its first "
+                "character is not a fixed set; prose could not be searched for it")
         lead |= first
     return tuple(entries), "".join(sorted(lead))
 
@@ -246,7 +337,7 @@ def _compiled(source: str, what: str) -> None:
 
 def _terminal(t: Any, src: Sources) -> dict[str, Any]:
     """The ``TerminalSpec`` arguments of one Lark terminal."""
-    where = f"{src.where(t.name)}: terminal {t.name}"
+    where = f"{src.where(t.name)}: terminal {src.label(t.name)}"
     source = t.pattern.to_regexp()
     _compiled(source, where)
     if reads_before(source):

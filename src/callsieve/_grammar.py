@@ -2,15 +2,17 @@
 built once per process and set of dialects, from tables kept in a cache where possible.
 
 What it does: ``common.lark`` plus one file per enabled dialect (``<dialect>.lark``, whose
-block rule is named after the dialect) are joined and a ``start`` rule listing the dialects
-is added. On a cache miss ``_derive`` compiles that with Lark and derives a *blueprint*
-(plain data: what each terminal and parser state is, the entries, the entry automaton's
-NFA, Lark's own serialisation), every pattern's compiled form is frozen (``_patterns``) and
+block rule is named after the dialect, its other names in a namespace of its own) are
+joined and a ``start`` rule listing the dialects is added. On a cache miss ``_derive``
+namespaces and compiles that with Lark and derives a *blueprint* (plain data: what each
+terminal and parser state is, the entries, the entry automaton's NFA, Lark's own
+serialisation), every pattern's compiled form is frozen (``_patterns``) and
 ``_grammar_cache`` stores it all, keyed by the text and the versions. From a blueprint,
 just derived or read back, ``CompiledGrammar`` builds what the scanner reads: a
 ``TerminalSpec`` per terminal, a ``StateSpec`` per parser state (``_specs``), the entry
 terminals with their lead characters, the exact ``re`` alternation of their patterns and
-the lazy automaton that follows them (``_automaton``).
+the lazy automaton that follows them (``_automaton``), and per parser state the dialects
+whose rules it belongs to (``dialect_of``: the dialect a block's parse is in).
 What it guarantees: the grammar files are the only place a tag spelling is written down.
 ``load_grammar`` returns one object per (dialects, folders) and builds it once, however many
 threads ask at once; a warm load gives a grammar equal to a cold one. Every grammar problem
@@ -22,7 +24,8 @@ parser from its serialisation (~5 ms for the built-in grammar); patterns are the
 their frozen forms when first used (~10 µs each). A cold load (~150 ms: Lark ~25 ms, the
 derivation ~50 ms, freezing ~70 ms) happens once per machine and grammar version, or in
 every process with no cache to write (then without freezing: ~75 ms, and each pattern is
-compiled from its source when first used). Nothing per chunk.
+compiled from its source when first used). Nothing per chunk; ``dialect_of`` a few
+lookups per block (and per call emitted early).
 """
 
 from __future__ import annotations
@@ -154,6 +157,9 @@ class CompiledGrammar:
         #: first lead on (``Sieve._settles``), by that text: a cache, see ``settle``.
         self.settlements: dict[str, tuple[int, int]] = {}
         self.opener_dialect: dict[str, str] = dict(blueprint["opener_dialect"])
+        #: Per parser state, the dialects (bit ``k``: ``dialects[k]``) whose rules its items
+        #: belong to (``_dialects``); a state missing here could belong to any.
+        self.state_dialects: dict[int, int] = dict(blueprint["state_dialects"])
         self.entries = tuple(EntrySpec(*e) for e in blueprint["entries"])
         self.lead_chars: str = blueprint["lead_chars"]
         self._entry_exact: str = blueprint["entry_exact"]
@@ -238,11 +244,30 @@ class CompiledGrammar:
         twin = ParserState(self._conf, self._thread, ps.state_stack[:], ps.value_stack[:])
         return InteractiveParser(self._lalr, twin, self._thread)
 
+    def dialect_of(self, stack: list[int], fallback: str) -> str:
+        """The dialect a parser with state stack ``stack`` is reading: the first enabled of
+        those every state on the stack can belong to (``fallback`` if none). Exact once the
+        block is complete; before, the first of those whose rules fit the tokens so far.
+        (Per block and per call emitted early: a few lookups.)"""
+        mask = -1
+        masks = self.state_dialects
+        for s in stack:
+            mask &= masks.get(s, -1)
+        if mask <= 0:
+            return fallback
+        return self.dialects[(mask & -mask).bit_length() - 1]
+
     def dialect_of_close(self, close_value: str, fallback: str) -> str:
-        """The dialect a closing wrapper is spelled in (for blocks whose opener was repaired)."""
+        """The dialect a closing wrapper is spelled in (for blocks whose opener was repaired):
+        ``fallback`` (the parse's) if the opener of that spelling opens it too, else the
+        opener's."""
         opened = re.sub(r"^([<＜〈][\u200b-\u200d\u2060\ufeff]*)\s*[/／]", r"\1", close_value)
         for e in self.entries:
             if e.synthetic is None and self.terminals[e.terminal].pattern.match(opened):
+                after = self.table.states[self.start_state][e.terminal][1]
+                if fallback in self.dialects and \
+                        self.state_dialects.get(after, -1) >> self.dialects.index(fallback) & 1:
+                    return fallback
                 return e.dialect
         return fallback
 
@@ -368,4 +393,4 @@ def _build(dialects: tuple[str, ...], parts: list[tuple[str, str]]) -> tuple[dic
     and machine while the cache works. (Tests count calls to it.)"""
     from ._derive import Sources, derive
 
-    return derive(dialects, Sources(parts))
+    return derive(dialects, Sources(parts, (None, *dialects, None)))

@@ -756,14 +756,15 @@ class Sieve:
         prev_diag = cap.call_diags[k - 1] if k else 0
         end = cap.call_ends[-1]
         raw = "".join(cap.raw[prev_piece:cap.call_pieces[-1]])
-        block = Block((cap.start + prev_end, cap.start + end), cap.dialect, "partial",
+        dialect = cap.dialect_now()
+        block = Block((cap.start + prev_end, cap.start + end), dialect, "partial",
                       tuple(cap.repairs), tuple(cap.diagnostics[prev_diag:cap.call_diags[-1]]),
                       raw)
-        events.append(ToolCalls(self._calls(cap, k, cap.dialect), block))
+        events.append(ToolCalls(self._calls(cap, k, dialect), block))
         cap.emitted = len(cap.calls)
 
     def _complete(self, cap: Capture, events: list[Event]) -> str:
-        dialect = cap.dialect
+        dialect = cap.dialect_now()
         if cap.strict:
             dialect = self._g.dialect_of_close(cap.last_value, dialect)
             self._saw_syntax = True
@@ -801,13 +802,14 @@ class Sieve:
             cut = cap.call_ends[emitted - 1]
             if self._record:
                 raw = buf[at:at + raw_len] if raw is None else raw
-                self._blocks.append(Block((cap.start, cap.start + cut), cap.dialect, "partial",
-                                          tuple(cap.repairs),
+                self._blocks.append(Block((cap.start, cap.start + cut), cap.dialect_now(),
+                                          "partial", tuple(cap.repairs),
                                           (*cap.diagnostics, cap.failure), raw[:cut]))
             self._tail = tail_after(self._tail, buf, at + cut)  # (buf[:at] stood before it)
             return buf, base, at + cut, at + cut
         if self._record and not cap.strict:  # a failed repair attempt was only ever text
             raw = buf[at:at + raw_len] if raw is None else raw
-            self._blocks.append(Block((cap.start, cap.start + raw_len), cap.dialect, "failed",
-                                      tuple(cap.repairs), (*cap.diagnostics, cap.failure), raw))
+            self._blocks.append(Block((cap.start, cap.start + raw_len), cap.dialect_now(),
+                                      "failed", tuple(cap.repairs),
+                                      (*cap.diagnostics, cap.failure), raw))
         return buf, base, at, at + cap.opener_len
