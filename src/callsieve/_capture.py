@@ -142,6 +142,15 @@ class Capture:
         self.spec: StateSpec = g.states[self.ps.state_stack[-1]]
 
     # ------------------------------------------------------------------ helpers
+    def took(self, n: int) -> None:
+        """The sieve's run fast path appended ``n`` characters of the current run to
+        ``pieces`` itself (it counts them later, in bulk)."""
+        self.raw_len += n
+
+    def emitted_all(self) -> None:
+        """Every call read so far has been handed out (``early_emit="invoke"``)."""
+        self.emitted = len(self.calls)
+
     def raw_text(self) -> str:
         """The block's text so far (a run in progress keeps its text in ``pieces``). ``raw``
         is left as it is: ``call_pieces`` indexes it."""

@@ -49,8 +49,7 @@ def parse(text: str, *, tools: Any = None, **options: Any) -> ParseResult:
     if not isinstance(text, str):
         raise InputTypeError(f"parse() takes str, not {type(text).__name__}")
     sieve = Sieve(tools, **options)
-    sieve._record = True
-    events = sieve.feed(text) + sieve.close()
+    events, blocks = sieve.parse_whole(text)
     out: list[str] = []
     calls: list[ToolCall] = []
     for e in events:
@@ -58,5 +57,4 @@ def parse(text: str, *, tools: Any = None, **options: Any) -> ParseResult:
             out.append(e.text)
         elif isinstance(e, ToolCalls):
             calls.extend(e.calls)
-    return ParseResult("".join(out), tuple(calls), tuple(sieve._blocks),
-                       sieve.saw_tool_call_syntax)
+    return ParseResult("".join(out), tuple(calls), blocks, sieve.saw_tool_call_syntax)

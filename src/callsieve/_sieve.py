@@ -252,6 +252,14 @@ class Sieve:
         """A wrapper, or a repaired missing-wrapper block, was seen outside code."""
         return self._saw_syntax
 
+    def parse_whole(self, text: str) -> tuple[list[Event], tuple[Block, ...]]:
+        """For ``parse()`` (documented internal API): ``text`` as the one chunk, then
+        ``close()``, with every block captured recorded — failed ones too, which a stream
+        does not keep — and returned with the events."""
+        self._record = True
+        events = self.feed(text) + self.close()
+        return events, tuple(self._blocks)
+
     def feed(self, chunk: str) -> list[Event]:
         """Take the next chunk; return the events it decides (possibly none)."""
         # The two hot paths, kept in a small function on purpose: in CPython a call to a
@@ -500,7 +508,7 @@ class Sieve:
         assert cap is not None
         self._catch_up()
         taken = self._room0 - self._room
-        cap.raw_len += taken
+        cap.took(taken)
         self._total = self._total0 + taken + len(self._held) - self._held0
         self._room0 = self._room
         self._total0 = self._total
@@ -761,7 +769,7 @@ class Sieve:
                       tuple(cap.repairs), tuple(cap.diagnostics[prev_diag:cap.call_diags[-1]]),
                       raw)
         events.append(ToolCalls(self._calls(cap, k, dialect), block))
-        cap.emitted = len(cap.calls)
+        cap.emitted_all()
 
     def _complete(self, cap: Capture, events: list[Event]) -> str:
         dialect = cap.dialect_now()
