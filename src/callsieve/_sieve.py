@@ -358,17 +358,31 @@ class Sieve:
                 held = self._held
                 text = held + chunk
                 found = self._lead_search(text, 1)
-                if found is None or self._settles(text, found) == _ALL_PROSE:
-                    # Prose: back on the hot path, and logged like its chunks (the fold
-                    # counts it, so the held part, counted already, is taken off).
+                hold = _ALL_PROSE if found is None else self._settles(text, found)
+                if hold == _ALL_PROSE or hold > 0:
+                    # Prose up to ``hold`` (or all of it), logged like the hot path's chunks:
+                    # the fold counts it, so the held part, counted already, is taken off.
+                    # (No backtick, tilde or other lead before ``hold``: the fence tracker
+                    # stays in prose, where it was when the candidate was held.)
                     self._total -= len(held)
-                    self._held = ""
-                    self._cand = _NO_CANDIDATE
                     if not self._live and self._log:
                         self._fold()  # (the budget bounds the log: fold before topping up)
-                    live = self._budget = _topped(self._live, self._refill)  # (``_arm``)
-                    live.pop()(text)
-                    return [Text(text)]
+                    live = _topped(self._live, self._refill)
+                    if hold == _ALL_PROSE:
+                        self._held = ""
+                        self._cand = _NO_CANDIDATE
+                        self._budget = live  # (``_arm``)
+                        live.pop()(text)
+                        return [Text(text)]
+                    # The lead at ``hold`` is alive at the end, all before it died: hold it,
+                    # as ``_feed_lead`` would (this saves the machine reading the chunk again:
+                    # 1 MB of "<": 1.0 -> 0.14 s in 7-character chunks, 1.05 -> 0.35 s in 4096).
+                    self._total += len(text) - hold
+                    self._held = text[hold:]
+                    self._cand = self._settled_state
+                    pre = text[:hold]
+                    live.pop()(pre)
+                    return [Text(pre)]
         return self._feed_more(chunk)
 
     def _feed_shell(self, chunk: str) -> list[Event]:
