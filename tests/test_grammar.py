@@ -221,7 +221,7 @@ def test_any_tag_lead_is_found_whatever_the_hot_path_tests(
         tmp_path: Path, lead: str, dialects: tuple[str, ...], hot_lead: str) -> None:
     d = _grammar_dir(tmp_path, "brk", _BRACKET.format(name="brk", up="BRK", lead=lead))
     opts = {"dialects": dialects, "grammar_dirs": [d]}
-    assert Sieve(**opts)._lead == hot_lead
+    assert load_grammar(dialects, (str(d),)).prose_lead == hot_lead
     block = f"{lead}plain]{lead}call=go;{lead}/plain]"
     quoted = f"a `{block}` b ~~ {block[:5]}\n"
     r = run_all_ways((quoted + block + " c\n") * 3, **opts)

@@ -297,16 +297,20 @@ def test_remembered_lead_answers_equal_fresh_ones(before: str, text: str) -> Non
     """The sieve remembers what it found following the tag leads of a short prose text, by
     the text from its first lead on; with any text before that lead, the answer (and the
     automaton state left for a held lead) is the one a fresh walk gives."""
-    from callsieve import Sieve
+    from callsieve._entries import EntryFinder
+    from callsieve._fences import FenceTracker
+    from callsieve._grammar import load_grammar
 
-    sieve = Sieve()
+    g = load_grammar()
+    lead_search = FenceTracker(g.lead_chars).live_lead.search
+    finder = EntryFinder(g, lead_search)
     whole = before + text
-    found = sieve._lead_search(whole, len(before))
+    found = lead_search(whole, len(before))
     if found is None:
         return
     for _ in range(2):  # the first may work it out and store it, the second finds it
-        got = sieve._settles(whole, found)
-        got_state = sieve._settled_state
-        assert got == sieve._follow(whole, found)
+        got = finder.settles(whole, found)
+        got_state = finder.state
+        assert got == EntryFinder(g, lead_search)._follow(whole, found)
         if got >= 0:
-            assert got_state == sieve._settled_state
+            assert got_state == finder.state

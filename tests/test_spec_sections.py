@@ -1060,7 +1060,7 @@ def test_s7_max_block_chars_holds_for_long_streamed_bodies(body: str, limit: int
     block is text, below it the call; the same under every chunking (the third body has a
     ``]`` that may begin the CDATA stop at every few characters, so chunks keep leaving the
     run's hot path and coming back)."""
-    from callsieve._sieve import HOT_BUDGET
+    from callsieve._cursor import HOT_BUDGET
 
     assert len(body) > 2 * HOT_BUDGET
     big = X(INV("a", P("p", body)))
@@ -1081,9 +1081,9 @@ def test_s7_a_streamed_body_past_max_block_chars_fails_within_the_budget(
     stop, leaves the run's hot path, and so does the next), what the sieve takes is counted
     at least every ``HOT_BUDGET`` chunks: a block past ``max_block_chars`` is released as
     text within that many chunks of passing it, so the text it holds stays bounded."""
-    import callsieve._sieve
+    import callsieve._cursor
 
-    monkeypatch.setattr(callsieve._sieve, "HOT_BUDGET", budget)
+    monkeypatch.setattr(callsieve._cursor, "HOT_BUDGET", budget)
     head = '<tool_calls><invoke name="a"><parameter name="p"><![CDATA['
     limit = len(head) + 300
     sieve = callsieve.Sieve(max_block_chars=limit)
@@ -1119,7 +1119,7 @@ def test_s7_long_prose_keeps_offsets_and_fences_exact(fence: str) -> None:
     """Prose fed in more short chunks than the sieve logs between two folds
     (``HOT_BUDGET``): the block's span still counts every character before it, a fence or
     code span opened in that prose still quotes the block, and the log stays bounded."""
-    from callsieve._sieve import HOT_BUDGET
+    from callsieve._cursor import HOT_BUDGET
 
     block = X(INV("a", P("p", "1")))
     prose = "ab " * HOT_BUDGET * 3 + fence
@@ -1127,7 +1127,7 @@ def test_s7_long_prose_keeps_offsets_and_fences_exact(fence: str) -> None:
     events = []
     for ch in prose:
         events += sieve.feed(ch)
-        assert len(sieve._log) <= HOT_BUDGET
+        assert len(sieve._cur.log) <= HOT_BUDGET
     events += sieve.feed(block) + sieve.feed("\n") + sieve.close()
     calls = [c.name for e in events if isinstance(e, ToolCalls) for c in e.calls]
     if fence:
@@ -1146,9 +1146,9 @@ def test_s7_hot_path_folds_keep_the_line_start(monkeypatch: pytest.MonkeyPatch, 
     """The prose hot path folds its log every ``HOT_BUDGET`` chunks: a fold that holds only
     the indentation of a fence line must not lose the line break before it (§6: a fence opens
     at the start of a line, up to three spaces in)."""
-    import callsieve._sieve
+    import callsieve._cursor
 
-    monkeypatch.setattr(callsieve._sieve, "HOT_BUDGET", budget)
+    monkeypatch.setattr(callsieve._cursor, "HOT_BUDGET", budget)
     block = X(INV("a", P("p", "1")))
     # (a blank line inside: were the fence taken for an inline span, it would end there)
     fenced = f"a\n{indent}```py\n\n{block}\n{indent}```\n"
@@ -1162,9 +1162,9 @@ def test_s7_held_leads_that_die_keep_the_log_bounded_and_offsets_exact(
     """A possible opener held across chunks that then dies goes back to the prose hot path
     through its log, as does the text before it: the log still never holds more than
     ``HOT_BUDGET`` chunks, and the offsets, the fence state and the block after are exact."""
-    import callsieve._sieve
+    import callsieve._cursor
 
-    monkeypatch.setattr(callsieve._sieve, "HOT_BUDGET", budget)
+    monkeypatch.setattr(callsieve._cursor, "HOT_BUDGET", budget)
     block = X(INV("a", P("p", "1")))
     prose = "a<b value large, x <Str" + "ing> and <user@example.com> done. " * 5 + fence
     text = prose + block + "\n"
@@ -1173,7 +1173,7 @@ def test_s7_held_leads_that_die_keep_the_log_bounded_and_offsets_exact(
         events = []
         for k in range(0, len(text), size):
             events += sieve.feed(text[k:k + size])
-            assert len(sieve._log) <= budget
+            assert len(sieve._cur.log) <= budget
         events += sieve.close()
         calls = [c.name for e in events if isinstance(e, ToolCalls) for c in e.calls]
         released = "".join(e.text for e in events if isinstance(e, Text))

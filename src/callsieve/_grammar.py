@@ -162,6 +162,13 @@ class CompiledGrammar:
         self.state_dialects: dict[int, int] = dict(blueprint["state_dialects"])
         self.entries = tuple(EntrySpec(*e) for e in blueprint["entries"])
         self.lead_chars: str = blueprint["lead_chars"]
+        #: What the prose hot path (``Sieve.feed``) tests an ASCII chunk for with one ``in``:
+        #: the grammar's one ASCII tag lead. With none, a character no text needs ("\0": a
+        #: chunk holding it takes the searching path); with several, "" (in every chunk: each
+        #: takes the searching path, one regex search for all the leads).
+        ascii_leads = [c for c in self.lead_chars if c.isascii()]
+        self.prose_lead = (ascii_leads[0] if len(ascii_leads) == 1
+                           else "" if ascii_leads else "\0")
         self._entry_exact: str = blueprint["entry_exact"]
         #: fast: could the text after a lead character still become an entry?
         self.entry_automaton = EntryAutomaton(table=blueprint["nfa"])

@@ -1,0 +1,133 @@
+"""Strategy: the block lifecycle — open a capture at an entry, end it as an event or as
+released text — and the ``Block`` and ``ToolCalls`` values it makes.
+
+What it does: ``BlockLife.open`` starts a ``Capture`` at an entry the prose scan matched;
+``early`` hands out the calls a block has completed so far (``early_emit="invoke"``);
+``complete`` builds the ``ToolCalls`` event of a block that closed; ``fail`` tells the sieve
+where a failed block's text is released from and scanned again (SPEC §7). With ``record``
+on (``parse()``), every block — failed ones too, which a stream does not keep — is kept in
+``blocks``.
+What it guarantees: the text released and the ``block.raw`` of the events, in order, are
+the input: an event emitted early covers the input from the previous event's end to its
+last call's, and the block's closing event the rest.
+What it costs: a few tuples per event; the block's text is joined once, when it ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ._capture import Capture
+from ._cursor import Cursor
+from ._entries import group_of
+from ._events import Block, ToolCall, ToolCalls
+from ._grammar import CompiledGrammar
+from ._lessons import Lessons
+from ._options import make_call_id
+
+__all__ = ["BlockLife"]
+
+
+class BlockLife:
+    """One per sieve: what every block it opens shares."""
+
+    __slots__ = ("g", "schemas", "id_factory", "lessons", "pieces", "record", "blocks",
+                 "saw_syntax")
+
+    def __init__(self, g: CompiledGrammar, schemas: dict[str, dict[str, Any]],
+                 id_factory: Callable[[], str], pieces: list[str]) -> None:
+        self.g = g
+        self.schemas = schemas
+        self.id_factory = id_factory
+        self.lessons = Lessons()
+        self.pieces = pieces  # the cursor's run log: every capture's run text
+        self.record = False
+        self.blocks: list[Block] = []
+        self.saw_syntax = False  # a wrapper, or a repaired missing-wrapper block, outside code
+
+    def open(self, m: Any, start: int) -> Capture:
+        """A capture for the entry match ``m`` at absolute offset ``start``."""
+        g = self.g
+        k = g.entry_index[group_of(m)]
+        entry = g.entries[k]
+        self.lessons.forget(start)
+        if entry.synthetic is None:
+            self.saw_syntax = True
+        return Capture(g, entry, start, m.group(), self.schemas, self.pieces, self.lessons,
+                       g.entry_groups(m, k))
+
+    def _calls(self, cap: Capture, start: int, dialect: str) -> tuple[ToolCall, ...]:
+        repairs = tuple(cap.repairs)
+        return tuple(ToolCall(name, args, make_call_id(self.id_factory), dialect, repairs)
+                     for name, args in cap.calls[start:])
+
+    def early(self, cap: Capture) -> ToolCalls:
+        """``early_emit="invoke"``: the calls completed since the last event. Its block
+        covers the input this event settles, with the diagnostics that arose there (however
+        far the scan has read since)."""
+        k = cap.emitted
+        prev_end = cap.call_ends[k - 1] if k else 0
+        prev_piece = cap.call_pieces[k - 1] if k else 0
+        prev_diag = cap.call_diags[k - 1] if k else 0
+        end = cap.call_ends[-1]
+        raw = "".join(cap.raw[prev_piece:cap.call_pieces[-1]])
+        dialect = cap.dialect_now()
+        block = Block((cap.start + prev_end, cap.start + end), dialect, "partial",
+                      tuple(cap.repairs), tuple(cap.diagnostics[prev_diag:cap.call_diags[-1]]),
+                      raw)
+        event = ToolCalls(self._calls(cap, k, dialect), block)
+        cap.emitted_all()
+        return event
+
+    def complete(self, cap: Capture) -> tuple[ToolCalls, str]:
+        """The event of a block that closed, and the block's text."""
+        dialect = cap.dialect_now()
+        if cap.strict:
+            dialect = self.g.dialect_of_close(cap.last_value, dialect)
+            self.saw_syntax = True
+        raw = cap.raw_text()
+        block = Block((cap.start, cap.start + len(raw)), dialect, "complete",
+                      tuple(cap.repairs), tuple(cap.diagnostics), raw)
+        if self.record:
+            self.blocks.append(block)
+        calls = self._calls(cap, cap.emitted, dialect)
+        if cap.emitted:  # early_emit="invoke": this event settles the rest of the block
+            cut = cap.call_ends[cap.emitted - 1]
+            block = Block((cap.start + cut, block.span[1]), dialect, "complete", block.repairs,
+                          tuple(cap.diagnostics[cap.call_diags[cap.emitted - 1]:]), raw[cut:])
+        return ToolCalls(calls, block), raw
+
+    def fail(self, cap: Capture, buf: str, base: int, p: int,
+             cursor: Cursor) -> tuple[str, int, int, int]:
+        """Release a failed capture: ``(buf, base, release, resume)`` — text is released from
+        ``buf[release]`` on and scanned again from ``buf[resume]``. A block that began in this
+        buffer is scanned again in place; one begun in an earlier chunk is joined to the rest
+        of the buffer once (its text was only ever in the capture)."""
+        cap.learn()
+        at = cap.start - base
+        if at >= 0:
+            raw_len = p - at
+            raw = None
+        else:
+            raw = cap.raw_text()
+            raw_len = len(raw)
+            buf = raw + buf[p:]
+            base = cap.start
+            at = 0
+        emitted = cap.emitted
+        if emitted:
+            cut = cap.call_ends[emitted - 1]
+            if self.record:
+                raw = buf[at:at + raw_len] if raw is None else raw
+                self.blocks.append(Block((cap.start, cap.start + cut), cap.dialect_now(),
+                                         "partial", tuple(cap.repairs),
+                                         (*cap.diagnostics, cap.failure), raw[:cut]))
+            cursor.passed(buf, at + cut)  # (buf[:at] stood before it)
+            return buf, base, at + cut, at + cut
+        if self.record and not cap.strict:  # a failed repair attempt was only ever text
+            raw = buf[at:at + raw_len] if raw is None else raw
+            self.blocks.append(Block((cap.start, cap.start + raw_len), cap.dialect_now(),
+                                     "failed", tuple(cap.repairs),
+                                     (*cap.diagnostics, cap.failure), raw))
+        return buf, base, at, at + cap.opener_len
