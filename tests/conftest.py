@@ -2,8 +2,10 @@
 
 The tests run unchanged against an installed wheel (``pip install .``) or a source checkout.
 Grammar tables are cached in a temporary folder for the run, not the user's cache.
-The ``tests`` folder itself goes on ``sys.path`` so ``helpers`` imports under any pytest
-import mode.
+The tests live in ``spec/`` (by SPEC section), ``invariants/`` (§Invariants as properties)
+and ``unit/`` (modules, options, CLI, packaging, ...); this file, at their root, applies to
+all three. The ``tests`` folder itself goes on ``sys.path`` so ``helpers`` imports from
+every subfolder under any pytest import mode.
 """
 
 from __future__ import annotations

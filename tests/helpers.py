@@ -21,12 +21,15 @@ import itertools
 import json
 import random
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 import callsieve
 from callsieve import Text, ToolCalls
 
 __all__ = [
+    "GRAMMARS",
+    "ROOT",
     "assert_conserves",
     "canon_calls",
     "canon_value",
@@ -37,6 +40,10 @@ __all__ = [
     "run_all_ways",
     "stream",
 ]
+
+#: The repository (or unpacked sdist) root, and the scratch grammar files of the tests.
+ROOT = Path(__file__).resolve().parents[1]
+GRAMMARS = ROOT / "tests" / "grammars"
 
 RANDOM_SEEDS = (0, 1, 2, 3, 4, 5)
 #: Above this many characters the per-character run is replaced by 2-character chunks.

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import ROOT
 
 import callsieve
 from callsieve.__main__ import main
 
-ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "transcript.txt"
 TOOLS = ROOT / "examples" / "tools.json"
 FENCED_EXAMPLE = (
