@@ -213,3 +213,16 @@ def test_s4_loose_cdata_repair_happens_at_close() -> None:
     calls = [c for e in events if isinstance(e, ToolCalls) for c in e.calls]
     assert canon_calls(calls) == [("a", canon_value({"p": "abc"}))]
     assert calls[0].repairs == ("loose_cdata",)
+
+
+# A hostile-input finding (the loose-CDATA repair's trials, tests/unit/test_hostile_input.py).
+def test_s4_failed_repair_trial_leaves_no_trace_in_the_next() -> None:
+    # The last place fails after its invoke closed (no wrapper after it); the earlier one
+    # completes. Trials fork one parser snapshot: a failed one must not leave its parameter
+    # in the tree the next one builds (Lark extends a left-recursive list in place).
+    text = ('<tool_calls><invoke name="a"><parameter name="q">1</parameter>'
+            '<parameter name="p"><![CDATA[ab</parameter></invoke></tool_calls>'
+            "yy</parameter></invoke>")
+    r = run_all_ways(text)
+    assert [(c.name, c.input) for c in r.calls] == [("a", {"q": 1, "p": "ab"})]
+    assert r.text == "yy</parameter></invoke>"

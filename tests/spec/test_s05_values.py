@@ -20,6 +20,9 @@ from helpers import (
     xml_call,
 )
 
+from callsieve import parse
+from callsieve._values import MAX_XML_DEPTH
+
 VALUE_ROWS = [
     # CDATA verbatim; several sections concatenate
     ("cdata-verbatim", "<![CDATA[  x < y  ]]>", "  x < y  "),
@@ -169,3 +172,20 @@ def test_s5_schema_applies_to_its_own_tool_only(style: str) -> None:
                                                                      tool="run")
     check(text, "", [("other", {"command": 123}), ("run", {"command": "123"})],
           tools=TOOL_STYLES[style])
+
+
+# Structured values nest at most MAX_XML_DEPTH deep (a hostile-input finding: a deeper
+# value is kept as its text, tests/unit/test_hostile_input.py measures its memory).
+def nested(n: int) -> str:
+    return xml_call("<item>" * n + "1" + "</item>" * n)
+
+
+def test_s5_structured_values_nest_up_to_the_bound_deeper_stays_a_string() -> None:
+    value = parse(nested(MAX_XML_DEPTH)).calls[0].input["p"]
+    for _ in range(MAX_XML_DEPTH):
+        assert isinstance(value, list) and len(value) == 1
+        value = value[0]
+    assert value == 1
+    deeper = nested(MAX_XML_DEPTH + 1)
+    assert parse(deeper).calls[0].input["p"] == deeper[deeper.index("<item>"):deeper.index(
+        "</parameter>")]

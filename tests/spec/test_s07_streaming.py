@@ -22,6 +22,8 @@ from helpers import (
     calls_of,
     canon_value,
     check,
+    chunk_at,
+    drive,
     fed,
     run_all_ways,
     table,
@@ -30,8 +32,10 @@ from helpers import (
 
 import callsieve
 from callsieve import (
+    Sieve,
     Text,
     ToolCalls,
+    parse,
 )
 
 PLAIN_PROSE = [
@@ -357,3 +361,16 @@ def test_s7_held_leads_that_die_keep_the_log_bounded_and_offsets_exact(
             assert calls == ["a"] and released == prose + "\n"
             assert [e.block.span for e in events if isinstance(e, ToolCalls)] == [
                 (len(prose), len(prose) + len(block))]
+
+
+# A hostile-input finding (tests/unit/test_hostile_input.py): max_block_chars is checked
+# before a repair can make the block longer, under every chunking.
+def test_s7_max_block_chars_is_checked_before_the_repair_whatever_the_chunks() -> None:
+    text = ('<tool_calls><invoke name="a"><parameter name="p"><![CDATA[' + "x" * 50
+            + "</parameter></invoke></tool_calls>")
+    assert parse(text, max_block_chars=112).calls == ()
+    for cuts in ([60], [59, 60], [70, 100]):
+        s = Sieve(max_block_chars=112)
+        events = [e for piece in chunk_at(text, cuts) for e in s.feed(piece)] + s.close()
+        assert drive(events) == (text, [])
+    assert [c.name for c in parse(text, max_block_chars=142).calls] == ["a"]
