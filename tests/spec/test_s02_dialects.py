@@ -51,7 +51,6 @@ def test_s2_each_default_dialect(row: tuple[Any, ...]) -> None:
 
 
 def test_s2_default_dialects_listed() -> None:
-    run_all_ways("")
     assert set(callsieve.DEFAULT_DIALECTS) == {"dsml", "dsml_v4", "dsml_v32", "xml",
                                                "deepseek_native"}
 
@@ -119,23 +118,3 @@ def test_s2_blocks_of_several_dialects_in_order() -> None:
                                     ("get_weather", {"zip": "75001", "days": 2}), *READ])
     assert [b.dialect for b in r.blocks] == ["xml", "deepseek_native", "dsml_v32", "dsml"]
     assert [c.dialect for c in r.calls] == ["xml", "deepseek_native", "dsml_v32", "dsml"]
-
-
-OPT_IN_ROWS = [
-    # "Opt-in dialects (off unless enabled by name)"
-    ("tool_call_xml", ("<tool_call><tool_name>f</tool_name><parameters><x>1</x></parameters>"
-     "</tool_call>")),
-    ("function_call", ('<function_call>f</function_call><function parameter name="x">1'
-     "</function>")),
-    ("tool_use", '<tool_use><name>f</name><input>{"x": 1}</input></tool_use>'),
-    ("json-object", '{"tool_calls": [{"name": "f", "input": {"x": 1}}]}'),
-    ("json-list", '[{"name": "f", "arguments": {"x": 1}}]'),
-    ("text_kv", 'function.name: f\nfunction.arguments: {"x": 1}'),
-]
-
-
-@table(OPT_IN_ROWS)
-def test_s2_opt_in_dialects_are_off_by_default(row: tuple[Any, ...]) -> None:
-    (text,) = row
-    r = check(text, text, [])
-    assert not r.saw_tool_call_syntax

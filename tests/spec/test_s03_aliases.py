@@ -199,6 +199,7 @@ NEAR_MISS_ROWS = [
     ("greek-omicron-before-closer", '<invοke name="f"></invοke></tool_calls>'),
     ("greek-omicron-wrapper", '<tοol_calls><invoke name="f"></invoke></tοol_calls>'),
     ("singular-tool_call", '<tool_call><invoke name="f"></invoke></tool_call>'),
+    ("singular-function_call", '<function_call><invoke name="f"></invoke></function_call>'),
     ("prefix-over-24-chars", "<" + "p" * 25 + 'tool_calls><invoke name="f"></invoke>'
      "</" + "p" * 25 + "tool_calls>"),
     ("partial-opener", "<｜DSM some regular text"),
