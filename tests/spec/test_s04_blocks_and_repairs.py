@@ -99,7 +99,7 @@ def test_s4_structure(row: tuple[Any, ...]) -> None:
 def test_s4_mention_fails_at_once_while_streaming() -> None:
     """"the block fails at once (no waiting for a close that may never come)"."""
     text = "I will use <tool_calls> now"
-    run_all_ways(text)
+    check(text, text, [])
     sieve = callsieve.Sieve()
     out = "".join(e.text for e in sieve.feed(text) if isinstance(e, Text))
     assert out == text
@@ -206,7 +206,7 @@ def test_s4_loose_cdata_without_a_fitting_cut_is_text(row: tuple[Any, ...]) -> N
 
 def test_s4_loose_cdata_repair_happens_at_close() -> None:
     text = X(INV("a", '<parameter name="p"><![CDATA[abc</parameter>'))
-    run_all_ways(text)
+    check(text, "", [("a", {"p": "abc"})])
     sieve = callsieve.Sieve()
     assert not any(isinstance(e, ToolCalls) for e in sieve.feed(text))
     events = sieve.close()

@@ -76,8 +76,6 @@ def test_parse_example(capsys: pytest.CaptureFixture[str]) -> None:
     assert "<|DSML|parameter name=\"path\"><![CDATA[README.md]]>" not in result["text"]
     assert "tool▁calls▁begin" not in result["text"]
     assert result["saw_tool_call_syntax"] is True
-    assert result["rejected_by_policy"] is False
-    assert result["rejected_tool_names"] == []
     # Blocks: both complete; their spans index the exact input, and conservation holds.
     text = example_text()
     blocks = result["blocks"]
