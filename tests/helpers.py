@@ -13,6 +13,12 @@ emitted blocks, in event order, rebuild it exactly, §Invariants 2 and 3); then 
 
 Calls are compared by ``(name, input)`` only (ids are random); inputs are compared through
 ``json.dumps`` so that ``1``, ``1.0`` and ``True`` do not pass for each other.
+
+The SPEC tables (``tests/spec/``) share the rest: ``check`` (``run_all_ways`` against an
+expected text and calls), ``table`` (parametrize over rows whose first element is the id),
+block builders (``X``, ``INV``, ``P``, ``xml_call``), one sample block per default dialect
+(``DSML``, ``DSML_V4``, ``DSML_V32``, ``XML``, ``NATIVE_V3``, ``NATIVE_V31``) and, for
+streaming, ``fed``, ``text_of`` and ``calls_of``.
 """
 
 from __future__ import annotations
@@ -21,22 +27,48 @@ import itertools
 import json
 import random
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 import callsieve
 from callsieve import Text, ToolCalls
 
 __all__ = [
+    "DSML",
+    "DSML_V4",
+    "DSML_V32",
+    "GRAMMARS",
+    "INV",
+    "NATIVE_V3",
+    "NATIVE_V31",
+    "READ",
+    "ROOT",
+    "XML",
+    "Calls",
+    "P",
+    "X",
     "assert_conserves",
+    "calls_of",
     "canon_calls",
     "canon_value",
+    "check",
     "chunk_at",
     "drive",
     "expected_calls",
+    "fed",
     "random_chunkings",
     "run_all_ways",
     "stream",
+    "table",
+    "text_of",
+    "xml_call",
 ]
+
+#: The repository (or unpacked sdist) root, and the scratch grammar files of the tests.
+ROOT = Path(__file__).resolve().parents[1]
+GRAMMARS = ROOT / "tests" / "grammars"
 
 RANDOM_SEEDS = (0, 1, 2, 3, 4, 5)
 #: Above this many characters the per-character run is replaced by 2-character chunks.
@@ -169,3 +201,77 @@ def run_all_ways(text: str, *, extra_chunkings: Iterable[Sequence[str]] = (),
         if check_conservation:
             assert_conserves(text, events, label)
     return result
+
+
+# ---------------------------------------------------------------- the SPEC tables' helpers
+#: Expected calls: ``[(name, input)]``.
+Calls = list[tuple[str, dict[str, Any]]]
+
+
+def check(text: str, want_text: str, want_calls: Calls, **opts: Any) -> Any:
+    """Run ``text`` every way and compare with the expected text and calls."""
+    r = run_all_ways(text, **opts)
+    assert r.text == want_text
+    assert canon_calls(r.calls) == [(n, canon_value(i)) for n, i in want_calls]
+    return r
+
+
+def table(rows: list[tuple[Any, ...]]) -> Any:
+    """``pytest.mark.parametrize`` over rows whose first element is the case id."""
+    return pytest.mark.parametrize("row", [pytest.param(r[1:], id=r[0]) for r in rows])
+
+
+def X(inner: str) -> str:
+    """A canonical XML wrapper around ``inner``."""
+    return f"<tool_calls>{inner}</tool_calls>"
+
+
+def INV(name: str, params: str = "") -> str:
+    return f'<invoke name="{name}">{params}</invoke>'
+
+
+def P(name: str, body: str) -> str:
+    return f'<parameter name="{name}">{body}</parameter>'
+
+
+def xml_call(body: str, pname: str = "p", tool: str = "f") -> str:
+    """One canonical block: tool ``tool`` with one parameter ``pname`` holding ``body``."""
+    return X(INV(tool, P(pname, body)))
+
+
+# One sample block per default dialect (SPEC §2's examples).
+DSML = ('<|DSML|tool_calls>\n  <|DSML|invoke name="read_file">\n'
+        '    <|DSML|parameter name="path"><![CDATA[README.MD]]></|DSML|parameter>\n'
+        '  </|DSML|invoke>\n</|DSML|tool_calls>')
+DSML_V4 = ('<｜DSML｜tool_calls>\n<｜DSML｜invoke name="get_weather">\n'
+           '<｜DSML｜parameter name="location" string="true">杭州</｜DSML｜parameter>\n'
+           '<｜DSML｜parameter name="days" string="false">3</｜DSML｜parameter>\n'
+           '</｜DSML｜invoke>\n</｜DSML｜tool_calls>')
+DSML_V32 = ('<｜DSML｜function_calls>\n<｜DSML｜invoke name="get_weather">\n'
+            '<｜DSML｜parameter name="zip" string="true">75001</｜DSML｜parameter>\n'
+            '<｜DSML｜parameter name="days" string="false">2</｜DSML｜parameter>\n'
+            '</｜DSML｜invoke>\n</｜DSML｜function_calls>')
+XML = ('<tool_calls>\n  <invoke name="read_file">\n'
+       '    <parameter name="path"><![CDATA[README.MD]]></parameter>\n'
+       '  </invoke>\n</tool_calls>')
+NATIVE_V3 = ('<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n'
+             '```json\n{"location": "Tokyo"}\n```<｜tool▁call▁end｜>\n'
+             '<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_time\n'
+             '```json\n{}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>')
+NATIVE_V31 = ('<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>search<｜tool▁sep｜>'
+              '{"q": "lark", "n": 2}<｜tool▁call▁end｜><｜tool▁calls▁end｜>')
+READ = [("read_file", {"path": "README.MD"})]
+
+
+def fed(chunks: list[str], **opts: Any) -> tuple[Any, list[list[Any]]]:
+    """Feed chunks one by one; returns the sieve and the events of each feed."""
+    sieve = callsieve.Sieve(**opts)
+    return sieve, [sieve.feed(c) for c in chunks]
+
+
+def text_of(events: list[Any]) -> str:
+    return "".join(e.text for e in events if isinstance(e, Text))
+
+
+def calls_of(events: list[Any]) -> list[tuple[str, str]]:
+    return canon_calls(c for e in events if isinstance(e, ToolCalls) for c in e.calls)

@@ -21,7 +21,6 @@ from callsieve._options import (
     OPTIONS,
     SieveOptions,
     make_call_id,
-    new_call_id,
 )
 
 SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}}
@@ -190,7 +189,7 @@ def test_defaults() -> None:
     assert (o.early_emit, o.mode, o.max_block_chars) == ("block", "on", DEFAULT_MAX_BLOCK_CHARS)
     assert o.dialects == callsieve.DEFAULT_DIALECTS
     assert o.grammar_dirs == ()
-    assert o.id_factory is new_call_id
+    assert o.id_factory is callsieve.new_call_id
 
 
 def test_frozen_slotted_and_comparable() -> None:
@@ -329,7 +328,7 @@ def test_anthropic_sdk_type() -> None:
 # ---------------------------------------------------------------------- id_factory
 def test_make_call_id() -> None:
     assert make_call_id(lambda: "call_1") == "call_1"
-    assert make_call_id(new_call_id).startswith("call_")
+    assert make_call_id(callsieve.new_call_id).startswith("call_")
     with pytest.raises(ConfigurationError, match="id_factory must return a str, got int"):
         make_call_id(lambda: 5)
     boom = ValueError("boom")
@@ -344,7 +343,7 @@ def test_make_call_id() -> None:
 
 def test_id_factory_kinds_accepted() -> None:
     counter = itertools.count(1)
-    for factory in (new_call_id, lambda: f"id{next(counter)}", str, counter.__next__):
+    for factory in (callsieve.new_call_id, lambda: f"id{next(counter)}", str, counter.__next__):
         assert SieveOptions(id_factory=factory).id_factory is factory  # type: ignore[arg-type]
 
 

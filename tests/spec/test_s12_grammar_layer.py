@@ -11,12 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import run_all_ways, stream
+from helpers import GRAMMARS, run_all_ways, stream
 
 from callsieve import DEFAULT_DIALECTS, GrammarError, ToolCalls, parse
 from callsieve._grammar import load_grammar
-
-GRAMMARS = Path(__file__).parent / "grammars"
 
 
 def _write(folder: Path, **files: str) -> str:

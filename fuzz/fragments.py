@@ -24,16 +24,20 @@ What it guarantees: for every document and mode it checks that
      compares the events one by one);
   4. ``parse(document, early_emit=mode)`` has the reference's text and calls.
 Everything is seeded: a document and its chunkings depend on its ``doc_seed`` only, and the
-doc seeds on the run seed, so ``check_documents(seed, count)`` and ``--seed S --jobs 1`` draw
-the same documents, and ``--doc-seed D`` re-runs one of them.
+doc seeds on the run seed, so ``check_documents(seed, count)`` and ``--seed S --docs COUNT``
+check the same documents, and ``--doc-seed D`` re-runs one of them.
 What it costs: per document and mode, five ``Sieve`` runs and one ``parse()`` over about 250
 characters on average (the per-character run dominates): a few hundred documents a second per
 process. Shrinking a failure takes up to ``--min-seconds`` (plus up to 20 s for the chunking).
 
+A tool, not a test: the test suite runs a fixed, seeded part of it
+(``tests/invariants/test_fuzz_fragments.py``, through ``check_documents``); see
+``fuzz/README.md``.
+
 Usage (from a checkout, ``src/`` is put first on ``sys.path``):
-  python tests/fuzz_fragments.py [--seconds N] [--seed S] [--jobs J] [--doc-seed D]
-                                 [--strict | --loose] [--no-merge]
-                                 [--no-minimize] [--min-seconds M]
+  python fuzz/fragments.py [--seconds N] [--docs N] [--seed S] [--jobs J] [--doc-seed D]
+                           [--strict | --loose] [--no-merge] [--hot-budget B]
+                           [--no-minimize] [--min-seconds M]
 Exit status: 0 no failure; 1 failure (shrunk repro printed); 2 fuzzer-internal error.
 """
 
@@ -41,6 +45,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import multiprocessing
 import queue
 import random
@@ -54,8 +59,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 if __name__ == "__main__":  # run as a script: test this checkout's source tree
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-
-from helpers import canon_value, chunk_at  # tests/ is on sys.path as script or under pytest
 
 import callsieve
 from callsieve import Event, Text, ToolCalls
@@ -502,6 +505,18 @@ def gen_fragments(r: random.Random) -> list[str]:
 
 # ============================================================================ chunkings
 
+def canon_value(value: Any) -> str:
+    """A type-exact, order-independent spelling of a JSON value (as ``tests/helpers.py``)."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def chunk_at(text: str, cuts: Iterable[int]) -> list[str]:
+    """Split ``text`` at the given offsets (out of range and repeated offsets are ignored)."""
+    points = sorted({c for c in cuts if 0 < c < len(text)})
+    bounds = [0, *points, len(text)]
+    return [text[a:b] for a, b in itertools.pairwise(bounds)]
+
+
 def random_sizes(r: random.Random, text: str, lo: int, hi: int) -> list[str]:
     cuts, pos = [], 0
     while pos < len(text):
@@ -743,7 +758,7 @@ class Finding:
 
     def describe(self) -> str:
         f = self.failure
-        rerun = f"python tests/fuzz_fragments.py --doc-seed {self.doc_seed}"
+        rerun = f"python fuzz/fragments.py --doc-seed {self.doc_seed}"
         lines = [f"doc_seed={self.doc_seed} (re-run: {rerun}{self.options.cli_flags()})",
                  f"kind: {f.kind}",
                  f"document ({len(self.document)} chars): {self.document!r}"]
@@ -939,12 +954,13 @@ def failure_report(finding: Finding, n_docs: int, elapsed: float,
 
 
 def fuzz(seed: int | str, seconds: float, options: Options, budget: float | None,
-         stop: StopFlag | None = None) -> RunResult:
-    """Check documents of ``seed`` for ``seconds`` (or until ``stop``); on the first failure
-    set ``stop`` and report it, shrunk within ``budget`` seconds unless that is None."""
+         stop: StopFlag | None = None, docs: int | None = None) -> RunResult:
+    """Check documents of ``seed`` for ``seconds`` (or until ``stop``, or the first ``docs``
+    of them); on the first failure set ``stop`` and report it, shrunk within ``budget``
+    seconds unless that is None."""
     start = time.monotonic()
     n_docs = n_chars = 0
-    for doc_seed in doc_seeds(seed):
+    for doc_seed in itertools.islice(doc_seeds(seed), docs):
         if time.monotonic() - start >= seconds or (stop is not None and stop.is_set()):
             break
         try:
@@ -980,18 +996,19 @@ def fuzz_doc_seed(doc_seed: int, options: Options, budget: float | None) -> RunR
 
 
 def _fuzz_job(seed: str, seconds: float, options: Options, budget: float | None,
-              stop: StopFlag, results: Queue[RunResult]) -> None:
-    results.put(fuzz(seed, seconds, options, budget, stop))
+              stop: StopFlag, results: Queue[RunResult], docs: int | None) -> None:
+    results.put(fuzz(seed, seconds, options, budget, stop, docs))
 
 
 def fuzz_parallel(seed: int, seconds: float, jobs: int, options: Options,
-                  budget: float | None) -> list[RunResult]:
-    """``jobs`` forked processes, job ``i`` on run seed ``f"{seed}/{i}"``."""
+                  budget: float | None, docs: int | None = None) -> list[RunResult]:
+    """``jobs`` forked processes, job ``i`` on run seed ``f"{seed}/{i}"`` (each checks at most
+    ``docs`` documents)."""
     ctx = multiprocessing.get_context("fork")
     stop = ctx.Event()
     results: Queue[RunResult] = ctx.Queue()
     procs = [ctx.Process(target=_fuzz_job,
-                         args=(f"{seed}/{i}", seconds, options, budget, stop, results))
+                         args=(f"{seed}/{i}", seconds, options, budget, stop, results, docs))
              for i in range(jobs)]
     for p in procs:
         p.start()
@@ -1033,7 +1050,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                     "docstring).",
         epilog="Exit status: 0 no failure; 1 failure (shrunk repro printed); "
                "2 fuzzer-internal error.")
-    ap.add_argument("--seconds", type=float, default=60.0, help="fuzzing time (default 60)")
+    ap.add_argument("--seconds", type=float, default=None,
+                    help="fuzzing time (default 60, or no limit with --docs)")
+    ap.add_argument("--docs", type=int, default=None,
+                    help="stop after this many documents (per job); with --seed S and one "
+                         "job, the documents check_documents(S, N) checks")
     ap.add_argument("--seed", type=int, default=None, help="run seed (default: random)")
     ap.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     ap.add_argument("--doc-seed", type=int, default=None,
@@ -1062,9 +1083,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     options = Options(strict=args.strict, merge_partial=not args.no_merge)
     budget = None if args.no_minimize else args.min_seconds
     seed = args.seed if args.seed is not None else random.randrange(2**32)
+    seconds = args.seconds if args.seconds is not None else (
+        60.0 if args.docs is None else float("inf"))
     if args.hot_budget is not None:  # read by each new Sieve; forked jobs inherit it
         callsieve_sieve.HOT_BUDGET = args.hot_budget
-    print(f"fuzz_fragments: seed={seed} seconds={args.seconds} jobs={args.jobs} "
+    print(f"fuzz/fragments.py: seed={seed} seconds={seconds} docs={args.docs} jobs={args.jobs} "
           f"strict={options.strict} merge_partial={options.merge_partial} "
           f"hot_budget={callsieve_sieve.HOT_BUDGET} "
           f"callsieve={Path(callsieve.__file__).parent}", flush=True)
@@ -1072,9 +1095,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.doc_seed is not None:
         results = [fuzz_doc_seed(args.doc_seed, options, budget)]
     elif args.jobs <= 1:
-        results = [fuzz(seed, args.seconds, options, budget)]
+        results = [fuzz(seed, seconds, options, budget, docs=args.docs)]
     else:
-        results = fuzz_parallel(seed, args.seconds, args.jobs, options, budget)
+        results = fuzz_parallel(seed, seconds, args.jobs, options, budget, args.docs)
     return summarize(results, time.monotonic() - start)
 
 

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import canon_calls, expected_calls, run_all_ways
+from helpers import ROOT, canon_calls, expected_calls, run_all_ways
 
-CASES_PATH = Path(__file__).resolve().parents[2] / "shared" / "conformance" / "cases.jsonl"
+CASES_PATH = ROOT.parent / "shared" / "conformance" / "cases.jsonl"
 
 
 def _load_cases() -> list[dict[str, Any]]:

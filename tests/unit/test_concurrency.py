@@ -24,7 +24,7 @@ import pytest
 from helpers import canon_calls, drive
 
 import callsieve._grammar as grammar_module
-from callsieve import Sieve, parse
+from callsieve import DEFAULT_DIALECTS, Sieve, parse
 from callsieve import _grammar_cache as cache
 from callsieve._automaton import DEAD, EntryAutomaton, nfa_table
 from callsieve._grammar import CompiledGrammar, grammar_dirs, load_grammar
@@ -250,7 +250,7 @@ def test_threads_building_one_automaton_agree_with_one_thread(fast_switching: No
 def test_threads_storing_answers_keep_the_caches_bounded(
         fresh_dirs: tuple[str, ...], monkeypatch: pytest.MonkeyPatch,
         fast_switching: None) -> None:
-    g = load_grammar(grammar_module.DEFAULT_DIALECTS, fresh_dirs)
+    g = load_grammar(DEFAULT_DIALECTS, fresh_dirs)
     monkeypatch.setattr(grammar_module, "DECISION_LIMIT", 50)
     memos = [spec.decisions for spec in g.states.values()][:8]
 

@@ -1,9 +1,11 @@
-"""SPEC §Invariants 1, 2, 3 and 5 and §8 over fragment-built documents (``fuzz_fragments``).
+"""SPEC §Invariants 1, 2, 3 and 5 and §8 over fragment-built documents (the differential
+fuzzer ``fuzz/fragments.py``, a tool of its own: see ``fuzz/README.md``).
 
 A fixed number of documents per seed, no time limit: the same seed draws the same documents
 and chunkings on every run, so a failure here reproduces with
-``python tests/fuzz_fragments.py --doc-seed D`` (the assertion message gives ``D``). For a
-longer soak run the fuzzer itself, e.g. ``python tests/fuzz_fragments.py --seconds 600 --jobs 4``,
+``python fuzz/fragments.py --doc-seed D`` (the assertion message gives ``D``), and
+``python fuzz/fragments.py --seed S --docs N`` checks what seed ``S`` checks here. For a
+longer soak run the fuzzer itself, e.g. ``python fuzz/fragments.py --seconds 600 --jobs 4``,
 or raise CALLSIEVE_FRAGMENT_DOCS (documents per seed here).
 """
 
@@ -12,7 +14,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from fuzz_fragments import check_documents
+from fragments import check_documents  # fuzz/, put on sys.path by tests/conftest.py
 
 from callsieve import _sieve as callsieve_sieve
 

@@ -12,11 +12,10 @@ import tracemalloc
 from collections.abc import Iterator
 
 import pytest
-from helpers import chunk_at, drive, run_all_ways
+from helpers import drive, run_all_ways
 from lark.parsers.lalr_parser_state import ParserState
 
 from callsieve import Sieve, parse
-from callsieve._values import MAX_XML_DEPTH
 
 INV = '<invoke name="f"><parameter name="p">v</parameter></invoke>\n'
 
@@ -66,18 +65,6 @@ def test_inv4_loose_cdata_repair_is_not_exponential(tokens_fed: list[int],
     # 8-20 s. One CDATA is closed (SPEC §4), so the work is linear in the block.
     assert_linear(tokens_fed, loose_units(8), loose_units(64), chunk)
     assert parse(loose_units(12)).calls == ()
-
-
-def test_s4_failed_repair_trial_leaves_no_trace_in_the_next() -> None:
-    # The last place fails after its invoke closed (no wrapper after it); the earlier one
-    # completes. Trials fork one parser snapshot: a failed one must not leave its parameter
-    # in the tree the next one builds (Lark extends a left-recursive list in place).
-    text = ('<tool_calls><invoke name="a"><parameter name="q">1</parameter>'
-            '<parameter name="p"><![CDATA[ab</parameter></invoke></tool_calls>'
-            "yy</parameter></invoke>")
-    r = run_all_ways(text)
-    assert [(c.name, c.input) for c in r.calls] == [("a", {"q": 1, "p": "ab"})]
-    assert r.text == "yy</parameter></invoke>"
 
 
 # ---------------------------------------------------------------- §7 rescans, finding 2
@@ -144,18 +131,6 @@ def test_inv1_many_blocks_in_one_chunk_match_the_stream(block: str) -> None:
         assert r.calls == () and r.text == text
 
 
-# ---------------------------------------------------------------- §7 limits, finding 4
-def test_s7_max_block_chars_is_checked_before_the_repair_whatever_the_chunks() -> None:
-    text = ('<tool_calls><invoke name="a"><parameter name="p"><![CDATA[' + "x" * 50
-            + "</parameter></invoke></tool_calls>")
-    assert parse(text, max_block_chars=112).calls == ()
-    for cuts in ([60], [59, 60], [70, 100]):
-        s = Sieve(max_block_chars=112)
-        events = [e for piece in chunk_at(text, cuts) for e in s.feed(piece)] + s.close()
-        assert drive(events) == (text, [])
-    assert [c.name for c in parse(text, max_block_chars=142).calls] == ["a"]
-
-
 # ---------------------------------------------------------------- finding 8: memory
 def test_inv4_an_open_block_of_many_calls_holds_a_small_multiple_of_its_text() -> None:
     # 100k small invokes held about 1.9 KB each until the wrapper closed (a parse tree per
@@ -173,21 +148,10 @@ def test_inv4_an_open_block_of_many_calls_holds_a_small_multiple_of_its_text() -
     assert len(drive(events)[1]) == 20_000
 
 
-# ---------------------------------------------------------------- §5 values: nesting
+# ---------------------------------------------------------------- §5 values: deep nesting
 def nested(n: int) -> str:
     return ('<tool_calls><invoke name="f"><parameter name="p">' + "<item>" * n + "1"
             + "</item>" * n + "</parameter></invoke></tool_calls>")
-
-
-def test_s5_structured_values_nest_up_to_the_bound_deeper_stays_a_string() -> None:
-    value = parse(nested(MAX_XML_DEPTH)).calls[0].input["p"]
-    for _ in range(MAX_XML_DEPTH):
-        assert isinstance(value, list) and len(value) == 1
-        value = value[0]
-    assert value == 1
-    deeper = nested(MAX_XML_DEPTH + 1)
-    assert parse(deeper).calls[0].input["p"] == deeper[deeper.index("<item>"):deeper.index(
-        "</parameter>")]
 
 
 def test_inv4_a_value_of_100k_nested_elements_is_not_built_as_a_tree() -> None:

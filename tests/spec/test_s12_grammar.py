@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
-from helpers import run_all_ways
+from helpers import GRAMMARS, run_all_ways
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,9 +21,6 @@ from callsieve import (
 from callsieve._automaton import DEAD, EntryAutomaton
 from callsieve._grammar import load_grammar
 from callsieve._prefix import prefix_closure
-
-HERE = Path(__file__).parent
-GRAMMARS = HERE / "grammars"
 
 
 def test_default_dialects_are_files() -> None:

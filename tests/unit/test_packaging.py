@@ -16,8 +16,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 REQUIRED_IN_WHEEL = (
     "callsieve/__init__.py",
     "callsieve/__main__.py",
