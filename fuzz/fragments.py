@@ -62,7 +62,7 @@ if __name__ == "__main__":  # run as a script: test this checkout's source tree
 
 import callsieve
 from callsieve import Event, Text, ToolCalls
-from callsieve import _sieve as callsieve_sieve
+from callsieve import _cursor as callsieve_cursor
 
 if TYPE_CHECKING:
     from multiprocessing.queues import Queue
@@ -1073,7 +1073,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                     help="shrinking budget in seconds (default 60)")
     ap.add_argument("--hot-budget", type=int, default=None,
                     help="run every Sieve with this many chunks between the hot paths' "
-                         "folds (callsieve._sieve.HOT_BUDGET; a small one, e.g. 2, folds "
+                         "folds (callsieve._cursor.HOT_BUDGET; a small one, e.g. 2, folds "
                          "inside almost every document)")
     return ap.parse_args(argv)
 
@@ -1086,10 +1086,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     seconds = args.seconds if args.seconds is not None else (
         60.0 if args.docs is None else float("inf"))
     if args.hot_budget is not None:  # read by each new Sieve; forked jobs inherit it
-        callsieve_sieve.HOT_BUDGET = args.hot_budget
+        callsieve_cursor.HOT_BUDGET = args.hot_budget
     print(f"fuzz/fragments.py: seed={seed} seconds={seconds} docs={args.docs} jobs={args.jobs} "
           f"strict={options.strict} merge_partial={options.merge_partial} "
-          f"hot_budget={callsieve_sieve.HOT_BUDGET} "
+          f"hot_budget={callsieve_cursor.HOT_BUDGET} "
           f"callsieve={Path(callsieve.__file__).parent}", flush=True)
     start = time.monotonic()
     if args.doc_seed is not None:

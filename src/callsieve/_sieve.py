@@ -29,7 +29,7 @@ from typing import Any
 from ._automaton import DEAD, UNKNOWN
 from ._blocks import BlockLife
 from ._capture import COMPLETE, VIABLE, Capture
-from ._cursor import HOT_BUDGET, Cursor
+from ._cursor import Cursor
 from ._entries import ALL_PROSE, HOLD, TEXT, EntryFinder
 from ._errors import InputTypeError, SieveClosedError
 from ._events import Block, Event, Text
@@ -43,7 +43,7 @@ from ._options import (
     new_call_id,
 )
 
-__all__ = ["EARLY_EMIT", "HOT_BUDGET", "MODES", "Mode", "Sieve", "SieveState", "new_call_id"]
+__all__ = ["EARLY_EMIT", "MODES", "Mode", "Sieve", "SieveState", "new_call_id"]
 
 _NO_CANDIDATE = -2
 
@@ -326,7 +326,7 @@ class Sieve:
         """RUN, a chunk the hot half did not take: the stop may be in it, or begin at its
         end (a "]" before "]]>"), or the held tail may begin it, or the budget is spent.
         Unless the stop is complete, the content goes on (appended through the same budget,
-        so at most ``HOT_BUDGET`` pieces are ever uncounted) and a tail that may begin the
+        so at most ``_cursor.HOT_BUDGET`` pieces are ever uncounted) and a tail that may begin the
         stop is held; a stop where a tag begins that the chunk cuts holds that tag
         (CUT_TAG). Anything else: the machine."""
         if chunk.__class__ is str:

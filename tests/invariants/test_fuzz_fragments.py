@@ -16,7 +16,7 @@ import os
 import pytest
 from fragments import check_documents  # fuzz/, put on sys.path by tests/conftest.py
 
-from callsieve import _sieve as callsieve_sieve
+from callsieve import _cursor as callsieve_cursor
 
 SEEDS = (1, 2, 3, 4)
 #: About one second per seed on the development machine.
@@ -34,7 +34,7 @@ def test_hot_path_folds_change_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     """The hot paths log prose and argument chunks and fold them later (every
     ``HOT_BUDGET`` chunks at the latest). With a budget of 2 the folds fall inside almost
     every document, at every chunking: the answers must not move."""
-    monkeypatch.setattr(callsieve_sieve, "HOT_BUDGET", 2)
+    monkeypatch.setattr(callsieve_cursor, "HOT_BUDGET", 2)
     findings = check_documents(5, DOCUMENTS_PER_SEED)
     report = "\n\n".join(f.describe() for f in findings)
     assert not findings, f"{len(findings)} failing document(s) with HOT_BUDGET=2:\n{report}"
