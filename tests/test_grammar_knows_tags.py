@@ -54,3 +54,52 @@ def test_the_entry_order_does_not_depend_on_the_hash_seed(tmp_path: Path) -> Non
     entries, opened, repaired = json.loads(seen.pop())
     assert opened == repaired == ["dsml"]
     assert entries.index("DSML__DSML_CALLS_OPEN") < entries.index("XML__XML_CALLS_OPEN")
+
+
+# ---------------------------------------------------------------- 1. the closing mark
+def _tilde_grammar(folder: Path, close_group: bool) -> dict[str, object]:
+    """Two dialects, ``[[a]]…`` and ``[[b]]…``, both closed by ``[[~a]]`` or ``[[~b]]``: the
+    closing mark is a tilde, which the closer's pattern captures in ``close`` (or does not)."""
+    mark = "(?P<close>~)" if close_group else "~"
+    common = ("WS_RUN: /[\\s]+/\n"
+              "call: CALL_OPEN call_name CALL_END\ncall_name: NAME\n"
+              "CALL_OPEN: /\\[call(?= )/\nNAME: / (?P<v>[a-z]{1,9})(?=\\])/\n"
+              'CALL_END: "]"\n'
+              f"END: /\\[\\[{mark}[ab]\\]\\]/\n")
+    files = {"common": common}
+    for n in ("a", "b"):
+        files[f"p{n}"] = (f"p{n}: P{n.upper()}_OPEN WS_RUN? (call WS_RUN?)+ END\n"
+                          f'P{n.upper()}_OPEN: "[[{n}]]"\n')
+    return {"dialects": ("pa", "pb"), "grammar_dirs": (_write(folder, **files),)}
+
+
+def _dialects_of(text: str, opts: dict[str, object]) -> list[tuple[str, str, tuple[str, ...]]]:
+    r = run_all_ways(text, **opts)  # type: ignore[arg-type]
+    return [(c.name, c.dialect, c.repairs) for c in r.calls]
+
+
+def test_a_repaired_block_takes_the_dialect_its_closer_mirrors(tmp_path: Path) -> None:
+    """No slash anywhere: ``[[~b]]`` without its ``close`` group is ``[[b]]``, pb's opener."""
+    opts = _tilde_grammar(tmp_path, close_group=True)
+    assert _dialects_of("x [call f][[~b]] y", opts) == [("f", "pb", ("missing_opener",))]
+    assert _dialects_of("x [call f][[~a]] y", opts) == [("f", "pa", ("missing_opener",))]
+    # a block that was opened keeps the dialect of its parse, whatever its closer says
+    assert _dialects_of("x [[b]][call f][[~a]] y", opts) == [("f", "pb", ())]
+
+
+def test_a_closer_without_a_close_group_keeps_the_dialect_of_the_parse(tmp_path: Path) -> None:
+    opts = _tilde_grammar(tmp_path, close_group=False)
+    for closer in ("[[~a]]", "[[~b]]"):
+        assert _dialects_of(f"x [call f]{closer} y", opts) == [("f", "pa", ("missing_opener",))]
+
+
+def test_the_built_in_closers_mirror_their_openers() -> None:
+    """The built-in grammar's ``close`` group: the slash (``/``, ``／``) and the white space
+    and zero-width characters before it."""
+    for closer, dialect in [("</tool_calls>", "xml"), ("< /tool_calls>", "xml"),
+                            ("＜／tool_calls＞", "xml"), ("</|DSML|tool_calls>", "dsml"),
+                            ("<\u200b /|DSML|tool_calls>", "dsml"),
+                            ("</｜DSML｜tool_calls>", "dsml_v4"),
+                            ("</｜DSML｜function_calls>", "dsml_v32")]:
+        assert _dialects_of(f'<invoke name="f"/>{closer}', {}) == \
+            [("f", dialect, ("missing_opener",))], closer

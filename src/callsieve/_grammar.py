@@ -79,6 +79,8 @@ MAX_BOUNDED_WIDTH = 4096
 #: decisions, the (b) benchmark's prose 2,202 settled leads).
 DECISION_LIMIT = 4096
 _CALL_RULE = "call"
+#: The named group of a closing tag's pattern that makes it a closing one (grammar/README.md).
+CLOSE_GROUP = "close"
 #: Grammars kept loaded (per dialects and folders); past it the oldest loaded is dropped.
 LOADED_LIMIT = 32
 
@@ -260,8 +262,16 @@ class CompiledGrammar:
     def dialect_of_close(self, close_value: str, fallback: str) -> str:
         """The dialect a closing wrapper is spelled in (for blocks whose opener was repaired):
         ``fallback`` (the parse's) if the opener of that spelling opens it too, else the
-        opener's."""
-        opened = re.sub(r"^([<＜〈][\u200b-\u200d\u2060\ufeff]*)\s*[/／]", r"\1", close_value)
+        opener's. The opener's spelling is the closer's text without what its terminal's
+        group ``close`` matched (the grammar says what makes a tag a closing one); a closer
+        whose terminal has no such group keeps ``fallback``."""
+        for t in self.block_enders:
+            m = t.pattern.match(close_value) if CLOSE_GROUP in t.pattern.groupindex else None
+            if m is not None and m.end() == len(close_value) and m.start(CLOSE_GROUP) >= 0:
+                opened = close_value[:m.start(CLOSE_GROUP)] + close_value[m.end(CLOSE_GROUP):]
+                break
+        else:
+            return fallback
         for e in self.entries:
             if e.synthetic is None and self.terminals[e.terminal].pattern.match(opened):
                 after = self.table.states[self.start_state][e.terminal][1]
