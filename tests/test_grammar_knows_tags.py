@@ -103,3 +103,31 @@ def test_the_built_in_closers_mirror_their_openers() -> None:
                             ("</｜DSML｜function_calls>", "dsml_v32")]:
         assert _dialects_of(f'<invoke name="f"/>{closer}', {}) == \
             [("f", dialect, ("missing_opener",))], closer
+
+
+# ---------------------------------------------------------------- 2. the quotes
+def test_the_quotes_are_the_patterns_to_say(tmp_path: Path) -> None:
+    """A scratch dialect whose names are quoted in bars: ``|f|`` stands for ``f`` (the
+    pattern's group ``q``), while ``"f"`` is a name with quotes in it, since to this
+    grammar ``"`` is no quote."""
+    common = ('WS_RUN: /[\\s]+/\nCALL_OPEN: /\\[call(?= )/\nCALL_END: "]"\n'
+              "call: CALL_OPEN call_name CALL_END\ncall_name: NAME\n"
+              'NAME: / (?P<v>\\|(?P<q>[a-z"]{0,9})\\||[a-z"]{1,9})(?=\\])/\n')
+    bars = 'bars: BARS_OPEN WS_RUN? (call WS_RUN?)+ BARS_CLOSE\n' \
+           'BARS_OPEN: "[[c]]"\nBARS_CLOSE: "[[/c]]"\n'
+    opts = {"dialects": ("bars",), "grammar_dirs": (_write(tmp_path, common=common, bars=bars),)}
+    r = run_all_ways('[[c]][call |f|] [call "g"][[/c]]', **opts)  # type: ignore[arg-type]
+    assert [c.name for c in r.calls] == ["f", '"g"']
+    r = run_all_ways("a [[c]][call ||][[/c]] b", **opts)  # type: ignore[arg-type]
+    assert r.calls == () and "a call needs a non-empty name" in r.blocks[0].diagnostics[-1]
+
+
+def test_the_built_in_quotes_still_come_off() -> None:
+    text = ('<tool_calls><invoke name=“f”><parameter name=\'p\' string=‘true’> 1 </parameter>'
+            '<parameter name="q" string=""> 2 </parameter></invoke></tool_calls>'
+            '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>"g"<｜tool▁sep｜>{}<｜tool▁call▁end｜>'
+            "<｜tool▁call▁begin｜>function<｜tool▁sep｜>‘h’\n```json\n{}\n```<｜tool▁call▁end｜>"
+            "<｜tool▁calls▁end｜>")
+    r = run_all_ways(text)
+    assert [(c.name, c.input) for c in r.calls] == [("f", {"p": " 1 ", "q": 2}), ("g", {}),
+                                                     ("h", {})]
