@@ -131,3 +131,44 @@ def test_the_built_in_quotes_still_come_off() -> None:
     r = run_all_ways(text)
     assert [(c.name, c.input) for c in r.calls] == [("f", {"p": " 1 ", "q": 2}), ("g", {}),
                                                      ("h", {})]
+
+
+# ---------------------------------------------------------------- 3. the ```json fence
+_V31 = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
+
+
+def test_deepseek_v31_arguments_in_a_fence_are_read_by_the_grammar() -> None:
+    """V3.1's JSON in a ```json fence: deepseek_native's NATIVE_FENCE_OPEN and
+    NATIVE_FENCE_END read the fence (Python used to strip it from the arguments' text)."""
+    for args, want in [('```json\n{"a": 1}\n```', {"a": 1}),
+                       ('\n```\n{"a": [1, 2]}\n```\n', {"a": [1, 2]}),
+                       ('```json\n{"c": "```"}```', {"c": "```"}),
+                       ('{"a": 1}', {"a": 1}),
+                       # an empty fence is empty arguments, as in V3 (it used to fail V3.1)
+                       ("```json\n```", {})]:
+        r = run_all_ways(_V31.replace("{}", args))
+        assert [(c.name, c.input) for c in r.calls] == [("f", want)], args
+        if args.lstrip().startswith("```"):  # V3 (a name line before the fence) agrees
+            v3 = _V31.replace("f<", "function<").replace("{}", "f\n" + args.lstrip())
+            assert [(c.name, c.input) for c in run_all_ways(v3).calls] == [("f", want)], args
+    for bad in ('```json\n{"a": 1}\n``` x', '```json{"a": 1}```', '```json\n[1]\n```'):
+        text = _V31.replace("{}", bad)
+        assert run_all_ways(text).calls == (), bad
+
+
+def test_a_fence_the_grammar_does_not_read_is_no_json(tmp_path: Path) -> None:
+    """A scratch dialect whose arguments run takes the fence in: no Python strips it."""
+    common = ('WS_RUN: /[\\s]+/\nCALL_OPEN: /\\[call(?= )/\nCALL_END: "[/call]"\n'
+              "call: CALL_OPEN call_name ARGS_START call_args CALL_END\n"
+              "call_name: NAME\ncall_args: ARGS_RUN\n"
+              'ARGS_START: "]"\nNAME: / (?P<v>[a-z]{1,9})(?=\\])/\n'
+              "ARGS_RUN: /(?:(?!\\[\\/call\\])[\\s\\S])+/\n")
+    raw = ('raw: RAW_OPEN WS_RUN? (call WS_RUN?)+ RAW_CLOSE\n'
+           'RAW_OPEN: "[[r]]"\nRAW_CLOSE: "[[/r]]"\n')
+    opts = {"dialects": ("raw",), "grammar_dirs": (_write(tmp_path, common=common, raw=raw),)}
+    r = run_all_ways('[[r]][call f]{"a": 1}[/call][[/r]]', **opts)  # type: ignore[arg-type]
+    assert [(c.name, c.input) for c in r.calls] == [("f", {"a": 1})]
+    text = '[[r]][call f]```json\n{"a": 1}\n```[/call][[/r]]'
+    r = run_all_ways(text, **opts)  # type: ignore[arg-type]
+    assert (r.text, r.calls) == (text, ())
+    assert "not a JSON object" in r.blocks[0].diagnostics[-1]
