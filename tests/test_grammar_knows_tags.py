@@ -12,7 +12,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from helpers import run_all_ways
+
+from callsieve import GrammarError
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -172,3 +175,78 @@ def test_a_fence_the_grammar_does_not_read_is_no_json(tmp_path: Path) -> None:
     r = run_all_ways(text, **opts)  # type: ignore[arg-type]
     assert (r.text, r.calls) == (text, ())
     assert "not a JSON object" in r.blocks[0].diagnostics[-1]
+
+
+# ---------------------------------------------------------------- 4. the default dialects
+def test_the_default_dialects_are_the_grammars_declaration() -> None:
+    import callsieve
+    from callsieve._grammar import DEFAULTS_DIRECTIVE, DIRECTIVE, default_dialects, grammar_dirs
+
+    common = (grammar_dirs()[-1] / "common.lark").read_text(encoding="utf-8")
+    (line,) = [x for x in common.splitlines() if x.startswith(DIRECTIVE)]
+    assert line.split() == [DIRECTIVE + DEFAULTS_DIRECTIVE, *callsieve.DEFAULT_DIALECTS]
+    assert default_dialects() == callsieve.DEFAULT_DIALECTS
+    assert type(callsieve.DEFAULT_DIALECTS) is tuple
+
+
+def _scratch_defaults(folder: Path, directive: str) -> str:
+    common = ('WS_RUN: /[\\s]+/\nCALL_OPEN: /\\[call(?= )/\nCALL_END: "]"\n'
+              "call: CALL_OPEN call_name CALL_END\ncall_name: NAME\n"
+              "NAME: / (?P<v>[a-z]{1,9})(?=\\])/\n")
+    files = {"common": f"// scratch\n{directive}\n{common}"}
+    for n in ("a", "b"):
+        files[f"p{n}"] = (f"p{n}: P{n.upper()}_OPEN WS_RUN? (call WS_RUN?)+ P{n.upper()}_END\n"
+                          f'P{n.upper()}_OPEN: "[[{n}]]"\nP{n.upper()}_END: "[[/{n}]]"\n')
+    return _write(folder, **files)
+
+
+def test_a_grammar_folder_declares_its_own_defaults(tmp_path: Path) -> None:
+    from callsieve._grammar import default_dialects, load_grammar
+
+    d = _scratch_defaults(tmp_path, "//%default_dialects pb pa")
+    assert default_dialects((d,)) == ("pb", "pa")
+    g = load_grammar(default_dialects((d,)), (d,))
+    assert g.dialects == ("pb", "pa")
+    r = run_all_ways("x [[a]][call f][[/a]] [[b]][call g][[/b]]", dialects=g.dialects,
+                     grammar_dirs=(d,))
+    assert [(c.name, c.dialect) for c in r.calls] == [("f", "pa"), ("g", "pb")]
+    # a default may be a built-in dialect (the folders are searched as for any dialect)
+    assert default_dialects((_scratch_defaults(tmp_path / "x", "//%default_dialects pa xml"),)
+                            ) == ("pa", "xml")
+    # a folder whose common.lark declares none has no defaults to give (loading is fine)
+    bare = _scratch_defaults(tmp_path / "bare", "")
+    assert load_grammar(("pa",), (bare,)).dialects == ("pa",)
+    with pytest.raises(GrammarError, match="declares no default dialects"):
+        default_dialects((bare,))
+
+
+@pytest.mark.parametrize(("directive", "why"), [
+    ("//%default_dialects", "names no dialect"),
+    ("//%default_dialects pa Pb", "'Pb' is not a dialect name"),
+    ("//%default_dialects pa common", "'common' is not a dialect name"),
+    ("//%default_dialects pa pb pa", "dialect 'pa' is declared twice"),
+    ("//%default_dialects pa nowhere", "no grammar file for default dialect 'nowhere'"),
+    ("//%default_dialects pa\n//%default_dialects pb", "declared a second time"),
+    ("//%defaults pa", "unknown loader directive '//%defaults pa'"),
+    ("//%", "unknown loader directive '//%'"),
+])
+def test_a_malformed_declaration_is_a_grammar_error(tmp_path: Path, directive: str,
+                                                    why: str) -> None:
+    from callsieve._grammar import default_dialects, load_grammar
+
+    d = _scratch_defaults(tmp_path, directive)
+    for load in (lambda: default_dialects((d,)), lambda: load_grammar(("pa",), (d,))):
+        with pytest.raises(GrammarError) as info:
+            load()
+        at = "common.lark:3:" if "second" in why else "common.lark:2:"  # the line at fault
+        assert why in str(info.value) and at in str(info.value), info.value
+
+
+def test_a_directive_in_a_dialect_file_is_a_grammar_error(tmp_path: Path) -> None:
+    from callsieve._grammar import load_grammar
+
+    d = _scratch_defaults(tmp_path, "//%default_dialects pa")
+    (tmp_path / "pb.lark").write_text("//%default_dialects pb\n" + (tmp_path / "pb.lark")
+                                      .read_text(encoding="utf-8"), encoding="utf-8")
+    with pytest.raises(GrammarError, match="pb.lark: a loader directive"):
+        load_grammar(("pa", "pb"), (d,))
