@@ -24,11 +24,10 @@ from callsieve._assembler import CallTransformer, assemble_call
 from callsieve._decide import GroupToken
 from callsieve._values import decode_param, parse_argument_object
 
-
-# ---------------------------------------------------------------------------- tree builders
 _QUOTES = "\"'“”‘’"  # the built-in grammar's quotes (common.lark's _NAME_VALUE)
 
 
+# ---------------------------------------------------------------------------- tree builders
 def tok(kind: str, text: str, **groups: str) -> Token:
     """A token as the scanner makes it: with its pattern's named groups, if it has any (a
     quoted ``v`` with the text inside its quotes in ``q``, as the built-in patterns have it)."""
