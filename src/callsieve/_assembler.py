@@ -10,7 +10,7 @@ kind, and a method reads only the tags of its own direct children, so a contract
 the contract does not put it (an ``attr`` directly in a ``call``) is ignored, and a rule
 outside the contract is dropped with all that is below it (``__default__``). Attribute-like
 tokens carry their value in the named group ``v`` (``k`` for the key) of their terminal's
-pattern. ``assemble_call`` is the entry point the capture calls.
+pattern, a quoted one in ``q`` without its quotes. ``assemble_call`` is the entry point the capture calls.
 What it guarantees: no dialect-specific Python; any grammar that follows the contract
 assembles. The tree is not changed (its nodes may be shared with a parser snapshot). No
 method raises: a ``call`` that cannot be built becomes its ``ValueError``, which
@@ -33,8 +33,6 @@ from lark import Discard, Token, Transformer, Tree
 from ._values import decode_param, parse_argument_object
 
 __all__ = ["CallTransformer", "assemble_call", "schemas_from_tools"]
-
-_QUOTES = "\"'“”‘’"
 
 
 def schemas_from_tools(tools: Any) -> dict[str, dict[str, Any]]:
@@ -68,10 +66,12 @@ def _group(tok: Token, group: str) -> str:
     return str(tok).strip() if value is None else str(value)
 
 
-def _unquote(value: str) -> str:
-    if len(value) >= 2 and value[0] in _QUOTES and value[-1] in _QUOTES:
-        return value[1:-1]
-    return value
+def _value(tok: Token) -> str:
+    """The value a name or attribute token stands for: its group ``q`` (a quoted value's
+    text inside the quotes, which the pattern says) if that matched, else ``v``."""
+    groups = getattr(tok, "groups", None)
+    value = groups.get("q") if groups else None
+    return _group(tok, "v") if value is None else str(value)
 
 
 def _token_of(children: list[Any]) -> Token | None:
@@ -83,16 +83,18 @@ def _token_of(children: list[Any]) -> Token | None:
 
 
 def _name_of(children: list[Any]) -> str | None:
-    """The name a node's first token carries (``_group(tok, "v")``, unquoted), or None.
+    """The name a node's first token carries (``_value(tok)``, trimmed), or None.
     (Written out: it runs for every call and parameter.)"""
     for tok in children:
         if isinstance(tok, Token):
             groups = getattr(tok, "groups", None)
-            value = groups.get("v") if groups else None
-            name = str(tok).strip() if value is None else str(value)
-            if len(name) >= 2 and name[0] in _QUOTES and name[-1] in _QUOTES:
-                name = name[1:-1]
-            return name.strip()
+            if groups:
+                value = groups.get("q")
+                if value is None:
+                    value = groups.get("v")
+            else:
+                value = None
+            return (str(tok) if value is None else str(value)).strip()
     return None
 
 
@@ -164,7 +166,7 @@ class CallTransformer(Transformer[Token, Any]):
         tok = _token_of(children)
         if tok is None or _group(tok, "k").strip().lower() != "string":
             return Discard  # (only `string` carries meaning, SPEC §2)
-        return (_STRING, _unquote(_group(tok, "v")).strip().lower())
+        return (_STRING, _value(tok).strip().lower())
 
     def cdata(self, children: list[Any]) -> tuple[int, str]:
         text = ""  # its run tokens; the delimiters are not content

@@ -199,7 +199,7 @@ def derive(dialects: tuple[str, ...], src: Sources) -> tuple[Blueprint, Lark]:
         if rule.origin.name in dialects and rule.expansion:
             opener_dialect.setdefault(rule.expansion[0].name, str(rule.origin.name))
     start = table.start_states["start"]
-    entries, lead = _entries(table.states, start, terms, opener_dialect, src)
+    entries, lead = _entries(table.states, start, terms, opener_dialect, dialects, src)
     sources = [terms[e[0]]["source"] for e in entries]
     exact = "|".join(f"(?P<{e[0]}>{rename_groups(s, entry_group_prefix(k))})"
                      for k, (e, s) in enumerate(zip(entries, sources)))
@@ -295,20 +295,28 @@ def _state(actions: dict[str, Any], terms: dict[str, dict[str, Any]],
 
 
 def _entries(states: dict[int, Any], start: int, terms: dict[str, dict[str, Any]],
-             opener_dialect: dict[str, str], src: Sources,
+             opener_dialect: dict[str, str], dialects: tuple[str, ...], src: Sources,
              ) -> tuple[tuple[tuple[str, str, str | None], ...], str]:
     """The entry terminals ``(terminal, dialect, synthetic opener or None)``, best first,
-    and the characters they can start with."""
+    and the characters they can start with. Best first: the higher priority, then the
+    opener of the first enabled dialect, then the name — never the parse table's order of
+    its actions, which follows Python's string hashing and so differs between processes
+    (where two entries match the same text, the first one is taken)."""
+    rank = {d: k for k, d in enumerate(dialects)}
+
+    def best(t: dict[str, Any]) -> tuple[int, int, str]:
+        return -t["priority"], rank.get(opener_dialect.get(t["name"], ""), len(rank)), t["name"]
+
     start_actions = states[start]
-    openers = [terms[n] for n in start_actions if n in terms]
-    openers.sort(key=lambda t: -t["priority"])
+    openers = sorted((terms[n] for n in start_actions if n in terms), key=best)
     entries = [(t["name"], opener_dialect.get(t["name"], ""), None) for t in openers]
     seen = {e[0] for e in entries}
     for opener in openers:
         action, after = start_actions[opener["name"]]
         if getattr(action, "name", "") != "Shift":
             continue
-        for name in states[after]:
+        for name in sorted(states[after], key=lambda n: (-terms[n]["priority"], n)
+                           if n in terms else (0, n)):
             spec = terms.get(name)
             if spec is None or spec["is_run"] or name in seen:
                 continue

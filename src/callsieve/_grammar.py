@@ -65,11 +65,10 @@ __all__ = [
     "StateSpec",
     "TerminalSpec",
     "available_dialects",
+    "default_dialects",
     "grammar_dirs",
     "load_grammar",
 ]
-
-DEFAULT_DIALECTS: tuple[str, ...] = ("dsml", "dsml_v4", "dsml_v32", "xml", "deepseek_native")
 
 #: A bounded terminal longer than this could make hold-back quadratic; refuse it.
 MAX_BOUNDED_WIDTH = 4096
@@ -79,6 +78,12 @@ MAX_BOUNDED_WIDTH = 4096
 #: decisions, the (b) benchmark's prose 2,202 settled leads).
 DECISION_LIMIT = 4096
 _CALL_RULE = "call"
+#: A line of ``common.lark`` the loader reads (to Lark, a comment): ``//%name value …``.
+DIRECTIVE = "//%"
+#: The one directive: the dialects enabled when none are named, in order (grammar/README.md).
+DEFAULTS_DIRECTIVE = "default_dialects"
+#: The named group of a closing tag's pattern that makes it a closing one (grammar/README.md).
+CLOSE_GROUP = "close"
 #: Grammars kept loaded (per dialects and folders); past it the oldest loaded is dropped.
 LOADED_LIMIT = 32
 
@@ -267,8 +272,16 @@ class CompiledGrammar:
     def dialect_of_close(self, close_value: str, fallback: str) -> str:
         """The dialect a closing wrapper is spelled in (for blocks whose opener was repaired):
         ``fallback`` (the parse's) if the opener of that spelling opens it too, else the
-        opener's."""
-        opened = re.sub(r"^([<＜〈][\u200b-\u200d\u2060\ufeff]*)\s*[/／]", r"\1", close_value)
+        opener's. The opener's spelling is the closer's text without what its terminal's
+        group ``close`` matched (the grammar says what makes a tag a closing one); a closer
+        whose terminal has no such group keeps ``fallback``."""
+        for t in self.block_enders:
+            m = t.pattern.match(close_value) if CLOSE_GROUP in t.pattern.groupindex else None
+            if m is not None and m.end() == len(close_value) and m.start(CLOSE_GROUP) >= 0:
+                opened = close_value[:m.start(CLOSE_GROUP)] + close_value[m.end(CLOSE_GROUP):]
+                break
+        else:
+            return fallback
         for e in self.entries:
             if e.synthetic is None and self.terminals[e.terminal].pattern.match(opened):
                 after = self.table.states[self.start_state][e.terminal][1]
@@ -319,13 +332,98 @@ def grammar_dirs(extra: tuple[str, ...] = ()) -> tuple[Path, ...]:
 
 def available_dialects(extra_dirs: tuple[str, ...] = ()) -> tuple[str, ...]:
     """Every dialect a ``.lark`` file exists for (``common.lark`` is not a dialect)."""
+    return _dialects_in(grammar_dirs(extra_dirs))
+
+
+def _read(path: Path) -> tuple[str, str]:
+    """A grammar file's name and text (UTF-8); a file that cannot be read is a GrammarError."""
+    try:
+        return str(path), path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise GrammarError(f"{path}: not valid UTF-8 (byte {exc.object[exc.start]:#04x} at "
+                           f"offset {exc.start})") from None
+    except OSError as exc:
+        raise GrammarError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+
+
+def default_dialects(extra_dirs: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The dialects the ``common.lark`` found first in ``grammar_dirs(extra_dirs)`` declares
+    as the defaults (its ``//%default_dialects`` line). No such line, or a malformed one, is a
+    GrammarError naming the file (and line)."""
+    dirs = grammar_dirs(extra_dirs)
+    path = _find("common", dirs, extra_dirs)
+    declared = _declared(*_read(path), dirs)
+    if declared is None:
+        raise GrammarError(f"{path}: declares no default dialects",
+                           expected=(f"a line {DIRECTIVE}{DEFAULTS_DIRECTIVE} dialect …",))
+    return declared
+
+
+def _is_dialect_name(name: str) -> bool:
+    """``[a-z][a-z0-9_]*``, without a regex."""
+    return (name[:1].isalpha() and name.isascii() and name == name.lower()
+            and name.replace("_", "").isalnum())
+
+
+def _declared(path: str, text: str, dirs: tuple[Path, ...]) -> tuple[str, ...] | None:
+    """What ``common.lark``'s directive lines (``DIRECTIVE``) declare: the default dialects,
+    or None if it has no such line. A directive the loader does not know, a second
+    declaration, or one that names no dialect, a name twice, or a name no ``.lark`` file in
+    ``dirs`` is for, is a GrammarError at its file and line."""
+    if DIRECTIVE not in text:
+        return None
+    found: tuple[str, ...] | None = None
+    expected = (f"{DIRECTIVE}{DEFAULTS_DIRECTIVE} dialect …",)
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.startswith(DIRECTIVE):
+            continue
+        where = f"{path}:{n}"
+        word, *names = line[len(DIRECTIVE):].split() or [""]
+        if word != DEFAULTS_DIRECTIVE:
+            raise GrammarError(f"{where}: unknown loader directive {line.strip()!r}",
+                               expected=expected)
+        if found is not None:
+            raise GrammarError(f"{where}: the default dialects are declared a second time",
+                               expected=expected)
+        if not names:
+            raise GrammarError(f"{where}: {DIRECTIVE}{DEFAULTS_DIRECTIVE} names no dialect",
+                               expected=expected)
+        for name in names:
+            if not _is_dialect_name(name) or name == "common":
+                raise GrammarError(f"{where}: {name!r} is not a dialect name (a lower-case "
+                                   "Lark rule name, not common)", expected=expected)
+            if names.count(name) > 1:
+                raise GrammarError(f"{where}: dialect {name!r} is declared twice",
+                                   expected=expected)
+            if not any((d / f"{name}.lark").is_file() for d in dirs):
+                raise GrammarError(f"{where}: no grammar file for default dialect {name!r}",
+                                   expected=_dialects_in(dirs))
+        found = tuple(names)
+    return found
+
+
+def _dialects_in(dirs: tuple[Path, ...]) -> tuple[str, ...]:
+    """Every dialect a ``.lark`` file in ``dirs`` exists for."""
     names: dict[str, None] = {}
-    for d in grammar_dirs(extra_dirs):
+    for d in dirs:
         for f in sorted(d.glob("*.lark")):
             if f.stem != "common":
                 names.setdefault(f.stem, None)
     return tuple(names)
 
+
+def _find(name: str, dirs: tuple[Path, ...], extra_dirs: tuple[str, ...]) -> Path:
+    """The first ``<name>.lark`` in ``dirs``; none is a ConfigurationError."""
+    for d in dirs:
+        f = d / f"{name}.lark"
+        if f.is_file():
+            return f
+    raise ConfigurationError(f"no grammar file for dialect {name!r}",
+                             expected=available_dialects(extra_dirs))
+
+
+#: The dialects enabled when none are named: what the built-in ``common.lark`` declares.
+DEFAULT_DIALECTS: tuple[str, ...] = default_dialects()
 
 _loaded: _grammar_cache.OncePerKey[tuple[tuple[str, ...], tuple[str, ...]], CompiledGrammar] = \
     _grammar_cache.OncePerKey(LOADED_LIMIT)
@@ -347,22 +445,15 @@ def _load(key: tuple[tuple[str, ...], tuple[str, ...]]) -> CompiledGrammar:
     if not dialects:
         raise ConfigurationError("at least one dialect must be enabled")
     for name in dialects:
-        if not (name[:1].isalpha() and name.isascii() and name == name.lower()
-                and name.replace("_", "").isalnum()):  # [a-z][a-z0-9_]*, without a regex
+        if not _is_dialect_name(name):
             raise ConfigurationError(f"dialect name {name!r} must be a lower-case Lark rule name")
     dirs = grammar_dirs(extra_dirs)
-
-    def find(name: str) -> Path:
-        for d in dirs:
-            f = d / f"{name}.lark"
-            if f.is_file():
-                return f
-        raise ConfigurationError(
-            f"no grammar file for dialect {name!r}",
-            expected=available_dialects(extra_dirs),
-        )
-
-    parts = [_read(find(name)) for name in ("common", *dialects)]
+    parts = [_read(_find(name, dirs, extra_dirs)) for name in ("common", *dialects)]
+    _declared(*parts[0], dirs)  # (a malformed declaration is an error wherever it is read)
+    for path, dialect_text in parts[1:]:
+        if dialect_text.startswith(DIRECTIVE) or "\n" + DIRECTIVE in dialect_text:
+            raise GrammarError(f"{path}: a loader directive ({DIRECTIVE}…) belongs in "
+                               "common.lark", expected=("common.lark",))
     parts.append(("<start rule>", "start: " + " | ".join(dialects) + "\n"))
     text = "\n".join(t for _, t in parts)
     digest = _grammar_cache.digest(text, dialects)
@@ -382,17 +473,6 @@ def _load(key: tuple[tuple[str, ...], tuple[str, ...]]) -> CompiledGrammar:
 
     _grammar_cache.write(digest, with_patterns)
     return g
-
-
-def _read(path: Path) -> tuple[str, str]:
-    """A grammar file's name and text (UTF-8); a file that cannot be read is a GrammarError."""
-    try:
-        return str(path), path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise GrammarError(f"{path}: not valid UTF-8 (byte {exc.object[exc.start]:#04x} at "
-                           f"offset {exc.start})") from None
-    except OSError as exc:
-        raise GrammarError(f"{path}: cannot be read: {exc.strerror or exc}") from None
 
 
 def _build(dialects: tuple[str, ...], parts: list[tuple[str, str]]) -> tuple[dict[str, Any], Lark]:

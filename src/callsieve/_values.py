@@ -42,7 +42,6 @@ _XML_SLICE = 4096  # characters fed to the pull parser between two depth checks
 _ENTITY = re.compile(r"&(lt|gt|amp|quot|apos|#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6});")
 _NAMED = {"lt": "<", "gt": ">", "amp": "&", "quot": '"', "apos": "'"}
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
-_FENCED_JSON = re.compile(r"^```(?:json)?[ \t]*\r?\n(.*?)\r?\n?```$", re.DOTALL)
 
 
 def _entity(m: re.Match[str]) -> str:
@@ -191,14 +190,11 @@ def _element_value(el: ET.Element) -> Any:
 
 
 def parse_argument_object(text: str) -> dict[str, Any] | None:
-    """A JSON object of arguments (optionally inside a ```json fence); None if it is not one.
-    Empty text is an empty object."""
+    """A JSON object of arguments; None if it is not one. Empty text is an empty object. (A
+    fence around the JSON is the grammar's to read: ``call_args`` holds the JSON only.)"""
     body = text.strip()
     if not body:
         return {}
-    m = _FENCED_JSON.match(body)
-    if m:
-        body = m.group(1).strip()
     try:
         value = json.loads(body)
     except (ValueError, RecursionError):
