@@ -325,10 +325,10 @@ class Sieve:
     def _read_run(self, chunk: Any) -> list[Event]:
         """RUN, a chunk the hot half did not take: the stop may be in it, or begin at its
         end (a "]" before "]]>"), or the held tail may begin it, or the budget is spent.
-        Unless the stop is complete, the content goes on (appended through the same budget,
-        so at most ``_cursor.HOT_BUDGET`` pieces are ever uncounted) and a tail that may begin the
-        stop is held; a stop where a tag begins that the chunk cuts holds that tag
-        (CUT_TAG). Anything else: the machine."""
+        Unless the stop is complete, the content goes on (appended through the same
+        budget, so at most ``HOT_BUDGET`` pieces are ever uncounted) and a tail that may
+        begin the stop is held; a stop where a tag begins that the chunk cuts holds that
+        tag (CUT_TAG). Anything else: the machine."""
         if chunk.__class__ is str:
             cur = self._cur
             if not cur.run_live:
