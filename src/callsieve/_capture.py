@@ -33,6 +33,7 @@ from lark import Token
 from lark.exceptions import LarkError
 
 from ._assembler import assemble_call
+from ._balanced import JsonRun
 from ._decide import DECISION_SPAN, Decision, GroupToken, decide, new_token
 from ._grammar import CompiledGrammar, EntrySpec, StateSpec, TerminalSpec
 from ._lessons import ANY_CAPTURE, REPAIRABLE, Lessons
@@ -144,8 +145,11 @@ class Capture:
     # ------------------------------------------------------------------ helpers
     def took(self, n: int) -> None:
         """The sieve's run fast path appended ``n`` characters of the current run to
-        ``pieces`` itself (it counts them later, in bulk)."""
+        ``pieces`` itself (it counts them later, in bulk). A balanced run reads them now."""
         self.raw_len += n
+        run = self.run
+        if type(run) is JsonRun:
+            run.took(self.pieces, n)
 
     def emitted_all(self) -> None:
         """Every call read so far has been handed out (``early_emit="invoke"``)."""
@@ -285,9 +289,17 @@ class Capture:
         while True:
             run = self.run
             if run is not None:
-                if final and self.lessons.reaches_end(run, self.spec, self.start + self.raw_len):
+                if type(run) is JsonRun:  # (a balanced run: its reader knows where it ends)
+                    s, is_tail = run.read(buf, p), False
+                    if s < 0:
+                        status = self.fail(f"the JSON body from offset {self.run_start} "
+                                           f"fails: {run.why}")
+                        break
+                elif final and self.lessons.reaches_end(run, self.spec,
+                                                        self.start + self.raw_len):
                     break  # the rest of the input is this run's (``_repair`` reads it)
-                s, is_tail = run.find_stop(buf, p, final)
+                else:
+                    s, is_tail = run.find_stop(buf, p, final)
                 if s > p:
                     if self.strict and run.name == "STRAY_RUN" and not buf[p:s].isspace():
                         status = self._stray()
@@ -298,7 +310,7 @@ class Capture:
                         status = self.too_long(limit)
                         break
                 if s == n or is_tail:
-                    if final:
+                    if final and not run.balanced:
                         self.lessons.ran_to_end(run, self.spec, self.run_start)
                     break
             if p >= n:
@@ -324,6 +336,11 @@ class Capture:
                 break
             # No token starts here.
             if run is not None:
+                if run.balanced:  # the object ended: what follows may be another run
+                    if seg < p:
+                        self.pieces.append(buf[seg:p])
+                    self._end_run()
+                    continue
                 if not run.soft:
                     status = self.fail(f"unexpected {buf[p]!r} at offset "
                                        f"{self.start + self.raw_len}")
@@ -345,7 +362,7 @@ class Capture:
             except LarkError:
                 return self.fail(f"unexpected text at offset {self.start + self.raw_len}"), p
             self.spec = self.g.states[self.ps.state_stack[-1]]
-            self.run = run
+            self.run = JsonRun(run) if run.balanced else run
             self.run_start = self.start + self.raw_len
             self.pieces.clear()
             seg = p
