@@ -107,7 +107,8 @@ class Capture:
         # sieve appends to it directly (``pieces``: the sieve's one list for its captures).
         self.pieces: list[str] = [] if pieces is None else pieces
         self.pieces.clear()
-        self.calls: list[tuple[str, dict[str, Any]]] = []
+        # (name, input, the model's id for the call or None), in order
+        self.calls: list[tuple[str, dict[str, Any], str | None]] = []
         # Per call (arrays: a block of many calls holds a few bytes per call here):
         self.call_ends = array("q")  # raw length at the end of each call
         self.call_pieces = array("q")  # len(raw) there (raw is not joined while streaming)
@@ -220,9 +221,10 @@ class Capture:
             size = len(rule.expansion)
             tree = self.g.build_call[rule](self.ps.value_stack[-size:])
             try:
-                self.calls.append(assemble_call(tree, self.schemas))
+                built = assemble_call(tree, self.schemas)
             except Exception as exc:  # noqa: BLE001 - model output never raises (§Inv. 5)
                 return self.fail(f"call at offset {self.start + self.raw_len} not built: {exc}")
+            self.calls.append(built if len(built) == 3 else (built[0], built[1], None))
             # One string per call: a block of many calls keeps a few objects per call.
             k = self.call_pieces[-1] if self.call_pieces else 1
             if len(self.raw) > k + 1:

@@ -764,8 +764,8 @@ class Sieve:
 
     def _calls(self, cap: Capture, start: int, dialect: str) -> tuple[ToolCall, ...]:
         repairs = tuple(cap.repairs)
-        return tuple(ToolCall(name, args, make_call_id(self._id_factory), dialect, repairs)
-                     for name, args in cap.calls[start:])
+        return tuple(ToolCall(name, args, ident or make_call_id(self._id_factory), dialect,
+                              repairs) for name, args, ident in cap.calls[start:])
 
     def _emit_early(self, cap: Capture, events: list[Event]) -> None:
         """``early_emit="invoke"``: each call goes out when its invoke closes. The event's
