@@ -50,7 +50,7 @@ _SPEC_SLOTS = ("name", "priority", "source", "pattern", "first", "viable", "_clo
 class JsonRun(TerminalSpec):
     """One run of a balanced terminal: its spec's fields, and the reader's state."""
 
-    __slots__ = ("mode", "depth", "why")
+    __slots__ = ("mode", "depth", "why", "at")
 
     def __init__(self, spec: TerminalSpec) -> None:  # (no super().__init__: a copy)
         for name in _SPEC_SLOTS:
@@ -58,6 +58,7 @@ class JsonRun(TerminalSpec):
         self.mode = _BEFORE
         self.depth = 0
         self.why = ""
+        self.at = 0  # where in the ``buf`` it was reading it failed
         self.stop_char: str | None = None
         self.find_stop = self._find_stop
         self.may_stop = _always
@@ -101,7 +102,7 @@ class JsonRun(TerminalSpec):
     def read(self, buf: str, p: int) -> int:
         """Read ``buf[p:]``: the index just after the object's closing ``}`` if it ends
         there (the rest is not read), ``len(buf)`` if it goes on, -1 if it failed (``why``
-        says how). Past the end, ``p``; after a failure, -1."""
+        says how, ``at`` where). Past the end, ``p``; after a failure, -1 (``at``: ``p``)."""
         n = len(buf)
         mode = self.mode
         depth = self.depth
@@ -128,11 +129,11 @@ class JsonRun(TerminalSpec):
                 elif c == "{" or c == "[":
                     depth += 1
                     if depth > MAX_JSON_DEPTH:
-                        return self._fail(f"JSON nested deeper than {MAX_JSON_DEPTH}")
+                        return self._fail(f"JSON nested deeper than {MAX_JSON_DEPTH}", p)
                 elif depth > 1:
                     depth -= 1
                 elif c == "]":
-                    return self._fail("a ']' closes the JSON object")
+                    return self._fail("a ']' closes the JSON object", p)
                 else:
                     self.mode, self.depth, self.stop_char = _DONE, 0, None
                     return p
@@ -146,21 +147,23 @@ class JsonRun(TerminalSpec):
                     if p >= n:
                         break
                 if buf[p] != "{":
-                    return self._fail(f"a JSON body must begin with '{{', not {buf[p]!r}")
+                    return self._fail(f"a JSON body must begin with '{{', not {buf[p]!r}", p)
                 mode, depth = _VALUE, 1
                 self.stop_char = "}"
                 p += 1
             elif mode == _DONE:
                 return p
             else:
+                self.at = p
                 return -1
         self.mode = mode
         self.depth = depth
         return n
 
-    def _fail(self, why: str) -> int:
+    def _fail(self, why: str, at: int) -> int:
         self.mode = _FAILED
         self.why = why
+        self.at = at
         self.stop_char = None
         return -1
 
