@@ -10,7 +10,9 @@ closure still accepts is held (a token cut by a chunk boundary is held, never gu
 run (text, CDATA, JSON, white space) is fed to the parser once, as a zero-length placeholder
 when it starts (so the parser is already in the state that follows it) whose value is
 filled in when it ends. A run never costs a parser step per chunk and its
-text is never re-scanned: only the new chunk is searched for the run's stop.
+text is never re-scanned: only the new chunk is searched for the run's stop. A balanced run
+(a JSON body) has a reader of its own (``_balanced.JsonRun``) in the terminal's place, which
+carries its state from chunk to chunk (and reads what the sieve appended to it, ``took``).
 Repairs (SPEC §4) are synthetic tokens: the missing opening wrapper (fed before the first
 invoke; such a block fails on the first non-white stray text, and emits nothing until its
 closing wrapper) and, at the end of input, loose CDATA (``_repair``).
