@@ -74,8 +74,8 @@ def kcall(ident: str, args: str) -> str:
      [("f", {"x": 1, "y": [True, None]})], "a  b"),
     ('<jcalls><invoke name="f">{"name": "g", "arguments": {"z": 2}}</invoke></tool_calls>',
      [("f", {"name": "g", "arguments": {"z": 2}})], ""),
-    ('<jcalls><invoke name="f">  {}  </invoke><invoke name="g">{"a":{"b":{"c":[[{}]]}}}'
-     "</invoke></tool_calls>", [("f", {}), ("g", {"a": {"b": {"c": [[{}]]}}})], ""),
+    (('<jcalls><invoke name="f">  {}  </invoke><invoke name="g">{"a":{"b":{"c":[[{}]]}}}'
+      "</invoke></tool_calls>"), [("f", {}), ("g", {"a": {"b": {"c": [[{}]]}}})], ""),
     # herm: the name and the arguments from the JSON ("parameters" too; none: {})
     ('x <tool_call>\n{"name": "get", "arguments": {"q": 1}}\n</tool_call> y',
      [("get", {"q": 1})], "x  y"),
