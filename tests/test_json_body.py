@@ -318,3 +318,11 @@ def test_any_json_object_round_trips_as_the_arguments_under_any_chunking(
         got = [c for e in events if isinstance(e, ToolCalls) for c in e.calls]
         assert [(c.name, canon_value(c.input)) for c in got] == [("f", canon_value(args))]
         assert "".join(e.text for e in events if isinstance(e, Text)) == "hi  bye"
+
+
+def test_max_block_chars_counts_a_json_body_whatever_the_chunks(scratch: dict[str, Any]) -> None:
+    text = '<tool_call>{"name": "f", "arguments": {"a": "' + "x" * 300 + '"}}</tool_call>'
+    assert calls(run_all_ways(text, max_block_chars=len(text), **scratch)) == [
+        ("f", {"a": "x" * 300})]
+    r = run_all_ways(text, max_block_chars=len(text) - 1, **scratch)
+    assert r.calls == () and r.text == text

@@ -68,7 +68,7 @@ class JsonRun(TerminalSpec):
         """Where the run may stop (the sieve's question; it reads nothing): inside the value,
         just after the first ``}`` (a ``}`` that ends ``buf`` is a tail: what follows it
         decides); elsewhere, right here."""
-        if self.mode != _VALUE:
+        if self.stop_char is None:  # (before the ``{``, past the end, failed)
             return p, False
         i = buf.find("}", p)
         if i < 0:
