@@ -4,13 +4,17 @@ methods are the rule-name contract (SPEC §12; the table is in grammar/README.md
 What it does: ``CallTransformer`` works bottom-up, one method per contract node (a rule's
 own name or an alias ``-> name``): ``call_name`` and ``param_name`` read a name, ``attr`` a
 ``string="true|false"`` attribute, ``cdata`` and ``param_value`` a body's parts,
-``call_args`` a JSON arguments text, ``param`` one parameter, ``call`` the call (where the
-schemas decide each body's type). Each node but ``call`` becomes a tuple tagged with its
+``call_args`` a JSON arguments text, ``call_json`` a JSON body (the arguments, or, in a call
+with no ``call_name``, an envelope ``{"name", "arguments"}``), ``call_id`` the model's id for
+the call (a ``call_name`` inside it names the call too), ``param`` one parameter, ``call`` the
+call (where the schemas decide each body's type). Each node but ``call`` becomes a tuple tagged with its
 kind, and a method reads only the tags of its own direct children, so a contract node where
 the contract does not put it (an ``attr`` directly in a ``call``) is ignored, and a rule
 outside the contract is dropped with all that is below it (``__default__``). Attribute-like
 tokens carry their value in the named group ``v`` (``k`` for the key) of their terminal's
-pattern, a quoted one in ``q`` without its quotes. ``assemble_call`` is the entry point the capture calls.
+pattern, a quoted one in ``q`` without its quotes. ``assemble_call`` is the entry point the
+capture calls: ``(name, input)``, or ``(name, input, id)`` for a call that carries the model's
+id.
 What it guarantees: no dialect-specific Python; any grammar that follows the contract
 assembles. The tree is not changed (its nodes may be shared with a parser snapshot). No
 method raises: a ``call`` that cannot be built becomes its ``ValueError``, which
@@ -25,6 +29,7 @@ they are, and the transformer is kept while the schemas stay the same object.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -108,6 +113,13 @@ _CDATA = 4  # (_CDATA, verbatim content)
 _BODY = 5  # (_BODY, [(is_cdata, text), …])
 _ARGS = 6  # (_ARGS, JSON object text)
 _PARAM = 7  # (_PARAM, name or "" if it had none, body parts, string attribute)
+_JSON = 8  # (_JSON, the JSON body's text)
+_ID = 9  # (_ID, the model's id for the call, the name a call_name inside it gave or None)
+
+#: The keys of a JSON envelope (``call_json`` in a call without a ``call_name``): the name,
+#: then the arguments, under the first of these keys it has.
+ENVELOPE_NAME = "name"
+ENVELOPE_ARGUMENTS = ("arguments", "parameters")
 
 Parts = list[tuple[bool, str]]
 
@@ -188,6 +200,30 @@ class CallTransformer(Transformer[Token, Any]):
         tok = _token_of(children)
         return (_ARGS, "" if tok is None else str(tok))
 
+    def call_json(self, children: list[Any]) -> tuple[int, str]:
+        tok = _token_of(children)
+        return (_JSON, "" if tok is None else str(tok))
+
+    def call_id(self, children: list[Any]) -> Any:
+        """The id: the values of the tokens below it, in order (``v`` or the text, as for a
+        name), joined; the name of a ``call_name`` directly inside it, if any."""
+        parts: list[str] = []
+        name = None
+        for child in children:
+            if isinstance(child, Token):
+                parts.append(_name_of([child]) or "")
+                continue
+            if not isinstance(child, Tree):
+                continue
+            if child.data == "call_name":
+                named = _name_of(child.children)
+                if named is not None:
+                    name = named
+            parts.extend(_name_of([t]) or "" for t in child.scan_values(
+                lambda v: isinstance(v, Token)))
+        ident = "".join(parts).strip()
+        return Discard if not ident and name is None else (_ID, ident, name)
+
     def param(self, children: list[Any]) -> tuple[int, str, Parts, str | None]:
         name = ""  # (the last name wins; none: its call fails, see ``call``)
         string_attr: str | None = None
@@ -203,12 +239,15 @@ class CallTransformer(Transformer[Token, Any]):
                     parts = child[1] if parts is None else parts + child[1]
         return (_PARAM, name, [] if parts is None else parts, string_attr)
 
-    def call(self, children: list[Any]) -> tuple[str, dict[str, Any]] | ValueError:
-        """``(name, input)``, or the error that keeps it from being built (raised by
-        ``transform`` for the root only: no node below it can fail it)."""
+    def call(self, children: list[Any]) -> Any:
+        """``(name, input)`` (``(name, input, id)`` if a ``call_id`` gave one), or the error
+        that keeps it from being built (raised by ``transform`` for the root only: no node
+        below it can fail it)."""
         name = ""  # the last name wins (DeepSeek V3 says `function` first, then the name)
         params: list[tuple[int, str, Parts, str | None]] = []
         args: list[str] = []
+        bodies: list[str] = []
+        ident = ""
         for child in children:
             if type(child) is tuple:
                 kind = child[0]
@@ -220,6 +259,29 @@ class CallTransformer(Transformer[Token, Any]):
                     params.append(child)
                 elif kind == _ARGS:
                     args.append(child[1])
+                elif kind == _JSON:
+                    bodies.append(child[1])
+                elif kind == _ID:
+                    ident = child[1] or ident
+                    if child[2] is not None:
+                        name = child[2]
+        json_args: list[dict[str, Any]] = []
+        for text in bodies:  # (before the name check: an envelope may give the name)
+            body = _json_object(text)
+            if body is None:
+                return ValueError("a JSON body is not a JSON object")
+            if not name and ENVELOPE_NAME in body:
+                named = body[ENVELOPE_NAME]
+                if not isinstance(named, str):
+                    return ValueError("a JSON body's name is not a string")
+                name = named.strip()
+                key = next((k for k in ENVELOPE_ARGUMENTS if k in body), None)
+                body = {} if key is None else body[key]
+                if isinstance(body, str):  # (OpenAI's wire form: the object as a string)
+                    body = _json_object(body)
+                if not isinstance(body, dict):
+                    return ValueError("a JSON body's arguments are not a JSON object")
+            json_args.append(body)
         if not name:
             return ValueError("a call needs a non-empty name")
         props = (self._schemas.get(name) or {}).get("properties")
@@ -242,7 +304,18 @@ class CallTransformer(Transformer[Token, Any]):
             if obj is None:
                 return ValueError("call arguments are not a JSON object")
             collected.update(obj)
-        return name, collected
+        for obj in json_args:
+            collected.update(obj)
+        return (name, collected, ident) if ident else (name, collected)
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    """``text`` as a JSON object (white space around it is fine), or None."""
+    try:
+        value = json.loads(text.strip())
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
 
 
 #: Contract node → (its method, whether it reads child nodes: only then are its children
@@ -251,6 +324,8 @@ _CONTRACT: dict[str, tuple[Callable[[CallTransformer, list[Any]], Any], bool]] =
     "call": (CallTransformer.call, True),
     "call_name": (CallTransformer.call_name, False),
     "call_args": (CallTransformer.call_args, False),
+    "call_json": (CallTransformer.call_json, False),
+    "call_id": (CallTransformer.call_id, False),
     "param": (CallTransformer.param, True),
     "param_name": (CallTransformer.param_name, False),
     "attr": (CallTransformer.attr, False),
@@ -263,9 +338,12 @@ _CONTRACT: dict[str, tuple[Callable[[CallTransformer, list[Any]], Any], bool]] =
 _last: tuple[dict[str, dict[str, Any]], CallTransformer] = ({}, CallTransformer({}))
 
 
-def assemble_call(tree: Tree[Token],
-                  schemas: dict[str, dict[str, Any]]) -> tuple[str, dict[str, Any]]:
-    """``(name, input)`` for one ``call`` node; ``ValueError`` if it cannot be built."""
+Built = tuple[str, dict[str, Any]] | tuple[str, dict[str, Any], str]
+
+
+def assemble_call(tree: Tree[Token], schemas: dict[str, dict[str, Any]]) -> Built:
+    """``(name, input)`` for one ``call`` node, ``(name, input, id)`` if it carries the
+    model's id (``call_id``); ``ValueError`` if it cannot be built."""
     global _last
     held, transformer = _last
     if held is not schemas:
@@ -273,5 +351,5 @@ def assemble_call(tree: Tree[Token],
         _last = (schemas, transformer)
     if tree.data != "call":
         raise ValueError(f"not a call node: {tree.data}")
-    result: tuple[str, dict[str, Any]] = transformer.transform(tree)
+    result: Built = transformer.transform(tree)
     return result

@@ -59,8 +59,9 @@ class BlockLife:
 
     def _calls(self, cap: Capture, start: int, dialect: str) -> tuple[ToolCall, ...]:
         repairs = tuple(cap.repairs)
-        return tuple(ToolCall(name, args, make_call_id(self.id_factory), dialect, repairs)
-                     for name, args in cap.calls[start:])
+        # The model's own id where it wrote one (a ``call_id`` node), else the factory's.
+        return tuple(ToolCall(name, args, ident or make_call_id(self.id_factory), dialect,
+                              repairs) for name, args, ident in cap.calls[start:])
 
     def early(self, cap: Capture) -> ToolCalls:
         """``early_emit="invoke"``: the calls completed since the last event. Its block

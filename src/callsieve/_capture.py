@@ -10,7 +10,9 @@ closure still accepts is held (a token cut by a chunk boundary is held, never gu
 run (text, CDATA, JSON, white space) is fed to the parser once, as a zero-length placeholder
 when it starts (so the parser is already in the state that follows it) whose value is
 filled in when it ends. A run never costs a parser step per chunk and its
-text is never re-scanned: only the new chunk is searched for the run's stop.
+text is never re-scanned: only the new chunk is searched for the run's stop. A balanced run
+(a JSON body) has a reader of its own (``_balanced.JsonRun``) in the terminal's place, which
+carries its state from chunk to chunk (and reads what the sieve appended to it, ``took``).
 Repairs (SPEC §4) are synthetic tokens: the missing opening wrapper (fed before the first
 invoke; such a block fails on the first non-white stray text, and emits nothing until its
 closing wrapper) and, at the end of input, loose CDATA (``_repair``).
@@ -33,6 +35,7 @@ from lark import Token
 from lark.exceptions import LarkError
 
 from ._assembler import assemble_call
+from ._balanced import JsonRun
 from ._decide import DECISION_SPAN, Decision, GroupToken, decide, new_token
 from ._grammar import CompiledGrammar, EntrySpec, StateSpec, TerminalSpec
 from ._lessons import ANY_CAPTURE, REPAIRABLE, Lessons
@@ -106,7 +109,8 @@ class Capture:
         # sieve appends to it directly (``pieces``: the sieve's one list for its captures).
         self.pieces: list[str] = [] if pieces is None else pieces
         self.pieces.clear()
-        self.calls: list[tuple[str, dict[str, Any]]] = []
+        # (name, input, the model's id for the call or None), in order
+        self.calls: list[tuple[str, dict[str, Any], str | None]] = []
         # Per call (arrays: a block of many calls holds a few bytes per call here):
         self.call_ends = array("q")  # raw length at the end of each call
         self.call_pieces = array("q")  # len(raw) there (raw is not joined while streaming)
@@ -144,8 +148,11 @@ class Capture:
     # ------------------------------------------------------------------ helpers
     def took(self, n: int) -> None:
         """The sieve's run fast path appended ``n`` characters of the current run to
-        ``pieces`` itself (it counts them later, in bulk)."""
+        ``pieces`` itself (it counts them later, in bulk). A balanced run reads them now."""
         self.raw_len += n
+        run = self.run
+        if type(run) is JsonRun:
+            run.took(self.pieces, n)
 
     def emitted_all(self) -> None:
         """Every call read so far has been handed out (``early_emit="invoke"``)."""
@@ -216,9 +223,10 @@ class Capture:
             size = len(rule.expansion)
             tree = self.g.build_call[rule](self.ps.value_stack[-size:])
             try:
-                self.calls.append(assemble_call(tree, self.schemas))
+                built = assemble_call(tree, self.schemas)
             except Exception as exc:  # noqa: BLE001 - model output never raises (§Inv. 5)
                 return self.fail(f"call at offset {self.start + self.raw_len} not built: {exc}")
+            self.calls.append(built if len(built) == 3 else (built[0], built[1], None))
             # One string per call: a block of many calls keeps a few objects per call.
             k = self.call_pieces[-1] if self.call_pieces else 1
             if len(self.raw) > k + 1:
@@ -285,9 +293,17 @@ class Capture:
         while True:
             run = self.run
             if run is not None:
-                if final and self.lessons.reaches_end(run, self.spec, self.start + self.raw_len):
+                if type(run) is JsonRun:  # (a balanced run: its reader knows where it ends)
+                    s, is_tail = run.read(buf, p), False
+                    if s < 0:
+                        status = self.fail(f"the JSON body from offset {self.run_start} "
+                                           f"fails: {run.why}")
+                        break
+                elif final and self.lessons.reaches_end(run, self.spec,
+                                                        self.start + self.raw_len):
                     break  # the rest of the input is this run's (``_repair`` reads it)
-                s, is_tail = run.find_stop(buf, p, final)
+                else:
+                    s, is_tail = run.find_stop(buf, p, final)
                 if s > p:
                     if self.strict and run.name == "STRAY_RUN" and not buf[p:s].isspace():
                         status = self._stray()
@@ -298,7 +314,7 @@ class Capture:
                         status = self.too_long(limit)
                         break
                 if s == n or is_tail:
-                    if final:
+                    if final and not run.balanced:
                         self.lessons.ran_to_end(run, self.spec, self.run_start)
                     break
             if p >= n:
@@ -324,6 +340,11 @@ class Capture:
                 break
             # No token starts here.
             if run is not None:
+                if run.balanced:  # the object ended: what follows may be another run
+                    if seg < p:
+                        self.pieces.append(buf[seg:p])
+                    self._end_run()
+                    continue
                 if not run.soft:
                     status = self.fail(f"unexpected {buf[p]!r} at offset "
                                        f"{self.start + self.raw_len}")
@@ -345,7 +366,7 @@ class Capture:
             except LarkError:
                 return self.fail(f"unexpected text at offset {self.start + self.raw_len}"), p
             self.spec = self.g.states[self.ps.state_stack[-1]]
-            self.run = run
+            self.run = JsonRun(run) if run.balanced else run
             self.run_start = self.start + self.raw_len
             self.pieces.clear()
             seg = p

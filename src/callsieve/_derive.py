@@ -60,6 +60,11 @@ Blueprint = dict[str, Any]
 
 _SOFT_RUN = re.compile(r"^\(\?:\(\?!(?P<stop>.+)\)\[\\s\\S\]\)\+$", re.DOTALL)
 _HARD_RUN = re.compile(r"^\[(?P<cls>.+)\]\+$", re.DOTALL)
+#: A balanced run: one JSON object, white space before it if ``\s*`` says so.
+_JSON_RUN = re.compile(r"^(?P<ws>\\s\*)?\\\{\[\\s\\S\]\*\\\}$")
+_JSON_RUN_FORMS = ("\\s*\\{[\\s\\S]*\\}", "\\{[\\s\\S]*\\}")
+#: What a pattern that means to be one begins with (refused unless it is one exactly).
+_JSON_RUN_LIKE = re.compile(r"^(?:\\s[*+]|\[\\s\]\*)?\\\{")
 _LINE_COL = re.compile(r"line (\d+),? col(?:umn)? (\d+)")
 _NAMED = re.compile(r"in rule (\w+)|[Rr]ule '?(\w+)'?|[Tt]erminal '?(\w+)'?|'(\w+)'")
 #: Escapes, classes and named groups in a pattern's source (to rename the groups).
@@ -355,6 +360,16 @@ def _terminal(t: Any, src: Sources) -> dict[str, Any]:
             "held since it began, which may not hold what stands before it",
             expected=("a pattern that reads only from its own start on (look-aheads are fine)",))
     if t.name.endswith("_RUN"):
+        balanced = _JSON_RUN.match(source)
+        if balanced is not None:
+            return {"name": t.name, "priority": t.priority, "source": None, "is_run": True,
+                    "balanced": True, "lead_ws": balanced.group("ws") is not None}
+        if _JSON_RUN_LIKE.match(source):
+            raise GrammarError(
+                f"{where}: a balanced (JSON object) run must be written exactly "
+                + " or ".join(f"/{f}/" for f in _JSON_RUN_FORMS)
+                + "; the scanner finds where the object ends, the pattern only declares it",
+                expected=tuple(f"/{f}/" for f in _JSON_RUN_FORMS))
         soft = _SOFT_RUN.match(source)
         hard = _HARD_RUN.match(source) if soft is None else None
         if soft is not None:
@@ -363,8 +378,9 @@ def _terminal(t: Any, src: Sources) -> dict[str, Any]:
             stop_src = f"[^{hard.group('cls')}]"
         else:
             raise GrammarError(
-                f"{where}: a run terminal must be written (?:(?!STOP)[\\s\\S])+ or [CLASS]+",
-                expected=("(?:(?!STOP)[\\s\\S])+", "[CLASS]+"))
+                f"{where}: a run terminal must be written (?:(?!STOP)[\\s\\S])+, [CLASS]+ "
+                "or \\s*\\{[\\s\\S]*\\} (a JSON object)",
+                expected=("(?:(?!STOP)[\\s\\S])+", "[CLASS]+", _JSON_RUN_FORMS[0]))
         _compiled(stop_src, f"{where}: its stop")
         closure = prefix_closure(stop_src)
         if closure is None:

@@ -34,8 +34,8 @@ __all__ = ["CONTRACT", "Renamed", "namespace", "same_spellings"]
 #: Names every file means alike: the rule-name contract (SPEC §12), the terminals the repairs
 #: know by name, and the start rule. A dialect file never renames them.
 CONTRACT = frozenset({
-    "start", "call", "call_name", "call_args", "param", "param_name", "param_value", "attr",
-    "cdata", "STRAY_RUN", "CDATA_OPEN", "CDATA_RUN", "CDATA_CLOSE"})
+    "start", "call", "call_name", "call_args", "call_json", "call_id", "param", "param_name",
+    "param_value", "attr", "cdata", "STRAY_RUN", "CDATA_OPEN", "CDATA_RUN", "CDATA_CLOSE"})
 
 #: One token of a .lark file that matters here; what lies between tokens is punctuation,
 #: white space, numbers and modifiers (``?``, ``!``). Strings and regexps as Lark reads them.

@@ -4,7 +4,8 @@
 What it does: a ``TerminalSpec`` is a bounded token (its exact pattern, its prefix closure
 ``viable``: "could this text still become the token?", the characters that can start and
 complete it) or a streaming run (its stop, and the tail of a buffer that may still become
-the stop); a ``StateSpec`` lists the bounded terminals a parser state accepts (priority
+the stop; or, for a *balanced* run, a JSON value whose end only the run's own reader knows,
+``_balanced``); a ``StateSpec`` lists the bounded terminals a parser state accepts (priority
 order, by first character), its run, whether the block may end there and the call rule that
 reduces there; it also holds the scanner's remembered decisions there (see
 ``CompiledGrammar.remember``).
@@ -57,7 +58,7 @@ class TerminalSpec:
     __slots__ = ("name", "priority", "source", "pattern", "first", "viable", "_closure",
                  "reach", "is_run", "soft", "stop_source", "stop", "tail_source", "tail",
                  "tail_span", "stop_char", "end_chars", "width", "end_probe", "find_stop",
-                 "may_stop", "placeholder")
+                 "may_stop", "placeholder", "balanced", "lead_ws")
 
     pattern: Any  # re.Pattern: the whole token (bounded terminals), else None
     stop: Any  # re.Pattern: a complete stop (runs), else None
@@ -68,7 +69,8 @@ class TerminalSpec:
                  tail_source: str | None = None, tail_span: int = 0,
                  stop_char: str | None = None, stop_literal: str | None = None,
                  end_chars: frozenset[str] | None = None, width: int = 0,
-                 closure: str = "", reach: int = 0, first: frozenset[str] | None = None) -> None:
+                 closure: str = "", reach: int = 0, first: frozenset[str] | None = None,
+                 balanced: bool = False, lead_ws: bool = False) -> None:
         self.name = name
         self.priority = priority
         self.source = source  # the pattern's source (bounded terminals)
@@ -85,6 +87,11 @@ class TerminalSpec:
         self.reach = reach
         self.is_run = is_run
         self.soft = soft  # soft run: a stop that starts no token is taken as content
+        #: a balanced run (a JSON object, ``*_JSON_RUN``): each run of it is read by a
+        #: ``_balanced.JsonRun`` of its own (``lead_ws``: white space may come before the
+        #: ``{``); this spec only describes the terminal
+        self.balanced = balanced
+        self.lead_ws = lead_ws
         self.stop_source = stop_source
         if stop_source is None:
             self.stop = None
@@ -129,6 +136,12 @@ class TerminalSpec:
 
             self.find_stop = find_stop
             self.may_stop = may_stop
+        elif balanced:
+            # Where a JSON value ends depends on all of it, which only the reader of one run
+            # knows (``_balanced.JsonRun``, which a capture puts in this spec's place): to
+            # anyone else, it may stop anywhere.
+            self.find_stop = _here
+            self.may_stop = _anywhere
 
     def __getattr__(self, name: str) -> Any:
         """Reached only for an unset slot: ``pattern``, ``stop`` or ``tail``, compiled now.
@@ -165,6 +178,14 @@ class TerminalSpec:
         """``chunk`` holds the run's stop, or ends in what may begin it (any stop)."""
         s, tail = self.find_stop(chunk, 0, False)
         return tail or s < len(chunk)
+
+
+def _here(buf: str, p: int, final: bool) -> tuple[int, bool]:
+    return p, False
+
+
+def _anywhere(chunk: str) -> bool:
+    return True
 
 
 class StateSpec:
