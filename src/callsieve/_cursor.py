@@ -58,8 +58,11 @@ class Cursor:
     def __init__(self, fences: FenceTracker) -> None:
         self.total = 0
         self.held = ""
-        # Chunks that only grow the held text (a candidate or a cut tag read on): appended
+        # Text that only grows the held text (a candidate or a cut tag read on): appended
         # through ``grow``, one C call, and joined to ``held`` and counted by ``held_now``.
+        # A held candidate is all here (``held`` is "" then), so when it dies the sieve
+        # empties the list itself and logs its text, or holds a later lead of it instead:
+        # text no one counted, moved from one uncounted log to another.
         self.grown: list[str] = []
         self.grow = self.grown.append
         self.tail = "\n"  # "\n": a line start
@@ -90,7 +93,7 @@ class Cursor:
         """Count the logged prose, and bring the fence tracker and the tail over it (no tag
         lead in it could start a tag)."""
         log = self.log
-        text = log[0] if len(log) == 1 else "".join(log)
+        text = "".join(log)  # (one piece: the piece itself)
         log.clear()
         self.total += len(text)
         fences = self.fences
@@ -99,15 +102,11 @@ class Cursor:
             fences.consume(text, self.tail)
         self.tail = text if text[-1] > " " else tail_after(self.tail, text, len(text))
 
-    def prose_then_hold(self, text: str, hold: int, counted: int) -> str:
-        """``text[:hold]`` is prose (logged, and returned), ``text[hold:]`` is held; its first
-        ``counted`` characters are the held text, counted already."""
-        self.total += len(text) - hold - counted
-        self.held = text[hold:]
-        pre = text[:hold]
-        if pre:
-            (self.prose_live or self.prose_budget()).pop()(pre)
-        return pre
+    def hold_candidate(self, text: str) -> None:
+        """The machine holds a possible opener, ``text`` (counted already): like every held
+        candidate, it is kept in ``grown``, uncounted (see ``grown``)."""
+        self.total -= len(text)
+        self.grown.append(text)
 
     def held_now(self) -> str:
         """The held text, with what ``grow`` appended joined to it and counted."""
@@ -134,17 +133,27 @@ class Cursor:
     def take(self, chunk: str) -> tuple[str, int, int]:
         """The machine reads the held text and ``chunk``: ``(buf, base, resume)`` — the
         buffer, its absolute offset, and how much of it was seen before (the held text)."""
-        if self.grown:
-            self.held_now()
         held = self.held
         base = self.total - len(held)
+        grown = self.grown
+        if grown:  # (the held text's growth and the chunk, joined and counted at once)
+            seen = len(held) + sum(map(len, grown))
+            grown.append(chunk)
+            chunk = "".join(grown)
+            grown.clear()
+        else:
+            seen = len(held)
         self.total += len(chunk)
         self.held = ""
-        return (held + chunk if held else chunk), base, len(held)
+        return (held + chunk if held else chunk), base, seen
 
     def passed(self, buf: str, upto: int) -> None:
-        """The machine has read ``buf[:upto]`` (the tail follows it)."""
-        self.tail = tail_after(self.tail, buf, upto)
+        """The machine has read ``buf[:upto]`` (the tail follows it: ``tail_after``,
+        inlined, as the machine calls this at every tag lead and block)."""
+        if upto >= 4:
+            self.tail = buf[upto - 4:upto]
+        elif upto:
+            self.tail = (self.tail[-4:] + buf[:upto])[-4:]
 
     # ------------------------------------------------------------------ runs
     def begin_run(self, room: int) -> None:

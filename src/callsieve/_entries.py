@@ -41,12 +41,13 @@ def group_of(m: Any) -> str:
 class EntryFinder:
     """One per sieve (``state`` and ``seen`` are its last answer's scratch)."""
 
-    __slots__ = ("g", "auto", "lead_search", "state", "seen", "_lead_state")
+    __slots__ = ("g", "auto", "lead_search", "state", "seen", "_lead_state", "_settlements")
 
     def __init__(self, g: CompiledGrammar, lead_search: Any) -> None:
         self.g = g
         self.auto = g.entry_automaton
         self.lead_search = lead_search
+        self._settlements = g.settlements
         self._lead_state = {c: self.auto.step(0, c) for c in g.lead_chars}
         self.state = 0  # settles(): a live candidate's automaton state; candidate(): HOLD's
         self.seen = False  # candidate(): the held candidate has passed an accepting state
@@ -61,12 +62,11 @@ class EntryFinder:
         if len(text) - i > _SETTLE_SPAN:
             return self._follow(text, found)
         key = text[i:] if i else text
-        g = self.g
-        hit = g.settlements.get(key)
+        hit = self._settlements.get(key)
         if hit is None:
             at = self._follow(text, found)
             hit = (at - i if at >= 0 else at, self.state)
-            g.settle(key, hit)
+            self.g.settle(key, hit)
             return at
         off, state = hit
         if off >= 0:

@@ -1,11 +1,10 @@
 """Strategy: the sans-IO streaming state machine (SPEC §7) — prose in, events out.
 
 What it does: ``feed(chunk)`` returns the events the chunk decides; ``close()`` flushes. The
-sieve is in one ``Mode`` at a time, and each mode has one reader: ``feed`` hands the chunk
-to the current one (``_reader``, from ``_READERS``; the readers' names say their mode), and
-``_enter`` is the one place the mode changes. The readers of the four fast modes take the
-common chunk without the machine and hand anything else to ``_read_machine``, which runs
-``_process``: the fence tracker walks the text and stops at each tag lead outside code;
+sieve is in one ``Mode`` at a time, and each mode has one reader (``_readers``): ``feed``
+hands the chunk to the current one, and ``_enter`` is the one place the mode changes. The
+readers of the four fast modes take the common chunk without the machine and hand anything
+else to the machine, ``_process``: the fence tracker walks the text and stops at each tag lead outside code;
 ``EntryFinder`` decides it (text, a held candidate, an opener); an opener starts a
 ``Capture``, which ends as calls or fails (``BlockLife``); a failed block is released from
 its opener and the rest is scanned again as prose, so a mention followed by a real block
@@ -21,20 +20,19 @@ Everything else is linear in the new text plus a bounded held tail.
 
 from __future__ import annotations
 
-import enum
 import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ._automaton import DEAD, UNKNOWN
 from ._blocks import BlockLife
 from ._capture import COMPLETE, VIABLE, Capture
 from ._cursor import Cursor
-from ._entries import ALL_PROSE, HOLD, TEXT, EntryFinder
-from ._errors import InputTypeError, SieveClosedError
+from ._entries import HOLD, TEXT, EntryFinder
+from ._errors import SieveClosedError
 from ._events import Block, Event, Text
-from ._fences import FenceState, FenceTracker
+from ._fences import FenceTracker
 from ._grammar import DEFAULT_DIALECTS, load_grammar
+from ._modes import CANDIDATE, CLOSED, MACHINE, PROSE, RUN, Mode, SieveState
 from ._options import (
     DEFAULT_MAX_BLOCK_CHARS,
     EARLY_EMIT,
@@ -42,44 +40,12 @@ from ._options import (
     SieveOptions,
     new_call_id,
 )
+from ._readers import NO_CANDIDATE, Budget, ModeReaders
 
 __all__ = ["EARLY_EMIT", "MODES", "Mode", "Sieve", "SieveState", "new_call_id"]
 
-_NO_CANDIDATE = -2
 
-
-class SieveState(enum.Enum):
-    """What the public ``Sieve.state`` tells: between blocks, inside one, or closed."""
-
-    PROSE = "prose"
-    CAPTURE = "capture"
-    CLOSED = "closed"
-
-
-class Mode(enum.Enum):
-    """What the next chunk is read as (each mode's reader is ``Sieve._read_<mode>``)."""
-
-    PROSE = "prose"  # between blocks, nothing held
-    CANDIDATE = "candidate"  # between blocks, a possible opener held
-    RUN = "run"  # inside a block, in a streaming run (an argument body)
-    CUT_TAG = "cut tag"  # inside a block, a tag cut by the chunk boundary held
-    MACHINE = "machine"  # anything else: the machine reads every chunk
-    CLOSED = "closed"
-
-    # Members are singletons: hash them by identity (``Enum.__hash__`` is a Python-level
-    # call, on every change of mode, in ``_READERS[mode]``).
-    __hash__ = object.__hash__
-
-
-# The members as plain module globals (``Mode.RUN`` costs an enum descriptor call, about
-# 90 ns in CPython 3.11, on paths that run once per chunk).
-_PROSE, _CANDIDATE, _RUN, _CUT_TAG = Mode.PROSE, Mode.CANDIDATE, Mode.RUN, Mode.CUT_TAG
-_MACHINE, _CLOSED = Mode.MACHINE, Mode.CLOSED
-_LIVE = FenceState.LIVE
-_Budget = list[Callable[[str], None]]
-
-
-class Sieve:
+class Sieve(ModeReaders):
     """Pulls tool calls out of a stream of model text.
 
     ``Sieve(tools=None, *, early_emit="block", mode="on", max_block_chars=8 MiB,
@@ -90,12 +56,7 @@ class Sieve:
     are in docs/architecture.md.
     """
 
-    __slots__ = (
-        "_g", "_cur", "_grow", "_fences", "_finder", "_life", "_auto", "_lead", "_lead_search",
-        "_mode", "_reader", "_prose_hot", "_run_hot", "_idle",
-        "_cand", "_cand_seen", "_cap", "_run_char", "_run_may_stop", "_cut_probe",
-        "_cut_room", "_early", "_off", "_limit",
-    )
+    __slots__ = ("_g", "_life", "_lead", "_early")  # (the readers' own: ``ModeReaders``)
 
     def __init__(
         self,
@@ -116,13 +77,16 @@ class Sieve:
         self._fences = FenceTracker(g.lead_chars)
         self._cur = Cursor(self._fences)
         self._grow = self._cur.grow
+        self._grown = self._cur.grown  # (a held candidate's text: see ``Cursor.grown``)
         self._lead_search = self._fences.live_lead.search
         self._finder = EntryFinder(g, self._lead_search)
         self._life = BlockLife(g, opts.schemas, opts.id_factory, self._cur.pieces)
-        self._auto = g.entry_automaton
+        self._auto = auto = g.entry_automaton
+        # (CANDIDATE reads these once per chunk: kept here, one attribute each)
+        self._accepting, self._onward, self._trans = auto.accepting, auto.onward, auto.trans
         self._lead = g.prose_lead
         self._cap: Capture | None = None
-        self._cand = _NO_CANDIDATE  # CANDIDATE: the automaton state of the opener held
+        self._cand = NO_CANDIDATE  # CANDIDATE: the automaton state of the opener held
         self._cand_seen = False  # ... which has passed an accepting state
         # RUN: the stop's single first character ("" if it has none: "" is in every chunk,
         # so ``may_stop`` is asked) and whether a chunk may hold the stop.
@@ -135,16 +99,16 @@ class Sieve:
         self._early = opts.early_emit == "invoke"
         self._off = opts.mode == "off"
         self._limit = opts.max_block_chars
-        self._idle: _Budget = []  # (never filled: a hot half that is off)
+        self._idle: Budget = []  # (never filled: a hot half that is off)
         self._prose_hot = self._run_hot = self._idle
-        self._mode = _MACHINE
-        self._reader: Callable[[Sieve, Any], list[Event]] = Sieve._read_machine
-        self._enter(_MACHINE if self._off else _PROSE)
+        self._mode = MACHINE
+        self._reader: Callable[[Any, Any], list[Event]] = ModeReaders._read_machine
+        self._enter(MACHINE if self._off else PROSE)
 
     # ------------------------------------------------------------------ public API
     @property
     def state(self) -> SieveState:
-        if self._mode is _CLOSED:
+        if self._mode is CLOSED:
             return SieveState.CLOSED
         return SieveState.PROSE if self._cap is None else SieveState.CAPTURE
 
@@ -185,220 +149,25 @@ class Sieve:
     def close(self) -> list[Event]:
         """End of input: flush (loose-CDATA repair, unfinished block as text)."""
         cur = self._cur
-        if self._mode is _CLOSED:
+        if self._mode is CLOSED:
             raise SieveClosedError("close() called twice", offset=cur.total)
         cur.flush()
         events: list[Event] = []
         if not self._off:
-            if self._mode is _RUN:
-                self._run_synced()
-            cand = self._cand if self._mode is _CANDIDATE else _NO_CANDIDATE
-            events = self._process(*cur.take(""), True, cand)
-        self._enter(_CLOSED)
+            if self._mode is RUN:  # the capture takes what the run hot path appended
+                assert self._cap is not None
+                self._cap.took(cur.sync_run())
+            cand = self._cand if self._mode is CANDIDATE else NO_CANDIDATE
+            events = self._process(cur.take(""), True, cand)
+        self._enter(CLOSED)
         return events
 
-    # ------------------------------------------------------------------ the modes
-    def _enter(self, mode: Mode) -> None:
-        """The one place the mode changes: its reader, and the hot halves ``feed`` inlines
-        (PROSE's always, with its budget topped up; RUN's while nothing is held)."""
-        self._mode = mode
-        self._reader = _READERS[mode]
-        cur = self._cur
-        if mode is _PROSE:
-            self._prose_hot = cur.prose_live or cur.prose_budget()
-            self._run_hot = self._idle
-        else:
-            self._prose_hot = self._idle
-            self._run_hot = (cur.run_live or cur.run_budget()
-                             if mode is _RUN and not cur.held else self._idle)
-
-    def _settle(self, final: bool) -> None:
-        """After the machine: the mode its state calls for."""
-        if final:
-            return
-        cap = self._cap
-        held = self._cur.held
-        if cap is None:
-            self._enter(_CANDIDATE if held else _PROSE)
-        elif held and cap.waiting:
-            self._arm_cut_tag(cap)
-        elif cap.run is not None and not (cap.strict and cap.run.name == "STRAY_RUN"):
-            # (when something is held, it is the run's tail that may begin its stop)
-            self._run_char = cap.run.stop_char or ""
-            self._run_may_stop = cap.run.may_stop
-            self._cur.begin_run(self._limit - cap.raw_len)
-            self._enter(_RUN)
-        else:
-            self._enter(_MACHINE)
-
-    def _arm_cut_tag(self, cap: Capture) -> None:
-        """CUT_TAG: a chunk without a character that could complete the tag (the one pending
-        terminal's, else any of the parser state's) is only held, up to the longest the tag
-        may be."""
-        held = len(self._cur.held)
-        one = cap.pending
-        if one is not None and one.end_probe is not None:
-            self._cut_probe, self._cut_room = one.end_probe, one.width - held
-        else:
-            self._cut_probe, self._cut_room = cap.spec.shell_probe, cap.spec.shell_width - held
-        self._enter(_CUT_TAG)
-
-    def _run_synced(self) -> None:
-        """Leaving RUN's counting: the capture takes what the run hot path appended."""
-        cap = self._cap
-        assert cap is not None
-        cap.took(self._cur.sync_run())
-
-    def _read_prose(self, chunk: Any) -> list[Event]:
-        """PROSE, a chunk the hot half did not take: not ASCII, or with a tag lead, or the
-        budget spent. One search: a chunk whose every tag lead dies within it is text
-        wherever the fence tracker stands, so it is logged too; a tag lead alive at its end
-        is held (CANDIDATE) once the log is folded and the tracker stands in prose.
-        Anything else (a backtick or tilde, an opener that may be complete, code): the
-        machine."""
-        if chunk.__class__ is not str:
-            return self._read_machine(chunk)
-        if not self._prose_hot:  # the budget is spent: fold the log, top it up, go again
-            self._enter(_PROSE)
-            return self.feed(chunk)
-        found = self._lead_search(chunk)
-        hold = ALL_PROSE if found is None else self._finder.settles(chunk, found)
-        if hold == ALL_PROSE:
-            if not chunk:
-                return []
-            self._prose_hot.pop()(chunk)
-            return [Text(chunk)]
-        if hold >= 0:
-            cur = self._cur
-            if cur.log:
-                cur.fold()
-            if self._fences.state is _LIVE and not self._fences.run_len:
-                self._cand = self._finder.state
-                self._cand_seen = False
-                self._enter(_CANDIDATE)
-                pre = cur.prose_then_hold(chunk, hold, 0)
-                return [Text(pre)] if pre else []
-        return self._read_machine(chunk)
-
-    def _read_candidate(self, chunk: Any) -> list[Event]:
-        """CANDIDATE: the automaton reads the new text only. Still alive and not complete at
-        the end: hold the chunk too. Dead without ever having been complete: the held text
-        is prose, and so is the rest if every other lead in it dies too (PROSE), or up to a
-        later lead alive at the end, which is held instead. Anything else: the machine."""
-        state = self._cand
-        auto = self._auto
-        accepting = auto.accepting
-        if chunk.__class__ is str and not accepting[state]:
-            onward = auto.onward
-            for ch in chunk:
-                nxt = onward[state].get(ch)
-                if nxt is None:  # not known to stay open: dead, complete, or not yet seen
-                    nxt = auto.trans[state].get(ch, UNKNOWN)
-                    if nxt == UNKNOWN:
-                        nxt = auto.step(state, ch)
-                    if nxt < 0 or accepting[nxt]:
-                        state = nxt
-                        break
-                state = nxt
-            else:
-                self._grow(chunk)
-                self._cand = state
-                return []
-            if state == DEAD and not self._cand_seen:
-                cur = self._cur
-                held = cur.held_now() if cur.grown else cur.held
-                text = held + chunk
-                found = self._lead_search(text, 1)
-                hold = ALL_PROSE if found is None else self._finder.settles(text, found)
-                # (No backtick, tilde or other lead before ``hold``: the fence tracker stays
-                # in prose, where it was when the candidate was held.)
-                if hold == ALL_PROSE:
-                    self._enter(_PROSE)
-                    return [Text(cur.prose_then_hold(text, len(text), len(held)))]
-                if hold > 0:
-                    # Holding the later lead here saves the machine reading the chunk
-                    # again (1 MB of "<": 1.0 -> 0.14 s in 7-character chunks).
-                    self._cand = self._finder.state
-                    return [Text(cur.prose_then_hold(text, hold, len(held)))]
-        return self._read_machine(chunk)
-
-    def _read_run(self, chunk: Any) -> list[Event]:
-        """RUN, a chunk the hot half did not take: the stop may be in it, or begin at its
-        end (a "]" before "]]>"), or the held tail may begin it, or the budget is spent.
-        Unless the stop is complete, the content goes on (appended through the same
-        budget, so at most ``HOT_BUDGET`` pieces are ever uncounted) and a tail that may
-        begin the stop is held; a stop where a tag begins that the chunk cuts holds that
-        tag (CUT_TAG). Anything else: the machine."""
-        if chunk.__class__ is str:
-            cur = self._cur
-            if not cur.run_live:
-                cur.run_budget()  # (topped up, its pieces counted first: ``room``)
-            held = cur.held
-            text = held + chunk if held else chunk
-            cap = self._cap
-            assert cap is not None and cap.run is not None
-            stop, tail = cap.run.find_stop(text, 0, False)
-            if cur.room >= stop and (stop == len(text) or tail or cap.cut_at(text, stop)):
-                cur.take_run(text, stop)
-                if stop == len(text) or tail:
-                    # Still RUN: its hot half is on again if nothing is held (``_enter``).
-                    self._run_hot = self._idle if cur.held else cur.run_live
-                else:
-                    self._run_synced()
-                    self._arm_cut_tag(cap)
-                return []
-        return self._read_machine(chunk)
-
-    def _read_cut_tag(self, chunk: Any) -> list[Event]:
-        """CUT_TAG: unless this chunk holds a character that could complete the tag, hold
-        it for one match later; if it does, ask the capture whether the tag is still cut,
-        and if not, the machine reads the tag and the chunk."""
-        probe = self._cut_probe
-        n = len(chunk) if chunk.__class__ is str else -1
-        if probe is not None and 0 < n <= self._cut_room:
-            cur = self._cur
-            cap = self._cap
-            assert cap is not None
-            if probe(chunk) is None or cap.cut_at(
-                    (cur.held_now() if cur.grown else cur.held) + chunk, 0):
-                self._grow(chunk)
-                self._cut_room -= n
-                return []
-            return self._process(*cur.take(chunk), False, _NO_CANDIDATE)
-        return self._read_machine(chunk)
-
-    def _read_machine(self, chunk: Any) -> list[Event]:
-        """MACHINE, and what the other readers leave: the machine reads the held text and
-        the chunk (``_process``)."""
-        cur = self._cur
-        if cur.log or cur.grown:
-            cur.flush()
-        if self._mode is _RUN:
-            self._run_synced()
-        if chunk.__class__ is not str:
-            if not isinstance(chunk, str):
-                raise InputTypeError(f"feed() takes str, not {type(chunk).__name__}",
-                                     offset=cur.total)
-            chunk = str(chunk)
-        if not chunk:
-            return []
-        if self._off:
-            cur.take(chunk)
-            return [Text(chunk)]
-        cand = self._cand if self._mode is _CANDIDATE else _NO_CANDIDATE
-        return self._process(*cur.take(chunk), False, cand)
-
-    def _read_closed(self, chunk: Any) -> list[Event]:
-        if not isinstance(chunk, str):
-            raise InputTypeError(f"feed() takes str, not {type(chunk).__name__}",
-                                 offset=self._cur.total)
-        raise SieveClosedError("feed() after close()", offset=self._cur.total)
-
     # ------------------------------------------------------------------ the machine
-    def _process(self, buf: str, base: int, resume: int, final: bool,
-                 cand: int) -> list[Event]:
-        """Scan ``buf`` (at absolute offset ``base``; its first ``resume`` characters were
-        seen before: a held tail, which is the candidate ``cand`` if that is >= 0)."""
+    def _process(self, taken: tuple[str, int, int], final: bool, cand: int) -> list[Event]:
+        """Scan ``buf`` (``taken`` is ``Cursor.take``'s ``(buf, base, resume)``: at absolute
+        offset ``base``; its first ``resume`` characters were seen before: a held tail,
+        which is the candidate ``cand`` if that is >= 0)."""
+        buf, base, resume = taken
         events: list[Event] = []
         fences = self._fences
         cur = self._cur
@@ -434,7 +203,7 @@ class Sieve:
                 i = 0
                 verdict, value = self._finder.candidate(buf, 0, final, cand, resume,
                                                         self._cand_seen)
-                cand = _NO_CANDIDATE
+                cand = NO_CANDIDATE
             else:
                 i = fences.advance(buf, pos, final, cur.tail)
                 if i >= len(buf):  # no tag lead outside code before the end
@@ -452,7 +221,7 @@ class Sieve:
             if verdict is HOLD:
                 self._cand = value
                 self._cand_seen = self._finder.seen
-                cur.hold(buf[i:])
+                cur.hold_candidate(buf[i:])
                 break
             cap = self._cap = life.open(value, base + i)
             pos = text_start = value.end()
@@ -466,13 +235,3 @@ class Sieve:
         self._settle(final)
         return events
 
-
-#: Each mode's reader (``feed`` calls ``self._reader(self, chunk)``; ``_enter`` sets it).
-_READERS: dict[Mode, Callable[[Sieve, Any], list[Event]]] = {
-    _PROSE: Sieve._read_prose,
-    _CANDIDATE: Sieve._read_candidate,
-    _RUN: Sieve._read_run,
-    _CUT_TAG: Sieve._read_cut_tag,
-    _MACHINE: Sieve._read_machine,
-    _CLOSED: Sieve._read_closed,
-}
