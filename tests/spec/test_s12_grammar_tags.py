@@ -180,7 +180,12 @@ def test_a_fence_the_grammar_does_not_read_is_no_json(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- 4. the default dialects
 def test_the_default_dialects_are_the_grammars_declaration() -> None:
     import callsieve
-    from callsieve._grammar import DEFAULTS_DIRECTIVE, DIRECTIVE, default_dialects, grammar_dirs
+    from callsieve._grammar_files import (
+        DEFAULTS_DIRECTIVE,
+        DIRECTIVE,
+        default_dialects,
+        grammar_dirs,
+    )
 
     common = (grammar_dirs()[-1] / "common.lark").read_text(encoding="utf-8")
     (line,) = [x for x in common.splitlines() if x.startswith(DIRECTIVE)]
@@ -201,7 +206,8 @@ def _scratch_defaults(folder: Path, directive: str) -> str:
 
 
 def test_a_grammar_folder_declares_its_own_defaults(tmp_path: Path) -> None:
-    from callsieve._grammar import default_dialects, load_grammar
+    from callsieve._grammar import load_grammar
+    from callsieve._grammar_files import default_dialects
 
     d = _scratch_defaults(tmp_path, "//%default_dialects pb pa")
     assert default_dialects((d,)) == ("pb", "pa")
@@ -232,7 +238,8 @@ def test_a_grammar_folder_declares_its_own_defaults(tmp_path: Path) -> None:
 ])
 def test_a_malformed_declaration_is_a_grammar_error(tmp_path: Path, directive: str,
                                                     why: str) -> None:
-    from callsieve._grammar import default_dialects, load_grammar
+    from callsieve._grammar import load_grammar
+    from callsieve._grammar_files import default_dialects
 
     d = _scratch_defaults(tmp_path, directive)
     for load in (lambda: default_dialects((d,)), lambda: load_grammar(("pa",), (d,))):
