@@ -135,14 +135,13 @@ class Cursor:
         buffer, its absolute offset, and how much of it was seen before (the held text)."""
         held = self.held
         base = self.total - len(held)
+        seen = len(held)
         grown = self.grown
         if grown:  # (the held text's growth and the chunk, joined and counted at once)
-            seen = len(held) + sum(map(len, grown))
+            seen += sum(map(len, grown))
             grown.append(chunk)
             chunk = "".join(grown)
             grown.clear()
-        else:
-            seen = len(held)
         self.total += len(chunk)
         self.held = ""
         return (held + chunk if held else chunk), base, seen

@@ -6,9 +6,9 @@ mode (h11's ``READERS[state]``: ``feed`` calls ``self._reader(self, chunk)``, wh
 the machine — PROSE logs prose and holds a tag lead alive at the chunk's end (CANDIDATE);
 CANDIDATE reads only the new text; RUN appends an argument body's text; CUT_TAG holds a
 tag cut by the chunk boundary until a character that could complete it arrives — and hand
-anything else to ``_read_machine``, which runs ``Sieve._process``. ``_settle`` chooses the
-mode the machine's state calls for; ``_enter`` is the only writer of the mode, of the reader
-and of the hot halves ``feed`` inlines.
+anything else to ``_read_machine``, which runs ``Sieve._process``. ``_enter`` is the only
+writer of the mode, of the reader and of the hot halves ``feed`` inlines; after the machine
+it chooses the mode the machine's state calls for.
 What it guarantees: the same events as the machine reading every chunk (the readers only
 ever take what the machine would release, hold or append, in the same order); the
 position is changed only through the ``Cursor``.
@@ -85,10 +85,25 @@ class ModeReaders:
                      cand: int) -> list[Event]: ...
 
     # ------------------------------------------------------------------ transitions
-    def _enter(self, mode: Mode) -> None:
+    def _enter(self, mode: Mode | None = None) -> None:
         """The one place the mode changes: its reader, the hot halves ``feed`` inlines
         (PROSE's always, with its budget topped up; RUN's while nothing is held), and
-        CUT_TAG's probe."""
+        CUT_TAG's probe. With no mode (after the machine, ``_process``): the mode the
+        machine's state calls for."""
+        if mode is None:
+            cap = self._cap
+            if cap is None:  # (a candidate the machine holds is in ``Cursor.grown``)
+                mode = CANDIDATE if self._grown else PROSE
+            elif self._cur.held and cap.waiting:  # a tag cut by the chunk boundary
+                mode = CUT_TAG
+            elif cap.run is not None and not (cap.strict and cap.run.name == "STRAY_RUN"):
+                # (when something is held, it is the run's tail that may begin its stop)
+                self._run_char = cap.run.stop_char or ""
+                self._run_may_stop = cap.run.may_stop
+                self._cur.begin_run(self._limit - cap.raw_len)
+                mode = RUN
+            else:
+                mode = MACHINE
         self._mode = mode
         self._reader = _READERS[mode]
         if mode is PROSE:
@@ -113,25 +128,6 @@ class ModeReaders:
             else:
                 self._cut_probe = cap.spec.shell_probe
                 self._cut_room = cap.spec.shell_width - held
-
-    def _settle(self, final: bool) -> None:
-        """After the machine: the mode its state calls for."""
-        if final:
-            return
-        cap = self._cap
-        held = self._cur.held
-        if cap is None:  # (a candidate the machine holds is in ``Cursor.grown``)
-            self._enter(CANDIDATE if self._grown else PROSE)
-        elif held and cap.waiting:  # a tag cut by the chunk boundary
-            self._enter(CUT_TAG)
-        elif cap.run is not None and not (cap.strict and cap.run.name == "STRAY_RUN"):
-            # (when something is held, it is the run's tail that may begin its stop)
-            self._run_char = cap.run.stop_char or ""
-            self._run_may_stop = cap.run.may_stop
-            self._cur.begin_run(self._limit - cap.raw_len)
-            self._enter(RUN)
-        else:
-            self._enter(MACHINE)
 
     # ------------------------------------------------------------------ the readers
     def _read_prose(self, chunk: Any) -> list[Event]:

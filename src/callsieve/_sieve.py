@@ -232,6 +232,7 @@ class Sieve(ModeReaders):
                 cap.fail("no tag that could close the block follows")
                 buf, base, text_start, pos = life.fail(cap, buf, base, pos, cur)
                 self._cap = None
-        self._settle(final)
+        if not final:
+            self._enter()  # the mode the machine's state calls for
         return events
 
