@@ -130,21 +130,25 @@ class Cursor:
         """The machine holds ``text``, the end of the buffer it read (counted already)."""
         self.held = text
 
-    def take(self, chunk: str) -> tuple[str, int, int]:
-        """The machine reads the held text and ``chunk``: ``(buf, base, resume)`` — the
-        buffer, its absolute offset, and how much of it was seen before (the held text)."""
+    def take(self, chunk: str) -> tuple[str, int]:
+        """The machine reads the held text and ``chunk``: ``(buf, resume)`` — the buffer
+        and how much of it was seen before (the held text). ``buf`` ends at ``total``
+        (the prose log is folded first: ``flush``)."""
         held = self.held
-        base = self.total - len(held)
-        seen = len(held)
         grown = self.grown
         if grown:  # (the held text's growth and the chunk, joined and counted at once)
-            seen += sum(map(len, grown))
+            seen = len(held) + sum(map(len, grown))
             grown.append(chunk)
             chunk = "".join(grown)
             grown.clear()
+            self.total += len(chunk)
+            self.held = ""
+            return held + chunk, seen
         self.total += len(chunk)
-        self.held = ""
-        return (held + chunk if held else chunk), base, seen
+        if held:
+            self.held = ""
+            return held + chunk, len(held)
+        return chunk, 0
 
     def passed(self, buf: str, upto: int) -> None:
         """The machine has read ``buf[:upto]`` (the tail follows it: ``tail_after``,

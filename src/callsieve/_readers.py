@@ -49,7 +49,8 @@ class ModeReaders:
     __slots__ = (
         "_cur", "_grow", "_grown", "_fences", "_finder", "_auto", "_accepting", "_onward",
         "_trans", "_lead_search", "_mode", "_reader", "_prose_hot", "_run_hot", "_idle",
-        "_cand", "_cand_seen", "_cap", "_run_char", "_run_may_stop", "_cut_probe",
+        "_cand", "_cand_seen", "_cap", "_run_char", "_run_may_stop", "_run_find_stop",
+        "_run_cut_at", "_cut_probe",
         "_cut_room", "_off", "_limit",
     )
 
@@ -73,6 +74,8 @@ class ModeReaders:
     _cap: Capture | None
     _run_char: str
     _run_may_stop: Callable[[str], bool]
+    _run_find_stop: Callable[[str, int, bool], tuple[int, bool]]
+    _run_cut_at: Callable[[str, int], bool]
     _cut_probe: Callable[[str], Any] | None
     _cut_room: int
     _off: bool
@@ -81,8 +84,7 @@ class ModeReaders:
     if TYPE_CHECKING:
         def feed(self, chunk: str) -> list[Event]: ...
 
-        def _process(self, taken: tuple[str, int, int], final: bool,
-                     cand: int) -> list[Event]: ...
+        def _process(self, taken: tuple[str, int], final: bool, cand: int) -> list[Event]: ...
 
     # ------------------------------------------------------------------ transitions
     def _enter(self, mode: Mode | None = None) -> None:
@@ -96,10 +98,12 @@ class ModeReaders:
                 mode = CANDIDATE if self._grown else PROSE
             elif self._cur.held and cap.waiting:  # a tag cut by the chunk boundary
                 mode = CUT_TAG
-            elif cap.run is not None and not (cap.strict and cap.run.name == "STRAY_RUN"):
+            elif (run := cap.run) is not None and not (cap.strict and run.name == "STRAY_RUN"):
                 # (when something is held, it is the run's tail that may begin its stop)
-                self._run_char = cap.run.stop_char or ""
-                self._run_may_stop = cap.run.may_stop
+                self._run_char = run.stop_char or ""
+                self._run_may_stop = run.may_stop
+                self._run_find_stop = run.find_stop
+                self._run_cut_at = cap.cut_at
                 self._cur.begin_run(self._limit - cap.raw_len)
                 mode = RUN
             else:
@@ -230,15 +234,15 @@ class ModeReaders:
                 cur.run_budget()  # (topped up, its pieces counted first: ``room``)
             held = cur.held
             text = held + chunk if held else chunk
-            cap = self._cap
-            assert cap is not None and cap.run is not None
-            stop, tail = cap.run.find_stop(text, 0, False)
-            if cur.room >= stop and (stop == len(text) or tail or cap.cut_at(text, stop)):
+            stop, tail = self._run_find_stop(text, 0, False)
+            if cur.room >= stop and (stop == len(text) or tail or self._run_cut_at(text, stop)):
                 cur.take_run(text, stop)
                 if stop == len(text) or tail:
                     # Still RUN: its hot half is on again if nothing is held (``_enter``).
                     self._run_hot = self._idle if cur.held else cur.run_live
                 else:
+                    cap = self._cap
+                    assert cap is not None
                     cap.took(cur.sync_run())
                     self._enter(CUT_TAG)
                 return []
@@ -249,13 +253,16 @@ class ModeReaders:
         it for one match later; if it does, ask the capture whether the tag is still cut,
         and if not, the machine reads the tag and the chunk."""
         probe = self._cut_probe
-        n = len(chunk) if chunk.__class__ is str else -1
-        if probe is not None and 0 < n <= self._cut_room:
+        if (chunk.__class__ is str and probe is not None
+                and 0 < (n := len(chunk)) <= self._cut_room):
+            if probe(chunk) is None:  # (most chunks: the common case first)
+                self._grow(chunk)
+                self._cut_room -= n
+                return []
             cur = self._cur
             cap = self._cap
             assert cap is not None
-            if probe(chunk) is None or cap.cut_at(
-                    (cur.held + "".join(cur.grown) if cur.grown else cur.held) + chunk, 0):
+            if cap.cut_at((cur.held + "".join(cur.grown) if cur.grown else cur.held) + chunk, 0):
                 self._grow(chunk)
                 self._cut_room -= n
                 return []

@@ -45,6 +45,16 @@ from ._readers import NO_CANDIDATE, Budget, ModeReaders
 __all__ = ["EARLY_EMIT", "MODES", "Mode", "Sieve", "SieveState", "new_call_id"]
 
 
+def _no_stop(buf: str, p: int, final: bool) -> tuple[int, bool]:
+    """``find_stop`` before any run: none (never read outside RUN)."""
+    return len(buf), False
+
+
+def _no_cut(text: str, p: int) -> bool:
+    """``cut_at`` before any run: nothing cut (never read outside RUN)."""
+    return False
+
+
 class Sieve(ModeReaders):
     """Pulls tool calls out of a stream of model text.
 
@@ -92,6 +102,8 @@ class Sieve(ModeReaders):
         # so ``may_stop`` is asked) and whether a chunk may hold the stop.
         self._run_char = ""
         self._run_may_stop: Callable[[str], bool] = bool
+        self._run_find_stop: Callable[[str, int, bool], tuple[int, bool]] = _no_stop
+        self._run_cut_at: Callable[[str, int], bool] = _no_cut
         # CUT_TAG: what could complete the tag, and how much more may be held before it is
         # too long to be a tag.
         self._cut_probe: Callable[[str], Any] | None = None
@@ -163,14 +175,15 @@ class Sieve(ModeReaders):
         return events
 
     # ------------------------------------------------------------------ the machine
-    def _process(self, taken: tuple[str, int, int], final: bool, cand: int) -> list[Event]:
-        """Scan ``buf`` (``taken`` is ``Cursor.take``'s ``(buf, base, resume)``: at absolute
-        offset ``base``; its first ``resume`` characters were seen before: a held tail,
-        which is the candidate ``cand`` if that is >= 0)."""
-        buf, base, resume = taken
+    def _process(self, taken: tuple[str, int], final: bool, cand: int) -> list[Event]:
+        """Scan ``buf`` (``taken`` is ``Cursor.take``'s ``(buf, resume)``: its first
+        ``resume`` characters were seen before: a held tail, which is the candidate ``cand``
+        if that is >= 0; it ends at the cursor's ``total``)."""
+        buf, resume = taken
+        cur = self._cur
+        base = cur.total - len(buf)  # (the absolute offset of buf[0])
         events: list[Event] = []
         fences = self._fences
-        cur = self._cur
         life = self._life
         pos = 0
         text_start = 0
@@ -182,7 +195,8 @@ class Sieve(ModeReaders):
                         and len(cap.calls) > cap.emitted):
                     events.append(life.early(cap))
                 if status == VIABLE:
-                    cur.hold(buf[p:])
+                    if p < len(buf):  # (``take`` left nothing held)
+                        cur.hold(buf[p:])
                     break
                 if status == COMPLETE:
                     event, raw = life.complete(cap)
