@@ -4,11 +4,11 @@ What it does: ``feed(chunk)`` returns the events the chunk decides; ``close()`` 
 sieve is in one ``Mode`` at a time, and each mode has one reader (``_readers``): ``feed``
 hands the chunk to the current one, and ``_enter`` is the one place the mode changes. The
 readers of the four fast modes take the common chunk without the machine and hand anything
-else to the machine, ``_process``: the fence tracker walks the text and stops at each tag lead outside code;
-``EntryFinder`` decides it (text, a held candidate, an opener); an opener starts a
-``Capture``, which ends as calls or fails (``BlockLife``); a failed block is released from
-its opener and the rest is scanned again as prose, so a mention followed by a real block
-works. ``_settle`` then chooses the next mode from what the machine left.
+else to the machine, ``_process``: the fence tracker walks the text and stops at each tag
+lead outside code; ``EntryFinder`` decides it (text, a held candidate, an opener); an
+opener starts a ``Capture``, which ends as calls or fails (``BlockLife``); a failed block
+is released from its opener and the rest is scanned again as prose, so a mention followed
+by a real block works. ``_enter()`` then chooses the next mode from what the machine left.
 What it guarantees: SPEC §Invariants — the coalesced events are the same for every
 chunking, every character is released as text or belongs to exactly one parsed block, and
 no ``str`` input raises. ``parse()`` is this machine run over one chunk.

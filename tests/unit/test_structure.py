@@ -1,0 +1,69 @@
+"""The structure the code promises (docs/architecture.md): the mode has one writer, the
+position one owner, and no module grows past about 400 lines."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import callsieve
+
+SRC = Path(callsieve.__file__).parent
+MODULE_LINE_LIMIT = 420  # "about 400"
+
+
+def _assignments(module: str) -> list[tuple[str, str, str]]:
+    """``(function, object, attribute)`` of every attribute assignment in ``module``
+    (plain, augmented and tuple targets)."""
+    tree = ast.parse((SRC / module).read_text(encoding="utf-8"))
+    out: list[tuple[str, str, str]] = []
+    for fn in ast.walk(tree):
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        for node in ast.walk(fn):
+            targets: list[ast.expr] = []
+            if isinstance(node, ast.Assign):
+                targets = list(node.targets)
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+                targets = [node.target]
+            for target in targets:
+                for t in ast.walk(target):
+                    if isinstance(t, ast.Attribute):
+                        v = t.value
+                        owner = (v.id if isinstance(v, ast.Name)
+                                 else v.attr if isinstance(v, ast.Attribute) else "?")
+                        out.append((fn.name, owner, t.attr))
+    return out
+
+
+def test_only_enter_writes_the_mode() -> None:
+    """The mode, its reader and the hot halves' arming are written in ``_enter`` (and set up
+    in ``__init__``), nowhere else — but for re-arming RUN's hot half within RUN."""
+    mode_fields = {"_mode", "_reader", "_prose_hot"}
+    writers = {(fn, attr) for module in ("_sieve.py", "_readers.py")
+               for fn, owner, attr in _assignments(module)
+               if owner == "self" and attr in mode_fields}
+    assert {fn for fn, _ in writers} <= {"_enter", "__init__"}, writers
+    run_arm = {fn for module in ("_sieve.py", "_readers.py")
+               for fn, owner, attr in _assignments(module)
+               if owner == "self" and attr == "_run_hot"}
+    assert run_arm <= {"_enter", "__init__", "_read_run"}, run_arm
+
+
+@pytest.mark.parametrize("field", ["total", "held", "tail"])
+def test_only_the_cursor_writes_the_position(field: str) -> None:
+    """No module but ``_cursor`` assigns the cursor's offset, held text or tail."""
+    for path in sorted(SRC.glob("*.py")):
+        if path.name == "_cursor.py":
+            continue
+        bad = [(fn, owner) for fn, owner, attr in _assignments(path.name)
+               if attr == field and owner in {"cur", "cursor", "_cur"}]
+        assert not bad, f"{path.name} writes the cursor's {field}: {bad}"
+
+
+def test_no_module_is_much_over_400_lines() -> None:
+    sizes = {p.name: len(p.read_text(encoding="utf-8").splitlines())
+             for p in SRC.glob("*.py")}
+    assert {n: k for n, k in sizes.items() if k > MODULE_LINE_LIMIT} == {}
