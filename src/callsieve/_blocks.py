@@ -20,7 +20,6 @@ from typing import Any
 
 from ._capture import Capture
 from ._cursor import Cursor
-from ._entries import group_of
 from ._events import Block, ToolCall, ToolCalls
 from ._grammar import CompiledGrammar
 from ._lessons import Lessons
@@ -49,7 +48,9 @@ class BlockLife:
     def open(self, m: Any, start: int) -> Capture:
         """A capture for the entry match ``m`` at absolute offset ``start``."""
         g = self.g
-        k = g.entry_index[group_of(m)]
+        # Which entry terminal matched: the outermost named group of ``entry_exact``, the
+        # last group to close (``lastgroup``), whatever groups the terminal has inside.
+        k = g.entry_index[m.lastgroup]
         entry = g.entries[k]
         self.lessons.forget(start)
         if entry.synthetic is None:

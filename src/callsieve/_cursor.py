@@ -135,20 +135,25 @@ class Cursor:
         and how much of it was seen before (the held text). ``buf`` ends at ``total``
         (the prose log is folded first: ``flush``)."""
         held = self.held
+        n = len(chunk)
         grown = self.grown
         if grown:  # (the held text's growth and the chunk, joined and counted at once)
-            seen = len(held) + sum(map(len, grown))
             grown.append(chunk)
             chunk = "".join(grown)
             grown.clear()
-            self.total += len(chunk)
-            self.held = ""
-            return held + chunk, seen
         self.total += len(chunk)
         if held:
             self.held = ""
-            return held + chunk, len(held)
-        return chunk, 0
+            return held + chunk, len(held) + len(chunk) - n
+        return chunk, len(chunk) - n
+
+    def take_joined(self, text: str, n: int) -> tuple[str, int]:
+        """``take`` for a caller that has joined the held text, its growth and a chunk of
+        ``n`` characters into ``text`` already (CUT_TAG, to ask whether the tag is done)."""
+        self.grown.clear()
+        self.total += len(text) - len(self.held)
+        self.held = ""
+        return text, len(text) - n
 
     def passed(self, buf: str, upto: int) -> None:
         """The machine has read ``buf[:upto]`` (the tail follows it: ``tail_after``,

@@ -21,7 +21,7 @@ from typing import Any
 from ._automaton import DEAD, UNKNOWN
 from ._grammar import CompiledGrammar
 
-__all__ = ["ALL_PROSE", "HOLD", "OPEN", "TEXT", "UNSETTLED", "EntryFinder", "group_of"]
+__all__ = ["ALL_PROSE", "HOLD", "OPEN", "TEXT", "UNSETTLED", "EntryFinder"]
 
 ALL_PROSE = -1  # settles(): every lead died
 UNSETTLED = -2  # settles(): the full machine must decide
@@ -30,12 +30,6 @@ HOLD = "hold"  # ... a viable prefix of an opener: hold it
 OPEN = "open"  # ... an opener (the value is its match)
 _SHORT_WALK = 16  # characters _follow reads inline before it hands over to the walk
 _SETTLE_SPAN = 16  # settles() remembers its answers for texts this short (from the lead)
-
-
-def group_of(m: Any) -> str:
-    """Which entry terminal an ``entry_exact`` match is: its outermost named group, which is
-    the last group to close (``lastgroup``), whatever groups the terminal has inside."""
-    return str(m.lastgroup)
 
 
 class EntryFinder:
@@ -128,7 +122,7 @@ class EntryFinder:
                         return OPEN, m
                     # A higher-priority entry still possible at the end of the buffer must
                     # be given the chance to complete: the answer may not depend on chunking.
-                    k = g.entry_index[group_of(m)]
+                    k = g.entry_index[str(m.lastgroup)]  # (see ``BlockLife.open``)
                     st, q = state, j
                     while q < n and st >= 0:
                         st, q = auto.walk(st, buf, q, n)

@@ -96,7 +96,7 @@ class ModeReaders:
             cap = self._cap
             if cap is None:  # (a candidate the machine holds is in ``Cursor.grown``)
                 mode = CANDIDATE if self._grown else PROSE
-            elif self._cur.held and cap.waiting:  # a tag cut by the chunk boundary
+            elif cap.waiting and self._cur.held:  # a tag cut by the chunk boundary
                 mode = CUT_TAG
             elif (run := cap.run) is not None and not (cap.strict and run.name == "STRAY_RUN"):
                 # (when something is held, it is the run's tail that may begin its stop)
@@ -262,11 +262,12 @@ class ModeReaders:
             cur = self._cur
             cap = self._cap
             assert cap is not None
-            if cap.cut_at((cur.held + "".join(cur.grown) if cur.grown else cur.held) + chunk, 0):
+            text = (cur.held + "".join(cur.grown) if cur.grown else cur.held) + chunk
+            if cap.cut_at(text, 0):
                 self._grow(chunk)
                 self._cut_room -= n
                 return []
-            return self._process(cur.take(chunk), False, NO_CANDIDATE)
+            return self._process(cur.take_joined(text, n), False, NO_CANDIDATE)
         return self._read_machine(chunk)
 
     def _read_machine(self, chunk: Any) -> list[Event]:
