@@ -274,13 +274,14 @@ class ModeReaders:
         """MACHINE, and what the other readers leave: the machine reads the held text and
         the chunk (``_process``)."""
         cur = self._cur
-        if cur.log or cur.grown:
-            cur.flush()
+        if cur.log:  # (the held text's growth ``take`` joins and counts itself)
+            cur.fold()
         if self._mode is RUN:  # the capture takes what the run hot path appended
             assert self._cap is not None
             self._cap.took(cur.sync_run())
         if chunk.__class__ is not str:
             if not isinstance(chunk, str):
+                cur.flush()  # (the offset: the end of the text fed)
                 raise InputTypeError(f"feed() takes str, not {type(chunk).__name__}",
                                      offset=cur.total)
             chunk = str(chunk)
