@@ -1,16 +1,17 @@
 """Strategy: the one owner of the stream's position — what is counted, what is held, and
-the two deferred logs of hot chunks — for ``Sieve``.
+the three deferred logs of the hot paths — for ``Sieve``.
 
-What it does: ``total`` is the offset just past the text fed so far, less what is in the
-prose log (released text not counted yet); ``held`` is the undecided tail at the end of
-that text; ``tail`` is the few characters before the text the machine reads next (for
-the fence tracker's line-start test). The sieve's hot paths do not count: the prose hot
-path appends each chunk to ``log`` through a *budget* (a list of ``HOT_BUDGET`` bound
+What it does: ``total`` is the offset just past the text fed so far, less what the logs
+hold (text not counted yet); ``held`` is the undecided tail at the end of that text;
+``tail`` is the few characters before the text the machine reads next (for the fence
+tracker's line-start test). The sieve's hot paths do not count: the prose hot path
+appends each chunk to ``log`` through a *budget* (a list of ``HOT_BUDGET`` bound
 ``log.append``s: popping one is the bound, calling it the record), and ``fold`` later
 counts the log and runs the fence tracker and the tail over it in one piece. The run hot
 path appends to ``pieces`` (the current capture's run text, which the capture reads)
 through a budget of its own; ``catch_up`` counts those pieces against the ``room`` left
-under ``max_block_chars`` and ``sync_run`` brings ``total`` up to them.
+under ``max_block_chars`` and ``sync_run`` brings ``total`` up to them. ``grown`` holds
+what only grows the held text (a held candidate, a cut tag read on); ``take`` counts it.
 What it guarantees: nothing else writes the offsets, the held text, the tail or the logs
 (the fields are read outside, never assigned; the hot paths only call the bound appends
 the cursor hands out); after ``flush`` and ``sync_run``, ``total - len(held)`` is the
