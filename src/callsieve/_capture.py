@@ -379,34 +379,3 @@ class Capture:
 
             return finish(self, buf, p, limit)
         return VIABLE, p
-
-    def fork(self, snap_ip: Any, raw: list[str], raw_len: int, ncalls: int,
-             ndiags: int) -> Capture:
-        """A capture that goes on from the parser snapshot ``snap_ip`` with ``raw`` (of
-        ``raw_len`` characters) read: a loose-CDATA repair's trial."""
-        twin = object.__new__(Capture)
-        for name in Capture.__slots__:
-            setattr(twin, name, getattr(self, name))
-        twin.ip = self.g.fork_parser(snap_ip)
-        twin.ps = twin.ip.parser_state
-        twin.raw = raw
-        twin.raw_len = raw_len
-        twin.run = None
-        twin.pieces = []
-        twin.calls = self.calls[:ncalls]
-        twin.call_ends = self.call_ends[:ncalls]
-        twin.call_pieces = array("q", [1]) * ncalls  # twin.raw's first piece holds them all
-        twin.call_diags = self.call_diags[:ncalls]
-        twin.repairs = list(self.repairs)
-        twin.diagnostics = self.diagnostics[:ndiags]
-        twin.check_at = array("q")
-        twin.check_stack = []
-        twin.snap = None
-        twin.may_repair = False
-        return twin
-
-    def adopt(self, other: Capture) -> None:
-        """Become ``other`` (a trial of this capture that completed)."""
-        for name in Capture.__slots__:
-            setattr(self, name, getattr(other, name))
-

@@ -46,8 +46,8 @@ _OFF = ("", "off", "0", "false", "none")
 #: Grammar tables kept in the folder; past it the least recently written are dropped.
 KEEP_FILES = 64
 #: The modules whose code decides what a grammar's derived tables hold.
-_DERIVERS = ("_grammar.py", "_specs.py", "_derive.py", "_automaton.py", "_prefix.py",
-             "_patterns.py", "_grammar_cache.py", "_namespace.py", "_dialects.py")
+_DERIVERS = ("_grammar.py", "_specs.py", "_derive.py", "_sources.py", "_automaton.py",
+             "_prefix.py", "_patterns.py", "_grammar_cache.py", "_namespace.py", "_dialects.py")
 _code_digest: str | None = None
 
 K = TypeVar("K", bound=Hashable)

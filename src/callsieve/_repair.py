@@ -19,15 +19,13 @@ the block began in an earlier chunk.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from array import array
+from typing import Any
 
 from lark import Token, Tree
 from lark.exceptions import LarkError
 
-from ._capture import COMPLETE
-
-if TYPE_CHECKING:
-    from ._capture import Capture
+from ._capture import COMPLETE, Capture
 
 __all__ = ["LOOSE_CDATA", "MAX_CUTS", "finish"]
 
@@ -90,7 +88,7 @@ def finish(cap: Capture, buf: str, p: int, limit: int) -> tuple[int, int]:
         status, q = real.scan(text, cut - base, True, limit)
         if status != COMPLETE:  # a call that could not be built: the next place
             continue
-        cap.adopt(real)
+        _adopt(cap, real)
         cap.repairs.append(LOOSE_CDATA)
         if text is buf:
             return COMPLETE, q
@@ -106,7 +104,7 @@ def _trial(cap: Capture, snap_ip: object, ncalls: int, ndiags: int, cut: int,
     builds values; None: a probe). None if the parser takes no CDATA close there."""
     assert cap.run is not None
     raw = [] if real is None else [real[0], real[1]]
-    trial = cap.fork(snap_ip, raw, cut - cap.start, ncalls, ndiags)
+    trial = _fork(cap, snap_ip, raw, cut - cap.start, ncalls, ndiags)
     # Lark's tree builder extends a left-recursive list's children in place: each trial gets
     # its own lists, or one trial's parameters would show up in the next one's call.
     values = trial.ps.value_stack
@@ -121,3 +119,35 @@ def _trial(cap: Capture, snap_ip: object, ncalls: int, ndiags: int, cut: int,
     trial.spec = cap.g.states[trial.ps.position]
     return trial
 
+
+def _fork(cap: Capture, snap_ip: Any, raw: list[str], raw_len: int, ncalls: int,
+          ndiags: int) -> Capture:
+    """A capture that goes on from the parser snapshot ``snap_ip`` with ``raw`` (of
+    ``raw_len`` characters) read: a trial of ``cap``'s repair. (The repair is the capture's
+    end-of-input half: it alone, besides ``Capture``, sets a capture's fields.)"""
+    twin = object.__new__(Capture)
+    for name in Capture.__slots__:
+        setattr(twin, name, getattr(cap, name))
+    twin.ip = cap.g.fork_parser(snap_ip)
+    twin.ps = twin.ip.parser_state
+    twin.raw = raw
+    twin.raw_len = raw_len
+    twin.run = None
+    twin.pieces = []
+    twin.calls = cap.calls[:ncalls]
+    twin.call_ends = cap.call_ends[:ncalls]
+    twin.call_pieces = array("q", [1]) * ncalls  # twin.raw's first piece holds them all
+    twin.call_diags = cap.call_diags[:ncalls]
+    twin.repairs = list(cap.repairs)
+    twin.diagnostics = cap.diagnostics[:ndiags]
+    twin.check_at = array("q")
+    twin.check_stack = []
+    twin.snap = None
+    twin.may_repair = False
+    return twin
+
+
+def _adopt(cap: Capture, other: Capture) -> None:
+    """``cap`` becomes ``other`` (a trial of it that completed)."""
+    for name in Capture.__slots__:
+        setattr(cap, name, getattr(other, name))
