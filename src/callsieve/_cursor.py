@@ -157,12 +157,8 @@ class Cursor:
         return text, len(text) - n
 
     def passed(self, buf: str, upto: int) -> None:
-        """The machine has read ``buf[:upto]`` (the tail follows it: ``tail_after``,
-        inlined, as the machine calls this at every tag lead and block)."""
-        if upto >= 4:
-            self.tail = buf[upto - 4:upto]
-        elif upto:
-            self.tail = (self.tail[-4:] + buf[:upto])[-4:]
+        """The machine has read ``buf[:upto]`` (the tail follows it)."""
+        self.tail = tail_after(self.tail, buf, upto)
 
     # ------------------------------------------------------------------ runs
     def begin_run(self, room: int) -> None:

@@ -49,8 +49,7 @@ class ModeReaders:
     __slots__ = (
         "_cur", "_grow", "_grown", "_fences", "_finder", "_auto", "_accepting", "_onward",
         "_trans", "_lead_search", "_mode", "_reader", "_prose_hot", "_run_hot", "_idle",
-        "_cand", "_cand_seen", "_cap", "_run_char", "_run_may_stop", "_run_find_stop",
-        "_run_cut_at", "_cut_probe",
+        "_cand", "_cand_seen", "_cap", "_run_char", "_run_may_stop", "_cut_probe",
         "_cut_room", "_off", "_limit",
     )
 
@@ -74,8 +73,6 @@ class ModeReaders:
     _cap: Capture | None
     _run_char: str
     _run_may_stop: Callable[[str], bool]
-    _run_find_stop: Callable[[str, int, bool], tuple[int, bool]]
-    _run_cut_at: Callable[[str, int], bool]
     _cut_probe: Callable[[str], Any] | None
     _cut_room: int
     _off: bool
@@ -102,8 +99,6 @@ class ModeReaders:
                 # (when something is held, it is the run's tail that may begin its stop)
                 self._run_char = run.stop_char or ""
                 self._run_may_stop = run.may_stop
-                self._run_find_stop = run.find_stop
-                self._run_cut_at = cap.cut_at
                 self._cur.begin_run(self._limit - cap.raw_len)
                 mode = RUN
             else:
@@ -234,15 +229,15 @@ class ModeReaders:
                 cur.run_budget()  # (topped up, its pieces counted first: ``room``)
             held = cur.held
             text = held + chunk if held else chunk
-            stop, tail = self._run_find_stop(text, 0, False)
-            if cur.room >= stop and (stop == len(text) or tail or self._run_cut_at(text, stop)):
+            cap = self._cap
+            assert cap is not None and cap.run is not None
+            stop, tail = cap.run.find_stop(text, 0, False)
+            if cur.room >= stop and (stop == len(text) or tail or cap.cut_at(text, stop)):
                 cur.take_run(text, stop)
                 if stop == len(text) or tail:
                     # Still RUN: its hot half is on again if nothing is held (``_enter``).
                     self._run_hot = self._idle if cur.held else cur.run_live
                 else:
-                    cap = self._cap
-                    assert cap is not None
                     cap.took(cur.sync_run())
                     self._enter(CUT_TAG)
                 return []

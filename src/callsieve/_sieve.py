@@ -45,16 +45,6 @@ from ._readers import NO_CANDIDATE, Budget, ModeReaders
 __all__ = ["EARLY_EMIT", "MODES", "Mode", "Sieve", "SieveState", "new_call_id"]
 
 
-def _no_stop(buf: str, p: int, final: bool) -> tuple[int, bool]:
-    """``find_stop`` before any run: none (never read outside RUN)."""
-    return len(buf), False
-
-
-def _no_cut(text: str, p: int) -> bool:
-    """``cut_at`` before any run: nothing cut (never read outside RUN)."""
-    return False
-
-
 class Sieve(ModeReaders):
     """Pulls tool calls out of a stream of model text.
 
@@ -102,8 +92,6 @@ class Sieve(ModeReaders):
         # so ``may_stop`` is asked) and whether a chunk may hold the stop.
         self._run_char = ""
         self._run_may_stop: Callable[[str], bool] = bool
-        self._run_find_stop: Callable[[str, int, bool], tuple[int, bool]] = _no_stop
-        self._run_cut_at: Callable[[str, int], bool] = _no_cut
         # CUT_TAG: what could complete the tag, and how much more may be held before it is
         # too long to be a tag.
         self._cut_probe: Callable[[str], Any] | None = None
