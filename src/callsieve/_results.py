@@ -18,11 +18,14 @@ __all__ = ["ParseResult", "parse"]
 
 class ParseResult:
     """What ``parse()`` found: the user's ``text``, the ``calls``, every ``block`` captured
-    (complete, partial or failed), and the §8/§9 flags."""
+    (complete, partial or failed), the §8/§9 flags, and ``parts``: the reply in order, each
+    a ``str`` (text, adjacent text joined) or a ``ToolCall`` — what a renderer needs to put
+    text and calls back in the order the model wrote them."""
 
     __slots__ = (
         "blocks",
         "calls",
+        "parts",
         "rejected_by_policy",
         "rejected_tool_names",
         "saw_tool_call_syntax",
@@ -31,13 +34,16 @@ class ParseResult:
 
     def __init__(self, text: str, calls: tuple[ToolCall, ...], blocks: tuple[Block, ...],
                  saw_tool_call_syntax: bool, rejected_by_policy: bool = False,
-                 rejected_tool_names: tuple[str, ...] = ()) -> None:
+                 rejected_tool_names: tuple[str, ...] = (),
+                 parts: tuple[str | ToolCall, ...] | None = None) -> None:
         self.text = text
         self.calls = calls
         self.blocks = blocks
         self.saw_tool_call_syntax = saw_tool_call_syntax
         self.rejected_by_policy = rejected_by_policy
         self.rejected_tool_names = rejected_tool_names
+        self.parts: tuple[str | ToolCall, ...] = (
+            parts if parts is not None else ((text,) if text else ()) + calls)
 
     def __repr__(self) -> str:
         return (f"ParseResult(text={self.text!r}, calls={self.calls!r}, "
@@ -52,9 +58,19 @@ def parse(text: str, *, tools: Any = None, **options: Any) -> ParseResult:
     events, blocks = sieve.parse_whole(text)
     out: list[str] = []
     calls: list[ToolCall] = []
+    parts: list[str | ToolCall] = []
+    run: list[str] = []  # text since the last call
     for e in events:
         if isinstance(e, Text):
             out.append(e.text)
-        elif isinstance(e, ToolCalls):
+            run.append(e.text)
+        elif isinstance(e, ToolCalls) and e.calls:
+            if run:
+                parts.append("".join(run))
+                run.clear()
             calls.extend(e.calls)
-    return ParseResult("".join(out), tuple(calls), blocks, sieve.saw_tool_call_syntax)
+            parts.extend(e.calls)
+    if run:
+        parts.append("".join(run))
+    return ParseResult("".join(out), tuple(calls), blocks, sieve.saw_tool_call_syntax,
+                       parts=tuple(p for p in parts if p != ""))

@@ -321,7 +321,7 @@ def test_openai_sdk_type() -> None:
 
 def test_anthropic_sdk_type() -> None:
     types = pytest.importorskip("anthropic.types")
-    tool = types.Tool(name="read", input_schema=SCHEMA)
+    tool = types.ToolParam(name="read", input_schema=SCHEMA)  # (a TypedDict: a dict)
     assert SieveOptions([tool]).schemas["read"]["properties"] == SCHEMA["properties"]
 
 

@@ -1,0 +1,140 @@
+"""Strategy: the one view of a reply every renderer draws from — text and calls in order,
+whatever ``early_emit`` the sieve ran with, with the white space that only separates text
+from a call taken out.
+
+What it does: ``Reply.feed(events)`` turns a sieve's events into *reply events*: ``Text``,
+``CallStarted``, ``ArgumentsDelta``, ``CallFinished`` and ``CallAborted`` only. A
+``ToolCalls`` event (``early_emit="block"`` or ``"invoke"``) becomes, for each of its calls,
+``CallStarted``, one ``ArgumentsDelta`` with the whole ``call.arguments`` and
+``CallFinished``; under ``early_emit="arguments"`` the call events pass through and the
+``ToolCalls`` that then settles the same calls is dropped (its calls were already finished).
+Reply events number the calls 0, 1, 2, … in the order they start, aborted ones included
+(a client has seen them begin). ``reply_events(result)`` is the same view of a
+``ParseResult`` (from ``result.parts``), for the whole-response builders.
+White space (the documented choice, docs/rendering.md): white space at the start and at the
+end of the reply's text goes, and with ``trim_around_calls`` (every API whose content is a
+list of parts) also white space where text meets a call, so a text part is trimmed on each
+side that touches a call; a part that is only white space goes. ``trim_around_calls=False``
+(OpenAI Chat, whose content is one string) keeps white space between text and a call when
+text follows the call. Trailing white space is held until what follows decides it: the
+same text comes out of any chunking.
+What it guarantees: the concatenated ``ArgumentsDelta`` of a call equal its
+``CallFinished`` call's ``arguments``; nothing but the white space above is dropped.
+What it costs: O(1) per event besides the text itself; holds at most a run of white space.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .._events import (
+    ArgumentsDelta,
+    CallAborted,
+    CallFinished,
+    CallStarted,
+    Event,
+    Text,
+    ToolCall,
+    ToolCalls,
+)
+from .._results import ParseResult
+
+__all__ = ["Reply", "reply_events"]
+
+
+class Reply:
+    """Sieve events in, reply events out (see the module's docstring)."""
+
+    __slots__ = ("_trim_calls", "_edge", "_held", "_seen_text", "_index", "_open",
+                 "_unsettled")
+
+    def __init__(self, *, trim_around_calls: bool = True) -> None:
+        self._trim_calls = trim_around_calls
+        self._edge = True  # leading white space is dropped here (reply start, after a call)
+        self._held = ""  # trailing white space not yet decided
+        self._seen_text = False
+        self._index = 0  # the next call's number
+        self._open: dict[int, int] = {}  # a streamed call's event index -> its number
+        self._unsettled = 0  # calls finished by CallFinished whose ToolCalls has not come
+
+    def feed(self, events: Iterable[Event]) -> list[Event]:
+        out: list[Event] = []
+        for e in events:
+            if isinstance(e, Text):
+                self._text(e.text, out)
+            elif isinstance(e, ToolCalls):
+                skip = min(self._unsettled, len(e.calls))
+                self._unsettled -= skip
+                for call in e.calls[skip:]:
+                    k = self._start(call.id, call.name, out)
+                    if call.arguments:
+                        out.append(ArgumentsDelta(k, call.arguments))
+                    out.append(CallFinished(k, call))
+                    self._ended()
+            elif isinstance(e, CallStarted):
+                self._open[e.index] = self._start(e.id, e.name, out)
+            elif isinstance(e, ArgumentsDelta):
+                if e.delta and e.index in self._open:
+                    out.append(ArgumentsDelta(self._open[e.index], e.delta))
+            elif isinstance(e, CallFinished):
+                k = self._open.pop(e.index, -1)
+                if k < 0:  # (a call never started: started now)
+                    k = self._start(e.call.id, e.call.name, out)
+                    if e.call.arguments:
+                        out.append(ArgumentsDelta(k, e.call.arguments))
+                out.append(CallFinished(k, e.call))
+                self._unsettled += 1
+                self._ended()
+            elif isinstance(e, CallAborted):
+                k = self._open.pop(e.index, -1)
+                if k >= 0:
+                    out.append(CallAborted(k))
+                    self._ended()
+        return out
+
+    def close(self) -> list[Event]:
+        """End of the reply: trailing white space goes; a call still open is aborted."""
+        out: list[Event] = [CallAborted(k) for k in self._open.values()]
+        self._open.clear()
+        self._held = ""
+        return out
+
+    def _text(self, text: str, out: list[Event]) -> None:
+        if self._edge:
+            text = text.lstrip()
+            if not text:
+                return
+            self._edge = False
+        body = text.rstrip()
+        if not body:  # only white space: decided by what comes next
+            self._held += text
+            return
+        out.append(Text(self._held + body if self._held else body))
+        self._held = text[len(body):]
+        self._seen_text = True
+
+    def _start(self, ident: str, name: str, out: list[Event]) -> int:
+        if self._trim_calls:
+            self._held = ""
+        k = self._index
+        self._index += 1
+        out.append(CallStarted(k, ident, name))
+        return k
+
+    def _ended(self) -> None:
+        if self._trim_calls or not self._seen_text:
+            self._held = ""
+            self._edge = True
+
+
+def reply_events(result: ParseResult, *, trim_around_calls: bool = True) -> list[Event]:
+    """The reply events of a whole ``ParseResult``, as ``Reply`` gives them for a stream."""
+    reply = Reply(trim_around_calls=trim_around_calls)
+    events: list[Event] = []
+    for part in result.parts:
+        if isinstance(part, ToolCall):
+            events.append(CallFinished(-1, part))
+        else:
+            events.append(Text(part))
+    out = reply.feed(events)
+    return out + reply.close()
