@@ -37,7 +37,8 @@ from lark import Discard, Token, Transformer, Tree
 
 from ._values import decode_param, parse_argument_object
 
-__all__ = ["CallTransformer", "assemble_call", "schemas_from_tools"]
+__all__ = ["CallTransformer", "assemble_call", "contract_value", "param_schema_type",
+           "schemas_from_tools"]
 
 
 def schemas_from_tools(tools: Any) -> dict[str, dict[str, Any]]:
@@ -284,13 +285,10 @@ class CallTransformer(Transformer[Token, Any]):
             json_args.append(body)
         if not name:
             return ValueError("a call needs a non-empty name")
-        props = (self._schemas.get(name) or {}).get("properties")
-        props = props if isinstance(props, dict) else {}
         collected: dict[str, Any] = {}
         repeated: set[str] = set()
         for _, pname, parts, string_attr in params:
-            prop = props.get(pname)
-            schema_type = prop.get("type") if isinstance(prop, dict) else None
+            schema_type = param_schema_type(self._schemas, name, pname)
             value = decode_param(pname, parts, string_attr, schema_type)
             if pname in collected:  # a repeated name collects into an array, in order
                 if pname not in repeated:
@@ -341,14 +339,48 @@ _last: tuple[dict[str, dict[str, Any]], CallTransformer] = ({}, CallTransformer(
 Built = tuple[str, dict[str, Any]] | tuple[str, dict[str, Any], str]
 
 
-def assemble_call(tree: Tree[Token], schemas: dict[str, dict[str, Any]]) -> Built:
-    """``(name, input)`` for one ``call`` node, ``(name, input, id)`` if it carries the
-    model's id (``call_id``); ``ValueError`` if it cannot be built."""
+def param_schema_type(schemas: dict[str, dict[str, Any]], call: str, param: str) -> Any:
+    """The ``type`` the tool ``call``'s schema gives its property ``param`` (None: none)."""
+    props = (schemas.get(call) or {}).get("properties")
+    prop = props.get(param) if isinstance(props, dict) else None
+    return prop.get("type") if isinstance(prop, dict) else None
+
+
+def contract_value(tree: Tree[Token], schemas: dict[str, dict[str, Any]]) -> Any:
+    """What a contract node below ``call`` becomes (the tagged tuples above), for the
+    argument stream (``_argstream``), which reads a call's nodes as they are reduced:
+    ``("name", str)`` for ``call_name``/``param_name``, ``("string", value)`` for a
+    ``string`` attribute, ``("id", ident, name or None)`` for ``call_id``, ``("param",
+    name, body parts, string attribute)`` for a ``param`` (``decode_param`` makes its value
+    as ``call`` will), else None."""
+    result = _transformer(schemas)._transform_tree(tree)
+    if type(result) is not tuple:
+        return None
+    kind = result[0]
+    if kind in (_CALL_NAME, _PARAM_NAME):
+        return ("name", result[1])
+    if kind == _STRING:
+        return ("string", result[1])
+    if kind == _ID:
+        return ("id", result[1], result[2])
+    if kind == _PARAM:
+        return ("param", result[1], result[2], result[3])
+    return None
+
+
+def _transformer(schemas: dict[str, dict[str, Any]]) -> CallTransformer:
     global _last
     held, transformer = _last
     if held is not schemas:
         transformer = CallTransformer(schemas)
         _last = (schemas, transformer)
+    return transformer
+
+
+def assemble_call(tree: Tree[Token], schemas: dict[str, dict[str, Any]]) -> Built:
+    """``(name, input)`` for one ``call`` node, ``(name, input, id)`` if it carries the
+    model's id (``call_id``); ``ValueError`` if it cannot be built."""
+    transformer = _transformer(schemas)
     if tree.data != "call":
         raise ValueError(f"not a call node: {tree.data}")
     result: Built = transformer.transform(tree)

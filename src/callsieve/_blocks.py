@@ -18,9 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ._argstream import ArgStream
 from ._capture import Capture
 from ._cursor import Cursor
-from ._events import Block, ToolCall, ToolCalls
+from ._events import ArgumentsDelta, Block, CallFinished, CallStarted, Event, ToolCall, ToolCalls
 from ._grammar import CompiledGrammar
 from ._lessons import Lessons
 from ._options import make_call_id
@@ -32,7 +33,7 @@ class BlockLife:
     """One per sieve: what every block it opens shares."""
 
     __slots__ = ("g", "schemas", "id_factory", "lessons", "pieces", "record", "blocks",
-                 "saw_syntax")
+                 "saw_syntax", "stream_args", "calls_started", "out")
 
     def __init__(self, g: CompiledGrammar, schemas: dict[str, dict[str, Any]],
                  id_factory: Callable[[], str], pieces: list[str]) -> None:
@@ -44,6 +45,17 @@ class BlockLife:
         self.record = False
         self.blocks: list[Block] = []
         self.saw_syntax = False  # a wrapper, or a repaired missing-wrapper block, outside code
+        self.stream_args = False  # early_emit="arguments": wrapped blocks get an ArgStream
+        self.calls_started = 0  # argument streaming: the calls of the response so far
+        #: Argument streaming's events, in order, until the sieve takes them (after each
+        #: scan, before the ``ToolCalls`` of the calls they finish).
+        self.out: list[Event] = []
+
+    def next_index(self) -> int:
+        """The next call's ``index`` (argument streaming counts the response's calls)."""
+        k = self.calls_started
+        self.calls_started += 1
+        return k
 
     def open(self, m: Any, start: int) -> Capture:
         """A capture for the entry match ``m`` at absolute offset ``start``."""
@@ -55,14 +67,35 @@ class BlockLife:
         self.lessons.forget(start)
         if entry.synthetic is None:
             self.saw_syntax = True
+        args = None
+        if self.stream_args and entry.synthetic is None:
+            # (a block missing its opener emits nothing before its closing wrapper)
+            args = ArgStream(self, self.out, self.schemas, g.arg_terminals)
         return Capture(g, entry, start, m.group(), self.schemas, self.pieces, self.lessons,
-                       g.entry_groups(m, k))
+                       g.entry_groups(m, k), args)
 
     def _calls(self, cap: Capture, start: int, dialect: str) -> tuple[ToolCall, ...]:
+        """The block's calls from its ``start``-th on. Under argument streaming, those its
+        stream finished are the ``ToolCall`` objects ``CallFinished`` gave; any other (a
+        block missing its opener, or calls a repair read at the end of the input) is
+        finished now — the one the stream had begun by the stream, the others whole."""
         repairs = tuple(cap.repairs)
-        # The model's own id where it wrote one (a ``call_id`` node), else the factory's.
-        return tuple(ToolCall(name, args, ident or make_call_id(self.id_factory), dialect,
-                              repairs) for name, args, ident in cap.calls[start:])
+        stream = cap.args
+        made = stream.made if stream is not None else []
+        calls = made[start:]
+        for name, args, ident in cap.calls[max(start, len(made)):]:
+            if stream is not None and stream.index >= 0:
+                calls.append(stream.call(name, args, ident, dialect, repairs))
+                continue
+            # The model's own id where it wrote one (a ``call_id`` node), else the factory's.
+            call = ToolCall(name, args, ident or make_call_id(self.id_factory), dialect,
+                            repairs)
+            if self.stream_args:
+                k = self.next_index()
+                self.out += (CallStarted(k, call.id, call.name),
+                             ArgumentsDelta(k, call.arguments), CallFinished(k, call))
+            calls.append(call)
+        return tuple(calls)
 
     def early(self, cap: Capture) -> ToolCalls:
         """``early_emit="invoke"``: the calls completed since the last event. Its block

@@ -34,6 +34,7 @@ from typing import Any
 from lark import Token
 from lark.exceptions import LarkError
 
+from ._argstream import ArgStream
 from ._assembler import assemble_call
 from ._balanced import JsonRun
 from ._decide import DECISION_SPAN, Decision, GroupToken, decide, new_token
@@ -55,6 +56,7 @@ class Capture:
     which only the capture (and ``_repair``, its end-of-input half) writes."""
 
     __slots__ = (
+        "args",
         "leftover",
         "waiting",
         "pending",
@@ -93,9 +95,11 @@ class Capture:
     def __init__(self, g: CompiledGrammar, entry: EntrySpec, start: int, opener: str,
                  schemas: dict[str, dict[str, Any]], pieces: list[str] | None = None,
                  lessons: Lessons | None = None,
-                 groups: dict[str, str | None] | None = None) -> None:
+                 groups: dict[str, str | None] | None = None,
+                 args: ArgStream | None = None) -> None:
         self.g = g
-        self.ip = g.new_parser()
+        self.args = args  # early_emit="arguments": the block's argument stream (_argstream)
+        self.ip = g.new_parser() if args is None else g.listening_parser(args.node)
         self.ps = self.ip.parser_state
         self.start = start
         self.dialect = entry.dialect  # the entry's: where the parse cannot tell (``dialect_now``)
@@ -195,6 +199,9 @@ class Capture:
             self.ps.feed_token(tok)
         except LarkError:
             return self.fail(f"unexpected {name} at offset {self.start + self.raw_len - len(value)}")
+        args = self.args
+        if args is not None:
+            args.token(name)
         spec = self.spec = self.g.states[self.ps.state_stack[-1]]
         self.last_value = value
         if after_run or name in self.g.call_openers:
@@ -227,6 +234,9 @@ class Capture:
             except Exception as exc:  # noqa: BLE001 - model output never raises (§Inv. 5)
                 return self.fail(f"call at offset {self.start + self.raw_len} not built: {exc}")
             self.calls.append(built if len(built) == 3 else (built[0], built[1], None))
+            if args is not None:
+                args.call(built[0], built[1], built[2] if len(built) == 3 else None,
+                          self.dialect_now(), tuple(self.repairs))
             # One string per call: a block of many calls keeps a few objects per call.
             k = self.call_pieces[-1] if self.call_pieces else 1
             if len(self.raw) > k + 1:
@@ -248,6 +258,13 @@ class Capture:
                 f"stray text ignored at offset {self.start + self.raw_len - len(value)}")
         self.run = None
         self.pieces.clear()
+        if self.args is not None:
+            self.args.end_run()
+
+    def _append(self, text: str) -> None:  # (the argument stream sees a run's text too)
+        self.pieces.append(text)
+        if self.args is not None:
+            self.args.text(text)
 
     def _token_at(self, buf: str, p: int, final: bool) -> Decision:
         """The scanner's one decision at ``buf[p]`` (see ``decide``), remembered per parser
@@ -324,7 +341,7 @@ class Capture:
                 after_run = self.run is not None
                 if after_run:
                     if seg < p:
-                        self.pieces.append(buf[seg:p])
+                        self._append(buf[seg:p])
                     self._end_run()
                 if self.raw_len + len(value) > limit:
                     return self.too_long(limit), p
@@ -342,7 +359,7 @@ class Capture:
             if run is not None:
                 if run.balanced:  # the object ended: what follows may be another run
                     if seg < p:
-                        self.pieces.append(buf[seg:p])
+                        self._append(buf[seg:p])
                     self._end_run()
                     continue
                 if not run.soft:
@@ -370,8 +387,10 @@ class Capture:
             self.run_start = self.start + self.raw_len
             self.pieces.clear()
             seg = p
+            if self.args is not None:
+                self.args.run(run)
         if self.run is not None and seg < p:
-            self.pieces.append(buf[seg:p])
+            self._append(buf[seg:p])
         if status != VIABLE:
             return status, p
         if final:

@@ -39,7 +39,7 @@ from lark.lexer import TerminalDef
 from ._automaton import nfa_table
 from ._dialects import callless, state_dialects
 from ._errors import GrammarError
-from ._grammar import MAX_BOUNDED_WIDTH, _is_call, _NoLexer
+from ._grammar import MAX_BOUNDED_WIDTH, _NoLexer
 from ._namespace import same_spellings
 from ._patterns import freeze
 from ._prefix import (
@@ -51,6 +51,7 @@ from ._prefix import (
     prefix_closure,
     reads_before,
 )
+from ._rule_sets import is_call
 from ._sources import Sources
 from ._specs import entry_group_prefix
 
@@ -101,7 +102,7 @@ def derive(dialects: tuple[str, ...], src: Sources) -> tuple[Blueprint, Lark]:
     table = lark.parser.parser.parser.parse_table
     terms = {t.name: _terminal(t, src) for t in lark.terminals}
     for rule in lark.rules:
-        if _is_call(rule) and not (rule.expansion and rule.expansion[-1].is_term):
+        if is_call(rule) and not (rule.expansion and rule.expansion[-1].is_term):
             raise GrammarError(
                 f"{src.where(str(rule.origin.name))}: rule {src.label(rule.origin.name)} (a call) "
                 "must end with a terminal, so the scanner sees the moment the call is complete")
@@ -181,7 +182,7 @@ def _state(actions: dict[str, Any], terms: dict[str, dict[str, Any]],
     call_key = None
     for name, (action, arg) in actions.items():
         spec = terms.get(name)
-        if getattr(action, "name", "") == "Reduce" and _is_call(arg):
+        if getattr(action, "name", "") == "Reduce" and is_call(arg):
             call_rule, call_key = arg, name
         if spec is None:
             continue

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._grammar import _is_call
+from ._rule_sets import is_call
 
 __all__ = ["callless", "state_dialects"]
 
@@ -102,7 +102,7 @@ def callless(rules: list[Any], dialects: tuple[str, ...]) -> list[str]:
         grew = False
         for r in rules:
             name = str(r.origin.name)
-            if name in can or _is_call(r):
+            if name in can or is_call(r):
                 continue
             if all(s.is_term or str(s.name) in can for s in r.expansion):
                 can.add(name)

@@ -58,6 +58,15 @@ from ._grammar_files import (
 from ._patterns import compile as compile_pattern
 from ._patterns import freeze as freeze_pattern
 from ._patterns import learn as learn_patterns
+from ._rule_sets import (
+    ARG_NODES,
+    STREAM_NODES,
+    discard,
+    is_call,
+    listening,
+    rules_above_calls,
+    terminals_below,
+)
 from ._specs import (
     EntrySpec,
     StateSpec,
@@ -87,7 +96,6 @@ MAX_BOUNDED_WIDTH = 4096
 #: and its answer: a few hundred bytes at most; the (c) benchmark's 200 blocks need 475
 #: decisions, the (b) benchmark's prose 2,202 settled leads).
 DECISION_LIMIT = 4096
-_CALL_RULE = "call"
 #: The named group of a closing tag's pattern that makes it a closing one (grammar/README.md).
 CLOSE_GROUP = "close"
 #: Grammars kept loaded (per dialects and folders); past it the oldest loaded is dropped.
@@ -149,11 +157,17 @@ class CompiledGrammar:
         #: holds their values, not their trees, until it closes.
         self.build_call: dict[Any, Callable[[list[Any]], Any]] = {}
         callbacks = dict(conf.callbacks)
-        for rule in _rules_above_calls(self.lark.rules):
-            if _is_call(rule):
+        for rule in rules_above_calls(self.lark.rules):
+            if is_call(rule):
                 self.build_call[rule] = callbacks[rule]
-            callbacks[rule] = _discard
+            callbacks[rule] = discard
         self._conf = ParseConf(table, callbacks, "start")
+        #: Argument streaming (``_argstream``): the rules whose nodes the stream reads as they
+        #: are reduced, and the terminals that begin or hold a call's arguments (those below
+        #: a ``param``, ``call_args`` or ``call_json``): a call has started once one is read.
+        self.stream_rules = tuple(r for r in self.lark.rules
+                                  if (r.alias or r.origin.name) in STREAM_NODES)
+        self.arg_terminals = terminals_below(self.lark.rules, ARG_NODES)
         self._thread = model.lexer_thread
         self.terminals: dict[str, TerminalSpec] = {
             kw["name"]: TerminalSpec(**kw) for kw in blueprint["terminals"]}
@@ -255,6 +269,17 @@ class CompiledGrammar:
         ps = ParserState(self._conf, self._thread, [self.start_state], [])
         return InteractiveParser(self._lalr, ps, self._thread)
 
+    def listening_parser(self, listener: Callable[[Any], None]) -> InteractiveParser:
+        """``new_parser`` whose ``stream_rules`` hand each node they build to ``listener``
+        as well (its own callbacks: a few microseconds a block). Forks of it
+        (``fork_parser``) do not listen."""
+        callbacks: dict[Any, Callable[..., Any]] = dict(self._conf.callbacks)
+        for rule in self.stream_rules:
+            callbacks[rule] = listening(callbacks[rule], listener)
+        ps = ParserState(ParseConf(self.table, callbacks, "start"), self._thread,
+                         [self.start_state], [])
+        return InteractiveParser(self._lalr, ps, self._thread)
+
     def fork_parser(self, ip: InteractiveParser) -> InteractiveParser:
         """A copy of ``ip`` that shares its values (``ip.copy(deepcopy_values=False)``,
         without copying the idle lexer thread)."""
@@ -296,29 +321,6 @@ class CompiledGrammar:
                     return fallback
                 return e.dialect
         return fallback
-
-
-def _is_call(rule: Any) -> bool:
-    """Whether a Lark rule builds a ``call`` node (by its own name or an alias)."""
-    return bool((rule.alias or rule.origin.name) == _CALL_RULE)
-
-
-def _discard(children: list[Any]) -> None:
-    """The parser callback of a rule whose value nobody reads."""
-
-
-def _rules_above_calls(rules: list[Any]) -> list[Any]:
-    """The call rules and every rule that holds one, directly or through others."""
-    above = {str(r.origin.name) for r in rules if _is_call(r)}
-    grew = True
-    while grew:
-        grew = False
-        for r in rules:
-            name = str(r.origin.name)
-            if name not in above and any(str(s.name) in above for s in r.expansion):
-                above.add(name)
-                grew = True
-    return [r for r in rules if str(r.origin.name) in above]
 
 
 _loaded: _grammar_cache.OncePerKey[tuple[tuple[str, ...], tuple[str, ...]], CompiledGrammar] = \

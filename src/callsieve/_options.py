@@ -49,8 +49,7 @@ __all__ = [
     "new_call_id",
 ]
 
-EARLY_EMIT = ("block", "invoke")
-NOT_BUILT_EARLY_EMIT = "arguments"  # SPEC §7 argument streaming
+EARLY_EMIT = ("block", "invoke", "arguments")
 MODES = ("on", "off")
 DEFAULT_MAX_BLOCK_CHARS = 8 * 1024 * 1024
 OPTIONS = ("tools", "early_emit", "mode", "max_block_chars", "dialects", "grammar_dirs",
@@ -136,10 +135,6 @@ def _unknown_message(unknown: Mapping[str, Any]) -> str:
 def _choice(option: str, value: object, allowed: tuple[str, ...]) -> str:
     if isinstance(value, str) and value in allowed:
         return value
-    if option == "early_emit" and value == NOT_BUILT_EARLY_EMIT:
-        raise ConfigurationError(
-            f"early_emit={NOT_BUILT_EARLY_EMIT!r} (SPEC §7 argument streaming) is not built "
-            f"yet; early_emit must be one of {allowed}", expected=allowed)
     raise ConfigurationError(f"{option} must be one of {allowed}, not {value!r}",
                              expected=allowed)
 

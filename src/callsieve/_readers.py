@@ -110,7 +110,7 @@ class ModeReaders:
             self._run_hot = self._idle
             return
         self._prose_hot = self._idle
-        if mode is RUN and not self._cur.held:
+        if mode is RUN and not self._cur.held and not self._streams():
             self._run_hot = self._cur.run_live or self._cur.run_budget()
             return
         self._run_hot = self._idle
@@ -234,14 +234,25 @@ class ModeReaders:
             stop, tail = cap.run.find_stop(text, 0, False)
             if cur.room >= stop and (stop == len(text) or tail or cap.cut_at(text, stop)):
                 cur.take_run(text, stop)
+                stream = cap.args
+                streams = stream is not None and stream.wants_text()
+                if stream is not None and streams:
+                    stream.text(text[:stop])
                 if stop == len(text) or tail:
-                    # Still RUN: its hot half is on again if nothing is held (``_enter``).
-                    self._run_hot = self._idle if cur.held else cur.run_live
+                    # Still RUN: its hot half is on again if nothing is held (``_enter``),
+                    # unless the text streams.
+                    self._run_hot = self._idle if cur.held or self._streams() else cur.run_live
                 else:
                     cap.took(cur.sync_run())
                     self._enter(CUT_TAG)
-                return []
+                return stream.drain() if stream is not None and streams else []
         return self._read_machine(chunk)
+
+    def _streams(self) -> bool:
+        """Whether the current run's text streams as arguments (``_argstream``): its chunks
+        then all go through ``_read_run``, which hands them over, not the hot half."""
+        cap = self._cap
+        return cap is not None and cap.args is not None and cap.args.wants_text()
 
     def _read_cut_tag(self, chunk: Any) -> list[Event]:
         """CUT_TAG: unless this chunk holds a character that could complete the tag, hold

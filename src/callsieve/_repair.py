@@ -144,10 +144,14 @@ def _fork(cap: Capture, snap_ip: Any, raw: list[str], raw_len: int, ncalls: int,
     twin.check_stack = []
     twin.snap = None
     twin.may_repair = False
+    twin.args = None  # (a trial streams nothing: the end of the input settles its calls)
     return twin
 
 
 def _adopt(cap: Capture, other: Capture) -> None:
-    """``cap`` becomes ``other`` (a trial of it that completed)."""
+    """``cap`` becomes ``other`` (a trial of it that completed), keeping its argument
+    stream (which settles the calls the trial read, ``BlockLife``)."""
+    args = cap.args
     for name in Capture.__slots__:
         setattr(cap, name, getattr(other, name))
+    cap.args = args

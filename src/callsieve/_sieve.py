@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ._blocks import BlockLife
-from ._capture import COMPLETE, VIABLE, Capture
+from ._capture import COMPLETE, FAILED, VIABLE, Capture
 from ._cursor import Cursor
 from ._entries import HOLD, TEXT, EntryFinder
 from ._errors import SieveClosedError
@@ -96,7 +96,9 @@ class Sieve(ModeReaders):
         # too long to be a tag.
         self._cut_probe: Callable[[str], Any] | None = None
         self._cut_room = 0
-        self._early = opts.early_emit == "invoke"
+        # "arguments" emits each call as "invoke" does, its stream before it (``_argstream``).
+        self._early = opts.early_emit != "block"
+        self._life.stream_args = opts.early_emit == "arguments"
         self._off = opts.mode == "off"
         self._limit = opts.max_block_chars
         self._idle: Budget = []  # (never filled: a hot half that is off)
@@ -178,7 +180,14 @@ class Sieve(ModeReaders):
         while True:
             cap = self._cap
             if cap is not None:
+                stream = cap.args  # (argument streaming; a repair's trial may replace it)
                 status, p = cap.scan(buf, pos, final, self._limit)
+                if stream is not None:
+                    if status == FAILED:
+                        stream.abort()
+                    if life.out:
+                        events += life.out
+                        life.out.clear()
                 if (self._early and status != COMPLETE and not cap.strict
                         and len(cap.calls) > cap.emitted):
                     events.append(life.early(cap))
@@ -188,6 +197,9 @@ class Sieve(ModeReaders):
                     break
                 if status == COMPLETE:
                     event, raw = life.complete(cap)
+                    if life.out:  # (calls finished as the block ended)
+                        events += life.out
+                        life.out.clear()
                     events.append(event)
                     cur.passed(raw, len(raw))  # (so the tail again stands before buf[pos])
                     if cap.leftover is not None:  # a repair read on from a copy of the block

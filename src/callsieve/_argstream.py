@@ -1,0 +1,263 @@
+"""Strategy: argument streaming (``early_emit="arguments"``, SPEC §7) — a call's
+``CallStarted``, its arguments as ``ArgumentsDelta`` fragments while its parameters arrive,
+and ``CallFinished`` (or ``CallAborted``).
+
+What it does: one ``ArgStream`` per capture of a wrapped block. Its capture's parser hands
+it the contract nodes below a call as they are reduced (``call_name``, ``call_id``,
+``param_name``, ``attr``, ``param``: ``CompiledGrammar.listening_parser``), and the capture
+tells it the terminals it reads and the text of its runs. The call starts (``CallStarted``,
+with its id: the model's, else the ``id_factory``'s) at the first terminal of its arguments
+(``CompiledGrammar.arg_terminals``: a parameter's tag, a JSON run), when its name is final
+in every dialect, or when it ends. Each parameter goes out as ``"name":value`` when it is
+reduced, decoded as the call will decode it; a CDATA body streams while it arrives when its
+value must be a string — ``string="true"``, a schema type ``string``, a raw-text field
+(SPEC §5), or a body whose first character that is not white space is not ``<`` (only
+elements-only text can become structured) — as JSON-escaped fragments. Everything else
+(plain text bodies, which are trimmed and may be a number; JSON bodies) goes out when it
+is complete. When the call is built, the rest of its ``arguments`` goes out and
+``CallFinished`` carries the ``ToolCall`` the block's ``ToolCalls`` carries too.
+What it guarantees: the concatenated deltas of a finished call are exactly its
+``arguments``: at the end, what was sent is checked to be their prefix. It is not when a
+parameter name repeats (its values collect into an array at the first one's place, which
+was already sent) or a later node renames the call; the call is then aborted
+(``CallAborted``) and sent again, whole, under a new index. A block that fails aborts its
+started, unfinished call. Indexes count the calls of the whole response (``BlockLife``).
+What it costs: one escape per chunk of a streaming body (none when it needs no escape),
+one decode per parameter besides the call's own, and the text sent, kept until the call
+ends for the check.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+from lark import Tree
+
+from ._assembler import contract_value, param_schema_type
+from ._events import ArgumentsDelta, CallAborted, CallFinished, CallStarted, Event, ToolCall
+from ._options import make_call_id
+from ._values import RAW_TEXT_FIELDS, _is_string_type, decode_param
+
+if TYPE_CHECKING:
+    from ._blocks import BlockLife
+    from ._specs import TerminalSpec
+
+__all__ = ["ArgStream", "escape"]
+
+CDATA_RUN = "CDATA_RUN"  # (a terminal the contract names, grammar/README.md)
+
+_NEEDS_ESCAPE = re.compile(r'[\x00-\x1f"\\]').search
+
+# A parameter's body, as far as the stream is concerned.
+_NONE = 0  # no CDATA read yet
+_UNDECIDED = 1  # CDATA read, white space only so far: a string unless it is XML
+_STREAM = 2  # a string: its CDATA goes out as it arrives
+_HOLD = 3  # out when the parameter is complete
+
+
+def escape(text: str) -> str:
+    """``text`` as it stands inside a JSON string (``json.dumps``, without the quotes):
+    escaping is per character, so fragments escaped apart join to the whole escaped."""
+    if _NEEDS_ESCAPE(text) is None:
+        return text
+    return json.dumps(text, ensure_ascii=False)[1:-1]
+
+
+class ArgStream:
+    """The argument stream of one capture (see the module's docstring). Its events go to
+    ``out`` (``BlockLife.out``), which the sieve empties after each scan."""
+
+    __slots__ = ("life", "schemas", "arg_terminals", "out", "made", "index", "name",
+                 "ident", "started_name", "sent", "keys", "broken", "pname", "pstring",
+                 "body", "value_sent", "waiting", "in_cdata", "_id")
+
+    def __init__(self, life: BlockLife, out: list[Event], schemas: dict[str, dict[str, Any]],
+                 arg_terminals: frozenset[str]) -> None:
+        self.life = life
+        self.schemas = schemas
+        self.arg_terminals = arg_terminals
+        self.out = out  # (the sieve's: ``BlockLife.out``)
+        self.made: list[ToolCall] = []  # the block's calls, as CallFinished gave them
+        self._id = ""  # the started call's id
+        self._next_call()
+
+    def _next_call(self) -> None:
+        self.index = -1  # not started
+        self.name = ""
+        self.ident: str | None = None  # the model's id for the call
+        self.started_name = ""
+        self.sent: list[str] = []
+        self.keys: set[str] = set()
+        self.broken = False  # what was sent is no longer known to lead to the arguments
+        self._next_param()
+
+    def _next_param(self) -> None:
+        self.pname: str | None = None
+        self.pstring: str | None = None
+        self.body = _NONE
+        self.value_sent = ""  # this parameter's value, as far as it went out
+        self.waiting = ""  # CDATA white space read while _UNDECIDED
+        self.in_cdata = False  # the current run is this parameter's CDATA
+
+    # ------------------------------------------------------------------ from the parser
+    def node(self, tree: Any) -> None:
+        """A contract node was reduced (the listening parser's callback)."""
+        if not isinstance(tree, Tree):
+            return
+        value = contract_value(tree, self.schemas)
+        if value is None:
+            return
+        data = tree.data
+        kind = value[0]
+        if data == "call_name":
+            if value[1]:
+                self.name = value[1]
+        elif kind == "id":
+            self.ident = value[1] or self.ident
+            if value[2]:
+                self.name = value[2]
+        elif data == "param_name":
+            self.pname = value[1]
+        elif kind == "string":
+            self.pstring = value[1]
+        elif kind == "param":
+            self._param(value[1], value[2], value[3])
+
+    def _param(self, pname: str, parts: list[tuple[bool, str]], string_attr: str | None) -> None:
+        streamed = self.body == _STREAM
+        sent = self.value_sent
+        self._next_param()
+        if self.index < 0 or self.broken:
+            return
+        if pname in self.keys:  # a repeated name: an array where the first one went out
+            self.broken = True
+            return
+        value = decode_param(pname, parts, string_attr,
+                             param_schema_type(self.schemas, self.name, pname))
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        if streamed:
+            if not text.startswith(sent):
+                self.broken = True
+                return
+            self._send(text[len(sent):])
+        else:
+            self._send(("," if self.keys else "{") + _key(pname) + text)
+        self.keys.add(pname)
+
+    # ------------------------------------------------------------------ from the capture
+    def token(self, term: str) -> None:
+        """The capture read a terminal (a bounded token, or the start of a run)."""
+        if self.index < 0 and term in self.arg_terminals:
+            self._start()
+
+    def run(self, run: TerminalSpec) -> None:
+        """A run starts (its start is a terminal read, too)."""
+        self.token(run.name)
+        self.in_cdata = run.name == CDATA_RUN and self.pname is not None
+        if not self.in_cdata or self.body != _NONE or self.index < 0 or self.broken:
+            return
+        pname = self.pname
+        assert pname is not None
+        if pname in self.keys:
+            self.body = _HOLD
+        elif (self.pstring == "true" or pname in RAW_TEXT_FIELDS
+              or _is_string_type(param_schema_type(self.schemas, self.name, pname))):
+            self._open_string()
+        elif self.pstring == "false":
+            self.body = _HOLD
+        else:
+            self.body = _UNDECIDED
+
+    def drain(self) -> list[Event]:
+        """The events so far, taken out."""
+        events = self.out[:]
+        self.out.clear()
+        return events
+
+    def wants_text(self) -> bool:
+        """Whether the current run's text must be handed over (``text``) as it is read."""
+        return self.in_cdata and (self.body == _STREAM or self.body == _UNDECIDED)
+
+    def text(self, new: str) -> None:
+        """More of the current run's text: sent, if it streams."""
+        body = self.body
+        if not self.in_cdata or (body != _STREAM and body != _UNDECIDED):
+            return
+        if body == _UNDECIDED:
+            text = self.waiting + new
+            lead = text.lstrip()
+            if not lead:
+                self.waiting = text
+                return
+            self.waiting = ""
+            if lead[0] == "<":  # it may be structured XML: out when complete
+                self.body = _HOLD
+                return
+            self._open_string()
+            new = text
+        if new:
+            piece = escape(new)
+            self.value_sent += piece
+            self._send(piece)
+
+    def end_run(self) -> None:
+        self.in_cdata = False
+
+    def call(self, name: str, args: dict[str, Any], ident: str | None, dialect: str,
+             repairs: tuple[str, ...]) -> ToolCall:
+        """The capture built the call: its ``ToolCall``, after the rest of its arguments and
+        ``CallFinished``."""
+        if self.index < 0:
+            self.name = name
+            if ident:
+                self.ident = ident
+            self._start()
+        call = ToolCall(name, args, ident or self._id, dialect, repairs)
+        arguments = call.arguments
+        sent = "".join(self.sent)
+        if (self.broken or name != self.started_name or call.id != self._id
+                or not arguments.startswith(sent)):
+            # What went out is not the start of these arguments: send the call again.
+            self.out.append(CallAborted(self.index))
+            self.index = -1
+            self.name = name
+            self.ident = call.id
+            self._start()
+            sent = ""
+        if len(arguments) > len(sent):
+            self.out.append(ArgumentsDelta(self.index, arguments[len(sent):]))
+        self.out.append(CallFinished(self.index, call))
+        self.made.append(call)
+        self._next_call()
+        return call
+
+    def abort(self) -> None:
+        """The block failed: a call started and not finished is aborted."""
+        if self.index >= 0:
+            self.out.append(CallAborted(self.index))
+        self._next_call()
+
+    # ------------------------------------------------------------------ sending
+    def _start(self) -> None:
+        if self.index >= 0 or not self.name:
+            return
+        self.index = self.life.next_index()
+        self._id = self.ident or make_call_id(self.life.id_factory)
+        self.started_name = self.name
+        self.out.append(CallStarted(self.index, self._id, self.name))
+
+    def _open_string(self) -> None:
+        self.body = _STREAM
+        self.value_sent = '"'
+        self._send(("," if self.keys else "{") + _key(self.pname or "") + '"')
+
+    def _send(self, delta: str) -> None:
+        if delta:
+            self.sent.append(delta)
+            self.out.append(ArgumentsDelta(self.index, delta))
+
+
+def _key(name: str) -> str:
+    return json.dumps(name, ensure_ascii=False) + ":"
