@@ -10,12 +10,14 @@ about an LLM token) and prints one compact JSON object per event per line, as th
 text events are not coalesced, so the output shows the real hold-back behaviour. Both take
 ``--tools FILE``, a JSON list of tool definitions passed as ``tools=``. ``-`` reads standard
 input; ``stream -`` feeds it as it arrives, so a model's output can be piped in live.
+``callsieve --version`` prints ``callsieve <version>``; a bare ``callsieve`` prints the help
+(usage and the commands, one line each) to standard output and exits 0, as ``--help`` does.
 What it guarantees: input is read as UTF-8 with line endings kept as they are (spans index
 the exact text); output is JSON, with non-ASCII kept when standard output can encode it and
 escaped otherwise. A user error (missing or unreadable file, bad UTF-8, bad tools JSON, a
-malformed tool definition, a bad option) prints one line to standard error and returns exit
-code 2 — never a traceback. The options (``SieveOptions``) are checked before any input is
-read, so ``parse -`` with a bad tools file fails at once instead of waiting for stdin.
+malformed tool definition, a bad option or command) prints one line to standard error and
+returns exit code 2 — never a traceback. The options (``SieveOptions``) are checked before any
+input is read, so ``parse -`` with a bad tools file fails at once instead of waiting for stdin.
 What it costs: ``parse`` holds the whole input; ``stream`` holds one chunk plus what the
 sieve holds, except that a FILE is read whole before it is chunked.
 """
@@ -30,6 +32,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn, TextIO
 
+from . import __version__
 from ._errors import CallsieveError, ConfigurationError
 from ._events import (
     ArgumentsDelta,
@@ -230,7 +233,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="Pull tool calls out of LLM output, whole or streamed.",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser,
+                                title="commands")
     sub.required = True
 
     common = _Parser(add_help=False)
@@ -243,7 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
                    description="Parse the whole text and print the ParseResult as JSON.")
     stream = sub.add_parser(
         "stream", parents=[common],
-        help="feed the text through a Sieve in chunks; print one JSON event per line",
+        help="feed the text through a Sieve; print one JSON event per line",
         description="Feed the text through a Sieve in chunks and print each event as one "
                     "line of JSON.",
     )
@@ -286,14 +291,19 @@ def _one_line(message: str) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code (0 ok, 2 user error)."""
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
+        if not argv:  # a bare `callsieve`: the help, as --help prints it
+            sys.stdout.write(parser.format_help())
+            sys.stdout.flush()
+            return EXIT_OK
         args = parser.parse_args(argv)
         command = _cmd_parse if args.command == "parse" else _cmd_stream
         return command(args, sys.stdout)
     except (_UsageError, CallsieveError) as exc:  # CallsieveError: e.g. a bad option value
         print(f"{PROG}: error: {_one_line(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
-    except SystemExit as exc:  # --help
+    except SystemExit as exc:  # --help, --version
         return exc.code if isinstance(exc.code, int) else EXIT_OK
     except KeyboardInterrupt:
         return 130

@@ -351,7 +351,6 @@ def test_invalid_utf8(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> Non
 
 
 @pytest.mark.parametrize("argv", [
-    [],
     ["frobnicate", "x"],
     ["parse"],
     ["stream", str(EXAMPLE), "--chunk-size", "0"],
@@ -373,14 +372,48 @@ def test_help_returns_zero(capsys: pytest.CaptureFixture[str]) -> None:
     assert "--chunk-size" in out and "--early-emit" in out and "--tools" in out
 
 
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(capsys, "--version") == (0, f"callsieve {callsieve.__version__}\n", "")
+
+
+def test_bare_command_prints_help(capsys: pytest.CaptureFixture[str],
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    # A bare `callsieve` is a request for help, not an error: the help on stdout, exit 0.
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, err = run(capsys)
+    assert code == 0
+    assert err == ""
+    assert out.startswith("usage: callsieve")
+    commands = [line.split(None, 1) for line in out.splitlines() if line.startswith("    ")]
+    assert [c[0] for c in commands] == ["parse", "stream"]  # one line each, with its help
+    assert all(len(c) == 2 for c in commands)
+    assert run(capsys, "--help") == (0, out, "")
+
+
 # ---------------------------------------------------------------------- as a program
-def test_python_dash_m(tmp_path: Path) -> None:
-    # Run the same callsieve this test imported (installed, or a source tree on sys.path).
+def child_env() -> dict[str, str]:
+    """The environment for running the same callsieve this test imported (installed, or a
+    source tree on sys.path)."""
     env = dict(os.environ)
     package_parent = str(Path(callsieve.__file__).resolve().parents[1])
     env["PYTHONPATH"] = os.pathsep.join(
         p for p in (package_parent, env.get("PYTHONPATH")) if p)
     env["PYTHONIOENCODING"] = "utf-8"
+    return env
+
+
+def test_python_dash_m_version() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "callsieve", "--version"], cwd=ROOT, env=child_env(),
+        capture_output=True, text=True, encoding="utf-8", timeout=120, check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == f"callsieve {callsieve.__version__}\n"
+    assert proc.stderr == ""
+
+
+def test_python_dash_m(tmp_path: Path) -> None:
+    env = child_env()
     proc = subprocess.run(
         [sys.executable, "-m", "callsieve", "parse", "examples/transcript.txt"],
         cwd=ROOT, env=env, capture_output=True, text=True, encoding="utf-8", timeout=120,
