@@ -1,17 +1,19 @@
 """Strategy: a thin command line over ``parse()`` and ``Sieve`` — for trying the library on a
 saved model reply, and for seeing exactly what a streaming server would emit.
 
-What it does: ``callsieve parse FILE|-`` reads the whole text and prints the ``ParseResult``
-as one indented JSON object (``text``, ``calls``, ``blocks``, ``saw_tool_call_syntax``,
-``rejected_by_policy``, ``rejected_tool_names``). ``callsieve stream FILE|- [--chunk-size N]
-[--early-emit MODE]`` feeds the text through a ``Sieve`` in chunks of N characters (default 4,
-about an LLM token) and prints one compact JSON object per event per line, as the events come
-(``{"event": "text", ...}``, ``{"event": "tool_calls", "calls": [...], "block": {...}}``);
-text events are not coalesced, so the output shows the real hold-back behaviour. Both take
-``--tools FILE``, a JSON list of tool definitions passed as ``tools=``. ``-`` reads standard
-input; ``stream -`` feeds it as it arrives, so a model's output can be piped in live.
-``callsieve --version`` prints ``callsieve <version>``; a bare ``callsieve`` prints the help
-(usage and the commands, one line each) to standard output and exits 0, as ``--help`` does.
+What it does: ``callsieve parse FILE|-`` reads the whole text and prints the ``ParseResult`` as
+one indented JSON object (``text``, ``calls``, ``blocks``, ``saw_tool_call_syntax``,
+``rejected_by_policy``, ``rejected_tool_names``). ``callsieve stream FILE|- [--chunk-size N]``
+feeds the text through a ``Sieve`` in chunks of N characters (default 4, about an LLM token)
+and prints one compact JSON object per event per line, as the events come (``{"event": "text",
+...}``, ``{"event": "tool_calls", "calls": [...], "block": {...}}``); text events are not
+coalesced, so the output shows the real hold-back behaviour. Both take ``--tools FILE``, a JSON
+list of tool definitions passed as ``tools=``, and ``--early-emit MODE`` (``Sieve``'s option;
+the choices are read from ``_options.EARLY_EMIT``, so a new mode needs no change here). ``-``
+reads standard input; ``stream -`` feeds it as it arrives, so a model's output can be piped in
+live. ``callsieve --version`` prints ``callsieve <version>``; a bare ``callsieve`` prints the
+help (usage and the commands, one line each) to standard output and exits 0, as ``--help``
+does.
 What it guarantees: input is read as UTF-8 with line endings kept as they are (spans index
 the exact text); output is JSON, with non-ASCII kept when standard output can encode it and
 escaped otherwise. A user error (missing or unreadable file, bad UTF-8, bad tools JSON, a
@@ -32,7 +34,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn, TextIO
 
-from . import __version__
+from . import __version__, _options
 from ._errors import CallsieveError, ConfigurationError
 from ._events import (
     ArgumentsDelta,
@@ -45,7 +47,7 @@ from ._events import (
     ToolCall,
     ToolCalls,
 )
-from ._options import EARLY_EMIT, SieveOptions
+from ._options import SieveOptions
 from ._results import ParseResult, parse
 from ._sieve import Sieve
 
@@ -211,10 +213,13 @@ def _load_tools(path: str | None) -> list[Any] | None:
     return tools
 
 
-def _options(args: argparse.Namespace) -> tuple[list[Any] | None, SieveOptions]:
-    """The tools and the validated options of a command, before any input is read."""
+def _sieve_options(args: argparse.Namespace) -> tuple[list[Any] | None, dict[str, Any]]:
+    """The tools and the options of a command (``Sieve``'s keyword arguments), checked
+    before any input is read."""
     tools = _load_tools(args.tools)
-    return tools, SieveOptions(tools, early_emit=getattr(args, "early_emit", "block"))
+    options: dict[str, Any] = {"early_emit": args.early_emit}
+    SieveOptions(tools, **options)
+    return tools, options
 
 
 # ---------------------------------------------------------------------- commands
@@ -242,6 +247,8 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("file", metavar="FILE", help="UTF-8 text to read, or - for stdin")
     common.add_argument("--tools", metavar="FILE",
                         help="JSON list of tool definitions (OpenAI or Anthropic style)")
+    common.add_argument("--early-emit", choices=_options.EARLY_EMIT, default="block",
+                        help="when calls are emitted (default block)")
 
     sub.add_parser("parse", parents=[common],
                    help="parse the whole text; print the result as one JSON object",
@@ -255,22 +262,20 @@ def build_parser() -> argparse.ArgumentParser:
     stream.add_argument("--chunk-size", metavar="N", type=_positive_int,
                         default=DEFAULT_CHUNK_SIZE,
                         help=f"characters per chunk (default {DEFAULT_CHUNK_SIZE})")
-    stream.add_argument("--early-emit", choices=EARLY_EMIT, default="block",
-                        help="when calls are emitted (default block)")
     return parser
 
 
 def _cmd_parse(args: argparse.Namespace, out: TextIO) -> int:
-    tools, _ = _options(args)
-    result = parse(_read_text(args.file), tools=tools)
+    tools, options = _sieve_options(args)
+    result = parse(_read_text(args.file), tools=tools, **options)
     out.write(_dumps(result_json(result), out, indent=2) + "\n")
     out.flush()
     return EXIT_OK
 
 
 def _cmd_stream(args: argparse.Namespace, out: TextIO) -> int:
-    tools, options = _options(args)
-    sieve = Sieve(tools, early_emit=options.early_emit)
+    tools, options = _sieve_options(args)
+    sieve = Sieve(tools, **options)
 
     def emit(events: list[Event]) -> None:
         out.writelines(_dumps(event_json(e), out, indent=None) + "\n" for e in events)

@@ -15,7 +15,9 @@ import pytest
 from helpers import ROOT
 
 import callsieve
+import callsieve._options as options_module
 from callsieve.__main__ import main
+from callsieve._options import EARLY_EMIT
 
 EXAMPLE = ROOT / "examples" / "transcript.txt"
 TOOLS = ROOT / "examples" / "tools.json"
@@ -121,6 +123,27 @@ def test_tools_schema_keeps_strings(capsys: pytest.CaptureFixture[str],
     code, out, _ = run(capsys, "parse", str(reply), "--tools", str(TOOLS))
     assert code == 0
     assert json.loads(out)["calls"][0]["input"] == {"path": "42"}
+
+
+@pytest.mark.parametrize("mode", EARLY_EMIT)
+def test_parse_takes_early_emit(capsys: pytest.CaptureFixture[str], mode: str) -> None:
+    # The options are Sieve's; a whole parse gives the same result under every mode.
+    code, out, err = run(capsys, "parse", str(EXAMPLE), "--early-emit", mode)
+    assert code == 0, err
+    result = json.loads(out)
+    assert summary(result["calls"]) == EXPECTED_CALLS
+    assert result["text"] == callsieve.parse(example_text()).text
+
+
+def test_early_emit_choices_are_the_options(capsys: pytest.CaptureFixture[str],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    # A mode added to _options.EARLY_EMIT is offered by both commands with no CLI change.
+    modes = (*EARLY_EMIT, "later")
+    monkeypatch.setattr(options_module, "EARLY_EMIT", modes)
+    for command in ("parse", "stream"):
+        code, out, _ = run(capsys, command, "--help")
+        assert code == 0
+        assert "{" + ",".join(modes) + "}" in out
 
 
 # ---------------------------------------------------------------------- stream
@@ -356,6 +379,7 @@ def test_invalid_utf8(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> Non
     ["stream", str(EXAMPLE), "--chunk-size", "0"],
     ["stream", str(EXAMPLE), "--chunk-size", "four"],
     ["stream", str(EXAMPLE), "--early-emit", "sometimes"],
+    ["parse", str(EXAMPLE), "--early-emit", "sometimes"],
     ["parse", str(EXAMPLE), "--no-such-option"],
 ])
 def test_usage_errors(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
@@ -370,6 +394,9 @@ def test_help_returns_zero(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "stream", "--help")
     assert code == 0
     assert "--chunk-size" in out and "--early-emit" in out and "--tools" in out
+    code, out, _ = run(capsys, "parse", "--help")
+    assert code == 0
+    assert "--early-emit" in out and "--tools" in out
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
