@@ -3,21 +3,35 @@ saved model reply, and for seeing exactly what a streaming server would emit.
 
 What it does: ``callsieve parse FILE|-`` reads the whole text and prints the ``ParseResult``
 as one indented JSON object (``text``, ``calls``, ``blocks``, ``saw_tool_call_syntax``,
-``rejected_by_policy``, ``rejected_tool_names``). ``callsieve stream FILE|- [--chunk-size N]
-[--early-emit MODE]`` feeds the text through a ``Sieve`` in chunks of N characters (default 4,
-about an LLM token) and prints one compact JSON object per event per line, as the events come
-(``{"event": "text", ...}``, ``{"event": "tool_calls", "calls": [...], "block": {...}}``);
-text events are not coalesced, so the output shows the real hold-back behaviour. Both take
-``--tools FILE``, a JSON list of tool definitions passed as ``tools=``. ``-`` reads standard
-input; ``stream -`` feeds it as it arrives, so a model's output can be piped in live.
+``rejected_by_policy``, ``rejected_tool_names``). ``callsieve stream FILE|- [--chunk-size N]``
+feeds the text through a ``Sieve`` in chunks of N characters (default 4, about an LLM token;
+for ``stream -`` each read is cut on its own, its last chunk shorter, so nothing that has
+arrived waits for the next read — as a server feeds what it has) and prints one compact JSON object per line (``{"event": "text", ...}``,
+``{"event": "tool_calls", "calls": [...], "block": {...}}``, and the argument-streaming
+events). By default adjacent text events are merged into one ``text`` line, printed when a
+non-text event comes, at the end, and — for ``stream -``, which feeds standard input as it
+arrives — whenever a read's worth of input has been fed, so a reader of a live pipe sees text
+as soon as it is released (piped input may therefore print its text in more lines than the
+same FILE; the text and the other events are the same). ``--raw-events`` prints every event
+as it comes, one line each, to show the real hold-back behaviour; ``--sse`` prints each line
+as a Server-Sent Events frame (``data: <json>`` and a blank line). Both commands take
+``--tools FILE`` (a JSON list of tool definitions, passed as ``tools=``) and
+``--early-emit MODE`` (choices read from ``_options.EARLY_EMIT``, so a new mode needs no
+change here); ``-`` reads standard input. ``callsieve --version`` prints
+``callsieve <version>``; a bare ``callsieve`` prints the help (usage and the commands, one
+line each) to standard output and exits 0, as ``--help`` does.
+Where output is chosen: ``_stream_writer(args, out)`` builds the ``StreamWriter`` every stream
+event goes through (text merging, an encoder of records, a frame; ``_cli_output``), and
+``_parse_view(args)`` the function that turns the ``ParseResult`` into the object printed —
+a wire format (``--format``) is one more encoder and one more view there.
 What it guarantees: input is read as UTF-8 with line endings kept as they are (spans index
 the exact text); output is JSON, with non-ASCII kept when standard output can encode it and
 escaped otherwise. A user error (missing or unreadable file, bad UTF-8, bad tools JSON, a
-malformed tool definition, a bad option) prints one line to standard error and returns exit
-code 2 — never a traceback. The options (``SieveOptions``) are checked before any input is
-read, so ``parse -`` with a bad tools file fails at once instead of waiting for stdin.
-What it costs: ``parse`` holds the whole input; ``stream`` holds one chunk plus what the
-sieve holds, except that a FILE is read whole before it is chunked.
+malformed tool definition, a bad option or command) prints one line to standard error and
+returns exit code 2 — never a traceback. The options (``SieveOptions``) are checked before any
+input is read, so ``parse -`` with a bad tools file fails at once instead of waiting for stdin.
+What it costs: ``parse`` holds the whole input; ``stream`` holds one read of standard input
+plus what the sieve and the text merger hold, except that a FILE is read whole first.
 """
 
 from __future__ import annotations
@@ -27,22 +41,21 @@ import codecs
 import json
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NoReturn, TextIO
 
-from ._errors import CallsieveError, ConfigurationError
-from ._events import (
-    ArgumentsDelta,
-    Block,
-    CallAborted,
-    CallFinished,
-    CallStarted,
-    Event,
-    Text,
-    ToolCall,
-    ToolCalls,
+from . import __version__, _options
+from ._cli_output import (
+    EventRecords,
+    Record,
+    StreamWriter,
+    dumps,
+    json_line,
+    result_json,
+    sse_frame,
 )
-from ._options import EARLY_EMIT, SieveOptions
+from ._errors import CallsieveError, ConfigurationError
+from ._options import SieveOptions
 from ._results import ParseResult, parse
 from ._sieve import Sieve
 
@@ -64,68 +77,6 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise _UsageError(message)
-
-
-# ---------------------------------------------------------------------- JSON views
-def call_json(call: ToolCall) -> dict[str, Any]:
-    return {
-        "id": call.id,
-        "name": call.name,
-        "input": call.input,
-        "dialect": call.dialect,
-        "repairs": list(call.repairs),
-    }
-
-
-def block_json(block: Block) -> dict[str, Any]:
-    return {
-        "span": list(block.span),
-        "dialect": block.dialect,
-        "status": block.status,
-        "repairs": list(block.repairs),
-        "diagnostics": list(block.diagnostics),
-    }
-
-
-def result_json(result: ParseResult) -> dict[str, Any]:
-    return {
-        "text": result.text,
-        "calls": [call_json(c) for c in result.calls],
-        "blocks": [block_json(b) for b in result.blocks],
-        "saw_tool_call_syntax": result.saw_tool_call_syntax,
-        "rejected_by_policy": result.rejected_by_policy,
-        "rejected_tool_names": list(result.rejected_tool_names),
-    }
-
-
-def event_json(event: Event) -> dict[str, Any]:
-    if isinstance(event, Text):
-        return {"event": "text", "text": event.text}
-    if isinstance(event, ToolCalls):
-        return {"event": "tool_calls", "calls": [call_json(c) for c in event.calls],
-                "block": block_json(event.block)}
-    if isinstance(event, CallStarted):
-        return {"event": "call_started", "index": event.index, "id": event.id,
-                "name": event.name}
-    if isinstance(event, ArgumentsDelta):
-        return {"event": "arguments_delta", "index": event.index, "delta": event.delta}
-    if isinstance(event, CallFinished):
-        return {"event": "call_finished", "index": event.index, "call": call_json(event.call)}
-    if isinstance(event, CallAborted):
-        return {"event": "call_aborted", "index": event.index}
-    raise TypeError(f"unknown event {event!r}")  # pragma: no cover - Event is a closed union
-
-
-def _dumps(obj: Any, out: TextIO, *, indent: int | None) -> str:
-    """JSON text; non-ASCII kept if ``out`` can encode it, escaped otherwise."""
-    separators = None if indent is not None else (",", ":")
-    text = json.dumps(obj, ensure_ascii=False, indent=indent, separators=separators)
-    encoding = getattr(out, "encoding", None) or "utf-8"
-    try:
-        text.encode(encoding)
-    except (UnicodeEncodeError, LookupError):
-        text = json.dumps(obj, ensure_ascii=True, indent=indent, separators=separators)
-    return text
 
 
 # ---------------------------------------------------------------------- input
@@ -171,22 +122,12 @@ def _stdin_pieces() -> Iterator[str]:
         raise _UsageError("-: standard input is not valid UTF-8") from None
 
 
-def _chunks(path: str, size: int) -> Iterator[str]:
-    """The input in chunks of exactly ``size`` characters (the last may be shorter)."""
-    if path != "-":
-        text = _read_text(path)
-        for i in range(0, len(text), size):
-            yield text[i:i + size]
-        return
-    pending = ""
-    for piece in _stdin_pieces():
-        pending += piece
-        cut = len(pending) - len(pending) % size
-        for i in range(0, cut, size):
-            yield pending[i:i + size]
-        pending = pending[cut:]
-    if pending:
-        yield pending
+def _pieces(path: str) -> Iterator[str]:
+    """The input as it can be read: a FILE whole, standard input read by read."""
+    if path == "-":
+        yield from _stdin_pieces()
+    else:
+        yield _read_text(path)
 
 
 def _load_tools(path: str | None) -> list[Any] | None:
@@ -208,10 +149,13 @@ def _load_tools(path: str | None) -> list[Any] | None:
     return tools
 
 
-def _options(args: argparse.Namespace) -> tuple[list[Any] | None, SieveOptions]:
-    """The tools and the validated options of a command, before any input is read."""
+def _sieve_options(args: argparse.Namespace) -> tuple[list[Any] | None, dict[str, Any]]:
+    """The tools and the options of a command (``Sieve``'s keyword arguments), checked
+    before any input is read."""
     tools = _load_tools(args.tools)
-    return tools, SieveOptions(tools, early_emit=getattr(args, "early_emit", "block"))
+    options: dict[str, Any] = {"early_emit": args.early_emit}
+    SieveOptions(tools, **options)
+    return tools, options
 
 
 # ---------------------------------------------------------------------- commands
@@ -230,51 +174,70 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="Pull tool calls out of LLM output, whole or streamed.",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser,
+                                title="commands")
     sub.required = True
 
     common = _Parser(add_help=False)
     common.add_argument("file", metavar="FILE", help="UTF-8 text to read, or - for stdin")
     common.add_argument("--tools", metavar="FILE",
                         help="JSON list of tool definitions (OpenAI or Anthropic style)")
+    common.add_argument("--early-emit", choices=_options.EARLY_EMIT, default="block",
+                        help="when calls are emitted (default block)")
 
     sub.add_parser("parse", parents=[common],
                    help="parse the whole text; print the result as one JSON object",
                    description="Parse the whole text and print the ParseResult as JSON.")
     stream = sub.add_parser(
         "stream", parents=[common],
-        help="feed the text through a Sieve in chunks; print one JSON event per line",
-        description="Feed the text through a Sieve in chunks and print each event as one "
-                    "line of JSON.",
+        help="feed the text through a Sieve; print its events as JSON lines",
+        description="Feed the text through a Sieve in chunks and print its events as lines "
+                    "of JSON, adjacent text events merged into one line (for stdin: until "
+                    "the input pauses).",
     )
     stream.add_argument("--chunk-size", metavar="N", type=_positive_int,
                         default=DEFAULT_CHUNK_SIZE,
                         help=f"characters per chunk (default {DEFAULT_CHUNK_SIZE})")
-    stream.add_argument("--early-emit", choices=EARLY_EMIT, default="block",
-                        help="when calls are emitted (default block)")
+    stream.add_argument("--raw-events", action="store_true",
+                        help="print every event as it comes, text events not merged")
+    stream.add_argument("--sse", action="store_true",
+                        help="print each line as a Server-Sent Events frame (data: ...)")
     return parser
 
 
+def _parse_view(args: argparse.Namespace) -> Callable[[ParseResult], Record]:
+    """What ``parse`` prints for a result (``--format`` picks ``render_response`` here)."""
+    return result_json
+
+
+def _stream_writer(args: argparse.Namespace, out: TextIO) -> StreamWriter:
+    """Where ``stream``'s events go (``--format`` picks a ``StreamRenderer`` as the encoder
+    here)."""
+    return StreamWriter(out, EventRecords(), merge_text=not args.raw_events,
+                        frame=sse_frame if args.sse else json_line)
+
+
 def _cmd_parse(args: argparse.Namespace, out: TextIO) -> int:
-    tools, _ = _options(args)
-    result = parse(_read_text(args.file), tools=tools)
-    out.write(_dumps(result_json(result), out, indent=2) + "\n")
+    tools, options = _sieve_options(args)
+    result = parse(_read_text(args.file), tools=tools, **options)
+    out.write(dumps(_parse_view(args)(result), out, indent=2) + "\n")
     out.flush()
     return EXIT_OK
 
 
 def _cmd_stream(args: argparse.Namespace, out: TextIO) -> int:
-    tools, options = _options(args)
-    sieve = Sieve(tools, early_emit=options.early_emit)
-
-    def emit(events: list[Event]) -> None:
-        out.writelines(_dumps(event_json(e), out, indent=None) + "\n" for e in events)
-        if events:
-            out.flush()
-
-    for chunk in _chunks(args.file, args.chunk_size):
-        emit(sieve.feed(chunk))
-    emit(sieve.close())
+    tools, options = _sieve_options(args)
+    sieve = Sieve(tools, **options)
+    writer = _stream_writer(args, out)
+    size: int = args.chunk_size
+    live = args.file == "-"
+    for piece in _pieces(args.file):  # chunks of `size` characters, a piece's last shorter
+        for i in range(0, len(piece), size):
+            writer.feed(sieve.feed(piece[i:i + size]))
+        if live:  # the next read may wait for the model: print what it has released so far
+            writer.pause()
+    writer.close(sieve.close())
     return EXIT_OK
 
 
@@ -286,14 +249,19 @@ def _one_line(message: str) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code (0 ok, 2 user error)."""
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
+        if not argv:  # a bare `callsieve`: the help, as --help prints it
+            sys.stdout.write(parser.format_help())
+            sys.stdout.flush()
+            return EXIT_OK
         args = parser.parse_args(argv)
         command = _cmd_parse if args.command == "parse" else _cmd_stream
         return command(args, sys.stdout)
     except (_UsageError, CallsieveError) as exc:  # CallsieveError: e.g. a bad option value
         print(f"{PROG}: error: {_one_line(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
-    except SystemExit as exc:  # --help
+    except SystemExit as exc:  # --help, --version
         return exc.code if isinstance(exc.code, int) else EXIT_OK
     except KeyboardInterrupt:
         return 130

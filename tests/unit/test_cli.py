@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,11 @@ import pytest
 from helpers import ROOT
 
 import callsieve
+import callsieve._options as options_module
+from callsieve import Block, Event, Text, ToolCall, ToolCalls
 from callsieve.__main__ import main
+from callsieve._cli_output import StreamWriter, json_line, sse_frame
+from callsieve._options import EARLY_EMIT
 
 EXAMPLE = ROOT / "examples" / "transcript.txt"
 TOOLS = ROOT / "examples" / "tools.json"
@@ -123,9 +128,77 @@ def test_tools_schema_keeps_strings(capsys: pytest.CaptureFixture[str],
     assert json.loads(out)["calls"][0]["input"] == {"path": "42"}
 
 
+@pytest.mark.parametrize("mode", EARLY_EMIT)
+def test_parse_takes_early_emit(capsys: pytest.CaptureFixture[str], mode: str) -> None:
+    # The options are Sieve's; a whole parse gives the same result under every mode.
+    code, out, err = run(capsys, "parse", str(EXAMPLE), "--early-emit", mode)
+    assert code == 0, err
+    result = json.loads(out)
+    assert summary(result["calls"]) == EXPECTED_CALLS
+    assert result["text"] == callsieve.parse(example_text()).text
+
+
+def test_early_emit_choices_are_the_options(capsys: pytest.CaptureFixture[str],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    # A mode added to _options.EARLY_EMIT is offered by both commands with no CLI change.
+    modes = (*EARLY_EMIT, "later")
+    monkeypatch.setattr(options_module, "EARLY_EMIT", modes)
+    for command in ("parse", "stream"):
+        code, out, _ = run(capsys, command, "--help")
+        assert code == 0
+        assert "{" + ",".join(modes) + "}" in out
+
+
 # ---------------------------------------------------------------------- stream
-def test_stream_example(capsys: pytest.CaptureFixture[str]) -> None:
+def merge_adjacent_text(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    merged: list[dict[str, Any]] = []
+    for e in events:
+        if e["event"] == "text" and merged and merged[-1]["event"] == "text":
+            merged[-1] = {"event": "text", "text": merged[-1]["text"] + e["text"]}
+        else:
+            merged.append(e)
+    return merged
+
+
+def without_ids(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The events with the call ids (random per run) taken out."""
+    def strip(call: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in call.items() if k != "id"}
+    return [{**e, "calls": [strip(c) for c in e["calls"]]} if e["event"] == "tool_calls"
+            else e for e in events]
+
+
+def test_stream_example_merges_text(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "stream", str(EXAMPLE))
+    assert code == 0, err
+    assert err == ""
+    events = stream_events(out)
+    # One text line between calls: the reply reads at a glance.
+    assert [e["event"] for e in events] == [
+        "text", "tool_calls", "text", "tool_calls", "text"]
+    assert events[0]["text"].startswith("Sure — let me look at the project")
+    assert all(line.startswith('{"event":') for line in out.splitlines())
+    text, calls = streamed(events)
+    assert summary(calls) == EXPECTED_CALLS
+    assert text == callsieve.parse(example_text()).text
+
+
+@pytest.mark.parametrize("chunk_size", ["1", "3", "64"])
+def test_merged_is_raw_with_adjacent_text_joined(capsys: pytest.CaptureFixture[str],
+                                                 chunk_size: str) -> None:
+    code, out, _ = run(capsys, "stream", str(EXAMPLE), "--chunk-size", chunk_size,
+                       "--raw-events")
+    assert code == 0
+    raw = stream_events(out)
+    code, out, _ = run(capsys, "stream", str(EXAMPLE), "--chunk-size", chunk_size)
+    assert code == 0
+    merged = stream_events(out)
+    assert len(merged) < len(raw)
+    assert without_ids(merged) == without_ids(merge_adjacent_text(raw))
+
+
+def test_stream_raw_events(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "stream", str(EXAMPLE), "--raw-events")
     assert code == 0, err
     assert err == ""
     events = stream_events(out)
@@ -166,7 +239,7 @@ def test_stream_any_chunk_size_matches_parse(capsys: pytest.CaptureFixture[str],
 
 def test_stream_chunk_size_1_releases_prose_per_character(
         capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "stream", str(EXAMPLE), "--chunk-size", "1")
+    code, out, _ = run(capsys, "stream", str(EXAMPLE), "--chunk-size", "1", "--raw-events")
     assert code == 0
     events = stream_events(out)
     # Plain prose goes out a character at a time.
@@ -180,6 +253,63 @@ def test_stream_early_emit_invoke(capsys: pytest.CaptureFixture[str]) -> None:
     text, calls = streamed(stream_events(out))
     assert summary(calls) == EXPECTED_CALLS
     assert text == callsieve.parse(example_text()).text
+
+
+@pytest.mark.parametrize("extra", [[], ["--raw-events"], ["--early-emit", "invoke"]])
+def test_stream_sse(capsys: pytest.CaptureFixture[str], extra: list[str]) -> None:
+    code, out, _ = run(capsys, "stream", str(EXAMPLE), *extra)
+    assert code == 0
+    lines = stream_events(out)
+    code, sse, err = run(capsys, "stream", str(EXAMPLE), "--sse", *extra)
+    assert code == 0, err
+    assert err == ""
+    # Each event is one frame: a single `data:` line of compact JSON, then a blank line.
+    assert sse.endswith("\n\n")
+    frames = sse[:-2].split("\n\n")
+    assert all(f.startswith("data: {") and "\n" not in f for f in frames)
+    events = [json.loads(f.removeprefix("data: ")) for f in frames]
+    assert without_ids(events) == without_ids(lines)
+
+
+class _Renderer:
+    """The shape of ``render.<api>.StreamRenderer``: records per event, more at close."""
+
+    def __init__(self) -> None:
+        self.fed: list[list[Event]] = []
+
+    def feed(self, events: Iterable[Event]) -> list[dict[str, Any]]:
+        batch = list(events)
+        self.fed.append(batch)
+        return [{"text": e.text} if isinstance(e, Text) else {"kind": type(e).__name__}
+                for e in batch]
+
+    def close(self, finish_reason: str | None = None) -> list[dict[str, Any]]:
+        return [{"finish_reason": finish_reason or "stop"}]
+
+
+def test_stream_writer_takes_a_renderer_as_encoder() -> None:
+    # Where --format plugs in: any StreamRenderer-shaped encoder, after the text merger and
+    # before the frame.
+    call = ToolCall("f", {}, id="call_1", dialect="dsml", repairs=())
+    block = Block((3, 9), "dsml", "complete", (), ())
+    renderer, out = _Renderer(), io.StringIO()
+    writer = StreamWriter(out, renderer, merge_text=True, frame=sse_frame)
+    writer.feed([Text("a"), Text("b")])
+    writer.feed([Text("c"), ToolCalls((call,), block), Text("d")])
+    writer.pause()
+    writer.close([Text("e")])
+    merged = [[e.text if isinstance(e, Text) else "calls" for e in batch]
+              for batch in renderer.fed if batch]
+    assert merged == [["abc", "calls"], ["d"], ["e"]]
+    frames = out.getvalue().split("\n\n")
+    assert frames[-1] == ""
+    assert [json.loads(f.removeprefix("data: ")) for f in frames[:-1]] == [
+        {"text": "abc"}, {"kind": "ToolCalls"}, {"text": "d"}, {"text": "e"},
+        {"finish_reason": "stop"}]
+    raw = io.StringIO()
+    writer = StreamWriter(raw, _Renderer(), merge_text=False, frame=json_line)
+    writer.close([Text("a"), Text("b")])
+    assert len(raw.getvalue().splitlines()) == 3
 
 
 # ---------------------------------------------------------------------- stdin
@@ -234,6 +364,57 @@ def test_stream_stdin_bytes_are_decoded_as_utf8(capsys: pytest.CaptureFixture[st
     assert [c["name"] for c in calls] == ["read_file", "get_weather"]
     assert streamed_text == callsieve.parse(text).text
     assert "\r\n" in streamed_text
+
+
+class _Watched(io.RawIOBase):
+    """Standard input handing out one piece per read, noting at each read what the output
+    stream has been given so far (only what was flushed reaches ``sink``)."""
+
+    def __init__(self, pieces: list[str], sink: io.BytesIO) -> None:
+        self._pieces = [p.encode("utf-8") for p in pieces]
+        self._sink = sink
+        self.seen: list[list[dict[str, Any]]] = []
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        printed = self._sink.getvalue().decode("utf-8")
+        self.seen.append([json.loads(line) for line in printed.splitlines()])
+        if not self._pieces:
+            return 0
+        piece = self._pieces.pop(0)
+        assert len(piece) <= len(b)
+        b[:len(piece)] = piece
+        return len(piece)
+
+
+@pytest.mark.parametrize("extra", [[], ["--raw-events"]])
+@pytest.mark.parametrize("chunk_size", ["1", "4"])
+def test_stream_stdin_prints_text_before_waiting(monkeypatch: pytest.MonkeyPatch,
+                                                 extra: list[str], chunk_size: str) -> None:
+    # A reader piping a model in sees the text released so far before the next read blocks:
+    # each read is fed whole (its last chunk shorter: 13 characters at N=4 are 4+4+4+1), and
+    # merged text is printed, and the output flushed, once it has been fed.
+    pieces = ["Hello there, ", "this is plain prose ",
+              'and a call: <tool_calls><invoke name="f"></invoke></tool_calls>', " done."]
+    sink = io.BytesIO()
+    out = io.TextIOWrapper(sink, encoding="utf-8", newline="")
+    stdin = _Watched(pieces, sink)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(stdin)))
+    monkeypatch.setattr(sys, "stdout", out)
+    assert main(["stream", "-", "--chunk-size", chunk_size, *extra]) == 0
+    seen = [merge_adjacent_text(s) for s in stdin.seen]
+    assert seen[1] == [{"event": "text", "text": "Hello there, "}]
+    assert seen[2] == [{"event": "text", "text": "Hello there, this is plain prose "}]
+    assert [e["event"] for e in seen[3]] == ["text", "tool_calls"]
+    assert seen[3][0]["text"].endswith("and a call: ")
+    printed = [json.loads(line) for line in sink.getvalue().decode("utf-8").splitlines()]
+    text, calls = streamed(printed)
+    assert text == "Hello there, this is plain prose and a call:  done."
+    assert [c["name"] for c in calls] == ["f"]
+    if not extra:  # merged: one text line per read, and one before the call
+        assert [e["event"] for e in printed] == ["text", "text", "text", "tool_calls", "text"]
 
 
 def test_input_line_endings_are_kept(capsys: pytest.CaptureFixture[str],
@@ -351,12 +532,14 @@ def test_invalid_utf8(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> Non
 
 
 @pytest.mark.parametrize("argv", [
-    [],
     ["frobnicate", "x"],
     ["parse"],
     ["stream", str(EXAMPLE), "--chunk-size", "0"],
     ["stream", str(EXAMPLE), "--chunk-size", "four"],
     ["stream", str(EXAMPLE), "--early-emit", "sometimes"],
+    ["parse", str(EXAMPLE), "--early-emit", "sometimes"],
+    ["parse", str(EXAMPLE), "--sse"],
+    ["parse", str(EXAMPLE), "--raw-events"],
     ["parse", str(EXAMPLE), "--no-such-option"],
 ])
 def test_usage_errors(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
@@ -370,17 +553,55 @@ def test_help_returns_zero(capsys: pytest.CaptureFixture[str]) -> None:
     assert "parse" in out and "stream" in out
     code, out, _ = run(capsys, "stream", "--help")
     assert code == 0
-    assert "--chunk-size" in out and "--early-emit" in out and "--tools" in out
+    for option in ("--chunk-size", "--early-emit", "--tools", "--raw-events", "--sse"):
+        assert option in out
+    code, out, _ = run(capsys, "parse", "--help")
+    assert code == 0
+    assert "--early-emit" in out and "--tools" in out
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(capsys, "--version") == (0, f"callsieve {callsieve.__version__}\n", "")
+
+
+def test_bare_command_prints_help(capsys: pytest.CaptureFixture[str],
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    # A bare `callsieve` is a request for help, not an error: the help on stdout, exit 0.
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, err = run(capsys)
+    assert code == 0
+    assert err == ""
+    assert out.startswith("usage: callsieve")
+    commands = [line.split(None, 1) for line in out.splitlines() if line.startswith("    ")]
+    assert [c[0] for c in commands] == ["parse", "stream"]  # one line each, with its help
+    assert all(len(c) == 2 for c in commands)
+    assert run(capsys, "--help") == (0, out, "")
 
 
 # ---------------------------------------------------------------------- as a program
-def test_python_dash_m(tmp_path: Path) -> None:
-    # Run the same callsieve this test imported (installed, or a source tree on sys.path).
+def child_env() -> dict[str, str]:
+    """The environment for running the same callsieve this test imported (installed, or a
+    source tree on sys.path)."""
     env = dict(os.environ)
     package_parent = str(Path(callsieve.__file__).resolve().parents[1])
     env["PYTHONPATH"] = os.pathsep.join(
         p for p in (package_parent, env.get("PYTHONPATH")) if p)
     env["PYTHONIOENCODING"] = "utf-8"
+    return env
+
+
+def test_python_dash_m_version() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "callsieve", "--version"], cwd=ROOT, env=child_env(),
+        capture_output=True, text=True, encoding="utf-8", timeout=120, check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == f"callsieve {callsieve.__version__}\n"
+    assert proc.stderr == ""
+
+
+def test_python_dash_m(tmp_path: Path) -> None:
+    env = child_env()
     proc = subprocess.run(
         [sys.executable, "-m", "callsieve", "parse", "examples/transcript.txt"],
         cwd=ROOT, env=env, capture_output=True, text=True, encoding="utf-8", timeout=120,
