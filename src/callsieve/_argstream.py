@@ -6,9 +6,10 @@ What it does: one ``ArgStream`` per capture of a wrapped block. Its capture's pa
 it the contract nodes below a call as they are reduced (``call_name``, ``call_id``,
 ``param_name``, ``attr``, ``param``: ``CompiledGrammar.listening_parser``), and the capture
 tells it the terminals it reads and the text of its runs. The call starts (``CallStarted``,
-with its id: the model's, else the ``id_factory``'s) at the first terminal of its arguments
-(``CompiledGrammar.arg_terminals``: a parameter's tag, a JSON run), when its name is final
-in every dialect, or when it ends. Each parameter goes out as ``"name":value`` when it is
+with its id: the model's, else the ``id_factory``'s) at the first terminal read after a name
+that can belong to its arguments (``CompiledGrammar.arg_terminals``, those below a
+``param``, ``call_args`` or ``call_json``: in markup the invoke tag's ``>``, in DeepSeek's
+native form the JSON), where its name is final in every dialect, or when it ends. Each parameter goes out as ``"name":value`` when it is
 reduced, decoded as the call will decode it; a CDATA body streams while it arrives when its
 value must be a string — ``string="true"``, a schema type ``string``, a raw-text field
 (SPEC §5), or a body whose first character that is not white space is not ``<`` (only
@@ -38,7 +39,7 @@ from lark import Tree
 from ._assembler import contract_value, param_schema_type
 from ._events import ArgumentsDelta, CallAborted, CallFinished, CallStarted, Event, ToolCall
 from ._options import make_call_id
-from ._values import RAW_TEXT_FIELDS, _is_string_type, decode_param
+from ._values import RAW_TEXT_FIELDS, _is_string_type, decode_entities, decode_param
 
 if TYPE_CHECKING:
     from ._blocks import BlockLife
@@ -51,10 +52,26 @@ CDATA_RUN = "CDATA_RUN"  # (a terminal the contract names, grammar/README.md)
 _NEEDS_ESCAPE = re.compile(r'[\x00-\x1f"\\]').search
 
 # A parameter's body, as far as the stream is concerned.
-_NONE = 0  # no CDATA read yet
+_NONE = 0  # nothing read yet
 _UNDECIDED = 1  # CDATA read, white space only so far: a string unless it is XML
 _STREAM = 2  # a string: its CDATA goes out as it arrives
 _HOLD = 3  # out when the parameter is complete
+_PLAIN_WAIT = 4  # plain text read: a string unless it is a number, a literal, XML, an entity
+_PLAIN = 5  # a string: its plain text goes out trimmed, entities decoded, as it is settled
+_RAW = 6  # string="true": its plain text goes out exactly as it arrives
+# The current run.
+_NO_RUN = 0
+_CDATA = 1
+_TEXT = 2
+
+#: Plain text still undecided after this many characters is held to the end (a number or
+#: literal is short; the bound keeps deciding linear).
+_DECIDE_WITHIN = 64
+_LITERALS = ("true", "false", "null")
+_NUMBER_PREFIX = re.compile(r"-?(?:0|[1-9][0-9]*)?(?:\.[0-9]*)?(?:[eE][+-]?[0-9]*)?").fullmatch
+# A tail that the next text may change: trailing white space (trimmed at the end), or an
+# entity not yet closed (``&`` and at most 9 characters without ``;``).
+_UNSETTLED = re.compile(r"(?:&[#0-9A-Za-z]{0,9})?\s*\Z")
 
 
 def escape(text: str) -> str:
@@ -71,7 +88,7 @@ class ArgStream:
 
     __slots__ = ("life", "schemas", "arg_terminals", "out", "made", "index", "name",
                  "ident", "started_name", "sent", "keys", "broken", "pname", "pstring",
-                 "body", "value_sent", "waiting", "in_cdata", "_id")
+                 "body", "value_sent", "waiting", "plain_sent", "run_kind", "_id")
 
     def __init__(self, life: BlockLife, out: list[Event], schemas: dict[str, dict[str, Any]],
                  arg_terminals: frozenset[str]) -> None:
@@ -98,8 +115,9 @@ class ArgStream:
         self.pstring: str | None = None
         self.body = _NONE
         self.value_sent = ""  # this parameter's value, as far as it went out
-        self.waiting = ""  # CDATA white space read while _UNDECIDED
-        self.in_cdata = False  # the current run is this parameter's CDATA
+        self.waiting = ""  # text read but not decided (white space, a tail of plain text)
+        self.plain_sent = False  # plain (non-CDATA) text of this body went out
+        self.run_kind = _NO_RUN  # the current run: none of this body's, CDATA or plain text
 
     # ------------------------------------------------------------------ from the parser
     def node(self, tree: Any) -> None:
@@ -126,7 +144,7 @@ class ArgStream:
             self._param(value[1], value[2], value[3])
 
     def _param(self, pname: str, parts: list[tuple[bool, str]], string_attr: str | None) -> None:
-        streamed = self.body == _STREAM
+        streamed = bool(self.value_sent)  # (its value began to go out)
         sent = self.value_sent
         self._next_param()
         if self.index < 0 or self.broken:
@@ -153,22 +171,36 @@ class ArgStream:
             self._start()
 
     def run(self, run: TerminalSpec) -> None:
-        """A run starts (its start is a terminal read, too)."""
+        """A run starts (its start is a terminal read, too): in a parameter's body, CDATA
+        or plain text."""
         self.token(run.name)
-        self.in_cdata = run.name == CDATA_RUN and self.pname is not None
-        if not self.in_cdata or self.body != _NONE or self.index < 0 or self.broken:
+        self.run_kind = _NO_RUN
+        if self.pname is None or self.index < 0 or self.broken:
+            return
+        cdata = run.name == CDATA_RUN
+        self.run_kind = _CDATA if cdata else _TEXT
+        body = self.body
+        if cdata and body in (_PLAIN_WAIT, _PLAIN) and not self.plain_sent:
+            body = self.body = _NONE if body == _PLAIN_WAIT else _STREAM  # (white space only)
+        if body != _NONE:
+            if cdata and (body == _PLAIN or body == _RAW):
+                self.broken = True  # plain text went out, and CDATA goes before it
             return
         pname = self.pname
-        assert pname is not None
-        if pname in self.keys:
+        string = _is_string_type(param_schema_type(self.schemas, self.name, pname))
+        if pname in self.keys or self.pstring == "false":
             self.body = _HOLD
-        elif (self.pstring == "true" or pname in RAW_TEXT_FIELDS
-              or _is_string_type(param_schema_type(self.schemas, self.name, pname))):
-            self._open_string()
-        elif self.pstring == "false":
-            self.body = _HOLD
+        elif self.pstring == "true":
+            self._open_string(_STREAM if cdata else _RAW)
+        elif string:
+            self._open_string(_STREAM if cdata else _PLAIN)
+        elif cdata:
+            if pname in RAW_TEXT_FIELDS:
+                self._open_string(_STREAM)
+            else:
+                self.body = _UNDECIDED
         else:
-            self.body = _UNDECIDED
+            self.body = _PLAIN_WAIT
 
     def drain(self) -> list[Event]:
         """The events so far, taken out."""
@@ -178,32 +210,67 @@ class ArgStream:
 
     def wants_text(self) -> bool:
         """Whether the current run's text must be handed over (``text``) as it is read."""
-        return self.in_cdata and (self.body == _STREAM or self.body == _UNDECIDED)
+        kind = self.run_kind
+        body = self.body
+        if kind == _CDATA:
+            return body == _STREAM or body == _UNDECIDED
+        return kind == _TEXT and body >= _PLAIN_WAIT
 
     def text(self, new: str) -> None:
         """More of the current run's text: sent, if it streams."""
+        if not new or not self.wants_text():
+            return
         body = self.body
-        if not self.in_cdata or (body != _STREAM and body != _UNDECIDED):
+        if self.run_kind == _TEXT:
+            self._plain(new)
             return
         if body == _UNDECIDED:
-            text = self.waiting + new
-            lead = text.lstrip()
-            if not lead:
-                self.waiting = text
+            lead = new.lstrip()
+            if not lead:  # (white space so far: it decides nothing)
+                self.waiting += new
                 return
-            self.waiting = ""
             if lead[0] == "<":  # it may be structured XML: out when complete
                 self.body = _HOLD
+                self.waiting = ""
                 return
-            self._open_string()
-            new = text
-        if new:
+            self._open_string(_STREAM)
+            new = self.waiting + new
+            self.waiting = ""
+        piece = escape(new)
+        self.value_sent += piece
+        self._send(piece)
+
+    def _plain(self, new: str) -> None:
+        """Plain body text: the body exactly (``string="true"``), else trimmed and its
+        entities decoded — once it is known to be a string, not a number, literal or XML."""
+        if self.body == _RAW:
             piece = escape(new)
-            self.value_sent += piece
-            self._send(piece)
+            self.plain_sent = True
+        else:
+            text = self.waiting + new
+            if not self.plain_sent:
+                text = text.lstrip()  # (leading white space is trimmed)
+            if self.body == _PLAIN_WAIT:
+                verdict = _plain_string(text)
+                if verdict is None and len(text) <= _DECIDE_WITHIN:
+                    self.waiting = text
+                    return
+                if not verdict:
+                    self.body = _HOLD
+                    self.waiting = ""
+                    return
+                self._open_string(_PLAIN)
+            cut = _settled(text)
+            self.waiting = text[cut:]
+            if not cut:
+                return
+            piece = escape(decode_entities(text[:cut]))
+            self.plain_sent = True
+        self.value_sent += piece
+        self._send(piece)
 
     def end_run(self) -> None:
-        self.in_cdata = False
+        self.run_kind = _NO_RUN
 
     def call(self, name: str, args: dict[str, Any], ident: str | None, dialect: str,
              repairs: tuple[str, ...]) -> ToolCall:
@@ -248,8 +315,8 @@ class ArgStream:
         self.started_name = self.name
         self.out.append(CallStarted(self.index, self._id, self.name))
 
-    def _open_string(self) -> None:
-        self.body = _STREAM
+    def _open_string(self, body: int) -> None:
+        self.body = body
         self.value_sent = '"'
         self._send(("," if self.keys else "{") + _key(self.pname or "") + '"')
 
@@ -257,6 +324,28 @@ class ArgStream:
         if delta:
             self.sent.append(delta)
             self.out.append(ArgumentsDelta(self.index, delta))
+
+
+def _plain_string(text: str) -> bool | None:
+    """Whether a plain body that begins with ``text`` (trimmed on the left) is a string
+    (SPEC §5: not a JSON literal and not elements-only XML); None: it cannot yet tell."""
+    if not text:
+        return None
+    c = text[0]
+    if c in "<[{&":  # XML, a JSON array or object, an entity that may decode to anything
+        return False
+    head = text.rstrip()
+    if c in "tfn":
+        return not any(lit.startswith(head) for lit in _LITERALS) or None
+    if c == "-" or c.isdigit():
+        return _NUMBER_PREFIX(head) is None or None
+    return True
+
+
+def _settled(text: str) -> int:
+    """How much of plain ``text`` no later text can change (see ``_UNSETTLED``)."""
+    m = _UNSETTLED.search(text)
+    return len(text) if m is None else m.start()
 
 
 def _key(name: str) -> str:

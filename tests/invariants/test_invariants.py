@@ -62,9 +62,10 @@ def check_conservation(doc: str, chunks: list[str]) -> None:
     assert "".join(rebuilt) == r.text
 
 
-def check_conservation_invoke(doc: str, chunks: list[str]) -> None:
-    """§Inv 2 under early_emit="invoke": text is the input minus complete/partial blocks."""
-    r = callsieve.parse(doc, early_emit="invoke")
+def check_conservation_invoke(doc: str, chunks: list[str], early_emit: str = "invoke") -> None:
+    """§Inv 2 under early_emit="invoke" (and "arguments", which emits calls as it does):
+    text is the input minus complete/partial blocks."""
+    r = callsieve.parse(doc, early_emit=early_emit)
     pos = 0
     rest = []
     for b in r.blocks:
@@ -75,7 +76,7 @@ def check_conservation_invoke(doc: str, chunks: list[str]) -> None:
         pos = end
     rest.append(doc[pos:])
     assert "".join(rest) == r.text
-    events = stream(chunks, early_emit="invoke")
+    events = stream(chunks, early_emit=early_emit)
     assert drive(events)[0] == r.text
     # Event by event: each ToolCalls' block is the slice of input that event settles, so the
     # Text events and those slices, in order, are the input.
@@ -167,10 +168,16 @@ def test_chunking_invariance(case: tuple[str, list[str]]) -> None:
     check_invariance(*case)
 
 
+#: The modes that emit each call as its invoke closes ("arguments" streams it before, too).
+PER_INVOKE = ("invoke", "arguments")
+
+
+@pytest.mark.parametrize("early_emit", PER_INVOKE)
 @SETTINGS
 @given(doc_and_chunks())
-def test_chunking_invariance_early_emit_invoke(case: tuple[str, list[str]]) -> None:
-    check_invariance(*case, early_emit="invoke")
+def test_chunking_invariance_early_emit_invoke(early_emit: str,
+                                               case: tuple[str, list[str]]) -> None:
+    check_invariance(*case, early_emit=early_emit)
 
 
 @SETTINGS
@@ -194,10 +201,11 @@ def test_conservation(case: tuple[str, list[str]]) -> None:
     check_conservation(*case)
 
 
+@pytest.mark.parametrize("early_emit", PER_INVOKE)
 @SETTINGS
 @given(doc_and_chunks())
-def test_conservation_early_emit_invoke(case: tuple[str, list[str]]) -> None:
-    check_conservation_invoke(*case)
+def test_conservation_early_emit_invoke(early_emit: str, case: tuple[str, list[str]]) -> None:
+    check_conservation_invoke(*case, early_emit=early_emit)
 
 
 # ---------------------------------------------------------------------------- 3. no leak
@@ -207,10 +215,11 @@ def test_no_leak(case: tuple[str, list[str]]) -> None:
     check_no_leak(*case)
 
 
+@pytest.mark.parametrize("early_emit", PER_INVOKE)
 @SETTINGS
 @given(doc_and_chunks())
-def test_no_leak_early_emit_invoke(case: tuple[str, list[str]]) -> None:
-    check_no_leak(*case, early_emit="invoke")
+def test_no_leak_early_emit_invoke(early_emit: str, case: tuple[str, list[str]]) -> None:
+    check_no_leak(*case, early_emit=early_emit)
 
 
 # ---------------------------------------------------------------------------- §7 hold-back

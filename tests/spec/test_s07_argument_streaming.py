@@ -1,0 +1,230 @@
+"""SPEC §7 argument streaming (``early_emit="arguments"``): ``CallStarted`` when a call's name
+is final, ``ArgumentsDelta`` fragments while its parameters arrive, ``CallFinished`` with
+the call (whose ``arguments`` the fragments spell exactly), ``CallAborted`` when its block
+fails; ``index`` counts the calls of the whole response.
+
+The property runs generated replies at generated splits; the examples pin down when each
+kind of value goes out (docs/streaming.md, "Argument streaming").
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from helpers import chunk_at
+from hypothesis import HealthCheck, given, settings
+from strategies import doc_and_chunks
+
+from callsieve import (
+    ArgumentsDelta,
+    CallAborted,
+    CallFinished,
+    CallStarted,
+    Sieve,
+    Text,
+    ToolCalls,
+    parse,
+)
+
+SETTINGS = settings(max_examples=int(os.environ.get("CALLSIEVE_EXAMPLES", "120")),
+                    deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def streamed(chunks: list[str], **opts: Any) -> list[Any]:
+    sieve = Sieve(early_emit="arguments", **opts)
+    events: list[Any] = []
+    for c in chunks:
+        events += sieve.feed(c)
+    return events + sieve.close()
+
+
+def in_chunks(doc: str, size: int) -> list[str]:
+    return chunk_at(doc, range(size, len(doc), size))
+
+
+def check_stream(doc: str, events: list[Any], **opts: Any) -> dict[str, Any]:
+    """Every rule of argument streaming on one event list; returns what it found."""
+    state: dict[int, str] = {}  # index -> "open" | "finished" | "aborted"
+    deltas: dict[int, str] = {}
+    finished: list[Any] = []
+    aborted: list[int] = []
+    for e in events:
+        if isinstance(e, CallStarted):
+            assert e.index == len(state), "indexes count the calls: 0, 1, 2, ..."
+            assert e.name and e.id
+            state[e.index] = "open"
+        elif isinstance(e, ArgumentsDelta):
+            assert state.get(e.index) == "open", "a delta belongs to a started, open call"
+            assert e.delta
+            deltas[e.index] = deltas.get(e.index, "") + e.delta
+        elif isinstance(e, CallFinished):
+            assert state.get(e.index) == "open"
+            state[e.index] = "finished"
+            assert deltas.get(e.index, "") == e.call.arguments
+            finished.append(e.call)
+        elif isinstance(e, CallAborted):
+            assert state.get(e.index) == "open"
+            state[e.index] = "aborted"
+            aborted.append(e.index)
+    assert "open" not in state.values(), "every started call ends"
+    calls = [c for e in events if isinstance(e, ToolCalls) for c in e.calls]
+    assert len(finished) == len(calls) and all(a is b for a, b in zip(finished, calls)), \
+        "CallFinished gives the very calls the ToolCalls events settle, in order"
+    # The calls and the text are those of the whole text, and of early_emit="invoke".
+    text = "".join(e.text for e in events if isinstance(e, Text))
+    for mode in ("arguments", "invoke"):
+        whole = parse(doc, early_emit=mode, **opts)
+        assert text == whole.text
+        assert [(c.name, c.input) for c in calls] == [(c.name, c.input) for c in whole.calls]
+    return {"finished": finished, "aborted": aborted, "deltas": deltas}
+
+
+# ---------------------------------------------------------------------------- the property
+@SETTINGS
+@given(doc_and_chunks())
+def test_argument_streaming_holds_for_any_reply_and_split(case: tuple[str, list[str]]) -> None:
+    doc, chunks = case
+    check_stream(doc, streamed(chunks))
+
+
+# ---------------------------------------------------------------------------- examples
+DSML_CALL = ('<|DSML|tool_calls>\n<|DSML|invoke name="write_file">\n'
+             '<|DSML|parameter name="path">src/app.py</|DSML|parameter>\n'
+             '<|DSML|parameter name="content"><![CDATA[{body}]]></|DSML|parameter>\n'
+             '</|DSML|invoke>\n</|DSML|tool_calls>')
+
+
+def test_a_long_cdata_argument_streams_before_its_closing_tag() -> None:
+    """The issue's figure: 4,096 characters of CDATA fed in 32-character chunks give more
+    than 100 deltas before the parameter's closing tag arrives."""
+    body = "".join(f'line {i}: print("x")\n' for i in range(400))[:4096]
+    doc = DSML_CALL.format(body=body)
+    close = doc.index("]]>")
+    sieve = Sieve(early_emit="arguments")
+    before = 0
+    for k, chunk in enumerate(in_chunks(doc, 32)):
+        events = sieve.feed(chunk)
+        if (k + 1) * 32 <= close:
+            before += sum(isinstance(e, ArgumentsDelta) for e in events)
+    assert before > 100
+    found = check_stream(doc, streamed(in_chunks(doc, 32)))
+    assert found["finished"][0].input == {"path": "src/app.py", "content": body}
+
+
+def test_the_call_starts_once_its_name_is_final() -> None:
+    """In markup, with the invoke tag's ``>`` (a terminal that can belong to the arguments:
+    the grammar says so, ``CompiledGrammar.arg_terminals``)."""
+    doc = '<tool_calls><invoke name="f"><parameter name="a">1</parameter></invoke></tool_calls>'
+    at = doc.index(">", doc.index("<invoke"))
+    sieve = Sieve(early_emit="arguments", id_factory=lambda: "call_0")
+    assert not any(isinstance(e, CallStarted) for e in sieve.feed(doc[:at]))
+    assert sieve.feed(doc[at]) == [CallStarted(0, "call_0", "f")]
+
+
+def test_a_call_without_arguments_starts_and_finishes_at_its_end() -> None:
+    events = streamed(['<tool_calls><invoke name="f"/>', "</tool_calls>"])
+    kinds = [type(e).__name__ for e in events]
+    assert kinds == ["CallStarted", "ArgumentsDelta", "CallFinished", "ToolCalls", "ToolCalls"]
+
+
+def deltas_before_close(doc: str, **opts: Any) -> str:
+    """What went out for a call before its parameter's closing tag (fed per character)."""
+    stop = doc.index("</parameter>")
+    sieve = Sieve(early_emit="arguments", **opts)
+    out = ""
+    for ch in doc[:stop]:
+        out += "".join(e.delta for e in sieve.feed(ch) if isinstance(e, ArgumentsDelta))
+    return out
+
+
+def one(body: str, name: str = "p", attrs: str = "") -> str:
+    return (f'<tool_calls><invoke name="f"><parameter name="{name}"{attrs}>{body}'
+            "</parameter></invoke></tool_calls>")
+
+
+def test_values_go_out_when_they_are_decided() -> None:
+    # A plain body that is a string streams, trimmed, its entities decoded.
+    assert deltas_before_close(one("  say &lt;hi&gt; now  ")) == '{"p":"say <hi> now'
+    # A body that may still be a number or a literal waits for its end ...
+    assert deltas_before_close(one("42")) == ""
+    assert deltas_before_close(one("true")) == ""
+    # ... and streams once it cannot be one.
+    assert deltas_before_close(one("2024 was a year")) == '{"p":"2024 was a year'
+    # CDATA streams verbatim unless it may be structured XML.
+    assert deltas_before_close(one('<![CDATA[ a "q"\n]]>')) == '{"p":" a \\"q\\"\\n'
+    assert deltas_before_close(one("<![CDATA[<a>1</a><b>2</b>]]>")) == ""
+    assert deltas_before_close(one("<![CDATA[<a>1</a>]]>", name="content")) == \
+        '{"content":"<a>1</a>'
+    # string="true" keeps the raw body; string="false" is JSON, complete at its end.
+    assert deltas_before_close(one(" x ", attrs=' string="true"')) == '{"p":" x '
+    assert deltas_before_close(one("[1, 2]", attrs=' string="false"')) == ""
+
+
+def test_a_schema_type_string_streams_a_plain_body_at_once() -> None:
+    tools = [{"name": "f", "parameters": {"properties": {"p": {"type": "string"}}}}]
+    assert deltas_before_close(one("42", name="p"), tools=tools) == '{"p":"42'
+    found = check_stream(one("42"), streamed(list(one("42")), tools=tools), tools=tools)
+    assert found["finished"][0].input == {"p": "42"}
+
+
+def test_indexes_count_the_calls_of_the_whole_response() -> None:
+    block = ('<tool_calls><invoke name="a"/><invoke name="b"><parameter name="x">1</parameter>'
+             "</invoke></tool_calls>")
+    doc = f"one {block} two {block} three"
+    events = streamed(list(doc))
+    found = check_stream(doc, events)
+    started = [(e.index, e.name) for e in events if isinstance(e, CallStarted)]
+    assert started == [(0, "a"), (1, "b"), (2, "a"), (3, "b")]
+    assert [c.arguments for c in found["finished"]] == ["{}", '{"x":1}'] * 2
+
+
+def test_a_block_that_fails_aborts_its_started_call() -> None:
+    doc = ('<tool_calls><invoke name="a"/><invoke name="b"><parameter name="x">'
+           "<![CDATA[never closed")
+    events = streamed(in_chunks(doc, 5))
+    found = check_stream(doc, events)
+    assert [c.name for c in found["finished"]] == ["a"]
+    assert found["aborted"] == [1]
+    # The aborted call's text is released, as with early_emit="invoke".
+    assert "".join(e.text for e in events if isinstance(e, Text)) == doc[doc.index('<invoke name="b"'):]
+
+
+def test_a_repeated_parameter_name_sends_the_call_again_whole() -> None:
+    """Its values collect into an array where the first one already went out as a
+    string: the started call is aborted and the call sent again under a new index."""
+    doc = one("<![CDATA[first]]></parameter><parameter name=\"p\"><![CDATA[second]]>",
+              name="p")
+    events = streamed(list(doc))
+    found = check_stream(doc, events)
+    assert found["aborted"] == [0]
+    assert [json.loads(c.arguments) for c in found["finished"]] == [{"p": ["first", "second"]}]
+    assert [e.index for e in events if isinstance(e, CallFinished)] == [1]
+
+
+def test_a_block_missing_its_opener_streams_nothing_before_its_closing_wrapper() -> None:
+    doc = '<invoke name="f"><parameter name="p"><![CDATA[abc]]></parameter></invoke></tool_calls>'
+    sieve = Sieve(early_emit="arguments")
+    assert sieve.feed(doc[:-len("</tool_calls>")]) == []
+    events = sieve.feed(doc[-len("</tool_calls>"):]) + sieve.close()
+    assert [type(e).__name__ for e in events] == ["CallStarted", "ArgumentsDelta",
+                                                  "CallFinished", "ToolCalls"]
+    check_stream(doc, streamed(list(doc)))
+
+
+def test_deepseek_native_arguments_go_out_whole_when_the_call_ends() -> None:
+    doc = ("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get\n```json\n"
+           '{"city": "Paris", "days": 3}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>')
+    events = streamed(list(doc))
+    found = check_stream(doc, events)
+    assert [e.name for e in events if isinstance(e, CallStarted)] == ["get"]
+    assert found["deltas"] == {0: '{"city":"Paris","days":3}'}
+
+
+def test_loose_cdata_repaired_at_the_end_resends_its_call() -> None:
+    doc = one("<![CDATA[abc", name="p")
+    found = check_stream(doc, streamed(list(doc)))
+    assert found["aborted"] == [0]
+    assert [c.input for c in found["finished"]] == [{"p": "abc"}]
