@@ -15,6 +15,7 @@ What it costs: a few tuples per event; the block's text is joined once, when it 
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -26,13 +27,16 @@ from ._grammar import CompiledGrammar
 from ._lessons import Lessons
 from ._options import make_call_id
 
-__all__ = ["BlockLife"]
+__all__ = ["KEPT_BLOCKS", "BlockLife"]
+
+#: How many parsed blocks a ``Sieve`` keeps (``Sieve.blocks``): the latest.
+KEPT_BLOCKS = 64
 
 
 class BlockLife:
     """One per sieve: what every block it opens shares."""
 
-    __slots__ = ("g", "schemas", "id_factory", "lessons", "pieces", "record", "blocks",
+    __slots__ = ("g", "schemas", "id_factory", "lessons", "pieces", "record", "blocks", "closing",
                  "saw_syntax", "stream_args", "calls_started", "out")
 
     def __init__(self, g: CompiledGrammar, schemas: dict[str, dict[str, Any]],
@@ -43,7 +47,12 @@ class BlockLife:
         self.lessons = Lessons()
         self.pieces = pieces  # the cursor's run log: every capture's run text
         self.record = False
-        self.blocks: list[Block] = []
+        #: The blocks kept (``Sieve.blocks``): with ``record`` (``parse()``) every block
+        #: captured, failed ones too; else the last ``KEPT_BLOCKS`` that parsed and those
+        #: that failed because the input ended (``closing``) — a stream does not keep the
+        #: prose mentions it released, which may be many.
+        self.blocks: deque[Block] | list[Block] = deque(maxlen=KEPT_BLOCKS)
+        self.closing = False
         self.saw_syntax = False  # a wrapper, or a repaired missing-wrapper block, outside code
         self.stream_args = False  # early_emit="arguments": wrapped blocks get an ArgStream
         self.calls_started = 0  # argument streaming: the calls of the response so far
@@ -124,8 +133,7 @@ class BlockLife:
         raw = cap.raw_text()
         block = Block((cap.start, cap.start + len(raw)), dialect, "complete",
                       tuple(cap.repairs), tuple(cap.diagnostics), raw)
-        if self.record:
-            self.blocks.append(block)
+        self.blocks.append(block)
         calls = self._calls(cap, cap.emitted, dialect)
         if cap.emitted:  # early_emit="invoke": this event settles the rest of the block
             cut = cap.call_ends[cap.emitted - 1]
@@ -153,14 +161,14 @@ class BlockLife:
         emitted = cap.emitted
         if emitted:
             cut = cap.call_ends[emitted - 1]
-            if self.record:
+            if self.record or self.closing:
                 raw = buf[at:at + raw_len] if raw is None else raw
                 self.blocks.append(Block((cap.start, cap.start + cut), cap.dialect_now(),
                                          "partial", tuple(cap.repairs),
                                          (*cap.diagnostics, cap.failure), raw[:cut]))
             cursor.passed(buf, at + cut)  # (buf[:at] stood before it)
             return buf, base, at + cut, at + cut
-        if self.record and not cap.strict:  # a failed repair attempt was only ever text
+        if (self.record or self.closing) and not cap.strict:  # (a bare invoke: only text)
             raw = buf[at:at + raw_len] if raw is None else raw
             self.blocks.append(Block((cap.start, cap.start + raw_len), cap.dialect_now(),
                                      "failed", tuple(cap.repairs),

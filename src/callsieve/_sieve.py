@@ -115,6 +115,16 @@ class Sieve(ModeReaders):
         return SieveState.PROSE if self._cap is None else SieveState.CAPTURE
 
     @property
+    def blocks(self) -> tuple[Block, ...]:
+        """The blocks this sieve captured that parsed (the latest ``KEPT_BLOCKS``, 64, in
+        order; ``partial`` ones included) and any that failed because the input ended
+        inside it (``close()`` released it as text), with status, repairs and diagnostics:
+        what a server logs to tell a reply that ended inside a block from an ordinary one.
+        Blocks released as text before the end (prose mentions, malformed blocks) are
+        not kept: ``parse()`` lists those too."""
+        return tuple(self._life.blocks)
+
+    @property
     def saw_tool_call_syntax(self) -> bool:
         """A wrapper, or a repaired missing-wrapper block, was seen outside code."""
         return self._life.saw_syntax
@@ -124,6 +134,7 @@ class Sieve(ModeReaders):
         ``close()``, with every block captured recorded — failed ones too, which a stream
         does not keep — and returned with the events."""
         self._life.record = True
+        self._life.blocks = []
         events = self.feed(text) + self.close()
         return events, tuple(self._life.blocks)
 
@@ -171,6 +182,7 @@ class Sieve(ModeReaders):
         if that is >= 0; it ends at the cursor's ``total``)."""
         buf, resume = taken
         cur = self._cur
+        self._life.closing = final
         base = cur.total - len(buf)  # (the absolute offset of buf[0])
         events: list[Event] = []
         fences = self._fences

@@ -373,3 +373,38 @@ def test_s7_max_block_chars_is_checked_before_the_repair_whatever_the_chunks() -
         events = [e for piece in chunk_at(text, cuts) for e in s.feed(piece)] + s.close()
         assert drive(events) == (text, [])
     assert [c.name for c in parse(text, max_block_chars=142).calls] == ["a"]
+
+
+# ---------------------------------------------------------------------------- §7 what a Sieve exposes
+def test_a_sieve_exposes_its_blocks_and_whether_it_saw_tool_syntax() -> None:
+    """SPEC §7: a streaming server can tell a reply that ended inside a block (released as
+    text at close()) from an ordinary one, and log why."""
+    doc = ('I use <tool_calls> a lot. <tool_calls><invoke name="f"/></tool_calls> then '
+           '<tool_calls><invoke name="g"><parameter name="p">x')
+    for chunks in ([doc], list(doc)):
+        sieve = Sieve()
+        for c in chunks:
+            sieve.feed(c)
+        assert [b.status for b in sieve.blocks] == ["complete"]
+        sieve.close()
+        complete, ended = sieve.blocks
+        assert complete.status == "complete" and complete.raw == \
+            '<tool_calls><invoke name="f"/></tool_calls>'
+        assert ended.status == "failed" and ended.span[0] == doc.rindex("<tool_calls>")
+        assert ended.diagnostics == ("the input ended inside the block",)
+        assert sieve.saw_tool_call_syntax
+    ordinary = Sieve()
+    ordinary.feed("Just text, and `<tool_calls>` in code.")
+    ordinary.close()
+    assert ordinary.blocks == () and not ordinary.saw_tool_call_syntax
+
+
+def test_a_sieve_keeps_the_latest_blocks_only() -> None:
+    from callsieve._blocks import KEPT_BLOCKS
+
+    sieve = Sieve()
+    for k in range(KEPT_BLOCKS + 10):
+        sieve.feed(f'<tool_calls><invoke name="f{k}"/></tool_calls>')
+    sieve.close()
+    assert len(sieve.blocks) == KEPT_BLOCKS
+    assert sieve.blocks[-1].raw == f'<tool_calls><invoke name="f{KEPT_BLOCKS + 9}"/></tool_calls>'
