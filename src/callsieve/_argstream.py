@@ -88,7 +88,7 @@ class ArgStream:
 
     __slots__ = ("life", "schemas", "arg_terminals", "out", "made", "index", "name",
                  "ident", "started_name", "sent", "keys", "broken", "pname", "pstring",
-                 "body", "value_sent", "waiting", "plain_sent", "run_kind", "_id")
+                 "body", "value_at", "waiting", "plain_sent", "run_kind", "_id")
 
     def __init__(self, life: BlockLife, out: list[Event], schemas: dict[str, dict[str, Any]],
                  arg_terminals: frozenset[str]) -> None:
@@ -114,8 +114,10 @@ class ArgStream:
         self.pname: str | None = None
         self.pstring: str | None = None
         self.body = _NONE
-        self.value_sent = ""  # this parameter's value, as far as it went out
-        self.waiting = ""  # text read but not decided (white space, a tail of plain text)
+        self.value_at = -1  # where in ``sent`` this parameter's value began (-1: not yet)
+        # Text read but not decided: white space, a tail of plain text (a list: white space
+        # may come in many chunks, and is joined once, when text that decides comes).
+        self.waiting: list[str] = []
         self.plain_sent = False  # plain (non-CDATA) text of this body went out
         self.run_kind = _NO_RUN  # the current run: none of this body's, CDATA or plain text
 
@@ -144,8 +146,8 @@ class ArgStream:
             self._param(value[1], value[2], value[3])
 
     def _param(self, pname: str, parts: list[tuple[bool, str]], string_attr: str | None) -> None:
-        streamed = bool(self.value_sent)  # (its value began to go out)
-        sent = self.value_sent
+        streamed = self.value_at >= 0  # (its value began to go out: '"' and what followed)
+        sent = '"' + "".join(self.sent[self.value_at:]) if streamed else ""
         self._next_param()
         if self.index < 0 or self.broken:
             return
@@ -227,17 +229,16 @@ class ArgStream:
         if body == _UNDECIDED:
             lead = new.lstrip()
             if not lead:  # (white space so far: it decides nothing)
-                self.waiting += new
+                self.waiting.append(new)
                 return
             if lead[0] == "<":  # it may be structured XML: out when complete
                 self.body = _HOLD
-                self.waiting = ""
+                self.waiting = []
                 return
             self._open_string(_STREAM)
-            new = self.waiting + new
-            self.waiting = ""
+            new = "".join(self.waiting) + new
+            self.waiting = []
         piece = escape(new)
-        self.value_sent += piece
         self._send(piece)
 
     def _plain(self, new: str) -> None:
@@ -247,26 +248,28 @@ class ArgStream:
             piece = escape(new)
             self.plain_sent = True
         else:
-            text = self.waiting + new
+            if new.isspace() and (self.plain_sent or self.waiting):
+                self.waiting.append(new)  # (decides nothing: trailing, or inner, white space)
+                return
+            text = "".join(self.waiting) + new if self.waiting else new
             if not self.plain_sent:
                 text = text.lstrip()  # (leading white space is trimmed)
             if self.body == _PLAIN_WAIT:
                 verdict = _plain_string(text)
                 if verdict is None and len(text) <= _DECIDE_WITHIN:
-                    self.waiting = text
+                    self.waiting = [text] if text else []
                     return
                 if not verdict:
                     self.body = _HOLD
-                    self.waiting = ""
+                    self.waiting = []
                     return
                 self._open_string(_PLAIN)
             cut = _settled(text)
-            self.waiting = text[cut:]
+            self.waiting = [text[cut:]] if cut < len(text) else []
             if not cut:
                 return
             piece = escape(decode_entities(text[:cut]))
             self.plain_sent = True
-        self.value_sent += piece
         self._send(piece)
 
     def end_run(self) -> None:
@@ -317,7 +320,7 @@ class ArgStream:
 
     def _open_string(self, body: int) -> None:
         self.body = body
-        self.value_sent = '"'
+        self.value_at = len(self.sent) + 1  # (after the key and the opening quote)
         self._send(("," if self.keys else "{") + _key(self.pname or "") + '"')
 
     def _send(self, delta: str) -> None:
