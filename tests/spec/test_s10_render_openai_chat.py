@@ -431,9 +431,9 @@ def test_feed_or_close_after_close_raises_a_typed_error() -> None:
 def test_the_renderers_are_exported_and_imported_by_nothing_in_the_core() -> None:
     from callsieve import render
 
-    assert {"openai_chat"} <= set(render.__all__)
+    assert {"openai_chat", "openai_responses"} <= set(render.__all__)
     code = ("import sys, callsieve; assert 'callsieve.render' not in sys.modules; "
-            "import callsieve.render.openai_chat; "
+            "import callsieve.render.openai_chat, callsieve.render.openai_responses; "
             "assert not [m for m in sys.modules if m.split('.')[0] in "
             "('openai', 'anthropic', 'google', 'pydantic')], 'an SDK was imported'")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
