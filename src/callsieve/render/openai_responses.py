@@ -42,8 +42,9 @@ passed in; default ``True`` / ``"auto"`` / ``[]``), ``error`` and ``incomplete_d
 What it guarantees: every event validates as the ``openai`` SDK's ``ResponseStreamEvent``,
 every response as ``Response``; the SDK's ``ResponseStreamState`` accumulates the stream to
 the response ``render_response`` gives for ``parse()`` of the same text (unless a call was
-aborted). What it costs: one small dict per reply event and per item boundary; the text and
-arguments of the open item are kept (as lists of pieces) for the ``.done`` events.
+aborted). What it costs: one small dict per reply event (built inline for text) and a few per
+item boundary; the text and arguments of the open item are kept (as lists of pieces) for the
+``.done`` events; about what ``openai_chat`` costs (``benchmarks/bench_render.py``).
 ``render_response`` is this encoder run over ``reply_events(result)``, keeping the last
 event's response, so the two cannot disagree. The module never imports the SDK.
 """
@@ -74,7 +75,7 @@ def _hex_id(prefix: str) -> IdFactory:
     return lambda: prefix + secrets.token_hex(24)
 
 
-def usage_for(usage: Mapping[str, Any] | None) -> dict[str, Any]:
+def _usage(usage: Mapping[str, Any] | None) -> dict[str, Any]:
     """The caller's usage with the required counts filled in (zeros, and ``total_tokens``
     as the sum when it is missing)."""
     out = dict(usage) if usage is not None else {}
@@ -155,6 +156,8 @@ class StreamRenderer:
         """The stream events for the next sieve events."""
         if self._closed:
             raise SieveClosedError("feed() after close() on an openai_responses.StreamRenderer")
+        if not events and self._started:  # (most feeds inside a block: nothing to do)
+            return []
         out = self._begin()
         self._render(self._reply.feed(events), out)
         return out
@@ -203,18 +206,19 @@ class StreamRenderer:
         if self._msg is not None:
             self._close_message(out, status)
         incomplete = None if reason is None else {"reason": reason}
-        response = self._response(status, self._output, usage_for(usage), incomplete)
+        response = self._response(status, self._output, _usage(usage), incomplete)
         out.append(self._event(f"response.{status}", response=response))
         return out
 
     def _render(self, events: list[Event], out: list[dict[str, Any]]) -> None:
         for e in events:
-            if isinstance(e, Text):
+            if isinstance(e, Text):  # the hot path: one event per piece of prose, inline
                 msg = self._msg or self._open_message(out)
                 msg.pieces.append(e.text)
-                out.append(self._event("response.output_text.delta", item_id=msg.id,
-                                       output_index=msg.index, content_index=0,
-                                       delta=e.text, logprobs=[]))
+                out.append({"type": "response.output_text.delta", "sequence_number": self._seq,
+                            "item_id": msg.id, "output_index": msg.index, "content_index": 0,
+                            "delta": e.text, "logprobs": []})
+                self._seq += 1
             elif isinstance(e, ArgumentsDelta):
                 call = self._calls.get(e.index)
                 if call is not None:
