@@ -61,14 +61,19 @@ class Reply:
         out: list[Event] = []
         for e in events:
             if isinstance(e, Text):
-                self._text(e.text, out)
+                text = e.text
+                if self._edge or self._held or not text or text[-1].isspace():
+                    self._text(text, out)
+                else:  # the common case, which _text would pass through unchanged (no edge:
+                    out.append(e)  # text went out before, so _seen_text is already set)
             elif isinstance(e, ToolCalls):
                 skip = min(self._unsettled, len(e.calls))
                 self._unsettled -= skip
                 for call in e.calls[skip:]:
                     k = self._start(call.id, call.name, out)
-                    if call.arguments:
-                        out.append(ArgumentsDelta(k, call.arguments))
+                    arguments = call.arguments  # (JSON encoded on each read: read once)
+                    if arguments:
+                        out.append(ArgumentsDelta(k, arguments))
                     out.append(CallFinished(k, call))
                     self._ended()
             elif isinstance(e, CallStarted):
@@ -80,8 +85,9 @@ class Reply:
                 k = self._open.pop(e.index, -1)
                 if k < 0:  # (a call never started: started now)
                     k = self._start(e.call.id, e.call.name, out)
-                    if e.call.arguments:
-                        out.append(ArgumentsDelta(k, e.call.arguments))
+                    arguments = e.call.arguments
+                    if arguments:
+                        out.append(ArgumentsDelta(k, arguments))
                 out.append(CallFinished(k, e.call))
                 self._unsettled += 1
                 self._ended()

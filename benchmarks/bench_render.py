@@ -1,0 +1,136 @@
+"""Strategy: measure what rendering costs on top of the sieve, for a tool-heavy chat.
+
+What it measures. ``bench_stream``'s workload (c) — 1,000,000 characters of chat with 200
+DSML blocks of one call each, prose between them — fed at random 1-8-character chunks and at
+64-character chunks, through:
+  - the sieve alone (``for c in chunks: sieve.feed(c)``, then ``close()``): the baseline;
+  - the sieve and a floor renderer that only builds one Chat Completions chunk dict per
+    ``Text`` event, inline (what any dict-per-event encoder pays);
+  - the sieve and ``callsieve.render.Reply`` (the shared normaliser);
+  - the sieve and ``openai_chat.StreamRenderer`` (the issue's figure: at most 1.3x);
+  - the sieve and ``openai_responses.StreamRenderer``.
+Each row's figure is the best of N runs (9, or 3 with ``--quick``), the rows interleaved in
+rounds so they see the same machine load, ``gc`` collected before and disabled during each
+run (as ``bench_stream`` does, for the reason its docstring gives); construction is not
+timed. The ratio is a row's seconds over the sieve's at the same chunking.
+
+It is a report, not a test: it exits 0 whatever the figures say, and 1 only if a renderer's
+output is wrong (the chunks' calls are not the workload's calls).
+
+Usage: ``python benchmarks/bench_render.py [--quick]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import random
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import bench_stream
+
+import callsieve
+from callsieve import Text
+from callsieve.render import Reply, openai_chat, openai_responses
+
+TARGET_CHAT = 1.3
+
+
+def sieve_only(chunks: Sequence[str]) -> None:
+    sieve = callsieve.Sieve()
+    for c in chunks:
+        sieve.feed(c)
+    sieve.close()
+
+
+def floor(chunks: Sequence[str]) -> None:
+    sieve = callsieve.Sieve()
+    for c in chunks:
+        out = []
+        for e in sieve.feed(c):
+            if type(e) is Text:
+                out.append({"id": "chatcmpl-x", "object": "chat.completion.chunk",
+                            "created": 0, "model": "m",
+                            "choices": [{"index": 0, "delta": {"content": e.text},
+                                         "logprobs": None, "finish_reason": None}]})
+    sieve.close()
+
+
+def reply(chunks: Sequence[str]) -> None:
+    sieve, r = callsieve.Sieve(), Reply(trim_around_calls=False)
+    for c in chunks:
+        r.feed(sieve.feed(c))
+    r.feed(sieve.close())
+    r.close()
+
+
+def renderer(module: Any) -> Callable[[Sequence[str]], None]:
+    def run(chunks: Sequence[str]) -> None:
+        sieve, r = callsieve.Sieve(), module.StreamRenderer(created=0)
+        for c in chunks:
+            r.feed(sieve.feed(c))
+        r.feed(sieve.close())
+        r.close()
+    return run
+
+
+ROWS: list[tuple[str, Callable[[Sequence[str]], None]]] = [
+    ("sieve alone", sieve_only), ("+ floor (a dict per Text)", floor), ("+ Reply", reply),
+    ("+ openai_chat", renderer(openai_chat)), ("+ openai_responses", renderer(openai_responses)),
+]
+
+
+def check(chunks: Sequence[str], want: list[tuple[str, dict[str, str]]]) -> None:
+    sieve, r = callsieve.Sieve(), openai_chat.StreamRenderer(created=0)
+    out = [x for c in chunks for x in r.feed(sieve.feed(c))] + r.feed(sieve.close()) + r.close()
+    calls: dict[int, list[str]] = {}
+    names: dict[int, str] = {}
+    for chunk in out:
+        for tc in chunk["choices"][0]["delta"].get("tool_calls", ()) if chunk["choices"] else ():
+            names.setdefault(tc["index"], tc["function"].get("name", ""))
+            calls.setdefault(tc["index"], []).append(tc["function"]["arguments"])
+    got = [(names[k], json.loads("".join(calls[k]))) for k in sorted(calls)]
+    if got != want:
+        raise SystemExit("bench_render: openai_chat's calls are not the workload's")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="best of 3 instead of 9")
+    reps = 3 if parser.parse_args().quick else 9
+    doc, (_, want) = bench_stream.chat(random.Random(bench_stream.DOC_SEED), bench_stream.SIZE,
+                                       bench_stream.N_CALLS)
+    callsieve.parse("warm up the grammar")
+    print("| rows | chunking | ms | x sieve |\n|---|---|---:|---:|")
+    for label, chunking in (("1–8 chars", bench_stream.random_chunks),
+                            ("64 chars", lambda t: bench_stream.fixed_chunks(t, 64))):
+        chunks = chunking(doc)
+        check(chunks, want)
+        best = [float("inf")] * len(ROWS)
+        for _ in range(reps):
+            for i, (_, run) in enumerate(ROWS):
+                gc.collect()
+                gc.disable()
+                start = time.perf_counter()
+                run(chunks)
+                best[i] = min(best[i], time.perf_counter() - start)
+                gc.enable()
+        for (name, _), seconds in zip(ROWS, best):
+            ratio = seconds / best[0]
+            mark = ""
+            if name == "+ openai_chat":
+                mark = " PASS" if ratio <= TARGET_CHAT else f" FAIL (target {TARGET_CHAT})"
+            print(f"| {name} | {label} | {seconds * 1000:.1f} | {ratio:.2f}{mark} |")
+
+
+if __name__ == "__main__":
+    main()

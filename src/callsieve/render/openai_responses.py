@@ -1,0 +1,310 @@
+"""Strategy: callsieve's reply as OpenAI Responses JSON — the stream's events
+(``StreamRenderer``) and the whole ``response`` object (``render_response``), as plain dicts
+(SPEC §10; docs/rendering.md).
+
+What it does: the sieve's events go through a ``Reply`` (``trim_around_calls=True``: each
+text part is its own message item, so white space where text meets a call goes) and the
+reply becomes output items in order — a ``message`` item (one ``output_text`` part) for each
+run of text, a ``function_call`` item for each call; text after a call opens a new message.
+The stream is what the real API sends:
+  - on the first ``feed()`` (or ``close()``): ``response.created`` and
+    ``response.in_progress`` (the response with ``status: "in_progress"``, no output);
+  - text: ``response.output_item.added`` (the message, ``status: "in_progress"``) and
+    ``response.content_part.added`` when a message opens, then one
+    ``response.output_text.delta`` per ``Text``; when a call starts or the reply ends,
+    ``response.output_text.done``, ``response.content_part.done`` and
+    ``response.output_item.done``;
+  - a call: ``response.output_item.added`` (``function_call`` with ``call_id``, ``name``,
+    ``arguments: ""``), one ``response.function_call_arguments.delta`` per
+    ``ArgumentsDelta``, then ``response.function_call_arguments.done`` and
+    ``response.output_item.done`` (``status: "completed"``);
+  - ``CallAborted``: a wire cannot take back what it sent, so the item is closed with
+    ``response.output_item.done`` and ``status: "incomplete"`` (no ``arguments.done``) and
+    left out of the final ``output`` (whose items then skip its ``output_index``); servers
+    whose clients cannot cope use ``early_emit="invoke"``, which never aborts;
+  - ``close(finish_reason)``: ``response.completed`` with the whole response, or
+    ``response.incomplete``.
+Every event carries ``sequence_number`` (0, 1, 2, … over the stream); the item events carry
+``output_index``, ``item_id`` and ``content_index`` (always 0) as the API does.
+Finish reasons: ``None``, ``"stop"`` or ``"tool_calls"`` (the model ended on its own) ->
+``status: "completed"``; ``"length"`` -> ``"incomplete"`` with ``incomplete_details.reason
+= "max_output_tokens"``, ``"content_filter"`` -> ``"incomplete"`` with reason
+``"content_filter"``; in both the message still open at the end is ``"incomplete"`` too.
+Anything else is a ``ConfigurationError``.
+Ids: ``resp_``, ``msg_`` and ``fc_`` with 48 hex digits by default, from
+``response_id_factory``, ``message_id_factory`` and ``function_call_id_factory``; a call's
+``call_id`` is the sieve's call id, or ``call_id_factory()``'s when one is given.
+Required fields the SDK's ``Response`` needs and the API always sends are filled in:
+``object``, ``created_at`` (``created``, default the time of construction), ``status``,
+``model``, ``output``, ``parallel_tool_calls`` / ``tool_choice`` / ``tools`` (the request's,
+passed in; default ``True`` / ``"auto"`` / ``[]``), ``error`` and ``incomplete_details``
+(null), and ``usage`` (zeros, or the caller's counts, when the response ends).
+What it guarantees: every event validates as the ``openai`` SDK's ``ResponseStreamEvent``,
+every response as ``Response``; the SDK's ``ResponseStreamState`` accumulates the stream to
+the response ``render_response`` gives for ``parse()`` of the same text (unless a call was
+aborted). What it costs: one small dict per reply event (built inline for text) and a few per
+item boundary; the text and arguments of the open item are kept (as lists of pieces) for the
+``.done`` events; about what ``openai_chat`` costs (``benchmarks/bench_render.py``).
+``render_response`` is this encoder run over ``reply_events(result)``, keeping the last
+event's response, so the two cannot disagree. The module never imports the SDK.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from .._errors import ConfigurationError, SieveClosedError
+from .._events import ArgumentsDelta, CallAborted, CallFinished, CallStarted, Event, Text
+from .._options import new_call_id
+from .._results import ParseResult
+from ._reply import Reply, reply_events
+
+__all__ = ["FINISH_REASONS", "StreamRenderer", "render_response"]
+
+#: The ``finish_reason`` values ``close()`` and ``render_response`` accept.
+FINISH_REASONS = (None, "stop", "tool_calls", "length", "content_filter")
+_INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter"}
+
+IdFactory = Callable[[], str]
+
+
+def _hex_id(prefix: str) -> IdFactory:
+    return lambda: prefix + secrets.token_hex(24)
+
+
+def _usage(usage: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The caller's usage with the required counts filled in (zeros, and ``total_tokens``
+    as the sum when it is missing)."""
+    out = dict(usage) if usage is not None else {}
+    out.setdefault("input_tokens", 0)
+    out.setdefault("output_tokens", 0)
+    out.setdefault("total_tokens", out["input_tokens"] + out["output_tokens"])
+    out.setdefault("input_tokens_details", {"cached_tokens": 0, "cache_write_tokens": 0})
+    out.setdefault("output_tokens_details", {"reasoning_tokens": 0})
+    return out
+
+
+def _text_part(text: str) -> dict[str, Any]:
+    return {"type": "output_text", "annotations": [], "logprobs": [], "text": text}
+
+
+def _message(ident: str, status: str, text: str | None) -> dict[str, Any]:
+    return {"id": ident, "type": "message", "status": status,
+            "content": [] if text is None else [_text_part(text)], "role": "assistant"}
+
+
+def _function_call(ident: str, status: str, call_id: str, name: str,
+                   arguments: str) -> dict[str, Any]:
+    return {"id": ident, "type": "function_call", "status": status, "arguments": arguments,
+            "call_id": call_id, "name": name}
+
+
+class _Open:
+    """An output item being streamed: its ids, place, and what it has sent."""
+
+    __slots__ = ("id", "index", "pieces", "call_id", "name")
+
+    def __init__(self, ident: str, index: int, call_id: str = "", name: str = "") -> None:
+        self.id = ident
+        self.index = index
+        self.pieces: list[str] = []
+        self.call_id = call_id
+        self.name = name
+
+
+class StreamRenderer:
+    """Sieve events in, Responses stream events out (see the module's docstring)."""
+
+    __slots__ = ("_reply", "_id", "_created", "_model", "_tools", "_tool_choice",
+                 "_parallel", "_msg_id", "_fc_id", "_call_id", "_seq", "_next_index", "_msg",
+                 "_calls", "_output", "_started", "_closed")
+
+    def __init__(self, *, model: str = "callsieve", created: int | None = None,
+                 response_id_factory: IdFactory | None = None,
+                 message_id_factory: IdFactory | None = None,
+                 function_call_id_factory: IdFactory | None = None,
+                 call_id_factory: IdFactory | None = None,
+                 tools: Sequence[Mapping[str, Any]] = (), tool_choice: Any = "auto",
+                 parallel_tool_calls: bool = True) -> None:
+        self._reply = Reply(trim_around_calls=True)
+        self._id = (response_id_factory or _hex_id("resp_"))()
+        self._created = int(time.time()) if created is None else created
+        self._model = model
+        self._tools = tools
+        self._tool_choice = tool_choice
+        self._parallel = parallel_tool_calls
+        self._msg_id = message_id_factory or _hex_id("msg_")
+        self._fc_id = function_call_id_factory or _hex_id("fc_")
+        self._call_id = call_id_factory
+        self._seq = 0
+        self._next_index = 0  # the next item's output_index
+        self._msg: _Open | None = None  # the message item being streamed
+        self._calls: dict[int, _Open] = {}  # reply call number -> its function_call item
+        self._output: list[dict[str, Any]] = []  # the finished items of the final output
+        self._started = False
+        self._closed = False
+
+    @property
+    def id(self) -> str:
+        """The response id."""
+        return self._id
+
+    def feed(self, events: Iterable[Event]) -> list[dict[str, Any]]:
+        """The stream events for the next sieve events."""
+        if self._closed:
+            raise SieveClosedError("feed() after close() on an openai_responses.StreamRenderer")
+        if not events and self._started:  # (most feeds inside a block: nothing to do)
+            return []
+        out = self._begin()
+        self._render(self._reply.feed(events), out)
+        return out
+
+    def close(self, finish_reason: str | None = None, *,
+              usage: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        """The last events: open items closed, then ``response.completed`` (or
+        ``response.incomplete``) with the whole response."""
+        if self._closed:
+            raise SieveClosedError("close() after close() on an openai_responses.StreamRenderer")
+        if finish_reason not in FINISH_REASONS:
+            raise ConfigurationError(
+                f"finish_reason must be one of {FINISH_REASONS!r}, got {finish_reason!r}")
+        self._closed = True
+        out = self._begin()
+        self._render(self._reply.close(), out)
+        return self._end(finish_reason, usage, out)
+
+    # ------------------------------------------------------------------ the encoder
+    def _event(self, kind: str, **fields: Any) -> dict[str, Any]:
+        event = {"type": kind, "sequence_number": self._seq, **fields}
+        self._seq += 1
+        return event
+
+    def _response(self, status: str, output: list[dict[str, Any]],
+                  usage: dict[str, Any] | None = None,
+                  incomplete: dict[str, Any] | None = None) -> dict[str, Any]:
+        return {"id": self._id, "object": "response", "created_at": self._created,
+                "status": status, "error": None, "incomplete_details": incomplete,
+                "instructions": None, "model": self._model, "output": output,
+                "parallel_tool_calls": self._parallel, "tool_choice": self._tool_choice,
+                "tools": [dict(t) for t in self._tools], "usage": usage}
+
+    def _begin(self) -> list[dict[str, Any]]:
+        if self._started:
+            return []
+        self._started = True
+        return [self._event("response.created", response=self._response("in_progress", [])),
+                self._event("response.in_progress",
+                            response=self._response("in_progress", []))]
+
+    def _end(self, finish_reason: str | None, usage: Mapping[str, Any] | None,
+             out: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        reason = _INCOMPLETE.get(finish_reason or "")
+        status = "completed" if reason is None else "incomplete"
+        if self._msg is not None:
+            self._close_message(out, status)
+        incomplete = None if reason is None else {"reason": reason}
+        response = self._response(status, self._output, _usage(usage), incomplete)
+        out.append(self._event(f"response.{status}", response=response))
+        return out
+
+    def _render(self, events: list[Event], out: list[dict[str, Any]]) -> None:
+        for e in events:
+            if isinstance(e, Text):  # the hot path: one event per piece of prose, inline
+                msg = self._msg or self._open_message(out)
+                msg.pieces.append(e.text)
+                out.append({"type": "response.output_text.delta", "sequence_number": self._seq,
+                            "item_id": msg.id, "output_index": msg.index, "content_index": 0,
+                            "delta": e.text, "logprobs": []})
+                self._seq += 1
+            elif isinstance(e, ArgumentsDelta):
+                call = self._calls.get(e.index)
+                if call is not None:
+                    call.pieces.append(e.delta)
+                    out.append(self._event("response.function_call_arguments.delta",
+                                           item_id=call.id, output_index=call.index,
+                                           delta=e.delta))
+            elif isinstance(e, CallStarted):
+                if self._msg is not None:
+                    self._close_message(out, "completed")
+                call_id = self._call_id() if self._call_id is not None else e.id or new_call_id()
+                call = _Open(self._fc_id(), self._next_index, call_id, e.name)
+                self._next_index += 1
+                self._calls[e.index] = call
+                out.append(self._event("response.output_item.added", output_index=call.index,
+                                       item=_function_call(call.id, "in_progress", call_id,
+                                                           e.name, "")))
+            elif isinstance(e, CallFinished):
+                self._finish_call(e.index, out)
+            elif isinstance(e, CallAborted):
+                self._abort_call(e.index, out)
+
+    def _open_message(self, out: list[dict[str, Any]]) -> _Open:
+        msg = self._msg = _Open(self._msg_id(), self._next_index)
+        self._next_index += 1
+        out.append(self._event("response.output_item.added", output_index=msg.index,
+                               item=_message(msg.id, "in_progress", None)))
+        out.append(self._event("response.content_part.added", item_id=msg.id,
+                               output_index=msg.index, content_index=0, part=_text_part("")))
+        return msg
+
+    def _close_message(self, out: list[dict[str, Any]], status: str) -> None:
+        msg = self._msg
+        assert msg is not None
+        self._msg = None
+        text = "".join(msg.pieces)
+        out.append(self._event("response.output_text.done", item_id=msg.id,
+                               output_index=msg.index, content_index=0, text=text,
+                               logprobs=[]))
+        out.append(self._event("response.content_part.done", item_id=msg.id,
+                               output_index=msg.index, content_index=0,
+                               part=_text_part(text)))
+        out.append(self._event("response.output_item.done", output_index=msg.index,
+                               item=_message(msg.id, status, text)))
+        self._output.append(_message(msg.id, status, text))
+
+    def _finish_call(self, number: int, out: list[dict[str, Any]]) -> None:
+        call = self._calls.pop(number, None)
+        if call is None:
+            return
+        arguments = "".join(call.pieces)
+        out.append(self._event("response.function_call_arguments.done", item_id=call.id,
+                               name=call.name, output_index=call.index, arguments=arguments))
+        out.append(self._event("response.output_item.done", output_index=call.index,
+                               item=_function_call(call.id, "completed", call.call_id,
+                                                   call.name, arguments)))
+        self._output.append(_function_call(call.id, "completed", call.call_id, call.name,
+                                           arguments))
+
+    def _abort_call(self, number: int, out: list[dict[str, Any]]) -> None:
+        call = self._calls.pop(number, None)
+        if call is None:
+            return
+        out.append(self._event("response.output_item.done", output_index=call.index,
+                               item=_function_call(call.id, "incomplete", call.call_id,
+                                                   call.name, "".join(call.pieces))))
+
+
+def render_response(result: ParseResult, *, model: str = "callsieve", created: int | None = None,
+                    response_id_factory: IdFactory | None = None,
+                    message_id_factory: IdFactory | None = None,
+                    function_call_id_factory: IdFactory | None = None,
+                    call_id_factory: IdFactory | None = None,
+                    tools: Sequence[Mapping[str, Any]] = (), tool_choice: Any = "auto",
+                    parallel_tool_calls: bool = True, finish_reason: str | None = None,
+                    usage: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The whole ``response`` object for ``result`` (``usage`` zeros unless given)."""
+    if finish_reason not in FINISH_REASONS:
+        raise ConfigurationError(
+            f"finish_reason must be one of {FINISH_REASONS!r}, got {finish_reason!r}")
+    encoder = StreamRenderer(
+        model=model, created=created, response_id_factory=response_id_factory,
+        message_id_factory=message_id_factory, function_call_id_factory=function_call_id_factory,
+        call_id_factory=call_id_factory, tools=tools, tool_choice=tool_choice,
+        parallel_tool_calls=parallel_tool_calls)
+    out: list[dict[str, Any]] = []
+    encoder._render(reply_events(result, trim_around_calls=True), out)
+    response: dict[str, Any] = encoder._end(finish_reason, usage, out)[-1]["response"]
+    return response

@@ -1,0 +1,441 @@
+"""SPEC §10 Rendering — OpenAI Chat Completions (``callsieve.render.openai_chat``), checked by
+the ``openai`` SDK itself: every object validates as ``ChatCompletion`` /
+``ChatCompletionChunk``, and a rendered stream fed chunk by chunk to the SDK's own
+accumulator (``openai.lib.streaming.chat.ChatCompletionStreamState``: ``handle_chunk``, then
+``get_final_completion()``) gives the message ``render_response(parse(doc))`` gives, and the
+text and calls ``parse(doc)`` found (content: the text with its leading and trailing white
+space gone, ``Reply``'s rule for one-string content). Ids are deterministic: counters passed
+to the sieve (``id_factory``) and to the renderer.
+
+Groups: the wire objects; the accumulator on the conformance cases (several chunkings, every
+``early_emit``); a property over generated documents; argument streaming and aborts from
+hand-built events; finish reasons, content, ids and usage; the module contract.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pytest
+
+pytest.importorskip("openai")
+
+from helpers import ROOT, fed, random_chunkings
+from hypothesis import HealthCheck, assume, given, settings
+from openai.lib.streaming.chat import ChatCompletionStreamState
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
+from strategies import doc_and_chunks
+
+import callsieve
+from callsieve import (
+    ArgumentsDelta,
+    Block,
+    CallAborted,
+    CallFinished,
+    CallsieveError,
+    CallStarted,
+    ConfigurationError,
+    SieveClosedError,
+    Text,
+    ToolCall,
+    ToolCalls,
+)
+from callsieve._options import EARLY_EMIT
+from callsieve.render import openai_chat
+
+CASES_PATH = ROOT.parent / "shared" / "conformance" / "cases.jsonl"  # (test_conformance's)
+CASES = ([json.loads(line) for line in CASES_PATH.read_text(encoding="utf-8").splitlines()
+          if line.strip()] if CASES_PATH.is_file() else [])
+SETTINGS = settings(max_examples=int(os.environ.get("CALLSIEVE_EXAMPLES", "60")), deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+Message = tuple[str | None, list[tuple[str, str, str]], str]
+
+
+def counter(prefix: str) -> Callable[[], str]:
+    numbers = itertools.count()
+    return lambda: f"{prefix}{next(numbers)}"
+
+
+RENDER: dict[str, Any] = {"model": "m", "created": 7,
+                          "completion_id_factory": lambda: "chatcmpl-test"}
+
+
+# ---------------------------------------------------------------------------- drivers
+def render_stream(chunks: Sequence[str], *, early_emit: str = "block", tools: Any = None,
+                  finish_reason: str | None = None, **render: Any) -> list[dict[str, Any]]:
+    """A ``Sieve`` over ``chunks`` (call ids ``call_0``, ``call_1``, …) into a renderer."""
+    renderer = openai_chat.StreamRenderer(**{**RENDER, **render})
+    sieve, per_feed = fed(list(chunks), tools=tools, early_emit=early_emit,
+                          id_factory=counter("call_"))
+    out = [c for events in per_feed for c in renderer.feed(events)]
+    return out + renderer.feed(sieve.close()) + renderer.close(finish_reason)
+
+
+def render_events(batches: Sequence[Sequence[Any]], finish_reason: str | None = None,
+                  **render: Any) -> list[dict[str, Any]]:
+    """Hand-built sieve events, one ``feed()`` per batch."""
+    renderer = openai_chat.StreamRenderer(**{**RENDER, **render})
+    out = [c for batch in batches for c in renderer.feed(batch)]
+    return out + renderer.close(finish_reason)
+
+
+def whole(doc: str, *, early_emit: str = "block", tools: Any = None,
+          finish_reason: str | None = None) -> ChatCompletion:
+    result = callsieve.parse(doc, tools=tools, early_emit=early_emit,
+                             id_factory=counter("call_"))
+    rendered = openai_chat.render_response(result, finish_reason=finish_reason, **RENDER)
+    return ChatCompletion.model_validate(rendered)
+
+
+def check_wire(chunks: list[dict[str, Any]]) -> None:
+    """What a client relies on besides the types: one id, created and model on every chunk;
+    the role first; the finish reason once, on the last choice chunk; a call's first delta
+    has its id, type and name, and calls are numbered 0, 1, 2, … in order."""
+    assert chunks, "a stream has at least its final chunk"
+    assert {(c["id"], c["created"], c["model"]) for c in chunks} == {
+        (chunks[0]["id"], chunks[0]["created"], chunks[0]["model"])}
+    choices = [c["choices"][0] for c in chunks if c["choices"]]
+    assert choices[0]["delta"]["role"] == "assistant"
+    assert all("role" not in ch["delta"] for ch in choices[1:])
+    assert [ch["finish_reason"] is not None for ch in choices] == [False] * (
+        len(choices) - 1) + [True]
+    assert choices[-1]["delta"] == {}
+    seen = -1
+    for ch in choices:
+        for tc in ch["delta"].get("tool_calls", ()):
+            if tc["index"] > seen:
+                assert tc["index"] == seen + 1, "calls are numbered in order"
+                assert tc["type"] == "function" and tc["id"] and "name" in tc["function"]
+                assert tc["function"]["arguments"] == ""
+                seen = tc["index"]
+            else:
+                assert set(tc) == {"index", "function"} and set(tc["function"]) == {
+                    "arguments"}
+
+
+def accumulate(chunks: list[dict[str, Any]]) -> tuple[ChatCompletion, dict[int, str]]:
+    """Every chunk validated, then fed to the SDK's accumulator; the final completion and
+    the arguments its ``tool_calls.function.arguments.done`` events reported."""
+    check_wire(chunks)
+    state: ChatCompletionStreamState[None] = ChatCompletionStreamState()
+    done: dict[int, str] = {}
+    for raw in chunks:
+        for event in state.handle_chunk(ChatCompletionChunk.model_validate(raw)):
+            if event.type == "tool_calls.function.arguments.done":
+                done[event.index] = event.arguments
+    if state.current_completion_snapshot.choices[0].finish_reason in ("length",
+                                                                       "content_filter"):
+        # get_final_completion() refuses these (LengthFinishReasonError, ...): the snapshot
+        # is the accumulated completion.
+        return state.current_completion_snapshot, done
+    return state.get_final_completion(), done
+
+
+def message(completion: ChatCompletion) -> Message:
+    """``(content, [(id, name, arguments)], finish_reason)`` of a completion."""
+    choice = completion.choices[0]
+    calls = [(t.id, t.function.name, t.function.arguments)
+             for t in choice.message.tool_calls or () if t.type == "function"]
+    return choice.message.content, calls, choice.finish_reason
+
+
+def expected(doc: str, **opts: Any) -> tuple[str | None, list[tuple[str, str, Any]]]:
+    """What ``parse()`` found: the text (stripped; None when empty) and the calls."""
+    result = callsieve.parse(doc, id_factory=counter("call_"), **opts)
+    return result.text.strip() or None, [(c.id, c.name, c.input) for c in result.calls]
+
+
+def check_agrees(doc: str, chunks: Sequence[str], **opts: Any) -> None:
+    """The SDK-accumulated stream equals the whole response, and both equal ``parse()``."""
+    streamed = render_stream(chunks, **opts)
+    final, done = accumulate(streamed)
+    got = message(final)
+    assert got == message(whole(doc, **opts)), f"chunks={list(chunks)!r}"
+    content, calls = expected(doc, **{k: v for k, v in opts.items() if k != "finish_reason"})
+    assert got[0] == content
+    assert [(i, n, json.loads(a)) for i, n, a in got[1]] == calls
+    assert done == {k: a for k, (_, _, a) in enumerate(got[1])}
+
+
+# ---------------------------------------------------------------------------- the wire objects
+DOC = ('Let me look.\n<tool_calls><invoke name="read_file"><parameter name="path">a.py'
+       '</parameter></invoke><invoke name="ls"></invoke></tool_calls>\nDone. ')
+
+
+def test_the_stream_is_what_the_api_sends() -> None:
+    chunks = render_stream([DOC])
+    deltas = [(c["choices"][0]["delta"], c["choices"][0]["finish_reason"]) for c in chunks]
+    assert deltas == [
+        ({"role": "assistant", "content": ""}, None),
+        ({"content": "Let me look."}, None),
+        ({"tool_calls": [{"index": 0, "id": "call_0", "type": "function",
+                          "function": {"name": "read_file", "arguments": ""}}]}, None),
+        ({"tool_calls": [{"index": 0, "function": {"arguments": '{"path":"a.py"}'}}]}, None),
+        ({"tool_calls": [{"index": 1, "id": "call_1", "type": "function",
+                          "function": {"name": "ls", "arguments": ""}}]}, None),
+        ({"tool_calls": [{"index": 1, "function": {"arguments": "{}"}}]}, None),
+        ({"content": "\n\nDone."}, None),
+        ({}, "tool_calls"),
+    ]
+    assert chunks[0] == {"id": "chatcmpl-test", "object": "chat.completion.chunk",
+                         "created": 7, "model": "m",
+                         "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""},
+                                      "logprobs": None, "finish_reason": None}]}
+    for c in chunks:
+        ChatCompletionChunk.model_validate(c)
+
+
+def test_the_whole_response_is_what_the_api_sends() -> None:
+    result = callsieve.parse(DOC, id_factory=counter("call_"))
+    rendered = openai_chat.render_response(result, **RENDER)
+    assert rendered == {
+        "id": "chatcmpl-test", "object": "chat.completion", "created": 7, "model": "m",
+        "choices": [{"index": 0, "logprobs": None, "finish_reason": "tool_calls", "message": {
+            "role": "assistant", "content": "Let me look.\n\nDone.", "refusal": None,
+            "annotations": [],
+            "tool_calls": [
+                {"id": "call_0", "type": "function",
+                 "function": {"name": "read_file", "arguments": '{"path":"a.py"}'}},
+                {"id": "call_1", "type": "function", "function": {"name": "ls",
+                                                                  "arguments": "{}"}}]}}],
+        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+    }
+    ChatCompletion.model_validate(rendered)
+
+
+def test_a_call_first_carries_the_role_with_null_content() -> None:
+    chunks = render_stream(['<tool_calls><invoke name="f"></invoke></tool_calls>'])
+    first = chunks[0]["choices"][0]["delta"]
+    assert first["role"] == "assistant" and first["content"] is None
+    assert first["tool_calls"][0]["function"] == {"name": "f", "arguments": ""}
+    final, _ = accumulate(chunks)
+    assert message(final) == (None, [("call_0", "f", "{}")], "tool_calls")
+
+
+# ---------------------------------------------------------------------------- conformance
+def chunkings(text: str) -> list[list[str]]:
+    """Whole, per character, a few random cuts and two 1-8-character splits."""
+    randoms = random_chunkings(text, seeds=(0, 2, 5))
+    return [[text], list(text), *randoms]
+
+
+@pytest.mark.skipif(not CASES, reason="no conformance cases (../shared/conformance)")
+@pytest.mark.parametrize("early_emit", EARLY_EMIT)
+@pytest.mark.parametrize("case", [pytest.param(c, id=c["id"]) for c in CASES])
+def test_conformance_case_streams_as_it_renders_whole(case: dict[str, Any],
+                                                      early_emit: str) -> None:
+    for chunks in chunkings(case["input"]):
+        check_agrees(case["input"], chunks, early_emit=early_emit, tools=case.get("tools"))
+
+
+# ---------------------------------------------------------------------------- the property
+def _aborts(chunks: list[str], mode: str) -> bool:
+    sieve, per_feed = fed(chunks, early_emit=mode)
+    events = [e for batch in per_feed for e in batch] + sieve.close()
+    return any(isinstance(e, CallAborted) for e in events)
+
+
+@pytest.mark.parametrize("early_emit", EARLY_EMIT)
+@SETTINGS
+@given(dc=doc_and_chunks())
+def test_any_document_any_chunking_accumulates_to_the_whole_response(
+        dc: tuple[str, list[str]], early_emit: str) -> None:
+    doc, chunks = dc
+    assume(not _aborts(chunks, early_emit))  # an abort cannot be taken back (examples below)
+    check_agrees(doc, chunks, early_emit=early_emit)
+
+
+# ---------------------------------------------------------------------------- argument streaming
+CALL = ToolCall("get_weather", {"city": "Paris", "days": 2}, id="call_w")
+BLOCK = Block((0, 1), "xml", "complete")
+FRAGMENTS = ['{"city"', ':"Paris"', ',"days":', "2}"]
+
+
+def test_argument_fragments_are_separate_chunks_and_accumulate_to_the_call() -> None:
+    assert "".join(FRAGMENTS) == CALL.arguments
+    batches: list[list[Any]] = [[Text("Checking. ")], [CallStarted(0, "call_w", CALL.name)]]
+    batches += [[ArgumentsDelta(0, f)] for f in FRAGMENTS]
+    batches += [[CallFinished(0, CALL)], [ToolCalls((CALL,), BLOCK)]]
+    chunks = render_events(batches)
+    fragments = [tc["function"]["arguments"] for c in chunks
+                 for tc in c["choices"][0]["delta"].get("tool_calls", ()) if "id" not in tc]
+    assert fragments == FRAGMENTS
+    final, done = accumulate(chunks)
+    assert message(final) == ("Checking.", [("call_w", "get_weather", CALL.arguments)],
+                              "tool_calls")
+    assert done == {0: CALL.arguments}
+
+
+def test_the_settling_tool_calls_adds_no_second_call() -> None:
+    streamed = render_events([[CallStarted(0, "call_w", CALL.name), ArgumentsDelta(0, "{}"),
+                               CallFinished(0, CALL), ToolCalls((CALL,), BLOCK)]])
+    assert len([c for c in streamed if "tool_calls" in c["choices"][0]["delta"]]) == 2
+    final, _ = accumulate(streamed)
+    assert [name for _, name, _ in message(final)[1]] == ["get_weather"]
+
+
+def test_an_aborted_call_gets_no_more_fragments_and_finishes_nothing() -> None:
+    raw = '<tool_calls><invoke name="f"><parameter name="p">x'
+    chunks = render_events([[Text("Hi ")], [CallStarted(0, "call_a", "f")],
+                            [ArgumentsDelta(0, '{"p":')], [CallAborted(0)], [Text(raw)]])
+    deltas = [c["choices"][0]["delta"] for c in chunks]
+    assert deltas[-2:] == [{"content": " " + raw}, {}]  # (white space before a call stays)
+    after_abort = deltas[deltas.index({"tool_calls": [{"index": 0, "function": {
+        "arguments": '{"p":'}}]}) + 1:]
+    assert not any("tool_calls" in d for d in after_abort)
+    assert chunks[-1]["choices"][0]["finish_reason"] == "stop"
+    final, _ = accumulate(chunks)
+    # The client keeps what it was sent: the started call, with its partial arguments.
+    assert message(final) == ("Hi " + raw, [("call_a", "f", '{"p":')], "stop")
+
+
+def test_a_call_after_an_aborted_one_takes_the_next_index() -> None:
+    chunks = render_events([[CallStarted(0, "call_a", "f"), CallAborted(0), Text("<oops> ")],
+                            [CallStarted(1, "call_w", CALL.name),
+                             ArgumentsDelta(1, CALL.arguments), CallFinished(1, CALL)],
+                            [ToolCalls((CALL,), BLOCK)]])
+    final, _ = accumulate(chunks)
+    content, calls, reason = message(final)
+    assert content == "<oops>" and reason == "tool_calls"
+    assert calls == [("call_a", "f", ""), ("call_w", "get_weather", CALL.arguments)]
+
+
+def test_a_call_still_open_at_close_is_aborted_quietly() -> None:
+    chunks = render_events([[CallStarted(0, "call_a", "f"), ArgumentsDelta(0, "{")]])
+    assert chunks[-1]["choices"][0] == {"index": 0, "delta": {}, "logprobs": None,
+                                        "finish_reason": "stop"}
+    accumulate(chunks)
+
+
+# ---------------------------------------------------------------------------- finish reasons
+BLOCKS3 = ("One.<tool_calls><invoke name=\"a\"></invoke></tool_calls> Two. "
+           "<|DSML|tool_calls><|DSML|invoke name=\"b\"></|DSML|invoke></|DSML|tool_calls>"
+           "<tool_calls><invoke name=\"c\"><parameter name=\"n\">3</parameter></invoke>"
+           "</tool_calls>")
+
+
+@pytest.mark.parametrize(("doc", "given_reason", "reason"), [
+    (DOC, None, "tool_calls"), (DOC, "stop", "tool_calls"), (DOC, "tool_calls", "tool_calls"),
+    (DOC, "length", "length"), (DOC, "content_filter", "content_filter"),
+    ("Just text.", None, "stop"), ("Just text.", "tool_calls", "stop"),
+    ("Just text.", "length", "length"), ("", None, "stop"),
+])
+def test_finish_reason(doc: str, given_reason: str | None, reason: str) -> None:
+    final, _ = accumulate(render_stream([doc], finish_reason=given_reason))
+    assert final.choices[0].finish_reason == reason
+    assert whole(doc, finish_reason=given_reason).choices[0].finish_reason == reason
+
+
+def test_an_unknown_finish_reason_is_refused() -> None:
+    renderer = openai_chat.StreamRenderer()
+    with pytest.raises(ConfigurationError, match="finish_reason"):
+        renderer.close("eos")
+    renderer.close("stop")  # (the refused close() did not close it)
+    with pytest.raises(ConfigurationError):
+        openai_chat.render_response(callsieve.parse("x"), finish_reason="eos")
+
+
+def test_content_is_null_when_there_are_only_calls() -> None:
+    doc = '  \n<tool_calls><invoke name="f"></invoke></tool_calls>\n  '
+    final, _ = accumulate(render_stream(list(doc)))
+    assert message(final) == (None, [("call_0", "f", "{}")], "tool_calls")
+    assert message(whole(doc)) == message(final)
+
+
+def test_a_text_only_reply_has_no_tool_calls() -> None:
+    result = callsieve.parse("  Hello there.\n")
+    rendered = openai_chat.render_response(result)
+    assert "tool_calls" not in rendered["choices"][0]["message"]
+    assert rendered["choices"][0]["message"]["content"] == "Hello there."
+    final, _ = accumulate(render_stream(list("  Hello there.\n")))
+    assert message(final) == ("Hello there.", [], "stop")
+
+
+@pytest.mark.parametrize("doc", ["", "  \n\t "])
+def test_an_empty_reply(doc: str) -> None:
+    chunks = render_stream([doc])
+    assert [c["choices"][0]["delta"] for c in chunks] == [
+        {"role": "assistant", "content": None}, {}]
+    final, _ = accumulate(chunks)
+    assert message(final) == (None, [], "stop") == message(whole(doc))
+
+
+def test_calls_over_several_blocks_are_numbered_over_the_reply() -> None:
+    for chunks in chunkings(BLOCKS3):
+        streamed = render_stream(chunks)
+        starts = [tc["index"] for c in streamed
+                  for tc in c["choices"][0]["delta"].get("tool_calls", ()) if "id" in tc]
+        assert starts == [0, 1, 2]
+        final, _ = accumulate(streamed)
+        assert message(final) == ("One. Two.", [("call_0", "a", "{}"), ("call_1", "b", "{}"),
+                                                ("call_2", "c", '{"n":3}')], "tool_calls")
+        assert message(final) == message(whole(BLOCKS3))
+
+
+# ---------------------------------------------------------------------------- ids, created, usage
+def test_default_ids_and_created() -> None:
+    before = int(time.time())
+    renderer = openai_chat.StreamRenderer()
+    chunks = renderer.feed(callsieve.Sieve().feed(DOC)) + renderer.close()
+    assert re.fullmatch(r"chatcmpl-[0-9a-f]{28}", renderer.id)
+    assert {c["id"] for c in chunks} == {renderer.id}
+    assert before <= chunks[0]["created"] <= int(time.time())
+    assert chunks[0]["model"] == "callsieve"
+    ids = [tc["id"] for c in chunks for tc in c["choices"][0]["delta"].get("tool_calls", ())
+           if "id" in tc]
+    assert len(ids) == 2 and all(re.fullmatch(r"call_[0-9a-f]{24}", i) for i in ids)
+
+
+def test_a_call_id_factory_overrides_the_sieves_ids() -> None:
+    chunks = render_stream([DOC], call_id_factory=counter("tool-"))
+    final, _ = accumulate(chunks)
+    assert [i for i, _, _ in message(final)[1]] == ["tool-0", "tool-1"]
+    result = callsieve.parse(DOC)
+    rendered = openai_chat.render_response(result, call_id_factory=counter("tool-"))
+    assert [t["id"] for t in rendered["choices"][0]["message"]["tool_calls"]] == [
+        "tool-0", "tool-1"]
+
+
+def test_usage() -> None:
+    renderer = openai_chat.StreamRenderer(**RENDER)
+    chunks = renderer.feed([Text("Hi")]) + renderer.close(
+        usage={"prompt_tokens": 3, "completion_tokens": 5})
+    assert chunks[-1]["choices"] == [] and chunks[-1]["usage"] == {
+        "prompt_tokens": 3, "completion_tokens": 5, "total_tokens": 8}
+    final, _ = accumulate(chunks)
+    assert final.usage is not None and final.usage.total_tokens == 8
+    rendered = openai_chat.render_response(callsieve.parse("Hi"), usage={
+        "prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3})
+    assert ChatCompletion.model_validate(rendered).usage.total_tokens == 3  # type: ignore[union-attr]
+
+
+def test_feed_or_close_after_close_raises_a_typed_error() -> None:
+    renderer = openai_chat.StreamRenderer()
+    renderer.close()
+    with pytest.raises(SieveClosedError) as info:
+        renderer.feed([Text("late")])
+    assert isinstance(info.value, CallsieveError)
+    with pytest.raises(SieveClosedError):
+        renderer.close()
+
+
+# ---------------------------------------------------------------------------- the module contract
+def test_the_renderers_are_exported_and_imported_by_nothing_in_the_core() -> None:
+    from callsieve import render
+
+    assert {"openai_chat", "openai_responses"} <= set(render.__all__)
+    code = ("import sys, callsieve; assert 'callsieve.render' not in sys.modules; "
+            "import callsieve.render.openai_chat, callsieve.render.openai_responses; "
+            "assert not [m for m in sys.modules if m.split('.')[0] in "
+            "('openai', 'anthropic', 'google', 'pydantic')], 'an SDK was imported'")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    subprocess.run([sys.executable, "-c", code], check=True, env=env)
