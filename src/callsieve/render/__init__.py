@@ -8,7 +8,7 @@ read a reply through ``Reply`` (``_reply``): text and calls in order, the same f
 ``early_emit`` and every chunking. The core never imports this package.
 """
 
-from . import anthropic
+from . import anthropic, gemini
 from ._reply import Reply, reply_events
 
-__all__ = ["Reply", "anthropic", "reply_events"]
+__all__ = ["Reply", "anthropic", "gemini", "reply_events"]
