@@ -18,7 +18,7 @@ The SPEC tables (``tests/spec/``) share the rest: ``check`` (``run_all_ways`` ag
 expected text and calls), ``table`` (parametrize over rows whose first element is the id),
 block builders (``X``, ``INV``, ``P``, ``xml_call``), one sample block per default dialect
 (``DSML``, ``DSML_V4``, ``DSML_V32``, ``XML``, ``NATIVE_V3``, ``NATIVE_V31``) and, for
-streaming, ``fed``, ``text_of`` and ``calls_of``.
+streaming, ``fed``, ``text_of`` and ``calls_of``; for the renderers, ``as_argument_stream``.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from typing import Any
 import pytest
 
 import callsieve
-from callsieve import Text, ToolCalls
+from callsieve import ArgumentsDelta, CallFinished, CallStarted, Text, ToolCalls
 
 __all__ = [
     "DSML",
@@ -49,6 +49,7 @@ __all__ = [
     "Calls",
     "P",
     "X",
+    "as_argument_stream",
     "assert_conserves",
     "calls_of",
     "canon_calls",
@@ -275,3 +276,42 @@ def text_of(events: list[Any]) -> str:
 
 def calls_of(events: list[Any]) -> list[tuple[str, str]]:
     return canon_calls(c for e in events if isinstance(e, ToolCalls) for c in e.calls)
+
+
+def as_argument_stream(batches: Iterable[Sequence[Any]], sizes: Iterable[int]) -> list[list[Any]]:
+    """Per-feed event lists of a ``Sieve`` recast as argument streaming gives them: each call
+    of a ``ToolCalls`` as ``CallStarted``, its arguments JSON in ``ArgumentsDelta`` fragments
+    of the given sizes (cycled) and ``CallFinished``, then the ``ToolCalls`` itself."""
+    cycle = itertools.cycle([max(1, n) for n in sizes] or [1])
+    index = 0
+    out: list[list[Any]] = []
+    for batch in batches:
+        events: list[Any] = []
+        for e in batch:
+            if isinstance(e, ToolCalls):
+                for call in e.calls:
+                    events.append(CallStarted(index, call.id, call.name))
+                    args, pos = call.arguments, 0
+                    while pos < len(args):
+                        size = next(cycle)
+                        events.append(ArgumentsDelta(index, args[pos:pos + size]))
+                        pos += size
+                    events.append(CallFinished(index, call))
+                    index += 1
+            events.append(e)
+        out.append(events)
+    return out
+
+
+def without_aborted(batches: Sequence[Sequence[Any]]) -> list[list[Any]]:
+    """Sieve event batches with every aborted call's events (its ``CallStarted``, deltas and
+    ``CallAborted``) left out. A wire cannot take back a call it began to send (SPEC §10's
+    stream-equals-whole holds for what it keeps; each renderer's abort is tested on its own),
+    so the renderers' stream-versus-whole checks compare the rest: the calls and text."""
+    from callsieve import ArgumentsDelta, CallAborted, CallStarted
+
+    gone = {e.index for batch in batches for e in batch if isinstance(e, CallAborted)}
+    if not gone:
+        return [list(b) for b in batches]
+    kinds = (CallStarted, ArgumentsDelta, CallAborted)
+    return [[e for e in b if not (isinstance(e, kinds) and e.index in gone)] for b in batches]

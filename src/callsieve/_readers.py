@@ -287,9 +287,11 @@ class ModeReaders:
             self._cap.took(cur.sync_run())
         if chunk.__class__ is not str:
             if not isinstance(chunk, str):
-                cur.flush()  # (the offset: the end of the text fed)
+                # The offset is the end of the text fed; the held text's growth stays where
+                # it is (``grown``: a held candidate lives there), so the sieve goes on as
+                # if this call had not been made.
                 raise InputTypeError(f"feed() takes str, not {type(chunk).__name__}",
-                                     offset=cur.total)
+                                     offset=cur.total + sum(map(len, cur.grown)))
             chunk = str(chunk)
         if not chunk:
             return []

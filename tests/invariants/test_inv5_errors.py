@@ -107,3 +107,14 @@ def test_errors_bad_options_raise_configuration_error(row: tuple[Any, ...]) -> N
     assert isinstance(info.value, ValueError) and isinstance(info.value, CallsieveError)
     with pytest.raises(ConfigurationError):
         callsieve.parse("x", **opts)
+
+
+def test_a_rejected_chunk_leaves_a_held_candidate_where_it_was() -> None:
+    """Found by the renderers' property run: a non-str chunk while a tag candidate was held
+    moved the candidate's text, and the next chunk came out before it."""
+    sieve = callsieve.Sieve()
+    assert sieve.feed("<![CDATA[|||||tool▁&#x000") == []
+    with pytest.raises(callsieve.InputTypeError) as info:
+        sieve.feed(None)  # type: ignore[arg-type]
+    assert info.value.offset == 25
+    assert sieve.feed("x") + sieve.close() == [callsieve.Text("<![CDATA[|||||tool▁&#x000x")]

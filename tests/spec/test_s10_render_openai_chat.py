@@ -28,7 +28,7 @@ import pytest
 
 pytest.importorskip("openai")
 
-from helpers import ROOT, fed, random_chunkings
+from helpers import ROOT, fed, random_chunkings, without_aborted
 from hypothesis import HealthCheck, assume, given, settings
 from openai.lib.streaming.chat import ChatCompletionStreamState
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
@@ -75,8 +75,8 @@ def render_stream(chunks: Sequence[str], *, early_emit: str = "block", tools: An
     renderer = openai_chat.StreamRenderer(**{**RENDER, **render})
     sieve, per_feed = fed(list(chunks), tools=tools, early_emit=early_emit,
                           id_factory=counter("call_"))
-    out = [c for events in per_feed for c in renderer.feed(events)]
-    return out + renderer.feed(sieve.close()) + renderer.close(finish_reason)
+    batches = without_aborted([*per_feed, sieve.close()])  # (aborts: tested by hand below)
+    return [c for events in batches for c in renderer.feed(events)] + renderer.close(finish_reason)
 
 
 def render_events(batches: Sequence[Sequence[Any]], finish_reason: str | None = None,

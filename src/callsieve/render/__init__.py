@@ -8,7 +8,7 @@ read a reply through ``Reply`` (``_reply``): text and calls in order, the same f
 ``early_emit`` and every chunking. The core never imports this package.
 """
 
-from . import openai_chat, openai_responses
+from . import anthropic, gemini, openai_chat, openai_responses
 from ._reply import Reply, reply_events
 
-__all__ = ["Reply", "openai_chat", "openai_responses", "reply_events"]
+__all__ = ["Reply", "anthropic", "gemini", "openai_chat", "openai_responses", "reply_events"]

@@ -18,6 +18,11 @@ side that touches a call; a part that is only white space goes. ``trim_around_ca
 (OpenAI Chat, whose content is one string) keeps white space between text and a call when
 text follows the call. Trailing white space is held until what follows decides it: the
 same text comes out of any chunking.
+Aborted calls: a call that started and then aborted has been seen on a wire that streams
+calls (Anthropic's ``tool_use`` block), so by default it counts as a call there too. A
+renderer that sends each call whole when it finishes (Gemini) never shows it:
+``aborted_calls_seen=False`` gives back the white space held when it started, so the text
+reads as if the call had never begun — the same text as ``parse()`` gives.
 What it guarantees: the concatenated ``ArgumentsDelta`` of a call equal its
 ``CallFinished`` call's ``arguments``; nothing but the white space above is dropped.
 What it costs: O(1) per event besides the text itself; holds at most a run of white space.
@@ -45,11 +50,15 @@ __all__ = ["Reply", "reply_events"]
 class Reply:
     """Sieve events in, reply events out (see the module's docstring)."""
 
-    __slots__ = ("_trim_calls", "_edge", "_held", "_seen_text", "_index", "_open",
-                 "_unsettled")
+    __slots__ = ("_trim_calls", "_aborts_seen", "_edge", "_held", "_seen_text", "_index",
+                 "_open", "_unsettled", "_before")
 
-    def __init__(self, *, trim_around_calls: bool = True) -> None:
+    def __init__(self, *, trim_around_calls: bool = True,
+                 aborted_calls_seen: bool = True) -> None:
         self._trim_calls = trim_around_calls
+        self._aborts_seen = aborted_calls_seen
+        # (held white space, edge) when a streamed call started: given back if it aborts
+        self._before: tuple[str, bool] | None = None
         self._edge = True  # leading white space is dropped here (reply start, after a call)
         self._held = ""  # trailing white space not yet decided
         self._seen_text = False
@@ -61,6 +70,7 @@ class Reply:
         out: list[Event] = []
         for e in events:
             if isinstance(e, Text):
+                self._before = None
                 text = e.text
                 if self._edge or self._held or not text or text[-1].isspace():
                     self._text(text, out)
@@ -75,8 +85,11 @@ class Reply:
                     if arguments:
                         out.append(ArgumentsDelta(k, arguments))
                     out.append(CallFinished(k, call))
+                    self._before = None
                     self._ended()
             elif isinstance(e, CallStarted):
+                if not self._aborts_seen and not self._open:
+                    self._before = (self._held, self._edge)
                 self._open[e.index] = self._start(e.id, e.name, out)
             elif isinstance(e, ArgumentsDelta):
                 if e.delta and e.index in self._open:
@@ -90,12 +103,13 @@ class Reply:
                         out.append(ArgumentsDelta(k, arguments))
                 out.append(CallFinished(k, e.call))
                 self._unsettled += 1
+                self._before = None
                 self._ended()
             elif isinstance(e, CallAborted):
                 k = self._open.pop(e.index, -1)
                 if k >= 0:
                     out.append(CallAborted(k))
-                    self._ended()
+                    self._aborted()
         return out
 
     def close(self) -> list[Event]:
@@ -103,6 +117,7 @@ class Reply:
         out: list[Event] = [CallAborted(k) for k in self._open.values()]
         self._open.clear()
         self._held = ""
+        self._before = None
         return out
 
     def _text(self, text: str, out: list[Event]) -> None:
@@ -126,6 +141,13 @@ class Reply:
         self._index += 1
         out.append(CallStarted(k, ident, name))
         return k
+
+    def _aborted(self) -> None:
+        if self._before is not None and not self._open:  # (aborted_calls_seen=False)
+            self._held, self._edge = self._before
+            self._before = None
+        elif self._before is None:
+            self._ended()
 
     def _ended(self) -> None:
         if self._trim_calls or not self._seen_text:

@@ -1,0 +1,175 @@
+"""Strategy: a reply as the Gemini API sends it — a ``GenerateContentResponse`` (REST JSON,
+camelCase) for the whole reply, and a sequence of them for a streamed one — as plain dicts.
+
+What it does: ``StreamRenderer`` reads a sieve's events through ``Reply`` (text and calls in
+order, white space trimmed where text meets a call) and answers each ``feed`` with at most
+one response chunk: ``candidates[0].content.parts`` holds the text that arrived (one
+``text`` part per run) and a ``functionCall`` part (``name``, ``args``, ``id``) for each call
+that finished — Gemini does not stream a call's arguments, so a call is sent whole, when it
+finishes. ``close`` sends the last chunk: ``finishReason`` and ``usageMetadata``, with an
+empty ``text`` part (as Gemini ends its streams), so that every chunk has content, which
+google-genai's chat needs to keep the turn in its history. ``render_response`` builds the
+whole response from ``reply_events(result)``; an empty reply has one empty ``text`` part.
+Every chunk carries ``modelVersion`` and the same ``responseId``.
+What it guarantees: the parts of all chunks, joined (adjacent text merged, empty text
+dropped), are the whole response's parts — also when a call aborts: nothing of it was sent
+(calls are sent whole), and the white space held when it started is given back
+(``Reply(aborted_calls_seen=False)``), so its text reads as ``parse()`` gives it. Every
+object validates against google-genai's types (the tests check it; this module does not
+import the SDK).
+What it costs: one dict per ``feed`` that has something to send, one per part.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from .._errors import ConfigurationError, SieveClosedError
+from .._events import CallFinished, Event, Text
+from .._results import ParseResult
+from ._options import Usage, make_id, token_counts
+from ._reply import Reply, reply_events
+
+__all__ = [
+    "FINISH_REASONS",
+    "StreamRenderer",
+    "finish_reason_of",
+    "new_function_call_id",
+    "new_response_id",
+    "render_response",
+]
+
+_BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+#: Gemini's own finish reasons that a caller may pass through as they are.
+FINISH_REASONS = ("STOP", "MAX_TOKENS", "SAFETY", "RECITATION", "LANGUAGE", "OTHER", "BLOCKLIST",
+                  "PROHIBITED_CONTENT", "SPII", "MALFORMED_FUNCTION_CALL",
+                  "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS")
+_MAPPED = {None: "STOP", "stop": "STOP", "tool_calls": "STOP", "length": "MAX_TOKENS",
+           "content_filter": "SAFETY"}  # (OpenAI's names)
+
+
+def new_response_id() -> str:
+    """A ``responseId`` shaped as the API's: 23 random URL-safe base-64 characters."""
+    return secrets.token_urlsafe(17)
+
+
+def new_function_call_id() -> str:
+    """A ``functionCall.id`` shaped as Gemini 3's: 8 random lower-case letters and digits."""
+    return "".join(secrets.choice(_BASE36) for _ in range(8))
+
+
+def finish_reason_of(finish_reason: str | None) -> str:
+    """The ``finishReason`` for the caller's ``finish_reason``: ``None``, ``"stop"`` and
+    ``"tool_calls"`` give ``"STOP"`` (Gemini ends a turn with calls as any other);
+    ``"length"`` (the model was cut off) ``"MAX_TOKENS"``; ``"content_filter"``
+    ``"SAFETY"``; one of ``FINISH_REASONS`` itself. Anything else is a
+    ``ConfigurationError``."""
+    if finish_reason in _MAPPED:
+        return _MAPPED[finish_reason]
+    if finish_reason in FINISH_REASONS:
+        return finish_reason
+    allowed = tuple(k for k in _MAPPED if k is not None) + FINISH_REASONS
+    raise ConfigurationError(f"finish_reason must be None or one of {allowed}, "
+                             f"not {finish_reason!r}", expected=allowed)
+
+
+class _Builder:
+    """What both paths share: the response's envelope and its parts."""
+
+    __slots__ = ("model", "response_id", "call_id", "usage")
+
+    def __init__(self, model: str, response_id_factory: Callable[[], str],
+                 call_id_factory: Callable[[], str] | None, usage: Usage | None) -> None:
+        self.usage = token_counts(usage)
+        self.model = model
+        self.response_id = make_id(response_id_factory, "response_id_factory")
+        self.call_id = call_id_factory
+
+    def parts(self, events: Iterable[Event], parts: list[dict[str, Any]]) -> None:
+        """Append the parts of reply ``events`` (adjacent text in one part)."""
+        for e in events:
+            if isinstance(e, Text):
+                if parts and "text" in parts[-1]:
+                    parts[-1]["text"] += e.text
+                else:
+                    parts.append({"text": e.text})
+            elif isinstance(e, CallFinished):
+                call: dict[str, Any] = {"name": e.call.name, "args": e.call.input}
+                if self.call_id is not None:
+                    call["id"] = make_id(self.call_id, "call_id_factory")
+                parts.append({"functionCall": call})
+
+    def response(self, parts: list[dict[str, Any]], reason: str | None,
+                 usage: tuple[int, int] | None) -> dict[str, Any]:
+        candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}}
+        if reason is not None:
+            candidate["finishReason"] = reason
+        candidate["index"] = 0
+        out: dict[str, Any] = {"candidates": [candidate]}
+        if usage is not None:
+            out["usageMetadata"] = {"promptTokenCount": usage[0],
+                                    "candidatesTokenCount": usage[1],
+                                    "totalTokenCount": usage[0] + usage[1]}
+        out["modelVersion"] = self.model
+        out["responseId"] = self.response_id
+        return out
+
+
+class StreamRenderer:
+    """Sieve events in, Gemini response chunks out (see the module's docstring).
+
+    ``StreamRenderer(*, model="callsieve", response_id_factory=new_response_id,
+    call_id_factory=new_function_call_id, usage=None)``: ``model`` is sent as
+    ``modelVersion``; ``call_id_factory=None`` sends calls without an ``id`` (as Gemini
+    before version 3 did); ``usage`` is ``{"input_tokens": n, "output_tokens": m}`` (zeros by
+    default), sent as ``usageMetadata`` on the last chunk (``close`` may give the final
+    counts). ``feed`` after ``close`` raises ``SieveClosedError``.
+    """
+
+    __slots__ = ("_b", "_reply", "_closed")
+
+    def __init__(self, *, model: str = "callsieve",
+                 response_id_factory: Callable[[], str] = new_response_id,
+                 call_id_factory: Callable[[], str] | None = new_function_call_id,
+                 usage: Usage | None = None) -> None:
+        self._b = _Builder(model, response_id_factory, call_id_factory, usage)
+        self._reply = Reply(trim_around_calls=True, aborted_calls_seen=False)
+        self._closed = False
+
+    def feed(self, events: Iterable[Event]) -> list[dict[str, Any]]:
+        """One chunk with the parts ``events`` give, or none if they give nothing yet."""
+        if self._closed:
+            raise SieveClosedError("feed() called on a StreamRenderer that is already closed")
+        parts: list[dict[str, Any]] = []
+        self._b.parts(self._reply.feed(events), parts)
+        return [self._b.response(parts, None, None)] if parts else []
+
+    def close(self, finish_reason: str | None = None, *,
+              usage: Usage | None = None) -> list[dict[str, Any]]:
+        """The last chunk: ``finishReason`` (``finish_reason_of(finish_reason)``) and
+        ``usageMetadata`` (this call's ``usage``, else the constructor's)."""
+        if self._closed:
+            raise SieveClosedError("close() called on a StreamRenderer that is already closed")
+        reason = finish_reason_of(finish_reason)  # (checked before any change)
+        counts = self._b.usage if usage is None else token_counts(usage)
+        self._closed = True
+        parts: list[dict[str, Any]] = []
+        self._b.parts(self._reply.close(), parts)
+        return [self._b.response(parts or [{"text": ""}], reason, counts)]
+
+
+def render_response(result: ParseResult, *, model: str = "callsieve",
+                    response_id_factory: Callable[[], str] = new_response_id,
+                    call_id_factory: Callable[[], str] | None = new_function_call_id,
+                    usage: Usage | None = None,
+                    finish_reason: str | None = None) -> dict[str, Any]:
+    """The whole ``GenerateContentResponse`` for ``result``: its text and ``functionCall``
+    parts in reply order (each call's ``args`` is the call's own dict, not a copy)."""
+    reason = finish_reason_of(finish_reason)
+    b = _Builder(model, response_id_factory, call_id_factory, usage)
+    parts: list[dict[str, Any]] = []
+    b.parts(reply_events(result, trim_around_calls=True), parts)
+    return b.response(parts or [{"text": ""}], reason, b.usage)

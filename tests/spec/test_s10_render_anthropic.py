@@ -1,0 +1,552 @@
+"""SPEC §10 Rendering — Anthropic Messages (``callsieve.render.anthropic``), checked by the
+official SDK itself, no mocks.
+
+1. Every object validates with the SDK's types: the whole response with
+   ``anthropic.types.Message``, each stream event with ``RawMessageStreamEvent`` (a pydantic
+   ``TypeAdapter``); no field the SDK does not know, and the SDK's ``to_dict()`` gives back
+   exactly what was rendered.
+2. The stream, fed to the SDK's own accumulator (``accumulate_event``, what ``MessageStream``
+   runs over a live stream), gives the message ``render_response`` builds — and that message's
+   text blocks and calls are ``parse()``'s, text trimmed where it meets a call.
+3. The same on every public conformance case, streamed whole, per character and in
+   LLM-token-sized chunks, for every ``early_emit``.
+4. A property over generated documents and chunkings, for every ``early_emit`` (streams where
+   a call aborts are left out: by design the wire keeps what it sent; aborts are in 5).
+5. Hand-built argument streaming: ``CallStarted``, several ``ArgumentsDelta``,
+   ``CallFinished``, then the ``ToolCalls`` for the same call; and aborts.
+6. ``stop_reason``, replies with only calls, only text, nothing, many calls; ids, usage and
+   misuse.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+import subprocess
+import sys
+import typing
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import pytest
+from helpers import ROOT, as_argument_stream, canon_value, random_chunkings, without_aborted
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from strategies import doc_and_chunks
+
+import callsieve
+from callsieve import (
+    ArgumentsDelta,
+    Block,
+    CallAborted,
+    CallFinished,
+    CallsieveError,
+    CallStarted,
+    ConfigurationError,
+    Event,
+    ParseResult,
+    SieveClosedError,
+    Text,
+    ToolCall,
+    ToolCalls,
+)
+from callsieve._options import EARLY_EMIT
+from callsieve.render import Reply
+from callsieve.render import anthropic as render
+
+pydantic = pytest.importorskip("pydantic")
+sdk = pytest.importorskip("anthropic.types")
+sdk_stream = pytest.importorskip("anthropic.lib.streaming._messages")
+
+EVENT = pydantic.TypeAdapter(sdk.RawMessageStreamEvent)
+CASES_PATH = ROOT.parent / "shared" / "conformance" / "cases.jsonl"
+#: CALLSIEVE_EXAMPLES raises the example count for a longer soak.
+SETTINGS = settings(max_examples=int(os.environ.get("CALLSIEVE_EXAMPLES", "60")), deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+# ---------------------------------------------------------------------------- the checks
+def counter(prefix: str) -> Callable[[], str]:
+    numbers = itertools.count()
+    return lambda: f"{prefix}{next(numbers):04d}"
+
+
+def options(**extra: Any) -> dict[str, Any]:
+    """Deterministic id factories (fresh counters: a stream and a whole response built with
+    ``options()`` each get the same ids)."""
+    return {"message_id_factory": counter("msg_test"),
+            "tool_use_id_factory": counter("toolu_test"), **extra}
+
+
+def wire(obj: Any) -> Any:
+    """What a client reads: the object through strict JSON (fails on anything not JSON)."""
+    return json.loads(json.dumps(obj, ensure_ascii=False, allow_nan=False))
+
+
+def no_extra(obj: Any, where: str) -> None:
+    """No pydantic model in ``obj`` kept a field its class does not declare."""
+    if isinstance(obj, pydantic.BaseModel):
+        assert not obj.model_extra, f"{where}: fields the SDK does not know: {obj.model_extra}"
+        for name in type(obj).model_fields:
+            no_extra(getattr(obj, name), f"{where}.{name}")
+    elif isinstance(obj, list):
+        for i, item in enumerate(obj):
+            no_extra(item, f"{where}[{i}]")
+
+
+def validate_message(message: dict[str, Any]) -> Any:
+    parsed = sdk.Message.model_validate(wire(message))
+    no_extra(parsed, "message")
+    assert canon_value(parsed.to_dict()) == canon_value(message)
+    return parsed
+
+
+def validate_events(events: Sequence[dict[str, Any]]) -> list[Any]:
+    out = []
+    for i, event in enumerate(events):
+        parsed = EVENT.validate_python(wire(event))
+        no_extra(parsed, f"event {i} ({event['type']})")
+        assert canon_value(parsed.to_dict()) == canon_value(event)
+        out.append(parsed)
+    return out
+
+
+def check_shape(events: Sequence[dict[str, Any]]) -> None:
+    """The stream's grammar: ``message_start``, blocks numbered 0, 1, … each started,
+    fed and stopped before the next starts, no empty text block, ``message_delta``,
+    ``message_stop``."""
+    kinds = [e["type"] for e in events]
+    assert kinds[0] == "message_start" and kinds[-2:] == ["message_delta", "message_stop"]
+    assert events[0]["message"]["content"] == [] and events[0]["message"]["stop_reason"] is None
+    open_index, next_index, kind, text = -1, 0, "", ""
+    for e in events[1:-2]:
+        if e["type"] == "content_block_start":
+            assert open_index < 0 and e["index"] == next_index, kinds
+            open_index, next_index, text = e["index"], next_index + 1, ""
+            block = e["content_block"]
+            kind = block["type"]
+            assert block == ({"type": "text", "text": ""} if kind == "text" else
+                             {"type": "tool_use", "id": block["id"], "name": block["name"],
+                              "input": {}})
+        elif e["type"] == "content_block_delta":
+            assert e["index"] == open_index
+            assert e["delta"]["type"] == ("text_delta" if kind == "text" else "input_json_delta")
+            text += e["delta"].get("text", "")
+        else:
+            assert e["type"] == "content_block_stop" and e["index"] == open_index, kinds
+            assert kind != "text" or text.strip(), "an empty or white-space-only text block"
+            open_index = -1
+    assert open_index < 0
+
+
+def accumulate(events: Sequence[dict[str, Any]]) -> Any:
+    """The message the SDK's stream accumulator ends with."""
+    snapshot, bufs = None, {}
+    for event in validate_events(events):
+        snapshot = sdk_stream.accumulate_event(event=event, current_snapshot=snapshot,
+                                               json_bufs=bufs)
+    assert snapshot is not None
+    return sdk.Message.model_validate(snapshot.to_dict())
+
+
+def same_message(message: Any, whole: dict[str, Any]) -> bool:
+    """The accumulated ``message`` is ``whole`` (fields the accumulator sets to ``None``
+    on its own, such as ``stop_details``, aside)."""
+    want = sdk.Message.model_validate(whole).to_dict(exclude_none=True)
+    return canon_value(message.to_dict(exclude_none=True)) == canon_value(want)
+
+
+def render_stream(batches: Iterable[Sequence[Event]], finish_reason: str | None = None,
+                  **opts: Any) -> list[dict[str, Any]]:
+    renderer = render.StreamRenderer(**options(**opts))
+    out: list[dict[str, Any]] = []
+    for batch in batches:
+        out += renderer.feed(batch)
+    return out + renderer.close(finish_reason)
+
+
+def sieve_batches(chunks: Iterable[str], **opts: Any) -> list[list[Event]]:
+    """The events of each ``feed`` of a ``Sieve`` over ``chunks``, then ``close()``'s."""
+    sieve = callsieve.Sieve(**opts)
+    return [sieve.feed(c) for c in chunks] + [sieve.close()]
+
+
+def aborts(batches: Iterable[Sequence[Event]]) -> bool:
+    reply = Reply()
+    events = [e for batch in batches for e in reply.feed(batch)] + reply.close()
+    return any(isinstance(e, CallAborted) for e in events)
+
+
+def blocks(message: Any) -> list[tuple[str, str]]:
+    """A message's content as ``(kind, text or "name input")``, ids left out."""
+    return [("text", b.text) if b.type == "text" else
+            ("tool_use", f"{b.name} {canon_value(b.input)}") for b in message.content]
+
+
+def parsed_blocks(result: ParseResult) -> list[tuple[str, str]]:
+    """What ``parse()`` says the content is: its parts, text stripped (every text part meets
+    a call or an end of the reply), white-space-only text gone."""
+    out = []
+    for part in result.parts:
+        if isinstance(part, ToolCall):
+            out.append(("tool_use", f"{part.name} {canon_value(part.input)}"))
+        elif part.strip():
+            out.append(("text", part.strip()))
+    return out
+
+
+def check_stream(result: ParseResult, batches: list[list[Event]], **opts: Any) -> Any:
+    """The stream validates, keeps its grammar and accumulates to the whole response, which
+    holds ``parse()``'s text and calls. Returns the accumulated message."""
+    whole = render.render_response(result, **options(**opts))
+    validate_message(whole)
+    events = render_stream(batches, **opts)
+    check_shape(events)
+    message = accumulate(events)
+    assert same_message(message, whole)
+    assert blocks(message) == parsed_blocks(result)
+    return message
+
+
+def check_doc(doc: str, chunkings: Iterable[Sequence[str]], **sieve_opts: Any) -> None:
+    result = callsieve.parse(doc, **sieve_opts)
+    for chunks in chunkings:  # (aborts: tested by hand below)
+        check_stream(result, without_aborted(sieve_batches(chunks, **sieve_opts)))
+
+
+def call_block(*names: str) -> str:
+    return "<tool_calls>" + "".join(
+        f'<invoke name="{n}"><parameter name="q">{n} {i}</parameter></invoke>'
+        for i, n in enumerate(names)) + "</tool_calls>"
+
+
+# ---------------------------------------------------------------------------- 1 and 2: examples
+EXAMPLES = [
+    ("text and a call", "Let me look.\n" + call_block("read")),
+    ("call then text", call_block("read") + "\n\nIt says hi."),
+    ("text call text", "First:\n" + call_block("a", "b") + "\nthen:\n" + call_block("c") + " ok"),
+    ("only a call", "  \n" + call_block("read") + "\n  "),
+    ("only text", "Just words, <b>bold</b> and 1 < 2."),
+    ("empty", ""),
+    ("white space", " \n\t "),
+    ("no arguments", '<tool_calls><invoke name="now"></invoke></tool_calls>'),
+    ("unicode", "你好 💥\n" + '<tool_calls><invoke name="say"><parameter name="t">é"\\\n'
+                "</parameter></invoke></tool_calls>"),
+    ("failed block is text", "see <tool_calls><invoke name=\"f\">broken"),
+    ("native", ("x <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{\"n\": [1, 2.5]}"
+                "<｜tool▁call▁end｜><｜tool▁calls▁end｜>")),
+]
+
+
+@pytest.mark.parametrize("mode", EARLY_EMIT)
+@pytest.mark.parametrize("doc", [pytest.param(d, id=i) for i, d in EXAMPLES])
+def test_examples_validate_and_accumulate_to_the_whole_response(doc: str, mode: str) -> None:
+    chunkings = [[doc], list(doc), *random_chunkings(doc, seeds=(1, 2))]
+    check_doc(doc, chunkings, early_emit=mode)
+
+
+def test_whole_response_is_the_documented_object() -> None:
+    doc = "Reading it.\n" + '<tool_calls><invoke name="read_file"><parameter name="path">' \
+          "README.md</parameter></invoke></tool_calls>"
+    got = render.render_response(callsieve.parse(doc), **options(model="m"))
+    assert got == {
+        "id": "msg_test0000", "type": "message", "role": "assistant", "model": "m",
+        "content": [{"type": "text", "text": "Reading it."},
+                    {"type": "tool_use", "id": "toolu_test0000", "name": "read_file",
+                     "input": {"path": "README.md"}}],
+        "stop_reason": "tool_use", "stop_sequence": None,
+        "usage": {"input_tokens": 0, "output_tokens": 0}}
+    validate_message(got)
+
+
+def test_stream_is_the_documented_events() -> None:
+    doc = "Hi " + '<tool_calls><invoke name="f"><parameter name="a">1</parameter></invoke>' \
+          "</tool_calls>"
+    events = render_stream(sieve_batches([doc]), model="m", usage={"input_tokens": 7,
+                                                                    "output_tokens": 9})
+    assert events == [
+        {"type": "message_start", "message": {
+            "id": "msg_test0000", "type": "message", "role": "assistant", "model": "m",
+            "content": [], "stop_reason": None, "stop_sequence": None,
+            "usage": {"input_tokens": 7, "output_tokens": 0}}},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hi"}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "content_block_start", "index": 1, "content_block": {
+            "type": "tool_use", "id": "toolu_test0000", "name": "f", "input": {}}},
+        {"type": "content_block_delta", "index": 1,
+         "delta": {"type": "input_json_delta", "partial_json": '{"a":1}'}},
+        {"type": "content_block_stop", "index": 1},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+         "usage": {"input_tokens": 7, "output_tokens": 9}},
+        {"type": "message_stop"},
+    ]
+    validate_events(events)
+
+
+# ---------------------------------------------------------------------------- 3: conformance
+def _cases() -> list[Any]:
+    if not CASES_PATH.is_file():
+        return [pytest.param(None, id="no-cases")]
+    lines = CASES_PATH.read_text(encoding="utf-8").splitlines()
+    cases = [json.loads(line) for line in lines if line.strip()]
+    return [pytest.param(c, id=c["id"]) for c in cases]
+
+
+@pytest.mark.parametrize("mode", EARLY_EMIT)
+@pytest.mark.parametrize("case", _cases())
+def test_conformance_cases_stream_as_the_whole_response(case: dict[str, Any] | None,
+                                                        mode: str) -> None:
+    if case is None:
+        pytest.skip(f"conformance cases not found at {CASES_PATH}")
+    doc = case["input"]
+    opts: dict[str, Any] = {"early_emit": mode}
+    if case.get("tools") is not None:
+        opts["tools"] = case["tools"]
+    result = callsieve.parse(doc, **opts)
+    for chunks in ([doc], list(doc), *random_chunkings(doc, seeds=(2, 5))):
+        batches = sieve_batches(chunks, **opts)
+        if not aborts(batches):
+            check_stream(result, batches)
+
+
+# ---------------------------------------------------------------------------- 4: property
+@pytest.mark.parametrize("mode", EARLY_EMIT)
+@SETTINGS
+@given(doc_and_chunks())
+def test_property_stream_accumulates_to_the_whole_response(mode: str,
+                                                           doc_chunks: tuple[str, list[str]],
+                                                           ) -> None:
+    doc, chunks = doc_chunks
+    batches = sieve_batches(chunks, early_emit=mode)
+    assume(not aborts(batches))  # (by design: the wire keeps a call that aborts; see 5)
+    check_stream(callsieve.parse(doc, early_emit=mode), batches)
+
+
+@SETTINGS
+@given(doc_and_chunks(), st.lists(st.integers(1, 8), min_size=1, max_size=4))
+def test_property_streamed_arguments_accumulates_to_the_whole_response(
+        doc_chunks: tuple[str, list[str]], sizes: list[int]) -> None:
+    """Argument streaming as ``early_emit="arguments"`` shapes it (each call's arguments in
+    1-8 character fragments, then its ``ToolCalls``), whether or not the sieve builds it."""
+    doc, chunks = doc_chunks
+    batches = as_argument_stream(sieve_batches(chunks), sizes)
+    check_stream(callsieve.parse(doc), batches)
+
+
+# ---------------------------------------------------------------------------- 5: hand-built
+READ = ToolCall("read", {"path": "a.txt", "n": 2}, id="call_1")
+READ_BLOCK = Block((8, 60), "xml", "complete")
+READ_DELTAS = ['{"pa', 'th":"a', '.txt","n"', ":2}"]
+
+
+def test_arguments_stream_as_input_json_deltas() -> None:
+    assert "".join(READ_DELTAS) == READ.arguments
+    batches: list[list[Event]] = [
+        [Text("Reading ")], [CallStarted(0, READ.id, READ.name)],
+        *[[ArgumentsDelta(0, d)] for d in READ_DELTAS],
+        [CallFinished(0, READ)], [ToolCalls((READ,), READ_BLOCK)], [Text("\n")]]
+    events = render_stream(batches)
+    check_shape(events)
+    fragments = [e["delta"]["partial_json"] for e in events
+                 if e["type"] == "content_block_delta" and e["index"] == 1]
+    assert fragments == READ_DELTAS
+    message = accumulate(events)
+    assert [b.type for b in message.content] == ["text", "tool_use"]  # (ToolCalls: no second)
+    assert message.content[1].input == READ.input and message.stop_reason == "tool_use"
+    result = ParseResult("Reading \n", (READ,), (READ_BLOCK,), True, parts=("Reading ", READ,
+                                                                              "\n"))
+    assert same_message(message, render.render_response(result, **options()))
+
+
+def test_snapshot_input_grows_with_the_deltas() -> None:
+    """The SDK parses the JSON so far after each delta (partial mode): a client sees the
+    input fill in."""
+    events = render_stream([[CallStarted(0, "c", "read")], *[[ArgumentsDelta(0, d)]
+                                                             for d in READ_DELTAS],
+                            [CallFinished(0, READ)]])
+    snapshot, bufs, inputs = None, {}, []
+    for event in validate_events(events):
+        snapshot = sdk_stream.accumulate_event(event=event, current_snapshot=snapshot,
+                                               json_bufs=bufs)
+        if event.type == "content_block_delta":
+            inputs.append(snapshot.content[0].input)
+    assert inputs[-1] == READ.input and inputs[0] == {}
+
+
+@pytest.mark.parametrize(("batches", "fragments"), [
+    ([[CallStarted(0, "c", "now")], [CallFinished(0, ToolCall("now", {}))]], []),
+    ([[ToolCalls((ToolCall("now", {}),), READ_BLOCK)]], ["{}"]),
+])
+def test_call_without_arguments_accumulates_to_empty_input(batches: list[list[Event]],
+                                                           fragments: list[str]) -> None:
+    """The accumulator starts from ``content_block_start``'s ``input: {}`` and parses only a
+    non-empty buffer: a call streamed with no delta, or with its arguments ``{}``, ends as
+    ``input == {}``."""
+    events = render_stream(batches)
+    assert [e["delta"]["partial_json"] for e in events
+            if e["type"] == "content_block_delta"] == fragments
+    message = accumulate(events)
+    assert message.content[0].input == {} and message.stop_reason == "tool_use"
+
+
+ABORTED_TEXT = '<tool_calls><invoke name="f"><parameter name="a">1'
+
+
+def test_abort_stops_the_tool_use_block_and_does_not_count() -> None:
+    batches: list[list[Event]] = [
+        [Text("Hi "), CallStarted(0, "c", "f"), ArgumentsDelta(0, '{"a":1')],
+        [CallAborted(0), Text(ABORTED_TEXT)]]
+    events = render_stream(batches)
+    check_shape(events)
+    stop = events.index({"type": "content_block_stop", "index": 1})
+    assert events[stop + 1]["type"] == "content_block_start"  # stopped at the abort
+    message = accumulate(events)
+    # what a client then holds: the tool_use block with the input parsed so far
+    assert blocks(message) == [("text", "Hi"), ("tool_use", 'f {"a": 1}'),
+                               ("text", ABORTED_TEXT)]
+    assert message.stop_reason == "end_turn"
+
+
+def test_call_open_at_close_is_stopped() -> None:
+    events = render_stream([[Text("x"), CallStarted(0, "c", "f"), ArgumentsDelta(0, "{")]])
+    check_shape(events)
+    message = accumulate(events)
+    assert blocks(message) == [("text", "x"), ("tool_use", "f {}")]
+    assert message.stop_reason == "end_turn"
+
+
+def test_abort_after_a_finished_call_keeps_tool_use() -> None:
+    g = ToolCall("g", {})
+    events = render_stream([[CallStarted(0, "a", "read"), ArgumentsDelta(0, READ.arguments),
+                             CallFinished(0, READ), CallStarted(1, "b", "g"), CallAborted(1)],
+                            [ToolCalls((READ,), READ_BLOCK)], [CallFinished(2, g)]])
+    check_shape(events)
+    message = accumulate(events)
+    assert [b.name for b in message.content] == ["read", "g", "g"]
+    assert message.stop_reason == "tool_use"
+
+
+# ---------------------------------------------------------------------------- 6: stop reasons
+TEXT, CALL = "Some text.", "ok " + call_block("f")
+
+
+@pytest.mark.parametrize(("doc", "finish_reason", "stop"), [
+    (TEXT, None, "end_turn"), (CALL, None, "tool_use"), ("", None, "end_turn"),
+    (TEXT, "stop", "end_turn"), (CALL, "stop", "tool_use"),
+    (TEXT, "tool_calls", "end_turn"), (CALL, "tool_calls", "tool_use"),
+    (TEXT, "length", "max_tokens"), (CALL, "length", "max_tokens"),
+    (TEXT, "content_filter", "refusal"), (CALL, "end_turn", "end_turn"),
+    (TEXT, "pause_turn", "pause_turn"),
+])
+def test_stop_reason(doc: str, finish_reason: str | None, stop: str) -> None:
+    result = callsieve.parse(doc)
+    whole = render.render_response(result, finish_reason=finish_reason)
+    assert validate_message(whole).stop_reason == stop
+    events = render_stream(sieve_batches(list(doc)), finish_reason)
+    assert accumulate(events).stop_reason == stop
+
+
+def test_stop_reasons_are_the_sdks() -> None:
+    assert set(render.STOP_REASONS) == set(typing.get_args(sdk.StopReason))
+
+
+def test_unknown_finish_reason_is_refused_and_the_stream_goes_on() -> None:
+    renderer = render.StreamRenderer(**options())
+    renderer.feed([Text("hi")])
+    with pytest.raises(ConfigurationError):
+        renderer.close("finished")
+    with pytest.raises(ConfigurationError):
+        render.render_response(callsieve.parse("x"), finish_reason="STOP")
+    events = renderer.feed([Text(" there")]) + renderer.close("length")
+    assert events[-2]["delta"]["stop_reason"] == "max_tokens"
+
+
+@pytest.mark.parametrize(("doc", "kinds"), [
+    (call_block("read"), ["tool_use"]),
+    ("\n" + call_block("a", "b") + "\n", ["tool_use", "tool_use"]),
+    (TEXT, ["text"]),
+    ("", []),
+    ("\n \n", []),
+    ("A " + call_block("a", "b") + " B " + call_block("c") + call_block("d") + " C",
+     ["text", "tool_use", "tool_use", "text", "tool_use", "tool_use", "text"]),
+])
+def test_content_blocks(doc: str, kinds: list[str]) -> None:
+    for mode in EARLY_EMIT:
+        result = callsieve.parse(doc, early_emit=mode)
+        assert [b["type"] for b in render.render_response(result)["content"]] == kinds
+        message = check_stream(result, sieve_batches([doc], early_emit=mode))
+        assert [b.type for b in message.content] == kinds
+    if not kinds:
+        events = render_stream(sieve_batches(list(doc)))
+        assert [e["type"] for e in events] == ["message_start", "message_delta", "message_stop"]
+
+
+# ---------------------------------------------------------------------------- ids, usage, misuse
+def test_default_ids_are_shaped_as_the_apis() -> None:
+    message = render.render_response(callsieve.parse(call_block("a", "b")))
+    assert re.fullmatch(r"msg_01[0-9A-Za-z]{22}", message["id"])
+    ids = [b["id"] for b in message["content"]]
+    assert len(set(ids)) == 2
+    for ident in ids:
+        assert re.fullmatch(r"toolu_01[0-9A-Za-z]{22}", ident)
+        assert re.fullmatch(r"^[a-zA-Z0-9_-]+$", ident)
+    events = render.StreamRenderer().feed([CallFinished(0, ToolCall("a", {}))])
+    assert re.fullmatch(r"toolu_01[0-9A-Za-z]{22}", events[1]["content_block"]["id"])
+
+
+def _boom() -> str:
+    raise RuntimeError("no ids today")
+
+
+@pytest.mark.parametrize("factory", [lambda: "bad id!", lambda: 7, lambda: "", _boom])
+def test_bad_tool_use_ids_are_refused(factory: Callable[[], Any]) -> None:
+    with pytest.raises(ConfigurationError):
+        render.render_response(callsieve.parse(call_block("a")), tool_use_id_factory=factory)
+    with pytest.raises(ConfigurationError):
+        render.StreamRenderer(tool_use_id_factory=factory).feed([CallStarted(0, "c", "a")])
+
+
+def test_usage() -> None:
+    usage = {"input_tokens": 11, "output_tokens": 5}
+    whole = render.render_response(callsieve.parse(TEXT), usage=usage)
+    assert validate_message(whole).usage.input_tokens == 11 and whole["usage"] == usage
+    renderer = render.StreamRenderer(usage={"input_tokens": 11})
+    events = renderer.feed([Text(TEXT)]) + renderer.close(usage=usage)
+    assert events[0]["message"]["usage"] == {"input_tokens": 11, "output_tokens": 0}
+    message = accumulate(events)
+    assert (message.usage.input_tokens, message.usage.output_tokens) == (11, 5)
+
+
+@pytest.mark.parametrize("usage", [{"prompt_tokens": 1}, {"input_tokens": -1},
+                                   {"output_tokens": True}, {"input_tokens": 1.5}, [1, 2]])
+def test_bad_usage_is_refused(usage: Any) -> None:
+    with pytest.raises(ConfigurationError):
+        render.StreamRenderer(usage=usage)
+    with pytest.raises(ConfigurationError):
+        render.render_response(callsieve.parse(TEXT), usage=usage)
+    with pytest.raises(ConfigurationError):
+        render.StreamRenderer().close(usage=usage)
+
+
+def test_feed_after_close_raises() -> None:
+    renderer = render.StreamRenderer()
+    renderer.close()
+    with pytest.raises(SieveClosedError) as info:
+        renderer.feed([Text("late")])
+    assert isinstance(info.value, CallsieveError)
+    with pytest.raises(SieveClosedError):
+        renderer.close()
+
+
+def test_renderer_does_not_import_the_sdk() -> None:
+    code = ("import sys; sys.modules['anthropic'] = None\n"
+            "import callsieve\nassert 'callsieve.render' not in sys.modules\n"
+            "from callsieve.render import anthropic\n"
+            "print(anthropic.render_response(callsieve.parse('hi'))['content'])")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, check=True)
+    assert out.stdout.strip() == "[{'type': 'text', 'text': 'hi'}]"

@@ -1,0 +1,492 @@
+"""SPEC §10 Rendering — Gemini (``callsieve.render.gemini``), checked by google-genai itself,
+no mocks.
+
+1. Every object validates with the SDK's types: ``GenerateContentResponse.model_validate``
+   (camelCase aliases, unknown fields forbidden), gives back exactly what was rendered, and
+   reads the same through the SDK's own response path (the Gemini API converter, then
+   ``_from_response``), with the right ``.text``, ``.function_calls`` and finish reason.
+2. The streamed responses, joined as google-genai's chat joins them (each chunk's
+   ``candidates[0].content`` in turn; every chunk valid by the chat's own
+   ``_validate_response``, so the turn is kept in its history), give the parts of the whole
+   response ``render_response`` builds — which are ``parse()``'s text and calls.
+3. The same on every public conformance case, streamed whole, per character and in
+   LLM-token-sized chunks, for every ``early_emit``.
+4. A property over generated documents and chunkings, for every ``early_emit`` (aborted calls
+   included: Gemini sends calls whole, so an abort leaves nothing to take back).
+5. Hand-built argument streaming and aborts (``Reply(aborted_calls_seen=False)``).
+6. Finish reasons, replies with only calls, only text, nothing, many calls; ids, usage and
+   misuse.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import pytest
+from helpers import ROOT, as_argument_stream, canon_value, random_chunkings
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from strategies import doc_and_chunks
+
+import callsieve
+from callsieve import (
+    ArgumentsDelta,
+    Block,
+    CallAborted,
+    CallFinished,
+    CallsieveError,
+    CallStarted,
+    ConfigurationError,
+    Event,
+    ParseResult,
+    SieveClosedError,
+    Text,
+    ToolCall,
+    ToolCalls,
+)
+from callsieve._options import EARLY_EMIT
+from callsieve.render import Reply
+from callsieve.render import gemini as render
+
+genai = pytest.importorskip("google.genai.types")
+genai_models = pytest.importorskip("google.genai.models")
+genai_chats = pytest.importorskip("google.genai.chats")
+
+CASES_PATH = ROOT.parent / "shared" / "conformance" / "cases.jsonl"
+#: CALLSIEVE_EXAMPLES raises the example count for a longer soak.
+SETTINGS = settings(max_examples=int(os.environ.get("CALLSIEVE_EXAMPLES", "60")), deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+# ---------------------------------------------------------------------------- the checks
+def counter(prefix: str) -> Callable[[], str]:
+    numbers = itertools.count()
+    return lambda: f"{prefix}{next(numbers):04d}"
+
+
+def options(**extra: Any) -> dict[str, Any]:
+    """Deterministic id factories (fresh counters: a stream and a whole response built with
+    ``options()`` each get the same ids)."""
+    return {"response_id_factory": counter("resp"), "call_id_factory": counter("fc"), **extra}
+
+
+def wire(obj: Any) -> Any:
+    """What a client reads: the object through strict JSON (fails on anything not JSON)."""
+    return json.loads(json.dumps(obj, ensure_ascii=False, allow_nan=False))
+
+
+def validate(response: dict[str, Any]) -> Any:
+    """The response as google-genai reads it, checked both ways the SDK reads JSON."""
+    parsed = genai.GenerateContentResponse.model_validate(wire(response))
+    dumped = parsed.model_dump(by_alias=True, exclude_none=True, mode="json")
+    assert canon_value(dumped) == canon_value(response)
+    converted = genai_models._GenerateContentResponse_from_mldev(wire(response))
+    assert genai.GenerateContentResponse._from_response(response=converted, kwargs={}) == parsed
+    return parsed
+
+
+def items(parts: Iterable[Any]) -> list[tuple[str, str]]:
+    """Parts as ``(kind, text or "id name args")``: adjacent text merged, empty text gone."""
+    out: list[tuple[str, str]] = []
+    for part in parts:
+        if part.function_call is not None:
+            call = part.function_call
+            out.append(("call", f"{call.id} {call.name} {canon_value(call.args)}"))
+        elif part.text:
+            if out and out[-1][0] == "text":
+                out[-1] = ("text", out[-1][1] + part.text)
+            else:
+                out.append(("text", part.text))
+    return out
+
+
+def parsed_items(result: ParseResult) -> list[tuple[str, str]]:
+    """What ``parse()`` says the parts are: text stripped (every text part meets a call or
+    an end of the reply), white-space-only text gone; calls by name and arguments."""
+    out = []
+    for part in result.parts:
+        if isinstance(part, ToolCall):
+            out.append(("call", f"{part.name} {canon_value(part.input)}"))
+        elif part.strip():
+            out.append(("text", part.strip()))
+    return out
+
+
+def without_ids(its: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    return [(k, v.split(" ", 1)[1] if k == "call" else v) for k, v in its]
+
+
+def render_stream(batches: Iterable[Sequence[Event]], finish_reason: str | None = None,
+                  **opts: Any) -> list[dict[str, Any]]:
+    renderer = render.StreamRenderer(**options(**opts))
+    out: list[dict[str, Any]] = []
+    for batch in batches:
+        out += renderer.feed(batch)
+    return out + renderer.close(finish_reason)
+
+
+def sieve_batches(chunks: Iterable[str], **opts: Any) -> list[list[Event]]:
+    """The events of each ``feed`` of a ``Sieve`` over ``chunks``, then ``close()``'s."""
+    sieve = callsieve.Sieve(**opts)
+    return [sieve.feed(c) for c in chunks] + [sieve.close()]
+
+
+def joined(chunks: Sequence[dict[str, Any]]) -> tuple[list[Any], Any]:
+    """The streamed responses read by the SDK and joined as its chat does: each chunk's
+    content in turn, every chunk valid for the chat's history; returns (all parts, the last
+    response)."""
+    parts: list[Any] = []
+    last = None
+    for i, chunk in enumerate(chunks):
+        response = validate(chunk)
+        assert genai_chats._validate_response(response), f"chunk {i} would drop the turn"
+        candidate = response.candidates[0]
+        assert candidate.content.role == "model" and candidate.index == 0
+        assert response.response_id == chunks[0]["responseId"]
+        assert (candidate.finish_reason is None) == (i < len(chunks) - 1)
+        assert (response.usage_metadata is None) == (i < len(chunks) - 1)
+        parts += candidate.content.parts
+        last = response
+    return parts, last
+
+
+def check_stream(result: ParseResult, batches: list[list[Event]], **opts: Any) -> Any:
+    """The stream validates and joins to the whole response, which holds ``parse()``'s text
+    and calls. Returns the whole response as the SDK reads it."""
+    whole = validate(render.render_response(result, **options(**opts)))
+    chunks = render_stream(batches, **opts)
+    parts, last = joined(chunks)
+    assert items(parts) == items(whole.candidates[0].content.parts)
+    assert without_ids(items(parts)) == parsed_items(result)
+    assert last.candidates[0].finish_reason == whole.candidates[0].finish_reason
+    assert last.usage_metadata == whole.usage_metadata
+    # what a client reads off the chunks: the text, and the calls as they arrive
+    streamed_text = "".join(validate(c).text or "" for c in chunks)
+    assert streamed_text == (whole.text or "")
+    streamed_calls = [fc for c in chunks for fc in (validate(c).function_calls or [])]
+    assert streamed_calls == (whole.function_calls or [])
+    return whole
+
+
+def check_doc(doc: str, chunkings: Iterable[Sequence[str]], **sieve_opts: Any) -> None:
+    result = callsieve.parse(doc, **sieve_opts)
+    for chunks in chunkings:
+        check_stream(result, sieve_batches(chunks, **sieve_opts))
+
+
+def call_block(*names: str) -> str:
+    return "<tool_calls>" + "".join(
+        f'<invoke name="{n}"><parameter name="q">{n} {i}</parameter></invoke>'
+        for i, n in enumerate(names)) + "</tool_calls>"
+
+
+# ---------------------------------------------------------------------------- 1 and 2: examples
+EXAMPLES = [
+    ("text and a call", "Let me look.\n" + call_block("read")),
+    ("call then text", call_block("read") + "\n\nIt says hi."),
+    ("text call text", "First:\n" + call_block("a", "b") + "\nthen:\n" + call_block("c") + " ok"),
+    ("only a call", "  \n" + call_block("read") + "\n  "),
+    ("only text", "Just words, <b>bold</b> and 1 < 2."),
+    ("empty", ""),
+    ("white space", " \n\t "),
+    ("no arguments", '<tool_calls><invoke name="now"></invoke></tool_calls>'),
+    ("unicode", "你好 💥\n" + '<tool_calls><invoke name="say"><parameter name="t">é"\\\n'
+                "</parameter></invoke></tool_calls>"),
+    ("failed block is text", "see <tool_calls><invoke name=\"f\">broken"),
+    ("native", ("x <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{\"n\": [1, 2.5]}"
+                "<｜tool▁call▁end｜><｜tool▁calls▁end｜>")),
+]
+
+
+@pytest.mark.parametrize("mode", EARLY_EMIT)
+@pytest.mark.parametrize("doc", [pytest.param(d, id=i) for i, d in EXAMPLES])
+def test_examples_validate_and_join_to_the_whole_response(doc: str, mode: str) -> None:
+    chunkings = [[doc], list(doc), *random_chunkings(doc, seeds=(1, 2))]
+    check_doc(doc, chunkings, early_emit=mode)
+
+
+def test_whole_response_is_the_documented_object() -> None:
+    doc = "Reading it.\n" + '<tool_calls><invoke name="read_file"><parameter name="path">' \
+          "README.md</parameter></invoke></tool_calls>"
+    got = render.render_response(callsieve.parse(doc), **options(model="gemini-test"))
+    assert got == {
+        "candidates": [{"content": {"role": "model", "parts": [
+            {"text": "Reading it."},
+            {"functionCall": {"name": "read_file", "args": {"path": "README.md"},
+                              "id": "fc0000"}}]},
+            "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": 0, "candidatesTokenCount": 0,
+                          "totalTokenCount": 0},
+        "modelVersion": "gemini-test", "responseId": "resp0000"}
+    response = validate(got)
+    assert response.text == "Reading it."
+    assert [(c.name, c.args, c.id) for c in response.function_calls] == [
+        ("read_file", {"path": "README.md"}, "fc0000")]
+    assert response.candidates[0].finish_reason == genai.FinishReason.STOP
+
+
+def test_stream_is_the_documented_chunks() -> None:
+    doc = "Hi " + '<tool_calls><invoke name="f"><parameter name="a">1</parameter></invoke>' \
+          "</tool_calls>"
+    chunks = render_stream(sieve_batches(["Hi <tool", doc[8:]]), model="m",
+                           usage={"input_tokens": 7, "output_tokens": 9})
+
+    def chunk(parts: list[dict[str, Any]], **more: Any) -> dict[str, Any]:
+        candidate = {"content": {"role": "model", "parts": parts}, **more, "index": 0}
+        return {"candidates": [candidate], **({"usageMetadata": {
+            "promptTokenCount": 7, "candidatesTokenCount": 9, "totalTokenCount": 16}}
+            if more else {}), "modelVersion": "m", "responseId": "resp0000"}
+
+    assert chunks == [
+        chunk([{"text": "Hi"}]),
+        chunk([{"functionCall": {"name": "f", "args": {"a": 1}, "id": "fc0000"}}]),
+        chunk([{"text": ""}], finishReason="STOP"),
+    ]
+    joined(chunks)
+
+
+# ---------------------------------------------------------------------------- 3: conformance
+def _cases() -> list[Any]:
+    if not CASES_PATH.is_file():
+        return [pytest.param(None, id="no-cases")]
+    lines = CASES_PATH.read_text(encoding="utf-8").splitlines()
+    cases = [json.loads(line) for line in lines if line.strip()]
+    return [pytest.param(c, id=c["id"]) for c in cases]
+
+
+@pytest.mark.parametrize("mode", EARLY_EMIT)
+@pytest.mark.parametrize("case", _cases())
+def test_conformance_cases_stream_as_the_whole_response(case: dict[str, Any] | None,
+                                                        mode: str) -> None:
+    if case is None:
+        pytest.skip(f"conformance cases not found at {CASES_PATH}")
+    opts: dict[str, Any] = {"early_emit": mode}
+    if case.get("tools") is not None:
+        opts["tools"] = case["tools"]
+    doc = case["input"]
+    check_doc(doc, [[doc], list(doc), *random_chunkings(doc, seeds=(2, 5))], **opts)
+
+
+# ---------------------------------------------------------------------------- 4: property
+@pytest.mark.parametrize("mode", EARLY_EMIT)
+@SETTINGS
+@given(doc_and_chunks())
+def test_property_stream_joins_to_the_whole_response(mode: str,
+                                                     doc_chunks: tuple[str, list[str]]) -> None:
+    doc, chunks = doc_chunks
+    check_stream(callsieve.parse(doc, early_emit=mode), sieve_batches(chunks, early_emit=mode))
+
+
+@SETTINGS
+@given(doc_and_chunks(), st.lists(st.integers(1, 8), min_size=1, max_size=4))
+def test_property_streamed_arguments_joins_to_the_whole_response(
+        doc_chunks: tuple[str, list[str]], sizes: list[int]) -> None:
+    """Argument streaming as ``early_emit="arguments"`` shapes it (each call's arguments in
+    1-8 character fragments, then its ``ToolCalls``), whether or not the sieve builds it."""
+    doc, chunks = doc_chunks
+    batches = as_argument_stream(sieve_batches(chunks), sizes)
+    check_stream(callsieve.parse(doc), batches)
+
+
+# ---------------------------------------------------------------------------- 5: hand-built
+READ = ToolCall("read", {"path": "a.txt", "n": 2}, id="call_1")
+READ_BLOCK = Block((8, 60), "xml", "complete")
+READ_DELTAS = ['{"pa', 'th":"a', '.txt","n"', ":2}"]
+
+
+def test_streamed_arguments_give_one_whole_function_call() -> None:
+    assert "".join(READ_DELTAS) == READ.arguments
+    batches: list[list[Event]] = [
+        [Text("Reading ")], [CallStarted(0, READ.id, READ.name)],
+        *[[ArgumentsDelta(0, d)] for d in READ_DELTAS],
+        [CallFinished(0, READ)], [ToolCalls((READ,), READ_BLOCK)], [Text("\n")]]
+    chunks = render_stream(batches)
+    # nothing is sent for the call until it finishes, then the call whole, once
+    assert len(chunks) == 3
+    parts, _ = joined(chunks)
+    assert items(parts) == [("text", "Reading"), ("call", 'fc0000 read {"n": 2, "path": "a.txt"}')]
+    result = ParseResult("Reading \n", (READ,), (READ_BLOCK,), True,
+                         parts=("Reading ", READ, "\n"))
+    assert items(parts) == items(validate(render.render_response(
+        result, **options())).candidates[0].content.parts)
+
+
+ABORTED = '<tool_calls><invoke name="f"><parameter name="a">1'
+
+
+@pytest.mark.parametrize("batches", [
+    [[Text("Hi "), CallStarted(0, "c", "f"), ArgumentsDelta(0, '{"a":1')],
+     [CallAborted(0), Text(ABORTED)]],
+    [[Text("Hi"), Text(" "), CallStarted(0, "c", "f")], [CallAborted(0)], [Text(ABORTED)]],
+])
+def test_abort_sends_nothing_and_gives_the_white_space_back(batches: list[list[Event]]) -> None:
+    chunks = render_stream(batches)
+    parts, last = joined(chunks)
+    assert items(parts) == [("text", "Hi " + ABORTED)]
+    # the same as the whole response for the text the sieve then holds
+    whole = validate(render.render_response(callsieve.parse("Hi " + ABORTED)))
+    assert items(parts) == items(whole.candidates[0].content.parts)
+    assert last.candidates[0].finish_reason == genai.FinishReason.STOP
+
+
+def test_call_open_at_close_sends_nothing() -> None:
+    parts, _ = joined(render_stream([[Text("x "), CallStarted(0, "c", "f")]]))
+    assert items(parts) == [("text", "x")]
+
+
+def test_abort_after_a_finished_call() -> None:
+    g = ToolCall("g", {})
+    chunks = render_stream([[Text("a "), CallStarted(0, "a", "read"),
+                             ArgumentsDelta(0, READ.arguments), CallFinished(0, READ),
+                             Text(" "), CallStarted(1, "b", "g"), CallAborted(1),
+                             Text(" tail")], [ToolCalls((READ,), READ_BLOCK)],
+                            [CallFinished(2, g)]])
+    parts, _ = joined(chunks)
+    assert without_ids(items(parts)) == [("text", "a"), ("call", 'read {"n": 2, "path": "a.txt"}'),
+                                         ("text", "tail"), ("call", "g {}")]
+
+
+@pytest.mark.parametrize(("seen", "text"), [(True, ["Hi", "<x"]), (False, ["Hi", " <x"])])
+def test_reply_aborted_calls_seen(seen: bool, text: list[str]) -> None:
+    """``Reply``: an aborted call is a call where text meets it (Anthropic shows it), or,
+    with ``aborted_calls_seen=False``, was never there (Gemini never sent it)."""
+    reply = Reply(aborted_calls_seen=seen)
+    events = reply.feed([Text("Hi "), CallStarted(0, "c", "f"), CallAborted(0), Text("<x")])
+    assert [e.text for e in events + reply.close() if isinstance(e, Text)] == text
+
+
+# ---------------------------------------------------------------------------- 6: finish reasons
+TEXT, CALL = "Some text.", "ok " + call_block("f")
+
+
+@pytest.mark.parametrize(("doc", "finish_reason", "want"), [
+    (TEXT, None, "STOP"), (CALL, None, "STOP"), ("", None, "STOP"), (CALL, "stop", "STOP"),
+    (CALL, "tool_calls", "STOP"), (TEXT, "length", "MAX_TOKENS"), (CALL, "length", "MAX_TOKENS"),
+    (TEXT, "content_filter", "SAFETY"), (TEXT, "RECITATION", "RECITATION"),
+])
+def test_finish_reason(doc: str, finish_reason: str | None, want: str) -> None:
+    whole = validate(render.render_response(callsieve.parse(doc), finish_reason=finish_reason))
+    assert whole.candidates[0].finish_reason == genai.FinishReason(want)
+    _, last = joined(render_stream(sieve_batches(list(doc)), finish_reason))
+    assert last.candidates[0].finish_reason == genai.FinishReason(want)
+
+
+@pytest.mark.parametrize("reason", render.FINISH_REASONS)
+def test_finish_reasons_are_the_sdks(reason: str) -> None:
+    assert genai.FinishReason(reason).value == reason
+    validate(render.render_response(callsieve.parse(TEXT), finish_reason=reason))
+
+
+def test_unknown_finish_reason_is_refused_and_the_stream_goes_on() -> None:
+    renderer = render.StreamRenderer(**options())
+    renderer.feed([Text("hi")])
+    with pytest.raises(ConfigurationError):
+        renderer.close("end_turn")
+    with pytest.raises(ConfigurationError):
+        render.render_response(callsieve.parse("x"), finish_reason="stop_sequence")
+    chunks = renderer.feed([Text(" there")]) + renderer.close("length")
+    assert chunks[-1]["candidates"][0]["finishReason"] == "MAX_TOKENS"
+
+
+@pytest.mark.parametrize(("doc", "kinds"), [
+    (call_block("read"), ["call"]),
+    ("\n" + call_block("a", "b") + "\n", ["call", "call"]),
+    (TEXT, ["text"]),
+    ("", []),
+    ("\n \n", []),
+    ("A " + call_block("a", "b") + " B " + call_block("c") + call_block("d") + " C",
+     ["text", "call", "call", "text", "call", "call", "text"]),
+])
+def test_parts(doc: str, kinds: list[str]) -> None:
+    for mode in EARLY_EMIT:
+        result = callsieve.parse(doc, early_emit=mode)
+        whole = check_stream(result, sieve_batches([doc], early_emit=mode))
+        parts = render.render_response(result)["candidates"][0]["content"]["parts"]
+        assert [k for k, _ in items(whole.candidates[0].content.parts)] == kinds
+        if kinds:  # no empty text part but in an empty reply
+            assert len(parts) == len(kinds) and all(p.get("text", "x") for p in parts)
+        else:
+            assert parts == [{"text": ""}] and whole.text == ""
+            assert genai_chats._validate_response(whole)
+
+
+# ---------------------------------------------------------------------------- ids, usage, misuse
+def test_default_ids_are_shaped_as_the_apis() -> None:
+    response = render.render_response(callsieve.parse(call_block("a", "b")))
+    assert re.fullmatch(r"[A-Za-z0-9_-]{23}", response["responseId"])
+    ids = [p["functionCall"]["id"] for p in response["candidates"][0]["content"]["parts"]]
+    assert len(set(ids)) == 2 and all(re.fullmatch(r"[a-z0-9]{8}", i) for i in ids)
+
+
+def test_calls_without_ids() -> None:
+    doc = call_block("a")
+    response = render.render_response(callsieve.parse(doc), call_id_factory=None)
+    assert response["candidates"][0]["content"]["parts"] == [
+        {"functionCall": {"name": "a", "args": {"q": "a 0"}}}]
+    chunks = render_stream(sieve_batches([doc]), call_id_factory=None)
+    assert [fc.id for fc in validate(chunks[0]).function_calls] == [None]
+
+
+def _boom() -> str:
+    raise RuntimeError("no ids today")
+
+
+@pytest.mark.parametrize("factory", [lambda: 7, _boom])
+def test_bad_ids_are_refused(factory: Callable[[], Any]) -> None:
+    with pytest.raises(ConfigurationError):
+        render.render_response(callsieve.parse(call_block("a")), call_id_factory=factory)
+    with pytest.raises(ConfigurationError):
+        render.StreamRenderer(response_id_factory=factory)
+    with pytest.raises(ConfigurationError):
+        render.StreamRenderer(call_id_factory=factory).feed([CallFinished(0, READ)])
+
+
+def test_usage() -> None:
+    usage = {"input_tokens": 11, "output_tokens": 5}
+    whole = validate(render.render_response(callsieve.parse(TEXT), usage=usage))
+    assert (whole.usage_metadata.prompt_token_count, whole.usage_metadata.candidates_token_count,
+            whole.usage_metadata.total_token_count) == (11, 5, 16)
+    renderer = render.StreamRenderer(usage={"input_tokens": 11})
+    chunks = renderer.feed([Text(TEXT)]) + renderer.close(usage=usage)
+    _, last = joined(chunks)
+    assert last.usage_metadata == whole.usage_metadata
+
+
+@pytest.mark.parametrize("usage", [{"prompt_tokens": 1}, {"input_tokens": -1},
+                                   {"output_tokens": True}, [1, 2]])
+def test_bad_usage_is_refused(usage: Any) -> None:
+    with pytest.raises(ConfigurationError):
+        render.StreamRenderer(usage=usage)
+    with pytest.raises(ConfigurationError):
+        render.render_response(callsieve.parse(TEXT), usage=usage)
+    with pytest.raises(ConfigurationError):
+        render.StreamRenderer().close(usage=usage)
+
+
+def test_feed_after_close_raises() -> None:
+    renderer = render.StreamRenderer()
+    renderer.close()
+    with pytest.raises(SieveClosedError) as info:
+        renderer.feed([Text("late")])
+    assert isinstance(info.value, CallsieveError)
+    with pytest.raises(SieveClosedError):
+        renderer.close()
+
+
+def test_renderer_does_not_import_the_sdk() -> None:
+    code = ("import sys; sys.modules['google'] = None\n"
+            "import callsieve\nassert 'callsieve.render' not in sys.modules\n"
+            "from callsieve.render import gemini\n"
+            "r = gemini.render_response(callsieve.parse('hi'))\n"
+            "print(r['candidates'][0]['content']['parts'])")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, check=True)
+    assert out.stdout.strip() == "[{'text': 'hi'}]"
