@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import importlib
 import json
 import os
 import sys
@@ -185,6 +186,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="JSON list of tool definitions (OpenAI or Anthropic style)")
     common.add_argument("--early-emit", choices=_options.EARLY_EMIT, default="block",
                         help="when calls are emitted (default block)")
+    common.add_argument("--format", choices=tuple(FORMATS), default=None,
+                        help="print the API's wire JSON instead of callsieve's own view: "
+                             "a response object (parse) or stream objects (stream)")
 
     sub.add_parser("parse", parents=[common],
                    help="parse the whole text; print the result as one JSON object",
@@ -206,15 +210,33 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: ``--format`` values (a contract outside harnesses use) and their ``callsieve.render`` modules.
+FORMATS = {"openai": "openai_chat", "responses": "openai_responses", "anthropic": "anthropic",
+           "gemini": "gemini"}
+
+
+def _renderer(args: argparse.Namespace) -> Any:
+    """The ``callsieve.render`` module ``--format`` names (imported only then)."""
+    return importlib.import_module(f"callsieve.render.{FORMATS[args.format]}")
+
+
 def _parse_view(args: argparse.Namespace) -> Callable[[ParseResult], Record]:
-    """What ``parse`` prints for a result (``--format`` picks ``render_response`` here)."""
-    return result_json
+    """What ``parse`` prints for a result: callsieve's view, or ``--format``'s response."""
+    if args.format is None:
+        return result_json
+    build: Callable[[ParseResult], Record] = _renderer(args).render_response
+    return build
 
 
 def _stream_writer(args: argparse.Namespace, out: TextIO) -> StreamWriter:
-    """Where ``stream``'s events go (``--format`` picks a ``StreamRenderer`` as the encoder
-    here)."""
-    return StreamWriter(out, EventRecords(), merge_text=not args.raw_events,
+    """Where ``stream``'s events go: callsieve's event view (adjacent text merged unless
+    ``--raw-events``), or ``--format``'s ``StreamRenderer``, whose objects are printed as
+    the API sends them, one per line (text is not merged first: each is what a server
+    would send for the chunk)."""
+    if args.format is None:
+        return StreamWriter(out, EventRecords(), merge_text=not args.raw_events,
+                            frame=sse_frame if args.sse else json_line)
+    return StreamWriter(out, _renderer(args).StreamRenderer(), merge_text=False,
                         frame=sse_frame if args.sse else json_line)
 
 

@@ -622,3 +622,45 @@ def test_python_dash_m(tmp_path: Path) -> None:
     assert proc.stdout == ""
     assert "Traceback" not in proc.stderr
     assert proc.stderr.count("\n") == 1
+
+
+# ---------------------------------------------------------------------- --format (SPEC §10)
+@pytest.mark.parametrize("early_emit", EARLY_EMIT)
+def test_stream_format_openai_accumulates_to_the_calls(capsys: pytest.CaptureFixture[str],
+                                                       early_emit: str) -> None:
+    """``stream --format openai`` prints chat.completion.chunk objects, one per line, that
+    the openai SDK's own stream state accumulates into the example's text and calls."""
+    chat = pytest.importorskip("openai.lib.streaming.chat")
+    chunk_type = pytest.importorskip("openai.types.chat").ChatCompletionChunk
+    code, out, err = run(capsys, "stream", str(EXAMPLE), "--format", "openai",
+                         "--early-emit", early_emit)
+    assert code == 0, err
+    state = chat.ChatCompletionStreamState()
+    for line in out.splitlines():
+        state.handle_chunk(chunk_type.model_validate(json.loads(line)))
+    message = state.get_final_completion().choices[0].message
+    assert [(c.function.name, json.loads(c.function.arguments))
+            for c in message.tool_calls or []] == [(n, i) for n, i, _ in EXPECTED_CALLS]
+    assert message.content == callsieve.parse(example_text()).text.strip()
+
+
+def test_parse_format_anthropic_is_a_message(capsys: pytest.CaptureFixture[str]) -> None:
+    types = pytest.importorskip("anthropic.types")
+    code, out, err = run(capsys, "parse", str(EXAMPLE), "--format", "anthropic")
+    assert code == 0, err
+    message = types.Message.model_validate(json.loads(out))
+    assert [(b.name, b.input) for b in message.content if b.type == "tool_use"] == \
+        [(n, i) for n, i, _ in EXPECTED_CALLS]
+    assert message.stop_reason == "tool_use"
+
+
+@pytest.mark.parametrize("fmt", ["openai", "responses", "anthropic", "gemini"])
+def test_every_format_streams_json_objects_and_sse_frames(capsys: pytest.CaptureFixture[str],
+                                                          fmt: str) -> None:
+    code, out, err = run(capsys, "stream", str(EXAMPLE), "--format", fmt, "--sse")
+    assert code == 0, err
+    frames = [f for f in out.split("\n\n") if f]
+    assert frames and all(f.startswith("data: ") for f in frames)
+    assert all(isinstance(json.loads(f[len("data: "):]), dict) for f in frames)
+    code, out, err = run(capsys, "parse", str(EXAMPLE), "--format", fmt)
+    assert code == 0 and isinstance(json.loads(out), dict), err
