@@ -8,7 +8,7 @@ DSML blocks of one call each, prose between them — fed at random 1-8-character
     ``Text`` event, inline (what any dict-per-event encoder pays);
   - the sieve and ``callsieve.render.Reply`` (the shared normaliser);
   - the sieve and ``openai_chat.StreamRenderer`` (the issue's figure: at most 1.3x);
-  - the sieve and ``openai_responses.StreamRenderer``.
+  - the sieve and ``openai_responses.StreamRenderer``, ``anthropic``'s and ``gemini``'s.
 Each row's figure is the best of N runs (9, or 3 with ``--quick``), the rows interleaved in
 rounds so they see the same machine load, ``gc`` collected before and disabled during each
 run (as ``bench_stream`` does, for the reason its docstring gives); construction is not
@@ -40,7 +40,7 @@ import bench_stream
 
 import callsieve
 from callsieve import Text
-from callsieve.render import Reply, openai_chat, openai_responses
+from callsieve.render import Reply, anthropic, gemini, openai_chat, openai_responses
 
 TARGET_CHAT = 1.3
 
@@ -73,9 +73,9 @@ def reply(chunks: Sequence[str]) -> None:
     r.close()
 
 
-def renderer(module: Any) -> Callable[[Sequence[str]], None]:
+def renderer(module: Any, **options: Any) -> Callable[[Sequence[str]], None]:
     def run(chunks: Sequence[str]) -> None:
-        sieve, r = callsieve.Sieve(), module.StreamRenderer(created=0)
+        sieve, r = callsieve.Sieve(), module.StreamRenderer(**options)
         for c in chunks:
             r.feed(sieve.feed(c))
         r.feed(sieve.close())
@@ -85,7 +85,9 @@ def renderer(module: Any) -> Callable[[Sequence[str]], None]:
 
 ROWS: list[tuple[str, Callable[[Sequence[str]], None]]] = [
     ("sieve alone", sieve_only), ("+ floor (a dict per Text)", floor), ("+ Reply", reply),
-    ("+ openai_chat", renderer(openai_chat)), ("+ openai_responses", renderer(openai_responses)),
+    ("+ openai_chat", renderer(openai_chat, created=0)),
+    ("+ openai_responses", renderer(openai_responses, created=0)),
+    ("+ anthropic", renderer(anthropic)), ("+ gemini", renderer(gemini)),
 ]
 
 
