@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from lark import Tree
 
 from ._assembler import contract_value, param_schema_type
-from ._events import ArgumentsDelta, CallAborted, CallFinished, CallStarted, Event, ToolCall
+from ._events import ArgumentsDelta, CallAborted, CallFinished, CallStarted, ToolCall
 from ._options import make_call_id
 from ._values import RAW_TEXT_FIELDS, _is_string_type, decode_entities, decode_param
 
@@ -90,12 +90,12 @@ class ArgStream:
                  "ident", "started_name", "sent", "keys", "broken", "pname", "pstring",
                  "body", "value_at", "waiting", "plain_sent", "run_kind", "_id")
 
-    def __init__(self, life: BlockLife, out: list[Event], schemas: dict[str, dict[str, Any]],
-                 arg_terminals: frozenset[str]) -> None:
+    def __init__(self, life: BlockLife) -> None:
         self.life = life
-        self.schemas = schemas
-        self.arg_terminals = arg_terminals
-        self.out = out  # (the sieve's: ``BlockLife.out``)
+        # (read from ``life`` once: they are read for every node and chunk)
+        self.schemas = life.schemas
+        self.arg_terminals = life.g.arg_terminals
+        self.out = life.out
         self.made: list[ToolCall] = []  # the block's calls, as CallFinished gave them
         self._id = ""  # the started call's id
         self._next_call()
@@ -129,16 +129,15 @@ class ArgStream:
         value = contract_value(tree, self.schemas)
         if value is None:
             return
-        data = tree.data
         kind = value[0]
-        if data == "call_name":
+        if kind == "call_name":
             if value[1]:
                 self.name = value[1]
         elif kind == "id":
             self.ident = value[1] or self.ident
             if value[2]:
                 self.name = value[2]
-        elif data == "param_name":
+        elif kind == "param_name":
             self.pname = value[1]
         elif kind == "string":
             self.pstring = value[1]
@@ -203,12 +202,6 @@ class ArgStream:
                 self.body = _UNDECIDED
         else:
             self.body = _PLAIN_WAIT
-
-    def drain(self) -> list[Event]:
-        """The events so far, taken out."""
-        events = self.out[:]
-        self.out.clear()
-        return events
 
     def wants_text(self) -> bool:
         """Whether the current run's text must be handed over (``text``) as it is read."""

@@ -349,7 +349,7 @@ def param_schema_type(schemas: dict[str, dict[str, Any]], call: str, param: str)
 def contract_value(tree: Tree[Token], schemas: dict[str, dict[str, Any]]) -> Any:
     """What a contract node below ``call`` becomes (the tagged tuples above), for the
     argument stream (``_argstream``), which reads a call's nodes as they are reduced:
-    ``("name", str)`` for ``call_name``/``param_name``, ``("string", value)`` for a
+    ``("call_name", str)``, ``("param_name", str)``, ``("string", value)`` for a
     ``string`` attribute, ``("id", ident, name or None)`` for ``call_id``, ``("param",
     name, body parts, string attribute)`` for a ``param`` (``decode_param`` makes its value
     as ``call`` will), else None."""
@@ -357,8 +357,10 @@ def contract_value(tree: Tree[Token], schemas: dict[str, dict[str, Any]]) -> Any
     if type(result) is not tuple:
         return None
     kind = result[0]
-    if kind in (_CALL_NAME, _PARAM_NAME):
-        return ("name", result[1])
+    if kind == _CALL_NAME:
+        return ("call_name", result[1])
+    if kind == _PARAM_NAME:
+        return ("param_name", result[1])
     if kind == _STRING:
         return ("string", result[1])
     if kind == _ID:

@@ -60,6 +60,12 @@ class BlockLife:
         #: scan, before the ``ToolCalls`` of the calls they finish).
         self.out: list[Event] = []
 
+    def take_out(self) -> list[Event]:
+        """Argument streaming's events so far, taken out of ``out``."""
+        events = self.out[:]
+        self.out.clear()
+        return events
+
     def next_index(self) -> int:
         """The next call's ``index`` (argument streaming counts the response's calls)."""
         k = self.calls_started
@@ -79,7 +85,7 @@ class BlockLife:
         args = None
         if self.stream_args and entry.synthetic is None:
             # (a block missing its opener emits nothing before its closing wrapper)
-            args = ArgStream(self, self.out, self.schemas, g.arg_terminals)
+            args = ArgStream(self)
         return Capture(g, entry, start, m.group(), self.schemas, self.pieces, self.lessons,
                        g.entry_groups(m, k), args)
 

@@ -234,9 +234,8 @@ class ModeReaders:
             stop, tail = cap.run.find_stop(text, 0, False)
             if cur.room >= stop and (stop == len(text) or tail or cap.cut_at(text, stop)):
                 cur.take_run(text, stop)
-                stream = cap.args
-                streams = stream is not None and stream.wants_text()
-                if stream is not None and streams:
+                stream = cap.args  # (argument streaming: the text may stream)
+                if stream is not None:
                     stream.text(text[:stop])
                 if stop == len(text) or tail:
                     # Still RUN: its hot half is on again if nothing is held (``_enter``),
@@ -245,7 +244,7 @@ class ModeReaders:
                 else:
                     cap.took(cur.sync_run())
                     self._enter(CUT_TAG)
-                return stream.drain() if stream is not None and streams else []
+                return stream.life.take_out() if stream is not None and stream.out else []
         return self._read_machine(chunk)
 
     def _streams(self) -> bool:

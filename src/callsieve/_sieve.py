@@ -192,14 +192,11 @@ class Sieve(ModeReaders):
         while True:
             cap = self._cap
             if cap is not None:
-                stream = cap.args  # (argument streaming; a repair's trial may replace it)
                 status, p = cap.scan(buf, pos, final, self._limit)
-                if stream is not None:
+                if cap.args is not None:  # argument streaming: its events come first
                     if status == FAILED:
-                        stream.abort()
-                    if life.out:
-                        events += life.out
-                        life.out.clear()
+                        cap.args.abort()
+                    events += life.take_out()
                 if (self._early and status != COMPLETE and not cap.strict
                         and len(cap.calls) > cap.emitted):
                     events.append(life.early(cap))
@@ -209,9 +206,8 @@ class Sieve(ModeReaders):
                     break
                 if status == COMPLETE:
                     event, raw = life.complete(cap)
-                    if life.out:  # (calls finished as the block ended)
-                        events += life.out
-                        life.out.clear()
+                    if life.out:  # (argument streaming: calls finished as the block ended)
+                        events += life.take_out()
                     events.append(event)
                     cur.passed(raw, len(raw))  # (so the tail again stands before buf[pos])
                     if cap.leftover is not None:  # a repair read on from a copy of the block

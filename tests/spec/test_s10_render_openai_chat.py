@@ -407,13 +407,13 @@ def test_a_call_id_factory_overrides_the_sieves_ids() -> None:
 def test_usage() -> None:
     renderer = openai_chat.StreamRenderer(**RENDER)
     chunks = renderer.feed([Text("Hi")]) + renderer.close(
-        usage={"prompt_tokens": 3, "completion_tokens": 5})
+        usage={"input_tokens": 3, "output_tokens": 5})
     assert chunks[-1]["choices"] == [] and chunks[-1]["usage"] == {
         "prompt_tokens": 3, "completion_tokens": 5, "total_tokens": 8}
     final, _ = accumulate(chunks)
     assert final.usage is not None and final.usage.total_tokens == 8
     rendered = openai_chat.render_response(callsieve.parse("Hi"), usage={
-        "prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3})
+        "input_tokens": 1, "output_tokens": 2})
     assert ChatCompletion.model_validate(rendered).usage.total_tokens == 3  # type: ignore[union-attr]
 
 
@@ -439,3 +439,24 @@ def test_the_renderers_are_exported_and_imported_by_nothing_in_the_core() -> Non
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
     subprocess.run([sys.executable, "-c", code], check=True, env=env)
+
+
+def test_every_renderer_takes_the_same_usage_and_checks_it() -> None:
+    """One ``usage`` for every API (``render._options.token_counts``): the neutral counts,
+    each renderer writing them its API's way; a typo is an error, never a silent zero."""
+    from callsieve.render import anthropic, gemini, openai_responses
+
+    usage = {"input_tokens": 2, "output_tokens": 3}
+    result = callsieve.parse("Hi")
+    assert openai_chat.render_response(result, usage=usage)["usage"]["total_tokens"] == 5
+    assert openai_responses.render_response(result, usage=usage)["usage"]["total_tokens"] == 5
+    assert anthropic.render_response(result, usage=usage)["usage"]["output_tokens"] == 3
+    assert gemini.render_response(result, usage=usage)["usageMetadata"]["totalTokenCount"] == 5
+    for module in (openai_chat, openai_responses, anthropic, gemini):
+        with pytest.raises(ConfigurationError):
+            module.render_response(result, usage={"prompt_tokens": 2})
+
+
+def test_an_id_factory_that_returns_no_str_is_a_configuration_error() -> None:
+    with pytest.raises(ConfigurationError, match="completion_id_factory"):
+        openai_chat.StreamRenderer(completion_id_factory=lambda: 5)  # type: ignore[arg-type,return-value]

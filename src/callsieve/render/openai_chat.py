@@ -43,13 +43,14 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from .._errors import ConfigurationError, SieveClosedError
 from .._events import ArgumentsDelta, CallFinished, CallStarted, Event, Text
 from .._options import new_call_id
 from .._results import ParseResult
+from ._options import Usage, make_id, token_counts
 from ._reply import Reply, reply_events
 
 __all__ = ["FINISH_REASONS", "StreamRenderer", "render_response"]
@@ -77,14 +78,12 @@ def _finish_reason(given: str | None, called: bool) -> str:
         f"finish_reason must be one of {FINISH_REASONS!r}, got {given!r}")
 
 
-def _usage(usage: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The caller's usage with the required counts filled in (zeros, and ``total_tokens``
-    as the sum when it is missing)."""
-    out = dict(usage) if usage is not None else {}
-    out.setdefault("prompt_tokens", 0)
-    out.setdefault("completion_tokens", 0)
-    out.setdefault("total_tokens", out["prompt_tokens"] + out["completion_tokens"])
-    return out
+def _usage(usage: Usage | None) -> dict[str, Any]:
+    """The caller's counts (``_options.token_counts``: the same ``usage`` every renderer
+    takes) as Chat Completions writes them."""
+    prompt, completion = token_counts(usage)
+    return {"prompt_tokens": prompt, "completion_tokens": completion,
+            "total_tokens": prompt + completion}
 
 
 class StreamRenderer:
@@ -97,7 +96,7 @@ class StreamRenderer:
                  completion_id_factory: IdFactory | None = None,
                  call_id_factory: IdFactory | None = None) -> None:
         self._reply = Reply(trim_around_calls=False)
-        self._id = (completion_id_factory or _new_completion_id)()
+        self._id = make_id(completion_id_factory or _new_completion_id, "completion_id_factory")
         self._created = int(time.time()) if created is None else created
         self._model = model
         self._call_id = call_id_factory
@@ -130,7 +129,8 @@ class StreamRenderer:
             elif isinstance(e, ArgumentsDelta):
                 delta = {"tool_calls": [{"index": e.index, "function": {"arguments": e.delta}}]}
             elif isinstance(e, CallStarted):
-                ident = self._call_id() if self._call_id is not None else e.id or new_call_id()
+                ident = (make_id(self._call_id, "call_id_factory") if self._call_id is not None
+                         else e.id or new_call_id())
                 delta = {"tool_calls": [{"index": e.index, "id": ident, "type": "function",
                                          "function": {"name": e.name, "arguments": ""}}]}
             else:
@@ -147,7 +147,7 @@ class StreamRenderer:
         return out
 
     def close(self, finish_reason: str | None = None, *,
-              usage: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+              usage: Usage | None = None) -> list[dict[str, Any]]:
         """The last chunks: the finish reason (and the usage chunk when ``usage`` is given)."""
         if self._closed:
             raise SieveClosedError("close() after close() on an openai_chat.StreamRenderer")
@@ -175,9 +175,9 @@ class StreamRenderer:
 def render_response(result: ParseResult, *, model: str = "callsieve", created: int | None = None,
                     completion_id_factory: IdFactory | None = None,
                     call_id_factory: IdFactory | None = None, finish_reason: str | None = None,
-                    usage: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                    usage: Usage | None = None) -> dict[str, Any]:
     """The whole ``chat.completion`` for ``result`` (``usage`` zeros unless given)."""
-    ident = (completion_id_factory or _new_completion_id)()
+    ident = make_id(completion_id_factory or _new_completion_id, "completion_id_factory")
     text: list[str] = []
     calls: list[dict[str, Any]] = []
     arguments: list[list[str]] = []
@@ -185,7 +185,8 @@ def render_response(result: ParseResult, *, model: str = "callsieve", created: i
         if isinstance(e, Text):
             text.append(e.text)
         elif isinstance(e, CallStarted):
-            call_id = call_id_factory() if call_id_factory is not None else e.id or new_call_id()
+            call_id = (make_id(call_id_factory, "call_id_factory") if call_id_factory is not None
+                       else e.id or new_call_id())
             calls.append({"id": call_id, "type": "function",
                           "function": {"name": e.name, "arguments": ""}})
             arguments.append([])

@@ -60,6 +60,7 @@ from .._errors import ConfigurationError, SieveClosedError
 from .._events import ArgumentsDelta, CallAborted, CallFinished, CallStarted, Event, Text
 from .._options import new_call_id
 from .._results import ParseResult
+from ._options import Usage, make_id, token_counts
 from ._reply import Reply, reply_events
 
 __all__ = ["FINISH_REASONS", "StreamRenderer", "render_response"]
@@ -75,16 +76,13 @@ def _hex_id(prefix: str) -> IdFactory:
     return lambda: prefix + secrets.token_hex(24)
 
 
-def _usage(usage: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The caller's usage with the required counts filled in (zeros, and ``total_tokens``
-    as the sum when it is missing)."""
-    out = dict(usage) if usage is not None else {}
-    out.setdefault("input_tokens", 0)
-    out.setdefault("output_tokens", 0)
-    out.setdefault("total_tokens", out["input_tokens"] + out["output_tokens"])
-    out.setdefault("input_tokens_details", {"cached_tokens": 0, "cache_write_tokens": 0})
-    out.setdefault("output_tokens_details", {"reasoning_tokens": 0})
-    return out
+def _usage(usage: Usage | None) -> dict[str, Any]:
+    """The caller's counts (``_options.token_counts``: the same ``usage`` every renderer
+    takes) as the Responses API writes them, with the details it requires (zeros)."""
+    given, made = token_counts(usage)
+    return {"input_tokens": given, "output_tokens": made, "total_tokens": given + made,
+            "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+            "output_tokens_details": {"reasoning_tokens": 0}}
 
 
 def _text_part(text: str) -> dict[str, Any]:
@@ -130,7 +128,7 @@ class StreamRenderer:
                  tools: Sequence[Mapping[str, Any]] = (), tool_choice: Any = "auto",
                  parallel_tool_calls: bool = True) -> None:
         self._reply = Reply(trim_around_calls=True)
-        self._id = (response_id_factory or _hex_id("resp_"))()
+        self._id = make_id(response_id_factory or _hex_id("resp_"), "response_id_factory")
         self._created = int(time.time()) if created is None else created
         self._model = model
         self._tools = tools
@@ -163,7 +161,7 @@ class StreamRenderer:
         return out
 
     def close(self, finish_reason: str | None = None, *,
-              usage: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+              usage: Usage | None = None) -> list[dict[str, Any]]:
         """The last events: open items closed, then ``response.completed`` (or
         ``response.incomplete``) with the whole response."""
         if self._closed:
@@ -199,7 +197,7 @@ class StreamRenderer:
                 self._event("response.in_progress",
                             response=self._response("in_progress", []))]
 
-    def _end(self, finish_reason: str | None, usage: Mapping[str, Any] | None,
+    def _end(self, finish_reason: str | None, usage: Usage | None,
              out: list[dict[str, Any]]) -> list[dict[str, Any]]:
         reason = _INCOMPLETE.get(finish_reason or "")
         status = "completed" if reason is None else "incomplete"
@@ -229,8 +227,10 @@ class StreamRenderer:
             elif isinstance(e, CallStarted):
                 if self._msg is not None:
                     self._close_message(out, "completed")
-                call_id = self._call_id() if self._call_id is not None else e.id or new_call_id()
-                call = _Open(self._fc_id(), self._next_index, call_id, e.name)
+                call_id = (make_id(self._call_id, "call_id_factory") if self._call_id is not None
+                           else e.id or new_call_id())
+                call = _Open(make_id(self._fc_id, "function_call_id_factory"), self._next_index,
+                             call_id, e.name)
                 self._next_index += 1
                 self._calls[e.index] = call
                 out.append(self._event("response.output_item.added", output_index=call.index,
@@ -242,7 +242,7 @@ class StreamRenderer:
                 self._abort_call(e.index, out)
 
     def _open_message(self, out: list[dict[str, Any]]) -> _Open:
-        msg = self._msg = _Open(self._msg_id(), self._next_index)
+        msg = self._msg = _Open(make_id(self._msg_id, "message_id_factory"), self._next_index)
         self._next_index += 1
         out.append(self._event("response.output_item.added", output_index=msg.index,
                                item=_message(msg.id, "in_progress", None)))
@@ -294,7 +294,7 @@ def render_response(result: ParseResult, *, model: str = "callsieve", created: i
                     call_id_factory: IdFactory | None = None,
                     tools: Sequence[Mapping[str, Any]] = (), tool_choice: Any = "auto",
                     parallel_tool_calls: bool = True, finish_reason: str | None = None,
-                    usage: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                    usage: Usage | None = None) -> dict[str, Any]:
     """The whole ``response`` object for ``result`` (``usage`` zeros unless given)."""
     if finish_reason not in FINISH_REASONS:
         raise ConfigurationError(
