@@ -315,3 +315,15 @@ def without_aborted(batches: Sequence[Sequence[Any]]) -> list[list[Any]]:
         return [list(b) for b in batches]
     kinds = (CallStarted, ArgumentsDelta, CallAborted)
     return [[e for e in b if not (isinstance(e, kinds) and e.index in gone)] for b in batches]
+
+
+#: The shared conformance cases (SPEC's public cases), beside the repository.
+CASES_PATH = ROOT.parent / "shared" / "conformance" / "cases.jsonl"
+
+
+def conformance_cases() -> list[dict[str, Any]]:
+    """The cases in ``CASES_PATH`` (none when the shared folder is not there)."""
+    if not CASES_PATH.is_file():
+        return []
+    lines = CASES_PATH.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]

@@ -10,10 +10,21 @@ markup, fenced code and inline code holding tool blocks, valid blocks in every d
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 from helpers import chunk_at
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
+
+
+def soak_settings(examples: int) -> settings:
+    """The properties' settings: ``examples`` examples, or ``CALLSIEVE_EXAMPLES`` for a
+    longer soak; no deadline (a machine's load is not a failure)."""
+    return settings(max_examples=int(os.environ.get("CALLSIEVE_EXAMPLES", str(examples))),
+                    deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
 
 # ---------------------------------------------------------------------------- pieces
 NAMES = st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True)

@@ -8,21 +8,18 @@ document is split at points drawn by hypothesis and fed through ``Sieve``.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
 from helpers import assert_conserves, canon_calls, chunk_at, drive, stream
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from strategies import INLINE_CODE, LOOKALIKES, PROSE, VALID_SPEC, doc_and_chunks
+from strategies import INLINE_CODE, LOOKALIKES, PROSE, VALID_SPEC, doc_and_chunks, soak_settings
 
 import callsieve
 from callsieve import InputTypeError, SieveClosedError, Text, ToolCalls
 
-#: CALLSIEVE_EXAMPLES raises the example count for a longer soak (default: quick enough for CI).
-SETTINGS = settings(max_examples=int(os.environ.get("CALLSIEVE_EXAMPLES", "120")), deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = soak_settings(120)  # (CALLSIEVE_EXAMPLES: a longer soak)
 
 def _whole(doc: str, **opts: Any) -> tuple[str, list[tuple[str, str]]]:
     r = callsieve.parse(doc, **opts)

@@ -9,24 +9,13 @@ the README's test command also runs on a bare clone.
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
 import pytest
-from helpers import ROOT, canon_calls, expected_calls, run_all_ways
+from helpers import CASES_PATH, canon_calls, conformance_cases, expected_calls, run_all_ways
 
-CASES_PATH = ROOT.parent / "shared" / "conformance" / "cases.jsonl"
-
-
-def _load_cases() -> list[dict[str, Any]]:
-    if not CASES_PATH.is_file():
-        return []
-    lines = CASES_PATH.read_text(encoding="utf-8").splitlines()
-    return [json.loads(line) for line in lines if line.strip()]
-
-
-CASES = _load_cases()
+CASES = conformance_cases()
 MISSING = (f"conformance cases not found at {CASES_PATH}; the tests expect the shared folder "
            "beside the repository (../shared/conformance/cases.jsonl)")
 REQUIRED = bool(os.environ.get("CI"))

@@ -10,12 +10,11 @@ kind of value goes out (docs/streaming.md, "Argument streaming").
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 from helpers import chunk_at
-from hypothesis import HealthCheck, given, settings
-from strategies import doc_and_chunks
+from hypothesis import given
+from strategies import doc_and_chunks, soak_settings
 
 from callsieve import (
     ArgumentsDelta,
@@ -28,9 +27,7 @@ from callsieve import (
     parse,
 )
 
-SETTINGS = settings(max_examples=int(os.environ.get("CALLSIEVE_EXAMPLES", "120")),
-                    deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = soak_settings(120)  # (CALLSIEVE_EXAMPLES: a longer soak)
 
 
 def streamed(chunks: list[str], **opts: Any) -> list[Any]:

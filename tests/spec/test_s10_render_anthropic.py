@@ -22,19 +22,23 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import re
-import subprocess
-import sys
 import typing
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import pytest
-from helpers import ROOT, as_argument_stream, canon_value, random_chunkings, without_aborted
-from hypothesis import HealthCheck, assume, given, settings
+from helpers import (
+    CASES_PATH,
+    as_argument_stream,
+    canon_value,
+    conformance_cases,
+    random_chunkings,
+    without_aborted,
+)
+from hypothesis import assume, given
 from hypothesis import strategies as st
-from strategies import doc_and_chunks
+from strategies import doc_and_chunks, soak_settings
 
 import callsieve
 from callsieve import (
@@ -42,12 +46,10 @@ from callsieve import (
     Block,
     CallAborted,
     CallFinished,
-    CallsieveError,
     CallStarted,
     ConfigurationError,
     Event,
     ParseResult,
-    SieveClosedError,
     Text,
     ToolCall,
     ToolCalls,
@@ -61,10 +63,7 @@ sdk = pytest.importorskip("anthropic.types")
 sdk_stream = pytest.importorskip("anthropic.lib.streaming._messages")
 
 EVENT = pydantic.TypeAdapter(sdk.RawMessageStreamEvent)
-CASES_PATH = ROOT.parent / "shared" / "conformance" / "cases.jsonl"
-#: CALLSIEVE_EXAMPLES raises the example count for a longer soak.
-SETTINGS = settings(max_examples=int(os.environ.get("CALLSIEVE_EXAMPLES", "60")), deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = soak_settings(60)  # (CALLSIEVE_EXAMPLES: a longer soak)
 
 
 # ---------------------------------------------------------------------------- the checks
@@ -288,11 +287,8 @@ def test_stream_is_the_documented_events() -> None:
 
 # ---------------------------------------------------------------------------- 3: conformance
 def _cases() -> list[Any]:
-    if not CASES_PATH.is_file():
-        return [pytest.param(None, id="no-cases")]
-    lines = CASES_PATH.read_text(encoding="utf-8").splitlines()
-    cases = [json.loads(line) for line in lines if line.strip()]
-    return [pytest.param(c, id=c["id"]) for c in cases]
+    cases = conformance_cases()
+    return [pytest.param(c, id=c["id"]) for c in cases] or [pytest.param(None, id="no-cases")]
 
 
 @pytest.mark.parametrize("mode", EARLY_EMIT)
@@ -529,24 +525,3 @@ def test_bad_usage_is_refused(usage: Any) -> None:
         render.render_response(callsieve.parse(TEXT), usage=usage)
     with pytest.raises(ConfigurationError):
         render.StreamRenderer().close(usage=usage)
-
-
-def test_feed_after_close_raises() -> None:
-    renderer = render.StreamRenderer()
-    renderer.close()
-    with pytest.raises(SieveClosedError) as info:
-        renderer.feed([Text("late")])
-    assert isinstance(info.value, CallsieveError)
-    with pytest.raises(SieveClosedError):
-        renderer.close()
-
-
-def test_renderer_does_not_import_the_sdk() -> None:
-    code = ("import sys; sys.modules['anthropic'] = None\n"
-            "import callsieve\nassert 'callsieve.render' not in sys.modules\n"
-            "from callsieve.render import anthropic\n"
-            "print(anthropic.render_response(callsieve.parse('hi'))['content'])")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env=env, check=True)
-    assert out.stdout.strip() == "[{'type': 'text', 'text': 'hi'}]"

@@ -16,10 +16,7 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import re
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -28,11 +25,11 @@ import pytest
 
 pytest.importorskip("openai")
 
-from helpers import ROOT, fed, random_chunkings, without_aborted
-from hypothesis import HealthCheck, assume, given, settings
+from helpers import conformance_cases, fed, random_chunkings, without_aborted
+from hypothesis import assume, given
 from openai.lib.streaming.chat import ChatCompletionStreamState
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
-from strategies import doc_and_chunks
+from strategies import doc_and_chunks, soak_settings
 
 import callsieve
 from callsieve import (
@@ -40,10 +37,8 @@ from callsieve import (
     Block,
     CallAborted,
     CallFinished,
-    CallsieveError,
     CallStarted,
     ConfigurationError,
-    SieveClosedError,
     Text,
     ToolCall,
     ToolCalls,
@@ -51,11 +46,8 @@ from callsieve import (
 from callsieve._options import EARLY_EMIT
 from callsieve.render import openai_chat
 
-CASES_PATH = ROOT.parent / "shared" / "conformance" / "cases.jsonl"  # (test_conformance's)
-CASES = ([json.loads(line) for line in CASES_PATH.read_text(encoding="utf-8").splitlines()
-          if line.strip()] if CASES_PATH.is_file() else [])
-SETTINGS = settings(max_examples=int(os.environ.get("CALLSIEVE_EXAMPLES", "60")), deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+CASES = conformance_cases()
+SETTINGS = soak_settings(60)  # (CALLSIEVE_EXAMPLES: a longer soak)
 Message = tuple[str | None, list[tuple[str, str, str]], str]
 
 
@@ -415,46 +407,6 @@ def test_usage() -> None:
     rendered = openai_chat.render_response(callsieve.parse("Hi"), usage={
         "input_tokens": 1, "output_tokens": 2})
     assert ChatCompletion.model_validate(rendered).usage.total_tokens == 3  # type: ignore[union-attr]
-
-
-def test_feed_or_close_after_close_raises_a_typed_error() -> None:
-    renderer = openai_chat.StreamRenderer()
-    renderer.close()
-    with pytest.raises(SieveClosedError) as info:
-        renderer.feed([Text("late")])
-    assert isinstance(info.value, CallsieveError)
-    with pytest.raises(SieveClosedError):
-        renderer.close()
-
-
-# ---------------------------------------------------------------------------- the module contract
-def test_the_renderers_are_exported_and_imported_by_nothing_in_the_core() -> None:
-    from callsieve import render
-
-    assert {"openai_chat", "openai_responses"} <= set(render.__all__)
-    code = ("import sys, callsieve; assert 'callsieve.render' not in sys.modules; "
-            "import callsieve.render.openai_chat, callsieve.render.openai_responses; "
-            "assert not [m for m in sys.modules if m.split('.')[0] in "
-            "('openai', 'anthropic', 'google', 'pydantic')], 'an SDK was imported'")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
-    subprocess.run([sys.executable, "-c", code], check=True, env=env)
-
-
-def test_every_renderer_takes_the_same_usage_and_checks_it() -> None:
-    """One ``usage`` for every API (``render._options.token_counts``): the neutral counts,
-    each renderer writing them its API's way; a typo is an error, never a silent zero."""
-    from callsieve.render import anthropic, gemini, openai_responses
-
-    usage = {"input_tokens": 2, "output_tokens": 3}
-    result = callsieve.parse("Hi")
-    assert openai_chat.render_response(result, usage=usage)["usage"]["total_tokens"] == 5
-    assert openai_responses.render_response(result, usage=usage)["usage"]["total_tokens"] == 5
-    assert anthropic.render_response(result, usage=usage)["usage"]["output_tokens"] == 3
-    assert gemini.render_response(result, usage=usage)["usageMetadata"]["totalTokenCount"] == 5
-    for module in (openai_chat, openai_responses, anthropic, gemini):
-        with pytest.raises(ConfigurationError):
-            module.render_response(result, usage={"prompt_tokens": 2})
 
 
 def test_an_id_factory_that_returns_no_str_is_a_configuration_error() -> None:

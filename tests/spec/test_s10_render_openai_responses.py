@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -28,13 +27,13 @@ import pytest
 
 pytest.importorskip("openai")
 
-from helpers import ROOT, fed, random_chunkings, without_aborted
-from hypothesis import HealthCheck, assume, given, settings
+from helpers import conformance_cases, fed, random_chunkings, without_aborted
+from hypothesis import assume, given
 from openai import omit
 from openai.lib.streaming.responses import ResponseStreamState
 from openai.types.responses import Response, ResponseStreamEvent
 from pydantic import TypeAdapter
-from strategies import doc_and_chunks
+from strategies import doc_and_chunks, soak_settings
 
 import callsieve
 from callsieve import (
@@ -44,7 +43,6 @@ from callsieve import (
     CallFinished,
     CallStarted,
     ConfigurationError,
-    SieveClosedError,
     Text,
     ToolCall,
     ToolCalls,
@@ -52,11 +50,8 @@ from callsieve import (
 from callsieve._options import EARLY_EMIT
 from callsieve.render import openai_responses
 
-CASES_PATH = ROOT.parent / "shared" / "conformance" / "cases.jsonl"  # (test_conformance's)
-CASES = ([json.loads(line) for line in CASES_PATH.read_text(encoding="utf-8").splitlines()
-          if line.strip()] if CASES_PATH.is_file() else [])
-SETTINGS = settings(max_examples=int(os.environ.get("CALLSIEVE_EXAMPLES", "60")), deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+CASES = conformance_cases()
+SETTINGS = soak_settings(60)  # (CALLSIEVE_EXAMPLES: a longer soak)
 EVENT = TypeAdapter(ResponseStreamEvent)
 Item = tuple[Any, ...]
 
@@ -513,12 +508,3 @@ def test_usage() -> None:
     rendered = openai_responses.render_response(callsieve.parse("Hi"), usage={
         "input_tokens": 1, "output_tokens": 2})
     assert Response.model_validate(rendered).usage.total_tokens == 3  # type: ignore[union-attr]
-
-
-def test_feed_or_close_after_close_raises_a_typed_error() -> None:
-    renderer = openai_responses.StreamRenderer()
-    renderer.close()
-    with pytest.raises(SieveClosedError):
-        renderer.feed([Text("late")])
-    with pytest.raises(SieveClosedError):
-        renderer.close()
