@@ -5,7 +5,7 @@ of the one-chunk run.
 What it does: a document is a concatenation of small fragments (prose, look-alike markup,
 fences and inline code, valid and broken tool blocks in every default dialect, alias spellings
 of the wrapper, zero-width characters, tags cut into several fragments). For each document and
-each ``early_emit`` in ("block", "invoke") it runs ``Sieve`` on the whole document as one chunk
+each ``early_emit`` in ("block", "invoke", "arguments") it runs ``Sieve`` on the whole document as one chunk
 (the reference), then one character at a time, in random pieces of 1-8 characters (sometimes
 with empty chunks in between), in random pieces of 1-40, and one fragment per chunk; and it runs
 ``parse()``. A failure found from the command line is shrunk (fragments, then characters, then
@@ -61,7 +61,15 @@ if __name__ == "__main__":  # run as a script: test this checkout's source tree
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import callsieve
-from callsieve import Event, Text, ToolCalls
+from callsieve import (
+    ArgumentsDelta,
+    CallAborted,
+    CallFinished,
+    CallStarted,
+    Event,
+    Text,
+    ToolCalls,
+)
 from callsieve import _cursor as callsieve_cursor
 
 if TYPE_CHECKING:
@@ -81,7 +89,7 @@ __all__ = [
     "minimize",
 ]
 
-MODES = ("block", "invoke")
+MODES = ("block", "invoke", "arguments")
 
 Generator = Callable[[random.Random], list[str]]
 #: Failure class: (category, early_emit mode, detail...) — see ``same_kind``.
@@ -619,9 +627,44 @@ def coalesce(events: Iterable[Event], options: Options) -> list[Item]:
                 out[-1] = merge_blocks(last, block_item(e, options))
             else:
                 out.append(block_item(e, options))
-        else:
+        elif not isinstance(e, _STREAM_EVENTS):  # (those: ``stream_error``)
             out.append(OtherItem(type(e).__name__, repr(e)))
     return out
+
+
+_STREAM_EVENTS = (CallStarted, ArgumentsDelta, CallFinished, CallAborted)
+
+
+def stream_error(events: Sequence[Event]) -> str | None:
+    """Why argument streaming's events break their rules (None if they keep them): indexes
+    0, 1, 2, ...; deltas only for an open call; every started call finished or aborted; a
+    finished call's deltas join to its arguments, and it is the next call ToolCalls gives."""
+    state: dict[int, str] = {}
+    joined: dict[int, str] = {}
+    finished = []
+    for e in events:
+        if isinstance(e, CallStarted):
+            if e.index != len(state):
+                return f"CallStarted index {e.index}, expected {len(state)}"
+            state[e.index] = "open"
+        elif isinstance(e, (ArgumentsDelta, CallFinished, CallAborted)):
+            if state.get(e.index) != "open":
+                return f"{type(e).__name__} for call {e.index}, which is not open"
+            if isinstance(e, ArgumentsDelta):
+                joined[e.index] = joined.get(e.index, "") + e.delta
+            elif isinstance(e, CallFinished):
+                if joined.get(e.index, "") != e.call.arguments:
+                    return f"call {e.index}: deltas {joined.get(e.index)!r} != arguments"
+                state[e.index] = "finished"
+                finished.append(e.call)
+            else:
+                state[e.index] = "aborted"
+    if "open" in state.values():
+        return "a started call never ended"
+    calls = [c for e in events if isinstance(e, ToolCalls) for c in e.calls]
+    if len(calls) != len(finished) or any(a is not b for a, b in zip(calls, finished)):
+        return "CallFinished calls are not the ToolCalls calls"
+    return None
 
 
 def conservation_error(doc: str, events: Iterable[Event]) -> str | None:
@@ -712,6 +755,9 @@ def check_run(doc: str, chunks: Sequence[str], mode: str, label: str, options: O
     err = conservation_error(doc, events)
     if err:
         raise Failure(("conservation", mode), f"[{label}] {err}\nevents: {events!r}", chunks)
+    err = stream_error(events) if mode == "arguments" else None
+    if err:
+        raise Failure(("stream", mode), f"[{label}] {err}\nevents: {events!r}", chunks)
     co = coalesce(events, options)
     if ref is not None and co != ref:
         raise Failure(("mismatch", mode, diff_aspects(ref, co)), format_diff(ref, co), chunks)

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from lark import Tree
 
 from ._assembler import contract_value, param_schema_type
-from ._events import ArgumentsDelta, CallAborted, CallFinished, CallStarted, ToolCall
+from ._events import ArgumentsDelta, CallAborted, CallFinished, CallStarted, Event, ToolCall
 from ._options import make_call_id
 from ._values import RAW_TEXT_FIELDS, _is_string_type, decode_entities, decode_param
 
@@ -50,6 +50,8 @@ __all__ = ["ArgStream", "escape"]
 CDATA_RUN = "CDATA_RUN"  # (a terminal the contract names, grammar/README.md)
 
 _NEEDS_ESCAPE = re.compile(r'[\x00-\x1f"\\]').search
+# What is left to escape once the common five are: other control characters (rare).
+_RARE_ESCAPE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]").search
 
 # A parameter's body, as far as the stream is concerned.
 _NONE = 0  # nothing read yet
@@ -76,10 +78,16 @@ _UNSETTLED = re.compile(r"(?:&[#0-9A-Za-z]{0,9})?\s*\Z")
 
 def escape(text: str) -> str:
     """``text`` as it stands inside a JSON string (``json.dumps``, without the quotes):
-    escaping is per character, so fragments escaped apart join to the whole escaped."""
+    escaping is per character, so fragments escaped apart join to the whole escaped. Code
+    in an argument holds quotes, backslashes, line breaks and tabs in many chunks: those are
+    replaced in place: ``json.dumps`` for every chunk that needs escaping made streaming
+    (d), 1 MB in 1-8-character chunks, take 151 ms instead of 122 (bench_arguments.py)."""
     if _NEEDS_ESCAPE(text) is None:
         return text
-    return json.dumps(text, ensure_ascii=False)[1:-1]
+    if _RARE_ESCAPE(text) is not None:
+        return json.dumps(text, ensure_ascii=False)[1:-1]
+    return (text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+            .replace("\t", "\\t").replace("\r", "\\r"))
 
 
 class ArgStream:
@@ -210,6 +218,18 @@ class ArgStream:
         if kind == _CDATA:
             return body == _STREAM or body == _UNDECIDED
         return kind == _TEXT and body >= _PLAIN_WAIT
+
+    def streams_as_is(self) -> bool:
+        """Whether each chunk of the current run goes out as it is, escaped (a CDATA string:
+        the sieve's hot half then sends it, ``hot``)."""
+        return self.run_kind == _CDATA and self.body == _STREAM
+
+    def hot(self, chunk: str) -> list[Event]:
+        """The sieve's hot half appended ``chunk`` to a CDATA string (``streams_as_is``):
+        its delta."""
+        piece = chunk if _NEEDS_ESCAPE(chunk) is None else escape(chunk)
+        self.sent.append(piece)
+        return [ArgumentsDelta(self.index, piece)]
 
     def text(self, new: str) -> None:
         """More of the current run's text: sent, if it streams."""

@@ -48,7 +48,8 @@ class ModeReaders:
 
     __slots__ = (
         "_cur", "_grow", "_grown", "_fences", "_finder", "_auto", "_accepting", "_onward",
-        "_trans", "_lead_search", "_mode", "_reader", "_prose_hot", "_run_hot", "_idle",
+        "_trans", "_lead_search", "_mode", "_reader", "_prose_hot", "_run_hot", "_arg_hot",
+        "_arg_send", "_idle",
         "_cand", "_cand_seen", "_cap", "_run_char", "_run_may_stop", "_cut_probe",
         "_cut_room", "_off", "_limit",
     )
@@ -67,6 +68,8 @@ class ModeReaders:
     _reader: Callable[[Any, Any], list[Event]]
     _prose_hot: Budget
     _run_hot: Budget
+    _arg_hot: Budget
+    _arg_send: Callable[[str], list[Event]]
     _idle: Budget
     _cand: int
     _cand_seen: bool
@@ -105,13 +108,15 @@ class ModeReaders:
                 mode = MACHINE
         self._mode = mode
         self._reader = _READERS[mode]
+        self._arg_hot = self._idle
         if mode is PROSE:
             self._prose_hot = self._cur.prose_live or self._cur.prose_budget()
             self._run_hot = self._idle
             return
         self._prose_hot = self._idle
-        if mode is RUN and not self._cur.held and not self._streams():
-            self._run_hot = self._cur.run_live or self._cur.run_budget()
+        if mode is RUN and not self._cur.held:
+            self._run_hot = self._idle
+            self._arm_run()
             return
         self._run_hot = self._idle
         if mode is CUT_TAG:
@@ -238,20 +243,26 @@ class ModeReaders:
                 if stream is not None:
                     stream.text(text[:stop])
                 if stop == len(text) or tail:
-                    # Still RUN: its hot half is on again if nothing is held (``_enter``),
-                    # unless the text streams.
-                    self._run_hot = self._idle if cur.held or self._streams() else cur.run_live
+                    # Still RUN: a hot half is on again if nothing is held (``_enter``).
+                    self._run_hot = self._arg_hot = self._idle
+                    if not cur.held:
+                        self._arm_run()
                 else:
                     cap.took(cur.sync_run())
                     self._enter(CUT_TAG)
                 return stream.life.take_out() if stream is not None and stream.out else []
         return self._read_machine(chunk)
 
-    def _streams(self) -> bool:
-        """Whether the current run's text streams as arguments (``_argstream``): its chunks
-        then all go through ``_read_run``, which hands them over, not the hot half."""
-        cap = self._cap
-        return cap is not None and cap.args is not None and cap.args.wants_text()
+    def _arm_run(self) -> None:
+        """RUN with nothing held: its hot half — the one that only appends, or, for a CDATA
+        string streaming as arguments, the one that appends and sends it (``_arg_hot``);
+        text that the stream must still decide on goes through ``_read_run``."""
+        stream = self._cap.args if self._cap is not None else None
+        if stream is None or not stream.wants_text():
+            self._run_hot = self._cur.run_live or self._cur.run_budget()
+        elif stream.streams_as_is():
+            self._arg_hot = self._cur.run_live or self._cur.run_budget()
+            self._arg_send = stream.hot
 
     def _read_cut_tag(self, chunk: Any) -> list[Event]:
         """CUT_TAG: unless this chunk holds a character that could complete the tag, hold

@@ -45,6 +45,10 @@ from ._readers import NO_CANDIDATE, Budget, ModeReaders
 __all__ = ["EARLY_EMIT", "MODES", "Mode", "Sieve", "SieveState", "new_call_id"]
 
 
+def _no_stream(chunk: str) -> list[Event]:  # pragma: no cover - never called: no hot half
+    return []
+
+
 class Sieve(ModeReaders):
     """Pulls tool calls out of a stream of model text.
 
@@ -102,7 +106,8 @@ class Sieve(ModeReaders):
         self._off = opts.mode == "off"
         self._limit = opts.max_block_chars
         self._idle: Budget = []  # (never filled: a hot half that is off)
-        self._prose_hot = self._run_hot = self._idle
+        self._prose_hot = self._run_hot = self._arg_hot = self._idle
+        self._arg_send: Callable[[str], list[Event]] = _no_stream  # (``_arg_hot``'s: ArgStream.hot)
         self._mode = MACHINE
         self._reader: Callable[[Any, Any], list[Event]] = ModeReaders._read_machine
         self._enter(MACHINE if self._off else PROSE)
@@ -157,6 +162,12 @@ class Sieve(ModeReaders):
               and (self._run_char not in chunk or not self._run_may_stop(chunk))):
             self._run_hot.pop()(chunk)
             return []
+        # RUN, a CDATA string streaming as arguments (``_argstream``), the same chunk: append,
+        # and its delta (one event per chunk, as ``Text`` in prose).
+        elif (self._arg_hot and chunk.__class__ is str
+              and (self._run_char not in chunk or not self._run_may_stop(chunk))):
+            self._arg_hot.pop()(chunk)
+            return self._arg_send(chunk)
         return self._reader(self, chunk)
 
     def close(self) -> list[Event]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -314,3 +315,13 @@ def test_remembered_lead_answers_equal_fresh_ones(before: str, text: str) -> Non
         assert got == EntryFinder(g, lead_search)._follow(whole, found)
         if got >= 0:
             assert got_state == finder.state
+
+
+# ---------------------------------------------------------------------- _argstream.escape
+@given(st.text(alphabet=st.sampled_from(['a', '"', '\\', '\n', '\t', '\r', '\x00', '\x1f',
+                                          '\b', '\f', 'é', '\u2028', '\x7f', '\ud800']),
+               max_size=12))
+def test_argument_escape_is_json_dumps_without_the_quotes(text: str) -> None:
+    from callsieve._argstream import escape
+
+    assert escape(text) == json.dumps(text, ensure_ascii=False)[1:-1]

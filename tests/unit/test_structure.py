@@ -48,8 +48,19 @@ def test_only_enter_writes_the_mode() -> None:
     assert {fn for fn, _ in writers} <= {"_enter", "__init__"}, writers
     run_arm = {fn for module in ("_sieve.py", "_readers.py")
                for fn, owner, attr in _assignments(module)
-               if owner == "self" and attr == "_run_hot"}
-    assert run_arm <= {"_enter", "__init__", "_read_run"}, run_arm
+               if owner == "self" and attr in ("_run_hot", "_arg_hot", "_arg_send")}
+    assert run_arm <= {"_enter", "__init__", "_read_run", "_arm_run"}, run_arm
+    # RUN's arming (``_arm_run``) is asked for by ``_enter``, and by ``_read_run`` within RUN.
+    assert _callers("_readers.py", "_arm_run") == {"_enter", "_read_run"}
+
+
+def _callers(module: str, method: str) -> set[str]:
+    """The functions of ``module`` that call ``self.<method>``."""
+    tree = ast.parse((SRC / module).read_text(encoding="utf-8"))
+    return {fn.name for fn in ast.walk(tree) if isinstance(fn, ast.FunctionDef)
+            for node in ast.walk(fn)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr == method}
 
 
 @pytest.mark.parametrize("field", ["total", "held", "tail"])
