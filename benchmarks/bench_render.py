@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import math
 import random
 import sys
 import time
@@ -134,5 +135,33 @@ def main() -> None:
             print(f"| {name} | {label} | {seconds * 1000:.1f} | {ratio:.2f}{mark} |")
 
 
+def white_space_slope() -> float:
+    """The slope of log(seconds) against log(chunks) for a reply whose text is followed by
+    white space only, one space per chunk (held by ``Reply`` until what follows decides it:
+    it was joined per chunk once, which is quadratic)."""
+    points = []
+    for n in (100_000, 300_000, 1_000_000):
+        events = [[Text(" ")] for _ in range(n)]
+        best = float("inf")
+        for _ in range(3):
+            r = openai_chat.StreamRenderer(created=0)
+            gc.collect()
+            start = time.perf_counter()
+            r.feed([Text("a")])
+            for batch in events:
+                r.feed(batch)
+            r.feed([Text("b")])
+            r.close()
+            best = min(best, time.perf_counter() - start)
+        points.append((math.log(n), math.log(best)))
+    mx = sum(x for x, _ in points) / 3
+    my = sum(y for _, y in points) / 3
+    return (sum((x - mx) * (y - my) for x, y in points)
+            / sum((x - mx) ** 2 for x, _ in points))
+
+
 if __name__ == "__main__":
     main()
+    slope = white_space_slope()
+    print(f"\nwhite space held after text, 100k-1M one-space chunks: slope {slope:.3f} "
+          f"{'PASS' if slope <= 1.1 else 'FAIL'} (linear: <= 1.1)")

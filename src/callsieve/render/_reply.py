@@ -58,9 +58,11 @@ class Reply:
         self._trim_calls = trim_around_calls
         self._aborts_seen = aborted_calls_seen
         # (held white space, edge) when a streamed call started: given back if it aborts
-        self._before: tuple[str, bool] | None = None
+        self._before: tuple[list[str], bool] | None = None
         self._edge = True  # leading white space is dropped here (reply start, after a call)
-        self._held = ""  # trailing white space not yet decided
+        # Trailing white space not yet decided, in pieces (joined once, when text follows: a
+        # reply may hold much white space, in many chunks).
+        self._held: list[str] = []
         self._seen_text = False
         self._index = 0  # the next call's number
         self._open: dict[int, int] = {}  # a streamed call's event index -> its number
@@ -80,29 +82,21 @@ class Reply:
                 skip = min(self._unsettled, len(e.calls))
                 self._unsettled -= skip
                 for call in e.calls[skip:]:
-                    k = self._start(call.id, call.name, out)
-                    arguments = call.arguments  # (JSON encoded on each read: read once)
-                    if arguments:
-                        out.append(ArgumentsDelta(k, arguments))
-                    out.append(CallFinished(k, call))
-                    self._before = None
-                    self._ended()
+                    self._whole(call, out)
             elif isinstance(e, CallStarted):
                 if not self._aborts_seen and not self._open:
-                    self._before = (self._held, self._edge)
+                    self._before = (self._held[:], self._edge)
                 self._open[e.index] = self._start(e.id, e.name, out)
             elif isinstance(e, ArgumentsDelta):
                 if e.delta and e.index in self._open:
                     out.append(ArgumentsDelta(self._open[e.index], e.delta))
             elif isinstance(e, CallFinished):
                 k = self._open.pop(e.index, -1)
-                if k < 0:  # (a call never started: started now)
-                    k = self._start(e.call.id, e.call.name, out)
-                    arguments = e.call.arguments
-                    if arguments:
-                        out.append(ArgumentsDelta(k, arguments))
-                out.append(CallFinished(k, e.call))
                 self._unsettled += 1
+                if k < 0:  # (a call never started: all of it now)
+                    self._whole(e.call, out)
+                    continue
+                out.append(CallFinished(k, e.call))
                 self._before = None
                 self._ended()
             elif isinstance(e, CallAborted):
@@ -116,7 +110,7 @@ class Reply:
         """End of the reply: trailing white space goes; a call still open is aborted."""
         out: list[Event] = [CallAborted(k) for k in self._open.values()]
         self._open.clear()
-        self._held = ""
+        self._held = []
         self._before = None
         return out
 
@@ -128,15 +122,25 @@ class Reply:
             self._edge = False
         body = text.rstrip()
         if not body:  # only white space: decided by what comes next
-            self._held += text
+            self._held.append(text)
             return
-        out.append(Text(self._held + body if self._held else body))
-        self._held = text[len(body):]
+        out.append(Text("".join(self._held) + body if self._held else body))
+        self._held = [text[len(body):]] if len(body) < len(text) else []
         self._seen_text = True
+
+    def _whole(self, call: ToolCall, out: list[Event]) -> None:
+        """A call that was not streamed: started, its arguments in one delta, finished."""
+        k = self._start(call.id, call.name, out)
+        arguments = call.arguments  # (JSON encoded on each read: read once)
+        if arguments:
+            out.append(ArgumentsDelta(k, arguments))
+        out.append(CallFinished(k, call))
+        self._before = None
+        self._ended()
 
     def _start(self, ident: str, name: str, out: list[Event]) -> int:
         if self._trim_calls:
-            self._held = ""
+            self._held = []
         k = self._index
         self._index += 1
         out.append(CallStarted(k, ident, name))
@@ -151,7 +155,7 @@ class Reply:
 
     def _ended(self) -> None:
         if self._trim_calls or not self._seen_text:
-            self._held = ""
+            self._held = []
             self._edge = True
 
 
