@@ -29,13 +29,12 @@ they are, and the transformer is kept while the schemas stay the same object.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
 from lark import Discard, Token, Transformer, Tree
 
-from ._values import decode_param, parse_argument_object
+from ._values import decode_param, load_json, parse_argument_object
 
 __all__ = ["CallTransformer", "assemble_call", "contract_value", "param_schema_type",
            "schemas_from_tools"]
@@ -310,7 +309,7 @@ class CallTransformer(Transformer[Token, Any]):
 def _json_object(text: str) -> dict[str, Any] | None:
     """``text`` as a JSON object (white space around it is fine), or None."""
     try:
-        value = json.loads(text.strip())
+        value = load_json(text.strip())
     except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None

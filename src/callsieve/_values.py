@@ -27,6 +27,7 @@ __all__ = [
     "decode_entities",
     "decode_param",
     "json_literal",
+    "load_json",
     "parse_argument_object",
 ]
 
@@ -60,6 +61,25 @@ def decode_entities(text: str) -> str:
     return _ENTITY.sub(_entity, text) if "&" in text else text
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite(number: str) -> float:
+    value = float(number)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"{number} is out of a float's range")
+    return value
+
+
+def load_json(text: str) -> Any:
+    """``json.loads`` for strict JSON: ``NaN``, ``Infinity`` and numbers out of a float's
+    range (``1e999``) are not JSON (Python's ``json`` takes them, and then writes text that
+    JSON clients refuse), so a value holding one is not a JSON value here: a string, or for
+    arguments, not an object. Raises ``ValueError`` (or ``RecursionError``)."""
+    return json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+
+
 def json_literal(text: str) -> Any:
     """A JSON number, ``true``, ``false``, ``null``, array or object becomes its value;
     anything else stays the string it was."""
@@ -70,7 +90,7 @@ def json_literal(text: str) -> Any:
         (c == "-" or c.isdigit()) and _NUMBER.fullmatch(text)
     ):
         try:
-            return json.loads(text)
+            return load_json(text)
         except (ValueError, RecursionError):
             return text
     return text
@@ -117,7 +137,7 @@ def decode_param(name: str, parts: list[tuple[bool, str]], string_attr: str | No
 
 def _json_or_string(text: str) -> Any:
     try:
-        return json.loads(text)
+        return load_json(text)
     except (ValueError, RecursionError):
         return text
 
@@ -196,7 +216,7 @@ def parse_argument_object(text: str) -> dict[str, Any] | None:
     if not body:
         return {}
     try:
-        value = json.loads(body)
+        value = load_json(body)
     except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None

@@ -115,6 +115,10 @@ STRING_ATTR_ROWS = [
     ("false-json-string", "false", '"x"', "x"),
     ("false-invalid", "false", "not json", "not json"),
     ("false-invalid-array", "false", "[1,", "[1,"),
+    # NaN, Infinity and out-of-range numbers are not JSON (strict JSON clients refuse them)
+    ("false-infinity", "false", "Infinity", "Infinity"),
+    ("false-nan-in-array", "false", "[1, NaN]", "[1, NaN]"),
+    ("false-out-of-range", "false", "1e999", "1e999"),
 ]
 
 
@@ -125,6 +129,18 @@ def test_s5_string_attribute(row: tuple[Any, ...]) -> None:
         text = (f'{opener}tool_calls>{opener}invoke name="f">{opener}parameter name="p" '
                 f'string="{attr}">{body}{closer}parameter>{closer}invoke>{closer}tool_calls>')
         check(text, "", [("f", {"p": value})])
+
+
+def test_s5_values_are_strict_json() -> None:
+    """A value is only ever JSON a client accepts: ``NaN``, ``Infinity`` and numbers out of a
+    float's range (which Python's ``json`` reads, then writes as no JSON) are not JSON
+    values, so such a body is a string and such arguments are not an object."""
+    for body in ("[1e999]", "-1e400", '{"a": NaN}', "[Infinity]"):
+        check(xml_call(body), "", [("f", {"p": body})])
+    check(xml_call("1e300"), "", [("f", {"p": 1e300})])
+    native = ("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{\"a\": NaN}"
+              "<｜tool▁call▁end｜><｜tool▁calls▁end｜>")
+    assert parse(native).calls == () and parse(native).text == native
 
 
 def test_s5_repeated_parameter_names_collect_into_an_array() -> None:
