@@ -71,9 +71,8 @@ _TEXT = 2
 _DECIDE_WITHIN = 64
 _LITERALS = ("true", "false", "null")
 _NUMBER_PREFIX = re.compile(r"-?(?:0|[1-9][0-9]*)?(?:\.[0-9]*)?(?:[eE][+-]?[0-9]*)?").fullmatch
-# A tail that the next text may change: trailing white space (trimmed at the end), or an
-# entity not yet closed (``&`` and at most 9 characters without ``;``).
-_UNSETTLED = re.compile(r"(?:&[#0-9A-Za-z]{0,9})?\s*\Z")
+# What may follow ``&`` in an entity not yet closed (at most 9 characters, no ``;``).
+_ENTITY_HEAD = re.compile(r"[#0-9A-Za-z]{0,9}").fullmatch
 
 
 def escape(text: str) -> str:
@@ -359,9 +358,14 @@ def _plain_string(text: str) -> bool | None:
 
 
 def _settled(text: str) -> int:
-    """How much of plain ``text`` no later text can change (see ``_UNSETTLED``)."""
-    m = _UNSETTLED.search(text)
-    return len(text) if m is None else m.start()
+    """How much of plain ``text`` no later text can change: all but its trailing white space
+    (trimmed if the body ends there), or but an entity it ends in that is not closed yet.
+    (No regex anchored at the end: searched, one backtracks over every run of white space.)"""
+    end = len(text.rstrip())
+    if end < len(text):
+        return end
+    amp = text.rfind("&", max(0, end - 10))
+    return amp if amp >= 0 and _ENTITY_HEAD(text, amp + 1) else end
 
 
 def _key(name: str) -> str:

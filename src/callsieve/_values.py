@@ -72,12 +72,16 @@ def _finite(number: str) -> float:
     return value
 
 
+#: One decoder, made once (``json.loads`` with hooks builds a decoder per call).
+_STRICT = json.JSONDecoder(parse_constant=_no_constant, parse_float=_finite)
+
+
 def load_json(text: str) -> Any:
     """``json.loads`` for strict JSON: ``NaN``, ``Infinity`` and numbers out of a float's
     range (``1e999``) are not JSON (Python's ``json`` takes them, and then writes text that
     JSON clients refuse), so a value holding one is not a JSON value here: a string, or for
     arguments, not an object. Raises ``ValueError`` (or ``RecursionError``)."""
-    return json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+    return _STRICT.decode(text)
 
 
 def json_literal(text: str) -> Any:
