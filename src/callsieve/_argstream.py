@@ -284,9 +284,6 @@ class ArgStream:
             self.plain_sent = True
         self._send(piece)
 
-    def end_run(self) -> None:
-        self.run_kind = _NO_RUN
-
     def call(self, name: str, args: dict[str, Any], ident: str | None, dialect: str,
              repairs: tuple[str, ...]) -> ToolCall:
         """The capture built the call: its ``ToolCall``, after the rest of its arguments and

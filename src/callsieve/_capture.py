@@ -258,13 +258,6 @@ class Capture:
                 f"stray text ignored at offset {self.start + self.raw_len - len(value)}")
         self.run = None
         self.pieces.clear()
-        if self.args is not None:
-            self.args.end_run()
-
-    def _append(self, text: str) -> None:  # (the argument stream sees a run's text too)
-        self.pieces.append(text)
-        if self.args is not None:
-            self.args.text(text)
 
     def _token_at(self, buf: str, p: int, final: bool) -> Decision:
         """The scanner's one decision at ``buf[p]`` (see ``decide``), remembered per parser
@@ -341,7 +334,9 @@ class Capture:
                 after_run = self.run is not None
                 if after_run:
                     if seg < p:
-                        self._append(buf[seg:p])
+                        self.pieces.append(piece := buf[seg:p])
+                        if self.args is not None:  # (argument streaming sees run text too)
+                            self.args.text(piece)
                     self._end_run()
                 if self.raw_len + len(value) > limit:
                     return self.too_long(limit), p
@@ -359,7 +354,9 @@ class Capture:
             if run is not None:
                 if run.balanced:  # the object ended: what follows may be another run
                     if seg < p:
-                        self._append(buf[seg:p])
+                        self.pieces.append(piece := buf[seg:p])
+                        if self.args is not None:
+                            self.args.text(piece)
                     self._end_run()
                     continue
                 if not run.soft:
@@ -390,7 +387,9 @@ class Capture:
             if self.args is not None:
                 self.args.run(run)
         if self.run is not None and seg < p:
-            self._append(buf[seg:p])
+            self.pieces.append(piece := buf[seg:p])
+            if self.args is not None:
+                self.args.text(piece)
         if status != VIABLE:
             return status, p
         if final:
