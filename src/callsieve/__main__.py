@@ -47,12 +47,15 @@ from typing import Any, NoReturn, TextIO
 
 from . import __version__, _options
 from ._cli_output import (
+    SSE_DONE,
     EventRecords,
+    Frame,
     Record,
     StreamWriter,
     dumps,
     json_line,
     result_json,
+    sse_event_frame,
     sse_frame,
 )
 from ._errors import CallsieveError, ConfigurationError
@@ -215,6 +218,14 @@ FORMATS = {"openai": "openai_chat", "responses": "openai_responses", "anthropic"
            "gemini": "gemini"}
 
 
+#: ``--sse`` with ``--format``: each API's own event-stream framing — OpenAI Chat's ``data:``
+#: lines closed by ``data: [DONE]``, named events for Responses and Anthropic, Gemini's
+#: ``data:`` lines (its ``alt=sse``).
+SSE_FRAMING: dict[str, tuple[Frame, str]] = {
+    "openai": (sse_frame, SSE_DONE), "responses": (sse_event_frame, ""),
+    "anthropic": (sse_event_frame, ""), "gemini": (sse_frame, "")}
+
+
 def _renderer(args: argparse.Namespace) -> Any:
     """The ``callsieve.render`` module ``--format`` names (imported only then)."""
     return importlib.import_module(f"callsieve.render.{FORMATS[args.format]}")
@@ -236,8 +247,9 @@ def _stream_writer(args: argparse.Namespace, out: TextIO) -> StreamWriter:
     if args.format is None:
         return StreamWriter(out, EventRecords(), merge_text=not args.raw_events,
                             frame=sse_frame if args.sse else json_line)
-    return StreamWriter(out, _renderer(args).StreamRenderer(), merge_text=False,
-                        frame=sse_frame if args.sse else json_line)
+    frame, end = SSE_FRAMING[args.format] if args.sse else (json_line, "")
+    return StreamWriter(out, _renderer(args).StreamRenderer(), merge_text=False, frame=frame,
+                        end=end)
 
 
 def _cmd_parse(args: argparse.Namespace, out: TextIO) -> int:

@@ -8,7 +8,8 @@ events become one), an ``Encoder`` (events to output records: ``EventRecords`` g
 ``event_json`` record per event; a ``render.<api>.StreamRenderer`` has the same shape, so a
 wire format is one more encoder) and a ``Frame`` (a record as output text: ``json_line``, one
 compact JSON object per line, or ``sse_frame``, ``data: <json>`` and a blank line, as Server-
-Sent Events carry it). ``StreamWriter.pause()`` marks where the input paused: the merged text
+Sent Events carry it, ``sse_event_frame`` with an ``event: <type>`` line first; a writer's
+``end`` closes the output, ``SSE_DONE`` for OpenAI Chat). ``StreamWriter.pause()`` marks where the input paused: the merged text
 held so far is printed and the output flushed, so a reader of a live pipe sees text as soon as
 a read's worth of input has been fed; ``close(events)`` prints the last events, the held text
 and what the encoder holds, and flushes.
@@ -42,6 +43,7 @@ from ._events import (
 from ._results import ParseResult
 
 __all__ = [
+    "SSE_DONE",
     "Encoder",
     "EventRecords",
     "Frame",
@@ -54,6 +56,7 @@ __all__ = [
     "event_json",
     "json_line",
     "result_json",
+    "sse_event_frame",
     "sse_frame",
 ]
 
@@ -136,6 +139,16 @@ def sse_frame(record: Record, out: TextIO) -> str:
     return f"data: {dumps(record, out, indent=None)}\n\n"
 
 
+def sse_event_frame(record: Record, out: TextIO) -> str:
+    """A Server-Sent Event named after the record's ``type`` (how the Anthropic Messages and
+    OpenAI Responses streams name each event), then its data."""
+    return f"event: {record['type']}\ndata: {dumps(record, out, indent=None)}\n\n"
+
+
+#: What closes an OpenAI Chat Completions event stream (the SDKs stop reading at it).
+SSE_DONE = "data: [DONE]\n\n"
+
+
 # ---------------------------------------------------------------------- stages
 class Encoder(Protocol):
     """Events in, output records out — the shape of ``render.<api>.StreamRenderer``, whose
@@ -187,14 +200,15 @@ class TextMerger:
 class StreamWriter:
     """The one path from a stream's events to the output: merge, encode, frame, print."""
 
-    __slots__ = ("_out", "_encoder", "_merger", "_frame")
+    __slots__ = ("_out", "_encoder", "_merger", "_frame", "_end")
 
     def __init__(self, out: TextIO, encoder: Encoder, *, merge_text: bool,
-                 frame: Frame = json_line) -> None:
+                 frame: Frame = json_line, end: str = "") -> None:
         self._out = out
         self._encoder = encoder
         self._merger = TextMerger() if merge_text else None
         self._frame = frame
+        self._end = end  # printed after the last record (``SSE_DONE``)
 
     def feed(self, events: list[Event]) -> None:
         """Events from ``Sieve.feed``."""
@@ -212,6 +226,7 @@ class StreamWriter:
         self.feed(events)
         self._release()
         self._write(self._encoder.close())
+        self._out.write(self._end)
         self._out.flush()
 
     def _release(self) -> None:

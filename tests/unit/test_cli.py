@@ -655,12 +655,24 @@ def test_parse_format_anthropic_is_a_message(capsys: pytest.CaptureFixture[str])
 
 
 @pytest.mark.parametrize("fmt", ["openai", "responses", "anthropic", "gemini"])
-def test_every_format_streams_json_objects_and_sse_frames(capsys: pytest.CaptureFixture[str],
-                                                          fmt: str) -> None:
+def test_every_format_streams_its_apis_event_stream(capsys: pytest.CaptureFixture[str],
+                                                     fmt: str) -> None:
+    """``--sse`` with ``--format`` frames the objects as each API's event stream does, read
+    here by the openai SDK's own SSE decoder: OpenAI Chat's ``data:`` lines closed by
+    ``data: [DONE]``, events named after their ``type`` (Responses, Anthropic), Gemini's
+    ``data:`` lines."""
+    streaming = pytest.importorskip("openai._streaming")
     code, out, err = run(capsys, "stream", str(EXAMPLE), "--format", fmt, "--sse")
     assert code == 0, err
-    frames = [f for f in out.split("\n\n") if f]
-    assert frames and all(f.startswith("data: ") for f in frames)
-    assert all(isinstance(json.loads(f[len("data: "):]), dict) for f in frames)
+    events = list(streaming.SSEDecoder().iter_bytes(iter([out.encode("utf-8")])))
+    if fmt == "openai":
+        assert events[-1].data == "[DONE]"
+        events = events[:-1]
+    records = [json.loads(e.data) for e in events]
+    assert records and all(isinstance(r, dict) for r in records)
+    if fmt in ("responses", "anthropic"):
+        assert [e.event for e in events] == [r["type"] for r in records]
+    else:
+        assert all(e.event is None for e in events)
     code, out, err = run(capsys, "parse", str(EXAMPLE), "--format", fmt)
     assert code == 0 and isinstance(json.loads(out), dict), err
