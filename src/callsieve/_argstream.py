@@ -9,13 +9,14 @@ tells it the terminals it reads and the text of its runs. The call starts (``Cal
 with its id: the model's, else the ``id_factory``'s) at the first terminal read after a name
 that can belong to its arguments (``CompiledGrammar.arg_terminals``, those below a
 ``param``, ``call_args`` or ``call_json``: in markup the invoke tag's ``>``, in DeepSeek's
-native form the JSON), where its name is final in every dialect, or when it ends. Each parameter goes out as ``"name":value`` when it is
-reduced, decoded as the call will decode it; a CDATA body streams while it arrives when its
-value must be a string — ``string="true"``, a schema type ``string``, a raw-text field
-(SPEC §5), or a body whose first character that is not white space is not ``<`` (only
-elements-only text can become structured) — as JSON-escaped fragments. Everything else
-(plain text bodies, which are trimmed and may be a number; JSON bodies) goes out when it
-is complete. When the call is built, the rest of its ``arguments`` goes out and
+native form the JSON), where its name is final in every dialect, or when it ends. Each
+parameter goes out as ``"name":value`` when it is reduced, decoded as the call will decode
+it; a CDATA body streams while it arrives when its value must be a string —
+``string="true"``, a schema type ``string``, a raw-text field (SPEC §5), or a body whose
+first character that is not white space is not ``<`` (only elements-only text can become
+structured) — as JSON-escaped fragments; a plain body once it can only be a string
+(trimmed, entities decoded); a JSON body (``call_args``, ``call_json``) rewritten compact as
+it arrives (``_json_stream``). Anything else goes out when it is complete. When the call is built, the rest of its ``arguments`` goes out and
 ``CallFinished`` carries the ``ToolCall`` the block's ``ToolCalls`` carries too.
 What it guarantees: the concatenated deltas of a finished call are exactly its
 ``arguments``: at the end, what was sent is checked to be their prefix. It is not when a
@@ -38,6 +39,7 @@ from lark import Tree
 
 from ._assembler import contract_value, param_schema_type
 from ._events import ArgumentsDelta, CallAborted, CallFinished, CallStarted, Event, ToolCall
+from ._json_stream import JsonStream, NotStreamable
 from ._options import make_call_id
 from ._values import RAW_TEXT_FIELDS, _is_string_type, decode_entities, decode_param
 
@@ -65,6 +67,7 @@ _RAW = 6  # string="true": its plain text goes out exactly as it arrives
 _NO_RUN = 0
 _CDATA = 1
 _TEXT = 2
+_JSON = 3  # a JSON object of arguments (a ``call_args`` or ``call_json`` run)
 
 #: Plain text still undecided after this many characters is held to the end (a number or
 #: literal is short; the bound keeps deciding linear).
@@ -95,13 +98,15 @@ class ArgStream:
 
     __slots__ = ("life", "schemas", "arg_terminals", "out", "made", "index", "name",
                  "ident", "started_name", "sent", "keys", "broken", "pname", "pstring",
-                 "body", "value_at", "waiting", "plain_sent", "run_kind", "_id")
+                 "body", "value_at", "waiting", "plain_sent", "run_kind", "json_terminals",
+                 "json", "_id")
 
     def __init__(self, life: BlockLife) -> None:
         self.life = life
         # (read from ``life`` once: they are read for every node and chunk)
         self.schemas = life.schemas
         self.arg_terminals = life.g.arg_terminals
+        self.json_terminals = life.g.json_terminals
         self.out = life.out
         self.made: list[ToolCall] = []  # the block's calls, as CallFinished gave them
         self._id = ""  # the started call's id
@@ -115,6 +120,7 @@ class ArgStream:
         self.sent: list[str] = []
         self.keys: set[str] = set()
         self.broken = False  # what was sent is no longer known to lead to the arguments
+        self.json: JsonStream | None = None  # a JSON body streaming (``_json_stream``)
         self._next_param()
 
     def _next_param(self) -> None:
@@ -183,7 +189,14 @@ class ArgStream:
         or plain text."""
         self.token(run.name)
         self.run_kind = _NO_RUN
-        if self.pname is None or self.index < 0 or self.broken:
+        if self.index < 0 or self.broken:
+            return
+        if run.name in self.json_terminals:
+            if not self.sent:  # (the object is all the arguments: none went out before)
+                self.run_kind = _JSON
+                self.json = JsonStream()
+            return
+        if self.pname is None:
             return
         cdata = run.name == CDATA_RUN
         self.run_kind = _CDATA if cdata else _TEXT
@@ -216,6 +229,8 @@ class ArgStream:
         body = self.body
         if kind == _CDATA:
             return body == _STREAM or body == _UNDECIDED
+        if kind == _JSON:
+            return self.json is not None
         return kind == _TEXT and body >= _PLAIN_WAIT
 
     def streams_as_is(self) -> bool:
@@ -237,6 +252,13 @@ class ArgStream:
         body = self.body
         if self.run_kind == _TEXT:
             self._plain(new)
+            return
+        if self.run_kind == _JSON:
+            assert self.json is not None
+            try:
+                self._send(self.json.feed(new))
+            except NotStreamable:  # (the rest goes out when the call ends, checked)
+                self.json = None
             return
         if body == _UNDECIDED:
             lead = new.lstrip()

@@ -60,6 +60,7 @@ from ._patterns import freeze as freeze_pattern
 from ._patterns import learn as learn_patterns
 from ._rule_sets import (
     ARG_NODES,
+    JSON_NODES,
     STREAM_NODES,
     discard,
     is_call,
@@ -168,6 +169,8 @@ class CompiledGrammar:
         self.stream_rules = tuple(r for r in self.lark.rules
                                   if (r.alias or r.origin.name) in STREAM_NODES)
         self.arg_terminals = terminals_below(self.lark.rules, ARG_NODES)
+        #: ... and those that hold a JSON object of arguments (``call_args``, ``call_json``)
+        self.json_terminals = terminals_below(self.lark.rules, JSON_NODES)
         self._thread = model.lexer_thread
         self.terminals: dict[str, TerminalSpec] = {
             kw["name"]: TerminalSpec(**kw) for kw in blueprint["terminals"]}

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["ARG_NODES", "STREAM_NODES", "discard", "is_call", "listening", "rules_above_calls",
+__all__ = ["ARG_NODES", "JSON_NODES", "STREAM_NODES", "discard", "is_call", "listening", "rules_above_calls",
            "terminals_below"]
 
 CALL_RULE = "call"
@@ -20,6 +20,8 @@ CALL_RULE = "call"
 STREAM_NODES = frozenset({"call_name", "param_name", "attr", "param", "call_id"})
 #: The nodes that hold a call's arguments: a call has started once a terminal below one is read.
 ARG_NODES = frozenset({"param", "call_args", "call_json"})
+#: The nodes whose text is a JSON object of arguments (streamed by ``_json_stream``).
+JSON_NODES = frozenset({"call_args", "call_json"})
 
 
 def is_call(rule: Any) -> bool:

@@ -211,13 +211,20 @@ def test_a_block_missing_its_opener_streams_nothing_before_its_closing_wrapper()
     check_stream(doc, streamed(list(doc)))
 
 
-def test_deepseek_native_arguments_go_out_whole_when_the_call_ends() -> None:
-    doc = ("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get\n```json\n"
-           '{"city": "Paris", "days": 3}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>')
-    events = streamed(list(doc))
-    found = check_stream(doc, events)
-    assert [e.name for e in events if isinstance(e, CallStarted)] == ["get"]
-    assert found["deltas"] == {0: '{"city":"Paris","days":3}'}
+def test_deepseek_native_arguments_stream_as_compact_json() -> None:
+    """The JSON of a native call streams as its ``arguments`` write it (white space dropped;
+    a number once it ends), in V3's fenced form and V3.1's bare one."""
+    v3 = ("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get\n```json\n"
+          '{"city": "Paris", "days": 3}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>')
+    v31 = ("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get<｜tool▁sep｜>"
+           '{"city": "Paris", "days": 3}<｜tool▁call▁end｜><｜tool▁calls▁end｜>')
+    for doc in (v3, v31):
+        events = streamed(list(doc))
+        found = check_stream(doc, events)
+        assert [e.name for e in events if isinstance(e, CallStarted)] == ["get"]
+        assert found["deltas"] == {0: '{"city":"Paris","days":3}'}
+        deltas = [e for e in events if isinstance(e, ArgumentsDelta)]
+        assert len(deltas) > 10 and deltas[0].delta == "{"
 
 
 def test_loose_cdata_repaired_at_the_end_resends_its_call() -> None:

@@ -18,7 +18,16 @@ from helpers import GRAMMARS, canon_value, run_all_ways, stream
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from callsieve import DEFAULT_DIALECTS, GrammarError, Sieve, Text, ToolCalls, parse
+from callsieve import (
+    DEFAULT_DIALECTS,
+    ArgumentsDelta,
+    CallFinished,
+    GrammarError,
+    Sieve,
+    Text,
+    ToolCalls,
+    parse,
+)
 from callsieve._balanced import MAX_JSON_DEPTH, JsonRun
 from callsieve._grammar import load_grammar
 
@@ -134,6 +143,37 @@ def test_early_emit_invoke_sends_json_bodied_calls_as_their_invoke_closes(
             "</tool_calls>")
     r = run_all_ways(text, early_emit="invoke", **scratch)
     assert calls(r) == [("f", {"a": "}"}), ("g", {"b": 2})]
+
+
+def test_early_emit_arguments_streams_a_json_body_as_compact_json(
+        scratch: dict[str, Any]) -> None:
+    """SPEC §7 argument streaming of a JSON body: the object goes out as the call's
+    ``arguments`` write it (white space dropped, escapes as ``json.dumps`` writes them, a
+    number once it ends), while it arrives; a repeated key (its last value wins) sends the
+    call again whole."""
+    body = '{"city": "T\\u00f6ky\\u014d", "days": [1, 2.5e1], "x": {"y": null}}'
+    for text in (kimi(kcall("functions.get_weather:0", body)),
+                 f'<jcalls><invoke name="get_weather">{body}</invoke></tool_calls>'):
+        sieve = Sieve(early_emit="arguments", **scratch)
+        events: list[Any] = []
+        before_end = 0
+        for k, ch in enumerate(text):
+            got = sieve.feed(ch)
+            events += got
+            if k < text.index(body) + len(body) - 1:
+                before_end += sum(isinstance(e, ArgumentsDelta) for e in got)
+        events += sieve.close()
+        deltas = "".join(e.delta for e in events if isinstance(e, ArgumentsDelta))
+        (finished,) = [e.call for e in events if isinstance(e, CallFinished)]
+        assert deltas == finished.arguments == \
+            '{"city":"Tökyō","days":[1,25.0],"x":{"y":null}}'
+        assert before_end > 20
+    text = kimi(kcall("f:0", '{"a": 1, "a": 2}'))
+    events = stream(list(text), early_emit="arguments", **scratch)
+    assert [type(e).__name__ for e in events if not isinstance(e, ArgumentsDelta)][:3] == [
+        "CallStarted", "CallAborted", "CallStarted"]
+    assert [c.input for e in events if isinstance(e, CallFinished) for c in [e.call]] == [
+        {"a": 2}]
 
 
 # ---------------------------------------------------------------- 2. what fails the block

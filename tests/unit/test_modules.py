@@ -325,3 +325,29 @@ def test_argument_escape_is_json_dumps_without_the_quotes(text: str) -> None:
     from callsieve._argstream import escape
 
     assert escape(text) == json.dumps(text, ensure_ascii=False)[1:-1]
+
+
+# ---------------------------------------------------------------------- _json_stream
+_JSON_VALUES = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-10**20, 10**20),
+              st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=6)),
+    lambda inner: st.one_of(st.lists(inner, max_size=3),
+                            st.dictionaries(st.text(max_size=4), inner, max_size=3)),
+    max_leaves=8)
+
+
+@given(st.dictionaries(st.text(max_size=4), _JSON_VALUES, max_size=4),
+       st.booleans(), st.sampled_from([None, 1, 2]), st.lists(st.integers(1, 9), max_size=30))
+def test_a_json_object_streams_as_its_compact_dumps(value: dict[str, Any], ascii_: bool,
+                                                     indent: int | None,
+                                                     sizes: list[int]) -> None:
+    """Written any way ``json.dumps`` writes it (escaped to ASCII or not, indented or not),
+    fed in any pieces, a JSON object comes out as ``ToolCall.arguments`` writes it."""
+    from callsieve._json_stream import JsonStream
+
+    text = json.dumps(value, ensure_ascii=ascii_, indent=indent)
+    stream, out, pos = JsonStream(), [], 0
+    for size in [*sizes, len(text)]:
+        out.append(stream.feed(text[pos:pos + size]))
+        pos += size
+    assert "".join(out) == json.dumps(value, ensure_ascii=False, separators=(",", ":"))
