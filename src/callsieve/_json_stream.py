@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import re
 
+from ._balanced import MAX_JSON_DEPTH
 from ._values import load_json
 
 __all__ = ["JsonStream", "NotStreamable"]
@@ -144,6 +145,8 @@ class JsonStream:
 
     def _value(self, c: str, out: list[str]) -> None:
         if c in "{[":
+            if len(self.stack) >= MAX_JSON_DEPTH:  # (the state stays small on any input)
+                raise NotStreamable(f"nested deeper than {MAX_JSON_DEPTH}")
             self.stack.append(c)
             out.append(c)
             self.state = _KEY if c == "{" else _VALUE
