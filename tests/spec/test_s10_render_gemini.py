@@ -30,6 +30,7 @@ import pytest
 from helpers import CASES_PATH, as_argument_stream, canon_value, conformance_cases, random_chunkings
 from hypothesis import given
 from hypothesis import strategies as st
+from render_cases import EXAMPLES, call_block
 from strategies import doc_and_chunks, soak_settings
 
 import callsieve
@@ -173,30 +174,7 @@ def check_doc(doc: str, chunkings: Iterable[Sequence[str]], **sieve_opts: Any) -
         check_stream(result, sieve_batches(chunks, **sieve_opts))
 
 
-def call_block(*names: str) -> str:
-    return "<tool_calls>" + "".join(
-        f'<invoke name="{n}"><parameter name="q">{n} {i}</parameter></invoke>'
-        for i, n in enumerate(names)) + "</tool_calls>"
-
-
 # ---------------------------------------------------------------------------- 1 and 2: examples
-EXAMPLES = [
-    ("text and a call", "Let me look.\n" + call_block("read")),
-    ("call then text", call_block("read") + "\n\nIt says hi."),
-    ("text call text", "First:\n" + call_block("a", "b") + "\nthen:\n" + call_block("c") + " ok"),
-    ("only a call", "  \n" + call_block("read") + "\n  "),
-    ("only text", "Just words, <b>bold</b> and 1 < 2."),
-    ("empty", ""),
-    ("white space", " \n\t "),
-    ("no arguments", '<tool_calls><invoke name="now"></invoke></tool_calls>'),
-    ("unicode", "你好 💥\n" + '<tool_calls><invoke name="say"><parameter name="t">é"\\\n'
-                "</parameter></invoke></tool_calls>"),
-    ("failed block is text", "see <tool_calls><invoke name=\"f\">broken"),
-    ("native", ("x <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{\"n\": [1, 2.5]}"
-                "<｜tool▁call▁end｜><｜tool▁calls▁end｜>")),
-]
-
-
 @pytest.mark.parametrize("mode", EARLY_EMIT)
 @pytest.mark.parametrize("doc", [pytest.param(d, id=i) for i, d in EXAMPLES])
 def test_examples_validate_and_join_to_the_whole_response(doc: str, mode: str) -> None:

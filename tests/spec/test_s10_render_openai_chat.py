@@ -25,10 +25,11 @@ import pytest
 
 pytest.importorskip("openai")
 
-from helpers import conformance_cases, fed, random_chunkings, without_aborted
+from helpers import conformance_cases, fed, without_aborted
 from hypothesis import assume, given
 from openai.lib.streaming.chat import ChatCompletionStreamState
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
+from render_cases import chunkings, stream_aborts
 from strategies import doc_and_chunks, soak_settings
 
 import callsieve
@@ -213,12 +214,6 @@ def test_a_call_first_carries_the_role_with_null_content() -> None:
 
 
 # ---------------------------------------------------------------------------- conformance
-def chunkings(text: str) -> list[list[str]]:
-    """Whole, per character, a few random cuts and two 1-8-character splits."""
-    randoms = random_chunkings(text, seeds=(0, 2, 5))
-    return [[text], list(text), *randoms]
-
-
 @pytest.mark.skipif(not CASES, reason="no conformance cases (../shared/conformance)")
 @pytest.mark.parametrize("early_emit", EARLY_EMIT)
 @pytest.mark.parametrize("case", [pytest.param(c, id=c["id"]) for c in CASES])
@@ -229,19 +224,13 @@ def test_conformance_case_streams_as_it_renders_whole(case: dict[str, Any],
 
 
 # ---------------------------------------------------------------------------- the property
-def _aborts(chunks: list[str], mode: str) -> bool:
-    sieve, per_feed = fed(chunks, early_emit=mode)
-    events = [e for batch in per_feed for e in batch] + sieve.close()
-    return any(isinstance(e, CallAborted) for e in events)
-
-
 @pytest.mark.parametrize("early_emit", EARLY_EMIT)
 @SETTINGS
 @given(dc=doc_and_chunks())
 def test_any_document_any_chunking_accumulates_to_the_whole_response(
         dc: tuple[str, list[str]], early_emit: str) -> None:
     doc, chunks = dc
-    assume(not _aborts(chunks, early_emit))  # an abort cannot be taken back (examples below)
+    assume(not stream_aborts(chunks, early_emit=early_emit))  # an abort cannot be taken back (examples below)
     check_agrees(doc, chunks, early_emit=early_emit)
 
 

@@ -27,12 +27,13 @@ import pytest
 
 pytest.importorskip("openai")
 
-from helpers import conformance_cases, fed, random_chunkings, without_aborted
+from helpers import conformance_cases, fed, without_aborted
 from hypothesis import assume, given
 from openai import omit
 from openai.lib.streaming.responses import ResponseStreamState
 from openai.types.responses import Response, ResponseStreamEvent
 from pydantic import TypeAdapter
+from render_cases import chunkings, stream_aborts
 from strategies import doc_and_chunks, soak_settings
 
 import callsieve
@@ -286,11 +287,6 @@ def test_the_whole_response_is_what_the_api_sends() -> None:
 
 
 # ---------------------------------------------------------------------------- conformance
-def chunkings(text: str) -> list[list[str]]:
-    """Whole, per character, a few random cuts and two 1-8-character splits."""
-    return [[text], list(text), *random_chunkings(text, seeds=(0, 2, 5))]
-
-
 @pytest.mark.skipif(not CASES, reason="no conformance cases (../shared/conformance)")
 @pytest.mark.parametrize("early_emit", EARLY_EMIT)
 @pytest.mark.parametrize("case", [pytest.param(c, id=c["id"]) for c in CASES])
@@ -301,19 +297,13 @@ def test_conformance_case_streams_as_it_renders_whole(case: dict[str, Any],
 
 
 # ---------------------------------------------------------------------------- the property
-def _aborts(chunks: list[str], mode: str) -> bool:
-    sieve, per_feed = fed(chunks, early_emit=mode)
-    events = [e for batch in per_feed for e in batch] + sieve.close()
-    return any(isinstance(e, CallAborted) for e in events)
-
-
 @pytest.mark.parametrize("early_emit", EARLY_EMIT)
 @SETTINGS
 @given(dc=doc_and_chunks())
 def test_any_document_any_chunking_accumulates_to_the_whole_response(
         dc: tuple[str, list[str]], early_emit: str) -> None:
     doc, chunks = dc
-    assume(not _aborts(chunks, early_emit))  # an abort cannot be taken back (examples below)
+    assume(not stream_aborts(chunks, early_emit=early_emit))  # an abort cannot be taken back (examples below)
     check_agrees(doc, chunks, early_emit=early_emit)
 
 
