@@ -46,6 +46,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NoReturn, TextIO
 
 from . import __version__, _options
+from ._cli_serve import add_serve, run_serve
 from ._cli_output import (
     SSE_DONE,
     EventRecords,
@@ -210,7 +211,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="print every event as it comes, text events not merged")
     stream.add_argument("--sse", action="store_true",
                         help="print each line as a Server-Sent Events frame (data: ...)")
+    add_serve(sub, _positive_int, DEFAULT_CHUNK_SIZE)
     return parser
+
+
+def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
+    run_serve(args)
+    return EXIT_OK
 
 
 #: ``--format`` values (a contract outside harnesses use) and their ``callsieve.render`` modules.
@@ -290,7 +297,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout.flush()
             return EXIT_OK
         args = parser.parse_args(argv)
-        command = _cmd_parse if args.command == "parse" else _cmd_stream
+        command = {"parse": _cmd_parse, "stream": _cmd_stream, "serve": _cmd_serve}[args.command]
         return command(args, sys.stdout)
     except (_UsageError, CallsieveError) as exc:  # CallsieveError: e.g. a bad option value
         print(f"{PROG}: error: {_one_line(str(exc))}", file=sys.stderr)

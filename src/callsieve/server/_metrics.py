@@ -1,0 +1,43 @@
+"""Strategy: the gateway's own counters on ``GET /metrics`` when the Prometheus client is
+installed (``callsieve[prometheus]``), and nothing — not even the route — when it is not.
+
+What it does: ``Metrics()`` imports ``prometheus_client`` if it can and makes a registry of
+its own with ``callsieve_gateway_requests_total{api, status}``; ``answered(api, status)``
+counts one answer; ``endpoint`` serves the registry in the text exposition format.
+What it guarantees: a missing ``prometheus_client`` is never an error (``enabled`` is
+``False``); each app has its own registry, so several apps in one process do not clash.
+What it costs: one labelled counter increment per request.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+__all__ = ["Metrics"]
+
+
+class Metrics:
+    def __init__(self) -> None:
+        try:
+            prom: Any = importlib.import_module("prometheus_client")
+        except ImportError:
+            prom = None
+        self.enabled = prom is not None
+        self._prom = prom
+        if prom is not None:
+            self._registry = prom.CollectorRegistry()
+            self._requests = prom.Counter(
+                "callsieve_gateway_requests", "Requests answered by the gateway",
+                ["api", "status"], registry=self._registry)
+
+    def answered(self, api: str, status: int) -> None:
+        if self.enabled:
+            self._requests.labels(api=api, status=str(status)).inc()
+
+    async def endpoint(self, request: Request) -> Response:
+        return Response(self._prom.generate_latest(self._registry),
+                        media_type=self._prom.CONTENT_TYPE_LATEST)
