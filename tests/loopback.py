@@ -19,13 +19,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, TypeVar
 
 import uvicorn
 
 from callsieve.server import ServerConfig, create_app
 
 __all__ = ["Script", "ScriptedModel", "closed_port", "running"]
+
+_M = TypeVar("_M", bound="ScriptedModel")
 
 
 @contextmanager
@@ -102,7 +104,7 @@ class ScriptedModel:
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
-    def __enter__(self) -> ScriptedModel:
+    def __enter__(self: _M) -> _M:
         self.thread.start()
         return self
 

@@ -46,7 +46,6 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NoReturn, TextIO
 
 from . import __version__, _options
-from ._cli_serve import add_serve, run_serve
 from ._cli_output import (
     SSE_DONE,
     EventRecords,
@@ -59,6 +58,7 @@ from ._cli_output import (
     sse_event_frame,
     sse_frame,
 )
+from ._cli_serve import add_serve, run_serve
 from ._errors import CallsieveError, ConfigurationError
 from ._options import SieveOptions
 from ._results import ParseResult, parse
