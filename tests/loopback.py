@@ -2,7 +2,7 @@
 
 ``running(config)`` serves ``callsieve.server.create_app(config)`` with Uvicorn in a thread on
 an ephemeral port and yields its base URL; leaving the ``with`` shuts it down and joins the
-thread. ``ScriptedModel`` is the model on the other side of upstream mode: a real HTTP server
+thread. ``scripted(*scripts)`` runs a ``ScriptedModel``, the model on the other side of upstream mode: a real HTTP server
 (``http.server``, in a thread, on an ephemeral port) that answers ``POST /v1/chat/completions``
 by streaming the next ``Script`` as OpenAI SSE, and records what it was sent (``requests``) and
 whether a client hung up mid-stream (``disconnected``). A script can also answer an error
@@ -19,15 +19,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, TypeVar
+from typing import Any
 
 import uvicorn
 
 from callsieve.server import ServerConfig, create_app
 
-__all__ = ["Script", "ScriptedModel", "closed_port", "running"]
-
-_M = TypeVar("_M", bound="ScriptedModel")
+__all__ = ["Script", "ScriptedModel", "closed_port", "running", "scripted"]
 
 
 @contextmanager
@@ -59,6 +57,17 @@ def closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+@contextmanager
+def scripted(*scripts: Script) -> Iterator[ScriptedModel]:
+    """A running ``ScriptedModel`` answering ``scripts`` in turn (the last one repeats)."""
+    model = ScriptedModel(*scripts)
+    model.start()
+    try:
+        yield model
+    finally:
+        model.close()
 
 
 @dataclass
@@ -104,11 +113,10 @@ class ScriptedModel:
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
-    def __enter__(self: _M) -> _M:
+    def start(self) -> None:
         self.thread.start()
-        return self
 
-    def __exit__(self, *exc: object) -> None:
+    def close(self) -> None:
         self.stop.set()
         self.httpd.shutdown()
         self.httpd.server_close()

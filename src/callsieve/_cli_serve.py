@@ -36,7 +36,7 @@ _FLAGS = ("upstream", "upstream_model", "dialect", "transcript", "chunk_size", "
 
 def add_serve(sub: Any, positive_int: Callable[[str], int], chunk_size: int) -> None:
     serve = sub.add_parser(
-        "serve", help="run the OpenAI/Anthropic-compatible gateway (needs callsieve[server])",
+        "serve", help="run the OpenAI- and Anthropic-compatible gateway",
         description="Serve /v1/chat/completions, /v1/responses and /v1/messages with tool "
                     "calls parsed from a model's text: from an upstream OpenAI-compatible "
                     "server, or replayed from a file (docs/gateway.md).")

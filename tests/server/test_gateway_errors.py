@@ -13,7 +13,7 @@ import httpx
 import openai
 import pytest
 from helpers import ROOT
-from loopback import Script, ScriptedModel, closed_port, running
+from loopback import Script, closed_port, running, scripted
 
 from callsieve.server import ServerConfig
 
@@ -135,7 +135,7 @@ def test_an_unreachable_upstream_is_502() -> None:
 
 
 def test_an_upstream_that_does_not_answer_in_time_is_504() -> None:
-    with ScriptedModel(Script(hang=5)) as model, \
+    with scripted(Script(hang=5)) as model, \
             upstream_gateway(model.url, read_timeout=0.3) as base:
         assert openai_error(post(base, "/v1/chat/completions", CHAT), 504)["code"] == \
             "upstream_timeout"
@@ -146,7 +146,7 @@ def test_an_upstream_that_does_not_answer_in_time_is_504() -> None:
 def test_an_upstream_error_status_is_passed_on_in_the_clients_shape() -> None:
     limited = Script(status=429, error={"error": {"message": "slow down", "type": "rate",
                                                   "code": "rate_limited"}})
-    with ScriptedModel(limited) as model, upstream_gateway(model.url) as base:
+    with scripted(limited) as model, upstream_gateway(model.url) as base:
         client = openai.OpenAI(base_url=f"{base}/v1", api_key="unused", max_retries=0)
         with pytest.raises(openai.RateLimitError) as info:
             client.chat.completions.create(**CHAT)
@@ -159,7 +159,7 @@ def test_an_upstream_error_status_is_passed_on_in_the_clients_shape() -> None:
 
 def test_an_upstream_that_dies_mid_stream_ends_the_stream_with_an_error() -> None:
     """The text already sent stays; the stream's last event is the API's error."""
-    with ScriptedModel(Script(text="Hello there, all good so far.", die_after=4)) as model, \
+    with scripted(Script(text="Hello there, all good so far.", die_after=4)) as model, \
             upstream_gateway(model.url) as base:
         client = openai.OpenAI(base_url=f"{base}/v1", api_key="unused", max_retries=0)
         got: list[str] = []
@@ -185,7 +185,7 @@ def test_an_upstream_that_dies_mid_stream_ends_the_stream_with_an_error() -> Non
 
 
 def test_a_client_that_disconnects_cancels_the_upstream_request() -> None:
-    with ScriptedModel(Script(endless=True)) as model, upstream_gateway(model.url) as base:
+    with scripted(Script(endless=True)) as model, upstream_gateway(model.url) as base:
         with httpx.stream("POST", f"{base}/v1/chat/completions", timeout=10,
                           json={**CHAT, "stream": True}) as response:
             lines = response.iter_lines()

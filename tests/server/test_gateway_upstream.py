@@ -12,7 +12,7 @@ from typing import Any
 import anthropic
 import openai
 import pytest
-from loopback import Script, ScriptedModel, running
+from loopback import Script, ScriptedModel, running, scripted
 
 import callsieve
 from callsieve.server import ServerConfig
@@ -33,7 +33,7 @@ def gateway(model: ScriptedModel, **settings: Any) -> Any:
 
 def test_a_request_without_tools_passes_through_as_text() -> None:
     reply = "Plain words, and a <tool_calls> mention that stays text."
-    with ScriptedModel(Script(text=reply)) as model, \
+    with scripted(Script(text=reply)) as model, \
             gateway(model, upstream_model="served-model") as base:
         client = openai.OpenAI(base_url=f"{base}/v1", api_key="unused", max_retries=0)
         out = client.chat.completions.create(
@@ -51,7 +51,7 @@ def test_a_request_without_tools_passes_through_as_text() -> None:
 
 
 def test_usage_and_finish_reason_come_from_the_upstream() -> None:
-    with ScriptedModel(Script(text="Cut off", finish="length", usage=(21, 3))) as model, \
+    with scripted(Script(text="Cut off", finish="length", usage=(21, 3))) as model, \
             gateway(model) as base:
         claude = anthropic.Anthropic(base_url=base, api_key="unused", max_retries=0)
         with claude.messages.stream(model="m", max_tokens=3,
@@ -66,7 +66,7 @@ def test_the_streamed_reply_through_the_gateway_is_what_parse_gives() -> None:
     """The sieve runs on the upstream's text, cut in the upstream's own pieces."""
     if not HAS_PROMPT:
         pytest.skip("needs callsieve.prompt (SPEC §16) to write the tool instructions")
-    with ScriptedModel(Script(text=CALL, chunk=3)) as model, gateway(model) as base:
+    with scripted(Script(text=CALL, chunk=3)) as model, gateway(model) as base:
         client = openai.OpenAI(base_url=f"{base}/v1", api_key="unused", max_retries=0)
         with client.chat.completions.stream(model="m", tools=TOOLS, messages=[
                 {"role": "user", "content": "Weather in Paris?"}]) as stream:
@@ -83,7 +83,7 @@ def test_the_streamed_reply_through_the_gateway_is_what_parse_gives() -> None:
 def test_without_the_prompt_writers_a_request_with_tools_is_501() -> None:
     """UNFINISHED until callsieve.prompt lands: upstream mode cannot teach tools without it,
     and says so instead of sending a prompt it made up."""
-    with ScriptedModel(Script(text=CALL)) as model, gateway(model) as base:
+    with scripted(Script(text=CALL)) as model, gateway(model) as base:
         client = openai.OpenAI(base_url=f"{base}/v1", api_key="unused", max_retries=0)
         with pytest.raises(openai.APIStatusError) as info:
             client.chat.completions.create(model="m", tools=TOOLS,
