@@ -1,0 +1,93 @@
+"""Strategy: write tool calls in a markup dialect (DSML, XML) from the grammar's spellings, so
+that the parser reads back exactly the calls written (SPEC §16).
+
+What it does: ``markup_calls`` writes one block: the wrapper, one invoke per call, one
+parameter per argument, each with ``string="true"`` (a string) or ``string="false"`` (any
+other JSON value, written as JSON), every tag spelled by ``grammar/spelling/<dialect>.lark``.
+A body is written as the dialect's templates write it — plain — when the dialect's
+spelling says ``STRING_BODY: "plain"`` (DeepSeek's) or the value is not a string, and only
+if the parser reads that plain body back as the value (asked of the parser itself, on the
+parameter alone); otherwise, and for every string in a ``"cdata"`` dialect, as CDATA, a
+``]]>`` inside split across two sections (``]]]]><![CDATA[>``), which reads back verbatim.
+What it guarantees: a name (tool or parameter) the grammar's ``name="…"`` cannot carry
+exactly (quotes, line breaks, white space at its ends, over 512 characters) is a
+``FormatError``, never a call that reads back different; every value reads back equal.
+What it costs: a plain body is checked with one ``parse()`` of a one-parameter block
+(linear in the value); CDATA costs one ``str.replace``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ._errors import FormatError
+from ._results import parse
+from ._spelling import Spelling
+
+__all__ = ["markup_calls", "name_attr"]
+
+_TRUE, _FALSE = "true", "false"  # the values of the string attribute (SPEC §5)
+
+
+def name_attr(sp: Spelling, name: str, what: str) -> str:
+    """`` name="…"`` for ``name``, checked against the grammar's ``NAME_ATTR``."""
+    text = sp.fill("NAME_ATTR", name) if isinstance(name, str) else ""
+    m = sp.terminal("NAME_ATTR").fullmatch(text) if text else None
+    value = None if m is None else (m.group("q") if m.group("q") is not None else m.group("v"))
+    if value is None or value.strip() != name or not name:
+        raise FormatError(f"{what} name {name!r} cannot be written in {sp.dialect}",
+                          expected=("1-512 characters without quotes or line breaks, and no "
+                                    "white space at either end",))
+    return text
+
+
+def _json(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise FormatError(f"argument is not JSON: {exc}", expected=("JSON values",)) from None
+
+
+def _cdata(sp: Spelling, text: str) -> str:
+    open_, close = sp["CDATA_OPEN"], sp["CDATA_CLOSE"]
+    split = close[:-1] + close + open_ + close[-1:]
+    return open_ + text.replace(close, split) + close
+
+
+def _same(a: Any, b: Any) -> bool:
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def _param(sp: Spelling, key: str, value: Any) -> str:
+    is_str = isinstance(value, str)
+    head = (sp["PARAM_OPEN"] + name_attr(sp, key, "parameter")
+            + sp.fill("ATTR", _TRUE if is_str else _FALSE) + sp["TAG_END"])
+    text = value if is_str else _json(value)
+    if not is_str or sp.get("STRING_BODY") != "cdata":
+        plain = head + text + sp["PARAM_CLOSE"]
+        if _reads_back(sp, plain, key, value):
+            return plain
+    return head + _cdata(sp, text) + sp["PARAM_CLOSE"]
+
+
+def _reads_back(sp: Spelling, param: str, key: str, value: Any) -> bool:
+    """Does the parser read this parameter, alone in a call, as ``value``?"""
+    block = "\n".join((sp["CALLS_OPEN"], sp["INVOKE_OPEN"] + name_attr(sp, "f", "tool")
+                       + sp["TAG_END"], param, sp["INVOKE_CLOSE"], sp["CALLS_CLOSE"]))
+    calls = parse(block, dialects=(sp.dialect,)).calls
+    return (len(calls) == 1 and list(calls[0].input) == [key]
+            and _same(calls[0].input[key], value))
+
+
+def markup_calls(sp: Spelling, calls: list[tuple[str, dict[str, Any]]]) -> str:
+    """One block holding ``calls``, one tag per line; ``""`` for no calls."""
+    if not calls:
+        return ""
+    lines = [sp["CALLS_OPEN"]]
+    for name, arguments in calls:
+        lines.append(sp["INVOKE_OPEN"] + name_attr(sp, name, "tool") + sp["TAG_END"])
+        lines += [_param(sp, key, value) for key, value in arguments.items()]
+        lines.append(sp["INVOKE_CLOSE"])
+    lines.append(sp["CALLS_CLOSE"])
+    return "\n".join(lines)
