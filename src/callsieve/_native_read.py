@@ -45,7 +45,8 @@ _DECODER = json.JSONDecoder()
 class NativeCalls(_Value):
     """What ``try_parse_calls`` read: ``calls`` (complete calls, in order) and ``reason``
     (``""`` when calls were read, else why none could be); ``end`` is the offset just past
-    the last call read. True when it holds calls."""
+    the last call read (and the block's calls-end marker, if it follows). True when it holds
+    calls."""
 
     __slots__ = ("calls", "reason", "end")
 
@@ -179,7 +180,8 @@ def try_parse_calls(text: str) -> NativeCalls:
     if not calls:
         return NativeCalls((), "no tool call marker" if not has_tool_call_signal(text)
                            else "no call begins after the calls-begin marker")
-    return NativeCalls(tuple(calls), "", end)
+    after = _CALLS_END.match(text, len(text) - len(text[end:].lstrip()))
+    return NativeCalls(tuple(calls), "", after.end() if after is not None else end)
 
 
 def parse_argument_object(text: str) -> dict[str, Any]:

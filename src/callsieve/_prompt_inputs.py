@@ -49,7 +49,8 @@ def read_tools(tools: Any) -> list[tuple[str, str, dict[str, Any]]]:
         where = f"tools[{i}]"
         if not isinstance(tool, Mapping):
             raise FormatError(f"{where}: not a tool definition", expected=_TOOL_SHAPES)
-        spec = tool.get("function") if isinstance(tool.get("function"), Mapping) else tool
+        fn = tool.get("function")
+        spec: Mapping[str, Any] = fn if isinstance(fn, Mapping) else tool
         name = spec.get("name")
         if not isinstance(name, str) or not name.strip():
             raise FormatError(f"{where}: a tool needs a non-empty name", expected=_TOOL_SHAPES)
@@ -119,9 +120,10 @@ def _content_text(content: Any, where: str) -> str:
         return content
     if content is None:
         return ""
-    if isinstance(content, list) and all(isinstance(p, Mapping) for p in content):
-        if all(p.get("type") == "text" and isinstance(p.get("text"), str) for p in content):
-            return "".join(p["text"] for p in content)
+    if isinstance(content, list) and all(
+            isinstance(p, Mapping) and p.get("type") == "text" and isinstance(p.get("text"), str)
+            for p in content):
+        return "".join(p["text"] for p in content)
     try:
         return json.dumps(content, ensure_ascii=False)
     except (TypeError, ValueError) as exc:
@@ -135,9 +137,7 @@ def read_results(results: Any) -> list[str]:
         where = f"results[{i}]"
         if isinstance(item, str):
             out.append(item)
-        elif isinstance(item, Mapping) and item.get("type") == "tool_result":
-            out.append(_content_text(item.get("content"), f"{where}.content"))
-        elif isinstance(item, Mapping) and item.get("role") == "tool":
+        elif isinstance(item, Mapping) and item.get("type") == "tool_result" or isinstance(item, Mapping) and item.get("role") == "tool":
             out.append(_content_text(item.get("content"), f"{where}.content"))
         elif isinstance(item, Mapping) and item.get("role") == "user" and \
                 isinstance(item.get("content"), list):

@@ -37,8 +37,8 @@ def name_attr(sp: Spelling, name: str, what: str) -> str:
     value = None if m is None else (m.group("q") if m.group("q") is not None else m.group("v"))
     if value is None or value.strip() != name or not name:
         raise FormatError(f"{what} name {name!r} cannot be written in {sp.dialect}",
-                          expected=("1-512 characters without quotes or line breaks, and no "
-                                    "white space at either end",))
+                          expected=(("1-512 characters without quotes or line breaks, and no "
+                                    "white space at either end"),))
     return text
 
 

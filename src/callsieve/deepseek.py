@@ -36,6 +36,7 @@ from typing import Any
 
 from ._errors import FormatError
 from ._events import ToolCall
+from ._native_read import SPELL as _SP
 from ._native_read import (
     NativeCalls,
     has_call_terminator,
@@ -44,7 +45,6 @@ from ._native_read import (
     try_extract_tool_name,
     try_parse_calls,
 )
-from ._native_read import SPELL as _SP
 
 __all__ = [
     "ALL_MARKERS",
@@ -133,8 +133,8 @@ def format_call_header(name: str) -> str:
     m = _NAME_LINE.fullmatch(line) if isinstance(name, str) else None
     if m is None or (m.group("q") if m.group("q") is not None else m.group("v")) != name:
         raise FormatError(f"tool name {name!r} cannot be written in deepseek_native",
-                          expected=("a name of 1-256 characters without white space, "
-                                    "quotes, brackets, braces, backticks or angle brackets",))
+                          expected=(("a name of 1-256 characters without white space, "
+                                    "quotes, brackets, braces, backticks or angle brackets"),))
     return TOOL_CALL_BEGIN + FUNCTION + TOOL_SEP + line
 
 
@@ -154,7 +154,7 @@ def format_arguments(arguments: Mapping[str, Any]) -> str:
     except (TypeError, ValueError) as exc:
         raise FormatError(f"arguments are not JSON: {exc}", expected=("JSON values",)) from None
     if _FENCE_RUN is not None:
-        text = _FENCE_RUN.sub(lambda m: "\\u%04x" % ord(_FENCE[0]) * len(m.group()), text)
+        text = _FENCE_RUN.sub(lambda m: f"\\u{ord(_FENCE[0]):04x}" * len(m.group()), text)
     return text
 
 

@@ -97,7 +97,8 @@ def _example_value(schema: Any) -> Any:
 
 def _example(tool: tuple[str, str, dict[str, Any]]) -> tuple[str, dict[str, Any]]:
     name, _, schema = tool
-    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    found = schema.get("properties")
+    props: dict[str, Any] = found if isinstance(found, dict) else {}
     required = [k for k in schema.get("required", []) if isinstance(k, str) and k in props]
     keys = required or list(props)[:2]
     return name, {k: _example_value(props[k]) for k in keys}
@@ -124,9 +125,9 @@ def _rules(sp: Spelling) -> list[str]:
                 "Several calls go in one block, one after another; they run in order."]
     cdata = sp["CDATA_OPEN"] + "..." + sp["CDATA_CLOSE"]
     rules = ["Several invokes go in one block; they run in order.",
-             'Set string="true" for a string and write it as it is, without quotes or '
+             ('Set string="true" for a string and write it as it is, without quotes or '
              'escaping; set string="false" for numbers, booleans, null, arrays and objects '
-             "and write them as JSON."]
+             "and write them as JSON.")]
     if sp.get("STRING_BODY") == "cdata":
         rules.append(f"Wrap every string value in {cdata}; a value holding "
                      f"{sp['CDATA_CLOSE']} is split across two sections.")
@@ -145,8 +146,8 @@ def tool_instructions(tools: Any, dialect: str = DEFAULT_PROMPT_DIALECT, *,
     sp = _spelling(dialect, grammar_dirs)
     opener = sp["CALLS_OPEN"]
     parts = ["## Tools", "",
-             f"You can call the tools listed below. To call tools, write a {opener} block "
-             "like this as part of your reply:", "", _skeleton(sp), "", "Rules:"]
+             (f"You can call the tools listed below. To call tools, write a {opener} block "
+             "like this as part of your reply:"), "", _skeleton(sp), "", "Rules:"]
     parts += [f"- {r}" for r in _rules(sp)]
     parts.append("- Write such a block only to call tools; to show one to the user, put it "
                  "in a code fence.")

@@ -133,17 +133,19 @@ def test_no_calls_is_no_block() -> None:
 # ------------------------------------------------------------------------------ results
 RESULTS = ["22°C, sunny", "line 1\nline 2"]
 RESULT_SHAPES = [
-    ("deepseek_native", "<｜tool▁outputs▁begin｜><｜tool▁output▁begin｜>22°C, sunny"
+    ("deepseek_native", ("<｜tool▁outputs▁begin｜><｜tool▁output▁begin｜>22°C, sunny"
      "<｜tool▁output▁end｜>\n<｜tool▁output▁begin｜>line 1\nline 2<｜tool▁output▁end｜>"
-     "<｜tool▁outputs▁end｜>"),
-    ("dsml_v32", "<function_results>\n<result>22°C, sunny</result>\n"
-     "<result>line 1\nline 2</result>\n</function_results>"),
-    ("dsml_v4", "<tool_result>22°C, sunny</tool_result>\n<tool_result>line 1\nline 2"
-     "</tool_result>"),
-    ("xml", "<tool_results>\n<result>22°C, sunny</result>\n<result>line 1\nline 2</result>\n"
-     "</tool_results>"),
-    ("dsml", "<|DSML|tool_results>\n<|DSML|result>22°C, sunny</|DSML|result>\n"
-     "<|DSML|result>line 1\nline 2</|DSML|result>\n</|DSML|tool_results>"),
+     "<｜tool▁outputs▁end｜>")),
+    ("dsml_v32", ("<function_results>\n<result>22°C, sunny</result>\n"
+     "<result>line 1\nline 2</result>\n</function_results>")),
+    ("dsml_v4", ("<tool_result>22°C, sunny</tool_result>\n<tool_result>line 1\nline 2"
+     "</tool_result>")),
+    ("dsml_v41", ("<tool_result>22°C, sunny</tool_result>\n<tool_result>line 1\nline 2"
+     "</tool_result>")),
+    ("xml", ("<tool_results>\n<result>22°C, sunny</result>\n<result>line 1\nline 2</result>\n"
+     "</tool_results>")),
+    ("dsml", ("<|DSML|tool_results>\n<|DSML|result>22°C, sunny</|DSML|result>\n"
+     "<|DSML|result>line 1\nline 2</|DSML|result>\n</|DSML|tool_results>")),
 ]
 
 
