@@ -248,3 +248,35 @@ def test_a_spelling_the_parser_would_not_read_is_refused(tmp_path: Path) -> None
                                        encoding="utf-8")
     with pytest.raises(GrammarError, match="CALLS_OPEN"):
         format_calls([("f", {})], dialect="xml", grammar_dirs=[str(tmp_path)])
+
+
+DOC = (Path(__file__).parents[2] / "docs" / "prompt.md").read_text(encoding="utf-8")
+DOC_TOOLS = [{"type": "function", "function": {
+    "name": "get_weather", "description": "Current weather in a city.",
+    "parameters": {"type": "object", "required": ["city"],
+                   "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}}]
+DOC_REPLIES = {
+    "dsml_v41": ('Let me check.\n\n<｜DSML｜ calls>\n<｜DSML｜ invoke name="get_weather">\n'
+                 '<｜DSML｜ parameter name="city" string="true">Hangzhou</｜DSML｜ parameter>\n'
+                 '<｜DSML｜ parameter name="days" string="false">3</｜DSML｜ parameter>\n'
+                 '</｜DSML｜ invoke>\n</｜DSML｜ calls>'),
+    "deepseek_native": ('Let me check.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function'
+                        '<｜tool▁sep｜>get_weather\n```json\n{"city": "Hangzhou", "days": 3}\n'
+                        '```<｜tool▁call▁end｜><｜tool▁calls▁end｜>'),
+}
+
+
+@pytest.mark.parametrize("dialect", list(DOC_REPLIES))
+def test_the_documented_multi_turn_exchange_holds(dialect: str) -> None:
+    """docs/prompt.md shows one exchange per V4.1 and V3 native: tools → instructions, a
+    reply → calls, results → prompt text. What it shows is what the code writes."""
+    system = tool_instructions(DOC_TOOLS, dialect=dialect)
+    if dialect == "dsml_v41":
+        assert system in DOC
+    else:
+        assert system.split("\n\n")[2] in DOC  # the block's shape
+    result = run_all_ways(DOC_REPLIES[dialect])
+    assert canon_calls(result.calls) == _want([("get_weather", {"city": "Hangzhou", "days": 3})])
+    assert format_calls(result.calls, dialect=dialect) + "\n" in DOC
+    results = [{"role": "tool", "tool_call_id": result.calls[0].id, "content": "Sunny, 22°C"}]
+    assert format_results(results, dialect=dialect) + "\n" in DOC
