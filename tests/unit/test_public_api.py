@@ -12,8 +12,9 @@ import callsieve
 #: The names the package promises; adding one is a decision, removing one a breaking change.
 PUBLIC = {
     "DEFAULT_DIALECTS", "ArgumentsDelta", "Block", "CallAborted", "CallFinished", "CallStarted",
-    "CallsieveError", "ConfigurationError", "Event", "FormatError", "GrammarError", "InputTypeError",
-    "ParseResult", "Sieve", "SieveClosedError", "SieveState", "Text", "ToolCall", "ToolCalls",
+    "CallsieveError", "ConfigurationError", "Event", "FormatError", "GrammarError",
+    "InputTypeError", "ParseResult", "Reasoning", "Sieve", "SieveClosedError", "SieveState",
+    "Text", "ToolCall", "ToolCalls",
     "UnknownOptionError", "__version__", "available_dialects", "new_call_id", "parse",
 }
 
