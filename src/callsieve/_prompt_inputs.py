@@ -72,12 +72,14 @@ def _arguments(value: Any, where: str) -> dict[str, Any]:
                               expected=("a JSON object",)) from None
     if not isinstance(value, Mapping):
         raise FormatError(f"{where}: arguments are not a JSON object", expected=("an object",))
+    if not all(isinstance(k, str) for k in value):
+        raise FormatError(f"{where}: argument names must be strings", expected=("str keys",))
     return dict(value)
 
 
 def _one_call(item: Any, where: str) -> tuple[str, dict[str, Any]]:
     if isinstance(item, ToolCall):
-        return item.name, dict(item.input)
+        return item.name, _arguments(item.input, where)
     if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str):
         return item[0], _arguments(item[1], where)
     if not isinstance(item, Mapping):

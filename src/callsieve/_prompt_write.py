@@ -9,9 +9,12 @@ spelling says ``STRING_BODY: "plain"`` (DeepSeek's) or the value is not a string
 if the parser reads that plain body back as the value (asked of the parser itself, on the
 parameter alone); otherwise, and for every string in a ``"cdata"`` dialect, as CDATA, a
 ``]]>`` inside split across two sections (``]]]]><![CDATA[>``), which reads back verbatim.
-What it guarantees: a name (tool or parameter) the grammar's ``name="…"`` cannot carry
-exactly (quotes, line breaks, white space at its ends, over 512 characters) is a
-``FormatError``, never a call that reads back different; every value reads back equal.
+A call whose argument names are not all ones ``name="…"`` can carry exactly (quotes, line
+breaks, white space at either end, over 512 characters, empty) is written with a JSON object
+as its invoke body instead (SPEC §4: every markup dialect reads one), which holds any key.
+What it guarantees: every value reads back equal; what cannot — a tool name ``name="…"``
+cannot carry, a value that is not JSON, a JSON body nested deeper than the balanced run
+reads (``MAX_JSON_DEPTH``) — is a ``FormatError``, never a call that reads back different.
 What it costs: a plain body is checked with one ``parse()`` of a one-parameter block
 (linear in the value); CDATA costs one ``str.replace``.
 """
@@ -21,6 +24,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ._balanced import MAX_JSON_DEPTH
 from ._errors import FormatError
 from ._results import parse
 from ._spelling import Spelling
@@ -30,16 +34,41 @@ __all__ = ["markup_calls", "name_attr"]
 _TRUE, _FALSE = "true", "false"  # the values of the string attribute (SPEC §5)
 
 
-def name_attr(sp: Spelling, name: str, what: str) -> str:
-    """`` name="…"`` for ``name``, checked against the grammar's ``NAME_ATTR``."""
-    text = sp.fill("NAME_ATTR", name) if isinstance(name, str) else ""
+def _attr(sp: Spelling, name: Any) -> str | None:
+    """`` name="…"`` for ``name`` if the grammar's ``NAME_ATTR`` reads it back as ``name``."""
+    text = sp.fill("NAME_ATTR", name) if isinstance(name, str) and name else ""
     m = sp.terminal("NAME_ATTR").fullmatch(text) if text else None
     value = None if m is None else (m.group("q") if m.group("q") is not None else m.group("v"))
-    if value is None or value.strip() != name or not name:
+    return text if value is not None and value.strip() == name else None
+
+
+def name_attr(sp: Spelling, name: str, what: str) -> str:
+    """`` name="…"`` for ``name``, checked against the grammar's ``NAME_ATTR``."""
+    text = _attr(sp, name)
+    if text is None:
         raise FormatError(f"{what} name {name!r} cannot be written in {sp.dialect}",
                           expected=(("1-512 characters without quotes or line breaks, and no "
                                     "white space at either end"),))
     return text
+
+
+def _depth(value: Any) -> int:
+    """How deep arrays and objects nest in ``value`` (iteratively: any depth is fine)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, (dict, list)):
+            deepest = max(deepest, d)
+            stack += [(c, d + 1) for c in (v.values() if isinstance(v, dict) else v)]
+    return deepest
+
+
+def _json_body(sp: Spelling, arguments: dict[str, Any]) -> str:
+    if _depth(arguments) > MAX_JSON_DEPTH:
+        raise FormatError(f"arguments nest deeper than {MAX_JSON_DEPTH}, and an argument name "
+                          "cannot be a parameter name", expected=("parameter names of 1-512 "
+                                                                  "characters",))
+    return _json(arguments)
 
 
 def _json(value: Any) -> str:
@@ -87,7 +116,10 @@ def markup_calls(sp: Spelling, calls: list[tuple[str, dict[str, Any]]]) -> str:
     lines = [sp["CALLS_OPEN"]]
     for name, arguments in calls:
         lines.append(sp["INVOKE_OPEN"] + name_attr(sp, name, "tool") + sp["TAG_END"])
-        lines += [_param(sp, key, value) for key, value in arguments.items()]
+        if all(_attr(sp, key) is not None for key in arguments):
+            lines += [_param(sp, key, value) for key, value in arguments.items()]
+        else:
+            lines.append(_json_body(sp, arguments))
         lines.append(sp["INVOKE_CLOSE"])
     lines.append(sp["CALLS_CLOSE"])
     return "\n".join(lines)

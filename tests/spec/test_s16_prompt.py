@@ -56,6 +56,34 @@ def test_format_calls_round_trips(dialect: str, calls: list[tuple[str, dict[str,
     assert {b.dialect for b in result.blocks} == {dialect}
 
 
+ANY_KEYS = st.lists(st.tuples(NAMES, st.dictionaries(STRINGS, VALUES, max_size=3)),
+                   min_size=1, max_size=2)
+
+
+@pytest.mark.parametrize("dialect", [d for d in DIALECTS if d != "deepseek_native"])
+@soak_settings(60)
+@given(calls=ANY_KEYS)
+def test_any_argument_names_round_trip(dialect: str,
+                                       calls: list[tuple[str, dict[str, Any]]]) -> None:
+    """A name ``name="…"`` cannot carry (quotes, line breaks, white space at its ends, empty)
+    makes the call's body one JSON object, which any key fits in (SPEC §4)."""
+    text = format_calls(calls, dialect=dialect)
+    assert canon_calls(parse(text, dialects=(dialect,)).calls) == _want(calls), text
+
+
+def test_a_call_with_an_unwritable_argument_name_gets_a_json_body() -> None:
+    text = format_calls([("f", {'say "hi"': 1, "ok": "x"})], dialect="dsml_v41")
+    assert text == ('<｜DSML｜ calls>\n<｜DSML｜ invoke name="f">\n{"say \\"hi\\"": 1, "ok": "x"}'
+                    '\n</｜DSML｜ invoke>\n</｜DSML｜ calls>')
+    deep: Any = 1
+    for _ in range(70):
+        deep = [deep]
+    with pytest.raises(FormatError):
+        format_calls([("f", {"a\nb": deep})], dialect="dsml")
+    assert parse(format_calls([("f", {"ab": deep})], dialect="dsml")).calls[0].input == {
+        "ab": deep}
+
+
 @pytest.mark.parametrize("dialect", DIALECTS)
 @soak_settings(8)
 @given(calls=CALLS)
@@ -202,8 +230,7 @@ def test_instructions_teach_the_format_with_the_real_tools(dialect: str) -> None
 
 BAD_INPUTS = [
     ("calls", lambda: format_calls([("bad\"name", {})], dialect="dsml")),
-    ("calls", lambda: format_calls([("f", {"line\nbreak": 1})], dialect="dsml_v4")),
-    ("calls", lambda: format_calls([("f", {" padded": 1})], dialect="xml")),
+    ("calls", lambda: format_calls([("f", {1: 1})], dialect="xml")),
     ("calls", lambda: format_calls([("has space", {})], dialect="deepseek_native")),
     ("calls", lambda: format_calls([("f", {"x": float("nan")})], dialect="dsml")),
     ("calls", lambda: format_calls([("f", {"x": object()})], dialect="deepseek_native")),
