@@ -66,8 +66,7 @@ def _depth(value: Any) -> int:
 def _json_body(sp: Spelling, arguments: dict[str, Any]) -> str:
     if _depth(arguments) > MAX_JSON_DEPTH:
         raise FormatError(f"arguments nest deeper than {MAX_JSON_DEPTH}, and an argument name "
-                          "cannot be a parameter name", expected=("parameter names of 1-512 "
-                                                                  "characters",))
+                          "cannot be a parameter name", expected=("parameter names of 1-512 characters",))
     return _json(arguments)
 
 
