@@ -37,7 +37,7 @@ class BlockLife:
     """One per sieve: what every block it opens shares."""
 
     __slots__ = ("g", "schemas", "id_factory", "lessons", "pieces", "record", "blocks", "closing",
-                 "saw_syntax", "stream_args", "calls_started", "out")
+                 "saw_syntax", "stream_args", "calls_started", "out", "in_reasoning")
 
     def __init__(self, g: CompiledGrammar, schemas: dict[str, dict[str, Any]],
                  id_factory: Callable[[], str], pieces: list[str]) -> None:
@@ -59,6 +59,10 @@ class BlockLife:
         #: Argument streaming's events, in order, until the sieve takes them (after each
         #: scan, before the ``ToolCalls`` of the calls they finish).
         self.out: list[Event] = []
+        #: The open capture stands inside reasoning (SPEC §15): the ``calls_in_reasoning``
+        #: choice it is read under, ``"text"`` (it emits nothing: a block that closes is
+        #: reasoning text) or ``"call"``; None in the answer. Its blocks record it.
+        self.in_reasoning: str | None = None
 
     def take_out(self) -> list[Event]:
         """Argument streaming's events so far, taken out of ``out``."""
@@ -72,18 +76,21 @@ class BlockLife:
         self.calls_started += 1
         return k
 
-    def open(self, m: Any, start: int) -> Capture:
-        """A capture for the entry match ``m`` at absolute offset ``start``."""
+    def open(self, m: Any, start: int, reasoning: str | None = None) -> Capture:
+        """A capture for the entry match ``m`` at absolute offset ``start`` (``reasoning``:
+        see ``in_reasoning``)."""
         g = self.g
         # Which entry terminal matched: the outermost named group of ``entry_exact``, the
         # last group to close (``lastgroup``), whatever groups the terminal has inside.
         k = g.entry_index[m.lastgroup]
         entry = g.entries[k]
         self.lessons.forget(start)
-        if entry.synthetic is None:
+        self.in_reasoning = reasoning
+        quiet = reasoning == "text"
+        if entry.synthetic is None and not quiet:
             self.saw_syntax = True
         args = None
-        if self.stream_args and entry.synthetic is None:
+        if self.stream_args and entry.synthetic is None and not quiet:
             # (a block missing its opener emits nothing before its closing wrapper)
             args = ArgStream(self)
         return Capture(g, entry, start, m.group(), self.schemas, self.pieces, self.lessons,
@@ -105,7 +112,7 @@ class BlockLife:
             # The model's own id where it wrote one (a ``call_id`` node), else the factory's.
             call = ToolCall(name, args, ident or make_call_id(self.id_factory), dialect,
                             repairs)
-            if self.stream_args:
+            if self.stream_args and self.in_reasoning != "text":
                 k = self.next_index()
                 self.out += (CallStarted(k, call.id, call.name),
                              ArgumentsDelta(k, call.arguments), CallFinished(k, call))
@@ -125,7 +132,7 @@ class BlockLife:
         dialect = cap.dialect_now()
         block = Block((cap.start + prev_end, cap.start + end), dialect, "partial",
                       tuple(cap.repairs), tuple(cap.diagnostics[prev_diag:cap.call_diags[-1]]),
-                      raw)
+                      raw, self.in_reasoning)
         event = ToolCalls(self._calls(cap, k, dialect), block)
         cap.emitted_all()
         return event
@@ -138,13 +145,14 @@ class BlockLife:
             self.saw_syntax = True
         raw = cap.raw_text()
         block = Block((cap.start, cap.start + len(raw)), dialect, "complete",
-                      tuple(cap.repairs), tuple(cap.diagnostics), raw)
+                      tuple(cap.repairs), tuple(cap.diagnostics), raw, self.in_reasoning)
         self.blocks.append(block)
         calls = self._calls(cap, cap.emitted, dialect)
         if cap.emitted:  # early_emit="invoke": this event settles the rest of the block
             cut = cap.call_ends[cap.emitted - 1]
             block = Block((cap.start + cut, block.span[1]), dialect, "complete", block.repairs,
-                          tuple(cap.diagnostics[cap.call_diags[cap.emitted - 1]:]), raw[cut:])
+                          tuple(cap.diagnostics[cap.call_diags[cap.emitted - 1]:]), raw[cut:],
+                          self.in_reasoning)
         return ToolCalls(calls, block), raw
 
     def fail(self, cap: Capture, buf: str, base: int, p: int,
@@ -171,12 +179,14 @@ class BlockLife:
                 raw = buf[at:at + raw_len] if raw is None else raw
                 self.blocks.append(Block((cap.start, cap.start + cut), cap.dialect_now(),
                                          "partial", tuple(cap.repairs),
-                                         (*cap.diagnostics, cap.failure), raw[:cut]))
+                                         (*cap.diagnostics, cap.failure), raw[:cut],
+                                         self.in_reasoning))
             cursor.passed(buf, at + cut)  # (buf[:at] stood before it)
             return buf, base, at + cut, at + cut
         if (self.record or self.closing) and not cap.strict:  # (a bare invoke: only text)
             raw = buf[at:at + raw_len] if raw is None else raw
             self.blocks.append(Block((cap.start, cap.start + raw_len), cap.dialect_now(),
                                      "failed", tuple(cap.repairs),
-                                     (*cap.diagnostics, cap.failure), raw))
+                                     (*cap.diagnostics, cap.failure), raw,
+                                     self.in_reasoning))
         return buf, base, at, at + cap.opener_len

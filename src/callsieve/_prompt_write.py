@@ -1,0 +1,124 @@
+"""Strategy: write tool calls in a markup dialect (DSML, XML) from the grammar's spellings, so
+that the parser reads back exactly the calls written (SPEC §16).
+
+What it does: ``markup_calls`` writes one block: the wrapper, one invoke per call, one
+parameter per argument, each with ``string="true"`` (a string) or ``string="false"`` (any
+other JSON value, written as JSON), every tag spelled by ``grammar/spelling/<dialect>.lark``.
+A body is written as the dialect's templates write it — plain — when the dialect's
+spelling says ``STRING_BODY: "plain"`` (DeepSeek's) or the value is not a string, and only
+if the parser reads that plain body back as the value (asked of the parser itself, on the
+parameter alone); otherwise, and for every string in a ``"cdata"`` dialect, as CDATA, a
+``]]>`` inside split across two sections (``]]]]><![CDATA[>``), which reads back verbatim.
+A call whose argument names are not all ones ``name="…"`` can carry exactly (quotes, line
+breaks, white space at either end, over 512 characters, empty) is written with a JSON object
+as its invoke body instead (SPEC §4: every markup dialect reads one), which holds any key.
+What it guarantees: every value reads back equal; what cannot — a tool name ``name="…"``
+cannot carry, a value that is not JSON, a JSON body nested deeper than the balanced run
+reads (``MAX_JSON_DEPTH``) — is a ``FormatError``, never a call that reads back different.
+What it costs: a plain body is checked with one ``parse()`` of a one-parameter block
+(linear in the value); CDATA costs one ``str.replace``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ._balanced import MAX_JSON_DEPTH
+from ._errors import FormatError
+from ._results import parse
+from ._spelling import Spelling
+
+__all__ = ["markup_calls", "name_attr"]
+
+_TRUE, _FALSE = "true", "false"  # the values of the string attribute (SPEC §5)
+
+
+def _attr(sp: Spelling, name: Any) -> str | None:
+    """`` name="…"`` for ``name`` if the grammar's ``NAME_ATTR`` reads it back as ``name``."""
+    text = sp.fill("NAME_ATTR", name) if isinstance(name, str) and name else ""
+    m = sp.terminal("NAME_ATTR").fullmatch(text) if text else None
+    value = None if m is None else (m.group("q") if m.group("q") is not None else m.group("v"))
+    return text if value is not None and value.strip() == name else None
+
+
+def name_attr(sp: Spelling, name: str, what: str) -> str:
+    """`` name="…"`` for ``name``, checked against the grammar's ``NAME_ATTR``."""
+    text = _attr(sp, name)
+    if text is None:
+        raise FormatError(f"{what} name {name!r} cannot be written in {sp.dialect}",
+                          expected=(("1-512 characters without quotes or line breaks, and no "
+                                    "white space at either end"),))
+    return text
+
+
+def _depth(value: Any) -> int:
+    """How deep arrays and objects nest in ``value`` (iteratively: any depth is fine)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, (dict, list)):
+            deepest = max(deepest, d)
+            stack += [(c, d + 1) for c in (v.values() if isinstance(v, dict) else v)]
+    return deepest
+
+
+def _json_body(sp: Spelling, arguments: dict[str, Any]) -> str:
+    if _depth(arguments) > MAX_JSON_DEPTH:
+        raise FormatError(f"arguments nest deeper than {MAX_JSON_DEPTH}, and an argument name "
+                          "cannot be a parameter name", expected=("parameter names of 1-512 characters",))
+    return _json(arguments)
+
+
+def _json(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise FormatError(f"argument is not JSON: {exc}", expected=("JSON values",)) from None
+
+
+def _cdata(sp: Spelling, text: str) -> str:
+    open_, close = sp["CDATA_OPEN"], sp["CDATA_CLOSE"]
+    split = close[:-1] + close + open_ + close[-1:]
+    return open_ + text.replace(close, split) + close
+
+
+def _same(a: Any, b: Any) -> bool:
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def _param(sp: Spelling, key: str, value: Any) -> str:
+    is_str = isinstance(value, str)
+    head = (sp["PARAM_OPEN"] + name_attr(sp, key, "parameter")
+            + sp.fill("ATTR", _TRUE if is_str else _FALSE) + sp["TAG_END"])
+    text = value if is_str else _json(value)
+    if not is_str or sp.get("STRING_BODY") != "cdata":
+        plain = head + text + sp["PARAM_CLOSE"]
+        if _reads_back(sp, plain, key, value):
+            return plain
+    return head + _cdata(sp, text) + sp["PARAM_CLOSE"]
+
+
+def _reads_back(sp: Spelling, param: str, key: str, value: Any) -> bool:
+    """Does the parser read this parameter, alone in a call, as ``value``?"""
+    block = "\n".join((sp["CALLS_OPEN"], sp["INVOKE_OPEN"] + name_attr(sp, "f", "tool")
+                       + sp["TAG_END"], param, sp["INVOKE_CLOSE"], sp["CALLS_CLOSE"]))
+    calls = parse(block, dialects=(sp.dialect,)).calls
+    return (len(calls) == 1 and list(calls[0].input) == [key]
+            and _same(calls[0].input[key], value))
+
+
+def markup_calls(sp: Spelling, calls: list[tuple[str, dict[str, Any]]]) -> str:
+    """One block holding ``calls``, one tag per line; ``""`` for no calls."""
+    if not calls:
+        return ""
+    lines = [sp["CALLS_OPEN"]]
+    for name, arguments in calls:
+        lines.append(sp["INVOKE_OPEN"] + name_attr(sp, name, "tool") + sp["TAG_END"])
+        if all(_attr(sp, key) is not None for key in arguments):
+            lines += [_param(sp, key, value) for key, value in arguments.items()]
+        else:
+            lines.append(_json_body(sp, arguments))
+        lines.append(sp["INVOKE_CLOSE"])
+    lines.append(sp["CALLS_CLOSE"])
+    return "\n".join(lines)
