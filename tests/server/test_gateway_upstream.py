@@ -5,7 +5,6 @@ written in the dialect's formats) and what the client accumulates (``parse()`` o
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from typing import Any
 
@@ -15,9 +14,9 @@ import pytest
 from loopback import Script, ScriptedModel, running, scripted
 
 import callsieve
+from callsieve.prompt import format_calls, format_results, tool_instructions
 from callsieve.server import ServerConfig
 
-HAS_PROMPT = importlib.util.find_spec("callsieve.prompt") is not None
 TOOLS = [{"type": "function", "function": {
     "name": "get_weather", "description": "Weather for a city.",
     "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
@@ -64,8 +63,6 @@ def test_usage_and_finish_reason_come_from_the_upstream() -> None:
 
 def test_the_streamed_reply_through_the_gateway_is_what_parse_gives() -> None:
     """The sieve runs on the upstream's text, cut in the upstream's own pieces."""
-    if not HAS_PROMPT:
-        pytest.skip("needs callsieve.prompt (SPEC §16) to write the tool instructions")
     with scripted(Script(text=CALL, chunk=3)) as model, gateway(model) as base:
         client = openai.OpenAI(base_url=f"{base}/v1", api_key="unused", max_retries=0)
         with client.chat.completions.stream(model="m", tools=TOOLS, messages=[
@@ -79,13 +76,94 @@ def test_the_streamed_reply_through_the_gateway_is_what_parse_gives() -> None:
     assert "tools" not in model.requests[0]
 
 
-@pytest.mark.skipif(HAS_PROMPT, reason="callsieve.prompt is installed: tools are served")
-def test_without_the_prompt_writers_a_request_with_tools_is_501() -> None:
-    """UNFINISHED until callsieve.prompt lands: upstream mode cannot teach tools without it,
-    and says so instead of sending a prompt it made up."""
+def test_two_turns_openai_the_history_goes_upstream_in_the_dialects_formats() -> None:
+    """The client sends tools and gets a call; it sends the tool's result and gets the answer.
+    The upstream saw the tools taught in its system prompt, never ``tools``, and on the second
+    turn the call in the dialect's call format and the result in its result format."""
+    ask = [{"role": "system", "content": "You are terse."},
+           {"role": "user", "content": "Weather in Paris?"}]
+    with scripted(Script(text=CALL, chunk=5), Script(text="It is 22°C in Paris.")) as model, \
+            gateway(model) as base:
+        client = openai.OpenAI(base_url=f"{base}/v1", api_key="unused", max_retries=0)
+        with client.chat.completions.stream(model="m", tools=TOOLS, messages=ask) as stream:
+            first = stream.get_final_completion().choices[0]
+        assert first.finish_reason == "tool_calls"
+        [call] = first.message.tool_calls or []
+        assert (call.function.name, json.loads(call.function.arguments)) == \
+            ("get_weather", {"city": "Paris"})
+        history = [*ask, first.message.model_dump(exclude_none=True,
+                                                  include={"role", "content", "tool_calls"}),
+                   {"role": "tool", "tool_call_id": call.id, "content": "22°C, sunny"}]
+        second = client.chat.completions.create(model="m", tools=TOOLS, messages=history)
+    assert second.choices[0].message.content == "It is 22°C in Paris."
+    instructions = tool_instructions(TOOLS, dialect="dsml")
+    turn1, turn2 = model.requests
+    assert "tools" not in turn1 and "tools" not in turn2
+    assert turn1["messages"] == [
+        {"role": "system", "content": f"{instructions}\n\nYou are terse."},
+        {"role": "user", "content": "Weather in Paris?"}]
+    written = format_calls([("get_weather", {"city": "Paris"})], dialect="dsml")
+    assert turn2["messages"] == [
+        *turn1["messages"],
+        {"role": "assistant", "content": f"{first.message.content}\n\n{written}"},
+        {"role": "user", "content": format_results(["22°C, sunny"], dialect="dsml")}]
+    assert callsieve.parse(turn2["messages"][2]["content"]).calls[0].input == {"city": "Paris"}
+
+
+NATIVE_CALL = ("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n"
+               '```json\n{"city": "Oslo"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>')
+
+
+def test_two_turns_anthropic_in_the_deepseek_native_dialect() -> None:
+    claude_tools = [{"name": "get_weather", "description": "Weather for a city.",
+                     "input_schema": TOOLS[0]["function"]["parameters"]}]
+    ask = [{"role": "user", "content": "Weather in Oslo?"}]
+    with scripted(Script(text=NATIVE_CALL, chunk=2), Script(text="Snow in Oslo.")) as model, \
+            gateway(model, dialect="deepseek_native") as base:
+        claude = anthropic.Anthropic(base_url=base, api_key="unused", max_retries=0)
+        with claude.messages.stream(model="m", max_tokens=200, system="Be exact.",
+                                    tools=claude_tools, messages=ask) as stream:
+            first = stream.get_final_message()
+        assert first.stop_reason == "tool_use"
+        [use] = [b for b in first.content if b.type == "tool_use"]
+        assert (use.name, use.input) == ("get_weather", {"city": "Oslo"})
+        second = claude.messages.create(model="m", max_tokens=200, system="Be exact.",
+                                        tools=claude_tools, messages=[
+            *ask, {"role": "assistant", "content": [b.model_dump() for b in first.content]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use.id,
+                                          "content": "-3°C, snow"}]}])
+    assert [b.text for b in second.content if b.type == "text"] == ["Snow in Oslo."]
+    turn1, turn2 = model.requests
+    assert turn1["messages"][0] == {
+        "role": "system",
+        "content": f"{tool_instructions(claude_tools, dialect='deepseek_native')}\n\nBe exact."}
+    assert turn2["messages"][2:] == [
+        {"role": "assistant",
+         "content": format_calls([("get_weather", {"city": "Oslo"})], dialect="deepseek_native")},
+        {"role": "user", "content": format_results(["-3°C, snow"], dialect="deepseek_native")}]
+
+
+def test_a_named_tool_choice_teaches_that_tool_and_asks_for_it() -> None:
+    two = [*TOOLS, {"type": "function", "function": {"name": "other", "parameters": {}}}]
     with scripted(Script(text=CALL)) as model, gateway(model) as base:
         client = openai.OpenAI(base_url=f"{base}/v1", api_key="unused", max_retries=0)
-        with pytest.raises(openai.APIStatusError) as info:
-            client.chat.completions.create(model="m", tools=TOOLS,
-                                           messages=[{"role": "user", "content": "x"}])
-    assert info.value.status_code == 501 and not model.requests
+        client.chat.completions.create(
+            model="m", tools=two, messages=[{"role": "user", "content": "x"}],
+            tool_choice={"type": "function", "function": {"name": "get_weather"}})
+    system = model.requests[0]["messages"][0]["content"]
+    assert system.startswith(tool_instructions(TOOLS, dialect="dsml"))
+    assert system.endswith("get_weather.") and '"other"' not in system
+
+
+def test_tool_choice_none_sends_no_instructions_and_parses_nothing() -> None:
+    with scripted(Script(text=CALL)) as model, gateway(model) as base:
+        client = openai.OpenAI(base_url=f"{base}/v1", api_key="unused", max_retries=0)
+        out = client.chat.completions.create(model="m", tools=TOOLS, tool_choice="none",
+                                             messages=[{"role": "user", "content": "x"}])
+    assert model.requests[0]["messages"] == [{"role": "user", "content": "x"}]
+    assert out.choices[0].message.content == CALL and not out.choices[0].message.tool_calls
+
+
+def test_an_unwritable_dialect_is_refused_at_start() -> None:
+    with pytest.raises(callsieve.ConfigurationError, match="dialect"):
+        ServerConfig.build(upstream="http://127.0.0.1:1/v1", dialect="klingon")

@@ -11,7 +11,7 @@ sanitizing — checked by ``SieveOptions``, so a new sieve option needs no chang
 ``[sieve]``; docs/gateway.md) into keyword arguments; ``ServerConfig.build(**values)`` checks
 everything and reads the transcript.
 What it guarantees: every refusal is a ``ConfigurationError`` naming the setting: not exactly
-one of upstream and transcript, an unknown key or table, a value of the wrong type, a sieve
+one of upstream and transcript, a prompt ``dialect`` that cannot be written, an unknown key or table, a value of the wrong type, a sieve
 option ``SieveOptions`` refuses (or one set per request: ``tools``, ``id_factory``), a
 transcript that cannot be read as UTF-8.
 What it costs: reading the files once at start-up.
@@ -26,6 +26,7 @@ from typing import Any
 
 from .._errors import ConfigurationError
 from .._options import SieveOptions
+from ..prompt import DEFAULT_PROMPT_DIALECT, format_results
 
 __all__ = ["API_KEY_ENV", "DEFAULT_PORT", "ServerConfig", "load_toml"]
 
@@ -46,7 +47,7 @@ _TABLES = {
 class ServerConfig:
     upstream: str | None = None
     upstream_model: str | None = None
-    dialect: str = "dsml"
+    dialect: str = DEFAULT_PROMPT_DIALECT
     connect_timeout: float = 10.0
     read_timeout: float = 300.0
     api_key: str | None = field(default=None, repr=False)
@@ -93,6 +94,7 @@ class ServerConfig:
                 raise ConfigurationError(f"upstream must be an http:// or https:// URL, not "
                                          f"{values['upstream']!r}")
             values.setdefault("api_key", os.environ.get(API_KEY_ENV) or None)
+            check_dialect(values.get("dialect", DEFAULT_PROMPT_DIALECT))
         return cls(**values)
 
 
@@ -124,6 +126,14 @@ def load_toml(path: str) -> dict[str, Any]:
                                          f"{', '.join(keys)}")
             out[keys[key]] = value
     return out
+
+
+def check_dialect(dialect: str) -> None:
+    """Refuse a prompt dialect that cannot be written (it names no spelling file)."""
+    try:
+        format_results([""], dialect=dialect)
+    except ConfigurationError as exc:
+        raise ConfigurationError(f"dialect: {exc}") from None
 
 
 def _sieve(options: Any) -> dict[str, Any]:

@@ -12,18 +12,17 @@ named tool, and a line asking for a call, when ``tool_choice`` names one or is
 ``format_results(results, dialect=D)``. A request without tools or history of calls is sent as
 its text turns.
 What it guarantees: the upstream never receives ``tools``, ``tool_choice`` or the roles
-``tool``/``developer``; tool results stay in the order the client sent them.
-UNFINISHED: the prompt writers are ``callsieve.prompt`` (SPEC §16, another branch). Until it
-is in the installed callsieve, a request that needs them is answered 501
-(``code: "prompt_writer_missing"``); text-only requests work.
-What it costs: one pass over the turns.
+``tool``/``developer``; tool results stay in the order the client sent them; a call or tool the
+dialect cannot write (``FormatError``) is a 400 naming it.
+What it costs: one pass over the turns; the dialect's spelling is loaded once per process.
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
+from .. import prompt
+from .._errors import CallsieveError
 from ._config import ServerConfig
 from ._errors import ApiError
 from ._turns import ModelRequest, Turn
@@ -32,16 +31,18 @@ __all__ = ["upstream_payload"]
 
 
 def upstream_payload(config: ServerConfig, req: ModelRequest) -> dict[str, Any]:
-    return {"model": config.upstream_model or req.model,
-            "messages": _messages(config.dialect, req), **req.sampling}
+    try:
+        messages = _messages(config.dialect, req)
+    except CallsieveError as exc:  # FormatError: a name or value the dialect cannot write
+        raise ApiError(400, f"cannot write this conversation for the model: {exc}",
+                       code="unwritable") from None
+    return {"model": config.upstream_model or req.model, "messages": messages, **req.sampling}
 
 
 def _messages(dialect: str, req: ModelRequest) -> list[dict[str, Any]]:
-    needs_prompt = req.parses or any(t.calls or t.role == "tool" for t in req.turns)
-    prompt = _prompt_module() if needs_prompt else None
     system = [t.text for t in req.turns if t.role == "system" and t.text]
-    if prompt is not None and req.parses:
-        system.insert(0, _instructions(prompt, dialect, req))
+    if req.parses:
+        system.insert(0, _instructions(dialect, req))
     out: list[dict[str, Any]] = [{"role": "system", "content": "\n\n".join(system)}] \
         if system else []
     results: list[Turn] = []
@@ -50,27 +51,27 @@ def _messages(dialect: str, req: ModelRequest) -> list[dict[str, Any]]:
             results.append(turn)
             continue
         if results:
-            out.append(_results(prompt, dialect, results))
+            out.append(_results(dialect, results))
             results = []
         if turn.role == "user":
             out.append({"role": "user", "content": turn.text})
         elif turn.role == "assistant":
             text = turn.text
-            if turn.calls and prompt is not None:
+            if turn.calls:
                 calls = [{"id": i, "name": n, "input": a} for i, n, a in turn.calls]
                 written = prompt.format_calls(calls, dialect=dialect)
                 text = f"{text}\n\n{written}" if text else written
             out.append({"role": "assistant", "content": text})
     if results:
-        out.append(_results(prompt, dialect, results))
+        out.append(_results(dialect, results))
     return out
 
 
-def _instructions(prompt: Any, dialect: str, req: ModelRequest) -> str:
+def _instructions(dialect: str, req: ModelRequest) -> str:
     tools = req.tools
     if req.tool_choice not in ("auto", "required"):
         tools = [t for t in tools if _tool_name(t) == req.tool_choice] or tools
-    text = str(prompt.tool_instructions(tools, dialect=dialect))
+    text = prompt.tool_instructions(tools, dialect=dialect)
     if req.tool_choice == "required":
         text += "\n\nAnswer with at least one tool call."
     elif req.tool_choice != "auto":
@@ -78,20 +79,12 @@ def _instructions(prompt: Any, dialect: str, req: ModelRequest) -> str:
     return text
 
 
-def _results(prompt: Any, dialect: str, results: list[Turn]) -> dict[str, Any]:
-    items = [{"call_id": t.call_id, "name": t.name, "content": t.text} for t in results]
-    return {"role": "user", "content": str(prompt.format_results(items, dialect=dialect))}
+def _results(dialect: str, results: list[Turn]) -> dict[str, Any]:
+    texts = [t.text for t in results]
+    return {"role": "user", "content": prompt.format_results(texts, dialect=dialect)}
 
 
 def _tool_name(tool: dict[str, Any]) -> str:
     fn = tool.get("function")
     return str((fn if isinstance(fn, dict) else tool).get("name", ""))
 
-
-def _prompt_module() -> Any:
-    try:
-        return importlib.import_module("callsieve.prompt")
-    except ImportError:
-        raise ApiError(501, "upstream mode with tools needs callsieve.prompt (the prompt "
-                       "writers, SPEC §16), which this callsieve does not have yet",
-                       code="prompt_writer_missing") from None
