@@ -18,7 +18,8 @@ as a Server-Sent Events frame (``data: <json>`` and a blank line). Both commands
 ``--tools FILE`` (a JSON list of tool definitions, passed as ``tools=``) and
 ``--early-emit MODE`` (choices read from ``_options.EARLY_EMIT``, so a new mode needs no
 change here); ``-`` reads standard input. ``callsieve --version`` prints
-``callsieve <version>``; a bare ``callsieve`` prints the help (usage and the commands, one
+``callsieve <version>``; ``callsieve serve`` runs the gateway (``_cli_serve``: its flags,
+and the server imported only then); a bare ``callsieve`` prints the help (usage and the commands, one
 line each) to standard output and exits 0, as ``--help`` does.
 Where output is chosen: ``_stream_writer(args, out)`` builds the ``StreamWriter`` every stream
 event goes through (text merging, an encoder of records, a frame; ``_cli_output``), and

@@ -179,3 +179,14 @@ def test_sieve_options_come_from_the_settings() -> None:
     expected = callsieve.parse(TEXT, tools=TOOLS, dialects=["deepseek_native"])
     assert calls_of(expected) == [("get_weather", {"location": "Tokyo"})]
     assert chat_calls(reply.choices[0].message) == calls_of(expected)
+
+
+def test_metrics_count_the_answers(url: str, oai: openai.OpenAI) -> None:
+    """``GET /metrics`` exists when the Prometheus client is installed (the prometheus
+    extra, in the test extra), and counts each API's answers by status."""
+    pytest.importorskip("prometheus_client")
+    oai.chat.completions.create(model="m", messages=ASK)
+    httpx.post(f"{url}/v1/messages", content=b"not json")
+    text = httpx.get(f"{url}/metrics").text
+    assert 'callsieve_gateway_requests_total{api="chat",status="200"}' in text
+    assert 'callsieve_gateway_requests_total{api="messages",status="400"}' in text
