@@ -49,6 +49,18 @@ def test_a_request_without_tools_passes_through_as_text() -> None:
     assert sent["temperature"] == 0.25 and sent["max_tokens"] == 50
 
 
+def test_a_chat_stream_carries_usage_only_when_asked() -> None:
+    """The upstream always reports usage; a Chat stream sends it only with include_usage."""
+    ask = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+    with scripted(Script(text="Hi there.")) as model, gateway(model) as base:
+        client = openai.OpenAI(base_url=f"{base}/v1", api_key="unused", max_retries=0)
+        plain = list(client.chat.completions.create(**ask))
+        asked = list(client.chat.completions.create(
+            **ask, stream_options={"include_usage": True}))
+    assert all(c.usage is None for c in plain) and plain[-1].choices
+    assert asked[-1].usage is not None and asked[-1].usage.total_tokens == 18
+
+
 def test_usage_and_finish_reason_come_from_the_upstream() -> None:
     with scripted(Script(text="Cut off", finish="length", usage=(21, 3))) as model, \
             gateway(model) as base:
@@ -96,6 +108,8 @@ def test_two_turns_openai_the_history_goes_upstream_in_the_dialects_formats() ->
                    {"role": "tool", "tool_call_id": call.id, "content": "22°C, sunny"}]
         second = client.chat.completions.create(model="m", tools=TOOLS, messages=history)
     assert second.choices[0].message.content == "It is 22°C in Paris."
+    assert first.finish_reason == "tool_calls" and second.usage is not None
+    assert (second.usage.prompt_tokens, second.usage.completion_tokens) == (11, 7)
     instructions = tool_instructions(TOOLS, dialect="dsml")
     turn1, turn2 = model.requests
     assert "tools" not in turn1 and "tools" not in turn2

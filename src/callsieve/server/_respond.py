@@ -10,8 +10,8 @@ has them (and are dropped otherwise); at the end ``Sieve.close()`` and the rende
 and answers ``render_response(parse(text))``. ``sieve_options(config, req)`` is the keyword
 options of the request's sieve: the server's settings, the request's tools, and
 ``mode="off"`` when the reply is text only (no tools, or ``tool_choice="none"``).
-What it guarantees: a fault after the stream began (``ApiError`` from the source) ends the
-stream with the API's error event; what was sent before stays valid (held text and an open
+What it guarantees: a fault after the stream began (``ApiError`` from the source; an
+unexpected exception, logged, as a 500) ends the stream with the API's error event; what was sent before stays valid (held text and an open
 block are not released: the reply is broken). Whatever ends the reply — the end, a fault, the
 client going away (the task is cancelled) — the source is closed, shielded from the
 cancellation, so the upstream connection is closed too.
@@ -20,6 +20,7 @@ What it costs: the sieve and the renderer per piece; a whole reply holds its tex
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from typing import Any, Protocol
 
@@ -38,6 +39,7 @@ from ._upstream import Piece
 
 __all__ = ["Source", "sieve_options", "stream_reply", "whole_reply"]
 
+log = logging.getLogger("callsieve.server")
 _FINISH = ("stop", "length", "content_filter", "tool_calls")
 _REASONING: Any = getattr(_events, "Reasoning", None)
 
@@ -82,11 +84,16 @@ async def stream_reply(api: Api, req: ModelRequest, source: Source,
                 if objs:
                     sent += len(objs)
                     yield "".join([frame(o) for o in objs])
+            usage = (source.usage or {}) if api.wants_usage(req) else None
+            objs = renderer.feed(sieve.close()) + renderer.close(_finish(source), usage=usage)
         except ApiError as err:
             yield api.error_frame(err, sent)
             return
-        usage = source.usage or {} if api.wants_usage(req) else None
-        objs = renderer.feed(sieve.close()) + renderer.close(_finish(source), usage=usage)
+        except Exception as exc:  # a bug, not the model's fault: logged, and the stream ends
+            log.exception("unexpected error while streaming a reply")
+            yield api.error_frame(ApiError(500, f"internal error ({type(exc).__name__})",
+                                           code="internal_error"), sent)
+            return
         yield "".join([frame(o) for o in objs]) + api.end
     finally:
         with anyio.CancelScope(shield=True):
