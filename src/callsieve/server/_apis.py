@@ -66,41 +66,25 @@ def _responses_frame(err: ApiError, sent: int) -> str:
                    "param": err.param, "sequence_number": sent})
 
 
-CHAT = Api(
-    name="chat",
-    read=read_chat,
-    stream_renderer=lambda req: openai_chat.StreamRenderer(model=req.model),
-    whole=lambda result, req, finish, usage: openai_chat.render_response(
-        result, model=req.model, finish_reason=finish, usage=usage),
-    frame=_data,
-    end="data: [DONE]\n\n",
-    error_body=openai_body,
-    error_frame=lambda err, sent: _data(openai_body(err)),
-    wants_usage=lambda req: req.include_usage,
-)
+def _api(name: str, read: Callable[[dict[str, Any]], ModelRequest], module: Any,
+         frame: Callable[[dict[str, Any]], str], end: str,
+         error_body: Callable[[ApiError], dict[str, Any]],
+         error_frame: Callable[[ApiError, int], str],
+         wants_usage: Callable[[ModelRequest], bool]) -> Api:
+    """An ``Api`` answered by a ``callsieve.render`` module, given the request's model and
+    what it echoes."""
+    return Api(
+        name=name, read=read,
+        stream_renderer=lambda req: module.StreamRenderer(model=req.model, **req.echo),
+        whole=lambda result, req, finish, usage: module.render_response(
+            result, model=req.model, finish_reason=finish, usage=usage, **req.echo),
+        frame=frame, end=end, error_body=error_body, error_frame=error_frame,
+        wants_usage=wants_usage)
 
-RESPONSES = Api(
-    name="responses",
-    read=read_responses,
-    stream_renderer=lambda req: openai_responses.StreamRenderer(model=req.model, **req.echo),
-    whole=lambda result, req, finish, usage: openai_responses.render_response(
-        result, model=req.model, finish_reason=finish, usage=usage, **req.echo),
-    frame=_event,
-    end="",
-    error_body=openai_body,
-    error_frame=_responses_frame,
-    wants_usage=lambda req: True,
-)
 
-MESSAGES = Api(
-    name="messages",
-    read=read_messages,
-    stream_renderer=lambda req: anthropic.StreamRenderer(model=req.model),
-    whole=lambda result, req, finish, usage: anthropic.render_response(
-        result, model=req.model, finish_reason=finish, usage=usage),
-    frame=_event,
-    end="",
-    error_body=anthropic_body,
-    error_frame=lambda err, sent: _event(anthropic_body(err)),
-    wants_usage=lambda req: True,
-)
+CHAT = _api("chat", read_chat, openai_chat, _data, "data: [DONE]\n\n", openai_body,
+            lambda err, sent: _data(openai_body(err)), lambda req: req.include_usage)
+RESPONSES = _api("responses", read_responses, openai_responses, _event, "", openai_body,
+                 _responses_frame, lambda req: True)
+MESSAGES = _api("messages", read_messages, anthropic, _event, "", anthropic_body,
+                lambda err, sent: _event(anthropic_body(err)), lambda req: True)

@@ -37,10 +37,7 @@ def read_chat(body: dict[str, Any]) -> ModelRequest:
         raise ApiError(400, "messages: must hold at least one message", param="messages")
     turns = [_chat_turn(m, f"messages[{i}]") for i, m in enumerate(messages)]
     options = need(body, "stream_options", dict, required=False) or {}
-    sampling = _sampling(body)
-    limit = body.get("max_completion_tokens")
-    if limit is not None:
-        sampling["max_tokens"] = limit
+    sampling = _sampling(body, "max_completion_tokens")
     return ModelRequest(
         model=model, turns=turns, tools=_tools(body, _chat_tool),
         tool_choice=_choice(body.get("tool_choice"), nested=True),
@@ -62,10 +59,7 @@ def read_responses(body: dict[str, Any]) -> ModelRequest:
             _responses_item(item, f"input[{i}]", turns)
     if not any(t.role != "system" for t in turns):
         raise ApiError(400, "input: must hold at least one message", param="input")
-    sampling = _sampling(body)
-    limit = body.get("max_output_tokens")
-    if limit is not None:
-        sampling["max_tokens"] = limit
+    sampling = _sampling(body, "max_output_tokens")
     return ModelRequest(
         model=model, turns=turns, tools=_tools(body, _responses_tool),
         tool_choice=_choice(body.get("tool_choice"), nested=False),
@@ -175,5 +169,9 @@ def _arguments(value: Any, where: str) -> dict[str, Any]:
     return parsed
 
 
-def _sampling(body: dict[str, Any]) -> dict[str, Any]:
-    return {k: body[k] for k in SAMPLING if body.get(k) is not None}
+def _sampling(body: dict[str, Any], limit: str) -> dict[str, Any]:
+    """The settings passed upstream; the API's own token limit field read as ``max_tokens``."""
+    out = {k: body[k] for k in SAMPLING if body.get(k) is not None}
+    if body.get(limit) is not None:
+        out["max_tokens"] = body[limit]
+    return out
