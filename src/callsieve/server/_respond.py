@@ -71,12 +71,12 @@ def _finish(source: Source) -> str | None:
 
 async def stream_reply(api: Api, req: ModelRequest, source: Source,
                        options: dict[str, Any]) -> AsyncIterator[str]:
-    sieve = Sieve(**options)
-    renderer = api.stream_renderer(req)
     frame = api.frame
     sent = 0
     try:
         try:
+            sieve = Sieve(**options)
+            renderer = api.stream_renderer(req)
             async for piece in source.pieces():
                 objs = renderer.feed(sieve.feed(piece.text)) if piece.text else []
                 if piece.reasoning and _REASONING is not None:
