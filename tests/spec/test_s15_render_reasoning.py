@@ -19,6 +19,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 pytest.importorskip("openai")
 pytest.importorskip("anthropic")
@@ -28,7 +30,8 @@ import test_s10_render_anthropic as anthropic_t
 import test_s10_render_gemini as gemini_t
 import test_s10_render_openai_chat as chat_t
 import test_s10_render_openai_responses as responses_t
-from render_cases import REASONING, call_block, chunkings, every_size
+from render_cases import REASONING, call_block, chunkings, every_size, stream_aborts
+from strategies import REASONING_DOCS, REASONING_OPTIONS, doc_and_chunks, soak_settings
 
 import callsieve
 from callsieve import ConfigurationError, Reasoning, Text
@@ -68,6 +71,16 @@ def test_reasoning_streams_as_the_whole_response(doc: str, opts: dict[str, Any],
 @pytest.mark.parametrize(("doc", "opts"), EVERY_SIZE)
 def test_reasoning_chunked_at_every_size(doc: str, opts: dict[str, Any]) -> None:
     check_all(doc, every_size(doc), **opts)
+
+
+@soak_settings(40)
+@given(dc=doc_and_chunks(REASONING_DOCS), opts=REASONING_OPTIONS,
+       mode=st.sampled_from(EARLY_EMIT))
+def test_property_any_thinking_reply_streams_as_the_whole_response(
+        dc: tuple[str, list[str]], opts: dict[str, Any], mode: str) -> None:
+    doc, chunks = dc
+    assume(not stream_aborts(chunks, early_emit=mode, **opts))  # (cannot be taken back)
+    check_all(doc, [chunks], early_emit=mode, **opts)
 
 
 # ---------------------------------------------------------------------------- the wire objects
