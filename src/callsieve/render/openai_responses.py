@@ -62,7 +62,7 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from .._errors import ConfigurationError, SieveClosedError
 from .._events import (
@@ -123,6 +123,27 @@ def _function_call(ident: str, status: str, call_id: str, name: str,
                    arguments: str) -> dict[str, Any]:
     return {"id": ident, "type": "function_call", "status": status, "arguments": arguments,
             "call_id": call_id, "name": name}
+
+
+class _Kind(NamedTuple):
+    """What differs between a message item and a reasoning item: their shapes, the names of
+    their part's events, where the part sits, and what a text's done event adds."""
+
+    item: Callable[[str, str, str | None], dict[str, Any]]
+    part: Callable[[str], dict[str, Any]]
+    part_added: str
+    text_done: str
+    part_done: str
+    place: dict[str, int]
+    text_extra: dict[str, Any]
+
+
+_MESSAGE = _Kind(_message, _text_part, "response.content_part.added",
+                 "response.output_text.done", "response.content_part.done",
+                 {"content_index": 0}, {"logprobs": []})
+_REASONING = _Kind(_reasoning, _summary_part, "response.reasoning_summary_part.added",
+                   "response.reasoning_summary_text.done",
+                   "response.reasoning_summary_part.done", {"summary_index": 0}, {})
 
 
 class _Open:
@@ -277,13 +298,13 @@ class StreamRenderer:
                 self._abort_call(e.index, out)
 
     def _open_message(self, out: list[dict[str, Any]]) -> _Open:
-        msg = self._msg = _Open(make_id(self._msg_id, "message_id_factory"), self._next_index)
-        self._next_index += 1
-        out.append(self._event("response.output_item.added", output_index=msg.index,
-                               item=_message(msg.id, "in_progress", None)))
-        out.append(self._event("response.content_part.added", item_id=msg.id,
-                               output_index=msg.index, content_index=0, part=_text_part("")))
-        return msg
+        self._msg = self._open_part(_MESSAGE, make_id(self._msg_id, "message_id_factory"), out)
+        return self._msg
+
+    def _open_reasoning(self, out: list[dict[str, Any]]) -> _Open:
+        self._rs = self._open_part(_REASONING, make_id(self._rs_id, "reasoning_id_factory"),
+                                   out)
+        return self._rs
 
     def _close_parts(self, out: list[dict[str, Any]], status: str) -> None:
         """Close the message or reasoning item that is open (a call starts, or the end)."""
@@ -292,44 +313,37 @@ class StreamRenderer:
         if self._rs is not None:
             self._close_reasoning(out, status)
 
-    def _open_reasoning(self, out: list[dict[str, Any]]) -> _Open:
-        rs = self._rs = _Open(make_id(self._rs_id, "reasoning_id_factory"), self._next_index)
-        self._next_index += 1
-        out.append(self._event("response.output_item.added", output_index=rs.index,
-                               item=_reasoning(rs.id, "in_progress", None)))
-        out.append(self._event("response.reasoning_summary_part.added", item_id=rs.id,
-                               output_index=rs.index, summary_index=0,
-                               part=_summary_part("")))
-        return rs
+    def _close_message(self, out: list[dict[str, Any]], status: str) -> None:
+        assert self._msg is not None
+        self._close_part(_MESSAGE, self._msg, status, out)
+        self._msg = None
 
     def _close_reasoning(self, out: list[dict[str, Any]], status: str) -> None:
-        rs = self._rs
-        assert rs is not None
+        assert self._rs is not None
+        self._close_part(_REASONING, self._rs, status, out)
         self._rs = None
-        text = "".join(rs.pieces)
-        out.append(self._event("response.reasoning_summary_text.done", item_id=rs.id,
-                               output_index=rs.index, summary_index=0, text=text))
-        out.append(self._event("response.reasoning_summary_part.done", item_id=rs.id,
-                               output_index=rs.index, summary_index=0,
-                               part=_summary_part(text)))
-        out.append(self._event("response.output_item.done", output_index=rs.index,
-                               item=_reasoning(rs.id, status, text)))
-        self._output.append(_reasoning(rs.id, status, text))
 
-    def _close_message(self, out: list[dict[str, Any]], status: str) -> None:
-        msg = self._msg
-        assert msg is not None
-        self._msg = None
-        text = "".join(msg.pieces)
-        out.append(self._event("response.output_text.done", item_id=msg.id,
-                               output_index=msg.index, content_index=0, text=text,
-                               logprobs=[]))
-        out.append(self._event("response.content_part.done", item_id=msg.id,
-                               output_index=msg.index, content_index=0,
-                               part=_text_part(text)))
-        out.append(self._event("response.output_item.done", output_index=msg.index,
-                               item=_message(msg.id, status, text)))
-        self._output.append(_message(msg.id, status, text))
+    def _open_part(self, kind: _Kind, ident: str, out: list[dict[str, Any]]) -> _Open:
+        """A message or reasoning item opened: the item, then its one part."""
+        item = _Open(ident, self._next_index)
+        self._next_index += 1
+        out.append(self._event("response.output_item.added", output_index=item.index,
+                               item=kind.item(item.id, "in_progress", None)))
+        out.append(self._event(kind.part_added, item_id=item.id, output_index=item.index,
+                               **kind.place, part=kind.part("")))
+        return item
+
+    def _close_part(self, kind: _Kind, item: _Open, status: str,
+                    out: list[dict[str, Any]]) -> None:
+        """A message or reasoning item closed: its text done, its part done, the item."""
+        text = "".join(item.pieces)
+        out.append(self._event(kind.text_done, item_id=item.id, output_index=item.index,
+                               **kind.place, text=text, **kind.text_extra))
+        out.append(self._event(kind.part_done, item_id=item.id, output_index=item.index,
+                               **kind.place, part=kind.part(text)))
+        out.append(self._event("response.output_item.done", output_index=item.index,
+                               item=kind.item(item.id, status, text)))
+        self._output.append(kind.item(item.id, status, text))
 
     def _finish_call(self, number: int, out: list[dict[str, Any]]) -> None:
         call = self._calls.pop(number, None)
