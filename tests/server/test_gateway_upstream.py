@@ -181,3 +181,23 @@ def test_tool_choice_none_sends_no_instructions_and_parses_nothing() -> None:
 def test_an_unwritable_dialect_is_refused_at_start() -> None:
     with pytest.raises(callsieve.ConfigurationError, match="dialect"):
         ServerConfig.build(upstream="http://127.0.0.1:1/v1", dialect="klingon")
+
+
+def test_the_upstreams_reasoning_content_reaches_the_client_as_its_api_carries_it() -> None:
+    """``delta.reasoning_content`` goes to the renderer as reasoning: Chat's
+    ``reasoning_content``, an Anthropic ``thinking`` block."""
+    script = Script(reasoning="Paris is in France; look it up.", text=CALL, chunk=6)
+    ask = [{"role": "user", "content": "Weather in Paris?"}]
+    with scripted(script) as model, gateway(model) as base:
+        client = openai.OpenAI(base_url=f"{base}/v1", api_key="unused", max_retries=0)
+        with client.chat.completions.stream(model="m", tools=TOOLS, messages=ask) as stream:
+            message = stream.get_final_completion().choices[0].message
+        claude = anthropic.Anthropic(base_url=base, api_key="unused", max_retries=0)
+        with claude.messages.stream(model="m", max_tokens=100, messages=ask, tools=[
+                {"name": "get_weather", "input_schema": TOOLS[0]["function"]["parameters"]}
+        ]) as claude_stream:
+            final = claude_stream.get_final_message()
+    assert getattr(message, "reasoning_content", None) == script.reasoning
+    assert message.tool_calls and message.tool_calls[0].function.name == "get_weather"
+    assert [b.type for b in final.content] == ["thinking", "text", "tool_use"]
+    assert final.content[0].thinking == script.reasoning  # type: ignore[union-attr]

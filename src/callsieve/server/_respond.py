@@ -3,10 +3,10 @@ Server-Sent Events, or whole.
 
 What it does: ``stream_reply(api, req, source, options)`` is the body of a streamed response:
 each piece of the model's text goes through ``Sieve.feed`` and the API's ``StreamRenderer``,
-and the frames of one piece are sent as one write; reasoning pieces (an upstream's
-``reasoning_content``) go to the renderer as ``Reasoning`` events when the installed callsieve
-has them (and are dropped otherwise); at the end ``Sieve.close()`` and the renderer's
-``close(finish_reason, usage)``, then the API's end marker. ``whole_reply`` collects the text
+and the frames of one piece are sent as one write; a piece's reasoning (an upstream's
+``reasoning_content``) goes to the renderer first, as a ``Reasoning`` event; at the end
+``Sieve.close()`` and the renderer's ``close(finish_reason, usage)``, then the API's end
+marker. ``whole_reply`` collects the text
 and answers ``render_response(parse(text))``. ``sieve_options(config, req)`` is the keyword
 options of the request's sieve: the server's settings, the request's tools, and
 ``mode="off"`` when the reply is text only (no tools, or ``tool_choice="none"``).
@@ -26,8 +26,8 @@ from typing import Any, Protocol
 
 import anyio
 
-from .. import _events
 from .._errors import ConfigurationError
+from .._events import Reasoning
 from .._options import SieveOptions
 from .._results import parse
 from .._sieve import Sieve
@@ -41,7 +41,6 @@ __all__ = ["Source", "sieve_options", "stream_reply", "whole_reply"]
 
 log = logging.getLogger("callsieve.server")
 _FINISH = ("stop", "length", "content_filter", "tool_calls")
-_REASONING: Any = getattr(_events, "Reasoning", None)
 
 
 class Source(Protocol):
@@ -78,9 +77,9 @@ async def stream_reply(api: Api, req: ModelRequest, source: Source,
             sieve = Sieve(**options)
             renderer = api.stream_renderer(req)
             async for piece in source.pieces():
-                objs = renderer.feed(sieve.feed(piece.text)) if piece.text else []
-                if piece.reasoning and _REASONING is not None:
-                    objs += renderer.feed([_REASONING(piece.reasoning)])
+                objs = renderer.feed([Reasoning(piece.reasoning)]) if piece.reasoning else []
+                if piece.text:
+                    objs += renderer.feed(sieve.feed(piece.text))
                 if objs:
                     sent += len(objs)
                     yield "".join([frame(o) for o in objs])
