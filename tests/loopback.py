@@ -1,5 +1,8 @@
 """Loopback helpers for the gateway's tests: real HTTP over 127.0.0.1, no mocks.
 
+``openai_client(base)`` and ``anthropic_client(base)`` are the real SDK clients pointed at a
+gateway (no retries); ``close_clients()`` closes every one made (the tests' conftest does it
+after each test, so no connection is left for the garbage collector to complain about).
 ``running(config)`` serves ``callsieve.server.create_app(config)`` with Uvicorn in a thread on
 an ephemeral port and yields its base URL; leaving the ``with`` shuts it down and joins the
 thread. ``scripted(*scripts)`` runs a ``ScriptedModel``, the model on the other side of upstream mode: a real HTTP server
@@ -21,11 +24,33 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import anthropic
+import openai
 import uvicorn
 
 from callsieve.server import ServerConfig, create_app
 
-__all__ = ["Script", "ScriptedModel", "closed_port", "running", "scripted"]
+__all__ = ["Script", "ScriptedModel", "anthropic_client", "close_clients", "closed_port",
+           "openai_client", "running", "scripted"]
+
+_CLIENTS: list[Any] = []
+
+
+def openai_client(base: str) -> openai.OpenAI:
+    client = openai.OpenAI(base_url=f"{base}/v1", api_key="unused", max_retries=0)
+    _CLIENTS.append(client)
+    return client
+
+
+def anthropic_client(base: str) -> anthropic.Anthropic:
+    client = anthropic.Anthropic(base_url=base, api_key="unused", max_retries=0)
+    _CLIENTS.append(client)
+    return client
+
+
+def close_clients() -> None:
+    while _CLIENTS:
+        _CLIENTS.pop().close()
 
 
 @contextmanager

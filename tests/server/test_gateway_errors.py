@@ -13,7 +13,7 @@ import httpx
 import openai
 import pytest
 from helpers import ROOT
-from loopback import Script, closed_port, running, scripted
+from loopback import Script, anthropic_client, closed_port, openai_client, running, scripted
 
 from callsieve.server import ServerConfig
 
@@ -90,7 +90,7 @@ def test_anthropic_missing_fields_are_400(url: str, body: Any, word: str) -> Non
 
 
 def test_the_openai_client_sees_a_bad_request(url: str) -> None:
-    client = openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0)
+    client = openai_client(url)
     with pytest.raises(openai.BadRequestError) as info:
         client.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}],
                                        tools=[{"type": "function", "function": {"name": ""}}])
@@ -147,11 +147,11 @@ def test_an_upstream_error_status_is_passed_on_in_the_clients_shape() -> None:
     limited = Script(status=429, error={"error": {"message": "slow down", "type": "rate",
                                                   "code": "rate_limited"}})
     with scripted(limited) as model, upstream_gateway(model.url) as base:
-        client = openai.OpenAI(base_url=f"{base}/v1", api_key="unused", max_retries=0)
+        client = openai_client(base)
         with pytest.raises(openai.RateLimitError) as info:
             client.chat.completions.create(**CHAT)
         assert "slow down" in info.value.message
-        claude = anthropic.Anthropic(base_url=base, api_key="unused", max_retries=0)
+        claude = anthropic_client(base)
         with pytest.raises(anthropic.RateLimitError) as claude_info:
             claude.messages.create(**MESSAGES)
         assert "slow down" in str(claude_info.value)
@@ -161,14 +161,14 @@ def test_an_upstream_that_dies_mid_stream_ends_the_stream_with_an_error() -> Non
     """The text already sent stays; the stream's last event is the API's error."""
     with scripted(Script(text="Hello there, all good so far.", die_after=4)) as model, \
             upstream_gateway(model.url) as base:
-        client = openai.OpenAI(base_url=f"{base}/v1", api_key="unused", max_retries=0)
+        client = openai_client(base)
         got: list[str] = []
         with pytest.raises(openai.APIError) as info:
             for chunk in client.chat.completions.create(**CHAT, stream=True):
                 got += [c.delta.content or "" for c in chunk.choices]
         assert "".join(got) == "Hello there,"[:len("".join(got))] and "".join(got)
         assert "upstream" in info.value.message
-        claude = anthropic.Anthropic(base_url=base, api_key="unused", max_retries=0)
+        claude = anthropic_client(base)
         text: list[str] = []
         with pytest.raises(anthropic.APIStatusError), \
                 claude.messages.stream(**MESSAGES) as stream:

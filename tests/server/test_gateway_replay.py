@@ -14,7 +14,7 @@ import httpx
 import openai
 import pytest
 from helpers import ROOT
-from loopback import running
+from loopback import openai_client, running
 
 import callsieve
 from callsieve.render import anthropic as render_anthropic
@@ -39,13 +39,15 @@ def url() -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def oai(url: str) -> openai.OpenAI:
-    return openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0)
+def oai(url: str) -> Iterator[openai.OpenAI]:
+    with openai.OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0) as client:
+        yield client
 
 
 @pytest.fixture(scope="module")
-def claude(url: str) -> anthropic.Anthropic:
-    return anthropic.Anthropic(base_url=url, api_key="unused", max_retries=0)
+def claude(url: str) -> Iterator[anthropic.Anthropic]:
+    with anthropic.Anthropic(base_url=url, api_key="unused", max_retries=0) as client:
+        yield client
 
 
 def test_the_reply_has_calls_to_find() -> None:
@@ -174,7 +176,7 @@ def test_sieve_options_come_from_the_settings() -> None:
     config = ServerConfig.build(transcript=str(TRANSCRIPT),
                                 sieve={"dialects": ["deepseek_native"]})
     with running(config) as base:
-        client = openai.OpenAI(base_url=f"{base}/v1", api_key="unused", max_retries=0)
+        client = openai_client(base)
         reply = client.chat.completions.create(model="m", messages=ASK, tools=TOOLS)
     expected = callsieve.parse(TEXT, tools=TOOLS, dialects=["deepseek_native"])
     assert calls_of(expected) == [("get_weather", {"location": "Tokyo"})]

@@ -8,10 +8,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import anthropic
-import openai
 import pytest
-from loopback import Script, ScriptedModel, running, scripted
+from loopback import Script, ScriptedModel, anthropic_client, openai_client, running, scripted
 
 import callsieve
 from callsieve.prompt import format_calls, format_results, tool_instructions
@@ -34,7 +32,7 @@ def test_a_request_without_tools_passes_through_as_text() -> None:
     reply = "Plain words, and a <tool_calls> mention that stays text."
     with scripted(Script(text=reply)) as model, \
             gateway(model, upstream_model="served-model") as base:
-        client = openai.OpenAI(base_url=f"{base}/v1", api_key="unused", max_retries=0)
+        client = openai_client(base)
         out = client.chat.completions.create(
             model="client-model", temperature=0.25, max_completion_tokens=50,
             messages=[{"role": "developer", "content": "Be brief."},
@@ -53,7 +51,7 @@ def test_a_chat_stream_carries_usage_only_when_asked() -> None:
     """The upstream always reports usage; a Chat stream sends it only with include_usage."""
     ask = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
     with scripted(Script(text="Hi there.")) as model, gateway(model) as base:
-        client = openai.OpenAI(base_url=f"{base}/v1", api_key="unused", max_retries=0)
+        client = openai_client(base)
         plain = list(client.chat.completions.create(**ask))
         asked = list(client.chat.completions.create(
             **ask, stream_options={"include_usage": True}))
@@ -64,7 +62,7 @@ def test_a_chat_stream_carries_usage_only_when_asked() -> None:
 def test_usage_and_finish_reason_come_from_the_upstream() -> None:
     with scripted(Script(text="Cut off", finish="length", usage=(21, 3))) as model, \
             gateway(model) as base:
-        claude = anthropic.Anthropic(base_url=base, api_key="unused", max_retries=0)
+        claude = anthropic_client(base)
         with claude.messages.stream(model="m", max_tokens=3,
                                     messages=[{"role": "user", "content": "hi"}]) as stream:
             final = stream.get_final_message()
@@ -76,7 +74,7 @@ def test_usage_and_finish_reason_come_from_the_upstream() -> None:
 def test_the_streamed_reply_through_the_gateway_is_what_parse_gives() -> None:
     """The sieve runs on the upstream's text, cut in the upstream's own pieces."""
     with scripted(Script(text=CALL, chunk=3)) as model, gateway(model) as base:
-        client = openai.OpenAI(base_url=f"{base}/v1", api_key="unused", max_retries=0)
+        client = openai_client(base)
         with client.chat.completions.stream(model="m", tools=TOOLS, messages=[
                 {"role": "user", "content": "Weather in Paris?"}]) as stream:
             final = stream.get_final_completion()
@@ -96,7 +94,7 @@ def test_two_turns_openai_the_history_goes_upstream_in_the_dialects_formats() ->
            {"role": "user", "content": "Weather in Paris?"}]
     with scripted(Script(text=CALL, chunk=5), Script(text="It is 22°C in Paris.")) as model, \
             gateway(model) as base:
-        client = openai.OpenAI(base_url=f"{base}/v1", api_key="unused", max_retries=0)
+        client = openai_client(base)
         with client.chat.completions.stream(model="m", tools=TOOLS, messages=ask) as stream:
             first = stream.get_final_completion().choices[0]
         assert first.finish_reason == "tool_calls"
@@ -134,7 +132,7 @@ def test_two_turns_anthropic_in_the_deepseek_native_dialect() -> None:
     ask = [{"role": "user", "content": "Weather in Oslo?"}]
     with scripted(Script(text=NATIVE_CALL, chunk=2), Script(text="Snow in Oslo.")) as model, \
             gateway(model, dialect="deepseek_native") as base:
-        claude = anthropic.Anthropic(base_url=base, api_key="unused", max_retries=0)
+        claude = anthropic_client(base)
         with claude.messages.stream(model="m", max_tokens=200, system="Be exact.",
                                     tools=claude_tools, messages=ask) as stream:
             first = stream.get_final_message()
@@ -160,7 +158,7 @@ def test_two_turns_anthropic_in_the_deepseek_native_dialect() -> None:
 def test_a_named_tool_choice_teaches_that_tool_and_asks_for_it() -> None:
     two = [*TOOLS, {"type": "function", "function": {"name": "other", "parameters": {}}}]
     with scripted(Script(text=CALL)) as model, gateway(model) as base:
-        client = openai.OpenAI(base_url=f"{base}/v1", api_key="unused", max_retries=0)
+        client = openai_client(base)
         client.chat.completions.create(
             model="m", tools=two, messages=[{"role": "user", "content": "x"}],
             tool_choice={"type": "function", "function": {"name": "get_weather"}})
@@ -171,7 +169,7 @@ def test_a_named_tool_choice_teaches_that_tool_and_asks_for_it() -> None:
 
 def test_tool_choice_none_sends_no_instructions_and_parses_nothing() -> None:
     with scripted(Script(text=CALL)) as model, gateway(model) as base:
-        client = openai.OpenAI(base_url=f"{base}/v1", api_key="unused", max_retries=0)
+        client = openai_client(base)
         out = client.chat.completions.create(model="m", tools=TOOLS, tool_choice="none",
                                              messages=[{"role": "user", "content": "x"}])
     assert model.requests[0]["messages"] == [{"role": "user", "content": "x"}]
@@ -189,10 +187,10 @@ def test_the_upstreams_reasoning_content_reaches_the_client_as_its_api_carries_i
     script = Script(reasoning="Paris is in France; look it up.", text=CALL, chunk=6)
     ask = [{"role": "user", "content": "Weather in Paris?"}]
     with scripted(script) as model, gateway(model) as base:
-        client = openai.OpenAI(base_url=f"{base}/v1", api_key="unused", max_retries=0)
+        client = openai_client(base)
         with client.chat.completions.stream(model="m", tools=TOOLS, messages=ask) as stream:
             message = stream.get_final_completion().choices[0].message
-        claude = anthropic.Anthropic(base_url=base, api_key="unused", max_retries=0)
+        claude = anthropic_client(base)
         with claude.messages.stream(model="m", max_tokens=100, messages=ask, tools=[
                 {"name": "get_weather", "input_schema": TOOLS[0]["function"]["parameters"]}
         ]) as claude_stream:
