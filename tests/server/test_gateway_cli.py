@@ -99,3 +99,17 @@ def test_the_server_modules_declare_all() -> None:
         assert module.__doc__ and module.__doc__.startswith("Strategy:"), info.name
         for name in module.__all__:
             assert hasattr(module, name), f"callsieve.server.{info.name}.{name}"
+
+
+def test_the_config_file_in_the_docs_is_valid(tmp_path: Path) -> None:
+    """docs/gateway.md's example config file reads and builds as it is written."""
+    doc = (ROOT / "docs" / "gateway.md").read_text(encoding="utf-8")
+    [example] = [block.split("\n", 1)[1] for block in doc.split("```")[1::2]
+                 if block.startswith("toml\n")]
+    (tmp_path / "gateway.toml").write_text(example, encoding="utf-8")
+    config = callsieve.server.ServerConfig.build(
+        **callsieve.server.load_toml(str(tmp_path / "gateway.toml")))
+    assert config.upstream == "http://127.0.0.1:8001/v1" and config.dialect == "dsml"
+    assert config.sieve == {"early_emit": "arguments",
+                            "dialects": ["dsml", "xml", "deepseek_native"]}
+    assert (config.port, config.read_timeout, config.model_name) == (8000, 300.0, "my-model")
