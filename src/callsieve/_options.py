@@ -38,6 +38,8 @@ from typing import Any, SupportsIndex
 from ._assembler import schemas_from_tools
 from ._errors import ConfigurationError, UnknownOptionError
 from ._grammar import DEFAULT_DIALECTS
+from ._metrics import Metrics
+from ._policy import ON_REJECT, POLICIES, Policy
 
 __all__ = [
     "DEFAULT_MAX_BLOCK_CHARS",
@@ -53,7 +55,7 @@ EARLY_EMIT = ("block", "invoke", "arguments")
 MODES = ("on", "off")
 DEFAULT_MAX_BLOCK_CHARS = 8 * 1024 * 1024
 OPTIONS = ("tools", "early_emit", "mode", "max_block_chars", "dialects", "grammar_dirs",
-           "id_factory")
+           "id_factory", "policy", "on_reject", "sanitize", "metrics")
 _SHAPES = ("OpenAI-style {'type': 'function', 'function': {'name': ..., 'parameters': {...}}}, "
            "flat {'name': ..., 'parameters': {...}} or Anthropic-style "
            "{'name': ..., 'input_schema': {...}}")
@@ -93,6 +95,12 @@ class SieveOptions:
     dialects: tuple[str, ...]
     grammar_dirs: tuple[str, ...]
     id_factory: Callable[[], str]
+    policy: str | None
+    on_reject: str
+    sanitize: bool
+    metrics: Metrics | None = field(hash=False, compare=False)
+    #: What a call may become (``_policy``): None when there is neither a schema nor a policy.
+    rules: Policy | None = field(hash=False, compare=False, repr=False)
 
     def __init__(
         self,
@@ -104,6 +112,10 @@ class SieveOptions:
         dialects: Iterable[str] = DEFAULT_DIALECTS,
         grammar_dirs: Iterable[str | os.PathLike[str]] = (),
         id_factory: Callable[[], str] = new_call_id,
+        policy: str | None = None,
+        on_reject: str = "drop",
+        sanitize: bool = False,
+        metrics: bool | Metrics | None = None,
         **unknown: Any,
     ) -> None:
         if unknown:
@@ -118,7 +130,12 @@ class SieveOptions:
             "dialects": _dialects(dialects),
             "grammar_dirs": _grammar_dirs(grammar_dirs),
             "id_factory": _id_factory(id_factory),
+            "policy": None if policy is None else _choice("policy", policy, POLICIES),
+            "on_reject": _choice("on_reject", on_reject, ON_REJECT),
+            "sanitize": _flag("sanitize", sanitize),
+            "metrics": _metrics(metrics),
         }
+        values["rules"] = _rules(policy, on_reject, tool_dicts, schemas_from_tools(tool_dicts))
         for name, value in values.items():
             object.__setattr__(self, name, value)
 
@@ -137,6 +154,37 @@ def _choice(option: str, value: object, allowed: tuple[str, ...]) -> str:
         return value
     raise ConfigurationError(f"{option} must be one of {allowed}, not {value!r}",
                              expected=allowed)
+
+
+def _rules(policy: str | None, on_reject: str, tools: tuple[dict[str, Any], ...],
+           schemas: dict[str, dict[str, Any]]) -> Policy | None:
+    """The ``Policy`` of these options (values already checked): None without a policy and
+    without a schema to coerce by."""
+    if policy is not None and not tools:
+        raise ConfigurationError(f"policy={policy!r} needs tools=[...]: the tools calls may "
+                                 "name")
+    if policy is None and not any(schemas.values()):
+        return None
+    return Policy(policy, on_reject, schemas)
+
+
+def _flag(option: str, value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise ConfigurationError(f"{option} must be True or False, not {_kind(value)}")
+
+
+def _metrics(value: object) -> Metrics | None:
+    """``metrics=True``: a new ``Metrics``; an instance: that one (shared by sieves whose
+    counts it adds up); None or False: none (no cost)."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        return Metrics()
+    if isinstance(value, Metrics):
+        return value
+    raise ConfigurationError(f"metrics must be True, False, None or a callsieve.Metrics, not "
+                             f"{_kind(value)}")
 
 
 def _max_block_chars(value: object) -> int:

@@ -11,6 +11,7 @@ from typing import Any
 
 from ._errors import InputTypeError
 from ._events import Block, Text, ToolCall, ToolCalls
+from ._policy import Rejection
 from ._sieve import Sieve
 
 __all__ = ["ParseResult", "parse"]
@@ -28,6 +29,7 @@ class ParseResult:
         "parts",
         "rejected_by_policy",
         "rejected_tool_names",
+        "rejections",
         "saw_tool_call_syntax",
         "text",
     )
@@ -35,13 +37,16 @@ class ParseResult:
     def __init__(self, text: str, calls: tuple[ToolCall, ...], blocks: tuple[Block, ...],
                  saw_tool_call_syntax: bool, rejected_by_policy: bool = False,
                  rejected_tool_names: tuple[str, ...] = (),
-                 parts: tuple[str | ToolCall, ...] | None = None) -> None:
+                 parts: tuple[str | ToolCall, ...] | None = None,
+                 rejections: tuple[Rejection, ...] = ()) -> None:
         self.text = text
         self.calls = calls
         self.blocks = blocks
         self.saw_tool_call_syntax = saw_tool_call_syntax
         self.rejected_by_policy = rejected_by_policy
         self.rejected_tool_names = rejected_tool_names
+        #: Each call the policy rejected (SPEC §9): name, reason, span, raw, action, call.
+        self.rejections = rejections
         self.parts: tuple[str | ToolCall, ...] = (
             parts if parts is not None else ((text,) if text else ()) + calls)
 
@@ -73,4 +78,5 @@ def parse(text: str, *, tools: Any = None, **options: Any) -> ParseResult:
     if run:
         parts.append("".join(run))
     return ParseResult("".join(out), tuple(calls), blocks, sieve.saw_tool_call_syntax,
-                       parts=tuple(p for p in parts if p != ""))
+                       sieve.rejected_by_policy, sieve.rejected_tool_names,
+                       parts=tuple(p for p in parts if p != ""), rejections=sieve.rejections)

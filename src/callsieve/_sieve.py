@@ -32,6 +32,7 @@ from ._errors import SieveClosedError
 from ._events import Block, Event, Text
 from ._fences import FenceTracker
 from ._grammar import DEFAULT_DIALECTS, load_grammar
+from ._metrics import Metrics, aggregate_metrics
 from ._modes import CANDIDATE, CLOSED, MACHINE, PROSE, RUN, Mode, SieveState
 from ._options import (
     DEFAULT_MAX_BLOCK_CHARS,
@@ -40,6 +41,7 @@ from ._options import (
     SieveOptions,
     new_call_id,
 )
+from ._policy import Rejection
 from ._readers import NO_CANDIDATE, Budget, ModeReaders
 
 __all__ = ["EARLY_EMIT", "MODES", "Mode", "Sieve", "SieveState", "new_call_id"]
@@ -60,7 +62,7 @@ class Sieve(ModeReaders):
     are in docs/architecture.md.
     """
 
-    __slots__ = ("_g", "_life", "_lead", "_early")  # (the readers' own: ``ModeReaders``)
+    __slots__ = ("_g", "_life", "_lead", "_early", "_into")  # (the readers' own: ``ModeReaders``)
 
     def __init__(
         self,
@@ -72,11 +74,16 @@ class Sieve(ModeReaders):
         dialects: Iterable[str] = DEFAULT_DIALECTS,
         grammar_dirs: Iterable[str | os.PathLike[str]] = (),
         id_factory: Callable[[], str] = new_call_id,
+        policy: str | None = None,
+        on_reject: str = "drop",
+        sanitize: bool = False,
+        metrics: bool | Metrics | None = None,
         **unknown: Any,
     ) -> None:
         opts = SieveOptions(tools, early_emit=early_emit, mode=mode,
                             max_block_chars=max_block_chars, dialects=dialects,
-                            grammar_dirs=grammar_dirs, id_factory=id_factory, **unknown)
+                            grammar_dirs=grammar_dirs, id_factory=id_factory, policy=policy,
+                            on_reject=on_reject, sanitize=sanitize, metrics=metrics, **unknown)
         g = self._g = load_grammar(opts.dialects, opts.grammar_dirs)
         self._fences = FenceTracker(g.lead_chars)
         self._cur = Cursor(self._fences)
@@ -84,7 +91,11 @@ class Sieve(ModeReaders):
         self._grown = self._cur.grown  # (a held candidate's text: see ``Cursor.grown``)
         self._lead_search = self._fences.live_lead.search
         self._finder = EntryFinder(g, self._lead_search)
-        self._life = BlockLife(g, opts.schemas, opts.id_factory, self._cur.pieces)
+        # Metrics (``_metrics``): the sieve counts into its own, added at ``close()`` to the
+        # ``metrics=`` object given (if one was) and to the process-wide aggregate.
+        self._into = opts.metrics
+        self._life = BlockLife(g, opts.schemas, opts.id_factory, self._cur.pieces, opts.rules,
+                               None if opts.metrics is None else Metrics())
         self._auto = auto = g.entry_automaton
         # (CANDIDATE reads these once per chunk: kept here, one attribute each)
         self._accepting, self._onward, self._trans = auto.accepting, auto.onward, auto.trans
@@ -128,6 +139,26 @@ class Sieve(ModeReaders):
         Blocks released as text before the end (prose mentions, malformed blocks) are
         not kept: ``parse()`` lists those too."""
         return tuple(self._life.blocks)
+
+    @property
+    def rejections(self) -> tuple[Rejection, ...]:
+        """The calls the policy rejected so far (SPEC §9), each with its reason and span."""
+        return tuple(self._life.rejections)
+
+    @property
+    def rejected_by_policy(self) -> bool:
+        """The policy rejected at least one call (SPEC §9)."""
+        return bool(self._life.rejections)
+
+    @property
+    def rejected_tool_names(self) -> tuple[str, ...]:
+        """The names of the rejected calls, each once, in the order first rejected."""
+        return tuple(dict.fromkeys(r.name for r in self._life.rejections))
+
+    @property
+    def metrics(self) -> Metrics | None:
+        """This sieve's counters (``metrics=``; SPEC §14), or None."""
+        return self._life.metrics
 
     @property
     def saw_tool_call_syntax(self) -> bool:
@@ -184,7 +215,23 @@ class Sieve(ModeReaders):
             cand = self._cand if self._mode is CANDIDATE else NO_CANDIDATE
             events = self._process(cur.take(""), True, cand)
         self._enter(CLOSED)
+        metrics = self._life.metrics
+        if metrics is not None:
+            self._count_close(metrics)
         return events
+
+    def _count_close(self, metrics: Metrics) -> None:
+        """At ``close()``: the characters in and released, then this sieve's counts added to
+        the ``metrics=`` object given and to the process-wide aggregate (``_metrics``)."""
+        total = self._cur.total
+        metrics.count("chars_in", total)
+        metrics.count("chars_released", total - self._life.consumed)
+        counts = metrics.snapshot()
+        into = self._into
+        aggregate = aggregate_metrics()
+        if into is not None and into is not aggregate:
+            into.merge(counts)
+        aggregate.merge(counts)
 
     # ------------------------------------------------------------------ the machine
     def _process(self, taken: tuple[str, int], final: bool, cand: int) -> list[Event]:
@@ -210,16 +257,18 @@ class Sieve(ModeReaders):
                     events += life.take_out()
                 if (self._early and status != COMPLETE and not cap.strict
                         and len(cap.calls) > cap.emitted):
-                    events.append(life.early(cap))
+                    events += life.early(cap)
                 if status == VIABLE:
                     if p < len(buf):  # (``take`` left nothing held)
                         cur.hold(buf[p:])
+                    if life.metrics is not None:
+                        life.metrics.held(cap.raw_len + len(buf) - p)
                     break
                 if status == COMPLETE:
-                    event, raw = life.complete(cap)
+                    done, raw = life.complete(cap)
                     if life.out:  # (argument streaming: calls finished as the block ended)
                         events += life.take_out()
-                    events.append(event)
+                    events += done
                     cur.passed(raw, len(raw))  # (so the tail again stands before buf[pos])
                     if cap.leftover is not None:  # a repair read on from a copy of the block
                         buf, base, pos = cap.leftover, cap.start + cap.raw_len, 0
@@ -255,6 +304,8 @@ class Sieve(ModeReaders):
                 self._cand = value
                 self._cand_seen = self._finder.seen
                 cur.hold_candidate(buf[i:])
+                if life.metrics is not None:
+                    life.metrics.held(len(buf) - i)
                 break
             cap = self._cap = life.open(value, base + i)
             pos = text_start = value.end()
