@@ -25,6 +25,8 @@ from ._events import (
     ToolCalls,
 )
 from ._grammar import DEFAULT_DIALECTS, available_dialects
+from ._metrics import Metrics, aggregate_metrics
+from ._policy import Rejection
 from ._results import ParseResult, parse
 from ._sieve import Sieve, SieveState, new_call_id
 
@@ -42,7 +44,9 @@ __all__ = [
     "Event",
     "GrammarError",
     "InputTypeError",
+    "Metrics",
     "ParseResult",
+    "Rejection",
     "Sieve",
     "SieveClosedError",
     "SieveState",
@@ -51,6 +55,7 @@ __all__ = [
     "ToolCalls",
     "UnknownOptionError",
     "__version__",
+    "aggregate_metrics",
     "available_dialects",
     "new_call_id",
     "parse",

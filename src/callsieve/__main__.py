@@ -60,6 +60,7 @@ from ._cli_output import (
 )
 from ._errors import CallsieveError, ConfigurationError
 from ._options import SieveOptions
+from ._policy import ON_REJECT, POLICIES
 from ._results import ParseResult, parse
 from ._sieve import Sieve
 
@@ -157,7 +158,8 @@ def _sieve_options(args: argparse.Namespace) -> tuple[list[Any] | None, dict[str
     """The tools and the options of a command (``Sieve``'s keyword arguments), checked
     before any input is read."""
     tools = _load_tools(args.tools)
-    options: dict[str, Any] = {"early_emit": args.early_emit}
+    options: dict[str, Any] = {"early_emit": args.early_emit, "policy": args.policy,
+                               "on_reject": args.on_reject, "sanitize": args.sanitize}
     SieveOptions(tools, **options)
     return tools, options
 
@@ -189,6 +191,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="JSON list of tool definitions (OpenAI or Anthropic style)")
     common.add_argument("--early-emit", choices=_options.EARLY_EMIT, default="block",
                         help="when calls are emitted (default block)")
+    common.add_argument("--policy", choices=POLICIES, default=None,
+                        help="reject calls to tools not in --tools (allowlist), or whose "
+                             "arguments fail the tool's schema too (schema)")
+    common.add_argument("--on-reject", choices=ON_REJECT, default="drop",
+                        help="what a rejected call's text becomes (default drop)")
+    common.add_argument("--sanitize", action="store_true",
+                        help="remove leaked protocol from the released text")
     common.add_argument("--format", choices=tuple(FORMATS), default=None,
                         help="print the API's wire JSON instead of callsieve's own view: "
                              "a response object (parse) or stream objects (stream)")

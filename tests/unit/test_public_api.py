@@ -13,7 +13,7 @@ import callsieve
 PUBLIC = {
     "DEFAULT_DIALECTS", "ArgumentsDelta", "Block", "CallAborted", "CallFinished", "CallStarted",
     "CallsieveError", "ConfigurationError", "Event", "GrammarError", "InputTypeError",
-    "ParseResult", "Sieve", "SieveClosedError", "SieveState", "Text", "ToolCall", "ToolCalls",
+    "Metrics", "ParseResult", "Rejection", "aggregate_metrics", "Sieve", "SieveClosedError", "SieveState", "Text", "ToolCall", "ToolCalls",
     "UnknownOptionError", "__version__", "available_dialects", "new_call_id", "parse",
 }
 
