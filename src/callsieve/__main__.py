@@ -59,6 +59,7 @@ from ._cli_output import (
     sse_frame,
 )
 from ._errors import CallsieveError, ConfigurationError
+from ._explain import explain_json
 from ._options import SieveOptions
 from ._policy import ON_REJECT, POLICIES
 from ._results import ParseResult, parse
@@ -202,9 +203,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="print the API's wire JSON instead of callsieve's own view: "
                              "a response object (parse) or stream objects (stream)")
 
-    sub.add_parser("parse", parents=[common],
-                   help="parse the whole text; print the result as one JSON object",
-                   description="Parse the whole text and print the ParseResult as JSON.")
+    parse_cmd = sub.add_parser("parse", parents=[common],
+                               help="parse the whole text; print the result as one JSON object",
+                               description="Parse the whole text and print the ParseResult as "
+                                           "JSON.")
+    parse_cmd.add_argument("--explain", action="store_true",
+                           help="print each block's span, dialect, status, repairs, policy "
+                                "decisions and, for a failed block, where and why it failed")
     stream = sub.add_parser(
         "stream", parents=[common],
         help="feed the text through a Sieve; print its events as JSON lines",
@@ -263,8 +268,10 @@ def _stream_writer(args: argparse.Namespace, out: TextIO) -> StreamWriter:
 
 def _cmd_parse(args: argparse.Namespace, out: TextIO) -> int:
     tools, options = _sieve_options(args)
-    result = parse(_read_text(args.file), tools=tools, **options)
-    out.write(dumps(_parse_view(args)(result), out, indent=2) + "\n")
+    text = _read_text(args.file)
+    result = parse(text, tools=tools, **options)
+    view = explain_json(result, text) if args.explain else _parse_view(args)(result)
+    out.write(dumps(view, out, indent=2) + "\n")
     out.flush()
     return EXIT_OK
 

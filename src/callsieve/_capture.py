@@ -16,14 +16,13 @@ carries its state from chunk to chunk (and reads what the sieve appended to it, 
 Repairs (SPEC §4) are synthetic tokens: the missing opening wrapper (fed before the first
 invoke; such a block fails on the first non-white stray text, and emits nothing until its
 closing wrapper) and, at the end of input, loose CDATA (``_repair``).
-A capture notes a checkpoint after every run and at every call opener, and stops at one
-where an earlier capture failed, and at the end of the input does not read again a run known to reach it
-(``_lessons``): a failed block's text is scanned again, and this keeps that linear.
-What it guarantees: the same tokens, hence the same answer, for any chunking.
-What it costs: O(1) per chunk inside runs, one Lark step per token, and a few regex calls
-per decision at a token boundary — most of them found instead in the parser state's
-remembered decisions (a tag cut by chunk boundaries is asked about with every chunk, and a
-dialect's tags are few); a held tail is bounded by the longest bounded terminal.
+A capture notes a checkpoint after every run and at every call opener, stops at one where an
+earlier capture failed, and at the end of the input does not read again a run known to reach
+it (``_lessons``): a failed block's text is scanned again, and this keeps that linear.
+What it guarantees: the same tokens, hence the same answer, for any chunking; a failure says
+where, what the parser state accepted there and what it found (``_explain``).
+What it costs: O(1) per chunk inside runs, one Lark step per token, a few regex calls per
+token boundary (most remembered per parser state); a held tail is at most the longest tag.
 """
 
 from __future__ import annotations
@@ -38,6 +37,7 @@ from ._argstream import ArgStream
 from ._assembler import assemble_call
 from ._balanced import JsonRun
 from ._decide import DECISION_SPAN, Decision, GroupToken, decide, new_token
+from ._explain import FOUND_CHARS, unexpected
 from ._grammar import CompiledGrammar, EntrySpec, StateSpec, TerminalSpec
 from ._lessons import ANY_CAPTURE, REPAIRABLE, Lessons
 from ._policy import Policy, Settled, settled
@@ -200,7 +200,7 @@ class Capture:
         try:
             self.ps.feed_token(tok)
         except LarkError:
-            return self.fail(f"unexpected {name} at offset {self.start + self.raw_len - len(value)}")
+            return self.fail(unexpected(self, name, self.start + self.raw_len - len(value), value))
         args = self.args
         if args is not None:
             args.token(name)
@@ -352,8 +352,7 @@ class Capture:
             if cut:  # a tag cut by the end of the buffer: hold it
                 self.waiting = True
                 break
-            # No token starts here.
-            if run is not None:
+            if run is not None:  # no token starts here
                 if run.balanced:  # the object ended: what follows may be another run
                     if seg < p:
                         self.pieces.append(piece := buf[seg:p])
@@ -362,8 +361,8 @@ class Capture:
                     self._end_run()
                     continue
                 if not run.soft:
-                    status = self.fail(f"unexpected {buf[p]!r} at offset "
-                                       f"{self.start + self.raw_len}")
+                    status = self.fail(unexpected(self, repr(buf[p]), self.start + self.raw_len,
+                                                  buf[p:p + FOUND_CHARS]))
                     break
                 if self.strict and run.name == "STRAY_RUN" and not buf[p].isspace():
                     status = self._stray()
@@ -374,13 +373,13 @@ class Capture:
             spec = self.spec
             run = spec.run
             if run is None:
-                return self.fail(f"unexpected {buf[p]!r} at offset "
-                                 f"{self.start + self.raw_len}, expected one of "
-                                 f"{', '.join(t.name for t in spec.bounded)}"), p
+                return self.fail(unexpected(self, repr(buf[p]), self.start + self.raw_len,
+                                            buf[p:p + FOUND_CHARS])), p
             try:
                 self.ps.feed_token(run.placeholder)
             except LarkError:
-                return self.fail(f"unexpected text at offset {self.start + self.raw_len}"), p
+                return self.fail(unexpected(self, "text", self.start + self.raw_len,
+                                            buf[p:p + FOUND_CHARS])), p
             self.spec = self.g.states[self.ps.state_stack[-1]]
             self.run = JsonRun(run) if run.balanced else run
             self.run_start = self.start + self.raw_len

@@ -49,7 +49,9 @@ Snapshot = dict[str, Any]
 
 
 def failure_reason(message: str) -> str:
-    """The ``FAILURE_REASONS`` member a block's failure message counts as."""
+    """The ``FAILURE_REASONS`` member a block's failure message counts as (read from its
+    first part: what was expected and found there may name anything)."""
+    message = message.split(";", 1)[0]
     for word, reason in _REASON_WORDS:
         if word in message:
             return reason
