@@ -48,8 +48,8 @@ class BlockLife:
     """One per sieve: what every block it opens shares."""
 
     __slots__ = ("g", "schemas", "id_factory", "lessons", "pieces", "record", "blocks", "closing",
-                 "saw_syntax", "stream_args", "calls_started", "out", "policy", "metrics",
-                 "rejections", "tail_text", "consumed")
+                 "saw_syntax", "stream_args", "calls_started", "out", "in_reasoning", "policy",
+                 "metrics", "rejections", "tail_text", "consumed")
 
     def __init__(self, g: CompiledGrammar, schemas: dict[str, dict[str, Any]],
                  id_factory: Callable[[], str], pieces: list[str],
@@ -80,6 +80,10 @@ class BlockLife:
         #: Argument streaming's events, in order, until the sieve takes them (after each
         #: scan, before the ``ToolCalls`` of the calls they finish).
         self.out: list[Event] = []
+        #: The open capture stands inside reasoning (SPEC §15): the ``calls_in_reasoning``
+        #: choice it is read under, ``"text"`` (it emits nothing: a block that closes is
+        #: reasoning text) or ``"call"``; None in the answer. Its blocks record it.
+        self.in_reasoning: str | None = None
 
     def take_out(self) -> list[Event]:
         """Argument streaming's events so far, taken out of ``out``."""
@@ -93,8 +97,9 @@ class BlockLife:
         self.calls_started += 1
         return k
 
-    def open(self, m: Any, start: int) -> Capture:
-        """A capture for the entry match ``m`` at absolute offset ``start``."""
+    def open(self, m: Any, start: int, reasoning: str | None = None) -> Capture:
+        """A capture for the entry match ``m`` at absolute offset ``start`` (``reasoning``:
+        see ``in_reasoning``)."""
         g = self.g
         # Which entry terminal matched: the outermost named group of ``entry_exact``, the
         # last group to close (``lastgroup``), whatever groups the terminal has inside.
@@ -102,14 +107,16 @@ class BlockLife:
         entry = g.entries[k]
         self.lessons.forget(start)
         self.tail_text = False
-        if entry.synthetic is None:
+        self.in_reasoning = reasoning
+        quiet = reasoning == "text"
+        if entry.synthetic is None and not quiet:
             self.saw_syntax = True
         args = None
-        if self.stream_args and entry.synthetic is None:
+        if self.stream_args and entry.synthetic is None and not quiet:
             # (a block missing its opener emits nothing before its closing wrapper)
             args = ArgStream(self)
         return Capture(g, entry, start, m.group(), self.schemas, self.pieces, self.lessons,
-                       g.entry_groups(m, k), args, self.policy)
+                       g.entry_groups(m, k), args, None if quiet else self.policy)
 
     def _calls(self, cap: Capture, start: int, dialect: str
                ) -> list[tuple[ToolCall, str | None]]:
@@ -136,7 +143,7 @@ class BlockLife:
             # The model's own id where it wrote one (a ``call_id`` node), else the factory's.
             call = ToolCall(name, args, ident or make_call_id(self.id_factory), dialect,
                             repairs, coercions)
-            if self.stream_args and reason is None:
+            if self.stream_args and reason is None and self.in_reasoning != "text":
                 i = self.next_index()
                 self.out += (CallStarted(i, call.id, call.name),
                              ArgumentsDelta(i, call.arguments), CallFinished(i, call))
@@ -196,7 +203,8 @@ class BlockLife:
             else:
                 out.append(ToolCalls(calls, Block((cap.start + a, cap.start + b), block.dialect,
                                                   block.status, block.repairs,
-                                                  block.diagnostics, raw[a:b])))
+                                                  block.diagnostics, raw[a:b],
+                                                  block.reasoning)))
         return out
 
     def early(self, cap: Capture) -> list[Event]:
@@ -212,7 +220,7 @@ class BlockLife:
         dialect = cap.dialect_now()
         block = Block((cap.start + prev_end, cap.start + end), dialect, "partial",
                       tuple(cap.repairs), tuple(cap.diagnostics[prev_diag:cap.call_diags[-1]]),
-                      raw)
+                      raw, self.in_reasoning)
         settled = self._calls(cap, k, dialect)
         cap.emitted_all()
         if cap.policy is None:
@@ -234,7 +242,7 @@ class BlockLife:
             self.saw_syntax = True
         raw = cap.raw_text()
         block = Block((cap.start, cap.start + len(raw)), dialect, "complete",
-                      tuple(cap.repairs), tuple(cap.diagnostics), raw)
+                      tuple(cap.repairs), tuple(cap.diagnostics), raw, self.in_reasoning)
         self.blocks.append(block)
         if self.metrics is not None:
             self.metrics.block_parsed(dialect, block.repairs, 0)
@@ -243,7 +251,8 @@ class BlockLife:
         if cap.emitted:  # early_emit="invoke": this event settles the rest of the block
             cut = cap.call_ends[cap.emitted - 1]
             block = Block((cap.start + cut, block.span[1]), dialect, "complete", block.repairs,
-                          tuple(cap.diagnostics[cap.call_diags[cap.emitted - 1]:]), raw[cut:])
+                          tuple(cap.diagnostics[cap.call_diags[cap.emitted - 1]:]), raw[cut:],
+                          self.in_reasoning)
         if cap.policy is None:
             return self._plain(settled, block), raw
         return self._events(cap, cap.emitted, settled, block, raw, True), raw
@@ -276,12 +285,14 @@ class BlockLife:
                 raw = buf[at:at + raw_len] if raw is None else raw
                 self.blocks.append(Block((cap.start, cap.start + cut), cap.dialect_now(),
                                          "partial", tuple(cap.repairs),
-                                         (*cap.diagnostics, cap.failure), raw[:cut]))
+                                         (*cap.diagnostics, cap.failure), raw[:cut],
+                                         self.in_reasoning))
             cursor.passed(buf, at + cut)  # (buf[:at] stood before it)
             return buf, base, at + cut, at + cut
         if (self.record or self.closing) and not cap.strict:  # (a bare invoke: only text)
             raw = buf[at:at + raw_len] if raw is None else raw
             self.blocks.append(Block((cap.start, cap.start + raw_len), cap.dialect_now(),
                                      "failed", tuple(cap.repairs),
-                                     (*cap.diagnostics, cap.failure), raw))
+                                     (*cap.diagnostics, cap.failure), raw,
+                                     self.in_reasoning))
         return buf, base, at, at + cap.opener_len

@@ -38,6 +38,7 @@ from lark.lexer import TerminalDef
 
 from ._automaton import nfa_table
 from ._dialects import callless, state_dialects
+from ._entry_tables import THINK_TABLES
 from ._errors import GrammarError
 from ._grammar import MAX_BOUNDED_WIDTH, _NoLexer
 from ._namespace import same_spellings
@@ -122,15 +123,51 @@ def derive(dialects: tuple[str, ...], src: Sources) -> tuple[Blueprint, Lark]:
         raise GrammarError(f"{src.where(*(e[0] for e in entries))}: the entry terminals' "
                            f"alternation does not compile: {exc}") from None
     nfa = _nfa(entries, sources, src)
+    think = _think_tables(src, entries, sources, exact)
+    lead = "".join(sorted(set(lead).union(*(t["first"] for t in think.values()))))
     _blocks_need_calls(dialects, lark.rules, src)
     data, memo = lark.memo_serialize([TerminalDef, Rule])
     blueprint: Blueprint = {
         "dialects": dialects, "lark": (data, memo), "terminals": list(terms.values()),
         "states": states, "opener_dialect": opener_dialect, "entries": entries,
         "lead_chars": lead, "entry_exact": exact, "nfa": nfa,
+        "think": {k: {n: v for n, v in t.items() if n != "first"} for k, t in think.items()},
         "state_dialects": state_dialects(lark.rules, table.states, start, dialects),
     }
     return blueprint, lark
+
+
+def _think_tables(src: Sources, entries: tuple[tuple[str, str, str | None], ...],
+                  sources: list[str], exact: str) -> dict[str, dict[str, Any]]:
+    """The entry tables of the reasoning contexts (SPEC §15, ``_entry_tables``): for each of
+    ``THINK_OPEN`` (the "preamble" table) and ``THINK_CLOSE`` (the "reasoning" one) that
+    ``common.lark`` defines, the block entries and that tag, last: its terminal, exact
+    alternation and NFA. The tags belong to no block rule, so Lark, which drops terminals no
+    rule uses, compiles them from ``common.lark`` alone."""
+    common = src.parts[0][1]
+    names = [(table, name) for table, name in THINK_TABLES
+             if re.search(rf"^{name}\s*[.:]", common, re.MULTILINE)]
+    if not names:
+        return {}
+    mini = Sources([src.original[0]], (None,))
+    try:
+        lark = Lark(mini.text + "\nstart: " + " | ".join(n for _, n in names) + "\n",
+                    parser="lalr", lexer=_NoLexer, maybe_placeholders=False)
+    except Exception as exc:  # lark.exceptions.GrammarError and friends
+        raise mini.lark_error(exc) from exc
+    terms = {t.name: _terminal(t, mini) for t in lark.terminals}
+    out: dict[str, dict[str, Any]] = {}
+    k = len(entries)
+    for table, name in names:
+        spec = terms[name]
+        first = first_chars(spec["source"]) if spec["source"] is not None else None
+        if spec["is_run"] or first is None:
+            raise GrammarError(f"{mini.where(name)}: terminal {name} must be a bounded tag "
+                               "whose first character is a fixed set (a reasoning tag)")
+        part = f"(?P<{name}>{rename_groups(spec['source'], entry_group_prefix(k))})"
+        out[table] = {"terminal": name, "exact": f"{exact}|{part}" if exact else part,
+                      "nfa": nfa_table([*sources, spec["source"]]), "first": first}
+    return out
 
 
 def _compile(src: Sources) -> Lark:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._automaton import DEAD, UNKNOWN
+from ._entry_tables import EntryTable
 from ._grammar import CompiledGrammar
 
 __all__ = ["ALL_PROSE", "HOLD", "OPEN", "TEXT", "UNSETTLED", "EntryFinder"]
@@ -33,15 +34,18 @@ _SETTLE_SPAN = 16  # settles() remembers its answers for texts this short (from 
 
 
 class EntryFinder:
-    """One per sieve (``state`` and ``seen`` are its last answer's scratch)."""
+    """One per sieve and entry table (``state`` and ``seen`` are its last answer's
+    scratch): ``table`` says which entries count (``_entry_tables``: the answer's, or, before
+    the answer and in reasoning, the reasoning tag's too)."""
 
-    __slots__ = ("g", "auto", "lead_search", "state", "seen", "_lead_state", "_settlements")
+    __slots__ = ("table", "auto", "lead_search", "state", "seen", "_lead_state",
+                 "_settlements")
 
-    def __init__(self, g: CompiledGrammar, lead_search: Any) -> None:
-        self.g = g
-        self.auto = g.entry_automaton
+    def __init__(self, g: CompiledGrammar, table: EntryTable, lead_search: Any) -> None:
+        self.table = table
+        self.auto = table.automaton
         self.lead_search = lead_search
-        self._settlements = g.settlements
+        self._settlements = table.settlements
         self._lead_state = {c: self.auto.step(0, c) for c in g.lead_chars}
         self.state = 0  # settles(): a live candidate's automaton state; candidate(): HOLD's
         self.seen = False  # candidate(): the held candidate has passed an accepting state
@@ -60,7 +64,7 @@ class EntryFinder:
         if hit is None:
             at = self._follow(text, found)
             hit = (at - i if at >= 0 else at, self.state)
-            self.g.settle(key, hit)
+            self.table.settle(key, hit)
             return at
         off, state = hit
         if off >= 0:
@@ -109,20 +113,20 @@ class EntryFinder:
         ``seen`` is left set if it passed an accepting state) or (TEXT, None). The automaton
         has already read ``buf[i:j]`` into ``state``; ``seen``: it passed an accepting state
         on the way (an entry may be complete)."""
-        g = self.g
+        table = self.table
         auto = self.auto
         accepting = auto.accepting
         n = len(buf)
         while True:
             if accepting[state]:
                 seen = True
-                m = g.entry_exact.match(buf, i)
+                m = table.exact.match(buf, i)
                 if m is not None:
                     if final:
                         return OPEN, m
                     # A higher-priority entry still possible at the end of the buffer must
                     # be given the chance to complete: the answer may not depend on chunking.
-                    k = g.entry_index[str(m.lastgroup)]  # (see ``BlockLife.open``)
+                    k = table.index[str(m.lastgroup)]  # (see ``BlockLife.open``)
                     st, q = state, j
                     while q < n and st >= 0:
                         st, q = auto.walk(st, buf, q, n)
@@ -137,5 +141,5 @@ class EntryFinder:
                 state, j = auto.walk(state, buf, j, n)
             if state < 0 or j >= n and final:
                 # No entry can grow any further: the best complete one, if any, wins.
-                m = g.entry_exact.match(buf, i) if seen else None
+                m = table.exact.match(buf, i) if seen else None
                 return (TEXT, None) if m is None else (OPEN, m)

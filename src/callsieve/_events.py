@@ -19,6 +19,7 @@ __all__ = [
     "CallFinished",
     "CallStarted",
     "Event",
+    "Reasoning",
     "Text",
     "ToolCall",
     "ToolCalls",
@@ -88,9 +89,12 @@ class Block(_Value):
     under ``early_emit="invoke"``: in ``ParseResult.blocks``, a block whose first calls went
     out before it broke off; on a ``ToolCalls`` event, the stretch up to a call emitted while
     the block was still open (the event that closes the block is ``"complete"``).
+    ``reasoning`` is None for a block in the answer; for one inside reasoning (SPEC §15), the
+    ``calls_in_reasoning`` choice it was read under: ``"text"`` (it went out as reasoning
+    text, its calls were not emitted) or ``"call"`` (its calls were).
     """
 
-    __slots__ = ("span", "dialect", "status", "repairs", "diagnostics", "raw")
+    __slots__ = ("span", "dialect", "status", "repairs", "diagnostics", "raw", "reasoning")
 
     def __init__(
         self,
@@ -100,6 +104,7 @@ class Block(_Value):
         repairs: tuple[str, ...] = (),
         diagnostics: tuple[str, ...] = (),
         raw: str = "",
+        reasoning: str | None = None,
     ) -> None:
         self.span = span
         self.dialect = dialect
@@ -107,6 +112,7 @@ class Block(_Value):
         self.repairs = repairs
         self.diagnostics = diagnostics
         self.raw = raw
+        self.reasoning = reasoning
 
 
 class Text(_Value):
@@ -116,6 +122,28 @@ class Text(_Value):
 
     def __init__(self, text: str) -> None:
         self.text = text
+
+
+class Reasoning(_Value):
+    """The model's reasoning (SPEC §15), released as soon as it cannot be part of a tag.
+
+    ``text`` is the reasoning; ``raw`` the input the event stands for when that is not
+    ``text`` itself: the ``<think>`` and ``</think>`` tags come as events of their own with
+    empty ``text`` and the tag in ``raw`` (so a server sees where reasoning starts and ends,
+    and the events still hold every character of the input). ``source`` is either way the
+    input it stands for.
+    """
+
+    __slots__ = ("text", "raw")
+
+    def __init__(self, text: str, raw: str | None = None) -> None:
+        self.text = text
+        self.raw = raw
+
+    @property
+    def source(self) -> str:
+        """The input this event stands for (``raw``, else ``text``)."""
+        return self.text if self.raw is None else self.raw
 
 
 class ToolCalls(_Value):
@@ -168,4 +196,5 @@ class CallAborted(_Value):
         self.index = index
 
 
-Event = Text | ToolCalls | CallStarted | ArgumentsDelta | CallFinished | CallAborted
+Event = (Text | Reasoning | ToolCalls | CallStarted | ArgumentsDelta | CallFinished
+         | CallAborted)

@@ -30,7 +30,6 @@ lookups per block (and per call emitted early).
 
 from __future__ import annotations
 
-import functools
 import re
 import threading
 from collections.abc import Callable
@@ -43,6 +42,7 @@ from lark.parsers.lalr_parser_state import ParseConf, ParserState
 
 from . import _grammar_cache
 from ._automaton import EntryAutomaton
+from ._entry_tables import entry_tables
 from ._errors import ConfigurationError, GrammarError
 from ._grammar_files import (
     DEFAULT_DIALECTS,
@@ -55,7 +55,6 @@ from ._grammar_files import (
     default_dialects,
     grammar_dirs,
 )
-from ._patterns import compile as compile_pattern
 from ._patterns import freeze as freeze_pattern
 from ._patterns import learn as learn_patterns
 from ._rule_sets import (
@@ -181,9 +180,6 @@ class CompiledGrammar:
             for s, (bounded, run, end_ok, call) in blueprint["states"].items()}
         self._lock = threading.Lock()  # taken to store an answer in the caches below
         self._remembered = 0  # decisions stored in the states' caches since the last clear
-        #: What the sieve found following the tag leads of a short prose text from its
-        #: first lead on (``Sieve._settles``), by that text: a cache, see ``settle``.
-        self.settlements: dict[str, tuple[int, int]] = {}
         self.opener_dialect: dict[str, str] = dict(blueprint["opener_dialect"])
         #: Per parser state, the dialects (bit ``k``: ``dialects[k]``) whose rules its items
         #: belong to (``_dialects``); a state missing here could belong to any.
@@ -197,10 +193,20 @@ class CompiledGrammar:
         ascii_leads = [c for c in self.lead_chars if c.isascii()]
         self.prose_lead = (ascii_leads[0] if len(ascii_leads) == 1
                            else "" if ascii_leads else "\0")
-        self._entry_exact: str = blueprint["entry_exact"]
-        #: fast: could the text after a lead character still become an entry?
-        self.entry_automaton = EntryAutomaton(table=blueprint["nfa"])
         self.entry_index = {e.terminal: k for k, e in enumerate(self.entries)}
+        #: What prose is searched for in each context of a reply (``_entry_tables``): the
+        #: answer's block entries, and before the answer and in reasoning, the tags too.
+        self.entry_tables = entry_tables(
+            blueprint, EntryAutomaton(table=blueprint["nfa"]), self.entry_index)
+        answer = self.entry_tables["answer"]
+        #: fast: could the text after a lead character still become an entry?
+        self.entry_automaton = answer.automaton
+        #: What the sieve found following the tag leads of a short prose text from its
+        #: first lead on (``EntryFinder.settles``), by that text: a cache, bounded by
+        #: ``_entry_tables.DECISION_LIMIT`` on its own, so prose never pushes the scanner's
+        #: decisions out, nor they it.
+        self.settlements = answer.settlements
+        self.settle = answer.settle
         #: Terminals that open a call and can also start a block whose opening wrapper is
         #: missing: captures note a checkpoint at each (see ``_lessons``).
         self.call_openers = frozenset(e.terminal for e in self.entries if e.synthetic is not None)
@@ -222,16 +228,16 @@ class CompiledGrammar:
         return {name[len(prefix):]: value for name, value in m.groupdict().items()
                 if name.startswith(prefix)}
 
-    @functools.cached_property
+    @property
     def entry_exact(self) -> re.Pattern[str]:
         """exact: the highest-priority entry that matches completely at a position (one
         named group per entry terminal, its own groups renamed apart; compiled on first
-        use, then a plain attribute)."""
-        return compile_pattern(self._entry_exact)
+        use)."""
+        return self.entry_tables["answer"].exact
 
     def pattern_sources(self) -> set[str]:
         """The source of every pattern this grammar may compile (what the cache freezes)."""
-        out = {self._entry_exact}
+        out = {t.source for t in self.entry_tables.values()}
         for t in self.terminals.values():
             out.update(s for s in (t.source, t.stop_source, t.tail_source) if s is not None)
             if t._closure:
@@ -242,7 +248,8 @@ class CompiledGrammar:
             ends = _shell_chars(spec.bounded)
             if ends:
                 out.add(_class_source(ends))
-        out.update(self.entry_automaton.move_sources())
+        for table in self.entry_tables.values():
+            out.update(table.automaton.move_sources())
         return out
 
     def remember(self, memo: dict[str, Any], key: str, decision: Any) -> None:
@@ -256,15 +263,6 @@ class CompiledGrammar:
                 self._remembered = 0
             memo[key] = decision
             self._remembered += 1
-
-    def settle(self, key: str, answer: tuple[int, int]) -> None:
-        """Store what the sieve found after a tag lead in ``settlements``, dropped whole
-        past ``DECISION_LIMIT``: a bound of its own, so prose can never push the scanner's
-        decisions out, nor they it."""
-        with self._lock:
-            if len(self.settlements) >= DECISION_LIMIT:
-                self.settlements.clear()
-            self.settlements[key] = answer
 
     def new_parser(self) -> InteractiveParser:
         """A Lark ``InteractiveParser`` at the start of a block (what

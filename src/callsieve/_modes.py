@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 
-__all__ = ["Mode", "SieveState"]
+__all__ = ["Context", "Mode", "SieveState"]
 
 
 class SieveState(enum.Enum):
@@ -26,6 +26,7 @@ class Mode(enum.Enum):
     """What the next chunk is read as (each mode's reader is ``ModeReaders._read_<mode>``)."""
 
     PROSE = "prose"  # between blocks, nothing held
+    REASONING = "reasoning"  # between blocks inside reasoning (SPEC §15), nothing held
     CANDIDATE = "candidate"  # between blocks, a possible opener held
     RUN = "run"  # inside a block, in a streaming run (an argument body)
     CUT_TAG = "cut tag"  # inside a block, a tag cut by the chunk boundary held
@@ -37,7 +38,19 @@ class Mode(enum.Enum):
     __hash__ = object.__hash__
 
 
+class Context(enum.Enum):
+    """Where in the reply the prose between blocks stands (SPEC §15): what it is searched for
+    (``_entry_tables``) and what it is released as."""
+
+    PREAMBLE = "preamble"  # before the answer: a <think> opens reasoning; text, read whole
+    REASONING = "reasoning"  # inside reasoning: a </think> ends it; released as Reasoning
+    ANSWER = "answer"  # the answer (or reasoning="off"): blocks only; released as Text
+
+    __hash__ = object.__hash__
+
+
 # The members as plain module globals (``Mode.RUN`` costs an enum descriptor call, about
 # 90 ns in CPython 3.11, on paths that run once per chunk).
 PROSE, CANDIDATE, RUN, CUT_TAG = Mode.PROSE, Mode.CANDIDATE, Mode.RUN, Mode.CUT_TAG
-MACHINE, CLOSED = Mode.MACHINE, Mode.CLOSED
+MACHINE, CLOSED, REASONING = Mode.MACHINE, Mode.CLOSED, Mode.REASONING
+PREAMBLE, IN_REASONING, ANSWER = Context.PREAMBLE, Context.REASONING, Context.ANSWER

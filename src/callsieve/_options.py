@@ -2,7 +2,8 @@
 one place (README "Options", SPEC §7, §9, §12).
 
 What it does: ``SieveOptions(tools=None, *, early_emit=..., mode=..., max_block_chars=...,
-dialects=..., grammar_dirs=..., id_factory=..., **unknown)`` takes the keyword arguments
+dialects=..., grammar_dirs=..., id_factory=..., reasoning=..., calls_in_reasoning=...,
+**unknown)`` takes the keyword arguments
 exactly as ``Sieve`` does, checks every one and keeps them normalised: ``tools`` as a tuple of
 plain dicts (an SDK object's ``model_dump()`` taken once), ``schemas`` as
 ``schemas_from_tools`` reads them, ``dialects`` and ``grammar_dirs`` as tuples of ``str``
@@ -42,10 +43,12 @@ from ._metrics import Metrics
 from ._policy import ON_REJECT, POLICIES, Policy
 
 __all__ = [
+    "CALLS_IN_REASONING",
     "DEFAULT_MAX_BLOCK_CHARS",
     "EARLY_EMIT",
     "MODES",
     "OPTIONS",
+    "REASONING",
     "SieveOptions",
     "make_call_id",
     "new_call_id",
@@ -53,9 +56,15 @@ __all__ = [
 
 EARLY_EMIT = ("block", "invoke", "arguments")
 MODES = ("on", "off")
+#: SPEC §15: where reasoning is (``"tags"``: between ``<think>`` tags; ``"open"``: from the
+#: start of the reply to the first ``</think>``; ``"off"``: nowhere, the tags are text) ...
+REASONING = ("tags", "open", "off")
+#: ... and what a tool block inside it is: reasoning text, or a call as anywhere else.
+CALLS_IN_REASONING = ("text", "call")
 DEFAULT_MAX_BLOCK_CHARS = 8 * 1024 * 1024
 OPTIONS = ("tools", "early_emit", "mode", "max_block_chars", "dialects", "grammar_dirs",
-           "id_factory", "policy", "on_reject", "sanitize", "metrics")
+           "id_factory", "reasoning", "calls_in_reasoning", "policy", "on_reject", "sanitize",
+           "metrics")
 _SHAPES = ("OpenAI-style {'type': 'function', 'function': {'name': ..., 'parameters': {...}}}, "
            "flat {'name': ..., 'parameters': {...}} or Anthropic-style "
            "{'name': ..., 'input_schema': {...}}")
@@ -95,6 +104,8 @@ class SieveOptions:
     dialects: tuple[str, ...]
     grammar_dirs: tuple[str, ...]
     id_factory: Callable[[], str]
+    reasoning: str
+    calls_in_reasoning: str
     policy: str | None
     on_reject: str
     sanitize: bool
@@ -112,6 +123,8 @@ class SieveOptions:
         dialects: Iterable[str] = DEFAULT_DIALECTS,
         grammar_dirs: Iterable[str | os.PathLike[str]] = (),
         id_factory: Callable[[], str] = new_call_id,
+        reasoning: str = "tags",
+        calls_in_reasoning: str = "text",
         policy: str | None = None,
         on_reject: str = "drop",
         sanitize: bool = False,
@@ -130,6 +143,9 @@ class SieveOptions:
             "dialects": _dialects(dialects),
             "grammar_dirs": _grammar_dirs(grammar_dirs),
             "id_factory": _id_factory(id_factory),
+            "reasoning": _choice("reasoning", reasoning, REASONING),
+            "calls_in_reasoning": _choice("calls_in_reasoning", calls_in_reasoning,
+                                          CALLS_IN_REASONING),
             "policy": None if policy is None else _choice("policy", policy, POLICIES),
             "on_reject": _choice("on_reject", on_reject, ON_REJECT),
             "sanitize": _flag("sanitize", sanitize),

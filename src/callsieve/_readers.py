@@ -24,9 +24,21 @@ from typing import TYPE_CHECKING, Any
 from ._automaton import DEAD, UNKNOWN
 from ._entries import ALL_PROSE
 from ._errors import InputTypeError, SieveClosedError
-from ._events import Event, Text
+from ._events import Event, Reasoning, Text
 from ._fences import FenceState
-from ._modes import CANDIDATE, CLOSED, CUT_TAG, MACHINE, PROSE, RUN, Mode
+from ._modes import (
+    CANDIDATE,
+    CLOSED,
+    CUT_TAG,
+    IN_REASONING,
+    MACHINE,
+    PREAMBLE,
+    PROSE,
+    REASONING,
+    RUN,
+    Context,
+    Mode,
+)
 
 if TYPE_CHECKING:
     from ._automaton import EntryAutomaton
@@ -51,7 +63,8 @@ class ModeReaders:
         "_trans", "_lead_search", "_mode", "_reader", "_prose_hot", "_run_hot", "_arg_hot",
         "_arg_send", "_idle",
         "_cand", "_cand_seen", "_cap", "_run_char", "_run_may_stop", "_cut_probe",
-        "_cut_room", "_off", "_limit",
+        "_cut_room", "_off", "_limit", "_reason_hot", "_kind", "_home", "_context",
+        "_finders",
     )
 
     _cur: Cursor
@@ -80,6 +93,11 @@ class ModeReaders:
     _cut_room: int
     _off: bool
     _limit: int
+    _reason_hot: Budget
+    _kind: type[Text | Reasoning]
+    _home: Mode
+    _context: Context
+    _finders: dict[Context, EntryFinder]
 
     if TYPE_CHECKING:
         def feed(self, chunk: str) -> list[Event]: ...
@@ -95,7 +113,8 @@ class ModeReaders:
         if mode is None:
             cap = self._cap
             if cap is None:  # (a candidate the machine holds is in ``Cursor.grown``)
-                mode = CANDIDATE if self._grown else PROSE
+                home = self._home  # (before the answer, the machine holds it: ``_set_context``)
+                mode = CANDIDATE if self._grown and home is not MACHINE else home
             elif cap.waiting and self._cur.held:  # a tag cut by the chunk boundary
                 mode = CUT_TAG
             elif (run := cap.run) is not None and not (cap.strict and run.name == "STRAY_RUN"):
@@ -108,12 +127,16 @@ class ModeReaders:
                 mode = MACHINE
         self._mode = mode
         self._reader = _READERS[mode]
-        self._arg_hot = self._idle
+        self._arg_hot = self._reason_hot = self._idle
         if mode is PROSE:
             self._prose_hot = self._cur.prose_live or self._cur.prose_budget()
             self._run_hot = self._idle
             return
         self._prose_hot = self._idle
+        if mode is REASONING:  # (its hot half is PROSE's, released as ``Reasoning``)
+            self._reason_hot = self._cur.prose_live or self._cur.prose_budget()
+            self._run_hot = self._idle
+            return
         if mode is RUN and not self._cur.held:
             self._run_hot = self._idle
             self._arm_run()
@@ -133,26 +156,41 @@ class ModeReaders:
                 self._cut_probe = cap.spec.shell_probe
                 self._cut_room = cap.spec.shell_width - held
 
+    def _set_context(self, context: Context) -> None:
+        """Where the reply now stands (SPEC §15, ``Context``): the entries prose is searched
+        for, what it is released as, and the mode it is read in with nothing held — before
+        the answer, the machine, which sees every character of text there (the first that
+        is not white space begins the answer); inside reasoning, REASONING; else PROSE.
+        The next ``_enter()`` arms it."""
+        self._context = context
+        finder = self._finder = self._finders[context]
+        auto = self._auto = finder.auto
+        self._accepting, self._onward, self._trans = auto.accepting, auto.onward, auto.trans
+        self._kind = Reasoning if context is IN_REASONING else Text
+        self._home = (MACHINE if context is PREAMBLE
+                      else REASONING if context is IN_REASONING else PROSE)
+
     # ------------------------------------------------------------------ the readers
     def _read_prose(self, chunk: Any) -> list[Event]:
-        """PROSE, a chunk the hot half did not take: not ASCII, or with a tag lead, or the
-        budget spent. One search: a chunk whose every tag lead dies within it is text
+        """PROSE and REASONING, a chunk the hot half did not take: not ASCII, or with a tag
+        lead, or the budget spent (released as ``_kind``, ``Text`` or ``Reasoning``). One
+        search: a chunk whose every tag lead dies within it is text
         wherever the fence tracker stands, so it is logged too; a tag lead alive at its end
         is held (CANDIDATE) once the log is folded and the tracker stands in prose.
         Anything else (a backtick or tilde, an opener that may be complete, code): the
         machine."""
         if chunk.__class__ is not str:
             return self._read_machine(chunk)
-        if not self._prose_hot:  # the budget is spent: fold the log, top it up, go again
-            self._enter(PROSE)
+        if not self._cur.prose_live:  # the budget is spent: fold the log, top it up, again
+            self._enter(self._mode)
             return self.feed(chunk)
         found = self._lead_search(chunk)
         hold = ALL_PROSE if found is None else self._finder.settles(chunk, found)
         if hold == ALL_PROSE:
             if not chunk:
                 return []
-            self._prose_hot.pop()(chunk)
-            return [Text(chunk)]
+            self._cur.prose_live.pop()(chunk)
+            return [self._kind(chunk)]
         if hold >= 0:
             cur = self._cur
             if cur.log:
@@ -170,7 +208,7 @@ class ModeReaders:
                 self._grow(chunk[hold:])
                 pre = chunk[:hold]
                 cur.prose_live.pop()(pre)
-                return [Text(pre)]
+                return [self._kind(pre)]
         return self._read_machine(chunk)
 
     def _read_candidate(self, chunk: Any) -> list[Event]:
@@ -206,9 +244,9 @@ class ModeReaders:
                 # prose, where it was when the candidate was held.)
                 if hold == ALL_PROSE:
                     grown.clear()
-                    self._enter(PROSE)
-                    self._prose_hot.pop()(text)
-                    return [Text(text)]
+                    self._enter(self._home)
+                    self._cur.prose_live.pop()(text)
+                    return [self._kind(text)]
                 if hold > 0:
                     # Holding the later lead here saves the machine reading the chunk
                     # again (1 MB of "<": 1.0 -> 0.14 s in 7-character chunks).
@@ -218,7 +256,7 @@ class ModeReaders:
                     pre = text[:hold]
                     cur = self._cur
                     (cur.prose_live or cur.prose_budget()).pop()(pre)
-                    return [Text(pre)]
+                    return [self._kind(pre)]
         return self._read_machine(chunk)
 
     def _read_run(self, chunk: Any) -> list[Event]:
@@ -321,6 +359,7 @@ class ModeReaders:
 #: Each mode's reader (``Sieve.feed`` calls ``self._reader(self, chunk)``; ``_enter`` sets it).
 _READERS: dict[Mode, Callable[[Any, Any], list[Event]]] = {
     PROSE: ModeReaders._read_prose,
+    REASONING: ModeReaders._read_prose,
     CANDIDATE: ModeReaders._read_candidate,
     RUN: ModeReaders._read_run,
     CUT_TAG: ModeReaders._read_cut_tag,

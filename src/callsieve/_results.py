@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._errors import InputTypeError
-from ._events import Block, Text, ToolCall, ToolCalls
+from ._events import Block, Reasoning, Text, ToolCall, ToolCalls
 from ._policy import Rejection
 from ._sieve import Sieve
 
@@ -18,15 +18,18 @@ __all__ = ["ParseResult", "parse"]
 
 
 class ParseResult:
-    """What ``parse()`` found: the user's ``text``, the ``calls``, every ``block`` captured
-    (complete, partial or failed), the §8/§9 flags, and ``parts``: the reply in order, each
-    a ``str`` (text, adjacent text joined) or a ``ToolCall`` — what a renderer needs to put
-    text and calls back in the order the model wrote them."""
+    """What ``parse()`` found: the user's ``text``, the ``calls``, the model's ``reasoning``
+    (SPEC §15, its pieces joined, without the tags), every ``block`` captured (complete,
+    partial or failed), the §8/§9 flags, and ``parts``: the reply in order, each a ``str``
+    (text, adjacent text joined), a ``Reasoning`` (adjacent reasoning joined, its ``text``
+    only) or a ``ToolCall`` — what a renderer needs to put reasoning, text and calls back in
+    the order the model wrote them."""
 
     __slots__ = (
         "blocks",
         "calls",
         "parts",
+        "reasoning",
         "rejected_by_policy",
         "rejected_tool_names",
         "rejections",
@@ -37,8 +40,8 @@ class ParseResult:
     def __init__(self, text: str, calls: tuple[ToolCall, ...], blocks: tuple[Block, ...],
                  saw_tool_call_syntax: bool, rejected_by_policy: bool = False,
                  rejected_tool_names: tuple[str, ...] = (),
-                 parts: tuple[str | ToolCall, ...] | None = None,
-                 rejections: tuple[Rejection, ...] = ()) -> None:
+                 parts: tuple[str | Reasoning | ToolCall, ...] | None = None,
+                 reasoning: str = "", rejections: tuple[Rejection, ...] = ()) -> None:
         self.text = text
         self.calls = calls
         self.blocks = blocks
@@ -47,11 +50,13 @@ class ParseResult:
         self.rejected_tool_names = rejected_tool_names
         #: Each call the policy rejected (SPEC §9): name, reason, span, raw, action, call.
         self.rejections = rejections
-        self.parts: tuple[str | ToolCall, ...] = (
+        self.reasoning = reasoning
+        self.parts: tuple[str | Reasoning | ToolCall, ...] = (
             parts if parts is not None else ((text,) if text else ()) + calls)
 
     def __repr__(self) -> str:
-        return (f"ParseResult(text={self.text!r}, calls={self.calls!r}, "
+        thought = f"reasoning={self.reasoning!r}, " if self.reasoning else ""
+        return (f"ParseResult({thought}text={self.text!r}, calls={self.calls!r}, "
                 f"blocks={len(self.blocks)}, saw_tool_call_syntax={self.saw_tool_call_syntax})")
 
 
@@ -62,21 +67,34 @@ def parse(text: str, *, tools: Any = None, **options: Any) -> ParseResult:
     sieve = Sieve(tools, **options)
     events, blocks = sieve.parse_whole(text)
     out: list[str] = []
+    thought: list[str] = []
     calls: list[ToolCall] = []
-    parts: list[str | ToolCall] = []
-    run: list[str] = []  # text since the last call
+    parts: list[str | Reasoning | ToolCall] = []
+    run: list[str] = []  # text or reasoning since the last part of the other kind
+    in_text = True  # (what ``run`` holds)
+
+    def end_run() -> None:
+        if run:
+            joined = "".join(run)
+            if joined:
+                parts.append(joined if in_text else Reasoning(joined))
+            run.clear()
+
     for e in events:
-        if isinstance(e, Text):
-            out.append(e.text)
+        if isinstance(e, Text | Reasoning):
+            if not e.text:
+                continue
+            if isinstance(e, Text) != in_text:
+                end_run()
+                in_text = not in_text
+            (out if in_text else thought).append(e.text)
             run.append(e.text)
         elif isinstance(e, ToolCalls) and e.calls:
-            if run:
-                parts.append("".join(run))
-                run.clear()
+            end_run()
             calls.extend(e.calls)
             parts.extend(e.calls)
-    if run:
-        parts.append("".join(run))
+    end_run()
     return ParseResult("".join(out), tuple(calls), blocks, sieve.saw_tool_call_syntax,
                        sieve.rejected_by_policy, sieve.rejected_tool_names,
-                       parts=tuple(p for p in parts if p != ""), rejections=sieve.rejections)
+                       parts=tuple(parts), reasoning="".join(thought),
+                       rejections=sieve.rejections)

@@ -28,12 +28,22 @@ from ._blocks import BlockLife
 from ._capture import COMPLETE, FAILED, VIABLE, Capture
 from ._cursor import Cursor
 from ._entries import HOLD, TEXT, EntryFinder
-from ._errors import SieveClosedError
-from ._events import Block, Event, Text
+from ._errors import ConfigurationError, SieveClosedError
+from ._events import Block, Event, Reasoning, Text
 from ._fences import FenceTracker
 from ._grammar import DEFAULT_DIALECTS, load_grammar
 from ._metrics import Metrics, aggregate_metrics
-from ._modes import CANDIDATE, CLOSED, MACHINE, PROSE, RUN, Mode, SieveState
+from ._modes import (
+    ANSWER,
+    CANDIDATE,
+    CLOSED,
+    IN_REASONING,
+    MACHINE,
+    PREAMBLE,
+    RUN,
+    Mode,
+    SieveState,
+)
 from ._options import (
     DEFAULT_MAX_BLOCK_CHARS,
     EARLY_EMIT,
@@ -62,7 +72,8 @@ class Sieve(ModeReaders):
     are in docs/architecture.md.
     """
 
-    __slots__ = ("_g", "_life", "_lead", "_early", "_into")  # (the readers' own: ``ModeReaders``)
+    # (the readers' own: ``ModeReaders``)
+    __slots__ = ("_g", "_life", "_lead", "_early", "_reason_calls", "_into")
 
     def __init__(
         self,
@@ -74,6 +85,8 @@ class Sieve(ModeReaders):
         dialects: Iterable[str] = DEFAULT_DIALECTS,
         grammar_dirs: Iterable[str | os.PathLike[str]] = (),
         id_factory: Callable[[], str] = new_call_id,
+        reasoning: str = "tags",
+        calls_in_reasoning: str = "text",
         policy: str | None = None,
         on_reject: str = "drop",
         sanitize: bool = False,
@@ -82,23 +95,27 @@ class Sieve(ModeReaders):
     ) -> None:
         opts = SieveOptions(tools, early_emit=early_emit, mode=mode,
                             max_block_chars=max_block_chars, dialects=dialects,
-                            grammar_dirs=grammar_dirs, id_factory=id_factory, policy=policy,
-                            on_reject=on_reject, sanitize=sanitize, metrics=metrics, **unknown)
+                            grammar_dirs=grammar_dirs, id_factory=id_factory,
+                            reasoning=reasoning, calls_in_reasoning=calls_in_reasoning,
+                            policy=policy, on_reject=on_reject, sanitize=sanitize,
+                            metrics=metrics, **unknown)
         g = self._g = load_grammar(opts.dialects, opts.grammar_dirs)
         self._fences = FenceTracker(g.lead_chars)
         self._cur = Cursor(self._fences)
         self._grow = self._cur.grow
         self._grown = self._cur.grown  # (a held candidate's text: see ``Cursor.grown``)
         self._lead_search = self._fences.live_lead.search
-        self._finder = EntryFinder(g, self._lead_search)
         # Metrics (``_metrics``): the sieve counts into its own, added at ``close()`` to the
         # ``metrics=`` object given (if one was) and to the process-wide aggregate.
         self._into = opts.metrics
         self._life = BlockLife(g, opts.schemas, opts.id_factory, self._cur.pieces, opts.rules,
                                None if opts.metrics is None else Metrics())
-        self._auto = auto = g.entry_automaton
-        # (CANDIDATE reads these once per chunk: kept here, one attribute each)
-        self._accepting, self._onward, self._trans = auto.accepting, auto.onward, auto.trans
+        # SPEC §15: one entry finder per context of the reply (``_entry_tables``); the
+        # context's is ``_finder``, its automaton's tables ``_auto`` ... (``_set_context``).
+        self._finders = _finders(g, self._lead_search, opts.reasoning)
+        self._reason_calls = opts.calls_in_reasoning  # a block inside reasoning: text or call
+        self._set_context(PREAMBLE if opts.reasoning == "tags" and PREAMBLE in self._finders
+                          else IN_REASONING if opts.reasoning == "open" else ANSWER)
         self._lead = g.prose_lead
         self._cap: Capture | None = None
         self._cand = NO_CANDIDATE  # CANDIDATE: the automaton state of the opener held
@@ -117,11 +134,11 @@ class Sieve(ModeReaders):
         self._off = opts.mode == "off"
         self._limit = opts.max_block_chars
         self._idle: Budget = []  # (never filled: a hot half that is off)
-        self._prose_hot = self._run_hot = self._arg_hot = self._idle
+        self._prose_hot = self._run_hot = self._arg_hot = self._reason_hot = self._idle
         self._arg_send: Callable[[str], list[Event]] = _no_stream  # (``_arg_hot``'s: ArgStream.hot)
         self._mode = MACHINE
         self._reader: Callable[[Any, Any], list[Event]] = ModeReaders._read_machine
-        self._enter(MACHINE if self._off else PROSE)
+        self._enter(MACHINE if self._off else self._home)
 
     # ------------------------------------------------------------------ public API
     @property
@@ -159,6 +176,12 @@ class Sieve(ModeReaders):
     def metrics(self) -> Metrics | None:
         """This sieve's counters (``metrics=``; SPEC §14), or None."""
         return self._life.metrics
+
+    @property
+    def in_reasoning(self) -> bool:
+        """The reply stands inside reasoning (SPEC §15): what comes next is reasoning unless a
+        ``</think>`` ends it (a block being read inside reasoning counts as inside)."""
+        return self._context is IN_REASONING
 
     @property
     def saw_tool_call_syntax(self) -> bool:
@@ -199,6 +222,14 @@ class Sieve(ModeReaders):
               and (self._run_char not in chunk or not self._run_may_stop(chunk))):
             self._arg_hot.pop()(chunk)
             return self._arg_send(chunk)
+        # REASONING (SPEC §15): PROSE's hot half, the chunk released as reasoning.
+        elif self._reason_hot:
+            try:
+                if chunk and chunk.isascii() and self._lead not in chunk:
+                    self._reason_hot.pop()(chunk)
+                    return [Reasoning(chunk)]
+            except (AttributeError, TypeError):
+                pass  # not a str: the reader raises the typed error
         return self._reader(self, chunk)
 
     def close(self) -> list[Event]:
@@ -256,7 +287,7 @@ class Sieve(ModeReaders):
                         cap.args.abort()
                     events += life.take_out()
                 if (self._early and status != COMPLETE and not cap.strict
-                        and len(cap.calls) > cap.emitted):
+                        and len(cap.calls) > cap.emitted and life.in_reasoning != "text"):
                     events += life.early(cap)
                 if status == VIABLE:
                     if p < len(buf):  # (``take`` left nothing held)
@@ -268,7 +299,8 @@ class Sieve(ModeReaders):
                     done, raw = life.complete(cap)
                     if life.out:  # (argument streaming: calls finished as the block ended)
                         events += life.take_out()
-                    events += done
+                    # (a block inside reasoning, under calls_in_reasoning="text": reasoning)
+                    events += [Reasoning(raw)] if life.in_reasoning == "text" else done
                     cur.passed(raw, len(raw))  # (so the tail again stands before buf[pos])
                     if cap.leftover is not None:  # a repair read on from a copy of the block
                         buf, base, pos = cap.leftover, cap.start + cap.raw_len, 0
@@ -290,15 +322,25 @@ class Sieve(ModeReaders):
                 i = fences.advance(buf, pos, final, cur.tail)
                 if i >= len(buf):  # no tag lead outside code before the end
                     if text_start < i:
-                        events.append(Text(buf[text_start:i]))
+                        piece = buf[text_start:i]
+                        events.append(self._kind(piece))
+                        if self._context is PREAMBLE and not piece.isspace():
+                            self._set_context(ANSWER)  # (the answer has begun)
                     cur.passed(buf, i)
                     break
                 verdict, value = self._finder.candidate(buf, i, final, 0, i, False)
             if verdict is TEXT:
                 pos = i + 1
                 continue
+            if (self._context is PREAMBLE and text_start < i
+                    and not buf[text_start:i].isspace()):
+                # Answer text stands before this lead: the answer has begun, and the lead
+                # is decided again with the answer's entries (a <think> there is text).
+                self._set_context(ANSWER)
+                pos = i
+                continue
             if text_start < i:
-                events.append(Text(buf[text_start:i]))
+                events.append(self._kind(buf[text_start:i]))
             cur.passed(buf, i)
             if verdict is HOLD:
                 self._cand = value
@@ -307,7 +349,17 @@ class Sieve(ModeReaders):
                 if life.metrics is not None:
                     life.metrics.held(len(buf) - i)
                 break
-            cap = self._cap = life.open(value, base + i)
+            if value.lastgroup == self._finder.table.tag:
+                # A reasoning tag (SPEC §15): it goes nowhere but this event; after it the
+                # reply is inside reasoning, or (after </think>) before the answer again.
+                events.append(Reasoning("", value.group()))
+                self._set_context(IN_REASONING if self._context is PREAMBLE
+                                  else PREAMBLE if PREAMBLE in self._finders else ANSWER)
+                pos = text_start = value.end()
+                cur.passed(buf, pos)
+                continue
+            reasoning = None if self._context is not IN_REASONING else self._reason_calls
+            cap = self._cap = life.open(value, base + i, reasoning)
             pos = text_start = value.end()
             if (final and (cap.strict or not self._early)
                     and life.lessons.no_end_after(self._g.block_enders, buf, base, base + i)):
@@ -320,3 +372,23 @@ class Sieve(ModeReaders):
             self._enter()  # the mode the machine's state calls for
         return events
 
+
+def _finders(g: Any, lead_search: Any, reasoning: str) -> dict[Any, EntryFinder]:
+    """An entry finder for each context the ``reasoning`` option can reach (SPEC §15):
+    ``"off"``, the answer only; ``"tags"``, before the answer too and inside reasoning, if
+    the grammar defines the tags (``_entry_tables``: a grammar without them has no
+    reasoning, as if it were ``"off"``); ``"open"`` needs ``THINK_CLOSE`` at least."""
+    tables = g.entry_tables
+    finders = {ANSWER: EntryFinder(g, tables["answer"], lead_search)}
+    if reasoning == "off":
+        return finders
+    if "reasoning" not in tables:
+        if reasoning == "open":
+            raise ConfigurationError(
+                "reasoning='open' needs a THINK_CLOSE terminal in the grammar's common.lark",
+                expected=("THINK_CLOSE",))
+        return finders
+    finders[IN_REASONING] = EntryFinder(g, tables["reasoning"], lead_search)
+    if "preamble" in tables:
+        finders[PREAMBLE] = EntryFinder(g, tables["preamble"], lead_search)
+    return finders

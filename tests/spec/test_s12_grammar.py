@@ -210,8 +210,8 @@ _BRACKET = (
 @pytest.mark.parametrize(("lead", "dialects", "hot_lead"), [
     # "[" and the defaults' "<": two ASCII tag leads, so the prose hot path is off
     ("[", (*DEFAULT_DIALECTS, "brk"), ""),
-    # only a non-ASCII lead: ASCII prose never holds a lead
-    ("【", ("brk",), "\0"),
+    # a non-ASCII lead; "<" is one too, for common.lark's reasoning tags (SPEC §15)
+    ("【", ("brk",), "<"),
     ("<", ("brk",), "<"),
 ])
 def test_any_tag_lead_is_found_whatever_the_hot_path_tests(

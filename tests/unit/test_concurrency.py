@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 from helpers import canon_calls, drive
 
+import callsieve._entry_tables as entry_tables_module
 import callsieve._grammar as grammar_module
 from callsieve import DEFAULT_DIALECTS, Sieve, parse
 from callsieve import _grammar_cache as cache
@@ -252,6 +253,7 @@ def test_threads_storing_answers_keep_the_caches_bounded(
         fast_switching: None) -> None:
     g = load_grammar(DEFAULT_DIALECTS, fresh_dirs)
     monkeypatch.setattr(grammar_module, "DECISION_LIMIT", 50)
+    monkeypatch.setattr(entry_tables_module, "DECISION_LIMIT", 50)
     memos = [spec.decisions for spec in g.states.values()][:8]
 
     def store(k: int) -> None:

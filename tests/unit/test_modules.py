@@ -260,10 +260,12 @@ def test_remembered_decisions_are_bounded(monkeypatch: pytest.MonkeyPatch) -> No
     """The grammar's caches (scanner decisions, settled tag leads) are shared by every sieve
     of a grammar: past ``DECISION_LIMIT`` stored answers each starts again, and what they
     answer is unchanged."""
+    import callsieve._entry_tables as entry_tables_module
     import callsieve._grammar as grammar_module
     from callsieve import Sieve
 
     monkeypatch.setattr(grammar_module, "DECISION_LIMIT", 5)
+    monkeypatch.setattr(entry_tables_module, "DECISION_LIMIT", 5)
     sieve = Sieve()
     g = sieve._g
     for spec in g.states.values():
@@ -304,7 +306,7 @@ def test_remembered_lead_answers_equal_fresh_ones(before: str, text: str) -> Non
 
     g = load_grammar()
     lead_search = FenceTracker(g.lead_chars).live_lead.search
-    finder = EntryFinder(g, lead_search)
+    finder = EntryFinder(g, g.entry_tables["answer"], lead_search)
     whole = before + text
     found = lead_search(whole, len(before))
     if found is None:
@@ -312,7 +314,7 @@ def test_remembered_lead_answers_equal_fresh_ones(before: str, text: str) -> Non
     for _ in range(2):  # the first may work it out and store it, the second finds it
         got = finder.settles(whole, found)
         got_state = finder.state
-        assert got == EntryFinder(g, lead_search)._follow(whole, found)
+        assert got == EntryFinder(g, g.entry_tables["answer"], lead_search)._follow(whole, found)
         if got >= 0:
             assert got_state == finder.state
 

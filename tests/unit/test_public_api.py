@@ -13,7 +13,8 @@ import callsieve
 PUBLIC = {
     "DEFAULT_DIALECTS", "ArgumentsDelta", "Block", "CallAborted", "CallFinished", "CallStarted",
     "CallsieveError", "ConfigurationError", "Event", "GrammarError", "InputTypeError",
-    "Metrics", "ParseResult", "Rejection", "aggregate_metrics", "Sieve", "SieveClosedError", "SieveState", "Text", "ToolCall", "ToolCalls",
+    "Metrics", "ParseResult", "Reasoning", "Rejection", "Sieve", "SieveClosedError", "SieveState",
+    "Text", "ToolCall", "ToolCalls", "aggregate_metrics",
     "UnknownOptionError", "__version__", "available_dialects", "new_call_id", "parse",
 }
 

@@ -166,7 +166,7 @@ def reply_events(result: ParseResult, *, trim_around_calls: bool = True) -> list
     for part in result.parts:
         if isinstance(part, ToolCall):
             events.append(CallFinished(-1, part))
-        else:
+        elif isinstance(part, str):
             events.append(Text(part))
     out = reply.feed(events)
     return out + reply.close()
