@@ -26,6 +26,7 @@ from ._events import (
     ToolCalls,
 )
 from ._grammar import DEFAULT_DIALECTS, available_dialects
+from ._leaks import LeakFilter, sanitize_leaked_output
 from ._metrics import Metrics, aggregate_metrics
 from ._policy import Rejection
 from ._results import ParseResult, parse
@@ -45,6 +46,7 @@ __all__ = [
     "Event",
     "GrammarError",
     "InputTypeError",
+    "LeakFilter",
     "Metrics",
     "ParseResult",
     "Reasoning",
@@ -61,4 +63,5 @@ __all__ = [
     "available_dialects",
     "new_call_id",
     "parse",
+    "sanitize_leaked_output",
 ]

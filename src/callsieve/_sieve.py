@@ -75,6 +75,12 @@ class Sieve(ModeReaders):
     # (the readers' own: ``ModeReaders``)
     __slots__ = ("_g", "_life", "_lead", "_early", "_reason_calls", "_into")
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> Sieve:  # noqa: PYI034 - may be a subclass
+        if cls is Sieve and kwargs.get("sanitize") is True:  # (``_sanitized``)
+            from ._sanitized import SanitizingSieve
+            return super().__new__(SanitizingSieve)
+        return super().__new__(cls)
+
     def __init__(
         self,
         tools: Iterable[Any] | None = None,
