@@ -39,6 +39,7 @@ from ._assembler import contract_value, param_schema_type
 from ._events import ArgumentsDelta, CallAborted, CallFinished, CallStarted, Event, ToolCall
 from ._json_stream import JsonStream, NotStreamable
 from ._options import make_call_id
+from ._policy import coerced
 from ._values import RAW_TEXT_FIELDS, _is_string_type, decode_entities, decode_param
 
 if TYPE_CHECKING:
@@ -165,10 +166,8 @@ class ArgStream:
         if pname in self.keys:  # a repeated name: an array where the first one went out
             self.broken = True
             return
-        value = decode_param(pname, parts, string_attr,
-                             param_schema_type(self.schemas, self.name, pname))
-        if self.life.policy is not None:  # (as the call will hold it: ``_policy``)
-            value = self.life.policy.coerce_value(self.name, pname, value, [])
+        value = coerced(self.life.policy, self.name, pname, decode_param(  # (as the call has it)
+            pname, parts, string_attr, param_schema_type(self.schemas, self.name, pname)))
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
         if streamed:
             if not text.startswith(sent):
@@ -242,7 +241,9 @@ class ArgStream:
 
     def hot(self, chunk: str) -> list[Event]:
         """The sieve's hot half appended ``chunk`` to a CDATA string (``streams_as_is``):
-        its delta."""
+        its delta (none for an empty chunk)."""
+        if not chunk:
+            return []
         piece = chunk if _NEEDS_ESCAPE(chunk) is None else escape(chunk)
         self.sent.append(piece)
         return [ArgumentsDelta(self.index, piece)]
@@ -311,9 +312,8 @@ class ArgStream:
     def call(self, name: str, args: dict[str, Any], ident: str | None, dialect: str,
              repairs: tuple[str, ...], coercions: tuple[str, ...] = (),
              reason: str | None = None) -> ToolCall | None:
-        """The capture built the call: its ``ToolCall``, after the rest of its arguments and
-        ``CallFinished``; one the policy rejects (``reason``) is aborted (``made`` keeps None)."""
-        if reason is not None:
+        """The call built: its ``ToolCall``, after its last deltas and ``CallFinished``."""
+        if reason is not None:  # the policy rejected it: aborted (``made`` keeps None)
             self.abort()
             self.made.append(None)
             return None

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from typing import Any
 
 __all__ = ["COUNTERS", "FAILURE_REASONS", "LABELLED", "Metrics", "aggregate_metrics",
-           "failure_reason"]
+           "close_counts", "failure_reason"]
 
 #: The plain counters, and the counters kept by label (SPEC §14).
 COUNTERS = ("blocks_seen", "blocks_repaired", "calls", "coercions", "chars_in",
@@ -164,6 +164,18 @@ class Metrics:
 
 #: The process-wide aggregate (a documented global, like the grammar caches).
 _AGGREGATE = Metrics()
+
+
+def close_counts(metrics: Metrics, into: Metrics | None, total: int, consumed: int) -> None:
+    """A sieve's ``close()``: the characters in (``total``) and released (all but the
+    ``consumed`` that calls took) counted, then its counts added to the ``metrics=`` object
+    given (``into``) and to the process-wide aggregate."""
+    metrics.count("chars_in", total)
+    metrics.count("chars_released", total - consumed)
+    counts = metrics.snapshot()
+    if into is not None and into is not _AGGREGATE:
+        into.merge(counts)
+    _AGGREGATE.merge(counts)
 
 
 def aggregate_metrics() -> Metrics:

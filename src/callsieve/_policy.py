@@ -32,8 +32,8 @@ from typing import Any
 from ._errors import ConfigurationError
 from ._events import ToolCall, _Value
 
-__all__ = ["MAX_COERCE_DEPTH", "ON_REJECT", "POLICIES", "Policy", "Rejection", "Settled", "reason_kind",
-           "settled"]
+__all__ = ["MAX_COERCE_DEPTH", "ON_REJECT", "POLICIES", "Policy", "Rejection", "Settled", "coerced",
+           "reason_kind", "settled"]
 
 POLICIES = ("allowlist", "schema")
 ON_REJECT = ("drop", "text")
@@ -187,6 +187,12 @@ class Policy:
             if reason is not None:
                 return args, tuple(coercions), reason
         return args, tuple(coercions), None
+
+
+def coerced(policy: Policy | None, call: str, param: str, value: Any) -> Any:
+    """One parameter's value as the call will hold it (``Policy.coerce_value``; no policy:
+    as it is)."""
+    return value if policy is None else policy.coerce_value(call, param, value, [])
 
 
 Settled = tuple[str, dict[str, Any], str | None, tuple[str, ...], str | None]
