@@ -3,12 +3,14 @@ one place (README "Options", SPEC §7, §9, §12).
 
 What it does: ``SieveOptions(tools=None, *, early_emit=..., mode=..., max_block_chars=...,
 dialects=..., grammar_dirs=..., id_factory=..., reasoning=..., calls_in_reasoning=...,
-**unknown)`` takes the keyword arguments
+policy=..., on_reject=..., sanitize=..., metrics=..., **unknown)`` takes the keyword arguments
 exactly as ``Sieve`` does, checks every one and keeps them normalised: ``tools`` as a tuple of
 plain dicts (an SDK object's ``model_dump()`` taken once), ``schemas`` as
 ``schemas_from_tools`` reads them, ``dialects`` and ``grammar_dirs`` as tuples of ``str``
-(a repeated dialect kept once), ``max_block_chars`` as an ``int``. ``Sieve``, ``parse`` and
-the command line all build one, so they accept and refuse the same values.
+(a repeated dialect kept once), ``max_block_chars`` as an ``int``, ``metrics`` as a
+``Metrics`` or None, and ``rules``: the ``Policy`` (``_policy``) of ``policy``, ``on_reject``
+and the schemas, None when there is neither a policy nor a schema to coerce by. ``Sieve``,
+``parse`` and the command line all build one, so they accept and refuse the same values.
 What it guarantees: every refusal is a ``ConfigurationError`` (a ``ValueError``) raised at
 construction, naming the option (and the index, for an element) and what was expected; an
 unknown option name is an ``UnknownOptionError`` (also a ``TypeError``) that lists the known

@@ -13,7 +13,24 @@ import json
 from typing import Any
 
 import pytest
-from helpers import DSML_V4, INV, NATIVE_V31, P, X, check, fed, rejections_of, run_all_ways, table
+from helpers import (
+    DSML_V4,
+    INV,
+    NATIVE_V31,
+    P,
+    X,
+    canon_calls,
+    check,
+    drive,
+    fed,
+    rejections_of,
+    run_all_ways,
+    stream_sieve,
+    table,
+)
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import doc_and_chunks, soak_settings
 
 import callsieve
 from callsieve import CallAborted, CallFinished, CallStarted, ConfigurationError, Sieve
@@ -201,3 +218,20 @@ def test_s9_arguments_stream_the_coerced_value() -> None:
     deltas = "".join(e.delta for e in events if isinstance(e, callsieve.ArgumentsDelta))
     assert json.loads(deltas) == {"n": 10}
     assert not any(isinstance(e, CallAborted) for e in events)
+
+
+# ---------------------------------------------------------------- property
+@soak_settings(60)
+@given(doc_and_chunks(), st.sampled_from(["drop", "text"]), st.sampled_from(MODES))
+def test_s9_policy_streamed_equals_whole(case: tuple[str, list[str]], on_reject: str,
+                                         early_emit: str) -> None:
+    """Any generated reply, any chunking: the same text, calls and rejections as ``parse``
+    (the generated tools have random names; ``f`` and ``read_file`` are the allowed ones)."""
+    text, chunks = case
+    opts: dict[str, Any] = {"tools": TOOLS, "policy": "allowlist", "on_reject": on_reject,
+                            "early_emit": early_emit}
+    whole = callsieve.parse(text, **opts)
+    events, sieve = stream_sieve(chunks, **opts)
+    assert drive(events) == (whole.text, canon_calls(whole.calls))
+    assert rejections_of(sieve) == rejections_of(whole)
+    assert all(c.name in ("f", "read_file") for c in whole.calls)
