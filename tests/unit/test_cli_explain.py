@@ -61,3 +61,16 @@ def test_explain_policy_decisions(tmp_path: Path, capsys: pytest.CaptureFixture[
                                                            text.index("</tool_calls>")]}]
     assert view["calls"][0]["coercions"] == ["/n: string -> integer"]
     assert view["rejected_tool_names"] == ["rm"]
+
+
+def test_stream_with_policy_and_sanitize(tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    tools = tmp_path / "tools.json"
+    tools.write_text('[{"name": "f"}]', encoding="utf-8")
+    reply = tmp_path / "reply.txt"
+    reply.write_text("a<｜end▁of▁sentence｜>b " + X(INV("rm")) + X(INV("f")), encoding="utf-8")
+    assert main(["stream", str(reply), "--tools", str(tools), "--policy", "allowlist",
+                 "--sanitize", "--chunk-size", "3"]) == 0
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert "".join(x["text"] for x in lines if x["event"] == "text") == "ab "
+    assert [c["name"] for x in lines if x["event"] == "tool_calls" for c in x["calls"]] == ["f"]
