@@ -179,6 +179,7 @@ MARKUP = {
     "dsml": Dialect("<|DSML|", "</|DSML|", ">", "tool_calls"),
     "dsml_v4": Dialect("<｜DSML｜", "</｜DSML｜", ">", "tool_calls", string_attr=True),
     "dsml_v32": Dialect("<｜DSML｜", "</｜DSML｜", ">", "function_calls", string_attr=True),
+    "dsml_v41": Dialect("<｜DSML｜ ", "</｜DSML｜ ", ">", "calls", string_attr=True),
     "xml": Dialect("<", "</", ">", "tool_calls"),
 }
 MARKUP_NAMES = tuple(sorted(MARKUP))

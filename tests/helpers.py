@@ -18,8 +18,8 @@ Calls are compared by ``(name, input)`` only (ids are random); inputs are compar
 The SPEC tables (``tests/spec/``) share the rest: ``check`` (``run_all_ways`` against an
 expected text and calls), ``table`` (parametrize over rows whose first element is the id),
 block builders (``X``, ``INV``, ``P``, ``xml_call``), one sample block per default dialect
-(``DSML``, ``DSML_V4``, ``DSML_V32``, ``XML``, ``NATIVE_V3``, ``NATIVE_V31``) and, for
-streaming, ``fed``, ``text_of`` and ``calls_of``; for the renderers, ``as_argument_stream``.
+(``DSML``, ``DSML_V4``, ``DSML_V32``, ``DSML_V41``, ``XML``, ``NATIVE_V3``, ``NATIVE_V31``)
+and, for streaming, ``fed``, ``text_of`` and ``calls_of``; for the renderers, ``as_argument_stream``.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ __all__ = [
     "DSML",
     "DSML_V4",
     "DSML_V32",
+    "DSML_V41",
     "GRAMMARS",
     "INV",
     "NATIVE_V3",
@@ -284,6 +285,10 @@ DSML_V32 = ('<｜DSML｜function_calls>\n<｜DSML｜invoke name="get_weather">\n
             '<｜DSML｜parameter name="zip" string="true">75001</｜DSML｜parameter>\n'
             '<｜DSML｜parameter name="days" string="false">2</｜DSML｜parameter>\n'
             '</｜DSML｜invoke>\n</｜DSML｜function_calls>')
+DSML_V41 = ('<｜DSML｜ calls>\n<｜DSML｜ invoke name="browser::search">\n'
+            '<｜DSML｜ parameter name="query" string="true">Hangzhou weather</｜DSML｜ parameter>\n'
+            '<｜DSML｜ parameter name="top_k" string="false">3</｜DSML｜ parameter>\n'
+            '</｜DSML｜ invoke>\n</｜DSML｜ calls>')
 XML = ('<tool_calls>\n  <invoke name="read_file">\n'
        '    <parameter name="path"><![CDATA[README.MD]]></parameter>\n'
        '  </invoke>\n</tool_calls>')

@@ -85,6 +85,7 @@ MARKUP_DIALECTS = {
     "dsml": ("<|DSML|", "</|DSML|", "tool_calls"),
     "dsml_v4": ("<｜DSML｜", "</｜DSML｜", "tool_calls"),
     "dsml_v32": ("<｜DSML｜", "</｜DSML｜", "function_calls"),
+    "dsml_v41": ("<｜DSML｜ ", "</｜DSML｜ ", "calls"),
     "xml": ("<", "</", "tool_calls"),
 }
 WS = st.sampled_from(["", "\n", "  ", "\n  "])
@@ -99,14 +100,19 @@ def markup_block_spec(draw: Any, dialect: str | None = None) -> tuple[str, list[
     for _ in range(draw(st.integers(1, 3))):
         name = draw(NAMES)
         names.append(name)
-        if draw(st.integers(0, 5)) == 0:
+        shape = draw(st.integers(0, 5))
+        if shape == 0:
             invokes.append(f'{lt}invoke name="{name}"/>')
+            continue
+        if shape == 1:  # a JSON object as the body (SPEC §4)
+            invokes.append(f'{lt}invoke name="{name}">{draw(WS)}{draw(ARGS)}{draw(WS)}'
+                           f'{lts}invoke>')
             continue
         params = []
         for _ in range(draw(st.integers(0, 3))):
             pname = draw(NAMES)
             attr = ""
-            if dialect in ("dsml_v4", "dsml_v32"):
+            if dialect in ("dsml_v4", "dsml_v32", "dsml_v41"):
                 attr = draw(st.sampled_from(["", ' string="true"', ' string="false"']))
             body = draw(BODIES)
             params.append(f'{draw(WS)}{lt}parameter name="{pname}"{attr}>{body}'

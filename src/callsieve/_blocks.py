@@ -38,7 +38,7 @@ from ._metrics import Metrics
 from ._options import make_call_id
 from ._policy import Policy, Rejection, reason_kind
 
-__all__ = ["KEPT_BLOCKS", "BlockLife"]
+__all__ = ["KEPT_BLOCKS", "BlockLife", "LifeView"]
 
 #: How many parsed blocks a ``Sieve`` keeps (``Sieve.blocks``): the latest.
 KEPT_BLOCKS = 64
@@ -301,3 +301,30 @@ class BlockLife:
                                      (*cap.diagnostics, cap.failure), raw,
                                      self.in_reasoning))
         return buf, base, at, at + cap.opener_len
+
+
+class LifeView:
+    """What a ``Sieve`` tells of its calls' policy and its counters (read from its
+    ``BlockLife``): a mixin without state of its own."""
+
+    __slots__ = ()
+    _life: BlockLife
+
+    @property
+    def rejections(self) -> tuple[Rejection, ...]:
+        """The calls the policy rejected so far (SPEC §9), each with its reason and span."""
+        return tuple(self._life.rejections)
+
+    @property
+    def rejected_by_policy(self) -> bool:
+        return bool(self._life.rejections)
+
+    @property
+    def rejected_tool_names(self) -> tuple[str, ...]:
+        """The rejected calls' names, each once, in the order first rejected (SPEC §9)."""
+        return tuple(dict.fromkeys(r.name for r in self._life.rejections))
+
+    @property
+    def metrics(self) -> Metrics | None:
+        """This sieve's counters (``metrics=``; SPEC §14), or None."""
+        return self._life.metrics

@@ -4,7 +4,8 @@ terminal starts here, or whether the rest is a tag cut by the end of the text, t
 What it does: ``decide(spec, buf, p, final)`` tries the parser state's bounded terminals
 that may start with ``buf[p]``, in priority order; the first that matches is the token,
 unless a higher one may still complete on more text (then the text is held: the answer
-must not depend on where a chunk ends). ``GroupToken`` keeps a terminal's named groups
+must not depend on where a chunk ends; held over a lower one's match, it is ``OVERTAKING``:
+any character may settle it). ``GroupToken`` keeps a terminal's named groups
 from the match made in context; ``new_token`` makes a Lark token cheaply.
 What it guarantees: the same decision for the same text and state, so a decision may be
 remembered (``Capture._token_at``). What it costs: a few ``re`` calls, on short texts.
@@ -16,9 +17,9 @@ from typing import Any, TypeVar
 
 from lark import Token
 
-from ._specs import StateSpec
+from ._specs import StateSpec, TerminalSpec
 
-__all__ = ["DECISION_SPAN", "Decision", "GroupToken", "decide", "new_token"]
+__all__ = ["DECISION_SPAN", "OVERTAKING", "Decision", "GroupToken", "decide", "new_token"]
 
 
 class GroupToken(Token):
@@ -50,11 +51,25 @@ def new_token(cls: type[_T], name: str, value: str) -> _T:
 #: ``(terminal, value, token, cut, pending)``: take ``token`` (the text ``value`` of
 #: ``terminal``, a ``GroupToken`` if the terminal has named groups; built once per decision
 #: and shared, as nothing changes a token once made), or hold a tag cut by the end of the
-#: text (``cut``; ``pending``: the one terminal it may become, or None), or neither: no token
-#: starts here.
+#: text (``cut``; ``pending``: the one terminal it may become, or None, or ``OVERTAKING``),
+#: or neither: no token starts here.
 Decision = tuple[Any, str, Any, bool, Any]
 _NO_TOKEN: Decision = (None, "", None, False, None)
 _CUT: Decision = (None, "", None, True, None)
+
+
+def _any(chunk: str) -> bool:
+    return True
+
+
+#: The ``pending`` of a tail held because a higher terminal may still overtake a lower one
+#: that already matched (an invoke's ``>`` that may yet be the JSON body's, once a ``{``
+#: comes): that is settled when the higher one completes *or dies*, and any character may
+#: kill it, so every chunk asks again (its ``end_probe`` finds something in any chunk; the
+#: pending terminal's own probe only knows what can complete it).
+OVERTAKING = TerminalSpec("<overtaking>", 0, None, width=4096)
+OVERTAKING.end_probe = _any
+_OVERTAKEN: Decision = (None, "", None, True, OVERTAKING)
 #: Decisions on texts up to this long are remembered (per parser state; see
 #: ``CompiledGrammar.remember`` for the bound): a token cut by a chunk boundary plus the
 #: next chunk of a stream is shorter, while the texts at a tag in large chunks, which
@@ -71,8 +86,8 @@ def decide(spec: StateSpec, buf: str, p: int, final: bool) -> Decision:
     for term in spec.starting(buf[p]):
         tm = term.pattern.match(buf, p)
         if tm is not None:
-            if pending is not None:
-                return (None, "", None, True, pending)
+            if pending is not None:  # a higher one may still overtake this match
+                return _OVERTAKEN
             value = tm.group()
             tok: Token
             if term.pattern.groupindex:

@@ -129,7 +129,7 @@ def decode_param(name: str, parts: list[tuple[bool, str]], string_attr: str | No
     if string_attr == "true":
         return raw
     text = raw.strip()
-    if string_attr == "false":
+    if string_attr == "false" and not force_string:
         return _json_or_string(decode_entities(text))
     if "<" in text and not force_string:
         ok, structured = _xml_fragment(text, from_cdata=False)

@@ -244,3 +244,57 @@ def test_s3_aliases_not_applied_in_bodies(row: tuple[Any, ...]) -> None:
 def test_s3_aliases_not_applied_in_prose() -> None:
     prose = "“quoted” ‘single’ ‖ ｜ 、 ！ ␂ \x02 a\u200bb\ufeff ＞ ／ 〉 tool—calls ToolCalls"
     check(prose + X(INV("a")) + prose, prose + prose, [("a", {})])
+
+
+# llama.cpp's short opener for the native block (`<｜tool▁calls｜>`), in the same marker
+# spellings; with `_` it is the DSML wrapper's alias (`<|tool_calls|>`, a prefix `|` and a
+# stray separator), as before.
+NATIVE_SHORT_OPENER_ROWS = [
+    ("fullwidth-bars", "<｜tool▁calls｜>"),
+    ("ascii-bars", "<|tool▁calls|>"),
+    ("space", "<｜tool calls｜>"),
+    ("fullwidth-brackets", "＜｜tool▁calls｜＞"),
+]
+
+
+@table(NATIVE_SHORT_OPENER_ROWS)
+def test_s3_native_short_opener(row: tuple[Any, ...]) -> None:
+    (opener,) = row
+    text = (f"{opener}<｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n"
+            '{"a": 1}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>')
+    r = check(f"pre {text} post", "pre  post", [("f", {"a": 1})])
+    assert [b.dialect for b in r.blocks] == ["deepseek_native"]
+    assert r.blocks[0].repairs == ()
+
+
+def test_s3_underscore_short_opener_stays_the_dsml_alias() -> None:
+    r = check(f"<|tool_calls|>{BODY}{CLOSE}", "", F1)
+    assert [b.dialect for b in r.blocks] == ["dsml"]
+
+
+# dsml_v41's wrapper takes the alias layer like every DSML spelling, with the DSML marker.
+V41_BODY = '<｜DSML｜ invoke name="f"><｜DSML｜ parameter name="p">1</｜DSML｜ parameter></｜DSML｜ invoke>'
+V41_ALIAS_ROWS = [
+    ("canonical", "<｜DSML｜ calls>", "</｜DSML｜ calls>"),
+    ("no-space", "<｜DSML｜calls>", "</｜DSML｜calls>"),
+    ("ascii-bars", "<|DSML| calls>", "</|DSML| calls>"),
+    ("doubled-bars", "<｜｜DSML｜｜ calls>", "</｜｜DSML｜｜ calls>"),
+    ("spaces-between-parts", "<| DSML | calls>", "</| DSML | calls>"),
+    ("no-lead-bar", "<DSML| calls>", "</DSML| calls>"),
+    ("glued", "<DSMLcalls>", "</DSMLcalls>"),
+    ("lower-dashed", "<dsml-calls>", "</dsml-calls>"),
+    ("pascal", "<｜DSML｜ Calls>", "</｜DSML｜ Calls>"),
+    ("double-lt", "<<｜DSML｜ calls>", "</｜DSML｜ calls>"),
+    ("repeated-prefix", "<DSML|DSML| calls>", "</DSML|DSML| calls>"),
+    ("fullwidth-brackets", "＜｜DSML｜ calls＞", "＜／｜DSML｜ calls＞"),
+    ("zero-width", "<\u200b｜DSML｜ calls\u200b>", "<\u200b/｜DSML｜ calls>"),
+    ("stray-separator", "<｜DSML｜ calls｜>", "</｜DSML｜ calls｜>"),
+    ("other-bars", "<！DSML！ calls>", "</、DSML、 calls>"),
+]
+
+
+@table(V41_ALIAS_ROWS)
+def test_s3_dsml_v41_wrapper_aliases(row: tuple[Any, ...]) -> None:
+    opener, closer = row
+    r = check(f"x {opener}{V41_BODY}{closer} y", "x  y", F1)
+    assert [b.dialect for b in r.blocks] == ["dsml_v41"]

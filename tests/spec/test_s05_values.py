@@ -182,6 +182,38 @@ def test_s5_schema_typed_strings(row: tuple[Any, ...], style: str) -> None:
           tools=TOOL_STYLES[style])
 
 
+SCHEMA_STRING_ATTR_ROWS = [
+    # "... always stays a string, whatever its string attribute and whether its body is plain
+    # text or CDATA" (plain text trimmed and decoded, CDATA verbatim, as ever)
+    ("null", "null", "null", "null"),
+    ("number", " 3 ", "3", " 3 "),
+    ("bool", "true", "true", "true"),
+    ("array", "[1, 2]", "[1, 2]", "[1, 2]"),
+    ("object", '{"a": 1}', '{"a": 1}', '{"a": 1}'),
+    ("json-string", '"x"', '"x"', '"x"'),
+    ("entities", "1 &lt; 2", "1 < 2", "1 &lt; 2"),
+]
+
+
+@pytest.mark.parametrize("attr", ["false", "true"])
+@table(SCHEMA_STRING_ATTR_ROWS)
+def test_s5_schema_string_wins_over_the_string_attribute(row: tuple[Any, ...], attr: str) -> None:
+    body, plain, cdata = row
+    for text, value in ((body, plain), (f"<![CDATA[{body}]]>", cdata)):
+        if attr == "true" and text == body:
+            value = body  # string="true" keeps the raw string, untrimmed
+        block = (f'<｜DSML｜tool_calls><｜DSML｜invoke name="run"><｜DSML｜parameter name="s" '
+                 f'string="{attr}">{text}</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜tool_calls>')
+        check(block, "", [("run", {"s": value})], tools=TOOL_STYLES["openai"])
+
+
+def test_s5_without_a_schema_string_false_parses_plain_and_cdata_alike() -> None:
+    for body in ("null", "<![CDATA[null]]>", " [1] ", "<![CDATA[ [1] ]]>"):
+        block = (f'<｜DSML｜tool_calls><｜DSML｜invoke name="run"><｜DSML｜parameter name="s" '
+                 f'string="false">{body}</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜tool_calls>')
+        check(block, "", [("run", {"s": [1] if "[1]" in body else None})])
+
+
 @pytest.mark.parametrize("style", sorted(TOOL_STYLES))
 def test_s5_schema_applies_to_its_own_tool_only(style: str) -> None:
     text = xml_call("123", pname="command", tool="other") + xml_call("123", pname="command",

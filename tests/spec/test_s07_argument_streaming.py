@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from helpers import chunk_at
 from hypothesis import given
 from strategies import doc_and_chunks, soak_settings
@@ -111,14 +112,18 @@ def test_a_long_cdata_argument_streams_before_its_closing_tag() -> None:
     assert found["finished"][0].input == {"path": "src/app.py", "content": body}
 
 
-def test_the_call_starts_once_its_name_is_final() -> None:
+@pytest.mark.parametrize("body", ['<parameter name="a">1</parameter>', '{"a": 1}'])
+def test_the_call_starts_once_its_name_is_final(body: str) -> None:
     """In markup, with the invoke tag's ``>`` (a terminal that can belong to the arguments:
-    the grammar says so, ``CompiledGrammar.arg_terminals``)."""
-    doc = '<tool_calls><invoke name="f"><parameter name="a">1</parameter></invoke></tool_calls>'
+    the grammar says so, ``CompiledGrammar.arg_terminals``) — once the scanner knows which
+    ``>`` it is: an invoke's body is parameters or a JSON object (SPEC §4), so the ``>`` is
+    settled by the first character after it that is not white space (``<`` or ``{``)."""
+    doc = f'<tool_calls><invoke name="f">\n {body}</invoke></tool_calls>'
     at = doc.index(">", doc.index("<invoke"))
     sieve = Sieve(early_emit="arguments", id_factory=lambda: "call_0")
     assert not any(isinstance(e, CallStarted) for e in sieve.feed(doc[:at]))
-    assert sieve.feed(doc[at]) == [CallStarted(0, "call_0", "f")]
+    assert sieve.feed(doc[at:at + 3]) == []
+    assert sieve.feed(doc[at + 3])[:1] == [CallStarted(0, "call_0", "f")]
 
 
 def test_a_call_without_arguments_starts_and_finishes_at_its_end() -> None:

@@ -180,14 +180,14 @@ def test_a_shared_opener_and_body_take_the_dialect_from_the_closer(tmp_path: Pat
 
 def test_every_parser_state_knows_its_dialects() -> None:
     """In the built-in grammar each opener's state belongs to its dialect alone, and the
-    states inside an invoke to the four markup dialects."""
+    states inside an invoke to the five markup dialects."""
     g = load_grammar()
     bit = {d: 1 << k for k, d in enumerate(g.dialects)}
     start = g.table.states[g.start_state]
     for e in g.entries:
         if e.synthetic is None:
             assert g.state_dialects[start[e.terminal][1]] == bit[e.dialect], e.terminal
-    markup = bit["dsml"] | bit["dsml_v4"] | bit["dsml_v32"] | bit["xml"]
+    markup = bit["dsml"] | bit["dsml_v4"] | bit["dsml_v32"] | bit["dsml_v41"] | bit["xml"]
     after = {g.state_dialects[s] for s, row in g.table.states.items()
              if any(a.name == "Shift" for t, (a, _) in row.items() if t == "NAME_ATTR")}
     assert after == {markup}

@@ -248,8 +248,11 @@ def test_a_balanced_pattern_is_a_run_only_with_a_run_name(tmp_path: Path) -> Non
 def test_the_loader_knows_the_run_is_balanced(scratch: dict[str, Any]) -> None:
     g = load_grammar(scratch["dialects"], scratch["grammar_dirs"])
     runs = {n: t for n, t in g.terminals.items() if t.is_run and t.balanced}
-    assert sorted(runs) == ["HERM__BODY_RUN", "JINV__BODY_RUN", "KIMI_K2__KIMI_ARGS_RUN"]
-    assert all(t.lead_ws and not t.soft for t in runs.values())
+    assert sorted(runs) == ["HERM__BODY_RUN", "JINV__BODY_RUN", "JSON_BODY_RUN",
+                            "KIMI_K2__KIMI_ARGS_RUN"]
+    assert not any(t.soft for t in runs.values())
+    # common.lark's invoke body (SPEC §4) starts at its `{`: JSON_TAG_END reads the space
+    assert [n for n, t in runs.items() if not t.lead_ws] == ["JSON_BODY_RUN"]
 
 
 # ---------------------------------------------------------------- 4. the reader
