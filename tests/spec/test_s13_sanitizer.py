@@ -13,7 +13,7 @@ import itertools
 import json
 from typing import Any
 
-from helpers import DSML, DSML_V4, NATIVE_V31, XML, random_chunkings, table
+from helpers import DSML, DSML_V4, DSML_V41, NATIVE_V31, XML, random_chunkings, table
 from hypothesis import given
 from hypothesis import strategies as st
 from strategies import soak_settings
@@ -76,6 +76,7 @@ ROWS = [
     # complete leaked DSML / XML wrapper blocks outside code
     ("dsml-block", f"a{DSML}b", "ab"),
     ("dsml-v4-block", f"a{DSML_V4}b", "ab"),
+    ("dsml-v41-block", f"a{DSML_V41}b", "ab"),  # (a dialect's opener, read from its grammar)
     ("xml-block", f"a\n{XML}\nb", "a\n\nb"),
     ("native-block", f"a{NATIVE_V31}b", "ab"),
     ("block-in-fence-stays", f"```\n{XML}\n```", f"```\n{XML}\n```"),
