@@ -203,7 +203,7 @@ class BlockLife:
         for as_text, a, b, calls in pieces:
             if as_text:
                 out.append(Text(raw[a:b]))
-                if final and metrics is not None:  # (``complete`` counted the block taken)
+                if metrics is not None:  # (``complete`` or ``fail`` counts the block taken)
                     self.consumed -= b - a
             else:
                 out.append(ToolCalls(calls, Block((cap.start + a, cap.start + b), block.dialect,

@@ -148,3 +148,13 @@ def test_s14_prometheus_multiprocess(tmp_path: Path) -> None:
                          capture_output=True, text=True).stdout
     assert "callsieve_calls_total 3.0" in out
     assert 'callsieve_blocks_parsed_total{dialect="xml"} 3.0' in out
+
+
+@pytest.mark.parametrize("early_emit", ["block", "invoke", "arguments"])
+def test_s14_chars_released_under_a_policy(early_emit: str) -> None:
+    text = "a " + X(INV("f") + INV("rm") + INV("f")) + " b"
+    opts: dict[str, Any] = {"tools": [{"name": "f"}], "policy": "allowlist",
+                            "on_reject": "text", "early_emit": early_emit}
+    released = callsieve.parse(text, **opts).text
+    for chunks in ([text], list(text)):
+        assert _counts(text, chunks, **opts)["chars_released"] == len(released)
