@@ -134,8 +134,9 @@ def _arguments(text: str, start: int, fenced: bool) -> tuple[str, int] | None:
 
 
 def try_parse_calls(text: str) -> NativeCalls:
-    """Every complete call in ``text``, in order, leniently: a call counts once its name and
-    its JSON arguments are complete, whether or not the end markers have arrived. No call
+    """Every complete call in ``text``, in order (of every block, and of calls whose block
+    opener was lost), leniently: a call counts once its name and its JSON arguments are
+    complete, whether or not the end markers have arrived. No call
     read gives the reason; malformed JSON arguments give a reason, never an exception.
 
     >>> try_parse_calls('<｜tool▁call▁begin｜>f<｜tool▁sep｜>{"a": [1, 2]}').calls[0].input
@@ -151,9 +152,6 @@ def try_parse_calls(text: str) -> NativeCalls:
         m = _CALL_BEGIN.search(text, p)
         if m is None:
             break
-        stop = _CALLS_END.search(text, p, m.start())
-        if stop is not None:
-            break  # the block closed before this marker
         found = _name_at(text, m.end())
         if found is None:
             if not calls:

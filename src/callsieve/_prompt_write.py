@@ -6,8 +6,8 @@ parameter per argument, each with ``string="true"`` (a string) or ``string="fals
 other JSON value, written as JSON), every tag spelled by ``grammar/spelling/<dialect>.lark``.
 A body is written as the dialect's templates write it — plain — when the dialect's
 spelling says ``STRING_BODY: "plain"`` (DeepSeek's) or the value is not a string, and only
-if the parser reads that plain body back as the value (asked of the parser itself, on the
-parameter alone); otherwise, and for every string in a ``"cdata"`` dialect, as CDATA, a
+if the parser reads that plain body back as the value (the body run would not stop inside
+it, or else asked of the parser itself, on the parameter alone); otherwise, and for every string in a ``"cdata"`` dialect, as CDATA, a
 ``]]>`` inside split across two sections (``]]]]><![CDATA[>``), which reads back verbatim.
 A call whose argument names are not all ones ``name="…"`` can carry exactly (quotes, line
 breaks, white space at either end, over 512 characters, empty) is written with a JSON object
@@ -15,7 +15,8 @@ as its invoke body instead (SPEC §4: every markup dialect reads one), which hol
 What it guarantees: every value reads back equal; what cannot — a tool name ``name="…"``
 cannot carry, a value that is not JSON, a JSON body nested deeper than the balanced run
 reads (``MAX_JSON_DEPTH``) — is a ``FormatError``, never a call that reads back different.
-What it costs: a plain body is checked with one ``parse()`` of a one-parameter block
+What it costs: a plain body is checked with one regex search (the body run's stop: no
+``<``-like character, the common case), else one ``parse()`` of a one-parameter block
 (linear in the value); CDATA costs one ``str.replace``.
 """
 
@@ -28,10 +29,12 @@ from ._balanced import MAX_JSON_DEPTH
 from ._errors import FormatError
 from ._results import parse
 from ._spelling import Spelling
+from ._values import decode_entities
 
 __all__ = ["markup_calls", "name_attr"]
 
 _TRUE, _FALSE = "true", "false"  # the values of the string attribute (SPEC §5)
+_BODY_RUN = "TEXT_RUN"  # common.lark's run of a plain parameter body
 
 
 def _attr(sp: Spelling, name: Any) -> str | None:
@@ -94,9 +97,20 @@ def _param(sp: Spelling, key: str, value: Any) -> str:
     text = value if is_str else _json(value)
     if not is_str or sp.get("STRING_BODY") != "cdata":
         plain = head + text + sp["PARAM_CLOSE"]
-        if _reads_back(sp, plain, key, value):
+        if _run_takes_all(sp, text, is_str) or _reads_back(sp, plain, key, value):
             return plain
     return head + _cdata(sp, text) + sp["PARAM_CLOSE"]
+
+
+def _run_takes_all(sp: Spelling, text: str, is_str: bool) -> bool:
+    """The quick answer, for most values: the run that reads a plain body (``TEXT_RUN``)
+    would not stop inside ``text``, so no tag can start there, and the value rules give it
+    back as it is (``string="true"``: the raw text; ``string="false"``: JSON, which has no
+    white space at its ends, when no entity is there to decode)."""
+    run = sp.grammar.terminals.get(_BODY_RUN)
+    if run is None or not run.is_run or run.stop is None or run.stop.search(text):
+        return False
+    return is_str or decode_entities(text) == text
 
 
 def _reads_back(sp: Spelling, param: str, key: str, value: Any) -> bool:

@@ -113,6 +113,13 @@ def test_a_call_counts_once_its_name_and_json_are_complete() -> None:
     assert seen == sorted(seen) and seen[-1] == 2
 
 
+def test_every_block_is_read() -> None:
+    text = ds.format_calls([CALL_A]) + "\nand then\n" + ds.format_calls([CALL_B])
+    read = ds.try_parse_calls(text)
+    assert canon_calls(read.calls) == _want([CALL_A, CALL_B]) == canon_calls(parse(text).calls)
+    assert read.end == len(text)
+
+
 def test_v31_bare_json_counts_when_its_object_closes() -> None:
     text = '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{"a": {"b": [1, "}"]}}'
     assert ds.try_parse_calls(text[:-1]).reason
