@@ -139,6 +139,9 @@ def _check(path: Path, dialect: str, texts: dict[str, str], g: CompiledGrammar) 
 @functools.lru_cache(maxsize=64)
 def spelling(dialect: str, extra_dirs: tuple[str, ...] = ()) -> Spelling:
     """The checked spellings of ``dialect`` (see the module docstring)."""
+    if not isinstance(dialect, str) or not dialect.isidentifier():
+        raise ConfigurationError(f"dialect must be a dialect name, not {dialect!r}",
+                                 expected=_written(extra_dirs))
     for d in grammar_dirs(extra_dirs):
         path = d / SPELLING_DIR / f"{dialect}.lark"
         if path.is_file():

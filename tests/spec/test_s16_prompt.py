@@ -260,6 +260,10 @@ def test_a_dialect_without_spellings_is_a_configuration_error(tmp_path: Path) ->
     from callsieve import ConfigurationError
     with pytest.raises(ConfigurationError):
         format_calls([("f", {})], dialect="mine", grammar_dirs=[str(tmp_path)])
+    for bad in ("../xml", 3, "nope"):
+        with pytest.raises(ConfigurationError) as info:
+            format_results(["x"], dialect=bad)  # type: ignore[arg-type]
+        assert "dsml" in info.value.expected
 
 
 def test_a_spelling_the_parser_would_not_read_is_refused(tmp_path: Path) -> None:
