@@ -2,7 +2,7 @@
 workloads, next to the floor's, under valgrind's cachegrind: a figure that other load on the
 machine cannot move, for telling whether a change to the library made it cheaper.
 
-What it measures. Workloads (a)-(c) of ``bench_stream.py`` (same documents, same random 1-8-
+What it measures. Workloads (a)-(c) of ``bench_stream.py`` ((r): ``bench_reasoning.py``'s; same documents, same random 1-8-
 character chunk lists). For the floor and for each source tree given (default: this
 checkout's ``src/``), two runs under ``valgrind --tool=cachegrind --cache-sim=no`` with
 ``PYTHONHASHSEED=0``: one that builds the chunk list and a warmed-up sieve and stops, one
@@ -60,7 +60,12 @@ def _child(case: str, who: str, measure: bool, src: str, patch: str) -> None:
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import bench_stream as bench
 
-    text = bench.workload_text(case, bench.SIZE)
+    if case == "r":  # bench_reasoning's (r): 60 % reasoning, then chat
+        import bench_reasoning
+
+        text = bench_reasoning.thinking_reply(bench.SIZE)[0]
+    else:
+        text = bench.workload_text(case, bench.SIZE)
     chunks = bench.random_chunks(text)
     factory = bench.FloorSieve if who == "floor" else Sieve
     warm = factory()
@@ -99,7 +104,8 @@ def loop_instructions(case: str, who: str, src: str, patch: str = "") -> int:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--cases", default="abc", help="workloads among a, b, c (default abc)")
+    ap.add_argument("--cases", default="abc",
+                    help="workloads among a, b, c and r (bench_reasoning's; default abc)")
     ap.add_argument("--src", action="append", default=[],
                     help="a source tree holding the callsieve package (repeatable; default: "
                          "this checkout's src)")
@@ -117,7 +123,7 @@ def main() -> int:
         return 2
     srcs = [str(Path(s).resolve()) for s in args.src] or [str(ROOT / "src")]
     patch = str(Path(args.patch).resolve()) if args.patch else ""
-    cases = [c for c in args.cases if c in "abc"]
+    cases = [c for c in args.cases if c in "abcr"]
     random.seed(0)
     runs = [(s, "") for s in srcs] + ([(srcs[0], patch)] if patch else [])
     head = ("| Case | floor | " + " | ".join(f"sieve `{s}`" + (f" with `{p}`" if p else "")

@@ -33,7 +33,7 @@ from typing import Any
 import pytest
 
 import callsieve
-from callsieve import ArgumentsDelta, CallFinished, CallStarted, Text, ToolCalls
+from callsieve import ArgumentsDelta, CallFinished, CallStarted, Reasoning, Text, ToolCalls
 
 __all__ = [
     "DSML",
@@ -61,6 +61,7 @@ __all__ = [
     "expected_calls",
     "fed",
     "random_chunkings",
+    "reasoning_of",
     "run_all_ways",
     "stream",
     "table",
@@ -142,16 +143,23 @@ def drive(events: Iterable[Any]) -> tuple[str, list[tuple[str, str]]]:
     return "".join(text), canon_calls(calls)
 
 
+def reasoning_of(events: Iterable[Any]) -> str:
+    """The reasoning the events carry, joined (SPEC §15; the tags are not reasoning)."""
+    return "".join(e.text for e in events if isinstance(e, Reasoning))
+
+
 def assert_conserves(text: str, events: Sequence[Any], label: str = "") -> None:
-    """§Invariants 2/3 for ``early_emit="block"``: text pieces and emitted blocks' raw, in
-    event order, rebuild the input, and no Text event overlaps an emitted block's span."""
+    """§Invariants 2/3 for ``early_emit="block"``: text pieces, reasoning with its tags
+    (``Reasoning.source``) and emitted blocks' raw, in event order, rebuild the input, and
+    no Text or Reasoning event overlaps an emitted block's span."""
     pos = 0
     for e in events:
-        if isinstance(e, Text):
-            assert text.startswith(e.text, pos), (
-                f"{label}: Text {e.text!r} is not the input at offset {pos}: "
-                f"{text[pos:pos + len(e.text) + 20]!r}")
-            pos += len(e.text)
+        if isinstance(e, Text | Reasoning):
+            piece = e.text if isinstance(e, Text) else e.source
+            assert text.startswith(piece, pos), (
+                f"{label}: {type(e).__name__} {piece!r} is not the input at offset {pos}: "
+                f"{text[pos:pos + len(piece) + 20]!r}")
+            pos += len(piece)
         elif isinstance(e, ToolCalls):
             start, end = e.block.span
             assert start == pos, (
@@ -175,7 +183,9 @@ def run_all_ways(text: str, *, extra_chunkings: Iterable[Sequence[str]] = (),
     result = callsieve.parse(text, tools=tools, **parse_opts)
     want = (result.text, canon_calls(result.calls))
     check_conservation = conserve and opts.get("early_emit", "block") == "block"
-    if check_conservation:
+    if check_conservation and not result.reasoning and all(
+            b.reasoning is None for b in result.blocks) and not any(
+            isinstance(e, Reasoning) for e in stream([text], **opts)):
         rebuilt = []
         pos = 0
         for b in result.blocks:
@@ -200,6 +210,10 @@ def run_all_ways(text: str, *, extra_chunkings: Iterable[Sequence[str]] = (),
         assert got == want, (
             f"{label} disagrees with parse() on {text!r}\n"
             f"chunks={list(chunks)!r}\nparse: {want!r}\nsieve: {got!r}")
+        assert reasoning_of(events) == result.reasoning, (
+            f"{label}: the reasoning disagrees with parse() on {text!r}\n"
+            f"chunks={list(chunks)!r}\nparse: {result.reasoning!r}\n"
+            f"sieve: {reasoning_of(events)!r}")
         if check_conservation:
             assert_conserves(text, events, label)
     return result

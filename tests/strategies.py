@@ -215,3 +215,26 @@ def doc_and_chunks(draw: Any, docs: st.SearchStrategy[str] = DOCS) -> tuple[str,
     if draw(st.integers(0, 4)) == 0:  # empty chunks anywhere change nothing
         chunks = [p for c in chunks for p in (("", c) if draw(st.booleans()) else (c,))]
     return doc, chunks
+
+
+# ---------------------------------------------------------------------------- reasoning (§15)
+THINK_OPENS = st.sampled_from(["<think>", "<Think>", "＜think＞", "<think >", "<\u200bthink>",
+                               "<think|>", "<thinking>", "<|DSML|think>", "<think"])
+THINK_CLOSES = st.sampled_from(["</think>", "</Think>", "＜/think＞", "< /think>", "</think\n>",
+                                "</thinking>", "</think", "</"])
+#: A thought: prose, look-alikes, blocks (valid, broken, quoted), a nested tag.
+THOUGHT = st.lists(st.one_of(PROSE, LOOKALIKES, VALID_BLOCK, broken_block(), INLINE_CODE,
+                             fenced(VALID_BLOCK), THINK_OPENS), max_size=4).map("".join)
+REASONING_PIECES = st.one_of(
+    PIECES, THINK_OPENS, THINK_CLOSES, st.sampled_from(["", " ", "\n\n", "\n"]),
+    st.tuples(THINK_OPENS, THOUGHT, THINK_CLOSES).map("".join),
+    st.tuples(THINK_OPENS, THOUGHT, THINK_CLOSES).map("".join),
+)
+#: Replies that mix reasoning, prose, fences and blocks, white space first as often as not.
+REASONING_DOCS = st.tuples(st.sampled_from(["", "", " ", "\n"]),
+                           st.lists(REASONING_PIECES, min_size=1, max_size=6)).map(
+    lambda t: t[0] + "".join(t[1]))
+#: ``reasoning`` and ``calls_in_reasoning`` together.
+REASONING_OPTIONS = st.sampled_from([
+    {}, {"calls_in_reasoning": "call"}, {"reasoning": "open"},
+    {"reasoning": "open", "calls_in_reasoning": "call"}, {"reasoning": "off"}])

@@ -240,7 +240,9 @@ class ArgStream:
 
     def hot(self, chunk: str) -> list[Event]:
         """The sieve's hot half appended ``chunk`` to a CDATA string (``streams_as_is``):
-        its delta."""
+        its delta (none for an empty chunk)."""
+        if not chunk:
+            return []
         piece = chunk if _NEEDS_ESCAPE(chunk) is None else escape(chunk)
         self.sent.append(piece)
         return [ArgumentsDelta(self.index, piece)]

@@ -93,8 +93,13 @@ class BlockLife:
         if self.stream_args and entry.synthetic is None and not quiet:
             # (a block missing its opener emits nothing before its closing wrapper)
             args = ArgStream(self)
-        return Capture(g, entry, start, m.group(), self.schemas, self.pieces, self.lessons,
-                       g.entry_groups(m, k), args)
+        cap = Capture(g, entry, start, m.group(), self.schemas, self.pieces, self.lessons,
+                      g.entry_groups(m, k), args)
+        if reasoning is not None:
+            # No loose-CDATA repair inside reasoning: a CDATA a thought left open would be
+            # closed wherever one can be, past the </think> and into the answer.
+            cap.may_repair = False
+        return cap
 
     def _calls(self, cap: Capture, start: int, dialect: str) -> tuple[ToolCall, ...]:
         """The block's calls from its ``start``-th on. Under argument streaming, those its

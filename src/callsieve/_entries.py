@@ -38,11 +38,13 @@ class EntryFinder:
     scratch): ``table`` says which entries count (``_entry_tables``: the answer's, or, before
     the answer and in reasoning, the reasoning tag's too)."""
 
-    __slots__ = ("table", "auto", "lead_search", "state", "seen", "_lead_state",
+    __slots__ = ("table", "tracker", "auto", "lead_search", "state", "seen", "_lead_state",
                  "_settlements")
 
-    def __init__(self, g: CompiledGrammar, table: EntryTable, lead_search: Any) -> None:
+    def __init__(self, g: CompiledGrammar, table: EntryTable, lead_search: Any,
+                 tracker: Any = None) -> None:
         self.table = table
+        self.tracker = tracker  # (the fence tracker whose ``live_lead`` ``lead_search`` is)
         self.auto = table.automaton
         self.lead_search = lead_search
         self._settlements = table.settlements
@@ -140,6 +142,8 @@ class EntryFinder:
             if j < n:
                 state, j = auto.walk(state, buf, j, n)
             if state < 0 or j >= n and final:
-                # No entry can grow any further: the best complete one, if any, wins.
-                m = table.exact.match(buf, i) if seen else None
+                # No entry can grow any further: the best complete one, if any, wins (the
+                # walk may have ended on an accepting state at the very end of the input).
+                m = (table.exact.match(buf, i)
+                     if seen or (state >= 0 and accepting[state]) else None)
                 return (TEXT, None) if m is None else (OPEN, m)

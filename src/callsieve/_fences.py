@@ -63,12 +63,14 @@ class FenceTracker:
     __slots__ = ("state", "span", "stack", "blank_pending", "leads", "_live_lead",
                  "run_char", "run_len", "run_ls", "phase", "line_n", "line_char", "line_run")
 
-    def __init__(self, tag_leads: str) -> None:
+    def __init__(self, tag_leads: str, code: bool = True) -> None:
+        """``code=False``: a tracker that sees no code at all (it stops at tag leads only and
+        stays LIVE), for text read without Markdown — reasoning (SPEC §15)."""
         self.state = _LIVE
         self.span = 0  # backtick count of the open inline span
         self.stack: list[tuple[str, int]] = []  # open fences, innermost last, capped
         self.blank_pending = False  # CODE: a line break, then only blanks so far
-        self.leads = tag_leads + "`~"  # what LIVE prose stops at
+        self.leads = tag_leads + ("`~" if code else "")  # what LIVE prose stops at
         self._live_lead = re.compile("[" + re.escape(self.leads) + "]")
         self.run_char = ""  # LIVE/CODE: a run cut by the end of the buffer ...
         self.run_len = 0  # ... its length so far ...

@@ -164,6 +164,9 @@ class ModeReaders:
         The next ``_enter()`` arms it."""
         self._context = context
         finder = self._finder = self._finders[context]
+        if finder.tracker is not self._fences:  # (reasoning's sees no code: SPEC §15)
+            self._fences = self._cur.fences = finder.tracker
+            self._lead_search = finder.lead_search
         auto = self._auto = finder.auto
         self._accepting, self._onward, self._trans = auto.accepting, auto.onward, auto.trans
         self._kind = Reasoning if context is IN_REASONING else Text

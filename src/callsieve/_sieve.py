@@ -99,9 +99,10 @@ class Sieve(ModeReaders):
         self._grown = self._cur.grown  # (a held candidate's text: see ``Cursor.grown``)
         self._lead_search = self._fences.live_lead.search
         self._life = BlockLife(g, opts.schemas, opts.id_factory, self._cur.pieces)
-        # SPEC §15: one entry finder per context of the reply (``_entry_tables``); the
-        # context's is ``_finder``, its automaton's tables ``_auto`` ... (``_set_context``).
-        self._finders = _finders(g, self._lead_search, opts.reasoning)
+        # SPEC §15: one entry finder per context of the reply (``_entry_tables``), each with
+        # its fence tracker (reasoning is read without code: ``_set_context``); the context's
+        # are ``_finder`` and ``_fences``, its automaton's tables ``_auto`` ...
+        self._finders = _finders(g, self._fences, opts.reasoning)
         self._reason_calls = opts.calls_in_reasoning  # a block inside reasoning: text or call
         self._set_context(PREAMBLE if opts.reasoning == "tags" and PREAMBLE in self._finders
                           else IN_REASONING if opts.reasoning == "open" else ANSWER)
@@ -277,6 +278,7 @@ class Sieve(ModeReaders):
                         events.append(self._kind(piece))
                         if self._context is PREAMBLE and not piece.isspace():
                             self._set_context(ANSWER)  # (the answer has begun)
+                            fences = self._fences
                     cur.passed(buf, i)
                     break
                 verdict, value = self._finder.candidate(buf, i, final, 0, i, False)
@@ -288,6 +290,7 @@ class Sieve(ModeReaders):
                 # Answer text stands before this lead: the answer has begun, and the lead
                 # is decided again with the answer's entries (a <think> there is text).
                 self._set_context(ANSWER)
+                fences = self._fences
                 pos = i
                 continue
             if text_start < i:
@@ -304,6 +307,7 @@ class Sieve(ModeReaders):
                 events.append(Reasoning("", value.group()))
                 self._set_context(IN_REASONING if self._context is PREAMBLE
                                   else PREAMBLE if PREAMBLE in self._finders else ANSWER)
+                fences = self._fences
                 pos = text_start = value.end()
                 cur.passed(buf, pos)
                 continue
@@ -322,13 +326,16 @@ class Sieve(ModeReaders):
         return events
 
 
-def _finders(g: Any, lead_search: Any, reasoning: str) -> dict[Any, EntryFinder]:
+def _finders(g: Any, fences: FenceTracker, reasoning: str) -> dict[Any, EntryFinder]:
     """An entry finder for each context the ``reasoning`` option can reach (SPEC §15):
     ``"off"``, the answer only; ``"tags"``, before the answer too and inside reasoning, if
     the grammar defines the tags (``_entry_tables``: a grammar without them has no
-    reasoning, as if it were ``"off"``); ``"open"`` needs ``THINK_CLOSE`` at least."""
+    reasoning, as if it were ``"off"``); ``"open"`` needs ``THINK_CLOSE`` at least. The
+    finders outside reasoning share the sieve's fence tracker, ``fences``; reasoning's has
+    one that sees no code (its ``lead_search`` is the tracker's: ``EntryFinder.tracker``)."""
     tables = g.entry_tables
-    finders = {ANSWER: EntryFinder(g, tables["answer"], lead_search)}
+    lead_search = fences.live_lead.search
+    finders = {ANSWER: EntryFinder(g, tables["answer"], lead_search, fences)}
     if reasoning == "off":
         return finders
     if "reasoning" not in tables:
@@ -337,7 +344,8 @@ def _finders(g: Any, lead_search: Any, reasoning: str) -> dict[Any, EntryFinder]
                 "reasoning='open' needs a THINK_CLOSE terminal in the grammar's common.lark",
                 expected=("THINK_CLOSE",))
         return finders
-    finders[IN_REASONING] = EntryFinder(g, tables["reasoning"], lead_search)
+    plain = FenceTracker(g.lead_chars, code=False)
+    finders[IN_REASONING] = EntryFinder(g, tables["reasoning"], plain.live_lead.search, plain)
     if "preamble" in tables:
-        finders[PREAMBLE] = EntryFinder(g, tables["preamble"], lead_search)
+        finders[PREAMBLE] = EntryFinder(g, tables["preamble"], lead_search, fences)
     return finders

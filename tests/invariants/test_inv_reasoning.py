@@ -1,0 +1,136 @@
+"""SPEC §Invariants 1–3 and §7's hold-back, extended to reasoning (SPEC §15), as properties over
+generated replies that mix reasoning (every tag spelling, nested and cut-short tags), prose,
+fences and blocks, under every ``reasoning`` / ``calls_in_reasoning`` choice and early-emit
+mode:
+
+1. chunking invariance: any split gives parse()'s text, calls and reasoning;
+2. conservation: released text, reasoning with its tags (``Reasoning.source``) and the raw of
+   emitted blocks, in event order, rebuild the input;
+3. no leak: no text or reasoning event carries part of a block whose calls were emitted;
+and held text stays a bounded tag prefix; and a thought is never a call under "text".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from helpers import assert_conserves, canon_calls, chunk_at, drive, reasoning_of, stream
+from hypothesis import assume, given
+from hypothesis import strategies as st
+from strategies import (
+    PROSE,
+    REASONING_DOCS,
+    REASONING_OPTIONS,
+    THINK_CLOSES,
+    THINK_OPENS,
+    THOUGHT,
+    doc_and_chunks,
+    soak_settings,
+)
+
+import callsieve
+from callsieve import Reasoning, Text, ToolCalls
+
+SETTINGS = soak_settings(150)
+CASES = doc_and_chunks(REASONING_DOCS)
+EARLY = st.sampled_from(["block", "invoke", "arguments"])
+
+
+def _whole(doc: str, **opts: Any) -> tuple[str, list[tuple[str, str]], str]:
+    r = callsieve.parse(doc, **opts)
+    return r.text, canon_calls(r.calls), r.reasoning
+
+
+@SETTINGS
+@given(CASES, REASONING_OPTIONS, EARLY)
+def test_chunking_invariance_with_reasoning(case: tuple[str, list[str]], opts: dict[str, Any],
+                                            early_emit: str) -> None:
+    doc, chunks = case
+    want = _whole(doc, early_emit=early_emit, **opts)
+    for split in (chunks, list(doc)):
+        events = stream(split, early_emit=early_emit, **opts)
+        assert (*drive(events), reasoning_of(events)) == want
+
+
+@SETTINGS
+@given(CASES, REASONING_OPTIONS)
+def test_conservation_with_reasoning(case: tuple[str, list[str]], opts: dict[str, Any]) -> None:
+    doc, chunks = case
+    assert_conserves(doc, stream(chunks, **opts), "stream")
+    for b in callsieve.parse(doc, **opts).blocks:
+        assert b.raw == doc[b.span[0]:b.span[1]]
+        assert b.reasoning in (None, "text", "call")
+
+
+@SETTINGS
+@given(CASES, REASONING_OPTIONS)
+def test_no_leak_with_reasoning(case: tuple[str, list[str]], opts: dict[str, Any]) -> None:
+    """No Text or Reasoning event overlaps the span of a block whose calls were emitted."""
+    doc, chunks = case
+    pos = 0
+    spans: list[tuple[int, int]] = []
+    released: list[tuple[int, int]] = []
+    for e in stream(chunks, **opts):
+        if isinstance(e, Text | Reasoning):
+            n = len(e.text if isinstance(e, Text) else e.source)
+            released.append((pos, pos + n))
+            pos += n
+        elif isinstance(e, ToolCalls):
+            spans.append(e.block.span)
+            pos = e.block.span[1]
+    for a, b in released:
+        for s, t in spans:
+            assert b <= s or a >= t, f"released [{a}, {b}) overlaps block [{s}, {t}) in {doc!r}"
+
+
+@SETTINGS
+@given(st.sampled_from(["", " ", "\n"]), THOUGHT, st.one_of(THINK_CLOSES, st.just("</think>")),
+       st.lists(PROSE, max_size=3).map("".join))
+def test_a_thought_is_never_a_call_and_never_text(ws: str, thought: str, close: str,
+                                                  answer: str) -> None:
+    """Under the default, everything between a ``<think>`` at the start and the ``</think>``
+    that ends it is reasoning — blocks, fences and all — and nothing in it is a call."""
+    assume("think" not in answer.lower() and "think" not in thought[:-1].lower()
+           and "</" not in thought[-2:])
+    doc = f"{ws}<think>{thought}</think>{answer}"
+    r = callsieve.parse(doc)
+    assert r.reasoning == thought
+    assert r.calls == ()
+    assert r.text == ws + callsieve.parse(answer, reasoning="off").text
+    assert all(b.reasoning == "text" for b in r.blocks if b.span[1] <= len(ws) + 7 + len(thought))
+    assert drive(stream(list(doc))) == (r.text, [])
+
+
+SPECIALS_HOLD = ["<", "＜", "<think", "</think", "</", "<thi", "\n", " ", "`", "a" * 20]
+HOLD_DOCS = st.lists(st.one_of(PROSE, THINK_OPENS, THINK_CLOSES, st.sampled_from(SPECIALS_HOLD)),
+                     max_size=8).map("".join)
+MAX_HELD = 128
+
+
+@SETTINGS
+@given(HOLD_DOCS, st.sampled_from(["tags", "open"]))
+def test_hold_back_at_a_reasoning_tag_is_bounded(doc: str, mode: str) -> None:
+    """Around reasoning tags too, the only text held is a short tail beginning with a tag
+    lead (reasoning and text alike go out as soon as they cannot be part of a tag)."""
+    assume(callsieve.parse(doc, reasoning=mode).blocks == ())
+    sieve = callsieve.Sieve(reasoning=mode)
+    out = ""
+    for i, ch in enumerate(doc):
+        out += "".join(e.text if isinstance(e, Text) else e.source for e in sieve.feed(ch)
+                       if isinstance(e, Text | Reasoning))
+        held = doc[len(out):i + 1]
+        assert doc.startswith(out)
+        assert held == "" or held[0] in "<＜〈", f"held {held!r} after {doc[:i + 1]!r}"
+        assert len(held) <= MAX_HELD
+    out += "".join(e.text if isinstance(e, Text) else e.source for e in sieve.close()
+                   if isinstance(e, Text | Reasoning))
+    assert out == doc
+
+
+@SETTINGS
+@given(REASONING_DOCS, st.data())
+def test_reasoning_agrees_at_random_splits(doc: str, data: Any) -> None:
+    cuts = data.draw(st.lists(st.integers(1, max(1, len(doc) - 1)), max_size=30))
+    want = _whole(doc)
+    events = stream(chunk_at(doc, cuts))
+    assert (*drive(events), reasoning_of(events)) == want
