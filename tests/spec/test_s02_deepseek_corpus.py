@@ -1,7 +1,7 @@
 """SPEC §2, §4, §7: a corpus of DeepSeek output shapes, one group per generation — V3 (and
 R1), V3.1, V3.2, V4, V4.1 — as the models write them and as vLLM, SGLang and llama.cpp see
-them: thinking text before the block (as plain text: the reply's reasoning, SPEC §15, is
-tested on its own), one call, parallel calls, nested JSON arguments, unicode, and the damaged
+them: thinking text before the block (as plain text, and as the ``<think>…</think>``
+reasoning SPEC §15 reads), one call, parallel calls, nested JSON arguments, unicode, and the damaged
 forms SPEC §3/§4 tolerate or repair; and what stays text (a block cut off at the end, a
 mention).
 
@@ -17,13 +17,14 @@ import json
 from typing import Any, NamedTuple
 
 import pytest
-from helpers import check, chunk_at, run_all_ways
+from helpers import check, chunk_at, run_all_ways, stream
 
 from callsieve import (
     ArgumentsDelta,
     CallAborted,
     CallFinished,
     CallStarted,
+    Reasoning,
     Sieve,
     Text,
     ToolCalls,
@@ -309,3 +310,27 @@ def test_the_text_before_the_block_is_out_before_the_block_starts(case: Case) ->
     out += sieve.feed(case.text[start:]) + sieve.close()
     assert [(c.name, c.input) for e in out if isinstance(e, ToolCalls) for c in e.calls] == \
         case.calls
+
+
+# The reasoning models (R1, V3.1 and later in thinking mode) think first; with the template's
+# `<think>` in the reply, the thought is reasoning (SPEC §15), the block after it a call.
+THOUGHT = "\nThe user wants the weather in Tokyo. get_weather takes a location.\n"
+THINKING = [
+    ("v3", native(v3_call("get_weather", '{"location": "Tokyo"}'))),
+    ("v31", native(v31_call("get_weather", '{"location": "Tokyo"}'))),
+    ("v32", v32(w("Tokyo"))),
+    ("v4", v4(w("Tokyo"))),
+    ("v41", v41(w41("Tokyo"))),
+    ("v41-json-body", v41(invoke("get_weather", '{"location": "Tokyo"}', sp=" "))),
+]
+
+
+@pytest.mark.parametrize(("generation", "block"), THINKING, ids=[g for g, _ in THINKING])
+def test_a_thought_then_the_block(generation: str, block: str) -> None:
+    text = f"<think>{THOUGHT}</think>\n\n{block}"
+    # (conservation with reasoning is SPEC §15's to test: helpers' check counts text only)
+    r = check(text, "\n\n", [TOKYO], conserve=False)
+    assert r.reasoning == THOUGHT
+    for size in (1, 5):
+        events = stream(chunk_at(text, range(size, len(text), size)))
+        assert "".join(e.text for e in events if isinstance(e, Reasoning)) == THOUGHT
