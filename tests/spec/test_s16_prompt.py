@@ -311,3 +311,30 @@ def test_the_documented_multi_turn_exchange_holds(dialect: str) -> None:
     assert format_calls(result.calls, dialect=dialect) + "\n" in DOC
     results = [{"role": "tool", "tool_call_id": result.calls[0].id, "content": "Sunny, 22°C"}]
     assert format_results(results, dialect=dialect) + "\n" in DOC
+
+
+JSONISH = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=8),
+                                 st.sampled_from(["function", "tool_use", "tool_result", "tool",
+                                                  "assistant", "user", "text", "name",
+                                                  "arguments", "input", "content"])),
+                       lambda inner: st.one_of(
+                           st.lists(inner, max_size=3),
+                           st.dictionaries(st.sampled_from(
+                               ["type", "role", "name", "function", "arguments", "input",
+                                "content", "tool_calls", "parameters", "input_schema",
+                                "description", "text", "required", "properties"]),
+                               inner, max_size=4)), max_leaves=12)
+
+
+@soak_settings(300)
+@given(value=JSONISH, dialect=st.sampled_from(DIALECTS))
+def test_any_input_is_text_or_a_typed_error(value: Any, dialect: str) -> None:
+    """Bad input never gives an unhandled exception: each function returns text or raises
+    ``FormatError``."""
+    for fn in (format_calls, format_results, tool_instructions):
+        for arg in (value, [value]):
+            try:
+                out = fn(arg, dialect=dialect)
+            except FormatError:
+                continue
+            assert isinstance(out, str)
