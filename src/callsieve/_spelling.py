@@ -81,7 +81,7 @@ def _terminal(g: CompiledGrammar, dialect: str, name: str) -> Any:
     for key in (f"{dialect.upper()}__{name}", f"_{dialect.upper()}__{name}", name):
         spec = g.terminals.get(key)
         if spec is not None and spec.source is not None:
-            return re.compile(spec.source)
+            return spec.pattern
     return None
 
 

@@ -134,13 +134,15 @@ MALFORMED = [
     '<｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n[1, 2]\n```',
     '<｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{"x": NaN}\n```',
     '<｜tool▁call▁begin｜>f<｜tool▁sep｜>' + "[" * 100_000 + "<｜tool▁call▁end｜>",
+    '<｜tool▁call▁begin｜>f<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁call▁begin｜>""<｜tool▁sep｜>{}',
 ]
 
 
 @pytest.mark.parametrize("text", MALFORMED)
 def test_malformed_arguments_give_a_reason(text: str) -> None:
     read = ds.try_parse_calls(text)
-    assert not read and read.calls == () and "call 1 (f)" in read.reason
+    assert not read and read.calls == ()
+    assert "call 1 (f)" in read.reason or "call 2 has an empty name" in read.reason
 
 
 @pytest.mark.parametrize(("text", "reason"), [
