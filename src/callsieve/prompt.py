@@ -55,6 +55,11 @@ def _spelling(dialect: str, grammar_dirs: Sequence[str]) -> Spelling:
     return spelling(dialect, tuple(str(d) for d in grammar_dirs))
 
 
+def _native(sp: Spelling) -> bool:
+    """Is this the DeepSeek native protocol (written by ``callsieve.deepseek``), not markup?"""
+    return sp.dialect == _NATIVE and "INVOKE_OPEN" not in sp
+
+
 def format_calls(calls: Any, dialect: str = DEFAULT_PROMPT_DIALECT, *,
                  grammar_dirs: Sequence[str] = ()) -> str:
     """Past assistant tool calls as the model writes them in ``dialect``: one block holding
@@ -70,7 +75,7 @@ def format_calls(calls: Any, dialect: str = DEFAULT_PROMPT_DIALECT, *,
     """
     items = read_calls(calls)
     sp = _spelling(dialect, grammar_dirs)
-    if dialect == _NATIVE and "INVOKE_OPEN" not in sp:
+    if _native(sp):
         return deepseek.format_calls(items)
     return markup_calls(sp, items)
 
@@ -88,7 +93,7 @@ def format_results(results: Any, dialect: str = DEFAULT_PROMPT_DIALECT, *,
     sp = _spelling(dialect, grammar_dirs)
     if not texts:
         return ""
-    if dialect == _NATIVE and "RESULT_OPEN" not in sp:
+    if _native(sp):
         return deepseek.format_results(texts)
     body = sp.get("RESULT_SEP").join(sp["RESULT_OPEN"] + t + sp["RESULT_CLOSE"] for t in texts)
     return sp.get("RESULTS_OPEN") + body + sp.get("RESULTS_CLOSE")
@@ -120,7 +125,7 @@ def _example(tool: tuple[str, str, dict[str, Any]]) -> tuple[str, dict[str, Any]
 
 
 def _skeleton(sp: Spelling) -> str:
-    if "INVOKE_OPEN" not in sp:  # deepseek_native: a block that parses (a failed one
+    if _native(sp):  # a block that parses (a failed one
         # would be text, and its line-start fences would open a code fence, SPEC §6)
         args = deepseek.format_arguments({"$PARAMETER_NAME": "$VALUE"})
         return (deepseek.TOOL_CALLS_BEGIN + deepseek.format_call_header("$TOOL_NAME") + args
@@ -135,7 +140,7 @@ def _skeleton(sp: Spelling) -> str:
 
 
 def _rules(sp: Spelling) -> list[str]:
-    if "INVOKE_OPEN" not in sp:
+    if _native(sp):
         return ["Write the arguments as one JSON object between the fences.",
                 "Several calls go in one block, one after another; they run in order."]
     cdata = sp["CDATA_OPEN"] + "..." + sp["CDATA_CLOSE"]

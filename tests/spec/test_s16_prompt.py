@@ -338,3 +338,19 @@ def test_any_input_is_text_or_a_typed_error(value: Any, dialect: str) -> None:
             except FormatError:
                 continue
             assert isinstance(out, str)
+
+
+def test_a_dialect_of_ones_own_gets_a_writer_from_its_spelling_file(tmp_path: Path) -> None:
+    """grammar/README.md, "Spellings for writing": a ``spelling/<name>.lark`` beside it."""
+    grammar = Path(__file__).parents[2] / "grammar"
+    (tmp_path / "mine.lark").write_text(
+        (grammar / "xml.lark").read_text(encoding="utf-8").replace("xml", "mine"),
+        encoding="utf-8")
+    (tmp_path / "spelling").mkdir()
+    (tmp_path / "spelling" / "mine.lark").write_text(
+        (grammar / "spelling" / "xml.lark").read_text(encoding="utf-8"), encoding="utf-8")
+    calls = [("f", {"a": "]]> x", "b": [1, {"c": None}]})]
+    text = format_calls(calls, dialect="mine", grammar_dirs=[str(tmp_path)])
+    got = parse(text, dialects=("mine",), grammar_dirs=[str(tmp_path)])
+    assert canon_calls(got.calls) == _want(calls)
+    assert {b.dialect for b in got.blocks} == {"mine"}
