@@ -2,22 +2,26 @@
 saved model reply, and for seeing exactly what a streaming server would emit.
 
 What it does: ``callsieve parse FILE|-`` reads the whole text and prints the ``ParseResult``
-as one indented JSON object (``text``, ``calls``, ``blocks``, ``saw_tool_call_syntax``,
-``rejected_by_policy``, ``rejected_tool_names``). ``callsieve stream FILE|- [--chunk-size N]``
+as one indented JSON object (``reasoning``, ``text``, ``calls``, ``blocks``,
+``saw_tool_call_syntax``, ``rejected_by_policy``, ``rejected_tool_names``). ``callsieve stream FILE|- [--chunk-size N]``
 feeds the text through a ``Sieve`` in chunks of N characters (default 4, about an LLM token;
 for ``stream -`` each read is cut on its own, its last chunk shorter, so nothing that has
-arrived waits for the next read — as a server feeds what it has) and prints one compact JSON object per line (``{"event": "text", ...}``,
+arrived waits for the next read — as a server feeds what it has) and prints one compact JSON
+object per line (``{"event": "text", ...}``, ``{"event": "reasoning", ...}``,
 ``{"event": "tool_calls", "calls": [...], "block": {...}}``, and the argument-streaming
-events). By default adjacent text events are merged into one ``text`` line, printed when a
-non-text event comes, at the end, and — for ``stream -``, which feeds standard input as it
+events). By default adjacent text events are merged into one ``text`` line (adjacent
+reasoning into one ``reasoning`` line), printed when an event of another kind comes, at the end, and — for ``stream -``, which feeds standard input as it
 arrives — whenever a read's worth of input has been fed, so a reader of a live pipe sees text
 as soon as it is released (piped input may therefore print its text in more lines than the
 same FILE; the text and the other events are the same). ``--raw-events`` prints every event
-as it comes, one line each, to show the real hold-back behaviour; ``--sse`` prints each line
+as it comes, one line each, to show the real hold-back behaviour (the ``<think>`` and
+``</think>`` tags as ``reasoning`` events with their ``raw`` text); ``--sse`` prints each line
 as a Server-Sent Events frame (``data: <json>`` and a blank line). Both commands take
 ``--tools FILE`` (a JSON list of tool definitions, passed as ``tools=``) and
-``--early-emit MODE`` (choices read from ``_options.EARLY_EMIT``, so a new mode needs no
-change here); ``-`` reads standard input. ``callsieve --version`` prints
+``--early-emit MODE``, ``--reasoning tags|open|off`` and ``--calls-in-reasoning text|call``
+(SPEC §15; choices read from ``_options.EARLY_EMIT``, ``REASONING`` and
+``CALLS_IN_REASONING``, so a new mode needs no change here), and ``--format API`` (the
+API's wire JSON, reasoning as that API carries it; ``--no-reasoning-output`` leaves it out); ``-`` reads standard input. ``callsieve --version`` prints
 ``callsieve <version>``; a bare ``callsieve`` prints the help (usage and the commands, one
 line each) to standard output and exits 0, as ``--help`` does.
 Where output is chosen: ``_stream_writer(args, out)`` builds the ``StreamWriter`` every stream
@@ -157,7 +161,8 @@ def _sieve_options(args: argparse.Namespace) -> tuple[list[Any] | None, dict[str
     """The tools and the options of a command (``Sieve``'s keyword arguments), checked
     before any input is read."""
     tools = _load_tools(args.tools)
-    options: dict[str, Any] = {"early_emit": args.early_emit}
+    options: dict[str, Any] = {"early_emit": args.early_emit, "reasoning": args.reasoning,
+                               "calls_in_reasoning": args.calls_in_reasoning}
     SieveOptions(tools, **options)
     return tools, options
 
@@ -189,9 +194,19 @@ def build_parser() -> argparse.ArgumentParser:
                         help="JSON list of tool definitions (OpenAI or Anthropic style)")
     common.add_argument("--early-emit", choices=_options.EARLY_EMIT, default="block",
                         help="when calls are emitted (default block)")
+    common.add_argument("--reasoning", choices=_options.REASONING, default="tags",
+                        help="where reasoning is: between <think> tags, open from the start "
+                             "to the first </think>, or off (default tags)")
+    common.add_argument("--calls-in-reasoning", choices=_options.CALLS_IN_REASONING,
+                        default="text",
+                        help="a tool block inside reasoning is reasoning text, or a call "
+                             "(default text)")
     common.add_argument("--format", choices=tuple(FORMATS), default=None,
                         help="print the API's wire JSON instead of callsieve's own view: "
                              "a response object (parse) or stream objects (stream)")
+    common.add_argument("--no-reasoning-output", dest="include_reasoning",
+                        action="store_false",
+                        help="with --format: leave the reasoning out of the wire JSON")
 
     sub.add_parser("parse", parents=[common],
                    help="parse the whole text; print the result as one JSON object",
@@ -235,8 +250,9 @@ def _parse_view(args: argparse.Namespace) -> Callable[[ParseResult], Record]:
     """What ``parse`` prints for a result: callsieve's view, or ``--format``'s response."""
     if args.format is None:
         return result_json
-    build: Callable[[ParseResult], Record] = _renderer(args).render_response
-    return build
+    render = _renderer(args).render_response
+    include: bool = args.include_reasoning
+    return lambda result: render(result, include_reasoning=include)
 
 
 def _stream_writer(args: argparse.Namespace, out: TextIO) -> StreamWriter:
@@ -248,8 +264,8 @@ def _stream_writer(args: argparse.Namespace, out: TextIO) -> StreamWriter:
         return StreamWriter(out, EventRecords(), merge_text=not args.raw_events,
                             frame=sse_frame if args.sse else json_line)
     frame, end = SSE_FRAMING[args.format] if args.sse else (json_line, "")
-    return StreamWriter(out, _renderer(args).StreamRenderer(), merge_text=False, frame=frame,
-                        end=end)
+    renderer = _renderer(args).StreamRenderer(include_reasoning=args.include_reasoning)
+    return StreamWriter(out, renderer, merge_text=False, frame=frame, end=end)
 
 
 def _cmd_parse(args: argparse.Namespace, out: TextIO) -> int:

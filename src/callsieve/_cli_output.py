@@ -4,7 +4,8 @@ the JSON views of results and events, and the one path a stream's events take to
 What it does: ``result_json``, ``event_json``, ``call_json`` and ``block_json`` are the JSON
 views of callsieve's own values (``parse`` prints ``result_json``). A stream's events go
 through a ``StreamWriter``, in three stages: an optional ``TextMerger`` (adjacent ``Text``
-events become one), an ``Encoder`` (events to output records: ``EventRecords`` gives one
+events become one, and so do adjacent ``Reasoning`` events; the reasoning tags' own events,
+with nothing to show, go), an ``Encoder`` (events to output records: ``EventRecords`` gives one
 ``event_json`` record per event; a ``render.<api>.StreamRenderer`` has the same shape, so a
 wire format is one more encoder) and a ``Frame`` (a record as output text: ``json_line``, one
 compact JSON object per line, or ``sse_frame``, ``data: <json>`` and a blank line, as Server-
@@ -13,9 +14,10 @@ Sent Events carry it, ``sse_event_frame`` with an ``event: <type>`` line first; 
 held so far is printed and the output flushed, so a reader of a live pipe sees text as soon as
 a read's worth of input has been fed; ``close(events)`` prints the last events, the held text
 and what the encoder holds, and flushes.
-What it guarantees: merging only joins ``Text`` events that are adjacent in the stream (a
-non-text event, a pause and the end each end a run), so the text printed, in order, is the
-text the sieve released, and every non-text event keeps its place between the runs. JSON is
+What it guarantees: merging only joins ``Text`` (or ``Reasoning``) events that are adjacent
+in the stream (an event of another kind, a pause and the end each end a run), so the text and
+the reasoning printed, in order, are what the sieve released, and every other event keeps its
+place between the runs. JSON is
 compact for frames (one line each), with non-ASCII kept when the output stream can encode it
 and escaped otherwise (``dumps``).
 What it costs: O(1) per event besides the JSON itself; the merger holds the text released
@@ -36,6 +38,7 @@ from ._events import (
     CallFinished,
     CallStarted,
     Event,
+    Reasoning,
     Text,
     ToolCall,
     ToolCalls,
@@ -86,6 +89,7 @@ def block_json(block: Block) -> Record:
 
 def result_json(result: ParseResult) -> Record:
     return {
+        "reasoning": result.reasoning,
         "text": result.text,
         "calls": [call_json(c) for c in result.calls],
         "blocks": [block_json(b) for b in result.blocks],
@@ -98,6 +102,9 @@ def result_json(result: ParseResult) -> Record:
 def event_json(event: Event) -> Record:
     if isinstance(event, Text):
         return {"event": "text", "text": event.text}
+    if isinstance(event, Reasoning):  # (a tag's own event: its raw text, the text empty)
+        return ({"event": "reasoning", "text": event.text} if event.raw is None else
+                {"event": "reasoning", "text": event.text, "raw": event.raw})
     if isinstance(event, ToolCalls):
         return {"event": "tool_calls", "calls": [call_json(c) for c in event.calls],
                 "block": block_json(event.block)}
@@ -172,17 +179,24 @@ class EventRecords:
 
 
 class TextMerger:
-    """Adjacent ``Text`` events as one, held until a non-text event or ``flush()``."""
+    """Adjacent ``Text`` events as one (and adjacent ``Reasoning`` events as one), held until
+    an event of another kind or ``flush()``; a reasoning tag's event (no text) goes."""
 
-    __slots__ = ("_held",)
+    __slots__ = ("_held", "_kind")
 
     def __init__(self) -> None:
         self._held: list[str] = []
+        self._kind: type[Text | Reasoning] = Text  # what ``_held`` holds
 
     def feed(self, events: Iterable[Event]) -> list[Event]:
         out: list[Event] = []
         for event in events:
-            if isinstance(event, Text):
+            if isinstance(event, Text | Reasoning):
+                if not event.text:
+                    continue
+                if type(event) is not self._kind:
+                    out.extend(self.flush())
+                    self._kind = type(event)
                 self._held.append(event.text)
             else:
                 out.extend(self.flush())
@@ -194,7 +208,7 @@ class TextMerger:
             return []
         text = "".join(self._held)
         self._held.clear()
-        return [Text(text)] if text else []
+        return [self._kind(text)]
 
 
 class StreamWriter:

@@ -38,7 +38,7 @@ from helpers import (
 )
 from hypothesis import assume, given
 from hypothesis import strategies as st
-from render_cases import EXAMPLES, call_block
+from render_cases import EXAMPLES, call_block, reply_runs
 from strategies import doc_and_chunks, soak_settings
 
 import callsieve
@@ -128,15 +128,18 @@ def check_shape(events: Sequence[dict[str, Any]]) -> None:
             block = e["content_block"]
             kind = block["type"]
             assert block == ({"type": "text", "text": ""} if kind == "text" else
+                             {"type": "thinking", "thinking": "", "signature": ""}
+                             if kind == "thinking" else
                              {"type": "tool_use", "id": block["id"], "name": block["name"],
                               "input": {}})
         elif e["type"] == "content_block_delta":
             assert e["index"] == open_index
-            assert e["delta"]["type"] == ("text_delta" if kind == "text" else "input_json_delta")
-            text += e["delta"].get("text", "")
+            assert e["delta"]["type"] == {"text": "text_delta", "thinking": "thinking_delta"}.get(
+                kind, "input_json_delta")
+            text += e["delta"].get("text", e["delta"].get("thinking", ""))
         else:
             assert e["type"] == "content_block_stop" and e["index"] == open_index, kinds
-            assert kind != "text" or text.strip(), "an empty or white-space-only text block"
+            assert kind == "tool_use" or text.strip(), f"an empty or white-space-only {kind}"
             open_index = -1
     assert open_index < 0
 
@@ -182,19 +185,17 @@ def aborts(batches: Iterable[Sequence[Event]]) -> bool:
 def blocks(message: Any) -> list[tuple[str, str]]:
     """A message's content as ``(kind, text or "name input")``, ids left out."""
     return [("text", b.text) if b.type == "text" else
+            ("thinking", b.thinking) if b.type == "thinking" else
             ("tool_use", f"{b.name} {canon_value(b.input)}") for b in message.content]
 
 
 def parsed_blocks(result: ParseResult) -> list[tuple[str, str]]:
-    """What ``parse()`` says the content is: its parts, text stripped (every text part meets
-    a call or an end of the reply), white-space-only text gone."""
-    out = []
-    for part in result.parts:
-        if isinstance(part, ToolCall):
-            out.append(("tool_use", f"{part.name} {canon_value(part.input)}"))
-        elif part.strip():
-            out.append(("text", part.strip()))
-    return out
+    """What ``parse()`` says the content is: its parts, text and reasoning runs stripped
+    (every run meets a call, a run of the other kind or an end of the reply), white-space-only
+    ones gone (``render_cases.reply_runs``)."""
+    return [("tool_use", f"{r.name} {canon_value(r.input)}") if isinstance(r, ToolCall)
+            else ("thinking" if r[0] == "reasoning" else "text", r[1])
+            for r in reply_runs(result)]
 
 
 def check_stream(result: ParseResult, batches: list[list[Event]], **opts: Any) -> Any:

@@ -30,7 +30,7 @@ import pytest
 from helpers import CASES_PATH, as_argument_stream, canon_value, conformance_cases, random_chunkings
 from hypothesis import given
 from hypothesis import strategies as st
-from render_cases import EXAMPLES, call_block
+from render_cases import EXAMPLES, call_block, reply_runs
 from strategies import doc_and_chunks, soak_settings
 
 import callsieve
@@ -86,30 +86,29 @@ def validate(response: dict[str, Any]) -> Any:
 
 
 def items(parts: Iterable[Any]) -> list[tuple[str, str]]:
-    """Parts as ``(kind, text or "id name args")``: adjacent text merged, empty text gone."""
+    """Parts as ``(kind, text or "id name args")``, kind ``"thought"`` for a text part with
+    ``thought: true``: adjacent text (and adjacent thoughts) merged, empty text gone."""
     out: list[tuple[str, str]] = []
     for part in parts:
         if part.function_call is not None:
             call = part.function_call
             out.append(("call", f"{call.id} {call.name} {canon_value(call.args)}"))
         elif part.text:
-            if out and out[-1][0] == "text":
-                out[-1] = ("text", out[-1][1] + part.text)
+            kind = "thought" if part.thought else "text"
+            if out and out[-1][0] == kind:
+                out[-1] = (kind, out[-1][1] + part.text)
             else:
-                out.append(("text", part.text))
+                out.append((kind, part.text))
     return out
 
 
 def parsed_items(result: ParseResult) -> list[tuple[str, str]]:
-    """What ``parse()`` says the parts are: text stripped (every text part meets a call or
-    an end of the reply), white-space-only text gone; calls by name and arguments."""
-    out = []
-    for part in result.parts:
-        if isinstance(part, ToolCall):
-            out.append(("call", f"{part.name} {canon_value(part.input)}"))
-        elif part.strip():
-            out.append(("text", part.strip()))
-    return out
+    """What ``parse()`` says the parts are: text and reasoning runs stripped (every run meets
+    a call, a run of the other kind or an end of the reply), white-space-only ones gone
+    (``render_cases.reply_runs``); calls by name and arguments."""
+    return [("call", f"{r.name} {canon_value(r.input)}") if isinstance(r, ToolCall)
+            else ("thought" if r[0] == "reasoning" else "text", r[1])
+            for r in reply_runs(result)]
 
 
 def without_ids(its: list[tuple[str, str]]) -> list[tuple[str, str]]:

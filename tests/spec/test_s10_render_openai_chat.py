@@ -29,7 +29,7 @@ from helpers import conformance_cases, fed, without_aborted
 from hypothesis import assume, given
 from openai.lib.streaming.chat import ChatCompletionStreamState
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
-from render_cases import chunkings, stream_aborts
+from render_cases import chunkings, reasoning_of, stream_aborts
 from strategies import doc_and_chunks, soak_settings
 
 import callsieve
@@ -63,11 +63,13 @@ RENDER: dict[str, Any] = {"model": "m", "created": 7,
 
 # ---------------------------------------------------------------------------- drivers
 def render_stream(chunks: Sequence[str], *, early_emit: str = "block", tools: Any = None,
-                  finish_reason: str | None = None, **render: Any) -> list[dict[str, Any]]:
+                  finish_reason: str | None = None, reasoning: str = "tags",
+                  calls_in_reasoning: str = "text", **render: Any) -> list[dict[str, Any]]:
     """A ``Sieve`` over ``chunks`` (call ids ``call_0``, ``call_1``, …) into a renderer."""
     renderer = openai_chat.StreamRenderer(**{**RENDER, **render})
     sieve, per_feed = fed(list(chunks), tools=tools, early_emit=early_emit,
-                          id_factory=counter("call_"))
+                          id_factory=counter("call_"), reasoning=reasoning,
+                          calls_in_reasoning=calls_in_reasoning)
     batches = without_aborted([*per_feed, sieve.close()])  # (aborts: tested by hand below)
     return [c for events in batches for c in renderer.feed(events)] + renderer.close(finish_reason)
 
@@ -81,10 +83,13 @@ def render_events(batches: Sequence[Sequence[Any]], finish_reason: str | None = 
 
 
 def whole(doc: str, *, early_emit: str = "block", tools: Any = None,
-          finish_reason: str | None = None) -> ChatCompletion:
+          finish_reason: str | None = None, reasoning: str = "tags",
+          calls_in_reasoning: str = "text", **render: Any) -> ChatCompletion:
     result = callsieve.parse(doc, tools=tools, early_emit=early_emit,
-                             id_factory=counter("call_"))
-    rendered = openai_chat.render_response(result, finish_reason=finish_reason, **RENDER)
+                             id_factory=counter("call_"), reasoning=reasoning,
+                             calls_in_reasoning=calls_in_reasoning)
+    rendered = openai_chat.render_response(result, finish_reason=finish_reason,
+                                           **{**RENDER, **render})
     return ChatCompletion.model_validate(rendered)
 
 
@@ -140,10 +145,18 @@ def message(completion: ChatCompletion) -> Message:
     return choice.message.content, calls, choice.finish_reason
 
 
-def expected(doc: str, **opts: Any) -> tuple[str | None, list[tuple[str, str, Any]]]:
-    """What ``parse()`` found: the text (stripped; None when empty) and the calls."""
+def thought(completion: ChatCompletion, field: str = "reasoning_content") -> Any:
+    """The message's reasoning: the extra field the SDK keeps (None when it is not there)."""
+    return (completion.choices[0].message.model_extra or {}).get(field)
+
+
+def expected(doc: str, **opts: Any) -> tuple[str | None, list[tuple[str, str, Any]],
+                                             str | None]:
+    """What ``parse()`` found: the text (stripped; None when empty), the calls and the
+    reasoning (each run trimmed, ``render_cases.reasoning_of``)."""
     result = callsieve.parse(doc, id_factory=counter("call_"), **opts)
-    return result.text.strip() or None, [(c.id, c.name, c.input) for c in result.calls]
+    return (result.text.strip() or None, [(c.id, c.name, c.input) for c in result.calls],
+            reasoning_of(result))
 
 
 def check_agrees(doc: str, chunks: Sequence[str], **opts: Any) -> None:
@@ -151,8 +164,16 @@ def check_agrees(doc: str, chunks: Sequence[str], **opts: Any) -> None:
     streamed = render_stream(chunks, **opts)
     final, done = accumulate(streamed)
     got = message(final)
-    assert got == message(whole(doc, **opts)), f"chunks={list(chunks)!r}"
-    content, calls = expected(doc, **{k: v for k, v in opts.items() if k != "finish_reason"})
+    rendered = whole(doc, **opts)
+    assert got == message(rendered), f"chunks={list(chunks)!r}"
+    field = opts.get("reasoning_field", "reasoning_content")
+    assert thought(final, field) == thought(rendered, field)
+    content, calls, reasoning = expected(doc, **{k: v for k, v in opts.items() if k in (
+        "early_emit", "tools", "reasoning", "calls_in_reasoning")})
+    if opts.get("include_reasoning", True):
+        assert thought(final, field) == reasoning
+    else:
+        assert thought(final, field) is None
     assert got[0] == content
     assert [(i, n, json.loads(a)) for i, n, a in got[1]] == calls
     assert done == {k: a for k, (_, _, a) in enumerate(got[1])}

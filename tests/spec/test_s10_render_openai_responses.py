@@ -33,7 +33,7 @@ from openai import omit
 from openai.lib.streaming.responses import ResponseStreamState
 from openai.types.responses import Response, ResponseStreamEvent
 from pydantic import TypeAdapter
-from render_cases import chunkings, stream_aborts
+from render_cases import chunkings, reply_runs, stream_aborts
 from strategies import doc_and_chunks, soak_settings
 
 import callsieve
@@ -66,16 +66,18 @@ def opts(**more: Any) -> dict[str, Any]:
     """Deterministic renderer options (fresh counters each time)."""
     return {"model": "m", "created": 7, "response_id_factory": lambda: "resp_test",
             "message_id_factory": counter("msg_"), "function_call_id_factory": counter("fc_"),
-            **more}
+            "reasoning_id_factory": counter("rs_"), **more}
 
 
 # ---------------------------------------------------------------------------- drivers
 def render_stream(chunks: Sequence[str], *, early_emit: str = "block", tools: Any = None,
-                  finish_reason: str | None = None, **render: Any) -> list[dict[str, Any]]:
+                  finish_reason: str | None = None, reasoning: str = "tags",
+                  calls_in_reasoning: str = "text", **render: Any) -> list[dict[str, Any]]:
     """A ``Sieve`` over ``chunks`` (call ids ``call_0``, ``call_1``, …) into a renderer."""
     renderer = openai_responses.StreamRenderer(**opts(**render))
     sieve, per_feed = fed(list(chunks), tools=tools, early_emit=early_emit,
-                          id_factory=counter("call_"))
+                          id_factory=counter("call_"), reasoning=reasoning,
+                          calls_in_reasoning=calls_in_reasoning)
     batches = without_aborted([*per_feed, sieve.close()])  # (aborts: tested by hand below)
     return [e for events in batches for e in renderer.feed(events)] + renderer.close(finish_reason)
 
@@ -89,9 +91,11 @@ def render_events(batches: Sequence[Sequence[Any]], finish_reason: str | None = 
 
 
 def whole(doc: str, *, early_emit: str = "block", tools: Any = None,
-          finish_reason: str | None = None, **render: Any) -> Response:
+          finish_reason: str | None = None, reasoning: str = "tags",
+          calls_in_reasoning: str = "text", **render: Any) -> Response:
     result = callsieve.parse(doc, tools=tools, early_emit=early_emit,
-                             id_factory=counter("call_"))
+                             id_factory=counter("call_"), reasoning=reasoning,
+                             calls_in_reasoning=calls_in_reasoning)
     rendered = openai_responses.render_response(result, finish_reason=finish_reason,
                                                 **opts(**render))
     return Response.model_validate(rendered)
@@ -153,6 +157,9 @@ def items(response: Response) -> list[Item]:
         if item.type == "message":
             assert len(item.content) == 1 and item.content[0].type == "output_text"
             out.append(("message", item.id, item.status, item.content[0].text))
+        elif item.type == "reasoning":
+            assert len(item.summary) == 1 and item.summary[0].type == "summary_text"
+            out.append(("reasoning", item.id, item.status, item.summary[0].text))
         else:
             assert item.type == "function_call"
             out.append(("function_call", item.id, item.status, item.call_id, item.name,
@@ -160,17 +167,18 @@ def items(response: Response) -> list[Item]:
     return out
 
 
-def expected(doc: str, **parse_opts: Any) -> list[Item]:
-    """What ``parse()`` found, in order: each text part trimmed (dropped when only white
-    space), each call as ``(call_id, name, input)``."""
+def expected(doc: str, include_reasoning: bool = True, **parse_opts: Any) -> list[Item]:
+    """What ``parse()`` found, in order: each text or reasoning run trimmed (dropped when
+    only white space, ``render_cases.reply_runs``), each call as ``(call_id, name, input)``."""
     result = callsieve.parse(doc, id_factory=counter("call_"), **parse_opts)
     out: list[Item] = []
-    for part in result.parts:
-        if isinstance(part, str):
-            if part.strip():
-                out.append(("message", part.strip()))
-        else:
-            out.append(("function_call", part.id, part.name, part.input))
+    for run in reply_runs(result):
+        if isinstance(run, ToolCall):
+            out.append(("function_call", run.id, run.name, run.input))
+        elif run[0] == "text":
+            out.append(("message", run[1]))
+        elif include_reasoning:
+            out.append(("reasoning", run[1]))
     return out
 
 
@@ -183,15 +191,16 @@ def check_agrees(doc: str, chunks: Sequence[str], **kw: Any) -> None:
     for index, item in enumerate(got):  # what the SDK built from the deltas
         if item[0] == "message":
             assert texts.get(index) == item[3]
-        else:
+        elif item[0] == "function_call":
             assert arguments.get(index, "") == item[5]
-    parse_opts = {k: v for k, v in kw.items() if k in ("early_emit", "tools")}
+    parse_opts = {k: v for k, v in kw.items() if k in (
+        "early_emit", "tools", "reasoning", "calls_in_reasoning", "include_reasoning")}
     assert [_plain(i) for i in got] == expected(doc, **parse_opts)
 
 
 def _plain(item: Item) -> Item:
-    if item[0] == "message":
-        return ("message", item[3])
+    if item[0] in ("message", "reasoning"):
+        return (item[0], item[3])
     return ("function_call", item[3], item[4], json.loads(item[5]))
 
 

@@ -70,7 +70,7 @@ def test_parse_example(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0, err
     assert err == ""
     result = json.loads(out)
-    assert set(result) == {"text", "calls", "blocks", "saw_tool_call_syntax",
+    assert set(result) == {"reasoning", "text", "calls", "blocks", "saw_tool_call_syntax",
                            "rejected_by_policy", "rejected_tool_names"}
     assert summary(result["calls"]) == EXPECTED_CALLS
     assert all(set(c) == CALL_KEYS for c in result["calls"])
@@ -676,3 +676,132 @@ def test_every_format_streams_its_apis_event_stream(capsys: pytest.CaptureFixtur
         assert all(e.event is None for e in events)
     code, out, err = run(capsys, "parse", str(EXAMPLE), "--format", fmt)
     assert code == 0 and isinstance(json.loads(out), dict), err
+
+
+# ---------------------------------------------------------------------- reasoning (SPEC §15)
+THOUGHT = ("<think>\nThe user wants the file.\n</think>\n\nLet me read it.\n"
+           '<tool_calls><invoke name="read_file"><parameter name="path">a.py</parameter>'
+           "</invoke></tool_calls>")
+#: Reads three ways: "inside" is reasoning (tags), so is the <think> tag (open: the template
+#: wrote one already), or it is all text (off).
+MODES_DOC = "<think>inside</think> after"
+
+
+def reply_file(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "reply.txt"
+    path.write_text(text, encoding="utf-8", newline="")
+    return str(path)
+
+
+def merge_adjacent(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Raw events as the merged view shows them: the tags' own events (``raw``, no text)
+    gone, adjacent text joined, adjacent reasoning joined."""
+    merged: list[dict[str, Any]] = []
+    for e in events:
+        if e["event"] == "reasoning" and "raw" in e:
+            assert e["text"] == "" and e["raw"] in ("<think>", "</think>")
+            continue
+        if e["event"] in ("text", "reasoning") and merged and merged[-1]["event"] == e["event"]:
+            merged[-1] = {"event": e["event"], "text": merged[-1]["text"] + e["text"]}
+        else:
+            merged.append(e)
+    return merged
+
+
+def test_parse_shows_reasoning_as_its_own_field(capsys: pytest.CaptureFixture[str],
+                                                tmp_path: Path) -> None:
+    code, out, err = run(capsys, "parse", reply_file(tmp_path, THOUGHT))
+    assert code == 0, err
+    result = json.loads(out)
+    lib = callsieve.parse(THOUGHT)
+    assert result["reasoning"] == lib.reasoning == "\nThe user wants the file.\n"
+    assert result["text"] == lib.text and "think" not in result["text"]
+    assert [c["name"] for c in result["calls"]] == ["read_file"]
+
+
+@pytest.mark.parametrize("mode", options_module.REASONING)
+def test_reasoning_flag_picks_the_mode(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                       mode: str) -> None:
+    path = reply_file(tmp_path, MODES_DOC)
+    code, out, err = run(capsys, "parse", path, "--reasoning", mode)
+    assert code == 0, err
+    lib = callsieve.parse(MODES_DOC, reasoning=mode)
+    result = json.loads(out)
+    assert (result["reasoning"], result["text"]) == (lib.reasoning, lib.text)
+    code, out, err = run(capsys, "stream", path, "--reasoning", mode, "--chunk-size", "1")
+    assert code == 0, err
+    events = stream_events(out)
+    assert "".join(e["text"] for e in events if e["event"] == "reasoning") == lib.reasoning
+    assert "".join(e["text"] for e in events if e["event"] == "text") == lib.text
+
+
+def test_the_three_reasoning_modes_differ() -> None:
+    views = {(r.reasoning, r.text) for r in (callsieve.parse(MODES_DOC, reasoning=m)
+                                             for m in options_module.REASONING)}
+    assert len(views) == len(options_module.REASONING)
+
+
+@pytest.mark.parametrize(("choice", "calls"), [("text", []), ("call", ["f"])])
+def test_calls_in_reasoning_flag(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                 choice: str, calls: list[str]) -> None:
+    doc = '<think>try <tool_calls><invoke name="f"></invoke></tool_calls></think>ok'
+    path = reply_file(tmp_path, doc)
+    for command in ("parse", "stream"):
+        code, out, err = run(capsys, command, path, "--calls-in-reasoning", choice)
+        assert code == 0, err
+        if command == "parse":
+            names = [c["name"] for c in json.loads(out)["calls"]]
+        else:
+            names = [c["name"] for e in stream_events(out) if e["event"] == "tool_calls"
+                     for c in e["calls"]]
+        assert names == calls
+
+
+def test_reasoning_choices_are_the_options(capsys: pytest.CaptureFixture[str],
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(options_module, "REASONING", (*options_module.REASONING, "later"))
+    monkeypatch.setattr(options_module, "CALLS_IN_REASONING",
+                        (*options_module.CALLS_IN_REASONING, "both"))
+    for command in ("parse", "stream"):
+        code, out, _ = run(capsys, command, "--help")
+        assert code == 0
+        assert "{" + ",".join(options_module.REASONING) + "}" in out
+        assert "{" + ",".join(options_module.CALLS_IN_REASONING) + "}" in out
+
+
+@pytest.mark.parametrize("chunk_size", ["1", "3", "64"])
+def test_stream_merges_reasoning_and_raw_events_show_the_tags(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, chunk_size: str) -> None:
+    path = reply_file(tmp_path, THOUGHT)
+    code, out, err = run(capsys, "stream", path, "--chunk-size", chunk_size, "--raw-events")
+    assert code == 0, err
+    raw = stream_events(out)
+    assert [e["raw"] for e in raw if "raw" in e] == ["<think>", "</think>"]
+    code, out, err = run(capsys, "stream", path, "--chunk-size", chunk_size)
+    assert code == 0, err
+    merged = stream_events(out)
+    assert [e["event"] for e in merged] == ["reasoning", "text", "tool_calls"]
+    assert merged[0] == {"event": "reasoning", "text": callsieve.parse(THOUGHT).reasoning}
+    assert without_ids(merged) == without_ids(merge_adjacent(raw))
+
+
+def test_format_renders_reasoning_and_can_leave_it_out(capsys: pytest.CaptureFixture[str],
+                                                       tmp_path: Path) -> None:
+    chat = pytest.importorskip("openai.lib.streaming.chat")
+    chunk_type = pytest.importorskip("openai.types.chat").ChatCompletionChunk
+    types = pytest.importorskip("anthropic.types")
+    path = reply_file(tmp_path, THOUGHT)
+    for extra, want in (([], "The user wants the file."), (["--no-reasoning-output"], None)):
+        code, out, err = run(capsys, "stream", path, "--format", "openai", *extra)
+        assert code == 0, err
+        state = chat.ChatCompletionStreamState()
+        for line in out.splitlines():
+            state.handle_chunk(chunk_type.model_validate(json.loads(line)))
+        message = state.get_final_completion().choices[0].message
+        assert (message.model_extra or {}).get("reasoning_content") == want
+        assert message.content == "Let me read it."
+        code, out, err = run(capsys, "parse", path, "--format", "anthropic", *extra)
+        assert code == 0, err
+        blocks = types.Message.model_validate(json.loads(out)).content
+        assert [b.type for b in blocks] == ["thinking"] * (want is not None) + [
+            "text", "tool_use"]

@@ -3,7 +3,10 @@ the server-sent events of a streamed one — as plain dicts, ready for ``json.du
 
 What it does: ``StreamRenderer`` reads a sieve's events through ``Reply`` (text and calls in
 order, white space trimmed where text meets a call) and writes the stream events:
-``message_start`` (a message with empty content), then for each run of text a ``text`` block
+``message_start`` (a message with empty content), then for each run of reasoning a
+``thinking`` block (``content_block_start`` with ``thinking: ""`` and ``signature: ""``,
+``thinking_delta`` deltas, ``content_block_stop``; callsieve has no signature to give, and
+the SDK's accumulator needs no ``signature_delta``), for each run of text a ``text`` block
 (``content_block_start`` with ``text: ""``, ``text_delta`` deltas, ``content_block_stop``)
 and for each call a ``tool_use`` block (``content_block_start`` with its ``toolu_`` id, name
 and ``input: {}``, ``input_json_delta`` deltas whose ``partial_json`` concatenate to the
@@ -31,7 +34,15 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .._errors import ConfigurationError, SieveClosedError
-from .._events import ArgumentsDelta, CallAborted, CallFinished, CallStarted, Event, Text
+from .._events import (
+    ArgumentsDelta,
+    CallAborted,
+    CallFinished,
+    CallStarted,
+    Event,
+    Reasoning,
+    Text,
+)
 from .._results import ParseResult
 from ._options import Usage, make_id, token_counts
 from ._reply import Reply, reply_events
@@ -97,6 +108,10 @@ def _message(message_id: str, model: str, content: list[dict[str, Any]],
             "usage": {"input_tokens": usage[0], "output_tokens": usage[1]}}
 
 
+def _thinking(text: str) -> dict[str, Any]:
+    return {"type": "thinking", "thinking": text, "signature": ""}
+
+
 def _tool_use(factory: Callable[[], str], name: str, value: dict[str, Any]) -> dict[str, Any]:
     return {"type": "tool_use", "id": make_id(factory, "tool_use_id_factory", TOOL_USE_ID),
             "name": name, "input": value}
@@ -108,25 +123,26 @@ class StreamRenderer:
     ``StreamRenderer(*, model="callsieve", message_id_factory=new_message_id,
     tool_use_id_factory=new_tool_use_id, usage=None)``; ``usage`` is ``{"input_tokens": n,
     "output_tokens": m}`` (zeros by default): ``message_start`` carries the input count,
-    ``message_delta`` both (``close`` may give the final counts). ``feed`` after ``close``
-    raises ``SieveClosedError``.
+    ``message_delta`` both (``close`` may give the final counts); ``include_reasoning=False``
+    sends no ``thinking`` blocks. ``feed`` after ``close`` raises ``SieveClosedError``.
     """
 
     __slots__ = ("_model", "_message_id", "_tool_use_id", "_usage", "_reply", "_started",
-                 "_next", "_text", "_blocks", "_called", "_closed")
+                 "_next", "_text", "_kind", "_blocks", "_called", "_closed")
 
     def __init__(self, *, model: str = "callsieve",
                  message_id_factory: Callable[[], str] = new_message_id,
                  tool_use_id_factory: Callable[[], str] = new_tool_use_id,
-                 usage: Usage | None = None) -> None:
+                 usage: Usage | None = None, include_reasoning: bool = True) -> None:
         self._model = model
         self._usage = token_counts(usage)
         self._message_id = make_id(message_id_factory, "message_id_factory")
         self._tool_use_id = tool_use_id_factory
-        self._reply = Reply(trim_around_calls=True)
+        self._reply = Reply(trim_around_calls=True, include_reasoning=include_reasoning)
         self._started = False
         self._next = 0  # the next content block's index
-        self._text = -1  # the open text block's index, or -1
+        self._text = -1  # the open text or thinking block's index, or -1
+        self._kind = ""  # which of the two it is
         self._blocks: dict[int, int] = {}  # an open call's reply number -> its block's index
         self._called = False  # a call finished: stop_reason "tool_use"
         self._closed = False
@@ -171,10 +187,19 @@ class StreamRenderer:
 
     def _render(self, e: Event, out: list[dict[str, Any]]) -> None:
         if isinstance(e, Text):
-            if self._text < 0:
+            if self._kind != "text":
+                self._stop_text(out)
                 self._text = self._open({"type": "text", "text": ""}, out)
+                self._kind = "text"
             out.append({"type": "content_block_delta", "index": self._text,
                         "delta": {"type": "text_delta", "text": e.text}})
+        elif isinstance(e, Reasoning):
+            if self._kind != "thinking":
+                self._stop_text(out)
+                self._text = self._open(_thinking(""), out)
+                self._kind = "thinking"
+            out.append({"type": "content_block_delta", "index": self._text,
+                        "delta": {"type": "thinking_delta", "thinking": e.text}})
         elif isinstance(e, ArgumentsDelta):
             index = self._blocks.get(e.index, -1)
             if index >= 0:
@@ -199,26 +224,33 @@ class StreamRenderer:
         if self._text >= 0:
             out.append({"type": "content_block_stop", "index": self._text})
             self._text = -1
+            self._kind = ""
 
 
 def render_response(result: ParseResult, *, model: str = "callsieve",
                     message_id_factory: Callable[[], str] = new_message_id,
                     tool_use_id_factory: Callable[[], str] = new_tool_use_id,
                     usage: Usage | None = None,
-                    finish_reason: str | None = None) -> dict[str, Any]:
-    """The whole Messages response for ``result``: ``content`` holds its text blocks and
-    ``tool_use`` blocks in reply order (each call's ``input`` is the call's own dict, not a
+                    finish_reason: str | None = None,
+                    include_reasoning: bool = True) -> dict[str, Any]:
+    """The whole Messages response for ``result``: ``content`` holds its ``thinking``, text
+    and ``tool_use`` blocks in reply order (each call's ``input`` is the call's own dict, not a
     copy), ``stop_reason`` is ``stop_reason(finish_reason, ...)``."""
     counts = token_counts(usage)
     message_id = make_id(message_id_factory, "message_id_factory")
     content: list[dict[str, Any]] = []
     called = False
-    for e in reply_events(result, trim_around_calls=True):
+    for e in reply_events(result, trim_around_calls=True, include_reasoning=include_reasoning):
         if isinstance(e, Text):
             if content and content[-1]["type"] == "text":
                 content[-1]["text"] += e.text
             else:
                 content.append({"type": "text", "text": e.text})
+        elif isinstance(e, Reasoning):
+            if content and content[-1]["type"] == "thinking":
+                content[-1]["thinking"] += e.text
+            else:
+                content.append(_thinking(e.text))
         elif isinstance(e, CallFinished):
             content.append(_tool_use(tool_use_id_factory, e.call.name, e.call.input))
             called = True

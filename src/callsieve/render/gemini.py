@@ -3,8 +3,10 @@ camelCase) for the whole reply, and a sequence of them for a streamed one — as
 
 What it does: ``StreamRenderer`` reads a sieve's events through ``Reply`` (text and calls in
 order, white space trimmed where text meets a call) and answers each ``feed`` with at most
-one response chunk: ``candidates[0].content.parts`` holds the text that arrived (one
-``text`` part per run) and a ``functionCall`` part (``name``, ``args``, ``id``) for each call
+one response chunk: ``candidates[0].content.parts`` holds the reasoning that arrived (a
+``text`` part with ``thought: true`` per run, as Gemini sends its thoughts when asked to
+include them; ``include_reasoning=False`` leaves them out), the text (one ``text`` part per
+run) and a ``functionCall`` part (``name``, ``args``, ``id``) for each call
 that finished — Gemini does not stream a call's arguments, so a call is sent whole, when it
 finishes. ``close`` sends the last chunk: ``finishReason`` and ``usageMetadata``, with an
 empty ``text`` part (as Gemini ends its streams), so that every chunk has content, which
@@ -27,7 +29,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .._errors import ConfigurationError, SieveClosedError
-from .._events import CallFinished, Event, Text
+from .._events import CallFinished, Event, Reasoning, Text
 from .._results import ParseResult
 from ._options import Usage, make_id, token_counts
 from ._reply import Reply, reply_events
@@ -89,13 +91,15 @@ class _Builder:
         self.call_id = call_id_factory
 
     def parts(self, events: Iterable[Event], parts: list[dict[str, Any]]) -> None:
-        """Append the parts of reply ``events`` (adjacent text in one part)."""
+        """Append the parts of reply ``events`` (adjacent text, or reasoning, in one part)."""
         for e in events:
-            if isinstance(e, Text):
-                if parts and "text" in parts[-1]:
+            if isinstance(e, Text | Reasoning):
+                thought = isinstance(e, Reasoning)
+                if parts and "text" in parts[-1] and ("thought" in parts[-1]) == thought:
                     parts[-1]["text"] += e.text
                 else:
-                    parts.append({"text": e.text})
+                    parts.append({"text": e.text, "thought": True} if thought
+                                 else {"text": e.text})
             elif isinstance(e, CallFinished):
                 call: dict[str, Any] = {"name": e.call.name, "args": e.call.input}
                 if self.call_id is not None:
@@ -126,7 +130,8 @@ class StreamRenderer:
     ``modelVersion``; ``call_id_factory=None`` sends calls without an ``id`` (as Gemini
     before version 3 did); ``usage`` is ``{"input_tokens": n, "output_tokens": m}`` (zeros by
     default), sent as ``usageMetadata`` on the last chunk (``close`` may give the final
-    counts). ``feed`` after ``close`` raises ``SieveClosedError``.
+    counts); ``include_reasoning=False`` sends no thought parts. ``feed`` after ``close``
+    raises ``SieveClosedError``.
     """
 
     __slots__ = ("_b", "_reply", "_closed")
@@ -134,9 +139,10 @@ class StreamRenderer:
     def __init__(self, *, model: str = "callsieve",
                  response_id_factory: Callable[[], str] = new_response_id,
                  call_id_factory: Callable[[], str] | None = new_function_call_id,
-                 usage: Usage | None = None) -> None:
+                 usage: Usage | None = None, include_reasoning: bool = True) -> None:
         self._b = _Builder(model, response_id_factory, call_id_factory, usage)
-        self._reply = Reply(trim_around_calls=True, aborted_calls_seen=False)
+        self._reply = Reply(trim_around_calls=True, aborted_calls_seen=False,
+                            include_reasoning=include_reasoning)
         self._closed = False
 
     def feed(self, events: Iterable[Event]) -> list[dict[str, Any]]:
@@ -165,11 +171,13 @@ def render_response(result: ParseResult, *, model: str = "callsieve",
                     response_id_factory: Callable[[], str] = new_response_id,
                     call_id_factory: Callable[[], str] | None = new_function_call_id,
                     usage: Usage | None = None,
-                    finish_reason: str | None = None) -> dict[str, Any]:
-    """The whole ``GenerateContentResponse`` for ``result``: its text and ``functionCall``
-    parts in reply order (each call's ``args`` is the call's own dict, not a copy)."""
+                    finish_reason: str | None = None,
+                    include_reasoning: bool = True) -> dict[str, Any]:
+    """The whole ``GenerateContentResponse`` for ``result``: its thought, text and
+    ``functionCall`` parts in reply order (each call's ``args`` is the call's own dict, not a copy)."""
     reason = finish_reason_of(finish_reason)
     b = _Builder(model, response_id_factory, call_id_factory, usage)
     parts: list[dict[str, Any]] = []
-    b.parts(reply_events(result, trim_around_calls=True), parts)
+    b.parts(reply_events(result, trim_around_calls=True, include_reasoning=include_reasoning),
+            parts)
     return b.response(parts or [{"text": ""}], reason, b.usage)

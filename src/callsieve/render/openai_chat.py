@@ -10,6 +10,12 @@ the choice at ``index`` 0:
     text, or with ``content: null`` and the first call, as the real API sends them; it is
     sent with the first thing there is to show (or at ``close()`` for an empty reply);
   - ``Text`` -> ``delta.content``;
+  - ``Reasoning`` -> ``delta.reasoning_content`` (DeepSeek's API convention, which vLLM and
+    SGLang follow; ``reasoning_field="reasoning"`` for the newer vLLM / OpenRouter name);
+    the first chunk then carries the role with ``content: null`` and ``reasoning_content:
+    ""``. The whole response has ``message.reasoning_content`` (omitted when there is none).
+    The SDK keeps the field as an extra attribute and its accumulator joins it like text.
+    ``include_reasoning=False`` leaves reasoning out;
   - ``CallStarted`` -> ``delta.tool_calls[{index, id, type: "function", function: {name,
     arguments: ""}}]``, ``index`` being the call's number in the reply (0, 1, 2, …);
   - ``ArgumentsDelta`` -> ``delta.tool_calls[{index, function: {arguments: fragment}}]``;
@@ -47,17 +53,19 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .._errors import ConfigurationError, SieveClosedError
-from .._events import ArgumentsDelta, CallFinished, CallStarted, Event, Text
+from .._events import ArgumentsDelta, CallFinished, CallStarted, Event, Reasoning, Text
 from .._options import new_call_id
 from .._results import ParseResult
 from ._options import Usage, make_id, token_counts
 from ._reply import Reply, reply_events
 
-__all__ = ["FINISH_REASONS", "StreamRenderer", "render_response"]
+__all__ = ["FINISH_REASONS", "REASONING_FIELDS", "StreamRenderer", "render_response"]
 
 #: The ``finish_reason`` values ``close()`` and ``render_response`` accept.
 FINISH_REASONS = (None, "stop", "tool_calls", "length", "content_filter")
 _NATURAL = (None, "stop", "tool_calls")
+#: The names a reasoning delta and message field may take (DeepSeek's, vLLM's newer one).
+REASONING_FIELDS = ("reasoning_content", "reasoning")
 
 IdFactory = Callable[[], str]
 
@@ -78,6 +86,13 @@ def _finish_reason(given: str | None, called: bool) -> str:
         f"finish_reason must be one of {FINISH_REASONS!r}, got {given!r}")
 
 
+def _reasoning_field(name: str) -> str:
+    if name not in REASONING_FIELDS:
+        raise ConfigurationError(f"reasoning_field must be one of {REASONING_FIELDS!r}, "
+                                 f"got {name!r}", expected=REASONING_FIELDS)
+    return name
+
+
 def _usage(usage: Usage | None) -> dict[str, Any]:
     """The caller's counts (``_options.token_counts``: the same ``usage`` every renderer
     takes) as Chat Completions writes them."""
@@ -89,13 +104,15 @@ def _usage(usage: Usage | None) -> dict[str, Any]:
 class StreamRenderer:
     """Sieve events in, ``chat.completion.chunk`` dicts out (see the module's docstring)."""
 
-    __slots__ = ("_reply", "_id", "_created", "_model", "_call_id", "_started", "_called",
-                 "_closed")
+    __slots__ = ("_reply", "_id", "_created", "_model", "_call_id", "_field", "_started",
+                 "_called", "_closed")
 
     def __init__(self, *, model: str = "callsieve", created: int | None = None,
                  completion_id_factory: IdFactory | None = None,
-                 call_id_factory: IdFactory | None = None) -> None:
-        self._reply = Reply(trim_around_calls=False)
+                 call_id_factory: IdFactory | None = None, include_reasoning: bool = True,
+                 reasoning_field: str = "reasoning_content") -> None:
+        self._field = _reasoning_field(reasoning_field)
+        self._reply = Reply(trim_around_calls=False, include_reasoning=include_reasoning)
         self._id = make_id(completion_id_factory or _new_completion_id, "completion_id_factory")
         self._created = int(time.time()) if created is None else created
         self._model = model
@@ -126,6 +143,8 @@ class StreamRenderer:
                                              "logprobs": None, "finish_reason": None}]})
                     continue
                 delta = {"content": e.text}
+            elif isinstance(e, Reasoning):
+                delta = {self._field: e.text}
             elif isinstance(e, ArgumentsDelta):
                 delta = {"tool_calls": [{"index": e.index, "function": {"arguments": e.delta}}]}
             elif isinstance(e, CallStarted):
@@ -141,6 +160,9 @@ class StreamRenderer:
                 self._started = True
                 if "content" in delta:
                     out.append(self._chunk({"role": "assistant", "content": ""}))
+                elif self._field in delta:
+                    out.append(self._chunk({"role": "assistant", "content": None,
+                                            self._field: ""}))
                 else:
                     delta = {"role": "assistant", "content": None, **delta}
             out.append(self._chunk(delta))
@@ -175,15 +197,20 @@ class StreamRenderer:
 def render_response(result: ParseResult, *, model: str = "callsieve", created: int | None = None,
                     completion_id_factory: IdFactory | None = None,
                     call_id_factory: IdFactory | None = None, finish_reason: str | None = None,
-                    usage: Usage | None = None) -> dict[str, Any]:
+                    usage: Usage | None = None, include_reasoning: bool = True,
+                    reasoning_field: str = "reasoning_content") -> dict[str, Any]:
     """The whole ``chat.completion`` for ``result`` (``usage`` zeros unless given)."""
+    field = _reasoning_field(reasoning_field)
     ident = make_id(completion_id_factory or _new_completion_id, "completion_id_factory")
     text: list[str] = []
+    thought: list[str] = []
     calls: list[dict[str, Any]] = []
     arguments: list[list[str]] = []
-    for e in reply_events(result, trim_around_calls=False):
+    for e in reply_events(result, trim_around_calls=False, include_reasoning=include_reasoning):
         if isinstance(e, Text):
             text.append(e.text)
+        elif isinstance(e, Reasoning):
+            thought.append(e.text)
         elif isinstance(e, CallStarted):
             call_id = (make_id(call_id_factory, "call_id_factory") if call_id_factory is not None
                        else e.id or new_call_id())
@@ -194,8 +221,11 @@ def render_response(result: ParseResult, *, model: str = "callsieve", created: i
             arguments[e.index].append(e.delta)
     for call, parts in zip(calls, arguments):
         call["function"]["arguments"] = "".join(parts)
-    message: dict[str, Any] = {"role": "assistant", "content": "".join(text) or None,
-                               "refusal": None, "annotations": []}
+    message: dict[str, Any] = {"role": "assistant", "content": "".join(text) or None}
+    if thought:
+        message[field] = "".join(thought)
+    message["refusal"] = None
+    message["annotations"] = []
     if calls:
         message["tool_calls"] = calls
     return {

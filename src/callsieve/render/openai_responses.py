@@ -6,7 +6,8 @@ What it does: the sieve's events go through a ``Reply`` (``trim_around_calls=Tru
 text part is its own message item, so white space where text meets a call goes) and the
 reply becomes output items in order — a ``message`` item (one ``output_text`` part) for each
 run of text, a ``function_call`` item for each call; text after a call opens a new message.
-The stream is what the real API sends:
+Reasoning comes first in its run as a ``reasoning`` item with one summary part, as OpenAI's
+reasoning models stream their summaries. The stream is what the real API sends:
   - on the first ``feed()`` (or ``close()``): ``response.created`` and
     ``response.in_progress`` (the response with ``status: "in_progress"``, no output);
   - text: ``response.output_item.added`` (the message, ``status: "in_progress"``) and
@@ -14,6 +15,12 @@ The stream is what the real API sends:
     ``response.output_text.delta`` per ``Text``; when a call starts or the reply ends,
     ``response.output_text.done``, ``response.content_part.done`` and
     ``response.output_item.done``;
+  - reasoning: ``response.output_item.added`` (``reasoning``, ``summary: []``) and
+    ``response.reasoning_summary_part.added`` (``summary_index`` 0) when it opens, one
+    ``response.reasoning_summary_text.delta`` per ``Reasoning``, and when anything else
+    starts or the reply ends ``response.reasoning_summary_text.done``,
+    ``response.reasoning_summary_part.done`` and ``response.output_item.done`` (its
+    ``summary`` the one ``summary_text``); ``include_reasoning=False`` leaves it out;
   - a call: ``response.output_item.added`` (``function_call`` with ``call_id``, ``name``,
     ``arguments: ""``), one ``response.function_call_arguments.delta`` per
     ``ArgumentsDelta``, then ``response.function_call_arguments.done`` and
@@ -31,8 +38,9 @@ Finish reasons: ``None``, ``"stop"`` or ``"tool_calls"`` (the model ended on its
 = "max_output_tokens"``, ``"content_filter"`` -> ``"incomplete"`` with reason
 ``"content_filter"``; in both the message still open at the end is ``"incomplete"`` too.
 Anything else is a ``ConfigurationError``.
-Ids: ``resp_``, ``msg_`` and ``fc_`` with 48 hex digits by default, from
-``response_id_factory``, ``message_id_factory`` and ``function_call_id_factory``; a call's
+Ids: ``resp_``, ``msg_``, ``rs_`` and ``fc_`` with 48 hex digits by default, from
+``response_id_factory``, ``message_id_factory``, ``reasoning_id_factory`` and
+``function_call_id_factory``; a call's
 ``call_id`` is the sieve's call id, or ``call_id_factory()``'s when one is given.
 Required fields the SDK's ``Response`` needs and the API always sends are filled in:
 ``object``, ``created_at`` (``created``, default the time of construction), ``status``,
@@ -54,10 +62,18 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from .._errors import ConfigurationError, SieveClosedError
-from .._events import ArgumentsDelta, CallAborted, CallFinished, CallStarted, Event, Text
+from .._events import (
+    ArgumentsDelta,
+    CallAborted,
+    CallFinished,
+    CallStarted,
+    Event,
+    Reasoning,
+    Text,
+)
 from .._options import new_call_id
 from .._results import ParseResult
 from ._options import Usage, make_id, token_counts
@@ -94,10 +110,40 @@ def _message(ident: str, status: str, text: str | None) -> dict[str, Any]:
             "content": [] if text is None else [_text_part(text)], "role": "assistant"}
 
 
+def _reasoning(ident: str, status: str, text: str | None) -> dict[str, Any]:
+    return {"id": ident, "type": "reasoning", "status": status,
+            "summary": [] if text is None else [_summary_part(text)]}
+
+
+def _summary_part(text: str) -> dict[str, Any]:
+    return {"type": "summary_text", "text": text}
+
+
 def _function_call(ident: str, status: str, call_id: str, name: str,
                    arguments: str) -> dict[str, Any]:
     return {"id": ident, "type": "function_call", "status": status, "arguments": arguments,
             "call_id": call_id, "name": name}
+
+
+class _Kind(NamedTuple):
+    """What differs between a message item and a reasoning item: their shapes, the names of
+    their part's events, where the part sits, and what a text's done event adds."""
+
+    item: Callable[[str, str, str | None], dict[str, Any]]
+    part: Callable[[str], dict[str, Any]]
+    part_added: str
+    text_done: str
+    part_done: str
+    place: dict[str, int]
+    text_extra: dict[str, Any]
+
+
+_MESSAGE = _Kind(_message, _text_part, "response.content_part.added",
+                 "response.output_text.done", "response.content_part.done",
+                 {"content_index": 0}, {"logprobs": []})
+_REASONING = _Kind(_reasoning, _summary_part, "response.reasoning_summary_part.added",
+                   "response.reasoning_summary_text.done",
+                   "response.reasoning_summary_part.done", {"summary_index": 0}, {})
 
 
 class _Open:
@@ -117,17 +163,18 @@ class StreamRenderer:
     """Sieve events in, Responses stream events out (see the module's docstring)."""
 
     __slots__ = ("_reply", "_id", "_created", "_model", "_tools", "_tool_choice",
-                 "_parallel", "_msg_id", "_fc_id", "_call_id", "_seq", "_next_index", "_msg",
-                 "_calls", "_output", "_started", "_closed")
+                 "_parallel", "_msg_id", "_rs_id", "_fc_id", "_call_id", "_seq", "_next_index",
+                 "_msg", "_rs", "_calls", "_output", "_started", "_closed")
 
     def __init__(self, *, model: str = "callsieve", created: int | None = None,
                  response_id_factory: IdFactory | None = None,
                  message_id_factory: IdFactory | None = None,
                  function_call_id_factory: IdFactory | None = None,
                  call_id_factory: IdFactory | None = None,
+                 reasoning_id_factory: IdFactory | None = None,
                  tools: Sequence[Mapping[str, Any]] = (), tool_choice: Any = "auto",
-                 parallel_tool_calls: bool = True) -> None:
-        self._reply = Reply(trim_around_calls=True)
+                 parallel_tool_calls: bool = True, include_reasoning: bool = True) -> None:
+        self._reply = Reply(trim_around_calls=True, include_reasoning=include_reasoning)
         self._id = make_id(response_id_factory or _hex_id("resp_"), "response_id_factory")
         self._created = int(time.time()) if created is None else created
         self._model = model
@@ -136,10 +183,12 @@ class StreamRenderer:
         self._parallel = parallel_tool_calls
         self._msg_id = message_id_factory or _hex_id("msg_")
         self._fc_id = function_call_id_factory or _hex_id("fc_")
+        self._rs_id = reasoning_id_factory or _hex_id("rs_")
         self._call_id = call_id_factory
         self._seq = 0
         self._next_index = 0  # the next item's output_index
         self._msg: _Open | None = None  # the message item being streamed
+        self._rs: _Open | None = None  # the reasoning item being streamed
         self._calls: dict[int, _Open] = {}  # reply call number -> its function_call item
         self._output: list[dict[str, Any]] = []  # the finished items of the final output
         self._started = False
@@ -201,8 +250,7 @@ class StreamRenderer:
              out: list[dict[str, Any]]) -> list[dict[str, Any]]:
         reason = _INCOMPLETE.get(finish_reason or "")
         status = "completed" if reason is None else "incomplete"
-        if self._msg is not None:
-            self._close_message(out, status)
+        self._close_parts(out, status)
         incomplete = None if reason is None else {"reason": reason}
         response = self._response(status, self._output, _usage(usage), incomplete)
         out.append(self._event(f"response.{status}", response=response))
@@ -211,12 +259,21 @@ class StreamRenderer:
     def _render(self, events: list[Event], out: list[dict[str, Any]]) -> None:
         for e in events:
             if isinstance(e, Text):  # the hot path: one event per piece of prose, inline
+                if self._rs is not None:
+                    self._close_reasoning(out, "completed")
                 msg = self._msg or self._open_message(out)
                 msg.pieces.append(e.text)
                 out.append({"type": "response.output_text.delta", "sequence_number": self._seq,
                             "item_id": msg.id, "output_index": msg.index, "content_index": 0,
                             "delta": e.text, "logprobs": []})
                 self._seq += 1
+            elif isinstance(e, Reasoning):
+                if self._msg is not None:
+                    self._close_message(out, "completed")
+                rs = self._rs or self._open_reasoning(out)
+                rs.pieces.append(e.text)
+                out.append(self._event("response.reasoning_summary_text.delta", item_id=rs.id,
+                                       output_index=rs.index, summary_index=0, delta=e.text))
             elif isinstance(e, ArgumentsDelta):
                 call = self._calls.get(e.index)
                 if call is not None:
@@ -225,8 +282,7 @@ class StreamRenderer:
                                            item_id=call.id, output_index=call.index,
                                            delta=e.delta))
             elif isinstance(e, CallStarted):
-                if self._msg is not None:
-                    self._close_message(out, "completed")
+                self._close_parts(out, "completed")
                 call_id = (make_id(self._call_id, "call_id_factory") if self._call_id is not None
                            else e.id or new_call_id())
                 call = _Open(make_id(self._fc_id, "function_call_id_factory"), self._next_index,
@@ -242,28 +298,52 @@ class StreamRenderer:
                 self._abort_call(e.index, out)
 
     def _open_message(self, out: list[dict[str, Any]]) -> _Open:
-        msg = self._msg = _Open(make_id(self._msg_id, "message_id_factory"), self._next_index)
-        self._next_index += 1
-        out.append(self._event("response.output_item.added", output_index=msg.index,
-                               item=_message(msg.id, "in_progress", None)))
-        out.append(self._event("response.content_part.added", item_id=msg.id,
-                               output_index=msg.index, content_index=0, part=_text_part("")))
-        return msg
+        self._msg = self._open_part(_MESSAGE, make_id(self._msg_id, "message_id_factory"), out)
+        return self._msg
+
+    def _open_reasoning(self, out: list[dict[str, Any]]) -> _Open:
+        self._rs = self._open_part(_REASONING, make_id(self._rs_id, "reasoning_id_factory"),
+                                   out)
+        return self._rs
+
+    def _close_parts(self, out: list[dict[str, Any]], status: str) -> None:
+        """Close the message or reasoning item that is open (a call starts, or the end)."""
+        if self._msg is not None:
+            self._close_message(out, status)
+        if self._rs is not None:
+            self._close_reasoning(out, status)
 
     def _close_message(self, out: list[dict[str, Any]], status: str) -> None:
-        msg = self._msg
-        assert msg is not None
+        assert self._msg is not None
+        self._close_part(_MESSAGE, self._msg, status, out)
         self._msg = None
-        text = "".join(msg.pieces)
-        out.append(self._event("response.output_text.done", item_id=msg.id,
-                               output_index=msg.index, content_index=0, text=text,
-                               logprobs=[]))
-        out.append(self._event("response.content_part.done", item_id=msg.id,
-                               output_index=msg.index, content_index=0,
-                               part=_text_part(text)))
-        out.append(self._event("response.output_item.done", output_index=msg.index,
-                               item=_message(msg.id, status, text)))
-        self._output.append(_message(msg.id, status, text))
+
+    def _close_reasoning(self, out: list[dict[str, Any]], status: str) -> None:
+        assert self._rs is not None
+        self._close_part(_REASONING, self._rs, status, out)
+        self._rs = None
+
+    def _open_part(self, kind: _Kind, ident: str, out: list[dict[str, Any]]) -> _Open:
+        """A message or reasoning item opened: the item, then its one part."""
+        item = _Open(ident, self._next_index)
+        self._next_index += 1
+        out.append(self._event("response.output_item.added", output_index=item.index,
+                               item=kind.item(item.id, "in_progress", None)))
+        out.append(self._event(kind.part_added, item_id=item.id, output_index=item.index,
+                               **kind.place, part=kind.part("")))
+        return item
+
+    def _close_part(self, kind: _Kind, item: _Open, status: str,
+                    out: list[dict[str, Any]]) -> None:
+        """A message or reasoning item closed: its text done, its part done, the item."""
+        text = "".join(item.pieces)
+        out.append(self._event(kind.text_done, item_id=item.id, output_index=item.index,
+                               **kind.place, text=text, **kind.text_extra))
+        out.append(self._event(kind.part_done, item_id=item.id, output_index=item.index,
+                               **kind.place, part=kind.part(text)))
+        out.append(self._event("response.output_item.done", output_index=item.index,
+                               item=kind.item(item.id, status, text)))
+        self._output.append(kind.item(item.id, status, text))
 
     def _finish_call(self, number: int, out: list[dict[str, Any]]) -> None:
         call = self._calls.pop(number, None)
@@ -292,9 +372,11 @@ def render_response(result: ParseResult, *, model: str = "callsieve", created: i
                     message_id_factory: IdFactory | None = None,
                     function_call_id_factory: IdFactory | None = None,
                     call_id_factory: IdFactory | None = None,
+                    reasoning_id_factory: IdFactory | None = None,
                     tools: Sequence[Mapping[str, Any]] = (), tool_choice: Any = "auto",
                     parallel_tool_calls: bool = True, finish_reason: str | None = None,
-                    usage: Usage | None = None) -> dict[str, Any]:
+                    usage: Usage | None = None, include_reasoning: bool = True,
+                    ) -> dict[str, Any]:
     """The whole ``response`` object for ``result`` (``usage`` zeros unless given)."""
     if finish_reason not in FINISH_REASONS:
         raise ConfigurationError(
@@ -302,9 +384,10 @@ def render_response(result: ParseResult, *, model: str = "callsieve", created: i
     encoder = StreamRenderer(
         model=model, created=created, response_id_factory=response_id_factory,
         message_id_factory=message_id_factory, function_call_id_factory=function_call_id_factory,
-        call_id_factory=call_id_factory, tools=tools, tool_choice=tool_choice,
-        parallel_tool_calls=parallel_tool_calls)
+        call_id_factory=call_id_factory, reasoning_id_factory=reasoning_id_factory, tools=tools,
+        tool_choice=tool_choice, parallel_tool_calls=parallel_tool_calls)
     out: list[dict[str, Any]] = []
-    encoder._render(reply_events(result, trim_around_calls=True), out)
+    encoder._render(reply_events(result, trim_around_calls=True,
+                                 include_reasoning=include_reasoning), out)
     response: dict[str, Any] = encoder._end(finish_reason, usage, out)[-1]["response"]
     return response
