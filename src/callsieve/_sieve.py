@@ -38,6 +38,7 @@ from ._modes import (
     CLOSED,
     IN_REASONING,
     MACHINE,
+    OPENING,
     PREAMBLE,
     RUN,
     Mode,
@@ -104,8 +105,7 @@ class Sieve(ModeReaders):
         # are ``_finder`` and ``_fences``, its automaton's tables ``_auto`` ...
         self._finders = _finders(g, self._fences, opts.reasoning)
         self._reason_calls = opts.calls_in_reasoning  # a block inside reasoning: text or call
-        self._set_context(PREAMBLE if opts.reasoning == "tags" and PREAMBLE in self._finders
-                          else IN_REASONING if opts.reasoning == "open" else ANSWER)
+        self._set_context(_first_context(opts.reasoning, self._finders))
         self._lead = g.prose_lead
         self._cap: Capture | None = None
         self._cand = NO_CANDIDATE  # CANDIDATE: the automaton state of the opener held
@@ -276,20 +276,21 @@ class Sieve(ModeReaders):
                     if text_start < i:
                         piece = buf[text_start:i]
                         events.append(self._kind(piece))
-                        if self._context is PREAMBLE and not piece.isspace():
-                            self._set_context(ANSWER)  # (the answer has begun)
+                        if self._until_text is not None and not piece.isspace():
+                            self._set_context(self._until_text)  # (the answer has begun)
                             fences = self._fences
                     cur.passed(buf, i)
                     break
                 verdict, value = self._finder.candidate(buf, i, final, 0, i, False)
-            if verdict is TEXT:
+            if verdict is TEXT and self._until_text is None:
                 pos = i + 1
                 continue
-            if (self._context is PREAMBLE and text_start < i
-                    and not buf[text_start:i].isspace()):
-                # Answer text stands before this lead: the answer has begun, and the lead
-                # is decided again with the answer's entries (a <think> there is text).
-                self._set_context(ANSWER)
+            if self._until_text is not None and (
+                    verdict is TEXT or text_start < i and not buf[text_start:i].isspace()):
+                # Text stands before this lead, or the lead is text: the answer (under
+                # "open", the reasoning) has begun, and the lead is decided again with its
+                # entries (a <think> there is text).
+                self._set_context(self._until_text)
                 fences = self._fences
                 pos = i
                 continue
@@ -305,7 +306,7 @@ class Sieve(ModeReaders):
                 # A reasoning tag (SPEC §15): it goes nowhere but this event; after it the
                 # reply is inside reasoning, or (after </think>) before the answer again.
                 events.append(Reasoning("", value.group()))
-                self._set_context(IN_REASONING if self._context is PREAMBLE
+                self._set_context(IN_REASONING if self._context is not IN_REASONING
                                   else PREAMBLE if PREAMBLE in self._finders else ANSWER)
                 fences = self._fences
                 pos = text_start = value.end()
@@ -348,4 +349,15 @@ def _finders(g: Any, fences: FenceTracker, reasoning: str) -> dict[Any, EntryFin
     finders[IN_REASONING] = EntryFinder(g, tables["reasoning"], plain.live_lead.search, plain)
     if "preamble" in tables:
         finders[PREAMBLE] = EntryFinder(g, tables["preamble"], lead_search, fences)
+        # (before reasoning under "open": what is read there is reasoning, without code)
+        finders[OPENING] = EntryFinder(g, tables["preamble"], plain.live_lead.search, plain)
     return finders
+
+
+def _first_context(reasoning: str, finders: dict[Any, EntryFinder]) -> Any:
+    """Where the reply starts: before the answer (``"tags"``), before any reasoning under
+    ``"open"`` (white space, then a ``<think>`` the model wrote anyway, is a tag), or in the
+    answer (``"off"``, or a grammar without the tags)."""
+    if reasoning == "open":
+        return OPENING if OPENING in finders else IN_REASONING
+    return PREAMBLE if reasoning == "tags" and PREAMBLE in finders else ANSWER

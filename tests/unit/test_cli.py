@@ -682,9 +682,10 @@ def test_every_format_streams_its_apis_event_stream(capsys: pytest.CaptureFixtur
 THOUGHT = ("<think>\nThe user wants the file.\n</think>\n\nLet me read it.\n"
            '<tool_calls><invoke name="read_file"><parameter name="path">a.py</parameter>'
            "</invoke></tool_calls>")
-#: Reads three ways: "inside" is reasoning (tags), so is the <think> tag (open: the template
-#: wrote one already), or it is all text (off).
-MODES_DOC = "<think>inside</think> after"
+#: Reads three ways: "inside" is reasoning and the white space before the tag text (tags),
+#: that white space is reasoning too (open: the reply starts inside reasoning), or it is all
+#: text (off).
+MODES_DOC = " <think>inside</think> after"
 
 
 def reply_file(tmp_path: Path, text: str) -> str:
