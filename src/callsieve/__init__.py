@@ -8,6 +8,7 @@
 from ._errors import (
     CallsieveError,
     ConfigurationError,
+    FormatError,
     GrammarError,
     InputTypeError,
     SieveClosedError,
@@ -44,6 +45,7 @@ __all__ = [
     "CallsieveError",
     "ConfigurationError",
     "Event",
+    "FormatError",
     "GrammarError",
     "InputTypeError",
     "LeakFilter",

@@ -12,6 +12,7 @@ from __future__ import annotations
 __all__ = [
     "CallsieveError",
     "ConfigurationError",
+    "FormatError",
     "GrammarError",
     "InputTypeError",
     "SieveClosedError",
@@ -38,6 +39,13 @@ class InputTypeError(CallsieveError, TypeError):
 
 class ConfigurationError(CallsieveError, ValueError):
     """An unknown option, or an option with a value outside its documented set."""
+
+
+class FormatError(CallsieveError, ValueError):
+    """The prompt side (``callsieve.prompt``, ``callsieve.deepseek``) was given what it cannot
+    read or write: a tool definition, call or result of an unknown shape, a name the
+    dialect cannot spell, arguments that are not a JSON object. ``offset`` is where in the
+    text (for arguments read from text), ``expected`` what would have been accepted."""
 
 
 class GrammarError(CallsieveError):

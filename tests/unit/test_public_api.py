@@ -12,9 +12,9 @@ import callsieve
 #: The names the package promises; adding one is a decision, removing one a breaking change.
 PUBLIC = {
     "DEFAULT_DIALECTS", "ArgumentsDelta", "Block", "CallAborted", "CallFinished", "CallStarted",
-    "CallsieveError", "ConfigurationError", "Event", "GrammarError", "InputTypeError",
-    "LeakFilter", "Metrics", "ParseResult", "Reasoning", "Rejection", "Sieve", "SieveClosedError", "SieveState",
-    "Text", "ToolCall", "ToolCalls", "aggregate_metrics",
+    "CallsieveError", "ConfigurationError", "Event", "FormatError", "GrammarError",
+    "InputTypeError", "LeakFilter", "Metrics", "ParseResult", "Reasoning", "Rejection", "Sieve",
+    "SieveClosedError", "SieveState", "Text", "ToolCall", "ToolCalls", "aggregate_metrics",
     "UnknownOptionError", "__version__", "available_dialects", "new_call_id", "parse",
     "sanitize_leaked_output",
 }
@@ -48,7 +48,8 @@ def test_events_are_slotted_values(name: str) -> None:
 
 
 def test_one_exception_tree() -> None:
-    for name in ("ConfigurationError", "GrammarError", "InputTypeError", "SieveClosedError",
+    assert issubclass(callsieve.FormatError, ValueError)
+    for name in ("ConfigurationError", "FormatError", "GrammarError", "InputTypeError", "SieveClosedError",
                  "UnknownOptionError"):
         assert issubclass(getattr(callsieve, name), callsieve.CallsieveError)
     assert issubclass(callsieve.InputTypeError, TypeError)

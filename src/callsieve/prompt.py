@@ -1,0 +1,187 @@
+"""Strategy: the prompt side (SPEC §16) — what a gateway writes *into* the model's prompt so
+multi-turn tool use works: the tools (``tool_instructions``), the model's past calls
+(``format_calls``) and the tools' results (``format_results``), each in the dialect's own
+format, every tag spelled by the grammar (``grammar/spelling/<dialect>.lark``).
+
+What it does: accepts OpenAI-style and Anthropic-style tool definitions, assistant
+messages with ``tool_calls`` (or ``tool_use`` blocks), ``tool`` / ``tool_result``
+messages, ``ToolCall`` objects, ``(name, input)`` pairs and plain strings
+(``_prompt_inputs``). Calls are written by ``_prompt_write`` (DSML and XML) or
+``callsieve.deepseek`` (``deepseek_native``). docs/prompt.md shows each dialect's shapes
+and what they are based on.
+
+>>> from callsieve import parse
+>>> text = format_calls([("get_weather", {"city": "Hangzhou", "days": 3})], dialect="dsml_v4")
+>>> print(text)
+<｜DSML｜tool_calls>
+<｜DSML｜invoke name="get_weather">
+<｜DSML｜parameter name="city" string="true">Hangzhou</｜DSML｜parameter>
+<｜DSML｜parameter name="days" string="false">3</｜DSML｜parameter>
+</｜DSML｜invoke>
+</｜DSML｜tool_calls>
+>>> parse(text, dialects=("dsml_v4",)).calls[0].input
+{'city': 'Hangzhou', 'days': 3}
+>>> format_results(["22°C, sunny"], dialect="dsml_v32")
+'<function_results>\\n<result>22°C, sunny</result>\\n</function_results>'
+
+What it guarantees: ``parse(format_calls(calls, dialect=d), dialects=(d,))`` gives back the
+same names and inputs whatever the values hold (property-tested for every default
+dialect); what cannot be written exactly is a ``FormatError``. ``tool_instructions``'s
+example call is written by ``format_calls``, so it parses as the call it shows.
+What it costs: the dialect's spellings and grammar are loaded once per process; writing is
+linear in the calls (a plain parameter body is checked against the grammar's terminals
+where its run would stop, ``_prompt_write``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from . import deepseek
+from ._prompt_inputs import read_calls, read_results, read_tools
+from ._prompt_write import markup_calls, name_attr
+from ._spelling import Spelling, spelling
+
+__all__ = ["DEFAULT_PROMPT_DIALECT", "format_calls", "format_results", "tool_instructions"]
+
+#: The dialect written when none is named: the recommended prompt format (SPEC §2).
+DEFAULT_PROMPT_DIALECT = "dsml"
+_NATIVE = "deepseek_native"
+
+
+def _spelling(dialect: str, grammar_dirs: Sequence[str]) -> Spelling:
+    return spelling(dialect, tuple(str(d) for d in grammar_dirs))
+
+
+def _native(sp: Spelling) -> bool:
+    """Is this the DeepSeek native protocol (written by ``callsieve.deepseek``), not markup?"""
+    return sp.dialect == _NATIVE and "INVOKE_OPEN" not in sp
+
+
+def format_calls(calls: Any, dialect: str = DEFAULT_PROMPT_DIALECT, *,
+                 grammar_dirs: Sequence[str] = ()) -> str:
+    """Past assistant tool calls as the model writes them in ``dialect``: one block holding
+    every call, in order (messages are flattened: all their calls go in the one block);
+    ``""`` for no calls.
+
+    >>> print(format_calls([{"type": "tool_use", "id": "toolu_1", "name": "now", "input": {}}],
+    ...                    dialect="xml"))
+    <tool_calls>
+    <invoke name="now">
+    </invoke>
+    </tool_calls>
+    """
+    items = read_calls(calls)
+    sp = _spelling(dialect, grammar_dirs)
+    if _native(sp):
+        return deepseek.format_calls(items)
+    return markup_calls(sp, items)
+
+
+def format_results(results: Any, dialect: str = DEFAULT_PROMPT_DIALECT, *,
+                   grammar_dirs: Sequence[str] = ()) -> str:
+    """Tool results as the dialect's chat template puts them in the prompt, in order (one
+    turn's results together); ``""`` for none. The text of a result is written as it is
+    (the templates do not escape it).
+
+    >>> format_results([{"role": "tool", "tool_call_id": "call_1", "content": "ok"}], "dsml_v4")
+    '<tool_result>ok</tool_result>'
+    """
+    texts = read_results(results)
+    sp = _spelling(dialect, grammar_dirs)
+    if not texts:
+        return ""
+    if _native(sp):
+        return deepseek.format_results(texts)
+    body = sp.get("RESULT_SEP").join(sp["RESULT_OPEN"] + t + sp["RESULT_CLOSE"] for t in texts)
+    return sp.get("RESULTS_OPEN") + body + sp.get("RESULTS_CLOSE")
+
+
+def _example_value(schema: Any) -> Any:
+    if not isinstance(schema, dict):
+        return "value"
+    for key in ("enum", "examples"):
+        if isinstance(schema.get(key), list) and schema[key]:
+            return schema[key][0]
+    if "default" in schema:
+        return schema["default"]
+    kind = schema.get("type")
+    kind = kind[0] if isinstance(kind, list) and kind else kind
+    return {"integer": 1, "number": 1.5, "boolean": True, "array": [], "object": {},
+            "null": None}.get(kind, "value") if isinstance(kind, str) else "value"
+
+
+def _example(tool: tuple[str, str, dict[str, Any]]) -> tuple[str, dict[str, Any]]:
+    name, _, schema = tool
+    found = schema.get("properties")
+    props: dict[str, Any] = found if isinstance(found, dict) else {}
+    listed = schema.get("required")
+    required = [k for k in listed if isinstance(k, str) and k in props] if isinstance(
+        listed, list) else []
+    keys = required or list(props)[:2]
+    return name, {k: _example_value(props[k]) for k in keys}
+
+
+def _skeleton(sp: Spelling) -> str:
+    if _native(sp):  # a block that parses (a failed one
+        # would be text, and its line-start fences would open a code fence, SPEC §6)
+        args = deepseek.format_arguments({"$PARAMETER_NAME": "$VALUE"})
+        return (deepseek.TOOL_CALLS_BEGIN + deepseek.format_call_header("$TOOL_NAME") + args
+                + deepseek.format_call_tail(False) + deepseek.format_call_header("$TOOL_NAME2")
+                + args + deepseek.format_call_tail(True))
+    param = (sp["PARAM_OPEN"] + sp.fill("NAME_ATTR", "$PARAMETER_NAME")
+             + sp.fill("ATTR", "true|false") + sp["TAG_END"] + "$VALUE" + sp["PARAM_CLOSE"])
+    return "\n".join((sp["CALLS_OPEN"], sp["INVOKE_OPEN"] + name_attr(sp, "$TOOL_NAME", "tool")
+                      + sp["TAG_END"], param, "...", sp["INVOKE_CLOSE"],
+                      sp["INVOKE_OPEN"] + name_attr(sp, "$TOOL_NAME2", "tool") + sp["TAG_END"],
+                      "...", sp["INVOKE_CLOSE"], sp["CALLS_CLOSE"]))
+
+
+def _rules(sp: Spelling) -> list[str]:
+    if _native(sp):
+        return ["Write the arguments as one JSON object between the fences.",
+                "Several calls go in one block, one after another; they run in order."]
+    cdata = sp["CDATA_OPEN"] + "..." + sp["CDATA_CLOSE"]
+    rules = ["Several invokes go in one block; they run in order.",
+             ('Set string="true" for a string and write it as it is, without quotes or '
+             'escaping; set string="false" for numbers, booleans, null, arrays and objects '
+             "and write them as JSON.")]
+    if sp.get("STRING_BODY") == "cdata":
+        rules.append(f"Wrap every string value in {cdata}; a value holding "
+                     f"{sp['CDATA_CLOSE']} is split across two sections.")
+    else:
+        rules.append(f"A value that holds markup which could end the parameter goes in {cdata}.")
+    return rules
+
+
+def tool_instructions(tools: Any, dialect: str = DEFAULT_PROMPT_DIALECT, *,
+                      grammar_dirs: Sequence[str] = ()) -> str:
+    """The system-prompt text that teaches a model to call ``tools`` in ``dialect``: the
+    block's shape, the rules, one example call to the first tool (its required parameters,
+    with values from the schema: an enum's first, a default, or one of the type), and the
+    tools, one JSON Schema per line.
+
+    >>> from callsieve import parse
+    >>> text = tool_instructions([{"name": "now", "input_schema": {"type": "object"}}])
+    >>> text.splitlines()[0], parse(text).calls[-1].name
+    ('## Tools', 'now')
+    """
+    defs = read_tools(tools)
+    sp = _spelling(dialect, grammar_dirs)
+    opener = sp["CALLS_OPEN"]
+    parts = ["## Tools", "",
+             (f"You can call the tools listed below. To call tools, write a {opener} block "
+             "like this as part of your reply:"), "", _skeleton(sp), "", "Rules:"]
+    parts += [f"- {r}" for r in _rules(sp)]
+    parts.append("- Write such a block only to call tools; to show one to the user, put it "
+                 "in a code fence.")
+    if defs:
+        parts += ["", f"For example, to call {defs[0][0]}:", "",
+                  format_calls([_example(defs[0])], dialect, grammar_dirs=grammar_dirs)]
+    parts += ["", "Here are the tools, one JSON Schema per line:"]
+    lines = [json.dumps({"name": n, "description": d, "parameters": s}, ensure_ascii=False)
+             for n, d, s in defs]
+    parts += [t for t in (sp.get("FUNCTIONS_OPEN"), *lines, sp.get("FUNCTIONS_CLOSE")) if t]
+    return "\n".join(parts) + "\n"
