@@ -24,7 +24,7 @@ import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ._blocks import BlockLife
+from ._blocks import BlockLife, LifeView
 from ._capture import COMPLETE, FAILED, VIABLE, Capture
 from ._cursor import Cursor
 from ._entries import HOLD, TEXT, EntryFinder
@@ -32,6 +32,7 @@ from ._errors import ConfigurationError, SieveClosedError
 from ._events import Block, Event, Reasoning, Text
 from ._fences import FenceTracker
 from ._grammar import DEFAULT_DIALECTS, load_grammar
+from ._metrics import Metrics, close_counts
 from ._modes import (
     ANSWER,
     CANDIDATE,
@@ -60,7 +61,7 @@ def _no_stream(chunk: str) -> list[Event]:  # pragma: no cover - never called: n
     return []
 
 
-class Sieve(ModeReaders):
+class Sieve(ModeReaders, LifeView):
     """Pulls tool calls out of a stream of model text.
 
     ``Sieve(tools=None, *, early_emit="block", mode="on", max_block_chars=8 MiB,
@@ -72,7 +73,13 @@ class Sieve(ModeReaders):
     """
 
     # (the readers' own: ``ModeReaders``)
-    __slots__ = ("_g", "_life", "_lead", "_early", "_reason_calls")
+    __slots__ = ("_g", "_life", "_lead", "_early", "_reason_calls", "_into")
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Sieve:  # noqa: PYI034 - may be a subclass
+        if cls is Sieve and kwargs.get("sanitize") is True:  # (``_sanitized``)
+            from ._sanitized import SanitizingSieve
+            return super().__new__(SanitizingSieve)
+        return super().__new__(cls)
 
     def __init__(
         self,
@@ -86,20 +93,29 @@ class Sieve(ModeReaders):
         id_factory: Callable[[], str] = new_call_id,
         reasoning: str = "tags",
         calls_in_reasoning: str = "text",
+        policy: str | None = None,
+        on_reject: str = "drop",
+        sanitize: bool = False,
+        metrics: bool | Metrics | None = None,
         **unknown: Any,
     ) -> None:
         opts = SieveOptions(tools, early_emit=early_emit, mode=mode,
                             max_block_chars=max_block_chars, dialects=dialects,
                             grammar_dirs=grammar_dirs, id_factory=id_factory,
                             reasoning=reasoning, calls_in_reasoning=calls_in_reasoning,
-                            **unknown)
+                            policy=policy, on_reject=on_reject, sanitize=sanitize,
+                            metrics=metrics, **unknown)
         g = self._g = load_grammar(opts.dialects, opts.grammar_dirs)
         self._fences = FenceTracker(g.lead_chars)
         self._cur = Cursor(self._fences)
         self._grow = self._cur.grow
         self._grown = self._cur.grown  # (a held candidate's text: see ``Cursor.grown``)
         self._lead_search = self._fences.live_lead.search
-        self._life = BlockLife(g, opts.schemas, opts.id_factory, self._cur.pieces)
+        # Metrics (``_metrics``): the sieve counts into its own, added at ``close()`` to the
+        # ``metrics=`` object given (if one was) and to the process-wide aggregate.
+        self._into = opts.metrics
+        self._life = BlockLife(g, opts.schemas, opts.id_factory, self._cur.pieces, opts.rules,
+                               None if opts.metrics is None else Metrics())
         # SPEC §15: one entry finder per context of the reply (``_entry_tables``), each with
         # its fence tracker (reasoning is read without code: ``_set_context``); the context's
         # are ``_finder`` and ``_fences``, its automaton's tables ``_auto`` ...
@@ -216,6 +232,9 @@ class Sieve(ModeReaders):
             cand = self._cand if self._mode is CANDIDATE else NO_CANDIDATE
             events = self._process(cur.take(""), True, cand)
         self._enter(CLOSED)
+        metrics = self._life.metrics
+        if metrics is not None:
+            close_counts(metrics, self._into, self._cur.total, self._life.consumed)
         return events
 
     # ------------------------------------------------------------------ the machine
@@ -242,17 +261,19 @@ class Sieve(ModeReaders):
                     events += life.take_out()
                 if (self._early and status != COMPLETE and not cap.strict
                         and len(cap.calls) > cap.emitted and life.in_reasoning != "text"):
-                    events.append(life.early(cap))
+                    events += life.early(cap)
                 if status == VIABLE:
                     if p < len(buf):  # (``take`` left nothing held)
                         cur.hold(buf[p:])
+                    if life.metrics is not None:
+                        life.metrics.held(cap.raw_len + len(buf) - p)
                     break
                 if status == COMPLETE:
-                    event, raw = life.complete(cap)
+                    done, raw = life.complete(cap)
                     if life.out:  # (argument streaming: calls finished as the block ended)
                         events += life.take_out()
                     # (a block inside reasoning, under calls_in_reasoning="text": reasoning)
-                    events.append(Reasoning(raw) if life.in_reasoning == "text" else event)
+                    events += [Reasoning(raw)] if life.in_reasoning == "text" else done
                     cur.passed(raw, len(raw))  # (so the tail again stands before buf[pos])
                     if cap.leftover is not None:  # a repair read on from a copy of the block
                         buf, base, pos = cap.leftover, cap.start + cap.raw_len, 0
@@ -301,6 +322,8 @@ class Sieve(ModeReaders):
                 self._cand = value
                 self._cand_seen = self._finder.seen
                 cur.hold_candidate(buf[i:])
+                if life.metrics is not None:
+                    life.metrics.held(len(buf) - i)
                 break
             if value.lastgroup == self._finder.table.tag:
                 # A reasoning tag (SPEC §15): it goes nowhere but this event; after it the

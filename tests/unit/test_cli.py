@@ -33,7 +33,7 @@ EXPECTED_CALLS = [
     ("read_file", {"path": "README.md"}, "dsml"),
     ("get_weather", {"location": "Tokyo"}, "deepseek_native"),
 ]
-CALL_KEYS = {"id", "name", "input", "dialect", "repairs"}
+CALL_KEYS = {"id", "name", "input", "dialect", "repairs", "coercions"}
 BLOCK_KEYS = {"span", "dialect", "status", "repairs", "diagnostics"}
 
 
@@ -71,7 +71,7 @@ def test_parse_example(capsys: pytest.CaptureFixture[str]) -> None:
     assert err == ""
     result = json.loads(out)
     assert set(result) == {"reasoning", "text", "calls", "blocks", "saw_tool_call_syntax",
-                           "rejected_by_policy", "rejected_tool_names"}
+                           "rejected_by_policy", "rejected_tool_names", "rejections"}
     assert summary(result["calls"]) == EXPECTED_CALLS
     assert all(set(c) == CALL_KEYS for c in result["calls"])
     assert all(c["id"] and c["repairs"] == [] for c in result["calls"])
