@@ -5,7 +5,9 @@ of the one-chunk run.
 What it does: a document is a concatenation of small fragments (prose, look-alike markup,
 fences and inline code, valid and broken tool blocks in every default dialect, alias spellings
 of the wrapper, zero-width characters, tags cut into several fragments). For each document and
-each ``early_emit`` in ("block", "invoke", "arguments") it runs ``Sieve`` on the whole document as one chunk
+each mode — ``early_emit`` "block", "invoke", "arguments", and the reasoning modes (SPEC §15)
+"open" (``reasoning="open"``) and "call" (``calls_in_reasoning="call"`` under argument
+streaming), ``MODE_OPTIONS`` — it runs ``Sieve`` on the whole document as one chunk
 (the reference), then one character at a time, in random pieces of 1-8 characters (sometimes
 with empty chunks in between), in random pieces of 1-40, and one fragment per chunk; and it runs
 ``parse()``. A failure found from the command line is shrunk (fragments, then characters, then
@@ -22,7 +24,9 @@ What it guarantees: for every document and mode it checks that
      the event that continues its block (contiguous span; diagnostics add up): how a block's
      calls are cut into events depends on where the chunks end, by design (``--no-merge``
      compares the events one by one);
-  4. ``parse(document, early_emit=mode)`` has the reference's text and calls.
+  4. ``parse(document, **MODE_OPTIONS[mode])`` has the reference's text, reasoning and calls.
+Reasoning events are coalesced like text (by what they stand for, tags included) and count in
+the conservation check by ``Reasoning.source``; a third of the documents think first.
 Everything is seeded: a document and its chunkings depend on its ``doc_seed`` only, and the
 doc seeds on the run seed, so ``check_documents(seed, count)`` and ``--seed S --docs COUNT``
 check the same documents, and ``--doc-seed D`` re-runs one of them.
@@ -67,6 +71,7 @@ from callsieve import (
     CallFinished,
     CallStarted,
     Event,
+    Reasoning,
     Text,
     ToolCalls,
 )
@@ -89,7 +94,16 @@ __all__ = [
     "minimize",
 ]
 
-MODES = ("block", "invoke", "arguments")
+MODES = ("block", "invoke", "arguments", "open", "call")
+#: The Sieve options of each mode: an ``early_emit`` mode, or a reasoning one (SPEC §15) —
+#: "open" reads the reply as starting inside reasoning, "call" makes blocks inside reasoning
+#: calls, under argument streaming.
+MODE_OPTIONS: dict[str, dict[str, str]] = {
+    "block": {"early_emit": "block"}, "invoke": {"early_emit": "invoke"},
+    "arguments": {"early_emit": "arguments"},
+    "open": {"early_emit": "block", "reasoning": "open"},
+    "call": {"early_emit": "arguments", "calls_in_reasoning": "call"},
+}
 
 Generator = Callable[[random.Random], list[str]]
 #: Failure class: (category, early_emit mode, detail...) — see ``same_kind``.
@@ -462,6 +476,21 @@ def wrapper_close_alias(r: random.Random) -> list[str]:
     return [r.choice(WRAPPER_CLOSE_ALIASES)]
 
 
+#: Reasoning tags (SPEC §15) as the grammar spells them, look-alikes and cut-short ones.
+THINK_OPENS = ("<think>", "<Think>", "＜think＞", "<think >", "<\u200bthink>", "<think|>",
+               "<thinking>", "<|DSML|think>", "<think")
+THINK_CLOSES = ("</think>", "</Think>", "＜/think＞", "< /think>", "</think\n>", "</thinking>",
+                "</think", "</")
+
+
+def think_open(r: random.Random) -> list[str]:
+    return [r.choice(THINK_OPENS)]
+
+
+def think_close(r: random.Random) -> list[str]:
+    return [r.choice(THINK_CLOSES)]
+
+
 def split_some(r: random.Random, pieces: Iterable[str]) -> list[str]:
     """Split some pieces (tags included) into sub-fragments at random points."""
     out = []
@@ -491,6 +520,8 @@ GENERATORS: tuple[tuple[Generator, float], ...] = (
     (zero_width, 0.5),
     (wrapper_open_alias, 1),
     (wrapper_close_alias, 0.7),
+    (think_open, 1),
+    (think_close, 1.5),
 )
 _GEN_FUNCS = tuple(g for g, _ in GENERATORS)
 _GEN_WEIGHTS = tuple(w for _, w in GENERATORS)
@@ -500,7 +531,9 @@ def gen_fragments(r: random.Random) -> list[str]:
     """A document's fragments (non-empty), about 10 to 250 characters in all."""
     target = r.choice((10, 30, 60, 100, 160, 250))
     frags: list[str] = []
-    total = 0
+    if r.random() < 0.3:  # a reply that thinks first (SPEC §15): white space, then <think>
+        frags += [r.choice(("", " ", "\n")), *think_open(r)]
+    total = sum(map(len, frags))
     while total < target:
         g = r.choices(_GEN_FUNCS, _GEN_WEIGHTS)[0]
         ps = split_some(r, g(r))
@@ -579,7 +612,13 @@ class OtherItem(NamedTuple):
     event_repr: str
 
 
-Item = TextItem | BlockItem | OtherItem
+class ReasoningItem(NamedTuple):
+    """Adjacent Reasoning events as compared: what they stand for, tags included."""
+
+    source: str
+
+
+Item = TextItem | ReasoningItem | BlockItem | OtherItem
 
 
 def block_item(e: ToolCalls, options: Options) -> BlockItem:
@@ -621,6 +660,11 @@ def coalesce(events: Iterable[Event], options: Options) -> list[Item]:
                 out[-1] = TextItem(out[-1].text + e.text)
             else:
                 out.append(TextItem(e.text))
+        elif isinstance(e, Reasoning):
+            if out and isinstance(out[-1], ReasoningItem):
+                out[-1] = ReasoningItem(out[-1].source + e.source)
+            else:
+                out.append(ReasoningItem(e.source))
         elif isinstance(e, ToolCalls):
             last = out[-1] if out else None
             if options.merge_partial and last is not None and continues(last, e):
@@ -673,9 +717,10 @@ def conservation_error(doc: str, events: Iterable[Event]) -> str | None:
     pos = 0
     parts = []
     for e in events:
-        if isinstance(e, Text):
-            parts.append(e.text)
-            pos += len(e.text)
+        if isinstance(e, Text | Reasoning):
+            piece = e.text if isinstance(e, Text) else e.source
+            parts.append(piece)
+            pos += len(piece)
         elif isinstance(e, ToolCalls):
             a, b = e.block.span
             if e.block.raw != doc[a:b]:
@@ -737,7 +782,7 @@ def same_kind(k1: Kind, k2: Kind) -> bool:
 
 
 def run_sieve(chunks: Iterable[str], mode: str) -> list[Event]:
-    s = callsieve.Sieve(early_emit=mode)
+    s = callsieve.Sieve(**MODE_OPTIONS[mode])
     events: list[Event] = []
     for c in chunks:
         events.extend(s.feed(c))
@@ -756,7 +801,7 @@ def check_run(doc: str, chunks: Sequence[str], mode: str, label: str, options: O
     err = conservation_error(doc, events)
     if err:
         raise Failure(("conservation", mode), f"[{label}] {err}\nevents: {events!r}", chunks)
-    err = stream_error(events) if mode == "arguments" else None
+    err = stream_error(events) if MODE_OPTIONS[mode]["early_emit"] == "arguments" else None
     if err:
         raise Failure(("stream", mode), f"[{label}] {err}\nevents: {events!r}", chunks)
     co = coalesce(events, options)
@@ -768,16 +813,18 @@ def check_run(doc: str, chunks: Sequence[str], mode: str, label: str, options: O
 def check_parse(doc: str, mode: str, events: Sequence[Event]) -> None:
     """``parse()`` must give the one-chunk run's text and calls."""
     try:
-        res = callsieve.parse(doc, early_emit=mode)
+        res = callsieve.parse(doc, **MODE_OPTIONS[mode])
     except Exception:  # noqa: BLE001 - no str input may raise (§Invariants): a finding
         raise Failure(("exception", mode, "parse"), traceback.format_exc(), [doc]) from None
     text = "".join(e.text for e in events if isinstance(e, Text))
+    thought = "".join(e.text for e in events if isinstance(e, Reasoning))
     calls = [(c.name, canon_value(c.input)) for e in events if isinstance(e, ToolCalls)
              for c in e.calls]
     pcalls = [(c.name, canon_value(c.input)) for c in res.calls]
-    if res.text != text or pcalls != calls:
+    if res.text != text or pcalls != calls or res.reasoning != thought:
         raise Failure(("parse", mode),
                       f"parse().text={res.text!r}\nsieve text  ={text!r}\n"
+                      f"parse().reasoning={res.reasoning!r}\nsieve reasoning={thought!r}\n"
                       f"parse calls={pcalls!r}\nsieve calls={calls!r}", [doc])
 
 
@@ -979,7 +1026,7 @@ def minimized_report(finding: Finding, budget: float) -> str:
     mode = f.kind[1]
     return "\n".join([
         "\n=== minimized repro ===",
-        f"kind: {f.kind}  early_emit={mode!r}",
+        f"kind: {f.kind}  options={MODE_OPTIONS[mode]!r}",
         f"document = {doc!r}",
         f"chunks   = {f.chunks!r}",
         f"detail:\n{f.detail}",
@@ -987,7 +1034,7 @@ def minimized_report(finding: Finding, budget: float) -> str:
         "  import callsieve",
         f"  doc = {doc!r}",
         f"  chunks = {f.chunks!r}",
-        f"  s = callsieve.Sieve(early_emit={mode!r})",
+        f"  s = callsieve.Sieve(**{MODE_OPTIONS[mode]!r})",
         "  events = [e for c in chunks for e in s.feed(c)] + s.close()",
     ])
 

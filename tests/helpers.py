@@ -9,7 +9,8 @@ and text"; §Invariants 1).
 asserts that every run yields the same ``(text, [(name, input)])`` and, for the default
 ``early_emit="block"``, that the events conserve the input (released text and the ``raw`` of
 emitted blocks, in event order, rebuild it exactly, §Invariants 2 and 3); then returns the
-``ParseResult`` of the whole run.
+``ParseResult`` of the whole run. Every run must also agree on the policy's rejections (SPEC
+§9: name, reason, span, action) and ``rejected_tool_names``.
 
 Calls are compared by ``(name, input)`` only (ids are random); inputs are compared through
 ``json.dumps`` so that ``1``, ``1.0`` and ``True`` do not pass for each other.
@@ -62,8 +63,10 @@ __all__ = [
     "fed",
     "random_chunkings",
     "reasoning_of",
+    "rejections_of",
     "run_all_ways",
     "stream",
+    "stream_sieve",
     "table",
     "text_of",
     "xml_call",
@@ -123,12 +126,22 @@ def random_chunkings(text: str, seeds: Sequence[int] = RANDOM_SEEDS) -> list[lis
 
 def stream(chunks: Iterable[str], **opts: Any) -> list[Any]:
     """All events of one ``Sieve`` run over ``chunks``, then ``close()``."""
+    return stream_sieve(chunks, **opts)[0]
+
+
+def stream_sieve(chunks: Iterable[str], **opts: Any) -> tuple[list[Any], Any]:
+    """``stream``'s events, and the closed ``Sieve`` (its blocks, rejections, metrics)."""
     sieve = callsieve.Sieve(**opts)
     events: list[Any] = []
     for chunk in chunks:
         events.extend(sieve.feed(chunk))
     events.extend(sieve.close())
-    return events
+    return events, sieve
+
+
+def rejections_of(source: Any) -> list[tuple[str, str, tuple[int, int], str]]:
+    """A result's or a sieve's policy rejections as comparable tuples."""
+    return [(r.name, r.reason, r.span, r.action) for r in source.rejections]
 
 
 def drive(events: Iterable[Any]) -> tuple[str, list[tuple[str, str]]]:
@@ -183,9 +196,11 @@ def run_all_ways(text: str, *, extra_chunkings: Iterable[Sequence[str]] = (),
     result = callsieve.parse(text, tools=tools, **parse_opts)
     want = (result.text, canon_calls(result.calls))
     check_conservation = conserve and opts.get("early_emit", "block") == "block"
-    if check_conservation and not result.reasoning and all(
-            b.reasoning is None for b in result.blocks) and not any(
-            isinstance(e, Reasoning) for e in stream([text], **opts)):
+    # (A call the policy released as text, ``on_reject="text"``, is text inside a complete
+    # block: the events' conservation below checks that case.)
+    if check_conservation and not any(r.action == "text" for r in result.rejections) and (
+            not result.reasoning and all(b.reasoning is None for b in result.blocks)
+            and not any(isinstance(e, Reasoning) for e in stream([text], **opts))):
         rebuilt = []
         pos = 0
         for b in result.blocks:
@@ -205,11 +220,14 @@ def run_all_ways(text: str, *, extra_chunkings: Iterable[Sequence[str]] = (),
     ways += [(f"extra chunking #{i}", list(c)) for i, c in enumerate(extra_chunkings)]
     for label, chunks in ways:
         assert "".join(chunks) == text, f"bad chunking {label}"
-        events = stream(chunks, **opts)
+        events, sieve = stream_sieve(chunks, **opts)
         got = drive(events)
         assert got == want, (
             f"{label} disagrees with parse() on {text!r}\n"
             f"chunks={list(chunks)!r}\nparse: {want!r}\nsieve: {got!r}")
+        assert rejections_of(sieve) == rejections_of(result), (
+            f"{label}: the policy's rejections differ from parse()'s on {text!r}")
+        assert sieve.rejected_tool_names == result.rejected_tool_names
         assert reasoning_of(events) == result.reasoning, (
             f"{label}: the reasoning disagrees with parse() on {text!r}\n"
             f"chunks={list(chunks)!r}\nparse: {result.reasoning!r}\n"

@@ -27,6 +27,9 @@ from ._events import (
     ToolCalls,
 )
 from ._grammar import DEFAULT_DIALECTS, available_dialects
+from ._leaks import LeakFilter, sanitize_leaked_output
+from ._metrics import Metrics, aggregate_metrics
+from ._policy import Rejection
 from ._results import ParseResult, parse
 from ._sieve import Sieve, SieveState, new_call_id
 
@@ -45,8 +48,11 @@ __all__ = [
     "FormatError",
     "GrammarError",
     "InputTypeError",
+    "LeakFilter",
+    "Metrics",
     "ParseResult",
     "Reasoning",
+    "Rejection",
     "Sieve",
     "SieveClosedError",
     "SieveState",
@@ -55,7 +61,9 @@ __all__ = [
     "ToolCalls",
     "UnknownOptionError",
     "__version__",
+    "aggregate_metrics",
     "available_dialects",
     "new_call_id",
     "parse",
+    "sanitize_leaked_output",
 ]

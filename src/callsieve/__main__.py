@@ -65,7 +65,9 @@ from ._cli_output import (
 )
 from ._cli_serve import add_serve, run_serve
 from ._errors import CallsieveError, ConfigurationError
+from ._explain import explain_json
 from ._options import SieveOptions
+from ._policy import ON_REJECT, POLICIES
 from ._results import ParseResult, parse
 from ._sieve import Sieve
 
@@ -164,7 +166,9 @@ def _sieve_options(args: argparse.Namespace) -> tuple[list[Any] | None, dict[str
     before any input is read."""
     tools = _load_tools(args.tools)
     options: dict[str, Any] = {"early_emit": args.early_emit, "reasoning": args.reasoning,
-                               "calls_in_reasoning": args.calls_in_reasoning}
+                               "calls_in_reasoning": args.calls_in_reasoning,
+                               "policy": args.policy, "on_reject": args.on_reject,
+                               "sanitize": args.sanitize}
     SieveOptions(tools, **options)
     return tools, options
 
@@ -203,6 +207,13 @@ def build_parser() -> argparse.ArgumentParser:
                         default="text",
                         help="a tool block inside reasoning is reasoning text, or a call "
                              "(default text)")
+    common.add_argument("--policy", choices=POLICIES, default=None,
+                        help="reject calls to tools not in --tools (allowlist), or whose "
+                             "arguments fail the tool's schema too (schema)")
+    common.add_argument("--on-reject", choices=ON_REJECT, default="drop",
+                        help="what a rejected call's text becomes (default drop)")
+    common.add_argument("--sanitize", action="store_true",
+                        help="remove leaked protocol from the released text")
     common.add_argument("--format", choices=tuple(FORMATS), default=None,
                         help="print the API's wire JSON instead of callsieve's own view: "
                              "a response object (parse) or stream objects (stream)")
@@ -210,9 +221,13 @@ def build_parser() -> argparse.ArgumentParser:
                         action="store_false",
                         help="with --format: leave the reasoning out of the wire JSON")
 
-    sub.add_parser("parse", parents=[common],
-                   help="parse the whole text; print the result as one JSON object",
-                   description="Parse the whole text and print the ParseResult as JSON.")
+    parse_cmd = sub.add_parser("parse", parents=[common],
+                               help="parse the whole text; print the result as one JSON object",
+                               description="Parse the whole text and print the ParseResult as "
+                                           "JSON.")
+    parse_cmd.add_argument("--explain", action="store_true",
+                           help="print each block's span, dialect, status, repairs, policy "
+                                "decisions and, for a failed block, where and why it failed")
     stream = sub.add_parser(
         "stream", parents=[common],
         help="feed the text through a Sieve; print its events as JSON lines",
@@ -278,8 +293,10 @@ def _stream_writer(args: argparse.Namespace, out: TextIO) -> StreamWriter:
 
 def _cmd_parse(args: argparse.Namespace, out: TextIO) -> int:
     tools, options = _sieve_options(args)
-    result = parse(_read_text(args.file), tools=tools, **options)
-    out.write(dumps(_parse_view(args)(result), out, indent=2) + "\n")
+    text = _read_text(args.file)
+    result = parse(text, tools=tools, **options)
+    view = explain_json(result, text) if args.explain else _parse_view(args)(result)
+    out.write(dumps(view, out, indent=2) + "\n")
     out.flush()
     return EXIT_OK
 

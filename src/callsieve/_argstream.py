@@ -1,6 +1,5 @@
-"""Strategy: argument streaming (``early_emit="arguments"``, SPEC §7) — a call's
-``CallStarted``, its arguments as ``ArgumentsDelta`` fragments while its parameters arrive,
-and ``CallFinished`` (or ``CallAborted``).
+"""Strategy: argument streaming (``early_emit="arguments"``, SPEC §7) — a call's ``CallStarted``,
+its arguments as ``ArgumentsDelta`` fragments as they arrive, ``CallFinished``/``CallAborted``.
 
 What it does: one ``ArgStream`` per capture of a wrapped block. Its capture's parser hands
 it the contract nodes below a call as they are reduced (``call_name``, ``call_id``,
@@ -16,17 +15,16 @@ it; a CDATA body streams while it arrives when its value must be a string —
 first character that is not white space is not ``<`` (only elements-only text can become
 structured) — as JSON-escaped fragments; a plain body once it can only be a string
 (trimmed, entities decoded); a JSON body (``call_args``, ``call_json``) rewritten compact as
-it arrives (``_json_stream``). Anything else goes out when it is complete. When the call is built, the rest of its ``arguments`` goes out and
-``CallFinished`` carries the ``ToolCall`` the block's ``ToolCalls`` carries too.
-What it guarantees: the concatenated deltas of a finished call are exactly its
-``arguments``: at the end, what was sent is checked to be their prefix. It is not when a
-parameter name repeats (its values collect into an array at the first one's place, which
-was already sent) or a later node renames the call; the call is then aborted
-(``CallAborted``) and sent again, whole, under a new index. A block that fails aborts its
-started, unfinished call. Indexes count the calls of the whole response (``BlockLife``).
-What it costs: one escape per chunk of a streaming body (none when it needs no escape),
-one decode per parameter besides the call's own, and the text sent, kept until the call
-ends for the check.
+it arrives (``_json_stream``). Anything else (a value the schema types: it may be coerced)
+goes out when complete; then the rest of ``arguments`` and ``CallFinished`` (its ``ToolCall``).
+What it guarantees: the concatenated deltas of a finished call are exactly its ``arguments``:
+at the end, what was sent is checked to be their prefix. It is not when a parameter name
+repeats (its values collect into an array at the first one's place, which was already
+sent) or a later node renames the call; the call is then aborted (``CallAborted``) and sent
+again, whole, under a new index. A block that fails aborts its started, unfinished call, and
+so does a policy's rejection. Indexes count the calls of the whole response (``BlockLife``).
+What it costs: one escape per chunk of a streaming body (none when it needs no escape), one
+decode per parameter besides the call's own, the text sent, kept for the check at the end.
 """
 
 from __future__ import annotations
@@ -41,6 +39,7 @@ from ._assembler import contract_value, param_schema_type
 from ._events import ArgumentsDelta, CallAborted, CallFinished, CallStarted, Event, ToolCall
 from ._json_stream import JsonStream, NotStreamable
 from ._options import make_call_id
+from ._policy import coerced
 from ._values import RAW_TEXT_FIELDS, _is_string_type, decode_entities, decode_param
 
 if TYPE_CHECKING:
@@ -108,7 +107,8 @@ class ArgStream:
         self.arg_terminals = life.g.arg_terminals
         self.json_terminals = life.g.json_terminals
         self.out = life.out
-        self.made: list[ToolCall] = []  # the block's calls, as CallFinished gave them
+        #: the block's calls, as CallFinished gave them (None: one the policy rejected)
+        self.made: list[ToolCall | None] = []
         self._id = ""  # the started call's id
         self._next_call()
 
@@ -166,8 +166,8 @@ class ArgStream:
         if pname in self.keys:  # a repeated name: an array where the first one went out
             self.broken = True
             return
-        value = decode_param(pname, parts, string_attr,
-                             param_schema_type(self.schemas, self.name, pname))
+        value = coerced(self.life.policy, self.name, pname, decode_param(  # (as the call has it)
+            pname, parts, string_attr, param_schema_type(self.schemas, self.name, pname)))
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
         if streamed:
             if not text.startswith(sent):
@@ -208,9 +208,10 @@ class ArgStream:
                 self.broken = True  # plain text went out, and CDATA goes before it
             return
         pname = self.pname
-        string = _is_string_type(param_schema_type(self.schemas, self.name, pname))
-        if pname in self.keys or self.pstring == "false":
-            self.body = _HOLD
+        kind = param_schema_type(self.schemas, self.name, pname)
+        string = _is_string_type(kind)
+        if pname in self.keys or self.pstring == "false" or (kind is not None and not string):
+            self.body = _HOLD  # (a typed value may be coerced: out when it is complete)
         elif self.pstring == "true":
             self._open_string(_STREAM if cdata else _RAW)
         elif string:
@@ -309,15 +310,19 @@ class ArgStream:
         self._send(piece)
 
     def call(self, name: str, args: dict[str, Any], ident: str | None, dialect: str,
-             repairs: tuple[str, ...]) -> ToolCall:
-        """The capture built the call: its ``ToolCall``, after the rest of its arguments and
-        ``CallFinished``."""
+             repairs: tuple[str, ...], coercions: tuple[str, ...] = (),
+             reason: str | None = None) -> ToolCall | None:
+        """The call built: its ``ToolCall``, after its last deltas and ``CallFinished``."""
+        if reason is not None:  # the policy rejected it: aborted (``made`` keeps None)
+            self.abort()
+            self.made.append(None)
+            return None
         if self.index < 0:
             self.name = name
             if ident:
                 self.ident = ident
             self._start()
-        call = ToolCall(name, args, ident or self._id, dialect, repairs)
+        call = ToolCall(name, args, ident or self._id, dialect, repairs, coercions)
         arguments = call.arguments
         sent = "".join(self.sent)
         if (self.broken or name != self.started_name or call.id != self._id
@@ -337,7 +342,7 @@ class ArgStream:
         return call
 
     def abort(self) -> None:
-        """The block failed: a call started and not finished is aborted."""
+        """The block failed (or the policy rejected the call): a started call is aborted."""
         if self.index >= 0:
             self.out.append(CallAborted(self.index))
         self._next_call()
@@ -346,6 +351,8 @@ class ArgStream:
     def _start(self) -> None:
         if self.index >= 0 or not self.name:
             return
+        if self.life.policy is not None and not self.life.policy.allows_name(self.name):
+            return  # (no CallStarted for a name the allowlist refuses: it is rejected)
         self.index = self.life.next_index()
         self._id = self.ident or make_call_id(self.life.id_factory)
         self.started_name = self.name

@@ -22,12 +22,23 @@ from typing import Any
 from ._argstream import ArgStream
 from ._capture import Capture
 from ._cursor import Cursor
-from ._events import ArgumentsDelta, Block, CallFinished, CallStarted, Event, ToolCall, ToolCalls
+from ._events import (
+    ArgumentsDelta,
+    Block,
+    CallFinished,
+    CallStarted,
+    Event,
+    Text,
+    ToolCall,
+    ToolCalls,
+)
 from ._grammar import CompiledGrammar
 from ._lessons import Lessons
+from ._metrics import Metrics
 from ._options import make_call_id
+from ._policy import Policy, Rejection, reason_kind
 
-__all__ = ["KEPT_BLOCKS", "BlockLife"]
+__all__ = ["KEPT_BLOCKS", "BlockLife", "LifeView"]
 
 #: How many parsed blocks a ``Sieve`` keeps (``Sieve.blocks``): the latest.
 KEPT_BLOCKS = 64
@@ -37,11 +48,21 @@ class BlockLife:
     """One per sieve: what every block it opens shares."""
 
     __slots__ = ("g", "schemas", "id_factory", "lessons", "pieces", "record", "blocks", "closing",
-                 "saw_syntax", "stream_args", "calls_started", "out", "in_reasoning")
+                 "saw_syntax", "stream_args", "calls_started", "out", "in_reasoning", "policy",
+                 "metrics", "rejections", "tail_text", "consumed")
 
     def __init__(self, g: CompiledGrammar, schemas: dict[str, dict[str, Any]],
-                 id_factory: Callable[[], str], pieces: list[str]) -> None:
+                 id_factory: Callable[[], str], pieces: list[str],
+                 policy: Policy | None = None, metrics: Metrics | None = None) -> None:
         self.g = g
+        self.policy = policy  # (``_policy``: coercion, and the policy's verdicts)
+        self.metrics = metrics  # (``_metrics``: None when not asked for)
+        #: The calls the policy rejected, in order (``Sieve.rejections``).
+        self.rejections: list[Rejection] = []
+        #: The last call of the block being read was released as text (``on_reject="text"``):
+        #: so is the block's tail.
+        self.tail_text = False
+        self.consumed = 0  # with metrics: the characters of the input calls took
         self.schemas = schemas
         self.id_factory = id_factory
         self.lessons = Lessons()
@@ -85,6 +106,7 @@ class BlockLife:
         k = g.entry_index[m.lastgroup]
         entry = g.entries[k]
         self.lessons.forget(start)
+        self.tail_text = False
         self.in_reasoning = reasoning
         quiet = reasoning == "text"
         if entry.synthetic is None and not quiet:
@@ -94,40 +116,106 @@ class BlockLife:
             # (a block missing its opener emits nothing before its closing wrapper)
             args = ArgStream(self)
         cap = Capture(g, entry, start, m.group(), self.schemas, self.pieces, self.lessons,
-                      g.entry_groups(m, k), args)
+                      g.entry_groups(m, k), args, None if quiet else self.policy)
         if reasoning is not None:
             # No loose-CDATA repair inside reasoning: a CDATA a thought left open would be
             # closed wherever one can be, past the </think> and into the answer.
             cap.may_repair = False
         return cap
 
-    def _calls(self, cap: Capture, start: int, dialect: str) -> tuple[ToolCall, ...]:
-        """The block's calls from its ``start``-th on. Under argument streaming, those its
-        stream finished are the ``ToolCall`` objects ``CallFinished`` gave; any other (a
-        block missing its opener, or calls a repair read at the end of the input) is
-        finished now — the one the stream had begun by the stream, the others whole."""
+    def _calls(self, cap: Capture, start: int, dialect: str
+               ) -> list[tuple[ToolCall, str | None]]:
+        """The block's calls from its ``start``-th on, each with the policy's reason to reject
+        it (None: it goes out). Under argument streaming, those its stream finished are the
+        ``ToolCall`` objects ``CallFinished`` gave; any other (a block missing its opener, or
+        calls a repair read at the end of the input) is finished now — the one the stream
+        had begun by the stream, the others whole. A rejected call streams nothing."""
         repairs = tuple(cap.repairs)
         stream = cap.args
         made = stream.made if stream is not None else []
-        calls = made[start:]
-        for name, args, ident in cap.calls[max(start, len(made)):]:
-            if stream is not None and stream.index >= 0:
-                calls.append(stream.call(name, args, ident, dialect, repairs))
+        out: list[tuple[ToolCall, str | None]] = []
+        for k in range(start, len(cap.calls)):
+            name, args, ident, coercions, reason = cap.calls[k]
+            done = made[k] if k < len(made) else None
+            if done is not None:
+                out.append((done, None))
                 continue
+            if stream is not None and k >= len(made) and stream.index >= 0:
+                finished = stream.call(name, args, ident, dialect, repairs, coercions, reason)
+                if finished is not None:
+                    out.append((finished, None))
+                    continue
             # The model's own id where it wrote one (a ``call_id`` node), else the factory's.
             call = ToolCall(name, args, ident or make_call_id(self.id_factory), dialect,
-                            repairs)
-            if self.stream_args and self.in_reasoning != "text":
-                k = self.next_index()
-                self.out += (CallStarted(k, call.id, call.name),
-                             ArgumentsDelta(k, call.arguments), CallFinished(k, call))
-            calls.append(call)
-        return tuple(calls)
+                            repairs, coercions)
+            if self.stream_args and reason is None and self.in_reasoning != "text":
+                i = self.next_index()
+                self.out += (CallStarted(i, call.id, call.name),
+                             ArgumentsDelta(i, call.arguments), CallFinished(i, call))
+            out.append((call, reason))
+        return out
 
-    def early(self, cap: Capture) -> ToolCalls:
-        """``early_emit="invoke"``: the calls completed since the last event. Its block
-        covers the input this event settles, with the diagnostics that arose there (however
-        far the scan has read since)."""
+    def _events(self, cap: Capture, first: int, settled: list[tuple[ToolCall, str | None]],
+                block: Block, raw: str, final: bool) -> list[Event]:
+        """The events of calls ``first``… of a block (``block`` covers their stretch, ``raw``
+        is the block's text so far): one ``ToolCalls`` when the policy rejects none of them;
+        else the rejections recorded, and per ``on_reject`` the rejected calls left out
+        (``"drop"``) or their stretches released as text (``"text"``: each call's stretch runs
+        from the previous call's end to its own; the block's tail goes with its last call)."""
+        metrics = self.metrics
+        accepted = tuple(c for c, reason in settled if reason is None)
+        if metrics is not None:
+            metrics.count("calls", len(accepted))
+            coerced = sum(len(c.coercions) for c, _ in settled)
+            if coerced:
+                metrics.count("coercions", coerced)
+        if len(accepted) == len(settled):
+            if settled:
+                self.tail_text = False
+            elif final and self.tail_text:  # its last call went out as text
+                return [Text(block.raw)]
+            return [ToolCalls(accepted, block)]
+        policy = cap.policy
+        action = policy.on_reject if policy is not None else "drop"
+        ends = cap.call_ends
+        pieces: list[tuple[bool, int, int, tuple[ToolCall, ...]]] = []  # (text?, from, to, calls)
+        for j, (call, reason) in enumerate(settled, first):
+            a = ends[j - 1] if j else 0
+            b = ends[j]
+            if reason is not None:
+                self.rejections.append(Rejection(call.name, reason,
+                                                 (cap.start + a, cap.start + b), raw[a:b],
+                                                 action, call))
+                if metrics is not None:
+                    metrics.count_label("rejected", reason_kind(reason))
+            as_text = reason is not None and action == "text"
+            if pieces and pieces[-1][0] == as_text:
+                t, a0, _, calls = pieces[-1]
+                pieces[-1] = (t, a0, b, calls + ((call,) if reason is None else ()))
+            else:
+                pieces.append((as_text, a, b, (call,) if reason is None else ()))
+        self.tail_text = pieces[-1][0]
+        if action == "drop":
+            return [ToolCalls(accepted, block)]
+        t, a0, _, calls = pieces[-1]
+        pieces[-1] = (t, a0, block.span[1] - cap.start, calls)  # (the tail: the rest)
+        out: list[Event] = []
+        for as_text, a, b, calls in pieces:
+            if as_text:
+                out.append(Text(raw[a:b]))
+                if metrics is not None:  # (``complete`` or ``fail`` counts the block taken)
+                    self.consumed -= b - a
+            else:
+                out.append(ToolCalls(calls, Block((cap.start + a, cap.start + b), block.dialect,
+                                                  block.status, block.repairs,
+                                                  block.diagnostics, raw[a:b],
+                                                  block.reasoning)))
+        return out
+
+    def early(self, cap: Capture) -> list[Event]:
+        """``early_emit="invoke"``: the events of the calls completed since the last event.
+        Its block covers the input this event settles, with the diagnostics that arose there
+        (however far the scan has read since)."""
         k = cap.emitted
         prev_end = cap.call_ends[k - 1] if k else 0
         prev_piece = cap.call_pieces[k - 1] if k else 0
@@ -138,12 +226,21 @@ class BlockLife:
         block = Block((cap.start + prev_end, cap.start + end), dialect, "partial",
                       tuple(cap.repairs), tuple(cap.diagnostics[prev_diag:cap.call_diags[-1]]),
                       raw, self.in_reasoning)
-        event = ToolCalls(self._calls(cap, k, dialect), block)
+        settled = self._calls(cap, k, dialect)
         cap.emitted_all()
-        return event
+        if cap.policy is None:
+            return self._plain(settled, block)
+        return self._events(cap, k, settled, block, cap.raw_text(), False)
 
-    def complete(self, cap: Capture) -> tuple[ToolCalls, str]:
-        """The event of a block that closed, and the block's text."""
+    def _plain(self, settled: list[tuple[ToolCall, str | None]], block: Block) -> list[Event]:
+        """The one ``ToolCalls`` of calls no policy looked at."""
+        calls = tuple(c for c, _ in settled)
+        if self.metrics is not None:
+            self.metrics.count("calls", len(calls))
+        return [ToolCalls(calls, block)]
+
+    def complete(self, cap: Capture) -> tuple[list[Event], str]:
+        """The events of a block that closed, and the block's text."""
         dialect = cap.dialect_now()
         if cap.strict:
             dialect = self.g.dialect_of_close(cap.last_value, dialect)
@@ -152,13 +249,18 @@ class BlockLife:
         block = Block((cap.start, cap.start + len(raw)), dialect, "complete",
                       tuple(cap.repairs), tuple(cap.diagnostics), raw, self.in_reasoning)
         self.blocks.append(block)
-        calls = self._calls(cap, cap.emitted, dialect)
+        if self.metrics is not None:
+            self.metrics.block_parsed(dialect, block.repairs, 0)
+            self.consumed += len(raw)
+        settled = self._calls(cap, cap.emitted, dialect)
         if cap.emitted:  # early_emit="invoke": this event settles the rest of the block
             cut = cap.call_ends[cap.emitted - 1]
             block = Block((cap.start + cut, block.span[1]), dialect, "complete", block.repairs,
                           tuple(cap.diagnostics[cap.call_diags[cap.emitted - 1]:]), raw[cut:],
                           self.in_reasoning)
-        return ToolCalls(calls, block), raw
+        if cap.policy is None:
+            return self._plain(settled, block), raw
+        return self._events(cap, cap.emitted, settled, block, raw, True), raw
 
     def fail(self, cap: Capture, buf: str, base: int, p: int,
              cursor: Cursor) -> tuple[str, int, int, int]:
@@ -167,6 +269,8 @@ class BlockLife:
         buffer is scanned again in place; one begun in an earlier chunk is joined to the rest
         of the buffer once (its text was only ever in the capture)."""
         cap.learn()
+        if self.metrics is not None and (cap.emitted or not cap.strict):
+            self.metrics.block_failed(cap.failure or "")
         at = cap.start - base
         if at >= 0:
             raw_len = p - at
@@ -180,6 +284,8 @@ class BlockLife:
         emitted = cap.emitted
         if emitted:
             cut = cap.call_ends[emitted - 1]
+            if self.metrics is not None:
+                self.consumed += cut
             if self.record or self.closing:
                 raw = buf[at:at + raw_len] if raw is None else raw
                 self.blocks.append(Block((cap.start, cap.start + cut), cap.dialect_now(),
@@ -195,3 +301,30 @@ class BlockLife:
                                      (*cap.diagnostics, cap.failure), raw,
                                      self.in_reasoning))
         return buf, base, at, at + cap.opener_len
+
+
+class LifeView:
+    """What a ``Sieve`` tells of its calls' policy and its counters (read from its
+    ``BlockLife``): a mixin without state of its own."""
+
+    __slots__ = ()
+    _life: BlockLife
+
+    @property
+    def rejections(self) -> tuple[Rejection, ...]:
+        """The calls the policy rejected so far (SPEC §9), each with its reason and span."""
+        return tuple(self._life.rejections)
+
+    @property
+    def rejected_by_policy(self) -> bool:
+        return bool(self._life.rejections)
+
+    @property
+    def rejected_tool_names(self) -> tuple[str, ...]:
+        """The rejected calls' names, each once, in the order first rejected (SPEC §9)."""
+        return tuple(dict.fromkeys(r.name for r in self._life.rejections))
+
+    @property
+    def metrics(self) -> Metrics | None:
+        """This sieve's counters (``metrics=``; SPEC §14), or None."""
+        return self._life.metrics

@@ -9,21 +9,20 @@ bounded ones are matched exactly, and where none matches, a tail that a terminal
 closure still accepts is held (a token cut by a chunk boundary is held, never guessed); a
 run (text, CDATA, JSON, white space) is fed to the parser once, as a zero-length placeholder
 when it starts (so the parser is already in the state that follows it) whose value is
-filled in when it ends. A run never costs a parser step per chunk and its
-text is never re-scanned: only the new chunk is searched for the run's stop. A balanced run
+filled in when it ends. A run never costs a parser step per chunk and its text is never
+re-scanned: only the new chunk is searched for the run's stop. A balanced run
 (a JSON body) has a reader of its own (``_balanced.JsonRun``) in the terminal's place, which
 carries its state from chunk to chunk (and reads what the sieve appended to it, ``took``).
 Repairs (SPEC §4) are synthetic tokens: the missing opening wrapper (fed before the first
 invoke; such a block fails on the first non-white stray text, and emits nothing until its
 closing wrapper) and, at the end of input, loose CDATA (``_repair``).
-A capture notes a checkpoint after every run and at every call opener, and stops at one
-where an earlier capture failed, and at the end of the input does not read again a run known to reach it
-(``_lessons``): a failed block's text is scanned again, and this keeps that linear.
-What it guarantees: the same tokens, hence the same answer, for any chunking.
-What it costs: O(1) per chunk inside runs, one Lark step per token, and a few regex calls
-per decision at a token boundary — most of them found instead in the parser state's
-remembered decisions (a tag cut by chunk boundaries is asked about with every chunk, and a
-dialect's tags are few); a held tail is bounded by the longest bounded terminal.
+A capture notes a checkpoint after every run and at every call opener, stops at one where an
+earlier capture failed, and at the end of the input does not read again a run known to reach
+it (``_lessons``): a failed block's text is scanned again, and this keeps that linear.
+What it guarantees: the same tokens, hence the same answer, for any chunking; a failure says
+where, what the parser state accepted there and what it found (``_explain``).
+What it costs: O(1) per chunk inside runs, one Lark step per token, a few regex calls per
+token boundary (most remembered per parser state); a held tail is at most the longest tag.
 """
 
 from __future__ import annotations
@@ -38,8 +37,10 @@ from ._argstream import ArgStream
 from ._assembler import assemble_call
 from ._balanced import JsonRun
 from ._decide import DECISION_SPAN, Decision, GroupToken, decide, new_token
+from ._explain import FOUND_CHARS, unexpected
 from ._grammar import CompiledGrammar, EntrySpec, StateSpec, TerminalSpec
 from ._lessons import ANY_CAPTURE, REPAIRABLE, Lessons
+from ._policy import Policy, Settled, settled
 
 __all__ = ["COMPLETE", "FAILED", "VIABLE", "Capture"]
 
@@ -78,6 +79,7 @@ class Capture:
         "may_repair",
         "opener_len",
         "pieces",
+        "policy",
         "probe",
         "ps",
         "raw",
@@ -96,8 +98,9 @@ class Capture:
                  schemas: dict[str, dict[str, Any]], pieces: list[str] | None = None,
                  lessons: Lessons | None = None,
                  groups: dict[str, str | None] | None = None,
-                 args: ArgStream | None = None) -> None:
+                 args: ArgStream | None = None, policy: Policy | None = None) -> None:
         self.g = g
+        self.policy = policy  # what a call may become once built (``_policy``), or None
         self.args = args  # early_emit="arguments": the block's argument stream (_argstream)
         self.ip = g.new_parser() if args is None else g.listening_parser(args.node)
         self.ps = self.ip.parser_state
@@ -113,8 +116,7 @@ class Capture:
         # sieve appends to it directly (``pieces``: the sieve's one list for its captures).
         self.pieces: list[str] = [] if pieces is None else pieces
         self.pieces.clear()
-        # (name, input, the model's id for the call or None), in order
-        self.calls: list[tuple[str, dict[str, Any], str | None]] = []
+        self.calls: list[Settled] = []  # in order, as ``_policy.settled`` gives them
         # Per call (arrays: a block of many calls holds a few bytes per call here):
         self.call_ends = array("q")  # raw length at the end of each call
         self.call_pieces = array("q")  # len(raw) there (raw is not joined while streaming)
@@ -198,7 +200,7 @@ class Capture:
         try:
             self.ps.feed_token(tok)
         except LarkError:
-            return self.fail(f"unexpected {name} at offset {self.start + self.raw_len - len(value)}")
+            return self.fail(unexpected(self, name, self.start + self.raw_len - len(value), value))
         args = self.args
         if args is not None:
             args.token(name)
@@ -233,10 +235,10 @@ class Capture:
                 built = assemble_call(tree, self.schemas)
             except Exception as exc:  # noqa: BLE001 - model output never raises (§Inv. 5)
                 return self.fail(f"call at offset {self.start + self.raw_len} not built: {exc}")
-            self.calls.append(built if len(built) == 3 else (built[0], built[1], None))
+            call = settled(self.policy, built)  # (coerced, and the policy's verdict)
+            self.calls.append(call)
             if args is not None:
-                args.call(built[0], built[1], built[2] if len(built) == 3 else None,
-                          self.dialect_now(), tuple(self.repairs))
+                args.call(*call[:3], self.dialect_now(), tuple(self.repairs), *call[3:])
             # One string per call: a block of many calls keeps a few objects per call.
             k = self.call_pieces[-1] if self.call_pieces else 1
             if len(self.raw) > k + 1:
@@ -350,8 +352,7 @@ class Capture:
             if cut:  # a tag cut by the end of the buffer: hold it
                 self.waiting = True
                 break
-            # No token starts here.
-            if run is not None:
+            if run is not None:  # no token starts here
                 if run.balanced:  # the object ended: what follows may be another run
                     if seg < p:
                         self.pieces.append(piece := buf[seg:p])
@@ -360,8 +361,8 @@ class Capture:
                     self._end_run()
                     continue
                 if not run.soft:
-                    status = self.fail(f"unexpected {buf[p]!r} at offset "
-                                       f"{self.start + self.raw_len}")
+                    status = self.fail(unexpected(self, repr(buf[p]), self.start + self.raw_len,
+                                                  buf[p:p + FOUND_CHARS]))
                     break
                 if self.strict and run.name == "STRAY_RUN" and not buf[p].isspace():
                     status = self._stray()
@@ -372,13 +373,13 @@ class Capture:
             spec = self.spec
             run = spec.run
             if run is None:
-                return self.fail(f"unexpected {buf[p]!r} at offset "
-                                 f"{self.start + self.raw_len}, expected one of "
-                                 f"{', '.join(t.name for t in spec.bounded)}"), p
+                return self.fail(unexpected(self, repr(buf[p]), self.start + self.raw_len,
+                                            buf[p:p + FOUND_CHARS])), p
             try:
                 self.ps.feed_token(run.placeholder)
             except LarkError:
-                return self.fail(f"unexpected text at offset {self.start + self.raw_len}"), p
+                return self.fail(unexpected(self, "text", self.start + self.raw_len,
+                                            buf[p:p + FOUND_CHARS])), p
             self.spec = self.g.states[self.ps.state_stack[-1]]
             self.run = JsonRun(run) if run.balanced else run
             self.run_start = self.start + self.raw_len

@@ -74,6 +74,7 @@ def call_json(call: ToolCall) -> Record:
         "input": call.input,
         "dialect": call.dialect,
         "repairs": list(call.repairs),
+        "coercions": list(call.coercions),
     }
 
 
@@ -96,6 +97,8 @@ def result_json(result: ParseResult) -> Record:
         "saw_tool_call_syntax": result.saw_tool_call_syntax,
         "rejected_by_policy": result.rejected_by_policy,
         "rejected_tool_names": list(result.rejected_tool_names),
+        "rejections": [{"name": r.name, "reason": r.reason, "span": list(r.span),
+                        "action": r.action} for r in result.rejections],
     }
 
 

@@ -52,9 +52,11 @@ class _Value:
 
 
 class ToolCall(_Value):
-    """One structured call: ``name`` and ``input`` (a dict), plus where it came from."""
+    """One structured call: ``name`` and ``input`` (a dict), plus where it came from:
+    ``repairs`` (the block's, SPEC §4) and ``coercions`` (each value the tool's schema had
+    changed, ``"<path>: string -> <type>"``, ``_policy``)."""
 
-    __slots__ = ("name", "input", "id", "dialect", "repairs")
+    __slots__ = ("name", "input", "id", "dialect", "repairs", "coercions")
 
     def __init__(
         self,
@@ -63,12 +65,14 @@ class ToolCall(_Value):
         id: str = "",
         dialect: str = "",
         repairs: tuple[str, ...] = (),
+        coercions: tuple[str, ...] = (),
     ) -> None:
         self.name = name
         self.input = input
         self.id = id
         self.dialect = dialect
         self.repairs = repairs
+        self.coercions = coercions
 
     @property
     def arguments(self) -> str:

@@ -117,7 +117,7 @@ def _dialects_in(dirs: tuple[Path, ...]) -> tuple[str, ...]:
     names: dict[str, None] = {}
     for d in dirs:
         for f in sorted(d.glob("*.lark")):
-            if f.stem != "common":
+            if f.stem != "common" and _is_dialect_name(f.stem):  # (``_leaks.lark``: data)
                 names.setdefault(f.stem, None)
     return tuple(names)
 

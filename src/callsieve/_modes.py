@@ -43,6 +43,7 @@ class Context(enum.Enum):
     (``_entry_tables``) and what it is released as."""
 
     PREAMBLE = "preamble"  # before the answer: a <think> opens reasoning; text, read whole
+    OPENING = "opening"  # reasoning="open", before any reasoning: as PREAMBLE, but reasoning
     REASONING = "reasoning"  # inside reasoning: a </think> ends it; released as Reasoning
     ANSWER = "answer"  # the answer (or reasoning="off"): blocks only; released as Text
 
@@ -54,3 +55,7 @@ class Context(enum.Enum):
 PROSE, CANDIDATE, RUN, CUT_TAG = Mode.PROSE, Mode.CANDIDATE, Mode.RUN, Mode.CUT_TAG
 MACHINE, CLOSED, REASONING = Mode.MACHINE, Mode.CLOSED, Mode.REASONING
 PREAMBLE, IN_REASONING, ANSWER = Context.PREAMBLE, Context.REASONING, Context.ANSWER
+OPENING = Context.OPENING
+#: The contexts that end at the first character of text that is not white space, and the
+#: context each then gives way to (a ``<think>`` may only stand after white space).
+UNTIL_TEXT = {PREAMBLE: ANSWER, OPENING: IN_REASONING}

@@ -134,9 +134,12 @@ def _arguments(text: str, start: int, fenced: bool) -> tuple[str, int] | None:
 
 
 def try_parse_calls(text: str) -> NativeCalls:
-    """Every complete call in ``text``, in order, leniently: a call counts once its name and
-    its JSON arguments are complete, whether or not the end markers have arrived. No call
-    read gives the reason; malformed JSON arguments give a reason, never an exception.
+    """Every complete call in ``text``, in order (of every block, and of calls whose block
+    opener was lost), leniently: a call counts once its name and its JSON arguments are
+    complete, whether or not the end markers have arrived. No call read gives the reason;
+    a call that is complete but broken (malformed JSON, arguments not an object, an empty
+    name) gives a reason and no calls, as such a block fails in ``parse()``; never an
+    exception.
 
     >>> try_parse_calls('<｜tool▁call▁begin｜>f<｜tool▁sep｜>{"a": [1, 2]}').calls[0].input
     {'a': [1, 2]}
@@ -151,9 +154,6 @@ def try_parse_calls(text: str) -> NativeCalls:
         m = _CALL_BEGIN.search(text, p)
         if m is None:
             break
-        stop = _CALLS_END.search(text, p, m.start())
-        if stop is not None:
-            break  # the block closed before this marker
         found = _name_at(text, m.end())
         if found is None:
             if not calls:
@@ -161,7 +161,7 @@ def try_parse_calls(text: str) -> NativeCalls:
             break
         name, start, fenced = found
         if not name:
-            return NativeCalls(tuple(calls), f"call {len(calls) + 1} has an empty name", end)
+            return NativeCalls((), f"call {len(calls) + 1} has an empty name")
         args = _arguments(text, start, fenced)
         if args is None:
             if not calls:

@@ -3,12 +3,14 @@ one place (README "Options", SPEC §7, §9, §12).
 
 What it does: ``SieveOptions(tools=None, *, early_emit=..., mode=..., max_block_chars=...,
 dialects=..., grammar_dirs=..., id_factory=..., reasoning=..., calls_in_reasoning=...,
-**unknown)`` takes the keyword arguments
+policy=..., on_reject=..., sanitize=..., metrics=..., **unknown)`` takes the keyword arguments
 exactly as ``Sieve`` does, checks every one and keeps them normalised: ``tools`` as a tuple of
 plain dicts (an SDK object's ``model_dump()`` taken once), ``schemas`` as
 ``schemas_from_tools`` reads them, ``dialects`` and ``grammar_dirs`` as tuples of ``str``
-(a repeated dialect kept once), ``max_block_chars`` as an ``int``. ``Sieve``, ``parse`` and
-the command line all build one, so they accept and refuse the same values.
+(a repeated dialect kept once), ``max_block_chars`` as an ``int``, ``metrics`` as a
+``Metrics`` or None, and ``rules``: the ``Policy`` (``_policy``) of ``policy``, ``on_reject``
+and the schemas, None when there is neither a policy nor a schema to coerce by. ``Sieve``,
+``parse`` and the command line all build one, so they accept and refuse the same values.
 What it guarantees: every refusal is a ``ConfigurationError`` (a ``ValueError``) raised at
 construction, naming the option (and the index, for an element) and what was expected; an
 unknown option name is an ``UnknownOptionError`` (also a ``TypeError``) that lists the known
@@ -39,6 +41,8 @@ from typing import Any, SupportsIndex
 from ._assembler import schemas_from_tools
 from ._errors import ConfigurationError, UnknownOptionError
 from ._grammar import DEFAULT_DIALECTS
+from ._metrics import Metrics
+from ._policy import ON_REJECT, POLICIES, Policy
 
 __all__ = [
     "CALLS_IN_REASONING",
@@ -61,7 +65,8 @@ REASONING = ("tags", "open", "off")
 CALLS_IN_REASONING = ("text", "call")
 DEFAULT_MAX_BLOCK_CHARS = 8 * 1024 * 1024
 OPTIONS = ("tools", "early_emit", "mode", "max_block_chars", "dialects", "grammar_dirs",
-           "id_factory", "reasoning", "calls_in_reasoning")
+           "id_factory", "reasoning", "calls_in_reasoning", "policy", "on_reject", "sanitize",
+           "metrics")
 _SHAPES = ("OpenAI-style {'type': 'function', 'function': {'name': ..., 'parameters': {...}}}, "
            "flat {'name': ..., 'parameters': {...}} or Anthropic-style "
            "{'name': ..., 'input_schema': {...}}")
@@ -103,6 +108,12 @@ class SieveOptions:
     id_factory: Callable[[], str]
     reasoning: str
     calls_in_reasoning: str
+    policy: str | None
+    on_reject: str
+    sanitize: bool
+    metrics: Metrics | None = field(hash=False, compare=False)
+    #: What a call may become (``_policy``): None when there is neither a schema nor a policy.
+    rules: Policy | None = field(hash=False, compare=False, repr=False)
 
     def __init__(
         self,
@@ -116,6 +127,10 @@ class SieveOptions:
         id_factory: Callable[[], str] = new_call_id,
         reasoning: str = "tags",
         calls_in_reasoning: str = "text",
+        policy: str | None = None,
+        on_reject: str = "drop",
+        sanitize: bool = False,
+        metrics: bool | Metrics | None = None,
         **unknown: Any,
     ) -> None:
         if unknown:
@@ -133,7 +148,12 @@ class SieveOptions:
             "reasoning": _choice("reasoning", reasoning, REASONING),
             "calls_in_reasoning": _choice("calls_in_reasoning", calls_in_reasoning,
                                           CALLS_IN_REASONING),
+            "policy": None if policy is None else _choice("policy", policy, POLICIES),
+            "on_reject": _choice("on_reject", on_reject, ON_REJECT),
+            "sanitize": _flag("sanitize", sanitize),
+            "metrics": _metrics(metrics),
         }
+        values["rules"] = _rules(policy, on_reject, tool_dicts, schemas_from_tools(tool_dicts))
         for name, value in values.items():
             object.__setattr__(self, name, value)
 
@@ -152,6 +172,37 @@ def _choice(option: str, value: object, allowed: tuple[str, ...]) -> str:
         return value
     raise ConfigurationError(f"{option} must be one of {allowed}, not {value!r}",
                              expected=allowed)
+
+
+def _rules(policy: str | None, on_reject: str, tools: tuple[dict[str, Any], ...],
+           schemas: dict[str, dict[str, Any]]) -> Policy | None:
+    """The ``Policy`` of these options (values already checked): None without a policy and
+    without a schema to coerce by."""
+    if policy is not None and not tools:
+        raise ConfigurationError(f"policy={policy!r} needs tools=[...]: the tools calls may "
+                                 "name")
+    if policy is None and not any(schemas.values()):
+        return None
+    return Policy(policy, on_reject, schemas)
+
+
+def _flag(option: str, value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise ConfigurationError(f"{option} must be True or False, not {_kind(value)}")
+
+
+def _metrics(value: object) -> Metrics | None:
+    """``metrics=True``: a new ``Metrics``; an instance: that one (shared by sieves whose
+    counts it adds up); None or False: none (no cost)."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        return Metrics()
+    if isinstance(value, Metrics):
+        return value
+    raise ConfigurationError(f"metrics must be True, False, None or a callsieve.Metrics, not "
+                             f"{_kind(value)}")
 
 
 def _max_block_chars(value: object) -> int:

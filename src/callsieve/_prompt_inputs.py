@@ -59,6 +59,11 @@ def read_tools(tools: Any) -> list[tuple[str, str, dict[str, Any]]]:
         if not isinstance(description, str) or not isinstance(schema, Mapping):
             raise FormatError(f"{where}: description must be a str and the schema an object",
                               expected=_TOOL_SHAPES)
+        try:
+            json.dumps(schema, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise FormatError(f"{where}: the schema is not JSON: {exc}",
+                              expected=_TOOL_SHAPES) from None
         out.append((name, description, dict(schema)))
     return out
 

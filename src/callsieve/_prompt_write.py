@@ -6,8 +6,9 @@ parameter per argument, each with ``string="true"`` (a string) or ``string="fals
 other JSON value, written as JSON), every tag spelled by ``grammar/spelling/<dialect>.lark``.
 A body is written as the dialect's templates write it — plain — when the dialect's
 spelling says ``STRING_BODY: "plain"`` (DeepSeek's) or the value is not a string, and only
-if the parser reads that plain body back as the value (asked of the parser itself, on the
-parameter alone); otherwise, and for every string in a ``"cdata"`` dialect, as CDATA, a
+if the parser reads that plain body back as the value (no terminal of the grammar matches
+where the body's run would stop); otherwise, and for every string in a ``"cdata"``
+dialect, as CDATA, a
 ``]]>`` inside split across two sections (``]]]]><![CDATA[>``), which reads back verbatim.
 A call whose argument names are not all ones ``name="…"`` can carry exactly (quotes, line
 breaks, white space at either end, over 512 characters, empty) is written with a JSON object
@@ -15,23 +16,26 @@ as its invoke body instead (SPEC §4: every markup dialect reads one), which hol
 What it guarantees: every value reads back equal; what cannot — a tool name ``name="…"``
 cannot carry, a value that is not JSON, a JSON body nested deeper than the balanced run
 reads (``MAX_JSON_DEPTH``) — is a ``FormatError``, never a call that reads back different.
-What it costs: a plain body is checked with one ``parse()`` of a one-parameter block
-(linear in the value); CDATA costs one ``str.replace``.
+What it costs: a plain body is checked with one regex search for the body run's stop (no
+``<``-like character: the common case), and at each stop the few terminals that can start
+with its character; CDATA costs one ``str.replace``. Linear in the values.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
 from ._balanced import MAX_JSON_DEPTH
 from ._errors import FormatError
-from ._results import parse
 from ._spelling import Spelling
+from ._values import decode_entities
 
 __all__ = ["markup_calls", "name_attr"]
 
 _TRUE, _FALSE = "true", "false"  # the values of the string attribute (SPEC §5)
+_BODY_RUN = "TEXT_RUN"  # common.lark's run of a plain parameter body
 
 
 def _attr(sp: Spelling, name: Any) -> str | None:
@@ -83,10 +87,6 @@ def _cdata(sp: Spelling, text: str) -> str:
     return open_ + text.replace(close, split) + close
 
 
-def _same(a: Any, b: Any) -> bool:
-    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
-
-
 def _param(sp: Spelling, key: str, value: Any) -> str:
     is_str = isinstance(value, str)
     head = (sp["PARAM_OPEN"] + name_attr(sp, key, "parameter")
@@ -94,18 +94,39 @@ def _param(sp: Spelling, key: str, value: Any) -> str:
     text = value if is_str else _json(value)
     if not is_str or sp.get("STRING_BODY") != "cdata":
         plain = head + text + sp["PARAM_CLOSE"]
-        if _reads_back(sp, plain, key, value):
+        if _plain_reads_back(sp, text, is_str):
             return plain
     return head + _cdata(sp, text) + sp["PARAM_CLOSE"]
 
 
-def _reads_back(sp: Spelling, param: str, key: str, value: Any) -> bool:
-    """Does the parser read this parameter, alone in a call, as ``value``?"""
-    block = "\n".join((sp["CALLS_OPEN"], sp["INVOKE_OPEN"] + name_attr(sp, "f", "tool")
-                       + sp["TAG_END"], param, sp["INVOKE_CLOSE"], sp["CALLS_CLOSE"]))
-    calls = parse(block, dialects=(sp.dialect,)).calls
-    return (len(calls) == 1 and list(calls[0].input) == [key]
-            and _same(calls[0].input[key], value))
+@functools.lru_cache(maxsize=64)
+def _bounded(sp: Spelling) -> tuple[tuple[frozenset[str] | None, Any], ...]:
+    """Every bounded terminal of the dialect's grammar: (its first characters, its pattern)."""
+    return tuple((t.first, t.pattern) for t in sp.grammar.terminals.values()
+                 if not t.is_run and t.source is not None)
+
+
+def _plain_reads_back(sp: Spelling, text: str, is_str: bool) -> bool:
+    """Does the parser read ``text``, as a plain body, back as it is? Where the run that
+    reads a plain body (``TEXT_RUN``) would stop (a ``<``-like character), no terminal of
+    the grammar may match (the text and the closing tag after it: a tag's context): then the
+    run takes the whole text, and the value rules give it back — ``string="true"`` the raw
+    text, ``string="false"`` the JSON, which has no white space at its ends, when no entity
+    is there to decode. (A superset of the terminals a body can meet: a ``<b>`` passes, an
+    ``<invoke`` does not.)"""
+    run = sp.grammar.terminals.get(_BODY_RUN)
+    if run is None or not run.is_run or run.stop is None:
+        return False
+    if not is_str and decode_entities(text) != text:
+        return False
+    context = text + sp["PARAM_CLOSE"]
+    bounded = _bounded(sp)
+    for m in run.stop.finditer(text):
+        i, c = m.start(), text[m.start()]
+        if any((first is None or c in first) and pattern.match(context, i)
+               for first, pattern in bounded):
+            return False
+    return True
 
 
 def markup_calls(sp: Spelling, calls: list[tuple[str, dict[str, Any]]]) -> str:

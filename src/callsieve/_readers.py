@@ -27,6 +27,7 @@ from ._errors import InputTypeError, SieveClosedError
 from ._events import Event, Reasoning, Text
 from ._fences import FenceState
 from ._modes import (
+    ANSWER,
     CANDIDATE,
     CLOSED,
     CUT_TAG,
@@ -36,6 +37,7 @@ from ._modes import (
     PROSE,
     REASONING,
     RUN,
+    UNTIL_TEXT,
     Context,
     Mode,
 )
@@ -64,7 +66,7 @@ class ModeReaders:
         "_arg_send", "_idle",
         "_cand", "_cand_seen", "_cap", "_run_char", "_run_may_stop", "_cut_probe",
         "_cut_room", "_off", "_limit", "_reason_hot", "_kind", "_home", "_context",
-        "_finders",
+        "_finders", "_until_text",
     )
 
     _cur: Cursor
@@ -98,6 +100,7 @@ class ModeReaders:
     _home: Mode
     _context: Context
     _finders: dict[Context, EntryFinder]
+    _until_text: Context | None
 
     if TYPE_CHECKING:
         def feed(self, chunk: str) -> list[Event]: ...
@@ -169,8 +172,9 @@ class ModeReaders:
             self._lead_search = finder.lead_search
         auto = self._auto = finder.auto
         self._accepting, self._onward, self._trans = auto.accepting, auto.onward, auto.trans
-        self._kind = Reasoning if context is IN_REASONING else Text
-        self._home = (MACHINE if context is PREAMBLE
+        self._until_text = UNTIL_TEXT.get(context)
+        self._kind = Text if context is ANSWER or context is PREAMBLE else Reasoning
+        self._home = (MACHINE if self._until_text is not None
                       else REASONING if context is IN_REASONING else PROSE)
 
     # ------------------------------------------------------------------ the readers

@@ -11,6 +11,7 @@ from typing import Any
 
 from ._errors import InputTypeError
 from ._events import Block, Reasoning, Text, ToolCall, ToolCalls
+from ._policy import Rejection
 from ._sieve import Sieve
 
 __all__ = ["ParseResult", "parse"]
@@ -31,6 +32,7 @@ class ParseResult:
         "reasoning",
         "rejected_by_policy",
         "rejected_tool_names",
+        "rejections",
         "saw_tool_call_syntax",
         "text",
     )
@@ -39,13 +41,15 @@ class ParseResult:
                  saw_tool_call_syntax: bool, rejected_by_policy: bool = False,
                  rejected_tool_names: tuple[str, ...] = (),
                  parts: tuple[str | Reasoning | ToolCall, ...] | None = None,
-                 reasoning: str = "") -> None:
+                 reasoning: str = "", rejections: tuple[Rejection, ...] = ()) -> None:
         self.text = text
         self.calls = calls
         self.blocks = blocks
         self.saw_tool_call_syntax = saw_tool_call_syntax
         self.rejected_by_policy = rejected_by_policy
         self.rejected_tool_names = rejected_tool_names
+        #: Each call the policy rejected (SPEC §9): name, reason, span, raw, action, call.
+        self.rejections = rejections
         self.reasoning = reasoning
         self.parts: tuple[str | Reasoning | ToolCall, ...] = (
             parts if parts is not None else ((text,) if text else ()) + calls)
@@ -91,4 +95,6 @@ def parse(text: str, *, tools: Any = None, **options: Any) -> ParseResult:
             parts.extend(e.calls)
     end_run()
     return ParseResult("".join(out), tuple(calls), blocks, sieve.saw_tool_call_syntax,
-                       parts=tuple(parts), reasoning="".join(thought))
+                       sieve.rejected_by_policy, sieve.rejected_tool_names,
+                       parts=tuple(parts), reasoning="".join(thought),
+                       rejections=sieve.rejections)

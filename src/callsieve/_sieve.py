@@ -24,7 +24,7 @@ import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ._blocks import BlockLife
+from ._blocks import BlockLife, LifeView
 from ._capture import COMPLETE, FAILED, VIABLE, Capture
 from ._cursor import Cursor
 from ._entries import HOLD, TEXT, EntryFinder
@@ -32,12 +32,14 @@ from ._errors import ConfigurationError, SieveClosedError
 from ._events import Block, Event, Reasoning, Text
 from ._fences import FenceTracker
 from ._grammar import DEFAULT_DIALECTS, load_grammar
+from ._metrics import Metrics, close_counts
 from ._modes import (
     ANSWER,
     CANDIDATE,
     CLOSED,
     IN_REASONING,
     MACHINE,
+    OPENING,
     PREAMBLE,
     RUN,
     Mode,
@@ -59,7 +61,7 @@ def _no_stream(chunk: str) -> list[Event]:  # pragma: no cover - never called: n
     return []
 
 
-class Sieve(ModeReaders):
+class Sieve(ModeReaders, LifeView):
     """Pulls tool calls out of a stream of model text.
 
     ``Sieve(tools=None, *, early_emit="block", mode="on", max_block_chars=8 MiB,
@@ -71,7 +73,13 @@ class Sieve(ModeReaders):
     """
 
     # (the readers' own: ``ModeReaders``)
-    __slots__ = ("_g", "_life", "_lead", "_early", "_reason_calls")
+    __slots__ = ("_g", "_life", "_lead", "_early", "_reason_calls", "_into")
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Sieve:  # noqa: PYI034 - may be a subclass
+        if cls is Sieve and kwargs.get("sanitize") is True:  # (``_sanitized``)
+            from ._sanitized import SanitizingSieve
+            return super().__new__(SanitizingSieve)
+        return super().__new__(cls)
 
     def __init__(
         self,
@@ -85,27 +93,35 @@ class Sieve(ModeReaders):
         id_factory: Callable[[], str] = new_call_id,
         reasoning: str = "tags",
         calls_in_reasoning: str = "text",
+        policy: str | None = None,
+        on_reject: str = "drop",
+        sanitize: bool = False,
+        metrics: bool | Metrics | None = None,
         **unknown: Any,
     ) -> None:
         opts = SieveOptions(tools, early_emit=early_emit, mode=mode,
                             max_block_chars=max_block_chars, dialects=dialects,
                             grammar_dirs=grammar_dirs, id_factory=id_factory,
                             reasoning=reasoning, calls_in_reasoning=calls_in_reasoning,
-                            **unknown)
+                            policy=policy, on_reject=on_reject, sanitize=sanitize,
+                            metrics=metrics, **unknown)
         g = self._g = load_grammar(opts.dialects, opts.grammar_dirs)
         self._fences = FenceTracker(g.lead_chars)
         self._cur = Cursor(self._fences)
         self._grow = self._cur.grow
         self._grown = self._cur.grown  # (a held candidate's text: see ``Cursor.grown``)
         self._lead_search = self._fences.live_lead.search
-        self._life = BlockLife(g, opts.schemas, opts.id_factory, self._cur.pieces)
+        # Metrics (``_metrics``): the sieve counts into its own, added at ``close()`` to the
+        # ``metrics=`` object given (if one was) and to the process-wide aggregate.
+        self._into = opts.metrics
+        self._life = BlockLife(g, opts.schemas, opts.id_factory, self._cur.pieces, opts.rules,
+                               None if opts.metrics is None else Metrics())
         # SPEC §15: one entry finder per context of the reply (``_entry_tables``), each with
         # its fence tracker (reasoning is read without code: ``_set_context``); the context's
         # are ``_finder`` and ``_fences``, its automaton's tables ``_auto`` ...
         self._finders = _finders(g, self._fences, opts.reasoning)
         self._reason_calls = opts.calls_in_reasoning  # a block inside reasoning: text or call
-        self._set_context(PREAMBLE if opts.reasoning == "tags" and PREAMBLE in self._finders
-                          else IN_REASONING if opts.reasoning == "open" else ANSWER)
+        self._set_context(_first_context(opts.reasoning, self._finders))
         self._lead = g.prose_lead
         self._cap: Capture | None = None
         self._cand = NO_CANDIDATE  # CANDIDATE: the automaton state of the opener held
@@ -216,6 +232,9 @@ class Sieve(ModeReaders):
             cand = self._cand if self._mode is CANDIDATE else NO_CANDIDATE
             events = self._process(cur.take(""), True, cand)
         self._enter(CLOSED)
+        metrics = self._life.metrics
+        if metrics is not None:
+            close_counts(metrics, self._into, self._cur.total, self._life.consumed)
         return events
 
     # ------------------------------------------------------------------ the machine
@@ -242,17 +261,19 @@ class Sieve(ModeReaders):
                     events += life.take_out()
                 if (self._early and status != COMPLETE and not cap.strict
                         and len(cap.calls) > cap.emitted and life.in_reasoning != "text"):
-                    events.append(life.early(cap))
+                    events += life.early(cap)
                 if status == VIABLE:
                     if p < len(buf):  # (``take`` left nothing held)
                         cur.hold(buf[p:])
+                    if life.metrics is not None:
+                        life.metrics.held(cap.raw_len + len(buf) - p)
                     break
                 if status == COMPLETE:
-                    event, raw = life.complete(cap)
+                    done, raw = life.complete(cap)
                     if life.out:  # (argument streaming: calls finished as the block ended)
                         events += life.take_out()
                     # (a block inside reasoning, under calls_in_reasoning="text": reasoning)
-                    events.append(Reasoning(raw) if life.in_reasoning == "text" else event)
+                    events += [Reasoning(raw)] if life.in_reasoning == "text" else done
                     cur.passed(raw, len(raw))  # (so the tail again stands before buf[pos])
                     if cap.leftover is not None:  # a repair read on from a copy of the block
                         buf, base, pos = cap.leftover, cap.start + cap.raw_len, 0
@@ -276,20 +297,21 @@ class Sieve(ModeReaders):
                     if text_start < i:
                         piece = buf[text_start:i]
                         events.append(self._kind(piece))
-                        if self._context is PREAMBLE and not piece.isspace():
-                            self._set_context(ANSWER)  # (the answer has begun)
+                        if self._until_text is not None and not piece.isspace():
+                            self._set_context(self._until_text)  # (the answer has begun)
                             fences = self._fences
                     cur.passed(buf, i)
                     break
                 verdict, value = self._finder.candidate(buf, i, final, 0, i, False)
-            if verdict is TEXT:
+            if verdict is TEXT and self._until_text is None:
                 pos = i + 1
                 continue
-            if (self._context is PREAMBLE and text_start < i
-                    and not buf[text_start:i].isspace()):
-                # Answer text stands before this lead: the answer has begun, and the lead
-                # is decided again with the answer's entries (a <think> there is text).
-                self._set_context(ANSWER)
+            if self._until_text is not None and (
+                    verdict is TEXT or text_start < i and not buf[text_start:i].isspace()):
+                # Text stands before this lead, or the lead is text: the answer (under
+                # "open", the reasoning) has begun, and the lead is decided again with its
+                # entries (a <think> there is text).
+                self._set_context(self._until_text)
                 fences = self._fences
                 pos = i
                 continue
@@ -300,12 +322,14 @@ class Sieve(ModeReaders):
                 self._cand = value
                 self._cand_seen = self._finder.seen
                 cur.hold_candidate(buf[i:])
+                if life.metrics is not None:
+                    life.metrics.held(len(buf) - i)
                 break
             if value.lastgroup == self._finder.table.tag:
                 # A reasoning tag (SPEC §15): it goes nowhere but this event; after it the
                 # reply is inside reasoning, or (after </think>) before the answer again.
                 events.append(Reasoning("", value.group()))
-                self._set_context(IN_REASONING if self._context is PREAMBLE
+                self._set_context(IN_REASONING if self._context is not IN_REASONING
                                   else PREAMBLE if PREAMBLE in self._finders else ANSWER)
                 fences = self._fences
                 pos = text_start = value.end()
@@ -348,4 +372,15 @@ def _finders(g: Any, fences: FenceTracker, reasoning: str) -> dict[Any, EntryFin
     finders[IN_REASONING] = EntryFinder(g, tables["reasoning"], plain.live_lead.search, plain)
     if "preamble" in tables:
         finders[PREAMBLE] = EntryFinder(g, tables["preamble"], lead_search, fences)
+        # (before reasoning under "open": what is read there is reasoning, without code)
+        finders[OPENING] = EntryFinder(g, tables["preamble"], plain.live_lead.search, plain)
     return finders
+
+
+def _first_context(reasoning: str, finders: dict[Any, EntryFinder]) -> Any:
+    """Where the reply starts: before the answer (``"tags"``), before any reasoning under
+    ``"open"`` (white space, then a ``<think>`` the model wrote anyway, is a tag), or in the
+    answer (``"off"``, or a grammar without the tags)."""
+    if reasoning == "open":
+        return OPENING if OPENING in finders else IN_REASONING
+    return PREAMBLE if reasoning == "tags" and PREAMBLE in finders else ANSWER

@@ -81,7 +81,7 @@ def _terminal(g: CompiledGrammar, dialect: str, name: str) -> Any:
     for key in (f"{dialect.upper()}__{name}", f"_{dialect.upper()}__{name}", name):
         spec = g.terminals.get(key)
         if spec is not None and spec.source is not None:
-            return re.compile(spec.source)
+            return spec.pattern
     return None
 
 
@@ -139,6 +139,9 @@ def _check(path: Path, dialect: str, texts: dict[str, str], g: CompiledGrammar) 
 @functools.lru_cache(maxsize=64)
 def spelling(dialect: str, extra_dirs: tuple[str, ...] = ()) -> Spelling:
     """The checked spellings of ``dialect`` (see the module docstring)."""
+    if not isinstance(dialect, str) or not dialect.isidentifier():
+        raise ConfigurationError(f"dialect must be a dialect name, not {dialect!r}",
+                                 expected=_written(extra_dirs))
     for d in grammar_dirs(extra_dirs):
         path = d / SPELLING_DIR / f"{dialect}.lark"
         if path.is_file():

@@ -180,7 +180,12 @@ def _name_input(call: Any) -> tuple[str, Mapping[str, Any]]:
 def format_calls(calls: Iterable[ToolCall | tuple[str, Mapping[str, Any]]]) -> str:
     """A whole block: ``TOOL_CALLS_BEGIN``, each call (header, arguments, tail), the last
     one closing the block; ``""`` for no calls. (``callsieve.prompt.format_calls`` takes
-    every message shape too.)"""
+    every message shape too.)
+
+    >>> text = format_calls([("f", {"a": 1}), ToolCall("g", {})])
+    >>> text.count(TOOL_CALL_BEGIN), text.endswith(TOOL_CALLS_END)
+    (2, True)
+    """
     items = [_name_input(c) for c in calls]
     if not items:
         return ""

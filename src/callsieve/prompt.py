@@ -29,7 +29,8 @@ same names and inputs whatever the values hold (property-tested for every defaul
 dialect); what cannot be written exactly is a ``FormatError``. ``tool_instructions``'s
 example call is written by ``format_calls``, so it parses as the call it shows.
 What it costs: the dialect's spellings and grammar are loaded once per process; writing is
-linear in the calls (a plain parameter body is checked with one small ``parse()``).
+linear in the calls (a plain parameter body is checked against the grammar's terminals
+where its run would stop, ``_prompt_write``).
 """
 
 from __future__ import annotations
@@ -54,14 +55,27 @@ def _spelling(dialect: str, grammar_dirs: Sequence[str]) -> Spelling:
     return spelling(dialect, tuple(str(d) for d in grammar_dirs))
 
 
+def _native(sp: Spelling) -> bool:
+    """Is this the DeepSeek native protocol (written by ``callsieve.deepseek``), not markup?"""
+    return sp.dialect == _NATIVE and "INVOKE_OPEN" not in sp
+
+
 def format_calls(calls: Any, dialect: str = DEFAULT_PROMPT_DIALECT, *,
                  grammar_dirs: Sequence[str] = ()) -> str:
     """Past assistant tool calls as the model writes them in ``dialect``: one block holding
     every call, in order (messages are flattened: all their calls go in the one block);
-    ``""`` for no calls."""
+    ``""`` for no calls.
+
+    >>> print(format_calls([{"type": "tool_use", "id": "toolu_1", "name": "now", "input": {}}],
+    ...                    dialect="xml"))
+    <tool_calls>
+    <invoke name="now">
+    </invoke>
+    </tool_calls>
+    """
     items = read_calls(calls)
     sp = _spelling(dialect, grammar_dirs)
-    if dialect == _NATIVE and "INVOKE_OPEN" not in sp:
+    if _native(sp):
         return deepseek.format_calls(items)
     return markup_calls(sp, items)
 
@@ -70,12 +84,16 @@ def format_results(results: Any, dialect: str = DEFAULT_PROMPT_DIALECT, *,
                    grammar_dirs: Sequence[str] = ()) -> str:
     """Tool results as the dialect's chat template puts them in the prompt, in order (one
     turn's results together); ``""`` for none. The text of a result is written as it is
-    (the templates do not escape it)."""
+    (the templates do not escape it).
+
+    >>> format_results([{"role": "tool", "tool_call_id": "call_1", "content": "ok"}], "dsml_v4")
+    '<tool_result>ok</tool_result>'
+    """
     texts = read_results(results)
     sp = _spelling(dialect, grammar_dirs)
     if not texts:
         return ""
-    if dialect == _NATIVE and "RESULT_OPEN" not in sp:
+    if _native(sp):
         return deepseek.format_results(texts)
     body = sp.get("RESULT_SEP").join(sp["RESULT_OPEN"] + t + sp["RESULT_CLOSE"] for t in texts)
     return sp.get("RESULTS_OPEN") + body + sp.get("RESULTS_CLOSE")
@@ -99,13 +117,15 @@ def _example(tool: tuple[str, str, dict[str, Any]]) -> tuple[str, dict[str, Any]
     name, _, schema = tool
     found = schema.get("properties")
     props: dict[str, Any] = found if isinstance(found, dict) else {}
-    required = [k for k in schema.get("required", []) if isinstance(k, str) and k in props]
+    listed = schema.get("required")
+    required = [k for k in listed if isinstance(k, str) and k in props] if isinstance(
+        listed, list) else []
     keys = required or list(props)[:2]
     return name, {k: _example_value(props[k]) for k in keys}
 
 
 def _skeleton(sp: Spelling) -> str:
-    if "INVOKE_OPEN" not in sp:  # deepseek_native: a block that parses (a failed one
+    if _native(sp):  # a block that parses (a failed one
         # would be text, and its line-start fences would open a code fence, SPEC §6)
         args = deepseek.format_arguments({"$PARAMETER_NAME": "$VALUE"})
         return (deepseek.TOOL_CALLS_BEGIN + deepseek.format_call_header("$TOOL_NAME") + args
@@ -120,7 +140,7 @@ def _skeleton(sp: Spelling) -> str:
 
 
 def _rules(sp: Spelling) -> list[str]:
-    if "INVOKE_OPEN" not in sp:
+    if _native(sp):
         return ["Write the arguments as one JSON object between the fences.",
                 "Several calls go in one block, one after another; they run in order."]
     cdata = sp["CDATA_OPEN"] + "..." + sp["CDATA_CLOSE"]
@@ -141,7 +161,13 @@ def tool_instructions(tools: Any, dialect: str = DEFAULT_PROMPT_DIALECT, *,
     """The system-prompt text that teaches a model to call ``tools`` in ``dialect``: the
     block's shape, the rules, one example call to the first tool (its required parameters,
     with values from the schema: an enum's first, a default, or one of the type), and the
-    tools, one JSON Schema per line."""
+    tools, one JSON Schema per line.
+
+    >>> from callsieve import parse
+    >>> text = tool_instructions([{"name": "now", "input_schema": {"type": "object"}}])
+    >>> text.splitlines()[0], parse(text).calls[-1].name
+    ('## Tools', 'now')
+    """
     defs = read_tools(tools)
     sp = _spelling(dialect, grammar_dirs)
     opener = sp["CALLS_OPEN"]

@@ -113,6 +113,13 @@ def test_a_call_counts_once_its_name_and_json_are_complete() -> None:
     assert seen == sorted(seen) and seen[-1] == 2
 
 
+def test_every_block_is_read() -> None:
+    text = ds.format_calls([CALL_A]) + "\nand then\n" + ds.format_calls([CALL_B])
+    read = ds.try_parse_calls(text)
+    assert canon_calls(read.calls) == _want([CALL_A, CALL_B]) == canon_calls(parse(text).calls)
+    assert read.end == len(text)
+
+
 def test_v31_bare_json_counts_when_its_object_closes() -> None:
     text = '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{"a": {"b": [1, "}"]}}'
     assert ds.try_parse_calls(text[:-1]).reason
@@ -127,13 +134,15 @@ MALFORMED = [
     '<｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n[1, 2]\n```',
     '<｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{"x": NaN}\n```',
     '<｜tool▁call▁begin｜>f<｜tool▁sep｜>' + "[" * 100_000 + "<｜tool▁call▁end｜>",
+    '<｜tool▁call▁begin｜>f<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁call▁begin｜>""<｜tool▁sep｜>{}',
 ]
 
 
 @pytest.mark.parametrize("text", MALFORMED)
 def test_malformed_arguments_give_a_reason(text: str) -> None:
     read = ds.try_parse_calls(text)
-    assert not read and read.calls == () and "call 1 (f)" in read.reason
+    assert not read and read.calls == ()
+    assert "call 1 (f)" in read.reason or "call 2 has an empty name" in read.reason
 
 
 @pytest.mark.parametrize(("text", "reason"), [

@@ -131,6 +131,11 @@ OPEN = [
     ("a <think> inside is reasoning", "a<think>b</think>c", "a<think>b", "c"),
     ("a later section before the answer", "a</think>\n<think>b</think>c", "ab", "\nc"),
     ("a drafted call", f"x{RM}</think>y", f"x{RM}", "y"),
+    ("a <think> the model wrote anyway is a tag", "<think>a</think>b", "a", "b"),
+    ("... after white space", " \n<think>a</think>b", " \na", "b"),
+    ("... not after reasoning text", "a<think>b", "a<think>b", ""),
+    ("empty reasoning", "</think>x", "", "x"),
+    ("a lead that is text begins it", "<b>x</think>y", "<b>x", "y"),
     ("nothing", "", "", ""),
 ]
 

@@ -260,6 +260,10 @@ def test_a_dialect_without_spellings_is_a_configuration_error(tmp_path: Path) ->
     from callsieve import ConfigurationError
     with pytest.raises(ConfigurationError):
         format_calls([("f", {})], dialect="mine", grammar_dirs=[str(tmp_path)])
+    for bad in ("../xml", 3, "nope"):
+        with pytest.raises(ConfigurationError) as info:
+            format_results(["x"], dialect=bad)  # type: ignore[arg-type]
+        assert "dsml" in info.value.expected
 
 
 def test_a_spelling_the_parser_would_not_read_is_refused(tmp_path: Path) -> None:
@@ -307,3 +311,46 @@ def test_the_documented_multi_turn_exchange_holds(dialect: str) -> None:
     assert format_calls(result.calls, dialect=dialect) + "\n" in DOC
     results = [{"role": "tool", "tool_call_id": result.calls[0].id, "content": "Sunny, 22°C"}]
     assert format_results(results, dialect=dialect) + "\n" in DOC
+
+
+JSONISH = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=8),
+                                 st.sampled_from(["function", "tool_use", "tool_result", "tool",
+                                                  "assistant", "user", "text", "name",
+                                                  "arguments", "input", "content"])),
+                       lambda inner: st.one_of(
+                           st.lists(inner, max_size=3),
+                           st.dictionaries(st.sampled_from(
+                               ["type", "role", "name", "function", "arguments", "input",
+                                "content", "tool_calls", "parameters", "input_schema",
+                                "description", "text", "required", "properties"]),
+                               inner, max_size=4)), max_leaves=12)
+
+
+@soak_settings(300)
+@given(value=JSONISH, dialect=st.sampled_from(DIALECTS))
+def test_any_input_is_text_or_a_typed_error(value: Any, dialect: str) -> None:
+    """Bad input never gives an unhandled exception: each function returns text or raises
+    ``FormatError``."""
+    for fn in (format_calls, format_results, tool_instructions):
+        for arg in (value, [value]):
+            try:
+                out = fn(arg, dialect=dialect)
+            except FormatError:
+                continue
+            assert isinstance(out, str)
+
+
+def test_a_dialect_of_ones_own_gets_a_writer_from_its_spelling_file(tmp_path: Path) -> None:
+    """grammar/README.md, "Spellings for writing": a ``spelling/<name>.lark`` beside it."""
+    grammar = Path(__file__).parents[2] / "grammar"
+    (tmp_path / "mine.lark").write_text(
+        (grammar / "xml.lark").read_text(encoding="utf-8").replace("xml", "mine"),
+        encoding="utf-8")
+    (tmp_path / "spelling").mkdir()
+    (tmp_path / "spelling" / "mine.lark").write_text(
+        (grammar / "spelling" / "xml.lark").read_text(encoding="utf-8"), encoding="utf-8")
+    calls = [("f", {"a": "]]> x", "b": [1, {"c": None}]})]
+    text = format_calls(calls, dialect="mine", grammar_dirs=[str(tmp_path)])
+    got = parse(text, dialects=("mine",), grammar_dirs=[str(tmp_path)])
+    assert canon_calls(got.calls) == _want(calls)
+    assert {b.dialect for b in got.blocks} == {"mine"}

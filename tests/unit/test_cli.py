@@ -33,7 +33,7 @@ EXPECTED_CALLS = [
     ("read_file", {"path": "README.md"}, "dsml"),
     ("get_weather", {"location": "Tokyo"}, "deepseek_native"),
 ]
-CALL_KEYS = {"id", "name", "input", "dialect", "repairs"}
+CALL_KEYS = {"id", "name", "input", "dialect", "repairs", "coercions"}
 BLOCK_KEYS = {"span", "dialect", "status", "repairs", "diagnostics"}
 
 
@@ -71,7 +71,7 @@ def test_parse_example(capsys: pytest.CaptureFixture[str]) -> None:
     assert err == ""
     result = json.loads(out)
     assert set(result) == {"reasoning", "text", "calls", "blocks", "saw_tool_call_syntax",
-                           "rejected_by_policy", "rejected_tool_names"}
+                           "rejected_by_policy", "rejected_tool_names", "rejections"}
     assert summary(result["calls"]) == EXPECTED_CALLS
     assert all(set(c) == CALL_KEYS for c in result["calls"])
     assert all(c["id"] and c["repairs"] == [] for c in result["calls"])
@@ -682,9 +682,10 @@ def test_every_format_streams_its_apis_event_stream(capsys: pytest.CaptureFixtur
 THOUGHT = ("<think>\nThe user wants the file.\n</think>\n\nLet me read it.\n"
            '<tool_calls><invoke name="read_file"><parameter name="path">a.py</parameter>'
            "</invoke></tool_calls>")
-#: Reads three ways: "inside" is reasoning (tags), so is the <think> tag (open: the template
-#: wrote one already), or it is all text (off).
-MODES_DOC = "<think>inside</think> after"
+#: Reads three ways: "inside" is reasoning and the white space before the tag text (tags),
+#: that white space is reasoning too (open: the reply starts inside reasoning), or it is all
+#: text (off).
+MODES_DOC = " <think>inside</think> after"
 
 
 def reply_file(tmp_path: Path, text: str) -> str:

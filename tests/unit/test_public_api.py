@@ -13,9 +13,10 @@ import callsieve
 PUBLIC = {
     "DEFAULT_DIALECTS", "ArgumentsDelta", "Block", "CallAborted", "CallFinished", "CallStarted",
     "CallsieveError", "ConfigurationError", "Event", "FormatError", "GrammarError",
-    "InputTypeError", "ParseResult", "Reasoning", "Sieve", "SieveClosedError", "SieveState",
-    "Text", "ToolCall", "ToolCalls",
+    "InputTypeError", "LeakFilter", "Metrics", "ParseResult", "Reasoning", "Rejection", "Sieve",
+    "SieveClosedError", "SieveState", "Text", "ToolCall", "ToolCalls", "aggregate_metrics",
     "UnknownOptionError", "__version__", "available_dialects", "new_call_id", "parse",
+    "sanitize_leaked_output",
 }
 
 
