@@ -185,10 +185,29 @@ def test_sieve_options_come_from_the_settings() -> None:
 
 def test_metrics_count_the_answers(url: str, oai: openai.OpenAI) -> None:
     """``GET /metrics`` exists when the Prometheus client is installed (the prometheus
-    extra, in the test extra), and counts each API's answers by status."""
+    extra, in the test extra): each API's answers by status, and the library's counters
+    (SPEC §14) of the sieves the gateway ran."""
     pytest.importorskip("prometheus_client")
     oai.chat.completions.create(model="m", messages=ASK)
     httpx.post(f"{url}/v1/messages", content=b"not json")
     text = httpx.get(f"{url}/metrics").text
     assert 'callsieve_gateway_requests_total{api="chat",status="200"}' in text
     assert 'callsieve_gateway_requests_total{api="messages",status="400"}' in text
+    oai.chat.completions.create(model="m", messages=ASK, tools=TOOLS)
+    calls = [line for line in httpx.get(f"{url}/metrics").text.splitlines()
+             if line.startswith("callsieve_calls_total ")]
+    assert calls and float(calls[0].split()[1]) >= len(RESULT.calls)
+
+
+def test_a_policy_set_in_the_settings_refuses_unlisted_tools() -> None:
+    """Options the gateway knows nothing of (SPEC §9's policy) reach the sieve as they are."""
+    weather = [t for t in TOOLS if t["function"]["name"] == "get_weather"]
+    config = ServerConfig.build(transcript=str(TRANSCRIPT), sieve={"policy": "allowlist"})
+    with running(config) as base:
+        reply = openai_client(base).chat.completions.create(model="m", messages=ASK,
+                                                            tools=weather)
+        text_only = openai_client(base).chat.completions.create(model="m", messages=ASK)
+    assert text_only.choices[0].message.content == TEXT.strip()
+    expected = callsieve.parse(TEXT, tools=weather, policy="allowlist")
+    assert calls_of(expected) == [("get_weather", {"location": "Tokyo"})]
+    assert chat_calls(reply.choices[0].message) == calls_of(expected)

@@ -5,7 +5,7 @@ What it does: ``create_app(config)`` serves ``POST /v1/chat/completions``,
 ``POST /v1/responses``, ``POST /v1/messages`` (each streamed as SSE when the request says
 ``stream: true``, else one JSON object), ``GET /v1/models`` (the one model the gateway
 serves), ``GET /healthz`` and, when ``prometheus_client`` is installed, ``GET /metrics``
-(``_metrics``). Each POST: the body is read up to ``max_body_bytes`` (a ``Content-Length``
+(``_metrics``: the gateway's answers and the library's counters). Each POST: the body is read up to ``max_body_bytes`` (a ``Content-Length``
 over it is refused before reading), parsed as a JSON object, read by the API's reader, its
 sieve options checked, and the source opened — all before the response starts, so every
 fault up to the upstream's answer has its own status. The upstream client
@@ -66,14 +66,17 @@ def create_app(config: ServerConfig) -> Starlette:
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        if config.upstream:
-            timeout = httpx.Timeout(config.read_timeout, connect=config.connect_timeout)
-            limits = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
-            async with httpx.AsyncClient(timeout=timeout, limits=limits) as client:
-                state["client"] = client
+        try:
+            if config.upstream:
+                timeout = httpx.Timeout(config.read_timeout, connect=config.connect_timeout)
+                limits = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
+                async with httpx.AsyncClient(timeout=timeout, limits=limits) as client:
+                    state["client"] = client
+                    yield
+            else:
                 yield
-        else:
-            yield
+        finally:
+            metrics.close()
 
     async def open_source(req: Any) -> Source:
         if config.upstream is None:
@@ -84,7 +87,7 @@ def create_app(config: ServerConfig) -> Starlette:
         try:
             body = await _read_json(request, config.max_body_bytes)
             req = api.read(body)
-            options = sieve_options(config, req)
+            options = sieve_options(config, req, metrics.sieve_defaults)
             source = await open_source(req)
         except ApiError as err:
             metrics.answered(api.name, err.status)

@@ -34,6 +34,7 @@ DEFAULT_PORT = 8000
 #: The environment variable the upstream's API key is read from (sent as a bearer token).
 API_KEY_ENV = "CALLSIEVE_UPSTREAM_API_KEY"
 _PER_REQUEST = ("tools", "id_factory")
+_SAMPLE_TOOL = {"name": "sample", "parameters": {"type": "object", "properties": {}}}
 _TABLES = {
     "server": {"host": "host", "port": "port", "max_body_bytes": "max_body_bytes",
                "model": "model"},
@@ -143,8 +144,8 @@ def _sieve(options: Any) -> dict[str, Any]:
     if fixed:
         raise ConfigurationError(f"sieve option {fixed[0]!r} is set per request, not in the "
                                  "server's settings")
-    try:
-        SieveOptions(**options)
+    try:  # checked as a request with tools builds it (a policy needs tools to judge by)
+        SieveOptions(tools=[_SAMPLE_TOOL], **options)
     except TypeError as exc:  # UnknownOptionError is a TypeError and a CallsieveError
         raise ConfigurationError(f"sieve: {exc}") from None
     except ConfigurationError as exc:

@@ -7,9 +7,10 @@ and the frames of one piece are sent as one write; a piece's reasoning (an upstr
 ``reasoning_content``) goes to the renderer first, as a ``Reasoning`` event; at the end
 ``Sieve.close()`` and the renderer's ``close(finish_reason, usage)``, then the API's end
 marker. ``whole_reply`` collects the text
-and answers ``render_response(parse(text))``. ``sieve_options(config, req)`` is the keyword
-options of the request's sieve: the server's settings, the request's tools, and
-``mode="off"`` when the reply is text only (no tools, or ``tool_choice="none"``).
+and answers ``render_response(parse(text))``. ``sieve_options(config, req, defaults)`` is the
+keyword options of the request's sieve: the app's defaults, the server's settings over them,
+the request's tools, and ``mode="off"`` (without a policy) when the reply is text only (no
+tools, or ``tool_choice="none"``).
 What it guarantees: a fault after the stream began (``ApiError`` from the source; an
 unexpected exception, logged, as a 500) ends the stream with the API's error event; what was sent before stays valid (held text and an open
 block are not released: the reply is broken). Whatever ends the reply — the end, a fault, the
@@ -40,6 +41,8 @@ from ._upstream import Piece
 __all__ = ["Source", "sieve_options", "stream_reply", "whole_reply"]
 
 log = logging.getLogger("callsieve.server")
+#: Options that judge calls; a text-only reply has none (and has no tools to judge by).
+_JUDGING = ("policy", "on_reject")
 _FINISH = ("stop", "length", "content_filter", "tool_calls")
 
 
@@ -52,10 +55,13 @@ class Source(Protocol):
     async def aclose(self) -> None: ...
 
 
-def sieve_options(config: ServerConfig, req: ModelRequest) -> dict[str, Any]:
-    options = dict(config.sieve)
-    if not req.parses:
+def sieve_options(config: ServerConfig, req: ModelRequest,
+                  defaults: dict[str, Any] | None = None) -> dict[str, Any]:
+    options = {**(defaults or {}), **config.sieve}
+    if not req.parses:  # text only: nothing is parsed, so there is no call to judge
         options["mode"] = "off"
+        for name in _JUDGING:
+            options.pop(name, None)
     options["tools"] = req.tools or None
     try:
         SieveOptions(**options)
