@@ -22,7 +22,8 @@ as a Server-Sent Events frame (``data: <json>`` and a blank line). Both commands
 (SPEC §15; choices read from ``_options.EARLY_EMIT``, ``REASONING`` and
 ``CALLS_IN_REASONING``, so a new mode needs no change here), and ``--format API`` (the
 API's wire JSON, reasoning as that API carries it; ``--no-reasoning-output`` leaves it out); ``-`` reads standard input. ``callsieve --version`` prints
-``callsieve <version>``; a bare ``callsieve`` prints the help (usage and the commands, one
+``callsieve <version>``; ``callsieve serve`` runs the gateway (``_cli_serve``: its flags,
+and the server imported only then); a bare ``callsieve`` prints the help (usage and the commands, one
 line each) to standard output and exits 0, as ``--help`` does.
 Where output is chosen: ``_stream_writer(args, out)`` builds the ``StreamWriter`` every stream
 event goes through (text merging, an encoder of records, a frame; ``_cli_output``), and
@@ -62,6 +63,7 @@ from ._cli_output import (
     sse_event_frame,
     sse_frame,
 )
+from ._cli_serve import add_serve, run_serve
 from ._errors import CallsieveError, ConfigurationError
 from ._explain import explain_json
 from ._options import SieveOptions
@@ -240,7 +242,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="print every event as it comes, text events not merged")
     stream.add_argument("--sse", action="store_true",
                         help="print each line as a Server-Sent Events frame (data: ...)")
+    add_serve(sub, _positive_int, DEFAULT_CHUNK_SIZE)
     return parser
+
+
+def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
+    run_serve(args)
+    return EXIT_OK
 
 
 #: ``--format`` values (a contract outside harnesses use) and their ``callsieve.render`` modules.
@@ -323,7 +331,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout.flush()
             return EXIT_OK
         args = parser.parse_args(argv)
-        command = _cmd_parse if args.command == "parse" else _cmd_stream
+        command = {"parse": _cmd_parse, "stream": _cmd_stream, "serve": _cmd_serve}[args.command]
         return command(args, sys.stdout)
     except (_UsageError, CallsieveError) as exc:  # CallsieveError: e.g. a bad option value
         print(f"{PROG}: error: {_one_line(str(exc))}", file=sys.stderr)

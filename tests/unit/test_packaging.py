@@ -8,8 +8,10 @@ broken wheel ship.
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -78,9 +80,20 @@ def test_wheel_contents_and_install(tmp_path: Path) -> None:
                     if line.startswith("Requires-Dist:") and "extra ==" not in line]
         entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
         assert "callsieve = callsieve.__main__:main" in zf.read(entry_points).decode("utf-8")
+        # Release hygiene (issue 16): one version, the licence shipped, the metadata complete.
+        meta = zf.read(metadata).decode("utf-8")
+        licensed = any(n.endswith((".dist-info/licenses/LICENSE", ".dist-info/LICENSE"))
+                       for n in names)
     assert any("lark" in r for r in requires), requires
     # The stdlib `re` does all matching: lark is the one run-time dependency.
     assert len(requires) == 1, requires
+    assert f"\nVersion: {_source_version()}\n" in meta
+    assert licensed, f"{wheel.name} ships no LICENSE"
+    assert "Classifier: License :: OSI Approved :: MIT License" in meta
+    assert "Project-URL: Changelog," in meta
+    server = [line for line in meta.splitlines()
+              if line.startswith("Requires-Dist:") and "extra == 'server'" in line]
+    assert {r.split()[1].split(">")[0] for r in server} >= {"starlette", "uvicorn", "httpx"}
 
     # A fresh environment; the wheel's own metadata pulls in lark.
     venv = tmp_path / "venv"
@@ -104,3 +117,48 @@ def test_wheel_contents_and_install(tmp_path: Path) -> None:
     result = json.loads(out)
     assert [c["name"] for c in result["calls"]] == ["g"]
     assert result["blocks"][0]["dialect"] == "dsml"
+
+    # Without the server extra, `callsieve serve` says how to get it (exit 2, one line).
+    proc = subprocess.run([str(venv_bin(venv, "callsieve")), "serve", "--transcript", "x"],
+                          cwd=elsewhere, env=clean_env(), capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert proc.returncode == 2 and "pip install 'callsieve[server]'" in proc.stderr, proc.stderr
+
+
+def _source_version() -> str:
+    found = re.search(r'^__version__ = "([^"]+)"$',
+                      (ROOT / "src" / "callsieve" / "__init__.py").read_text(encoding="utf-8"),
+                      re.MULTILINE)
+    assert found, "no __version__ in src/callsieve/__init__.py"
+    return found.group(1)
+
+
+@pytest.mark.network
+def test_the_sdist_ships_the_licence_changelog_and_docs(tmp_path: Path) -> None:
+    import tarfile
+
+    check([sys.executable, "-m", "build", "--sdist", "--outdir", str(tmp_path), str(ROOT)],
+          cwd=ROOT, what="building the sdist")
+    [sdist] = sorted(tmp_path.glob("callsieve-*.tar.gz"))
+    assert sdist.name == f"callsieve-{_source_version()}.tar.gz"
+    with tarfile.open(sdist) as tf:
+        names = {n.split("/", 1)[1] for n in tf.getnames() if "/" in n}
+    assert {"LICENSE", "CHANGELOG.md", "README.md", "docs/gateway.md",
+            "src/callsieve/server/_app.py", "grammar/common.lark"} <= names
+
+
+def test_the_version_has_one_source() -> None:
+    """``__version__`` is the version: the build reads it (hatch's version source) and no
+    second copy is written in pyproject.toml; the installed metadata agrees with it."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - the server extra (in the test extra) brings tomli on 3.10
+        import tomli as tomllib
+
+    import callsieve
+
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "version" not in pyproject["project"], "a second version in pyproject.toml"
+    assert pyproject["project"]["dynamic"] == ["version"]
+    assert pyproject["tool"]["hatch"]["version"] == {"path": "src/callsieve/__init__.py"}
+    assert importlib.metadata.version("callsieve") == callsieve.__version__ == _source_version()

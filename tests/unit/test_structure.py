@@ -76,5 +76,5 @@ def test_only_the_cursor_writes_the_position(field: str) -> None:
 
 def test_no_module_is_over_400_lines() -> None:
     sizes = {p.name: len(p.read_text(encoding="utf-8").splitlines())
-             for p in SRC.glob("*.py")}
+             for p in SRC.rglob("*.py")}
     assert {n: k for n, k in sizes.items() if k > MODULE_LINE_LIMIT} == {}

@@ -1,0 +1,99 @@
+"""Strategy: the ``callsieve serve`` command's arguments and settings, kept in the core so
+``callsieve --help`` lists it, while the server itself (``callsieve.server``, the optional
+``server`` extra) is imported only when the command runs.
+
+What it does: ``add_serve(sub, positive_int, chunk_size)`` adds the ``serve`` subcommand to
+the CLI's argparse: the model (``--upstream URL`` or ``--transcript FILE``), upstream and
+replay settings, ``--host``/``--port``, ``--max-body-bytes``, ``--config FILE`` (TOML), and the
+sieve's options (``--early-emit``, ``--dialects``, and ``--sieve-option NAME=JSON`` for any other
+option the installed callsieve has). ``serve_settings(args, load_toml)`` merges the config file
+and the flags (a flag wins; sieve options merge key by key); ``run_serve(args)`` imports the
+server, builds its ``ServerConfig`` and runs it.
+What it guarantees: a missing ``server`` extra, a bad flag value or a bad setting is a
+``ConfigurationError`` (the CLI prints one line and exits 2) before anything listens.
+What it costs: nothing unless ``serve`` runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+from collections.abc import Callable
+from typing import Any
+
+from . import _options
+from ._errors import ConfigurationError
+
+__all__ = ["SERVER_MISSING", "add_serve", "run_serve", "serve_settings"]
+
+#: What ``serve`` says when the ``server`` extra is not installed.
+SERVER_MISSING = ("callsieve serve needs the server extra (Starlette, Uvicorn, httpx): "
+                  "pip install 'callsieve[server]'")
+_FLAGS = ("upstream", "upstream_model", "dialect", "transcript", "chunk_size", "delay_ms",
+          "host", "port", "max_body_bytes")
+
+
+def add_serve(sub: Any, positive_int: Callable[[str], int], chunk_size: int) -> None:
+    serve = sub.add_parser(
+        "serve", help="run the OpenAI- and Anthropic-compatible gateway",
+        description="Serve /v1/chat/completions, /v1/responses and /v1/messages with tool "
+                    "calls parsed from a model's text: from an upstream OpenAI-compatible "
+                    "server, or replayed from a file (docs/gateway.md).")
+    source = serve.add_argument_group("model (exactly one)")
+    source.add_argument("--upstream", metavar="URL",
+                        help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8001/v1")
+    source.add_argument("--transcript", metavar="FILE",
+                        help="replay this file as the reply to every request")
+    serve.add_argument("--upstream-model", metavar="NAME", help="model name sent upstream")
+    serve.add_argument("--dialect", metavar="D",
+                       help="tool-call format taught to the upstream model (default dsml)")
+    serve.add_argument("--chunk-size", metavar="N", type=positive_int,
+                       help=f"replay: characters per chunk (default {chunk_size})")
+    serve.add_argument("--delay-ms", metavar="D", type=float,
+                       help="replay: milliseconds between chunks (default 0)")
+    serve.add_argument("--host", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="port to listen on (default 8000)")
+    serve.add_argument("--max-body-bytes", metavar="N", type=positive_int,
+                       help="largest request body accepted (default 4 MiB)")
+    serve.add_argument("--config", metavar="FILE", help="TOML settings (docs/gateway.md)")
+    serve.add_argument("--early-emit", choices=_options.EARLY_EMIT,
+                       help="the sieve's early_emit (default block)")
+    serve.add_argument("--dialects", metavar="D,D",
+                       help="the sieve's dialects, comma-separated")
+    serve.add_argument("--sieve-option", metavar="NAME=JSON", action="append", default=[],
+                       help="any other sieve option, its value as JSON (repeatable), "
+                            "e.g. --sieve-option 'mode=\"off\"'")
+
+
+def serve_settings(args: argparse.Namespace,
+                   load_toml: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
+    """The ``ServerConfig.build`` settings: the config file's, overridden by the flags."""
+    settings = load_toml(args.config) if args.config else {}
+    for name in _FLAGS:
+        if getattr(args, name) is not None:
+            settings[name] = getattr(args, name)
+    sieve = dict(settings.get("sieve", {}))
+    if args.early_emit is not None:
+        sieve["early_emit"] = args.early_emit
+    if args.dialects is not None:
+        sieve["dialects"] = [d.strip() for d in args.dialects.split(",") if d.strip()]
+    for item in args.sieve_option:
+        name, eq, value = item.partition("=")
+        if not eq or not name.strip():
+            raise ConfigurationError(f"--sieve-option: expected NAME=JSON, got {item!r}")
+        try:
+            sieve[name.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            raise ConfigurationError(f"--sieve-option {name}: not a JSON value: "
+                                     f"{value!r}") from None
+    settings["sieve"] = sieve
+    return settings
+
+
+def run_serve(args: argparse.Namespace) -> None:
+    try:
+        server = importlib.import_module("callsieve.server")
+    except ImportError:
+        raise ConfigurationError(SERVER_MISSING) from None
+    server.serve(server.ServerConfig.build(**serve_settings(args, server.load_toml)))

@@ -1,0 +1,113 @@
+"""Strategy: read an Anthropic Messages request body into a ``ModelRequest`` (``_turns``),
+checking each field it uses.
+
+What it does: ``read_messages(body)`` takes ``model``, ``max_tokens`` and ``messages``
+(required, as the Messages API requires them), ``system`` (a string or text blocks), each
+message's content (a string or ``text``, ``tool_use``, ``tool_result`` blocks; ``thinking``
+blocks a client sends back are dropped), ``tools`` (custom tools with ``input_schema``),
+``tool_choice`` (``auto``, ``any``, ``tool``, ``none``), ``stream``, ``stop_sequences``,
+``temperature`` and ``top_p``. A user message's ``tool_result`` blocks become tool turns, its
+text a user turn after them.
+What it guarantees: a field of the wrong shape is an ``ApiError(400)`` naming it.
+What it costs: one pass over the body.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ._errors import ApiError
+from ._turns import ModelRequest, Turn, need, text_of
+
+__all__ = ["read_messages"]
+
+_TEXT = ("text",)
+_CHOICES = {"auto": "auto", "any": "required", "none": "none"}
+
+
+def read_messages(body: dict[str, Any]) -> ModelRequest:
+    model = need(body, "model", str)
+    max_tokens = need(body, "max_tokens", int)
+    messages = need(body, "messages", list)
+    if not messages:
+        raise ApiError(400, "messages: must hold at least one message", param="messages")
+    turns: list[Turn] = []
+    system = text_of(body.get("system"), "system", _TEXT)
+    if system:
+        turns.append(Turn("system", system))
+    for i, msg in enumerate(messages):
+        _message(msg, f"messages.{i}", turns)
+    sampling: dict[str, Any] = {"max_tokens": max_tokens}
+    for key in ("temperature", "top_p"):
+        if body.get(key) is not None:
+            sampling[key] = body[key]
+    stops = need(body, "stop_sequences", list, required=False)
+    if stops:
+        sampling["stop"] = stops
+    tools = need(body, "tools", list, required=False) or []
+    return ModelRequest(
+        model=model, turns=turns, tools=[_tool(t, f"tools.{i}") for i, t in enumerate(tools)],
+        tool_choice=_choice(body.get("tool_choice")),
+        stream=bool(need(body, "stream", bool, required=False)), include_usage=True,
+        sampling=sampling)
+
+
+def _message(msg: Any, where: str, turns: list[Turn]) -> None:
+    if not isinstance(msg, dict):
+        raise ApiError(400, f"{where}: expected an object", param=where)
+    role = need(msg, "role", str, f"{where}.")
+    if role not in ("user", "assistant"):
+        raise ApiError(400, f"{where}.role: must be user or assistant", param=f"{where}.role")
+    content = msg.get("content")
+    if isinstance(content, str):
+        turns.append(Turn(role, content))
+        return
+    if not isinstance(content, list):
+        raise ApiError(400, f"{where}.content: expected a string or a list of blocks",
+                       param=f"{where}.content")
+    text: list[str] = []
+    calls: list[tuple[str, str, dict[str, Any]]] = []
+    for j, block in enumerate(content):
+        here = f"{where}.content.{j}"
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "text":
+            text.append(need(block, "text", str, f"{here}."))
+        elif kind == "tool_use" and role == "assistant":
+            calls.append((need(block, "id", str, f"{here}."), need(block, "name", str, f"{here}."),
+                          need(block, "input", dict, f"{here}.")))
+        elif kind == "tool_result" and role == "user":
+            turns.append(Turn("tool", _result_text(block.get("content"), here),
+                              call_id=need(block, "tool_use_id", str, f"{here}.")))
+        elif kind not in ("thinking", "redacted_thinking"):
+            raise ApiError(400, f"{here}: unsupported content block {kind!r}", param=here)
+    if text or calls or role == "assistant":
+        turns.append(Turn(role, "".join(text), calls))
+
+
+def _result_text(content: Any, where: str) -> str:
+    if isinstance(content, (str, type(None))) or (
+            isinstance(content, list) and all(isinstance(b, dict) and b.get("type") == "text"
+                                              for b in content)):
+        return text_of(content, f"{where}.content", _TEXT)
+    return json.dumps(content, ensure_ascii=False)
+
+
+def _tool(tool: Any, where: str) -> dict[str, Any]:
+    if not isinstance(tool, dict) or tool.get("type", "custom") != "custom":
+        raise ApiError(400, f"{where}: only custom tools are supported", param=where)
+    need(tool, "name", str, f"{where}.")
+    need(tool, "input_schema", dict, f"{where}.")
+    return {k: v for k, v in tool.items() if k != "type"}
+
+
+def _choice(value: Any) -> str:
+    if value is None:
+        return "auto"
+    if isinstance(value, dict):
+        kind = value.get("type")
+        if kind in _CHOICES:
+            return _CHOICES[kind]
+        if kind == "tool" and isinstance(value.get("name"), str):
+            return str(value["name"])
+    raise ApiError(400, "tool_choice: expected auto, any, tool or none", param="tool_choice")

@@ -1,0 +1,177 @@
+"""Strategy: read an OpenAI Chat Completions or Responses request body into a
+``ModelRequest`` (``_turns``), checking each field it uses.
+
+What it does: ``read_chat(body)`` takes ``model``, ``messages`` (roles ``system``,
+``developer``, ``user``, ``assistant`` with ``tool_calls``, ``tool`` with ``tool_call_id``; text
+content or text parts), ``tools``, ``tool_choice``, ``stream``, ``stream_options.include_usage``
+and the sampling settings (``max_completion_tokens`` read as ``max_tokens``).
+``read_responses(body)`` takes ``model``, ``instructions``, ``input`` (a string, or items:
+messages with ``input_text``/``output_text`` parts, ``function_call`` and
+``function_call_output``), ``tools`` (``type: "function"`` only), ``tool_choice``, ``stream``
+and ``max_output_tokens``. Fields it does not use are ignored, as an OpenAI-compatible server
+ignores what it does not support.
+What it guarantees: a field of the wrong shape is an ``ApiError(400)`` naming it (``param``
+as OpenAI writes it, e.g. ``messages[2].tool_calls[0].function.arguments``); the tools are
+checked by the caller with ``SieveOptions``.
+What it costs: one pass over the body.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ._errors import ApiError
+from ._turns import SAMPLING, ModelRequest, Turn, need, text_of
+
+__all__ = ["read_chat", "read_responses"]
+
+_CHAT_PARTS = ("text",)
+_RESPONSES_PARTS = ("input_text", "output_text", "text")
+
+
+def read_chat(body: dict[str, Any]) -> ModelRequest:
+    model = need(body, "model", str)
+    messages = need(body, "messages", list)
+    if not messages:
+        raise ApiError(400, "messages: must hold at least one message", param="messages")
+    turns = [_chat_turn(m, f"messages[{i}]") for i, m in enumerate(messages)]
+    options = need(body, "stream_options", dict, required=False) or {}
+    sampling = _sampling(body, "max_completion_tokens")
+    return ModelRequest(
+        model=model, turns=turns, tools=_tools(body, _chat_tool),
+        tool_choice=_choice(body.get("tool_choice"), nested=True),
+        stream=bool(need(body, "stream", bool, required=False)),
+        include_usage=bool(options.get("include_usage")), sampling=sampling)
+
+
+def read_responses(body: dict[str, Any]) -> ModelRequest:
+    model = need(body, "model", str)
+    turns: list[Turn] = []
+    instructions = need(body, "instructions", str, required=False)
+    if instructions:
+        turns.append(Turn("system", instructions))
+    items = need(body, "input", (str, list))
+    if isinstance(items, str):
+        turns.append(Turn("user", items))
+    else:
+        for i, item in enumerate(items):
+            _responses_item(item, f"input[{i}]", turns)
+    if not any(t.role != "system" for t in turns):
+        raise ApiError(400, "input: must hold at least one message", param="input")
+    sampling = _sampling(body, "max_output_tokens")
+    return ModelRequest(
+        model=model, turns=turns, tools=_tools(body, _responses_tool),
+        tool_choice=_choice(body.get("tool_choice"), nested=False),
+        stream=bool(need(body, "stream", bool, required=False)), include_usage=True,
+        sampling=sampling, echo={"tools": body.get("tools") or [],
+                                 "tool_choice": body.get("tool_choice") or "auto"})
+
+
+# ---------------------------------------------------------------------- chat
+def _chat_turn(msg: Any, where: str) -> Turn:
+    if not isinstance(msg, dict):
+        raise ApiError(400, f"{where}: expected an object", param=where)
+    role = need(msg, "role", str, f"{where}.")
+    text = text_of(msg.get("content"), f"{where}.content", _CHAT_PARTS)
+    if role in ("system", "developer"):
+        return Turn("system", text)
+    if role == "user":
+        return Turn("user", text)
+    if role == "assistant":
+        calls = need(msg, "tool_calls", list, f"{where}.", required=False) or []
+        return Turn("assistant", text, [_chat_call(c, f"{where}.tool_calls[{j}]")
+                                        for j, c in enumerate(calls)])
+    if role == "tool":
+        return Turn("tool", text, call_id=need(msg, "tool_call_id", str, f"{where}."),
+                    name=str(msg.get("name") or ""))
+    raise ApiError(400, f"{where}.role: unknown role {role!r}", param=f"{where}.role")
+
+
+def _chat_call(call: Any, where: str) -> tuple[str, str, dict[str, Any]]:
+    if not isinstance(call, dict):
+        raise ApiError(400, f"{where}: expected an object", param=where)
+    fn = need(call, "function", dict, f"{where}.")
+    name = need(fn, "name", str, f"{where}.function.")
+    return (str(call.get("id") or ""), name,
+            _arguments(fn.get("arguments"), f"{where}.function.arguments"))
+
+
+def _chat_tool(tool: Any, where: str) -> dict[str, Any]:
+    if not isinstance(tool, dict) or tool.get("type", "function") != "function":
+        raise ApiError(400, f"{where}: only function tools are supported", param=where)
+    return tool
+
+
+# ---------------------------------------------------------------------- responses
+def _responses_item(item: Any, where: str, turns: list[Turn]) -> None:
+    if not isinstance(item, dict):
+        raise ApiError(400, f"{where}: expected an object", param=where)
+    kind = item.get("type", "message")
+    if kind == "message":
+        role = need(item, "role", str, f"{where}.")
+        if role not in ("system", "developer", "user", "assistant"):
+            raise ApiError(400, f"{where}.role: unknown role {role!r}", param=f"{where}.role")
+        text = text_of(item.get("content"), f"{where}.content", _RESPONSES_PARTS)
+        turns.append(Turn("system" if role == "developer" else role, text))
+    elif kind == "function_call":
+        call = (need(item, "call_id", str, f"{where}."), need(item, "name", str, f"{where}."),
+                _arguments(item.get("arguments"), f"{where}.arguments"))
+        if turns and turns[-1].role == "assistant":  # calls after text: one assistant turn
+            turns[-1].calls.append(call)
+        else:
+            turns.append(Turn("assistant", "", [call]))
+    elif kind == "function_call_output":
+        output = item.get("output")
+        text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+        turns.append(Turn("tool", text, call_id=need(item, "call_id", str, f"{where}.")))
+    elif kind != "reasoning":  # (a client sends its reasoning items back: not for upstream)
+        raise ApiError(400, f"{where}.type: unsupported input item {kind!r}",
+                       param=f"{where}.type")
+
+
+def _responses_tool(tool: Any, where: str) -> dict[str, Any]:
+    if not isinstance(tool, dict) or tool.get("type") != "function":
+        raise ApiError(400, f"{where}: only function tools are supported", param=where)
+    return {"name": need(tool, "name", str, f"{where}."),
+            "description": tool.get("description") or "",
+            "parameters": tool.get("parameters") or {"type": "object", "properties": {}}}
+
+
+# ---------------------------------------------------------------------- shared
+def _tools(body: dict[str, Any], read: Any) -> list[dict[str, Any]]:
+    tools = need(body, "tools", list, required=False) or []
+    return [read(t, f"tools[{i}]") for i, t in enumerate(tools)]
+
+
+def _choice(value: Any, *, nested: bool) -> str:
+    if value is None:
+        return "auto"
+    if value in ("auto", "none", "required"):
+        return str(value)
+    if isinstance(value, dict) and value.get("type") == "function":
+        inner = value.get("function") if nested else value
+        if isinstance(inner, dict) and isinstance(inner.get("name"), str):
+            return str(inner["name"])
+    raise ApiError(400, "tool_choice: expected auto, none, required or a function",
+                   param="tool_choice")
+
+
+def _arguments(value: Any, where: str) -> dict[str, Any]:
+    if value is None or value == "":
+        return {}
+    try:
+        parsed = json.loads(value) if isinstance(value, str) else value
+    except ValueError:
+        raise ApiError(400, f"{where}: not valid JSON", param=where) from None
+    if not isinstance(parsed, dict):
+        raise ApiError(400, f"{where}: expected a JSON object", param=where)
+    return parsed
+
+
+def _sampling(body: dict[str, Any], limit: str) -> dict[str, Any]:
+    """The settings passed upstream; the API's own token limit field read as ``max_tokens``."""
+    out = {k: body[k] for k in SAMPLING if body.get(k) is not None}
+    if body.get(limit) is not None:
+        out["max_tokens"] = body[limit]
+    return out
