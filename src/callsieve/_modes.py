@@ -30,6 +30,7 @@ class Mode(enum.Enum):
     CANDIDATE = "candidate"  # between blocks, a possible opener held
     RUN = "run"  # inside a block, in a streaming run (an argument body)
     CUT_TAG = "cut tag"  # inside a block, a tag cut by the chunk boundary held
+    BEFORE_TEXT = "before text"  # before the answer (or, under "open", the reasoning) begins
     MACHINE = "machine"  # anything else: the machine reads every chunk
     CLOSED = "closed"
 
@@ -54,6 +55,7 @@ class Context(enum.Enum):
 # 90 ns in CPython 3.11, on paths that run once per chunk).
 PROSE, CANDIDATE, RUN, CUT_TAG = Mode.PROSE, Mode.CANDIDATE, Mode.RUN, Mode.CUT_TAG
 MACHINE, CLOSED, REASONING = Mode.MACHINE, Mode.CLOSED, Mode.REASONING
+BEFORE_TEXT = Mode.BEFORE_TEXT
 PREAMBLE, IN_REASONING, ANSWER = Context.PREAMBLE, Context.REASONING, Context.ANSWER
 OPENING = Context.OPENING
 #: The contexts that end at the first character of text that is not white space, and the

@@ -18,6 +18,7 @@ linear in the chunk and touches no parser.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +29,7 @@ from ._events import Event, Reasoning, Text
 from ._fences import FenceState
 from ._modes import (
     ANSWER,
+    BEFORE_TEXT,
     CANDIDATE,
     CLOSED,
     CUT_TAG,
@@ -52,6 +54,7 @@ if TYPE_CHECKING:
 __all__ = ["NO_CANDIDATE", "Budget", "ModeReaders"]
 
 NO_CANDIDATE = -2
+_WHITE = re.compile(r"\s*")  # (white space as ``str.isspace`` has it: both are Unicode's)
 _LIVE = FenceState.LIVE
 Budget = list[Callable[[str], None]]
 
@@ -117,7 +120,7 @@ class ModeReaders:
             cap = self._cap
             if cap is None:  # (a candidate the machine holds is in ``Cursor.grown``)
                 home = self._home  # (before the answer, the machine holds it: ``_set_context``)
-                mode = CANDIDATE if self._grown and home is not MACHINE else home
+                mode = CANDIDATE if self._grown and home is not BEFORE_TEXT else home
             elif cap.waiting and self._cur.held:  # a tag cut by the chunk boundary
                 mode = CUT_TAG
             elif (run := cap.run) is not None and not (cap.strict and run.name == "STRAY_RUN"):
@@ -174,7 +177,7 @@ class ModeReaders:
         self._accepting, self._onward, self._trans = auto.accepting, auto.onward, auto.trans
         self._until_text = UNTIL_TEXT.get(context)
         self._kind = Text if context is ANSWER or context is PREAMBLE else Reasoning
-        self._home = (MACHINE if self._until_text is not None
+        self._home = (BEFORE_TEXT if self._until_text is not None
                       else REASONING if context is IN_REASONING else PROSE)
 
     # ------------------------------------------------------------------ the readers
@@ -331,6 +334,23 @@ class ModeReaders:
             return self._process(cur.take_joined(text, n), False, NO_CANDIDATE)
         return self._read_machine(chunk)
 
+    def _read_before_text(self, chunk: Any) -> list[Event]:
+        """BEFORE_TEXT: before the answer (or, under "open", the reasoning) has begun, only
+        white space has been read, and a reasoning tag may still come. A chunk whose first
+        character that is not white space is no tag lead (nor a backtick or tilde) begins the
+        answer there, before any tag could: the context gives way and the chunk is read in
+        the next (``Sieve.feed``: the prose hot half, for most replies). Anything else — a
+        chunk of white space, or one whose text begins at a lead, or text held — the
+        machine, which sees every character (``_process``)."""
+        if chunk.__class__ is str and not self._grown and not self._cur.held:
+            at = _WHITE.match(chunk).end()  # type: ignore[union-attr]  # (\s* always matches)
+            if at < len(chunk) and chunk[at] not in self._fences.leads:
+                assert self._until_text is not None
+                self._set_context(self._until_text)
+                self._enter()
+                return self.feed(chunk)
+        return self._read_machine(chunk)
+
     def _read_machine(self, chunk: Any) -> list[Event]:
         """MACHINE, and what the other readers leave: the machine reads the held text and
         the chunk (``_process``)."""
@@ -370,6 +390,7 @@ _READERS: dict[Mode, Callable[[Any, Any], list[Event]]] = {
     CANDIDATE: ModeReaders._read_candidate,
     RUN: ModeReaders._read_run,
     CUT_TAG: ModeReaders._read_cut_tag,
+    BEFORE_TEXT: ModeReaders._read_before_text,
     MACHINE: ModeReaders._read_machine,
     CLOSED: ModeReaders._read_closed,
 }
