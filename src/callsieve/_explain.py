@@ -33,19 +33,25 @@ _FOUND = "; found "
 _AT = re.compile(r"at offset (\d+)")
 
 
-def expected_terminals(cap: Capture) -> list[str]:
-    """The terminals the capture's parser state accepts (its LALR row), and its run's."""
-    row = cap.ps.parse_conf.parse_table.states[cap.ps.state_stack[-1]]
-    names = [str(n) for n in row if str(n).upper() == str(n)]  # (terminals, not rules)
-    run = cap.spec.run
-    if run is not None and run.name not in names:
-        names.append(run.name)
-    return sorted(names)
+def expected_terminals(cap: Capture) -> str:
+    """The terminals the capture's parser state accepts (its LALR row), and its run's, as
+    the message lists them; worked out at the state's first failure, then kept on its
+    ``StateSpec`` (hostile input fails a block every few characters)."""
+    state = cap.ps.state_stack[-1]
+    spec = cap.g.states[state]
+    if spec.expected is None:
+        row = cap.ps.parse_conf.parse_table.states[state]
+        names = [str(n) for n in row if str(n).upper() == str(n)]  # (terminals, not rules)
+        run = spec.run
+        if run is not None and run.name not in names:
+            names.append(run.name)
+        spec.expected = ", ".join(sorted(names))
+    return spec.expected
 
 
 def unexpected(cap: Capture, what: str, at: int, found: str) -> str:
     """The failure message of ``cap`` at absolute offset ``at``."""
-    return (f"unexpected {what} at offset {at}{_EXPECTED}{', '.join(expected_terminals(cap))}"
+    return (f"unexpected {what} at offset {at}{_EXPECTED}{expected_terminals(cap)}"
             f"{_FOUND}{found[:FOUND_CHARS]!r}")
 
 

@@ -192,7 +192,7 @@ class StateSpec:
     """What the scanner may meet in one parser state."""
 
     __slots__ = ("bounded", "call_rule", "end_ok", "run", "shell_probe", "shell_width",
-                 "decisions", "_by_first", "_any_first")
+                 "decisions", "expected", "_by_first", "_any_first")
 
     def __init__(self, bounded: tuple[TerminalSpec, ...], run: TerminalSpec | None,
                  end_ok: bool, call_rule: Any) -> None:
@@ -210,6 +210,9 @@ class StateSpec:
         #: A cache: it only holds answers the terminals already determine, as no terminal's
         #: match may read before its start (the loader refuses look-behinds, ``^``, ``\\b``).
         self.decisions: dict[str, Any] = {}
+        #: What a failure here says the state accepts (``_explain.expected_terminals``), made
+        #: at the first failure in this state: a cache of what the parse table determines.
+        self.expected: str | None = None
         # The bounded terminals a match may start with a given character, in priority order.
         self._any_first = tuple(t for t in bounded if t.first is None)
         chars = set().union(*(t.first for t in bounded if t.first is not None))
