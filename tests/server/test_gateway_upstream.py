@@ -199,3 +199,21 @@ def test_the_upstreams_reasoning_content_reaches_the_client_as_its_api_carries_i
     assert message.tool_calls and message.tool_calls[0].function.name == "get_weather"
     assert [b.type for b in final.content] == ["thinking", "text", "tool_use"]
     assert final.content[0].thinking == script.reasoning  # type: ignore[union-attr]
+
+
+def test_the_upstreams_reasoning_content_reaches_a_whole_reply_too() -> None:
+    """Not streamed to the client, the reply carries the upstream's reasoning first, as the
+    streamed one does: Chat's ``message.reasoning_content``, an Anthropic ``thinking``
+    block."""
+    script = Script(reasoning="Paris is in France; look it up.", text=CALL, chunk=6)
+    ask = [{"role": "user", "content": "Weather in Paris?"}]
+    with scripted(script) as model, gateway(model) as base:
+        message = openai_client(base).chat.completions.create(
+            model="m", tools=TOOLS, messages=ask).choices[0].message
+        final = anthropic_client(base).messages.create(
+            model="m", max_tokens=100, messages=ask,
+            tools=[{"name": "get_weather", "input_schema": TOOLS[0]["function"]["parameters"]}])
+    assert getattr(message, "reasoning_content", None) == script.reasoning
+    assert message.tool_calls and message.tool_calls[0].function.name == "get_weather"
+    assert [b.type for b in final.content] == ["thinking", "text", "tool_use"]
+    assert final.content[0].thinking == script.reasoning  # type: ignore[union-attr]

@@ -6,8 +6,8 @@ each piece of the model's text goes through ``Sieve.feed`` and the API's ``Strea
 and the frames of one piece are sent as one write; a piece's reasoning (an upstream's
 ``reasoning_content``) goes to the renderer first, as a ``Reasoning`` event; at the end
 ``Sieve.close()`` and the renderer's ``close(finish_reason, usage)``, then the API's end
-marker. ``whole_reply`` collects the text
-and answers ``render_response(parse(text))``. ``sieve_options(config, req, defaults)`` is the
+marker. ``whole_reply`` collects the text and the reasoning and answers
+``render_response(parse(text))``, the upstream's reasoning first (``with_reasoning``). ``sieve_options(config, req, defaults)`` is the
 keyword options of the request's sieve: the app's defaults, the server's settings over them,
 the request's tools, and ``mode="off"`` (without a policy) when the reply is text only (no
 tools, or ``tool_choice="none"``).
@@ -21,6 +21,7 @@ What it costs: the sieve and the renderer per piece; a whole reply holds its tex
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import AsyncIterator
 from typing import Any, Protocol
@@ -30,7 +31,7 @@ import anyio
 from .._errors import ConfigurationError
 from .._events import Reasoning
 from .._options import SieveOptions
-from .._results import parse
+from .._results import ParseResult, parse
 from .._sieve import Sieve
 from ._apis import Api
 from ._config import ServerConfig
@@ -108,11 +109,25 @@ async def stream_reply(api: Api, req: ModelRequest, source: Source,
 async def whole_reply(api: Api, req: ModelRequest, source: Source,
                       options: dict[str, Any]) -> dict[str, Any]:
     text: list[str] = []
+    thought: list[str] = []  # (an upstream's reasoning_content, sent before its text)
     try:
         async for piece in source.pieces():
             text.append(piece.text)
+            thought.append(piece.reasoning)
     finally:
         with anyio.CancelScope(shield=True):
             await source.aclose()
     result = parse("".join(text), **options)
-    return api.whole(result, req, _finish(source), source.usage or {})
+    return api.whole(with_reasoning(result, "".join(thought)), req, _finish(source),
+                     source.usage or {})
+
+
+def with_reasoning(result: ParseResult, reasoning: str) -> ParseResult:
+    """``result`` with an upstream's separate reasoning first (as a stream sends it): a
+    copy, its ``reasoning`` and ``parts`` led by it; ``result`` itself if there is none."""
+    if not reasoning:
+        return result
+    out = copy.copy(result)
+    out.reasoning = reasoning + result.reasoning
+    out.parts = (Reasoning(reasoning), *result.parts)
+    return out
