@@ -119,7 +119,7 @@ class ModeReaders:
         if mode is None:
             cap = self._cap
             if cap is None:  # (a candidate the machine holds is in ``Cursor.grown``)
-                home = self._home  # (before the answer, the machine holds it: ``_set_context``)
+                home = self._home  # (BEFORE_TEXT hands a held candidate to the machine)
                 mode = CANDIDATE if self._grown and home is not BEFORE_TEXT else home
             elif cap.waiting and self._cur.held:  # a tag cut by the chunk boundary
                 mode = CUT_TAG
@@ -164,9 +164,10 @@ class ModeReaders:
 
     def _set_context(self, context: Context) -> None:
         """Where the reply now stands (SPEC §15, ``Context``): the entries prose is searched
-        for, what it is released as, and the mode it is read in with nothing held — before
-        the answer, the machine, which sees every character of text there (the first that
-        is not white space begins the answer); inside reasoning, REASONING; else PROSE.
+        for (and the fence tracker: reasoning's sees no code), what it is released as, and
+        the mode it is read in with nothing held — before the answer (under "open", the
+        reasoning), BEFORE_TEXT, whose reader hands the machine whatever could hold the
+        first character that is not white space; inside reasoning, REASONING; else PROSE.
         The next ``_enter()`` arms it."""
         self._context = context
         finder = self._finder = self._finders[context]
