@@ -23,11 +23,9 @@ Usage: ``python benchmarks/bench_arguments.py [--quick]``.
 from __future__ import annotations
 
 import argparse
-import gc
 import math
 import random
 import sys
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -94,16 +92,7 @@ def check(chunks: Sequence[str], want: list[tuple[str, dict[str, str]]]) -> int:
 
 
 def timed(chunks: Sequence[str], reps: int) -> list[float]:
-    best = [math.inf] * len(ROWS)
-    for _ in range(reps):
-        for i, (_, run) in enumerate(ROWS):
-            gc.collect()
-            gc.disable()
-            start = time.perf_counter()
-            run(chunks)
-            best[i] = min(best[i], time.perf_counter() - start)
-            gc.enable()
-    return best
+    return bench_stream.best_of_runs([run for _, run in ROWS], chunks, reps)
 
 
 def main() -> None:

@@ -118,15 +118,7 @@ def main() -> None:
                             ("64 chars", lambda t: bench_stream.fixed_chunks(t, 64))):
         chunks = chunking(doc)
         check(chunks, want)
-        best = [float("inf")] * len(ROWS)
-        for _ in range(reps):
-            for i, (_, run) in enumerate(ROWS):
-                gc.collect()
-                gc.disable()
-                start = time.perf_counter()
-                run(chunks)
-                best[i] = min(best[i], time.perf_counter() - start)
-                gc.enable()
+        best = bench_stream.best_of_runs([run for _, run in ROWS], chunks, reps)
         for (name, _), seconds in zip(ROWS, best):
             ratio = seconds / best[0]
             mark = ""

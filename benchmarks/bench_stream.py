@@ -455,6 +455,23 @@ def best_in_rounds(runs: Sequence[tuple[Callable[[], Streamer], Sequence[str]]],
     return best
 
 
+def best_of_runs(runs: Sequence[Callable[[Sequence[str]], None]], chunks: Sequence[str],
+                 reps: int) -> list[float]:
+    """Best seconds of each ``run(chunks)`` (a whole stream, built and fed inside it), in
+    ``reps`` rounds of every run in order; ``gc`` collected before and disabled during each
+    (for the scripts whose rows are not sieve factories: bench_arguments, bench_render)."""
+    best = [math.inf] * len(runs)
+    for _ in range(reps):
+        for i, run in enumerate(runs):
+            gc.collect()
+            gc.disable()
+            start = time.perf_counter()
+            run(chunks)
+            best[i] = min(best[i], time.perf_counter() - start)
+            gc.enable()
+    return best
+
+
 def measure_rounds(cases: Sequence[Sequence[str]], reps: int) -> list[tuple[float, float]]:
     """Best seconds of the floor and of the sieve on each chunk list, in rounds (floor, then
     sieve, for each case in turn), so both see the same machine conditions."""

@@ -13,7 +13,20 @@ from typing import Any
 
 from helpers import random_chunkings
 
-from callsieve import CallAborted, ParseResult, Reasoning, Sieve, ToolCall
+from callsieve import (
+    ArgumentsDelta,
+    Block,
+    CallAborted,
+    CallFinished,
+    CallStarted,
+    Event,
+    ParseResult,
+    Reasoning,
+    Sieve,
+    Text,
+    ToolCall,
+    ToolCalls,
+)
 
 
 def call_block(*names: str) -> str:
@@ -105,5 +118,19 @@ def reasoning_of(result: ParseResult) -> str | None:
                    if isinstance(r, tuple) and r[0] == "reasoning") or None
 
 
-__all__ = ["EXAMPLES", "REASONING", "Reasoning", "call_block", "chunkings", "every_size",
-           "reasoning_of", "reply_runs", "stream_aborts"]
+__all__ = ["EXAMPLES", "READ", "READ_BATCHES", "READ_BLOCK", "READ_DELTAS", "READ_RESULT",
+           "REASONING", "Reasoning", "call_block", "chunkings", "every_size", "reasoning_of",
+           "reply_runs", "stream_aborts"]
+
+#: A hand-built argument stream, as the sieve's batches would carry it: text, one call whose
+#: arguments come in four fragments, the block that settles it, text again; and the whole
+#: result it stands for.
+READ = ToolCall("read", {"path": "a.txt", "n": 2}, id="call_1")
+READ_BLOCK = Block((8, 60), "xml", "complete")
+READ_DELTAS = ['{"pa', 'th":"a', '.txt","n"', ":2}"]
+READ_BATCHES: list[list[Event]] = [
+    [Text("Reading ")], [CallStarted(0, READ.id, READ.name)],
+    *[[ArgumentsDelta(0, d)] for d in READ_DELTAS],
+    [CallFinished(0, READ)], [ToolCalls((READ,), READ_BLOCK)], [Text("\n")]]
+READ_RESULT = ParseResult("Reading \n", (READ,), (READ_BLOCK,), True,
+                          parts=("Reading ", READ, "\n"))

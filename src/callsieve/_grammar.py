@@ -42,7 +42,7 @@ from lark.parsers.lalr_parser_state import ParseConf, ParserState
 
 from . import _grammar_cache
 from ._automaton import EntryAutomaton
-from ._entry_tables import entry_tables
+from ._entry_tables import DECISION_LIMIT, entry_tables
 from ._errors import ConfigurationError, GrammarError
 from ._grammar_files import (
     DEFAULT_DIALECTS,
@@ -91,11 +91,6 @@ __all__ = [
 
 #: A bounded terminal longer than this could make hold-back quadratic; refuse it.
 MAX_BOUNDED_WIDTH = 4096
-#: The grammar's two caches of answers — the scanner's decisions over all parser states, the
-#: sieve's settled tag leads — are each emptied when they hold this many (each a short text
-#: and its answer: a few hundred bytes at most; the (c) benchmark's 200 blocks need 475
-#: decisions, the (b) benchmark's prose 2,202 settled leads).
-DECISION_LIMIT = 4096
 #: The named group of a closing tag's pattern that makes it a closing one (grammar/README.md).
 CLOSE_GROUP = "close"
 #: Grammars kept loaded (per dialects and folders); past it the oldest loaded is dropped.

@@ -38,13 +38,21 @@ from helpers import (
 )
 from hypothesis import assume, given
 from hypothesis import strategies as st
-from render_cases import EXAMPLES, call_block, reply_runs
+from render_cases import (
+    EXAMPLES,
+    READ,
+    READ_BATCHES,
+    READ_BLOCK,
+    READ_DELTAS,
+    READ_RESULT,
+    call_block,
+    reply_runs,
+)
 from strategies import doc_and_chunks, soak_settings
 
 import callsieve
 from callsieve import (
     ArgumentsDelta,
-    Block,
     CallAborted,
     CallFinished,
     CallStarted,
@@ -312,18 +320,11 @@ def test_property_streamed_arguments_accumulates_to_the_whole_response(
 
 
 # ---------------------------------------------------------------------------- 5: hand-built
-READ = ToolCall("read", {"path": "a.txt", "n": 2}, id="call_1")
-READ_BLOCK = Block((8, 60), "xml", "complete")
-READ_DELTAS = ['{"pa', 'th":"a', '.txt","n"', ":2}"]
 
 
 def test_arguments_stream_as_input_json_deltas() -> None:
     assert "".join(READ_DELTAS) == READ.arguments
-    batches: list[list[Event]] = [
-        [Text("Reading ")], [CallStarted(0, READ.id, READ.name)],
-        *[[ArgumentsDelta(0, d)] for d in READ_DELTAS],
-        [CallFinished(0, READ)], [ToolCalls((READ,), READ_BLOCK)], [Text("\n")]]
-    events = render_stream(batches)
+    events = render_stream(READ_BATCHES)
     check_shape(events)
     fragments = [e["delta"]["partial_json"] for e in events
                  if e["type"] == "content_block_delta" and e["index"] == 1]
@@ -331,9 +332,7 @@ def test_arguments_stream_as_input_json_deltas() -> None:
     message = accumulate(events)
     assert [b.type for b in message.content] == ["text", "tool_use"]  # (ToolCalls: no second)
     assert message.content[1].input == READ.input and message.stop_reason == "tool_use"
-    result = ParseResult("Reading \n", (READ,), (READ_BLOCK,), True, parts=("Reading ", READ,
-                                                                              "\n"))
-    assert same_message(message, render.render_response(result, **options()))
+    assert same_message(message, render.render_response(READ_RESULT, **options()))
 
 
 def test_snapshot_input_grows_with_the_deltas() -> None:

@@ -30,13 +30,21 @@ import pytest
 from helpers import CASES_PATH, as_argument_stream, canon_value, conformance_cases, random_chunkings
 from hypothesis import given
 from hypothesis import strategies as st
-from render_cases import EXAMPLES, call_block, reply_runs
+from render_cases import (
+    EXAMPLES,
+    READ,
+    READ_BATCHES,
+    READ_BLOCK,
+    READ_DELTAS,
+    READ_RESULT,
+    call_block,
+    reply_runs,
+)
 from strategies import doc_and_chunks, soak_settings
 
 import callsieve
 from callsieve import (
     ArgumentsDelta,
-    Block,
     CallAborted,
     CallFinished,
     CallStarted,
@@ -262,26 +270,17 @@ def test_property_streamed_arguments_joins_to_the_whole_response(
 
 
 # ---------------------------------------------------------------------------- 5: hand-built
-READ = ToolCall("read", {"path": "a.txt", "n": 2}, id="call_1")
-READ_BLOCK = Block((8, 60), "xml", "complete")
-READ_DELTAS = ['{"pa', 'th":"a', '.txt","n"', ":2}"]
 
 
 def test_streamed_arguments_give_one_whole_function_call() -> None:
     assert "".join(READ_DELTAS) == READ.arguments
-    batches: list[list[Event]] = [
-        [Text("Reading ")], [CallStarted(0, READ.id, READ.name)],
-        *[[ArgumentsDelta(0, d)] for d in READ_DELTAS],
-        [CallFinished(0, READ)], [ToolCalls((READ,), READ_BLOCK)], [Text("\n")]]
-    chunks = render_stream(batches)
+    chunks = render_stream(READ_BATCHES)
     # nothing is sent for the call until it finishes, then the call whole, once
     assert len(chunks) == 3
     parts, _ = joined(chunks)
     assert items(parts) == [("text", "Reading"), ("call", 'fc0000 read {"n": 2, "path": "a.txt"}')]
-    result = ParseResult("Reading \n", (READ,), (READ_BLOCK,), True,
-                         parts=("Reading ", READ, "\n"))
     assert items(parts) == items(validate(render.render_response(
-        result, **options())).candidates[0].content.parts)
+        READ_RESULT, **options())).candidates[0].content.parts)
 
 
 ABORTED = '<tool_calls><invoke name="f"><parameter name="a">1'
