@@ -75,7 +75,7 @@ from callsieve import (
     Text,
     ToolCalls,
 )
-from callsieve import _cursor as callsieve_cursor
+from callsieve._scan import cursor as callsieve_cursor
 
 if TYPE_CHECKING:
     from multiprocessing.queues import Queue
@@ -1167,7 +1167,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                     help="shrinking budget in seconds (default 60)")
     ap.add_argument("--hot-budget", type=int, default=None,
                     help="run every Sieve with this many chunks between the hot paths' "
-                         "folds (callsieve._cursor.HOT_BUDGET; a small one, e.g. 2, folds "
+                         "folds (callsieve._scan.cursor.HOT_BUDGET; a small one, e.g. 2, folds "
                          "inside almost every document)")
     return ap.parse_args(argv)
 

@@ -50,7 +50,8 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NoReturn, TextIO
 
-from . import __version__, _options
+from . import __version__
+from ._base.errors import CallsieveError, ConfigurationError
 from ._cli_output import (
     SSE_DONE,
     EventRecords,
@@ -64,12 +65,12 @@ from ._cli_output import (
     sse_frame,
 )
 from ._cli_serve import add_serve, run_serve
-from ._errors import CallsieveError, ConfigurationError
-from ._explain import explain_json
-from ._options import SieveOptions
-from ._policy import ON_REJECT, POLICIES
-from ._results import ParseResult, parse
-from ._sieve import Sieve
+from ._config import options as _options
+from ._config.options import SieveOptions
+from ._config.policy import ON_REJECT, POLICIES
+from ._facade.explain import explain_json
+from ._facade.results import ParseResult, parse
+from ._facade.sieve import Sieve
 
 __all__ = ["main"]
 

@@ -31,7 +31,7 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol, TextIO
 
-from ._events import (
+from ._base.events import (
     ArgumentsDelta,
     Block,
     CallAborted,
@@ -43,7 +43,7 @@ from ._events import (
     ToolCall,
     ToolCalls,
 )
-from ._results import ParseResult
+from ._facade.results import ParseResult
 
 __all__ = [
     "SSE_DONE",

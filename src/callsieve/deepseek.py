@@ -34,10 +34,10 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ._errors import FormatError
-from ._events import ToolCall
-from ._native_read import SPELL as _SP
-from ._native_read import (
+from ._base.errors import FormatError
+from ._base.events import ToolCall
+from ._blocks.native_read import SPELL as _SP
+from ._blocks.native_read import (
     NativeCalls,
     has_call_terminator,
     has_tool_call_signal,

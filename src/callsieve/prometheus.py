@@ -26,7 +26,7 @@ from typing import Any
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge
 
-from ._metrics import COUNTERS, Metrics, Snapshot, aggregate_metrics
+from ._config.metrics import COUNTERS, Metrics, Snapshot, aggregate_metrics
 
 __all__ = ["PrometheusExporter"]
 

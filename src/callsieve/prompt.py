@@ -40,9 +40,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import deepseek
-from ._prompt_inputs import read_calls, read_results, read_tools
-from ._prompt_write import markup_calls, name_attr
-from ._spelling import Spelling, spelling
+from ._grammar.spelling import Spelling, spelling
+from ._prompt.inputs import read_calls, read_results, read_tools
+from ._prompt.write import markup_calls, name_attr
 
 __all__ = ["DEFAULT_PROMPT_DIALECT", "format_calls", "format_results", "tool_instructions"]
 

@@ -21,7 +21,7 @@ from helpers import (
 )
 
 from callsieve import parse
-from callsieve._values import MAX_XML_DEPTH
+from callsieve._base.values import MAX_XML_DEPTH
 
 VALUE_ROWS = [
     # CDATA verbatim; several sections concatenate

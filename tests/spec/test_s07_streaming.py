@@ -237,7 +237,7 @@ def test_s7_max_block_chars_holds_for_long_streamed_bodies(body: str, limit: int
     block is text, below it the call; the same under every chunking (the third body has a
     ``]`` that may begin the CDATA stop at every few characters, so chunks keep leaving the
     run's hot path and coming back)."""
-    from callsieve._cursor import HOT_BUDGET
+    from callsieve._scan.cursor import HOT_BUDGET
 
     assert len(body) > 2 * HOT_BUDGET
     big = X(INV("a", P("p", body)))
@@ -258,9 +258,9 @@ def test_s7_a_streamed_body_past_max_block_chars_fails_within_the_budget(
     stop, leaves the run's hot path, and so does the next), what the sieve takes is counted
     at least every ``HOT_BUDGET`` chunks: a block past ``max_block_chars`` is released as
     text within that many chunks of passing it, so the text it holds stays bounded."""
-    import callsieve._cursor
+    import callsieve._scan.cursor
 
-    monkeypatch.setattr(callsieve._cursor, "HOT_BUDGET", budget)
+    monkeypatch.setattr(callsieve._scan.cursor, "HOT_BUDGET", budget)
     head = '<tool_calls><invoke name="a"><parameter name="p"><![CDATA['
     limit = len(head) + 300
     sieve = callsieve.Sieve(max_block_chars=limit)
@@ -296,7 +296,7 @@ def test_s7_long_prose_keeps_offsets_and_fences_exact(fence: str) -> None:
     """Prose fed in more short chunks than the sieve logs between two folds
     (``HOT_BUDGET``): the block's span still counts every character before it, a fence or
     code span opened in that prose still quotes the block, and the log stays bounded."""
-    from callsieve._cursor import HOT_BUDGET
+    from callsieve._scan.cursor import HOT_BUDGET
 
     block = X(INV("a", P("p", "1")))
     prose = "ab " * HOT_BUDGET * 3 + fence
@@ -323,9 +323,9 @@ def test_s7_hot_path_folds_keep_the_line_start(monkeypatch: pytest.MonkeyPatch, 
     """The prose hot path folds its log every ``HOT_BUDGET`` chunks: a fold that holds only
     the indentation of a fence line must not lose the line break before it (§6: a fence opens
     at the start of a line, up to three spaces in)."""
-    import callsieve._cursor
+    import callsieve._scan.cursor
 
-    monkeypatch.setattr(callsieve._cursor, "HOT_BUDGET", budget)
+    monkeypatch.setattr(callsieve._scan.cursor, "HOT_BUDGET", budget)
     block = X(INV("a", P("p", "1")))
     # (a blank line inside: were the fence taken for an inline span, it would end there)
     fenced = f"a\n{indent}```py\n\n{block}\n{indent}```\n"
@@ -339,9 +339,9 @@ def test_s7_held_leads_that_die_keep_the_log_bounded_and_offsets_exact(
     """A possible opener held across chunks that then dies goes back to the prose hot path
     through its log, as does the text before it: the log still never holds more than
     ``HOT_BUDGET`` chunks, and the offsets, the fence state and the block after are exact."""
-    import callsieve._cursor
+    import callsieve._scan.cursor
 
-    monkeypatch.setattr(callsieve._cursor, "HOT_BUDGET", budget)
+    monkeypatch.setattr(callsieve._scan.cursor, "HOT_BUDGET", budget)
     block = X(INV("a", P("p", "1")))
     prose = "a<b value large, x <Str" + "ing> and <user@example.com> done. " * 5 + fence
     text = prose + block + "\n"
@@ -400,7 +400,7 @@ def test_a_sieve_exposes_its_blocks_and_whether_it_saw_tool_syntax() -> None:
 
 
 def test_a_sieve_keeps_the_latest_blocks_only() -> None:
-    from callsieve._blocks import KEPT_BLOCKS
+    from callsieve._blocks.lifecycle import KEPT_BLOCKS
 
     sieve = Sieve()
     for k in range(KEPT_BLOCKS + 10):

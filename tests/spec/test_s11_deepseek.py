@@ -48,7 +48,7 @@ def test_the_plain_text_pieces() -> None:
     assert len(ds.ALL_MARKERS) == len(set(ds.ALL_MARKERS)) == len(SPEC_MARKERS)
 
 
-@pytest.mark.parametrize("module", ["callsieve.deepseek", "callsieve._native_read",
+@pytest.mark.parametrize("module", ["callsieve.deepseek", "callsieve._blocks.native_read",
                                     "callsieve.prompt"])
 def test_the_docstring_examples_hold(module: str) -> None:
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)

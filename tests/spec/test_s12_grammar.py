@@ -18,9 +18,9 @@ from callsieve import (
     available_dialects,
     parse,
 )
-from callsieve._automaton import DEAD, EntryAutomaton
-from callsieve._grammar import load_grammar
-from callsieve._prefix import prefix_closure
+from callsieve._grammar.automaton import DEAD, EntryAutomaton
+from callsieve._grammar.compiled import load_grammar
+from callsieve._grammar.prefix import prefix_closure
 
 
 def test_default_dialects_are_files() -> None:
@@ -160,7 +160,7 @@ def test_automaton_onward_is_the_open_part_of_trans(texts: list[str], limit: int
     """``onward`` (what a held candidate's walk reads) holds exactly the memoised
     transitions to a live state that is not accepting, also once a state's memo has been
     cleared past its bound."""
-    import callsieve._automaton as automaton
+    from callsieve._grammar import automaton
 
     g = load_grammar()
     auto = EntryAutomaton([g.terminals[e.terminal].pattern.pattern for e in g.entries])

@@ -14,7 +14,7 @@ import pytest
 from helpers import GRAMMARS, run_all_ways, stream
 
 from callsieve import DEFAULT_DIALECTS, GrammarError, ToolCalls, parse
-from callsieve._grammar import load_grammar
+from callsieve._grammar.compiled import load_grammar
 
 
 def _write(folder: Path, **files: str) -> str:

@@ -32,7 +32,7 @@ _ENTRY_ORDER = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
 import callsieve
-from callsieve._grammar import load_grammar
+from callsieve._grammar.compiled import load_grammar
 zw = "\\u200b"
 print(json.dumps([[e.terminal for e in load_grammar().entries],
                   [c.dialect for c in callsieve.parse(
@@ -180,7 +180,7 @@ def test_a_fence_the_grammar_does_not_read_is_no_json(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- 4. the default dialects
 def test_the_default_dialects_are_the_grammars_declaration() -> None:
     import callsieve
-    from callsieve._grammar_files import (
+    from callsieve._grammar.files import (
         DEFAULTS_DIRECTIVE,
         DIRECTIVE,
         default_dialects,
@@ -206,8 +206,8 @@ def _scratch_defaults(folder: Path, directive: str) -> str:
 
 
 def test_a_grammar_folder_declares_its_own_defaults(tmp_path: Path) -> None:
-    from callsieve._grammar import load_grammar
-    from callsieve._grammar_files import default_dialects
+    from callsieve._grammar.compiled import load_grammar
+    from callsieve._grammar.files import default_dialects
 
     d = _scratch_defaults(tmp_path, "//%default_dialects pb pa")
     assert default_dialects((d,)) == ("pb", "pa")
@@ -238,8 +238,8 @@ def test_a_grammar_folder_declares_its_own_defaults(tmp_path: Path) -> None:
 ])
 def test_a_malformed_declaration_is_a_grammar_error(tmp_path: Path, directive: str,
                                                     why: str) -> None:
-    from callsieve._grammar import load_grammar
-    from callsieve._grammar_files import default_dialects
+    from callsieve._grammar.compiled import load_grammar
+    from callsieve._grammar.files import default_dialects
 
     d = _scratch_defaults(tmp_path, directive)
     for load in (lambda: default_dialects((d,)), lambda: load_grammar(("pa",), (d,))):
@@ -250,7 +250,7 @@ def test_a_malformed_declaration_is_a_grammar_error(tmp_path: Path, directive: s
 
 
 def test_a_directive_in_a_dialect_file_is_a_grammar_error(tmp_path: Path) -> None:
-    from callsieve._grammar import load_grammar
+    from callsieve._grammar.compiled import load_grammar
 
     d = _scratch_defaults(tmp_path, "//%default_dialects pa")
     (tmp_path / "pb.lark").write_text("//%default_dialects pb\n" + (tmp_path / "pb.lark")

@@ -28,8 +28,8 @@ from callsieve import (
     ToolCalls,
     parse,
 )
-from callsieve._balanced import MAX_JSON_DEPTH, JsonRun
-from callsieve._grammar import load_grammar
+from callsieve._grammar.compiled import load_grammar
+from callsieve._scan.balanced import MAX_JSON_DEPTH, JsonRun
 
 JINV = """\
 // <jcalls><invoke name="f">{"a": 1}</invoke></tool_calls>: the name from the tag

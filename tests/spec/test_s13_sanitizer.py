@@ -105,7 +105,7 @@ def test_s13_sanitizer(row: tuple[Any, ...]) -> None:
 def test_s13_markers_come_from_the_grammar() -> None:
     """The sanitizer's patterns are the grammar's terminals (``_leaks.lark`` and the dialects'
     openers): the reasoning tags are the parser's own ``THINK_OPEN``/``THINK_CLOSE``."""
-    from callsieve._leak_patterns import leak_patterns
+    from callsieve._sanitizer.leak_patterns import leak_patterns
 
     p = leak_patterns()
     assert p.tokens.match("<think>") and p.tokens.match("＜/think＞")

@@ -214,4 +214,4 @@ def test_bad_values_are_configuration_errors(option: str, value: Any) -> None:
 
 
 def test_the_options_are_public() -> None:
-    assert {"reasoning", "calls_in_reasoning"} <= set(callsieve._options.OPTIONS)
+    assert {"reasoning", "calls_in_reasoning"} <= set(callsieve._config.options.OPTIONS)

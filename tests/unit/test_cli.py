@@ -16,11 +16,11 @@ import pytest
 from helpers import ROOT
 
 import callsieve
-import callsieve._options as options_module
+import callsieve._config.options as options_module
 from callsieve import Block, Event, Text, ToolCall, ToolCalls
 from callsieve.__main__ import main
 from callsieve._cli_output import StreamWriter, json_line, sse_frame
-from callsieve._options import EARLY_EMIT
+from callsieve._config.options import EARLY_EMIT
 
 EXAMPLE = ROOT / "examples" / "transcript.txt"
 TOOLS = ROOT / "examples" / "tools.json"

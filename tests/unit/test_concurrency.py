@@ -23,12 +23,12 @@ from typing import Any
 import pytest
 from helpers import canon_calls, drive
 
-import callsieve._entry_tables as entry_tables_module
-import callsieve._grammar as grammar_module
+import callsieve._grammar.compiled as grammar_module
+import callsieve._grammar.entry_tables as entry_tables_module
 from callsieve import DEFAULT_DIALECTS, Sieve, parse
-from callsieve import _grammar_cache as cache
-from callsieve._automaton import DEAD, EntryAutomaton, nfa_table
-from callsieve._grammar import CompiledGrammar, grammar_dirs, load_grammar
+from callsieve._grammar import cache
+from callsieve._grammar.automaton import DEAD, EntryAutomaton, nfa_table
+from callsieve._grammar.compiled import CompiledGrammar, grammar_dirs, load_grammar
 
 THREADS = 48
 PER_THREAD = 2

@@ -27,7 +27,7 @@ from helpers import run_all_ways
 
 import callsieve
 from callsieve import Text
-from callsieve._fences import MAX_FENCE_DEPTH, FenceState, FenceTracker, tail_after
+from callsieve._scan.fences import MAX_FENCE_DEPTH, FenceState, FenceTracker, tail_after
 
 MIB = 1024 * 1024
 FLOOD = "```x\n" * (MIB // 5)

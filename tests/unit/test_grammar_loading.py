@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 from helpers import canon_calls
 
-import callsieve._grammar as grammar_module
+import callsieve._grammar.compiled as grammar_module
 from callsieve import DEFAULT_DIALECTS, ConfigurationError, GrammarError, available_dialects, parse
-from callsieve import _grammar_cache as cache
-from callsieve import _patterns as patterns
-from callsieve._grammar import CompiledGrammar, grammar_dirs, load_grammar
+from callsieve._grammar import cache
+from callsieve._grammar import patterns
+from callsieve._grammar.compiled import CompiledGrammar, grammar_dirs, load_grammar
 
 BUILTIN = grammar_dirs()[-1]
 DOCS = [
@@ -351,7 +351,7 @@ def test_an_entry_the_automaton_cannot_follow_names_its_terminal(tmp_path: Path)
 
 
 def test_renaming_groups_leaves_escapes_and_classes_alone() -> None:
-    from callsieve._derive import rename_groups
+    from callsieve._grammar.derive import rename_groups
 
     source = r"(?P<v>a)\(?P<w>[(?P<x>\]](?P=v)"
     renamed = rename_groups(source, "_e0_")

@@ -10,18 +10,23 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from callsieve import Block, Text, ToolCall, ToolCalls
-from callsieve._assembler import schemas_from_tools
-from callsieve._decide import decide
-from callsieve._fences import FenceState, FenceTracker, tail_after
-from callsieve._grammar import load_grammar
-from callsieve._prefix import (
+from callsieve._base.values import (
+    decode_entities,
+    decode_param,
+    json_literal,
+    parse_argument_object,
+)
+from callsieve._config.tools import schemas_from_tools
+from callsieve._grammar.compiled import load_grammar
+from callsieve._grammar.prefix import (
     end_chars,
     first_chars,
     growable_before_lookahead,
     max_width,
     reads_before,
 )
-from callsieve._values import decode_entities, decode_param, json_literal, parse_argument_object
+from callsieve._scan.decide import decide
+from callsieve._scan.fences import FenceState, FenceTracker, tail_after
 
 # Compiled once here, so no property test pays for the compile inside its deadline.
 GRAMMAR = load_grammar()
@@ -236,7 +241,7 @@ _SHELL_TEXT = st.lists(st.sampled_from([
 def test_remembered_decisions_equal_fresh_ones(data: st.DataObject, text: str, p: int) -> None:
     """The scanner remembers its decision for a short text per parser state; asked again at
     any offset of any text, the remembered answer is the one a fresh decision gives."""
-    from callsieve._capture import Capture
+    from callsieve._blocks.capture import Capture
 
     spec = data.draw(st.sampled_from([s for s in GRAMMAR.states.values() if s.bounded]))
     cap = object.__new__(Capture)
@@ -260,8 +265,8 @@ def test_remembered_decisions_are_bounded(monkeypatch: pytest.MonkeyPatch) -> No
     """The grammar's caches (scanner decisions, settled tag leads) are shared by every sieve
     of a grammar: past ``DECISION_LIMIT`` stored answers each starts again, and what they
     answer is unchanged."""
-    import callsieve._entry_tables as entry_tables_module
-    import callsieve._grammar as grammar_module
+    import callsieve._grammar.compiled as grammar_module
+    import callsieve._grammar.entry_tables as entry_tables_module
     from callsieve import Sieve
 
     monkeypatch.setattr(grammar_module, "DECISION_LIMIT", 5)
@@ -300,9 +305,9 @@ def test_remembered_lead_answers_equal_fresh_ones(before: str, text: str) -> Non
     """The sieve remembers what it found following the tag leads of a short prose text, by
     the text from its first lead on; with any text before that lead, the answer (and the
     automaton state left for a held lead) is the one a fresh walk gives."""
-    from callsieve._entries import EntryFinder
-    from callsieve._fences import FenceTracker
-    from callsieve._grammar import load_grammar
+    from callsieve._grammar.compiled import load_grammar
+    from callsieve._scan.fences import FenceTracker
+    from callsieve._stream.entries import EntryFinder
 
     g = load_grammar()
     lead_search = FenceTracker(g.lead_chars).live_lead.search
@@ -324,7 +329,7 @@ def test_remembered_lead_answers_equal_fresh_ones(before: str, text: str) -> Non
                                           '\b', '\f', 'é', '\u2028', '\x7f', '\ud800']),
                max_size=12))
 def test_argument_escape_is_json_dumps_without_the_quotes(text: str) -> None:
-    from callsieve._argstream import escape
+    from callsieve._blocks.argstream import escape
 
     assert escape(text) == json.dumps(text, ensure_ascii=False)[1:-1]
 
@@ -345,7 +350,7 @@ def test_a_json_object_streams_as_its_compact_dumps(value: dict[str, Any], ascii
                                                      sizes: list[int]) -> None:
     """Written any way ``json.dumps`` writes it (escaped to ASCII or not, indented or not),
     fed in any pieces, a JSON object comes out as ``ToolCall.arguments`` writes it."""
-    from callsieve._json_stream import JsonStream
+    from callsieve._blocks.json_stream import JsonStream
 
     text = json.dumps(value, ensure_ascii=ascii_, indent=indent)
     stream, out, pos = JsonStream(), [], 0

@@ -1,4 +1,4 @@
-"""``SieveOptions`` (``callsieve._options``): every option validated in one place, at
+"""``SieveOptions`` (``callsieve._config.options``): every option validated in one place, at
 construction, with a ``CallsieveError`` that names the option — directly, and through
 ``Sieve`` and ``parse``, which build one."""
 
@@ -15,7 +15,7 @@ import pytest
 
 import callsieve
 from callsieve import CallsieveError, ConfigurationError, UnknownOptionError
-from callsieve._options import (
+from callsieve._config.options import (
     DEFAULT_MAX_BLOCK_CHARS,
     EARLY_EMIT,
     OPTIONS,

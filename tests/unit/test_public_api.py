@@ -28,14 +28,15 @@ def test_all_is_exactly_the_contract() -> None:
 
 
 def test_private_modules_declare_all() -> None:
-    for info in pkgutil.iter_modules(callsieve.__path__):
-        if info.name == "__main__":
+    """Every module and package of callsieve, in every folder, declares ``__all__``."""
+    for info in pkgutil.walk_packages(callsieve.__path__, "callsieve."):
+        if info.name.endswith(".__main__"):
             continue
-        module = importlib.import_module(f"callsieve.{info.name}")
+        module = importlib.import_module(info.name)
         names = getattr(module, "__all__", None)
-        assert names is not None, f"callsieve.{info.name} has no __all__"
+        assert names is not None, f"{info.name} has no __all__"
         for name in names:
-            assert hasattr(module, name), f"callsieve.{info.name}.{name}"
+            assert hasattr(module, name), f"{info.name}.{name}"
 
 
 @pytest.mark.parametrize("name", ["Text", "ToolCalls", "ToolCall", "Block", "CallStarted",

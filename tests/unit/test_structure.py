@@ -42,16 +42,16 @@ def test_only_enter_writes_the_mode() -> None:
     """The mode, its reader and the hot halves' arming are written in ``_enter`` (and set up
     in ``__init__``), nowhere else — but for re-arming RUN's hot half within RUN."""
     mode_fields = {"_mode", "_reader", "_prose_hot"}
-    writers = {(fn, attr) for module in ("_sieve.py", "_readers.py")
+    writers = {(fn, attr) for module in ("_stream/sieve.py", "_stream/readers.py")
                for fn, owner, attr in _assignments(module)
                if owner == "self" and attr in mode_fields}
     assert {fn for fn, _ in writers} <= {"_enter", "__init__"}, writers
-    run_arm = {fn for module in ("_sieve.py", "_readers.py")
+    run_arm = {fn for module in ("_stream/sieve.py", "_stream/readers.py")
                for fn, owner, attr in _assignments(module)
                if owner == "self" and attr in ("_run_hot", "_arg_hot", "_arg_send")}
     assert run_arm <= {"_enter", "__init__", "_read_run", "_arm_run"}, run_arm
     # RUN's arming (``_arm_run``) is asked for by ``_enter``, and by ``_read_run`` within RUN.
-    assert _callers("_readers.py", "_arm_run") == {"_enter", "_read_run"}
+    assert _callers("_stream/readers.py", "_arm_run") == {"_enter", "_read_run"}
 
 
 def _callers(module: str, method: str) -> set[str]:
@@ -66,15 +66,16 @@ def _callers(module: str, method: str) -> set[str]:
 @pytest.mark.parametrize("field", ["total", "held", "tail"])
 def test_only_the_cursor_writes_the_position(field: str) -> None:
     """No module but ``_cursor`` assigns the cursor's offset, held text or tail."""
-    for path in sorted(SRC.glob("*.py")):
-        if path.name == "_cursor.py":
+    for path in sorted(SRC.rglob("*.py")):
+        module = path.relative_to(SRC).as_posix()
+        if module == "_scan/cursor.py":
             continue
-        bad = [(fn, owner) for fn, owner, attr in _assignments(path.name)
+        bad = [(fn, owner) for fn, owner, attr in _assignments(module)
                if attr == field and owner in {"cur", "cursor", "_cur"}]
-        assert not bad, f"{path.name} writes the cursor's {field}: {bad}"
+        assert not bad, f"{module} writes the cursor's {field}: {bad}"
 
 
 def test_no_module_is_over_400_lines() -> None:
-    sizes = {p.name: len(p.read_text(encoding="utf-8").splitlines())
+    sizes = {p.relative_to(SRC).as_posix(): len(p.read_text(encoding="utf-8").splitlines())
              for p in SRC.rglob("*.py")}
     assert {n: k for n, k in sizes.items() if k > MODULE_LINE_LIMIT} == {}

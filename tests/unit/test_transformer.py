@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 from lark import Token, Tree
 
 from callsieve import parse
-from callsieve._assembler import CallTransformer, assemble_call
-from callsieve._decide import GroupToken
-from callsieve._values import decode_param, parse_argument_object
+from callsieve._base.values import decode_param, parse_argument_object
+from callsieve._blocks.assembler import CallTransformer, assemble_call
+from callsieve._scan.decide import GroupToken
 
 _QUOTES = "\"'“”‘’"  # the built-in grammar's quotes (common.lark's _NAME_VALUE)
 
@@ -347,7 +347,7 @@ def test_one_transformer_serves_many_threads() -> None:
 
 
 def test_assemble_call_keeps_one_transformer_per_schemas() -> None:
-    import callsieve._assembler as asm
+    import callsieve._blocks.assembler as asm
 
     s1: dict[str, Any] = {"f": {"properties": {"n": {"type": "string"}}}}
     s2: dict[str, Any] = {}
