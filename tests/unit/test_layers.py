@@ -34,8 +34,20 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("stream", ("_stream",)),
     ("sanitizer", ("_sanitizer",)),
     ("facade", ("_facade",)),
-    ("surfaces", ("render", "_prompt", "prompt", "deepseek", "prometheus", "server",
-                  "_cli_output", "_cli_serve", "__main__")),
+    (
+        "surfaces",
+        (
+            "render",
+            "_prompt",
+            "prompt",
+            "deepseek",
+            "prometheus",
+            "server",
+            "_cli_output",
+            "_cli_serve",
+            "__main__",
+        ),
+    ),
 )
 SURFACES = len(LAYERS) - 1
 
@@ -80,8 +92,9 @@ def imports(module: str) -> Iterator[tuple[str, int, bool]]:
             else:
                 where = node.module or ""
             # ``from X import name``: the module X.name if there is one, else X itself.
-            targets = [f"{where}.{a.name}" if f"{where}.{a.name}" in MODULES else where
-                       for a in node.names]
+            targets = [
+                f"{where}.{a.name}" if f"{where}.{a.name}" in MODULES else where for a in node.names
+            ]
         else:
             continue
         for target in targets:
@@ -90,8 +103,7 @@ def imports(module: str) -> Iterator[tuple[str, int, bool]]:
 
 
 def graph(with_type_only: bool) -> dict[str, set[str]]:
-    return {m: {t for t, _, typed in imports(m) if with_type_only or not typed}
-            for m in MODULES}
+    return {m: {t for t, _, typed in imports(m) if with_type_only or not typed} for m in MODULES}
 
 
 def test_every_module_is_read() -> None:
@@ -105,9 +117,13 @@ def test_every_module_is_read() -> None:
 def test_no_import_points_up() -> None:
     """A module imports its own layer or lower ones — type-only imports included: a name a
     module's types need is a dependency of reading it."""
-    up = [f"{m.removeprefix('callsieve.')}:{line} imports {t.removeprefix('callsieve.')} "
-          f"({LAYERS[layer(m)][0]} -> {LAYERS[layer(t)][0]})"
-          for m in MODULES for t, line, _ in imports(m) if layer(t) > layer(m)]
+    up = [
+        f"{m.removeprefix('callsieve.')}:{line} imports {t.removeprefix('callsieve.')} "
+        f"({LAYERS[layer(m)][0]} -> {LAYERS[layer(t)][0]})"
+        for m in MODULES
+        for t, line, _ in imports(m)
+        if layer(t) > layer(m)
+    ]
     assert not up, "\n".join(up)
 
 
@@ -125,7 +141,7 @@ def _cycle(edges: dict[str, set[str]]) -> list[str] | None:
                 state[path.pop()] = 2
                 stack.pop()
             elif state.get(nxt) == 1:
-                return path[path.index(nxt):] + [nxt]
+                return path[path.index(nxt) :] + [nxt]
             elif nxt not in state:
                 state[nxt] = 1
                 path.append(nxt)
@@ -143,8 +159,11 @@ def test_the_cycle_finder_finds_one() -> None:
     assert _cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) is None
 
 
-@pytest.mark.parametrize("folder", sorted({p.parent for p in SRC.rglob("*.py")}),
-                         ids=lambda p: str(p.relative_to(SRC.parent)))
+@pytest.mark.parametrize(
+    "folder",
+    sorted({p.parent for p in SRC.rglob("*.py")}),
+    ids=lambda p: str(p.relative_to(SRC.parent)),
+)
 def test_no_folder_is_over_the_limit(folder: Path) -> None:
     modules = [p.name for p in folder.glob("*.py") if p.name != "__init__.py"]
     assert len(modules) <= FOLDER_LIMIT, (folder, len(modules))

@@ -11,11 +11,35 @@ import callsieve
 
 #: The names the package promises; adding one is a decision, removing one a breaking change.
 PUBLIC = {
-    "DEFAULT_DIALECTS", "ArgumentsDelta", "Block", "CallAborted", "CallFinished", "CallStarted",
-    "CallsieveError", "ConfigurationError", "Event", "FormatError", "GrammarError",
-    "InputTypeError", "LeakFilter", "Metrics", "ParseResult", "Reasoning", "Rejection", "Sieve",
-    "SieveClosedError", "SieveState", "Text", "ToolCall", "ToolCalls", "aggregate_metrics",
-    "UnknownOptionError", "__version__", "available_dialects", "new_call_id", "parse",
+    "DEFAULT_DIALECTS",
+    "ArgumentsDelta",
+    "Block",
+    "CallAborted",
+    "CallFinished",
+    "CallStarted",
+    "CallsieveError",
+    "ConfigurationError",
+    "Event",
+    "FormatError",
+    "GrammarError",
+    "InputTypeError",
+    "LeakFilter",
+    "Metrics",
+    "ParseResult",
+    "Reasoning",
+    "Rejection",
+    "Sieve",
+    "SieveClosedError",
+    "SieveState",
+    "Text",
+    "ToolCall",
+    "ToolCalls",
+    "aggregate_metrics",
+    "UnknownOptionError",
+    "__version__",
+    "available_dialects",
+    "new_call_id",
+    "parse",
     "sanitize_leaked_output",
 }
 
@@ -39,8 +63,19 @@ def test_private_modules_declare_all() -> None:
             assert hasattr(module, name), f"{info.name}.{name}"
 
 
-@pytest.mark.parametrize("name", ["Text", "ToolCalls", "ToolCall", "Block", "CallStarted",
-                                  "ArgumentsDelta", "CallFinished", "CallAborted"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Text",
+        "ToolCalls",
+        "ToolCall",
+        "Block",
+        "CallStarted",
+        "ArgumentsDelta",
+        "CallFinished",
+        "CallAborted",
+    ],
+)
 def test_events_are_slotted_values(name: str) -> None:
     cls = getattr(callsieve, name)
     assert "__slots__" in cls.__dict__ and cls.__slots__
@@ -50,8 +85,14 @@ def test_events_are_slotted_values(name: str) -> None:
 
 def test_one_exception_tree() -> None:
     assert issubclass(callsieve.FormatError, ValueError)
-    for name in ("ConfigurationError", "FormatError", "GrammarError", "InputTypeError", "SieveClosedError",
-                 "UnknownOptionError"):
+    for name in (
+        "ConfigurationError",
+        "FormatError",
+        "GrammarError",
+        "InputTypeError",
+        "SieveClosedError",
+        "UnknownOptionError",
+    ):
         assert issubclass(getattr(callsieve, name), callsieve.CallsieveError)
     assert issubclass(callsieve.InputTypeError, TypeError)
     assert issubclass(callsieve.ConfigurationError, ValueError)

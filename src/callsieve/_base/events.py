@@ -196,5 +196,4 @@ class CallAborted(_Value):
         self.index = index
 
 
-Event = (Text | Reasoning | ToolCalls | CallStarted | ArgumentsDelta | CallFinished
-         | CallAborted)
+Event = Text | Reasoning | ToolCalls | CallStarted | ArgumentsDelta | CallFinished | CallAborted

@@ -32,8 +32,9 @@ __all__ = [
 ]
 
 #: Parameters whose CDATA is never read as XML, whatever it holds.
-RAW_TEXT_FIELDS = frozenset({"content", "command", "prompt", "old_string", "new_string",
-                             "code", "text"})
+RAW_TEXT_FIELDS = frozenset(
+    {"content", "command", "prompt", "old_string", "new_string", "code", "text"}
+)
 
 #: Elements nested deeper than this in a body keep it a string (real arguments nest a few
 #: levels; the bound keeps the decoder's memory and recursion small on any input).
@@ -90,8 +91,10 @@ def json_literal(text: str) -> Any:
     if not text:
         return text
     c = text[0]
-    if c in "[{" or text in ("true", "false", "null") or (
-        (c == "-" or c.isdigit()) and _NUMBER.fullmatch(text)
+    if (
+        c in "[{"
+        or text in ("true", "false", "null")
+        or ((c == "-" or c.isdigit()) and _NUMBER.fullmatch(text))
     ):
         try:
             return load_json(text)
@@ -103,13 +106,16 @@ def json_literal(text: str) -> Any:
 def _is_string_type(schema_type: Any) -> bool:
     if schema_type == "string":
         return True
-    return isinstance(schema_type, list) and "string" in schema_type and not (
-        set(schema_type) - {"string", "null"}
+    return (
+        isinstance(schema_type, list)
+        and "string" in schema_type
+        and not (set(schema_type) - {"string", "null"})
     )
 
 
-def decode_param(name: str, parts: list[tuple[bool, str]], string_attr: str | None,
-                 schema_type: Any = None) -> Any:
+def decode_param(
+    name: str, parts: list[tuple[bool, str]], string_attr: str | None, schema_type: Any = None
+) -> Any:
     """Decode one parameter body. ``parts`` are ``(is_cdata, text)`` in order."""
     force_string = _is_string_type(schema_type)
     cdata = [t for is_cdata, t in parts if is_cdata]
@@ -152,7 +158,7 @@ def _xml_fragment(text: str, *, from_cdata: bool) -> tuple[bool, Any]:
         parser: ET.XMLPullParser[ET.Element] = ET.XMLPullParser(("start", "end"))
         root: ET.Element | None = None
         depth = 0
-        slices = (text[k:k + _XML_SLICE] for k in range(0, len(text), _XML_SLICE))
+        slices = (text[k : k + _XML_SLICE] for k in range(0, len(text), _XML_SLICE))
         for piece in itertools.chain(("<r>",), slices, ("</r>",)):
             parser.feed(piece)
             for event in parser.read_events():  # (start/end events: (name, Element))

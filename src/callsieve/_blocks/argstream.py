@@ -87,18 +87,43 @@ def escape(text: str) -> str:
         return text
     if _RARE_ESCAPE(text) is not None:
         return json.dumps(text, ensure_ascii=False)[1:-1]
-    return (text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-            .replace("\t", "\\t").replace("\r", "\\r"))
+    return (
+        text.replace("\\", "\\\\")
+        .replace('"', '\\"')
+        .replace("\n", "\\n")
+        .replace("\t", "\\t")
+        .replace("\r", "\\r")
+    )
 
 
 class ArgStream:
     """The argument stream of one capture (see the module's docstring). Its events go to
     ``out`` (``BlockLife.out``), which the sieve empties after each scan."""
 
-    __slots__ = ("life", "schemas", "arg_terminals", "out", "made", "index", "name",
-                 "ident", "started_name", "sent", "keys", "broken", "pname", "pstring",
-                 "body", "value_at", "waiting", "plain_sent", "run_kind", "json_terminals",
-                 "json", "_id")
+    __slots__ = (
+        "life",
+        "schemas",
+        "arg_terminals",
+        "out",
+        "made",
+        "index",
+        "name",
+        "ident",
+        "started_name",
+        "sent",
+        "keys",
+        "broken",
+        "pname",
+        "pstring",
+        "body",
+        "value_at",
+        "waiting",
+        "plain_sent",
+        "run_kind",
+        "json_terminals",
+        "json",
+        "_id",
+    )
 
     def __init__(self, life: BlockLife) -> None:
         self.life = life
@@ -159,21 +184,27 @@ class ArgStream:
 
     def _param(self, pname: str, parts: list[tuple[bool, str]], string_attr: str | None) -> None:
         streamed = self.value_at >= 0  # (its value began to go out: '"' and what followed)
-        sent = '"' + "".join(self.sent[self.value_at:]) if streamed else ""
+        sent = '"' + "".join(self.sent[self.value_at :]) if streamed else ""
         self._next_param()
         if self.index < 0 or self.broken:
             return
         if pname in self.keys:  # a repeated name: an array where the first one went out
             self.broken = True
             return
-        value = coerced(self.life.policy, self.name, pname, decode_param(  # (as the call has it)
-            pname, parts, string_attr, param_schema_type(self.schemas, self.name, pname)))
+        value = coerced(
+            self.life.policy,
+            self.name,
+            pname,
+            decode_param(  # (as the call has it)
+                pname, parts, string_attr, param_schema_type(self.schemas, self.name, pname)
+            ),
+        )
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
         if streamed:
             if not text.startswith(sent):
                 self.broken = True
                 return
-            self._send(text[len(sent):])
+            self._send(text[len(sent) :])
         else:
             self._send(("," if self.keys else "{") + _key(pname) + text)
         self.keys.add(pname)
@@ -309,9 +340,16 @@ class ArgStream:
             self.plain_sent = True
         self._send(piece)
 
-    def call(self, name: str, args: dict[str, Any], ident: str | None, dialect: str,
-             repairs: tuple[str, ...], coercions: tuple[str, ...] = (),
-             reason: str | None = None) -> ToolCall | None:
+    def call(
+        self,
+        name: str,
+        args: dict[str, Any],
+        ident: str | None,
+        dialect: str,
+        repairs: tuple[str, ...],
+        coercions: tuple[str, ...] = (),
+        reason: str | None = None,
+    ) -> ToolCall | None:
         """The call built: its ``ToolCall``, after its last deltas and ``CallFinished``."""
         if reason is not None:  # the policy rejected it: aborted (``made`` keeps None)
             self.abort()
@@ -325,8 +363,12 @@ class ArgStream:
         call = ToolCall(name, args, ident or self._id, dialect, repairs, coercions)
         arguments = call.arguments
         sent = "".join(self.sent)
-        if (self.broken or name != self.started_name or call.id != self._id
-                or not arguments.startswith(sent)):
+        if (
+            self.broken
+            or name != self.started_name
+            or call.id != self._id
+            or not arguments.startswith(sent)
+        ):
             # What went out is not the start of these arguments: send the call again.
             self.out.append(CallAborted(self.index))
             self.index = -1
@@ -335,7 +377,7 @@ class ArgStream:
             self._start()
             sent = ""
         if len(arguments) > len(sent):
-            self.out.append(ArgumentsDelta(self.index, arguments[len(sent):]))
+            self.out.append(ArgumentsDelta(self.index, arguments[len(sent) :]))
         self.out.append(CallFinished(self.index, call))
         self.made.append(call)
         self._next_call()

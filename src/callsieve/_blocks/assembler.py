@@ -195,8 +195,9 @@ class CallTransformer(Transformer[Token, Any]):
                 named = _name_of(child.children)
                 if named is not None:
                     name = named
-            parts.extend(_name_of([t]) or "" for t in child.scan_values(
-                lambda v: isinstance(v, Token)))
+            parts.extend(
+                _name_of([t]) or "" for t in child.scan_values(lambda v: isinstance(v, Token))
+            )
         ident = "".join(parts).strip()
         return Discard if not ident and name is None else (_ID, ident, name)
 

@@ -94,11 +94,19 @@ class Capture:
         "strict",
     )
 
-    def __init__(self, g: CompiledGrammar, entry: EntrySpec, start: int, opener: str,
-                 schemas: dict[str, dict[str, Any]], pieces: list[str] | None = None,
-                 lessons: Lessons | None = None,
-                 groups: dict[str, str | None] | None = None,
-                 args: ArgStream | None = None, policy: Policy | None = None) -> None:
+    def __init__(
+        self,
+        g: CompiledGrammar,
+        entry: EntrySpec,
+        start: int,
+        opener: str,
+        schemas: dict[str, dict[str, Any]],
+        pieces: list[str] | None = None,
+        lessons: Lessons | None = None,
+        groups: dict[str, str | None] | None = None,
+        args: ArgStream | None = None,
+        policy: Policy | None = None,
+    ) -> None:
         self.g = g
         self.policy = policy  # what a call may become once built (``_policy``), or None
         self.args = args  # early_emit="arguments": the block's argument stream (_argstream)
@@ -257,7 +265,8 @@ class Capture:
         self.ps.value_stack[-1] = new_token(Token, run.name, value)
         if run.name == "STRAY_RUN" and value.strip():
             self.diagnostics.append(
-                f"stray text ignored at offset {self.start + self.raw_len - len(value)}")
+                f"stray text ignored at offset {self.start + self.raw_len - len(value)}"
+            )
         self.run = None
         self.pieces.clear()
 
@@ -309,11 +318,11 @@ class Capture:
                 if type(run) is JsonRun:  # (a balanced run: its reader knows where it ends)
                     s, is_tail = run.read(buf, p), False
                     if s < 0:
-                        status = self.fail(f"the JSON body from offset {self.run_start} "
-                                           f"fails: {run.why}")
+                        status = self.fail(
+                            f"the JSON body from offset {self.run_start} fails: {run.why}"
+                        )
                         break
-                elif final and self.lessons.reaches_end(run, self.spec,
-                                                        self.start + self.raw_len):
+                elif final and self.lessons.reaches_end(run, self.spec, self.start + self.raw_len):
                     break  # the rest of the input is this run's (``_repair`` reads it)
                 else:
                     s, is_tail = run.find_stop(buf, p, final)
@@ -362,8 +371,11 @@ class Capture:
                     self._end_run()
                     continue
                 if not run.soft:
-                    status = self.fail(unexpected(self, repr(buf[p]), self.start + self.raw_len,
-                                                  buf[p:p + FOUND_CHARS]))
+                    status = self.fail(
+                        unexpected(
+                            self, repr(buf[p]), self.start + self.raw_len, buf[p : p + FOUND_CHARS]
+                        )
+                    )
                     break
                 if self.strict and run.name == "STRAY_RUN" and not buf[p].isspace():
                     status = self._stray()
@@ -374,13 +386,17 @@ class Capture:
             spec = self.spec
             run = spec.run
             if run is None:
-                return self.fail(unexpected(self, repr(buf[p]), self.start + self.raw_len,
-                                            buf[p:p + FOUND_CHARS])), p
+                return self.fail(
+                    unexpected(
+                        self, repr(buf[p]), self.start + self.raw_len, buf[p : p + FOUND_CHARS]
+                    )
+                ), p
             try:
                 self.ps.feed_token(run.placeholder)
             except LarkError:
-                return self.fail(unexpected(self, "text", self.start + self.raw_len,
-                                            buf[p:p + FOUND_CHARS])), p
+                return self.fail(
+                    unexpected(self, "text", self.start + self.raw_len, buf[p : p + FOUND_CHARS])
+                ), p
             self.spec = self.g.states[self.ps.state_stack[-1]]
             self.run = JsonRun(run) if run.balanced else run
             self.run_start = self.start + self.raw_len

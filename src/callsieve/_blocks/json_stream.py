@@ -28,8 +28,16 @@ __all__ = ["JsonStream", "NotStreamable"]
 _PLAIN = re.compile(r'[^"\\\x00-\x1f]+')  # string characters that need nothing done
 _SPACE = " \t\n\r"
 _NUMBER_CHARS = frozenset("0123456789+-.eE")
-_ESCAPES = {'"': '\\"', "\\": "\\\\", "/": "/", "b": "\\b", "f": "\\f", "n": "\\n",
-            "r": "\\r", "t": "\\t"}
+_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "/": "/",
+    "b": "\\b",
+    "f": "\\f",
+    "n": "\\n",
+    "r": "\\r",
+    "t": "\\t",
+}
 
 # Where the reader stands.
 _VALUE = 0  # a value comes

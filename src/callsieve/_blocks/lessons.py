@@ -79,8 +79,7 @@ class Lessons:
             stacks.clear()  # (only the memory of equal stacks is shared, never a meaning)
         return stacks.setdefault(t, t)
 
-    def doomed(self, at: int, stack: tuple[int, ...], strict: bool,
-               may_repair: bool) -> str | None:
+    def doomed(self, at: int, stack: tuple[int, ...], strict: bool, may_repair: bool) -> str | None:
         """Why a capture at offset ``at`` with ``stack`` fails, if a failed one was there."""
         hit = self.fails.get((at, stack))
         if hit is None:
@@ -92,8 +91,9 @@ class Lessons:
             return None
         return reason
 
-    def learn(self, offsets: Sequence[int], stacks: Sequence[tuple[int, ...]], flags: int,
-              reason: str) -> None:
+    def learn(
+        self, offsets: Sequence[int], stacks: Sequence[tuple[int, ...]], flags: int, reason: str
+    ) -> None:
         """Note that a capture that read tokens at ``offsets``, with ``stacks`` after them,
         failed for ``reason``."""
         fails = self.fails
@@ -142,18 +142,20 @@ class Lessons:
         once: a later question about a later offset is a look-up."""
         known = self.matches.get(term)
         if known is None:
-            offsets = [base + i for i in _starts(term.pattern, text, lo - base, len(text),
-                                                 len(text))]
+            offsets = [
+                base + i for i in _starts(term.pattern, text, lo - base, len(text), len(text))
+            ]
             self.matches[term] = (lo, offsets)
         else:
             low, offsets = known
             if lo < low:  # a stretch not searched yet, just before the searched one
                 hi = low - base
-                more = _starts(term.pattern, text, lo - base, hi,
-                               min(len(text), hi + term.reach + 1))
+                more = _starts(
+                    term.pattern, text, lo - base, hi, min(len(text), hi + term.reach + 1)
+                )
                 offsets = [base + i for i in more] + offsets
                 self.matches[term] = (lo, offsets)
-        return offsets[max(bisect_left(offsets, lo), len(offsets) - most):]
+        return offsets[max(bisect_left(offsets, lo), len(offsets) - most) :]
 
 
 def _starts(pattern: Any, text: str, lo: int, hi: int, endpos: int) -> list[int]:

@@ -47,13 +47,36 @@ KEPT_BLOCKS = 64
 class BlockLife:
     """One per sieve: what every block it opens shares."""
 
-    __slots__ = ("g", "schemas", "id_factory", "lessons", "pieces", "record", "blocks", "closing",
-                 "saw_syntax", "stream_args", "calls_started", "out", "in_reasoning", "policy",
-                 "metrics", "rejections", "tail_text", "consumed")
+    __slots__ = (
+        "g",
+        "schemas",
+        "id_factory",
+        "lessons",
+        "pieces",
+        "record",
+        "blocks",
+        "closing",
+        "saw_syntax",
+        "stream_args",
+        "calls_started",
+        "out",
+        "in_reasoning",
+        "policy",
+        "metrics",
+        "rejections",
+        "tail_text",
+        "consumed",
+    )
 
-    def __init__(self, g: CompiledGrammar, schemas: dict[str, dict[str, Any]],
-                 id_factory: Callable[[], str], pieces: list[str],
-                 policy: Policy | None = None, metrics: Metrics | None = None) -> None:
+    def __init__(
+        self,
+        g: CompiledGrammar,
+        schemas: dict[str, dict[str, Any]],
+        id_factory: Callable[[], str],
+        pieces: list[str],
+        policy: Policy | None = None,
+        metrics: Metrics | None = None,
+    ) -> None:
         self.g = g
         self.policy = policy  # (``_policy``: coercion, and the policy's verdicts)
         self.metrics = metrics  # (``_metrics``: None when not asked for)
@@ -115,16 +138,25 @@ class BlockLife:
         if self.stream_args and entry.synthetic is None and not quiet:
             # (a block missing its opener emits nothing before its closing wrapper)
             args = ArgStream(self)
-        cap = Capture(g, entry, start, m.group(), self.schemas, self.pieces, self.lessons,
-                      g.entry_groups(m, k), args, None if quiet else self.policy)
+        cap = Capture(
+            g,
+            entry,
+            start,
+            m.group(),
+            self.schemas,
+            self.pieces,
+            self.lessons,
+            g.entry_groups(m, k),
+            args,
+            None if quiet else self.policy,
+        )
         if reasoning is not None:
             # No loose-CDATA repair inside reasoning: a CDATA a thought left open would be
             # closed wherever one can be, past the </think> and into the answer.
             cap.may_repair = False
         return cap
 
-    def _calls(self, cap: Capture, start: int, dialect: str
-               ) -> list[tuple[ToolCall, str | None]]:
+    def _calls(self, cap: Capture, start: int, dialect: str) -> list[tuple[ToolCall, str | None]]:
         """The block's calls from its ``start``-th on, each with the policy's reason to reject
         it (None: it goes out). Under argument streaming, those its stream finished are the
         ``ToolCall`` objects ``CallFinished`` gave; any other (a block missing its opener, or
@@ -146,17 +178,28 @@ class BlockLife:
                     out.append((finished, None))
                     continue
             # The model's own id where it wrote one (a ``call_id`` node), else the factory's.
-            call = ToolCall(name, args, ident or make_call_id(self.id_factory), dialect,
-                            repairs, coercions)
+            call = ToolCall(
+                name, args, ident or make_call_id(self.id_factory), dialect, repairs, coercions
+            )
             if self.stream_args and reason is None and self.in_reasoning != "text":
                 i = self.next_index()
-                self.out += (CallStarted(i, call.id, call.name),
-                             ArgumentsDelta(i, call.arguments), CallFinished(i, call))
+                self.out += (
+                    CallStarted(i, call.id, call.name),
+                    ArgumentsDelta(i, call.arguments),
+                    CallFinished(i, call),
+                )
             out.append((call, reason))
         return out
 
-    def _events(self, cap: Capture, first: int, settled: list[tuple[ToolCall, str | None]],
-                block: Block, raw: str, final: bool) -> list[Event]:
+    def _events(
+        self,
+        cap: Capture,
+        first: int,
+        settled: list[tuple[ToolCall, str | None]],
+        block: Block,
+        raw: str,
+        final: bool,
+    ) -> list[Event]:
         """The events of calls ``first``… of a block (``block`` covers their stretch, ``raw``
         is the block's text so far): one ``ToolCalls`` when the policy rejects none of them;
         else the rejections recorded, and per ``on_reject`` the rejected calls left out
@@ -183,9 +226,11 @@ class BlockLife:
             a = ends[j - 1] if j else 0
             b = ends[j]
             if reason is not None:
-                self.rejections.append(Rejection(call.name, reason,
-                                                 (cap.start + a, cap.start + b), raw[a:b],
-                                                 action, call))
+                self.rejections.append(
+                    Rejection(
+                        call.name, reason, (cap.start + a, cap.start + b), raw[a:b], action, call
+                    )
+                )
                 if metrics is not None:
                     metrics.count_label("rejected", reason_kind(reason))
             as_text = reason is not None and action == "text"
@@ -206,10 +251,20 @@ class BlockLife:
                 if metrics is not None:  # (``complete`` or ``fail`` counts the block taken)
                     self.consumed -= b - a
             else:
-                out.append(ToolCalls(calls, Block((cap.start + a, cap.start + b), block.dialect,
-                                                  block.status, block.repairs,
-                                                  block.diagnostics, raw[a:b],
-                                                  block.reasoning)))
+                out.append(
+                    ToolCalls(
+                        calls,
+                        Block(
+                            (cap.start + a, cap.start + b),
+                            block.dialect,
+                            block.status,
+                            block.repairs,
+                            block.diagnostics,
+                            raw[a:b],
+                            block.reasoning,
+                        ),
+                    )
+                )
         return out
 
     def early(self, cap: Capture) -> list[Event]:
@@ -221,11 +276,17 @@ class BlockLife:
         prev_piece = cap.call_pieces[k - 1] if k else 0
         prev_diag = cap.call_diags[k - 1] if k else 0
         end = cap.call_ends[-1]
-        raw = "".join(cap.raw[prev_piece:cap.call_pieces[-1]])
+        raw = "".join(cap.raw[prev_piece : cap.call_pieces[-1]])
         dialect = cap.dialect_now()
-        block = Block((cap.start + prev_end, cap.start + end), dialect, "partial",
-                      tuple(cap.repairs), tuple(cap.diagnostics[prev_diag:cap.call_diags[-1]]),
-                      raw, self.in_reasoning)
+        block = Block(
+            (cap.start + prev_end, cap.start + end),
+            dialect,
+            "partial",
+            tuple(cap.repairs),
+            tuple(cap.diagnostics[prev_diag : cap.call_diags[-1]]),
+            raw,
+            self.in_reasoning,
+        )
         settled = self._calls(cap, k, dialect)
         cap.emitted_all()
         if cap.policy is None:
@@ -246,8 +307,15 @@ class BlockLife:
             dialect = self.g.dialect_of_close(cap.last_value, dialect)
             self.saw_syntax = True
         raw = cap.raw_text()
-        block = Block((cap.start, cap.start + len(raw)), dialect, "complete",
-                      tuple(cap.repairs), tuple(cap.diagnostics), raw, self.in_reasoning)
+        block = Block(
+            (cap.start, cap.start + len(raw)),
+            dialect,
+            "complete",
+            tuple(cap.repairs),
+            tuple(cap.diagnostics),
+            raw,
+            self.in_reasoning,
+        )
         self.blocks.append(block)
         if self.metrics is not None:
             self.metrics.block_parsed(dialect, block.repairs, 0)
@@ -255,15 +323,22 @@ class BlockLife:
         settled = self._calls(cap, cap.emitted, dialect)
         if cap.emitted:  # early_emit="invoke": this event settles the rest of the block
             cut = cap.call_ends[cap.emitted - 1]
-            block = Block((cap.start + cut, block.span[1]), dialect, "complete", block.repairs,
-                          tuple(cap.diagnostics[cap.call_diags[cap.emitted - 1]:]), raw[cut:],
-                          self.in_reasoning)
+            block = Block(
+                (cap.start + cut, block.span[1]),
+                dialect,
+                "complete",
+                block.repairs,
+                tuple(cap.diagnostics[cap.call_diags[cap.emitted - 1] :]),
+                raw[cut:],
+                self.in_reasoning,
+            )
         if cap.policy is None:
             return self._plain(settled, block), raw
         return self._events(cap, cap.emitted, settled, block, raw, True), raw
 
-    def fail(self, cap: Capture, buf: str, base: int, p: int,
-             cursor: Cursor) -> tuple[str, int, int, int]:
+    def fail(
+        self, cap: Capture, buf: str, base: int, p: int, cursor: Cursor
+    ) -> tuple[str, int, int, int]:
         """Release a failed capture: ``(buf, base, release, resume)`` — text is released from
         ``buf[release]`` on and scanned again from ``buf[resume]``. A block that began in this
         buffer is scanned again in place; one begun in an earlier chunk is joined to the rest
@@ -287,19 +362,33 @@ class BlockLife:
             if self.metrics is not None:
                 self.consumed += cut
             if self.record or self.closing:
-                raw = buf[at:at + raw_len] if raw is None else raw
-                self.blocks.append(Block((cap.start, cap.start + cut), cap.dialect_now(),
-                                         "partial", tuple(cap.repairs),
-                                         (*cap.diagnostics, cap.failure), raw[:cut],
-                                         self.in_reasoning))
+                raw = buf[at : at + raw_len] if raw is None else raw
+                self.blocks.append(
+                    Block(
+                        (cap.start, cap.start + cut),
+                        cap.dialect_now(),
+                        "partial",
+                        tuple(cap.repairs),
+                        (*cap.diagnostics, cap.failure),
+                        raw[:cut],
+                        self.in_reasoning,
+                    )
+                )
             cursor.passed(buf, at + cut)  # (buf[:at] stood before it)
             return buf, base, at + cut, at + cut
         if (self.record or self.closing) and not cap.strict:  # (a bare invoke: only text)
-            raw = buf[at:at + raw_len] if raw is None else raw
-            self.blocks.append(Block((cap.start, cap.start + raw_len), cap.dialect_now(),
-                                     "failed", tuple(cap.repairs),
-                                     (*cap.diagnostics, cap.failure), raw,
-                                     self.in_reasoning))
+            raw = buf[at : at + raw_len] if raw is None else raw
+            self.blocks.append(
+                Block(
+                    (cap.start, cap.start + raw_len),
+                    cap.dialect_now(),
+                    "failed",
+                    tuple(cap.repairs),
+                    (*cap.diagnostics, cap.failure),
+                    raw,
+                    self.in_reasoning,
+                )
+            )
         return buf, base, at, at + cap.opener_len
 
 

@@ -46,8 +46,10 @@ def expected_terminals(cap: Capture) -> str:
 
 def unexpected(cap: Capture, what: str, at: int, found: str) -> str:
     """The failure message of ``cap`` at absolute offset ``at``."""
-    return (f"unexpected {what} at offset {at}{_EXPECTED}{expected_terminals(cap)}"
-            f"{_FOUND}{found[:FOUND_CHARS]!r}")
+    return (
+        f"unexpected {what} at offset {at}{_EXPECTED}{expected_terminals(cap)}"
+        f"{_FOUND}{found[:FOUND_CHARS]!r}"
+    )
 
 
 def read_failure(message: str, text: str) -> dict[str, Any]:
@@ -58,7 +60,7 @@ def read_failure(message: str, text: str) -> dict[str, Any]:
     if m is not None:
         offset = int(m.group(1))
         out["offset"] = offset
-        out["found"] = text[offset:offset + FOUND_CHARS]
+        out["found"] = text[offset : offset + FOUND_CHARS]
     if _EXPECTED in message:
         listed = message.split(_EXPECTED, 1)[1].split(_FOUND, 1)[0]
         out["expected"] = listed.split(", ")

@@ -23,8 +23,15 @@ from .._base.values import load_json
 from .._config.options import new_call_id
 from .._grammar.spelling import spelling
 
-__all__ = ["SPELL", "NativeCalls", "has_call_terminator", "has_tool_call_signal",
-           "parse_argument_object", "try_extract_tool_name", "try_parse_calls"]
+__all__ = [
+    "SPELL",
+    "NativeCalls",
+    "has_call_terminator",
+    "has_tool_call_signal",
+    "parse_argument_object",
+    "try_extract_tool_name",
+    "try_parse_calls",
+]
 
 #: The dialect's checked spellings and, through them, its parser terminals.
 SPELL = spelling("deepseek_native")
@@ -129,7 +136,7 @@ def _arguments(text: str, start: int, fenced: bool) -> tuple[str, int] | None:
         _, end = _DECODER.raw_decode(text, p)
     except (json.JSONDecodeError, RecursionError):
         close = _CALL_END.search(text, p)  # the call is over: its JSON is malformed
-        return None if close is None else (text[p:close.start()], close.start())
+        return None if close is None else (text[p : close.start()], close.start())
     return text[p:end], end
 
 
@@ -178,8 +185,12 @@ def try_parse_calls(text: str) -> NativeCalls:
         close = _CALL_END.match(text, p)
         p = end = close.end() if close is not None else end
     if not calls:
-        return NativeCalls((), "no tool call marker" if not has_tool_call_signal(text)
-                           else "no call begins after the calls-begin marker")
+        return NativeCalls(
+            (),
+            "no tool call marker"
+            if not has_tool_call_signal(text)
+            else "no call begins after the calls-begin marker",
+        )
     after = _CALLS_END.match(text, len(text) - len(text[end:].lstrip()))
     return NativeCalls(tuple(calls), "", after.end() if after is not None else end)
 
@@ -197,7 +208,7 @@ def parse_argument_object(text: str) -> dict[str, Any]:
     fence = _FENCE_OPEN.match(body.lstrip())
     if fence is not None:
         base = len(body) - len(body.lstrip()) + fence.end()
-        body = body.lstrip()[fence.end():]
+        body = body.lstrip()[fence.end() :]
         close = body.rfind(_FENCE)
         body = body[:close] if close >= 0 else body
     stripped = body.strip()
@@ -207,13 +218,19 @@ def parse_argument_object(text: str) -> dict[str, Any]:
     try:
         value = load_json(stripped)
     except json.JSONDecodeError as exc:
-        raise FormatError(f"arguments are not a JSON object: {exc.msg} at offset "
-                          f"{base + exc.pos}", offset=base + exc.pos,
-                          expected=("a JSON object",)) from None
+        raise FormatError(
+            f"arguments are not a JSON object: {exc.msg} at offset {base + exc.pos}",
+            offset=base + exc.pos,
+            expected=("a JSON object",),
+        ) from None
     except (ValueError, RecursionError) as exc:
-        raise FormatError(f"arguments are not a JSON object: {exc}", offset=base,
-                          expected=("a JSON object",)) from None
+        raise FormatError(
+            f"arguments are not a JSON object: {exc}", offset=base, expected=("a JSON object",)
+        ) from None
     if not isinstance(value, dict):
-        raise FormatError(f"arguments are not a JSON object but a {type(value).__name__}",
-                          offset=base, expected=("a JSON object",))
+        raise FormatError(
+            f"arguments are not a JSON object but a {type(value).__name__}",
+            offset=base,
+            expected=("a JSON object",),
+        )
     return value

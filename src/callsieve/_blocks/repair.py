@@ -87,10 +87,14 @@ def finish(cap: Capture, buf: str, p: int, limit: int) -> tuple[int, int]:
             trial.learn()
             continue
         # It completes: read it again for real, with the CDATA's text and every call.
-        head = text[cap.start - base:content - base] if cap.start >= base else \
-            cap.raw_text()[:snap_len]
-        real = _trial(cap, snap_ip, snap_calls, snap_diags, cut,
-                      (head, text[content - base:cut - base]))
+        head = (
+            text[cap.start - base : content - base]
+            if cap.start >= base
+            else cap.raw_text()[:snap_len]
+        )
+        real = _trial(
+            cap, snap_ip, snap_calls, snap_diags, cut, (head, text[content - base : cut - base])
+        )
         if real is None:
             continue
         status, q = scan_to_end(real, text, cut - base, limit)
@@ -105,8 +109,9 @@ def finish(cap: Capture, buf: str, p: int, limit: int) -> tuple[int, int]:
     return cap.fail("the input ended inside CDATA and no closing tag lets it parse"), p
 
 
-def _trial(cap: Capture, snap_ip: object, ncalls: int, ndiags: int, cut: int,
-           real: tuple[str, str] | None) -> Capture | None:
+def _trial(
+    cap: Capture, snap_ip: object, ncalls: int, ndiags: int, cut: int, real: tuple[str, str] | None
+) -> Capture | None:
     """A fork of ``cap`` at its last CDATA opener with the CDATA closed at offset ``cut``
     (``real``: the block's text before the CDATA and the CDATA's text, for a trial that
     builds values; None: a probe). None if the parser takes no CDATA close there."""
@@ -128,8 +133,9 @@ def _trial(cap: Capture, snap_ip: object, ncalls: int, ndiags: int, cut: int,
     return trial
 
 
-def _fork(cap: Capture, snap_ip: Any, raw: list[str], raw_len: int, ncalls: int,
-          ndiags: int) -> Capture:
+def _fork(
+    cap: Capture, snap_ip: Any, raw: list[str], raw_len: int, ncalls: int, ndiags: int
+) -> Capture:
     """A capture that goes on from the parser snapshot ``snap_ip`` with ``raw`` (of
     ``raw_len`` characters) read: a trial of ``cap``'s repair. (The repair is the capture's
     end-of-input half: it alone, besides ``Capture``, sets a capture's fields.)"""

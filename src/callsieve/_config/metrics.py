@@ -30,20 +30,38 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["COUNTERS", "FAILURE_REASONS", "LABELLED", "Metrics", "aggregate_metrics",
-           "close_counts", "failure_reason"]
+__all__ = [
+    "COUNTERS",
+    "FAILURE_REASONS",
+    "LABELLED",
+    "Metrics",
+    "aggregate_metrics",
+    "close_counts",
+    "failure_reason",
+]
 
 #: The plain counters, and the counters kept by label (SPEC §14).
-COUNTERS = ("blocks_seen", "blocks_repaired", "calls", "coercions", "chars_in",
-            "chars_released")
+COUNTERS = ("blocks_seen", "blocks_repaired", "calls", "coercions", "chars_in", "chars_released")
 LABELLED = ("blocks_parsed", "blocks_failed", "repairs", "rejected")
 #: What a failure message is counted as (a small fixed set: a label value per reason).
-FAILURE_REASONS = ("too_long", "unclosed", "bad_json", "call_not_built", "missing_wrapper",
-                   "unexpected_token", "other")
-_REASON_WORDS = (("max_block_chars", "too_long"), ("input ended", "unclosed"),
-                 ("could close the block", "unclosed"), ("JSON", "bad_json"),
-                 ("not built", "call_not_built"), ("without its wrapper", "missing_wrapper"),
-                 ("unexpected", "unexpected_token"))
+FAILURE_REASONS = (
+    "too_long",
+    "unclosed",
+    "bad_json",
+    "call_not_built",
+    "missing_wrapper",
+    "unexpected_token",
+    "other",
+)
+_REASON_WORDS = (
+    ("max_block_chars", "too_long"),
+    ("input ended", "unclosed"),
+    ("could close the block", "unclosed"),
+    ("JSON", "bad_json"),
+    ("not built", "call_not_built"),
+    ("without its wrapper", "missing_wrapper"),
+    ("unexpected", "unexpected_token"),
+)
 
 Snapshot = dict[str, Any]
 
@@ -122,8 +140,11 @@ class Metrics:
         parsed = sum(out["blocks_parsed"].values())
         failed = sum(out["blocks_failed"].values())
         seen = out["blocks_seen"]
-        out["rates"] = {"success": _rate(parsed, seen), "malformed": _rate(failed, seen),
-                        "repair": _rate(out["blocks_repaired"], parsed)}
+        out["rates"] = {
+            "success": _rate(parsed, seen),
+            "malformed": _rate(failed, seen),
+            "repair": _rate(out["blocks_repaired"], parsed),
+        }
         return out
 
     def merge(self, counts: Snapshot) -> None:

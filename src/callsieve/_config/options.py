@@ -64,12 +64,26 @@ REASONING = ("tags", "open", "off")
 #: ... and what a tool block inside it is: reasoning text, or a call as anywhere else.
 CALLS_IN_REASONING = ("text", "call")
 DEFAULT_MAX_BLOCK_CHARS = 8 * 1024 * 1024
-OPTIONS = ("tools", "early_emit", "mode", "max_block_chars", "dialects", "grammar_dirs",
-           "id_factory", "reasoning", "calls_in_reasoning", "policy", "on_reject", "sanitize",
-           "metrics")
-_SHAPES = ("OpenAI-style {'type': 'function', 'function': {'name': ..., 'parameters': {...}}}, "
-           "flat {'name': ..., 'parameters': {...}} or Anthropic-style "
-           "{'name': ..., 'input_schema': {...}}")
+OPTIONS = (
+    "tools",
+    "early_emit",
+    "mode",
+    "max_block_chars",
+    "dialects",
+    "grammar_dirs",
+    "id_factory",
+    "reasoning",
+    "calls_in_reasoning",
+    "policy",
+    "on_reject",
+    "sanitize",
+    "metrics",
+)
+_SHAPES = (
+    "OpenAI-style {'type': 'function', 'function': {'name': ..., 'parameters': {...}}}, "
+    "flat {'name': ..., 'parameters': {...}} or Anthropic-style "
+    "{'name': ..., 'input_schema': {...}}"
+)
 _SCHEMA_KEYS = ("parameters", "input_schema")
 
 
@@ -146,8 +160,9 @@ class SieveOptions:
             "grammar_dirs": _grammar_dirs(grammar_dirs),
             "id_factory": _id_factory(id_factory),
             "reasoning": _choice("reasoning", reasoning, REASONING),
-            "calls_in_reasoning": _choice("calls_in_reasoning", calls_in_reasoning,
-                                          CALLS_IN_REASONING),
+            "calls_in_reasoning": _choice(
+                "calls_in_reasoning", calls_in_reasoning, CALLS_IN_REASONING
+            ),
             "policy": None if policy is None else _choice("policy", policy, POLICIES),
             "on_reject": _choice("on_reject", on_reject, ON_REJECT),
             "sanitize": _flag("sanitize", sanitize),
@@ -161,26 +176,33 @@ class SieveOptions:
 # ---------------------------------------------------------------------- scalar options
 def _unknown_message(unknown: Mapping[str, Any]) -> str:
     names = sorted(unknown)
-    hints = [f"{n!r} (did you mean {close[0]!r}?)" if close else repr(n)
-             for n in names for close in [difflib.get_close_matches(n, OPTIONS, n=1)]]
-    return (f"unknown option{'s' if len(names) > 1 else ''}: {', '.join(hints)}; "
-            f"the options are {', '.join(OPTIONS)}")
+    hints = [
+        f"{n!r} (did you mean {close[0]!r}?)" if close else repr(n)
+        for n in names
+        for close in [difflib.get_close_matches(n, OPTIONS, n=1)]
+    ]
+    return (
+        f"unknown option{'s' if len(names) > 1 else ''}: {', '.join(hints)}; "
+        f"the options are {', '.join(OPTIONS)}"
+    )
 
 
 def _choice(option: str, value: object, allowed: tuple[str, ...]) -> str:
     if isinstance(value, str) and value in allowed:
         return value
-    raise ConfigurationError(f"{option} must be one of {allowed}, not {value!r}",
-                             expected=allowed)
+    raise ConfigurationError(f"{option} must be one of {allowed}, not {value!r}", expected=allowed)
 
 
-def _rules(policy: str | None, on_reject: str, tools: tuple[dict[str, Any], ...],
-           schemas: dict[str, dict[str, Any]]) -> Policy | None:
+def _rules(
+    policy: str | None,
+    on_reject: str,
+    tools: tuple[dict[str, Any], ...],
+    schemas: dict[str, dict[str, Any]],
+) -> Policy | None:
     """The ``Policy`` of these options (values already checked): None without a policy and
     without a schema to coerce by."""
     if policy is not None and not tools:
-        raise ConfigurationError(f"policy={policy!r} needs tools=[...]: the tools calls may "
-                                 "name")
+        raise ConfigurationError(f"policy={policy!r} needs tools=[...]: the tools calls may name")
     if policy is None and not any(schemas.values()):
         return None
     return Policy(policy, on_reject, schemas)
@@ -201,14 +223,17 @@ def _metrics(value: object) -> Metrics | None:
         return Metrics()
     if isinstance(value, Metrics):
         return value
-    raise ConfigurationError(f"metrics must be True, False, None or a callsieve.Metrics, not "
-                             f"{_kind(value)}")
+    raise ConfigurationError(
+        f"metrics must be True, False, None or a callsieve.Metrics, not {_kind(value)}"
+    )
 
 
 def _max_block_chars(value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, SupportsIndex):
-        raise ConfigurationError("max_block_chars must be an int of at least 1 (a number of "
-                                 f"characters), not {_kind(value)}")
+        raise ConfigurationError(
+            "max_block_chars must be an int of at least 1 (a number of "
+            f"characters), not {_kind(value)}"
+        )
     n = operator.index(value)
     if n < 1:
         raise ConfigurationError(f"max_block_chars must be an int of at least 1, not {n}")
@@ -217,8 +242,10 @@ def _max_block_chars(value: object) -> int:
 
 def _id_factory(value: object) -> Callable[[], str]:
     if not callable(value):
-        raise ConfigurationError("id_factory must be a callable taking no arguments and "
-                                 f"returning a str, not {_kind(value)}")
+        raise ConfigurationError(
+            "id_factory must be a callable taking no arguments and "
+            f"returning a str, not {_kind(value)}"
+        )
     try:
         signature = inspect.signature(value)
     except (TypeError, ValueError):  # some builtins have no signature: trust them
@@ -227,8 +254,9 @@ def _id_factory(value: object) -> Callable[[], str]:
         try:
             signature.bind()
         except TypeError:
-            raise ConfigurationError("id_factory must be callable with no arguments; "
-                                     f"{value!r} takes {signature}") from None
+            raise ConfigurationError(
+                f"id_factory must be callable with no arguments; {value!r} takes {signature}"
+            ) from None
     return value  # what it returns is make_call_id's to check
 
 
@@ -239,8 +267,9 @@ def _sequence(option: str, value: object, example: str) -> tuple[Any, ...]:
     if isinstance(value, (str, bytes, bytearray)):
         raise ConfigurationError(f"{expected}, not a {type(value).__name__}")
     if isinstance(value, os.PathLike):
-        raise ConfigurationError(f"{expected}, not a single {type(value).__name__}: wrap it "
-                                 "in a tuple")
+        raise ConfigurationError(
+            f"{expected}, not a single {type(value).__name__}: wrap it in a tuple"
+        )
     try:
         items = iter(value)  # type: ignore[call-overload]  # refused just below if not
     except TypeError:
@@ -252,11 +281,13 @@ def _dialects(value: object) -> tuple[str, ...]:
     items = _sequence("dialects", value, "dialect names such as ('dsml', 'xml')")
     for i, name in enumerate(items):
         if not isinstance(name, str):
-            raise ConfigurationError(f"dialects[{i}] must be a dialect name (str), "
-                                     f"not {_kind(name)}")
+            raise ConfigurationError(
+                f"dialects[{i}] must be a dialect name (str), not {_kind(name)}"
+            )
     if not items:
-        raise ConfigurationError("dialects must name at least one dialect",
-                                 expected=DEFAULT_DIALECTS)
+        raise ConfigurationError(
+            "dialects must name at least one dialect", expected=DEFAULT_DIALECTS
+        )
     return tuple(dict.fromkeys(items))  # a repeated dialect is enabled once
 
 
@@ -266,8 +297,10 @@ def _grammar_dirs(value: object) -> tuple[str, ...]:
     for i, item in enumerate(items):
         path = os.fspath(item) if isinstance(item, (str, os.PathLike)) else None
         if not isinstance(path, str):
-            raise ConfigurationError(f"grammar_dirs[{i}] must be a directory path (str or "
-                                     f"os.PathLike of str), not {_kind(item)}")
+            raise ConfigurationError(
+                f"grammar_dirs[{i}] must be a directory path (str or "
+                f"os.PathLike of str), not {_kind(item)}"
+            )
         out.append(path)
     return tuple(out)
 
@@ -278,8 +311,10 @@ def _tools(value: object) -> tuple[dict[str, Any], ...]:
         return ()
     expected = "tools must be None or a list of tool definitions"
     if isinstance(value, Mapping) or callable(getattr(value, "model_dump", None)):
-        raise ConfigurationError(f"{expected}, not a single {type(value).__name__}: wrap one "
-                                 "definition in a list, tools=[...]")
+        raise ConfigurationError(
+            f"{expected}, not a single {type(value).__name__}: wrap one "
+            "definition in a list, tools=[...]"
+        )
     if isinstance(value, (str, bytes, bytearray)):
         raise ConfigurationError(f"{expected}, not a {type(value).__name__}")
     try:
@@ -295,29 +330,34 @@ def _tool(where: str, item: object) -> dict[str, Any]:
     if not isinstance(item, Mapping):
         dump = getattr(item, "model_dump", None)
         if not callable(dump):
-            raise ConfigurationError(f"{where}: expected a dict (a tool definition: {_SHAPES}) "
-                                     f"or an object with model_dump(), not {_kind(item)}")
+            raise ConfigurationError(
+                f"{where}: expected a dict (a tool definition: {_SHAPES}) "
+                f"or an object with model_dump(), not {_kind(item)}"
+            )
         item = _dumped(where, item, dump)
     fn = item.get("function")
     spec, at = item, where
     if fn is not None:  # OpenAI chat style
         at = f"{where}['function']"
         if not isinstance(fn, Mapping):
-            raise ConfigurationError(f"{at}: expected a dict with a 'name' and 'parameters', "
-                                     f"not {_kind(fn)}")
+            raise ConfigurationError(
+                f"{at}: expected a dict with a 'name' and 'parameters', not {_kind(fn)}"
+            )
         spec = fn
     name = spec.get("name")
     if not isinstance(name, str) or not name.strip():
-        got = (f"'name' is {name!r}" if "name" in spec
-               else f"keys {sorted(map(str, spec))}")
-        raise ConfigurationError(f"{at}: a tool definition needs a 'name' (non-empty str): "
-                                 f"{_SHAPES}; got {got}")
+        got = f"'name' is {name!r}" if "name" in spec else f"keys {sorted(map(str, spec))}"
+        raise ConfigurationError(
+            f"{at}: a tool definition needs a 'name' (non-empty str): {_SHAPES}; got {got}"
+        )
     plain = _with(spec, None, None)
     for key in _SCHEMA_KEYS:
         schema = spec.get(key)
         if schema is not None and not isinstance(schema, Mapping):
-            raise ConfigurationError(f"{at}['{key}'] (tool {name!r}) must be a dict (a JSON "
-                                     f"Schema object), not {_kind(schema)}")
+            raise ConfigurationError(
+                f"{at}['{key}'] (tool {name!r}) must be a dict (a JSON "
+                f"Schema object), not {_kind(schema)}"
+            )
         if schema is not None:
             plain = _with(plain, key, _with(schema, None, None))
     return plain if fn is None else _with(item, "function", plain)
@@ -346,9 +386,11 @@ def _dumped(where: str, obj: object, dump: Callable[..., object]) -> Mapping[Any
     try:
         data = dump(exclude_none=True) if takes else dump()
     except Exception as exc:
-        raise ConfigurationError(f"{where}: {kind}.model_dump() raised "
-                                 f"{type(exc).__name__}: {exc}") from exc
+        raise ConfigurationError(
+            f"{where}: {kind}.model_dump() raised {type(exc).__name__}: {exc}"
+        ) from exc
     if not isinstance(data, Mapping):
-        raise ConfigurationError(f"{where}: {kind}.model_dump() returned {_kind(data)}, "
-                                 "expected a dict")
+        raise ConfigurationError(
+            f"{where}: {kind}.model_dump() returned {_kind(data)}, expected a dict"
+        )
     return data

@@ -32,8 +32,17 @@ from typing import Any
 from .._base.errors import ConfigurationError
 from .._base.events import ToolCall, _Value
 
-__all__ = ["MAX_COERCE_DEPTH", "ON_REJECT", "POLICIES", "Policy", "Rejection", "Settled", "coerced",
-           "reason_kind", "settled"]
+__all__ = [
+    "MAX_COERCE_DEPTH",
+    "ON_REJECT",
+    "POLICIES",
+    "Policy",
+    "Rejection",
+    "Settled",
+    "coerced",
+    "reason_kind",
+    "settled",
+]
 
 POLICIES = ("allowlist", "schema")
 ON_REJECT = ("drop", "text")
@@ -52,8 +61,9 @@ class Rejection(_Value):
 
     __slots__ = ("name", "reason", "span", "raw", "action", "call")
 
-    def __init__(self, name: str, reason: str, span: tuple[int, int], raw: str, action: str,
-                 call: ToolCall) -> None:
+    def __init__(
+        self, name: str, reason: str, span: tuple[int, int], raw: str, action: str, call: ToolCall
+    ) -> None:
         self.name = name
         self.reason = reason
         self.span = span
@@ -126,16 +136,19 @@ def coerce(value: Any, schema: Any, path: str, out: list[str], depth: int = 0) -
     if isinstance(value, dict):
         props = schema.get("properties")
         if isinstance(props, dict):
-            changed = {k: coerce(v, props[k], f"{path}/{k}", out, depth + 1) if k in props else v
-                       for k, v in value.items()}
+            changed = {
+                k: coerce(v, props[k], f"{path}/{k}", out, depth + 1) if k in props else v
+                for k, v in value.items()
+            }
             if any(changed[k] is not value[k] for k in value):
                 return changed
         return value
     if isinstance(value, list):
         items = schema.get("items")
         if isinstance(items, dict):
-            changed_list = [coerce(v, items, f"{path}/{i}", out, depth + 1)
-                            for i, v in enumerate(value)]
+            changed_list = [
+                coerce(v, items, f"{path}/{i}", out, depth + 1) for i, v in enumerate(value)
+            ]
             if any(a is not b for a, b in zip(changed_list, value, strict=True)):
                 return changed_list
     return value
@@ -147,8 +160,9 @@ class Policy:
 
     __slots__ = ("kind", "on_reject", "names", "schemas", "_validators")
 
-    def __init__(self, kind: str | None, on_reject: str, schemas: dict[str, dict[str, Any]]
-                 ) -> None:
+    def __init__(
+        self, kind: str | None, on_reject: str, schemas: dict[str, dict[str, Any]]
+    ) -> None:
         self.kind = kind
         self.on_reject = on_reject
         self.schemas = schemas
@@ -169,8 +183,9 @@ class Policy:
             return value
         return coerce(value, props[param], f"/{param}", out)
 
-    def settle(self, name: str, args: dict[str, Any]
-               ) -> tuple[dict[str, Any], tuple[str, ...], str | None]:
+    def settle(
+        self, name: str, args: dict[str, Any]
+    ) -> tuple[dict[str, Any], tuple[str, ...], str | None]:
         """``(input, coercions, reason)`` for a call just built (``reason`` None: accepted)."""
         coercions: list[str] = []
         schema = self.schemas.get(name)
@@ -216,7 +231,8 @@ def _validators(schemas: dict[str, dict[str, Any]]) -> dict[str, Any]:
     except ImportError:
         raise ConfigurationError(
             "policy='schema' needs the jsonschema library: pip install 'callsieve[schema]'",
-            expected=("callsieve[schema]",)) from None
+            expected=("callsieve[schema]",),
+        ) from None
     out: dict[str, Any] = {}
     for name, schema in schemas.items():
         if not schema:
@@ -225,8 +241,9 @@ def _validators(schemas: dict[str, dict[str, Any]]) -> dict[str, Any]:
         try:
             cls.check_schema(schema)
         except jsonschema.SchemaError as exc:
-            raise ConfigurationError(f"the schema of tool {name!r} is not a valid JSON "
-                                     f"Schema: {exc.message}") from None
+            raise ConfigurationError(
+                f"the schema of tool {name!r} is not a valid JSON Schema: {exc.message}"
+            ) from None
         out[name] = cls(schema)
     return out
 

@@ -32,18 +32,33 @@ def explain_json(result: ParseResult, text: str) -> dict[str, Any]:
     for b in result.blocks:
         start, end = b.span
         record: dict[str, Any] = {
-            "span": [start, end], "dialect": b.dialect, "status": b.status,
+            "span": [start, end],
+            "dialect": b.dialect,
+            "status": b.status,
             "text": b.raw if len(b.raw) <= SHOWN_CHARS else b.raw[:SHOWN_CHARS] + "…",
-            "repairs": list(b.repairs), "diagnostics": list(b.diagnostics),
-            "policy": [{"call": r.name, "rejected": r.reason, "action": r.action,
-                        "span": list(r.span)}
-                       for r in result.rejections if start <= r.span[0] < end],
+            "repairs": list(b.repairs),
+            "diagnostics": list(b.diagnostics),
+            "policy": [
+                {"call": r.name, "rejected": r.reason, "action": r.action, "span": list(r.span)}
+                for r in result.rejections
+                if start <= r.span[0] < end
+            ],
         }
         if b.status == "failed" and b.diagnostics:
             record["failure"] = read_failure(b.diagnostics[-1], text)
         blocks.append(record)
-    calls = [{"name": c.name, "input": c.input, "dialect": c.dialect,
-              "repairs": list(c.repairs), "coercions": list(c.coercions)}
-             for c in result.calls]
-    return {"blocks": blocks, "calls": calls,
-            "rejected_tool_names": list(result.rejected_tool_names)}
+    calls = [
+        {
+            "name": c.name,
+            "input": c.input,
+            "dialect": c.dialect,
+            "repairs": list(c.repairs),
+            "coercions": list(c.coercions),
+        }
+        for c in result.calls
+    ]
+    return {
+        "blocks": blocks,
+        "calls": calls,
+        "rejected_tool_names": list(result.rejected_tool_names),
+    }

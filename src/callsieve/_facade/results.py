@@ -37,11 +37,18 @@ class ParseResult:
         "text",
     )
 
-    def __init__(self, text: str, calls: tuple[ToolCall, ...], blocks: tuple[Block, ...],
-                 saw_tool_call_syntax: bool, rejected_by_policy: bool = False,
-                 rejected_tool_names: tuple[str, ...] = (),
-                 parts: tuple[str | Reasoning | ToolCall, ...] | None = None,
-                 reasoning: str = "", rejections: tuple[Rejection, ...] = ()) -> None:
+    def __init__(
+        self,
+        text: str,
+        calls: tuple[ToolCall, ...],
+        blocks: tuple[Block, ...],
+        saw_tool_call_syntax: bool,
+        rejected_by_policy: bool = False,
+        rejected_tool_names: tuple[str, ...] = (),
+        parts: tuple[str | Reasoning | ToolCall, ...] | None = None,
+        reasoning: str = "",
+        rejections: tuple[Rejection, ...] = (),
+    ) -> None:
         self.text = text
         self.calls = calls
         self.blocks = blocks
@@ -52,12 +59,15 @@ class ParseResult:
         self.rejections = rejections
         self.reasoning = reasoning
         self.parts: tuple[str | Reasoning | ToolCall, ...] = (
-            parts if parts is not None else ((text,) if text else ()) + calls)
+            parts if parts is not None else ((text,) if text else ()) + calls
+        )
 
     def __repr__(self) -> str:
         thought = f"reasoning={self.reasoning!r}, " if self.reasoning else ""
-        return (f"ParseResult({thought}text={self.text!r}, calls={self.calls!r}, "
-                f"blocks={len(self.blocks)}, saw_tool_call_syntax={self.saw_tool_call_syntax})")
+        return (
+            f"ParseResult({thought}text={self.text!r}, calls={self.calls!r}, "
+            f"blocks={len(self.blocks)}, saw_tool_call_syntax={self.saw_tool_call_syntax})"
+        )
 
 
 def parse(text: str, *, tools: Any = None, **options: Any) -> ParseResult:
@@ -94,7 +104,14 @@ def parse(text: str, *, tools: Any = None, **options: Any) -> ParseResult:
             calls.extend(e.calls)
             parts.extend(e.calls)
     end_run()
-    return ParseResult("".join(out), tuple(calls), blocks, sieve.saw_tool_call_syntax,
-                       sieve.rejected_by_policy, sieve.rejected_tool_names,
-                       parts=tuple(parts), reasoning="".join(thought),
-                       rejections=sieve.rejections)
+    return ParseResult(
+        "".join(out),
+        tuple(calls),
+        blocks,
+        sieve.saw_tool_call_syntax,
+        sieve.rejected_by_policy,
+        sieve.rejected_tool_names,
+        parts=tuple(parts),
+        reasoning="".join(thought),
+        rejections=sieve.rejections,
+    )

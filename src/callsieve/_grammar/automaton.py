@@ -137,8 +137,20 @@ class EntryAutomaton:
     """The lazy DFA for a set of patterns (``sources``, or their NFA ``table``). State 0 is
     the start (before the lead char)."""
 
-    __slots__ = ("_tag", "_eps", "_moves", "_final", "_tests", "_lock", "_ids", "_sets",
-                 "trans", "onward", "accepting", "rank")
+    __slots__ = (
+        "_tag",
+        "_eps",
+        "_moves",
+        "_final",
+        "_tests",
+        "_lock",
+        "_ids",
+        "_sets",
+        "trans",
+        "onward",
+        "accepting",
+        "rank",
+    )
 
     def __init__(self, sources: Sequence[str] = (), table: NfaTable | None = None) -> None:
         tag, eps, moves, final, start = nfa_table(sources) if table is None else table
@@ -232,7 +244,7 @@ class EntryAutomaton:
         accepting = self.accepting
         j = pos
         while j < end:
-            for ch in text[j:end] if end - j <= _WINDOW else text[j:j + _WINDOW]:
+            for ch in text[j:end] if end - j <= _WINDOW else text[j : j + _WINDOW]:
                 nxt = trans[state].get(ch, UNKNOWN)
                 if nxt < 0:
                     if nxt == UNKNOWN:

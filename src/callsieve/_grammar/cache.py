@@ -47,9 +47,19 @@ _OFF = ("", "off", "0", "false", "none")
 KEEP_FILES = 64
 #: The modules whose code decides what a grammar's derived tables hold.
 #: (All in this folder, ``_grammar/``: found beside this file in a checkout and in a wheel.)
-_DERIVERS = ("compiled.py", "specs.py", "derive.py", "sources.py", "automaton.py",
-             "prefix.py", "patterns.py", "cache.py", "namespace.py", "dialects.py",
-             "no_lexer.py")
+_DERIVERS = (
+    "compiled.py",
+    "specs.py",
+    "derive.py",
+    "sources.py",
+    "automaton.py",
+    "prefix.py",
+    "patterns.py",
+    "cache.py",
+    "namespace.py",
+    "dialects.py",
+    "no_lexer.py",
+)
 _code_digest: str | None = None
 
 K = TypeVar("K", bound=Hashable)
@@ -95,8 +105,16 @@ def digest(text: str, parts: Iterable[str] = ()) -> str:
     package = __name__.partition(".")[0]  # (the top package, ``callsieve``)
     version = getattr(sys.modules.get(package), "__version__", "")
     h = hashlib.sha256()
-    for item in (str(FORMAT), str(version), str(lark.__version__), sys.version,
-                 str(sys.implementation.cache_tag), _derivers_digest(), *parts, text):
+    for item in (
+        str(FORMAT),
+        str(version),
+        str(lark.__version__),
+        sys.version,
+        str(sys.implementation.cache_tag),
+        _derivers_digest(),
+        *parts,
+        text,
+    ):
         h.update(item.encode("utf-8", "surrogatepass"))
         h.update(b"\0")
     return h.hexdigest()
@@ -176,12 +194,15 @@ def _prune(folder: Path) -> None:
     and every upgrade, makes a new digest) and temporary files a killed writer left behind
     over an hour ago. Best effort: a file another process removes first is no error."""
     try:
-        entries = [(e.stat().st_mtime, e.path, e.name) for e in os.scandir(folder)
-                   if e.name.startswith(("grammar-", ".grammar-"))]
+        entries = [
+            (e.stat().st_mtime, e.path, e.name)
+            for e in os.scandir(folder)
+            if e.name.startswith(("grammar-", ".grammar-"))
+        ]
     except OSError:
         return
     tables = sorted((m, p) for m, p, n in entries if n.endswith(".pickle"))
-    stale = [p for m, p in tables[:max(0, len(tables) - KEEP_FILES)]]
+    stale = [p for m, p in tables[: max(0, len(tables) - KEEP_FILES)]]
     now = time.time()
     stale += [p for m, p, n in entries if n.endswith(".tmp") and now - m > 3600]
     for path in stale:

@@ -109,8 +109,7 @@ class CompiledGrammar:
     a hit is one lock-free ``dict`` lookup), with values built before they are stored, and
     each is bounded by ``DECISION_LIMIT``."""
 
-    def __init__(self, blueprint: dict[str, Any], lark: Lark | None = None,
-                 text: str = "") -> None:
+    def __init__(self, blueprint: dict[str, Any], lark: Lark | None = None, text: str = "") -> None:
         self.dialects: tuple[str, ...] = tuple(blueprint["dialects"])
         learn_patterns(blueprint.get("patterns", {}))
         self.text = text
@@ -148,19 +147,26 @@ class CompiledGrammar:
         #: Argument streaming (``_argstream``): the rules whose nodes the stream reads as they
         #: are reduced, and the terminals that begin or hold a call's arguments (those below
         #: a ``param``, ``call_args`` or ``call_json``): a call has started once one is read.
-        self.stream_rules = tuple(r for r in self.lark.rules
-                                  if (r.alias or r.origin.name) in STREAM_NODES)
+        self.stream_rules = tuple(
+            r for r in self.lark.rules if (r.alias or r.origin.name) in STREAM_NODES
+        )
         self.arg_terminals = terminals_below(self.lark.rules, ARG_NODES)
         #: ... and those that hold a JSON object of arguments (``call_args``, ``call_json``)
         self.json_terminals = terminals_below(self.lark.rules, JSON_NODES)
         self._thread = model.lexer_thread
         self.terminals: dict[str, TerminalSpec] = {
-            kw["name"]: TerminalSpec(**kw) for kw in blueprint["terminals"]}
+            kw["name"]: TerminalSpec(**kw) for kw in blueprint["terminals"]
+        }
         terms = self.terminals
         self.states: dict[int, StateSpec] = {
-            s: StateSpec(tuple(terms[n] for n in bounded), terms[run] if run else None, end_ok,
-                         table.states[s][call][1] if call is not None else None)
-            for s, (bounded, run, end_ok, call) in blueprint["states"].items()}
+            s: StateSpec(
+                tuple(terms[n] for n in bounded),
+                terms[run] if run else None,
+                end_ok,
+                table.states[s][call][1] if call is not None else None,
+            )
+            for s, (bounded, run, end_ok, call) in blueprint["states"].items()
+        }
         self._lock = threading.Lock()  # taken to store an answer in the caches below
         self._remembered = 0  # decisions stored in the states' caches since the last clear
         self.opener_dialect: dict[str, str] = dict(blueprint["opener_dialect"])
@@ -174,13 +180,13 @@ class CompiledGrammar:
         #: chunk holding it takes the searching path); with several, "" (in every chunk: each
         #: takes the searching path, one regex search for all the leads).
         ascii_leads = [c for c in self.lead_chars if c.isascii()]
-        self.prose_lead = (ascii_leads[0] if len(ascii_leads) == 1
-                           else "" if ascii_leads else "\0")
+        self.prose_lead = ascii_leads[0] if len(ascii_leads) == 1 else "" if ascii_leads else "\0"
         self.entry_index = {e.terminal: k for k, e in enumerate(self.entries)}
         #: What prose is searched for in each context of a reply (``_entry_tables``): the
         #: answer's block entries, and before the answer and in reasoning, the tags too.
         self.entry_tables = entry_tables(
-            blueprint, EntryAutomaton(table=blueprint["nfa"]), self.entry_index)
+            blueprint, EntryAutomaton(table=blueprint["nfa"]), self.entry_index
+        )
         answer = self.entry_tables["answer"]
         #: fast: could the text after a lead character still become an entry?
         self.entry_automaton = answer.automaton
@@ -196,11 +202,19 @@ class CompiledGrammar:
         #: The bounded terminals after which a block may end: nothing completes a block
         #: where none of them matches further on.
         self.block_enders = tuple(
-            self.terminals[name] for name in sorted({
-                name for actions in table.states.values()
-                for name, (action, arg) in actions.items()
-                if getattr(action, "name", "") == "Shift" and "$END" in table.states[arg]
-                and name in self.terminals and not self.terminals[name].is_run}))
+            self.terminals[name]
+            for name in sorted(
+                {
+                    name
+                    for actions in table.states.values()
+                    for name, (action, arg) in actions.items()
+                    if getattr(action, "name", "") == "Shift"
+                    and "$END" in table.states[arg]
+                    and name in self.terminals
+                    and not self.terminals[name].is_run
+                }
+            )
+        )
 
     def entry_groups(self, m: re.Match[str], k: int) -> dict[str, str | None] | None:
         """The named groups of entry ``k``'s own pattern in an ``entry_exact`` match ``m``
@@ -208,8 +222,11 @@ class CompiledGrammar:
         if not self.terminals[self.entries[k].terminal].pattern.groupindex:
             return None
         prefix = entry_group_prefix(k)
-        return {name[len(prefix):]: value for name, value in m.groupdict().items()
-                if name.startswith(prefix)}
+        return {
+            name[len(prefix) :]: value
+            for name, value in m.groupdict().items()
+            if name.startswith(prefix)
+        }
 
     @property
     def entry_exact(self) -> re.Pattern[str]:
@@ -260,8 +277,9 @@ class CompiledGrammar:
         callbacks: dict[Any, Callable[..., Any]] = dict(self._conf.callbacks)
         for rule in self.stream_rules:
             callbacks[rule] = listening(callbacks[rule], listener)
-        ps = ParserState(ParseConf(self.table, callbacks, "start"), self._thread,
-                         [self.start_state], [])
+        ps = ParserState(
+            ParseConf(self.table, callbacks, "start"), self._thread, [self.start_state], []
+        )
         return InteractiveParser(self._lalr, ps, self._thread)
 
     def fork_parser(self, ip: InteractiveParser) -> InteractiveParser:
@@ -293,26 +311,30 @@ class CompiledGrammar:
         for t in self.block_enders:
             m = t.pattern.match(close_value) if CLOSE_GROUP in t.pattern.groupindex else None
             if m is not None and m.end() == len(close_value) and m.start(CLOSE_GROUP) >= 0:
-                opened = close_value[:m.start(CLOSE_GROUP)] + close_value[m.end(CLOSE_GROUP):]
+                opened = close_value[: m.start(CLOSE_GROUP)] + close_value[m.end(CLOSE_GROUP) :]
                 break
         else:
             return fallback
         for e in self.entries:
             if e.synthetic is None and self.terminals[e.terminal].pattern.match(opened):
                 after = self.table.states[self.start_state][e.terminal][1]
-                if fallback in self.dialects and \
-                        self.state_dialects.get(after, -1) >> self.dialects.index(fallback) & 1:
+                if (
+                    fallback in self.dialects
+                    and self.state_dialects.get(after, -1) >> self.dialects.index(fallback) & 1
+                ):
                     return fallback
                 return e.dialect
         return fallback
 
 
-_loaded: cache.OncePerKey[tuple[tuple[str, ...], tuple[str, ...]], CompiledGrammar] = \
+_loaded: cache.OncePerKey[tuple[tuple[str, ...], tuple[str, ...]], CompiledGrammar] = (
     cache.OncePerKey(LOADED_LIMIT)
+)
 
 
-def load_grammar(dialects: tuple[str, ...] = DEFAULT_DIALECTS,
-                 extra_dirs: tuple[str, ...] = ()) -> CompiledGrammar:
+def load_grammar(
+    dialects: tuple[str, ...] = DEFAULT_DIALECTS, extra_dirs: tuple[str, ...] = ()
+) -> CompiledGrammar:
     """The grammar for ``dialects`` with files from ``extra_dirs`` first (memoised: same
     arguments, same object; built once however many threads ask at once)."""
     key = (tuple(dialects), tuple(str(d) for d in extra_dirs))
@@ -334,8 +356,10 @@ def _load(key: tuple[tuple[str, ...], tuple[str, ...]]) -> CompiledGrammar:
     _declared(*parts[0], dirs)  # (a malformed declaration is an error wherever it is read)
     for path, dialect_text in parts[1:]:
         if dialect_text.startswith(DIRECTIVE) or "\n" + DIRECTIVE in dialect_text:
-            raise GrammarError(f"{path}: a loader directive ({DIRECTIVE}…) belongs in "
-                               "common.lark", expected=("common.lark",))
+            raise GrammarError(
+                f"{path}: a loader directive ({DIRECTIVE}…) belongs in common.lark",
+                expected=("common.lark",),
+            )
     parts.append(("<start rule>", "start: " + " | ".join(dialects) + "\n"))
     text = "\n".join(t for _, t in parts)
     digest = cache.digest(text, dialects)

@@ -69,18 +69,19 @@ _JSON_RUN_FORMS = ("\\s*\\{[\\s\\S]*\\}", "\\{[\\s\\S]*\\}")
 #: What a pattern that means to be one begins with (refused unless it is one exactly).
 _JSON_RUN_LIKE = re.compile(r"^(?:\\s[*+]|\[\\s\]\*)?\\\{")
 #: Escapes, classes and named groups in a pattern's source (to rename the groups).
-_GROUP_SYNTAX = re.compile(
-    r"\\.|\[\^?\]?(?:\\.|[^\]\\])*\]|\(\?P<(\w+)>|\(\?P=(\w+)\)", re.DOTALL)
+_GROUP_SYNTAX = re.compile(r"\\.|\[\^?\]?(?:\\.|[^\]\\])*\]|\(\?P<(\w+)>|\(\?P=(\w+)\)", re.DOTALL)
 
 
 def rename_groups(source: str, prefix: str) -> str:
     """``source`` with every named group (and reference to one) renamed ``prefix + name``."""
+
     def sub(m: re.Match[str]) -> str:
         if m[1]:
             return f"(?P<{prefix}{m[1]}>"
         if m[2]:
             return f"(?P={prefix}{m[2]})"
         return m[0]
+
     return _GROUP_SYNTAX.sub(sub, source)
 
 
@@ -95,18 +96,23 @@ def derive(dialects: tuple[str, ...], src: Sources) -> tuple[Blueprint, Lark]:
         try:
             lark = _compile(src)
         except GrammarError as exc:
-            pairs = ", ".join(f"{src.label(a)} ({src.where(a)}) and {src.label(b)} "
-                              f"({src.where(b)})" for a, b in sorted(merge.items()))
-            raise GrammarError(f"terminals {pairs} are the same spelling, read in one parser "
-                               f"state, so they are one terminal; as one, the grammar does not "
-                               f"compile: {exc}") from None
+            pairs = ", ".join(
+                f"{src.label(a)} ({src.where(a)}) and {src.label(b)} ({src.where(b)})"
+                for a, b in sorted(merge.items())
+            )
+            raise GrammarError(
+                f"terminals {pairs} are the same spelling, read in one parser "
+                f"state, so they are one terminal; as one, the grammar does not "
+                f"compile: {exc}"
+            ) from None
     table = lark.parser.parser.parser.parse_table
     terms = {t.name: _terminal(t, src) for t in lark.terminals}
     for rule in lark.rules:
         if is_call(rule) and not (rule.expansion and rule.expansion[-1].is_term):
             raise GrammarError(
                 f"{src.where(str(rule.origin.name))}: rule {src.label(rule.origin.name)} (a call) "
-                "must end with a terminal, so the scanner sees the moment the call is complete")
+                "must end with a terminal, so the scanner sees the moment the call is complete"
+            )
     states = {s: _state(actions, terms, src) for s, actions in table.states.items()}
     opener_dialect: dict[str, str] = {}
     for rule in lark.rules:
@@ -115,44 +121,62 @@ def derive(dialects: tuple[str, ...], src: Sources) -> tuple[Blueprint, Lark]:
     start = table.start_states["start"]
     entries, lead = _entries(table.states, start, terms, opener_dialect, dialects, src)
     sources = [terms[e[0]]["source"] for e in entries]
-    exact = "|".join(f"(?P<{e[0]}>{rename_groups(s, entry_group_prefix(k))})"
-                     for k, (e, s) in enumerate(zip(entries, sources)))
+    exact = "|".join(
+        f"(?P<{e[0]}>{rename_groups(s, entry_group_prefix(k))})"
+        for k, (e, s) in enumerate(zip(entries, sources))
+    )
     try:
         freeze(exact)
     except re.error as exc:  # pragma: no cover - each part compiled on its own already
-        raise GrammarError(f"{src.where(*(e[0] for e in entries))}: the entry terminals' "
-                           f"alternation does not compile: {exc}") from None
+        raise GrammarError(
+            f"{src.where(*(e[0] for e in entries))}: the entry terminals' "
+            f"alternation does not compile: {exc}"
+        ) from None
     nfa = _nfa(entries, sources, src)
     think = _think_tables(src, entries, sources, exact)
     lead = "".join(sorted(set(lead).union(*(t["first"] for t in think.values()))))
     _blocks_need_calls(dialects, lark.rules, src)
     data, memo = lark.memo_serialize([TerminalDef, Rule])
     blueprint: Blueprint = {
-        "dialects": dialects, "lark": (data, memo), "terminals": list(terms.values()),
-        "states": states, "opener_dialect": opener_dialect, "entries": entries,
-        "lead_chars": lead, "entry_exact": exact, "nfa": nfa,
+        "dialects": dialects,
+        "lark": (data, memo),
+        "terminals": list(terms.values()),
+        "states": states,
+        "opener_dialect": opener_dialect,
+        "entries": entries,
+        "lead_chars": lead,
+        "entry_exact": exact,
+        "nfa": nfa,
         "think": {k: {n: v for n, v in t.items() if n != "first"} for k, t in think.items()},
         "state_dialects": state_dialects(lark.rules, table.states, start, dialects),
     }
     return blueprint, lark
 
 
-def _think_tables(src: Sources, entries: tuple[tuple[str, str, str | None], ...],
-                  sources: list[str], exact: str) -> dict[str, dict[str, Any]]:
+def _think_tables(
+    src: Sources, entries: tuple[tuple[str, str, str | None], ...], sources: list[str], exact: str
+) -> dict[str, dict[str, Any]]:
     """The entry tables of the reasoning contexts (SPEC §15, ``_entry_tables``): for each of
     ``THINK_OPEN`` (the "preamble" table) and ``THINK_CLOSE`` (the "reasoning" one) that
     ``common.lark`` defines, the block entries and that tag, last: its terminal, exact
     alternation and NFA. The tags belong to no block rule, so Lark, which drops terminals no
     rule uses, compiles them from ``common.lark`` alone."""
     common = src.parts[0][1]
-    names = [(table, name) for table, name in THINK_TABLES
-             if re.search(rf"^{name}\s*[.:]", common, re.MULTILINE)]
+    names = [
+        (table, name)
+        for table, name in THINK_TABLES
+        if re.search(rf"^{name}\s*[.:]", common, re.MULTILINE)
+    ]
     if not names:
         return {}
     mini = Sources([src.original[0]], (None,))
     try:
-        lark = Lark(mini.text + "\nstart: " + " | ".join(n for _, n in names) + "\n",
-                    parser="lalr", lexer=NoLexer, maybe_placeholders=False)
+        lark = Lark(
+            mini.text + "\nstart: " + " | ".join(n for _, n in names) + "\n",
+            parser="lalr",
+            lexer=NoLexer,
+            maybe_placeholders=False,
+        )
     except Exception as exc:  # lark.exceptions.GrammarError and friends
         raise mini.lark_error(exc) from exc
     terms = {t.name: _terminal(t, mini) for t in lark.terminals}
@@ -162,19 +186,24 @@ def _think_tables(src: Sources, entries: tuple[tuple[str, str, str | None], ...]
         spec = terms[name]
         first = first_chars(spec["source"]) if spec["source"] is not None else None
         if spec["is_run"] or first is None:
-            raise GrammarError(f"{mini.where(name)}: terminal {name} must be a bounded tag "
-                               "whose first character is a fixed set (a reasoning tag)")
+            raise GrammarError(
+                f"{mini.where(name)}: terminal {name} must be a bounded tag "
+                "whose first character is a fixed set (a reasoning tag)"
+            )
         part = f"(?P<{name}>{rename_groups(spec['source'], entry_group_prefix(k))})"
-        out[table] = {"terminal": name, "exact": f"{exact}|{part}" if exact else part,
-                      "nfa": nfa_table([*sources, spec["source"]]), "first": first}
+        out[table] = {
+            "terminal": name,
+            "exact": f"{exact}|{part}" if exact else part,
+            "nfa": nfa_table([*sources, spec["source"]]),
+            "first": first,
+        }
     return out
 
 
 def _compile(src: Sources) -> Lark:
     """Lark's parser for ``src`` (strict: a conflict is an error), or a ``GrammarError``."""
     try:
-        return Lark(src.text, parser="lalr", lexer=NoLexer, strict=True,
-                    maybe_placeholders=False)
+        return Lark(src.text, parser="lalr", lexer=NoLexer, strict=True, maybe_placeholders=False)
     except GrammarError:  # pragma: no cover - Lark raises its own
         raise
     except Exception as exc:  # lark.exceptions.GrammarError and friends
@@ -191,11 +220,11 @@ def _blocks_need_calls(dialects: tuple[str, ...], rules: list[Any], src: Sources
             f"{src.where(name)}: rule {name} (the {name} block) can be complete without any "
             "call, so text that is no call would be taken for a block; make at least one "
             "call part of every way the block can be written (e.g. call+, not call*)",
-            expected=("a block rule that always holds a call",))
+            expected=("a block rule that always holds a call",),
+        )
 
 
-def _nfa(entries: tuple[tuple[str, str, str | None], ...], sources: list[str],
-         src: Sources) -> Any:
+def _nfa(entries: tuple[tuple[str, str, str | None], ...], sources: list[str], src: Sources) -> Any:
     """The entry automaton's NFA; a construct it cannot follow names its terminal."""
     try:
         return nfa_table(sources)
@@ -204,13 +233,15 @@ def _nfa(entries: tuple[tuple[str, str, str | None], ...], sources: list[str],
             try:
                 nfa_table([source])
             except GrammarError as exc:
-                raise GrammarError(f"{src.where(name)}: terminal {src.label(name)} can start a "
-                                   f"block, but {exc}") from None
+                raise GrammarError(
+                    f"{src.where(name)}: terminal {src.label(name)} can start a block, but {exc}"
+                ) from None
         raise  # pragma: no cover - each alone was fine
 
 
-def _state(actions: dict[str, Any], terms: dict[str, dict[str, Any]],
-           src: Sources) -> tuple[tuple[str, ...], str | None, bool, str | None]:
+def _state(
+    actions: dict[str, Any], terms: dict[str, dict[str, Any]], src: Sources
+) -> tuple[tuple[str, ...], str | None, bool, str | None]:
     """One parser state: its bounded terminals (priority order), its run, whether the block
     may end there, and an action key whose reduce builds a call (or None)."""
     bounded: list[dict[str, Any]] = []
@@ -228,25 +259,34 @@ def _state(actions: dict[str, Any], terms: dict[str, dict[str, Any]],
                 raise GrammarError(
                     f"{src.where(run)}: one parser state accepts two runs, {src.label(run)} "
                     f"and {src.label(name)} ({src.where(name)}); the scanner could not tell "
-                    "where one ends", expected=(src.label(run), src.label(name)))
+                    "where one ends",
+                    expected=(src.label(run), src.label(name)),
+                )
             run = name
         else:
             bounded.append(spec)
     bounded.sort(key=lambda t: -t["priority"])
     if call_rule is not None and any(
-            getattr(action, "name", "") != "Reduce" or arg is not call_rule
-            for action, arg in actions.values()):
+        getattr(action, "name", "") != "Reduce" or arg is not call_rule
+        for action, arg in actions.values()
+    ):
         raise GrammarError(
             f"{src.where(str(call_rule.origin.name))}: rule "
             f"{src.label(call_rule.origin.name)} (a call) "
             "may be complete or may go on after the same tokens; a call must be complete the "
-            "moment its last token arrives")
+            "moment its last token arrives"
+        )
     return tuple(t["name"] for t in bounded), run, "$END" in actions, call_key
 
 
-def _entries(states: dict[int, Any], start: int, terms: dict[str, dict[str, Any]],
-             opener_dialect: dict[str, str], dialects: tuple[str, ...], src: Sources,
-             ) -> tuple[tuple[tuple[str, str, str | None], ...], str]:
+def _entries(
+    states: dict[int, Any],
+    start: int,
+    terms: dict[str, dict[str, Any]],
+    opener_dialect: dict[str, str],
+    dialects: tuple[str, ...],
+    src: Sources,
+) -> tuple[tuple[tuple[str, str, str | None], ...], str]:
     """The entry terminals ``(terminal, dialect, synthetic opener or None)``, best first,
     and the characters they can start with. Best first: the higher priority, then the
     opener of the first enabled dialect, then the name — never the parse table's order of
@@ -265,8 +305,9 @@ def _entries(states: dict[int, Any], start: int, terms: dict[str, dict[str, Any]
         action, after = start_actions[opener["name"]]
         if getattr(action, "name", "") != "Shift":
             continue
-        for name in sorted(states[after], key=lambda n: (-terms[n]["priority"], n)
-                           if n in terms else (0, n)):
+        for name in sorted(
+            states[after], key=lambda n: (-terms[n]["priority"], n) if n in terms else (0, n)
+        ):
             spec = terms.get(name)
             if spec is None or spec["is_run"] or name in seen:
                 continue
@@ -278,7 +319,8 @@ def _entries(states: dict[int, Any], start: int, terms: dict[str, dict[str, Any]
         if first is None:
             raise GrammarError(
                 f"{src.where(e[0])}: terminal {src.label(e[0])} can start a block but its first "
-                "character is not a fixed set; prose could not be searched for it")
+                "character is not a fixed set; prose could not be searched for it"
+            )
         lead |= first
     return tuple(entries), "".join(sorted(lead))
 
@@ -289,8 +331,9 @@ def _compiled(source: str, what: str) -> None:
         freeze(source)
     except re.error as exc:
         at = f" at position {exc.pos}" if exc.pos is not None else ""
-        raise GrammarError(f"{what} is not a valid regular expression: {exc.msg}{at} "
-                           f"in {source!r}") from None
+        raise GrammarError(
+            f"{what} is not a valid regular expression: {exc.msg}{at} in {source!r}"
+        ) from None
 
 
 def _terminal(t: Any, src: Sources) -> dict[str, Any]:
@@ -303,18 +346,26 @@ def _terminal(t: Any, src: Sources) -> dict[str, Any]:
             f"{where} looks before the position it is matched at (a look-behind, "
             "^, \\A or \\b); the scanner matches a token, or a run's stop, from the text "
             "held since it began, which may not hold what stands before it",
-            expected=("a pattern that reads only from its own start on (look-aheads are fine)",))
+            expected=("a pattern that reads only from its own start on (look-aheads are fine)",),
+        )
     if t.name.endswith("_RUN"):
         balanced = _JSON_RUN.match(source)
         if balanced is not None:
-            return {"name": t.name, "priority": t.priority, "source": None, "is_run": True,
-                    "balanced": True, "lead_ws": balanced.group("ws") is not None}
+            return {
+                "name": t.name,
+                "priority": t.priority,
+                "source": None,
+                "is_run": True,
+                "balanced": True,
+                "lead_ws": balanced.group("ws") is not None,
+            }
         if _JSON_RUN_LIKE.match(source):
             raise GrammarError(
                 f"{where}: a balanced (JSON object) run must be written exactly "
                 + " or ".join(f"/{f}/" for f in _JSON_RUN_FORMS)
                 + "; the scanner finds where the object ends, the pattern only declares it",
-                expected=tuple(f"/{f}/" for f in _JSON_RUN_FORMS))
+                expected=tuple(f"/{f}/" for f in _JSON_RUN_FORMS),
+            )
         soft = _SOFT_RUN.match(source)
         hard = _HARD_RUN.match(source) if soft is None else None
         if soft is not None:
@@ -325,38 +376,55 @@ def _terminal(t: Any, src: Sources) -> dict[str, Any]:
             raise GrammarError(
                 f"{where}: a run terminal must be written (?:(?!STOP)[\\s\\S])+, [CLASS]+ "
                 "or \\s*\\{[\\s\\S]*\\} (a JSON object)",
-                expected=("(?:(?!STOP)[\\s\\S])+", "[CLASS]+", _JSON_RUN_FORMS[0]))
+                expected=("(?:(?!STOP)[\\s\\S])+", "[CLASS]+", _JSON_RUN_FORMS[0]),
+            )
         _compiled(stop_src, f"{where}: its stop")
         closure = prefix_closure(stop_src)
         if closure is None:
             raise GrammarError(f"{where}: its stop uses an unsupported construct")
         width = min(max_width(stop_src), MAX_BOUNDED_WIDTH)
         first = first_chars(stop_src) if soft is not None else None
-        return {"name": t.name, "priority": t.priority, "source": None, "is_run": True,
-                "soft": soft is not None, "stop_source": stop_src,
-                "tail_source": f"(?=[\\s\\S])(?:{closure})\\Z" if width > 1 else None,
-                "tail_span": width, "stop_literal": literal_text(stop_src),
-                "stop_char": next(iter(first)) if first is not None and len(first) == 1
-                else None}
+        return {
+            "name": t.name,
+            "priority": t.priority,
+            "source": None,
+            "is_run": True,
+            "soft": soft is not None,
+            "stop_source": stop_src,
+            "tail_source": f"(?=[\\s\\S])(?:{closure})\\Z" if width > 1 else None,
+            "tail_span": width,
+            "stop_literal": literal_text(stop_src),
+            "stop_char": next(iter(first)) if first is not None and len(first) == 1 else None,
+        }
     if t.pattern.max_width > MAX_BOUNDED_WIDTH:
         raise GrammarError(
             f"{where} can be longer than {MAX_BOUNDED_WIDTH} characters; bound its "
-            "repetitions or make it a run (name ending in _RUN)")
+            "repetitions or make it a run (name ending in _RUN)"
+        )
     grows = growable_before_lookahead(source)
     if grows:
         raise GrammarError(
             f"{where} could match short on a text cut by a chunk boundary and long on "
             f"the whole text: a repeat before a look-ahead both accept {sorted(grows)!r}; take "
             "those characters out of one of them",
-            expected=("a look-ahead that accepts nothing the repeat before it accepts",))
+            expected=("a look-ahead that accepts nothing the repeat before it accepts",),
+        )
     closure = prefix_closure(source)
     if closure is None:
         raise GrammarError(
             f"{where} uses a construct whose prefixes cannot be computed "
-            "(back-reference, conditional or inline flag)")
+            "(back-reference, conditional or inline flag)"
+        )
     ends = end_chars(source)
     first = first_chars(source)
-    return {"name": t.name, "priority": t.priority, "source": source, "is_run": False,
-            "end_chars": frozenset(ends) if ends is not None else None,
-            "width": min(max_width(source), MAX_BOUNDED_WIDTH), "closure": closure,
-            "reach": max_width(closure), "first": frozenset(first) if first is not None else None}
+    return {
+        "name": t.name,
+        "priority": t.priority,
+        "source": source,
+        "is_run": False,
+        "end_chars": frozenset(ends) if ends is not None else None,
+        "width": min(max_width(source), MAX_BOUNDED_WIDTH),
+        "closure": closure,
+        "reach": max_width(closure),
+        "first": frozenset(first) if first is not None else None,
+    }

@@ -37,7 +37,8 @@ def _owners(rules: list[Any], dialects: tuple[str, ...]) -> dict[str, int]:
     uses: dict[str, set[str]] = {}
     for r in rules:
         uses.setdefault(str(r.origin.name), set()).update(
-            str(s.name) for s in r.expansion if not s.is_term)
+            str(s.name) for s in r.expansion if not s.is_term
+        )
     owners: dict[str, int] = {"start": (1 << len(dialects)) - 1}
     for k, d in enumerate(dialects):
         todo = [d]
@@ -50,8 +51,9 @@ def _owners(rules: list[Any], dialects: tuple[str, ...]) -> dict[str, int]:
     return owners
 
 
-def state_dialects(rules: list[Any], states: dict[int, dict[str, Any]], start: int,
-                   dialects: tuple[str, ...]) -> dict[int, int]:
+def state_dialects(
+    rules: list[Any], states: dict[int, dict[str, Any]], start: int, dialects: tuple[str, ...]
+) -> dict[int, int]:
     """Each parser state -> the mask of the dialects its kernel items belong to (the start
     state, and any state not reached from it: all)."""
     everyone = (1 << len(dialects)) - 1

@@ -45,8 +45,9 @@ class EntryTable:
 
     __slots__ = ("automaton", "index", "tag", "settlements", "source", "_exact", "_lock")
 
-    def __init__(self, source: str, automaton: EntryAutomaton, index: dict[str, int],
-                 tag: str | None) -> None:
+    def __init__(
+        self, source: str, automaton: EntryAutomaton, index: dict[str, int], tag: str | None
+    ) -> None:
         self.automaton = automaton
         self.index = index
         self.tag = tag
@@ -70,12 +71,17 @@ class EntryTable:
             self.settlements[key] = answer
 
 
-def entry_tables(blueprint: dict[str, Any], answer: EntryAutomaton,
-                 index: dict[str, int]) -> dict[str, EntryTable]:
+def entry_tables(
+    blueprint: dict[str, Any], answer: EntryAutomaton, index: dict[str, int]
+) -> dict[str, EntryTable]:
     """The grammar's tables: ``"answer"`` around its own automaton, and a reasoning table for
     each tag the blueprint holds (``_derive._think_tables``)."""
     tables = {"answer": EntryTable(blueprint["entry_exact"], answer, index, None)}
     for name, t in blueprint.get("think", {}).items():
-        tables[name] = EntryTable(t["exact"], EntryAutomaton(table=t["nfa"]),
-                                  {**index, t["terminal"]: len(index)}, t["terminal"])
+        tables[name] = EntryTable(
+            t["exact"],
+            EntryAutomaton(table=t["nfa"]),
+            {**index, t["terminal"]: len(index)},
+            t["terminal"],
+        )
     return tables

@@ -16,8 +16,14 @@ from pathlib import Path
 
 from .._base.errors import ConfigurationError, GrammarError
 
-__all__ = ["DEFAULTS_DIRECTIVE", "DEFAULT_DIALECTS", "DIRECTIVE", "available_dialects",
-           "default_dialects", "grammar_dirs"]
+__all__ = [
+    "DEFAULTS_DIRECTIVE",
+    "DEFAULT_DIALECTS",
+    "DIRECTIVE",
+    "available_dialects",
+    "default_dialects",
+    "grammar_dirs",
+]
 
 #: A line of ``common.lark`` the loader reads (to Lark, a comment): ``//%name value …``.
 DIRECTIVE = "//%"
@@ -50,8 +56,9 @@ def _read(path: Path) -> tuple[str, str]:
     try:
         return str(path), path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        raise GrammarError(f"{path}: not valid UTF-8 (byte {exc.object[exc.start]:#04x} at "
-                           f"offset {exc.start})") from None
+        raise GrammarError(
+            f"{path}: not valid UTF-8 (byte {exc.object[exc.start]:#04x} at offset {exc.start})"
+        ) from None
     except OSError as exc:
         raise GrammarError(f"{path}: cannot be read: {exc.strerror or exc}") from None
 
@@ -64,15 +71,21 @@ def default_dialects(extra_dirs: tuple[str, ...] = ()) -> tuple[str, ...]:
     path = _find("common", dirs, extra_dirs)
     declared = _declared(*_read(path), dirs)
     if declared is None:
-        raise GrammarError(f"{path}: declares no default dialects",
-                           expected=(f"a line {DIRECTIVE}{DEFAULTS_DIRECTIVE} dialect …",))
+        raise GrammarError(
+            f"{path}: declares no default dialects",
+            expected=(f"a line {DIRECTIVE}{DEFAULTS_DIRECTIVE} dialect …",),
+        )
     return declared
 
 
 def _is_dialect_name(name: str) -> bool:
     """``[a-z][a-z0-9_]*``, without a regex."""
-    return (name[:1].isalpha() and name.isascii() and name == name.lower()
-            and name.replace("_", "").isalnum())
+    return (
+        name[:1].isalpha()
+        and name.isascii()
+        and name == name.lower()
+        and name.replace("_", "").isalnum()
+    )
 
 
 def _declared(path: str, text: str, dirs: tuple[Path, ...]) -> tuple[str, ...] | None:
@@ -88,26 +101,35 @@ def _declared(path: str, text: str, dirs: tuple[Path, ...]) -> tuple[str, ...] |
         if not line.startswith(DIRECTIVE):
             continue
         where = f"{path}:{n}"
-        word, *names = line[len(DIRECTIVE):].split() or [""]
+        word, *names = line[len(DIRECTIVE) :].split() or [""]
         if word != DEFAULTS_DIRECTIVE:
-            raise GrammarError(f"{where}: unknown loader directive {line.strip()!r}",
-                               expected=expected)
+            raise GrammarError(
+                f"{where}: unknown loader directive {line.strip()!r}", expected=expected
+            )
         if found is not None:
-            raise GrammarError(f"{where}: the default dialects are declared a second time",
-                               expected=expected)
+            raise GrammarError(
+                f"{where}: the default dialects are declared a second time", expected=expected
+            )
         if not names:
-            raise GrammarError(f"{where}: {DIRECTIVE}{DEFAULTS_DIRECTIVE} names no dialect",
-                               expected=expected)
+            raise GrammarError(
+                f"{where}: {DIRECTIVE}{DEFAULTS_DIRECTIVE} names no dialect", expected=expected
+            )
         for name in names:
             if not _is_dialect_name(name) or name == "common":
-                raise GrammarError(f"{where}: {name!r} is not a dialect name (a lower-case "
-                                   "Lark rule name, not common)", expected=expected)
+                raise GrammarError(
+                    f"{where}: {name!r} is not a dialect name (a lower-case "
+                    "Lark rule name, not common)",
+                    expected=expected,
+                )
             if names.count(name) > 1:
-                raise GrammarError(f"{where}: dialect {name!r} is declared twice",
-                                   expected=expected)
+                raise GrammarError(
+                    f"{where}: dialect {name!r} is declared twice", expected=expected
+                )
             if not any((d / f"{name}.lark").is_file() for d in dirs):
-                raise GrammarError(f"{where}: no grammar file for default dialect {name!r}",
-                                   expected=_dialects_in(dirs))
+                raise GrammarError(
+                    f"{where}: no grammar file for default dialect {name!r}",
+                    expected=_dialects_in(dirs),
+                )
         found = tuple(names)
     return found
 
@@ -128,8 +150,9 @@ def _find(name: str, dirs: tuple[Path, ...], extra_dirs: tuple[str, ...]) -> Pat
         f = d / f"{name}.lark"
         if f.is_file():
             return f
-    raise ConfigurationError(f"no grammar file for dialect {name!r}",
-                             expected=available_dialects(extra_dirs))
+    raise ConfigurationError(
+        f"no grammar file for dialect {name!r}", expected=available_dialects(extra_dirs)
+    )
 
 
 #: The dialects enabled when none are named: what the built-in ``common.lark`` declares.

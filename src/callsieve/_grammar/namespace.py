@@ -33,19 +33,38 @@ __all__ = ["CONTRACT", "Renamed", "namespace", "same_spellings"]
 
 #: Names every file means alike: the rule-name contract (SPEC §12), the terminals the repairs
 #: know by name, and the start rule. A dialect file never renames them.
-CONTRACT = frozenset({
-    "start", "call", "call_name", "call_args", "call_json", "call_id", "param", "param_name",
-    "param_value", "attr", "cdata", "STRAY_RUN", "CDATA_OPEN", "CDATA_RUN", "CDATA_CLOSE"})
+CONTRACT = frozenset(
+    {
+        "start",
+        "call",
+        "call_name",
+        "call_args",
+        "call_json",
+        "call_id",
+        "param",
+        "param_name",
+        "param_value",
+        "attr",
+        "cdata",
+        "STRAY_RUN",
+        "CDATA_OPEN",
+        "CDATA_RUN",
+        "CDATA_CLOSE",
+    }
+)
 
 #: One token of a .lark file that matters here; what lies between tokens is punctuation,
 #: white space, numbers and modifiers (``?``, ``!``). Strings and regexps as Lark reads them.
-_TOKEN = re.compile(r"""
+_TOKEN = re.compile(
+    r"""
     (?P<skip>//[^\n]*|\#[^\n]*|"(?:\\"|\\\\|[^"\n])*?"i?|/(?!/)(?:\\/|\\\\|[^/])*?/[imslux]*)
   | (?P<name>_?[a-z][_a-z0-9]*|_?[A-Z][_A-Z0-9]*)
   | (?P<arrow>->)
   | (?P<directive>%[a-z]+)
   | (?P<nl>\n)
-""", re.VERBOSE)
+""",
+    re.VERBOSE,
+)
 #: What follows a defined name at the head of a line: template parameters, a priority, ``:``.
 _HEAD_REST = re.compile(r"[ \t]*(?:\{[^}\n]*\}[ \t]*)?(?:\.[ \t]*[+-]?\d+[ \t]*)?:")
 #: Directives whose names are shared by every file, copied as they are.
@@ -57,8 +76,9 @@ class Renamed:
 
     __slots__ = ("labels", "shifts", "text")
 
-    def __init__(self, text: str, labels: dict[str, str],
-                 shifts: dict[int, list[tuple[int, int, int]]]) -> None:
+    def __init__(
+        self, text: str, labels: dict[str, str], shifts: dict[int, list[tuple[int, int, int]]]
+    ) -> None:
         self.text = text
         #: the joined name of every renamed name -> the name as written in the file
         self.labels = labels
@@ -85,7 +105,7 @@ def qualified(name: str, space: str) -> str:
     """``name`` in the namespace ``space`` (a dialect name): ``space__name`` for a rule,
     ``SPACE__NAME`` for a terminal, a leading ``_`` kept in front."""
     lead = "_" if name.startswith("_") else ""
-    core = name[len(lead):]
+    core = name[len(lead) :]
     return f"{lead}{space.upper() if core[:1].isupper() else space}__{core}"
 
 
@@ -98,7 +118,7 @@ def _tokens(text: str) -> list[tuple[str, int, int, bool]]:
     after_arrow = verbatim = False
     pos = 0
     for m in _TOKEN.finditer(text):
-        gap = text[pos:m.start()]
+        gap = text[pos : m.start()]
         if gap.strip(" \t\r\f\v?!"):
             line_start = False
         pos = m.end()
@@ -153,8 +173,11 @@ def same_spellings(terminals: Iterable[Any], states: dict[int, dict[str, Any]]) 
     parser state accepts: each one's name -> the name of the first defined of them."""
     terminals = list(terminals)
     order = {t.name: k for k, t in enumerate(terminals)}
-    spelling = {t.name: (t.pattern.to_regexp(), t.priority) for t in terminals
-                if not t.name.endswith("_RUN")}
+    spelling = {
+        t.name: (t.pattern.to_regexp(), t.priority)
+        for t in terminals
+        if not t.name.endswith("_RUN")
+    }
     merge: dict[str, str] = {}
     for actions in states.values():
         alike: dict[tuple[str, int], list[str]] = {}

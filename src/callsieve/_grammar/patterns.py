@@ -29,7 +29,8 @@ from typing import Any
 # ``re``'s own parser and code generator (``sre_*`` before 3.11, deprecated since).
 _p: Any = importlib.import_module("re._parser" if sys.version_info >= (3, 11) else "sre_parse")
 _cmp: Any = importlib.import_module(
-    "re._compiler" if sys.version_info >= (3, 11) else "sre_compile")
+    "re._compiler" if sys.version_info >= (3, 11) else "sre_compile"
+)
 try:
     _sre: Any = importlib.import_module("_sre")
 except ImportError:  # pragma: no cover - not CPython's engine
@@ -51,16 +52,22 @@ def _freeze(source: str) -> Frozen:
     indexgroup: list[str | None] = [None] * p.state.groups
     for name, i in groupindex.items():
         indexgroup[i] = name
-    return (p.state.flags, array.array("I", code).tobytes(), p.state.groups - 1, groupindex,
-            tuple(indexgroup))
+    return (
+        p.state.flags,
+        array.array("I", code).tobytes(),
+        p.state.groups - 1,
+        groupindex,
+        tuple(indexgroup),
+    )
 
 
 def _thaw(source: str, frozen: Frozen) -> re.Pattern[str]:
     flags, code, groups, groupindex, indexgroup = frozen
     words = array.array("I")
     words.frombytes(code)
-    pattern: re.Pattern[str] = _sre.compile(source, flags, words.tolist(), groups,
-                                            dict(groupindex), tuple(indexgroup))
+    pattern: re.Pattern[str] = _sre.compile(
+        source, flags, words.tolist(), groups, dict(groupindex), tuple(indexgroup)
+    )
     return pattern
 
 
@@ -69,8 +76,11 @@ def _works() -> bool:
     global _usable
     if _usable is None:
         try:
-            _usable = (_sre is not None and array.array("I").itemsize == _sre.CODESIZE
-                       and _thaw(_PROBE, _freeze(_PROBE)) == re.compile(_PROBE))
+            _usable = (
+                _sre is not None
+                and array.array("I").itemsize == _sre.CODESIZE
+                and _thaw(_PROBE, _freeze(_PROBE)) == re.compile(_PROBE)
+            )
         except Exception:  # noqa: BLE001 - another engine or layout: no frozen forms
             _usable = False
     return _usable

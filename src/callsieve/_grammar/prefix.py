@@ -27,12 +27,24 @@ except ImportError:  # pragma: no cover - Python 3.10
     import sre_constants as _c
     import sre_parse as _p
 
-__all__ = ["char_class_source", "end_chars", "first_chars", "growable_before_lookahead",
-           "literal_text", "max_width", "prefix_closure", "reads_before"]
+__all__ = [
+    "char_class_source",
+    "end_chars",
+    "first_chars",
+    "growable_before_lookahead",
+    "literal_text",
+    "max_width",
+    "prefix_closure",
+    "reads_before",
+]
 
 _CATEGORIES = {
-    "CATEGORY_DIGIT": r"\d", "CATEGORY_NOT_DIGIT": r"\D", "CATEGORY_SPACE": r"\s",
-    "CATEGORY_NOT_SPACE": r"\S", "CATEGORY_WORD": r"\w", "CATEGORY_NOT_WORD": r"\W",
+    "CATEGORY_DIGIT": r"\d",
+    "CATEGORY_NOT_DIGIT": r"\D",
+    "CATEGORY_SPACE": r"\s",
+    "CATEGORY_NOT_SPACE": r"\S",
+    "CATEGORY_WORD": r"\w",
+    "CATEGORY_NOT_WORD": r"\W",
 }
 
 
@@ -190,7 +202,7 @@ def _edge(items: list[Any], last: bool) -> tuple[set[str] | None, bool]:
     """The characters a match of the sequence ``items`` can start with (``last=False``) or
     be completed by (``last=True``), and whether it can match empty. None: not a small set."""
     out: set[str] = set()
-    for op, av in (reversed(items) if last else items):
+    for op, av in reversed(items) if last else items:
         name = str(op)
         if name == "AT":
             continue
@@ -289,9 +301,19 @@ def max_width(pattern: str) -> int:
 
 
 #: Anchors that look at the text before the match position (or at its absolute position).
-_BEFORE_ANCHORS = frozenset(("AT_BEGINNING", "AT_BEGINNING_LINE", "AT_BEGINNING_STRING",
-                             "AT_BOUNDARY", "AT_NON_BOUNDARY", "AT_LOC_BOUNDARY",
-                             "AT_LOC_NON_BOUNDARY", "AT_UNI_BOUNDARY", "AT_UNI_NON_BOUNDARY"))
+_BEFORE_ANCHORS = frozenset(
+    (
+        "AT_BEGINNING",
+        "AT_BEGINNING_LINE",
+        "AT_BEGINNING_STRING",
+        "AT_BOUNDARY",
+        "AT_NON_BOUNDARY",
+        "AT_LOC_BOUNDARY",
+        "AT_LOC_NON_BOUNDARY",
+        "AT_UNI_BOUNDARY",
+        "AT_UNI_NON_BOUNDARY",
+    )
+)
 
 
 def reads_before(pattern: str) -> bool:

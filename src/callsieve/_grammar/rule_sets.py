@@ -12,8 +12,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["ARG_NODES", "JSON_NODES", "STREAM_NODES", "discard", "is_call", "listening", "rules_above_calls",
-           "terminals_below"]
+__all__ = [
+    "ARG_NODES",
+    "JSON_NODES",
+    "STREAM_NODES",
+    "discard",
+    "is_call",
+    "listening",
+    "rules_above_calls",
+    "terminals_below",
+]
 
 CALL_RULE = "call"
 #: The nodes the argument stream reads as they are reduced (``_argstream``).
@@ -29,13 +37,16 @@ def is_call(rule: Any) -> bool:
     return bool((rule.alias or rule.origin.name) == CALL_RULE)
 
 
-def listening(build: Callable[[list[Any]], Any],
-              listener: Callable[[Any], None]) -> Callable[[list[Any]], Any]:
+def listening(
+    build: Callable[[list[Any]], Any], listener: Callable[[Any], None]
+) -> Callable[[list[Any]], Any]:
     """The callback ``build``, which also hands the node it builds to ``listener``."""
+
     def callback(children: list[Any]) -> Any:
         node = build(children)
         listener(node)
         return node
+
     return callback
 
 

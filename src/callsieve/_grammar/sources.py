@@ -25,20 +25,32 @@ class Sources:
     """The grammar files joined into one text, each dialect file's own names in its namespace
     (``_namespace``), and where a line, a column or a name of it comes from."""
 
-    def __init__(self, parts: list[tuple[str, str]], spaces: tuple[str | None, ...] = (),
-                 merge: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        parts: list[tuple[str, str]],
+        spaces: tuple[str | None, ...] = (),
+        merge: dict[str, str] | None = None,
+    ) -> None:
         self.original = parts  # (file, text) as read
         self.spaces = spaces  # the namespace of each part (None: none), as many as parts
         self.merge = merge or {}
-        self.renamed = [namespace(text, spaces[k] if k < len(spaces) else None, self.merge)
-                        for k, (_, text) in enumerate(parts)]
+        self.renamed = [
+            namespace(text, spaces[k] if k < len(spaces) else None, self.merge)
+            for k, (_, text) in enumerate(parts)
+        ]
         self.parts = [(path, r.text) for (path, _), r in zip(parts, self.renamed)]
         self.text = "\n".join(text for _, text in self.parts)
         #: the joined name of every renamed name -> the name as written
         self.labels = {new: old for r in self.renamed for new, old in r.labels.items()}
-        self._label_re = re.compile(r"\b(?:" + "|".join(
-            map(re.escape, sorted(self.labels, key=len, reverse=True))) + r")\b") \
-            if self.labels else None
+        self._label_re = (
+            re.compile(
+                r"\b(?:"
+                + "|".join(map(re.escape, sorted(self.labels, key=len, reverse=True)))
+                + r")\b"
+            )
+            if self.labels
+            else None
+        )
         self._starts: list[int] = []  # the joined text's line number of each part's line 1
         line = 1
         for _, text in self.parts:
@@ -96,6 +108,7 @@ class Sources:
     def lark_error(self, exc: Exception) -> GrammarError:
         """Lark's error, with its joined-text positions turned into file positions and its
         names into the names as written."""
+
         def place(m: re.Match[str]) -> str:
             path, n = self.at(int(m[1]))
             return f"line {n}, column {self.column(int(m[1]), int(m[2]))} of {path}"
@@ -104,10 +117,12 @@ class Sources:
         line, column = getattr(exc, "line", None), getattr(exc, "column", None)
         if isinstance(line, int) and line > 0:
             path, n = self.at(line)
-            where = f"{path}:{n}:{self.column(line, column)}" \
-                if isinstance(column, int) and column > 0 else f"{path}:{n}"
+            where = (
+                f"{path}:{n}:{self.column(line, column)}"
+                if isinstance(column, int) and column > 0
+                else f"{path}:{n}"
+            )
         else:
             found = [g for m in _NAMED.finditer(message) for g in m.groups() if g]
             where = self.where(*found)
-        return GrammarError(f"{where}: grammar does not compile: "
-                            f"{self.relabel(message.strip())}")
+        return GrammarError(f"{where}: grammar does not compile: {self.relabel(message.strip())}")

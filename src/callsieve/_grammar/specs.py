@@ -47,7 +47,6 @@ def _char_search(chars: frozenset[str]) -> Any:
     return compile_pattern(_class_source(chars)).search
 
 
-
 def entry_group_prefix(k: int) -> str:
     """What entry ``k``'s own named groups are prefixed with in the grammar's ``entry_exact``
     alternation (so that two entries may both have a ``v``)."""
@@ -58,22 +57,57 @@ class TerminalSpec:
     """How the scanner reads one terminal. ``pattern``, ``stop`` and ``tail`` are compiled
     the first time they are read (``__getattr__``: an unset slot), then plain attributes."""
 
-    __slots__ = ("name", "priority", "source", "pattern", "first", "viable", "_closure",
-                 "reach", "is_run", "soft", "stop_source", "stop", "tail_source", "tail",
-                 "tail_span", "stop_char", "end_chars", "width", "end_probe", "find_stop",
-                 "may_stop", "placeholder", "balanced", "lead_ws")
+    __slots__ = (
+        "name",
+        "priority",
+        "source",
+        "pattern",
+        "first",
+        "viable",
+        "_closure",
+        "reach",
+        "is_run",
+        "soft",
+        "stop_source",
+        "stop",
+        "tail_source",
+        "tail",
+        "tail_span",
+        "stop_char",
+        "end_chars",
+        "width",
+        "end_probe",
+        "find_stop",
+        "may_stop",
+        "placeholder",
+        "balanced",
+        "lead_ws",
+    )
 
     pattern: Any  # re.Pattern: the whole token (bounded terminals), else None
     stop: Any  # re.Pattern: a complete stop (runs), else None
     tail: Any  # re.Pattern: a buffer tail that may still become a stop, or None
 
-    def __init__(self, name: str, priority: int, source: str | None, is_run: bool = False,
-                 soft: bool = False, stop_source: str | None = None,
-                 tail_source: str | None = None, tail_span: int = 0,
-                 stop_char: str | None = None, stop_literal: str | None = None,
-                 end_chars: frozenset[str] | None = None, width: int = 0,
-                 closure: str = "", reach: int = 0, first: frozenset[str] | None = None,
-                 balanced: bool = False, lead_ws: bool = False) -> None:
+    def __init__(
+        self,
+        name: str,
+        priority: int,
+        source: str | None,
+        is_run: bool = False,
+        soft: bool = False,
+        stop_source: str | None = None,
+        tail_source: str | None = None,
+        tail_span: int = 0,
+        stop_char: str | None = None,
+        stop_literal: str | None = None,
+        end_chars: frozenset[str] | None = None,
+        width: int = 0,
+        closure: str = "",
+        reach: int = 0,
+        first: frozenset[str] | None = None,
+        balanced: bool = False,
+        lead_ws: bool = False,
+    ) -> None:
         self.name = name
         self.priority = priority
         self.source = source  # the pattern's source (bounded terminals)
@@ -194,11 +228,26 @@ def _anywhere(chunk: str) -> bool:
 class StateSpec:
     """What the scanner may meet in one parser state."""
 
-    __slots__ = ("bounded", "call_rule", "end_ok", "run", "shell_probe", "shell_width",
-                 "decisions", "expected", "_by_first", "_any_first")
+    __slots__ = (
+        "bounded",
+        "call_rule",
+        "end_ok",
+        "run",
+        "shell_probe",
+        "shell_width",
+        "decisions",
+        "expected",
+        "_by_first",
+        "_any_first",
+    )
 
-    def __init__(self, bounded: tuple[TerminalSpec, ...], run: TerminalSpec | None,
-                 end_ok: bool, call_rule: Any) -> None:
+    def __init__(
+        self,
+        bounded: tuple[TerminalSpec, ...],
+        run: TerminalSpec | None,
+        end_ok: bool,
+        call_rule: Any,
+    ) -> None:
         self.bounded = bounded
         self.run = run
         self.end_ok = end_ok
@@ -219,8 +268,9 @@ class StateSpec:
         # The bounded terminals a match may start with a given character, in priority order.
         self._any_first = tuple(t for t in bounded if t.first is None)
         chars = set().union(*(t.first for t in bounded if t.first is not None))
-        self._by_first = {c: tuple(t for t in bounded if t.first is None or c in t.first)
-                          for c in chars}
+        self._by_first = {
+            c: tuple(t for t in bounded if t.first is None or c in t.first) for c in chars
+        }
 
     def starting(self, c: str) -> tuple[TerminalSpec, ...]:
         """The bounded terminals that may match from a character ``c`` (priority order)."""

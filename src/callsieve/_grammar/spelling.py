@@ -48,8 +48,9 @@ class Spelling:
 
     __slots__ = ("dialect", "grammar", "path", "texts")
 
-    def __init__(self, dialect: str, path: str, texts: dict[str, str],
-                 grammar: CompiledGrammar) -> None:
+    def __init__(
+        self, dialect: str, path: str, texts: dict[str, str], grammar: CompiledGrammar
+    ) -> None:
         self.dialect = dialect
         self.path = path
         self.texts = texts
@@ -59,8 +60,11 @@ class Spelling:
         try:
             return self.texts[name]
         except KeyError:
-            raise GrammarError(f"{self.path}: no spelling {name!r} (the writer of dialect "
-                               f"{self.dialect!r} needs it)", expected=(name,)) from None
+            raise GrammarError(
+                f"{self.path}: no spelling {name!r} (the writer of dialect "
+                f"{self.dialect!r} needs it)",
+                expected=(name,),
+            ) from None
 
     def __contains__(self, name: str) -> bool:
         return name in self.texts
@@ -90,10 +94,14 @@ def _read(path: Path) -> dict[str, str]:
     text = path.read_text(encoding="utf-8")
     names = re.findall(r"^([A-Z][A-Z0-9_]*)\s*:", text, flags=re.MULTILINE)
     if not names:
-        raise GrammarError(f"{path}: defines no spelling", expected=("NAME: \"text\"",))
+        raise GrammarError(f"{path}: defines no spelling", expected=('NAME: "text"',))
     try:
-        lark = Lark(f"{text}\nspelling_start: {' '.join(names)}\n", start="spelling_start",
-                    parser="lalr", lexer="basic")
+        lark = Lark(
+            f"{text}\nspelling_start: {' '.join(names)}\n",
+            start="spelling_start",
+            parser="lalr",
+            lexer="basic",
+        )
     except LarkError as exc:
         raise GrammarError(f"{path}: {exc}".strip()) from None
     defs = {t.name: t.pattern for t in lark.terminals}
@@ -101,8 +109,9 @@ def _read(path: Path) -> dict[str, str]:
     for name in names:
         pattern = defs.get(name)
         if pattern is None or pattern.type != "str":
-            raise GrammarError(f"{path}: spelling {name} is not one string literal",
-                               expected=('"text"',))
+            raise GrammarError(
+                f"{path}: spelling {name} is not one string literal", expected=('"text"',)
+            )
         out[name] = str(pattern.value)
     return out
 
@@ -122,34 +131,43 @@ def _check(path: Path, dialect: str, texts: dict[str, str], g: CompiledGrammar) 
     for name, text in texts.items():
         sample = text.replace(SLOT, _SAMPLE.get(name, "x"))
         if name == OPENER:
-            pats = [_terminal(g, dialect, e.terminal) for e in g.entries
-                    if e.dialect == dialect and e.synthetic is None]
+            pats = [
+                _terminal(g, dialect, e.terminal)
+                for e in g.entries
+                if e.dialect == dialect and e.synthetic is None
+            ]
             pats = [p for p in pats if p is not None]
             if not any(_matches(p, sample, others) for p in pats):
-                raise GrammarError(f"{path}: {name} {text!r} is not an opener of dialect "
-                                   f"{dialect!r}")
+                raise GrammarError(
+                    f"{path}: {name} {text!r} is not an opener of dialect {dialect!r}"
+                )
             continue
         pattern = _terminal(g, dialect, name)
         if pattern is not None and not _matches(pattern, sample, others):
-            raise GrammarError(f"{path}: {name} {text!r} is not matched in full by the "
-                               f"terminal {name} of dialect {dialect!r}",
-                               expected=(pattern.pattern[:200],))
+            raise GrammarError(
+                f"{path}: {name} {text!r} is not matched in full by the "
+                f"terminal {name} of dialect {dialect!r}",
+                expected=(pattern.pattern[:200],),
+            )
 
 
 @functools.lru_cache(maxsize=64)
 def spelling(dialect: str, extra_dirs: tuple[str, ...] = ()) -> Spelling:
     """The checked spellings of ``dialect`` (see the module docstring)."""
     if not isinstance(dialect, str) or not dialect.isidentifier():
-        raise ConfigurationError(f"dialect must be a dialect name, not {dialect!r}",
-                                 expected=_written(extra_dirs))
+        raise ConfigurationError(
+            f"dialect must be a dialect name, not {dialect!r}", expected=_written(extra_dirs)
+        )
     for d in grammar_dirs(extra_dirs):
         path = d / SPELLING_DIR / f"{dialect}.lark"
         if path.is_file():
             break
     else:
-        raise ConfigurationError(f"dialect {dialect!r} has no spelling file for writing "
-                                 f"({SPELLING_DIR}/{dialect}.lark in a grammar folder)",
-                                 expected=_written(extra_dirs))
+        raise ConfigurationError(
+            f"dialect {dialect!r} has no spelling file for writing "
+            f"({SPELLING_DIR}/{dialect}.lark in a grammar folder)",
+            expected=_written(extra_dirs),
+        )
     texts = _read(path)
     g = load_grammar((dialect,), extra_dirs)
     _check(path, dialect, texts, g)

@@ -27,19 +27,32 @@ from .._base.values import load_json
 
 __all__ = ["read_calls", "read_results", "read_tools"]
 
-_TOOL_SHAPES = ('{"type": "function", "function": {"name", "description", "parameters"}}',
-                '{"name", "description", "input_schema"}', '{"name", "parameters"}')
-_CALL_SHAPES = ("ToolCall", "(name, input)", '{"role": "assistant", "tool_calls": […]}',
-                '{"function": {"name", "arguments"}}', '{"type": "tool_use", "name", "input"}',
-                '{"role": "assistant", "content": [tool_use blocks]}')
-_RESULT_SHAPES = ("str", '{"role": "tool", "content"}', '{"type": "tool_result", "content"}',
-                  '{"role": "user", "content": [tool_result blocks]}')
+_TOOL_SHAPES = (
+    '{"type": "function", "function": {"name", "description", "parameters"}}',
+    '{"name", "description", "input_schema"}',
+    '{"name", "parameters"}',
+)
+_CALL_SHAPES = (
+    "ToolCall",
+    "(name, input)",
+    '{"role": "assistant", "tool_calls": […]}',
+    '{"function": {"name", "arguments"}}',
+    '{"type": "tool_use", "name", "input"}',
+    '{"role": "assistant", "content": [tool_use blocks]}',
+)
+_RESULT_SHAPES = (
+    "str",
+    '{"role": "tool", "content"}',
+    '{"type": "tool_result", "content"}',
+    '{"role": "user", "content": [tool_result blocks]}',
+)
 
 
 def _seq(value: Any, what: str) -> list[Any]:
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
-        raise FormatError(f"{what} must be a list, not {type(value).__name__}",
-                          expected=("a list",))
+        raise FormatError(
+            f"{what} must be a list, not {type(value).__name__}", expected=("a list",)
+        )
     return list(value)
 
 
@@ -57,13 +70,16 @@ def read_tools(tools: Any) -> list[tuple[str, str, dict[str, Any]]]:
         description = spec.get("description") or ""
         schema = spec.get("parameters", spec.get("input_schema")) or {}
         if not isinstance(description, str) or not isinstance(schema, Mapping):
-            raise FormatError(f"{where}: description must be a str and the schema an object",
-                              expected=_TOOL_SHAPES)
+            raise FormatError(
+                f"{where}: description must be a str and the schema an object",
+                expected=_TOOL_SHAPES,
+            )
         try:
             json.dumps(schema, allow_nan=False)
         except (TypeError, ValueError) as exc:
-            raise FormatError(f"{where}: the schema is not JSON: {exc}",
-                              expected=_TOOL_SHAPES) from None
+            raise FormatError(
+                f"{where}: the schema is not JSON: {exc}", expected=_TOOL_SHAPES
+            ) from None
         out.append((name, description, dict(schema)))
     return out
 
@@ -73,8 +89,9 @@ def _arguments(value: Any, where: str) -> dict[str, Any]:
         try:
             value = load_json(value) if value.strip() else {}
         except (ValueError, RecursionError) as exc:
-            raise FormatError(f"{where}: arguments are not JSON: {exc}",
-                              expected=("a JSON object",)) from None
+            raise FormatError(
+                f"{where}: arguments are not JSON: {exc}", expected=("a JSON object",)
+            ) from None
     if not isinstance(value, Mapping):
         raise FormatError(f"{where}: arguments are not a JSON object", expected=("an object",))
     if not all(isinstance(k, str) for k in value):
@@ -108,15 +125,18 @@ def read_calls(calls: Any) -> list[tuple[str, dict[str, Any]]]:
         where = f"calls[{i}]"
         if isinstance(item, Mapping) and "role" in item:
             if isinstance(item.get("tool_calls"), list):
-                out += [_one_call(c, f"{where}.tool_calls[{k}]")
-                        for k, c in enumerate(item["tool_calls"])]
+                out += [
+                    _one_call(c, f"{where}.tool_calls[{k}]")
+                    for k, c in enumerate(item["tool_calls"])
+                ]
             elif isinstance(item.get("content"), list):
-                out += [_one_call(b, f"{where}.content[{k}]")
-                        for k, b in enumerate(item["content"])
-                        if isinstance(b, Mapping) and b.get("type") == "tool_use"]
+                out += [
+                    _one_call(b, f"{where}.content[{k}]")
+                    for k, b in enumerate(item["content"])
+                    if isinstance(b, Mapping) and b.get("type") == "tool_use"
+                ]
             elif item.get("role") != "assistant" or item.get("content") not in (None, ""):
-                raise FormatError(f"{where}: a message without tool calls",
-                                  expected=_CALL_SHAPES)
+                raise FormatError(f"{where}: a message without tool calls", expected=_CALL_SHAPES)
         else:
             out.append(_one_call(item, where))
     return out
@@ -128,14 +148,16 @@ def _content_text(content: Any, where: str) -> str:
     if content is None:
         return ""
     if isinstance(content, list) and all(
-            isinstance(p, Mapping) and p.get("type") == "text" and isinstance(p.get("text"), str)
-            for p in content):
+        isinstance(p, Mapping) and p.get("type") == "text" and isinstance(p.get("text"), str)
+        for p in content
+    ):
         return "".join(p["text"] for p in content)
     try:
         return json.dumps(content, ensure_ascii=False)
     except (TypeError, ValueError) as exc:
-        raise FormatError(f"{where}: content is neither text nor JSON: {exc}",
-                          expected=_RESULT_SHAPES) from None
+        raise FormatError(
+            f"{where}: content is neither text nor JSON: {exc}", expected=_RESULT_SHAPES
+        ) from None
 
 
 def read_results(results: Any) -> list[str]:
@@ -144,17 +166,30 @@ def read_results(results: Any) -> list[str]:
         where = f"results[{i}]"
         if isinstance(item, str):
             out.append(item)
-        elif isinstance(item, Mapping) and item.get("type") == "tool_result" or isinstance(item, Mapping) and item.get("role") == "tool":
+        elif (
+            isinstance(item, Mapping)
+            and item.get("type") == "tool_result"
+            or isinstance(item, Mapping)
+            and item.get("role") == "tool"
+        ):
             out.append(_content_text(item.get("content"), f"{where}.content"))
-        elif isinstance(item, Mapping) and item.get("role") == "user" and \
-                isinstance(item.get("content"), list):
-            blocks = [(k, b) for k, b in enumerate(item["content"])
-                      if isinstance(b, Mapping) and b.get("type") == "tool_result"]
+        elif (
+            isinstance(item, Mapping)
+            and item.get("role") == "user"
+            and isinstance(item.get("content"), list)
+        ):
+            blocks = [
+                (k, b)
+                for k, b in enumerate(item["content"])
+                if isinstance(b, Mapping) and b.get("type") == "tool_result"
+            ]
             if not blocks:
-                raise FormatError(f"{where}: a user message without tool_result blocks",
-                                  expected=_RESULT_SHAPES)
-            out += [_content_text(b.get("content"), f"{where}.content[{k}].content")
-                    for k, b in blocks]
+                raise FormatError(
+                    f"{where}: a user message without tool_result blocks", expected=_RESULT_SHAPES
+                )
+            out += [
+                _content_text(b.get("content"), f"{where}.content[{k}].content") for k, b in blocks
+            ]
         else:
             raise FormatError(f"{where}: not a tool result", expected=_RESULT_SHAPES)
     return out

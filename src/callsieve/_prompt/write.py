@@ -50,9 +50,15 @@ def name_attr(sp: Spelling, name: str, what: str) -> str:
     """`` name="…"`` for ``name``, checked against the grammar's ``NAME_ATTR``."""
     text = _attr(sp, name)
     if text is None:
-        raise FormatError(f"{what} name {name!r} cannot be written in {sp.dialect}",
-                          expected=(("1-512 characters without quotes or line breaks, and no "
-                                    "white space at either end"),))
+        raise FormatError(
+            f"{what} name {name!r} cannot be written in {sp.dialect}",
+            expected=(
+                (
+                    "1-512 characters without quotes or line breaks, and no "
+                    "white space at either end"
+                ),
+            ),
+        )
     return text
 
 
@@ -69,8 +75,11 @@ def _depth(value: Any) -> int:
 
 def _json_body(sp: Spelling, arguments: dict[str, Any]) -> str:
     if _depth(arguments) > MAX_JSON_DEPTH:
-        raise FormatError(f"arguments nest deeper than {MAX_JSON_DEPTH}, and an argument name "
-                          "cannot be a parameter name", expected=("parameter names of 1-512 characters",))
+        raise FormatError(
+            f"arguments nest deeper than {MAX_JSON_DEPTH}, and an argument name "
+            "cannot be a parameter name",
+            expected=("parameter names of 1-512 characters",),
+        )
     return _json(arguments)
 
 
@@ -89,8 +98,12 @@ def _cdata(sp: Spelling, text: str) -> str:
 
 def _param(sp: Spelling, key: str, value: Any) -> str:
     is_str = isinstance(value, str)
-    head = (sp["PARAM_OPEN"] + name_attr(sp, key, "parameter")
-            + sp.fill("ATTR", _TRUE if is_str else _FALSE) + sp["TAG_END"])
+    head = (
+        sp["PARAM_OPEN"]
+        + name_attr(sp, key, "parameter")
+        + sp.fill("ATTR", _TRUE if is_str else _FALSE)
+        + sp["TAG_END"]
+    )
     text = value if is_str else _json(value)
     if not is_str or sp.get("STRING_BODY") != "cdata":
         plain = head + text + sp["PARAM_CLOSE"]
@@ -102,8 +115,11 @@ def _param(sp: Spelling, key: str, value: Any) -> str:
 @functools.lru_cache(maxsize=64)
 def _bounded(sp: Spelling) -> tuple[tuple[frozenset[str] | None, Any], ...]:
     """Every bounded terminal of the dialect's grammar: (its first characters, its pattern)."""
-    return tuple((t.first, t.pattern) for t in sp.grammar.terminals.values()
-                 if not t.is_run and t.source is not None)
+    return tuple(
+        (t.first, t.pattern)
+        for t in sp.grammar.terminals.values()
+        if not t.is_run and t.source is not None
+    )
 
 
 def _plain_reads_back(sp: Spelling, text: str, is_str: bool) -> bool:
@@ -123,8 +139,10 @@ def _plain_reads_back(sp: Spelling, text: str, is_str: bool) -> bool:
     bounded = _bounded(sp)
     for m in run.stop.finditer(text):
         i, c = m.start(), text[m.start()]
-        if any((first is None or c in first) and pattern.match(context, i)
-               for first, pattern in bounded):
+        if any(
+            (first is None or c in first) and pattern.match(context, i)
+            for first, pattern in bounded
+        ):
             return False
     return True
 

@@ -98,9 +98,11 @@ class JsonScan:
 
 def _is_call(item: Any, pats: LeakPatterns) -> bool:
     return isinstance(item, dict) and any(
-        pats.call_key.fullmatch(key) and isinstance(value, dict)
+        pats.call_key.fullmatch(key)
+        and isinstance(value, dict)
         and any(pats.call_name_key.fullmatch(k) for k in value)
-        for key, value in item.items())
+        for key, value in item.items()
+    )
 
 
 def _is_result(item: Any, pats: LeakPatterns) -> bool:

@@ -32,10 +32,15 @@ from .._grammar.prefix import first_chars, max_width, prefix_closure
 __all__ = ["TOKEN_KINDS", "LeakPatterns", "leak_patterns"]
 
 #: The terminals removed where they stand, by the kind the filter acts on (``_leaks.lark``).
-TOKEN_KINDS = {"THINK_OPEN": "think_open", "THINK_CLOSE": "think_close",
-               "LEAK_SPECIAL": "special", "LEAK_SHELL_OPEN": "shell_open",
-               "LEAK_SHELL_CLOSE": "shell_close", "LEAK_RESULT_OPEN": "result_open",
-               "LEAK_RESULT_CLOSE": "result_close"}
+TOKEN_KINDS = {
+    "THINK_OPEN": "think_open",
+    "THINK_CLOSE": "think_close",
+    "LEAK_SPECIAL": "special",
+    "LEAK_SHELL_OPEN": "shell_open",
+    "LEAK_SHELL_CLOSE": "shell_close",
+    "LEAK_RESULT_OPEN": "result_open",
+    "LEAK_RESULT_CLOSE": "result_close",
+}
 _DATA_FILE = "_leaks"
 _LOCK = threading.Lock()
 _NAMED_GROUP = re.compile(r"\(\?P<\w+>")
@@ -46,8 +51,9 @@ def _viable(sources: list[str]) -> re.Pattern[str]:
     for source in sources:
         closure = prefix_closure(source)
         if closure is None:
-            raise GrammarError(f"{_DATA_FILE}.lark: a pattern the sanitizer cannot hold back "
-                               f"for: {source[:60]!r}")
+            raise GrammarError(
+                f"{_DATA_FILE}.lark: a pattern the sanitizer cannot hold back for: {source[:60]!r}"
+            )
         closures.append(f"(?:{closure})")
     return re.compile(f"(?:{'|'.join(closures)})\\Z")
 
@@ -57,8 +63,9 @@ class LeakPatterns:
 
     def __init__(self, terminals: dict[str, str], openers: list[str], enders: list[str]) -> None:
         token_sources = [terminals[name] for name in TOKEN_KINDS]
-        self.tokens = re.compile("|".join(f"(?P<{kind}>{terminals[name]})"
-                                          for name, kind in TOKEN_KINDS.items()))
+        self.tokens = re.compile(
+            "|".join(f"(?P<{kind}>{terminals[name]})" for name, kind in TOKEN_KINDS.items())
+        )
         self.think_close = re.compile(terminals["THINK_CLOSE"])
         self.openers = re.compile("|".join(f"(?:{s})" for s in openers))
         self.enders = re.compile("|".join(f"(?:{s})" for s in enders))
@@ -75,8 +82,7 @@ class LeakPatterns:
         self.fence_viable = _viable([terminals["LEAK_EMPTY_FENCE"]])
         self.fence_width = max_width(terminals["LEAK_EMPTY_FENCE"])
         self.fence_lead = self._leads([terminals["LEAK_EMPTY_FENCE"]])
-        self.close_width = max(max_width(terminals["THINK_CLOSE"]),
-                               *(max_width(s) for s in enders))
+        self.close_width = max(max_width(terminals["THINK_CLOSE"]), *(max_width(s) for s in enders))
         self.opener_leads = self._leads(openers)  # (what may follow an opener: a tag)
         #: What a match can start with: the filter's fence tracker stops at these.
         self.leads = self._leads([*token_sources, *openers, terminals["LEAK_JSON_OPEN"]])
@@ -87,8 +93,10 @@ class LeakPatterns:
         for source in sources:
             first = first_chars(source)
             if first is None:
-                raise GrammarError(f"{_DATA_FILE}.lark: a pattern that may start with any "
-                                   f"character: {source[:60]!r}")
+                raise GrammarError(
+                    f"{_DATA_FILE}.lark: a pattern that may start with any "
+                    f"character: {source[:60]!r}"
+                )
             chars |= first
         return "".join(sorted(chars))
 
@@ -101,13 +109,13 @@ def _anonymous(source: str) -> str:
 @functools.cache
 def _load() -> LeakPatterns:
     dirs = grammar_dirs()
-    texts = [_read(d / f"{name}.lark")[1] for name in ("common", _DATA_FILE)
-             for d in dirs[-1:]]
+    texts = [_read(d / f"{name}.lark")[1] for name in ("common", _DATA_FILE) for d in dirs[-1:]]
     lark = Lark("\n".join(texts), start="leaks", parser="lalr")
     terminals = {t.name: _anonymous(t.pattern.to_regexp()) for t in lark.terminals}
     g = load_grammar()
-    openers = [_anonymous(g.terminals[e.terminal].source or "")
-               for e in g.entries if e.synthetic is None]
+    openers = [
+        _anonymous(g.terminals[e.terminal].source or "") for e in g.entries if e.synthetic is None
+    ]
     enders = [_anonymous(t.source or "") for t in g.block_enders]
     return LeakPatterns(terminals, openers, enders)
 

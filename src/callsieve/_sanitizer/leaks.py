@@ -56,8 +56,20 @@ def sanitize_leaked_output(text: str) -> str:
 class LeakFilter:
     """The sanitizer as a stream (see the module docstring)."""
 
-    __slots__ = ("_p", "_fences", "_fence_held", "_buf", "_off", "_tail", "_pieces",
-                 "_wait", "_wait_tail", "_shells", "_memo", "_dead")
+    __slots__ = (
+        "_p",
+        "_fences",
+        "_fence_held",
+        "_buf",
+        "_off",
+        "_tail",
+        "_pieces",
+        "_wait",
+        "_wait_tail",
+        "_shells",
+        "_memo",
+        "_dead",
+    )
 
     def __init__(self) -> None:
         self._p: LeakPatterns = leak_patterns()
@@ -92,7 +104,7 @@ class LeakFilter:
         out: list[str] = []
         pos = 0
         for m in p.empty_fence.finditer(buf):
-            out.append(buf[pos:m.start()])
+            out.append(buf[pos : m.start()])
             pos = m.end()
         keep = len(buf)
         if not final:
@@ -111,7 +123,7 @@ class LeakFilter:
         wait = self._wait
         if wait is not None and not final and not self._settles(wait, text):
             self._pieces.append(text)
-            self._wait_tail = (self._wait_tail + text)[-self._p.close_width:]
+            self._wait_tail = (self._wait_tail + text)[-self._p.close_width :]
             return ""
         if self._pieces:
             self._buf += "".join(self._pieces)
@@ -151,7 +163,7 @@ class LeakFilter:
         self._off += keep
         self._buf = buf[keep:]
         if self._wait is not None:
-            self._wait_tail = self._buf[-self._p.close_width:]
+            self._wait_tail = self._buf[-self._p.close_width :]
         return "".join(out)
 
     def _find(self, pat: re.Pattern[str], buf: str, i: int) -> int:

@@ -41,10 +41,29 @@ _BEFORE, _VALUE, _STRING, _ESCAPE, _DONE, _FAILED = range(6)
 _WS = re.compile(r"\s*")
 _SPECIAL = re.compile(r'["{}\[\]]')
 _STRING_BODY = re.compile(r'[^"\\]*(?:\\[\s\S][^"\\]*)*')
-_SPEC_SLOTS = ("name", "priority", "source", "pattern", "first", "viable", "_closure",
-               "reach", "is_run", "soft", "stop_source", "stop", "tail_source", "tail",
-               "tail_span", "end_chars", "width", "end_probe", "placeholder", "balanced",
-               "lead_ws")
+_SPEC_SLOTS = (
+    "name",
+    "priority",
+    "source",
+    "pattern",
+    "first",
+    "viable",
+    "_closure",
+    "reach",
+    "is_run",
+    "soft",
+    "stop_source",
+    "stop",
+    "tail_source",
+    "tail",
+    "tail_span",
+    "end_chars",
+    "width",
+    "end_probe",
+    "placeholder",
+    "balanced",
+    "lead_ws",
+)
 
 
 class JsonRun(TerminalSpec):
@@ -96,7 +115,7 @@ class JsonRun(TerminalSpec):
             have += len(pieces[k])
         first = pieces[k]
         self.read(first, have - n if have > n else 0)
-        for piece in pieces[k + 1:]:
+        for piece in pieces[k + 1 :]:
             self.read(piece, 0)
 
     def read(self, buf: str, p: int) -> int:

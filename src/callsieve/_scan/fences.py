@@ -60,8 +60,21 @@ _AFTER = 3  # the run, then only blanks
 
 
 class FenceTracker:
-    __slots__ = ("state", "span", "stack", "blank_pending", "leads", "_live_lead",
-                 "run_char", "run_len", "run_ls", "phase", "line_n", "line_char", "line_run")
+    __slots__ = (
+        "state",
+        "span",
+        "stack",
+        "blank_pending",
+        "leads",
+        "_live_lead",
+        "run_char",
+        "run_len",
+        "run_ls",
+        "phase",
+        "line_n",
+        "line_char",
+        "line_run",
+    )
 
     def __init__(self, tag_leads: str, code: bool = True) -> None:
         """``code=False``: a tracker that sees no code at all (it stops at tag leads only and
@@ -94,7 +107,7 @@ class FenceTracker:
     def _line_start(buf: str, i: int, tail: str) -> bool:
         """Only up to three spaces stand between the last line break (or the start of the
         text, for which ``tail`` holds a line break) and ``buf[i]``."""
-        pre = buf[i - 4:i] if i >= 4 else (tail[-4:] + buf[:i])[-4:]
+        pre = buf[i - 4 : i] if i >= 4 else (tail[-4:] + buf[:i])[-4:]
         stripped = pre.rstrip(" ")
         return len(pre) - len(stripped) <= 3 and stripped.endswith("\n")
 
@@ -250,5 +263,5 @@ def tail_after(tail: str, buf: str, upto: int) -> str:
     """The last (up to four) characters once ``buf[:upto]`` has followed ``tail`` (``tail``
     may be longer than four: only its end counts)."""
     if upto >= 4:
-        return buf[upto - 4:upto]
+        return buf[upto - 4 : upto]
     return (tail[-4:] + buf[:upto])[-4:] if upto else tail

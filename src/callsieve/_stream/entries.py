@@ -38,11 +38,20 @@ class EntryFinder:
     scratch): ``table`` says which entries count (``_entry_tables``: the answer's, or, before
     the answer and in reasoning, the reasoning tag's too)."""
 
-    __slots__ = ("table", "tracker", "auto", "lead_search", "state", "seen", "_lead_state",
-                 "_settlements")
+    __slots__ = (
+        "table",
+        "tracker",
+        "auto",
+        "lead_search",
+        "state",
+        "seen",
+        "_lead_state",
+        "_settlements",
+    )
 
-    def __init__(self, g: CompiledGrammar, table: EntryTable, lead_search: Any,
-                 tracker: Any = None) -> None:
+    def __init__(
+        self, g: CompiledGrammar, table: EntryTable, lead_search: Any, tracker: Any = None
+    ) -> None:
         self.table = table
         self.tracker = tracker  # (the fence tracker whose ``live_lead`` ``lead_search`` is)
         self.auto = table.automaton
@@ -89,7 +98,7 @@ class EntryFinder:
             # (most die within a few characters); longer texts go on with ``walk``.
             j = i + 1
             nxt = state
-            for ch in text[j:j + _SHORT_WALK]:
+            for ch in text[j : j + _SHORT_WALK]:
                 nxt = trans[state].get(ch, UNKNOWN)
                 if nxt < 0:
                     break
@@ -109,8 +118,9 @@ class EntryFinder:
             found = self.lead_search(text, i + 1)
         return ALL_PROSE
 
-    def candidate(self, buf: str, i: int, final: bool, state: int, j: int,
-                  seen: bool) -> tuple[str, Any]:
+    def candidate(
+        self, buf: str, i: int, final: bool, state: int, j: int, seen: bool
+    ) -> tuple[str, Any]:
         """Decide the possible opener at ``buf[i]``: (OPEN, match), (HOLD, automaton state;
         ``seen`` is left set if it passed an accepting state) or (TEXT, None). The automaton
         has already read ``buf[i:j]`` into ``state``; ``seen``: it passed an accepting state
@@ -144,6 +154,5 @@ class EntryFinder:
             if state < 0 or j >= n and final:
                 # No entry can grow any further: the best complete one, if any, wins (the
                 # walk may have ended on an accepting state at the very end of the input).
-                m = (table.exact.match(buf, i)
-                     if seen or (state >= 0 and accepting[state]) else None)
+                m = table.exact.match(buf, i) if seen or (state >= 0 and accepting[state]) else None
                 return (TEXT, None) if m is None else (OPEN, m)

@@ -64,12 +64,38 @@ class ModeReaders:
     attributes are)."""
 
     __slots__ = (
-        "_cur", "_grow", "_grown", "_fences", "_finder", "_auto", "_accepting", "_onward",
-        "_trans", "_lead_search", "_mode", "_reader", "_prose_hot", "_run_hot", "_arg_hot",
-        "_arg_send", "_idle",
-        "_cand", "_cand_seen", "_cap", "_run_char", "_run_may_stop", "_cut_probe",
-        "_cut_room", "_off", "_limit", "_reason_hot", "_kind", "_home", "_context",
-        "_finders", "_until_text",
+        "_cur",
+        "_grow",
+        "_grown",
+        "_fences",
+        "_finder",
+        "_auto",
+        "_accepting",
+        "_onward",
+        "_trans",
+        "_lead_search",
+        "_mode",
+        "_reader",
+        "_prose_hot",
+        "_run_hot",
+        "_arg_hot",
+        "_arg_send",
+        "_idle",
+        "_cand",
+        "_cand_seen",
+        "_cap",
+        "_run_char",
+        "_run_may_stop",
+        "_cut_probe",
+        "_cut_room",
+        "_off",
+        "_limit",
+        "_reason_hot",
+        "_kind",
+        "_home",
+        "_context",
+        "_finders",
+        "_until_text",
     )
 
     _cur: Cursor
@@ -106,6 +132,7 @@ class ModeReaders:
     _until_text: Context | None
 
     if TYPE_CHECKING:
+
         def feed(self, chunk: str) -> list[Event]: ...
 
         def _process(self, taken: tuple[str, int], final: bool, cand: int) -> list[Event]: ...
@@ -178,8 +205,13 @@ class ModeReaders:
         self._accepting, self._onward, self._trans = auto.accepting, auto.onward, auto.trans
         self._until_text = UNTIL_TEXT.get(context)
         self._kind = Text if context is ANSWER or context is PREAMBLE else Reasoning
-        self._home = (BEFORE_TEXT if self._until_text is not None
-                      else REASONING if context is IN_REASONING else PROSE)
+        self._home = (
+            BEFORE_TEXT
+            if self._until_text is not None
+            else REASONING
+            if context is IN_REASONING
+            else PROSE
+        )
 
     # ------------------------------------------------------------------ the readers
     def _read_prose(self, chunk: Any) -> list[Event]:
@@ -318,8 +350,7 @@ class ModeReaders:
         it for one match later; if it does, ask the capture whether the tag is still cut,
         and if not, the machine reads the tag and the chunk."""
         probe = self._cut_probe
-        if (chunk.__class__ is str and probe is not None
-                and 0 < (n := len(chunk)) <= self._cut_room):
+        if chunk.__class__ is str and probe is not None and 0 < (n := len(chunk)) <= self._cut_room:
             if probe(chunk) is None:  # (most chunks: the common case first)
                 self._grow(chunk)
                 self._cut_room -= n
@@ -366,8 +397,10 @@ class ModeReaders:
                 # The offset is the end of the text fed; the held text's growth stays where
                 # it is (``grown``: a held candidate lives there), so the sieve goes on as
                 # if this call had not been made.
-                raise InputTypeError(f"feed() takes str, not {type(chunk).__name__}",
-                                     offset=cur.total + sum(map(len, cur.grown)))
+                raise InputTypeError(
+                    f"feed() takes str, not {type(chunk).__name__}",
+                    offset=cur.total + sum(map(len, cur.grown)),
+                )
             chunk = str(chunk)
         if not chunk:
             return []
@@ -379,8 +412,9 @@ class ModeReaders:
 
     def _read_closed(self, chunk: Any) -> list[Event]:
         if not isinstance(chunk, str):
-            raise InputTypeError(f"feed() takes str, not {type(chunk).__name__}",
-                                 offset=self._cur.total)
+            raise InputTypeError(
+                f"feed() takes str, not {type(chunk).__name__}", offset=self._cur.total
+            )
         raise SieveClosedError("feed() after close()", offset=self._cur.total)
 
 

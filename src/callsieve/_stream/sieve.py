@@ -92,12 +92,22 @@ class SieveMachine(ModeReaders, LifeView):
         metrics: bool | Metrics | None = None,
         **unknown: Any,
     ) -> None:
-        opts = SieveOptions(tools, early_emit=early_emit, mode=mode,
-                            max_block_chars=max_block_chars, dialects=dialects,
-                            grammar_dirs=grammar_dirs, id_factory=id_factory,
-                            reasoning=reasoning, calls_in_reasoning=calls_in_reasoning,
-                            policy=policy, on_reject=on_reject, sanitize=sanitize,
-                            metrics=metrics, **unknown)
+        opts = SieveOptions(
+            tools,
+            early_emit=early_emit,
+            mode=mode,
+            max_block_chars=max_block_chars,
+            dialects=dialects,
+            grammar_dirs=grammar_dirs,
+            id_factory=id_factory,
+            reasoning=reasoning,
+            calls_in_reasoning=calls_in_reasoning,
+            policy=policy,
+            on_reject=on_reject,
+            sanitize=sanitize,
+            metrics=metrics,
+            **unknown,
+        )
         g = self._g = load_grammar(opts.dialects, opts.grammar_dirs)
         self._fences = FenceTracker(g.lead_chars)
         self._cur = Cursor(self._fences)
@@ -107,8 +117,14 @@ class SieveMachine(ModeReaders, LifeView):
         # Metrics (``_metrics``): the sieve counts into its own, added at ``close()`` to the
         # ``metrics=`` object given (if one was) and to the process-wide aggregate.
         self._into = opts.metrics
-        self._life = BlockLife(g, opts.schemas, opts.id_factory, self._cur.pieces, opts.rules,
-                               None if opts.metrics is None else Metrics())
+        self._life = BlockLife(
+            g,
+            opts.schemas,
+            opts.id_factory,
+            self._cur.pieces,
+            opts.rules,
+            None if opts.metrics is None else Metrics(),
+        )
         # SPEC §15: one entry finder per context of the reply (``_entry_tables``), each with
         # its fence tracker (reasoning is read without code: ``_set_context``); the context's
         # are ``_finder`` and ``_fences``, its automaton's tables ``_auto`` ...
@@ -191,14 +207,20 @@ class SieveMachine(ModeReaders, LifeView):
             except (AttributeError, TypeError):
                 pass  # not a str: the reader raises the typed error
         # RUN, nothing held and no stop in sight: append; no parser step, nothing counted.
-        elif (self._run_hot and chunk.__class__ is str
-              and (self._run_char not in chunk or not self._run_may_stop(chunk))):
+        elif (
+            self._run_hot
+            and chunk.__class__ is str
+            and (self._run_char not in chunk or not self._run_may_stop(chunk))
+        ):
             self._run_hot.pop()(chunk)
             return []
         # RUN, a CDATA string streaming as arguments (``_argstream``), the same chunk: append,
         # and its delta (one event per chunk, as ``Text`` in prose).
-        elif (self._arg_hot and chunk.__class__ is str
-              and (self._run_char not in chunk or not self._run_may_stop(chunk))):
+        elif (
+            self._arg_hot
+            and chunk.__class__ is str
+            and (self._run_char not in chunk or not self._run_may_stop(chunk))
+        ):
             self._arg_hot.pop()(chunk)
             return self._arg_send(chunk)
         # REASONING (SPEC §15): PROSE's hot half, the chunk released as reasoning.
@@ -247,14 +269,22 @@ class SieveMachine(ModeReaders, LifeView):
         while True:
             cap = self._cap
             if cap is not None:
-                status, p = (scan_to_end(cap, buf, pos, self._limit) if final
-                             else cap.scan(buf, pos, False, self._limit))
+                status, p = (
+                    scan_to_end(cap, buf, pos, self._limit)
+                    if final
+                    else cap.scan(buf, pos, False, self._limit)
+                )
                 if cap.args is not None:  # argument streaming: its events come first
                     if status == FAILED:
                         cap.args.abort()
                     events += life.take_out()
-                if (self._early and status != COMPLETE and not cap.strict
-                        and len(cap.calls) > cap.emitted and life.in_reasoning != "text"):
+                if (
+                    self._early
+                    and status != COMPLETE
+                    and not cap.strict
+                    and len(cap.calls) > cap.emitted
+                    and life.in_reasoning != "text"
+                ):
                     events += life.early(cap)
                 if status == VIABLE:
                     if p < len(buf):  # (``take`` left nothing held)
@@ -282,8 +312,9 @@ class SieveMachine(ModeReaders, LifeView):
                 continue
             if cand >= 0:  # resume the candidate held at buf[0]
                 i = 0
-                verdict, value = self._finder.candidate(buf, 0, final, cand, resume,
-                                                        self._cand_seen)
+                verdict, value = self._finder.candidate(
+                    buf, 0, final, cand, resume, self._cand_seen
+                )
                 cand = NO_CANDIDATE
             else:
                 i = fences.advance(buf, pos, final, cur.tail)
@@ -301,7 +332,8 @@ class SieveMachine(ModeReaders, LifeView):
                 pos = i + 1
                 continue
             if self._until_text is not None and (
-                    verdict is TEXT or text_start < i and not buf[text_start:i].isspace()):
+                verdict is TEXT or text_start < i and not buf[text_start:i].isspace()
+            ):
                 # Text stands before this lead, or the lead is text: the answer (under
                 # "open", the reasoning) has begun, and the lead is decided again with its
                 # entries (a <think> there is text).
@@ -323,8 +355,13 @@ class SieveMachine(ModeReaders, LifeView):
                 # A reasoning tag (SPEC §15): it goes nowhere but this event; after it the
                 # reply is inside reasoning, or (after </think>) before the answer again.
                 events.append(Reasoning("", value.group()))
-                self._set_context(IN_REASONING if self._context is not IN_REASONING
-                                  else PREAMBLE if PREAMBLE in self._finders else ANSWER)
+                self._set_context(
+                    IN_REASONING
+                    if self._context is not IN_REASONING
+                    else PREAMBLE
+                    if PREAMBLE in self._finders
+                    else ANSWER
+                )
                 fences = self._fences
                 pos = text_start = value.end()
                 cur.passed(buf, pos)
@@ -332,8 +369,11 @@ class SieveMachine(ModeReaders, LifeView):
             reasoning = None if self._context is not IN_REASONING else self._reason_calls
             cap = self._cap = life.open(value, base + i, reasoning)
             pos = text_start = value.end()
-            if (final and (cap.strict or not self._early)
-                    and life.lessons.no_end_after(self._g.block_enders, buf, base, base + i)):
+            if (
+                final
+                and (cap.strict or not self._early)
+                and life.lessons.no_end_after(self._g.block_enders, buf, base, base + i)
+            ):
                 # Nothing after it can end a block, and it would emit nothing before
                 # failing: it fails at once, without reading the rest of the input.
                 cap.fail("no tag that could close the block follows")
@@ -360,7 +400,8 @@ def _finders(g: Any, fences: FenceTracker, reasoning: str) -> dict[Any, EntryFin
         if reasoning == "open":
             raise ConfigurationError(
                 "reasoning='open' needs a THINK_CLOSE terminal in the grammar's common.lark",
-                expected=("THINK_CLOSE",))
+                expected=("THINK_CLOSE",),
+            )
         return finders
     plain = FenceTracker(g.lead_chars, code=False)
     finders[IN_REASONING] = EntryFinder(g, tables["reasoning"], plain.live_lead.search, plain)
