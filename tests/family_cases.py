@@ -30,8 +30,9 @@ from callsieve import (
 __all__ = ["ALL_DIALECTS", "THINK_TAGS", "Case", "FamilySuite", "expect"]
 
 #: Every built-in dialect, the defaults first (what ``dialects="all"`` enables).
-ALL_DIALECTS = DEFAULT_DIALECTS + tuple(d for d in available_dialects()
-                                        if d not in DEFAULT_DIALECTS)
+ALL_DIALECTS = DEFAULT_DIALECTS + tuple(
+    d for d in available_dialects() if d not in DEFAULT_DIALECTS
+)
 
 #: The reasoning tags a family's model writes (its grammar module's, else common.lark's).
 THINK_TAGS: dict[str, tuple[str, str]] = {
@@ -65,7 +66,8 @@ class Case:
 def expect(result: Any, case: Case) -> None:
     """``result`` (a ``ParseResult``) holds what ``case`` says."""
     assert canon_calls(result.calls) == [(n, canon_value(i)) for n, i in case.calls], (
-        f"{case.id}: calls {[(c.name, c.input) for c in result.calls]}")
+        f"{case.id}: calls {[(c.name, c.input) for c in result.calls]}"
+    )
     if case.answer is not None:
         assert result.text == case.answer, f"{case.id}: text {result.text!r}"
     repairs = tuple(r for b in result.blocks if b.status == "complete" for r in b.repairs)
@@ -83,7 +85,8 @@ def check_every_way(dialect: str, case: Case, dialects: Sequence[str] | None = N
     result = run_all_ways(case.text, **_options(case, dialects or (dialect,)))
     expect(result, case)
     assert {b.dialect for b in result.blocks if b.status == "complete"} <= {dialect}, (
-        f"{case.id}: read as {[b.dialect for b in result.blocks]}")
+        f"{case.id}: read as {[b.dialect for b in result.blocks]}"
+    )
     return result
 
 

@@ -32,40 +32,84 @@ def param(name: str, value: str, prefix: str = P, element: str = "parameter") ->
 
 
 CASES = [
-    Case("prefixed",
-         block("\n" + invoke("get_weather", "\n" + param("city", "Tokyo") + "\n"
-                             + param("days", "3") + "\n") + "\n"),
-         [("get_weather", {"city": "Tokyo", "days": 3})], answer=""),
-    Case("bare-with-text",
-         "I'll check.\n" + block("\n" + invoke("search", param("q", "a &amp; b", "")
-                                               + param("n", "5", ""), "") + "\n", ""),
-         [("search", {"q": "a & b", "n": 5})], answer="I'll check.\n"),
-    Case("parallel-invokes",
-         block(invoke("a", param("x", "1")) + "\n" + invoke("b", "")),
-         [("a", {"x": 1}), ("b", {})], answer=""),
-    Case("function-call-elements-with-ids",
-         block(tag("function_call", ' name="f" id="call_1"') + param("x", "1", "", "argument")
-               + end("function_call") + tag("function_call", ' function="g"')
-               + tag("parameters") + '{"a": ["é", {"b": null}]}' + end("parameters")
-               + end("function_call"), ""),
-         [("f", {"x": 1}), ("g", {"a": ["é", {"b": None}]})], answer=""),
-    Case("json-body-and-argument-json",
-         block(invoke("j", '{"z": 1}') + invoke("k", tag("argument") + '{"y": [2]}'
-                                                + end("argument"))),
-         [("j", {"z": 1}), ("k", {"y": [2]})], answer=""),
-    Case("cdata-value",
-         block(invoke("write", param("code", "<![CDATA[x < y && y > z]]>"))),
-         [("write", {"code": "x < y && y > z"})], answer=""),
-    Case("lone-invoke-with-json-argument",
-         "Searching: " + invoke("search", tag("argument", prefix="") + '{"q": "lark"}'
-                                + end("argument", ""), ""),
-         [("search", {"q": "lark"})], answer="Searching: "),
-    Case("lone-prefixed-invoke-with-parameters",
-         invoke("search", tag("parameters") + '{"q": "x"}' + end("parameters")),
-         [("search", {"q": "x"})], answer=""),
-    Case("lone-invoke-with-parameters-is-text",
-         invoke("f", param("a", "1", ""), ""), [],
-         answer=invoke("f", param("a", "1", ""), ""), wraps=False),
+    Case(
+        "prefixed",
+        block(
+            "\n"
+            + invoke(
+                "get_weather", "\n" + param("city", "Tokyo") + "\n" + param("days", "3") + "\n"
+            )
+            + "\n"
+        ),
+        [("get_weather", {"city": "Tokyo", "days": 3})],
+        answer="",
+    ),
+    Case(
+        "bare-with-text",
+        "I'll check.\n"
+        + block(
+            "\n" + invoke("search", param("q", "a &amp; b", "") + param("n", "5", ""), "") + "\n",
+            "",
+        ),
+        [("search", {"q": "a & b", "n": 5})],
+        answer="I'll check.\n",
+    ),
+    Case(
+        "parallel-invokes",
+        block(invoke("a", param("x", "1")) + "\n" + invoke("b", "")),
+        [("a", {"x": 1}), ("b", {})],
+        answer="",
+    ),
+    Case(
+        "function-call-elements-with-ids",
+        block(
+            tag("function_call", ' name="f" id="call_1"')
+            + param("x", "1", "", "argument")
+            + end("function_call")
+            + tag("function_call", ' function="g"')
+            + tag("parameters")
+            + '{"a": ["é", {"b": null}]}'
+            + end("parameters")
+            + end("function_call"),
+            "",
+        ),
+        [("f", {"x": 1}), ("g", {"a": ["é", {"b": None}]})],
+        answer="",
+    ),
+    Case(
+        "json-body-and-argument-json",
+        block(
+            invoke("j", '{"z": 1}') + invoke("k", tag("argument") + '{"y": [2]}' + end("argument"))
+        ),
+        [("j", {"z": 1}), ("k", {"y": [2]})],
+        answer="",
+    ),
+    Case(
+        "cdata-value",
+        block(invoke("write", param("code", "<![CDATA[x < y && y > z]]>"))),
+        [("write", {"code": "x < y && y > z"})],
+        answer="",
+    ),
+    Case(
+        "lone-invoke-with-json-argument",
+        "Searching: "
+        + invoke("search", tag("argument", prefix="") + '{"q": "lark"}' + end("argument", ""), ""),
+        [("search", {"q": "lark"})],
+        answer="Searching: ",
+    ),
+    Case(
+        "lone-prefixed-invoke-with-parameters",
+        invoke("search", tag("parameters") + '{"q": "x"}' + end("parameters")),
+        [("search", {"q": "x"})],
+        answer="",
+    ),
+    Case(
+        "lone-invoke-with-parameters-is-text",
+        invoke("f", param("a", "1", ""), ""),
+        [],
+        answer=invoke("f", param("a", "1", ""), ""),
+        wraps=False,
+    ),
 ]
 
 

@@ -60,10 +60,12 @@ from .patterns import learn as learn_patterns
 from .rule_sets import (
     ARG_NODES,
     JSON_NODES,
+    RAW_NODES,
     STREAM_NODES,
     discard,
     is_call,
     listening,
+    repairing_calls,
     rules_above_calls,
     terminals_below,
 )
@@ -143,6 +145,8 @@ class CompiledGrammar:
             if is_call(rule):
                 self.build_call[rule] = callbacks[rule]
             callbacks[rule] = discard
+        #: The call rules whose tree may hold a ``repair_*`` node (the capture reads those).
+        self.repairing_calls = repairing_calls(self.lark.rules)
         self._conf = ParseConf(table, callbacks, "start")
         #: Argument streaming (``_argstream``): the rules whose nodes the stream reads as they
         #: are reduced, and the terminals that begin or hold a call's arguments (those below
@@ -153,6 +157,8 @@ class CompiledGrammar:
         self.arg_terminals = terminals_below(self.lark.rules, ARG_NODES)
         #: ... and those that hold a JSON object of arguments (``call_args``, ``call_json``)
         self.json_terminals = terminals_below(self.lark.rules, JSON_NODES)
+        #: ... and those of a ``raw_value`` (a body taken as written, ``decode_raw``)
+        self.raw_terminals = terminals_below(self.lark.rules, RAW_NODES)
         self._thread = model.lexer_thread
         self.terminals: dict[str, TerminalSpec] = {
             kw["name"]: TerminalSpec(**kw) for kw in blueprint["terminals"]
