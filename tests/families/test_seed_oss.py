@@ -88,3 +88,32 @@ def test_seed_reasoning_is_reasoning() -> None:
     assert r.reasoning == THOUGHT_512
     r = run_all_ways(CASES[2].text, dialects=("seed_oss",))
     assert r.reasoning == THOUGHT_DRAFT and len(r.calls) == 1
+
+
+def test_an_object_schema_reads_the_templates_python_spelling() -> None:
+    """Seed-OSS's template writes a non-string value with ``str()``: ``{'unit': 'c'}``; an
+    ``object`` (or ``array``) property reads it as the value (SPEC §9 coercion)."""
+    from family_cases import check_every_way
+
+    tools = [
+        {
+            "name": "f",
+            "parameters": {
+                "type": "object",
+                "properties": {"opts": {"type": "object"}, "ids": {"type": "array"}},
+            },
+        }
+    ]
+    text = (
+        "<seed:tool_call>\n<function=f>\n<parameter=opts>{'unit': 'c', 'deep': True}</parameter>\n"
+        "<parameter=ids>[1, None]</parameter>\n</function>\n</seed:tool_call>"
+    )
+    check_every_way(
+        "seed_oss",
+        Case(
+            "python",
+            text,
+            [("f", {"opts": {"unit": "c", "deep": True}, "ids": [1, None]})],
+            tools=tools,
+        ),
+    )
