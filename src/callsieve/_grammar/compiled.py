@@ -53,6 +53,7 @@ from .files import (
     available_dialects,
     default_dialects,
     grammar_dirs,
+    unknown_dialect,
 )
 from .no_lexer import NoLexer
 from .patterns import freeze as freeze_pattern
@@ -355,8 +356,8 @@ def _load(key: tuple[tuple[str, ...], tuple[str, ...]]) -> CompiledGrammar:
     if not dialects:
         raise ConfigurationError("at least one dialect must be enabled")
     for name in dialects:
-        if not _is_dialect_name(name):
-            raise ConfigurationError(f"dialect name {name!r} must be a lower-case Lark rule name")
+        if not _is_dialect_name(name):  # (not a name a file could be for)
+            raise unknown_dialect(name, extra_dirs)
     dirs = grammar_dirs(extra_dirs)
     parts = [_read(_find(name, dirs, extra_dirs)) for name in ("common", *dialects)]
     _declared(*parts[0], dirs)  # (a malformed declaration is an error wherever it is read)
