@@ -114,10 +114,7 @@ def derive(dialects: tuple[str, ...], src: Sources) -> tuple[Blueprint, Lark]:
                 "must end with a terminal, so the scanner sees the moment the call is complete"
             )
     states = {s: _state(actions, terms, src) for s, actions in table.states.items()}
-    opener_dialect: dict[str, str] = {}
-    for rule in lark.rules:
-        if rule.origin.name in dialects and rule.expansion:
-            opener_dialect.setdefault(rule.expansion[0].name, str(rule.origin.name))
+    opener_dialect = _opener_dialects(lark.rules, dialects)
     start = table.start_states["start"]
     entries, lead = _entries(table.states, start, terms, opener_dialect, dialects, src)
     sources = [terms[e[0]]["source"] for e in entries]
@@ -151,6 +148,29 @@ def derive(dialects: tuple[str, ...], src: Sources) -> tuple[Blueprint, Lark]:
         "state_dialects": state_dialects(lark.rules, table.states, start, dialects),
     }
     return blueprint, lark
+
+
+def _opener_dialects(rules: list[Any], dialects: tuple[str, ...]) -> dict[str, str]:
+    """The terminals a dialect's block can begin with (its rule's first symbols, through the
+    rules it begins with: a block may begin with its call, ``hermes: hermes_call``), each
+    mapped to the first enabled dialect that begins with it."""
+    by_origin: dict[str, list[Any]] = {}
+    for r in rules:
+        by_origin.setdefault(str(r.origin.name), []).append(r)
+    out: dict[str, str] = {}
+    for dialect in dialects:
+        todo, seen = list(by_origin.get(dialect, ())), set()
+        while todo:
+            rule = todo.pop(0)
+            if not rule.expansion or id(rule) in seen:
+                continue
+            seen.add(id(rule))
+            first = rule.expansion[0]
+            if first.is_term:
+                out.setdefault(str(first.name), dialect)
+            else:
+                todo += by_origin.get(str(first.name), [])
+    return out
 
 
 def _think_tables(

@@ -128,6 +128,8 @@ def _matches(pattern: Any, text: str, others: list[str]) -> bool:
 
 def _check(path: Path, dialect: str, texts: dict[str, str], g: CompiledGrammar) -> None:
     others = [t.replace(SLOT, "f") for t in texts.values()]
+    if texts.get("ARGS") in ("envelope", "json"):  # (a template's JSON object may follow)
+        others.append("{")
     for name, text in texts.items():
         sample = text.replace(SLOT, _SAMPLE.get(name, "x"))
         if name == OPENER:
