@@ -74,6 +74,7 @@ from ._config.policy import ON_REJECT, POLICIES
 from ._facade.explain import explain_json
 from ._facade.results import ParseResult, parse
 from ._facade.sieve import Sieve
+from ._grammar.compiled import load_grammar
 
 __all__ = ["main"]
 
@@ -180,7 +181,8 @@ def _sieve_options(args: argparse.Namespace) -> tuple[list[Any] | None, dict[str
         "sanitize": args.sanitize,
         **dialect_options(args),
     }
-    SieveOptions(tools, **options)
+    checked = SieveOptions(tools, **options)
+    load_grammar(checked.dialects, checked.grammar_dirs)  # (an unknown dialect: before input)
     return tools, options
 
 
