@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from family_cases import Case, FamilySuite, check_every_way
@@ -80,7 +80,7 @@ class TestAcme(FamilySuite):
     """The page's last advice, taken: the family harness over a few cases."""
 
     dialect = "acme"
-    cases = [
+    cases: ClassVar[list[Case]] = [
         Case(
             "page-reply", REPLY.split("\n", 1)[1], [("get_weather", {"city": "Paris", "days": 3})]
         ),

@@ -169,7 +169,9 @@ BAD: list[tuple[str, dict[str, Any], type[CallsieveError], tuple[str, ...]]] = [
         "dialects-str",
         {"dialects": "xml"},
         ConfigurationError,
-        ("dialects must be a sequence of dialect names such as ('dsml', 'xml'), or 'all', not a str",),
+        (
+            "dialects must be a sequence of dialect names such as ('dsml', 'xml'), or 'all', not a str",
+        ),
     ),
     ("dialects-bytes", {"dialects": b"xml"}, ConfigurationError, ("dialects", "bytes")),
     ("dialects-empty", {"dialects": ()}, ConfigurationError, ("dialects", "at least one")),
