@@ -173,6 +173,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--no-peers", action="store_true")
     parser.add_argument("--budget", type=float, default=60.0)
+    parser.add_argument("--formats", default=",".join(FORMATS), help="comma-separated")
     for name, default in PEERS.items():
         parser.add_argument(f"--{name}", default=default, metavar="PYTHON")
     args = parser.parse_args()
@@ -182,7 +183,7 @@ def main() -> int:
         n: getattr(args, n) for n in PEERS if Path(getattr(args, n)).exists()
     }
     print("bench_families: 1-8-character chunks; MB/s = 10^6 characters per second")
-    for fmt in FORMATS:
+    for fmt in args.formats.split(","):
         print(f"\n{fmt}: W1-style chat, 1 MB, 200 calls")
         doc, text, calls = chat(fmt)
         chunks = bs.random_chunks(doc)

@@ -439,6 +439,7 @@ def _terminal(t: Any, src: Sources) -> dict[str, Any]:
             "tail_span": width,
             "stop_literal": literal_text(stop_src),
             "stop_char": next(iter(first)) if first is not None and len(first) == 1 else None,
+            "stop_first": "".join(sorted(first)) if first is not None and len(first) > 1 else None,
         }
     if t.pattern.max_width > MAX_BOUNDED_WIDTH:
         raise GrammarError(
