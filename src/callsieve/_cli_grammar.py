@@ -71,7 +71,7 @@ def dialect_options(args: argparse.Namespace) -> dict[str, Any]:
 def add_grammar_commands(sub: Any) -> None:
     dialects = sub.add_parser(
         "dialects",
-        help="list the dialects there are, one line each",
+        help="list the dialects, one line each",
         description="List every dialect: name, default / write, and its one-line summary.",
     )
     dialects.add_argument(
@@ -83,7 +83,7 @@ def add_grammar_commands(sub: Any) -> None:
     )
     check = sub.add_parser(
         "check-grammar",
-        help="say what the loader would refuse in a grammar file, with file and line",
+        help="check a grammar file as the loader would",
         description="Load a dialect file (or a common.lark, or a spelling file) as Sieve "
         "would, and print what the loader refuses, or what it found.",
     )

@@ -285,8 +285,8 @@ def _dialects(value: object, dirs: tuple[str, ...]) -> tuple[str, ...]:
     """The dialects to enable: as named (a repeated one once); ``"all"``: every one there is;
     not named: the defaults, and with ``grammar_dirs`` the dialects of those folders too
     (``_grammar.files.resolve_dialects``: the only options that look at the folders)."""
-    if value is None or value == ALL:
-        return resolve_dialects(value, dirs)
+    if value is None or value == ALL or value == [ALL] or value == (ALL,):
+        return resolve_dialects(None if value is None else ALL, dirs)
     items = _sequence("dialects", value, "dialect names such as ('dsml', 'xml'), or 'all'")
     for i, name in enumerate(items):
         if not isinstance(name, str):
