@@ -9,7 +9,7 @@ and cut-off ones included) — goes through ``Sieve(early_emit="arguments")`` at
 chunkings: whole, 64- and 16-character chunks, seeded random 1-8-character chunks (three
 seeds: LLM-token-sized), and one character at a time. For each (reply, chunking) run it
 counts the calls that started (``CallStarted``) and the ``CallAborted`` among them by
-``reason`` (``callsieve._events.ABORT_REASONS``): the block failed, the reply was cut off
+``reason`` (``callsieve._base.events.ABORT_REASONS``): the block failed, the reply was cut off
 inside the call, the policy rejected it, and the cases that send a call again under the next
 index — a parameter name that repeats, plain text before CDATA, a CDATA the loose-CDATA
 repair closed, a key that repeats in a JSON body (and a name or id given late, or any other
@@ -39,8 +39,8 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "tests" / "spec"))
 
-from callsieve import CallAborted, CallStarted, Sieve  # noqa: E402
-from callsieve._events import ABORT_REASONS  # noqa: E402
+from callsieve import CallAborted, CallStarted, Sieve
+from callsieve._base.events import ABORT_REASONS
 
 CASES = ROOT.parent / "shared" / "conformance" / "cases.jsonl"
 Reply = tuple[str, str, Any]  # (id, text, tools)
@@ -48,15 +48,16 @@ Reply = tuple[str, str, Any]  # (id, text, tools)
 
 def chunkings(text: str) -> dict[str, list[str]]:
     """The chunkings each reply is streamed at, by name."""
+
     def sized(n: int) -> list[str]:
-        return [text[i:i + n] for i in range(0, len(text), n)] or [text]
+        return [text[i : i + n] for i in range(0, len(text), n)] or [text]
 
     out = {"whole": [text], "64": sized(64), "16": sized(16)}
     for seed in (0, 1, 2):
         rng, pieces, pos = random.Random(seed * 7919 + len(text)), [], 0
         while pos < len(text):
             step = rng.randint(1, 8)
-            pieces.append(text[pos:pos + step])
+            pieces.append(text[pos : pos + step])
             pos += step
         out[f"1-8 #{seed}"] = pieces or [text]
     out["1"] = list(text) or [text]
@@ -66,8 +67,9 @@ def chunkings(text: str) -> dict[str, list[str]]:
 def conformance(path: Path) -> list[Reply]:
     if not path.is_file():
         return []
-    cases = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
-             if line.strip()]
+    cases = [
+        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
     return [(c["id"], c["input"], c.get("tools")) for c in cases]
 
 
@@ -100,18 +102,27 @@ def table(name: str, replies: Iterable[Reply], show: int) -> None:
             hit[column] += bool(reasons)
             for reason in reasons:
                 who.setdefault(reason, set()).add(ident)
-    print(f"\n{name}: {len(replies)} replies, early_emit=\"arguments\"; each cell: calls "
-          "aborted, by cause")
+    print(
+        f'\n{name}: {len(replies)} replies, early_emit="arguments"; each cell: calls '
+        "aborted, by cause"
+    )
     width = max(len(r) for r in (*ABORT_REASONS, "calls started", "replies with an abort"))
     print(f"| {'cause':<{width}} | " + " | ".join(f"{c:>7}" for c in columns) + " |")
     print(f"|{'-' * (width + 2)}|" + "|".join("-" * 9 for _ in columns) + "|")
-    print(f"| {'calls started':<{width}} | "
-          + " | ".join(f"{started[c]:>7}" for c in columns) + " |")
+    print(
+        f"| {'calls started':<{width}} | " + " | ".join(f"{started[c]:>7}" for c in columns) + " |"
+    )
     for reason in ABORT_REASONS:
-        print(f"| {reason:<{width}} | "
-              + " | ".join(f"{counts[c][reason]:>7}" for c in columns) + " |")
-    print(f"| {'replies with an abort':<{width}} | "
-          + " | ".join(f"{hit[c]:>7}" for c in columns) + " |")
+        print(
+            f"| {reason:<{width}} | "
+            + " | ".join(f"{counts[c][reason]:>7}" for c in columns)
+            + " |"
+        )
+    print(
+        f"| {'replies with an abort':<{width}} | "
+        + " | ".join(f"{hit[c]:>7}" for c in columns)
+        + " |"
+    )
     for reason in ABORT_REASONS:
         if reason in who:
             ids = sorted(who[reason])
@@ -121,8 +132,12 @@ def table(name: str, replies: Iterable[Reply], show: int) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cases", type=Path, default=CASES,
-                        help="the conformance cases (default: ../shared/conformance)")
+    parser.add_argument(
+        "--cases",
+        type=Path,
+        default=CASES,
+        help="the conformance cases (default: ../shared/conformance)",
+    )
     parser.add_argument("--list", action="store_true", help="every aborting reply by id")
     args = parser.parse_args(argv)
     show = 0 if args.list else 6

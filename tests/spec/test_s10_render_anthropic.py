@@ -69,7 +69,7 @@ from callsieve import (
     ToolCall,
     ToolCalls,
 )
-from callsieve._options import EARLY_EMIT
+from callsieve._config.options import EARLY_EMIT
 from callsieve.render import anthropic as render
 
 pydantic = pytest.importorskip("pydantic")

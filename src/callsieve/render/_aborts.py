@@ -22,8 +22,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from .._errors import ConfigurationError
-from .._events import Block, CallAborted
+from .._base.errors import ConfigurationError
+from .._base.events import Block, CallAborted
 
 __all__ = ["ON_ABORT", "Why", "cut_off", "ends_reply", "finish_after_cut", "why"]
 

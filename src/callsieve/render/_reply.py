@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .._events import (
+from .._base.events import (
     ArgumentsDelta,
     CallAborted,
     CallFinished,
@@ -54,7 +54,7 @@ from .._events import (
     ToolCall,
     ToolCalls,
 )
-from .._results import ParseResult
+from .._facade.results import ParseResult
 
 __all__ = ["Reply", "reply_events"]
 

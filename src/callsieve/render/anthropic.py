@@ -38,8 +38,8 @@ import secrets
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .._errors import ConfigurationError, SieveClosedError
-from .._events import (
+from .._base.errors import ConfigurationError, SieveClosedError
+from .._base.events import (
     ArgumentsDelta,
     Block,
     CallAborted,
@@ -49,7 +49,7 @@ from .._events import (
     Reasoning,
     Text,
 )
-from .._results import ParseResult
+from .._facade.results import ParseResult
 from ._aborts import cut_off, ends_reply, finish_after_cut, why
 from ._options import Usage, make_id, token_counts
 from ._reply import Reply, reply_events

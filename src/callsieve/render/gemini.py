@@ -36,9 +36,9 @@ import secrets
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .._errors import ConfigurationError, SieveClosedError
-from .._events import Block, CallAborted, CallFinished, CallStarted, Event, Reasoning, Text
-from .._results import ParseResult
+from .._base.errors import ConfigurationError, SieveClosedError
+from .._base.events import Block, CallAborted, CallFinished, CallStarted, Event, Reasoning, Text
+from .._facade.results import ParseResult
 from ._aborts import cut_off, ends_reply, finish_after_cut, why
 from ._options import Usage, make_id, token_counts
 from ._reply import Reply, reply_events
