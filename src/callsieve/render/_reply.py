@@ -28,10 +28,10 @@ the reasoning in a field of its own) reasoning does not touch the text's white s
 A run of only white space shows nothing and is as if it were not there.
 ``include_reasoning=False`` drops reasoning altogether (a server that does not show it): the
 reply is then what it would be without it.
-Aborted calls (``CallAborted``, its ``reason`` kept): a call that started and then aborted
-has been seen on a wire that streams
-calls (Anthropic's ``tool_use`` block), so by default it counts as a call there too. A
-renderer that sends each call whole when it finishes (Gemini) never shows it:
+Aborted calls (``CallAborted``, its ``reason`` kept; one still open at ``close()`` is cut
+off): a call that started and then aborted has been seen on a wire that streams calls
+(Anthropic's ``tool_use`` block), so by default it counts as a call there too. A renderer
+that sends each call whole when it finishes (Gemini) never shows it:
 ``aborted_calls_seen=False`` gives back the white space held when it started, so the text
 reads as if the call had never begun — the same text as ``parse()`` gives.
 What it guarantees: the concatenated ``ArgumentsDelta`` of a call equal its
@@ -56,7 +56,7 @@ from .._base.events import (
 )
 from .._facade.results import ParseResult
 
-__all__ = ["Reply", "reply_events"]
+__all__ = ["ENDED", "Ended", "Reply", "reply_events"]
 
 
 class Reply:
@@ -201,6 +201,23 @@ class Reply:
         if self._trim_calls or not self._seen_text:
             self._held = []
             self._edge = True
+
+
+class Ended(Reply):
+    """The reply once an error ended it (a renderer's ``on_abort="error"`` swaps its ``Reply``
+    for ``ENDED``): whatever the sieve still sends shows nothing — so a renderer's ``feed``
+    needs no check of its own for it."""
+
+    __slots__ = ()
+
+    def feed(self, events: Iterable[Event]) -> list[Event]:
+        return []
+
+    def close(self) -> list[Event]:
+        return []
+
+
+ENDED = Ended()
 
 
 def reply_events(result: ParseResult, *, trim_around_calls: bool = True,

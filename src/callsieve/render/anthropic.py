@@ -52,7 +52,7 @@ from .._base.events import (
 from .._facade.results import ParseResult
 from ._aborts import cut_off, ends_reply, finish_after_cut, why
 from ._options import Usage, make_id, token_counts
-from ._reply import Reply, reply_events
+from ._reply import ENDED, Reply, reply_events
 
 __all__ = [
     "STOP_REASONS",
@@ -171,8 +171,6 @@ class StreamRenderer:
         """The stream events for ``events`` (the first call also sends ``message_start``)."""
         if self._closed:
             raise SieveClosedError("feed() called on a StreamRenderer that is already closed")
-        if self._aborted is not None:
-            return []
         out: list[dict[str, Any]] = []
         if not self._started:
             self._start(out)
@@ -245,6 +243,7 @@ class StreamRenderer:
             self._names[e.index] = e.name
         elif isinstance(e, CallAborted) and self._error:
             self._aborted = e
+            self._reply = ENDED  # (nothing more shows)
             out.append({"type": "error", "error": {
                 "type": "api_error", "message": why(e, self._names.get(e.index, "")).message}})
         elif isinstance(e, (CallFinished, CallAborted)):

@@ -41,7 +41,7 @@ from .._base.events import Block, CallAborted, CallFinished, CallStarted, Event,
 from .._facade.results import ParseResult
 from ._aborts import cut_off, ends_reply, finish_after_cut, why
 from ._options import Usage, make_id, token_counts
-from ._reply import Reply, reply_events
+from ._reply import ENDED, Reply, reply_events
 
 __all__ = [
     "FINISH_REASONS",
@@ -171,8 +171,6 @@ class StreamRenderer:
         the error chunk, if a call that did not come through ends the reply)."""
         if self._closed:
             raise SieveClosedError("feed() called on a StreamRenderer that is already closed")
-        if self._aborted is not None:
-            return []
         return self._chunks(self._reply.feed(events), None, None)
 
     def _chunks(self, events: list[Event], reason: str | None,
@@ -188,6 +186,7 @@ class StreamRenderer:
                 self._cut = self._cut or e.reason == "cut_off"
                 if self._error and not e.resent:
                     self._aborted = e
+                    self._reply = ENDED  # (nothing more shows)
                     parts: list[dict[str, Any]] = []
                     self._b.parts(events[:k], parts)
                     error = {"error": {"code": 500, "message": why(

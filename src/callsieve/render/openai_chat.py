@@ -42,9 +42,10 @@ default, or the model's own; a call without one gets a fresh one), or ``call_id_
 when one is given. ``created`` (Unix seconds) defaults to the time of construction.
 What it guarantees: every object validates as the ``openai`` SDK's ``ChatCompletionChunk`` /
 ``ChatCompletion``, and the SDK's ``ChatCompletionStreamState`` fed the chunks of a stream
-gives the message ``render_response`` gives for ``parse()`` of the same text (unless a call
-was aborted). What it costs: one small dict tree per reply event, built inline for text (the
-hot path), no copies, no validation; a feed with no events returns at once. On a tool-heavy
+gives the message ``render_response`` gives for ``parse()`` of the same text, unless a call
+aborted (then the SDK raises on the error chunk). What it costs: one small dict tree per
+reply event, built inline for text (the hot path), no copies, no validation; a feed with no
+events returns at once. On a tool-heavy
 chat (``benchmarks/bench_render.py``) sieve, ``Reply`` and this renderer take about 1.3x the
 sieve alone at 64-character chunks and about 2x at 1-8-character chunks, where building one
 plain dict per piece of prose, and nothing else, already takes about 1.55x. The module never
@@ -73,7 +74,7 @@ from .._config.options import new_call_id
 from .._facade.results import ParseResult
 from ._aborts import cut_off, ends_reply, finish_after_cut, why
 from ._options import Usage, make_id, token_counts
-from ._reply import Reply, reply_events
+from ._reply import ENDED, Reply, reply_events
 
 __all__ = ["FINISH_REASONS", "REASONING_FIELDS", "StreamRenderer", "render_response"]
 
@@ -158,7 +159,7 @@ class StreamRenderer:
         """The chunks for the next sieve events."""
         if self._closed:
             raise SieveClosedError("feed() after close() on an openai_chat.StreamRenderer")
-        if not events or self._aborted is not None:  # (most feeds inside a block: nothing)
+        if not events:  # (most feeds inside a block: nothing to do)
             return []
         out: list[dict[str, Any]] = []
         for e in self._reply.feed(events):
@@ -211,10 +212,9 @@ class StreamRenderer:
         if usage is not None:
             _usage(usage)
         out: list[dict[str, Any]] = []
-        if self._aborted is None:
-            for e in self._reply.close():  # (aborts of calls still open: cut off)
-                if isinstance(e, CallAborted) and self._abort(e, out):
-                    break
+        for e in self._reply.close():  # (aborts of calls still open: cut off)
+            if isinstance(e, CallAborted) and self._abort(e, out):
+                break
         self._closed = True
         if self._aborted is not None:
             return out
@@ -240,6 +240,7 @@ class StreamRenderer:
         out.append({"error": {"message": message, "type": "server_error", "param": None,
                               "code": code}})
         self._aborted = e
+        self._reply = ENDED  # (nothing more shows)
         return True
 
     def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:

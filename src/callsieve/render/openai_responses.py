@@ -56,10 +56,10 @@ passed in; default ``True`` / ``"auto"`` / ``[]``), ``error`` and ``incomplete_d
 (null), and ``usage`` (zeros, or the caller's counts, when the response ends).
 What it guarantees: every event validates as the ``openai`` SDK's ``ResponseStreamEvent``,
 every response as ``Response``; the SDK's ``ResponseStreamState`` accumulates the stream to
-the response ``render_response`` gives for ``parse()`` of the same text (unless a call was
-aborted). What it costs: one small dict per reply event (built inline for text) and a few per
-item boundary; the text and arguments of the open item are kept (as lists of pieces) for the
-``.done`` events; about what ``openai_chat`` costs (``benchmarks/bench_render.py``).
+the response ``render_response`` gives for ``parse()`` of the same text, unless a call
+aborted (then it ends ``response.failed``). What it costs: one small dict per reply event
+(built inline for text) and a few per item boundary; the text and arguments of the open
+item are kept (as lists of pieces) for the ``.done`` events; about what ``openai_chat`` costs (``benchmarks/bench_render.py``).
 ``render_response`` is this encoder run over ``reply_events(result)``, keeping the last
 event's response, so the two cannot disagree. The module never imports the SDK.
 """
@@ -86,7 +86,7 @@ from .._config.options import new_call_id
 from .._facade.results import ParseResult
 from ._aborts import cut_off, ends_reply, finish_after_cut, why
 from ._options import Usage, make_id, token_counts
-from ._reply import Reply, reply_events
+from ._reply import ENDED, Reply, reply_events
 
 __all__ = ["FINISH_REASONS", "StreamRenderer", "render_response"]
 
@@ -223,8 +223,8 @@ class StreamRenderer:
         """The stream events for the next sieve events."""
         if self._closed:
             raise SieveClosedError("feed() after close() on an openai_responses.StreamRenderer")
-        if (not events and self._started) or self._aborted is not None:
-            return []  # (most feeds inside a block: nothing to do)
+        if not events and self._started:  # (most feeds inside a block: nothing to do)
+            return []
         out = self._begin()
         self._render(self._reply.feed(events), out)
         return out
@@ -334,6 +334,7 @@ class StreamRenderer:
         ``on_abort="error"``)."""
         _, message, cut = why(e, name)
         self._aborted = e
+        self._reply = ENDED  # (nothing more shows)
         response = self._response("failed", self._output, None,
                                   {"reason": "max_output_tokens"} if cut else None)
         response["error"] = {"code": "server_error", "message": message}
