@@ -143,7 +143,7 @@ def test_the_sdist_ships_the_licence_changelog_and_docs(tmp_path: Path) -> None:
     assert sdist.name == f"callsieve-{_source_version()}.tar.gz"
     with tarfile.open(sdist) as tf:
         names = {n.split("/", 1)[1] for n in tf.getnames() if "/" in n}
-    assert {"LICENSE", "CHANGELOG.md", "README.md", "docs/gateway.md",
+    assert {"LICENSE", "CHANGELOG.md", "README.md", "docs/gateway.md", "docs/spec.md",
             "src/callsieve/server/_app.py", "grammar/common.lark"} <= names
 
 
