@@ -11,7 +11,7 @@ whose seeded run is a test).
 
 The external conformance suite (``../shared/conformance/cases.jsonl``, beside the repository,
 not part of it) is read by the modules and test functions named ``test_conformance*``. On a
-clone without it they are not collected — not skipped, one line in the run's header says so
+clone without it they are not collected — not skipped; one line at the end of the run says so
 — unless ``CI`` is set: CI must run them, and there a missing file fails them
 (``helpers.CONFORMANCE_REQUIRED``).
 """
@@ -67,10 +67,11 @@ def pytest_pycollect_makeitem(collector: Any, name: str, obj: object) -> list[An
     return None
 
 
-def pytest_report_header(config: Any) -> str | None:
-    if not _conformance_left_out():
-        return None
-    from helpers import CASES_PATH
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Say it, even under ``-q``: what was left out, and why."""
+    if _conformance_left_out():
+        from helpers import CASES_PATH
 
-    return (f"conformance: {CASES_PATH} not found: the test_conformance* tests are not "
+        terminalreporter.write_line(
+            f"conformance: {CASES_PATH} not found, so the test_conformance* tests were not "
             "collected (CI runs them, with the shared folder beside the clone)")
