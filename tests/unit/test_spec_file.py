@@ -90,6 +90,16 @@ def test_the_table_of_contents_links_to_headings() -> None:
     assert len(links) == len(re.findall(r"^## (?!Contents)", text, re.MULTILINE))
 
 
+def test_links_into_the_spec_name_its_headings() -> None:
+    """``spec.md#anchor`` links in the README and the docs point at a heading it has."""
+    anchors = {_slug(h) for h in re.findall(r"^##+ (.+)$", _spec(), re.MULTILINE)}
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    links = [(path.name, anchor) for path in pages
+             for anchor in re.findall(r"spec\.md#([\w-]+)", path.read_text(encoding="utf-8"))]
+    assert links, "no links into docs/spec.md"
+    assert [(name, a) for name, a in links if a not in anchors] == []
+
+
 @pytest.mark.parametrize("text, cited", [
     ("SPEC §7 streaming", [("7", None, None)]),
     ("§4.3 repairs", [("4", "3", None)]),
