@@ -74,4 +74,5 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 
         terminalreporter.write_line(
             f"conformance: {CASES_PATH} not found, so the test_conformance* tests were not "
-            "collected (CI runs them, with the shared folder beside the clone)")
+            "collected (CI runs them, with the shared folder beside the clone)"
+        )

@@ -16,8 +16,10 @@ import pytest
 from helpers import CASES_PATH, canon_calls, conformance_cases, expected_calls, run_all_ways
 
 CASES = conformance_cases()
-MISSING = (f"conformance cases not found at {CASES_PATH}; CI runs them with the shared "
-           "folder beside the repository (../shared/conformance/cases.jsonl)")
+MISSING = (
+    f"conformance cases not found at {CASES_PATH}; CI runs them with the shared "
+    "folder beside the repository (../shared/conformance/cases.jsonl)"
+)
 # An empty parameter list would only be reported as skipped: with no cases, one test fails.
 PARAMS = [pytest.param(c, id=c["id"]) for c in CASES] or [pytest.param(None, id="no-cases")]
 

@@ -19,8 +19,9 @@ from helpers import ROOT
 
 TESTS = {
     "spec/test_conformance.py": "def test_case():\n    assert False, 'ran without cases'\n",
-    "spec/test_s10_render_x.py": ("def test_conformance_case():\n    assert False\n\n\n"
-                                  "def test_plain():\n    pass\n"),
+    "spec/test_s10_render_x.py": (
+        "def test_conformance_case():\n    assert False\n\n\ndef test_plain():\n    pass\n"
+    ),
 }
 
 
@@ -35,9 +36,15 @@ def _run(tmp_path: Path, ci: bool) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "CI"}
     if ci:
         env["CI"] = "true"
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           "tests"], cwd=root, env=env, capture_output=True, text=True,
-                          timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def test_without_the_cases_they_are_not_collected(tmp_path: Path) -> None:

@@ -69,7 +69,9 @@ def test_every_citation_names_a_section_the_spec_has() -> None:
                 if section is None:
                     known = all(int(n) in invariants for n in _NUMBER.findall(numbers or ""))
                 else:
-                    known = section in sections and (sub is None or f"{section}.{sub}" in subsections)
+                    known = section in sections and (
+                        sub is None or f"{section}.{sub}" in subsections
+                    )
                 if not known:
                     bad.append(f"{path.relative_to(ROOT)}:{lineno}: {m.group(0).strip()}")
     assert not bad, "citations of sections docs/spec.md does not have:\n" + "\n".join(bad)
@@ -94,19 +96,27 @@ def test_links_into_the_spec_name_its_headings() -> None:
     """``spec.md#anchor`` links in the README and the docs point at a heading it has."""
     anchors = {_slug(h) for h in re.findall(r"^##+ (.+)$", _spec(), re.MULTILINE)}
     pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-    links = [(path.name, anchor) for path in pages
-             for anchor in re.findall(r"spec\.md#([\w-]+)", path.read_text(encoding="utf-8"))]
+    links = [
+        (path.name, anchor)
+        for path in pages
+        for anchor in re.findall(r"spec\.md#([\w-]+)", path.read_text(encoding="utf-8"))
+    ]
     assert links, "no links into docs/spec.md"
     assert [(name, a) for name, a in links if a not in anchors] == []
 
 
-@pytest.mark.parametrize("text, cited", [
-    ("SPEC §7 streaming", [("7", None, None)]),
-    ("§4.3 repairs", [("4", "3", None)]),
-    ("(§Inv. 5)", [(None, None, " 5")]),
-    ("SPEC §Invariants 1, 2, 3 and 5 and §8", [(None, None, " 1, 2, 3 and 5 and"),
-                                                ("8", None, None)]),
-    ("§Invariants 1–3", [(None, None, " 1–3")]),
-])
+@pytest.mark.parametrize(
+    "text, cited",
+    [
+        ("SPEC §7 streaming", [("7", None, None)]),
+        ("§4.3 repairs", [("4", "3", None)]),
+        ("(§Inv. 5)", [(None, None, " 5")]),
+        (
+            "SPEC §Invariants 1, 2, 3 and 5 and §8",
+            [(None, None, " 1, 2, 3 and 5 and"), ("8", None, None)],
+        ),
+        ("§Invariants 1–3", [(None, None, " 1–3")]),
+    ],
+)
 def test_the_citation_pattern(text: str, cited: list[tuple[str | None, ...]]) -> None:
     assert [m.groups() for m in _CITE.finditer(text)] == cited
