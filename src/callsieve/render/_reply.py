@@ -62,11 +62,28 @@ __all__ = ["ENDED", "Ended", "Reply", "reply_events"]
 class Reply:
     """Sieve events in, reply events out (see the module's docstring)."""
 
-    __slots__ = ("_trim_calls", "_aborts_seen", "_reasoning", "_edge", "_held", "_seen_text",
-                 "_index", "_open", "_unsettled", "_before", "_r_edge", "_r_held")
+    __slots__ = (
+        "_trim_calls",
+        "_aborts_seen",
+        "_reasoning",
+        "_edge",
+        "_held",
+        "_seen_text",
+        "_index",
+        "_open",
+        "_unsettled",
+        "_before",
+        "_r_edge",
+        "_r_held",
+    )
 
-    def __init__(self, *, trim_around_calls: bool = True, aborted_calls_seen: bool = True,
-                 include_reasoning: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        trim_around_calls: bool = True,
+        aborted_calls_seen: bool = True,
+        include_reasoning: bool = True,
+    ) -> None:
         self._trim_calls = trim_around_calls
         self._aborts_seen = aborted_calls_seen
         self._reasoning = include_reasoning
@@ -90,8 +107,7 @@ class Reply:
             if isinstance(e, Text):
                 self._before = None
                 text = e.text
-                if (self._edge or self._held or not text or text[-1].isspace()
-                        or not self._r_edge):
+                if self._edge or self._held or not text or text[-1].isspace() or not self._r_edge:
                     self._text(text, out)
                 else:  # the common case, which _text would pass through unchanged (no edge:
                     out.append(e)  # text went out before, so _seen_text is already set)
@@ -148,7 +164,7 @@ class Reply:
             self._held.append(text)
             return
         out.append(Text("".join(self._held) + body if self._held else body))
-        self._held = [text[len(body):]] if len(body) < len(text) else []
+        self._held = [text[len(body) :]] if len(body) < len(text) else []
         self._seen_text = True
         self._r_held = []  # (text ends a run of reasoning)
         self._r_edge = True
@@ -168,7 +184,7 @@ class Reply:
             self._held = []
             self._edge = True
         out.append(Reasoning("".join(self._r_held) + body if self._r_held else body))
-        self._r_held = [text[len(body):]] if len(body) < len(text) else []
+        self._r_held = [text[len(body) :]] if len(body) < len(text) else []
 
     def _whole(self, call: ToolCall, out: list[Event]) -> None:
         """A call that was not streamed: started, its arguments in one delta, finished."""
@@ -220,8 +236,9 @@ class Ended(Reply):
 ENDED = Ended()
 
 
-def reply_events(result: ParseResult, *, trim_around_calls: bool = True,
-                 include_reasoning: bool = True) -> list[Event]:
+def reply_events(
+    result: ParseResult, *, trim_around_calls: bool = True, include_reasoning: bool = True
+) -> list[Event]:
     """The reply events of a whole ``ParseResult``, as ``Reply`` gives them for a stream."""
     reply = Reply(trim_around_calls=trim_around_calls, include_reasoning=include_reasoning)
     events: list[Event] = []

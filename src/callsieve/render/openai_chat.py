@@ -101,14 +101,15 @@ def _finish_reason(given: str | None, called: bool, cut: bool = False) -> str:
         return "tool_calls" if called else "stop"
     if given in ("length", "content_filter"):
         return given
-    raise ConfigurationError(
-        f"finish_reason must be one of {FINISH_REASONS!r}, got {given!r}")
+    raise ConfigurationError(f"finish_reason must be one of {FINISH_REASONS!r}, got {given!r}")
 
 
 def _reasoning_field(name: str) -> str:
     if name not in REASONING_FIELDS:
-        raise ConfigurationError(f"reasoning_field must be one of {REASONING_FIELDS!r}, "
-                                 f"got {name!r}", expected=REASONING_FIELDS)
+        raise ConfigurationError(
+            f"reasoning_field must be one of {REASONING_FIELDS!r}, got {name!r}",
+            expected=REASONING_FIELDS,
+        )
     return name
 
 
@@ -116,20 +117,43 @@ def _usage(usage: Usage | None) -> dict[str, Any]:
     """The caller's counts (``_options.token_counts``: the same ``usage`` every renderer
     takes) as Chat Completions writes them."""
     prompt, completion = token_counts(usage)
-    return {"prompt_tokens": prompt, "completion_tokens": completion,
-            "total_tokens": prompt + completion}
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
 
 
 class StreamRenderer:
     """Sieve events in, ``chat.completion.chunk`` dicts out (see the module's docstring)."""
 
-    __slots__ = ("_reply", "_id", "_created", "_model", "_call_id", "_field", "_started",
-                 "_called", "_closed", "_error", "_names", "_cut", "_aborted")
+    __slots__ = (
+        "_reply",
+        "_id",
+        "_created",
+        "_model",
+        "_call_id",
+        "_field",
+        "_started",
+        "_called",
+        "_closed",
+        "_error",
+        "_names",
+        "_cut",
+        "_aborted",
+    )
 
-    def __init__(self, *, model: str = "callsieve", created: int | None = None,
-                 completion_id_factory: IdFactory | None = None,
-                 call_id_factory: IdFactory | None = None, include_reasoning: bool = True,
-                 reasoning_field: str = "reasoning_content", on_abort: str = "error") -> None:
+    def __init__(
+        self,
+        *,
+        model: str = "callsieve",
+        created: int | None = None,
+        completion_id_factory: IdFactory | None = None,
+        call_id_factory: IdFactory | None = None,
+        include_reasoning: bool = True,
+        reasoning_field: str = "reasoning_content",
+        on_abort: str = "error",
+    ) -> None:
         self._error = ends_reply(on_abort)
         self._field = _reasoning_field(reasoning_field)
         self._reply = Reply(trim_around_calls=False, include_reasoning=include_reasoning)
@@ -166,10 +190,22 @@ class StreamRenderer:
             delta: dict[str, Any]
             if isinstance(e, Text):
                 if self._started:  # the hot path: one chunk per piece of prose, built inline
-                    out.append({"id": self._id, "object": "chat.completion.chunk",
-                                "created": self._created, "model": self._model,
-                                "choices": [{"index": 0, "delta": {"content": e.text},
-                                             "logprobs": None, "finish_reason": None}]})
+                    out.append(
+                        {
+                            "id": self._id,
+                            "object": "chat.completion.chunk",
+                            "created": self._created,
+                            "model": self._model,
+                            "choices": [
+                                {
+                                    "index": 0,
+                                    "delta": {"content": e.text},
+                                    "logprobs": None,
+                                    "finish_reason": None,
+                                }
+                            ],
+                        }
+                    )
                     continue
                 delta = {"content": e.text}
             elif isinstance(e, Reasoning):
@@ -177,10 +213,21 @@ class StreamRenderer:
             elif isinstance(e, ArgumentsDelta):
                 delta = {"tool_calls": [{"index": e.index, "function": {"arguments": e.delta}}]}
             elif isinstance(e, CallStarted):
-                ident = (make_id(self._call_id, "call_id_factory") if self._call_id is not None
-                         else e.id or new_call_id())
-                delta = {"tool_calls": [{"index": e.index, "id": ident, "type": "function",
-                                         "function": {"name": e.name, "arguments": ""}}]}
+                ident = (
+                    make_id(self._call_id, "call_id_factory")
+                    if self._call_id is not None
+                    else e.id or new_call_id()
+                )
+                delta = {
+                    "tool_calls": [
+                        {
+                            "index": e.index,
+                            "id": ident,
+                            "type": "function",
+                            "function": {"name": e.name, "arguments": ""},
+                        }
+                    ]
+                }
                 self._names[e.index] = e.name
             else:
                 if isinstance(e, CallFinished):
@@ -194,15 +241,19 @@ class StreamRenderer:
                 if "content" in delta:
                     out.append(self._chunk({"role": "assistant", "content": ""}))
                 elif self._field in delta:
-                    out.append(self._chunk({"role": "assistant", "content": None,
-                                            self._field: ""}))
+                    out.append(self._chunk({"role": "assistant", "content": None, self._field: ""}))
                 else:
                     delta = {"role": "assistant", "content": None, **delta}
             out.append(self._chunk(delta))
         return out
 
-    def close(self, finish_reason: str | None = None, *, usage: Usage | None = None,
-              blocks: Iterable[Block] = ()) -> list[dict[str, Any]]:
+    def close(
+        self,
+        finish_reason: str | None = None,
+        *,
+        usage: Usage | None = None,
+        blocks: Iterable[Block] = (),
+    ) -> list[dict[str, Any]]:
         """The last chunks: the finish reason (and the usage chunk when ``usage`` is given).
         ``blocks`` (the sieve's, ``Sieve.blocks``): a reply that ended inside a call whose
         start was never sent (``early_emit="block"`` or ``"invoke"``) is cut off too."""
@@ -225,9 +276,16 @@ class StreamRenderer:
             out.append(self._chunk({"role": "assistant", "content": None}))
         out.append(self._chunk({}, reason))
         if usage is not None:
-            out.append({"id": self._id, "object": "chat.completion.chunk",
-                        "created": self._created, "model": self._model, "choices": [],
-                        "usage": _usage(usage)})
+            out.append(
+                {
+                    "id": self._id,
+                    "object": "chat.completion.chunk",
+                    "created": self._created,
+                    "model": self._model,
+                    "choices": [],
+                    "usage": _usage(usage),
+                }
+            )
         return out
 
     def _abort(self, e: CallAborted, out: list[dict[str, Any]]) -> bool:
@@ -237,24 +295,35 @@ class StreamRenderer:
         if not self._error:
             return False
         code, message, _ = why(e, self._names.get(e.index, ""))
-        out.append({"error": {"message": message, "type": "server_error", "param": None,
-                              "code": code}})
+        out.append(
+            {"error": {"message": message, "type": "server_error", "param": None, "code": code}}
+        )
         self._aborted = e
         self._reply = ENDED  # (nothing more shows)
         return True
 
     def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-        return {"id": self._id, "object": "chat.completion.chunk", "created": self._created,
-                "model": self._model,
-                "choices": [{"index": 0, "delta": delta, "logprobs": None,
-                             "finish_reason": finish}]}
+        return {
+            "id": self._id,
+            "object": "chat.completion.chunk",
+            "created": self._created,
+            "model": self._model,
+            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+        }
 
 
-def render_response(result: ParseResult, *, model: str = "callsieve", created: int | None = None,
-                    completion_id_factory: IdFactory | None = None,
-                    call_id_factory: IdFactory | None = None, finish_reason: str | None = None,
-                    usage: Usage | None = None, include_reasoning: bool = True,
-                    reasoning_field: str = "reasoning_content") -> dict[str, Any]:
+def render_response(
+    result: ParseResult,
+    *,
+    model: str = "callsieve",
+    created: int | None = None,
+    completion_id_factory: IdFactory | None = None,
+    call_id_factory: IdFactory | None = None,
+    finish_reason: str | None = None,
+    usage: Usage | None = None,
+    include_reasoning: bool = True,
+    reasoning_field: str = "reasoning_content",
+) -> dict[str, Any]:
     """The whole ``chat.completion`` for ``result`` (``usage`` zeros unless given)."""
     field = _reasoning_field(reasoning_field)
     ident = make_id(completion_id_factory or _new_completion_id, "completion_id_factory")
@@ -268,10 +337,14 @@ def render_response(result: ParseResult, *, model: str = "callsieve", created: i
         elif isinstance(e, Reasoning):
             thought.append(e.text)
         elif isinstance(e, CallStarted):
-            call_id = (make_id(call_id_factory, "call_id_factory") if call_id_factory is not None
-                       else e.id or new_call_id())
-            calls.append({"id": call_id, "type": "function",
-                          "function": {"name": e.name, "arguments": ""}})
+            call_id = (
+                make_id(call_id_factory, "call_id_factory")
+                if call_id_factory is not None
+                else e.id or new_call_id()
+            )
+            calls.append(
+                {"id": call_id, "type": "function", "function": {"name": e.name, "arguments": ""}}
+            )
             arguments.append([])
         elif isinstance(e, ArgumentsDelta):
             arguments[e.index].append(e.delta)
@@ -290,7 +363,6 @@ def render_response(result: ParseResult, *, model: str = "callsieve", created: i
         "object": "chat.completion",
         "created": int(time.time()) if created is None else created,
         "model": model,
-        "choices": [{"index": 0, "message": message, "logprobs": None,
-                     "finish_reason": reason}],
+        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": reason}],
         "usage": _usage(usage),
     }
