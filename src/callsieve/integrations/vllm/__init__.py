@@ -15,6 +15,7 @@ from __future__ import annotations
 from ._contract import (
     ENV_OPTIONS,
     SUPPORTED,
+    CallAbortedError,
     IncompatibleVllmError,
     check_vllm,
     operator_options,
@@ -23,6 +24,7 @@ from ._contract import (
 from ._plugin import register
 from ._variants import VARIANTS, Variant, active_variants, reasoning_setting, thinking_requested
 
-__all__ = ["ENV_OPTIONS", "SUPPORTED", "VARIANTS", "IncompatibleVllmError", "Variant",
+__all__ = ["ENV_OPTIONS", "SUPPORTED", "VARIANTS", "CallAbortedError", "IncompatibleVllmError",
+           "Variant",
            "active_variants", "check_vllm", "operator_options", "reasoning_setting",
            "register", "thinking_requested", "version_problem"]

@@ -26,7 +26,7 @@ from typing import Any
 
 from ... import CallsieveError, ConfigurationError, Sieve
 
-__all__ = ["ENV_OPTIONS", "SUPPORTED", "IncompatibleVllmError", "check_vllm",
+__all__ = ["ENV_OPTIONS", "SUPPORTED", "CallAbortedError", "IncompatibleVllmError", "check_vllm",
            "installed_vllm", "operator_options", "version_problem"]
 
 #: ``(lowest, first unsupported)`` (major, minor) of vLLM: ``vllm>=0.33,<0.34``.
@@ -38,6 +38,18 @@ _PER_REQUEST = ("tools", "id_factory")
 
 class IncompatibleVllmError(CallsieveError, ImportError):
     """The installed vLLM is one the plugin does not support (or vLLM is missing)."""
+
+
+class CallAbortedError(CallsieveError, RuntimeError):
+    """A tool call began streaming and then was not made (SPEC §17): raised from the tool
+    parser, it ends vLLM's stream with the API's error event."""
+
+    def __init__(self, index: int, name: str) -> None:
+        super().__init__(
+            f"tool call {index} ({name!r}) began streaming but was not made (the reply ended "
+            "inside it, or its block failed or was rejected); discard it and retry")
+        self.index = index
+        self.name = name
 
 
 def _range() -> str:
@@ -93,8 +105,8 @@ def _read_options(raw: str) -> dict[str, Any]:
         if name in options:
             raise ConfigurationError(
                 f"{ENV_OPTIONS}: {name!r} comes from each request; it cannot be set here")
-    try:
-        Sieve(**options)
+    try:  # (a policy is checked against a stand-in tool: the request brings the real ones)
+        Sieve([{"name": "tool"}] if options.get("policy") else None, **options)
     except CallsieveError as exc:
         raise ConfigurationError(f"{ENV_OPTIONS}: {exc}") from None
     return options

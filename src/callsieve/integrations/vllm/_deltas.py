@@ -35,7 +35,6 @@ from vllm.entrypoints.generate.base.protocol import (
 from ... import (
     ArgumentsDelta,
     CallAborted,
-    CallsieveError,
     CallStarted,
     Event,
     Reasoning,
@@ -44,19 +43,9 @@ from ... import (
     ToolCall,
     ToolCalls,
 )
+from ._contract import CallAbortedError
 
-__all__ = ["CallAbortedError", "ReplyStream", "WholeReply", "whole_reply"]
-
-
-class CallAbortedError(CallsieveError, RuntimeError):
-    """A tool call began streaming and then turned out not to be one."""
-
-    def __init__(self, index: int, name: str) -> None:
-        super().__init__(
-            f"tool call {index} ({name!r}) began streaming but was not made (the reply ended "
-            "inside it, or its block failed or was rejected); discard it and retry")
-        self.index = index
-        self.name = name
+__all__ = ["ReplyStream", "WholeReply", "message", "whole_reply"]
 
 
 def _tool_call(index: int, id: str | None = None, name: str | None = None,

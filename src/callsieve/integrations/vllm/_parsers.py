@@ -144,6 +144,14 @@ class CallsieveReasoningParser(ReasoningParser):  # type: ignore[misc]
         self._ended = False
 
     # ------------------------------------------------------------ token ids (the engine's)
+    @property
+    def reasoning_start_str(self) -> str | None:
+        return self._ids.open_text
+
+    @property
+    def reasoning_end_str(self) -> str | None:
+        return self._ids.close_text
+
     def _off(self) -> bool:
         return operator_options().get("reasoning") == "off"
 

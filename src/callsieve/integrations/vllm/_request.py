@@ -43,6 +43,9 @@ __all__ = ["RequestState", "ThinkIds", "claim", "offer", "prompt_marker", "sieve
 class ThinkIds:
     opens: frozenset[int] = frozenset()
     closes: frozenset[int] = frozenset()
+    #: One spelling of each, as the tokenizer has it (vLLM asks for the strings too).
+    open_text: str | None = None
+    close_text: str | None = None
 
 
 @dataclass
@@ -94,16 +97,17 @@ def _reads_as_tag(token: str, reasoning: str, inside_after: bool) -> bool:
 
 
 def _probe(tokens: Iterable[tuple[str, int]]) -> ThinkIds:
-    opens: set[int] = set()
-    closes: set[int] = set()
-    for token, token_id in tokens:
+    opens: dict[int, str] = {}
+    closes: dict[int, str] = {}
+    for token, token_id in sorted(tokens, key=lambda item: item[1]):
         if not isinstance(token, str) or not 0 < len(token) <= 32:
             continue
         if _reads_as_tag(token, "tags", True):
-            opens.add(token_id)
+            opens[token_id] = token
         elif _reads_as_tag(token, "open", False):
-            closes.add(token_id)
-    return ThinkIds(frozenset(opens), frozenset(closes))
+            closes[token_id] = token
+    return ThinkIds(frozenset(opens), frozenset(closes), next(iter(opens.values()), None),
+                    next(iter(closes.values()), None))
 
 
 def think_ids(tokenizer: Any) -> ThinkIds:
