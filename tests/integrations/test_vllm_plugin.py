@@ -108,13 +108,14 @@ def early_emit() -> str:
     return str(json.loads(os.environ.get(ENV_OPTIONS) or "{}").get("early_emit", "arguments"))
 
 
-@pytest.fixture(params=["arguments", "invoke"])
-def emit_mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """The plugin's default (argument streaming), and whole calls per invoke, set as an
-    operator does (``CALLSIEVE_VLLM_OPTIONS``)."""
-    if request.param != "arguments":
-        monkeypatch.setenv(ENV_OPTIONS, json.dumps({"early_emit": request.param}))
-    return str(request.param)
+#: The plugin's default (argument streaming) at every chunking, and whole calls per invoke,
+#: set as an operator does (``CALLSIEVE_VLLM_OPTIONS``), at random chunks (to keep CI short).
+WAYS = [(c, "arguments") for c in CHUNKINGS] + [("random", "invoke")]
+
+
+def set_mode(monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    if mode != "arguments":
+        monkeypatch.setenv(ENV_OPTIONS, json.dumps({"early_emit": mode}))
 
 
 # ----------------------------------------------------------------------- loading
@@ -144,18 +145,22 @@ def test_both_parsers_share_one_sieve() -> None:
 
 
 # ----------------------------------------------------------------------- conformance
-@pytest.mark.parametrize("chunking", list(CHUNKINGS))
+@pytest.mark.parametrize(("chunking", "mode"), WAYS)
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
-def test_conformance_through_vllm(case: dict[str, Any], chunking: str, emit_mode: str) -> None:
+def test_conformance_through_vllm(case: dict[str, Any], chunking: str, mode: str,
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    set_mode(monkeypatch, mode)
     text = case["input"]
     tools = tools_for(case["expect"]["calls"], case.get("tools"))
     run_both_ways(text, tools, CHUNKINGS[chunking](text))
 
 
 # ----------------------------------------------------------------------- DeepSeek corpus
-@pytest.mark.parametrize("chunking", list(CHUNKINGS))
+@pytest.mark.parametrize(("chunking", "mode"), WAYS)
 @pytest.mark.parametrize("case", corpus.CORPUS, ids=corpus.ids)
-def test_deepseek_corpus_through_vllm(case: Any, chunking: str, emit_mode: str) -> None:
+def test_deepseek_corpus_through_vllm(case: Any, chunking: str, mode: str,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    set_mode(monkeypatch, mode)
     tools = tools_for(case.calls)
     run_both_ways(case.text, tools, CHUNKINGS[chunking](case.text))
     want = [(n, a) for n, a in case.calls]
