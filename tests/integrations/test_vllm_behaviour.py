@@ -216,3 +216,23 @@ def test_an_incompatible_vllm_fails_with_the_supported_range() -> None:
     out = done.stdout + done.stderr
     assert "CAUSE: callsieve's vLLM plugin supports vllm>=0.33,<0.34, but vLLM 0.20.0" in out
     assert "pip install 'callsieve[vllm]'" in out
+
+
+def test_the_trusted_constructors_build_what_pydantic_builds() -> None:
+    from vllm.entrypoints.generate.base.protocol import DeltaMessage
+
+    from callsieve.integrations.vllm._deltas import _tool_call, message
+
+    built = [message("a", "r", [_tool_call(0, "call_1", "f", "{}")]),
+             message("", "", [_tool_call(2, arguments='{"x"')]), message("", "r", [])]
+    pydantic = [
+        DeltaMessage(content="a", reasoning="r", tool_calls=[{
+            "id": "call_1", "type": "function", "index": 0,
+            "function": {"name": "f", "arguments": "{}"}}]),
+        DeltaMessage(tool_calls=[{"index": 2, "function": {"arguments": '{"x"'}}]),
+        DeltaMessage(reasoning="r", tool_calls=[])]
+    for ours, theirs in zip(built, pydantic):
+        assert ours == theirs
+        assert ours.model_dump_json(exclude_unset=True) == theirs.model_dump_json(
+            exclude_unset=True)
+    assert message("", "", []) is None
