@@ -22,8 +22,16 @@ callsieve at least 3x faster than vLLM's parser on (c); linear on (d): the slope
 seconds against log size at most 1.1 (vLLM's is fitted over the sizes it finishes in
 ``--vllm-limit`` seconds, 100 kB and below by default, as its time grows with the square).
 
-Usage: ``python benchmarks/bench_vllm.py [--quick]`` in an environment with vLLM and
-callsieve (docs/vllm.md). It is a report: it exits 1 only when callsieve's calls are wrong.
+``--corpus`` prints instead how many cases of the DeepSeek corpus
+(tests/spec/test_s02_deepseek_corpus.py: V3, V3.1, V3.2, V4 and V4.1 output, clean and
+damaged, and what must stay text) each of vLLM's DeepSeek tool parsers gets right against
+callsieve's: streamed in random 1-8-token chunks (a special token is never split, as vLLM's
+detokenizer delivers them) and whole; "calls" counts the cases whose calls (names and
+arguments) are the expected ones, "calls + text" those whose content is exact too. A parser
+that raises counts the case as wrong.
+
+Usage: ``python benchmarks/bench_vllm.py [--quick | --corpus]`` in an environment with vLLM
+and callsieve (docs/vllm.md). It is a report: it exits 1 only when callsieve is wrong.
 """
 
 from __future__ import annotations
@@ -49,7 +57,7 @@ with warnings.catch_warnings():
     from vllm.entrypoints.generate.base.protocol import DeltaMessage  # noqa: E402
     from vllm.parser import ParserManager  # noqa: E402
     from vllm.tool_parsers import ToolParser, ToolParserManager  # noqa: E402
-    from vllm_harness import load_plugins, request, tokenizer  # noqa: E402
+    from vllm_harness import chunked, load_plugins, request, stream, tokenizer, whole  # noqa: E402
 
 D_SIZES = (10_000, 30_000, 100_000, 300_000, 1_000_000)
 TARGET_SPEEDUP = 3.0
@@ -145,12 +153,77 @@ def timed(makes: Sequence[Callable[[], Any]], chunks: Sequence[str], reps: int) 
     return bench_stream.best_of_runs(runs, chunks, reps)
 
 
+CORPUS_PARSERS = ("deepseek_v3", "deepseek_v31", "deepseek_v32", "deepseek_v4", "deepseek_v41",
+                  "callsieve", "callsieve (early_emit=invoke)")
+
+
+def load_corpus() -> Any:
+    import importlib.util
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    spec = importlib.util.spec_from_file_location(
+        "deepseek_corpus", ROOT / "tests" / "spec" / "test_s02_deepseek_corpus.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.CORPUS
+
+
+def corpus_table() -> int:
+    """How many corpus cases each DeepSeek tool parser gets right (see the docstring)."""
+    load_plugins()
+    cases = load_corpus()
+    print(f"## The DeepSeek corpus: {len(cases)} cases, through vLLM's serving interface\n")
+    print("| tool parser | streamed: calls | streamed: calls + text | whole: calls "
+          "| whole: calls + text |")
+    print("|---|---|---|---|---|")
+    bad = 0
+    import os
+
+    for row in CORPUS_PARSERS:
+        name = row.split()[0]
+        if "invoke" in row:
+            os.environ["CALLSIEVE_VLLM_OPTIONS"] = '{"early_emit": "invoke"}'
+        counts = [0, 0, 0, 0]
+        for case in cases:
+            tools = [{"type": "function", "function": {"name": n}}
+                     for n in dict.fromkeys([c for c, _ in case.calls] or ["noop"])]
+            want = [(n, a) for n, a in case.calls]
+            for way in (0, 1):
+                try:
+                    req = request(tools, stream=way == 0)
+                    from vllm_harness import make_parser
+
+                    parser = make_parser(name, None, req)
+                    got = (stream(parser, req, chunked(case.text, None)) if way == 0
+                           else whole(parser, req, case.text))
+                    calls_ok = got.named_calls() == want
+                    text = case.want_text if way == 0 or case.want_text.strip() or not want \
+                        else ""
+                    text_ok = calls_ok and got.content == text
+                except Exception:  # noqa: BLE001  (a parser that raises got the case wrong)
+                    calls_ok = text_ok = False
+                counts[2 * way] += calls_ok
+                counts[2 * way + 1] += text_ok
+        os.environ.pop("CALLSIEVE_VLLM_OPTIONS", None)
+        if "invoke" in row and counts != [len(cases)] * 4:
+            bad = 1
+        n = len(cases)
+        print(f"| {row} | {counts[0]}/{n} | {counts[1]}/{n} | {counts[2]}/{n} | "
+              f"{counts[3]}/{n} |")
+    return bad
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="best of 1 instead of 3")
     ap.add_argument("--vllm-limit", type=float, default=20.0,
                     help="seconds after which vLLM's parser is not run on larger arguments")
+    ap.add_argument("--corpus", action="store_true",
+                    help="count the DeepSeek corpus cases each DeepSeek parser gets right")
     args = ap.parse_args(argv)
+    if args.corpus:
+        return corpus_table()
     reps = 1 if args.quick else 3
     load_plugins()
     ToolParserManager.register_module("_echo", module=EchoToolParser)
