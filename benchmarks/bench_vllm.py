@@ -50,14 +50,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests" / "integrations"))
 
-import bench_stream  # noqa: E402
+import bench_stream
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
-    from vllm.entrypoints.generate.base.protocol import DeltaMessage  # noqa: E402
-    from vllm.parser import ParserManager  # noqa: E402
-    from vllm.tool_parsers import ToolParser, ToolParserManager  # noqa: E402
-    from vllm_harness import chunked, load_plugins, request, stream, tokenizer, whole  # noqa: E402
+    from vllm.entrypoints.generate.base.protocol import DeltaMessage
+    from vllm.parser import ParserManager
+    from vllm.tool_parsers import ToolParser, ToolParserManager
+    from vllm_harness import chunked, load_plugins, request, stream, tokenizer, whole
 
 D_SIZES = (10_000, 30_000, 100_000, 300_000, 1_000_000)
 TARGET_SPEEDUP = 3.0
@@ -66,10 +66,13 @@ Expected = tuple[str, list[tuple[str, dict[str, str]]]]
 
 
 def v32_block(name: str, args: Sequence[tuple[str, str]]) -> str:
-    params = "".join(f'<｜DSML｜parameter name="{k}" string="true">{v}</｜DSML｜parameter>\n'
-                     for k, v in args)
-    return (f'<｜DSML｜function_calls>\n<｜DSML｜invoke name="{name}">\n{params}'
-            "</｜DSML｜invoke>\n</｜DSML｜function_calls>")
+    params = "".join(
+        f'<｜DSML｜parameter name="{k}" string="true">{v}</｜DSML｜parameter>\n' for k, v in args
+    )
+    return (
+        f'<｜DSML｜function_calls>\n<｜DSML｜invoke name="{name}">\n{params}'
+        "</｜DSML｜invoke>\n</｜DSML｜function_calls>"
+    )
 
 
 def in_v32(make: Callable[..., tuple[str, Expected]], *args: Any) -> tuple[str, Expected]:
@@ -83,8 +86,12 @@ def in_v32(make: Callable[..., tuple[str, Expected]], *args: Any) -> tuple[str, 
 
 
 def chat() -> tuple[str, Expected]:
-    return in_v32(bench_stream.chat, random.Random(bench_stream.DOC_SEED + 2), bench_stream.SIZE,
-                  bench_stream.N_CALLS)
+    return in_v32(
+        bench_stream.chat,
+        random.Random(bench_stream.DOC_SEED + 2),
+        bench_stream.SIZE,
+        bench_stream.N_CALLS,
+    )
 
 
 def one_call(size: int) -> tuple[str, Expected]:
@@ -100,16 +107,23 @@ class EchoToolParser(ToolParser):  # type: ignore[misc]
         return DeltaMessage(content=args[2]) if args[2] else None
 
 
-ROWS = {"vLLM deepseek_v32": ("deepseek_v32", None), "floor (vLLM's parse_delta)": ("_echo", None),
-        "callsieve (tool parser)": ("callsieve", None),
-        "callsieve (tool + reasoning)": ("callsieve", "callsieve")}
+ROWS = {
+    "vLLM deepseek_v32": ("deepseek_v32", None),
+    "floor (vLLM's parse_delta)": ("_echo", None),
+    "callsieve (tool parser)": ("callsieve", None),
+    "callsieve (tool + reasoning)": ("callsieve", "callsieve"),
+}
 
 
 def factory(tool: str, reasoning: str | None, names: Sequence[str]) -> Callable[[], Any]:
     tools = [{"type": "function", "function": {"name": n}} for n in dict.fromkeys(names)]
     req = request(tools)
-    cls = ParserManager.get_parser(tool_parser_name=tool, reasoning_parser_name=reasoning,
-                                   enable_auto_tools=True, tokenizer=tokenizer())
+    cls = ParserManager.get_parser(
+        tool_parser_name=tool,
+        reasoning_parser_name=reasoning,
+        enable_auto_tools=True,
+        tokenizer=tokenizer(),
+    )
     return lambda: (cls(tokenizer(), req.tools, chat_template_kwargs={}, model_config=None), req)
 
 
@@ -153,8 +167,15 @@ def timed(makes: Sequence[Callable[[], Any]], chunks: Sequence[str], reps: int) 
     return bench_stream.best_of_runs(runs, chunks, reps)
 
 
-CORPUS_PARSERS = ("deepseek_v3", "deepseek_v31", "deepseek_v32", "deepseek_v4", "deepseek_v41",
-                  "callsieve", "callsieve (early_emit=invoke)")
+CORPUS_PARSERS = (
+    "deepseek_v3",
+    "deepseek_v31",
+    "deepseek_v32",
+    "deepseek_v4",
+    "deepseek_v41",
+    "callsieve",
+    "callsieve (early_emit=invoke)",
+)
 
 
 def load_corpus() -> Any:
@@ -162,7 +183,8 @@ def load_corpus() -> Any:
 
     sys.path.insert(0, str(ROOT / "tests"))
     spec = importlib.util.spec_from_file_location(
-        "deepseek_corpus", ROOT / "tests" / "spec" / "test_s02_deepseek_corpus.py")
+        "deepseek_corpus", ROOT / "tests" / "spec" / "test_s02_deepseek_corpus.py"
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -174,8 +196,10 @@ def corpus_table() -> int:
     load_plugins()
     cases = load_corpus()
     print(f"## The DeepSeek corpus: {len(cases)} cases, through vLLM's serving interface\n")
-    print("| tool parser | streamed: calls | streamed: calls + text | whole: calls "
-          "| whole: calls + text |")
+    print(
+        "| tool parser | streamed: calls | streamed: calls + text | whole: calls "
+        "| whole: calls + text |"
+    )
     print("|---|---|---|---|---|")
     bad = 0
     import os
@@ -186,8 +210,10 @@ def corpus_table() -> int:
             os.environ["CALLSIEVE_VLLM_OPTIONS"] = '{"early_emit": "invoke"}'
         counts = [0, 0, 0, 0]
         for case in cases:
-            tools = [{"type": "function", "function": {"name": n}}
-                     for n in dict.fromkeys([c for c, _ in case.calls] or ["noop"])]
+            tools = [
+                {"type": "function", "function": {"name": n}}
+                for n in dict.fromkeys([c for c, _ in case.calls] or ["noop"])
+            ]
             want = [(n, a) for n, a in case.calls]
             for way in (0, 1):
                 try:
@@ -195,11 +221,13 @@ def corpus_table() -> int:
                     from vllm_harness import make_parser
 
                     parser = make_parser(name, None, req)
-                    got = (stream(parser, req, chunked(case.text, None)) if way == 0
-                           else whole(parser, req, case.text))
+                    got = (
+                        stream(parser, req, chunked(case.text, None))
+                        if way == 0
+                        else whole(parser, req, case.text)
+                    )
                     calls_ok = got.named_calls() == want
-                    text = case.want_text if way == 0 or case.want_text.strip() or not want \
-                        else ""
+                    text = case.want_text if way == 0 or case.want_text.strip() or not want else ""
                     text_ok = calls_ok and got.content == text
                 except Exception:  # noqa: BLE001  (a parser that raises got the case wrong)
                     calls_ok = text_ok = False
@@ -209,18 +237,24 @@ def corpus_table() -> int:
         if "invoke" in row and counts != [len(cases)] * 4:
             bad = 1
         n = len(cases)
-        print(f"| {row} | {counts[0]}/{n} | {counts[1]}/{n} | {counts[2]}/{n} | "
-              f"{counts[3]}/{n} |")
+        print(f"| {row} | {counts[0]}/{n} | {counts[1]}/{n} | {counts[2]}/{n} | {counts[3]}/{n} |")
     return bad
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="best of 1 instead of 3")
-    ap.add_argument("--vllm-limit", type=float, default=20.0,
-                    help="seconds after which vLLM's parser is not run on larger arguments")
-    ap.add_argument("--corpus", action="store_true",
-                    help="count the DeepSeek corpus cases each DeepSeek parser gets right")
+    ap.add_argument(
+        "--vllm-limit",
+        type=float,
+        default=20.0,
+        help="seconds after which vLLM's parser is not run on larger arguments",
+    )
+    ap.add_argument(
+        "--corpus",
+        action="store_true",
+        help="count the DeepSeek corpus cases each DeepSeek parser gets right",
+    )
     args = ap.parse_args(argv)
     if args.corpus:
         return corpus_table()
@@ -232,31 +266,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     names = [n for n, _ in want[1]]
     makes = {row: factory(tool, thought, names) for row, (tool, thought) in ROWS.items()}
     bad = 0
-    print(f"## (c) 1 MB of chat, {len(want[1])} calls, 1-8-character chunks "
-          f"({len(chunks):,} parse_delta calls), best of {reps}\n")
+    print(
+        f"## (c) 1 MB of chat, {len(want[1])} calls, 1-8-character chunks "
+        f"({len(chunks):,} parse_delta calls), best of {reps}\n"
+    )
     print("| row | seconds | MB/s | calls exact | text exact | vs vLLM |")
     print("|---|---|---|---|---|---|")
     seconds = timed(list(makes.values()), chunks, reps)
     base = seconds[0]
     for (row, make), t in zip(makes.items(), seconds):
-        calls_ok, text_ok = check(make, chunks, want) if row != "floor (vLLM's parse_delta)" \
-            else (False, True)
+        calls_ok, text_ok = (
+            check(make, chunks, want) if row != "floor (vLLM's parse_delta)" else (False, True)
+        )
         if row.startswith("callsieve") and not (calls_ok and text_ok):
             bad += 1
         speed = f"{base / t:.2f}x" if row != "vLLM deepseek_v32" else "1.00x"
-        print(f"| {row} | {t:.3f} | {len(doc) / 1e6 / t:.2f} | "
-              f"{'yes' if calls_ok else ('-' if 'floor' in row else '**no**')} | "
-              f"{'yes' if text_ok else 'no'} | {speed} |")
+        print(
+            f"| {row} | {t:.3f} | {len(doc) / 1e6 / t:.2f} | "
+            f"{'yes' if calls_ok else ('-' if 'floor' in row else '**no**')} | "
+            f"{'yes' if text_ok else 'no'} | {speed} |"
+        )
     ours = seconds[2]
-    print(f"\ncallsieve (tool parser) is {base / ours:.2f}x vLLM's deepseek_v32 "
-          f"(target >= {TARGET_SPEEDUP}x): {bench_stream.verdict(base / ours >= TARGET_SPEEDUP)}")
+    print(
+        f"\ncallsieve (tool parser) is {base / ours:.2f}x vLLM's deepseek_v32 "
+        f"(target >= {TARGET_SPEEDUP}x): {bench_stream.verdict(base / ours >= TARGET_SPEEDUP)}"
+    )
 
-    print(f"\n## (d) one call, one argument of 10 kB ... 1 MB, 1-8-character chunks, "
-          f"best of {reps}\n")
+    print(
+        f"\n## (d) one call, one argument of 10 kB ... 1 MB, 1-8-character chunks, best of {reps}\n"
+    )
     print("| size | vLLM deepseek_v32 s | callsieve s | callsieve calls exact |")
     print("|---|---|---|---|")
     vllm_s: list[float] = []
     ours_s: list[float] = []
+    prev = D_SIZES[0]
     for size in D_SIZES:
         doc, want = one_call(size)
         chunks = bench_stream.random_chunks(doc)
@@ -275,10 +318,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             cell = f"{t_v:.3f}" + ("" if check(make_v, chunks, want)[0] else " (calls wrong)")
         print(f"| {size:,} | {cell} | {t_c:.3f} | {'yes' if ok else '**no**'} |")
     k_ours = bench_stream.exponent(D_SIZES, ours_s)
-    k_vllm = bench_stream.exponent(D_SIZES[:len(vllm_s)], vllm_s) if len(vllm_s) > 1 else 0
-    print(f"\nexponent k (seconds ~ size^k): callsieve {k_ours:.2f} "
-          f"(target <= {TARGET_EXPONENT}: {bench_stream.verdict(k_ours <= TARGET_EXPONENT)}), "
-          f"vLLM deepseek_v32 {k_vllm:.2f} over {len(vllm_s)} sizes")
+    k_vllm = bench_stream.exponent(D_SIZES[: len(vllm_s)], vllm_s) if len(vllm_s) > 1 else 0
+    print(
+        f"\nexponent k (seconds ~ size^k): callsieve {k_ours:.2f} "
+        f"(target <= {TARGET_EXPONENT}: {bench_stream.verdict(k_ours <= TARGET_EXPONENT)}), "
+        f"vLLM deepseek_v32 {k_vllm:.2f} over {len(vllm_s)} sizes"
+    )
     return 1 if bad else 0
 
 

@@ -12,8 +12,11 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("vllm", reason="vLLM is not installed here: .ci/run runs these tests in "
-                                   "a second environment with pip install '.[vllm]'")
+pytest.importorskip(
+    "vllm",
+    reason="vLLM is not installed here: .ci/run runs these tests in "
+    "a second environment with pip install '.[vllm]'",
+)
 
 from vllm_harness import (
     char_chunks,
@@ -29,9 +32,11 @@ from vllm_harness import (
 from callsieve.integrations.vllm import CallAbortedError
 
 SRC = Path(__file__).resolve().parents[2] / "src"
-WEATHER = ('<｜DSML｜function_calls>\n<｜DSML｜invoke name="get_weather">\n<｜DSML｜parameter '
-           'name="location" string="true">Tokyo</｜DSML｜parameter>\n</｜DSML｜invoke>\n'
-           '</｜DSML｜function_calls>')
+WEATHER = (
+    '<｜DSML｜function_calls>\n<｜DSML｜invoke name="get_weather">\n<｜DSML｜parameter '
+    'name="location" string="true">Tokyo</｜DSML｜parameter>\n</｜DSML｜invoke>\n'
+    "</｜DSML｜function_calls>"
+)
 DRAFT = '<|DSML|tool_calls><|DSML|invoke name="rm"></|DSML|invoke></|DSML|tool_calls>'
 THOUGHT = f"I could call {DRAFT} but I will not."
 TOOLS = tool_defs(["get_weather", "rm"])
@@ -44,29 +49,36 @@ def prompt(text: str) -> list[int]:
 # ----------------------------------------------------------------------- argument streaming
 def test_argument_fragments_stream_with_index_id_and_name() -> None:
     long = "x" * 300
-    text = ('Writing.<｜DSML｜function_calls><｜DSML｜invoke name="write">'
-            f'<｜DSML｜parameter name="content" string="true">{long}</｜DSML｜parameter>'
-            '</｜DSML｜invoke></｜DSML｜function_calls>')
+    text = (
+        'Writing.<｜DSML｜function_calls><｜DSML｜invoke name="write">'
+        f'<｜DSML｜parameter name="content" string="true">{long}</｜DSML｜parameter>'
+        "</｜DSML｜invoke></｜DSML｜function_calls>"
+    )
     req = request(tool_defs(["write"]))
     parser = make_parser("callsieve", "callsieve", req)
     from vllm.entrypoints.openai.chat_completion.stream_processor import ChatStreamProcessor
 
-    processor = ChatStreamProcessor(req, parser, enable_auto_tools=True,
-                                    parser_cls=type(parser))
+    processor = ChatStreamProcessor(req, parser, enable_auto_tools=True, parser_cls=type(parser))
     pieces: list[dict[str, Any]] = []
     chunks = char_chunks(text, 7)
     for i, chunk in enumerate(chunks):
-        step = processor.step(chunk, prompt(chunk), "stop" if i == len(chunks) - 1 else None,
-                              prompt("<｜Assistant｜>"))
+        step = processor.step(
+            chunk,
+            prompt(chunk),
+            "stop" if i == len(chunks) - 1 else None,
+            prompt("<｜Assistant｜>"),
+        )
         if step.delta is not None:
             pieces += json.loads(step.delta.model_dump_json(exclude_unset=True)).get(
-                "tool_calls", [])
+                "tool_calls", []
+            )
     first, *rest = pieces
     assert first["id"].startswith("chatcmpl-tool-") and first["type"] == "function"
     assert first["index"] == 0 and first["function"]["name"] == "write"
     assert len(rest) > 10, "the argument streams while it arrives"
-    assert all(set(p) == {"index", "function"} and set(p["function"]) == {"arguments"}
-               for p in rest)
+    assert all(
+        set(p) == {"index", "function"} and set(p["function"]) == {"arguments"} for p in rest
+    )
     args = "".join(p["function"].get("arguments", "") for p in pieces)
     assert json.loads(args) == {"content": long}
 
@@ -104,37 +116,59 @@ def test_a_named_tool_choice_allows_only_that_tool() -> None:
 
 
 def test_the_tools_schemas_type_the_values() -> None:
-    tools = [{"type": "function", "function": {"name": "f", "parameters": {
-        "type": "object", "properties": {"n": {"type": "integer"}, "s": {"type": "string"}}}}}]
-    text = ('<|DSML|tool_calls><|DSML|invoke name="f"><|DSML|parameter name="n">10'
-            '</|DSML|parameter><|DSML|parameter name="s">42</|DSML|parameter></|DSML|invoke>'
-            '</|DSML|tool_calls>')
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "f",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"n": {"type": "integer"}, "s": {"type": "string"}},
+                },
+            },
+        }
+    ]
+    text = (
+        '<|DSML|tool_calls><|DSML|invoke name="f"><|DSML|parameter name="n">10'
+        '</|DSML|parameter><|DSML|parameter name="s">42</|DSML|parameter></|DSML|invoke>'
+        "</|DSML|tool_calls>"
+    )
     req = request(tools)
     got = stream(make_parser("callsieve", "callsieve", req), req, char_chunks(text, 3))
     assert got.named_calls() == [("f", {"n": 10, "s": "42"})]
 
 
 # ----------------------------------------------------------------------- reasoning
-@pytest.mark.parametrize(("variant", "kwargs", "prompt_text"), [
-    ("callsieve", {"thinking": True}, "<｜Assistant｜>"),
-    ("callsieve", {"enable_thinking": True}, "<｜Assistant｜>"),
-    ("callsieve", {}, "<｜Assistant｜><think>"),  # the prompt shows the template opened it
-    ("callsieve_deepseek_r1", {}, "<｜Assistant｜>"),
-    ("callsieve_deepseek_v4", {}, "<｜Assistant｜>"),
-])
-def test_a_reply_that_starts_inside_the_thought(variant: str, kwargs: dict[str, Any],
-                                                prompt_text: str) -> None:
+@pytest.mark.parametrize(
+    ("variant", "kwargs", "prompt_text"),
+    [
+        ("callsieve", {"thinking": True}, "<｜Assistant｜>"),
+        ("callsieve", {"enable_thinking": True}, "<｜Assistant｜>"),
+        ("callsieve", {}, "<｜Assistant｜><think>"),  # the prompt shows the template opened it
+        ("callsieve_deepseek_r1", {}, "<｜Assistant｜>"),
+        ("callsieve_deepseek_v4", {}, "<｜Assistant｜>"),
+    ],
+)
+def test_a_reply_that_starts_inside_the_thought(
+    variant: str, kwargs: dict[str, Any], prompt_text: str
+) -> None:
     text = f"{THOUGHT}</think>\n\n{WEATHER}"
     req = request(TOOLS)
-    got = stream(make_parser(variant, variant, req, kwargs), req, chunked(text, 3),
-                 prompt(prompt_text))
+    got = stream(
+        make_parser(variant, variant, req, kwargs), req, chunked(text, 3), prompt(prompt_text)
+    )
     assert got.reasoning == THOUGHT and got.content == "\n\n"
     assert got.named_calls() == [("get_weather", {"location": "Tokyo"})]
 
 
-@pytest.mark.parametrize(("kwargs", "prompt_text"), [
-    ({"thinking": False}, "<｜Assistant｜>"), ({"thinking": True}, "<｜Assistant｜></think>"),
-    ({"reasoning_effort": "none"}, "<｜Assistant｜>")])
+@pytest.mark.parametrize(
+    ("kwargs", "prompt_text"),
+    [
+        ({"thinking": False}, "<｜Assistant｜>"),
+        ({"thinking": True}, "<｜Assistant｜></think>"),
+        ({"reasoning_effort": "none"}, "<｜Assistant｜>"),
+    ],
+)
 def test_a_reply_that_does_not(kwargs: dict[str, Any], prompt_text: str) -> None:
     text = f"Plain answer. {WEATHER}"
     req = request(TOOLS)
@@ -210,9 +244,11 @@ def test_an_incompatible_vllm_fails_with_the_supported_range() -> None:
         "try:\n"
         "    ParserManager.get_parser(tool_parser_name='callsieve', enable_auto_tools=True)\n"
         "except TypeError as exc:\n"
-        "    print('CAUSE:', exc.__cause__)\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=300, check=False)
+        "    print('CAUSE:', exc.__cause__)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False
+    )
     out = done.stdout + done.stderr
     assert "CAUSE: callsieve's vLLM plugin supports vllm>=0.33,<0.34, but vLLM 0.20.0" in out
     assert "pip install 'callsieve[vllm]'" in out
@@ -223,16 +259,30 @@ def test_the_trusted_constructors_build_what_pydantic_builds() -> None:
 
     from callsieve.integrations.vllm._deltas import _tool_call, message
 
-    built = [message("a", "r", [_tool_call(0, "call_1", "f", "{}")]),
-             message("", "", [_tool_call(2, arguments='{"x"')]), message("", "r", [])]
+    built = [
+        message("a", "r", [_tool_call(0, "call_1", "f", "{}")]),
+        message("", "", [_tool_call(2, arguments='{"x"')]),
+        message("", "r", []),
+    ]
     pydantic = [
-        DeltaMessage(content="a", reasoning="r", tool_calls=[{
-            "id": "call_1", "type": "function", "index": 0,
-            "function": {"name": "f", "arguments": "{}"}}]),
+        DeltaMessage(
+            content="a",
+            reasoning="r",
+            tool_calls=[
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "index": 0,
+                    "function": {"name": "f", "arguments": "{}"},
+                }
+            ],
+        ),
         DeltaMessage(tool_calls=[{"index": 2, "function": {"arguments": '{"x"'}}]),
-        DeltaMessage(reasoning="r", tool_calls=[])]
+        DeltaMessage(reasoning="r", tool_calls=[]),
+    ]
     for ours, theirs in zip(built, pydantic):
         assert ours == theirs
         assert ours.model_dump_json(exclude_unset=True) == theirs.model_dump_json(
-            exclude_unset=True)
+            exclude_unset=True
+        )
     assert message("", "", []) is None

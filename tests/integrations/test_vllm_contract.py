@@ -30,15 +30,18 @@ else:  # pragma: no cover - the server extra (in the test extra) brings tomli on
 
 ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-R1, V4 = (next(v for v in VARIANTS if v.name == n)
-          for n in ("callsieve_deepseek_r1", "callsieve_deepseek_v4"))
+R1, V4 = (
+    next(v for v in VARIANTS if v.name == n)
+    for n in ("callsieve_deepseek_r1", "callsieve_deepseek_v4")
+)
 BASE = VARIANTS[0]
 
 
 def test_the_extra_declares_the_supported_range() -> None:
     (lo, lo_minor), (hi, hi_minor) = SUPPORTED
     assert PYPROJECT["project"]["optional-dependencies"]["vllm"] == [
-        f"vllm>={lo}.{lo_minor},<{hi}.{hi_minor}"]
+        f"vllm>={lo}.{lo_minor},<{hi}.{hi_minor}"
+    ]
 
 
 def test_the_entry_point_is_vllms_plugin_group() -> None:
@@ -64,23 +67,33 @@ def test_check_vllm_raises_a_typed_error(monkeypatch: pytest.MonkeyPatch) -> Non
     from callsieve.integrations.vllm import _contract
 
     monkeypatch.setattr(_contract, "installed_vllm", lambda: "0.20.0")
-    with pytest.raises(IncompatibleVllmError, match=r"supports vllm>=0\.33,<0\.34, but vLLM "
-                                                     r"0\.20\.0 is installed"):
+    with pytest.raises(
+        IncompatibleVllmError,
+        match=r"supports vllm>=0\.33,<0\.34, but vLLM "
+        r"0\.20\.0 is installed",
+    ):
         check_vllm()
     assert issubclass(IncompatibleVllmError, ImportError)
 
 
 def test_operator_options() -> None:
     assert operator_options({}) == {}
-    assert operator_options({ENV_OPTIONS: '{"early_emit": "invoke", "policy": "allowlist"}'}) \
-        == {"early_emit": "invoke", "policy": "allowlist"}
+    assert operator_options({ENV_OPTIONS: '{"early_emit": "invoke", "policy": "allowlist"}'}) == {
+        "early_emit": "invoke",
+        "policy": "allowlist",
+    }
 
 
-@pytest.mark.parametrize(("raw", "message"), [
-    ("{nope", "not JSON"), ('["early_emit"]', "expected a JSON object"),
-    ('{"early_emit": "soon"}', "early_emit"), ('{"colour": 1}', "colour"),
-    ('{"tools": []}', "comes from each request"),
-])
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ("{nope", "not JSON"),
+        ('["early_emit"]', "expected a JSON object"),
+        ('{"early_emit": "soon"}', "early_emit"),
+        ('{"colour": 1}', "colour"),
+        ('{"tools": []}', "comes from each request"),
+    ],
+)
 def test_a_bad_operator_option_is_a_configuration_error(raw: str, message: str) -> None:
     with pytest.raises(ConfigurationError, match=re.escape(ENV_OPTIONS) + ".*" + message):
         operator_options({ENV_OPTIONS: raw})
@@ -99,21 +112,25 @@ def test_a_row_is_active_exactly_when_its_dialects_exist() -> None:
     assert BASE in active_variants()
 
 
-@pytest.mark.parametrize(("variant", "kwargs", "marker", "setting"), [
-    (BASE, {}, None, "tags"),
-    (BASE, {"thinking": True}, None, "open"),
-    (BASE, {"enable_thinking": True}, None, "open"),
-    (BASE, {"thinking": False, "enable_thinking": True}, None, "tags"),
-    (R1, {}, None, "open"),
-    (R1, {"thinking": False}, None, "tags"),
-    (V4, {}, None, "open"),
-    (V4, {"reasoning_effort": "none"}, None, "tags"),
-    # the rendered prompt, when it shows a marker, is what the model continues
-    (BASE, {}, "open", "open"),
-    (R1, {"thinking": True}, "close", "tags"),
-])
-def test_the_reasoning_setting_per_request(variant: Any, kwargs: dict[str, Any], marker: Any,
-                                           setting: str) -> None:
+@pytest.mark.parametrize(
+    ("variant", "kwargs", "marker", "setting"),
+    [
+        (BASE, {}, None, "tags"),
+        (BASE, {"thinking": True}, None, "open"),
+        (BASE, {"enable_thinking": True}, None, "open"),
+        (BASE, {"thinking": False, "enable_thinking": True}, None, "tags"),
+        (R1, {}, None, "open"),
+        (R1, {"thinking": False}, None, "tags"),
+        (V4, {}, None, "open"),
+        (V4, {"reasoning_effort": "none"}, None, "tags"),
+        # the rendered prompt, when it shows a marker, is what the model continues
+        (BASE, {}, "open", "open"),
+        (R1, {"thinking": True}, "close", "tags"),
+    ],
+)
+def test_the_reasoning_setting_per_request(
+    variant: Any, kwargs: dict[str, Any], marker: Any, setting: str
+) -> None:
     assert reasoning_setting(variant, kwargs, marker) == setting
 
 

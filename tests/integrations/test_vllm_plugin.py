@@ -17,8 +17,11 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("vllm", reason="vLLM is not installed here: .ci/run runs these tests in "
-                                   "a second environment with pip install '.[vllm]'")
+pytest.importorskip(
+    "vllm",
+    reason="vLLM is not installed here: .ci/run runs these tests in "
+    "a second environment with pip install '.[vllm]'",
+)
 
 from helpers import conformance_cases
 from vllm_harness import (
@@ -39,16 +42,22 @@ from callsieve.integrations.vllm import ENV_OPTIONS, CallAbortedError, active_va
 
 CASES = conformance_cases()
 _spec = importlib.util.spec_from_file_location(
-    "deepseek_corpus", Path(__file__).resolve().parents[1] / "spec" / "test_s02_deepseek_corpus.py")
+    "deepseek_corpus", Path(__file__).resolve().parents[1] / "spec" / "test_s02_deepseek_corpus.py"
+)
 assert _spec is not None and _spec.loader is not None
 corpus = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(corpus)
-CHUNKINGS = {"1": lambda t: char_chunks(t, 1), "5": lambda t: char_chunks(t, 5),
-             "random": lambda t: char_chunks(t, None), "tokens": lambda t: chunked(t, None)}
+CHUNKINGS = {
+    "1": lambda t: char_chunks(t, 1),
+    "5": lambda t: char_chunks(t, 5),
+    "random": lambda t: char_chunks(t, None),
+    "tokens": lambda t: chunked(t, None),
+}
 
 
-def expected(text: str, tools: list[dict[str, Any]], *, whole_reply: bool = False,
-             **options: Any) -> Reply:
+def expected(
+    text: str, tools: list[dict[str, Any]], *, whole_reply: bool = False, **options: Any
+) -> Reply:
     """``parse()`` of the text, as the response would hold it. (A whole response's content
     that is only white space beside calls is ``None`` in vLLM: ``_extract_tool_calls``.)"""
     r = parse(text, tools=tools, **options)
@@ -67,11 +76,17 @@ def same(got: Reply, want: Reply) -> None:
     assert all(c["id"] and c["id"].startswith("chatcmpl-tool-") for c in got.calls.values())
 
 
-def tools_for(calls: list[Any], schemas: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+def tools_for(
+    calls: list[Any], schemas: list[dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
     if schemas:
-        return [{"type": "function", "function": {"name": s["name"],
-                                                   "parameters": s.get("parameters", {})}}
-                for s in schemas]
+        return [
+            {
+                "type": "function",
+                "function": {"name": s["name"], "parameters": s.get("parameters", {})},
+            }
+            for s in schemas
+        ]
     return tool_defs([c["name"] if isinstance(c, dict) else c[0] for c in calls])
 
 
@@ -82,8 +97,13 @@ def aborts(text: str, tools: list[dict[str, Any]], chunks: list[str], reasoning:
     return any(isinstance(e, CallAborted) for e in events)
 
 
-def run_both_ways(text: str, tools: list[dict[str, Any]], chunks: list[str],
-                  kwargs: dict[str, Any] | None = None, reasoning: str = "tags") -> None:
+def run_both_ways(
+    text: str,
+    tools: list[dict[str, Any]],
+    chunks: list[str],
+    kwargs: dict[str, Any] | None = None,
+    reasoning: str = "tags",
+) -> None:
     """Streamed and whole through vLLM against ``parse()``. Under argument streaming (the
     default), a call that began and then was not made ends the stream with an error (SPEC
     §17: a client cannot be handed back a call it began to receive), exactly where the
@@ -129,9 +149,12 @@ def test_vllms_plugin_loading_finds_both_parsers() -> None:
         tool = ToolParserManager.get_tool_parser(variant.name)
         thought = ReasoningParserManager.get_reasoning_parser(variant.name)
         assert (tool.variant, thought.variant) == (variant, variant)
-    composed = ParserManager.get_parser(tool_parser_name="callsieve",
-                                        reasoning_parser_name="callsieve",
-                                        enable_auto_tools=True, tokenizer=tokenizer())
+    composed = ParserManager.get_parser(
+        tool_parser_name="callsieve",
+        reasoning_parser_name="callsieve",
+        enable_auto_tools=True,
+        tokenizer=tokenizer(),
+    )
     assert composed is not None and composed.tool_parser_cls.__name__ == "CallsieveToolParser"
 
 
@@ -147,8 +170,9 @@ def test_both_parsers_share_one_sieve() -> None:
 # ----------------------------------------------------------------------- conformance
 @pytest.mark.parametrize(("chunking", "mode"), WAYS)
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
-def test_conformance_through_vllm(case: dict[str, Any], chunking: str, mode: str,
-                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_conformance_through_vllm(
+    case: dict[str, Any], chunking: str, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     set_mode(monkeypatch, mode)
     text = case["input"]
     tools = tools_for(case["expect"]["calls"], case.get("tools"))
@@ -158,8 +182,9 @@ def test_conformance_through_vllm(case: dict[str, Any], chunking: str, mode: str
 # ----------------------------------------------------------------------- DeepSeek corpus
 @pytest.mark.parametrize(("chunking", "mode"), WAYS)
 @pytest.mark.parametrize("case", corpus.CORPUS, ids=corpus.ids)
-def test_deepseek_corpus_through_vllm(case: Any, chunking: str, mode: str,
-                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_deepseek_corpus_through_vllm(
+    case: Any, chunking: str, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     set_mode(monkeypatch, mode)
     tools = tools_for(case.calls)
     run_both_ways(case.text, tools, CHUNKINGS[chunking](case.text))
@@ -167,8 +192,9 @@ def test_deepseek_corpus_through_vllm(case: Any, chunking: str, mode: str,
     assert expected(case.text, tools).named_calls() == want
 
 
-@pytest.mark.parametrize(("generation", "block"), corpus.THINKING,
-                         ids=[g for g, _ in corpus.THINKING])
+@pytest.mark.parametrize(
+    ("generation", "block"), corpus.THINKING, ids=[g for g, _ in corpus.THINKING]
+)
 @pytest.mark.parametrize("chunking", ["1", "5", "random"])
 def test_a_thought_then_the_block(generation: str, block: str, chunking: str) -> None:
     tools = tool_defs(["get_weather"])
@@ -177,6 +203,9 @@ def test_a_thought_then_the_block(generation: str, block: str, chunking: str) ->
     # thinking mode: the template wrote <think>, the reply starts inside the thought
     opened = text.removeprefix("<think>")
     run_both_ways(opened, tools, CHUNKINGS[chunking](opened), {"thinking": True}, "open")
-    got = stream(make_parser("callsieve", "callsieve", request(tools), {"thinking": True}),
-                 request(tools), CHUNKINGS[chunking](opened))
+    got = stream(
+        make_parser("callsieve", "callsieve", request(tools), {"thinking": True}),
+        request(tools),
+        CHUNKINGS[chunking](opened),
+    )
     assert got.reasoning == corpus.THOUGHT and got.named_calls() == [corpus.TOKYO]

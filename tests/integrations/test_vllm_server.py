@@ -27,20 +27,32 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("vllm", reason="vLLM is not installed here: .ci/run runs these tests in "
-                                   "a second environment with pip install '.[vllm]'")
+pytest.importorskip(
+    "vllm",
+    reason="vLLM is not installed here: .ci/run runs these tests in "
+    "a second environment with pip install '.[vllm]'",
+)
 
 import httpx
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from vllm_harness import chunked, save_model_dir, tokenizer
 
 START_TIMEOUT = 300.0
-TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {
-    "type": "object", "properties": {"location": {"type": "string"}}}}}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {"type": "object", "properties": {"location": {"type": "string"}}},
+        },
+    }
+]
 THOUGHT = "The user wants Tokyo's weather."
-REPLY = (f"{THOUGHT}</think>Checking.\n<｜DSML｜function_calls>\n<｜DSML｜invoke "
-         'name="get_weather">\n<｜DSML｜parameter name="location" string="true">Tokyo'
-         "</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls><｜end▁of▁sentence｜>")
+REPLY = (
+    f"{THOUGHT}</think>Checking.\n<｜DSML｜function_calls>\n<｜DSML｜invoke "
+    'name="get_weather">\n<｜DSML｜parameter name="location" string="true">Tokyo'
+    "</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls><｜end▁of▁sentence｜>"
+)
 
 
 def _free_port() -> int:
@@ -53,12 +65,32 @@ def _free_port() -> int:
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
     model = str(save_model_dir(tmp_path_factory.mktemp("model")))
     port = _free_port()
-    env = {**os.environ, "VLLM_TARGET_DEVICE": "cpu", "VLLM_HOST_IP": "127.0.0.1",
-           "HF_HUB_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1"}
+    env = {
+        **os.environ,
+        "VLLM_TARGET_DEVICE": "cpu",
+        "VLLM_HOST_IP": "127.0.0.1",
+        "HF_HUB_OFFLINE": "1",
+        "VLLM_NO_USAGE_STATS": "1",
+        "DO_NOT_TRACK": "1",
+    }
     log = tmp_path_factory.mktemp("log") / "render.log"
-    cmd = [sys.executable, "-m", "vllm.entrypoints.cli.main", "launch", "render", model,
-           "--host", "127.0.0.1", "--port", str(port), "--enable-auto-tool-choice",
-           "--tool-call-parser", "callsieve", "--reasoning-parser", "callsieve"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "vllm.entrypoints.cli.main",
+        "launch",
+        "render",
+        model,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--enable-auto-tool-choice",
+        "--tool-call-parser",
+        "callsieve",
+        "--reasoning-parser",
+        "callsieve",
+    ]
     with log.open("wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
     base = f"http://127.0.0.1:{port}"
@@ -87,8 +119,12 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]
 
 
 def render(base: str, model: str) -> dict[str, Any]:
-    body = {"model": model, "messages": [{"role": "user", "content": "Weather in Tokyo?"}],
-            "tools": TOOLS, "chat_template_kwargs": {"thinking": True}}
+    body = {
+        "model": model,
+        "messages": [{"role": "user", "content": "Weather in Tokyo?"}],
+        "tools": TOOLS,
+        "chat_template_kwargs": {"thinking": True},
+    }
     got = httpx.post(f"{base}/v1/chat/completions/render", json=body, timeout=60)
     assert got.status_code == 200, got.text
     rendered: dict[str, Any] = got.json()
@@ -101,12 +137,25 @@ def test_the_render_server_reads_a_whole_reply_with_callsieve(server: tuple[str,
     prompt_ids = rendered["token_ids"]
     assert tokenizer().decode(prompt_ids[-2:]) == "<｜Assistant｜><think>"
     assert rendered["reasoning_ended"] is False  # is_reasoning_end(prompt): inside the thought
-    body = {"model": model, "prompt_token_ids": prompt_ids,
-            "chat_request": {"model": model, "messages": [{"role": "user", "content": "x"}],
-                             "tools": TOOLS, "chat_template_kwargs": {"thinking": True}},
-            "generate_response": {"choices": [{"index": 0, "finish_reason": "stop",
-                                               "token_ids": tokenizer().encode(
-                                                   REPLY, add_special_tokens=False)}]}}
+    body = {
+        "model": model,
+        "prompt_token_ids": prompt_ids,
+        "chat_request": {
+            "model": model,
+            "messages": [{"role": "user", "content": "x"}],
+            "tools": TOOLS,
+            "chat_template_kwargs": {"thinking": True},
+        },
+        "generate_response": {
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "token_ids": tokenizer().encode(REPLY, add_special_tokens=False),
+                }
+            ]
+        },
+    }
     got = httpx.post(f"{base}/v1/chat/completions/derender", json=body, timeout=60)
     assert got.status_code == 200, got.text
     completion = ChatCompletion.model_validate(got.json())
@@ -122,18 +171,34 @@ def test_the_render_server_reads_a_whole_reply_with_callsieve(server: tuple[str,
 def test_the_render_server_streams_a_reply_with_callsieve(server: tuple[str, str]) -> None:
     base, model = server
     prompt_ids = render(base, model)["token_ids"]
-    chat_request = {"model": model, "messages": [{"role": "user", "content": "x"}],
-                    "tools": TOOLS, "stream": True, "chat_template_kwargs": {"thinking": True}}
+    chat_request = {
+        "model": model,
+        "messages": [{"role": "user", "content": "x"}],
+        "tools": TOOLS,
+        "stream": True,
+        "chat_template_kwargs": {"thinking": True},
+    }
     state: Any = None
     reasoning, content, arguments, names, finish = "", "", "", [], None
     chunks = chunked(REPLY, 4)
     for i, chunk in enumerate(chunks):
         last = i == len(chunks) - 1
-        body = {"stream": True, "model": model, "prompt_token_ids": prompt_ids,
-                "stream_state": state, "chat_request": chat_request,
-                "generate_chunk": {"choices": [{
-                    "index": 0, "token_ids": tokenizer().encode(chunk, add_special_tokens=False),
-                    "finish_reason": "stop" if last else None}]}}
+        body = {
+            "stream": True,
+            "model": model,
+            "prompt_token_ids": prompt_ids,
+            "stream_state": state,
+            "chat_request": chat_request,
+            "generate_chunk": {
+                "choices": [
+                    {
+                        "index": 0,
+                        "token_ids": tokenizer().encode(chunk, add_special_tokens=False),
+                        "finish_reason": "stop" if last else None,
+                    }
+                ]
+            },
+        }
         got = httpx.post(f"{base}/v1/chat/completions/derender", json=body, timeout=60)
         assert got.status_code == 200, got.text
         state = got.json()["stream_state"]

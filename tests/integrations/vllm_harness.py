@@ -37,17 +37,28 @@ with warnings.catch_warnings():
 
 #: The DeepSeek templates' added tokens (V3/R1/V3.1 native calls, thinking, turns).
 SPECIALS = (
-    "<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>", "<｜User｜>", "<｜Assistant｜>",
-    "<think>", "</think>", "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>",
-    "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>",
-    "<｜tool▁outputs▁begin｜>", "<｜tool▁outputs▁end｜>", "<｜tool▁output▁begin｜>",
+    "<｜begin▁of▁sentence｜>",
+    "<｜end▁of▁sentence｜>",
+    "<｜User｜>",
+    "<｜Assistant｜>",
+    "<think>",
+    "</think>",
+    "<｜tool▁calls▁begin｜>",
+    "<｜tool▁calls▁end｜>",
+    "<｜tool▁call▁begin｜>",
+    "<｜tool▁call▁end｜>",
+    "<｜tool▁sep｜>",
+    "<｜tool▁outputs▁begin｜>",
+    "<｜tool▁outputs▁end｜>",
+    "<｜tool▁output▁begin｜>",
     "<｜tool▁output▁end｜>",
 )
 CHAT_TEMPLATE = (
     "{{ bos_token }}{% for m in messages %}{% if m['role'] == 'user' %}<｜User｜>{{ m['content'] }}"
     "{% elif m['role'] == 'assistant' %}<｜Assistant｜>{{ m['content'] }}<｜end▁of▁sentence｜>"
     "{% else %}{{ m['content'] }}{% endif %}{% endfor %}{% if add_generation_prompt %}"
-    "<｜Assistant｜>{% if thinking %}<think>{% else %}</think>{% endif %}{% endif %}")
+    "<｜Assistant｜>{% if thinking %}<think>{% else %}</think>{% endif %}{% endif %}"
+)
 
 
 def _byte_vocab() -> dict[str, int]:
@@ -60,8 +71,9 @@ def tokenizer() -> Any:
     raw = Tokenizer(models.BPE(vocab=_byte_vocab(), merges=[]))
     raw.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
     raw.decoder = decoders.ByteLevel()
-    tok = PreTrainedTokenizerFast(tokenizer_object=raw, bos_token=SPECIALS[0],
-                                  eos_token=SPECIALS[1])
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=raw, bos_token=SPECIALS[0], eos_token=SPECIALS[1]
+    )
     tok.add_special_tokens({"additional_special_tokens": list(SPECIALS[2:])})
     tok.chat_template = CHAT_TEMPLATE
     return tok
@@ -71,11 +83,20 @@ def save_model_dir(path: Path) -> Path:
     """A model folder vLLM can open with no weights: this tokenizer and a tiny Llama config."""
     path.mkdir(parents=True, exist_ok=True)
     tokenizer().save_pretrained(str(path))
-    config = {"architectures": ["LlamaForCausalLM"], "model_type": "llama",
-              "vocab_size": len(tokenizer()), "hidden_size": 64, "intermediate_size": 128,
-              "num_hidden_layers": 1, "num_attention_heads": 2, "num_key_value_heads": 2,
-              "max_position_embeddings": 4096, "torch_dtype": "float32",
-              "bos_token_id": tokenizer().bos_token_id, "eos_token_id": tokenizer().eos_token_id}
+    config = {
+        "architectures": ["LlamaForCausalLM"],
+        "model_type": "llama",
+        "vocab_size": len(tokenizer()),
+        "hidden_size": 64,
+        "intermediate_size": 128,
+        "num_hidden_layers": 1,
+        "num_attention_heads": 2,
+        "num_key_value_heads": 2,
+        "max_position_embeddings": 4096,
+        "torch_dtype": "float32",
+        "bos_token_id": tokenizer().bos_token_id,
+        "eos_token_id": tokenizer().eos_token_id,
+    }
     (path / "config.json").write_text(json.dumps(config), encoding="utf-8")
     return path
 
@@ -95,7 +116,7 @@ def chunked(text: str, k: int | None, seed: int = 7) -> list[str]:
     out, at = [], 0
     while at < len(parts):
         n = k if k is not None else rng.randint(1, 8)
-        out.append("".join(parts[at:at + n]))
+        out.append("".join(parts[at : at + n]))
         at += n
     return out
 
@@ -105,7 +126,7 @@ def char_chunks(text: str, k: int | None, seed: int = 7) -> list[str]:
     out, at = [], 0
     while at < len(text):
         n = k if k is not None else rng.randint(1, 8)
-        out.append(text[at:at + n])
+        out.append(text[at : at + n])
         at += n
     return out
 
@@ -125,23 +146,41 @@ def tool_defs(names: Sequence[str], schemas: dict[str, Any] | None = None) -> li
     return out
 
 
-def request(tools: list[dict[str, Any]] | None = None, *, tool_choice: Any = "auto",
-            stream: bool = True, **extra: Any) -> Any:
-    body: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "content": "hi"}],
-                            "stream": stream, **extra}
+def request(
+    tools: list[dict[str, Any]] | None = None,
+    *,
+    tool_choice: Any = "auto",
+    stream: bool = True,
+    **extra: Any,
+) -> Any:
+    body: dict[str, Any] = {
+        "model": "m",
+        "messages": [{"role": "user", "content": "hi"}],
+        "stream": stream,
+        **extra,
+    }
     if tools:
         body["tools"] = tools
         body["tool_choice"] = tool_choice
     return ChatCompletionRequest(**body)
 
 
-def make_parser(tool: str | None, reasoning: str | None, req: Any,
-                chat_template_kwargs: dict[str, Any] | None = None) -> Any:
+def make_parser(
+    tool: str | None,
+    reasoning: str | None,
+    req: Any,
+    chat_template_kwargs: dict[str, Any] | None = None,
+) -> Any:
     load_plugins()
-    cls = ParserManager.get_parser(tool_parser_name=tool, reasoning_parser_name=reasoning,
-                                   enable_auto_tools=True, tokenizer=tokenizer())
-    return cls(tokenizer(), req.tools, chat_template_kwargs=chat_template_kwargs or {},
-               model_config=None)
+    cls = ParserManager.get_parser(
+        tool_parser_name=tool,
+        reasoning_parser_name=reasoning,
+        enable_auto_tools=True,
+        tokenizer=tokenizer(),
+    )
+    return cls(
+        tokenizer(), req.tools, chat_template_kwargs=chat_template_kwargs or {}, model_config=None
+    )
 
 
 @dataclass
@@ -169,18 +208,23 @@ class Reply:
                 call["arguments"] += tc.function.arguments or ""
 
     def named_calls(self) -> list[tuple[str, Any]]:
-        return [(c["name"], json.loads(c["arguments"]) if c["arguments"] else {})
-                for _, c in sorted(self.calls.items())]
+        return [
+            (c["name"], json.loads(c["arguments"]) if c["arguments"] else {})
+            for _, c in sorted(self.calls.items())
+        ]
 
 
-def stream(parser: Any, req: Any, chunks: Sequence[str],
-           prompt_token_ids: list[int] | None = None) -> Reply:
+def stream(
+    parser: Any, req: Any, chunks: Sequence[str], prompt_token_ids: list[int] | None = None
+) -> Reply:
     """Feed ``chunks`` as ``chat_completion_stream_generator`` does, one step per chunk."""
-    processor = ChatStreamProcessor(req, parser, enable_auto_tools=True,
-                                    parser_cls=type(parser))
+    processor = ChatStreamProcessor(req, parser, enable_auto_tools=True, parser_cls=type(parser))
     tok = tokenizer()
-    prompt = prompt_token_ids if prompt_token_ids is not None else tok.encode(
-        "<｜User｜>hi<｜Assistant｜>", add_special_tokens=False)
+    prompt = (
+        prompt_token_ids
+        if prompt_token_ids is not None
+        else tok.encode("<｜User｜>hi<｜Assistant｜>", add_special_tokens=False)
+    )
     reply = Reply()
     chunks = list(chunks) or [""]
     for i, chunk in enumerate(chunks):
@@ -201,16 +245,22 @@ def whole(parser: Any, req: Any, text: str, prompt_token_ids: list[int] | None =
     )
 
     tok = tokenizer()
-    prompt = prompt_token_ids if prompt_token_ids is not None else tok.encode(
-        "<｜User｜>hi<｜Assistant｜>", add_special_tokens=False)
+    prompt = (
+        prompt_token_ids
+        if prompt_token_ids is not None
+        else tok.encode("<｜User｜>hi<｜Assistant｜>", add_special_tokens=False)
+    )
     parser.set_prompt_token_ids(prompt)
     reasoning, content, tool_calls = parser.parse(
-        text, req, enable_auto_tools=True,
-        model_output_token_ids=tok.encode(text, add_special_tokens=False))
-    fields = assemble_chat_message_fields(req, reasoning, content, tool_calls,
-                                          enable_auto_tools=True, parser_cls=type(parser))
+        text,
+        req,
+        enable_auto_tools=True,
+        model_output_token_ids=tok.encode(text, add_special_tokens=False),
+    )
+    fields = assemble_chat_message_fields(
+        req, reasoning, content, tool_calls, enable_auto_tools=True, parser_cls=type(parser)
+    )
     reply = Reply(content=fields.content or "", reasoning=fields.reasoning or "")
     for i, tc in enumerate(fields.tool_calls):
-        reply.calls[i] = {"id": tc.id, "name": tc.function.name,
-                          "arguments": tc.function.arguments}
+        reply.calls[i] = {"id": tc.id, "name": tc.function.name, "arguments": tc.function.arguments}
     return reply
