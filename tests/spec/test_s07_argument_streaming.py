@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 import pytest
-from helpers import chunk_at
+from helpers import check_argument_stream, chunk_at, stream_arguments
 from hypothesis import given
 from strategies import doc_and_chunks, soak_settings
 
@@ -32,52 +32,14 @@ SETTINGS = soak_settings(120)  # (CALLSIEVE_EXAMPLES: a longer soak)
 
 
 def streamed(chunks: list[str], **opts: Any) -> list[Any]:
-    sieve = Sieve(early_emit="arguments", **opts)
-    events: list[Any] = []
-    for c in chunks:
-        events += sieve.feed(c)
-    return events + sieve.close()
+    return stream_arguments(chunks, **opts)
 
 
 def in_chunks(doc: str, size: int) -> list[str]:
     return chunk_at(doc, range(size, len(doc), size))
 
 
-def check_stream(doc: str, events: list[Any], **opts: Any) -> dict[str, Any]:
-    """Every rule of argument streaming on one event list; returns what it found."""
-    state: dict[int, str] = {}  # index -> "open" | "finished" | "aborted"
-    deltas: dict[int, str] = {}
-    finished: list[Any] = []
-    aborted: list[int] = []
-    for e in events:
-        if isinstance(e, CallStarted):
-            assert e.index == len(state), "indexes count the calls: 0, 1, 2, ..."
-            assert e.name and e.id
-            state[e.index] = "open"
-        elif isinstance(e, ArgumentsDelta):
-            assert state.get(e.index) == "open", "a delta belongs to a started, open call"
-            assert e.delta
-            deltas[e.index] = deltas.get(e.index, "") + e.delta
-        elif isinstance(e, CallFinished):
-            assert state.get(e.index) == "open"
-            state[e.index] = "finished"
-            assert deltas.get(e.index, "") == e.call.arguments
-            finished.append(e.call)
-        elif isinstance(e, CallAborted):
-            assert state.get(e.index) == "open"
-            state[e.index] = "aborted"
-            aborted.append(e.index)
-    assert "open" not in state.values(), "every started call ends"
-    calls = [c for e in events if isinstance(e, ToolCalls) for c in e.calls]
-    assert len(finished) == len(calls) and all(a is b for a, b in zip(finished, calls)), \
-        "CallFinished gives the very calls the ToolCalls events settle, in order"
-    # The calls and the text are those of the whole text, and of early_emit="invoke".
-    text = "".join(e.text for e in events if isinstance(e, Text))
-    for mode in ("arguments", "invoke"):
-        whole = parse(doc, early_emit=mode, **opts)
-        assert text == whole.text
-        assert [(c.name, c.input) for c in calls] == [(c.name, c.input) for c in whole.calls]
-    return {"finished": finished, "aborted": aborted, "deltas": deltas}
+check_stream = check_argument_stream
 
 
 # ---------------------------------------------------------------------------- the property
