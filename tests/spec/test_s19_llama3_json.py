@@ -22,67 +22,142 @@ D = "llama3_json"
 SEARCH1 = ("searchTool", {"query": "test1"})
 INCIDENTS = ("getOpenIncidentsTool", {})
 SEARCH2 = ("searchTool", {"query": "test2"})
-THREE = ('{"name": "searchTool", "parameters": {"query": "test1"}}; '
-         '{"name": "getOpenIncidentsTool", "parameters": {}}; '
-         '{"name": "searchTool", "parameters": {"query": "test2"}}')
+THREE = (
+    '{"name": "searchTool", "parameters": {"query": "test1"}}; '
+    '{"name": "getOpenIncidentsTool", "parameters": {}}; '
+    '{"name": "searchTool", "parameters": {"query": "test2"}}'
+)
 
 ROWS: list[tuple[Any, ...]] = [
-    ("python-tag",
-     '<|python_tag|>{"name": "get_weather", "parameters": {"city": "San Francisco"}}', "",
-     [("get_weather", {"city": "San Francisco"})]),
-    ("python-tag-white-space",
-     '<|python_tag|>\n{"parameters": {"q": "x"}, "name": "search"}', "",
-     [("search", {"q": "x"})]),
-    ("bare-meta-docs",
-     '{"name": "get_current_conditions", "parameters": {"location": "San Francisco, CA", '
-     '"unit": "Fahrenheit"}}', "",
-     [("get_current_conditions", {"location": "San Francisco, CA", "unit": "Fahrenheit"})]),
-    ("bare-arguments-key", '{"name": "searchTool", "arguments": {"query": "test"}}', "",
-     [("searchTool", {"query": "test"})]),
+    (
+        "python-tag",
+        '<|python_tag|>{"name": "get_weather", "parameters": {"city": "San Francisco"}}',
+        "",
+        [("get_weather", {"city": "San Francisco"})],
+    ),
+    (
+        "python-tag-white-space",
+        '<|python_tag|>\n{"parameters": {"q": "x"}, "name": "search"}',
+        "",
+        [("search", {"q": "x"})],
+    ),
+    (
+        "bare-meta-docs",
+        (
+            '{"name": "get_current_conditions", "parameters": {"location": "San Francisco, CA", '
+            '"unit": "Fahrenheit"}}'
+        ),
+        "",
+        [("get_current_conditions", {"location": "San Francisco, CA", "unit": "Fahrenheit"})],
+    ),
+    (
+        "bare-arguments-key",
+        '{"name": "searchTool", "arguments": {"query": "test"}}',
+        "",
+        [("searchTool", {"query": "test"})],
+    ),
     ("semicolons", THREE, "", [SEARCH1, INCIDENTS, SEARCH2]),
     ("semicolons-spaced", THREE.replace("; ", " ; "), "", [SEARCH1, INCIDENTS, SEARCH2]),
     ("semicolon-newline", THREE.replace("; ", ";\n"), "", [SEARCH1, INCIDENTS, SEARCH2]),
     ("python-tag-semicolons", "<|python_tag|>" + THREE, "", [SEARCH1, INCIDENTS, SEARCH2]),
-    ("text-around",
-     'Here is the result: {"name": "getOpenIncidentsTool", "parameters": {}} Would you like '
-     "to know more?", "Here is the result:  Would you like to know more?", [INCIDENTS]),
-    ("text-around-semicolons", "Here are the results: " + THREE + " Would you like more?",
-     "Here are the results:  Would you like more?", [SEARCH1, INCIDENTS, SEARCH2]),
-    ("deeply-nested",
-     '{"name": "complexTool", "parameters": {"level1": {"level2": {"level3": {"level4": '
-     '{"value": "deep"}}}}}}', "",
-     [("complexTool", {"level1": {"level2": {"level3": {"level4": {"value": "deep"}}}}})]),
-    ("quotes-and-brackets-in-strings",
-     '{"name": "searchTool", "parameters": {"query": "test {value} [complex]",'
-     '"nested": {"inner": "more {brackets}"}}}', "",
-     [("searchTool", {"query": "test {value} [complex]", "nested": {"inner": "more {brackets}"}})]),
-    ("escaped-quotes",
-     '{"name": "parserTool", "parameters": {"text": "He said \\"Hello {world}\\""}}', "",
-     [("parserTool", {"text": 'He said "Hello {world}"'})]),
-    ("unicode",
-     '{"name": "translate", "parameters": {"text": "你好，世界 👋", "to": "fr"}}', "",
-     [("translate", {"text": "你好，世界 👋", "to": "fr"})]),
-    ("brace-in-trailing-text",
-     '{"name": "searchTool", "parameters": {"query": "test"}} I used {searchTool} for this.',
-     " I used {searchTool} for this.", [("searchTool", {"query": "test"})]),
-    ("json-fragment-in-trailing-text",
-     '{"name": "searchTool", "parameters": {"query": "test"}} The arguments I passed were '
-     '{"query": "test"}', ' The arguments I passed were {"query": "test"}',
-     [("searchTool", {"query": "test"})]),
-    ("semicolon-then-prose",
-     '{"name": "searchTool", "parameters": {"query": "a"}}; and that is all.',
-     "; and that is all.", [("searchTool", {"query": "a"})]),
+    (
+        "text-around",
+        (
+            'Here is the result: {"name": "getOpenIncidentsTool", "parameters": {}} Would you like '
+            "to know more?"
+        ),
+        "Here is the result:  Would you like to know more?",
+        [INCIDENTS],
+    ),
+    (
+        "text-around-semicolons",
+        "Here are the results: " + THREE + " Would you like more?",
+        "Here are the results:  Would you like more?",
+        [SEARCH1, INCIDENTS, SEARCH2],
+    ),
+    (
+        "deeply-nested",
+        (
+            '{"name": "complexTool", "parameters": {"level1": {"level2": {"level3": {"level4": '
+            '{"value": "deep"}}}}}}'
+        ),
+        "",
+        [("complexTool", {"level1": {"level2": {"level3": {"level4": {"value": "deep"}}}}})],
+    ),
+    (
+        "quotes-and-brackets-in-strings",
+        (
+            '{"name": "searchTool", "parameters": {"query": "test {value} [complex]",'
+            '"nested": {"inner": "more {brackets}"}}}'
+        ),
+        "",
+        [
+            (
+                "searchTool",
+                {"query": "test {value} [complex]", "nested": {"inner": "more {brackets}"}},
+            )
+        ],
+    ),
+    (
+        "escaped-quotes",
+        '{"name": "parserTool", "parameters": {"text": "He said \\"Hello {world}\\""}}',
+        "",
+        [("parserTool", {"text": 'He said "Hello {world}"'})],
+    ),
+    (
+        "unicode",
+        '{"name": "translate", "parameters": {"text": "你好，世界 👋", "to": "fr"}}',
+        "",
+        [("translate", {"text": "你好，世界 👋", "to": "fr"})],
+    ),
+    (
+        "brace-in-trailing-text",
+        '{"name": "searchTool", "parameters": {"query": "test"}} I used {searchTool} for this.',
+        " I used {searchTool} for this.",
+        [("searchTool", {"query": "test"})],
+    ),
+    (
+        "json-fragment-in-trailing-text",
+        (
+            '{"name": "searchTool", "parameters": {"query": "test"}} The arguments I passed were '
+            '{"query": "test"}'
+        ),
+        ' The arguments I passed were {"query": "test"}',
+        [("searchTool", {"query": "test"})],
+    ),
+    (
+        "semicolon-then-prose",
+        '{"name": "searchTool", "parameters": {"query": "a"}}; and that is all.',
+        "; and that is all.",
+        [("searchTool", {"query": "a"})],
+    ),
     # ---------------------------------------------------------------- not calls: text
-    ("prose-json-with-a-name-key", 'The config is {"name": "prod", "replicas": 3}.',
-     'The config is {"name": "prod", "replicas": 3}.', []),
+    (
+        "prose-json-with-a-name-key",
+        'The config is {"name": "prod", "replicas": 3}.',
+        'The config is {"name": "prod", "replicas": 3}.',
+        [],
+    ),
     ("no-parameters", '{"name": "toolWithoutParams"}', '{"name": "toolWithoutParams"}', []),
     ("no-name", '{"parameters": {}}', '{"parameters": {}}', []),
-    ("invalid-json", '{"name": "invalidTool", "parameters": {invalid json}',
-     '{"name": "invalidTool", "parameters": {invalid json}', []),
-    ("built-in-tool", '<|python_tag|>brave_search.call(query="weather in SF")',
-     '<|python_tag|>brave_search.call(query="weather in SF")', []),
-    ("braces-in-prose", "if (x) { y(); } else {z}; {{template}} {", "if (x) { y(); } else {z}; "
-     "{{template}} {", []),
+    (
+        "invalid-json",
+        '{"name": "invalidTool", "parameters": {invalid json}',
+        '{"name": "invalidTool", "parameters": {invalid json}',
+        [],
+    ),
+    (
+        "built-in-tool",
+        '<|python_tag|>brave_search.call(query="weather in SF")',
+        '<|python_tag|>brave_search.call(query="weather in SF")',
+        [],
+    ),
+    (
+        "braces-in-prose",
+        "if (x) { y(); } else {z}; {{template}} {",
+        "if (x) { y(); } else {z}; {{template}} {",
+        [],
+    ),
 ]
 
 

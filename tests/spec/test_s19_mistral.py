@@ -27,78 +27,182 @@ WEATHER = ("get_current_weather", {"city": "San Francisco", "state": "CA", "unit
 ROWS: list[tuple[Any, ...]] = [
     # ---------------------------------------------------------------- pre-v11: one list
     ("v3-single", '[TOOL_CALLS][{"name": "add", "arguments": {"a": 3.5, "b": 4}}]', "", [ADD]),
-    ("v3-space-after-token",  # (a SentencePiece tokenizer writes one)
-     '[TOOL_CALLS] [{"name": "get_current_weather", "arguments": {"city": "San Francisco", '
-     '"state": "CA", "unit": "celsius"}}]', "", [WEATHER]),
-    ("v3-white-space-everywhere",
-     '[TOOL_CALLS]  [ {"name":"add" , "arguments" : {"a": 3.5, "b": 4} } ]', "", [ADD]),
-    ("v3-arguments-before-name",
-     '[TOOL_CALLS] [{"arguments": {"name": "John Doe"}, "name": "get_age"}]', "",
-     [("get_age", {"name": "John Doe"})]),
-    ("v3-parallel",
-     '[TOOL_CALLS] [{"name": "add", "arguments": {"a": 3.5, "b": 4}}, '
-     '{"name": "get_current_weather", "arguments": {"city": "San Francisco", "state": "CA", '
-     '"unit": "celsius"}}]', "", [ADD, WEATHER]),
-    ("nemo-with-ids",  # v3 tekken (Mistral Nemo) writes the call's id
-     '[TOOL_CALLS][{"name": "special_function", "arguments": {"arg1": 1}, "id": "123456789"}]',
-     "", [("special_function", {"arg1": 1})]),
-    ("v3-text-before-and-after",
-     'Hello[TOOL_CALLS] [{"name": "add", "arguments":{"a": 1, "b": 2}}]\nextra trailing data',
-     "Hello\nextra trailing data", [("add", {"a": 1, "b": 2})]),
-    ("v3-string-arguments",  # arguments as JSON text: OpenAI's wire form
-     '[TOOL_CALLS][{"name": "add", "arguments": "{\\"a\\": \\"3\\", \\"b\\": \\"4\\"}"}]', "",
-     [("add", {"a": "3", "b": "4"})]),
+    (
+        "v3-space-after-token",  # (a SentencePiece tokenizer writes one)
+        (
+            '[TOOL_CALLS] [{"name": "get_current_weather", "arguments": {"city": "San Francisco", '
+            '"state": "CA", "unit": "celsius"}}]'
+        ),
+        "",
+        [WEATHER],
+    ),
+    (
+        "v3-white-space-everywhere",
+        '[TOOL_CALLS]  [ {"name":"add" , "arguments" : {"a": 3.5, "b": 4} } ]',
+        "",
+        [ADD],
+    ),
+    (
+        "v3-arguments-before-name",
+        '[TOOL_CALLS] [{"arguments": {"name": "John Doe"}, "name": "get_age"}]',
+        "",
+        [("get_age", {"name": "John Doe"})],
+    ),
+    (
+        "v3-parallel",
+        (
+            '[TOOL_CALLS] [{"name": "add", "arguments": {"a": 3.5, "b": 4}}, '
+            '{"name": "get_current_weather", "arguments": {"city": "San Francisco", "state": "CA", '
+            '"unit": "celsius"}}]'
+        ),
+        "",
+        [ADD, WEATHER],
+    ),
+    (
+        "nemo-with-ids",  # v3 tekken (Mistral Nemo) writes the call's id
+        '[TOOL_CALLS][{"name": "special_function", "arguments": {"arg1": 1}, "id": "123456789"}]',
+        "",
+        [("special_function", {"arg1": 1})],
+    ),
+    (
+        "v3-text-before-and-after",
+        'Hello[TOOL_CALLS] [{"name": "add", "arguments":{"a": 1, "b": 2}}]\nextra trailing data',
+        "Hello\nextra trailing data",
+        [("add", {"a": 1, "b": 2})],
+    ),
+    (
+        "v3-string-arguments",  # arguments as JSON text: OpenAI's wire form
+        '[TOOL_CALLS][{"name": "add", "arguments": "{\\"a\\": \\"3\\", \\"b\\": \\"4\\"}"}]',
+        "",
+        [("add", {"a": "3", "b": "4"})],
+    ),
     # ---------------------------------------------------------------- v11+: one call each
-    ("v13-args-token", '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris", "days": 3}', "",
-     [("get_weather", {"city": "Paris", "days": 3})]),
-    ("v13-no-args-token", '[TOOL_CALLS]add_this_and_that{"a": 3.5, "b": 4}', "",
-     [("add_this_and_that", {"a": 3.5, "b": 4})]),
-    ("v13-parallel",
-     '[TOOL_CALLS]add[ARGS]{"a": 3.5, "b": 4}[TOOL_CALLS]multiply[ARGS]{"a": 3, "b": 6}', "",
-     [ADD, ("multiply", {"a": 3, "b": 6})]),
-    ("v13-parallel-llama-cpp",
-     '[TOOL_CALLS]special_function[ARGS]{"arg1": 1}'
-     '[TOOL_CALLS]special_function_with_opt[ARGS]{"arg1": 1, "arg2": 2}', "",
-     [("special_function", {"arg1": 1}), ("special_function_with_opt", {"arg1": 1, "arg2": 2})]),
-    ("v11-call-id", '[TOOL_CALLS]get_weather[CALL_ID]abc123def[ARGS]{"city": "Paris"}', "",
-     [("get_weather", {"city": "Paris"})]),
-    ("v13-text-before", 'bla[TOOL_CALLS]add_this_and_that[ARGS]{"a": 3.5, "b": 4}', "bla",
-     [("add_this_and_that", {"a": 3.5, "b": 4})]),
-    ("v13-text-after",
-     'Checking.\n[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}\nI will wait.',
-     "Checking.\n\nI will wait.", [("get_weather", {"city": "Paris"})]),
-    ("v13-braces-and-quotes-in-strings",
-     'hi{hi[TOOL_CALLS]bash[ARGS]{"command": "print(\\"hello world!\\")\\nre.compile(r\'{}\')"}',
-     "hi{hi", [("bash", {"command": "print(\"hello world!\")\nre.compile(r'{}')"})]),
-    ("v13-nested-unicode",
-     '[TOOL_CALLS]book[ARGS]{"trip": {"from": "Zürich", "to": "東京", "legs": [{"n": 1}, '
-     '{"n": 2, "note": "🚄 ]}"}]}, "ok": true, "seat": null}', "",
-     [("book", {"trip": {"from": "Zürich", "to": "東京", "legs": [{"n": 1},
-                                                              {"n": 2, "note": "🚄 ]}"}]},
-               "ok": True, "seat": None})]),
+    (
+        "v13-args-token",
+        '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris", "days": 3}',
+        "",
+        [("get_weather", {"city": "Paris", "days": 3})],
+    ),
+    (
+        "v13-no-args-token",
+        '[TOOL_CALLS]add_this_and_that{"a": 3.5, "b": 4}',
+        "",
+        [("add_this_and_that", {"a": 3.5, "b": 4})],
+    ),
+    (
+        "v13-parallel",
+        '[TOOL_CALLS]add[ARGS]{"a": 3.5, "b": 4}[TOOL_CALLS]multiply[ARGS]{"a": 3, "b": 6}',
+        "",
+        [ADD, ("multiply", {"a": 3, "b": 6})],
+    ),
+    (
+        "v13-parallel-llama-cpp",
+        (
+            '[TOOL_CALLS]special_function[ARGS]{"arg1": 1}'
+            '[TOOL_CALLS]special_function_with_opt[ARGS]{"arg1": 1, "arg2": 2}'
+        ),
+        "",
+        [("special_function", {"arg1": 1}), ("special_function_with_opt", {"arg1": 1, "arg2": 2})],
+    ),
+    (
+        "v11-call-id",
+        '[TOOL_CALLS]get_weather[CALL_ID]abc123def[ARGS]{"city": "Paris"}',
+        "",
+        [("get_weather", {"city": "Paris"})],
+    ),
+    (
+        "v13-text-before",
+        'bla[TOOL_CALLS]add_this_and_that[ARGS]{"a": 3.5, "b": 4}',
+        "bla",
+        [("add_this_and_that", {"a": 3.5, "b": 4})],
+    ),
+    (
+        "v13-text-after",
+        'Checking.\n[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}\nI will wait.',
+        "Checking.\n\nI will wait.",
+        [("get_weather", {"city": "Paris"})],
+    ),
+    (
+        "v13-braces-and-quotes-in-strings",
+        'hi{hi[TOOL_CALLS]bash[ARGS]{"command": "print(\\"hello world!\\")\\nre.compile(r\'{}\')"}',
+        "hi{hi",
+        [("bash", {"command": "print(\"hello world!\")\nre.compile(r'{}')"})],
+    ),
+    (
+        "v13-nested-unicode",
+        (
+            '[TOOL_CALLS]book[ARGS]{"trip": {"from": "Zürich", "to": "東京", "legs": [{"n": 1}, '
+            '{"n": 2, "note": "🚄 ]}"}]}, "ok": true, "seat": null}'
+        ),
+        "",
+        [
+            (
+                "book",
+                {
+                    "trip": {
+                        "from": "Zürich",
+                        "to": "東京",
+                        "legs": [{"n": 1}, {"n": 2, "note": "🚄 ]}"}],
+                    },
+                    "ok": True,
+                    "seat": None,
+                },
+            )
+        ],
+    ),
     ("v13-empty-arguments", "[TOOL_CALLS]list_files[ARGS]{}", "", [("list_files", {})]),
-    ("v13-namespaced-name", '[TOOL_CALLS]browser.search[ARGS]{"q": "lark"}', "",
-     [("browser.search", {"q": "lark"})]),
+    (
+        "v13-namespaced-name",
+        '[TOOL_CALLS]browser.search[ARGS]{"q": "lark"}',
+        "",
+        [("browser.search", {"q": "lark"})],
+    ),
     # ---------------------------------------------------------------- malformed: text
     ("v13-no-arguments", "[TOOL_CALLS]toolname_no_args", "[TOOL_CALLS]toolname_no_args", []),
     ("not-json", "[TOOL_CALLS] not json at all", "[TOOL_CALLS] not json at all", []),
-    ("v13-object-never-closed",
-     '[TOOL_CALLS]bash[ARGS]{"command": "ls', '[TOOL_CALLS]bash[ARGS]{"command": "ls', []),
-    ("v3-list-never-closed",
-     '[TOOL_CALLS][{"name": "add", "arguments": {}}',
-     '[TOOL_CALLS][{"name": "add", "arguments": {}}', []),
-    ("v3-bad-item",
-     '[TOOL_CALLS][{"name": "add", "arguments": {}}, {"name": 5}] ok',
-     '[TOOL_CALLS][{"name": "add", "arguments": {}}, {"name": 5}] ok', []),
-    ("v13-arguments-not-object", '[TOOL_CALLS]f[ARGS]{"a": [1, }', '[TOOL_CALLS]f[ARGS]{"a": [1, }', []),
-    ("v13-bracket-closes-object", '[TOOL_CALLS]f[ARGS]{"a": 1] x', '[TOOL_CALLS]f[ARGS]{"a": 1] x', []),
+    (
+        "v13-object-never-closed",
+        '[TOOL_CALLS]bash[ARGS]{"command": "ls',
+        '[TOOL_CALLS]bash[ARGS]{"command": "ls',
+        [],
+    ),
+    (
+        "v3-list-never-closed",
+        '[TOOL_CALLS][{"name": "add", "arguments": {}}',
+        '[TOOL_CALLS][{"name": "add", "arguments": {}}',
+        [],
+    ),
+    (
+        "v3-bad-item",
+        '[TOOL_CALLS][{"name": "add", "arguments": {}}, {"name": 5}] ok',
+        '[TOOL_CALLS][{"name": "add", "arguments": {}}, {"name": 5}] ok',
+        [],
+    ),
+    (
+        "v13-arguments-not-object",
+        '[TOOL_CALLS]f[ARGS]{"a": [1, }',
+        '[TOOL_CALLS]f[ARGS]{"a": [1, }',
+        [],
+    ),
+    (
+        "v13-bracket-closes-object",
+        '[TOOL_CALLS]f[ARGS]{"a": 1] x',
+        '[TOOL_CALLS]f[ARGS]{"a": 1] x',
+        [],
+    ),
     # ---------------------------------------------------------------- prose
-    ("mention-then-call",
-     "I answer with the [TOOL_CALLS] token: [TOOL_CALLS]get_time[ARGS]{}",
-     "I answer with the [TOOL_CALLS] token: ", [("get_time", {})]),
-    ("markdown-links-and-citations",
-     "See [the docs](https://example.com) and [1], [TOOL_CALLS is a token].",
-     "See [the docs](https://example.com) and [1], [TOOL_CALLS is a token].", []),
+    (
+        "mention-then-call",
+        "I answer with the [TOOL_CALLS] token: [TOOL_CALLS]get_time[ARGS]{}",
+        "I answer with the [TOOL_CALLS] token: ",
+        [("get_time", {})],
+    ),
+    (
+        "markdown-links-and-citations",
+        "See [the docs](https://example.com) and [1], [TOOL_CALLS is a token].",
+        "See [the docs](https://example.com) and [1], [TOOL_CALLS is a token].",
+        [],
+    ),
 ]
 
 
@@ -111,10 +215,14 @@ def test_mistral(row: tuple[Any, ...]) -> None:
 def test_call_ids_are_the_models() -> None:
     """The model's id is the call's id: v11's `[CALL_ID]`, Nemo's "id" key (as the model wrote
     it); a call without one gets the id factory's."""
-    r = callsieve.parse('[TOOL_CALLS]f[CALL_ID]abc123def[ARGS]{}', dialects=(D,))
+    r = callsieve.parse("[TOOL_CALLS]f[CALL_ID]abc123def[ARGS]{}", dialects=(D,))
     assert [c.id for c in r.calls] == ["abc123def"]
-    r = callsieve.parse('[TOOL_CALLS][{"name": "f", "arguments": {}, "id": "a1b2c3d4e"}, '
-                        '{"name": "g", "arguments": {}}]', dialects=(D,), id_factory=lambda: "x")
+    r = callsieve.parse(
+        '[TOOL_CALLS][{"name": "f", "arguments": {}, "id": "a1b2c3d4e"}, '
+        '{"name": "g", "arguments": {}}]',
+        dialects=(D,),
+        id_factory=lambda: "x",
+    )
     assert [c.id for c in r.calls] == ["a1b2c3d4e", "x"]
 
 
@@ -124,9 +232,9 @@ def test_v11_calls_are_blocks_of_their_own() -> None:
     sieve = callsieve.Sieve(dialects=(D,))
     events = sieve.feed('[TOOL_CALLS]a[ARGS]{"x": {"y": 1}}')
     assert [c.name for e in events if isinstance(e, callsieve.ToolCalls) for c in e.calls] == ["a"]
-    events = sieve.feed('[TOOL_CALLS]b[ARGS]{}') + sieve.close()
+    events = sieve.feed("[TOOL_CALLS]b[ARGS]{}") + sieve.close()
     assert [c.name for e in events if isinstance(e, callsieve.ToolCalls) for c in e.calls] == ["b"]
-    r = callsieve.parse('[TOOL_CALLS]a[ARGS]{}[TOOL_CALLS]b[ARGS]{}', dialects=(D,))
+    r = callsieve.parse("[TOOL_CALLS]a[ARGS]{}[TOOL_CALLS]b[ARGS]{}", dialects=(D,))
     assert [b.raw for b in r.blocks] == ["[TOOL_CALLS]a[ARGS]{}", "[TOOL_CALLS]b[ARGS]{}"]
     assert {b.dialect for b in r.blocks} == {D}
 
@@ -139,8 +247,10 @@ def test_a_pre_v11_list_ends_at_its_bracket() -> None:
 
 @pytest.mark.parametrize("fence", ["```", "~~~", "````json"])
 def test_a_fenced_payload_is_an_example(fence: str) -> None:
-    doc = f"Call it like this:\n{fence}\n[TOOL_CALLS]get_weather[ARGS]{{\"city\": \"Paris\"}}\n" \
-          f"{fence.rstrip('json')}\nor not."
+    doc = (
+        f'Call it like this:\n{fence}\n[TOOL_CALLS]get_weather[ARGS]{{"city": "Paris"}}\n'
+        f"{fence.rstrip('json')}\nor not."
+    )
     r = run_all_ways(doc, dialects=(D,))
     assert r.calls == () and r.text == doc
 

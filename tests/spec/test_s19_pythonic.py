@@ -22,52 +22,126 @@ D = "pythonic"
 
 SIMPLE = "get_weather(city='San Francisco', metric='celsius')"
 SIMPLE_CALL = ("get_weather", {"city": "San Francisco", "metric": "celsius"})
-MORE = ("register_user(name='John Doe', age=37, address={'city': 'San Francisco', "
-        "'state': 'CA'}, role=None, passed_test=True, aliases=['John', 'Johnny'])")
-MORE_CALL = ("register_user", {"name": "John Doe", "age": 37,
-                               "address": {"city": "San Francisco", "state": "CA"},
-                               "role": None, "passed_test": True, "aliases": ["John", "Johnny"]})
+MORE = (
+    "register_user(name='John Doe', age=37, address={'city': 'San Francisco', "
+    "'state': 'CA'}, role=None, passed_test=True, aliases=['John', 'Johnny'])"
+)
+MORE_CALL = (
+    "register_user",
+    {
+        "name": "John Doe",
+        "age": 37,
+        "address": {"city": "San Francisco", "state": "CA"},
+        "role": None,
+        "passed_test": True,
+        "aliases": ["John", "Johnny"],
+    },
+)
 
 ROWS: list[tuple[Any, ...]] = [
     ("simple", f"[{SIMPLE}]", "", [SIMPLE_CALL]),
     ("more-types", f"[{MORE}]", "", [MORE_CALL]),
     ("parameterless", "[get_weather()]", "", [("get_weather", {})]),
-    ("empty-dict", "[do_something_cool(additional_data={})]", "",
-     [("do_something_cool", {"additional_data": {}})]),
+    (
+        "empty-dict",
+        "[do_something_cool(additional_data={})]",
+        "",
+        [("do_something_cool", {"additional_data": {}})],
+    ),
     ("empty-list", "[do_something_cool(steps=[])]", "", [("do_something_cool", {"steps": []})]),
-    ("escaped-strings", r"""[get_weather(city='Martha\'s Vineyard', metric='\"cool units\"')]""",
-     "", [("get_weather", {"city": "Martha's Vineyard", "metric": '"cool units"'})]),
+    (
+        "escaped-strings",
+        r"""[get_weather(city='Martha\'s Vineyard', metric='\"cool units\"')]""",
+        "",
+        [("get_weather", {"city": "Martha's Vineyard", "metric": '"cool units"'})],
+    ),
     ("parallel", f"[{SIMPLE}, {MORE}]", "", [SIMPLE_CALL, MORE_CALL]),
-    ("parallel-no-spaces", "[get_weather(city='LA',metric='C'),register_user(name='Doe',age=9)]",
-     "", [("get_weather", {"city": "LA", "metric": "C"}), ("register_user", {"name": "Doe", "age": 9})]),
-    ("llama4-tags", "<|python_start|>[get_weather(city='LA', metric='C')]<|python_end|>", "",
-     [("get_weather", {"city": "LA", "metric": "C"})]),
-    ("llama4-no-end-tag",
-     "<|python_start|>[get_weather(city='LA', metric='C'),register_user(name='Doe', age=9)]", "",
-     [("get_weather", {"city": "LA", "metric": "C"}), ("register_user", {"name": "Doe", "age": 9})]),
-    ("llama4-text-after-end-tag",
-     "<|python_start|>[now()]<|python_end|> and then", " and then", [("now", {})]),
-    ("double-quotes-numbers-signs",
-     '[get_forecast(city="東京", days=3, offset=-1.5, exp=1e3, units="metric")]', "",
-     [("get_forecast", {"city": "東京", "days": 3, "offset": -1.5, "exp": 1000.0,
-                        "units": "metric"})]),
-    ("json-literals", "[set_flags(a=true, b=false, c=null)]", "",
-     [("set_flags", {"a": True, "b": False, "c": None})]),
-    ("tuples-and-sets", "[f(pair=(1, 2), tags={'x'})]", "", [("f", {"pair": [1, 2], "tags": ["x"]})]),
-    ("brackets-in-strings", """[f(s=")]", t='a,b', u="[{(")]""", "",
-     [("f", {"s": ")]", "t": "a,b", "u": "[{("})]),
+    (
+        "parallel-no-spaces",
+        "[get_weather(city='LA',metric='C'),register_user(name='Doe',age=9)]",
+        "",
+        [
+            ("get_weather", {"city": "LA", "metric": "C"}),
+            ("register_user", {"name": "Doe", "age": 9}),
+        ],
+    ),
+    (
+        "llama4-tags",
+        "<|python_start|>[get_weather(city='LA', metric='C')]<|python_end|>",
+        "",
+        [("get_weather", {"city": "LA", "metric": "C"})],
+    ),
+    (
+        "llama4-no-end-tag",
+        "<|python_start|>[get_weather(city='LA', metric='C'),register_user(name='Doe', age=9)]",
+        "",
+        [
+            ("get_weather", {"city": "LA", "metric": "C"}),
+            ("register_user", {"name": "Doe", "age": 9}),
+        ],
+    ),
+    (
+        "llama4-text-after-end-tag",
+        "<|python_start|>[now()]<|python_end|> and then",
+        " and then",
+        [("now", {})],
+    ),
+    (
+        "double-quotes-numbers-signs",
+        '[get_forecast(city="東京", days=3, offset=-1.5, exp=1e3, units="metric")]',
+        "",
+        [
+            (
+                "get_forecast",
+                {"city": "東京", "days": 3, "offset": -1.5, "exp": 1000.0, "units": "metric"},
+            )
+        ],
+    ),
+    (
+        "json-literals",
+        "[set_flags(a=true, b=false, c=null)]",
+        "",
+        [("set_flags", {"a": True, "b": False, "c": None})],
+    ),
+    (
+        "tuples-and-sets",
+        "[f(pair=(1, 2), tags={'x'})]",
+        "",
+        [("f", {"pair": [1, 2], "tags": ["x"]})],
+    ),
+    (
+        "brackets-in-strings",
+        """[f(s=")]", t='a,b', u="[{(")]""",
+        "",
+        [("f", {"s": ")]", "t": "a,b", "u": "[{("})],
+    ),
     ("dotted-name", "[math.sqrt(x=4)]", "", [("math.sqrt", {"x": 4})]),
-    ("multi-line",
-     "[\n  search(\n    query='lark parser',\n    limit=5,\n  ),\n  get_time(),\n]", "",
-     [("search", {"query": "lark parser", "limit": 5}), ("get_time", {})]),
-    ("text-around", 'I will check. [get_weather(city="SF", days=3)] Done.',
-     "I will check.  Done.", [("get_weather", {"city": "SF", "days": 3})]),
+    (
+        "multi-line",
+        "[\n  search(\n    query='lark parser',\n    limit=5,\n  ),\n  get_time(),\n]",
+        "",
+        [("search", {"query": "lark parser", "limit": 5}), ("get_time", {})],
+    ),
+    (
+        "text-around",
+        'I will check. [get_weather(city="SF", days=3)] Done.',
+        "I will check.  Done.",
+        [("get_weather", {"city": "SF", "days": 3})],
+    ),
     # ---------------------------------------------------------------- not calls: text
-    ("markdown-link", "See [the docs](https://example.com/a(b)) and [1].",
-     "See [the docs](https://example.com/a(b)) and [1].", []),
+    (
+        "markdown-link",
+        "See [the docs](https://example.com/a(b)) and [1].",
+        "See [the docs](https://example.com/a(b)) and [1].",
+        [],
+    ),
     ("positional-argument", "[print(x)] is how you print.", "[print(x)] is how you print.", []),
-    ("bytes-fails-the-block", "[bad(x=b'z'), get_weather(city='SF')]",
-     "[bad(x=b'z'), get_weather(city='SF')]", []),
+    (
+        "bytes-fails-the-block",
+        "[bad(x=b'z'), get_weather(city='SF')]",
+        "[bad(x=b'z'), get_weather(city='SF')]",
+        [],
+    ),
     ("out-of-range", "[calc(x=1e999)]", "[calc(x=1e999)]", []),
     ("expression", "[calc(x=1+2)]", "[calc(x=1+2)]", []),
     ("name-value", "[calc(x=y)]", "[calc(x=y)]", []),
@@ -94,10 +168,13 @@ def test_a_call_completes_at_its_parenthesis() -> None:
     assert "".join(e.text for e in events if isinstance(e, callsieve.Text)) == "tail"
 
 
-@pytest.mark.parametrize("doc", [
-    "```python\n[get_weather(city='SF')]\n```\n",
-    "Use `[get_weather(city='SF')]` to call it.",
-])
+@pytest.mark.parametrize(
+    "doc",
+    [
+        "```python\n[get_weather(city='SF')]\n```\n",
+        "Use `[get_weather(city='SF')]` to call it.",
+    ],
+)
 def test_quoted_calls_are_examples(doc: str) -> None:
     r = run_all_ways(doc, dialects=(D,))
     assert r.calls == () and r.text == doc
