@@ -316,8 +316,8 @@ def check_dialect(
 ) -> Any:
     """One case of an opt-in family, every way the library can read it: ``check`` (whole,
     per character, random splits) with only ``dialect`` enabled; the same under
-    ``early_emit="invoke"`` and ``"arguments"`` (every chunking agrees, and the argument
-    stream's rules hold, ``check_argument_stream``); after a reasoning block (SPEC §15: the
+    ``early_emit="invoke"`` and ``"arguments"`` (every chunking agrees, the same calls where
+    no block fails, and the argument stream's rules hold, ``check_argument_stream``); after a reasoning block (SPEC §15: the
     thought is reasoning, the calls and text unchanged) and inside one (the block is
     reasoning text, unless ``calls_in_reasoning="call"``); and, for a case with calls,
     quoted in a Markdown fence and in an inline code span (SPEC §6: an example, so text).
@@ -325,9 +325,11 @@ def check_dialect(
     dialects = (dialect,) if isinstance(dialect, str) else tuple(dialect)
     opts = {"dialects": dialects, **opts}
     result = check(text, want_text, want_calls, **opts)
+    settled = all(b.status == "complete" for b in result.blocks)
     for mode in ("invoke", "arguments"):
         r = run_all_ways(text, early_emit=mode, **opts)
-        assert (r.text, canon_calls(r.calls)) == (result.text, canon_calls(result.calls)), mode
+        if settled:  # (a block that fails late has emitted its first calls under these)
+            assert (r.text, canon_calls(r.calls)) == (result.text, canon_calls(result.calls)), mode
     for chunks in ([text], list(text), *random_chunkings(text, (2, 5))):
         check_argument_stream(text, stream_arguments(chunks, **opts), **opts)
     # SPEC §15: a thought before the answer goes to reasoning; the answer reads the same.

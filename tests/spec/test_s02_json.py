@@ -154,11 +154,11 @@ ROWS: list[tuple[Any, ...]] = [
         '{"name": "f", "arguments": [1]}',
         [],
     ),
-    (
+    (  # (the list is cut off; the whole call object in it is a call of its own)
         "never-closed",
         '{"tool_calls": [{"name": "a", "arguments": {}}',
-        '{"tool_calls": [{"name": "a", "arguments": {}}',
-        [],
+        '{"tool_calls": [',
+        [("a", {})],
     ),
     ("braces", 'a {b} c [d] {"e" f} [{x}] {{', 'a {b} c [d] {"e" f} [{x}] {{', []),
 ]

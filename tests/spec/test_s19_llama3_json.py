@@ -169,14 +169,18 @@ def test_llama3_json(row: tuple[Any, ...]) -> None:
 
 def test_an_object_ends_the_block_unless_a_semicolon_and_object_follow() -> None:
     """After an object the block may end or go on: the sieve holds only text that may still be
-    `;` and the next `{`, and emits the calls when something else comes."""
+    `;` and the next `{` (at most the separator's width: a chunk that could not complete it is
+    held until that much is), and emits the calls when something else comes."""
     sieve = callsieve.Sieve(dialects=(D,))
     assert sieve.feed('{"name": "a", "parameters": {}}') == []  # ("; {…" may follow)
     events = sieve.feed(" ;")
     assert events == []
-    events = sieve.feed(" done")
+    events = sieve.feed(" done" + "." * 80)
     assert [type(e).__name__ for e in events] == ["ToolCalls", "Text"]
-    assert "".join(e.text for e in events if isinstance(e, callsieve.Text)) == " ; done"
+    assert "".join(e.text for e in events if isinstance(e, callsieve.Text)) == " ; done" + "." * 80
+    sieve = callsieve.Sieve(dialects=(D,))
+    events = sieve.feed('{"name": "a", "parameters": {}}') + sieve.feed("; {") + sieve.close()
+    assert [type(e).__name__ for e in events] == ["Text"]  # (the second object never closed)
 
 
 def test_the_block_ends_at_the_end_of_the_input() -> None:

@@ -27,7 +27,7 @@ CALL_RULE = "call"
 #: The nodes the argument stream reads as they are reduced (``_argstream``).
 STREAM_NODES = frozenset({"call_name", "param_name", "attr", "param", "call_id"})
 #: The nodes that hold a call's arguments: a call has started once a terminal below one is read.
-ARG_NODES = frozenset({"param", "call_args", "call_json"})
+ARG_NODES = frozenset({"param", "call_args", "call_json", "call_envelope", "call_kwargs"})
 #: The nodes whose text is a JSON object of arguments (streamed by ``_json_stream``).
 JSON_NODES = frozenset({"call_args", "call_json"})
 
