@@ -22,7 +22,9 @@ as a Server-Sent Events frame (``data: <json>`` and a blank line). Both commands
 (SPEC §15; choices read from ``_options.EARLY_EMIT``, ``REASONING`` and
 ``CALLS_IN_REASONING``, so a new mode needs no change here), and ``--format API`` (the
 API's wire JSON, reasoning as that API carries it; ``--no-reasoning-output`` leaves it out); ``-`` reads standard input. ``callsieve --version`` prints
-``callsieve <version>``; ``callsieve serve`` runs the gateway (``_cli_serve``: its flags,
+``callsieve <version>``; ``callsieve dialects`` lists the dialects and ``callsieve check-grammar
+FILE`` checks a grammar file of one's own (``_cli_grammar``, which also gives ``parse`` and
+``stream`` their ``--dialects`` and ``--grammar-dir``); ``callsieve serve`` runs the gateway (``_cli_serve``: its flags,
 and the server imported only then); a bare ``callsieve`` prints the help (usage and the commands, one
 line each) to standard output and exits 0, as ``--help`` does.
 Where output is chosen: ``_stream_writer(args, out)`` builds the ``StreamWriter`` every stream
@@ -52,6 +54,7 @@ from typing import Any, NoReturn, TextIO
 
 from . import __version__
 from ._base.errors import CallsieveError, ConfigurationError
+from ._cli_grammar import add_dialect_options, add_grammar_commands, dialect_options, run_grammar
 from ._cli_output import (
     SSE_DONE,
     EventRecords,
@@ -71,6 +74,7 @@ from ._config.policy import ON_REJECT, POLICIES
 from ._facade.explain import explain_json
 from ._facade.results import ParseResult, parse
 from ._facade.sieve import Sieve
+from ._grammar.compiled import load_grammar
 
 __all__ = ["main"]
 
@@ -175,8 +179,10 @@ def _sieve_options(args: argparse.Namespace) -> tuple[list[Any] | None, dict[str
         "policy": args.policy,
         "on_reject": args.on_reject,
         "sanitize": args.sanitize,
+        **dialect_options(args),
     }
-    SieveOptions(tools, **options)
+    checked = SieveOptions(tools, **options)
+    load_grammar(checked.dialects, checked.grammar_dirs)  # (an unknown dialect: before input)
     return tools, options
 
 
@@ -242,6 +248,7 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument(
         "--sanitize", action="store_true", help="remove leaked protocol from the released text"
     )
+    add_dialect_options(common)
     common.add_argument(
         "--format",
         choices=tuple(FORMATS),
@@ -294,6 +301,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="print each line as a Server-Sent Events frame (data: ...)",
     )
     add_serve(sub, _positive_int, DEFAULT_CHUNK_SIZE)
+    add_grammar_commands(sub)
     return parser
 
 
@@ -393,7 +401,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout.flush()
             return EXIT_OK
         args = parser.parse_args(argv)
-        command = {"parse": _cmd_parse, "stream": _cmd_stream, "serve": _cmd_serve}[args.command]
+        command = {
+            "parse": _cmd_parse,
+            "stream": _cmd_stream,
+            "serve": _cmd_serve,
+            "dialects": run_grammar,
+            "check-grammar": run_grammar,
+        }[args.command]
         return command(args, sys.stdout)
     except (_UsageError, CallsieveError) as exc:  # CallsieveError: e.g. a bad option value
         print(f"{PROG}: error: {_one_line(str(exc))}", file=sys.stderr)

@@ -6,6 +6,7 @@ one ``prometheus_client`` metric per counter of ``callsieve.Metrics`` —
 ``callsieve_blocks_seen_total``, ``callsieve_blocks_parsed_total{dialect}``,
 ``callsieve_blocks_failed_total{reason}``, ``callsieve_blocks_repaired_total``,
 ``callsieve_repairs_total{kind}``, ``callsieve_calls_total``,
+``callsieve_calls_by_dialect_total{dialect}``, ``callsieve_failed_by_dialect_total{dialect}``,
 ``callsieve_rejected_total{reason}``, ``callsieve_coercions_total``,
 ``callsieve_chars_in_total``, ``callsieve_chars_released_total`` and the gauge
 ``callsieve_holdback_max_chars`` — and subscribes to ``source`` (the process-wide
@@ -41,12 +42,16 @@ _HELP = {
     "blocks_failed": "Blocks released as text, by reason",
     "repairs": "Repairs made, by kind",
     "rejected": "Calls the tool policy rejected, by reason",
+    "calls_by_dialect": "Tool calls handed out, by the dialect of their block",
+    "failed_by_dialect": "Blocks released as text, by the dialect their parse was in",
 }
 _LABEL = {
     "blocks_parsed": "dialect",
     "blocks_failed": "reason",
     "repairs": "kind",
     "rejected": "reason",
+    "calls_by_dialect": "dialect",
+    "failed_by_dialect": "dialect",
 }
 
 

@@ -38,6 +38,7 @@ PUBLIC = {
     "UnknownOptionError",
     "__version__",
     "available_dialects",
+    "dialects",
     "new_call_id",
     "parse",
     "sanitize_leaked_output",

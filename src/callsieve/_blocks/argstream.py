@@ -121,6 +121,7 @@ class ArgStream:
         "plain_sent",
         "run_kind",
         "json_terminals",
+        "raw_terminals",
         "json",
         "_id",
     )
@@ -131,6 +132,7 @@ class ArgStream:
         self.schemas = life.schemas
         self.arg_terminals = life.g.arg_terminals
         self.json_terminals = life.g.json_terminals
+        self.raw_terminals = life.g.raw_terminals
         self.out = life.out
         #: the block's calls, as CallFinished gave them (None: one the policy rejected)
         self.made: list[ToolCall | None] = []
@@ -180,9 +182,11 @@ class ArgStream:
         elif kind == "string":
             self.pstring = value[1]
         elif kind == "param":
-            self._param(value[1], value[2], value[3])
+            self._param(value[1], value[2], value[3], value[4])
 
-    def _param(self, pname: str, parts: list[tuple[bool, str]], string_attr: str | None) -> None:
+    def _param(
+        self, pname: str, parts: list[tuple[bool, str]], string_attr: str | None, raw: bool
+    ) -> None:
         streamed = self.value_at >= 0  # (its value began to go out: '"' and what followed)
         sent = '"' + "".join(self.sent[self.value_at :]) if streamed else ""
         self._next_param()
@@ -196,7 +200,7 @@ class ArgStream:
             self.name,
             pname,
             decode_param(  # (as the call has it)
-                pname, parts, string_attr, param_schema_type(self.schemas, self.name, pname)
+                pname, parts, string_attr, param_schema_type(self.schemas, self.name, pname), raw
             ),
         )
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
@@ -228,6 +232,16 @@ class ArgStream:
                 self.json = JsonStream()
             return
         if self.pname is None:
+            return
+        if run.name in self.raw_terminals:  # a raw_value: its text, as it is (``decode_raw``)
+            self.run_kind = _TEXT
+            kind = param_schema_type(self.schemas, self.name, self.pname)
+            if self.body != _NONE:
+                return
+            if self.pname in self.keys or not (self.pstring == "true" or _is_string_type(kind)):
+                self.body = _HOLD  # (it may be JSON: out when it is complete)
+            else:
+                self._open_string(_RAW)
             return
         cdata = run.name == CDATA_RUN
         self.run_kind = _CDATA if cdata else _TEXT

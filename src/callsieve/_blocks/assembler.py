@@ -91,11 +91,12 @@ _STRING = 3  # (_STRING, the value of a string="…" attribute, lower-cased)
 _CDATA = 4  # (_CDATA, verbatim content)
 _BODY = 5  # (_BODY, [(is_cdata, text), …])
 _ARGS = 6  # (_ARGS, JSON object text)
-_PARAM = 7  # (_PARAM, name or "" if it had none, body parts, string attribute)
+_PARAM = 7  # (_PARAM, name or "" if it had none, body parts, string attribute, raw?)
 _JSON = 8  # (_JSON, the JSON body's text)
 _ID = 9  # (_ID, the model's id for the call, the name a call_name inside it gave or None)
-_ENVELOPE = 10  # (_ENVELOPE, the JSON text of an object that must be an envelope)
-_KWARGS = 11  # (_KWARGS, Python keyword arguments' text, up to the closing parenthesis)
+_RAW = 10  # (_RAW, a raw_value's text, verbatim)
+_ENVELOPE = 11  # (_ENVELOPE, the JSON text of an object that must be an envelope)
+_KWARGS = 12  # (_KWARGS, Python keyword arguments' text, up to the closing parenthesis)
 
 #: The keys of a JSON envelope (``call_json`` in a call without a ``call_name``, and
 #: ``call_envelope``): the name, then the arguments, under the first of these keys it has;
@@ -184,6 +185,13 @@ class CallTransformer(Transformer[Token, Any]):
                 parts.append((True, part[1]))
         return (_BODY, parts)
 
+    def raw_value(self, children: list[Any]) -> tuple[int, str]:
+        text = ""  # its tokens' text, as written
+        for tok in children:
+            if isinstance(tok, Token):
+                text += tok
+        return (_RAW, str(text))
+
     def call_args(self, children: list[Any]) -> tuple[int, str]:
         tok = _token_of(children)
         return (_ARGS, "" if tok is None else str(tok))
@@ -218,10 +226,11 @@ class CallTransformer(Transformer[Token, Any]):
         ident = "".join(parts).strip()
         return Discard if not ident and name is None else (_ID, ident, name)
 
-    def param(self, children: list[Any]) -> tuple[int, str, Parts, str | None]:
+    def param(self, children: list[Any]) -> tuple[int, str, Parts, str | None, bool]:
         name = ""  # (the last name wins; none: its call fails, see ``call``)
         string_attr: str | None = None
         parts: Parts | None = None  # (several bodies join in order)
+        raw = False  # a raw_value body (``decode_raw``)
         for child in children:
             if type(child) is tuple:
                 kind = child[0]
@@ -231,14 +240,17 @@ class CallTransformer(Transformer[Token, Any]):
                     string_attr = child[1]
                 elif kind == _BODY:
                     parts = child[1] if parts is None else parts + child[1]
-        return (_PARAM, name, [] if parts is None else parts, string_attr)
+                elif kind == _RAW:
+                    raw = True
+                    parts = [(False, child[1])] if parts is None else [*parts, (False, child[1])]
+        return (_PARAM, name, [] if parts is None else parts, string_attr, raw)
 
     def call(self, children: list[Any]) -> Any:
         """``(name, input)`` (``(name, input, id)`` if a ``call_id`` gave one), or the error
         that keeps it from being built (raised by ``transform`` for the root only: no node
         below it can fail it)."""
         name = ""  # the last name wins (DeepSeek V3 says `function` first, then the name)
-        params: list[tuple[int, str, Parts, str | None]] = []
+        params: list[tuple[int, str, Parts, str | None, bool]] = []
         args: list[str] = []
         kwargs: list[str] = []
         bodies: list[tuple[str, bool]] = []  # (JSON text, must be an envelope)
@@ -280,9 +292,9 @@ class CallTransformer(Transformer[Token, Any]):
             return ValueError("a call needs a non-empty name")
         collected: dict[str, Any] = {}
         repeated: set[str] = set()
-        for _, pname, parts, string_attr in params:
+        for _, pname, parts, string_attr, raw in params:
             schema_type = param_schema_type(self._schemas, name, pname)
-            value = decode_param(pname, parts, string_attr, schema_type)
+            value = decode_param(pname, parts, string_attr, schema_type, raw)
             if pname in collected:  # a repeated name collects into an array, in order
                 if pname not in repeated:
                     collected[pname] = [collected[pname]]
@@ -374,6 +386,7 @@ _CONTRACT: dict[str, tuple[Callable[[CallTransformer, list[Any]], Any], bool]] =
     "attr": (CallTransformer.attr, False),
     "param_value": (CallTransformer.param_value, True),
     "cdata": (CallTransformer.cdata, False),
+    "raw_value": (CallTransformer.raw_value, False),
 }
 
 #: The transformer of the schemas last asked for (one slot, replaced whole: safe under
@@ -396,7 +409,7 @@ def contract_value(tree: Tree[Token], schemas: dict[str, dict[str, Any]]) -> Any
     argument stream (``_argstream``), which reads a call's nodes as they are reduced:
     ``("call_name", str)``, ``("param_name", str)``, ``("string", value)`` for a
     ``string`` attribute, ``("id", ident, name or None)`` for ``call_id``, ``("param",
-    name, body parts, string attribute)`` for a ``param`` (``decode_param`` makes its value
+    name, body parts, string attribute, raw?)`` for a ``param`` (``decode_param`` makes its value
     as ``call`` will), else None."""
     result = _transformer(schemas)._transform_tree(tree)
     if type(result) is not tuple:
@@ -411,7 +424,7 @@ def contract_value(tree: Tree[Token], schemas: dict[str, dict[str, Any]]) -> Any
     if kind == _ID:
         return ("id", result[1], result[2])
     if kind == _PARAM:
-        return ("param", result[1], result[2], result[3])
+        return ("param", result[1], result[2], result[3], result[4])
     return None
 
 

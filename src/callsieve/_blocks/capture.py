@@ -35,6 +35,7 @@ from lark.exceptions import LarkError
 
 from .._config.policy import Policy, Settled, settled
 from .._grammar.compiled import CompiledGrammar, EntrySpec, StateSpec, TerminalSpec
+from .._grammar.rule_sets import repairs_in
 from .._scan.balanced import JsonRun
 from .._scan.decide import DECISION_SPAN, Decision, GroupToken, decide, new_token
 from .argstream import ArgStream
@@ -253,6 +254,8 @@ class Capture:
             built = assemble_call(tree, self.schemas)
         except Exception as exc:  # noqa: BLE001 - model output never raises (§Inv. 5)
             return self.fail(f"call at offset {self.start + self.raw_len} not built: {exc}")
+        if rule in self.g.repairing_calls:  # (the grammar's own repairs, ``repair_*``)
+            self.repairs += repairs_in(tree)
         call = settled(self.policy, built)  # (coerced, and the policy's verdict)
         self.calls.append(call)
         if args is not None:

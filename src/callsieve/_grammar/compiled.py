@@ -53,6 +53,7 @@ from .files import (
     available_dialects,
     default_dialects,
     grammar_dirs,
+    unknown_dialect,
 )
 from .no_lexer import NoLexer
 from .patterns import freeze as freeze_pattern
@@ -60,10 +61,12 @@ from .patterns import learn as learn_patterns
 from .rule_sets import (
     ARG_NODES,
     JSON_NODES,
+    RAW_NODES,
     STREAM_NODES,
     discard,
     is_call,
     listening,
+    repairing_calls,
     rules_above_calls,
     terminals_below,
 )
@@ -143,6 +146,8 @@ class CompiledGrammar:
             if is_call(rule):
                 self.build_call[rule] = callbacks[rule]
             callbacks[rule] = discard
+        #: The call rules whose tree may hold a ``repair_*`` node (the capture reads those).
+        self.repairing_calls = repairing_calls(self.lark.rules)
         self._conf = ParseConf(table, callbacks, "start")
         #: Argument streaming (``_argstream``): the rules whose nodes the stream reads as they
         #: are reduced, and the terminals that begin or hold a call's arguments (those below
@@ -153,6 +158,8 @@ class CompiledGrammar:
         self.arg_terminals = terminals_below(self.lark.rules, ARG_NODES)
         #: ... and those that hold a JSON object of arguments (``call_args``, ``call_json``)
         self.json_terminals = terminals_below(self.lark.rules, JSON_NODES)
+        #: ... and those of a ``raw_value`` (a body taken as written, ``decode_raw``)
+        self.raw_terminals = terminals_below(self.lark.rules, RAW_NODES)
         self._thread = model.lexer_thread
         self.terminals: dict[str, TerminalSpec] = {
             kw["name"]: TerminalSpec(**kw) for kw in blueprint["terminals"]
@@ -359,8 +366,8 @@ def _load(key: tuple[tuple[str, ...], tuple[str, ...]]) -> CompiledGrammar:
     if not dialects:
         raise ConfigurationError("at least one dialect must be enabled")
     for name in dialects:
-        if not _is_dialect_name(name):
-            raise ConfigurationError(f"dialect name {name!r} must be a lower-case Lark rule name")
+        if not _is_dialect_name(name):  # (not a name a file could be for)
+            raise unknown_dialect(name, extra_dirs)
     dirs = grammar_dirs(extra_dirs)
     parts = [_read(_find(name, dirs, extra_dirs)) for name in ("common", *dialects)]
     _declared(*parts[0], dirs)  # (a malformed declaration is an error wherever it is read)

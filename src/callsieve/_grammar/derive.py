@@ -135,10 +135,7 @@ def derive(dialects: tuple[str, ...], src: Sources) -> tuple[Blueprint, Lark]:
         s: _state(actions, terms, src, tails, dialects) for s, actions in table.states.items()
     }
     masks = state_dialects(lark.rules, table.states, start, dialects, kernel)
-    opener_dialect: dict[str, str] = {}
-    for rule in lark.rules:
-        if rule.origin.name in dialects and rule.expansion:
-            opener_dialect.setdefault(rule.expansion[0].name, str(rule.origin.name))
+    opener_dialect = _opener_dialects(lark.rules, dialects)
     repairable = (call_firsts(lark.rules), open_ended(table.states, masks, dialects))
     entries, lead = _entries(table.states, start, terms, opener_dialect, dialects, src, repairable)
     sources = [terms[e[0]]["source"] for e in entries]
@@ -174,26 +171,60 @@ def derive(dialects: tuple[str, ...], src: Sources) -> tuple[Blueprint, Lark]:
     return blueprint, lark
 
 
+def _opener_dialects(rules: list[Any], dialects: tuple[str, ...]) -> dict[str, str]:
+    """The terminals a dialect's block can begin with (its rule's first symbols, through the
+    rules it begins with: a block may begin with its call, ``hermes: hermes_call``), each
+    mapped to the first enabled dialect that begins with it."""
+    by_origin: dict[str, list[Any]] = {}
+    for r in rules:
+        by_origin.setdefault(str(r.origin.name), []).append(r)
+    out: dict[str, str] = {}
+    for dialect in dialects:
+        todo, seen = list(by_origin.get(dialect, ())), set()
+        while todo:
+            rule = todo.pop(0)
+            if not rule.expansion or id(rule) in seen:
+                continue
+            seen.add(id(rule))
+            first = rule.expansion[0]
+            if first.is_term:
+                out.setdefault(str(first.name), dialect)
+            else:
+                todo += by_origin.get(str(first.name), [])
+    return out
+
+
 def _think_tables(
     src: Sources, entries: tuple[tuple[str, str, str | None], ...], sources: list[str], exact: str
 ) -> dict[str, dict[str, Any]]:
     """The entry tables of the reasoning contexts (SPEC §15, ``_entry_tables``): for each of
-    ``THINK_OPEN`` (the "preamble" table) and ``THINK_CLOSE`` (the "reasoning" one) that
-    ``common.lark`` defines, the block entries and that tag, last: its terminal, exact
-    alternation and NFA. The tags belong to no block rule, so Lark, which drops terminals no
-    rule uses, compiles them from ``common.lark`` alone."""
-    common = src.parts[0][1]
-    names = [
-        (table, name)
-        for table, name in THINK_TABLES
-        if re.search(rf"^{name}\s*[.:]", common, re.MULTILINE)
+    ``THINK_OPEN`` (the "preamble" table) and ``THINK_CLOSE`` (the "reasoning" one), the
+    block entries and that tag, last: its terminal, exact alternation and NFA. The tag is the
+    one ``common.lark`` defines and those the enabled dialect files define (a family's own
+    reasoning tags, grammar/README.md): one pattern, their alternation. The tags belong to no
+    block rule, so Lark, which drops terminals no rule uses, compiles them from those files
+    alone."""
+    files = [
+        (k, space)
+        for k, space in enumerate(src.spaces[: len(src.original)])
+        if k == 0 or space is not None
     ]
-    if not names:
+    found: dict[str, list[str]] = {}  # tag -> its terminal in each file that defines it
+    used: list[int] = []
+    for k, space in files:
+        text = src.original[k][1]
+        for _, name in THINK_TABLES:
+            if re.search(rf"^{name}\s*[.:]", text, re.MULTILINE):
+                found.setdefault(name, []).append(name if space is None else _joined(space, name))
+                if k not in used:
+                    used.append(k)
+    if not found:
         return {}
-    mini = Sources([src.original[0]], (None,))
+    mini = Sources([src.original[k] for k in used], tuple(src.spaces[k] for k in used))
+    names = [n for tags in found.values() for n in tags]
     try:
         lark = Lark(
-            mini.text + "\nstart: " + " | ".join(n for _, n in names) + "\n",
+            mini.text + "\nstart: " + " | ".join(names) + "\n",
             parser="lalr",
             lexer=NoLexer,
             maybe_placeholders=False,
@@ -203,22 +234,35 @@ def _think_tables(
     terms = {t.name: _terminal(t, mini) for t in lark.terminals}
     out: dict[str, dict[str, Any]] = {}
     k = len(entries)
-    for table, name in names:
-        spec = terms[name]
-        first = first_chars(spec["source"]) if spec["source"] is not None else None
-        if spec["is_run"] or first is None:
-            raise GrammarError(
-                f"{mini.where(name)}: terminal {name} must be a bounded tag "
-                "whose first character is a fixed set (a reasoning tag)"
-            )
-        part = f"(?P<{name}>{rename_groups(spec['source'], entry_group_prefix(k))})"
+    for table, name in THINK_TABLES:
+        if name not in found:
+            continue
+        parts: list[str] = []
+        first: set[str] = set()
+        for i, tag in enumerate(found[name]):
+            spec = terms[tag]
+            tag_first = first_chars(spec["source"]) if spec["source"] is not None else None
+            if spec["is_run"] or tag_first is None:
+                raise GrammarError(
+                    f"{mini.where(tag)}: terminal {mini.label(tag)} must be a bounded tag "
+                    "whose first character is a fixed set (a reasoning tag)"
+                )
+            first |= tag_first
+            parts.append(rename_groups(spec["source"], f"_t{i}_"))
+        tag_source = parts[0] if len(parts) == 1 else "|".join(f"(?:{p})" for p in parts)
+        part = f"(?P<{name}>{rename_groups(tag_source, entry_group_prefix(k))})"
         out[table] = {
             "terminal": name,
             "exact": f"{exact}|{part}" if exact else part,
-            "nfa": nfa_table([*sources, spec["source"]]),
-            "first": first,
+            "nfa": nfa_table([*sources, tag_source]),
+            "first": frozenset(first),
         }
     return out
+
+
+def _joined(space: str, name: str) -> str:
+    """A dialect file's own terminal ``name`` as joined (``_namespace``)."""
+    return f"{space.upper()}__{name}"
 
 
 def _compile(src: Sources) -> Lark:
@@ -292,7 +336,9 @@ def _state(
             run = name
         else:
             bounded.append(spec)
-    bounded.sort(key=lambda t: -t["priority"])
+    # (priority first; between equals the name, never the table's order, which follows string
+    # hashing and so differs between processes)
+    bounded.sort(key=lambda t: (-t["priority"], t["name"]))
     if call_rule is not None and any(
         getattr(action, "name", "") != "Reduce" or arg is not call_rule
         for action, arg in actions.values()

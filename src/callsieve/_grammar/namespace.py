@@ -44,6 +44,7 @@ CONTRACT = frozenset(
         "param",
         "param_name",
         "param_value",
+        "raw_value",
         "attr",
         "cdata",
         "STRAY_RUN",

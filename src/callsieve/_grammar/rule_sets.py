@@ -15,10 +15,14 @@ from typing import Any
 __all__ = [
     "ARG_NODES",
     "JSON_NODES",
+    "RAW_NODES",
+    "REPAIR_PREFIX",
     "STREAM_NODES",
     "discard",
     "is_call",
     "listening",
+    "repairing_calls",
+    "repairs_in",
     "rules_above_calls",
     "terminals_below",
 ]
@@ -28,6 +32,8 @@ CALL_RULE = "call"
 STREAM_NODES = frozenset({"call_name", "param_name", "attr", "param", "call_id"})
 #: The nodes that hold a call's arguments: a call has started once a terminal below one is read.
 ARG_NODES = frozenset({"param", "call_args", "call_json", "call_envelope", "call_kwargs"})
+#: The nodes whose text is a body taken as written (``raw_value``, ``decode_raw``).
+RAW_NODES = frozenset({"raw_value"})
 #: The nodes whose text is a JSON object of arguments (streamed by ``_json_stream``).
 JSON_NODES = frozenset({"call_args", "call_json"})
 
@@ -87,3 +93,37 @@ def rules_above_calls(rules: list[Any]) -> list[Any]:
                 above.add(name)
                 grew = True
     return [r for r in rules if str(r.origin.name) in above]
+
+
+#: A node named ``repair_<kind>`` inside a call records the repair ``<kind>`` (grammar/README.md).
+REPAIR_PREFIX = "repair_"
+
+
+def repairing_calls(rules: list[Any]) -> frozenset[Any]:
+    """The call rules below which a ``repair_*`` node can stand (not through another call)."""
+    by_origin: dict[str, list[Any]] = {}
+    for r in rules:
+        by_origin.setdefault(str(r.origin.name), []).append(r)
+    out = set()
+    for call in (r for r in rules if is_call(r)):
+        todo, seen = [call], {id(call)}
+        while todo:
+            rule = todo.pop()
+            if str(rule.alias or rule.origin.name).startswith(REPAIR_PREFIX):
+                out.add(call)
+                break
+            for sym in rule.expansion:
+                for q in () if sym.is_term else by_origin.get(str(sym.name), ()):
+                    if id(q) not in seen and not is_call(q):
+                        seen.add(id(q))
+                        todo.append(q)
+    return frozenset(out)
+
+
+def repairs_in(tree: Any) -> list[str]:
+    """The repairs a call's tree records: its ``repair_<kind>`` nodes' kinds, in order."""
+    return [
+        str(t.data)[len(REPAIR_PREFIX) :]
+        for t in tree.iter_subtrees_topdown()
+        if str(t.data).startswith(REPAIR_PREFIX)
+    ]

@@ -37,7 +37,7 @@ from .._config.options import (
     SieveOptions,
     new_call_id,
 )
-from .._grammar.compiled import DEFAULT_DIALECTS, load_grammar
+from .._grammar.compiled import load_grammar
 from .._scan.cursor import Cursor
 from .._scan.fences import FenceTracker
 from .entries import HOLD, TEXT, EntryFinder
@@ -81,7 +81,7 @@ class SieveMachine(ModeReaders, LifeView):
         early_emit: str = "block",
         mode: str = "on",
         max_block_chars: int = DEFAULT_MAX_BLOCK_CHARS,
-        dialects: Iterable[str] = DEFAULT_DIALECTS,
+        dialects: Iterable[str] | str | None = None,
         grammar_dirs: Iterable[str | os.PathLike[str]] = (),
         id_factory: Callable[[], str] = new_call_id,
         reasoning: str = "tags",
