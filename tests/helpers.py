@@ -66,7 +66,6 @@ __all__ = [
     "canon_value",
     "check",
     "check_argument_stream",
-    "check_dialect",
     "chunk_at",
     "drive",
     "expected_calls",
@@ -309,48 +308,6 @@ def check_argument_stream(doc: str, events: list[Any], **opts: Any) -> dict[str,
         assert text == whole.text
         assert [(c.name, c.input) for c in calls] == [(c.name, c.input) for c in whole.calls]
     return {"finished": finished, "aborted": aborted, "deltas": deltas}
-
-
-def check_dialect(
-    text: str, want_text: str, want_calls: Calls, dialect: str | tuple[str, ...], **opts: Any
-) -> Any:
-    """One case of an opt-in family, every way the library can read it: ``check`` (whole,
-    per character, random splits) with only ``dialect`` enabled; the same under
-    ``early_emit="invoke"`` and ``"arguments"`` (every chunking agrees, the same calls where
-    no block fails, and the argument stream's rules hold, ``check_argument_stream``); after a reasoning block (SPEC §15: the
-    thought is reasoning, the calls and text unchanged) and inside one (the block is
-    reasoning text, unless ``calls_in_reasoning="call"``); and, for a case with calls,
-    quoted in a Markdown fence and in an inline code span (SPEC §6: an example, so text).
-    Returns ``parse()``'s result for the case as given."""
-    dialects = (dialect,) if isinstance(dialect, str) else tuple(dialect)
-    opts = {"dialects": dialects, **opts}
-    result = check(text, want_text, want_calls, **opts)
-    settled = all(b.status == "complete" for b in result.blocks)
-    for mode in ("invoke", "arguments"):
-        r = run_all_ways(text, early_emit=mode, **opts)
-        if settled:  # (a block that fails late has emitted its first calls under these)
-            assert (r.text, canon_calls(r.calls)) == (result.text, canon_calls(result.calls)), mode
-    for chunks in ([text], list(text), *random_chunkings(text, (2, 5))):
-        check_argument_stream(text, stream_arguments(chunks, **opts), **opts)
-    # SPEC §15: a thought before the answer goes to reasoning; the answer reads the same.
-    thought = '<think>Let me use a tool {"name": 1} [x].</think>'
-    r = run_all_ways(thought + text, **opts)
-    assert r.reasoning == 'Let me use a tool {"name": 1} [x].'
-    assert (r.text, canon_calls(r.calls)) == (want_text, canon_calls(result.calls))
-    if want_calls:
-        inside = run_all_ways(f"<think>{text}</think>", **opts)
-        assert inside.calls == () and inside.reasoning == text
-        drafted = run_all_ways(f"<think>{text}</think>", calls_in_reasoning="call", **opts)
-        assert canon_calls(drafted.calls) == canon_calls(result.calls)
-        if "```" not in text and "~~~" not in text:
-            fenced = f"Example:\n```\n{text}\n```\n"
-            assert run_all_ways(fenced, **opts).calls == ()
-            assert callsieve.parse(fenced, **opts).text == fenced
-        if "`" not in text and "\n\n" not in text:
-            spanned = f"Write `{text}` to call it."
-            r = run_all_ways(spanned, **opts)
-            assert r.calls == () and r.text == spanned
-    return result
 
 
 # ---------------------------------------------------------------- the SPEC tables' helpers

@@ -1,15 +1,14 @@
 """SPEC §2 ``json``: tool calls written as JSON in the reply — ``{"tool_calls": […]}``, a list
 of call objects, one object, OpenAI's wire form (grammar/json.lark). Each case runs every way
-``check_dialect`` drives it. What matters most here is what is *not* a call: ordinary JSON in
+``family_cases.FamilySuite`` drives it. What matters most here is what is *not* a call: ordinary JSON in
 prose comes out unchanged, and so does any payload inside a Markdown fence (SPEC §6).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
-from helpers import check_dialect, run_all_ways, table
+from family_cases import Case, FamilySuite
+from helpers import run_all_ways
 
 import callsieve
 
@@ -17,157 +16,180 @@ D = "json"
 
 PARIS = ("get_weather", {"city": "Paris"})
 
-ROWS: list[tuple[Any, ...]] = [
-    # ---------------------------------------------------------------- {"tool_calls": […]}
-    (
+CASES = [
+    Case(
         "tool-calls",
         '{"tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}]}',
-        "",
         [PARIS],
+        answer="",
     ),
-    (
+    Case(
         "tool-calls-every-key",
-        (
-            '{"tool_calls": [{"name": "a", "arguments": {"x": 1}}, {"name": "b", "input": {"y": 2}}, '
-            '{"parameters": {"z": 3}, "name": "c"}]}'
-        ),
-        "",
+        '{"tool_calls": [{"name": "a", "arguments": {"x": 1}}, {"name": "b", "input": {"y": 2}}, '
+        '{"parameters": {"z": 3}, "name": "c"}]}',
         [("a", {"x": 1}), ("b", {"y": 2}), ("c", {"z": 3})],
+        answer="",
     ),
-    (
+    Case(
         "tool-calls-openai-items",
-        (
-            '{"tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "get_weather", '
-            '"arguments": "{\\"city\\": \\"Paris\\"}"}}]}'
-        ),
-        "",
+        '{"tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "get_weather", '
+        '"arguments": "{\\"city\\": \\"Paris\\"}"}}]}',
         [PARIS],
+        answer="",
     ),
-    (
+    Case(
         "tool-calls-more-members",
-        (
-            '{"tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}], "content": null, '
-            '"meta": {"n": [1, {"m": "}"}]}}'
-        ),
-        "",
+        '{"tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}], "content": null, '
+        '"meta": {"n": [1, {"m": "}"}]}}',
         [PARIS],
+        answer="",
     ),
-    (
+    Case(
         "tool-calls-pretty",
-        (
-            '{\n  "tool_calls": [\n    {\n      "name": "get_weather",\n      "arguments": {\n'
-            '        "city": "Paris"\n      }\n    }\n  ]\n}'
-        ),
-        "",
+        '{\n  "tool_calls": [\n    {\n      "name": "get_weather",\n      "arguments": {\n'
+        '        "city": "Paris"\n      }\n    }\n  ]\n}',
         [PARIS],
+        answer="",
     ),
-    (
+    Case(
         "tool-calls-prose-around",
         'Sure.\n{"tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}]}\nDone.',
-        "Sure.\n\nDone.",
         [PARIS],
+        answer="Sure.\n\nDone.",
     ),
-    # ---------------------------------------------------------------- a list of call objects
-    (
+    Case(
         "list",
         '[{"name": "a", "arguments": {}}, {"name": "b", "input": {"x": [1, 2]}}]',
-        "",
         [("a", {}), ("b", {"x": [1, 2]})],
+        answer="",
     ),
-    (
+    Case(
         "list-openai-wire",
-        (
-            '[{"id": "call_abc", "type": "function", "function": {"name": "get_weather", '
-            '"arguments": "{\\"city\\": \\"Paris\\"}"}}]'
-        ),
-        "",
+        '[{"id": "call_abc", "type": "function", "function": {"name": "get_weather", '
+        '"arguments": "{\\"city\\": \\"Paris\\"}"}}]',
         [PARIS],
+        answer="",
     ),
-    (
+    Case(
         "list-function-first",
         '[{"function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]',
-        "",
         [PARIS],
+        answer="",
     ),
-    # ---------------------------------------------------------------- one object
-    (
+    Case(
         "one",
         'Calling: {"name": "get_weather", "arguments": {"city": "Paris"}} now',
-        "Calling:  now",
         [PARIS],
+        answer="Calling:  now",
+        # (with llama3_json enabled too, a bare object is its: the same call)
+        with_all=[PARIS],
     ),
-    (
+    Case(
         "one-parameters",
         '{"name": "search", "parameters": {"q": "Zürich café ☕"}}',
-        "",
         [("search", {"q": "Zürich café ☕"})],
+        answer="",
+        # (with llama3_json enabled too, a bare object is its: the same call)
+        with_all=[("search", {"q": "Zürich café ☕"})],
     ),
-    (
+    Case(
         "one-openai-type-first",
         '{"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}',
-        "",
         [PARIS],
+        answer="",
     ),
-    (
+    Case(
         "one-function-only",
         '{"function": {"name": "get_weather", "arguments": "{\\"city\\": \\"Paris\\"}"}}',
-        "",
         [PARIS],
+        answer="",
     ),
-    (
+    Case(
         "one-nested-and-strings",
         '{"name": "write", "arguments": {"path": "a}.txt", "body": "{\\"k\\": [\\"]\\"]}"}}',
-        "",
         [("write", {"path": "a}.txt", "body": '{"k": ["]"]}'})],
+        answer="",
+        # (with llama3_json enabled too, a bare object is its: the same call)
+        with_all=[("write", {"path": "a}.txt", "body": '{"k": ["]"]}'})],
     ),
-    (
+    Case(
         "two-objects",
         '{"name": "a", "arguments": {}}\n{"name": "b", "arguments": {}}',
-        "\n",
         [("a", {}), ("b", {})],
+        answer="\n",
+        # (with llama3_json enabled too, a bare object is its: the same call)
+        with_all=[("a", {}), ("b", {})],
     ),
-    # ---------------------------------------------------------------- JSON that is no call
-    (
+    Case(
         "prose-config",
         'The config is {"name": "prod", "replicas": 3}.',
-        'The config is {"name": "prod", "replicas": 3}.',
         [],
+        answer='The config is {"name": "prod", "replicas": 3}.',
+        wraps=False,
     ),
-    (
+    Case(
         "prose-list",
         'Rows: [{"id": 1, "title": "x"}, {"id": 2}]',
-        'Rows: [{"id": 1, "title": "x"}, {"id": 2}]',
         [],
+        answer='Rows: [{"id": 1, "title": "x"}, {"id": 2}]',
+        wraps=False,
     ),
-    (
+    Case(
         "prose-people",
         '[{"name": "Alice"}, {"name": "Bob"}]',
-        '[{"name": "Alice"}, {"name": "Bob"}]',
         [],
+        answer='[{"name": "Alice"}, {"name": "Bob"}]',
+        wraps=False,
     ),
-    ("no-arguments-key", '{"name": "get_time"}', '{"name": "get_time"}', []),
-    ("tool-calls-not-a-list", '{"tool_calls": "none"}', '{"tool_calls": "none"}', []),
-    ("name-not-a-string", '{"name": 5, "arguments": {}}', '{"name": 5, "arguments": {}}', []),
-    (
+    Case(
+        "no-arguments-key",
+        '{"name": "get_time"}',
+        [],
+        answer='{"name": "get_time"}',
+        wraps=False,
+    ),
+    Case(
+        "tool-calls-not-a-list",
+        '{"tool_calls": "none"}',
+        [],
+        answer='{"tool_calls": "none"}',
+        wraps=False,
+    ),
+    Case(
+        "name-not-a-string",
+        '{"name": 5, "arguments": {}}',
+        [],
+        answer='{"name": 5, "arguments": {}}',
+        wraps=False,
+    ),
+    Case(
         "arguments-not-an-object",
         '{"name": "f", "arguments": [1]}',
-        '{"name": "f", "arguments": [1]}',
         [],
+        answer='{"name": "f", "arguments": [1]}',
+        wraps=False,
     ),
-    (  # (the list is cut off; the whole call object in it is a call of its own)
+    Case(
         "never-closed",
         '{"tool_calls": [{"name": "a", "arguments": {}}',
-        '{"tool_calls": [',
         [("a", {})],
+        answer='{"tool_calls": [',
+        # (with llama3_json enabled too, a bare object is its: the same call)
+        with_all=[("a", {})],
     ),
-    ("braces", 'a {b} c [d] {"e" f} [{x}] {{', 'a {b} c [d] {"e" f} [{x}] {{', []),
+    Case(
+        "braces",
+        'a {b} c [d] {"e" f} [{x}] {{',
+        [],
+        answer='a {b} c [d] {"e" f} [{x}] {{',
+        wraps=False,
+    ),
 ]
 
 
-@table(ROWS)
-def test_json(row: tuple[Any, ...]) -> None:
-    text, want_text, want_calls = row
-    check_dialect(text, want_text, want_calls, D)
+class TestJson(FamilySuite):
+    dialect = D
+    cases = CASES
 
 
 def test_openai_ids_are_kept() -> None:

@@ -1,13 +1,12 @@
 """SPEC §2 ``text_kv``: a call written as ``key: value`` lines — ``function.name: f`` and
 ``function.arguments: {…}`` (the JSON may span lines), the other lines of the record
-belonging to it (grammar/text_kv.lark). Each case runs every way ``check_dialect`` drives it.
+belonging to it (grammar/text_kv.lark). Each case runs every way ``family_cases.FamilySuite`` drives it.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from helpers import check_dialect, run_all_ways, table
+from family_cases import Case, FamilySuite
+from helpers import run_all_ways
 
 import callsieve
 
@@ -15,101 +14,110 @@ D = "text_kv"
 
 PARIS = ("get_weather", {"city": "Paris"})
 
-ROWS: list[tuple[Any, ...]] = [
-    ("two-lines", 'function.name: get_weather\nfunction.arguments: {"city": "Paris"}', "", [PARIS]),
-    (
+CASES = [
+    Case(
+        "two-lines",
+        'function.name: get_weather\nfunction.arguments: {"city": "Paris"}',
+        [PARIS],
+        answer="",
+    ),
+    Case(
         "multi-line-json",
         'function.name: get_weather\nfunction.arguments: {\n  "city": "Paris",\n  "days": 3\n}',
-        "",
         [("get_weather", {"city": "Paris", "days": 3})],
+        answer="",
     ),
-    (
+    Case(
         "json-on-the-next-line",
         'function.name: get_weather\nfunction.arguments:\n{"city": "Paris"}',
-        "",
         [PARIS],
+        answer="",
     ),
-    (
+    Case(
         "record-lines-after",
-        (
-            'function.name: get_weather\nfunction.arguments: {"city": "Paris"}\ntool_call_id: call_7\n'
-            "status: completed\norigin: assistant"
-        ),
-        "",
+        'function.name: get_weather\nfunction.arguments: {"city": "Paris"}\ntool_call_id: call_7\n'
+        "status: completed\norigin: assistant",
         [PARIS],
+        answer="",
     ),
-    (
+    Case(
         "record-lines-between",
         'function.name: get_weather\ntype: function\nfunction.arguments: {"city": "Paris"}',
-        "",
         [PARIS],
+        answer="",
     ),
-    (
+    Case(
         "text-around",
-        (
-            'I will look it up.\nfunction.name: get_weather\nfunction.arguments: {"city": "Paris"}\n'
-            "status: pending\n\nThat is all."
-        ),
-        "I will look it up.\n\n\nThat is all.",
+        'I will look it up.\nfunction.name: get_weather\nfunction.arguments: {"city": "Paris"}\n'
+        "status: pending\n\nThat is all.",
         [PARIS],
+        answer="I will look it up.\n\n\nThat is all.",
     ),
-    (
+    Case(
         "crlf",
         'function.name: get_weather\r\nfunction.arguments: {"city": "Paris"}\r\nstatus: ok',
-        "",
         [PARIS],
+        answer="",
     ),
-    (
+    Case(
         "quoted-name",
         'function.name: "get_weather"\nfunction.arguments: {"city": "Paris"}',
-        "",
         [PARIS],
+        answer="",
     ),
-    (
+    Case(
         "two-records",
         'function.name: a\nfunction.arguments: {}\nfunction.name: b\nfunction.arguments: {"x": 1}',
-        "\n",
         [("a", {}), ("b", {"x": 1})],
+        answer="\n",
     ),
-    (
+    Case(
         "unicode-and-braces",
         'function.name: note\nfunction.arguments: {"text": "}{ 日本語 \\n 🎉"}\nstatus: ok',
-        "",
         [("note", {"text": "}{ 日本語 \n 🎉"})],
+        answer="",
     ),
-    # ---------------------------------------------------------------- not calls: text
-    (
+    Case(
         "no-arguments",
         "function.name: get_weather\nstatus: pending",
-        "function.name: get_weather\nstatus: pending",
         [],
+        answer="function.name: get_weather\nstatus: pending",
+        wraps=False,
     ),
-    (
+    Case(
         "mention",
         "Set function.name: to the tool you call.",
-        "Set function.name: to the tool you call.",
         [],
+        answer="Set function.name: to the tool you call.",
+        wraps=False,
     ),
-    (
+    Case(
         "prose-after-name",
         "function.name: get_weather\nand then the arguments.",
-        "function.name: get_weather\nand then the arguments.",
         [],
+        answer="function.name: get_weather\nand then the arguments.",
+        wraps=False,
     ),
-    (
+    Case(
         "arguments-not-json",
         "function.name: f\nfunction.arguments: city=Paris",
-        "function.name: f\nfunction.arguments: city=Paris",
         [],
+        answer="function.name: f\nfunction.arguments: city=Paris",
+        wraps=False,
     ),
-    ("words-with-f", "fine food from France, fast.", "fine food from France, fast.", []),
+    Case(
+        "words-with-f",
+        "fine food from France, fast.",
+        [],
+        answer="fine food from France, fast.",
+        wraps=False,
+    ),
 ]
 
 
-@table(ROWS)
-def test_text_kv(row: tuple[Any, ...]) -> None:
-    text, want_text, want_calls = row
-    check_dialect(text, want_text, want_calls, D)
+class TestTextKv(FamilySuite):
+    dialect = D
+    cases = CASES
 
 
 def test_the_record_ends_at_a_line_that_is_no_key() -> None:

@@ -1,7 +1,7 @@
 """SPEC §19 ``llama3_json``: Llama 3.1-3.3's JSON tool calls, after ``<|python_tag|>`` or as a
 bare object, several joined by ``;`` (grammar/llama3_json.lark). The cases follow Meta's prompt
 format and the fixtures of vLLM's ``tests/tool_parsers/test_llama3_json_tool_parser.py``; each
-runs every way ``check_dialect`` drives it.
+runs every way ``family_cases.FamilySuite`` drives it.
 
 Where vLLM differs, on purpose: it drops the text around the calls (``content=None``), and
 any ``{`` may begin a call there; here the text stays, and a bare object begins a block only
@@ -11,9 +11,8 @@ call comes out unchanged.
 
 from __future__ import annotations
 
-from typing import Any
-
-from helpers import check_dialect, run_all_ways, table
+from family_cases import Case, FamilySuite
+from helpers import run_all_ways
 
 import callsieve
 
@@ -28,143 +27,167 @@ THREE = (
     '{"name": "searchTool", "parameters": {"query": "test2"}}'
 )
 
-ROWS: list[tuple[Any, ...]] = [
-    (
+CASES = [
+    Case(
         "python-tag",
         '<|python_tag|>{"name": "get_weather", "parameters": {"city": "San Francisco"}}',
-        "",
         [("get_weather", {"city": "San Francisco"})],
+        answer="",
     ),
-    (
+    Case(
         "python-tag-white-space",
         '<|python_tag|>\n{"parameters": {"q": "x"}, "name": "search"}',
-        "",
         [("search", {"q": "x"})],
+        answer="",
     ),
-    (
+    Case(
         "bare-meta-docs",
-        (
-            '{"name": "get_current_conditions", "parameters": {"location": "San Francisco, CA", '
-            '"unit": "Fahrenheit"}}'
-        ),
-        "",
+        '{"name": "get_current_conditions", "parameters": {"location": "San Francisco, CA", '
+        '"unit": "Fahrenheit"}}',
         [("get_current_conditions", {"location": "San Francisco, CA", "unit": "Fahrenheit"})],
+        answer="",
     ),
-    (
+    Case(
         "bare-arguments-key",
         '{"name": "searchTool", "arguments": {"query": "test"}}',
-        "",
         [("searchTool", {"query": "test"})],
+        answer="",
     ),
-    ("semicolons", THREE, "", [SEARCH1, INCIDENTS, SEARCH2]),
-    ("semicolons-spaced", THREE.replace("; ", " ; "), "", [SEARCH1, INCIDENTS, SEARCH2]),
-    ("semicolon-newline", THREE.replace("; ", ";\n"), "", [SEARCH1, INCIDENTS, SEARCH2]),
-    ("python-tag-semicolons", "<|python_tag|>" + THREE, "", [SEARCH1, INCIDENTS, SEARCH2]),
-    (
+    Case(
+        "semicolons",
+        THREE,
+        [SEARCH1, INCIDENTS, SEARCH2],
+        answer="",
+    ),
+    Case(
+        "semicolons-spaced",
+        THREE.replace("; ", " ; "),
+        [SEARCH1, INCIDENTS, SEARCH2],
+        answer="",
+    ),
+    Case(
+        "semicolon-newline",
+        THREE.replace("; ", ";\n"),
+        [SEARCH1, INCIDENTS, SEARCH2],
+        answer="",
+    ),
+    Case(
+        "python-tag-semicolons",
+        "<|python_tag|>" + THREE,
+        [SEARCH1, INCIDENTS, SEARCH2],
+        answer="",
+    ),
+    Case(
         "text-around",
-        (
-            'Here is the result: {"name": "getOpenIncidentsTool", "parameters": {}} Would you like '
-            "to know more?"
-        ),
-        "Here is the result:  Would you like to know more?",
+        'Here is the result: {"name": "getOpenIncidentsTool", "parameters": {}} Would you like '
+        "to know more?",
         [INCIDENTS],
+        answer="Here is the result:  Would you like to know more?",
     ),
-    (
+    Case(
         "text-around-semicolons",
         "Here are the results: " + THREE + " Would you like more?",
-        "Here are the results:  Would you like more?",
         [SEARCH1, INCIDENTS, SEARCH2],
+        answer="Here are the results:  Would you like more?",
     ),
-    (
+    Case(
         "deeply-nested",
-        (
-            '{"name": "complexTool", "parameters": {"level1": {"level2": {"level3": {"level4": '
-            '{"value": "deep"}}}}}}'
-        ),
-        "",
+        '{"name": "complexTool", "parameters": {"level1": {"level2": {"level3": {"level4": '
+        '{"value": "deep"}}}}}}',
         [("complexTool", {"level1": {"level2": {"level3": {"level4": {"value": "deep"}}}}})],
+        answer="",
     ),
-    (
+    Case(
         "quotes-and-brackets-in-strings",
-        (
-            '{"name": "searchTool", "parameters": {"query": "test {value} [complex]",'
-            '"nested": {"inner": "more {brackets}"}}}'
-        ),
-        "",
+        '{"name": "searchTool", "parameters": {"query": "test {value} [complex]",'
+        '"nested": {"inner": "more {brackets}"}}}',
         [
             (
                 "searchTool",
                 {"query": "test {value} [complex]", "nested": {"inner": "more {brackets}"}},
             )
         ],
+        answer="",
     ),
-    (
+    Case(
         "escaped-quotes",
         '{"name": "parserTool", "parameters": {"text": "He said \\"Hello {world}\\""}}',
-        "",
         [("parserTool", {"text": 'He said "Hello {world}"'})],
+        answer="",
     ),
-    (
+    Case(
         "unicode",
         '{"name": "translate", "parameters": {"text": "你好，世界 👋", "to": "fr"}}',
-        "",
         [("translate", {"text": "你好，世界 👋", "to": "fr"})],
+        answer="",
     ),
-    (
+    Case(
         "brace-in-trailing-text",
         '{"name": "searchTool", "parameters": {"query": "test"}} I used {searchTool} for this.',
-        " I used {searchTool} for this.",
         [("searchTool", {"query": "test"})],
+        answer=" I used {searchTool} for this.",
     ),
-    (
+    Case(
         "json-fragment-in-trailing-text",
-        (
-            '{"name": "searchTool", "parameters": {"query": "test"}} The arguments I passed were '
-            '{"query": "test"}'
-        ),
-        ' The arguments I passed were {"query": "test"}',
+        '{"name": "searchTool", "parameters": {"query": "test"}} The arguments I passed were '
+        '{"query": "test"}',
         [("searchTool", {"query": "test"})],
+        answer=' The arguments I passed were {"query": "test"}',
     ),
-    (
+    Case(
         "semicolon-then-prose",
         '{"name": "searchTool", "parameters": {"query": "a"}}; and that is all.',
-        "; and that is all.",
         [("searchTool", {"query": "a"})],
+        answer="; and that is all.",
     ),
-    # ---------------------------------------------------------------- not calls: text
-    (
+    Case(
         "prose-json-with-a-name-key",
         'The config is {"name": "prod", "replicas": 3}.',
-        'The config is {"name": "prod", "replicas": 3}.',
         [],
+        answer='The config is {"name": "prod", "replicas": 3}.',
+        wraps=False,
     ),
-    ("no-parameters", '{"name": "toolWithoutParams"}', '{"name": "toolWithoutParams"}', []),
-    ("no-name", '{"parameters": {}}', '{"parameters": {}}', []),
-    (
+    Case(
+        "no-parameters",
+        '{"name": "toolWithoutParams"}',
+        [],
+        answer='{"name": "toolWithoutParams"}',
+        wraps=False,
+    ),
+    Case(
+        "no-name",
+        '{"parameters": {}}',
+        [],
+        answer='{"parameters": {}}',
+        wraps=False,
+    ),
+    Case(
         "invalid-json",
         '{"name": "invalidTool", "parameters": {invalid json}',
-        '{"name": "invalidTool", "parameters": {invalid json}',
         [],
+        answer='{"name": "invalidTool", "parameters": {invalid json}',
+        wraps=False,
     ),
-    (
+    Case(
         "built-in-tool",
         '<|python_tag|>brave_search.call(query="weather in SF")',
-        '<|python_tag|>brave_search.call(query="weather in SF")',
         [],
+        answer='<|python_tag|>brave_search.call(query="weather in SF")',
+        wraps=False,
     ),
-    (
+    Case(
         "braces-in-prose",
         "if (x) { y(); } else {z}; {{template}} {",
-        "if (x) { y(); } else {z}; {{template}} {",
         [],
+        answer="if (x) { y(); } else {z}; {{template}} {",
+        wraps=False,
     ),
 ]
 
 
-@table(ROWS)
-def test_llama3_json(row: tuple[Any, ...]) -> None:
-    text, want_text, want_calls = row
-    check_dialect(text, want_text, want_calls, D)
+class TestLlama3Json(FamilySuite):
+    dialect = D
+    cases = CASES
 
 
 def test_an_object_ends_the_block_unless_a_semicolon_and_object_follow() -> None:
