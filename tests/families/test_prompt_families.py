@@ -187,8 +187,10 @@ RESULTS = [
     ("mistral", "[TOOL_RESULTS]Sunny[/TOOL_RESULTS][TOOL_RESULTS]22[/TOOL_RESULTS]"),
     (
         "llama3_json",
-        "<|start_header_id|>ipython<|end_header_id|>\n\nSunny<|eot_id|>"
-        "<|start_header_id|>ipython<|end_header_id|>\n\n22<|eot_id|>",
+        (
+            "<|start_header_id|>ipython<|end_header_id|>\n\nSunny<|eot_id|>"
+            "<|start_header_id|>ipython<|end_header_id|>\n\n22<|eot_id|>"
+        ),
     ),
     ("json", "Tool result (functions.get_weather:0): Sunny\nTool result (1): 22"),
     (

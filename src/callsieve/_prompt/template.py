@@ -27,6 +27,7 @@ whose raw strings had to be written as JSON.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -90,8 +91,10 @@ def _python(value: Any) -> str:
     if isinstance(value, (int, str)):
         return repr(value)
     if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
-            raise FormatError("argument is not JSON: a number out of range", expected=("JSON values",))
+        if not math.isfinite(value):
+            raise FormatError(
+                "argument is not JSON: a number out of range", expected=("JSON values",)
+            )
         return repr(value)
     if isinstance(value, list):
         return "[" + ", ".join(_python(v) for v in value) + "]"
