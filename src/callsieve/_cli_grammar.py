@@ -27,7 +27,7 @@ from typing import Any, TextIO
 
 from ._base.errors import CallsieveError, GrammarError
 from ._grammar.compiled import DEFAULT_DIALECTS, load_grammar
-from ._grammar.files import ALL, dialect_summaries
+from ._grammar.files import ALL, dialect_summaries, grammar_dirs
 from ._grammar.namespace import CONTRACT
 from ._grammar.rule_sets import REPAIR_PREFIX
 from ._grammar.spelling import SPELLING_DIR, spelling
@@ -109,8 +109,6 @@ def _list(dirs: tuple[str, ...], out: TextIO) -> int:
 
 
 def _writable(name: str, dirs: tuple[str, ...]) -> bool:
-    from ._grammar.files import grammar_dirs
-
     return any((d / SPELLING_DIR / f"{name}.lark").is_file() for d in grammar_dirs(dirs))
 
 

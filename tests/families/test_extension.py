@@ -35,7 +35,7 @@ def test_all_enables_every_dialect_the_defaults_first() -> None:
 
 
 def test_families_sharing_tool_call_are_told_apart_by_what_follows() -> None:
-    text = "\n".join(["Go:", HERMES, QWEN, GLM, TCX, KIMI, DSML, "done"])
+    text = f"Go:\n{HERMES}\n{QWEN}\n{GLM}\n{TCX}\n{KIMI}\n{DSML}\ndone"
     r = run_all_ways(text, dialects="all")
     assert [(c.name, c.dialect) for c in r.calls] == [
         ("a", "hermes"),
@@ -51,7 +51,7 @@ def test_families_sharing_tool_call_are_told_apart_by_what_follows() -> None:
 def test_metrics_count_blocks_calls_and_failures_per_dialect() -> None:
     m = Metrics()
     text = HERMES + QWEN + QWEN + "<tool_call>\n<function=x>\n</tool_call>"
-    _, sieve = stream_sieve([text], dialects="all", metrics=m)
+    stream_sieve([text], dialects="all", metrics=m)
     snap = m.snapshot()
     assert snap["blocks_parsed"] == {"hermes": 1, "qwen3_coder": 2}
     assert snap["calls_by_dialect"] == {"hermes": 1, "qwen3_coder": 2}
