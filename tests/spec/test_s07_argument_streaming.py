@@ -212,3 +212,56 @@ def test_loose_cdata_repaired_at_the_end_resends_its_call() -> None:
     found = check_stream(doc, streamed(list(doc)))
     assert found["aborted"] == [0]
     assert [c.input for c in found["finished"]] == [{"p": "abc"}]
+
+
+# ---------------------------------------------------------------- JSON envelopes
+ENVELOPES = [
+    (
+        "hermes",
+        '<tool_call>\n{"name": "write", "arguments": {"path": "a.txt", "body": "%s"}}\n</tool_call>',
+    ),
+    ("llama3_json", '{"name": "write", "parameters": {"path": "a.txt", "body": "%s"}}'),
+    ("mistral", '[TOOL_CALLS][{"name": "write", "arguments": {"path": "a.txt", "body": "%s"}}]'),
+    ("json", '{"tool_calls": [{"name": "write", "arguments": {"path": "a.txt", "body": "%s"}}]}'),
+    ("tool_use", '{"type": "tool_use", "name": "write", "input": {"path": "a.txt", "body": "%s"}}'),
+    (
+        "json",
+        (
+            '[{"id": "call_1", "type": "function", "function": {"name": "write", "arguments": '
+            '{"path": "a.txt", "body": "%s"}}}]'
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("dialect", "shape"), ENVELOPES, ids=[f"{d}-{k}" for k, (d, _) in enumerate(ENVELOPES)]
+)
+def test_an_envelopes_arguments_stream_once_its_name_has_closed(dialect: str, shape: str) -> None:
+    """A call whose name is inside its JSON (``call_json`` with no name, ``call_envelope``):
+    ``CallStarted`` when the name's string closes, then the arguments as they arrive — long
+    before the object closes."""
+    body = "line\\n" * 2000
+    doc = shape % body
+    sieve = Sieve(dialects=(dialect,), early_emit="arguments")
+    events: list[Any] = []
+    before_end: list[Any] = []
+    for k, c in enumerate(in_chunks(doc, 5)):
+        events += sieve.feed(c)
+        if k * 5 < len(doc) // 2:
+            before_end = list(events)
+    events += sieve.close()
+    assert any(isinstance(e, CallStarted) for e in before_end)
+    streamed = "".join(e.delta for e in before_end if isinstance(e, ArgumentsDelta))
+    assert len(streamed) > len(body) // 3, streamed[:80]
+    found = check_stream(doc, events, dialects=(dialect,))
+    assert [c.input for c in found["finished"]] == [{"path": "a.txt", "body": "line\n" * 2000}]
+    assert found["aborted"] == []
+
+
+def test_an_envelope_whose_arguments_come_first_sends_them_whole() -> None:
+    doc = '{"tool_calls": [{"arguments": {"a": 1}, "name": "f"}]}'
+    events = streamed(list(doc), dialects=("json",))
+    deltas = [e.delta for e in events if isinstance(e, ArgumentsDelta)]
+    assert deltas == ['{"a":1}']
+    check_stream(doc, events, dialects=("json",))

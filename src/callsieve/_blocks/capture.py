@@ -160,6 +160,8 @@ class Capture:
             tok = new_token(GroupToken, entry.terminal, opener)
             tok.groups = groups
             self.ps.feed_token(tok)
+        if args is not None:  # (the opener may be part of the arguments: `{"name":`)
+            args.token(entry.terminal, (groups.get("v") if groups else None) or opener)
         self.spec: StateSpec = g.states[self.ps.state_stack[-1]]
 
     # ------------------------------------------------------------------ helpers
@@ -214,7 +216,8 @@ class Capture:
             return self.fail(unexpected(self, name, self.start + self.raw_len - len(value), value))
         args = self.args
         if args is not None:
-            args.token(name)
+            groups = getattr(tok, "groups", None)
+            args.token(name, (groups.get("v") if groups else None) or value)
         spec = self.spec = self.g.states[self.ps.state_stack[-1]]
         self.last_value = value
         if after_run or name in self.g.call_openers:

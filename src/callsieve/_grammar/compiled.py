@@ -60,6 +60,7 @@ from .patterns import freeze as freeze_pattern
 from .patterns import learn as learn_patterns
 from .rule_sets import (
     ARG_NODES,
+    ENVELOPE_NODES,
     JSON_NODES,
     RAW_NODES,
     STREAM_NODES,
@@ -160,6 +161,9 @@ class CompiledGrammar:
         self.json_terminals = terminals_below(self.lark.rules, JSON_NODES)
         #: ... and those of a ``raw_value`` (a body taken as written, ``decode_raw``)
         self.raw_terminals = terminals_below(self.lark.rules, RAW_NODES)
+        #: ... and those of a JSON body that may be an envelope (``call_json`` in a call with
+        #: no name yet, ``call_envelope``): its arguments stream once its name has closed
+        self.envelope_terminals = terminals_below(self.lark.rules, ENVELOPE_NODES)
         self._thread = model.lexer_thread
         self.terminals: dict[str, TerminalSpec] = {
             kw["name"]: TerminalSpec(**kw) for kw in blueprint["terminals"]

@@ -14,6 +14,7 @@ from typing import Any
 
 __all__ = [
     "ARG_NODES",
+    "ENVELOPE_NODES",
     "JSON_NODES",
     "RAW_NODES",
     "REPAIR_PREFIX",
@@ -36,6 +37,8 @@ ARG_NODES = frozenset({"param", "call_args", "call_json", "call_envelope", "call
 RAW_NODES = frozenset({"raw_value"})
 #: The nodes whose text is a JSON object of arguments (streamed by ``_json_stream``).
 JSON_NODES = frozenset({"call_args", "call_json"})
+#: The nodes that may be a JSON envelope, the call's name inside (``EnvelopeStream``).
+ENVELOPE_NODES = frozenset({"call_json", "call_envelope"})
 
 
 def is_call(rule: Any) -> bool:
