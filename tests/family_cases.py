@@ -3,10 +3,11 @@ one harness every family's test file runs them through.
 
 A ``Case`` is one realistic model output and what it must give. ``FamilySuite`` is the
 suite a family's file subclasses (``dialect``, ``cases``): each case parsed whole, per
-character and at random splits (``run_all_ways``), with argument streaming, inside the
-family's reasoning (a drafted block is reasoning, the answer's block a call), quoted in a
-Markdown fence (text), and with every built-in dialect enabled at once (the same calls, read
-as this family's).
+character and at random splits (``run_all_ways``), with argument streaming and under
+``early_emit="invoke"``, inside the family's reasoning (a drafted block is reasoning, the
+answer's block a call; with ``calls_in_reasoning="call"`` both), quoted in a Markdown fence
+and an inline code span (text), and with every built-in dialect enabled at once (the same
+calls, read as this family's).
 """
 
 from __future__ import annotations
@@ -15,15 +16,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from helpers import canon_calls, canon_value, random_chunkings, run_all_ways, stream
-
-from callsieve import (
-    ArgumentsDelta,
-    CallFinished,
-    CallStarted,
-    ToolCalls,
-    parse,
+from helpers import (
+    canon_calls,
+    canon_value,
+    check_argument_stream,
+    random_chunkings,
+    run_all_ways,
+    stream,
 )
+
+from callsieve import parse
 
 __all__ = ["ALL_DIALECTS", "THINK_TAGS", "Case", "FamilySuite", "expect"]
 
@@ -56,6 +58,9 @@ class Case:
     #: a case whose text holds a Markdown fence of its own, or is no block at all, skips
     #: the variants that wrap it
     wraps: bool = True
+    #: the calls with every dialect enabled, where another family reads the text otherwise
+    #: (say why in the case); None: the same calls, read as this family's
+    with_all: Calls | None = None
     opts: dict[str, Any] = field(default_factory=dict)
 
 
@@ -88,26 +93,24 @@ def check_every_way(dialect: str, case: Case, dialects: Sequence[str] | str | No
 
 
 def check_arguments(dialect: str, case: Case) -> None:
-    """Argument streaming (SPEC §7): per character and at random splits, its deltas spell
-    each finished call's ``arguments``, and the calls are those of ``parse()`` under the same
-    ``early_emit`` (a call in a block that never closes went out when it closed)."""
+    """Argument streaming (SPEC §7): per character and at random splits, every rule of the
+    stream holds (``helpers.check_argument_stream``: indexes count the calls, each finished
+    call's deltas spell its ``arguments``, every started call ends, the calls and text are
+    ``parse()``'s under the same ``early_emit``: a call in a block that never closes went out
+    when it closed)."""
     opts = _options(case, (dialect,))
-    want = canon_calls(parse(case.text, early_emit="arguments", **opts).calls)
-    for chunks in [list(case.text), *random_chunkings(case.text)]:
-        events = stream(chunks, early_emit="arguments", **opts)
-        deltas: dict[int, str] = {}
-        finished: list[Any] = []
-        for e in events:
-            if isinstance(e, CallStarted):
-                deltas[e.index] = ""
-            elif isinstance(e, ArgumentsDelta):
-                deltas[e.index] += e.delta
-            elif isinstance(e, CallFinished):
-                assert deltas[e.index] == e.call.arguments, f"{case.id}: {deltas[e.index]!r}"
-                finished.append(e.call)
-        calls = [c for e in events if isinstance(e, ToolCalls) for c in e.calls]
-        assert canon_calls(calls) == want, f"{case.id}: streamed {chunks!r}"
-        assert [c.arguments for c in finished] == [c.arguments for c in calls]
+    for chunks in [[case.text], list(case.text), *random_chunkings(case.text)]:
+        check_argument_stream(case.text, stream(chunks, early_emit="arguments", **opts), **opts)
+
+
+def check_invoke(dialect: str, case: Case) -> None:
+    """``early_emit="invoke"``: every chunking agrees, and where no block fails the calls and
+    text are those of the whole block's (a block that fails late emitted its first calls)."""
+    opts = _options(case, (dialect,))
+    whole = parse(case.text, **opts)
+    result = run_all_ways(case.text, early_emit="invoke", **opts)
+    if all(b.status == "complete" for b in whole.blocks):
+        assert (result.text, canon_calls(result.calls)) == (whole.text, canon_calls(whole.calls))
 
 
 def check_in_reasoning(dialect: str, case: Case) -> None:
@@ -119,13 +122,21 @@ def check_in_reasoning(dialect: str, case: Case) -> None:
     result = run_all_ways(text, **_options(case, (dialect,)))
     assert result.reasoning == draft, f"{case.id}: reasoning {result.reasoning!r}"
     assert canon_calls(result.calls) == [(n, canon_value(i)) for n, i in case.calls]
+    # (calls_in_reasoning="call": the draft's calls are calls too, SPEC §15)
+    drafted = run_all_ways(text, calls_in_reasoning="call", **_options(case, (dialect,)))
+    assert canon_calls(drafted.calls) == [(n, canon_value(i)) for n, i in case.calls] * 2
 
 
 def check_fenced(dialect: str, case: Case) -> None:
-    """The case quoted in a Markdown fence is an example (SPEC §6): all text."""
+    """The case quoted in a Markdown fence, or in an inline code span where it holds no
+    backtick and no blank line, is an example (SPEC §6): all text."""
     text = "For example:\n```\n" + case.text + "\n```\nThat is the format."
     result = run_all_ways(text, **_options(case, (dialect,)))
     assert result.calls == () and result.text == text
+    if "`" not in case.text and "\n\n" not in case.text:
+        text = f"Write `{case.text}` to call it."
+        result = run_all_ways(text, **_options(case, (dialect,)))
+        assert result.calls == () and result.text == text
 
 
 class FamilySuite:
@@ -141,6 +152,9 @@ class FamilySuite:
     def test_arguments_stream(self, case: Case) -> None:
         check_arguments(self.dialect, case)
 
+    def test_invoke(self, case: Case) -> None:
+        check_invoke(self.dialect, case)
+
     def test_in_reasoning(self, case: Case) -> None:
         if case.wraps:
             check_in_reasoning(self.dialect, case)
@@ -150,4 +164,8 @@ class FamilySuite:
             check_fenced(self.dialect, case)
 
     def test_with_every_dialect_enabled(self, case: Case) -> None:
-        check_every_way(self.dialect, case, ALL_DIALECTS)
+        if case.with_all is None:
+            check_every_way(self.dialect, case, ALL_DIALECTS)
+            return
+        result = run_all_ways(case.text, **_options(case, ALL_DIALECTS))
+        assert canon_calls(result.calls) == [(n, canon_value(i)) for n, i in case.with_all]

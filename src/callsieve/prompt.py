@@ -40,6 +40,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import deepseek
+from ._base.errors import FormatError
 from ._grammar.spelling import SLOT, Spelling, spelling
 from ._prompt.inputs import read_calls, read_result_ids, read_results, read_tools
 from ._prompt.template import template_calls, templated
@@ -138,16 +139,24 @@ def _example(tool: tuple[str, str, dict[str, Any]]) -> tuple[str, dict[str, Any]
     return name, {k: _example_value(props[k]) for k in keys}
 
 
-#: The placeholder calls a template dialect's skeleton is written with.
+#: The placeholder calls a template dialect's skeleton is written with (and, where a family's
+#: names must be identifiers, as in Python calls, the same without the ``$``).
 _PLACEHOLDERS = [
     ("$TOOL_NAME", {"$PARAMETER_NAME": "$VALUE"}),
     ("$TOOL_NAME2", {"$PARAMETER_NAME": "$VALUE"}),
+]
+_IDENTIFIER_PLACEHOLDERS = [
+    ("TOOL_NAME", {"PARAMETER_NAME": "$VALUE"}),
+    ("TOOL_NAME2", {"PARAMETER_NAME": "$VALUE"}),
 ]
 
 
 def _skeleton(sp: Spelling) -> str:
     if templated(sp):  # (written by the writer: a shape that parses)
-        return template_calls(sp, _PLACEHOLDERS, ())
+        try:
+            return template_calls(sp, _PLACEHOLDERS, ())
+        except FormatError:
+            return template_calls(sp, _IDENTIFIER_PLACEHOLDERS, ())
     if _native(sp):  # a block that parses (a failed one
         # would be text, and its line-start fences would open a code fence, SPEC §6)
         args = deepseek.format_arguments({"$PARAMETER_NAME": "$VALUE"})
@@ -190,7 +199,12 @@ def _template_rules(sp: Spelling) -> list[str]:
         if together
         else "Write each call in a block of its own, one after another; they run in order."
     ]
-    if sp["ARGS"] == "raw":
+    if sp["ARGS"] == "python":
+        rules.append(
+            "Write the arguments as Python keyword arguments (name=value), each value a Python "
+            "literal: a quoted string, a number, True, False, None, a list or a dict."
+        )
+    elif sp["ARGS"] == "raw":
         rules.append(
             "Write a string value as it is, without quotes or escaping; write numbers, "
             "booleans, null, arrays and objects as JSON (a string that would read as one, "

@@ -29,6 +29,11 @@ FAMILIES = (
     "function_call",
     "antml",
     "tool_use",
+    "mistral",
+    "llama3_json",
+    "pythonic",
+    "json",
+    "text_kv",
 )
 P = "antml" + ":"
 CLOSERS = [
@@ -97,6 +102,16 @@ NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_\-.]{0,12}", fullmatch=True)
 CALLS = st.lists(
     st.tuples(NAMES, st.dictionaries(NAMES, VALUES, max_size=4)), min_size=1, max_size=3
 )
+#: Python calls name their arguments with identifiers (a tool's name may be dotted).
+IDENTIFIERS = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,12}", fullmatch=True)
+PYTHON_CALLS = st.lists(
+    st.tuples(
+        st.from_regex(r"[A-Za-z_][A-Za-z0-9_.]{0,12}", fullmatch=True),
+        st.dictionaries(IDENTIFIERS, VALUES, max_size=4),
+    ),
+    min_size=1,
+    max_size=3,
+)
 
 
 def _want(calls: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, str]]:
@@ -105,8 +120,9 @@ def _want(calls: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, str]]:
 
 @pytest.mark.parametrize("dialect", FAMILIES)
 @soak_settings(60)
-@given(calls=CALLS)
-def test_format_calls_round_trips(dialect: str, calls: list[tuple[str, dict[str, Any]]]) -> None:
+@given(data=st.data())
+def test_format_calls_round_trips(dialect: str, data: Any) -> None:
+    calls = data.draw(PYTHON_CALLS if dialect == "pythonic" else CALLS)
     text = format_calls(calls, dialect=dialect)
     result = parse(text, dialects=(dialect,))
     assert canon_calls(result.calls) == _want(calls), text
@@ -168,6 +184,19 @@ RESULTS = [
     ("minimax_m2", "<response>Sunny</response>\n<response>22</response>"),
     ("seed_oss", "Sunny\n\n22"),
     ("gpt_oss", "Sunny\n\n22"),
+    ("mistral", "[TOOL_RESULTS]Sunny[/TOOL_RESULTS][TOOL_RESULTS]22[/TOOL_RESULTS]"),
+    (
+        "llama3_json",
+        (
+            "<|start_header_id|>ipython<|end_header_id|>\n\nSunny<|eot_id|>"
+            "<|start_header_id|>ipython<|end_header_id|>\n\n22<|eot_id|>"
+        ),
+    ),
+    ("json", "Tool result (functions.get_weather:0): Sunny\nTool result (1): 22"),
+    (
+        "text_kv",
+        "tool_call_id: functions.get_weather:0\noutput: Sunny\n\ntool_call_id: 1\noutput: 22",
+    ),
 ]
 
 

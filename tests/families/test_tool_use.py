@@ -1,10 +1,21 @@
 """SPEC §2 ``tool_use`` (legacy, opt-in), its markup forms: ``<tool_use>`` holding
 ``<function name="f">`` with ``<parameter name>`` children (SPEC §5 values), or a name element
-with ``<parameters>`` (one JSON object, or child elements) or child elements."""
+with ``<parameters>`` (one JSON object, or child elements) or child elements; and its JSON
+object form, an Anthropic Messages ``tool_use`` content block written into the reply,
+``{"type": "tool_use", "id": …, "name": …, "input": {…}}``."""
 
 from __future__ import annotations
 
 from family_cases import Case, FamilySuite
+
+import callsieve
+
+# The JSON object form: an Anthropic Messages content block written into the reply.
+SF = ("get_weather", {"location": "San Francisco, CA"})
+BLOCK = (
+    '{"type": "tool_use", "id": "toolu_01A09q90qw90lq917835lq9", "name": "get_weather", '
+    '"input": {"location": "San Francisco, CA"}}'
+)
 
 CASES = [
     Case(
@@ -41,9 +52,67 @@ CASES = [
         answer="<tool_use><function>x</function></tool_use>",
         wraps=False,
     ),
+    # ---------------------------------------------------------------- the JSON object form
+    Case(
+        "anthropic-docs",
+        BLOCK,
+        [SF],
+        answer="",
+    ),
+    Case(
+        "text-around",
+        f"I'll check.\n{BLOCK}\nOne moment.",
+        [SF],
+        answer="I'll check.\n\nOne moment.",
+    ),
+    Case(
+        "parallel",
+        '{"type": "tool_use", "id": "toolu_1", "name": "a", "input": {}}\n'
+        '{"type": "tool_use", "id": "toolu_2", "name": "b", "input": {"q": [1, {"r": "}"}]}}',
+        [("a", {}), ("b", {"q": [1, {"r": "}"}]})],
+        answer="\n",
+    ),
+    Case(
+        "other-keys",
+        '{"type":"tool_use","name":"f","input":{"x":1},"cache_control":{"type":"ephemeral"}}',
+        [("f", {"x": 1})],
+        answer="",
+    ),
+    Case(
+        "unicode",
+        '{"type": "tool_use", "name": "translate", "input": {"text": "Grüß Gott 🙏"}}',
+        [("translate", {"text": "Grüß Gott 🙏"})],
+        answer="",
+    ),
+    Case(
+        "no-name",
+        '{"type": "tool_use", "input": {}}',
+        [],
+        answer='{"type": "tool_use", "input": {}}',
+        wraps=False,
+    ),
+    Case(
+        "text-block",
+        '{"type": "text", "text": "hi"}',
+        [],
+        answer='{"type": "text", "text": "hi"}',
+        wraps=False,
+    ),
+    Case(
+        "never-closed",
+        '{"type": "tool_use", "name": "f", "input": {',
+        [],
+        answer='{"type": "tool_use", "name": "f", "input": {',
+        wraps=False,
+    ),
 ]
 
 
 class TestToolUse(FamilySuite):
     dialect = "tool_use"
     cases = CASES
+
+
+def test_the_block_id_is_the_models() -> None:
+    r = callsieve.parse(BLOCK, dialects=("tool_use",))
+    assert [c.id for c in r.calls] == ["toolu_01A09q90qw90lq917835lq9"]

@@ -42,7 +42,7 @@ from .._base.values import RAW_TEXT_FIELDS, _is_string_type, decode_entities, de
 from .._config.options import make_call_id
 from .._config.policy import coerced
 from .assembler import contract_value, param_schema_type
-from .json_stream import JsonStream, NotStreamable
+from .json_stream import EnvelopeStream, JsonStream, NotStreamable
 
 if TYPE_CHECKING:
     from .._grammar.specs import TerminalSpec
@@ -69,6 +69,7 @@ _NO_RUN = 0
 _CDATA = 1
 _TEXT = 2
 _JSON = 3  # a JSON object of arguments (a ``call_args`` or ``call_json`` run)
+_ENVELOPE = 4  # a call's JSON envelope, its name inside (``EnvelopeStream``)
 
 #: Plain text still undecided after this many characters is held to the end (a number or
 #: literal is short; the bound keeps deciding linear).
@@ -124,7 +125,11 @@ class ArgStream:
         "run_kind",
         "json_terminals",
         "raw_terminals",
+        "envelope_terminals",
         "json",
+        "envelope",
+        "head",
+        "via_envelope",
         "_id",
     )
 
@@ -135,6 +140,7 @@ class ArgStream:
         self.arg_terminals = life.g.arg_terminals
         self.json_terminals = life.g.json_terminals
         self.raw_terminals = life.g.raw_terminals
+        self.envelope_terminals = life.g.envelope_terminals
         self.out = life.out
         #: the block's calls, as CallFinished gave them (None: one the policy rejected)
         self.made: list[ToolCall | None] = []
@@ -152,6 +158,11 @@ class ArgStream:
         # ``ABORT_REASONS`` entry, for the ``CallAborted`` that follows.
         self.broken = ""
         self.json: JsonStream | None = None  # a JSON body streaming (``_json_stream``)
+        #: a JSON envelope streaming (a call whose name is in its JSON), and the text of the
+        #: tokens before its run that are part of it (an opener that read `{"name":`)
+        self.envelope: EnvelopeStream | None = None
+        self.head: list[str] = []
+        self.via_envelope = False  # the call started from its envelope's name
         self._next_param()
 
     def _next_param(self) -> None:
@@ -218,16 +229,32 @@ class ArgStream:
         self.keys.add(pname)
 
     # ------------------------------------------------------------------ from the capture
-    def token(self, term: str) -> None:
-        """The capture read a terminal (a bounded token, or the start of a run)."""
+    def token(self, term: str, value: str = "") -> None:
+        """The capture read a terminal (a bounded token, or the start of a run); ``value``:
+        a bounded token's value (its group ``v``, else its text)."""
         if self.index < 0 and term in self.arg_terminals:
             self._start()
+            if value and not self.name and term in self.envelope_terminals:
+                self.head.append(value)  # (the start of an envelope: `{"name":`)
 
     def run(self, run: TerminalSpec) -> None:
         """A run starts (its start is a terminal read, too): in a parameter's body, CDATA
         or plain text."""
         self.token(run.name)
         self.run_kind = _NO_RUN
+        if (
+            self.index < 0
+            and not self.name
+            and not self.sent
+            and (run.name in self.envelope_terminals)
+        ):
+            # A call whose name is in its JSON: the name once it closes, then the arguments.
+            self.run_kind = _ENVELOPE
+            self.envelope = EnvelopeStream()
+            if self.head:
+                self._envelope("".join(self.head))
+                self.head = []
+            return
         if self.index < 0 or self.broken:
             return
         if run.name in self.json_terminals:
@@ -281,6 +308,8 @@ class ArgStream:
             return body == _STREAM or body == _UNDECIDED
         if kind == _JSON:
             return self.json is not None
+        if kind == _ENVELOPE:
+            return self.envelope is not None
         return kind == _TEXT and body >= _PLAIN_WAIT
 
     def streams_as_is(self) -> bool:
@@ -300,6 +329,9 @@ class ArgStream:
     def text(self, new: str) -> None:
         """More of the current run's text: sent, if it streams."""
         if not new or not self.wants_text():
+            return
+        if self.run_kind == _ENVELOPE:
+            self._envelope(new)
             return
         body = self.body
         if self.run_kind == _TEXT:
@@ -326,6 +358,22 @@ class ArgStream:
             self.waiting = []
         piece = escape(new)
         self._send(piece)
+
+    def _envelope(self, new: str) -> None:
+        """More of a JSON envelope: the call starts once its name has closed, and its
+        arguments go out as they come (``EnvelopeStream``)."""
+        stream = self.envelope
+        assert stream is not None
+        named, delta = stream.feed(new)
+        if named:
+            self.name = named
+            self.ident = stream.ident or self.ident  # (an "id" before the name: OpenAI's)
+            self.via_envelope = True
+            self._start()
+        if delta and self.index >= 0:
+            self._send(delta)
+        if stream.dead:
+            self.envelope = None  # (the rest goes out when the call is built, checked)
 
     def _plain(self, new: str) -> None:
         """Plain body text: the body exactly (``string="true"``), else trimmed and its
@@ -378,6 +426,10 @@ class ArgStream:
             if ident:
                 self.ident = ident
             self._start()
+        elif self.via_envelope and ident and ident != self._id:
+            # The envelope named its id after the call had started (Mistral Nemo writes it
+            # after the arguments): the call keeps the id it started with, not sent twice.
+            ident = self._id
         call = ToolCall(name, args, ident or self._id, dialect, repairs, coercions)
         arguments = call.arguments
         sent = "".join(self.sent)

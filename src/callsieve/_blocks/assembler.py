@@ -5,7 +5,9 @@ What it does: ``CallTransformer`` works bottom-up, one method per contract node 
 own name or an alias ``-> name``): ``call_name`` and ``param_name`` read a name, ``attr`` a
 ``string="true|false"`` attribute, ``cdata`` and ``param_value`` a body's parts,
 ``call_args`` a JSON arguments text, ``call_json`` a JSON body (the arguments, or, in a call
-with no ``call_name``, an envelope ``{"name", "arguments"}``), ``call_id`` the model's id for
+with no ``call_name``, an envelope ``{"name", "arguments"}``), ``call_envelope`` a JSON object
+that must be an envelope (JSON in prose), ``call_kwargs`` Python keyword arguments (literals
+only, ``_base.values.python_kwargs``), ``call_id`` the model's id for
 the call (a ``call_name`` inside it names the call too), ``param`` one parameter, ``call`` the
 call (where the schemas decide each body's type). Each node but ``call`` becomes a tuple tagged with its
 kind, and a method reads only the tags of its own direct children, so a contract node where
@@ -34,6 +36,7 @@ from typing import Any
 
 from lark import Discard, Token, Transformer, Tree
 
+from .._base.python_args import python_kwargs
 from .._base.values import decode_param, load_json, parse_argument_object
 
 __all__ = ["CallTransformer", "assemble_call", "contract_value", "param_schema_type"]
@@ -92,11 +95,20 @@ _PARAM = 7  # (_PARAM, name or "" if it had none, body parts, string attribute, 
 _JSON = 8  # (_JSON, the JSON body's text)
 _ID = 9  # (_ID, the model's id for the call, the name a call_name inside it gave or None)
 _RAW = 10  # (_RAW, a raw_value's text, verbatim)
+_ENVELOPE = 11  # (_ENVELOPE, the JSON text of an object that must be an envelope)
+_KWARGS = 12  # (_KWARGS, Python keyword arguments' text, up to the closing parenthesis)
 
-#: The keys of a JSON envelope (``call_json`` in a call without a ``call_name``): the name,
-#: then the arguments, under the first of these keys it has.
+#: The keys of a JSON envelope (``call_json`` in a call without a ``call_name``, and
+#: ``call_envelope``): the name, then the arguments, under the first of these keys it has;
+#: without a name, an object under ``function`` may be the envelope (OpenAI's wire form);
+#: ``id`` is the model's id for the call. A ``call_envelope`` has no key but these.
 ENVELOPE_NAME = "name"
-ENVELOPE_ARGUMENTS = ("arguments", "parameters")
+ENVELOPE_ARGUMENTS = ("arguments", "parameters", "input")
+ENVELOPE_FUNCTION = "function"
+ENVELOPE_ID = "id"
+ENVELOPE_KEYS = frozenset(
+    {ENVELOPE_NAME, *ENVELOPE_ARGUMENTS, ENVELOPE_FUNCTION, ENVELOPE_ID, "type"}
+)
 
 Parts = list[tuple[bool, str]]
 
@@ -185,8 +197,13 @@ class CallTransformer(Transformer[Token, Any]):
         return (_ARGS, "" if tok is None else str(tok))
 
     def call_json(self, children: list[Any]) -> tuple[int, str]:
-        tok = _token_of(children)
-        return (_JSON, "" if tok is None else str(tok))
+        return (_JSON, _joined(children))
+
+    def call_envelope(self, children: list[Any]) -> tuple[int, str]:
+        return (_ENVELOPE, _joined(children))
+
+    def call_kwargs(self, children: list[Any]) -> tuple[int, str]:
+        return (_KWARGS, _joined(children))
 
     def call_id(self, children: list[Any]) -> Any:
         """The id: the values of the tokens below it, in order (``v`` or the text, as for a
@@ -235,7 +252,8 @@ class CallTransformer(Transformer[Token, Any]):
         name = ""  # the last name wins (DeepSeek V3 says `function` first, then the name)
         params: list[tuple[int, str, Parts, str | None, bool]] = []
         args: list[str] = []
-        bodies: list[str] = []
+        kwargs: list[str] = []
+        bodies: list[tuple[str, bool]] = []  # (JSON text, must be an envelope)
         ident = ""
         for child in children:
             if type(child) is tuple:
@@ -248,28 +266,27 @@ class CallTransformer(Transformer[Token, Any]):
                     params.append(child)
                 elif kind == _ARGS:
                     args.append(child[1])
-                elif kind == _JSON:
-                    bodies.append(child[1])
+                elif kind == _JSON or kind == _ENVELOPE:
+                    bodies.append((child[1], kind == _ENVELOPE))
+                elif kind == _KWARGS:
+                    kwargs.append(child[1])
                 elif kind == _ID:
                     ident = child[1] or ident
                     if child[2] is not None:
                         name = child[2]
         json_args: list[dict[str, Any]] = []
-        for text in bodies:  # (before the name check: an envelope may give the name)
+        for text, strict in bodies:  # (before the name check: an envelope may give the name)
             body = _json_object(text)
             if body is None:
                 return ValueError("a JSON body is not a JSON object")
-            if not name and ENVELOPE_NAME in body:
-                named = body[ENVELOPE_NAME]
-                if not isinstance(named, str):
-                    return ValueError("a JSON body's name is not a string")
-                name = named.strip()
-                key = next((k for k in ENVELOPE_ARGUMENTS if k in body), None)
-                body = {} if key is None else body[key]
-                if isinstance(body, str):  # (OpenAI's wire form: the object as a string)
-                    body = _json_object(body)
-                if not isinstance(body, dict):
-                    return ValueError("a JSON body's arguments are not a JSON object")
+            if strict or not name:
+                read = _envelope(body, strict)
+                if isinstance(read, ValueError):
+                    return read
+                if read is not None:
+                    named, body, their_id = read
+                    name = name or named
+                    ident = ident or their_id
             json_args.append(body)
         if not name:
             return ValueError("a call needs a non-empty name")
@@ -290,9 +307,59 @@ class CallTransformer(Transformer[Token, Any]):
             if obj is None:
                 return ValueError("call arguments are not a JSON object")
             collected.update(obj)
+        for text in kwargs:
+            try:
+                collected.update(python_kwargs(text))
+            except ValueError as exc:
+                return ValueError(f"call arguments are not Python keyword arguments: {exc}")
         for obj in json_args:
             collected.update(obj)
         return (name, collected, ident) if ident else (name, collected)
+
+
+def _joined(children: list[Any]) -> str:
+    """The values of a node's tokens, joined: a token's group ``v`` where its terminal has one
+    (the part of the token that belongs to the value), else its text."""
+    parts: list[str] = []
+    for tok in children:
+        if isinstance(tok, Token):
+            groups = getattr(tok, "groups", None)
+            value = groups.get("v") if groups else None
+            parts.append(str(tok) if value is None else str(value))
+    return parts[0] if len(parts) == 1 else "".join(parts)
+
+
+def _envelope(
+    body: dict[str, Any], strict: bool
+) -> tuple[str, dict[str, Any], str] | ValueError | None:
+    """What a JSON envelope says (grammar/README.md, ``call_json``): ``(name, arguments,
+    id)``; None if ``body`` is no envelope (it is then the arguments), or, ``strict``
+    (``call_envelope``), the error that it is not a whole one."""
+    ident = body.get(ENVELOPE_ID)
+    inner = body
+    if ENVELOPE_NAME not in body and isinstance(body.get(ENVELOPE_FUNCTION), dict):
+        inner = body[ENVELOPE_FUNCTION]
+        if not isinstance(ident, str):
+            ident = inner.get(ENVELOPE_ID)
+    key = next((k for k in ENVELOPE_ARGUMENTS if k in inner), None)
+    if strict and (
+        ENVELOPE_NAME not in inner
+        or key is None
+        or not body.keys() <= ENVELOPE_KEYS
+        or not inner.keys() <= ENVELOPE_KEYS
+    ):
+        return ValueError("a JSON object in prose is no call envelope")
+    if ENVELOPE_NAME not in inner:
+        return None
+    named = inner[ENVELOPE_NAME]
+    if not isinstance(named, str):
+        return ValueError("a JSON body's name is not a string")
+    args: Any = {} if key is None else inner[key]
+    if isinstance(args, str):  # (OpenAI's wire form: the object as a string)
+        args = _json_object(args)
+    if not isinstance(args, dict):
+        return ValueError("a JSON body's arguments are not a JSON object")
+    return named.strip(), args, ident.strip() if isinstance(ident, str) else ""
 
 
 def _json_object(text: str) -> dict[str, Any] | None:
@@ -311,6 +378,8 @@ _CONTRACT: dict[str, tuple[Callable[[CallTransformer, list[Any]], Any], bool]] =
     "call_name": (CallTransformer.call_name, False),
     "call_args": (CallTransformer.call_args, False),
     "call_json": (CallTransformer.call_json, False),
+    "call_envelope": (CallTransformer.call_envelope, False),
+    "call_kwargs": (CallTransformer.call_kwargs, False),
     "call_id": (CallTransformer.call_id, False),
     "param": (CallTransformer.param, True),
     "param_name": (CallTransformer.param_name, False),

@@ -83,6 +83,7 @@ class Capture:
         "policy",
         "probe",
         "ps",
+        "ran",
         "raw",
         "raw_len",
         "repairs",
@@ -147,6 +148,7 @@ class Capture:
         # Text after the block that the loose-CDATA repair read from a copy of the block
         # (a block begun in an earlier chunk): the sieve goes on with it. None: no such text.
         self.leftover: str | None = None
+        self.ran = False  # a balanced run ended before the next token (``_settle``)
         self.waiting = False  # the held tail is a bounded token cut by the chunk boundary
         self.pending: TerminalSpec | None = None  # ... and the one terminal it may become
         if entry.synthetic is not None:
@@ -158,6 +160,8 @@ class Capture:
             tok = new_token(GroupToken, entry.terminal, opener)
             tok.groups = groups
             self.ps.feed_token(tok)
+        if args is not None:  # (the opener may be part of the arguments: `{"name":`)
+            args.token(entry.terminal, (groups.get("v") if groups else None) or opener)
         self.spec: StateSpec = g.states[self.ps.state_stack[-1]]
 
     # ------------------------------------------------------------------ helpers
@@ -212,7 +216,8 @@ class Capture:
             return self.fail(unexpected(self, name, self.start + self.raw_len - len(value), value))
         args = self.args
         if args is not None:
-            args.token(name)
+            groups = getattr(tok, "groups", None)
+            args.token(name, (groups.get("v") if groups else None) or value)
         spec = self.spec = self.g.states[self.ps.state_stack[-1]]
         self.last_value = value
         if after_run or name in self.g.call_openers:
@@ -234,30 +239,82 @@ class Capture:
                 self.snap = (snapshot, self.raw_len, len(self.calls), len(self.diagnostics))
         elif name == "CDATA_CLOSE":
             self.snap = None
-        if spec.call_rule is not None:
-            if self.probe:  # only whether the block completes matters
-                return COMPLETE if spec.end_ok else VIABLE
-            rule = spec.call_rule
+        if spec.call_rule is not None and self._call_done(spec) == FAILED:
+            return FAILED
+        return self._at_end() if spec.end_ok else VIABLE
+
+    def _call_done(self, spec: StateSpec) -> int:
+        """The state reduces a call (``spec.call_rule``): build it from the parser's values
+        and assemble it (its tree is built here; the parser's own callback for it discards
+        it); FAILED if it cannot be built. A probe builds nothing."""
+        if self.probe:  # only whether the block completes matters
+            return VIABLE
+        args = self.args
+        rule = spec.call_rule
+        size = len(rule.expansion)
+        tree = self.g.build_call[rule](self.ps.value_stack[-size:])
+        try:
+            built = assemble_call(tree, self.schemas)
+        except Exception as exc:  # noqa: BLE001 - model output never raises (§Inv. 5)
+            return self.fail(f"call at offset {self.start + self.raw_len} not built: {exc}")
+        if rule in self.g.repairing_calls:  # (the grammar's own repairs, ``repair_*``)
+            self.repairs += repairs_in(tree)
+        call = settled(self.policy, built)  # (coerced, and the policy's verdict)
+        self.calls.append(call)
+        if args is not None:
+            args.call(*call[:3], self.dialect_now(), tuple(self.repairs), *call[3:])
+        # One string per call: a block of many calls keeps a few objects per call.
+        k = self.call_pieces[-1] if self.call_pieces else 1
+        if len(self.raw) > k + 1:
+            self.raw[k:] = ["".join(self.raw[k:])]
+        self.call_ends.append(self.raw_len)
+        self.call_pieces.append(len(self.raw))
+        self.call_diags.append(len(self.diagnostics))
+        return VIABLE
+
+    def _at_end(self) -> int:
+        """The parser state may end the block here (``spec.end_ok``): it closes it if it takes
+        nothing else, COMPLETE (``_ends``); else the block may end or go on, and the text
+        that follows decides (VIABLE: ``scan`` looks at it, grammar/README.md, "Where a block
+        ends")."""
+        return self._ends() if self.spec.closes else VIABLE
+
+    def _ends(self) -> int:
+        """The block ends here: COMPLETE — once the parser agrees, where the state's end of
+        input is a reduction LALR merged in from another context (not ``end_sure``: a copy of
+        the parser is fed the end), else FAILED."""
+        if self.spec.end_sure:
+            return COMPLETE
+        fork = self.g.fork_parser(self.ip)
+        try:
+            fork.parser_state.feed_token(new_token(Token, "$END", ""), True)
+        except LarkError:
+            return self.fail(f"the block cannot end at offset {self.start + self.raw_len}")
+        return COMPLETE
+
+    def _settle(self) -> int:
+        """A balanced run ended where a call, or the block, may end with it: reduce what the
+        states after it reduce whatever comes next (``spec.default_rule``, LALR's default
+        reductions, performed here as the parser would on the next token), up to the call;
+        build the call; then the block closes, may end, or goes on (``_at_end``)."""
+        spec = self.spec
+        ps = self.ps
+        states = self.g.states
+        while spec.default_rule is not None:
+            rule = spec.default_rule
             size = len(rule.expansion)
-            tree = self.g.build_call[rule](self.ps.value_stack[-size:])
-            try:
-                built = assemble_call(tree, self.schemas)
-            except Exception as exc:  # noqa: BLE001 - model output never raises (§Inv. 5)
-                return self.fail(f"call at offset {self.start + self.raw_len} not built: {exc}")
-            if rule in self.g.repairing_calls:  # (the grammar's own repairs, ``repair_*``)
-                self.repairs += repairs_in(tree)
-            call = settled(self.policy, built)  # (coerced, and the policy's verdict)
-            self.calls.append(call)
-            if args is not None:
-                args.call(*call[:3], self.dialect_now(), tuple(self.repairs), *call[3:])
-            # One string per call: a block of many calls keeps a few objects per call.
-            k = self.call_pieces[-1] if self.call_pieces else 1
-            if len(self.raw) > k + 1:
-                self.raw[k:] = ["".join(self.raw[k:])]
-            self.call_ends.append(self.raw_len)
-            self.call_pieces.append(len(self.raw))
-            self.call_diags.append(len(self.diagnostics))
-        return COMPLETE if spec.end_ok else VIABLE
+            stack, values = ps.state_stack, ps.value_stack
+            children = values[-size:] if size else []
+            if size:
+                del stack[-size:]
+                del values[-size:]
+            value = ps.parse_conf.callbacks[rule](children)
+            stack.append(ps.parse_conf.states[stack[-1]][rule.origin.name][1])
+            values.append(value)
+            spec = self.spec = states[stack[-1]]
+        if spec.call_rule is not None and self._call_done(spec) == FAILED:
+            return FAILED
+        return self._at_end() if spec.end_ok else VIABLE
 
     def _end_run(self) -> None:
         run = self.run
@@ -325,7 +382,31 @@ class Capture:
                             f"the JSON body from offset {self.run_start} fails: {run.why}"
                         )
                         break
-                elif final and self.lessons.reaches_end(run, self.spec, self.start + self.raw_len):
+                    spec = self.spec
+                    if run.done and (
+                        spec.default_rule is not None or spec.call_rule is not None or spec.end_ok
+                    ):
+                        # It ends a call or may end the block: now, not at the next token.
+                        self.raw_len += s - p
+                        p = s
+                        if self.raw_len > limit:
+                            status = self.too_long(limit)
+                            break
+                        if seg < p:
+                            self.pieces.append(piece := buf[seg:p])
+                            if self.args is not None:
+                                self.args.text(piece)
+                        self._end_run()
+                        self.ran = True
+                        status = self._settle()
+                        if status != VIABLE:
+                            return status, p
+                        continue
+                elif (
+                    final
+                    and not self.spec.end_ok
+                    and self.lessons.reaches_end(run, self.spec, self.start + self.raw_len)
+                ):
                     break  # the rest of the input is this run's (``_repair`` reads it)
                 else:
                     s, is_tail = run.find_stop(buf, p, final)
@@ -353,6 +434,9 @@ class Capture:
                         if self.args is not None:  # (argument streaming sees run text too)
                             self.args.text(piece)
                     self._end_run()
+                elif self.ran:  # (it ends a run all the same: a checkpoint, ``_lessons``)
+                    after_run = True
+                self.ran = False
                 if self.raw_len + len(value) > limit:
                     return self.too_long(limit), p
                 self.raw.append(value)
@@ -374,6 +458,13 @@ class Capture:
                     self._end_run()
                     continue
                 if not run.soft:
+                    if self.spec.end_ok:  # the block may end where its run stops
+                        if seg < p:
+                            self.pieces.append(piece := buf[seg:p])
+                            if self.args is not None:
+                                self.args.text(piece)
+                        self._end_run()
+                        return self._ends(), p
                     status = self.fail(
                         unexpected(
                             self, repr(buf[p]), self.start + self.raw_len, buf[p : p + FOUND_CHARS]
@@ -388,6 +479,8 @@ class Capture:
                 continue
             spec = self.spec
             run = spec.run
+            if spec.end_ok and (run is None or run.find_stop(buf, p, final)[0] == p):
+                return self._ends(), p  # nothing here goes on with the block: it ends
             if run is None:
                 return self.fail(
                     unexpected(
@@ -411,4 +504,11 @@ class Capture:
             self.pieces.append(piece := buf[seg:p])
             if self.args is not None:
                 self.args.text(piece)
+        if final and status == VIABLE and self.spec.end_ok and not self.waiting:
+            run = self.run
+            if run is None:  # (the input ends where the block may end: it ends there)
+                return self._ends(), p
+            if not run.balanced and p == n:  # (a hard run to the end of the input)
+                self._end_run()
+                return self._ends(), p
         return status, p

@@ -60,6 +60,7 @@ from .patterns import freeze as freeze_pattern
 from .patterns import learn as learn_patterns
 from .rule_sets import (
     ARG_NODES,
+    ENVELOPE_NODES,
     JSON_NODES,
     RAW_NODES,
     STREAM_NODES,
@@ -160,6 +161,9 @@ class CompiledGrammar:
         self.json_terminals = terminals_below(self.lark.rules, JSON_NODES)
         #: ... and those of a ``raw_value`` (a body taken as written, ``decode_raw``)
         self.raw_terminals = terminals_below(self.lark.rules, RAW_NODES)
+        #: ... and those of a JSON body that may be an envelope (``call_json`` in a call with
+        #: no name yet, ``call_envelope``): its arguments stream once its name has closed
+        self.envelope_terminals = terminals_below(self.lark.rules, ENVELOPE_NODES)
         self._thread = model.lexer_thread
         self.terminals: dict[str, TerminalSpec] = {
             kw["name"]: TerminalSpec(**kw) for kw in blueprint["terminals"]
@@ -171,8 +175,10 @@ class CompiledGrammar:
                 terms[run] if run else None,
                 end_ok,
                 table.states[s][call][1] if call is not None else None,
+                table.states[s][default][1] if default is not None else None,
+                sure,
             )
-            for s, (bounded, run, end_ok, call) in blueprint["states"].items()
+            for s, (bounded, run, end_ok, call, default, sure) in blueprint["states"].items()
         }
         self._lock = threading.Lock()  # taken to store an answer in the caches below
         self._remembered = 0  # decisions stored in the states' caches since the last clear
@@ -206,21 +212,23 @@ class CompiledGrammar:
         #: Terminals that open a call and can also start a block whose opening wrapper is
         #: missing: captures note a checkpoint at each (see ``_lessons``).
         self.call_openers = frozenset(e.terminal for e in self.entries if e.synthetic is not None)
-        #: The bounded terminals after which a block may end: nothing completes a block
-        #: where none of them matches further on.
+        #: The bounded terminals after which a block may end, and for a run after which it
+        #: may, what its end can be: the bracket that closes a balanced run, any character
+        #: for another run. Nothing completes a block where none of them matches further on.
+        enders = {
+            name
+            for actions in table.states.values()
+            for name, (action, arg) in actions.items()
+            if getattr(action, "name", "") == "Shift"
+            and "$END" in table.states[arg]
+            and name in self.terminals
+        }
         self.block_enders = tuple(
-            self.terminals[name]
-            for name in sorted(
-                {
-                    name
-                    for actions in table.states.values()
-                    for name, (action, arg) in actions.items()
-                    if getattr(action, "name", "") == "Shift"
-                    and "$END" in table.states[arg]
-                    and name in self.terminals
-                    and not self.terminals[name].is_run
-                }
-            )
+            self.terminals[name] for name in sorted(enders) if not self.terminals[name].is_run
+        ) + tuple(
+            TerminalSpec(f"<end of {name}>", 0, _run_end(self.terminals[name]))
+            for name in sorted(enders)
+            if self.terminals[name].is_run
         )
 
     def entry_groups(self, m: re.Match[str], k: int) -> dict[str, str | None] | None:
@@ -332,6 +340,12 @@ class CompiledGrammar:
                     return fallback
                 return e.dialect
         return fallback
+
+
+def _run_end(run: TerminalSpec) -> str:
+    """Where a run after which a block may end can end: after its closing bracket, for a
+    balanced one; after any character, for another."""
+    return re.escape(run.closer) if run.balanced else "[\\s\\S]"
 
 
 _loaded: cache.OncePerKey[tuple[tuple[str, ...], tuple[str, ...]], CompiledGrammar] = (

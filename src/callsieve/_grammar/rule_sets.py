@@ -14,6 +14,7 @@ from typing import Any
 
 __all__ = [
     "ARG_NODES",
+    "ENVELOPE_NODES",
     "JSON_NODES",
     "RAW_NODES",
     "REPAIR_PREFIX",
@@ -31,11 +32,13 @@ CALL_RULE = "call"
 #: The nodes the argument stream reads as they are reduced (``_argstream``).
 STREAM_NODES = frozenset({"call_name", "param_name", "attr", "param", "call_id"})
 #: The nodes that hold a call's arguments: a call has started once a terminal below one is read.
-ARG_NODES = frozenset({"param", "call_args", "call_json"})
+ARG_NODES = frozenset({"param", "call_args", "call_json", "call_envelope", "call_kwargs"})
 #: The nodes whose text is a body taken as written (``raw_value``, ``decode_raw``).
 RAW_NODES = frozenset({"raw_value"})
 #: The nodes whose text is a JSON object of arguments (streamed by ``_json_stream``).
 JSON_NODES = frozenset({"call_args", "call_json"})
+#: The nodes that may be a JSON envelope, the call's name inside (``EnvelopeStream``).
+ENVELOPE_NODES = frozenset({"call_json", "call_envelope"})
 
 
 def is_call(rule: Any) -> bool:

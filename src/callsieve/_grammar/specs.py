@@ -5,9 +5,11 @@ What it does: a ``TerminalSpec`` is a bounded token (its exact pattern, its pref
 ``viable``: "could this text still become the token?", the characters that can start and
 complete it) or a streaming run (its stop, and the tail of a buffer that may still become
 the stop; or, for a *balanced* run, a JSON value whose end only the run's own reader knows,
-``_balanced``); a ``StateSpec`` lists the bounded terminals a parser state accepts (priority
-order, by first character), its run, whether the block may end there and the call rule that
-reduces there; it also holds the scanner's remembered decisions there (see
+``_scan.balanced``); a ``StateSpec`` lists the bounded terminals a parser state accepts
+(priority order, by first character), its run, whether the block may end there (and whether
+it must: ``closes``; and whether that end is certain, ``end_sure``), the call rule that reduces
+there, and the rule it reduces whatever comes next on the way to a call (``default_rule``, where
+a balanced run ends a call); it also holds the scanner's remembered decisions there (see
 ``CompiledGrammar.remember``).
 What it guarantees: a pattern is compiled the first time it is read (``pattern``, ``stop``,
 ``tail`` through ``__getattr__``; ``viable`` on its first call), from its frozen form when the
@@ -83,6 +85,9 @@ class TerminalSpec:
         "placeholder",
         "balanced",
         "lead_ws",
+        "closer",
+        "opened",
+        "quotes",
     )
 
     pattern: Any  # re.Pattern: the whole token (bounded terminals), else None
@@ -109,6 +114,8 @@ class TerminalSpec:
         first: frozenset[str] | None = None,
         balanced: bool = False,
         lead_ws: bool = False,
+        closer: str = "",
+        opened: bool = False,
     ) -> None:
         self.name = name
         self.priority = priority
@@ -126,11 +133,17 @@ class TerminalSpec:
         self.reach = reach
         self.is_run = is_run
         self.soft = soft  # soft run: a stop that starts no token is taken as content
-        #: a balanced run (a JSON object, ``*_JSON_RUN``): each run of it is read by a
-        #: ``_balanced.JsonRun`` of its own (``lead_ws``: white space may come before the
-        #: ``{``); this spec only describes the terminal
+        #: a balanced run (grammar/README.md): each run of it is read by a
+        #: ``_scan.balanced.JsonRun`` of its own; this spec only describes the terminal: the
+        #: bracket that closes it (``closer``), whether the token before read its opening
+        #: one (``opened``: the rest of a value) or white space may come before it
+        #: (``lead_ws``), and the quotes of its strings (Python's in an argument list)
         self.balanced = balanced
         self.lead_ws = lead_ws
+        self.closer = closer
+        self.opened = opened
+        self.quotes = "\"'" if closer == ")" else '"'
+
         self.stop_source = stop_source
         if stop_source is None:
             self.stop = None
@@ -242,6 +255,9 @@ class StateSpec:
         "bounded",
         "call_rule",
         "end_ok",
+        "closes",
+        "end_sure",
+        "default_rule",
         "run",
         "shell_probe",
         "shell_width",
@@ -257,11 +273,21 @@ class StateSpec:
         run: TerminalSpec | None,
         end_ok: bool,
         call_rule: Any,
+        default_rule: Any = None,
+        end_sure: bool = True,
     ) -> None:
         self.bounded = bounded
         self.run = run
+        #: the block may end here (the state takes the end of input); it *closes* here when
+        #: it takes nothing else (grammar/README.md, "Where a block ends"), and the end is
+        #: sure when it is the block rule's own reduction, not one LALR merged in
         self.end_ok = end_ok
+        self.closes = end_ok and not bounded and run is None
+        self.end_sure = end_sure
         self.call_rule = call_rule  # the Lark rule that reduces to a call here, or None
+        #: the rule this state reduces whatever comes next, where that is on the way from a
+        #: balanced run to the call it ends (the capture reduces it itself), or None
+        self.default_rule = default_rule
         # While a token cut by a chunk boundary is pending here, a chunk with none of these
         # characters cannot complete it (``shell_probe(chunk) is None``): append, re-match
         # later. None: any character might.

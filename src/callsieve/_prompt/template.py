@@ -4,9 +4,11 @@ parser reads back exactly the calls written (SPEC §16).
 
 What it does: ``template_calls`` fills the dialect's spelling (``grammar/spelling/<d>.lark``):
 ``CALL_HEAD`` (its slots: the tool's name, then the call's index), the arguments as
-``ARGS`` says — ``"envelope"`` (one JSON object ``{"name", "arguments"}``), ``"json"`` (the
-arguments, one JSON object) or ``"raw"`` (``ARG_OPEN`` with the key's slot, the value,
-``ARG_CLOSE``, for each argument) — and ``CALL_TAIL``; calls stand in one block
+``ARGS`` says — ``"envelope"`` (one JSON object ``{"name", "arguments"}``, the arguments'
+key ``ARGS_KEY`` where the family's template writes another: Llama's ``"parameters"``),
+``"json"`` (the arguments, one JSON object), ``"python"`` (Python keyword arguments,
+``city='SF', days=3``: each value a Python literal) or ``"raw"`` (``ARG_OPEN`` with the key's
+slot, the value, ``ARG_CLOSE``, for each argument) — and ``CALL_TAIL``; calls stand in one block
 (``BLOCK_OPEN`` … ``BLOCK_CLOSE``) or, where the spelling has no ``BLOCK_OPEN``, each in a
 block of its own, joined by ``BLOCK_SEP``. A raw value is a string written as it is, and
 anything else as JSON; a string the parser would not read back as it is — one that reads
@@ -25,6 +27,7 @@ whose raw strings had to be written as JSON.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -38,12 +41,13 @@ from .write import _depth
 __all__ = ["template_calls", "templated"]
 
 #: How a template dialect writes arguments (its spelling's ``ARGS``).
-ARG_KINDS = ("envelope", "json", "raw")
+ARG_KINDS = ("envelope", "json", "python", "raw")
 
 
 def templated(sp: Spelling) -> bool:
-    """Is this dialect written from a call template (``CALL_HEAD``)?"""
-    return "CALL_HEAD" in sp
+    """Is this dialect written from a call template (``ARGS`` says how its arguments are;
+    ``CALL_HEAD``, the text before them, may be empty and then left out)?"""
+    return "ARGS" in sp
 
 
 def _fill(text: str, values: list[str]) -> str:
@@ -80,11 +84,37 @@ def _raw(value: Any, as_json: bool) -> str:
     return _json(value, escape_lt=True)
 
 
+def _python(value: Any) -> str:
+    """A JSON value as a Python literal (what ``call_kwargs`` reads back)."""
+    if value is None or isinstance(value, bool):
+        return repr(value)
+    if isinstance(value, (int, str)):
+        return repr(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise FormatError(
+                "argument is not JSON: a number out of range", expected=("JSON values",)
+            )
+        return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_python(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_python(str(k))}: {_python(v)}" for k, v in value.items()) + "}"
+    raise FormatError(f"argument is not JSON: {type(value).__name__}", expected=("JSON values",))
+
+
 def _arguments(sp: Spelling, kind: str, name: str, args: dict[str, Any], probe: Any = None) -> str:
     if kind == "envelope":
-        return _json({"name": name, "arguments": args})
+        return _json({"name": name, sp.get("ARGS_KEY") or "arguments": args})
     if kind == "json":
         return _json(args)
+    if kind == "python":
+        if _depth(args) >= MAX_JSON_DEPTH:  # (the argument list's parenthesis is one level)
+            raise FormatError(
+                f"arguments nest deeper than {MAX_JSON_DEPTH - 1}",
+                expected=("JSON nested less deep",),
+            )
+        return ", ".join(f"{key}={_python(value)}" for key, value in args.items())
     return "".join(
         sp.fill("ARG_OPEN", key)
         + _raw(value, probe is None or not probe(key, value))
@@ -138,7 +168,7 @@ def template_calls(
         raise FormatError(f"{sp.path}: ARGS must be one of {ARG_KINDS}, not {kind!r}")
     written: list[str] = []
     for index, (name, args) in enumerate(calls):
-        head = _fill(sp["CALL_HEAD"], [name, str(index)])
+        head = _fill(sp.get("CALL_HEAD"), [name, str(index)])
         tail = sp.get("CALL_TAIL")
 
         plain = _prober(sp, dirs, head, tail, name)
