@@ -76,7 +76,7 @@ class TerminalSpec:
         "tail",
         "tail_span",
         "stop_char",
-        "_stop_probe",
+        "stop_probe",
         "end_chars",
         "width",
         "end_probe",
@@ -157,7 +157,7 @@ class TerminalSpec:
         #: for one of them (``\n?<``, qwen3_coder's values: the chunks of a long value hold
         #: neither, and a class search is one call where the stop and its tail were two
         #: searches — bench_families.py, qwen3_coder chat at 1-8-character chunks: 0.56 -> 0.36 s)
-        self._stop_probe = _char_search(frozenset(stop_first)) if stop_first else None
+        self.stop_probe = _char_search(frozenset(stop_first)) if stop_first else None
         #: bounded: the characters that can complete a match (None: any), its longest match
         self.end_chars = end_chars
         self.width = width
@@ -233,7 +233,7 @@ class TerminalSpec:
 
     def _may_stop(self, chunk: str) -> bool:
         """``chunk`` holds the run's stop, or ends in what may begin it (any stop)."""
-        probe = self._stop_probe
+        probe = self.stop_probe
         if probe is not None and probe(chunk) is None:
             return False  # (no character a stop begins with: neither a stop nor its tail)
         s, tail = self.find_stop(chunk, 0, False)

@@ -153,7 +153,11 @@ class ModeReaders:
             elif (run := cap.run) is not None and not (cap.strict and run.name == "STRAY_RUN"):
                 # (when something is held, it is the run's tail that may begin its stop)
                 self._run_char = run.stop_char or ""
-                self._run_may_stop = run.may_stop
+                # (a stop of a few first characters: the hot half asks the class search
+                # itself, in C — a chunk holding one goes to the reader, which finds the stop
+                # or its tail: bench_families' qwen3_coder chat at 1-8-character chunks, 11 %
+                # fewer instructions, cachegrind, 290 -> 259 M on 200 kB of it)
+                self._run_may_stop = getattr(run, "stop_probe", None) or run.may_stop
                 self._cur.begin_run(self._limit - cap.raw_len)
                 mode = RUN
             else:
