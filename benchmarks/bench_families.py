@@ -40,9 +40,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_stream as bs  # noqa: E402 - (the generators and chunking of the other benchmarks)
+import bench_stream as bs
 
-from callsieve import Sieve, Text, ToolCalls  # noqa: E402
+from callsieve import Sieve, Text, ToolCalls
 
 FORMATS = ("hermes", "qwen3_coder")
 ARG_SIZES = (100_000, 300_000, 1_000_000)
@@ -108,7 +108,11 @@ def chat(fmt: str, n: int = bs.MB, n_calls: int = bs.N_CALLS) -> tuple[str, str,
 def one_argument(fmt: str, size: int) -> tuple[str, str, Calls]:
     value = bs.code(random.Random(bs.DOC_SEED + size), size)
     pre = "Here is the file you asked for.\n\n"
-    return pre + block(fmt, "write_file", [("content", value)]), pre, [("write_file", {"content": value})]
+    return (
+        pre + block(fmt, "write_file", [("content", value)]),
+        pre,
+        [("write_file", {"content": value})],
+    )
 
 
 def run_ours(fmt: str, early: str) -> Callable[[Sequence[str]], None]:
@@ -179,9 +183,11 @@ def main() -> int:
     args = parser.parse_args()
     reps = 1 if args.quick else 3
     budget = 20.0 if args.quick else args.budget
-    peers = {} if args.no_peers else {
-        n: getattr(args, n) for n in PEERS if Path(getattr(args, n)).exists()
-    }
+    peers = (
+        {}
+        if args.no_peers
+        else {n: getattr(args, n) for n in PEERS if Path(getattr(args, n)).exists()}
+    )
     print("bench_families: 1-8-character chunks; MB/s = 10^6 characters per second")
     for fmt in args.formats.split(","):
         print(f"\n{fmt}: W1-style chat, 1 MB, 200 calls")
@@ -202,17 +208,19 @@ def main() -> int:
             print(row(name, r["chars"], len(doc), r["seconds"], f"{len(r['calls'])} calls seen"))
         if fastest:
             speedup = len(doc) / ours["arguments"] / fastest
-            print(f"  callsieve (arguments) / fastest peer: {speedup:.1f}x  target >= "
-                  f"{TARGET_SPEEDUP:.0f}x  {bs.verdict(speedup >= TARGET_SPEEDUP)}")
+            print(
+                f"  callsieve (arguments) / fastest peer: {speedup:.1f}x  target >= "
+                f"{TARGET_SPEEDUP:.0f}x  {bs.verdict(speedup >= TARGET_SPEEDUP)}"
+            )
         print(f"\n{fmt}: one argument of {', '.join(f'{s // 1000} kB' for s in ARG_SIZES)}")
         seconds: dict[str, list[float]] = {"block": [], "arguments": []}
         for size in ARG_SIZES:
             doc, text, calls = one_argument(fmt, size)
             chunks = bs.random_chunks(doc)
             verify(fmt, f"arg {size}", chunks, text, calls)
-            for e in seconds:
+            for e, times in seconds.items():
                 s = best(run_ours(fmt, e), chunks, reps)
-                seconds[e].append(s)
+                times.append(s)
                 print(row(f"callsieve {size // 1000} kB early_emit={e}", len(doc), len(doc), s))
             if size == ARG_SIZES[-1]:
                 for name, python in peers.items():
@@ -223,8 +231,10 @@ def main() -> int:
                     print(row(f"{name} {size // 1000} kB", r["chars"], len(doc), r["seconds"]))
         for e, s in seconds.items():
             slope = bs.exponent(ARG_SIZES, s)
-            print(f"  callsieve early_emit={e}: exponent {slope:.2f}  target <= "
-                  f"{TARGET_EXPONENT}  {bs.verdict(slope <= TARGET_EXPONENT)}")
+            print(
+                f"  callsieve early_emit={e}: exponent {slope:.2f}  target <= "
+                f"{TARGET_EXPONENT}  {bs.verdict(slope <= TARGET_EXPONENT)}"
+            )
     return 0
 
 
