@@ -7,7 +7,8 @@ upstream: ``model`` (``--upstream-model``, else the client's), the sampling sett
 ``messages``. When the reply is parsed (tools given, ``tool_choice`` not ``"none"``), the
 system prompt starts with ``callsieve.prompt.tool_instructions(tools, dialect=D)`` (only the
 named tool, and a line asking for a call, when ``tool_choice`` names one or is
-``"required"``). An assistant turn's calls are appended to its text as
+``"required"``; a line asking for one call at most when the request allows one,
+``parallel_tool_calls=false``). An assistant turn's calls are appended to its text as
 ``format_calls(calls, dialect=D)``; a run of tool results becomes one user message,
 ``format_results(results, dialect=D)``. A request without tools or history of calls is sent as
 its text turns.
@@ -21,8 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import prompt
-from .._errors import CallsieveError
+from .. import CallsieveError, prompt
 from ._config import ServerConfig
 from ._errors import ApiError
 from ._turns import ModelRequest, Turn
@@ -76,6 +76,10 @@ def _instructions(dialect: str, req: ModelRequest) -> str:
         text += "\n\nAnswer with at least one tool call."
     elif req.tool_choice != "auto":
         text += f"\n\nAnswer with a call of the tool {req.tool_choice}."
+    if req.max_calls == 1:
+        text += "\n\nMake at most one tool call in your reply."
+    elif req.max_calls is not None:
+        text += f"\n\nMake at most {req.max_calls} tool calls in your reply."
     return text
 
 

@@ -3,13 +3,17 @@
 
 What it does: ``read_chat(body)`` takes ``model``, ``messages`` (roles ``system``,
 ``developer``, ``user``, ``assistant`` with ``tool_calls``, ``tool`` with ``tool_call_id``; text
-content or text parts), ``tools``, ``tool_choice``, ``stream``, ``stream_options.include_usage``
-and the sampling settings (``max_completion_tokens`` read as ``max_tokens``).
-``read_responses(body)`` takes ``model``, ``instructions``, ``input`` (a string, or items:
-messages with ``input_text``/``output_text`` parts, ``function_call`` and
-``function_call_output``), ``tools`` (``type: "function"`` only), ``tool_choice``, ``stream``
-and ``max_output_tokens``. Fields it does not use are ignored, as an OpenAI-compatible server
-ignores what it does not support.
+content or text parts), ``tools``, ``tool_choice``, ``stream``, ``stream_options.include_usage``,
+``max_completion_tokens`` (or ``max_tokens``), ``parallel_tool_calls`` (``false``: at most one
+call), ``n`` (1 only) and ``response_format`` (forwarded, unless the reply is parsed for calls:
+a JSON reply cannot hold a tool block). ``read_responses(body)`` takes ``model``,
+``instructions``, ``input`` (a string, or items: messages with ``input_text``/``output_text``
+parts, ``function_call`` and ``function_call_output``), ``tools`` (``type: "function"``
+only), ``tool_choice``, ``stream``, ``max_output_tokens``, ``parallel_tool_calls``,
+``max_tool_calls``, ``text.format`` (as Chat's ``response_format``) and ``text.verbosity``,
+``reasoning.effort`` (forwarded as ``reasoning_effort``; ``reasoning.summary`` is accepted:
+reasoning is shown as the model wrote it). Every other field is forwarded or refused as the
+API's table in ``_fields`` says.
 What it guarantees: a field of the wrong shape is an ``ApiError(400)`` naming it (``param``
 as OpenAI writes it, e.g. ``messages[2].tool_calls[0].function.arguments``); the tools are
 checked by the caller with ``SieveOptions``.
@@ -21,8 +25,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from . import _fields
 from ._errors import ApiError
-from ._turns import SAMPLING, ModelRequest, Turn, need, text_of
+from ._turns import ModelRequest, Turn, need, text_of
 
 __all__ = ["read_chat", "read_responses"]
 
@@ -30,22 +35,30 @@ _CHAT_PARTS = ("text",)
 _RESPONSES_PARTS = ("input_text", "output_text", "text")
 
 
-def read_chat(body: dict[str, Any]) -> ModelRequest:
+def read_chat(body: dict[str, Any], params: dict[str, str] | None = None) -> ModelRequest:
+    sampling = _fields.check(body, _fields.CHAT, forward_unknown=True)
     model = need(body, "model", str)
     messages = need(body, "messages", list)
     if not messages:
         raise ApiError(400, "messages: must hold at least one message", param="messages")
     turns = [_chat_turn(m, f"messages[{i}]") for i, m in enumerate(messages)]
     options = need(body, "stream_options", dict, required=False) or {}
-    sampling = _sampling(body, "max_completion_tokens")
-    return ModelRequest(
+    n = need(body, "n", int, required=False)
+    if n not in (None, 1):
+        raise ApiError(400, "n: the gateway answers one choice per request (n=1)", param="n")
+    _limit(body, "max_completion_tokens", "max_tokens", sampling)
+    req = ModelRequest(
         model=model, turns=turns, tools=_tools(body, _chat_tool),
         tool_choice=_choice(body.get("tool_choice"), nested=True),
         stream=bool(need(body, "stream", bool, required=False)),
-        include_usage=bool(options.get("include_usage")), sampling=sampling)
+        include_usage=bool(options.get("include_usage")), sampling=sampling,
+        max_calls=_max_calls(body))
+    _format(need(body, "response_format", dict, required=False), "response_format", req)
+    return req
 
 
-def read_responses(body: dict[str, Any]) -> ModelRequest:
+def read_responses(body: dict[str, Any], params: dict[str, str] | None = None) -> ModelRequest:
+    sampling = _fields.check(body, _fields.RESPONSES)
     model = need(body, "model", str)
     turns: list[Turn] = []
     instructions = need(body, "instructions", str, required=False)
@@ -59,13 +72,31 @@ def read_responses(body: dict[str, Any]) -> ModelRequest:
             _responses_item(item, f"input[{i}]", turns)
     if not any(t.role != "system" for t in turns):
         raise ApiError(400, "input: must hold at least one message", param="input")
-    sampling = _sampling(body, "max_output_tokens")
-    return ModelRequest(
+    _limit(body, "max_output_tokens", None, sampling)
+    most = need(body, "max_tool_calls", int, required=False)
+    calls = _max_calls(body)
+    if most is not None:
+        calls = max(min(most, calls if calls is not None else most), 0)
+    reasoning = need(body, "reasoning", dict, required=False) or {}
+    effort = need(reasoning, "effort", str, "reasoning.", required=False)
+    if effort is not None:
+        sampling["reasoning_effort"] = effort
+    req = ModelRequest(
         model=model, turns=turns, tools=_tools(body, _responses_tool),
         tool_choice=_choice(body.get("tool_choice"), nested=False),
         stream=bool(need(body, "stream", bool, required=False)), include_usage=True,
-        sampling=sampling, echo={"tools": body.get("tools") or [],
-                                 "tool_choice": body.get("tool_choice") or "auto"})
+        sampling=sampling, max_calls=calls,
+        echo={"tools": body.get("tools") or [],
+              "tool_choice": body.get("tool_choice") or "auto"})
+    text = need(body, "text", dict, required=False) or {}
+    if need(text, "verbosity", str, "text.", required=False):
+        sampling["verbosity"] = text["verbosity"]
+    form = need(text, "format", dict, "text.", required=False)
+    if form is not None and form.get("type") == "json_schema":  # (Chat nests the schema)
+        form = {"type": "json_schema", "json_schema": {
+            k: v for k, v in form.items() if k in ("name", "schema", "strict", "description")}}
+    _format(form, "text.format", req)
+    return req
 
 
 # ---------------------------------------------------------------------- chat
@@ -169,9 +200,30 @@ def _arguments(value: Any, where: str) -> dict[str, Any]:
     return parsed
 
 
-def _sampling(body: dict[str, Any], limit: str) -> dict[str, Any]:
-    """The settings passed upstream; the API's own token limit field read as ``max_tokens``."""
-    out = {k: body[k] for k in SAMPLING if body.get(k) is not None}
-    if body.get(limit) is not None:
-        out["max_tokens"] = body[limit]
-    return out
+def _limit(body: dict[str, Any], name: str, other: str | None,
+           sampling: dict[str, Any]) -> None:
+    """The API's token limit, sent upstream as ``max_tokens``."""
+    for key in (name, other):
+        if key is not None and need(body, key, int, required=False) is not None:
+            sampling["max_tokens"] = body[key]
+            return
+
+
+def _max_calls(body: dict[str, Any]) -> int | None:
+    parallel = need(body, "parallel_tool_calls", bool, required=False)
+    return 1 if parallel is False else None
+
+
+def _format(form: dict[str, Any] | None, where: str, req: ModelRequest) -> None:
+    """A JSON reply format: forwarded as ``response_format``, or a 400 when the reply is
+    parsed for calls (a JSON reply cannot hold a tool block)."""
+    kind = None if form is None else form.get("type")
+    if kind in (None, "text"):
+        return
+    if kind not in ("json_object", "json_schema"):
+        raise ApiError(400, f"{where}.type: expected text, json_object or json_schema",
+                       param=f"{where}.type")
+    if req.parses:
+        raise ApiError(400, f"{where}: a JSON reply cannot carry tool calls; send no tools "
+                       "(or tool_choice none) with it", param=where)
+    req.sampling["response_format"] = form

@@ -6,9 +6,12 @@ What it does: ``Turn`` is a conversation message (``role`` one of ``system``, ``
 result's ``call_id`` and ``name``). ``ModelRequest`` is the request: the model asked for, the
 turns, the tool definitions in OpenAI's function shape (as the client sent them, for the
 sieve and for echoing), ``tool_choice`` read to ``"auto"``, ``"none"``, ``"required"`` or a
-tool's name, ``stream``, whether usage was asked for, and the sampling settings passed on
-upstream (``temperature``, ``top_p``, ``max_tokens``, ``stop``, ``seed``), and ``echo``: what
-the response repeats of the request (Responses' ``tools`` and ``tool_choice``).
+tool's name, ``stream``, whether usage was asked for, ``sampling``: the fields sent upstream
+as they are (``_fields``: ``temperature``, ``max_tokens``, ``stop``, …), ``max_calls``: the
+most calls the reply may carry (1 for ``parallel_tool_calls=false``; ``None``: no limit),
+``thinking``: whether the client asked for reasoning (Anthropic's ``thinking``; ``None``: it
+did not say), and ``echo``: keyword options of the API's renderer (Responses' ``tools`` and
+``tool_choice``, Gemini's ``include_reasoning``).
 ``ModelRequest.parses`` says whether the reply goes through the sieve: tools were given and
 ``tool_choice`` is not ``"none"``; otherwise the reply is text only.
 Small readers shared by the three request parsers: ``need`` (a field of a type, or a 400
@@ -25,11 +28,7 @@ from typing import Any
 
 from ._errors import ApiError
 
-__all__ = ["SAMPLING", "ModelRequest", "Turn", "need", "text_of"]
-
-#: Settings passed on to the upstream as they are (OpenAI chat names).
-SAMPLING = ("temperature", "top_p", "max_tokens", "stop", "seed", "presence_penalty",
-            "frequency_penalty")
+__all__ = ["ModelRequest", "Turn", "need", "text_of"]
 
 
 @dataclass
@@ -51,6 +50,8 @@ class ModelRequest:
     include_usage: bool = False
     sampling: dict[str, Any] = field(default_factory=dict)
     echo: dict[str, Any] = field(default_factory=dict)
+    max_calls: int | None = None
+    thinking: bool | None = None
 
     @property
     def parses(self) -> bool:
