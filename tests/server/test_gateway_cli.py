@@ -112,4 +112,4 @@ def test_the_config_file_in_the_docs_is_valid(tmp_path: Path) -> None:
     assert config.upstream == "http://127.0.0.1:8001/v1" and config.dialect == "dsml"
     assert config.sieve == {"early_emit": "arguments",
                             "dialects": ["dsml", "xml", "deepseek_native"]}
-    assert (config.port, config.read_timeout, config.model_name) == (8000, 300.0, "my-model")
+    assert (config.port, config.idle_timeout, config.model_name) == (8000, 60.0, "my-model")

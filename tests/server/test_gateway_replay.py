@@ -187,12 +187,13 @@ def test_metrics_count_the_answers(url: str, oai: openai.OpenAI) -> None:
     """``GET /metrics`` exists when the Prometheus client is installed (the prometheus
     extra, in the test extra): each API's answers by status, and the library's counters
     (SPEC §14) of the sieves the gateway ran."""
-    pytest.importorskip("prometheus_client")
     oai.chat.completions.create(model="m", messages=ASK)
-    httpx.post(f"{url}/v1/messages", content=b"not json")
+    httpx.post(f"{url}/v1/messages", content=b"not json",
+               headers={"Content-Type": "application/json"})
     text = httpx.get(f"{url}/metrics").text
-    assert 'callsieve_gateway_requests_total{api="chat",status="200"}' in text
-    assert 'callsieve_gateway_requests_total{api="messages",status="400"}' in text
+    assert 'callsieve_gateway_requests_total{api="chat",outcome="ok",status="200"}' in text
+    assert ('callsieve_gateway_requests_total{api="messages",outcome="client_error",'
+            'status="400"}') in text
     oai.chat.completions.create(model="m", messages=ASK, tools=TOOLS)
     calls = [line for line in httpx.get(f"{url}/metrics").text.splitlines()
              if line.startswith("callsieve_calls_total ")]

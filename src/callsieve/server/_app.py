@@ -133,8 +133,9 @@ class ByPort:
         self.others = others
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        server = scope.get("server") or (None, None)
-        app = self.others.get(server[1], self.main) if scope["type"] == "http" else self.main
+        server = scope.get("server") or ("", 0)
+        app = self.others.get(int(server[1] or 0), self.main) if scope["type"] == "http" \
+            else self.main
         await app(scope, receive, send)
 
 

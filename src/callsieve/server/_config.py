@@ -33,8 +33,15 @@ from typing import Any
 from .. import ConfigurationError
 from ..prompt import DEFAULT_PROMPT_DIALECT, format_results
 
-__all__ = ["API_KEY_ENV", "API_KEYS_ENV", "DEFAULT_PORT", "LOOPBACK_NAMES", "ServerConfig",
-           "is_loopback", "load_toml"]
+__all__ = [
+    "API_KEYS_ENV",
+    "API_KEY_ENV",
+    "DEFAULT_PORT",
+    "LOOPBACK_NAMES",
+    "ServerConfig",
+    "is_loopback",
+    "load_toml",
+]
 
 DEFAULT_PORT = 8000
 #: The environment variable the upstream's API key is read from (sent as a bearer token).
@@ -216,7 +223,7 @@ def load_toml(path: str) -> dict[str, Any]:
             if key not in keys:
                 raise ConfigurationError(f"{path}: [{table}] has no setting {key!r}; it has "
                                          f"{', '.join(keys)}")
-            out[_RENAMED.get((table, key), key)] = value
+            out[_RENAMED.get((table, key)) or key] = value
     return out
 
 

@@ -31,7 +31,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import anyio
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from ._apis import Api
 from ._errors import ApiError
@@ -108,7 +108,7 @@ class Exchange:
                  payload: dict[str, Any] | None, send: Send) -> None:
         self.gw, self.api, self.req, self.events = gateway, api, req, events
         self.payload = payload
-        self._send = send
+        self._client_send = send
         self.work = anyio.CancelScope()  # cancelled by the drain at the grace period's end
         self.started = False  # the response's headers went out
         self.stopping = False
@@ -118,6 +118,12 @@ class Exchange:
         self._lock = anyio.Lock(fast_acquire=True)
         self._last = 0.0  # when the last frame went out
         self.sent = 0  # frames sent (a Responses error event is numbered after them)
+        self.finished = False  # the response's last byte went out
+
+    async def _send(self, message: Message) -> None:
+        if message["type"] == "http.response.body" and not message.get("more_body", False):
+            self.finished = True  # (before the send: the watcher may run during it)
+        await self._client_send(message)
 
     async def run(self, receive: Receive) -> None:
         async with anyio.create_task_group() as tg:
@@ -131,8 +137,9 @@ class Exchange:
     async def _watch_client(self, receive: Receive, scope: anyio.CancelScope) -> None:
         while (await receive())["type"] != "http.disconnect":
             pass
-        self.status, self.outcome = 499, "cancelled"
-        scope.cancel()
+        if not self.finished:  # (after the last byte, Uvicorn reports the end as a disconnect)
+            self.status, self.outcome = 499, "cancelled"
+            scope.cancel()
 
     async def _watch_drain(self) -> None:
         assert self.gw.drain.expired is not None

@@ -40,6 +40,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any, Protocol
 
 import anyio
+import anyio.lowlevel
 
 from .. import (
     ArgumentsDelta,
@@ -196,7 +197,7 @@ async def stream_reply(api: Api, req: ModelRequest, source: Source, events: Repl
                 slices = _slices(piece.text)
                 for i, part in enumerate(slices):
                     if i:  # (a huge piece: let the other replies run between slices)
-                        await anyio.sleep(0)
+                        await anyio.lowlevel.checkpoint()
                     objs += renderer.feed(events.feed(part))
                     if len(slices) > 1 and objs:
                         await emit("".join([frame(o) for o in objs]), len(objs))
@@ -223,8 +224,9 @@ def end_of_reply(api: Api, req: ModelRequest, source: Source, events: ReplyEvent
     """The reply's last objects: what the sieve still held, the upstream's own calls, and
     the renderer's end (finish reason, usage)."""
     usage = (source.usage or {}) if api.wants_usage(req) else None
-    return renderer.feed(events.close(source.calls())) + \
-        renderer.close(_finish(source), usage=usage)
+    objs: list[dict[str, Any]] = renderer.feed(events.close(source.calls()))
+    end: list[dict[str, Any]] = renderer.close(_finish(source), usage=usage)
+    return objs + end
 
 
 async def whole_reply(api: Api, req: ModelRequest, source: Source,
@@ -236,7 +238,7 @@ async def whole_reply(api: Api, req: ModelRequest, source: Source,
         if piece.text:
             for i, part in enumerate(_slices(piece.text)):
                 if i:
-                    await anyio.sleep(0)
+                    await anyio.lowlevel.checkpoint()
                 collected.add(events.feed(part))
     collected.add(events.close(source.calls()))
     return api.whole(collected.result(events.sieve), req, _finish(source), source.usage or {})

@@ -86,8 +86,7 @@ class SSEDecoder:
             data = bytes(self._partial) + data
             self._partial.clear()
             self._started = True
-            if data.startswith(_BOM):
-                data = data[len(_BOM):]
+            data = data.removeprefix(_BOM)
         if self._after_cr:
             self._after_cr = False
             if data[:1] == b"\n":
@@ -160,9 +159,8 @@ class SSEDecoder:
         elif name == b"id":
             if b"\0" not in value:
                 self._id = _text(value)
-        elif name == b"retry":
-            if value.isdigit():
-                self.retry = int(value)
+        elif name == b"retry" and value.isdigit():
+            self.retry = int(value)
 
     def _dispatch(self, out: list[SSEEvent]) -> None:
         event, self._event = self._event, b""

@@ -151,7 +151,7 @@ class UpstreamSource:
         return when, err
 
     async def pieces(self) -> AsyncIterator[Piece]:
-        raw = self._response.aiter_raw()
+        raw: Any = self._response.aiter_raw()
         when, late = self._deadline(False)
         try:
             while True:
@@ -236,7 +236,7 @@ class UpstreamSource:
             index = piece.get("index", i)
             entry = self._calls.setdefault(index if isinstance(index, int) else i,
                                            ["", "", []])
-            fn = piece.get("function") if isinstance(piece.get("function"), dict) else {}
+            fn = piece["function"] if isinstance(piece.get("function"), dict) else {}
             for slot, value in ((0, piece.get("id")), (1, fn.get("name"))):
                 if isinstance(value, str) and value:
                     if unencodable(value):
