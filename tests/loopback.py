@@ -277,7 +277,7 @@ class ScriptedModel:
                     self.headers.append(headers)
                     self.requests.append(json.loads(body) if body else {})
                 self._answer(sock, script)
-        except _Closed:
+        except (_Closed, ConnectionResetError, BrokenPipeError):
             conn.closed_at = time.monotonic()
             self.disconnected.set()
         except OSError:

@@ -91,9 +91,17 @@ class Endpoint:
                             _headers(err))
             self._done(scope, err.status, outcome, started, err.code)
             return
+        except Exception:  # a bug: counted and answered here (Starlette would only log it)
+            self._done(scope, 500, "server_error", started)
+            raise
         exchange = Exchange(gw, api, req, events, payload, send)
-        await exchange.run(receive)
-        self._done(scope, exchange.status, exchange.outcome, started, exchange.code)
+        try:
+            await exchange.run(receive)
+        except Exception:
+            exchange.status, exchange.outcome = 500, "server_error"
+            raise
+        finally:
+            self._done(scope, exchange.status, exchange.outcome, started, exchange.code)
 
     def _done(self, scope: Scope, status: int, outcome: str, started: float,
               code: str | None = None) -> None:
