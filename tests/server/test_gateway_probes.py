@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import signal
 import threading
 import time
@@ -222,8 +221,8 @@ def test_probe_multi_line_and_empty_data_events_parse() -> None:
     ``event:``/``id:``/``retry:`` fields and CRLF line ends: the whole reply arrives."""
     frames = [b'data: {"choices":[{"index":0,\ndata: "delta":{"content":"Hello"}}]}\n\n',
               b"data:\n\n", b": a comment\n\n",
-              b'event: message\r\nid: 7\r\nretry: 100\r\ndata: {"choices":[{"index":0,'
-              b'"delta":{"content":" world"}}]}\r\n\r\n',
+              (b'event: message\r\nid: 7\r\nretry: 100\r\ndata: {"choices":[{"index":0,'
+               b'"delta":{"content":" world"}}]}\r\n\r\n'),
               b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\r\r',
               b"data: [DONE]\n\n"]
     with scripted(Script(raw=frames)) as model, gateway(model) as base:
@@ -414,6 +413,3 @@ def test_probe_request_fields_are_forwarded_honoured_or_refused() -> None:
     assert json_reply.choices[0].message.content == '{"a": 1}'
     assert len(model.requests) == 2
 
-
-def _unused() -> None:  # (keeps imports the probes may need listed in one place)
-    _ = os
