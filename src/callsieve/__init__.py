@@ -5,7 +5,7 @@
 'f'
 """
 
-from ._errors import (
+from ._base.errors import (
     CallsieveError,
     ConfigurationError,
     FormatError,
@@ -14,7 +14,7 @@ from ._errors import (
     SieveClosedError,
     UnknownOptionError,
 )
-from ._events import (
+from ._base.events import (
     ArgumentsDelta,
     Block,
     CallAborted,
@@ -26,12 +26,13 @@ from ._events import (
     ToolCall,
     ToolCalls,
 )
-from ._grammar import DEFAULT_DIALECTS, available_dialects
-from ._leaks import LeakFilter, sanitize_leaked_output
-from ._metrics import Metrics, aggregate_metrics
-from ._policy import Rejection
-from ._results import ParseResult, parse
-from ._sieve import Sieve, SieveState, new_call_id
+from ._config.metrics import Metrics, aggregate_metrics
+from ._config.policy import Rejection
+from ._facade.results import ParseResult, parse
+from ._facade.sieve import Sieve
+from ._grammar.compiled import DEFAULT_DIALECTS, available_dialects
+from ._sanitizer.leaks import LeakFilter, sanitize_leaked_output
+from ._stream.sieve import SieveState, new_call_id
 
 __version__ = "0.1.0"
 
