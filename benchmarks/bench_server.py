@@ -1,31 +1,39 @@
 """Strategy: measure the gateway under load — what the sieve and the renderers add to a
 streaming server's CPU per request, against the same server passing the text through.
 
-What it measures. Two ``callsieve serve`` processes in replay mode, started here as
+What it measures. Three ``callsieve serve`` servers in replay mode, started here as
 subprocesses on 127.0.0.1: one with the sieve on (the default), one with ``mode="off"``
-(pass-through: the sieve releases every chunk as text, the renderer still frames it). Each
+(pass-through: the sieve releases every chunk as text, the renderer still frames it), and
+the sieve on with ``--workers 2`` (two worker processes sharing the port). Each
 replays the same reply: about 20 kB of prose with 5 DSML tool calls, in 4-character chunks
 (about 5,000 SSE events per request when passed through). 100 concurrent clients
 (one ``httpx.AsyncClient`` and connection each, one event loop in this process) each stream ``--requests`` chat
-completions with the reply's tools; the two servers are loaded in alternating rounds so they
+completions with the reply's tools; the servers are loaded in alternating rounds so they
 see the same machine. Per phase:
-  - **CPU per request**: the server process's user + system time (``/proc/<pid>/stat``,
-    fields 14 and 15) over the phase, divided by its requests — the issue's figure, target:
-    sieve on ≤ 1.20 × pass-through;
+  - **CPU per request**: the server's user + system time (``/proc/<pid>/stat``, fields 14
+    and 15, of the process and of its worker processes) over the phase, divided by its
+    requests — the issue's figure, target: sieve on ≤ 1.20 × pass-through, with one worker
+    and with two;
   - requests/s (wall), p50/p99 time to first byte (request sent to the first body bytes)
     and per-chunk latency (the gap between successive body reads a client receives);
   - errors (a status other than 200, a transport error, a stream without ``[DONE]``;
     target 0) and exact calls (the streamed calls, accumulated, equal ``parse()``'s;
     target 100 %; pass-through has none by design).
-A warm-up request per server is not counted (the first request loads the grammar).
+A warm-up request per server is not counted (the first request loads the grammar; with
+two workers, a few, so that both have loaded it).
+
+**Freeze** (``--freeze-mb``, default 50; 0 skips it): a gateway in upstream mode in front of
+the tests' fake upstream (``tests/loopback.py``) serves one whole reply of that many
+megabytes while a stream beside it ticks every 10 ms; the row is the stream's longest gap
+between two chunks while the whole reply is served (before issue 24: 0.41 s for 50 MB).
 
 It is a report, not a test: it prints a Markdown table and exits 0 whatever the figures;
 1 only when the sieve server's calls are wrong. The client shares the machine with the
 server: on a 2-core machine it slows the wall-clock figures of both phases alike, but not
 the server's CPU time per request.
 
-Usage: ``python benchmarks/bench_server.py [--clients 100] [--requests 2] [--rounds 2]``
-(needs the ``server`` extra).
+Usage: ``python benchmarks/bench_server.py [--clients 100] [--requests 2] [--rounds 2]
+[--freeze-mb 50]`` (needs the ``server`` extra).
 """
 
 from __future__ import annotations
@@ -38,12 +46,14 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "tests"))
 
 import httpx
 
@@ -78,16 +88,24 @@ def free_port() -> int:
 
 
 def cpu_seconds(pid: int) -> float:
-    with open(f"/proc/{pid}/stat", encoding="ascii") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """User + system time of ``pid`` and of its child processes, recursively."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as f:
+            kids = [int(k) for k in f.read().split()]
+    except OSError:
+        return 0.0
+    own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return own + sum(cpu_seconds(k) for k in kids)
 
 
 class Server:
-    def __init__(self, name: str, path: str, off: bool) -> None:
+    def __init__(self, name: str, path: str, off: bool, workers: int = 1) -> None:
         self.name, self.port = name, free_port()
+        self.workers = workers
         args = [sys.executable, "-m", "callsieve", "serve", "--transcript", path,
-                "--port", str(self.port), "--chunk-size", "4"]
+                "--port", str(self.port), "--chunk-size", "4", "--workers", str(workers)]
         if off:
             args += ["--sieve-option", 'mode="off"']
         env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
@@ -190,6 +208,8 @@ def main() -> int:
     ap.add_argument("--clients", type=int, default=100)
     ap.add_argument("--requests", type=int, default=2, help="per client per round")
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--freeze-mb", type=int, default=50,
+                    help="size of the whole reply of the freeze row (0: skip it)")
     args = ap.parse_args()
     reply = transcript()
     expected = [(c.name, c.input) for c in callsieve.parse(reply, tools=TOOLS).calls]
@@ -198,11 +218,12 @@ def main() -> int:
         path = os.path.join(tmp, "reply.txt")
         Path(path).write_text(reply, encoding="utf-8")
         servers = {"pass-through (mode=off)": Server("off", path, off=True),
-                   "sieve + renderer": Server("on", path, off=False)}
+                   "sieve + renderer": Server("on", path, off=False),
+                   "sieve + renderer, --workers 2": Server("on2", path, off=False, workers=2)}
         phases = {name: Phase() for name in servers}
         try:
             for name, server in servers.items():  # warm-up: grammar load, first imports
-                asyncio.run(load(server, 1, 1, Phase(), None))
+                asyncio.run(load(server, 4 * server.workers, 1, Phase(), None))
             for _ in range(args.rounds):
                 for name, server in servers.items():
                     exp = None if server.name == "off" else expected
@@ -224,13 +245,81 @@ def main() -> int:
     for name, p in phases.items():
         for why, n in p.why.items():
             print(f"error ({name}): {n} x {why}")
-    off, on = phases["pass-through (mode=off)"], phases["sieve + renderer"]
-    ratio = (on.cpu / on.requests) / (off.cpu / off.requests)
-    verdict = "PASS" if ratio <= 1.20 and on.errors == off.errors == 0 and \
-        on.exact == on.requests else "FAIL"
-    print(f"\nCPU per request, sieve + renderer / pass-through: {ratio:.2f}x "
-          f"(target <= 1.20x, 0 errors, 100 % exact calls): {verdict}")
-    return 0 if on.exact + on.errors == on.requests or on.errors else 1
+    off = phases["pass-through (mode=off)"]
+    wrong = False
+    for name in ("sieve + renderer", "sieve + renderer, --workers 2"):
+        on = phases[name]
+        ratio = (on.cpu / on.requests) / (off.cpu / off.requests)
+        verdict = "PASS" if ratio <= 1.20 and on.errors == off.errors == 0 and \
+            on.exact == on.requests else "FAIL"
+        print(f"\nCPU per request, {name} / pass-through: {ratio:.2f}x "
+              f"(target <= 1.20x, 0 errors, 100 % exact calls): {verdict}")
+        wrong |= on.exact + on.errors != on.requests and not on.errors
+    if args.freeze_mb:
+        gap, wall = freeze(args.freeze_mb)
+        print(f"\nfreeze: a stream's longest gap between two chunks while a whole "
+              f"{args.freeze_mb} MB reply is served: {gap * 1000:.1f} ms (the whole reply took "
+              f"{wall:.2f} s; before issue 24: 410 ms for 50 MB)")
+    load1 = os.getloadavg()[0]
+    print(f"load average (1 min) at the end: {load1:.2f} on {os.cpu_count()} cores")
+    return 1 if wrong else 0
+
+
+def freeze(megabytes: int) -> tuple[float, float]:
+    """The longest gap of a ticking stream while a whole reply of ``megabytes`` MB is
+    served by the same gateway (upstream mode, in front of the tests' fake upstream)."""
+    from loopback import Script, scripted
+
+    size = megabytes * 1_000_000
+    frames = [b'data: {"choices":[{"index":0,"delta":{"content":"' + b"z" * 1_000_000
+              + b'"}}]}\n\n' for _ in range(size // 1_000_000)]
+    frames.append(b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n'
+                  b"data: [DONE]\n\n")
+    ticking = Script(text="tick " * 2000, chunk=5, delay=0.01)
+    with scripted(Script(text="warm"), ticking, Script(raw=frames)) as model:
+        port = free_port()
+        env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+        proc = subprocess.Popen([sys.executable, "-m", "callsieve", "serve", "--upstream",
+                                 model.url, "--port", str(port)], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        base = f"http://127.0.0.1:{port}"
+        body = {"model": "m", "messages": [{"role": "user", "content": "x"}]}
+        try:
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    httpx.post(f"{base}/v1/chat/completions", json=body, timeout=30)
+                    break
+                except httpx.TransportError:
+                    if proc.poll() is not None or time.monotonic() > deadline:
+                        raise RuntimeError("the freeze gateway did not start") from None
+                    time.sleep(0.1)
+            stamps: list[float] = []
+            done = threading.Event()
+
+            def stream() -> None:
+                with httpx.stream("POST", f"{base}/v1/chat/completions", timeout=120,
+                                  json={**body, "stream": True}) as response:
+                    for _ in response.iter_raw():
+                        stamps.append(time.perf_counter())
+                        if done.is_set():
+                            break
+
+            thread = threading.Thread(target=stream)
+            thread.start()
+            model.wait_requests(2)
+            time.sleep(0.3)
+            t0 = time.perf_counter()
+            reply = httpx.post(f"{base}/v1/chat/completions", json=body, timeout=300)
+            t1 = time.perf_counter()
+            done.set()
+            thread.join(120)
+            assert len(reply.json()["choices"][0]["message"]["content"]) == size
+        finally:
+            proc.terminate()
+            proc.wait(30)
+    during = [b - a for a, b in zip(stamps, stamps[1:]) if b >= t0 and a <= t1]
+    return (max(during) if during else float("nan")), t1 - t0
 
 
 if __name__ == "__main__":

@@ -57,6 +57,8 @@ def test_serve_without_the_server_extra_says_how_to_install_it() -> None:
     (("--transcript", str(TRANSCRIPT)), "[server]\nprot = 1\n", "no setting 'prot'"),
     (("--transcript", str(TRANSCRIPT)), "[sieve]\ntools = []\n", "set per request"),
     (("--transcript", str(TRANSCRIPT)), "[server\n", "not valid TOML"),
+    (("--transcript", str(TRANSCRIPT), "--host", "0.0.0.0"), None, "--api-key KEY"),
+    (("--transcript", str(TRANSCRIPT)), "[upstream]\nread_timeout = 3\n", "idle_timeout"),
 ])
 def test_bad_settings_are_one_line_and_exit_2(tmp_path: Path, args: tuple[str, ...],
                                               config: str | None, message: str) -> None:

@@ -269,13 +269,13 @@ class _Joined:
 
 class Collected:
     """A whole reply's events gathered into a ``ParseResult`` (the upstream's reasoning
-    where it came, the sieve's text, reasoning and calls in order)."""
+    where it came, the sieve's text, reasoning and calls in order). Each run of text or
+    reasoning is joined once; the result's ``text`` and ``reasoning`` are the runs joined
+    (one run — a reply of plain text — is the same string, not a copy)."""
 
-    __slots__ = ("_text", "_thought", "_calls", "_parts", "_run", "_in_text")
+    __slots__ = ("_calls", "_parts", "_run", "_in_text")
 
     def __init__(self) -> None:
-        self._text = _Joined()
-        self._thought = _Joined()
         self._calls: list[ToolCall] = []
         self._parts: list[str | Reasoning | ToolCall] = []
         self._run = _Joined()  # text or reasoning since the last part of the other kind
@@ -289,7 +289,6 @@ class Collected:
                 if isinstance(e, Text) != self._in_text:
                     self._end_run()
                     self._in_text = not self._in_text
-                (self._text if self._in_text else self._thought).add(e.text)
                 self._run.add(e.text)
             elif isinstance(e, ToolCalls) and e.calls:
                 self._end_run()
@@ -303,7 +302,9 @@ class Collected:
 
     def result(self, sieve: Sieve) -> ParseResult:
         self._end_run()
-        return ParseResult(self._text.take(), tuple(self._calls), sieve.blocks,
-                           sieve.saw_tool_call_syntax, sieve.rejected_by_policy,
-                           sieve.rejected_tool_names, parts=tuple(self._parts),
-                           reasoning=self._thought.take(), rejections=sieve.rejections)
+        parts = tuple(self._parts)
+        text = "".join([p for p in parts if isinstance(p, str)])
+        thought = "".join([p.text for p in parts if isinstance(p, Reasoning)])
+        return ParseResult(text, tuple(self._calls), sieve.blocks, sieve.saw_tool_call_syntax,
+                           sieve.rejected_by_policy, sieve.rejected_tool_names, parts=parts,
+                           reasoning=thought, rejections=sieve.rejections)
