@@ -59,24 +59,37 @@ import httpx
 
 import callsieve
 
-TOOLS = [{"type": "function", "function": {
-    "name": "write_note", "description": "Save a note.",
-    "parameters": {"type": "object", "properties": {"title": {"type": "string"},
-                                                    "body": {"type": "string"}}}}}]
-PROSE = ("The gateway streams this paragraph four characters at a time, as a model would, "
-         "and every chunk goes through the sieve and the renderer before it is framed as a "
-         "server-sent event. Nothing here looks like a tag, so it is released at once. ")
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "write_note",
+            "description": "Save a note.",
+            "parameters": {
+                "type": "object",
+                "properties": {"title": {"type": "string"}, "body": {"type": "string"}},
+            },
+        },
+    }
+]
+PROSE = (
+    "The gateway streams this paragraph four characters at a time, as a model would, "
+    "and every chunk goes through the sieve and the renderer before it is framed as a "
+    "server-sent event. Nothing here looks like a tag, so it is released at once. "
+)
 
 
 def transcript(calls: int = 5, size: int = 20_000) -> str:
     per = size // calls
     parts = []
     for i in range(calls):
-        block = ("\n<|DSML|tool_calls>\n<|DSML|invoke name=\"write_note\">\n"
-                 f"<|DSML|parameter name=\"title\"><![CDATA[note {i}]]></|DSML|parameter>\n"
-                 f"<|DSML|parameter name=\"body\"><![CDATA[{'body text ' * 20}]]>"
-                 "</|DSML|parameter>\n</|DSML|invoke>\n</|DSML|tool_calls>\n")
-        prose = (PROSE * (per // len(PROSE) + 1))[:per - len(block)]
+        block = (
+            '\n<|DSML|tool_calls>\n<|DSML|invoke name="write_note">\n'
+            f'<|DSML|parameter name="title"><![CDATA[note {i}]]></|DSML|parameter>\n'
+            f'<|DSML|parameter name="body"><![CDATA[{"body text " * 20}]]>'
+            "</|DSML|parameter>\n</|DSML|invoke>\n</|DSML|tool_calls>\n"
+        )
+        prose = (PROSE * (per // len(PROSE) + 1))[: per - len(block)]
         parts += [prose, block]
     return "".join(parts) + "Done."
 
@@ -104,13 +117,26 @@ class Server:
     def __init__(self, name: str, path: str, off: bool, workers: int = 1) -> None:
         self.name, self.port = name, free_port()
         self.workers = workers
-        args = [sys.executable, "-m", "callsieve", "serve", "--transcript", path,
-                "--port", str(self.port), "--chunk-size", "4", "--workers", str(workers)]
+        args = [
+            sys.executable,
+            "-m",
+            "callsieve",
+            "serve",
+            "--transcript",
+            path,
+            "--port",
+            str(self.port),
+            "--chunk-size",
+            "4",
+            "--workers",
+            str(workers),
+        ]
         if off:
             args += ["--sieve-option", 'mode="off"']
         env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-        self.proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         self.url = f"http://127.0.0.1:{self.port}/v1/chat/completions"
         deadline = time.monotonic() + 30
         while True:
@@ -150,8 +176,12 @@ def calls_in(body: str) -> list[tuple[str, Any]]:
 
 
 async def one(client: httpx.AsyncClient, url: str, phase: Phase, expected: Any) -> None:
-    body = {"model": "m", "stream": True, "tools": TOOLS,
-            "messages": [{"role": "user", "content": "Take notes."}]}
+    body = {
+        "model": "m",
+        "stream": True,
+        "tools": TOOLS,
+        "messages": [{"role": "user", "content": "Take notes."}],
+    }
     start = time.perf_counter()
     parts: list[bytes] = []
     try:
@@ -179,8 +209,7 @@ async def one(client: httpx.AsyncClient, url: str, phase: Phase, expected: Any) 
         phase.exact += 1
 
 
-async def load(server: Server, clients: int, requests: int, phase: Phase,
-               expected: Any) -> None:
+async def load(server: Server, clients: int, requests: int, phase: Phase, expected: Any) -> None:
     async def worker() -> None:
         # One client, one connection, kept alive between its requests (a pool shared by
         # all would hand a request a connection the server closed when it sat idle for the
@@ -208,8 +237,12 @@ def main() -> int:
     ap.add_argument("--clients", type=int, default=100)
     ap.add_argument("--requests", type=int, default=2, help="per client per round")
     ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--freeze-mb", type=int, default=50,
-                    help="size of the whole reply of the freeze row (0: skip it)")
+    ap.add_argument(
+        "--freeze-mb",
+        type=int,
+        default=50,
+        help="size of the whole reply of the freeze row (0: skip it)",
+    )
     args = ap.parse_args()
     reply = transcript()
     expected = [(c.name, c.input) for c in callsieve.parse(reply, tools=TOOLS).calls]
@@ -217,9 +250,11 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "reply.txt")
         Path(path).write_text(reply, encoding="utf-8")
-        servers = {"pass-through (mode=off)": Server("off", path, off=True),
-                   "sieve + renderer": Server("on", path, off=False),
-                   "sieve + renderer, --workers 2": Server("on2", path, off=False, workers=2)}
+        servers = {
+            "pass-through (mode=off)": Server("off", path, off=True),
+            "sieve + renderer": Server("on", path, off=False),
+            "sieve + renderer, --workers 2": Server("on2", path, off=False, workers=2),
+        }
         phases = {name: Phase() for name in servers}
         try:
             for name, server in servers.items():  # warm-up: grammar load, first imports
@@ -231,17 +266,23 @@ def main() -> int:
         finally:
             for server in servers.values():
                 server.stop()
-    print(f"reply: {len(reply)} characters, {len(expected)} calls, 4-character chunks; "
-          f"{args.clients} concurrent clients x {args.requests} requests x {args.rounds} "
-          f"rounds per server\n")
-    print("| server | requests | req/s | CPU ms/request | TTFB p50 / p99 ms | "
-          "chunk gap p50 / p99 ms | errors | exact calls |")
+    print(
+        f"reply: {len(reply)} characters, {len(expected)} calls, 4-character chunks; "
+        f"{args.clients} concurrent clients x {args.requests} requests x {args.rounds} "
+        f"rounds per server\n"
+    )
+    print(
+        "| server | requests | req/s | CPU ms/request | TTFB p50 / p99 ms | "
+        "chunk gap p50 / p99 ms | errors | exact calls |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for name, p in phases.items():
         exact = "n/a" if name.startswith("pass") else f"{100 * p.exact / p.requests:.1f} %"
-        print(f"| {name} | {p.requests} | {p.requests / p.wall:.1f} | "
-              f"{1000 * p.cpu / p.requests:.1f} | {pct(p.ttfb, .5):.1f} / {pct(p.ttfb, .99):.1f}"
-              f" | {pct(p.gaps, .5):.2f} / {pct(p.gaps, .99):.2f} | {p.errors} | {exact} |")
+        print(
+            f"| {name} | {p.requests} | {p.requests / p.wall:.1f} | "
+            f"{1000 * p.cpu / p.requests:.1f} | {pct(p.ttfb, 0.5):.1f} / {pct(p.ttfb, 0.99):.1f}"
+            f" | {pct(p.gaps, 0.5):.2f} / {pct(p.gaps, 0.99):.2f} | {p.errors} | {exact} |"
+        )
     for name, p in phases.items():
         for why, n in p.why.items():
             print(f"error ({name}): {n} x {why}")
@@ -250,16 +291,23 @@ def main() -> int:
     for name in ("sieve + renderer", "sieve + renderer, --workers 2"):
         on = phases[name]
         ratio = (on.cpu / on.requests) / (off.cpu / off.requests)
-        verdict = "PASS" if ratio <= 1.20 and on.errors == off.errors == 0 and \
-            on.exact == on.requests else "FAIL"
-        print(f"\nCPU per request, {name} / pass-through: {ratio:.2f}x "
-              f"(target <= 1.20x, 0 errors, 100 % exact calls): {verdict}")
+        verdict = (
+            "PASS"
+            if ratio <= 1.20 and on.errors == off.errors == 0 and on.exact == on.requests
+            else "FAIL"
+        )
+        print(
+            f"\nCPU per request, {name} / pass-through: {ratio:.2f}x "
+            f"(target <= 1.20x, 0 errors, 100 % exact calls): {verdict}"
+        )
         wrong |= on.exact + on.errors != on.requests and not on.errors
     if args.freeze_mb:
         gap, wall = freeze(args.freeze_mb)
-        print(f"\nfreeze: a stream's longest gap between two chunks while a whole "
-              f"{args.freeze_mb} MB reply is served: {gap * 1000:.1f} ms (the whole reply took "
-              f"{wall:.2f} s; before issue 24: 410 ms for 50 MB)")
+        print(
+            f"\nfreeze: a stream's longest gap between two chunks while a whole "
+            f"{args.freeze_mb} MB reply is served: {gap * 1000:.1f} ms (the whole reply took "
+            f"{wall:.2f} s; before issue 24: 410 ms for 50 MB)"
+        )
     load1 = os.getloadavg()[0]
     print(f"load average (1 min) at the end: {load1:.2f} on {os.cpu_count()} cores")
     return 1 if wrong else 0
@@ -271,17 +319,32 @@ def freeze(megabytes: int) -> tuple[float, float]:
     from loopback import Script, scripted
 
     size = megabytes * 1_000_000
-    frames = [b'data: {"choices":[{"index":0,"delta":{"content":"' + b"z" * 1_000_000
-              + b'"}}]}\n\n' for _ in range(size // 1_000_000)]
-    frames.append(b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n'
-                  b"data: [DONE]\n\n")
+    frames = [
+        b'data: {"choices":[{"index":0,"delta":{"content":"' + b"z" * 1_000_000 + b'"}}]}\n\n'
+        for _ in range(size // 1_000_000)
+    ]
+    frames.append(
+        b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
+    )
     ticking = Script(text="tick " * 2000, chunk=5, delay=0.01)
     with scripted(Script(text="warm"), ticking, Script(raw=frames)) as model:
         port = free_port()
         env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-        proc = subprocess.Popen([sys.executable, "-m", "callsieve", "serve", "--upstream",
-                                 model.url, "--port", str(port)], env=env,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "callsieve",
+                "serve",
+                "--upstream",
+                model.url,
+                "--port",
+                str(port),
+            ],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         base = f"http://127.0.0.1:{port}"
         body = {"model": "m", "messages": [{"role": "user", "content": "x"}]}
         try:
@@ -298,8 +361,12 @@ def freeze(megabytes: int) -> tuple[float, float]:
             done = threading.Event()
 
             def stream() -> None:
-                with httpx.stream("POST", f"{base}/v1/chat/completions", timeout=120,
-                                  json={**body, "stream": True}) as response:
+                with httpx.stream(
+                    "POST",
+                    f"{base}/v1/chat/completions",
+                    timeout=120,
+                    json={**body, "stream": True},
+                ) as response:
                     for _ in response.iter_raw():
                         stamps.append(time.perf_counter())
                         if done.is_set():

@@ -38,8 +38,20 @@ import uvicorn
 
 from callsieve.server import ServerConfig, create_app
 
-__all__ = ["Conn", "Script", "ScriptedModel", "Served", "anthropic_client", "close_clients",
-           "closed_port", "genai_client", "openai_client", "running", "scripted", "serving"]
+__all__ = [
+    "Conn",
+    "Script",
+    "ScriptedModel",
+    "Served",
+    "anthropic_client",
+    "close_clients",
+    "closed_port",
+    "genai_client",
+    "openai_client",
+    "running",
+    "scripted",
+    "serving",
+]
 
 _CLIENTS: list[Any] = []
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,9 +73,12 @@ def genai_client(base: str, key: str = "unused") -> Any:
     from google import genai
     from google.genai import types
 
-    client = genai.Client(api_key=key, http_options=types.HttpOptions(
-        base_url=base, api_version="v1beta",
-        retry_options=types.HttpRetryOptions(attempts=1)))
+    client = genai.Client(
+        api_key=key,
+        http_options=types.HttpOptions(
+            base_url=base, api_version="v1beta", retry_options=types.HttpRetryOptions(attempts=1)
+        ),
+    )
     _CLIENTS.append(client)
     return client
 
@@ -79,8 +94,9 @@ def running(config: ServerConfig) -> Iterator[str]:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(config), log_level="warning",
-                                           timeout_graceful_shutdown=2))
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(config), log_level="warning", timeout_graceful_shutdown=2)
+    )
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
@@ -127,8 +143,9 @@ class Served:
 
 
 @contextmanager
-def serving(*args: str, port: int | None = None, env: dict[str, str] | None = None,
-            ready: str = "/healthz") -> Iterator[Served]:
+def serving(
+    *args: str, port: int | None = None, env: dict[str, str] | None = None, ready: str = "/healthz"
+) -> Iterator[Served]:
     """``callsieve serve ARGS --port PORT`` as a process, once it answers ``ready``."""
     import httpx
 
@@ -136,10 +153,14 @@ def serving(*args: str, port: int | None = None, env: dict[str, str] | None = No
     proc = subprocess.Popen(
         [sys.executable, "-m", "callsieve", "serve", *args, "--port", str(port)],
         env={**os.environ, "PYTHONPATH": str(ROOT / "src"), **(env or {})},
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     served = Served(f"http://127.0.0.1:{port}", proc)
-    reader = threading.Thread(target=lambda: served.log.extend(iter(proc.stderr.readline, "")),
-                              daemon=True)  # type: ignore[union-attr]
+    reader = threading.Thread(
+        target=lambda: served.log.extend(iter(proc.stderr.readline, "")), daemon=True
+    )  # type: ignore[union-attr]
     reader.start()
     try:
         deadline = time.monotonic() + 30
@@ -308,21 +329,29 @@ class ScriptedModel:
         extra = "".join(f"{k}: {v}\r\n" for k, v in s.headers.items())
         if s.status != 200:
             body = json.dumps(s.error or {}).encode()
-            self._write(sock, f"HTTP/1.1 {s.status} Error\r\nContent-Type: application/json\r\n"
-                        f"Content-Length: {len(body)}\r\n{extra}Connection: close\r\n\r\n"
-                        .encode() + body)
+            self._write(
+                sock,
+                f"HTTP/1.1 {s.status} Error\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\n{extra}Connection: close\r\n\r\n".encode()
+                + body,
+            )
             return
-        self._write(sock, f"HTTP/1.1 200 OK\r\nContent-Type: {s.content_type}\r\n{extra}"
-                    "Connection: close\r\n\r\n".encode())
+        self._write(
+            sock,
+            f"HTTP/1.1 200 OK\r\nContent-Type: {s.content_type}\r\n{extra}"
+            "Connection: close\r\n\r\n".encode(),
+        )
         if s.raw is not None:
             for piece in s.raw:
                 self._write(sock, piece)
                 self._wait(sock, s.delay)
             return
         deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
-        deltas += [{"reasoning_content": s.reasoning[i:i + s.chunk]}
-                   for i in range(0, len(s.reasoning), s.chunk)]
-        deltas += [{"content": s.text[i:i + s.chunk]} for i in range(0, len(s.text), s.chunk)]
+        deltas += [
+            {"reasoning_content": s.reasoning[i : i + s.chunk]}
+            for i in range(0, len(s.reasoning), s.chunk)
+        ]
+        deltas += [{"content": s.text[i : i + s.chunk]} for i in range(0, len(s.text), s.chunk)]
         deltas += [{"tool_calls": calls} for calls in s.tool_calls or []]
         for n, delta in enumerate(deltas):
             if s.die_after is not None and n == s.die_after:
@@ -334,15 +363,25 @@ class ScriptedModel:
             self._wait(sock, s.delay)
         self._tail(sock, s)
         self._event(sock, {"choices": [{"index": 0, "delta": {}, "finish_reason": s.finish}]})
-        self._event(sock, {"choices": [], "usage": {"prompt_tokens": s.usage[0],
-                                                    "completion_tokens": s.usage[1],
-                                                    "total_tokens": sum(s.usage)}})
+        self._event(
+            sock,
+            {
+                "choices": [],
+                "usage": {
+                    "prompt_tokens": s.usage[0],
+                    "completion_tokens": s.usage[1],
+                    "total_tokens": sum(s.usage),
+                },
+            },
+        )
         self._write(sock, b"data: [DONE]\n\n")
 
     def _tail(self, sock: socket.socket, s: Script) -> None:
         while s.endless and not self.stop.is_set():
-            self._event(sock, {"choices": [{"index": 0, "delta": {"content": "la "},
-                                            "finish_reason": None}]})
+            self._event(
+                sock,
+                {"choices": [{"index": 0, "delta": {"content": "la "}, "finish_reason": None}]},
+            )
             self._wait(sock, 0.01)
         while s.stall and not self.stop.is_set():
             self._wait(sock, 0.05)

@@ -15,28 +15,50 @@ from callsieve.server import ServerConfig
 
 CHAT = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
 MESSAGES = {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}
-TOOLS = [{"type": "function", "function": {
-    "name": "get_weather", "parameters": {"type": "object", "properties": {
-        "city": {"type": "string"}}}}}]
-CALL = ('<|DSML|tool_calls>\n<|DSML|invoke name="get_weather">\n'
-        '<|DSML|parameter name="city"><![CDATA[Paris]]></|DSML|parameter>\n'
-        '</|DSML|invoke>\n</|DSML|tool_calls>')
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+        },
+    }
+]
+CALL = (
+    '<|DSML|tool_calls>\n<|DSML|invoke name="get_weather">\n'
+    '<|DSML|parameter name="city"><![CDATA[Paris]]></|DSML|parameter>\n'
+    "</|DSML|invoke>\n</|DSML|tool_calls>"
+)
 
 
 def gateway(model: ScriptedModel, **settings: Any) -> Any:
     return running(ServerConfig.build(upstream=model.url, **settings))
 
 
-def raw_request(base: str, path: str, body: bytes | dict[str, Any], *, method: str = "POST",
-                headers: dict[str, str] | None = None) -> socket.socket:
+def raw_request(
+    base: str,
+    path: str,
+    body: bytes | dict[str, Any],
+    *,
+    method: str = "POST",
+    headers: dict[str, str] | None = None,
+) -> socket.socket:
     """Send one HTTP/1.1 request over a fresh socket; the socket, to read or to drop."""
     url = urlparse(base)
     data = body if isinstance(body, bytes) else json.dumps(body).encode()
-    head = {"Host": f"127.0.0.1:{url.port}", "Content-Type": "application/json",
-            "Content-Length": str(len(data)), **(headers or {})}
+    head = {
+        "Host": f"127.0.0.1:{url.port}",
+        "Content-Type": "application/json",
+        "Content-Length": str(len(data)),
+        **(headers or {}),
+    }
     sock = socket.create_connection((url.hostname, url.port))
-    sock.sendall(f"{method} {path} HTTP/1.1\r\n".encode()
-                 + "".join(f"{k}: {v}\r\n" for k, v in head.items()).encode() + b"\r\n" + data)
+    sock.sendall(
+        f"{method} {path} HTTP/1.1\r\n".encode()
+        + "".join(f"{k}: {v}\r\n" for k, v in head.items()).encode()
+        + b"\r\n"
+        + data
+    )
     return sock
 
 
@@ -67,5 +89,8 @@ def _complete(data: bytes) -> bool:
 
 def sse_data(text: str) -> list[Any]:
     """The JSON of each ``data:`` line of a streamed answer."""
-    return [json.loads(line[5:]) for line in text.splitlines()
-            if line.startswith("data:") and line[5:].strip() not in ("", "[DONE]")]
+    return [
+        json.loads(line[5:])
+        for line in text.splitlines()
+        if line.startswith("data:") and line[5:].strip() not in ("", "[DONE]")
+    ]

@@ -63,15 +63,19 @@ def test_probe_a_client_that_drops_cancels_the_upstream_request() -> None:
 
 
 # 2 ------------------------------------------------------------------ who may call
-@pytest.mark.parametrize(("headers", "status", "code"), [
-    ({"Host": "attacker.example"}, 400, "host_not_allowed"),
-    ({"Host": "attacker.example:8000"}, 400, "host_not_allowed"),
-    ({"Origin": "https://evil.example"}, 403, "origin_not_allowed"),
-    ({"Content-Type": "text/plain"}, 415, "unsupported_media_type"),
-    ({"Content-Type": "application/x-www-form-urlencoded"}, 415, "unsupported_media_type"),
-])
+@pytest.mark.parametrize(
+    ("headers", "status", "code"),
+    [
+        ({"Host": "attacker.example"}, 400, "host_not_allowed"),
+        ({"Host": "attacker.example:8000"}, 400, "host_not_allowed"),
+        ({"Origin": "https://evil.example"}, 403, "origin_not_allowed"),
+        ({"Content-Type": "text/plain"}, 415, "unsupported_media_type"),
+        ({"Content-Type": "application/x-www-form-urlencoded"}, 415, "unsupported_media_type"),
+    ],
+)
 def test_probe_foreign_host_origin_and_content_type_are_refused_without_calling_upstream(
-        headers: dict[str, str], status: int, code: str) -> None:
+    headers: dict[str, str], status: int, code: str
+) -> None:
     """Row 2: DNS rebinding (a foreign ``Host``), a web page (a foreign ``Origin``) and a
     form post (``text/plain``) are refused, and the upstream is never called."""
     with scripted(Script(text="hi")) as model, gateway(model, api_key="sk-upstream") as base:
@@ -84,7 +88,8 @@ def test_probe_foreign_host_origin_and_content_type_are_refused_without_calling_
 
 # 3 ------------------------------------------------------------------ an echoed key
 def test_probe_an_upstream_401_that_echoes_the_key_never_reaches_the_client(
-        caplog: pytest.LogCaptureFixture) -> None:
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     """Row 3: the upstream's 401 body repeats the operator's key; the client gets a 502
     "upstream authentication failed" of ours, and the log has the key redacted."""
     key = "sk-operator-0123456789abcdef"
@@ -103,24 +108,34 @@ def test_probe_an_upstream_401_that_echoes_the_key_never_reaches_the_client(
 
 
 # 4 ------------------------------------------------------------------ strict JSON
-@pytest.mark.parametrize("body", [
-    b'{"model": "m", "messages": [{"role": "user", "content": "x"}], "temperature": NaN}',
-    b'{"model": "m", "messages": [{"role": "user", "content": "x"}], "temperature": 1e400}',
-    b'{"model": "m", "messages": [{"role": "user", "content": "x"}], "seed": -Infinity}',
-    b'{"model": "m", "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
-    b'{"model": "m", "messages": [{"role": "user", "content": "\\ud800"}]}',
-    b'{"model": "m", "messages": [{"role": "user", "content": "\xed\xa0\x80"}]}',
-], ids=["NaN", "1e400", "-Infinity", "100k-deep", "lone-surrogate", "cesu-bytes"])
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"model": "m", "messages": [{"role": "user", "content": "x"}], "temperature": NaN}',
+        b'{"model": "m", "messages": [{"role": "user", "content": "x"}], "temperature": 1e400}',
+        b'{"model": "m", "messages": [{"role": "user", "content": "x"}], "seed": -Infinity}',
+        b'{"model": "m", "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+        b'{"model": "m", "messages": [{"role": "user", "content": "\\ud800"}]}',
+        b'{"model": "m", "messages": [{"role": "user", "content": "\xed\xa0\x80"}]}',
+    ],
+    ids=["NaN", "1e400", "-Infinity", "100k-deep", "lone-surrogate", "cesu-bytes"],
+)
 def test_probe_unrepresentable_json_is_400_with_one_log_line(
-        body: bytes, caplog: pytest.LogCaptureFixture) -> None:
+    body: bytes, caplog: pytest.LogCaptureFixture
+) -> None:
     """Row 4: 400 in the API's shape, one log line, no traceback, nothing upstream."""
     with scripted(Script(text="hi")) as model, gateway(model) as base:
         caplog.clear()
         caplog.set_level(logging.INFO)
-        response = httpx.post(f"{base}{PATH}", content=body, timeout=10,
-                              headers={"Content-Type": "application/json"})
-        claude = httpx.post(f"{base}/v1/messages", content=body, timeout=10,
-                            headers={"Content-Type": "application/json"})
+        response = httpx.post(
+            f"{base}{PATH}", content=body, timeout=10, headers={"Content-Type": "application/json"}
+        )
+        claude = httpx.post(
+            f"{base}/v1/messages",
+            content=body,
+            timeout=10,
+            headers={"Content-Type": "application/json"},
+        )
     assert response.status_code == 400 and response.json()["error"]["code"] == "invalid_json"
     assert claude.status_code == 400 and claude.json()["type"] == "error"
     ours = [r for r in caplog.records if r.name.startswith(("callsieve", "uvicorn"))]
@@ -132,8 +147,10 @@ def test_probe_unrepresentable_json_is_400_with_one_log_line(
 def test_probe_a_lone_surrogate_from_the_upstream_ends_the_stream_with_an_error() -> None:
     """Row 5: ``\\ud800`` escaped in the upstream's ``delta.content``: the text before it
     arrives, then the API's error event (the client raises), not a cut connection."""
-    frames = [b'data: {"choices":[{"index":0,"delta":{"content":"Hello "}}]}\n\n',
-              b'data: {"choices":[{"index":0,"delta":{"content":"bad \\ud800"}}]}\n\n']
+    frames = [
+        b'data: {"choices":[{"index":0,"delta":{"content":"Hello "}}]}\n\n',
+        b'data: {"choices":[{"index":0,"delta":{"content":"bad \\ud800"}}]}\n\n',
+    ]
     with scripted(Script(raw=frames)) as model, gateway(model) as base:
         got: list[str] = []
         with pytest.raises(openai.APIError) as info:
@@ -153,11 +170,13 @@ def test_probe_huge_lines_and_events_are_bounded(tmp_path: Path) -> None:
     config.write_text("[upstream]\nmax_line_bytes = 33554432\nmax_event_bytes = 33554432\n")
     big = "y" * 24_000_000
     frame = b'data: {"choices":[{"index":0,"delta":{"content":"' + big.encode() + b'"}}]}\n\n'
-    done = (b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n'
-            b"data: [DONE]\n\n")
-    with scripted(Script(text="warm"), Script(huge_line=200 << 20),
-                  Script(raw=[frame, done])) as model, \
-            serving("--upstream", model.url, "--config", str(config)) as gw:
+    done = b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
+    with (
+        scripted(
+            Script(text="warm"), Script(huge_line=200 << 20), Script(raw=[frame, done])
+        ) as model,
+        serving("--upstream", model.url, "--config", str(config)) as gw,
+    ):
         httpx.post(f"{gw.url}{PATH}", json={**CHAT, "stream": True}, timeout=10)  # (warm)
         before = gw.rss()
         response = httpx.post(f"{gw.url}{PATH}", json={**CHAT, "stream": True}, timeout=30)
@@ -166,13 +185,19 @@ def test_probe_huge_lines_and_events_are_bounded(tmp_path: Path) -> None:
         assert events[-1]["error"]["code"] == "upstream_line_too_large", events[-1]
         assert line_peak < 100 << 20, f"peak grew {line_peak >> 20} MB"
         before = gw.rss()
-        text = "".join(c["choices"][0]["delta"].get("content") or ""
-                       for c in sse_data(httpx.post(f"{gw.url}{PATH}", timeout=60, json={
-                           **CHAT, "stream": True}).text) if c.get("choices"))
+        text = "".join(
+            c["choices"][0]["delta"].get("content") or ""
+            for c in sse_data(
+                httpx.post(f"{gw.url}{PATH}", timeout=60, json={**CHAT, "stream": True}).text
+            )
+            if c.get("choices")
+        )
         event_peak = gw.rss("VmHWM") - before  # (at most: the peak may be the line's)
     assert text == big
-    print(f"200 MB line: peak +{line_peak / 2**20:.0f} MiB; 24 MB event: peak "
-          f"+{event_peak / 2**20:.0f} MiB ({event_peak / len(big):.1f}x the event)")
+    print(
+        f"200 MB line: peak +{line_peak / 2**20:.0f} MiB; 24 MB event: peak "
+        f"+{event_peak / 2**20:.0f} MiB ({event_peak / len(big):.1f}x the event)"
+    )
 
 
 # 7 ------------------------------------------------------------------ timeouts
@@ -180,11 +205,14 @@ def test_probe_a_trickle_of_comments_ends_at_the_idle_timeout_with_keepalives() 
     """Row 7: an upstream that sends one token, then only SSE comments: the client gets
     keep-alive comments meanwhile, then the API's error event 3 s (the idle timeout) after
     the last data event."""
-    with scripted(Script(text="Hello", chunk=5, trickle=0.2)) as model, \
-            gateway(model, idle_timeout=3, keepalive_interval=1) as base:
+    with (
+        scripted(Script(text="Hello", chunk=5, trickle=0.2)) as model,
+        gateway(model, idle_timeout=3, keepalive_interval=1) as base,
+    ):
         lines: list[tuple[float, str]] = []
-        with httpx.stream("POST", f"{base}{PATH}", json={**CHAT, "stream": True},
-                          timeout=20) as response:
+        with httpx.stream(
+            "POST", f"{base}{PATH}", json={**CHAT, "stream": True}, timeout=20
+        ) as response:
             for line in response.iter_lines():
                 lines.append((time.monotonic(), line))
     [last_data] = [t for t, line in lines if '"Hello"' in line]
@@ -203,13 +231,15 @@ def test_probe_a_stalled_upstream_and_the_total_deadline() -> None:
         response = httpx.post(f"{base}{PATH}", json=CHAT, timeout=10)
         assert response.status_code == 504 and time.monotonic() - started < 3
     with scripted(Script(text="Hi", stall=True)) as model, gateway(model, idle_timeout=0.5) as base:
-        events = sse_data(httpx.post(f"{base}{PATH}", json={**CHAT, "stream": True},
-                                     timeout=10).text)
+        events = sse_data(
+            httpx.post(f"{base}{PATH}", json={**CHAT, "stream": True}, timeout=10).text
+        )
         assert events[-1]["error"]["code"] == "upstream_timeout"
     with scripted(Script(endless=True)) as model, gateway(model, total_timeout=1) as base:
         started = time.monotonic()
-        events = sse_data(httpx.post(f"{base}{PATH}", json={**CHAT, "stream": True},
-                                     timeout=10).text)
+        events = sse_data(
+            httpx.post(f"{base}{PATH}", json={**CHAT, "stream": True}, timeout=10).text
+        )
         assert events[-1]["error"]["code"] == "upstream_timeout"
         assert "did not finish" in events[-1]["error"]["message"]
         assert time.monotonic() - started < 3
@@ -219,25 +249,41 @@ def test_probe_a_stalled_upstream_and_the_total_deadline() -> None:
 def test_probe_multi_line_and_empty_data_events_parse() -> None:
     """Row 8: an event whose JSON spans two ``data:`` lines, an empty ``data:``, comments,
     ``event:``/``id:``/``retry:`` fields and CRLF line ends: the whole reply arrives."""
-    frames = [b'data: {"choices":[{"index":0,\ndata: "delta":{"content":"Hello"}}]}\n\n',
-              b"data:\n\n", b": a comment\n\n",
-              (b'event: message\r\nid: 7\r\nretry: 100\r\ndata: {"choices":[{"index":0,'
-               b'"delta":{"content":" world"}}]}\r\n\r\n'),
-              b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\r\r',
-              b"data: [DONE]\n\n"]
+    frames = [
+        b'data: {"choices":[{"index":0,\ndata: "delta":{"content":"Hello"}}]}\n\n',
+        b"data:\n\n",
+        b": a comment\n\n",
+        (
+            b'event: message\r\nid: 7\r\nretry: 100\r\ndata: {"choices":[{"index":0,'
+            b'"delta":{"content":" world"}}]}\r\n\r\n'
+        ),
+        b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\r\r',
+        b"data: [DONE]\n\n",
+    ]
     with scripted(Script(raw=frames)) as model, gateway(model) as base:
-        streamed = "".join(c.choices[0].delta.content or "" for c in openai_client(base)
-                           .chat.completions.create(**CHAT, stream=True) if c.choices)
+        streamed = "".join(
+            c.choices[0].delta.content or ""
+            for c in openai_client(base).chat.completions.create(**CHAT, stream=True)
+            if c.choices
+        )
         whole = openai_client(base).chat.completions.create(**CHAT)
     assert streamed == "Hello world" == whole.choices[0].message.content
     assert whole.choices[0].finish_reason == "stop"
 
 
 # 9 ------------------------------------------------------------------ the upstream's calls
-UPSTREAM_CALL = [[{"index": 0, "id": "call_up1", "type": "function",
-                   "function": {"name": "get_weather", "arguments": ""}}],
-                 [{"index": 0, "function": {"arguments": '{"city": '}}],
-                 [{"index": 0, "function": {"arguments": '"Oslo"}'}}]]
+UPSTREAM_CALL = [
+    [
+        {
+            "index": 0,
+            "id": "call_up1",
+            "type": "function",
+            "function": {"name": "get_weather", "arguments": ""},
+        }
+    ],
+    [{"index": 0, "function": {"arguments": '{"city": '}}],
+    [{"index": 0, "function": {"arguments": '"Oslo"}'}}],
+]
 
 
 def test_probe_the_upstreams_own_tool_calls_pass_through_merged_with_the_sieves() -> None:
@@ -246,20 +292,26 @@ def test_probe_the_upstreams_own_tool_calls_pass_through_merged_with_the_sieves(
     script = Script(text=f"Checking. {CALL}", tool_calls=UPSTREAM_CALL, finish="tool_calls")
     with scripted(script) as model, gateway(model) as base:
         with openai_client(base).chat.completions.stream(
-                model="m", messages=CHAT["messages"], tools=TOOLS) as stream:
+            model="m", messages=CHAT["messages"], tools=TOOLS
+        ) as stream:
             streamed = stream.get_final_completion().choices[0]
-        whole = openai_client(base).chat.completions.create(
-            model="m", messages=CHAT["messages"], tools=TOOLS).choices[0]
+        whole = (
+            openai_client(base)
+            .chat.completions.create(model="m", messages=CHAT["messages"], tools=TOOLS)
+            .choices[0]
+        )
         only = Script(text="", tool_calls=UPSTREAM_CALL, finish="tool_calls")
         model.scripts = [only]
         claude = anthropic_client(base).messages.create(**MESSAGES)
     for choice in (streamed, whole):
-        assert [(c.function.name, json.loads(c.function.arguments))
-                for c in choice.message.tool_calls or []] == [
-            ("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Oslo"})]
+        assert [
+            (c.function.name, json.loads(c.function.arguments))
+            for c in choice.message.tool_calls or []
+        ] == [("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Oslo"})]
         assert choice.finish_reason == "tool_calls"
     assert [(b.type, getattr(b, "input", None)) for b in claude.content] == [
-        ("tool_use", {"city": "Oslo"})]
+        ("tool_use", {"city": "Oslo"})
+    ]
     assert claude.stop_reason == "tool_use"
 
 
@@ -271,8 +323,10 @@ def test_probe_sigterm_drains_streams_then_ends_the_rest_and_exits_0() -> None:
     connection is taken; the process exits 0."""
     quick = Script(text="abcdefgh", chunk=1, delay=0.1)
     stuck = Script(text="Hi", stall=True)
-    with scripted(quick, stuck, stuck) as model, \
-            serving("--upstream", model.url, "--shutdown-grace", "2") as gw:
+    with (
+        scripted(quick, stuck, stuck) as model,
+        serving("--upstream", model.url, "--shutdown-grace", "2") as gw,
+    ):
         results: dict[str, Any] = {}
 
         def call(name: str, body: dict[str, Any]) -> None:
@@ -280,9 +334,14 @@ def test_probe_sigterm_drains_streams_then_ends_the_rest_and_exits_0() -> None:
             results[name] = (response.status_code, response.text)
 
         threads = []
-        for n, (name, body) in enumerate([("quick", {**CHAT, "stream": True}),
-                                          ("stuck", {**CHAT, "stream": True}),
-                                          ("whole", CHAT)], start=1):
+        for n, (name, body) in enumerate(
+            [
+                ("quick", {**CHAT, "stream": True}),
+                ("stuck", {**CHAT, "stream": True}),
+                ("whole", CHAT),
+            ],
+            start=1,
+        ):
             threads.append(threading.Thread(target=call, args=(name, body)))
             threads[-1].start()
             model.wait_requests(n)
@@ -297,8 +356,14 @@ def test_probe_sigterm_drains_streams_then_ends_the_rest_and_exits_0() -> None:
     assert code == 0, "".join(gw.log)
     status, text = results["quick"]
     assert status == 200 and text.endswith("data: [DONE]\n\n")
-    assert "".join(c["choices"][0]["delta"].get("content") or "" for c in sse_data(text)
-                   if c.get("choices")) == "abcdefgh"
+    assert (
+        "".join(
+            c["choices"][0]["delta"].get("content") or ""
+            for c in sse_data(text)
+            if c.get("choices")
+        )
+        == "abcdefgh"
+    )
     status, text = results["stuck"]
     assert status == 200 and sse_data(text)[-1]["error"]["code"] == "shutting_down"
     status, text = results["whole"]
@@ -319,18 +384,21 @@ def test_probe_metrics_count_by_outcome_and_retry_after_is_passed_on() -> None:
     """Row 11: a stream ended by an error is ``stream_aborted`` (not a plain 200), an
     upstream 429 is ``upstream_error`` and keeps its ``Retry-After``, a bad body is a
     ``client_error``; /metrics can be behind the keys, or on a port of its own."""
-    scripts = [Script(text="fine"), Script(text="Hello there", die_after=3),
-               Script(status=429, error={"error": {"message": "slow"}},
-                      headers={"Retry-After": "7"}),
-               Script(status=503, headers={"Retry-After": "3"})]
+    scripts = [
+        Script(text="fine"),
+        Script(text="Hello there", die_after=3),
+        Script(status=429, error={"error": {"message": "slow"}}, headers={"Retry-After": "7"}),
+        Script(status=503, headers={"Retry-After": "3"}),
+    ]
     with scripted(*scripts) as model, gateway(model, api_keys=["k1"]) as base:
         auth = {"Authorization": "Bearer k1"}
         assert httpx.post(f"{base}{PATH}", json=CHAT, headers=auth).status_code == 200
         httpx.post(f"{base}{PATH}", json={**CHAT, "stream": True}, headers=auth)
         limited = httpx.post(f"{base}{PATH}", json=CHAT, headers=auth)
         busy = httpx.post(f"{base}/v1/messages", json=MESSAGES, headers={"x-api-key": "k1"})
-        httpx.post(f"{base}{PATH}", content=b"{", headers={**auth,
-                                                          "Content-Type": "application/json"})
+        httpx.post(
+            f"{base}{PATH}", content=b"{", headers={**auth, "Content-Type": "application/json"}
+        )
         assert httpx.get(f"{base}/metrics").status_code == 401
         text = httpx.get(f"{base}/metrics", headers=auth).text
     assert (limited.status_code, limited.headers["retry-after"]) == (429, "7")
@@ -342,8 +410,10 @@ def test_probe_metrics_count_by_outcome_and_retry_after_is_passed_on() -> None:
     assert metric(text, api="messages", status="503", outcome="upstream_error") == 1
     assert metric(text, api="chat", status="400", outcome="client_error") == 1
     port = closed_port()
-    with scripted(Script(text="x")) as model, gateway(model, api_keys=["k1"],
-                                                     metrics_port=port) as base:
+    with (
+        scripted(Script(text="x")) as model,
+        gateway(model, api_keys=["k1"], metrics_port=port) as base,
+    ):
         assert httpx.get(f"{base}/metrics", headers=auth).status_code == 404
     # (the separate port is served by ``serve``; tests/server/test_gateway_workers.py)
 
@@ -355,17 +425,23 @@ def test_probe_a_large_whole_reply_does_not_freeze_other_streams() -> None:
     (the benchmark has the figure) and bounded loosely here (0.41 s for 50 MB before)."""
     big = "z" * 20_000_000
     slow = Script(text="tick " * 60, chunk=5, delay=0.02)
-    frames = [b'data: {"choices":[{"index":0,"delta":{"content":"' + big[i:i + 1_000_000]
-              .encode() + b'"}}]}\n\n' for i in range(0, len(big), 1_000_000)]
-    frames.append(b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n'
-                  b"data: [DONE]\n\n")
+    frames = [
+        b'data: {"choices":[{"index":0,"delta":{"content":"'
+        + big[i : i + 1_000_000].encode()
+        + b'"}}]}\n\n'
+        for i in range(0, len(big), 1_000_000)
+    ]
+    frames.append(
+        b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
+    )
     with scripted(slow, Script(raw=frames)) as model, gateway(model) as base:
         gaps: list[float] = []
 
         def stream() -> None:
             last = None
-            with httpx.stream("POST", f"{base}{PATH}", json={**CHAT, "stream": True},
-                              timeout=30) as response:
+            with httpx.stream(
+                "POST", f"{base}{PATH}", json={**CHAT, "stream": True}, timeout=30
+            ) as response:
                 for _ in response.iter_raw():
                     now = time.monotonic()
                     if last is not None:
@@ -391,20 +467,25 @@ def test_probe_request_fields_are_forwarded_honoured_or_refused() -> None:
     two = f"{CALL}\n{CALL.replace('Paris', 'Rome')}"
     with scripted(Script(text=two), Script(text='{"a": 1}')) as model, gateway(model) as base:
         client = openai_client(base)
-        one = client.chat.completions.create(model="m", messages=CHAT["messages"],
-                                             tools=TOOLS, parallel_tool_calls=False,
-                                             extra_body={"top_k": 5})
-        assert [json.loads(c.function.arguments) for c in one.choices[0].message.tool_calls
-                or []] == [{"city": "Paris"}]
-        json_reply = client.chat.completions.create(
-            **CHAT, response_format={"type": "json_object"})
+        one = client.chat.completions.create(
+            model="m",
+            messages=CHAT["messages"],
+            tools=TOOLS,
+            parallel_tool_calls=False,
+            extra_body={"top_k": 5},
+        )
+        assert [
+            json.loads(c.function.arguments) for c in one.choices[0].message.tool_calls or []
+        ] == [{"city": "Paris"}]
+        json_reply = client.chat.completions.create(**CHAT, response_format={"type": "json_object"})
         for field, value in (("n", 2), ("logprobs", True)):
             with pytest.raises(openai.BadRequestError) as info:
                 client.chat.completions.create(**CHAT, **{field: value})
             assert info.value.param == field
         with pytest.raises(openai.BadRequestError) as info:
-            client.chat.completions.create(**CHAT, tools=TOOLS,
-                                           response_format={"type": "json_object"})
+            client.chat.completions.create(
+                **CHAT, tools=TOOLS, response_format={"type": "json_object"}
+            )
         assert info.value.param == "response_format"
     first, second = model.requests
     assert "at most one tool call" in first["messages"][0]["content"]
@@ -412,4 +493,3 @@ def test_probe_request_fields_are_forwarded_honoured_or_refused() -> None:
     assert second["response_format"] == {"type": "json_object"}
     assert json_reply.choices[0].message.content == '{"a": 1}'
     assert len(model.requests) == 2
-

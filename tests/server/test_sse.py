@@ -17,7 +17,7 @@ def events(stream: bytes, **limits: int) -> list[SSEEvent]:
         d = SSEDecoder(**limits)
         assert d.feed(stream[:cut]) + d.feed(stream[cut:]) + d.close() == out, cut
     d = SSEDecoder(**limits)
-    assert [e for i in range(len(stream)) for e in d.feed(stream[i:i + 1])] == out
+    assert [e for i in range(len(stream)) for e in d.feed(stream[i : i + 1])] == out
     return out
 
 
@@ -26,17 +26,23 @@ def test_multi_line_data_joins_with_newlines() -> None:
 
 
 def test_comments_ids_and_the_space_after_the_colon() -> None:
-    stream = (b": test stream\n\ndata: first event\nid: 1\n\ndata:second event\nid\n\n"
-              b"data:  third event\n\n")
-    assert events(stream) == [SSEEvent("message", "first event", "1"),
-                              SSEEvent("message", "second event", ""),
-                              SSEEvent("message", " third event", "")]
+    stream = (
+        b": test stream\n\ndata: first event\nid: 1\n\ndata:second event\nid\n\n"
+        b"data:  third event\n\n"
+    )
+    assert events(stream) == [
+        SSEEvent("message", "first event", "1"),
+        SSEEvent("message", "second event", ""),
+        SSEEvent("message", " third event", ""),
+    ]
 
 
 def test_empty_data_lines_and_an_unfinished_event() -> None:
     """``data`` alone is a line of empty data; an event without its blank line is dropped."""
-    assert events(b"data\n\ndata\ndata\n\ndata:") == [SSEEvent("message", ""),
-                                                      SSEEvent("message", "\n")]
+    assert events(b"data\n\ndata\ndata\n\ndata:") == [
+        SSEEvent("message", ""),
+        SSEEvent("message", "\n"),
+    ]
 
 
 def test_the_same_event_with_and_without_the_space() -> None:
@@ -52,7 +58,8 @@ def test_every_line_ending(end: bytes) -> None:
 def test_a_bom_at_the_start_is_skipped_and_retry_is_kept() -> None:
     d = SSEDecoder()
     assert d.feed(b"\xef\xbb\xbfretry: 1500\nretry: soon\ndata: a\n\n") == [
-        SSEEvent("message", "a")]
+        SSEEvent("message", "a")
+    ]
     assert d.retry == 1500
 
 

@@ -51,8 +51,9 @@ class Access:
         self._hosts = {h.lower().strip("[]") for h in config.allowed_hosts}
         self._any_host = "*" in self._hosts
         self._origins = set(config.cors_origins)
-        self._digests = [hashlib.sha256(k.encode()).digest() for k in config.api_keys] \
-            if keys else []
+        self._digests = (
+            [hashlib.sha256(k.encode()).digest() for k in config.api_keys] if keys else []
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -63,18 +64,30 @@ class Access:
             cors = self._check(scope)
         except ApiError as err:
             log_answer(scope, err.status, err.code or err.kind, started)
-            await send_json(send, err.status, error_shape(scope["path"])(err),
-                            [(k.lower().encode(), v.encode()) for k, v in err.headers.items()])
+            await send_json(
+                send,
+                err.status,
+                error_shape(scope["path"])(err),
+                [(k.lower().encode(), v.encode()) for k, v in err.headers.items()],
+            )
             return
         if cors is None:
             await self.app(scope, receive, send)
             return
         if scope["method"] == "OPTIONS" and header(scope, b"access-control-request-method"):
             asked = header(scope, b"access-control-request-headers") or ""
-            await send({"type": "http.response.start", "status": 204, "headers": [
-                *cors, (b"access-control-allow-methods", b"GET, POST, OPTIONS"),
-                (b"access-control-allow-headers", asked.encode("latin-1")),
-                (b"access-control-max-age", b"600")]})
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 204,
+                    "headers": [
+                        *cors,
+                        (b"access-control-allow-methods", b"GET, POST, OPTIONS"),
+                        (b"access-control-allow-headers", asked.encode("latin-1")),
+                        (b"access-control-max-age", b"600"),
+                    ],
+                }
+            )
             await send({"type": "http.response.body", "body": b""})
             log_answer(scope, 204, "preflight", started)
             return
@@ -92,28 +105,43 @@ class Access:
         if path in _OPEN:
             return None
         if not self._any_host and _hostname(header(scope, b"host")) not in self._hosts:
-            raise ApiError(400, "the Host header names no host this gateway serves "
-                           "(allowed_hosts)", code="host_not_allowed")
+            raise ApiError(
+                400,
+                "the Host header names no host this gateway serves (allowed_hosts)",
+                code="host_not_allowed",
+            )
         origin = header(scope, b"origin")
         cors = None
         if origin is not None:
             if origin not in self._origins and "*" not in self._origins:
-                raise ApiError(403, "requests from a web page of another origin are refused "
-                               "(cors_origins)", kind="permission_error",
-                               code="origin_not_allowed")
-            cors = [(b"access-control-allow-origin", origin.encode("latin-1")),
-                    (b"vary", b"Origin")]
+                raise ApiError(
+                    403,
+                    "requests from a web page of another origin are refused (cors_origins)",
+                    kind="permission_error",
+                    code="origin_not_allowed",
+                )
+            cors = [
+                (b"access-control-allow-origin", origin.encode("latin-1")),
+                (b"vary", b"Origin"),
+            ]
             if scope["method"] == "OPTIONS":
                 return cors
         if self._digests and not self._key_ok(scope):
-            raise ApiError(401, "a valid API key is required (Authorization: Bearer KEY, or "
-                           "x-api-key)", kind="invalid_request_error", code="invalid_api_key",
-                           headers={"WWW-Authenticate": "Bearer"})
+            raise ApiError(
+                401,
+                "a valid API key is required (Authorization: Bearer KEY, or x-api-key)",
+                kind="invalid_request_error",
+                code="invalid_api_key",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
         if scope["method"] == "POST":
             kind = (header(scope, b"content-type") or "").split(";")[0].strip().lower()
             if kind != "application/json":
-                raise ApiError(415, "the body must be JSON (Content-Type: application/json)",
-                               code="unsupported_media_type")
+                raise ApiError(
+                    415,
+                    "the body must be JSON (Content-Type: application/json)",
+                    code="unsupported_media_type",
+                )
         return cors
 
     def _key_ok(self, scope: Scope) -> bool:
@@ -138,5 +166,5 @@ def _hostname(host: str | None) -> str:
         return ""
     host = host.strip().lower()
     if host.startswith("["):
-        return host[1:host.find("]")] if "]" in host else host
+        return host[1 : host.find("]")] if "]" in host else host
     return host.rsplit(":", 1)[0].rstrip(".") if host.count(":") <= 1 else host

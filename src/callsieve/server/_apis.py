@@ -68,35 +68,91 @@ class Api:
 
 
 def _responses_frame(err: ApiError, sent: int) -> str:
-    return _event({"type": "error", "code": err.code or err.kind, "message": err.message,
-                   "param": err.param, "sequence_number": sent})
+    return _event(
+        {
+            "type": "error",
+            "code": err.code or err.kind,
+            "message": err.message,
+            "param": err.param,
+            "sequence_number": sent,
+        }
+    )
 
 
-def _api(name: str, read: Reader, module: Any, frame: Callable[[dict[str, Any]], str],
-         end: str, keepalive: str, error_body: Callable[[ApiError], dict[str, Any]],
-         error_frame: Callable[[ApiError, int], str],
-         wants_usage: Callable[[ModelRequest], bool]) -> Api:
+def _api(
+    name: str,
+    read: Reader,
+    module: Any,
+    frame: Callable[[dict[str, Any]], str],
+    end: str,
+    keepalive: str,
+    error_body: Callable[[ApiError], dict[str, Any]],
+    error_frame: Callable[[ApiError, int], str],
+    wants_usage: Callable[[ModelRequest], bool],
+) -> Api:
     """An ``Api`` answered by a ``callsieve.render`` module, given the request's model and
     what it echoes."""
     return Api(
-        name=name, read=read,
+        name=name,
+        read=read,
         stream_renderer=lambda req: module.StreamRenderer(model=req.model, **req.echo),
         whole=lambda result, req, finish, usage: module.render_response(
-            result, model=req.model, finish_reason=finish, usage=usage, **req.echo),
-        frame=frame, end=end, keepalive=keepalive, error_body=error_body,
-        error_frame=error_frame, wants_usage=wants_usage)
+            result, model=req.model, finish_reason=finish, usage=usage, **req.echo
+        ),
+        frame=frame,
+        end=end,
+        keepalive=keepalive,
+        error_body=error_body,
+        error_frame=error_frame,
+        wants_usage=wants_usage,
+    )
 
 
 _COMMENT = ": keep-alive\n\n"
-CHAT = _api("chat", read_chat, openai_chat, _data, "data: [DONE]\n\n", _COMMENT, openai_body,
-            lambda err, sent: _data(openai_body(err)), lambda req: req.include_usage)
-RESPONSES = _api("responses", read_responses, openai_responses, _event, "", _COMMENT,
-                 openai_body, _responses_frame, lambda req: True)
-MESSAGES = _api("messages", read_messages, anthropic, _event, "",
-                'event: ping\ndata: {"type":"ping"}\n\n', anthropic_body,
-                lambda err, sent: _event(anthropic_body(err)), lambda req: True)
-GEMINI = _api("gemini", read_generate, gemini, _data, "", "", gemini_body,
-              lambda err, sent: _data(gemini_body(err)), lambda req: True)
+CHAT = _api(
+    "chat",
+    read_chat,
+    openai_chat,
+    _data,
+    "data: [DONE]\n\n",
+    _COMMENT,
+    openai_body,
+    lambda err, sent: _data(openai_body(err)),
+    lambda req: req.include_usage,
+)
+RESPONSES = _api(
+    "responses",
+    read_responses,
+    openai_responses,
+    _event,
+    "",
+    _COMMENT,
+    openai_body,
+    _responses_frame,
+    lambda req: True,
+)
+MESSAGES = _api(
+    "messages",
+    read_messages,
+    anthropic,
+    _event,
+    "",
+    'event: ping\ndata: {"type":"ping"}\n\n',
+    anthropic_body,
+    lambda err, sent: _event(anthropic_body(err)),
+    lambda req: True,
+)
+GEMINI = _api(
+    "gemini",
+    read_generate,
+    gemini,
+    _data,
+    "",
+    "",
+    gemini_body,
+    lambda err, sent: _data(gemini_body(err)),
+    lambda req: True,
+)
 
 
 def error_shape(path: str) -> Callable[[ApiError], dict[str, Any]]:

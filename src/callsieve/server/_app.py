@@ -64,11 +64,11 @@ class Gateway:
         log.addFilter(redacting)
         self.drain.start()
         try:
-            timeout = httpx.Timeout(None, connect=self.config.connect_timeout,
-                                    pool=self.config.connect_timeout)
+            timeout = httpx.Timeout(
+                None, connect=self.config.connect_timeout, pool=self.config.connect_timeout
+            )
             limits = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
-            async with httpx.AsyncClient(timeout=timeout, limits=limits, trust_env=False) \
-                    as client:
+            async with httpx.AsyncClient(timeout=timeout, limits=limits, trust_env=False) as client:
                 self.client = client
                 yield
         finally:
@@ -84,9 +84,13 @@ class Gateway:
 def _gemini(stream: bool) -> Any:
     def params(scope: Scope) -> dict[str, str]:
         if stream and b"alt=sse" not in scope.get("query_string", b"").split(b"&"):
-            raise ApiError(400, "streamGenerateContent is served as server-sent events only: "
-                           "add ?alt=sse", param="alt")
+            raise ApiError(
+                400,
+                "streamGenerateContent is served as server-sent events only: add ?alt=sse",
+                param="alt",
+            )
         return {"model": str(scope["path_params"]["model"]), "stream": "1" if stream else "0"}
+
     return params
 
 
@@ -94,33 +98,60 @@ def create_app(config: ServerConfig) -> ASGIApp:
     gw = Gateway(config)
 
     async def models(request: Request) -> Response:
-        return JSONResponse({"object": "list", "data": [
-            {"id": config.model_name, "object": "model", "created": 0,
-             "owned_by": "callsieve"}]})
+        return JSONResponse(
+            {
+                "object": "list",
+                "data": [
+                    {
+                        "id": config.model_name,
+                        "object": "model",
+                        "created": 0,
+                        "owned_by": "callsieve",
+                    }
+                ],
+            }
+        )
 
     async def healthz(request: Request) -> Response:
-        return JSONResponse({"status": "stopping" if gw.drain.stopping else "ok",
-                             "mode": "upstream" if config.upstream else "replay"},
-                            status_code=503 if gw.drain.stopping else 200)
+        return JSONResponse(
+            {
+                "status": "stopping" if gw.drain.stopping else "ok",
+                "mode": "upstream" if config.upstream else "replay",
+            },
+            status_code=503 if gw.drain.stopping else 200,
+        )
 
-    routes = [Route("/v1/chat/completions", Endpoint(gw, CHAT), methods=["POST"]),
-              Route("/v1/responses", Endpoint(gw, RESPONSES), methods=["POST"]),
-              Route("/v1/messages", Endpoint(gw, MESSAGES), methods=["POST"]),
-              Route("/v1beta/models/{model}:generateContent",
-                    Endpoint(gw, GEMINI, _gemini(False)), methods=["POST"]),
-              Route("/v1beta/models/{model}:streamGenerateContent",
-                    Endpoint(gw, GEMINI, _gemini(True)), methods=["POST"]),
-              Route("/v1/models", models, methods=["GET"]),
-              Route("/healthz", healthz, methods=["GET"])]
-    metrics = [Route("/metrics", gw.metrics_endpoint, methods=["GET"])] \
-        if gw.metrics.enabled else []
+    routes = [
+        Route("/v1/chat/completions", Endpoint(gw, CHAT), methods=["POST"]),
+        Route("/v1/responses", Endpoint(gw, RESPONSES), methods=["POST"]),
+        Route("/v1/messages", Endpoint(gw, MESSAGES), methods=["POST"]),
+        Route(
+            "/v1beta/models/{model}:generateContent",
+            Endpoint(gw, GEMINI, _gemini(False)),
+            methods=["POST"],
+        ),
+        Route(
+            "/v1beta/models/{model}:streamGenerateContent",
+            Endpoint(gw, GEMINI, _gemini(True)),
+            methods=["POST"],
+        ),
+        Route("/v1/models", models, methods=["GET"]),
+        Route("/healthz", healthz, methods=["GET"]),
+    ]
+    metrics = (
+        [Route("/metrics", gw.metrics_endpoint, methods=["GET"])] if gw.metrics.enabled else []
+    )
     handlers: Any = {HTTPException: _http_error, Exception: _unexpected}
-    main = Starlette(routes=routes + ([] if config.metrics_port else metrics),
-                     lifespan=gw.lifespan, exception_handlers=handlers)
+    main = Starlette(
+        routes=routes + ([] if config.metrics_port else metrics),
+        lifespan=gw.lifespan,
+        exception_handlers=handlers,
+    )
     app: ASGIApp = Access(main, config)
     if config.metrics_port:
-        app = ByPort(app, {config.metrics_port: Starlette(routes=metrics,
-                                                          exception_handlers=handlers)})
+        app = ByPort(
+            app, {config.metrics_port: Starlette(routes=metrics, exception_handlers=handlers)}
+        )
     return app
 
 
@@ -134,8 +165,11 @@ class ByPort:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         server = scope.get("server") or ("", 0)
-        app = self.others.get(int(server[1] or 0), self.main) if scope["type"] == "http" \
+        app = (
+            self.others.get(int(server[1] or 0), self.main)
+            if scope["type"] == "http"
             else self.main
+        )
         await app(scope, receive, send)
 
 
@@ -151,5 +185,6 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 
 async def _unexpected(request: Request, exc: Exception) -> Response:
     log.exception("unexpected error answering %s %s", request.method, request.url.path)
-    return _shape(request, ApiError(500, f"internal error ({type(exc).__name__})",
-                                    code="internal_error"))
+    return _shape(
+        request, ApiError(500, f"internal error ({type(exc).__name__})", code="internal_error")
+    )

@@ -53,19 +53,56 @@ LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 _PER_REQUEST = ("tools", "id_factory")
 _SAMPLE_TOOL = {"name": "sample", "parameters": {"type": "object", "properties": {}}}
 _TABLES = {
-    "server": ("host", "port", "max_body_bytes", "max_json_depth", "model", "api_keys",
-               "allow_unauthenticated", "allowed_hosts", "cors_origins", "workers",
-               "shutdown_grace", "keepalive_interval", "metrics_port"),
-    "upstream": ("url", "model", "dialect", "connect_timeout", "first_byte_timeout",
-                 "idle_timeout", "total_timeout", "max_line_bytes", "max_event_bytes",
-                 "max_reply_bytes"),
+    "server": (
+        "host",
+        "port",
+        "max_body_bytes",
+        "max_json_depth",
+        "model",
+        "api_keys",
+        "allow_unauthenticated",
+        "allowed_hosts",
+        "cors_origins",
+        "workers",
+        "shutdown_grace",
+        "keepalive_interval",
+        "metrics_port",
+    ),
+    "upstream": (
+        "url",
+        "model",
+        "dialect",
+        "connect_timeout",
+        "first_byte_timeout",
+        "idle_timeout",
+        "total_timeout",
+        "max_line_bytes",
+        "max_event_bytes",
+        "max_reply_bytes",
+    ),
     "replay": ("transcript", "chunk_size", "delay_ms"),
 }
 _RENAMED = {("upstream", "url"): "upstream", ("upstream", "model"): "upstream_model"}
-_INTS = {"chunk_size": 1, "port": 0, "max_body_bytes": 1, "max_json_depth": 1, "workers": 1,
-         "max_line_bytes": 64, "max_event_bytes": 64, "max_reply_bytes": 64, "metrics_port": 0}
-_NUMBERS = ("connect_timeout", "first_byte_timeout", "idle_timeout", "total_timeout",
-            "delay_ms", "shutdown_grace", "keepalive_interval")
+_INTS = {
+    "chunk_size": 1,
+    "port": 0,
+    "max_body_bytes": 1,
+    "max_json_depth": 1,
+    "workers": 1,
+    "max_line_bytes": 64,
+    "max_event_bytes": 64,
+    "max_reply_bytes": 64,
+    "metrics_port": 0,
+}
+_NUMBERS = (
+    "connect_timeout",
+    "first_byte_timeout",
+    "idle_timeout",
+    "total_timeout",
+    "delay_ms",
+    "shutdown_grace",
+    "keepalive_interval",
+)
 _STRINGS = ("upstream", "upstream_model", "dialect", "transcript", "host", "model")
 _LISTS = ("api_keys", "allowed_hosts", "cors_origins")
 MiB = 1024 * 1024
@@ -125,27 +162,34 @@ class ServerConfig:
         values = {k: v for k, v in values.items() if v is not None}
         _check_types(values)
         if ("upstream" in values) == ("transcript" in values):
-            raise ConfigurationError("give exactly one of --upstream URL (a model server) "
-                                     "and --transcript FILE (replay a saved reply)")
+            raise ConfigurationError(
+                "give exactly one of --upstream URL (a model server) "
+                "and --transcript FILE (replay a saved reply)"
+            )
         values["sieve"] = _sieve(values.get("sieve", {}))
         if "transcript" in values:
             values["transcript_text"] = _read(values["transcript"])
         if "upstream" in values:
             values["upstream"] = values["upstream"].rstrip("/")
             if not values["upstream"].startswith(("http://", "https://")):
-                raise ConfigurationError(f"upstream must be an http:// or https:// URL, not "
-                                         f"{values['upstream']!r}")
+                raise ConfigurationError(
+                    f"upstream must be an http:// or https:// URL, not {values['upstream']!r}"
+                )
             values.setdefault("api_key", os.environ.get(API_KEY_ENV) or None)
             check_dialect(values.get("dialect", DEFAULT_PROMPT_DIALECT))
         keys = [*values.get("api_keys", ()), *_split(os.environ.get(API_KEYS_ENV, ""))]
         values["api_keys"] = tuple(dict.fromkeys(keys))
         host = values.get("host", "127.0.0.1")
-        if not values["api_keys"] and not values.get("allow_unauthenticated") \
-                and not is_loopback(host):
+        if (
+            not values["api_keys"]
+            and not values.get("allow_unauthenticated")
+            and not is_loopback(host)
+        ):
             raise ConfigurationError(
                 f"host {host!r} is not a loopback address and no client API key is set: "
                 f"anyone who reaches it could spend the upstream; give --api-key KEY (or "
-                f"{API_KEYS_ENV}), or --allow-unauthenticated if a proxy in front checks")
+                f"{API_KEYS_ENV}), or --allow-unauthenticated if a proxy in front checks"
+            )
         values.setdefault("allowed_hosts", _default_hosts(host))
         return cls(**values)
 
@@ -165,8 +209,11 @@ def _default_hosts(host: str) -> tuple[str, ...]:
     try:
         address = ipaddress.ip_address(host.strip("[]"))
     except ValueError:
-        return (*LOOPBACK_NAMES, host.lower()) if host.lower() not in LOOPBACK_NAMES \
+        return (
+            (*LOOPBACK_NAMES, host.lower())
+            if host.lower() not in LOOPBACK_NAMES
             else LOOPBACK_NAMES
+        )
     if address.is_unspecified or address.is_loopback:
         return LOOPBACK_NAMES
     return (*LOOPBACK_NAMES, str(address))
@@ -192,8 +239,7 @@ def _check_types(values: dict[str, Any]) -> None:
             if isinstance(value, str) or not all(isinstance(v, str) and v for v in value):
                 raise ConfigurationError(f"{name} must be a list of non-empty strings")
             values[name] = tuple(value)
-    if "allow_unauthenticated" in values and not isinstance(values["allow_unauthenticated"],
-                                                            bool):
+    if "allow_unauthenticated" in values and not isinstance(values["allow_unauthenticated"], bool):
         raise ConfigurationError("allow_unauthenticated must be true or false")
 
 
@@ -217,12 +263,14 @@ def load_toml(path: str) -> dict[str, Any]:
             continue
         keys = _TABLES.get(table)
         if keys is None or not isinstance(body, dict):
-            raise ConfigurationError(f"{path}: unknown table [{table}]; the tables are "
-                                     f"{', '.join([*_TABLES, 'sieve'])}")
+            raise ConfigurationError(
+                f"{path}: unknown table [{table}]; the tables are {', '.join([*_TABLES, 'sieve'])}"
+            )
         for key, value in body.items():
             if key not in keys:
-                raise ConfigurationError(f"{path}: [{table}] has no setting {key!r}; it has "
-                                         f"{', '.join(keys)}")
+                raise ConfigurationError(
+                    f"{path}: [{table}] has no setting {key!r}; it has {', '.join(keys)}"
+                )
             out[_RENAMED.get((table, key)) or key] = value
     return out
 
@@ -240,8 +288,9 @@ def _sieve(options: Any) -> dict[str, Any]:
         raise ConfigurationError("sieve options must be a table of option = value")
     fixed = [k for k in _PER_REQUEST if k in options]
     if fixed:
-        raise ConfigurationError(f"sieve option {fixed[0]!r} is set per request, not in the "
-                                 "server's settings")
+        raise ConfigurationError(
+            f"sieve option {fixed[0]!r} is set per request, not in the server's settings"
+        )
     from .. import Sieve
 
     try:  # checked as a request with tools builds it (a policy needs tools to judge by)
@@ -255,8 +304,7 @@ def _sieve(options: Any) -> dict[str, Any]:
 
 def _int(name: str, value: Any, *, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ConfigurationError(f"{name} must be an integer of at least {minimum}, not "
-                                 f"{value!r}")
+        raise ConfigurationError(f"{name} must be an integer of at least {minimum}, not {value!r}")
     return value
 
 

@@ -27,17 +27,43 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["ApiError", "RedactingFilter", "Redactor", "anthropic_body", "anthropic_type",
-           "from_upstream", "gemini_body", "openai_body"]
+__all__ = [
+    "ApiError",
+    "RedactingFilter",
+    "Redactor",
+    "anthropic_body",
+    "anthropic_type",
+    "from_upstream",
+    "gemini_body",
+    "openai_body",
+]
 
-_ANTHROPIC_TYPES = {400: "invalid_request_error", 401: "authentication_error",
-                    403: "permission_error", 404: "not_found_error", 413: "request_too_large",
-                    429: "rate_limit_error", 504: "timeout_error", 529: "overloaded_error"}
-_GOOGLE_STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED",
-                  404: "NOT_FOUND", 405: "INVALID_ARGUMENT", 413: "INVALID_ARGUMENT",
-                  415: "INVALID_ARGUMENT", 429: "RESOURCE_EXHAUSTED", 499: "CANCELLED",
-                  500: "INTERNAL", 501: "UNIMPLEMENTED", 502: "UNAVAILABLE",
-                  503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED"}
+_ANTHROPIC_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    504: "timeout_error",
+    529: "overloaded_error",
+}
+_GOOGLE_STATUS = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    405: "INVALID_ARGUMENT",
+    413: "INVALID_ARGUMENT",
+    415: "INVALID_ARGUMENT",
+    429: "RESOURCE_EXHAUSTED",
+    499: "CANCELLED",
+    500: "INTERNAL",
+    501: "UNIMPLEMENTED",
+    502: "UNAVAILABLE",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+}
 _MAX_MESSAGE = 500
 
 
@@ -46,9 +72,16 @@ class ApiError(Exception):
     ``code`` (Anthropic's and Google's shapes read their ``type`` from the status), and the
     response ``headers`` it needs (``Retry-After``, ``WWW-Authenticate``)."""
 
-    def __init__(self, status: int, message: str, *, kind: str | None = None,
-                 param: str | None = None, code: str | None = None,
-                 headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        kind: str | None = None,
+        param: str | None = None,
+        code: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status if 400 <= status <= 599 else 502
         self.message = " ".join(message.split())[:_MAX_MESSAGE]
@@ -59,8 +92,9 @@ class ApiError(Exception):
 
 
 def openai_body(err: ApiError) -> dict[str, Any]:
-    return {"error": {"message": err.message, "type": err.kind, "param": err.param,
-                      "code": err.code}}
+    return {
+        "error": {"message": err.message, "type": err.kind, "param": err.param, "code": err.code}
+    }
 
 
 def anthropic_type(status: int) -> str:
@@ -68,13 +102,13 @@ def anthropic_type(status: int) -> str:
 
 
 def anthropic_body(err: ApiError) -> dict[str, Any]:
-    return {"type": "error", "error": {"type": anthropic_type(err.status),
-                                       "message": err.message}}
+    return {"type": "error", "error": {"type": anthropic_type(err.status), "message": err.message}}
 
 
 def gemini_body(err: ApiError) -> dict[str, Any]:
-    status = _GOOGLE_STATUS.get(err.status, "FAILED_PRECONDITION" if err.status < 500
-                                else "INTERNAL")
+    status = _GOOGLE_STATUS.get(
+        err.status, "FAILED_PRECONDITION" if err.status < 500 else "INTERNAL"
+    )
     return {"error": {"code": err.status, "message": err.message, "status": status}}
 
 
@@ -82,23 +116,39 @@ def from_upstream(status: int, retry_after: str | None = None) -> ApiError:
     """Our answer to an upstream's error status (see the module's docstring)."""
     headers = {"Retry-After": retry_after} if retry_after and status in (429, 503) else {}
     if status in (401, 403):
-        return ApiError(502, f"upstream authentication failed (HTTP {status}): the gateway's "
-                        "upstream key was refused", code="upstream_auth_failed")
+        return ApiError(
+            502,
+            f"upstream authentication failed (HTTP {status}): the gateway's "
+            "upstream key was refused",
+            code="upstream_auth_failed",
+        )
     if status == 429:
-        return ApiError(429, "the upstream is rate-limited; retry later", kind="rate_limit_error",
-                        code="upstream_rate_limited", headers=headers)
+        return ApiError(
+            429,
+            "the upstream is rate-limited; retry later",
+            kind="rate_limit_error",
+            code="upstream_rate_limited",
+            headers=headers,
+        )
     if status == 408:
-        return ApiError(504, "the upstream timed out (HTTP 408)", kind="timeout_error",
-                        code="upstream_timeout")
+        return ApiError(
+            504, "the upstream timed out (HTTP 408)", kind="timeout_error", code="upstream_timeout"
+        )
     if status < 500:
-        return ApiError(status, f"the upstream refused the request (HTTP {status})",
-                        code="upstream_refused")
+        return ApiError(
+            status, f"the upstream refused the request (HTTP {status})", code="upstream_refused"
+        )
     if status in (503, 529):
-        return ApiError(status, f"the upstream is overloaded (HTTP {status}); retry later",
-                        code="upstream_unavailable", headers=headers)
+        return ApiError(
+            status,
+            f"the upstream is overloaded (HTTP {status}); retry later",
+            code="upstream_unavailable",
+            headers=headers,
+        )
     if status == 504:
-        return ApiError(504, "the upstream timed out (HTTP 504)", kind="timeout_error",
-                        code="upstream_timeout")
+        return ApiError(
+            504, "the upstream timed out (HTTP 504)", kind="timeout_error", code="upstream_timeout"
+        )
     return ApiError(502, f"the upstream failed (HTTP {status})", code="upstream_error")
 
 

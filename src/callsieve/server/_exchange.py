@@ -49,8 +49,11 @@ if TYPE_CHECKING:
 __all__ = ["Endpoint", "Exchange"]
 
 log = logging.getLogger("callsieve.server")
-_SSE = [(b"content-type", b"text/event-stream; charset=utf-8"), (b"cache-control", b"no-cache"),
-        (b"x-accel-buffering", b"no")]
+_SSE = [
+    (b"content-type", b"text/event-stream; charset=utf-8"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+]
 _SHUTDOWN = "the gateway is shutting down; retry the request"
 
 
@@ -71,24 +74,23 @@ class Endpoint:
         gw, api = self.gateway, self.api
         try:
             if gw.drain.stopping:
-                raise ApiError(503, _SHUTDOWN, code="shutting_down",
-                               headers={"Retry-After": "1"})
-            body = loads_strict(await read_body(receive, scope, gw.config.max_body_bytes),
-                                gw.config.max_json_depth)
+                raise ApiError(503, _SHUTDOWN, code="shutting_down", headers={"Retry-After": "1"})
+            body = loads_strict(
+                await read_body(receive, scope, gw.config.max_body_bytes), gw.config.max_json_depth
+            )
             if not isinstance(body, dict):
                 raise ApiError(400, "the body must be a JSON object", code="invalid_json")
             req = api.read(body, self.params(scope) if self.params else {})
-            events = ReplyEvents(make_sieve(sieve_options(gw.config, req,
-                                                          gw.metrics.sieve_defaults)),
-                                 req.max_calls)
+            events = ReplyEvents(
+                make_sieve(sieve_options(gw.config, req, gw.metrics.sieve_defaults)), req.max_calls
+            )
             payload = upstream_payload(gw.config, req) if gw.config.upstream else None
         except ClientGone:
             self._done(scope, 499, "cancelled", started)
             return
         except ApiError as err:
             outcome = "client_error" if err.status < 500 else "shutdown"
-            await send_json(send, err.status, api.error_body(gw.redact.error(err)),
-                            _headers(err))
+            await send_json(send, err.status, api.error_body(gw.redact.error(err)), _headers(err))
             self._done(scope, err.status, outcome, started, err.code)
             return
         except Exception:  # a bug: counted and answered here (Starlette would only log it)
@@ -103,8 +105,9 @@ class Endpoint:
         finally:
             self._done(scope, exchange.status, exchange.outcome, started, exchange.code)
 
-    def _done(self, scope: Scope, status: int, outcome: str, started: float,
-              code: str | None = None) -> None:
+    def _done(
+        self, scope: Scope, status: int, outcome: str, started: float, code: str | None = None
+    ) -> None:
         self.gateway.metrics.answered(self.api.name, status, outcome)
         log_answer(scope, status, outcome if code is None else f"{outcome} {code}", started)
 
@@ -112,8 +115,15 @@ class Endpoint:
 class Exchange:
     """One request from its source to its last byte (see the module's docstring)."""
 
-    def __init__(self, gateway: Gateway, api: Api, req: ModelRequest, events: ReplyEvents,
-                 payload: dict[str, Any] | None, send: Send) -> None:
+    def __init__(
+        self,
+        gateway: Gateway,
+        api: Api,
+        req: ModelRequest,
+        events: ReplyEvents,
+        payload: dict[str, Any] | None,
+        send: Send,
+    ) -> None:
         self.gw, self.api, self.req, self.events = gateway, api, req, events
         self.payload = payload
         self._client_send = send
@@ -164,8 +174,9 @@ class Exchange:
                 if self.req.stream:
                     await self._start_stream()
                     tg.start_soon(self._keepalive)
-                    self.outcome = await stream_reply(self.api, self.req, source, self.events,
-                                                      self.emit)
+                    self.outcome = await stream_reply(
+                        self.api, self.req, source, self.events, self.emit
+                    )
                 else:
                     reply = await whole_reply(self.api, self.req, source, self.events)
         except ApiError as err:  # (before the reply began: the stream reports its own)
@@ -183,8 +194,7 @@ class Exchange:
             await send_json(self._send, 200, reply)
         elif self.started:
             async with self._lock:
-                await self._send({"type": "http.response.body", "body": b"",
-                                  "more_body": False})
+                await self._send({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def _open(self) -> Source:
         config = self.gw.config
@@ -216,8 +226,9 @@ class Exchange:
             await anyio.sleep(max(self._last + interval - anyio.current_time(), 0.01))
             if anyio.current_time() - self._last >= interval:
                 async with self._lock:
-                    await self._send({"type": "http.response.body", "body": frame,
-                                      "more_body": True})
+                    await self._send(
+                        {"type": "http.response.body", "body": frame, "more_body": True}
+                    )
                 self._last = anyio.current_time()
 
     async def _shutdown(self) -> None:
@@ -225,8 +236,13 @@ class Exchange:
         self.outcome, self.status, self.code = "shutdown", 503, err.code
         if self.started:
             async with self._lock:
-                await self._send({"type": "http.response.body", "more_body": False,
-                                  "body": self.api.error_frame(err, self.sent).encode("utf-8")})
+                await self._send(
+                    {
+                        "type": "http.response.body",
+                        "more_body": False,
+                        "body": self.api.error_frame(err, self.sent).encode("utf-8"),
+                    }
+                )
             self.status = 200
         else:
             await send_json(self._send, 503, self.api.error_body(err), _headers(err))

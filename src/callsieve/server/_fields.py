@@ -23,8 +23,18 @@ from typing import Any
 
 from ._errors import ApiError
 
-__all__ = ["ANTHROPIC", "CHAT", "FORWARD", "GEMINI", "GEMINI_GENERATION", "READ",
-           "RESPONSES", "Forward", "Refuse", "check"]
+__all__ = [
+    "ANTHROPIC",
+    "CHAT",
+    "FORWARD",
+    "GEMINI",
+    "GEMINI_GENERATION",
+    "READ",
+    "RESPONSES",
+    "Forward",
+    "Refuse",
+    "check",
+]
 
 READ = "read"
 FORWARD = "forward"
@@ -49,21 +59,52 @@ class Refuse:
         self.why = why
 
 
-_SAMPLING = {k: FORWARD for k in ("temperature", "top_p", "stop", "seed", "presence_penalty",
-                                  "frequency_penalty", "logit_bias", "user", "top_k", "min_p",
-                                  "repetition_penalty", "reasoning_effort",
-                                  "chat_template_kwargs", "metadata", "service_tier",
-                                  "safety_identifier", "prompt_cache_key", "verbosity",
-                                  "store")}
-_NO_LOGPROBS = Refuse(False, why="token log-probabilities cannot follow text the sieve "
-                                 "rewrites")
+_SAMPLING = {
+    k: FORWARD
+    for k in (
+        "temperature",
+        "top_p",
+        "stop",
+        "seed",
+        "presence_penalty",
+        "frequency_penalty",
+        "logit_bias",
+        "user",
+        "top_k",
+        "min_p",
+        "repetition_penalty",
+        "reasoning_effort",
+        "chat_template_kwargs",
+        "metadata",
+        "service_tier",
+        "safety_identifier",
+        "prompt_cache_key",
+        "verbosity",
+        "store",
+    )
+}
+_NO_LOGPROBS = Refuse(False, why="token log-probabilities cannot follow text the sieve rewrites")
 
 CHAT: dict[str, Any] = {
-    **{k: READ for k in ("model", "messages", "tools", "tool_choice", "stream",
-                         "stream_options", "max_tokens", "max_completion_tokens",
-                         "parallel_tool_calls", "response_format", "n")},
+    **{
+        k: READ
+        for k in (
+            "model",
+            "messages",
+            "tools",
+            "tool_choice",
+            "stream",
+            "stream_options",
+            "max_tokens",
+            "max_completion_tokens",
+            "parallel_tool_calls",
+            "response_format",
+            "n",
+        )
+    },
     **_SAMPLING,
-    "logprobs": _NO_LOGPROBS, "top_logprobs": Refuse(0, why=_NO_LOGPROBS.why),
+    "logprobs": _NO_LOGPROBS,
+    "top_logprobs": Refuse(0, why=_NO_LOGPROBS.why),
     "audio": Refuse(why="the gateway serves text only"),
     "modalities": Refuse(["text"], why="the gateway serves text only"),
     "prediction": Refuse(why="predicted outputs are not supported"),
@@ -73,15 +114,39 @@ CHAT: dict[str, Any] = {
 }
 
 RESPONSES: dict[str, Any] = {
-    **{k: READ for k in ("model", "input", "instructions", "tools", "tool_choice", "stream",
-                         "max_output_tokens", "parallel_tool_calls", "max_tool_calls", "text",
-                         "reasoning", "stream_options")},
-    **{k: FORWARD for k in ("temperature", "top_p", "user", "metadata", "service_tier",
-                            "safety_identifier", "prompt_cache_key")},
-    "store": Refuse(False, why="the gateway keeps no responses: send store=false or leave "
-                               "it out"),
-    "previous_response_id": Refuse(why="the gateway keeps no responses: send the whole "
-                                       "conversation in input"),
+    **{
+        k: READ
+        for k in (
+            "model",
+            "input",
+            "instructions",
+            "tools",
+            "tool_choice",
+            "stream",
+            "max_output_tokens",
+            "parallel_tool_calls",
+            "max_tool_calls",
+            "text",
+            "reasoning",
+            "stream_options",
+        )
+    },
+    **{
+        k: FORWARD
+        for k in (
+            "temperature",
+            "top_p",
+            "user",
+            "metadata",
+            "service_tier",
+            "safety_identifier",
+            "prompt_cache_key",
+        )
+    },
+    "store": Refuse(False, why="the gateway keeps no responses: send store=false or leave it out"),
+    "previous_response_id": Refuse(
+        why="the gateway keeps no responses: send the whole conversation in input"
+    ),
     "conversation": Refuse(why="the gateway keeps no conversations"),
     "background": Refuse(False, why="background responses are not supported"),
     "prompt": Refuse(why="stored prompts are not supported"),
@@ -91,8 +156,21 @@ RESPONSES: dict[str, Any] = {
 }
 
 ANTHROPIC: dict[str, Any] = {
-    **{k: READ for k in ("model", "messages", "max_tokens", "system", "tools", "tool_choice",
-                         "stream", "stop_sequences", "thinking", "metadata")},
+    **{
+        k: READ
+        for k in (
+            "model",
+            "messages",
+            "max_tokens",
+            "system",
+            "tools",
+            "tool_choice",
+            "stream",
+            "stop_sequences",
+            "thinking",
+            "metadata",
+        )
+    },
     **{k: FORWARD for k in ("temperature", "top_p", "top_k", "service_tier")},
     "container": Refuse(why="containers are not supported"),
     "mcp_servers": Refuse(why="server-side tools are not supported"),
@@ -100,31 +178,50 @@ ANTHROPIC: dict[str, Any] = {
 }
 
 GEMINI: dict[str, Any] = {
-    **{k: READ for k in ("contents", "systemInstruction", "tools", "toolConfig",
-                         "generationConfig")},
+    **{
+        k: READ
+        for k in ("contents", "systemInstruction", "tools", "toolConfig", "generationConfig")
+    },
     "safetySettings": Refuse([], why="the upstream has no safety settings to apply"),
     "cachedContent": Refuse(why="cached content is not supported"),
     "labels": Refuse(why="labels are not supported"),
 }
 
 GEMINI_GENERATION: dict[str, Any] = {
-    "temperature": FORWARD, "seed": FORWARD, "topP": Forward("top_p"),
-    "topK": Forward("top_k"), "maxOutputTokens": Forward("max_tokens"),
-    "stopSequences": Forward("stop"), "presencePenalty": Forward("presence_penalty"),
-    "frequencyPenalty": Forward("frequency_penalty"), "candidateCount": Refuse(1),
-    "responseMimeType": READ, "thinkingConfig": READ,
+    "temperature": FORWARD,
+    "seed": FORWARD,
+    "topP": Forward("top_p"),
+    "topK": Forward("top_k"),
+    "maxOutputTokens": Forward("max_tokens"),
+    "stopSequences": Forward("stop"),
+    "presencePenalty": Forward("presence_penalty"),
+    "frequencyPenalty": Forward("frequency_penalty"),
+    "candidateCount": Refuse(1),
+    "responseMimeType": READ,
+    "thinkingConfig": READ,
     "responseModalities": Refuse(["TEXT"], why="the gateway serves text only"),
     "responseLogprobs": Refuse(False, why=_NO_LOGPROBS.why),
     "logprobs": Refuse(0, why=_NO_LOGPROBS.why),
-    **{k: Refuse(why="the gateway does not support it") for k in (
-        "responseSchema", "responseJsonSchema", "speechConfig", "mediaResolution",
-        "audioTimestamp", "enableEnhancedCivicAnswers", "routingConfig",
-        "modelSelectionConfig", "imageConfig")},
+    **{
+        k: Refuse(why="the gateway does not support it")
+        for k in (
+            "responseSchema",
+            "responseJsonSchema",
+            "speechConfig",
+            "mediaResolution",
+            "audioTimestamp",
+            "enableEnhancedCivicAnswers",
+            "routingConfig",
+            "modelSelectionConfig",
+            "imageConfig",
+        )
+    },
 }
 
 
-def check(body: dict[str, Any], table: dict[str, Any], where: str = "", *,
-          forward_unknown: bool = False) -> dict[str, Any]:
+def check(
+    body: dict[str, Any], table: dict[str, Any], where: str = "", *, forward_unknown: bool = False
+) -> dict[str, Any]:
     """The fields of ``body`` to send upstream (chat-completions names); a 400 for a refused
     or unknown one."""
     out: dict[str, Any] = {}
@@ -133,8 +230,11 @@ def check(body: dict[str, Any], table: dict[str, Any], where: str = "", *,
         if rule is None and forward_unknown:
             rule = FORWARD
         if rule is None:
-            raise ApiError(400, f"{where}{name}: unknown field (the gateway neither forwards "
-                           f"nor reads it)", param=f"{where}{name}")
+            raise ApiError(
+                400,
+                f"{where}{name}: unknown field (the gateway neither forwards nor reads it)",
+                param=f"{where}{name}",
+            )
         if rule is READ or value is None:
             continue
         if isinstance(rule, Refuse):

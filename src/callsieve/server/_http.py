@@ -54,29 +54,33 @@ async def read_body(receive: Receive, scope: Scope, limit: int) -> bytes:
             raise ClientGone
         data += message.get("body", b"")
         if len(data) > limit:
-            raise ApiError(413, f"request body is larger than {limit} bytes",
-                           code="body_too_large")
+            raise ApiError(413, f"request body is larger than {limit} bytes", code="body_too_large")
         if not message.get("more_body", False):
             return bytes(data)
 
 
-async def send_json(send: Send, status: int, obj: Any,
-                    headers: list[tuple[bytes, bytes]] | None = None) -> None:
+async def send_json(
+    send: Send, status: int, obj: Any, headers: list[tuple[bytes, bytes]] | None = None
+) -> None:
     pieces = dumps_sliced(obj)
     first = next(pieces)
     rest = next(pieces, None)
     head = [*_JSON, *(headers or [])]
     if rest is None:
         body = first.encode("utf-8")
-        await send({"type": "http.response.start", "status": status,
-                    "headers": [*head, (b"content-length", str(len(body)).encode())]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [*head, (b"content-length", str(len(body)).encode())],
+            }
+        )
         await send({"type": "http.response.body", "body": body})
         return
     await send({"type": "http.response.start", "status": status, "headers": head})
     await send({"type": "http.response.body", "body": first.encode("utf-8"), "more_body": True})
     while rest is not None:
-        await send({"type": "http.response.body", "body": rest.encode("utf-8"),
-                    "more_body": True})
+        await send({"type": "http.response.body", "body": rest.encode("utf-8"), "more_body": True})
         await anyio.lowlevel.checkpoint()  # (the other replies run between slices)
         rest = next(pieces, None)
     await send({"type": "http.response.body", "body": b""})
@@ -85,5 +89,12 @@ async def send_json(send: Send, status: int, obj: Any,
 def log_answer(scope: Scope, status: int, what: str, started: float) -> None:
     ms = (time.perf_counter() - started) * 1000
     level = logging.WARNING if status >= 500 else logging.INFO
-    log.log(level, "%s %s %d %s %.1f ms", scope.get("method", "-"), scope.get("path", "-"),
-            status, what, ms)
+    log.log(
+        level,
+        "%s %s %d %s %.1f ms",
+        scope.get("method", "-"),
+        scope.get("path", "-"),
+        status,
+        what,
+        ms,
+    )

@@ -131,10 +131,10 @@ def dumps_sliced(obj: Any) -> Iterator[str]:
     pattern = re.compile(f'"{re.escape(mark)}(\\d+)\ue000"')
     at = 0
     for m in pattern.finditer(text):
-        yield text[at:m.start()] + '"'
+        yield text[at : m.start()] + '"'
         value = big[int(m.group(1))]
         for i in range(0, len(value), SLICE):
-            yield json.dumps(value[i:i + SLICE], ensure_ascii=False)[1:-1]
+            yield json.dumps(value[i : i + SLICE], ensure_ascii=False)[1:-1]
         yield '"'
         at = m.end()
     yield text[at:]

@@ -28,8 +28,15 @@ from typing import Any
 
 __all__ = ["OUTCOMES", "Metrics"]
 
-OUTCOMES = ("ok", "client_error", "upstream_error", "stream_aborted", "cancelled", "shutdown",
-            "server_error")
+OUTCOMES = (
+    "ok",
+    "client_error",
+    "upstream_error",
+    "stream_aborted",
+    "cancelled",
+    "shutdown",
+    "server_error",
+)
 
 
 class Metrics:
@@ -45,8 +52,11 @@ class Metrics:
         if prom is not None:
             self._registry = prom.CollectorRegistry()
             self._requests = prom.Counter(
-                "callsieve_gateway_requests", "Requests answered by the gateway, by outcome",
-                ["api", "status", "outcome"], registry=self._registry)
+                "callsieve_gateway_requests",
+                "Requests answered by the gateway, by outcome",
+                ["api", "status", "outcome"],
+                registry=self._registry,
+            )
             exporter = importlib.import_module("callsieve.prometheus")
             self._exporter = exporter.PrometheusExporter(registry=self._registry)
 
@@ -64,6 +74,7 @@ class Metrics:
         if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
             registry = prom.CollectorRegistry()
             importlib.import_module("prometheus_client.multiprocess").MultiProcessCollector(
-                registry)
+                registry
+            )
             return prom.generate_latest(registry), prom.CONTENT_TYPE_LATEST
         return prom.generate_latest(self._registry), prom.CONTENT_TYPE_LATEST

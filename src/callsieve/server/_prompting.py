@@ -34,8 +34,9 @@ def upstream_payload(config: ServerConfig, req: ModelRequest) -> dict[str, Any]:
     try:
         messages = _messages(config.dialect, req)
     except CallsieveError as exc:  # FormatError: a name or value the dialect cannot write
-        raise ApiError(400, f"cannot write this conversation for the model: {exc}",
-                       code="unwritable") from None
+        raise ApiError(
+            400, f"cannot write this conversation for the model: {exc}", code="unwritable"
+        ) from None
     return {"model": config.upstream_model or req.model, "messages": messages, **req.sampling}
 
 
@@ -43,8 +44,9 @@ def _messages(dialect: str, req: ModelRequest) -> list[dict[str, Any]]:
     system = [t.text for t in req.turns if t.role == "system" and t.text]
     if req.parses:
         system.insert(0, _instructions(dialect, req))
-    out: list[dict[str, Any]] = [{"role": "system", "content": "\n\n".join(system)}] \
-        if system else []
+    out: list[dict[str, Any]] = (
+        [{"role": "system", "content": "\n\n".join(system)}] if system else []
+    )
     results: list[Turn] = []
     for turn in req.turns:
         if turn.role == "tool":
@@ -91,4 +93,3 @@ def _results(dialect: str, results: list[Turn]) -> dict[str, Any]:
 def _tool_name(tool: dict[str, Any]) -> str:
     fn = tool.get("function")
     return str((fn if isinstance(fn, dict) else tool).get("name", ""))
-

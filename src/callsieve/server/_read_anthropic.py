@@ -59,10 +59,16 @@ def read_messages(body: dict[str, Any], params: dict[str, str] | None = None) ->
     choice = body.get("tool_choice")
     single = isinstance(choice, dict) and choice.get("disable_parallel_tool_use") is True
     return ModelRequest(
-        model=model, turns=turns, tools=[_tool(t, f"tools.{i}") for i, t in enumerate(tools)],
+        model=model,
+        turns=turns,
+        tools=[_tool(t, f"tools.{i}") for i, t in enumerate(tools)],
         tool_choice=_choice(choice),
-        stream=bool(need(body, "stream", bool, required=False)), include_usage=True,
-        sampling=sampling, max_calls=1 if single else None, thinking=thinking)
+        stream=bool(need(body, "stream", bool, required=False)),
+        include_usage=True,
+        sampling=sampling,
+        max_calls=1 if single else None,
+        thinking=thinking,
+    )
 
 
 def _thinking(value: dict[str, Any] | None) -> bool | None:
@@ -73,8 +79,9 @@ def _thinking(value: dict[str, Any] | None) -> bool | None:
         return True
     if kind == "disabled":
         return False
-    raise ApiError(400, "thinking.type: expected enabled, adaptive or disabled",
-                   param="thinking.type")
+    raise ApiError(
+        400, "thinking.type: expected enabled, adaptive or disabled", param="thinking.type"
+    )
 
 
 def _message(msg: Any, where: str, turns: list[Turn]) -> None:
@@ -88,8 +95,9 @@ def _message(msg: Any, where: str, turns: list[Turn]) -> None:
         turns.append(Turn(role, content))
         return
     if not isinstance(content, list):
-        raise ApiError(400, f"{where}.content: expected a string or a list of blocks",
-                       param=f"{where}.content")
+        raise ApiError(
+            400, f"{where}.content: expected a string or a list of blocks", param=f"{where}.content"
+        )
     text: list[str] = []
     calls: list[tuple[str, str, dict[str, Any]]] = []
     for j, block in enumerate(content):
@@ -98,11 +106,21 @@ def _message(msg: Any, where: str, turns: list[Turn]) -> None:
         if kind == "text":
             text.append(need(block, "text", str, f"{here}."))
         elif kind == "tool_use" and role == "assistant":
-            calls.append((need(block, "id", str, f"{here}."), need(block, "name", str, f"{here}."),
-                          need(block, "input", dict, f"{here}.")))
+            calls.append(
+                (
+                    need(block, "id", str, f"{here}."),
+                    need(block, "name", str, f"{here}."),
+                    need(block, "input", dict, f"{here}."),
+                )
+            )
         elif kind == "tool_result" and role == "user":
-            turns.append(Turn("tool", _result_text(block.get("content"), here),
-                              call_id=need(block, "tool_use_id", str, f"{here}.")))
+            turns.append(
+                Turn(
+                    "tool",
+                    _result_text(block.get("content"), here),
+                    call_id=need(block, "tool_use_id", str, f"{here}."),
+                )
+            )
         elif kind not in ("thinking", "redacted_thinking"):
             raise ApiError(400, f"{here}: unsupported content block {kind!r}", param=here)
     if text or calls or role == "assistant":
@@ -111,8 +129,9 @@ def _message(msg: Any, where: str, turns: list[Turn]) -> None:
 
 def _result_text(content: Any, where: str) -> str:
     if isinstance(content, (str, type(None))) or (
-            isinstance(content, list) and all(isinstance(b, dict) and b.get("type") == "text"
-                                              for b in content)):
+        isinstance(content, list)
+        and all(isinstance(b, dict) and b.get("type") == "text" for b in content)
+    ):
         return text_of(content, f"{where}.content", _TEXT)
     return json.dumps(content, ensure_ascii=False)
 

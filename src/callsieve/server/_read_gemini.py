@@ -30,8 +30,13 @@ from ._turns import ModelRequest, Turn, need
 
 __all__ = ["read_generate"]
 
-_MODES = {"AUTO": "auto", "ANY": "required", "NONE": "none", "VALIDATED": "auto",
-          "MODE_UNSPECIFIED": "auto"}
+_MODES = {
+    "AUTO": "auto",
+    "ANY": "required",
+    "NONE": "none",
+    "VALIDATED": "auto",
+    "MODE_UNSPECIFIED": "auto",
+}
 
 
 def read_generate(body: dict[str, Any], params: dict[str, str] | None = None) -> ModelRequest:
@@ -52,21 +57,34 @@ def read_generate(body: dict[str, Any], params: dict[str, str] | None = None) ->
         _content(content, f"contents[{i}]", turns)
     tools, choice = _tools(body)
     thinking = need(config, "thinkingConfig", dict, "generationConfig.", required=False) or {}
-    include = need(thinking, "includeThoughts", bool, "generationConfig.thinkingConfig.",
-                   required=False)
+    include = need(
+        thinking, "includeThoughts", bool, "generationConfig.thinkingConfig.", required=False
+    )
     _budget(thinking, sampling)
-    req = ModelRequest(model=params.get("model", ""), turns=turns, tools=tools,
-                       tool_choice=choice, stream=params.get("stream") == "1",
-                       include_usage=True, sampling=sampling,
-                       echo={"include_reasoning": bool(include)})
+    req = ModelRequest(
+        model=params.get("model", ""),
+        turns=turns,
+        tools=tools,
+        tool_choice=choice,
+        stream=params.get("stream") == "1",
+        include_usage=True,
+        sampling=sampling,
+        echo={"include_reasoning": bool(include)},
+    )
     mime = need(config, "responseMimeType", str, "generationConfig.", required=False)
     if mime not in (None, "text/plain"):
         if mime != "application/json":
-            raise ApiError(400, "generationConfig.responseMimeType: expected text/plain or "
-                           "application/json", param="generationConfig.responseMimeType")
+            raise ApiError(
+                400,
+                "generationConfig.responseMimeType: expected text/plain or application/json",
+                param="generationConfig.responseMimeType",
+            )
         if req.parses:
-            raise ApiError(400, "generationConfig.responseMimeType: a JSON reply cannot carry "
-                           "function calls", param="generationConfig.responseMimeType")
+            raise ApiError(
+                400,
+                "generationConfig.responseMimeType: a JSON reply cannot carry function calls",
+                param="generationConfig.responseMimeType",
+            )
         sampling["response_format"] = {"type": "json_object"}
     return req
 
@@ -80,8 +98,12 @@ def _budget(thinking: dict[str, Any], sampling: dict[str, Any]) -> None:
     if budget is None or budget == -1:
         return
     if budget != 0:
-        raise ApiError(400, f"{where}thinkingBudget: only 0 (no thinking) or -1 (the model "
-                       "decides) can be honoured", param=f"{where}thinkingBudget")
+        raise ApiError(
+            400,
+            f"{where}thinkingBudget: only 0 (no thinking) or -1 (the model "
+            "decides) can be honoured",
+            param=f"{where}thinkingBudget",
+        )
     sampling["chat_template_kwargs"] = {"thinking": False, "enable_thinking": False}
 
 
@@ -92,8 +114,9 @@ def _text(content: Any, where: str) -> str:
     out = []
     for j, part in enumerate(parts):
         if not isinstance(part, dict) or not isinstance(part.get("text"), str):
-            raise ApiError(400, f"{where}.parts[{j}]: expected a text part",
-                           param=f"{where}.parts[{j}]")
+            raise ApiError(
+                400, f"{where}.parts[{j}]: expected a text part", param=f"{where}.parts[{j}]"
+            )
         out.append(part["text"])
     return "".join(out)
 
@@ -117,21 +140,33 @@ def _content(content: Any, where: str, turns: list[Turn]) -> None:
             text.append(part["text"])
         elif isinstance(part.get("functionCall"), dict) and role == "model":
             call = part["functionCall"]
-            calls.append((str(call.get("id") or ""), need(call, "name", str, f"{here}.functionCall."),
-                          need(call, "args", dict, f"{here}.functionCall.", required=False)
-                          or {}))
+            calls.append(
+                (
+                    str(call.get("id") or ""),
+                    need(call, "name", str, f"{here}.functionCall."),
+                    need(call, "args", dict, f"{here}.functionCall.", required=False) or {},
+                )
+            )
         elif isinstance(part.get("functionResponse"), dict) and role != "model":
             answer = part["functionResponse"]
             name = need(answer, "name", str, f"{here}.functionResponse.")
             value = answer.get("response")
-            turns.append(Turn("tool", json.dumps(value, ensure_ascii=False)
-                              if not isinstance(value, str) else value,
-                              call_id=str(answer.get("id") or name), name=name))
+            turns.append(
+                Turn(
+                    "tool",
+                    json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value,
+                    call_id=str(answer.get("id") or name),
+                    name=name,
+                )
+            )
         elif "thoughtSignature" in part and len(part) == 1:
             continue
         else:
-            raise ApiError(400, f"{here}: only text, functionCall and functionResponse parts "
-                           "are supported", param=here)
+            raise ApiError(
+                400,
+                f"{here}: only text, functionCall and functionResponse parts are supported",
+                param=here,
+            )
     if role == "model":
         turns.append(Turn("assistant", "".join(text), calls))
     elif text:
@@ -144,28 +179,41 @@ def _tools(body: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
     for i, tool in enumerate(tools):
         where = f"tools[{i}]"
         if not isinstance(tool, dict) or set(tool) - {"functionDeclarations"}:
-            raise ApiError(400, f"{where}: only functionDeclarations are supported",
-                           param=where)
+            raise ApiError(400, f"{where}: only functionDeclarations are supported", param=where)
         for j, decl in enumerate(need(tool, "functionDeclarations", list, f"{where}.")):
             here = f"{where}.functionDeclarations[{j}]"
             if not isinstance(decl, dict):
                 raise ApiError(400, f"{here}: expected an object", param=here)
             schema = decl.get("parametersJsonSchema")
             if schema is None:
-                schema = _json_schema(decl.get("parameters")) if decl.get("parameters") \
+                schema = (
+                    _json_schema(decl.get("parameters"))
+                    if decl.get("parameters")
                     else {"type": "object", "properties": {}}
-            out.append({"type": "function", "function": {
-                "name": need(decl, "name", str, f"{here}."),
-                "description": decl.get("description") or "", "parameters": schema}})
+                )
+            out.append(
+                {
+                    "type": "function",
+                    "function": {
+                        "name": need(decl, "name", str, f"{here}."),
+                        "description": decl.get("description") or "",
+                        "parameters": schema,
+                    },
+                }
+            )
     config = need(body, "toolConfig", dict, required=False) or {}
     calling = need(config, "functionCallingConfig", dict, "toolConfig.", required=False) or {}
     mode = need(calling, "mode", str, "toolConfig.functionCallingConfig.", required=False)
     if mode is not None and mode not in _MODES:
-        raise ApiError(400, "toolConfig.functionCallingConfig.mode: expected AUTO, ANY or "
-                       "NONE", param="toolConfig.functionCallingConfig.mode")
+        raise ApiError(
+            400,
+            "toolConfig.functionCallingConfig.mode: expected AUTO, ANY or NONE",
+            param="toolConfig.functionCallingConfig.mode",
+        )
     choice = _MODES[mode or "AUTO"]
-    names = need(calling, "allowedFunctionNames", list, "toolConfig.functionCallingConfig.",
-                 required=False)
+    names = need(
+        calling, "allowedFunctionNames", list, "toolConfig.functionCallingConfig.", required=False
+    )
     if names:
         out = [t for t in out if t["function"]["name"] in names]
         if choice == "required" and len(names) == 1:
@@ -176,8 +224,11 @@ def _tools(body: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
 def _json_schema(schema: Any) -> Any:
     """Gemini's schema (``type: "OBJECT"``, …) as JSON Schema (``type: "object"``)."""
     if isinstance(schema, dict):
-        return {k: (v.lower() if k == "type" and isinstance(v, str) else _json_schema(v))
-                for k, v in schema.items() if k != "propertyOrdering"}
+        return {
+            k: (v.lower() if k == "type" and isinstance(v, str) else _json_schema(v))
+            for k, v in schema.items()
+            if k != "propertyOrdering"
+        }
     if isinstance(schema, list):
         return [_json_schema(v) for v in schema]
     return schema

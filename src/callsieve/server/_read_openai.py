@@ -48,11 +48,15 @@ def read_chat(body: dict[str, Any], params: dict[str, str] | None = None) -> Mod
         raise ApiError(400, "n: the gateway answers one choice per request (n=1)", param="n")
     _limit(body, "max_completion_tokens", "max_tokens", sampling)
     req = ModelRequest(
-        model=model, turns=turns, tools=_tools(body, _chat_tool),
+        model=model,
+        turns=turns,
+        tools=_tools(body, _chat_tool),
         tool_choice=_choice(body.get("tool_choice"), nested=True),
         stream=bool(need(body, "stream", bool, required=False)),
-        include_usage=bool(options.get("include_usage")), sampling=sampling,
-        max_calls=_max_calls(body))
+        include_usage=bool(options.get("include_usage")),
+        sampling=sampling,
+        max_calls=_max_calls(body),
+    )
     _format(need(body, "response_format", dict, required=False), "response_format", req)
     return req
 
@@ -82,19 +86,27 @@ def read_responses(body: dict[str, Any], params: dict[str, str] | None = None) -
     if effort is not None:
         sampling["reasoning_effort"] = effort
     req = ModelRequest(
-        model=model, turns=turns, tools=_tools(body, _responses_tool),
+        model=model,
+        turns=turns,
+        tools=_tools(body, _responses_tool),
         tool_choice=_choice(body.get("tool_choice"), nested=False),
-        stream=bool(need(body, "stream", bool, required=False)), include_usage=True,
-        sampling=sampling, max_calls=calls,
-        echo={"tools": body.get("tools") or [],
-              "tool_choice": body.get("tool_choice") or "auto"})
+        stream=bool(need(body, "stream", bool, required=False)),
+        include_usage=True,
+        sampling=sampling,
+        max_calls=calls,
+        echo={"tools": body.get("tools") or [], "tool_choice": body.get("tool_choice") or "auto"},
+    )
     text = need(body, "text", dict, required=False) or {}
     if need(text, "verbosity", str, "text.", required=False):
         sampling["verbosity"] = text["verbosity"]
     form = need(text, "format", dict, "text.", required=False)
     if form is not None and form.get("type") == "json_schema":  # (Chat nests the schema)
-        form = {"type": "json_schema", "json_schema": {
-            k: v for k, v in form.items() if k in ("name", "schema", "strict", "description")}}
+        form = {
+            "type": "json_schema",
+            "json_schema": {
+                k: v for k, v in form.items() if k in ("name", "schema", "strict", "description")
+            },
+        }
     _format(form, "text.format", req)
     return req
 
@@ -111,11 +123,18 @@ def _chat_turn(msg: Any, where: str) -> Turn:
         return Turn("user", text)
     if role == "assistant":
         calls = need(msg, "tool_calls", list, f"{where}.", required=False) or []
-        return Turn("assistant", text, [_chat_call(c, f"{where}.tool_calls[{j}]")
-                                        for j, c in enumerate(calls)])
+        return Turn(
+            "assistant",
+            text,
+            [_chat_call(c, f"{where}.tool_calls[{j}]") for j, c in enumerate(calls)],
+        )
     if role == "tool":
-        return Turn("tool", text, call_id=need(msg, "tool_call_id", str, f"{where}."),
-                    name=str(msg.get("name") or ""))
+        return Turn(
+            "tool",
+            text,
+            call_id=need(msg, "tool_call_id", str, f"{where}."),
+            name=str(msg.get("name") or ""),
+        )
     raise ApiError(400, f"{where}.role: unknown role {role!r}", param=f"{where}.role")
 
 
@@ -124,8 +143,11 @@ def _chat_call(call: Any, where: str) -> tuple[str, str, dict[str, Any]]:
         raise ApiError(400, f"{where}: expected an object", param=where)
     fn = need(call, "function", dict, f"{where}.")
     name = need(fn, "name", str, f"{where}.function.")
-    return (str(call.get("id") or ""), name,
-            _arguments(fn.get("arguments"), f"{where}.function.arguments"))
+    return (
+        str(call.get("id") or ""),
+        name,
+        _arguments(fn.get("arguments"), f"{where}.function.arguments"),
+    )
 
 
 def _chat_tool(tool: Any, where: str) -> dict[str, Any]:
@@ -146,8 +168,11 @@ def _responses_item(item: Any, where: str, turns: list[Turn]) -> None:
         text = text_of(item.get("content"), f"{where}.content", _RESPONSES_PARTS)
         turns.append(Turn("system" if role == "developer" else role, text))
     elif kind == "function_call":
-        call = (need(item, "call_id", str, f"{where}."), need(item, "name", str, f"{where}."),
-                _arguments(item.get("arguments"), f"{where}.arguments"))
+        call = (
+            need(item, "call_id", str, f"{where}."),
+            need(item, "name", str, f"{where}."),
+            _arguments(item.get("arguments"), f"{where}.arguments"),
+        )
         if turns and turns[-1].role == "assistant":  # calls after text: one assistant turn
             turns[-1].calls.append(call)
         else:
@@ -157,16 +182,17 @@ def _responses_item(item: Any, where: str, turns: list[Turn]) -> None:
         text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
         turns.append(Turn("tool", text, call_id=need(item, "call_id", str, f"{where}.")))
     elif kind != "reasoning":  # (a client sends its reasoning items back: not for upstream)
-        raise ApiError(400, f"{where}.type: unsupported input item {kind!r}",
-                       param=f"{where}.type")
+        raise ApiError(400, f"{where}.type: unsupported input item {kind!r}", param=f"{where}.type")
 
 
 def _responses_tool(tool: Any, where: str) -> dict[str, Any]:
     if not isinstance(tool, dict) or tool.get("type") != "function":
         raise ApiError(400, f"{where}: only function tools are supported", param=where)
-    return {"name": need(tool, "name", str, f"{where}."),
-            "description": tool.get("description") or "",
-            "parameters": tool.get("parameters") or {"type": "object", "properties": {}}}
+    return {
+        "name": need(tool, "name", str, f"{where}."),
+        "description": tool.get("description") or "",
+        "parameters": tool.get("parameters") or {"type": "object", "properties": {}},
+    }
 
 
 # ---------------------------------------------------------------------- shared
@@ -184,8 +210,9 @@ def _choice(value: Any, *, nested: bool) -> str:
         inner = value.get("function") if nested else value
         if isinstance(inner, dict) and isinstance(inner.get("name"), str):
             return str(inner["name"])
-    raise ApiError(400, "tool_choice: expected auto, none, required or a function",
-                   param="tool_choice")
+    raise ApiError(
+        400, "tool_choice: expected auto, none, required or a function", param="tool_choice"
+    )
 
 
 def _arguments(value: Any, where: str) -> dict[str, Any]:
@@ -200,8 +227,7 @@ def _arguments(value: Any, where: str) -> dict[str, Any]:
     return parsed
 
 
-def _limit(body: dict[str, Any], name: str, other: str | None,
-           sampling: dict[str, Any]) -> None:
+def _limit(body: dict[str, Any], name: str, other: str | None, sampling: dict[str, Any]) -> None:
     """The API's token limit, sent upstream as ``max_tokens``."""
     for key in (name, other):
         if key is not None and need(body, key, int, required=False) is not None:
@@ -221,9 +247,14 @@ def _format(form: dict[str, Any] | None, where: str, req: ModelRequest) -> None:
     if kind in (None, "text"):
         return
     if kind not in ("json_object", "json_schema"):
-        raise ApiError(400, f"{where}.type: expected text, json_object or json_schema",
-                       param=f"{where}.type")
+        raise ApiError(
+            400, f"{where}.type: expected text, json_object or json_schema", param=f"{where}.type"
+        )
     if req.parses:
-        raise ApiError(400, f"{where}: a JSON reply cannot carry tool calls; send no tools "
-                       "(or tool_choice none) with it", param=where)
+        raise ApiError(
+            400,
+            f"{where}: a JSON reply cannot carry tool calls; send no tools "
+            "(or tool_choice none) with it",
+            param=where,
+        )
     req.sampling["response_format"] = form

@@ -34,7 +34,7 @@ class ReplaySource:
     async def pieces(self) -> AsyncIterator[Piece]:
         text, size, delay = self._text, self._size, self._delay
         for i in range(0, len(text), size):
-            yield Piece(text[i:i + size])
+            yield Piece(text[i : i + size])
             await asyncio.sleep(delay)
 
     def calls(self) -> list[ToolCall]:

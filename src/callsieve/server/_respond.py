@@ -63,8 +63,18 @@ from ._errors import ApiError
 from ._turns import ModelRequest
 from ._upstream import Piece
 
-__all__ = ["SLICE", "CallLimit", "Collected", "ReplyEvents", "Source", "end_of_reply",
-           "make_sieve", "sieve_options", "stream_reply", "whole_reply"]
+__all__ = [
+    "SLICE",
+    "CallLimit",
+    "Collected",
+    "ReplyEvents",
+    "Source",
+    "end_of_reply",
+    "make_sieve",
+    "sieve_options",
+    "stream_reply",
+    "whole_reply",
+]
 
 log = logging.getLogger("callsieve.server")
 #: Options that judge calls; a text-only reply has none (and has no tools to judge by).
@@ -86,8 +96,9 @@ class Source(Protocol):
     async def aclose(self) -> None: ...
 
 
-def sieve_options(config: ServerConfig, req: ModelRequest,
-                  defaults: dict[str, Any] | None = None) -> dict[str, Any]:
+def sieve_options(
+    config: ServerConfig, req: ModelRequest, defaults: dict[str, Any] | None = None
+) -> dict[str, Any]:
     options = {**(defaults or {}), **config.sieve}
     if not req.parses:  # text only: nothing is parsed, so there is no call to judge
         options["mode"] = "off"
@@ -179,12 +190,18 @@ def _finish(source: Source) -> str | None:
 
 
 def _slices(text: str) -> list[str]:
-    return [text] if len(text) <= SLICE else [text[i:i + SLICE]
-                                               for i in range(0, len(text), SLICE)]
+    return (
+        [text] if len(text) <= SLICE else [text[i : i + SLICE] for i in range(0, len(text), SLICE)]
+    )
 
 
-async def stream_reply(api: Api, req: ModelRequest, source: Source, events: ReplyEvents,
-                       emit: Callable[[str, int], Awaitable[None]]) -> str:
+async def stream_reply(
+    api: Api,
+    req: ModelRequest,
+    source: Source,
+    events: ReplyEvents,
+    emit: Callable[[str, int], Awaitable[None]],
+) -> str:
     """Stream the reply through ``emit``; the outcome (``"ok"``, ``"stream_aborted"``,
     ``"server_error"``)."""
     frame = api.frame
@@ -213,14 +230,19 @@ async def stream_reply(api: Api, req: ModelRequest, source: Source, events: Repl
         return "stream_aborted"
     except Exception as exc:  # a bug, not the model's fault: logged, and the stream ends
         log.exception("unexpected error while streaming a reply")
-        await emit(api.error_frame(ApiError(500, f"internal error ({type(exc).__name__})",
-                                            code="internal_error"), sent), 1)
+        await emit(
+            api.error_frame(
+                ApiError(500, f"internal error ({type(exc).__name__})", code="internal_error"), sent
+            ),
+            1,
+        )
         return "server_error"
     return "ok"
 
 
-def end_of_reply(api: Api, req: ModelRequest, source: Source, events: ReplyEvents,
-                 renderer: Any) -> list[dict[str, Any]]:
+def end_of_reply(
+    api: Api, req: ModelRequest, source: Source, events: ReplyEvents, renderer: Any
+) -> list[dict[str, Any]]:
     """The reply's last objects: what the sieve still held, the upstream's own calls, and
     the renderer's end (finish reason, usage)."""
     usage = (source.usage or {}) if api.wants_usage(req) else None
@@ -229,8 +251,9 @@ def end_of_reply(api: Api, req: ModelRequest, source: Source, events: ReplyEvent
     return objs + end
 
 
-async def whole_reply(api: Api, req: ModelRequest, source: Source,
-                      events: ReplyEvents) -> dict[str, Any]:
+async def whole_reply(
+    api: Api, req: ModelRequest, source: Source, events: ReplyEvents
+) -> dict[str, Any]:
     collected = Collected()
     async for piece in source.pieces():
         if piece.reasoning:
@@ -305,6 +328,14 @@ class Collected:
         parts = tuple(self._parts)
         text = "".join([p for p in parts if isinstance(p, str)])
         thought = "".join([p.text for p in parts if isinstance(p, Reasoning)])
-        return ParseResult(text, tuple(self._calls), sieve.blocks, sieve.saw_tool_call_syntax,
-                           sieve.rejected_by_policy, sieve.rejected_tool_names, parts=parts,
-                           reasoning=thought, rejections=sieve.rejections)
+        return ParseResult(
+            text,
+            tuple(self._calls),
+            sieve.blocks,
+            sieve.saw_tool_call_syntax,
+            sieve.rejected_by_policy,
+            sieve.rejected_tool_names,
+            parts=parts,
+            reasoning=thought,
+            rejections=sieve.rejections,
+        )

@@ -62,9 +62,15 @@ def serve(config: ServerConfig) -> None:
     sockets = [bind(config.host, config.port)]
     if config.metrics_port:
         sockets.append(bind(config.host, config.metrics_port))
-    uv = uvicorn.Config(AppFactory(config), factory=True, log_level="info", access_log=False,
-                        timeout_graceful_shutdown=int(config.shutdown_grace) + 5,
-                        workers=config.workers, lifespan="on")
+    uv = uvicorn.Config(
+        AppFactory(config),
+        factory=True,
+        log_level="info",
+        access_log=False,
+        timeout_graceful_shutdown=int(config.shutdown_grace) + 5,
+        workers=config.workers,
+        lifespan="on",
+    )
     previous = {sig: signal.signal(sig, _ignore) for sig in (signal.SIGTERM, signal.SIGINT)}
     made = None
     try:
@@ -91,8 +97,10 @@ def _ignore(sig: int, frame: Any) -> None:
 
 
 def _multiprocess_dir() -> str | None:
-    if os.environ.get("PROMETHEUS_MULTIPROC_DIR") or \
-            importlib.util.find_spec("prometheus_client") is None:
+    if (
+        os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+        or importlib.util.find_spec("prometheus_client") is None
+    ):
         return None
     made = tempfile.mkdtemp(prefix="callsieve-metrics-")
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = made

@@ -52,15 +52,29 @@ class SSEEvent:
         return f"SSEEvent(event={self.event!r}, data={self.data!r}, id={self.id!r})"
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, SSEEvent) and (self.event, self.data, self.id) == \
-            (other.event, other.data, other.id)
+        return isinstance(other, SSEEvent) and (self.event, self.data, self.id) == (
+            other.event,
+            other.data,
+            other.id,
+        )
 
     __hash__ = None  # type: ignore[assignment]
 
 
 class SSEDecoder:
-    __slots__ = ("_max_line", "_max_event", "_partial", "_after_cr", "_started", "_data",
-                 "_size", "_event", "_id", "retry", "comments")
+    __slots__ = (
+        "_max_line",
+        "_max_event",
+        "_partial",
+        "_after_cr",
+        "_started",
+        "_data",
+        "_size",
+        "_event",
+        "_id",
+        "retry",
+        "comments",
+    )
 
     def __init__(self, max_line: int = 1 << 22, max_event: int = 1 << 22) -> None:
         self._max_line = max_line
@@ -80,7 +94,8 @@ class SSEDecoder:
     def feed(self, data: bytes) -> list[SSEEvent]:
         if not self._started:
             if len(self._partial) + len(data) < len(_BOM) and _BOM.startswith(
-                    bytes(self._partial) + data):
+                bytes(self._partial) + data
+            ):
                 self._partial += data  # (too short to tell yet)
                 return []
             data = bytes(self._partial) + data
@@ -116,14 +131,16 @@ class SSEDecoder:
             else:
                 line = data[start:end]
             if len(line) > self._max_line:
-                raise SSEError("line", f"a line of the event stream is longer than "
-                               f"{self._max_line} bytes")
+                raise SSEError(
+                    "line", f"a line of the event stream is longer than {self._max_line} bytes"
+                )
             self._line(line, out)
             start = start_next
         if start < n:
             if len(self._partial) + n - start > self._max_line:
-                raise SSEError("line", f"a line of the event stream is longer than "
-                               f"{self._max_line} bytes")
+                raise SSEError(
+                    "line", f"a line of the event stream is longer than {self._max_line} bytes"
+                )
             self._partial += data[start:]
         return out
 
@@ -145,14 +162,15 @@ class SSEDecoder:
         if colon == -1:
             name, value = line, b""
         else:
-            name, value = line[:colon], line[colon + 1:]
+            name, value = line[:colon], line[colon + 1 :]
             if value[:1] == b" ":
                 value = value[1:]
         if name == b"data":
             self._size += len(value) + 1
             if self._size > self._max_event + 1:
-                raise SSEError("event", f"an event of the event stream is larger than "
-                               f"{self._max_event} bytes")
+                raise SSEError(
+                    "event", f"an event of the event stream is larger than {self._max_event} bytes"
+                )
             self._data.append(value)
         elif name == b"event":
             self._event = value
@@ -176,5 +194,6 @@ def _text(raw: bytes) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise SSEError("encoding", f"the event stream is not UTF-8 (byte {exc.start} of an "
-                       "event)") from None
+        raise SSEError(
+            "encoding", f"the event stream is not UTF-8 (byte {exc.start} of an event)"
+        ) from None

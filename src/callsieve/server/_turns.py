@@ -58,8 +58,14 @@ class ModelRequest:
         return bool(self.tools) and self.tool_choice != "none"
 
 
-def need(obj: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str = "",
-         *, required: bool = True) -> Any:
+def need(
+    obj: dict[str, Any],
+    key: str,
+    kind: type | tuple[type, ...],
+    where: str = "",
+    *,
+    required: bool = True,
+) -> Any:
     """``obj[key]`` if it is of ``kind``; a 400 naming ``where + key`` if missing or not."""
     name = f"{where}{key}"
     if key not in obj or obj[key] is None:
@@ -70,8 +76,7 @@ def need(obj: dict[str, Any], key: str, kind: type | tuple[type, ...], where: st
     if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
         raise ApiError(400, f"{name}: expected {_names(kind)}, got bool", param=name)
     if not isinstance(value, kind):
-        raise ApiError(400, f"{name}: expected {_names(kind)}, got {_json_kind(value)}",
-                       param=name)
+        raise ApiError(400, f"{name}: expected {_names(kind)}, got {_json_kind(value)}", param=name)
     return value
 
 
@@ -87,8 +92,11 @@ def text_of(value: Any, where: str, part_types: tuple[str, ...]) -> str:
     out = []
     for i, part in enumerate(value):
         if not isinstance(part, dict) or part.get("type") not in part_types:
-            raise ApiError(400, f"{where}[{i}]: expected a part of type "
-                           f"{' or '.join(part_types)}", param=f"{where}[{i}]")
+            raise ApiError(
+                400,
+                f"{where}[{i}]: expected a part of type {' or '.join(part_types)}",
+                param=f"{where}[{i}]",
+            )
         out.append(need(part, "text", str, f"{where}[{i}]."))
     return "".join(out)
 
@@ -99,8 +107,14 @@ def _names(kind: type | tuple[type, ...]) -> str:
 
 
 def _json_kind(value: Any) -> str:
-    names = {dict: "object", list: "array", str: "string", int: "number", float: "number",
-             bool: "boolean"}
+    names = {
+        dict: "object",
+        list: "array",
+        str: "string",
+        int: "number",
+        float: "number",
+        bool: "boolean",
+    }
     if isinstance(value, type):
         return names.get(value, value.__name__)
     return next((n for t, n in names.items() if type(value) is t), type(value).__name__)

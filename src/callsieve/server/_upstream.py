@@ -69,19 +69,27 @@ def unencodable(text: str) -> bool:
 
 
 def _timeout(what: str, seconds: float) -> ApiError:
-    return ApiError(504, f"the upstream {what} within {seconds:g} s", code="upstream_timeout",
-                    kind="timeout_error")
+    return ApiError(
+        504,
+        f"the upstream {what} within {seconds:g} s",
+        code="upstream_timeout",
+        kind="timeout_error",
+    )
 
 
-async def open_upstream(client: httpx.AsyncClient, config: ServerConfig,
-                        payload: dict[str, Any],
-                        redact: Callable[[str], str] = str) -> UpstreamSource:
+async def open_upstream(
+    client: httpx.AsyncClient,
+    config: ServerConfig,
+    payload: dict[str, Any],
+    redact: Callable[[str], str] = str,
+) -> UpstreamSource:
     headers = {"Accept": "text/event-stream", "Accept-Encoding": "identity"}
     if config.api_key:
         headers["Authorization"] = f"Bearer {config.api_key}"
     body = {**payload, "stream": True, "stream_options": {"include_usage": True}}
-    request = client.build_request("POST", f"{config.upstream}/chat/completions", json=body,
-                                   headers=headers)
+    request = client.build_request(
+        "POST", f"{config.upstream}/chat/completions", json=body, headers=headers
+    )
     now = anyio.current_time()
     total = now + config.total_timeout
     first = min(now + config.first_byte_timeout, total)
@@ -89,11 +97,15 @@ async def open_upstream(client: httpx.AsyncClient, config: ServerConfig,
         with anyio.fail_after(max(first - now, 0)):
             response = await client.send(request, stream=True)
     except (TimeoutError, httpx.TimeoutException):
-        raise _timeout("did not answer", min(config.first_byte_timeout,
-                                             config.total_timeout)) from None
+        raise _timeout(
+            "did not answer", min(config.first_byte_timeout, config.total_timeout)
+        ) from None
     except httpx.HTTPError as exc:
-        raise ApiError(502, f"the upstream cannot be reached ({type(exc).__name__})",
-                       code="upstream_unreachable") from None
+        raise ApiError(
+            502,
+            f"the upstream cannot be reached ({type(exc).__name__})",
+            code="upstream_unreachable",
+        ) from None
     if response.status_code >= 400:
         await _log_error(response, redact)
         raise from_upstream(response.status_code, response.headers.get("retry-after"))
@@ -101,9 +113,12 @@ async def open_upstream(client: httpx.AsyncClient, config: ServerConfig,
     encoding = response.headers.get("content-encoding", "identity").strip().lower()
     if kind != "text/event-stream" or encoding not in ("", "identity"):
         await response.aclose()
-        raise ApiError(502, f"the upstream did not answer with an uncompressed event stream "
-                       f"(Content-Type {kind or 'none'}, Content-Encoding {encoding})",
-                       code="upstream_bad_event")
+        raise ApiError(
+            502,
+            f"the upstream did not answer with an uncompressed event stream "
+            f"(Content-Type {kind or 'none'}, Content-Encoding {encoding})",
+            code="upstream_bad_event",
+        )
     return UpstreamSource(response, config, first, total)
 
 
@@ -126,8 +141,9 @@ async def _log_error(response: httpx.Response, redact: Callable[[str], str]) -> 
 
 
 class UpstreamSource:
-    def __init__(self, response: httpx.Response, config: ServerConfig, first: float,
-                 total: float) -> None:
+    def __init__(
+        self, response: httpx.Response, config: ServerConfig, first: float, total: float
+    ) -> None:
         self._response = response
         self._config = config
         self._first = first  # the first data event's deadline
@@ -144,8 +160,7 @@ class UpstreamSource:
         if not seen_data:
             when, err = self._first, _timeout("sent no data", config.first_byte_timeout)
         else:
-            when, err = now + config.idle_timeout, _timeout("sent nothing",
-                                                            config.idle_timeout)
+            when, err = now + config.idle_timeout, _timeout("sent nothing", config.idle_timeout)
         if self._total <= when:
             when, err = self._total, _timeout("did not finish", config.total_timeout)
         return when, err
@@ -164,9 +179,11 @@ class UpstreamSource:
                     raise late from None
                 self._received += len(chunk)
                 if self._received > self._config.max_reply_bytes:
-                    raise ApiError(502, f"the upstream's reply is larger than "
-                                   f"{self._config.max_reply_bytes} bytes",
-                                   code="upstream_reply_too_large")
+                    raise ApiError(
+                        502,
+                        f"the upstream's reply is larger than {self._config.max_reply_bytes} bytes",
+                        code="upstream_reply_too_large",
+                    )
                 for event in self._decoder.feed(chunk):
                     if event.data.strip() == "":
                         continue  # (an empty event: no data, and no sign of life)
@@ -178,17 +195,25 @@ class UpstreamSource:
                     if piece is not None:
                         yield piece
         except SSEError as exc:
-            raise ApiError(502, f"the upstream's stream broke a limit: {exc}",
-                           code=f"upstream_{exc.kind}_too_large" if exc.kind != "encoding"
-                           else "upstream_bad_text") from None
+            raise ApiError(
+                502,
+                f"the upstream's stream broke a limit: {exc}",
+                code=f"upstream_{exc.kind}_too_large"
+                if exc.kind != "encoding"
+                else "upstream_bad_text",
+            ) from None
         except httpx.HTTPError as exc:
-            raise ApiError(502, f"the upstream connection broke ({type(exc).__name__})",
-                           code="upstream_disconnected") from None
+            raise ApiError(
+                502,
+                f"the upstream connection broke ({type(exc).__name__})",
+                code="upstream_disconnected",
+            ) from None
         finally:
             await raw.aclose()
         if self.finish_reason is None:
-            raise ApiError(502, "the upstream's stream ended before it finished",
-                           code="upstream_disconnected")
+            raise ApiError(
+                502, "the upstream's stream ended before it finished", code="upstream_disconnected"
+            )
         self._check_done()
 
     def _check_done(self) -> None:
@@ -198,8 +223,9 @@ class UpstreamSource:
         try:
             event = json.loads(data)
         except ValueError:
-            raise ApiError(502, "the upstream sent an event that is not JSON",
-                           code="upstream_bad_event") from None
+            raise ApiError(
+                502, "the upstream sent an event that is not JSON", code="upstream_bad_event"
+            ) from None
         if not isinstance(event, dict):
             return None
         if kind == "error" or event.get("error") is not None:
@@ -207,8 +233,10 @@ class UpstreamSource:
             raise ApiError(502, "the upstream failed while streaming", code="upstream_error")
         usage = event.get("usage")
         if isinstance(usage, dict):
-            self.usage = {"input_tokens": _count(usage.get("prompt_tokens")),
-                          "output_tokens": _count(usage.get("completion_tokens"))}
+            self.usage = {
+                "input_tokens": _count(usage.get("prompt_tokens")),
+                "output_tokens": _count(usage.get("completion_tokens")),
+            }
         choices = event.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             return None
@@ -223,8 +251,11 @@ class UpstreamSource:
         text = text if isinstance(text, str) else ""
         reasoning = reasoning if isinstance(reasoning, str) else ""
         if unencodable(text) or unencodable(reasoning):
-            raise ApiError(502, "the upstream sent text that cannot be encoded (a lone "
-                           "surrogate)", code="upstream_bad_text")
+            raise ApiError(
+                502,
+                "the upstream sent text that cannot be encoded (a lone surrogate)",
+                code="upstream_bad_text",
+            )
         if isinstance(delta.get("tool_calls"), list):
             self._call_pieces(delta["tool_calls"])
         return Piece(text, reasoning) if text or reasoning else None
@@ -234,14 +265,16 @@ class UpstreamSource:
             if not isinstance(piece, dict):
                 continue
             index = piece.get("index", i)
-            entry = self._calls.setdefault(index if isinstance(index, int) else i,
-                                           ["", "", []])
+            entry = self._calls.setdefault(index if isinstance(index, int) else i, ["", "", []])
             fn = piece["function"] if isinstance(piece.get("function"), dict) else {}
             for slot, value in ((0, piece.get("id")), (1, fn.get("name"))):
                 if isinstance(value, str) and value:
                     if unencodable(value):
-                        raise ApiError(502, "the upstream sent a tool call that cannot be "
-                                       "encoded", code="upstream_bad_text")
+                        raise ApiError(
+                            502,
+                            "the upstream sent a tool call that cannot be encoded",
+                            code="upstream_bad_text",
+                        )
                     entry[slot] = value if slot == 0 else entry[slot] + value
             arguments = fn.get("arguments")
             if isinstance(arguments, str):
@@ -257,8 +290,12 @@ class UpstreamSource:
             except ValueError:
                 value = None
             if not name or not isinstance(value, dict) or unencodable(text):
-                raise ApiError(502, "the upstream sent a tool call without a name or whose "
-                               "arguments are not a JSON object", code="upstream_bad_call")
+                raise ApiError(
+                    502,
+                    "the upstream sent a tool call without a name or whose "
+                    "arguments are not a JSON object",
+                    code="upstream_bad_call",
+                )
             out.append(ToolCall(name, value, id=ident))
         return out
 
