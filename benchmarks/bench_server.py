@@ -46,7 +46,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -54,6 +53,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests"))
+
+import itertools
 
 import httpx
 
@@ -302,20 +303,33 @@ def main() -> int:
         )
         wrong |= on.exact + on.errors != on.requests and not on.errors
     if args.freeze_mb:
-        gap, wall = freeze(args.freeze_mb)
+        gap, control, wall = freeze(args.freeze_mb)
         print(
             f"\nfreeze: a stream's longest gap between two chunks while a whole "
-            f"{args.freeze_mb} MB reply is served: {gap * 1000:.1f} ms (the whole reply took "
-            f"{wall:.2f} s; before issue 24: 410 ms for 50 MB)"
+            f"{args.freeze_mb} MB reply is served: {gap * 1000:.1f} ms; over as long a stretch "
+            f"just before it: {control * 1000:.1f} ms (the whole reply took {wall:.2f} s; "
+            f"before issue 24: 410 ms for 50 MB)"
         )
     load1 = os.getloadavg()[0]
     print(f"load average (1 min) at the end: {load1:.2f} on {os.cpu_count()} cores")
     return 1 if wrong else 0
 
 
-def freeze(megabytes: int) -> tuple[float, float]:
-    """The longest gap of a ticking stream while a whole reply of ``megabytes`` MB is
-    served by the same gateway (upstream mode, in front of the tests' fake upstream)."""
+_TICKER = """
+import sys, time, httpx
+body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "x"}]}
+with httpx.stream("POST", sys.argv[1], json=body, timeout=120) as response:
+    for _ in response.iter_raw():
+        print(time.time(), flush=True)
+"""
+
+
+def freeze(megabytes: int) -> tuple[float, float, float]:
+    """A ticking stream's longest gap between two chunks while a whole reply of
+    ``megabytes`` MB is served by the same gateway (upstream mode, in front of the tests'
+    fake upstream), the same over as long a stretch just before it (what the machine's
+    load alone costs), and how long the whole reply took. The stream's client is a process
+    of its own, so this one's threads do not hold it."""
     from loopback import Script, scripted
 
     size = megabytes * 1_000_000
@@ -326,7 +340,7 @@ def freeze(megabytes: int) -> tuple[float, float]:
     frames.append(
         b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
     )
-    ticking = Script(text="tick " * 2000, chunk=5, delay=0.01)
+    ticking = Script(text="tick " * 4000, chunk=5, delay=0.01)
     with scripted(Script(text="warm"), ticking, Script(raw=frames)) as model:
         port = free_port()
         env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
@@ -357,36 +371,30 @@ def freeze(megabytes: int) -> tuple[float, float]:
                     if proc.poll() is not None or time.monotonic() > deadline:
                         raise RuntimeError("the freeze gateway did not start") from None
                     time.sleep(0.1)
-            stamps: list[float] = []
-            done = threading.Event()
-
-            def stream() -> None:
-                with httpx.stream(
-                    "POST",
-                    f"{base}/v1/chat/completions",
-                    timeout=120,
-                    json={**body, "stream": True},
-                ) as response:
-                    for _ in response.iter_raw():
-                        stamps.append(time.perf_counter())
-                        if done.is_set():
-                            break
-
-            thread = threading.Thread(target=stream)
-            thread.start()
+            ticker = subprocess.Popen(
+                [sys.executable, "-c", _TICKER, f"{base}/v1/chat/completions"],
+                stdout=subprocess.PIPE,
+                text=True,
+            )
             model.wait_requests(2)
-            time.sleep(0.3)
-            t0 = time.perf_counter()
+            time.sleep(3)  # (the control stretch)
+            t0 = time.time()
             reply = httpx.post(f"{base}/v1/chat/completions", json=body, timeout=300)
-            t1 = time.perf_counter()
-            done.set()
-            thread.join(120)
+            t1 = time.time()
             assert len(reply.json()["choices"][0]["message"]["content"]) == size
+            ticker.kill()
+            stamps = [float(line) for line in (ticker.communicate()[0] or "").split()]
         finally:
             proc.terminate()
             proc.wait(30)
-    during = [b - a for a, b in zip(stamps, stamps[1:]) if b >= t0 and a <= t1]
-    return (max(during) if during else float("nan")), t1 - t0
+    pairs = list(itertools.pairwise(stamps))
+    during = [b - a for a, b in pairs if b >= t0 and a <= t1]
+    before = [b - a for a, b in pairs if t0 - (t1 - t0) - 0.5 <= a and b < t0]
+    return (
+        max(during) if during else float("nan"),
+        max(before) if before else float("nan"),
+        t1 - t0,
+    )
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ from starlette.types import Message, Receive, Scope, Send
 from ._apis import Api
 from ._errors import ApiError
 from ._http import ClientGone, log_answer, read_body, send_json
-from ._json import loads_strict
+from ._json import Deferred, loads_strict
 from ._prompting import upstream_payload
 from ._replay import ReplaySource
 from ._respond import ReplyEvents, Source, make_sieve, sieve_options, stream_reply, whole_reply
@@ -167,7 +167,7 @@ class Exchange:
 
     async def _respond(self, tg: Any) -> None:
         source: Source | None = None
-        reply: dict[str, Any] | None = None
+        reply: tuple[dict[str, Any], Deferred] | None = None
         try:
             with self.work:
                 source = await self._open()
@@ -191,7 +191,7 @@ class Exchange:
         if self.stopping and self.work.cancelled_caught:
             await self._shutdown()
         elif reply is not None:
-            await send_json(self._send, 200, reply)
+            await send_json(self._send, 200, reply[0], deferred=reply[1])
         elif self.started:
             async with self._lock:
                 await self._send({"type": "http.response.body", "body": b"", "more_body": False})

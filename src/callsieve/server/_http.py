@@ -24,7 +24,7 @@ import anyio.lowlevel
 from starlette.types import Receive, Scope, Send
 
 from ._errors import ApiError
-from ._json import dumps_sliced
+from ._json import Deferred, dumps_sliced
 
 __all__ = ["ClientGone", "header", "log_answer", "read_body", "send_json"]
 
@@ -60,9 +60,13 @@ async def read_body(receive: Receive, scope: Scope, limit: int) -> bytes:
 
 
 async def send_json(
-    send: Send, status: int, obj: Any, headers: list[tuple[bytes, bytes]] | None = None
+    send: Send,
+    status: int,
+    obj: Any,
+    headers: list[tuple[bytes, bytes]] | None = None,
+    deferred: Deferred | None = None,
 ) -> None:
-    pieces = dumps_sliced(obj)
+    pieces = dumps_sliced(obj, deferred)
     first = next(pieces)
     rest = next(pieces, None)
     head = [*_JSON, *(headers or [])]

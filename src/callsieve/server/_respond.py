@@ -20,7 +20,8 @@ What it does:
     events, the renderer's ``close(finish_reason, usage)``, the API's end marker.
   - ``whole_reply`` feeds the same ``ReplyEvents`` as the pieces arrive (never one parse of
     the whole text at the end, which would hold the event loop for as long as it takes) and
-    renders ``render_response`` of what they collected (``Collected``, a ``ParseResult``).
+    renders ``render_response`` of what they collected (``Collected``, a ``ParseResult``
+    whose long runs of text are written into the response only as it is sent).
 A piece larger than ``SLICE`` characters is fed in slices, with a checkpoint between them,
 so one huge upstream event does not hold the event loop either.
 What it guarantees: a fault after the stream began (``ApiError`` from the source; an
@@ -60,6 +61,7 @@ from .. import (
 from ._apis import Api
 from ._config import ServerConfig
 from ._errors import ApiError
+from ._json import Deferred
 from ._turns import ModelRequest
 from ._upstream import Piece
 
@@ -253,7 +255,9 @@ def end_of_reply(
 
 async def whole_reply(
     api: Api, req: ModelRequest, source: Source, events: ReplyEvents
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], Deferred]:
+    """The whole response, and the long text it stands for (``_http.send_json`` writes
+    both)."""
     collected = Collected()
     async for piece in source.pieces():
         if piece.reasoning:
@@ -264,45 +268,61 @@ async def whole_reply(
                     await anyio.lowlevel.checkpoint()
                 collected.add(events.feed(part))
     collected.add(events.close(source.calls()))
-    return api.whole(collected.result(events.sieve), req, _finish(source), source.usage or {})
+    response = api.whole(collected.result(events.sieve), req, _finish(source), source.usage or {})
+    return response, collected.deferred
 
 
-class _Joined:
-    """Text that grows in many small pieces, joined every so often (a list of a million
-    4-character strings costs twenty times the text)."""
+class _Run:
+    """Text that grows in many small pieces, kept as pieces of about ``SLICE`` characters
+    (a list of a million 4-character strings costs twenty times the text; one string of
+    the whole run costs a join that holds the event loop)."""
 
-    __slots__ = ("_pieces",)
+    __slots__ = ("_pieces", "_small", "_small_len")
 
     def __init__(self) -> None:
         self._pieces: list[str] = []
+        self._small: list[str] = []
+        self._small_len = 0
 
     def add(self, text: str) -> None:
-        self._pieces.append(text)
-        if len(self._pieces) >= 4096:
-            self._pieces[:] = ["".join(self._pieces)]
+        if len(text) >= SLICE:
+            self._flush()
+            self._pieces.extend(_slices(text))
+            return
+        self._small.append(text)
+        self._small_len += len(text)
+        if self._small_len >= SLICE:
+            self._flush()
 
-    def take(self) -> str:
-        out = "".join(self._pieces)
-        self._pieces = []
+    def _flush(self) -> None:
+        if self._small:
+            self._pieces.append("".join(self._small))
+            self._small, self._small_len = [], 0
+
+    def take(self, deferred: Deferred) -> str:
+        self._flush()
+        out, self._pieces = deferred.text(self._pieces), []
         return out
 
     def __bool__(self) -> bool:
-        return bool(self._pieces)
+        return bool(self._pieces or self._small)
 
 
 class Collected:
     """A whole reply's events gathered into a ``ParseResult`` (the upstream's reasoning
-    where it came, the sieve's text, reasoning and calls in order). Each run of text or
-    reasoning is joined once; the result's ``text`` and ``reasoning`` are the runs joined
-    (one run — a reply of plain text — is the same string, not a copy)."""
+    where it came, the sieve's text, reasoning and calls in order). A long run of text or
+    reasoning stands in the result as its ends around a marker (``_json.Deferred``), put
+    back as the response is sent: no string of the whole reply is ever made."""
 
-    __slots__ = ("_calls", "_parts", "_run", "_in_text")
+    __slots__ = ("_calls", "_parts", "_run", "_in_text", "deferred")
 
     def __init__(self) -> None:
         self._calls: list[ToolCall] = []
         self._parts: list[str | Reasoning | ToolCall] = []
-        self._run = _Joined()  # text or reasoning since the last part of the other kind
+        self._run = _Run()  # text or reasoning since the last part of the other kind
         self._in_text = True
+        #: The long runs, written into the response only as it is sent (``_json``).
+        self.deferred = Deferred()
 
     def add(self, events: Iterable[Event]) -> None:
         for e in events:
@@ -320,7 +340,7 @@ class Collected:
 
     def _end_run(self) -> None:
         if self._run:
-            joined = self._run.take()
+            joined = self._run.take(self.deferred)
             self._parts.append(joined if self._in_text else Reasoning(joined))
 
     def result(self, sieve: Sieve) -> ParseResult:

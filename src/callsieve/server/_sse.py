@@ -82,7 +82,7 @@ class SSEDecoder:
         self._partial = bytearray()  # the unfinished line
         self._after_cr = False  # the last chunk ended with CR: a leading LF is its pair
         self._started = False  # past the BOM check
-        self._data: list[bytes] = []
+        self._data: list[memoryview] = []
         self._size = 0
         self._event = b""
         self._id = ""
@@ -124,10 +124,10 @@ class SSEDecoder:
                 end, start_next = nl, nl + 1
             else:
                 break
-            if self._partial:
-                self._partial += data[start:end]
-                line = bytes(self._partial)
-                self._partial.clear()
+            line: bytes | bytearray
+            if self._partial:  # (the line's start came earlier: take the buffer itself)
+                self._partial += memoryview(data)[start:end]
+                line, self._partial = self._partial, bytearray()
             else:
                 line = data[start:end]
             if len(line) > self._max_line:
@@ -141,7 +141,7 @@ class SSEDecoder:
                 raise SSEError(
                     "line", f"a line of the event stream is longer than {self._max_line} bytes"
                 )
-            self._partial += data[start:]
+            self._partial += memoryview(data)[start:]
         return out
 
     def close(self) -> list[SSEEvent]:
@@ -151,7 +151,7 @@ class SSEDecoder:
         self._size = 0
         return []
 
-    def _line(self, line: bytes, out: list[SSEEvent]) -> None:
+    def _line(self, line: bytes | bytearray, out: list[SSEEvent]) -> None:
         if not line:
             self._dispatch(out)
             return
@@ -160,11 +160,12 @@ class SSEDecoder:
             return
         colon = line.find(b":")
         if colon == -1:
-            name, value = line, b""
+            name, at = line, len(line)
         else:
-            name, value = line[:colon], line[colon + 1 :]
-            if value[:1] == b" ":
-                value = value[1:]
+            name, at = line[:colon], colon + 1
+            if line[at : at + 1] == b" ":
+                at += 1
+        value = memoryview(line)[at:]  # (no copy: a data line may be megabytes)
         if name == b"data":
             self._size += len(value) + 1
             if self._size > self._max_event + 1:
@@ -173,26 +174,26 @@ class SSEDecoder:
                 )
             self._data.append(value)
         elif name == b"event":
-            self._event = value
+            self._event = bytes(value)
         elif name == b"id":
-            if b"\0" not in value:
+            if b"\0" not in bytes(value):
                 self._id = _text(value)
-        elif name == b"retry" and value.isdigit():
-            self.retry = int(value)
+        elif name == b"retry" and bytes(value).isdigit():
+            self.retry = int(bytes(value))
 
     def _dispatch(self, out: list[SSEEvent]) -> None:
         event, self._event = self._event, b""
         if not self._data:
             return
-        data = self._data[0] if len(self._data) == 1 else b"\n".join(self._data)
+        data = self._data[0] if len(self._data) == 1 else memoryview(b"\n".join(self._data))
         self._data = []
         self._size = 0
         out.append(SSEEvent(_text(event) if event else "message", _text(data), self._id))
 
 
-def _text(raw: bytes) -> str:
+def _text(raw: bytes | memoryview) -> str:
     try:
-        return raw.decode("utf-8")
+        return str(raw, "utf-8")
     except UnicodeDecodeError as exc:
         raise SSEError(
             "encoding", f"the event stream is not UTF-8 (byte {exc.start} of an event)"

@@ -65,7 +65,7 @@ class Piece:
 
 def unencodable(text: str) -> bool:
     """Whether ``text`` holds a lone surrogate (it cannot be written as UTF-8)."""
-    return _SURROGATE.search(text) is not None
+    return not text.isascii() and _SURROGATE.search(text) is not None
 
 
 def _timeout(what: str, seconds: float) -> ApiError:
