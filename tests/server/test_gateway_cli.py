@@ -128,11 +128,11 @@ def test_serve_runs_the_config_files_settings(tmp_path: Path) -> None:
 
 
 def test_the_server_modules_declare_all() -> None:
-    for info in pkgutil.iter_modules(callsieve.server.__path__):
-        module = importlib.import_module(f"callsieve.server.{info.name}")
+    for info in pkgutil.walk_packages(callsieve.server.__path__, "callsieve.server."):
+        module = importlib.import_module(info.name)
         assert module.__doc__ and module.__doc__.startswith("Strategy:"), info.name
         for name in module.__all__:
-            assert hasattr(module, name), f"callsieve.server.{info.name}.{name}"
+            assert hasattr(module, name), f"{info.name}.{name}"
 
 
 def test_the_config_file_in_the_docs_is_valid(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""The SSE reader (``callsieve.server._sse``) against the format's own examples (the WHATWG
+"""The SSE reader (``callsieve.server._reply.sse``) against the format's own examples (the WHATWG
 HTML standard, "Server-sent events", 9.2.6), at every split of the stream into two chunks,
 and its limits."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from callsieve.server._sse import SSEDecoder, SSEError, SSEEvent
+from callsieve.server._reply.sse import SSEDecoder, SSEError, SSEEvent
 
 
 def events(stream: bytes, **limits: int) -> list[SSEEvent]:

@@ -7,13 +7,13 @@ What it does: ``create_app(config)`` is the ASGI app (``_app``); ``serve(config)
 with Uvicorn (``_run``: one process, or ``workers`` processes sharing the sockets);
 ``ServerConfig.build(**settings)`` checks the settings (``_config``) and ``load_toml(path)``
 reads a config file. Each request passes the access checks (``_access``: Host, Origin, API
-key, Content-Type), is read strictly (``_json``) in its API (``_read_openai``,
-``_read_anthropic``, ``_read_gemini`` into ``_turns.ModelRequest``; ``_fields``: every field
-forwarded, read or refused), and runs as one exchange (``_exchange``: cancellation,
-keep-alive, drain) that takes the reply from a replay file (``_replay``) or an upstream
-chat-completions server (``_upstream``, reading SSE with ``_sse``, with the prompt written by
-``_prompting``) and answers through the sieve and the API's renderer (``_respond``,
-``_apis``); faults are the API's error shape (``_errors``).
+key, Content-Type), is read strictly (``_json``) in its API (``_read``: ``openai``,
+``anthropic``, ``gemini`` into ``turns.ModelRequest``; ``fields``: every field forwarded, read
+or refused), and runs as one exchange (``_reply.exchange``: cancellation, keep-alive, drain)
+that takes the reply from a replay file (``_reply.replay``) or an upstream chat-completions
+server (``_reply.upstream``, reading SSE with ``_reply.sse``, with the prompt written by
+``_reply.prompting``) and answers through the sieve and the API's renderer
+(``_reply.respond``, ``_reply.apis``); faults are the API's error shape (``_errors``).
 What it guarantees and costs: see each module.
 """
 

@@ -35,10 +35,10 @@ import time
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ._apis import error_shape
 from ._config import ServerConfig
 from ._errors import ApiError
 from ._http import header, log_answer, send_json
+from ._reply.apis import error_shape
 
 __all__ = ["Access"]
 

@@ -1,5 +1,5 @@
 """Strategy: the gateway's HTTP face — one Starlette app whose routes hand each API request
-to an ``_exchange.Endpoint``, behind the ``_access`` checks, with the state every request
+to an ``_reply.exchange.Endpoint``, behind the ``_access`` checks, with the state every request
 shares (``Gateway``) made once.
 
 What it does: ``create_app(config)`` serves ``POST /v1/chat/completions``,
@@ -36,12 +36,12 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ._access import Access
-from ._apis import CHAT, GEMINI, MESSAGES, RESPONSES, error_shape
 from ._config import ServerConfig
 from ._drain import Drain
 from ._errors import ApiError, RedactingFilter, Redactor
-from ._exchange import Endpoint
 from ._metrics import Metrics
+from ._reply.apis import CHAT, GEMINI, MESSAGES, RESPONSES, error_shape
+from ._reply.exchange import Endpoint
 
 __all__ = ["ByPort", "Gateway", "create_app"]
 

@@ -8,7 +8,7 @@ in front of Uvicorn's for SIGTERM and SIGINT: the signal calls ``begin()`` in th
 Uvicorn's own handler (which closes the listening sockets and waits for the requests in
 flight). ``begin()`` marks the drain (``stopping``: new requests are answered 503) and, after
 the grace period, sets ``expired``: every request still running is then ended by its
-exchange (``_exchange``): a stream with the API's error event, a whole request with a 503 in
+exchange (``_reply.exchange``): a stream with the API's error event, a whole request with a 503 in
 the API's shape. ``stop()`` puts the previous handlers back.
 What it guarantees: a stream that finishes within the grace period finishes normally; the
 process then exits as Uvicorn's shutdown completes (``serve`` makes that exit 0).

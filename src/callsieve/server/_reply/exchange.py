@@ -4,7 +4,7 @@ stage it is at), the gateway drains for a shutdown, the upstream fails.
 
 What it does: ``Endpoint(gateway, api)`` is the ASGI app of one API route. For each request:
 the body is read (``_http.read_body``, up to ``max_body_bytes``), parsed strictly
-(``_json.loads_strict``), read by the API's reader, its sieve built (``_respond``) and its
+(``_json.loads_strict``), read by the API's reader, its sieve built (``respond``) and its
 upstream prompt written — all before the response starts, so each fault has its status and
 counts as a ``client_error``. Then the ``Exchange`` runs, in a task group that also watches
 the client (``http.disconnect`` cancels everything: the source is closed, shielded, which
@@ -12,14 +12,14 @@ closes the upstream connection — before the upstream's headers, during a whole
 during a stream) and the drain (at the grace period's end the work is cancelled and the
 request is answered as a shutdown). The source is opened (an upstream fault before the
 reply: its status, ``upstream_error``); a streamed reply starts with 200 and
-``text/event-stream``, goes through ``_respond.stream_reply``, and while nothing is sent for
+``text/event-stream``, goes through ``respond.stream_reply``, and while nothing is sent for
 ``keepalive_interval`` seconds the API's keep-alive goes out (an SSE comment; Anthropic's
-``ping``); a whole reply is ``_respond.whole_reply``, sent with ``_http.send_json`` in
+``ping``); a whole reply is ``respond.whole_reply``, sent with ``_http.send_json`` in
 slices. The request is counted in ``/metrics`` by its outcome and logged in one line when
 it ends.
 What it guarantees: a stream's frames are written whole, one write each, under one lock
 (the keep-alive task takes it too); text that cannot be encoded ends the stream with the
-API's error event (``_respond``), never a cut connection; nothing is written after the
+API's error event (``respond``), never a cut connection; nothing is written after the
 client went away.
 What it costs: two waiting tasks per request (three while streaming), besides the reply.
 """
@@ -33,18 +33,18 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from starlette.types import Message, Receive, Scope, Send
 
-from ._apis import Api
-from ._errors import ApiError
-from ._http import ClientGone, log_answer, read_body, send_json
-from ._json import Deferred, loads_strict
-from ._prompting import upstream_payload
-from ._replay import ReplaySource
-from ._respond import ReplyEvents, Source, make_sieve, sieve_options, stream_reply, whole_reply
-from ._turns import ModelRequest
-from ._upstream import open_upstream
+from .._errors import ApiError
+from .._http import ClientGone, log_answer, read_body, send_json
+from .._json import Deferred, loads_strict
+from .._read.turns import ModelRequest
+from .apis import Api
+from .prompting import upstream_payload
+from .replay import ReplaySource
+from .respond import ReplyEvents, Source, make_sieve, sieve_options, stream_reply, whole_reply
+from .upstream import open_upstream
 
 if TYPE_CHECKING:
-    from ._app import Gateway
+    from .._app import Gateway
 
 __all__ = ["Endpoint", "Exchange"]
 
@@ -226,6 +226,8 @@ class Exchange:
             await anyio.sleep(max(self._last + interval - anyio.current_time(), 0.01))
             if anyio.current_time() - self._last >= interval:
                 async with self._lock:
+                    if self.finished:  # (the last byte went out while this one waited)
+                        return
                     await self._send(
                         {"type": "http.response.body", "body": frame, "more_body": True}
                     )

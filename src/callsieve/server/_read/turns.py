@@ -7,7 +7,7 @@ result's ``call_id`` and ``name``). ``ModelRequest`` is the request: the model a
 turns, the tool definitions in OpenAI's function shape (as the client sent them, for the
 sieve and for echoing), ``tool_choice`` read to ``"auto"``, ``"none"``, ``"required"`` or a
 tool's name, ``stream``, whether usage was asked for, ``sampling``: the fields sent upstream
-as they are (``_fields``: ``temperature``, ``max_tokens``, ``stop``, …), ``max_calls``: the
+as they are (``fields``: ``temperature``, ``max_tokens``, ``stop``, …), ``max_calls``: the
 most calls the reply may carry (1 for ``parallel_tool_calls=false``; ``None``: no limit),
 ``thinking``: whether the client asked for reasoning (Anthropic's ``thinking``; ``None``: it
 did not say), and ``echo``: keyword options of the API's renderer (Responses' ``tools`` and
@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._errors import ApiError
+from .._errors import ApiError
 
 __all__ = ["ModelRequest", "Turn", "need", "text_of"]
 

@@ -1,5 +1,5 @@
 """Strategy: read a Gemini ``generateContent`` / ``streamGenerateContent`` request (REST JSON,
-camelCase, as the ``google-genai`` client sends it) into a ``ModelRequest`` (``_turns``).
+camelCase, as the ``google-genai`` client sends it) into a ``ModelRequest`` (``turns``).
 
 What it does: ``read_generate(body, params)`` takes the model and the stream flag from the
 path (``params``: ``model``, ``stream``), ``contents`` (``user`` turns: ``text`` parts, and
@@ -10,7 +10,7 @@ OpenAPI subset, upper-case type names — read as JSON Schema, or its
 ``parametersJsonSchema`` as it is), ``toolConfig.functionCallingConfig`` (``AUTO``,
 ``ANY`` — with one allowed name, that tool —, ``NONE``; ``allowedFunctionNames`` narrows the
 tools taught), and ``generationConfig`` (forwarded under the chat-completions names as
-``_fields.GEMINI_GENERATION`` says; ``responseMimeType: application/json`` as a JSON
+``fields.GEMINI_GENERATION`` says; ``responseMimeType: application/json`` as a JSON
 ``response_format`` when no tools are parsed; ``thinkingConfig.includeThoughts`` — as Gemini,
 thoughts are sent only when it is true — and ``thinkingBudget`` 0 (thinking off, sent as
 ``chat_template_kwargs``) or -1).
@@ -24,9 +24,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from . import _fields
-from ._errors import ApiError
-from ._turns import ModelRequest, Turn, need
+from .._errors import ApiError
+from . import fields as _fields
+from .turns import ModelRequest, Turn, need
 
 __all__ = ["read_generate"]
 

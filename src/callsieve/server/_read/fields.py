@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._errors import ApiError
+from .._errors import ApiError
 
 __all__ = [
     "ANTHROPIC",

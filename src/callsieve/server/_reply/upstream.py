@@ -1,5 +1,5 @@
 """Strategy: upstream mode's model — one streamed OpenAI chat-completions request to the
-upstream, read as Server-Sent Events (``_sse``) into pieces of text and reasoning, under
+upstream, read as Server-Sent Events (``sse``) into pieces of text and reasoning, under
 deadlines and size limits, its faults mapped to our own errors.
 
 What it does: ``open_upstream(client, config, payload, redact)`` sends the request (always
@@ -25,7 +25,7 @@ connection, a deadline, a limit, an ``error`` event, an event that is not JSON, 
 not encodable (a lone surrogate escaped in the JSON), a tool call whose arguments are not a
 JSON object, or a stream that ends before ``[DONE]`` and without a ``finish_reason`` raise
 ``ApiError(502/504)`` from ``pieces()``. Memory: a line, an event and one read chunk at a
-time (``_sse``'s bounds), besides what the reply itself keeps.
+time (``sse``'s bounds), besides what the reply itself keeps.
 What it costs: one ``json.loads`` per upstream event and a search for surrogates in its text.
 """
 
@@ -41,12 +41,12 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import httpx
 
-from .. import ToolCall
-from ._errors import ApiError, from_upstream
-from ._sse import SSEDecoder, SSEError
+from ... import ToolCall
+from .._errors import ApiError, from_upstream
+from .sse import SSEDecoder, SSEError
 
 if TYPE_CHECKING:
-    from ._config import ServerConfig
+    from .._config import ServerConfig
 
 __all__ = ["Piece", "UpstreamSource", "open_upstream", "unencodable"]
 

@@ -26,13 +26,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .. import ParseResult
-from ..render import anthropic, gemini, openai_chat, openai_responses
-from ._errors import ApiError, anthropic_body, gemini_body, openai_body
-from ._read_anthropic import read_messages
-from ._read_gemini import read_generate
-from ._read_openai import read_chat, read_responses
-from ._turns import ModelRequest
+from ... import ParseResult
+from ...render import anthropic, gemini, openai_chat, openai_responses
+from .._errors import ApiError, anthropic_body, gemini_body, openai_body
+from .._read.anthropic import read_messages
+from .._read.gemini import read_generate
+from .._read.openai import read_chat, read_responses
+from .._read.turns import ModelRequest
 
 __all__ = ["CHAT", "GEMINI", "MESSAGES", "RESPONSES", "Api", "dumps", "error_shape"]
 

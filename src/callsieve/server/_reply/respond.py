@@ -43,7 +43,7 @@ from typing import Any, Protocol
 import anyio
 import anyio.lowlevel
 
-from .. import (
+from ... import (
     ArgumentsDelta,
     Block,
     CallAborted,
@@ -58,12 +58,12 @@ from .. import (
     ToolCall,
     ToolCalls,
 )
-from ._apis import Api
-from ._config import ServerConfig
-from ._errors import ApiError
-from ._json import Deferred
-from ._turns import ModelRequest
-from ._upstream import Piece
+from .._config import ServerConfig
+from .._errors import ApiError
+from .._json import Deferred
+from .._read.turns import ModelRequest
+from .apis import Api
+from .upstream import Piece
 
 __all__ = [
     "SLICE",

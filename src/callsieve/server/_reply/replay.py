@@ -1,7 +1,7 @@
 """Strategy: replay mode's model — a saved reply streamed in fixed-size pieces, for demos,
 tests and load runs.
 
-What it does: ``ReplaySource(text, chunk_size, delay_ms)`` is a ``Source`` (``_upstream``'s
+What it does: ``ReplaySource(text, chunk_size, delay_ms)`` is a ``Source`` (``upstream``'s
 shape): ``pieces()`` yields the text ``chunk_size`` characters at a time, waiting
 ``delay_ms`` between pieces (with no delay it still hands the event loop over after each
 piece, so one long reply never stalls the others); ``finish_reason`` is ``"stop"`` and
@@ -17,8 +17,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
-from .. import ToolCall
-from ._upstream import Piece
+from ... import ToolCall
+from .upstream import Piece
 
 __all__ = ["ReplaySource"]
 

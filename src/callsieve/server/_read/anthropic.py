@@ -1,4 +1,4 @@
-"""Strategy: read an Anthropic Messages request body into a ``ModelRequest`` (``_turns``),
+"""Strategy: read an Anthropic Messages request body into a ``ModelRequest`` (``turns``),
 checking each field it uses.
 
 What it does: ``read_messages(body)`` takes ``model``, ``max_tokens`` and ``messages``
@@ -12,7 +12,7 @@ one call), ``stream``, ``stop_sequences`` (sent as ``stop``), ``thinking`` (``en
 Qwen chat templates read) and ``metadata.user_id`` (sent as ``user``). A user message's
 ``tool_result`` blocks become tool turns, its text a user turn after them. Every other field
 is forwarded (``temperature``, ``top_p``, ``top_k``, ``service_tier``) or refused as
-``_fields.ANTHROPIC`` says.
+``fields.ANTHROPIC`` says.
 What it guarantees: a field of the wrong shape is an ``ApiError(400)`` naming it.
 What it costs: one pass over the body.
 """
@@ -22,9 +22,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from . import _fields
-from ._errors import ApiError
-from ._turns import ModelRequest, Turn, need, text_of
+from .._errors import ApiError
+from . import fields as _fields
+from .turns import ModelRequest, Turn, need, text_of
 
 __all__ = ["read_messages"]
 

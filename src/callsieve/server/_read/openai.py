@@ -1,5 +1,5 @@
 """Strategy: read an OpenAI Chat Completions or Responses request body into a
-``ModelRequest`` (``_turns``), checking each field it uses.
+``ModelRequest`` (``turns``), checking each field it uses.
 
 What it does: ``read_chat(body)`` takes ``model``, ``messages`` (roles ``system``,
 ``developer``, ``user``, ``assistant`` with ``tool_calls``, ``tool`` with ``tool_call_id``; text
@@ -13,7 +13,7 @@ only), ``tool_choice``, ``stream``, ``max_output_tokens``, ``parallel_tool_calls
 ``max_tool_calls``, ``text.format`` (as Chat's ``response_format``) and ``text.verbosity``,
 ``reasoning.effort`` (forwarded as ``reasoning_effort``; ``reasoning.summary`` is accepted:
 reasoning is shown as the model wrote it). Every other field is forwarded or refused as the
-API's table in ``_fields`` says.
+API's table in ``fields`` says.
 What it guarantees: a field of the wrong shape is an ``ApiError(400)`` naming it (``param``
 as OpenAI writes it, e.g. ``messages[2].tool_calls[0].function.arguments``); the tools are
 checked by the caller with ``SieveOptions``.
@@ -25,9 +25,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from . import _fields
-from ._errors import ApiError
-from ._turns import ModelRequest, Turn, need, text_of
+from .._errors import ApiError
+from . import fields as _fields
+from .turns import ModelRequest, Turn, need, text_of
 
 __all__ = ["read_chat", "read_responses"]
 

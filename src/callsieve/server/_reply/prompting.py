@@ -22,10 +22,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import CallsieveError, prompt
-from ._config import ServerConfig
-from ._errors import ApiError
-from ._turns import ModelRequest, Turn
+from ... import CallsieveError, prompt
+from .._config import ServerConfig
+from .._errors import ApiError
+from .._read.turns import ModelRequest, Turn
 
 __all__ = ["upstream_payload"]
 
