@@ -4,11 +4,11 @@ streaming server's CPU per request, against the same server passing the text thr
 What it measures. Three ``callsieve serve`` servers in replay mode, started here as
 subprocesses on 127.0.0.1: one with the sieve on (the default), one with ``mode="off"``
 (pass-through: the sieve releases every chunk as text, the renderer still frames it), and
-the sieve on with ``--workers 2`` (two worker processes sharing the port). Each
-replays the same reply: about 20 kB of prose with 5 DSML tool calls, in 4-character chunks
-(about 5,000 SSE events per request when passed through). 100 concurrent clients
-(one ``httpx.AsyncClient`` and connection each, one event loop in this process) each stream ``--requests`` chat
-completions with the reply's tools; the servers are loaded in alternating rounds so they
+the sieve on with ``--workers 2`` (two worker processes sharing the port). Each replays the
+same reply: about 20 kB of prose with 5 DSML tool calls, in 4-character chunks (about 5,000
+SSE events per request when passed through). 100 concurrent clients (one
+``httpx.AsyncClient`` and connection each, one event loop in this process) each stream
+``--requests`` chat completions with the reply's tools; the servers are loaded in alternating rounds so they
 see the same machine. Per phase:
   - **CPU per request**: the server's user + system time (``/proc/<pid>/stat``, fields 14
     and 15, of the process and of its worker processes) over the phase, divided by its
