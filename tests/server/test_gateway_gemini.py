@@ -11,6 +11,8 @@ from typing import Any
 
 import httpx
 import pytest
+from gateway_probe_helpers import CALL
+from gateway_probe_helpers import TOOLS as PROBE_TOOLS
 from google.genai import errors, types
 from helpers import ROOT
 from loopback import Script, genai_client, running, scripted
@@ -118,20 +120,7 @@ def test_streaming_needs_alt_sse(url: str) -> None:
     assert response.json()["error"]["status"] == "INVALID_ARGUMENT"
 
 
-TOOL = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_weather",
-            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
-        },
-    }
-]
-CALL = (
-    '<|DSML|tool_calls>\n<|DSML|invoke name="get_weather">\n'
-    '<|DSML|parameter name="city"><![CDATA[Paris]]></|DSML|parameter>\n'
-    "</|DSML|invoke>\n</|DSML|tool_calls>"
-)
+TOOL = PROBE_TOOLS
 
 
 def test_two_turns_upstream_mode_with_a_function_response() -> None:

@@ -217,7 +217,8 @@ def test_probe_a_trickle_of_comments_ends_at_the_idle_timeout_with_keepalives() 
                 lines.append((time.monotonic(), line))
     [last_data] = [t for t, line in lines if '"Hello"' in line]
     error_at, error = next((t, line) for t, line in lines if '"error"' in line)
-    assert 3 <= error_at - last_data < 5, error_at - last_data
+    # (3 s after the gateway read the token; the client saw it a little later)
+    assert 2.8 <= error_at - last_data < 5, error_at - last_data
     assert "upstream_timeout" in error
     assert sum(1 for _, line in lines if line == ": keep-alive") >= 2
 

@@ -6,10 +6,10 @@ written in the dialect's formats) and what the client accumulates (``parse()`` o
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
-from loopback import Script, ScriptedModel, anthropic_client, openai_client, running, scripted
+from gateway_probe_helpers import gateway
+from loopback import Script, anthropic_client, openai_client, scripted
 
 import callsieve
 from callsieve.prompt import format_calls, format_results, tool_instructions
@@ -34,10 +34,6 @@ CALL = (
     '<|DSML|parameter name="city"><![CDATA[Paris]]></|DSML|parameter>\n'
     "</|DSML|invoke>\n</|DSML|tool_calls>"
 )
-
-
-def gateway(model: ScriptedModel, **settings: Any) -> Any:
-    return running(ServerConfig.build(upstream=model.url, **settings))
 
 
 def test_a_request_without_tools_passes_through_as_text() -> None:
