@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import logging
 import os
 import shutil
 import signal
@@ -29,7 +30,7 @@ import tempfile
 from dataclasses import dataclass
 from typing import Any
 
-from ._config import ServerConfig
+from ._config import LOOPBACK_NAMES, ServerConfig, is_loopback
 
 __all__ = ["AppFactory", "bind", "serve"]
 
@@ -59,6 +60,12 @@ def serve(config: ServerConfig) -> None:
     """Run the gateway until SIGTERM or SIGINT (then drain, and return)."""
     import uvicorn
 
+    if not is_loopback(config.host) and set(config.allowed_hosts) <= set(LOOPBACK_NAMES):
+        logging.getLogger("callsieve.server").warning(
+            "listening on %s, but only loopback Host names are allowed: remote clients are "
+            "refused until --allowed-host names the host they call",
+            config.host,
+        )
     sockets = [bind(config.host, config.port)]
     if config.metrics_port:
         sockets.append(bind(config.host, config.metrics_port))
