@@ -310,6 +310,12 @@ def main() -> int:
             f"just before it: {control * 1000:.1f} ms (the whole reply took {wall:.2f} s; "
             f"before issue 24: 410 ms for 50 MB)"
         )
+    if args.freeze_mb:
+        longest, p99 = loop_steps(args.freeze_mb)
+        print(
+            f"event loop while a whole {args.freeze_mb} MB reply is served: its longest step "
+            f"{longest * 1000:.1f} ms of CPU time, 99th percentile {p99 * 1000:.1f} ms"
+        )
     load1 = os.getloadavg()[0]
     print(f"load average (1 min) at the end: {load1:.2f} on {os.cpu_count()} cores")
     return 1 if wrong else 0
@@ -322,6 +328,67 @@ with httpx.stream("POST", sys.argv[1], json=body, timeout=120) as response:
     for _ in response.iter_raw():
         print(time.time(), flush=True)
 """
+
+
+def loop_steps(megabytes: int) -> tuple[float, float]:
+    """The CPU time of the event loop's longest step, and its 99th percentile, while the
+    gateway's whole-reply path (SSE reader, JSON, sieve, renderer, sliced encoding) serves a
+    reply of ``megabytes`` MB of 1 MB events, in this process (CPU time: what the machine's
+    load adds to a wall-clock gap does not count). Run twice; the second run is reported
+    (the first one imports and warms up)."""
+
+    from callsieve import Sieve
+    from callsieve.server._json import dumps_sliced
+    from callsieve.server._read.turns import ModelRequest, Turn
+    from callsieve.server._reply.apis import CHAT
+    from callsieve.server._reply.respond import ReplyEvents, whole_reply
+    from callsieve.server._reply.sse import SSEDecoder
+    from callsieve.server._reply.upstream import Piece
+
+    frame = b'data: {"choices":[{"index":0,"delta":{"content":"' + b"z" * 1_000_000
+    frame += b'"}}]}\n\n'
+
+    class Source:
+        finish_reason: str | None = "stop"
+        usage = None
+
+        async def pieces(self) -> Any:
+            decoder = SSEDecoder()
+            for _ in range(megabytes):
+                for j in range(0, len(frame), 65536):
+                    await asyncio.sleep(0)
+                    for event in decoder.feed(frame[j : j + 65536]):
+                        yield Piece(json.loads(event.data)["choices"][0]["delta"]["content"])
+
+        def calls(self) -> list[Any]:
+            return []
+
+        async def aclose(self) -> None:
+            return None
+
+    async def run() -> list[float]:
+        steps: list[float] = []
+        done = False
+
+        async def ticker() -> None:
+            while not done:
+                t = time.thread_time()
+                await asyncio.sleep(0.001)
+                steps.append(time.thread_time() - t)
+
+        task = asyncio.create_task(ticker())
+        req = ModelRequest(model="m", turns=[Turn("user", "x")])
+        reply, deferred = await whole_reply(CHAT, req, Source(), ReplyEvents(Sieve(mode="off")))
+        for piece in dumps_sliced(reply, deferred):
+            piece.encode()
+            await asyncio.sleep(0)
+        done = True
+        await task
+        return sorted(steps)
+
+    asyncio.run(run())
+    steps = asyncio.run(run())
+    return steps[-1], steps[int(0.99 * len(steps))]
 
 
 def freeze(megabytes: int) -> tuple[float, float, float]:
