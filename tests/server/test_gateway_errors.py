@@ -266,3 +266,49 @@ def test_an_upstream_tool_call_whose_arguments_are_not_an_object_fails_the_reply
             openai_error(post(base, "/v1/chat/completions", CHAT), 502)["code"]
             == "upstream_bad_call"
         )
+
+
+CUT = (
+    'Sure.\n<|DSML|tool_calls>\n<|DSML|invoke name="get_weather">\n'
+    '<|DSML|parameter name="city"><![CDATA[Par'
+)
+WEATHER = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+        },
+    }
+]
+
+
+def test_a_call_that_aborts_ends_the_stream_with_the_error_and_closes_the_upstream() -> None:
+    """A call that began to stream and then aborts (the renderers' ``on_abort="error"``):
+    the stream ends with the API's error, no ``[DONE]`` after it, and the gateway stops
+    reading the upstream, which goes on writing (SPEC §17)."""
+    broken = CUT + "]]></|DSML|parameter>\n</|DSML|tool_calls>"  # (the invoke never closed)
+    with (
+        scripted(Script(text=broken, chunk=3, endless=True)) as model,
+        upstream_gateway(model.url, sieve={"early_emit": "arguments"}) as base,
+    ):
+        body = {**CHAT, "stream": True, "tools": WEATHER}
+        text = post(base, "/v1/chat/completions", body).text
+        assert model.disconnected.wait(3), "the upstream was not closed"
+        metrics = httpx.get(f"{base}/metrics").text
+    events = [json.loads(line[5:]) for line in text.splitlines() if line.startswith("data:")]
+    assert events[-1]["error"]["code"].startswith("tool_call_")
+    assert "[DONE]" not in text
+    assert 'outcome="stream_aborted"' in metrics
+
+
+def test_a_reply_cut_inside_a_streamed_call_raises_in_the_client() -> None:
+    with (
+        scripted(Script(text=CUT, chunk=4)) as model,
+        upstream_gateway(model.url, sieve={"early_emit": "arguments"}) as base,
+    ):
+        client = openai_client(base)
+        with pytest.raises(openai.APIError) as info:
+            for _ in client.chat.completions.create(**CHAT, stream=True, tools=WEATHER):
+                pass
+    assert "tool_call_cut_off" in str(info.value.body) or "cut off" in info.value.message

@@ -17,7 +17,10 @@ What it does:
     ``StreamRenderer``, and the frames of one piece are handed to ``emit`` as one string; a
     piece's reasoning (an upstream's ``reasoning_content``) goes to the renderer first, as a
     ``Reasoning`` event. ``end_of_reply`` is *the* place the end is rendered: the last
-    events, the renderer's ``close(finish_reason, usage)``, the API's end marker.
+    events, the renderer's ``close(finish_reason, usage)``, the API's end marker — unless a
+    call that began to stream aborted, and the renderer ended the reply with the API's error
+    signal (SPEC §17): then the stream stops there (no end marker; the upstream is closed)
+    and its outcome is ``stream_aborted``.
   - ``whole_reply`` feeds the same ``ReplyEvents`` as the pieces arrive (never one parse of
     the whole text at the end, which would hold the event loop for as long as it takes) and
     renders ``render_response`` of what they collected (``Collected``, a ``ParseResult``
@@ -225,8 +228,13 @@ async def stream_reply(
             if objs:
                 await emit("".join([frame(o) for o in objs]), len(objs))
                 sent += len(objs)
+            if _ended(renderer):  # a call aborted: its error event ended the reply
+                return "stream_aborted"
         objs = end_of_reply(api, req, source, events, renderer)
-        await emit("".join([frame(o) for o in objs]) + api.end, len(objs))
+        end = "" if _ended(renderer) else api.end
+        await emit("".join([frame(o) for o in objs]) + end, len(objs))
+        if end != api.end:
+            return "stream_aborted"
     except ApiError as err:
         await emit(api.error_frame(err, sent), 1)
         return "stream_aborted"
@@ -240,6 +248,13 @@ async def stream_reply(
         )
         return "server_error"
     return "ok"
+
+
+def _ended(renderer: Any) -> bool:
+    """Whether the renderer ended the reply with its API's error (a call that began to
+    stream aborted, ``callsieve.render``'s ``on_abort="error"``): nothing more goes out,
+    and the upstream is closed."""
+    return getattr(renderer, "aborted", None) is not None
 
 
 def end_of_reply(
