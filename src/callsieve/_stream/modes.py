@@ -22,6 +22,7 @@ import enum
 from typing import TYPE_CHECKING, NamedTuple
 
 from .._base.events import Reasoning, Text
+from .._grammar.names import STRAY_RUN
 
 if TYPE_CHECKING:
     from .._blocks.capture import Capture
@@ -118,10 +119,6 @@ FIRST_CONTEXT: dict[str, tuple[Context, ...]] = {
     "off": (ANSWER,),
 }
 
-#: The one run whose text a strict (missing-wrapper) capture must check itself, so it is
-#: never read by RUN's reader (see ``next_mode``).
-_STRAY_RUN = "STRAY_RUN"
-
 
 def next_mode(cap: Capture | None, held: str, candidate: bool, home: Mode) -> Mode:
     """The mode the machine leaves the sieve in (after ``_process``): between blocks, the
@@ -134,6 +131,6 @@ def next_mode(cap: Capture | None, held: str, candidate: bool, home: Mode) -> Mo
     if cap.waiting and held:
         return CUT_TAG
     run = cap.run
-    if run is not None and not (cap.strict and run.name == _STRAY_RUN):
+    if run is not None and not (cap.strict and run.name == STRAY_RUN):
         return RUN
     return MACHINE

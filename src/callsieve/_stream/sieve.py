@@ -52,6 +52,7 @@ from .._config.options import (
 )
 from .._grammar.automaton import DEAD, UNKNOWN, EntryAutomaton
 from .._grammar.compiled import DEFAULT_DIALECTS, CompiledGrammar, load_grammar
+from .._grammar.names import THINK_CLOSE
 from .._scan.cursor import Cursor
 from .._scan.fences import FenceState, FenceTracker
 from .entries import ALL_PROSE, HOLD, TEXT, EntryFinder
@@ -628,59 +629,24 @@ class SieveMachine(LifeView):
     def _process(self, taken: tuple[str, int], final: bool, cand: int) -> list[Event]:
         """Scan ``buf`` (``taken`` is ``Cursor.take``'s ``(buf, resume)``: its first
         ``resume`` characters were seen before: a held tail, which is the candidate ``cand``
-        if that is >= 0; it ends at the cursor's ``total``)."""
+        if that is >= 0; it ends at the cursor's ``total``). In prose, from lead to lead:
+        text, a held candidate (``_hold``), a reasoning tag (``_reasoning_tag``) or an opener
+        (``_open``); inside a block, the capture reads on (``_read_block``). ``buf``
+        changes when a block read from a copy, or failed, hands the machine text to read
+        again: ``base`` is its ``buf[0]``'s offset, ``text_start`` where unreleased text
+        begins, ``pos`` where the scan goes on."""
         buf, resume = taken
         cur = self._cur
         self._life.closing = final
         base = cur.total - len(buf)  # (the absolute offset of buf[0])
         events: list[Event] = []
-        fences = self._fences
-        life = self._life
-        pos = 0
-        text_start = 0
+        pos = text_start = 0
         while True:
-            cap = self._cap
-            if cap is not None:
-                status, p = (
-                    scan_to_end(cap, buf, pos, self._limit)
-                    if final
-                    else cap.scan(buf, pos, False, self._limit)
-                )
-                if cap.args is not None:  # argument streaming: its events come first
-                    if status == FAILED:
-                        cap.args.abort()
-                    events += life.take_out()
-                if (
-                    self._early
-                    and status != COMPLETE
-                    and not cap.strict
-                    and len(cap.calls) > cap.emitted
-                    and life.in_reasoning != "text"
-                ):
-                    events += life.early(cap)
-                if status == VIABLE:
-                    if p < len(buf):  # (``take`` left nothing held)
-                        cur.hold(buf[p:])
-                    if life.metrics is not None:
-                        life.metrics.held(cap.raw_len + len(buf) - p)
+            if self._cap is not None:
+                went_on = self._read_block(self._cap, buf, base, pos, final, events)
+                if went_on is None:  # the block goes on past the buffer
                     break
-                if status == COMPLETE:
-                    done, raw = life.complete(cap)
-                    if life.out:  # (argument streaming: calls finished as the block ended)
-                        events += life.take_out()
-                    # (a block inside reasoning, under calls_in_reasoning="text": reasoning)
-                    events += [Reasoning(raw)] if life.in_reasoning == "text" else done
-                    cur.passed(raw, len(raw))  # (so the tail again stands before buf[pos])
-                    if cap.leftover is not None:  # a repair read on from a copy of the block
-                        buf, base, pos = cap.leftover, cap.start + cap.raw_len, 0
-                    else:
-                        pos = p
-                    text_start = pos
-                else:
-                    # FAILED: release from the opener (or after the calls already emitted)
-                    # and scan the rest again as prose.
-                    buf, base, text_start, pos = life.fail(cap, buf, base, p, cur)
-                self._cap = None
+                buf, base, text_start, pos = went_on
                 continue
             if cand >= 0:  # resume the candidate held at buf[0]
                 i = 0
@@ -689,15 +655,9 @@ class SieveMachine(LifeView):
                 )
                 cand = NO_CANDIDATE
             else:
-                i = fences.advance(buf, pos, final, cur.tail)
+                i = self._fences.advance(buf, pos, final, cur.tail)
                 if i >= len(buf):  # no tag lead outside code before the end
-                    if text_start < i:
-                        piece = buf[text_start:i]
-                        events.append(self._kind(piece))
-                        if self._until_text is not None and not piece.isspace():
-                            self._set_context(self._until_text)  # (the answer has begun)
-                            fences = self._fences
-                    cur.passed(buf, i)
+                    self._release(buf, text_start, i, events)
                     break
                 verdict, value = self._finder.candidate(buf, i, final, 0, i, False)
             if verdict is TEXT and self._until_text is None:
@@ -710,44 +670,114 @@ class SieveMachine(LifeView):
                 # "open", the reasoning) has begun, and the lead is decided again with its
                 # entries (a <think> there is text).
                 self._set_context(self._until_text)
-                fences = self._fences
                 pos = i
                 continue
             if text_start < i:
                 events.append(self._kind(buf[text_start:i]))
             cur.passed(buf, i)
             if verdict is HOLD:
-                self._cand = value
-                self._cand_seen = self._finder.seen
-                cur.hold_candidate(buf[i:])
-                if life.metrics is not None:
-                    life.metrics.held(len(buf) - i)
+                self._hold(buf, i, value)
                 break
             if value.lastgroup == self._finder.table.tag:
-                # A reasoning tag (SPEC §15): it goes nowhere but this event; after it the
-                # reply is inside reasoning, or (after </think>) before the answer again.
-                events.append(Reasoning("", value.group()))
-                self._set_context(self._after_tag())
-                fences = self._fences
-                pos = text_start = value.end()
-                cur.passed(buf, pos)
+                pos = text_start = self._reasoning_tag(buf, value, events)
                 continue
-            reasoning = None if self._context is not IN_REASONING else self._reason_calls
-            cap = self._cap = life.open(value, base + i, reasoning)
-            pos = text_start = value.end()
-            if (
-                final
-                and (cap.strict or not self._early)
-                and life.lessons.no_end_after(self._g.block_enders, buf, base, base + i)
-            ):
-                # Nothing after it can end a block, and it would emit nothing before
-                # failing: it fails at once, without reading the rest of the input.
-                cap.fail("no tag that could close the block follows")
-                buf, base, text_start, pos = life.fail(cap, buf, base, pos, cur)
-                self._cap = None
+            buf, base, text_start, pos = self._open(value, buf, base, i, final)
         if not final:
             self._enter()  # the mode the machine's state calls for
         return events
+
+    def _release(self, buf: str, text_start: int, i: int, events: list[Event]) -> None:
+        """No tag lead outside code before ``i``, the buffer's end: release the text from
+        ``text_start`` (the first text that is not white space ends a context that lasts
+        until it, ``until_text``)."""
+        if text_start < i:
+            piece = buf[text_start:i]
+            events.append(self._kind(piece))
+            if self._until_text is not None and not piece.isspace():
+                self._set_context(self._until_text)  # (the answer has begun)
+        self._cur.passed(buf, i)
+
+    def _hold(self, buf: str, i: int, state: int) -> None:
+        """Hold the possible opener ``buf[i:]`` (the entry automaton in ``state``)."""
+        self._cand = state
+        self._cand_seen = self._finder.seen
+        self._cur.hold_candidate(buf[i:])
+        metrics = self._life.metrics
+        if metrics is not None:
+            metrics.held(len(buf) - i)
+
+    def _reasoning_tag(self, buf: str, tag: Any, events: list[Event]) -> int:
+        """A reasoning tag (SPEC §15, the match ``tag``): it goes nowhere but its event; after
+        it the reply is in the context ``CONTEXTS`` says. Where the scan goes on."""
+        events.append(Reasoning("", tag.group()))
+        self._set_context(self._after_tag())
+        end: int = tag.end()
+        self._cur.passed(buf, end)
+        return end
+
+    def _open(
+        self, opener: Any, buf: str, base: int, i: int, final: bool
+    ) -> tuple[str, int, int, int]:
+        """Open a capture at the entry match ``opener`` (at ``buf[i]``); ``(buf, base,
+        text_start, pos)`` to go on with. At the end of the input, one after which nothing
+        can end a block, and that would emit nothing before failing, fails at once, without
+        reading the rest of the input."""
+        life = self._life
+        reasoning = None if self._context is not IN_REASONING else self._reason_calls
+        cap = self._cap = life.open(opener, base + i, reasoning)
+        pos = opener.end()
+        if (
+            final
+            and (cap.strict or not self._early)
+            and life.lessons.no_end_after(self._g.block_enders, buf, base, base + i)
+        ):
+            cap.fail("no tag that could close the block follows")
+            self._cap = None
+            return life.fail(cap, buf, base, pos, self._cur)
+        return buf, base, pos, pos
+
+    def _read_block(
+        self, cap: Capture, buf: str, base: int, pos: int, final: bool, events: list[Event]
+    ) -> tuple[str, int, int, int] | None:
+        """The capture reads ``buf`` from ``pos``: None while the block goes on past it (the
+        rest held), else ``(buf, base, text_start, pos)`` to go on with in prose — after the
+        block, or, for a failed one, from its opener (or after the calls already emitted)."""
+        life = self._life
+        status, p = (
+            scan_to_end(cap, buf, pos, self._limit)
+            if final
+            else cap.scan(buf, pos, False, self._limit)
+        )
+        if cap.args is not None:  # argument streaming: its events come first
+            if status == FAILED:
+                cap.args.abort()
+            events += life.take_out()
+        if (
+            self._early
+            and status != COMPLETE
+            and not cap.strict
+            and len(cap.calls) > cap.emitted
+            and life.in_reasoning != "text"
+        ):
+            events += life.early(cap)
+        if status == VIABLE:
+            if p < len(buf):  # (``take`` left nothing held)
+                self._cur.hold(buf[p:])
+            if life.metrics is not None:
+                life.metrics.held(cap.raw_len + len(buf) - p)
+            return None
+        self._cap = None
+        if status == FAILED:  # release from the opener, and scan the rest again as prose
+            return life.fail(cap, buf, base, p, self._cur)
+        done, raw = life.complete(cap)
+        if life.out:  # (argument streaming: calls finished as the block ended)
+            events += life.take_out()
+        # (a block inside reasoning, under calls_in_reasoning="text": reasoning)
+        events += [Reasoning(raw)] if life.in_reasoning == "text" else done
+        self._cur.passed(raw, len(raw))  # (so the tail again stands before buf[pos])
+        if cap.leftover is not None:  # a repair read on from a copy of the block
+            return cap.leftover, cap.start + cap.raw_len, 0, 0
+        return buf, base, p, p
 
 
 def _finders(
@@ -762,8 +792,8 @@ def _finders(
     tables = g.entry_tables
     if reasoning == "open" and "reasoning" not in tables:
         raise ConfigurationError(
-            "reasoning='open' needs a THINK_CLOSE terminal in the grammar's common.lark",
-            expected=("THINK_CLOSE",),
+            f"reasoning='open' needs a {THINK_CLOSE} terminal in the grammar's common.lark",
+            expected=(THINK_CLOSE,),
         )
     plain: FenceTracker | None = None
     finders: dict[Context, EntryFinder] = {}
