@@ -41,6 +41,7 @@ from typing import Any
 
 from . import deepseek
 from ._base.errors import FormatError
+from ._grammar.names import SPELLINGS
 from ._grammar.spelling import SLOT, Spelling, spelling
 from ._prompt.inputs import read_calls, read_result_ids, read_results, read_tools
 from ._prompt.template import template_calls, templated
@@ -59,7 +60,7 @@ def _spelling(dialect: str, grammar_dirs: Sequence[str]) -> Spelling:
 
 def _native(sp: Spelling) -> bool:
     """Is this the DeepSeek native protocol (written by ``callsieve.deepseek``), not markup?"""
-    return sp.dialect == _NATIVE and "INVOKE_OPEN" not in sp
+    return sp.dialect == _NATIVE and SPELLINGS.INVOKE_OPEN not in sp
 
 
 def format_calls(
@@ -103,9 +104,11 @@ def format_results(
         return deepseek.format_results(texts)
     # (a RESULT_OPEN with a slot takes the id of the call the result answers, else its number)
     ids = read_result_ids(results)
-    opens = [sp.get("RESULT_OPEN").replace("{}", i or str(k), 1) for k, i in enumerate(ids)]
-    body = sp.get("RESULT_SEP").join(o + t + sp.get("RESULT_CLOSE") for o, t in zip(opens, texts))
-    return sp.get("RESULTS_OPEN") + body + sp.get("RESULTS_CLOSE")
+    opens = [sp.get(SPELLINGS.RESULT_OPEN).replace(SLOT, i or str(k), 1) for k, i in enumerate(ids)]
+    body = sp.get(SPELLINGS.RESULT_SEP).join(
+        o + t + sp.get(SPELLINGS.RESULT_CLOSE) for o, t in zip(opens, texts)
+    )
+    return sp.get(SPELLINGS.RESULTS_OPEN) + body + sp.get(SPELLINGS.RESULTS_CLOSE)
 
 
 def _example_value(schema: Any) -> Any:
@@ -170,24 +173,26 @@ def _skeleton(sp: Spelling) -> str:
             + deepseek.format_call_tail(True)
         )
     param = (
-        sp["PARAM_OPEN"]
-        + sp.fill("NAME_ATTR", "$PARAMETER_NAME")
-        + sp.fill("ATTR", "true|false")
-        + sp["TAG_END"]
+        sp[SPELLINGS.PARAM_OPEN]
+        + sp.fill(SPELLINGS.NAME_ATTR, "$PARAMETER_NAME")
+        + sp.fill(SPELLINGS.ATTR, "true|false")
+        + sp[SPELLINGS.TAG_END]
         + "$VALUE"
-        + sp["PARAM_CLOSE"]
+        + sp[SPELLINGS.PARAM_CLOSE]
     )
     return "\n".join(
         (
-            sp["CALLS_OPEN"],
-            sp["INVOKE_OPEN"] + name_attr(sp, "$TOOL_NAME", "tool") + sp["TAG_END"],
+            sp[SPELLINGS.CALLS_OPEN],
+            sp[SPELLINGS.INVOKE_OPEN] + name_attr(sp, "$TOOL_NAME", "tool") + sp[SPELLINGS.TAG_END],
             param,
             "...",
-            sp["INVOKE_CLOSE"],
-            sp["INVOKE_OPEN"] + name_attr(sp, "$TOOL_NAME2", "tool") + sp["TAG_END"],
+            sp[SPELLINGS.INVOKE_CLOSE],
+            sp[SPELLINGS.INVOKE_OPEN]
+            + name_attr(sp, "$TOOL_NAME2", "tool")
+            + sp[SPELLINGS.TAG_END],
             "...",
-            sp["INVOKE_CLOSE"],
-            sp["CALLS_CLOSE"],
+            sp[SPELLINGS.INVOKE_CLOSE],
+            sp[SPELLINGS.CALLS_CLOSE],
         )
     )
 
@@ -223,7 +228,7 @@ def _rules(sp: Spelling) -> list[str]:
             "Write the arguments as one JSON object between the fences.",
             "Several calls go in one block, one after another; they run in order.",
         ]
-    cdata = sp["CDATA_OPEN"] + "..." + sp["CDATA_CLOSE"]
+    cdata = sp[SPELLINGS.CDATA_OPEN] + "..." + sp[SPELLINGS.CDATA_CLOSE]
     rules = [
         "Several invokes go in one block; they run in order.",
         (
@@ -232,7 +237,7 @@ def _rules(sp: Spelling) -> list[str]:
             "and write them as JSON."
         ),
     ]
-    if sp.get("STRING_BODY") == "cdata":
+    if sp.get(SPELLINGS.STRING_BODY) == "cdata":
         rules.append(
             f"Wrap every string value in {cdata}; a value holding "
             f"{sp['CDATA_CLOSE']} is split across two sections."
@@ -257,7 +262,7 @@ def tool_instructions(
     """
     defs = read_tools(tools)
     sp = _spelling(dialect, grammar_dirs)
-    opener = sp["CALLS_OPEN"].replace(SLOT, "NAME")
+    opener = sp[SPELLINGS.CALLS_OPEN].replace(SLOT, "NAME")
     parts = [
         "## Tools",
         "",
@@ -286,5 +291,9 @@ def tool_instructions(
         json.dumps({"name": n, "description": d, "parameters": s}, ensure_ascii=False)
         for n, d, s in defs
     ]
-    parts += [t for t in (sp.get("FUNCTIONS_OPEN"), *lines, sp.get("FUNCTIONS_CLOSE")) if t]
+    parts += [
+        t
+        for t in (sp.get(SPELLINGS.FUNCTIONS_OPEN), *lines, sp.get(SPELLINGS.FUNCTIONS_CLOSE))
+        if t
+    ]
     return "\n".join(parts) + "\n"

@@ -41,6 +41,7 @@ from .._base.events import ArgumentsDelta, CallAborted, CallFinished, CallStarte
 from .._base.values import RAW_TEXT_FIELDS, _is_string_type, decode_entities, decode_param
 from .._config.options import make_call_id
 from .._config.policy import coerced
+from .._grammar.names import CALL_NAME, CDATA_RUN, PARAM, PARAM_NAME
 from .assembler import contract_value, param_schema_type
 from .json_stream import EnvelopeStream, JsonStream, NotStreamable
 
@@ -50,7 +51,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ArgStream", "escape"]
 
-CDATA_RUN = "CDATA_RUN"  # (a terminal the contract names, grammar/README.md)
 
 _NEEDS_ESCAPE = re.compile(r'[\x00-\x1f"\\]').search
 # What is left to escape once the common five are: other control characters (rare).
@@ -185,18 +185,18 @@ class ArgStream:
         if value is None:
             return
         kind = value[0]
-        if kind == "call_name":
+        if kind == CALL_NAME:
             if value[1]:
                 self.name = value[1]
         elif kind == "id":
             self.ident = value[1] or self.ident
             if value[2]:
                 self.name = value[2]
-        elif kind == "param_name":
+        elif kind == PARAM_NAME:
             self.pname = value[1]
         elif kind == "string":
             self.pstring = value[1]
-        elif kind == "param":
+        elif kind == PARAM:
             self._param(value[1], value[2], value[3], value[4])
 
     def _param(
@@ -238,24 +238,12 @@ class ArgStream:
                 self.head.append(value)  # (the start of an envelope: `{"name":`)
 
     def run(self, run: TerminalSpec) -> None:
-        """A run starts (its start is a terminal read, too): in a parameter's body, CDATA
-        or plain text."""
+        """A run starts (its start is a terminal read, too): a JSON envelope (the call's name
+        inside it), a JSON object of arguments, or in a parameter's body, CDATA, plain or raw
+        text."""
         self.token(run.name)
         self.run_kind = _NO_RUN
-        if (
-            self.index < 0
-            and not self.name
-            and not self.sent
-            and (run.name in self.envelope_terminals)
-        ):
-            # A call whose name is in its JSON: the name once it closes, then the arguments.
-            self.run_kind = _ENVELOPE
-            self.envelope = EnvelopeStream()
-            if self.head:
-                self._envelope("".join(self.head))
-                self.head = []
-            return
-        if self.index < 0 or self.broken:
+        if self._envelope_run(run) or self.index < 0 or self.broken:
             return
         if run.name in self.json_terminals:
             if not self.sent:  # (the object is all the arguments: none went out before)
@@ -264,17 +252,26 @@ class ArgStream:
             return
         if self.pname is None:
             return
-        if run.name in self.raw_terminals:  # a raw_value: its text, as it is (``decode_raw``)
-            self.run_kind = _TEXT
-            kind = param_schema_type(self.schemas, self.name, self.pname)
-            if self.body != _NONE:
-                return
-            if self.pname in self.keys or not (self.pstring == "true" or _is_string_type(kind)):
-                self.body = _HOLD  # (it may be JSON: out when it is complete)
-            else:
-                self._open_string(_RAW)
-            return
-        cdata = run.name == CDATA_RUN
+        if run.name in self.raw_terminals:
+            self._raw_run()
+        else:
+            self._body_run(run.name == CDATA_RUN)
+
+    def _envelope_run(self, run: TerminalSpec) -> bool:
+        """A call whose name is in its JSON (an envelope) starts: the name once it closes,
+        then the arguments (``EnvelopeStream``). Whether it was one."""
+        if self.index >= 0 or self.name or self.sent or run.name not in self.envelope_terminals:
+            return False
+        self.run_kind = _ENVELOPE
+        self.envelope = EnvelopeStream()
+        if self.head:
+            self._envelope("".join(self.head))
+            self.head = []
+        return True
+
+    def _body_run(self, cdata: bool) -> None:
+        """A parameter body's CDATA or plain text starts: how it goes out (as it arrives, when
+        it is decided, or when the parameter is complete)."""
         self.run_kind = _CDATA if cdata else _TEXT
         body = self.body
         if cdata and body in (_PLAIN_WAIT, _PLAIN) and not self.plain_sent:
@@ -283,7 +280,7 @@ class ArgStream:
             if cdata and (body == _PLAIN or body == _RAW):
                 self.broken = "text_before_cdata"  # plain text went out; CDATA goes first
             return
-        pname = self.pname
+        pname = self.pname or ""
         kind = param_schema_type(self.schemas, self.name, pname)
         string = _is_string_type(kind)
         if pname in self.keys or self.pstring == "false" or (kind is not None and not string):
@@ -299,6 +296,19 @@ class ArgStream:
                 self.body = _UNDECIDED
         else:
             self.body = _PLAIN_WAIT
+
+    def _raw_run(self) -> None:
+        """A raw_value's run starts: its text goes out as it is (``decode_raw``) where it is
+        a string for sure (the schema says so, or ``string="true"``); else it may be JSON, and
+        goes out when the parameter is complete."""
+        self.run_kind = _TEXT
+        if self.body != _NONE:
+            return
+        kind = param_schema_type(self.schemas, self.name, self.pname or "")
+        if self.pname in self.keys or not (self.pstring == "true" or _is_string_type(kind)):
+            self.body = _HOLD
+        else:
+            self._open_string(_RAW)
 
     def wants_text(self) -> bool:
         """Whether the current run's text must be handed over (``text``) as it is read."""

@@ -35,6 +35,7 @@ from lark.exceptions import LarkError
 
 from .._config.policy import Policy, Settled, settled
 from .._grammar.compiled import CompiledGrammar, EntrySpec, StateSpec, TerminalSpec
+from .._grammar.names import CDATA_CLOSE, CDATA_OPEN, STRAY_RUN
 from .._grammar.rule_sets import repairs_in
 from .._scan.balanced import JsonRun
 from .._scan.decide import DECISION_SPAN, Decision, GroupToken, decide, new_token
@@ -233,11 +234,11 @@ class Capture:
                     return self.fail(f"{why} (as a block read before found, from offset {at})")
             self.check_at.append(at)
             self.check_stack.append(stack)
-        if name == "CDATA_OPEN":
+        if name == CDATA_OPEN:
             if self.may_repair:
                 snapshot = self.g.fork_parser(self.ip)
                 self.snap = (snapshot, self.raw_len, len(self.calls), len(self.diagnostics))
-        elif name == "CDATA_CLOSE":
+        elif name == CDATA_CLOSE:
             self.snap = None
         if spec.call_rule is not None and self._call_done(spec) == FAILED:
             return FAILED
@@ -316,14 +317,17 @@ class Capture:
             return FAILED
         return self._at_end() if spec.end_ok else VIABLE
 
-    def _end_run(self) -> None:
+    def _end_run(self, buf: str, seg: int, p: int) -> None:
+        """The run ends at ``buf[p]`` (its last stretch began at ``seg``): its text becomes
+        the placeholder's value."""
         run = self.run
         assert run is not None
+        self._piece(buf, seg, p)
         pieces = self.pieces
         value = pieces[0] if len(pieces) == 1 else "".join(pieces)
         self.raw.append(value)
         self.ps.value_stack[-1] = new_token(Token, run.name, value)
-        if run.name == "STRAY_RUN" and value.strip():
+        if run.name == STRAY_RUN and value.strip():
             self.diagnostics.append(
                 f"stray text ignored at offset {self.start + self.raw_len - len(value)}"
             )
@@ -365,9 +369,17 @@ class Capture:
         """Read ``buf`` from ``p`` (the character after what the capture has read):
         ``(VIABLE, where the held rest begins)``, ``(COMPLETE, where the block ended)`` or
         ``(FAILED, where it stopped)``. ``final``: ``buf`` runs to the end of the input (a block
-        still open there is VIABLE: ``repair.scan_to_end`` settles it).
+        still open there is VIABLE: ``repair.scan_to_end`` settles it; one whose state may end
+        there ends: ``_end_of_input``).
         A run's text in ``buf`` is counted as it is read and kept as one piece per stretch
-        (``seg`` to ``p``), however many stops in it turn out to be content."""
+        (``seg`` to ``p``), however many stops in it turn out to be content. The steps: in a
+        run, read on to its next stop (``_read_run``; a balanced run that ends a call or may
+        end the block settles it there, ``_settle``); at a token boundary, the scanner's
+        decision (``_token_at``): a token (the run, if any, ends: ``_end_run``; the parser
+        takes it: ``_feed``), a tag cut by the end of ``buf`` (held), a stop that starts no
+        token (the run's content, the end of a balanced run, or where the block ends:
+        ``_stop_in_run``), or the start of the parser state's run (``_start_run``; where the
+        state may end and nothing goes on with the block, it ends)."""
         n = len(buf)
         self.waiting = False
         seg = p  # where the current run's stretch in buf began (when a run is on)
@@ -375,68 +387,15 @@ class Capture:
         while True:
             run = self.run
             if run is not None:
-                if type(run) is JsonRun:  # (a balanced run: its reader knows where it ends)
-                    s, is_tail = run.read(buf, p), False
-                    if s < 0:
-                        status = self.fail(
-                            f"the JSON body from offset {self.run_start} fails: {run.why}"
-                        )
-                        break
-                    spec = self.spec
-                    if run.done and (
-                        spec.default_rule is not None or spec.call_rule is not None or spec.end_ok
-                    ):
-                        # It ends a call or may end the block: now, not at the next token.
-                        self.raw_len += s - p
-                        p = s
-                        if self.raw_len > limit:
-                            status = self.too_long(limit)
-                            break
-                        if seg < p:
-                            self.pieces.append(piece := buf[seg:p])
-                            if self.args is not None:
-                                self.args.text(piece)
-                        self._end_run()
-                        self.ran = True
-                        status = self._settle()
-                        if status != VIABLE:
-                            return status, p
-                        continue
-                elif (
-                    final
-                    and not self.spec.end_ok
-                    and self.lessons.reaches_end(run, self.spec, self.start + self.raw_len)
-                ):
-                    break  # the rest of the input is this run's (``_repair`` reads it)
-                else:
-                    s, is_tail = run.find_stop(buf, p, final)
-                if s > p:
-                    if self.strict and run.name == "STRAY_RUN" and not buf[p:s].isspace():
-                        status = self._stray()
-                        break
-                    self.raw_len += s - p
-                    p = s
-                    if self.raw_len > limit:
-                        status = self.too_long(limit)
-                        break
-                if s == n or is_tail:
-                    if final and not run.balanced:
-                        self.lessons.ran_to_end(run, self.spec, self.run_start)
+                status, p, stop = self._read_run(run, buf, seg, p, final, limit)
+                if stop:
                     break
+                run = self.run  # (None: a balanced run that settled its call has ended)
             if p >= n:
                 break
             term, value, tok, cut, _ = self._token_at(buf, p, final)
             if term is not None:
-                after_run = self.run is not None
-                if after_run:
-                    if seg < p:
-                        self.pieces.append(piece := buf[seg:p])
-                        if self.args is not None:  # (argument streaming sees run text too)
-                            self.args.text(piece)
-                    self._end_run()
-                elif self.ran:  # (it ends a run all the same: a checkpoint, ``_lessons``)
-                    after_run = True
-                self.ran = False
+                after_run = self._run_ended(buf, seg, p)
                 if self.raw_len + len(value) > limit:
                     return self.too_long(limit), p
                 self.raw.append(value)
@@ -450,65 +409,144 @@ class Capture:
                 self.waiting = True
                 break
             if run is not None:  # no token starts here
-                if run.balanced:  # the object ended: what follows may be another run
-                    if seg < p:
-                        self.pieces.append(piece := buf[seg:p])
-                        if self.args is not None:
-                            self.args.text(piece)
-                    self._end_run()
-                    continue
-                if not run.soft:
-                    if self.spec.end_ok:  # the block may end where its run stops
-                        if seg < p:
-                            self.pieces.append(piece := buf[seg:p])
-                            if self.args is not None:
-                                self.args.text(piece)
-                        self._end_run()
-                        return self._ends(), p
-                    status = self.fail(
-                        unexpected(
-                            self, repr(buf[p]), self.start + self.raw_len, buf[p : p + FOUND_CHARS]
-                        )
-                    )
+                status = self._stop_in_run(run, buf, seg, p)
+                if status != VIABLE:
                     break
-                if self.strict and run.name == "STRAY_RUN" and not buf[p].isspace():
-                    status = self._stray()
-                    break
-                self.raw_len += 1  # a stop that starts no token: content
-                p += 1
+                if self.run is not None:  # (content: the run goes on after it)
+                    p += 1
                 continue
-            spec = self.spec
-            run = spec.run
-            if spec.end_ok and (run is None or run.find_stop(buf, p, final)[0] == p):
-                return self._ends(), p  # nothing here goes on with the block: it ends
-            if run is None:
-                return self.fail(
-                    unexpected(
-                        self, repr(buf[p]), self.start + self.raw_len, buf[p : p + FOUND_CHARS]
-                    )
-                ), p
-            try:
-                self.ps.feed_token(run.placeholder)
-            except LarkError:
-                return self.fail(
-                    unexpected(self, "text", self.start + self.raw_len, buf[p : p + FOUND_CHARS])
-                ), p
-            self.spec = self.g.states[self.ps.state_stack[-1]]
-            self.run = JsonRun(run) if run.balanced else run
-            self.run_start = self.start + self.raw_len
-            self.pieces.clear()
+            status = self._start_run(buf, p, final)
+            if status != VIABLE:
+                return status, p
             seg = p
-            if self.args is not None:
-                self.args.run(run)
-        if self.run is not None and seg < p:
+        if self.run is not None:
+            self._piece(buf, seg, p)
+        return self._end_of_input(buf, p, status, final), p
+
+    def _run_ended(self, buf: str, seg: int, p: int) -> bool:
+        """A token comes at ``buf[p]``: the run on, if any, ends there. Whether a run ended
+        right before the token — that one, or a balanced one ``_settle`` closed — which makes
+        the token a checkpoint (``_lessons``)."""
+        ended = self.ran
+        self.ran = False
+        if self.run is not None:
+            self._end_run(buf, seg, p)
+            return True
+        return ended
+
+    def _end_of_input(self, buf: str, p: int, status: int, final: bool) -> int:
+        """Where the scan stopped with ``status``: if that is the end of the input (``final``),
+        VIABLE, where the block's state may end and no tag is held, the block ends there —
+        unless a run is on that is not a hard one read to the end (VIABLE: the end-of-input
+        repair decides)."""
+        if not final or status != VIABLE or not self.spec.end_ok or self.waiting:
+            return status
+        run = self.run
+        if run is None:
+            return self._ends()
+        if not run.balanced and p == len(buf):  # (a hard run to the end of the input)
+            self._end_run(buf, p, p)
+            return self._ends()
+        return VIABLE
+
+    def _read_run(
+        self, run: TerminalSpec | JsonRun, buf: str, seg: int, p: int, final: bool, limit: int
+    ) -> tuple[int, int, bool]:
+        """Read the current run on from ``buf[p]`` to its next stop: ``(status, p, stop)``,
+        ``stop`` when the scan ends here (the run reaches the end of ``buf``, or its tail may
+        begin the stop, or the capture failed or completed). A balanced run's reader knows
+        where it ends, and one that ends a call or may end the block settles it at once
+        (``_settle``), not at the next token; at the end of the input, a run known to reach it
+        is not read again (``_lessons``)."""
+        if type(run) is JsonRun:
+            s, is_tail = run.read(buf, p), False
+            if s < 0:
+                why = f"the JSON body from offset {self.run_start} fails: {run.why}"
+                return self.fail(why), p, True
+            spec = self.spec
+            if run.done and (
+                spec.default_rule is not None or spec.call_rule is not None or spec.end_ok
+            ):
+                self.raw_len += s - p
+                p = s
+                if self.raw_len > limit:
+                    return self.too_long(limit), p, True
+                self._end_run(buf, seg, p)
+                self.ran = True
+                status = self._settle()
+                return status, p, status != VIABLE
+        elif (
+            final
+            and not self.spec.end_ok
+            and self.lessons.reaches_end(run, self.spec, self.start + self.raw_len)
+        ):
+            return VIABLE, p, True  # the rest of the input is this run's (``_repair`` reads it)
+        else:
+            s, is_tail = run.find_stop(buf, p, final)
+        if s > p:
+            if self.strict and run.name == STRAY_RUN and not buf[p:s].isspace():
+                return self._stray(), p, True
+            self.raw_len += s - p
+            p = s
+            if self.raw_len > limit:
+                return self.too_long(limit), p, True
+        if s == len(buf) or is_tail:
+            if final and not run.balanced:
+                self.lessons.ran_to_end(run, self.spec, self.run_start)
+            return VIABLE, p, True
+        return VIABLE, p, False
+
+    def _stop_in_run(self, run: TerminalSpec | JsonRun, buf: str, seg: int, p: int) -> int:
+        """A stop of the run at ``buf[p]`` that starts no token: a balanced run's object ended
+        there (the run ends: what follows may be another); in a soft run it is content
+        (counted; VIABLE either way); in a hard one the block ends there if its state may end
+        (``_ends``), else it fails, as it does on stray text in a strict capture."""
+        if run.balanced:
+            self._end_run(buf, seg, p)
+            return VIABLE
+        if not run.soft:
+            if self.spec.end_ok:  # the block may end where its run stops
+                self._end_run(buf, seg, p)
+                return self._ends()
+            return self._unexpected(repr(buf[p]), buf, p)
+        if self.strict and run.name == STRAY_RUN and not buf[p].isspace():
+            return self._stray()
+        self.raw_len += 1
+        return VIABLE
+
+    def _start_run(self, buf: str, p: int, final: bool) -> int:
+        """No token starts at ``buf[p]``: where the state may end and its run (if any) would
+        not start here, nothing goes on with the block: it ends (``_ends``). Else the parser
+        state's run starts there, fed to the parser as its placeholder (its value is set when
+        it ends: ``_end_run``). No run, or one the parser does not take here: the block
+        fails."""
+        spec = self.spec
+        run = spec.run
+        if spec.end_ok and (run is None or run.find_stop(buf, p, final)[0] == p):
+            return self._ends()
+        if run is None:
+            return self._unexpected(repr(buf[p]), buf, p)
+        try:
+            self.ps.feed_token(run.placeholder)
+        except LarkError:
+            return self._unexpected("text", buf, p)
+        self.spec = self.g.states[self.ps.state_stack[-1]]
+        self.run = JsonRun(run) if run.balanced else run
+        self.run_start = self.start + self.raw_len
+        self.pieces.clear()
+        if self.args is not None:
+            self.args.run(run)
+        return VIABLE
+
+    def _unexpected(self, what: str, buf: str, p: int) -> int:
+        """Fail: ``what`` at ``buf[p]`` is not what the parser state accepts."""
+        found = buf[p : p + FOUND_CHARS]
+        return self.fail(unexpected(self, what, self.start + self.raw_len, found))
+
+    def _piece(self, buf: str, seg: int, p: int) -> None:
+        """The run's stretch ``buf[seg:p]`` read: one more piece of its text (and of the
+        argument stream's: it sees run text too)."""
+        if seg < p:
             self.pieces.append(piece := buf[seg:p])
             if self.args is not None:
                 self.args.text(piece)
-        if final and status == VIABLE and self.spec.end_ok and not self.waiting:
-            run = self.run
-            if run is None:  # (the input ends where the block may end: it ends there)
-                return self._ends(), p
-            if not run.balanced and p == n:  # (a hard run to the end of the input)
-                self._end_run()
-                return self._ends(), p
-        return status, p

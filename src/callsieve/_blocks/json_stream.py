@@ -70,8 +70,8 @@ class JsonStream:
         self.is_key = False  # the string being read is an object key
 
     def feed(self, text: str) -> str:
-        """The compact JSON ``text`` settles; ``NotStreamable`` where it is no JSON object
-        (text after the object's end included)."""
+        """The compact JSON ``text``, the object's next piece, settles; ``NotStreamable``
+        where it is no JSON object (text after the object's end included)."""
         out, used = self.feed_part(text)
         if text[used:].strip(_SPACE):
             raise NotStreamable("text after the object")
@@ -79,86 +79,113 @@ class JsonStream:
 
     def feed_part(self, text: str) -> tuple[str, int]:
         """As ``feed``, but reading stops where the object ends: ``(the compact JSON, how
-        much of text was read)`` (an envelope's arguments end before the envelope does)."""
+        much of text was read)`` (an envelope's arguments end before the envelope does).
+        Each character (a run of plain string characters at once) is read by the step of
+        the state the reader stands in (``_STEPS``), which says where to go on."""
         out: list[str] = []
         i = 0
         n = len(text)
         while i < n and self.state != _DONE:
-            state = self.state
-            c = text[i]
-            if state == _STRING:
-                m = _PLAIN.match(text, i)
-                if m is not None:
-                    self._flush_high(out)
-                    out.append(m.group())
-                    i = m.end()
-                    continue
-                if c == '"':
-                    self._flush_high(out)
-                    out.append('"')
-                    self.state = _COLON if self.is_key else _AFTER
-                elif c == "\\":
-                    self.state = _ESCAPE
-                else:  # a raw control character: json.loads refuses it
-                    raise NotStreamable("a control character in a string")
-                i += 1
-                continue
-            if state == _ESCAPE:
-                if c == "u":
-                    self.state = _UNICODE
-                    self.hexes = ""
-                elif c in _ESCAPES:
-                    self._flush_high(out)
-                    out.append(_ESCAPES[c])
-                    self.state = _STRING
-                else:
-                    raise NotStreamable(f"the escape \\{c}")
-                i += 1
-                continue
-            if state == _UNICODE:
-                self.hexes += c
-                i += 1
-                if len(self.hexes) == 4:
-                    self._unicode(out)
-                continue
-            if state == _ATOM:
-                if c in _NUMBER_CHARS or c.isalpha():
-                    self.atom.append(c)
-                    i += 1
-                    continue
-                self._end_atom(out)
-                continue  # (the character is read again in the state after the atom)
-            if c in _SPACE:
-                i += 1
-                continue
-            if state == _COLON:
-                if c != ":":
-                    raise NotStreamable("no colon after a key")
-                out.append(":")
-                self.state = _VALUE
-            elif state == _KEY:
-                if c == "}":
-                    self._close(c, out)
-                elif c == '"':
-                    out.append('"')
-                    self.is_key = True
-                    self.state = _STRING
-                else:
-                    raise NotStreamable("no key")
-            elif state == _AFTER:
-                if c == ",":
-                    out.append(",")
-                    self.state = _KEY if self.stack[-1] == "{" else _VALUE
-                elif c in "}]":
-                    self._close(c, out)
-                else:
-                    raise NotStreamable(f"{c!r} after a value")
-            else:  # _VALUE
-                if not self.stack and c != "{":
-                    raise NotStreamable("not a JSON object")
-                self._value(c, out)
-            i += 1
+            i = _STEPS[self.state](self, text, i, out)
         return "".join(out), i
+
+    # ------------------------------------------------------------------ the steps
+    # Each reads ``text`` at ``i``, appends what it settles to ``out``, and returns where
+    # the next step reads (the same ``i`` when the character is to be read again).
+    def _at_value(self, text: str, i: int, out: list[str]) -> int:
+        c = text[i]
+        if c not in _SPACE:
+            if not self.stack and c != "{":
+                raise NotStreamable("not a JSON object")
+            self._value(c, out)
+        return i + 1
+
+    def _at_key(self, text: str, i: int, out: list[str]) -> int:
+        """Just after ``{`` or a ``,`` in an object: a key or ``}``."""
+        c = text[i]
+        if c == "}":
+            self._close(c, out)
+        elif c == '"':
+            out.append('"')
+            self.is_key = True
+            self.state = _STRING
+        elif c not in _SPACE:
+            raise NotStreamable("no key")
+        return i + 1
+
+    def _at_colon(self, text: str, i: int, out: list[str]) -> int:
+        c = text[i]
+        if c == ":":
+            out.append(":")
+            self.state = _VALUE
+        elif c not in _SPACE:
+            raise NotStreamable("no colon after a key")
+        return i + 1
+
+    def _after_value(self, text: str, i: int, out: list[str]) -> int:
+        """After a value: ``,`` or the container's closer."""
+        c = text[i]
+        if c == ",":
+            out.append(",")
+            self.state = _KEY if self.stack[-1] == "{" else _VALUE
+        elif c in "}]":
+            self._close(c, out)
+        elif c not in _SPACE:
+            raise NotStreamable(f"{c!r} after a value")
+        return i + 1
+
+    def _in_string(self, text: str, i: int, out: list[str]) -> int:
+        m = _PLAIN.match(text, i)
+        if m is not None:
+            self._flush_high(out)
+            out.append(m.group())
+            return m.end()
+        c = text[i]
+        if c == '"':
+            self._flush_high(out)
+            out.append('"')
+            self.state = _COLON if self.is_key else _AFTER
+        elif c == "\\":
+            self.state = _ESCAPE
+        else:  # a raw control character: json.loads refuses it
+            raise NotStreamable("a control character in a string")
+        return i + 1
+
+    def _in_escape(self, text: str, i: int, out: list[str]) -> int:
+        """After a backslash in a string."""
+        c = text[i]
+        if c == "u":
+            self.state = _UNICODE
+            self.hexes = ""
+        elif c in _ESCAPES:
+            self._flush_high(out)
+            out.append(_ESCAPES[c])
+            self.state = _STRING
+        else:
+            raise NotStreamable(f"the escape \\{c}")
+        return i + 1
+
+    def _in_unicode(self, text: str, i: int, out: list[str]) -> int:
+        """Reading the four hex digits of ``\\uXXXX``."""
+        self.hexes += text[i]
+        if len(self.hexes) == 4:
+            self._unicode(out)
+        return i + 1
+
+    def _in_atom(self, text: str, i: int, out: list[str]) -> int:
+        """A number or a literal: it ends at the first character that cannot be in one,
+        which is then read again in the state after it."""
+        c = text[i]
+        if c in _NUMBER_CHARS or c.isalpha():
+            self.atom.append(c)
+            return i + 1
+        self._end_atom(out)
+        return i
+
+    def _at_done(self, text: str, i: int, out: list[str]) -> int:
+        if text[i] not in _SPACE:
+            raise NotStreamable("text after the object")
+        return i + 1
 
     def _value(self, c: str, out: list[str]) -> None:
         if c in "{[":
@@ -218,6 +245,20 @@ class JsonStream:
             self.high = ""
 
 
+#: The step of each state, in the states' order (``JsonStream.feed``).
+_STEPS = (
+    JsonStream._at_value,
+    JsonStream._at_key,
+    JsonStream._at_colon,
+    JsonStream._after_value,
+    JsonStream._in_string,
+    JsonStream._in_escape,
+    JsonStream._in_unicode,
+    JsonStream._in_atom,
+    JsonStream._at_done,
+)
+
+
 # Where an envelope's reader stands (``EnvelopeStream``).
 _E_OPEN = 0  # before the object's `{`
 _E_KEY = 1  # a key, a comma or the closing `}` comes
@@ -275,73 +316,77 @@ class EnvelopeStream:
 
     def feed(self, text: str) -> tuple[str | None, str]:
         """Read ``text``: ``(the name, if it closed just now; the arguments' compact JSON it
-        settles)``."""
+        settles)``. The arguments are read by their own ``JsonStream`` (``_in_args``), a
+        key's or the name's string by ``_string``, a skipped value by ``_skip``, and the
+        envelope's own punctuation by ``_structural``."""
         named: str | None = None
         out: list[str] = []
         i, n = 0, len(text)
         while i < n and not self.dead:
             state = self.state
-            c = text[i]
             if state == _E_ARGS:
-                assert self.args is not None
-                try:
-                    piece, used = self.args.feed_part(text[i:])
-                except NotStreamable:
-                    self.dead = True
-                    break
-                out.append(piece)
-                i += used
-                if self.args.state == _DONE:
-                    self.dead = True  # (the arguments are out; the rest does not matter)
-                continue
-            if state == _E_KEY and c == '"':
-                self.state = _E_KEY_STR
-                self.buf = []
-                i += 1
-                continue
-            if state in (_E_KEY_STR, _E_NAME_STR):
+                i = self._in_args(text, i, out)
+            elif state in (_E_KEY_STR, _E_NAME_STR):
                 had = self.name
                 i = self._string(text, i)
                 if self.name is not None and had is None:
                     named = self.name
                 if self.state == state:  # (the string goes on in the next text)
                     break
-                continue
-            if state == _E_SKIP:
+            elif state == _E_SKIP:
                 i = self._skip(text, i)
-                continue
-            if c in " \t\r\n":
+            elif text[i] in " \t\r\n":
                 i += 1
-                continue
-            if state == _E_OPEN:
-                if c != "{":
-                    self.dead = True
-                    break
-                self.level, self.state = 1, _E_KEY
-            elif state == _E_KEY:
-                if c == '"':
-                    self.state = _E_KEY_STR
-                elif c == "}":
-                    self._close()
-                elif c != ",":
-                    self.dead = True
-            elif state == _E_COLON:
-                if c != ":":
-                    self.dead = True
-                self.state = _E_VALUE
-            elif state == _E_VALUE:
-                self._value(c)
-                if self.state in (_E_SKIP, _E_ARGS):
-                    continue  # (the character is read again: by the skipper, the arguments')
-            elif state == _E_AFTER:
-                if c == ",":
-                    self.state = _E_KEY
-                elif c == "}":
-                    self._close()
-                else:
-                    self.dead = True
-            i += 1
+            else:
+                i = self._structural(state, text[i], i)
         return named, "".join(out)
+
+    def _in_args(self, text: str, i: int, out: list[str]) -> int:
+        """The arguments object's text from ``text[i]``: its compact JSON to ``out``; where
+        reading goes on (past the object: the rest does not matter)."""
+        assert self.args is not None
+        try:
+            piece, used = self.args.feed_part(text[i:])
+        except NotStreamable:
+            self.dead = True
+            return len(text)
+        out.append(piece)
+        if self.args.state == _DONE:
+            self.dead = True  # (the arguments are out; the rest does not matter)
+        return i + used
+
+    def _structural(self, state: int, c: str, i: int) -> int:
+        """The envelope's own punctuation ``c`` (at ``i``, not white space): where reading
+        goes on (``i`` again where a value's first character is read by its reader)."""
+        if state == _E_OPEN:
+            if c != "{":
+                self.dead = True
+                return i
+            self.level, self.state = 1, _E_KEY
+        elif state == _E_KEY:
+            if c == '"':
+                self.state = _E_KEY_STR
+                self.buf = []
+            elif c == "}":
+                self._close()
+            elif c != ",":
+                self.dead = True
+        elif state == _E_COLON:
+            if c != ":":
+                self.dead = True
+            self.state = _E_VALUE
+        elif state == _E_VALUE:
+            self._value(c)
+            if self.state in (_E_SKIP, _E_ARGS):
+                return i  # (the character is read again: by the skipper, the arguments')
+        elif state == _E_AFTER:
+            if c == ",":
+                self.state = _E_KEY
+            elif c == "}":
+                self._close()
+            else:
+                self.dead = True
+        return i + 1
 
     def _string(self, text: str, i: int) -> int:
         """Read a key's or the name's string from ``text[i]`` (its body, escapes and all; a

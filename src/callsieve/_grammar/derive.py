@@ -49,6 +49,7 @@ from .endings import (
     tail_rules,
 )
 from .entry_tables import THINK_TABLES
+from .names import RUN_SUFFIX, START, check_terminals
 from .namespace import same_spellings
 from .no_lexer import NoLexer
 from .patterns import freeze
@@ -126,8 +127,9 @@ def derive(dialects: tuple[str, ...], src: Sources) -> tuple[Blueprint, Lark]:
             ) from None
     table = lark.parser.parser.parser.parse_table
     terms = {t.name: _terminal(t, src) for t in lark.terminals}
+    check_terminals(terms, src.where)
     check_call_ends(lark.rules, terms, src)
-    start = table.start_states["start"]
+    start = table.start_states[START]
     kernel = kernels(lark.rules, table.states, start)
     tails = tail_rules(lark.rules)
     check_tails(table.states, kernel, tails, src)
@@ -442,7 +444,7 @@ def _terminal(t: Any, src: Sources) -> dict[str, Any]:
             "held since it began, which may not hold what stands before it",
             expected=("a pattern that reads only from its own start on (look-aheads are fine)",),
         )
-    if t.name.endswith("_RUN"):
+    if t.name.endswith(RUN_SUFFIX):
         shape = _BALANCED.get(source)
         if shape is not None:
             closer, lead_ws, opened = shape

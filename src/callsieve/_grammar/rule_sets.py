@@ -12,6 +12,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .names import (
+    ATTR,
+    CALL,
+    CALL_ARGS,
+    CALL_ENVELOPE,
+    CALL_ID,
+    CALL_JSON,
+    CALL_KWARGS,
+    CALL_NAME,
+    PARAM,
+    PARAM_NAME,
+    RAW_VALUE,
+    REPAIR_PREFIX,
+)
+
 __all__ = [
     "ARG_NODES",
     "ENVELOPE_NODES",
@@ -28,22 +43,21 @@ __all__ = [
     "terminals_below",
 ]
 
-CALL_RULE = "call"
 #: The nodes the argument stream reads as they are reduced (``_argstream``).
-STREAM_NODES = frozenset({"call_name", "param_name", "attr", "param", "call_id"})
+STREAM_NODES = frozenset({CALL_NAME, PARAM_NAME, ATTR, PARAM, CALL_ID})
 #: The nodes that hold a call's arguments: a call has started once a terminal below one is read.
-ARG_NODES = frozenset({"param", "call_args", "call_json", "call_envelope", "call_kwargs"})
+ARG_NODES = frozenset({PARAM, CALL_ARGS, CALL_JSON, CALL_ENVELOPE, CALL_KWARGS})
 #: The nodes whose text is a body taken as written (``raw_value``, ``decode_raw``).
-RAW_NODES = frozenset({"raw_value"})
+RAW_NODES = frozenset({RAW_VALUE})
 #: The nodes whose text is a JSON object of arguments (streamed by ``_json_stream``).
-JSON_NODES = frozenset({"call_args", "call_json"})
+JSON_NODES = frozenset({CALL_ARGS, CALL_JSON})
 #: The nodes that may be a JSON envelope, the call's name inside (``EnvelopeStream``).
-ENVELOPE_NODES = frozenset({"call_json", "call_envelope"})
+ENVELOPE_NODES = frozenset({CALL_JSON, CALL_ENVELOPE})
 
 
 def is_call(rule: Any) -> bool:
     """Whether a Lark rule builds a ``call`` node (by its own name or an alias)."""
-    return bool((rule.alias or rule.origin.name) == CALL_RULE)
+    return bool((rule.alias or rule.origin.name) == CALL)
 
 
 def listening(
@@ -96,10 +110,6 @@ def rules_above_calls(rules: list[Any]) -> list[Any]:
                 above.add(name)
                 grew = True
     return [r for r in rules if str(r.origin.name) in above]
-
-
-#: A node named ``repair_<kind>`` inside a call records the repair ``<kind>`` (grammar/README.md).
-REPAIR_PREFIX = "repair_"
 
 
 def repairing_calls(rules: list[Any]) -> frozenset[Any]:

@@ -151,10 +151,8 @@ class JsonRun(TerminalSpec):
                 p = m.end() if m is not None else p
                 if p >= n:
                     break
-                if buf[p] == self.quote:
-                    mode = _VALUE
-                else:  # a backslash that ends the buffer
-                    mode = _ESCAPE
+                # the string's end, or a backslash that ends the buffer
+                mode = _VALUE if buf[p] == self.quote else _ESCAPE
                 p += 1
             elif mode == _VALUE:
                 m = self._special.search(buf, p)
@@ -163,10 +161,10 @@ class JsonRun(TerminalSpec):
                     break
                 p = m.end()
                 c = m.group()
-                if c == '"' or c == "'":
+                if c in "\"'":
                     mode = _STRING
                     self.quote = c
-                elif c == "{" or c == "[" or c == "(":
+                elif c in "{[(":  # (the special characters' search matches one character)
                     depth += 1
                     if depth > MAX_JSON_DEPTH:
                         return self._fail(f"nested deeper than {MAX_JSON_DEPTH}", p)
@@ -181,17 +179,10 @@ class JsonRun(TerminalSpec):
                 mode = _STRING
                 p += 1
             elif mode == _BEFORE:
-                if self.lead_ws:
-                    m = _WS.match(buf, p)
-                    p = m.end() if m is not None else p
-                    if p >= n:
-                        break
-                opener = _OPENS[self.closer]
-                if buf[p] != opener:
-                    return self._fail(f"a JSON body must begin with {opener!r}, not {buf[p]!r}", p)
-                mode, depth = _VALUE, 1
-                self.stop_char = self.closer
-                p += 1
+                p = self._begin(buf, p)
+                if p < 0:
+                    return -1
+                mode, depth = self.mode, self.depth
             elif mode == _DONE:
                 return p
             else:
@@ -200,6 +191,21 @@ class JsonRun(TerminalSpec):
         self.mode = mode
         self.depth = depth
         return n
+
+    def _begin(self, buf: str, p: int) -> int:
+        """Before the value: white space (where the run allows it), then its opening bracket,
+        from which it is read (``mode`` and ``depth`` set). Where reading goes on —
+        ``len(buf)`` after white space only — or -1."""
+        if self.lead_ws:
+            m = _WS.match(buf, p)
+            p = m.end() if m is not None else p
+            if p >= len(buf):
+                return p
+        opener = _OPENS[self.closer]
+        if buf[p] != opener:
+            return self._fail(f"a JSON body must begin with {opener!r}, not {buf[p]!r}", p)
+        self.mode, self.depth, self.stop_char = _VALUE, 1, self.closer
+        return p + 1
 
     def _fail(self, why: str, at: int) -> int:
         self.mode = _FAILED
