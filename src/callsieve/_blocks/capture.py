@@ -421,7 +421,9 @@ class Capture:
             seg = p
         if self.run is not None:
             self._piece(buf, seg, p)
-        return self._end_of_input(buf, p, status, final), p
+        if final:
+            return self._end_of_input(buf, p, status), p
+        return status, p
 
     def _run_ended(self, buf: str, seg: int, p: int) -> bool:
         """A token comes at ``buf[p]``: the run on, if any, ends there. Whether a run ended
@@ -434,12 +436,11 @@ class Capture:
             return True
         return ended
 
-    def _end_of_input(self, buf: str, p: int, status: int, final: bool) -> int:
-        """Where the scan stopped with ``status``: if that is the end of the input (``final``),
-        VIABLE, where the block's state may end and no tag is held, the block ends there —
-        unless a run is on that is not a hard one read to the end (VIABLE: the end-of-input
-        repair decides)."""
-        if not final or status != VIABLE or not self.spec.end_ok or self.waiting:
+    def _end_of_input(self, buf: str, p: int, status: int) -> int:
+        """The scan stopped with ``status`` at the end of the input: if VIABLE, where the
+        block's state may end and no tag is held, the block ends there — unless a run is on
+        that is not a hard one read to the end (VIABLE: the end-of-input repair decides)."""
+        if status != VIABLE or not self.spec.end_ok or self.waiting:
             return status
         run = self.run
         if run is None:
