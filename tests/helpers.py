@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import random
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -37,6 +38,8 @@ import callsieve
 from callsieve import ArgumentsDelta, CallFinished, CallStarted, Reasoning, Text, ToolCalls
 
 __all__ = [
+    "CASES_PATH",
+    "CONFORMANCE_REQUIRED",
     "DSML",
     "DSML_V4",
     "DSML_V32",
@@ -58,6 +61,8 @@ __all__ = [
     "canon_value",
     "check",
     "chunk_at",
+    "conformance_cases",
+    "conformance_collected",
     "drive",
     "expected_calls",
     "fed",
@@ -380,8 +385,17 @@ def without_aborted(batches: Sequence[Sequence[Any]]) -> list[list[Any]]:
     return [[e for e in b if not (isinstance(e, kinds) and e.index in gone)] for b in batches]
 
 
-#: The shared conformance cases (SPEC's public cases), beside the repository.
+#: The shared conformance cases (the external suite, docs/spec.md), beside the repository.
 CASES_PATH = ROOT.parent / "shared" / "conformance" / "cases.jsonl"
+#: CI (``CI`` set: ``.ci/run`` in a clone with the shared folder beside it) must run the
+#: conformance tests: there a missing file fails them. Elsewhere, without the file, they are
+#: not collected (``conftest.py``: the modules and functions named ``test_conformance*``).
+CONFORMANCE_REQUIRED = bool(os.environ.get("CI"))
+
+
+def conformance_collected() -> bool:
+    """Whether the conformance tests are collected: the cases are there, or CI needs them."""
+    return CONFORMANCE_REQUIRED or CASES_PATH.is_file()
 
 
 def conformance_cases() -> list[dict[str, Any]]:

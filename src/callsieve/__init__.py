@@ -1,5 +1,8 @@
 """callsieve — pull tool calls out of LLM output, exactly, on whole text and on streams.
 
+What it promises is docs/spec.md (in the repository and the sdist): "SPEC §N" in the code,
+the tests and the docs means its section N. README.md shows the API.
+
 >>> from callsieve import parse
 >>> parse('Hi <tool_calls><invoke name="f"></invoke></tool_calls>').calls[0].name
 'f'

@@ -190,6 +190,7 @@ def test_the_sdist_ships_the_licence_changelog_and_docs(tmp_path: Path) -> None:
         "CHANGELOG.md",
         "README.md",
         "docs/gateway.md",
+        "docs/spec.md",
         "src/callsieve/server/_app.py",
         "grammar/common.lark",
     } <= names

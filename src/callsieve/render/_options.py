@@ -32,11 +32,13 @@ def token_counts(usage: Usage | None) -> tuple[int, int]:
     if not isinstance(usage, Mapping):
         raise ConfigurationError(
             f"usage must be a mapping of {USAGE_KEYS}, not {type(usage).__name__}",
-            expected=USAGE_KEYS)
+            expected=USAGE_KEYS,
+        )
     unknown = sorted(str(k) for k in usage if k not in USAGE_KEYS)
     if unknown:
-        raise ConfigurationError(f"usage has unknown keys {unknown}; it takes {USAGE_KEYS}",
-                                 expected=USAGE_KEYS)
+        raise ConfigurationError(
+            f"usage has unknown keys {unknown}; it takes {USAGE_KEYS}", expected=USAGE_KEYS
+        )
     counts = []
     for key in USAGE_KEYS:
         value = usage.get(key, 0)
@@ -46,7 +48,10 @@ def token_counts(usage: Usage | None) -> tuple[int, int]:
     return counts[0], counts[1]
 
 
-def make_id(factory: Callable[[], str], option: str, pattern: re.Pattern[str] | None = None,
-            ) -> str:
+def make_id(
+    factory: Callable[[], str],
+    option: str,
+    pattern: re.Pattern[str] | None = None,
+) -> str:
     """One id from ``factory`` (the option ``option``), checked against ``pattern``."""
     return make_call_id(factory, option, pattern)  # (the one id validator: the core's)
