@@ -1,5 +1,5 @@
 """Strategy: what the scanner reads for one terminal (``TerminalSpec``), one parser state
-(``StateSpec``) and one entry (``EntrySpec``) of a compiled grammar (``_grammar``).
+(``StateSpec``) and one entry (``EntrySpec``) of a compiled grammar (``compiled``).
 
 What it does: a ``TerminalSpec`` is a bounded token (its exact pattern, its prefix closure
 ``viable``: "could this text still become the token?", the characters that can start and
@@ -13,7 +13,7 @@ a balanced run ends a call); it also holds the scanner's remembered decisions th
 ``CompiledGrammar.remember``).
 What it guarantees: a pattern is compiled the first time it is read (``pattern``, ``stop``,
 ``tail`` through ``__getattr__``; ``viable`` on its first call), from its frozen form when the
-grammar came from the cache (``_patterns``), and is a plain attribute from then on: no cost
+grammar came from the cache (``_grammar.patterns``), and is a plain attribute from then on: no cost
 on the hot path. Two threads that both compile one get equal patterns; either may stay.
 What it costs: a few microseconds per spec to build; one compile per pattern used.
 """
@@ -195,7 +195,7 @@ class TerminalSpec:
             self.may_stop = may_stop
         elif balanced:
             # Where a JSON value ends depends on all of it, which only the reader of one run
-            # knows (``_balanced.JsonRun``, which a capture puts in this spec's place): to
+            # knows (``_scan.balanced.JsonRun``, which a capture puts in this spec's place): to
             # anyone else, it may stop anywhere.
             self.find_stop = _here
             self.may_stop = _anywhere
@@ -298,7 +298,7 @@ class StateSpec:
         #: A cache: it only holds answers the terminals already determine, as no terminal's
         #: match may read before its start (the loader refuses look-behinds, ``^``, ``\\b``).
         self.decisions: dict[str, Any] = {}
-        #: What a failure here says the state accepts (``_explain.expected_terminals``), made
+        #: What a failure here says the state accepts (``_blocks.messages.expected_terminals``), made
         #: at the first failure in this state: a cache of what the parse table determines.
         self.expected: str | None = None
         # The bounded terminals a match may start with a given character, in priority order.

@@ -52,31 +52,9 @@ _SPECIAL = {'"': re.compile(r'["{}\[\]]'), "\"'": re.compile(r"[\"'{}\[\]()]")}
 _STRING_BODY = {q: re.compile(rf"[^{q}\\]*(?:\\[\s\S][^{q}\\]*)*") for q in "\"'"}
 _OPENS = {"}": "{", "]": "[", ")": "("}
 _WHAT = {"}": "JSON object", "]": "JSON list", ")": "argument list"}
-_SPEC_SLOTS = (
-    "name",
-    "priority",
-    "source",
-    "pattern",
-    "first",
-    "viable",
-    "_closure",
-    "reach",
-    "is_run",
-    "soft",
-    "stop_source",
-    "stop",
-    "tail_source",
-    "tail",
-    "tail_span",
-    "end_chars",
-    "width",
-    "end_probe",
-    "placeholder",
-    "balanced",
-    "lead_ws",
-    "closer",
-    "opened",
-    "quotes",
+#: The spec's fields a run copies (the others it sets itself: it reads its own stop).
+_SPEC_SLOTS = tuple(
+    n for n in TerminalSpec.__slots__ if n not in ("stop_char", "find_stop", "may_stop")
 )
 
 
