@@ -3,7 +3,7 @@
 against the streaming parsers SGLang and vLLM ship for the same formats, where installed.
 
 What it measures (issue 25). Two workloads per format, each a fixed, seeded string:
-  chat: 1,000,000 characters of W1-style chat — bench_stream's (c): 200 one-call blocks
+  chat: 1,000,000 characters of W1-style chat — bench_stream's (c) (``_workloads``): 200 one-call blocks
         (``write_file``, ``edit_file``, ``run_command`` with generated code) with prose between
         them, each block written the way the family's chat template writes it;
   arg:  one call whose single argument is 100 kB, 300 kB and 1 MB of generated code.
@@ -40,7 +40,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_stream as bs
+import _timing as tm
+import _workloads as wl
 
 from callsieve import Sieve, Text, ToolCalls
 
@@ -78,27 +79,27 @@ def block(fmt: str, name: str, args: Sequence[tuple[str, str]]) -> str:
     return f"<tool_call>\n<function={name}>\n{params}</function>\n</tool_call>"
 
 
-def chat(fmt: str, n: int = bs.MB, n_calls: int = bs.N_CALLS) -> tuple[str, str, Calls]:
+def chat(fmt: str, n: int = wl.MB, n_calls: int = wl.N_CALLS) -> tuple[str, str, Calls]:
     """``n`` characters: ``n_calls`` one-call blocks with prose between them (as (c))."""
-    rng = random.Random(bs.DOC_SEED)
+    rng = random.Random(wl.DOC_SEED)
     blocks: list[str] = []
     calls: Calls = []
     for i in range(n_calls):
         path = f"src/pkg/module_{i:03d}.py"
         kind = rng.random()
         if kind < 0.6:
-            name, args = "write_file", [("path", path), ("content", bs.code(rng, 3000))]
+            name, args = "write_file", [("path", path), ("content", wl.code(rng, 3000))]
         elif kind < 0.85:
-            old, new = bs.code(rng, 700), bs.code(rng, 1500)
+            old, new = wl.code(rng, 700), wl.code(rng, 1500)
             name, args = "edit_file", [("path", path), ("old_string", old), ("new_string", new)]
         else:
-            name, args = "run_command", [("command", bs.shell(rng, rng.randint(5, 40)))]
+            name, args = "run_command", [("command", wl.shell(rng, rng.randint(5, 40)))]
         blocks.append(block(fmt, name, args))
         calls.append((name, dict(args)))
     budget = n - sum(len(b) for b in blocks)
     per = budget // (n_calls + 1)
-    segments = [bs.prose(rng, per - 2) + "\n\n" for _ in range(n_calls)]
-    segments.append(bs.prose(rng, budget - per * n_calls - 2) + "\n\n")
+    segments = [wl.prose(rng, per - 2) + "\n\n" for _ in range(n_calls)]
+    segments.append(wl.prose(rng, budget - per * n_calls - 2) + "\n\n")
     parts = [segments[0]]
     for b, seg in zip(blocks, segments[1:]):
         parts += [b, seg]
@@ -106,7 +107,7 @@ def chat(fmt: str, n: int = bs.MB, n_calls: int = bs.N_CALLS) -> tuple[str, str,
 
 
 def one_argument(fmt: str, size: int) -> tuple[str, str, Calls]:
-    value = bs.code(random.Random(bs.DOC_SEED + size), size)
+    value = wl.code(random.Random(wl.DOC_SEED + size), size)
     pre = "Here is the file you asked for.\n\n"
     return (
         pre + block(fmt, "write_file", [("content", value)]),
@@ -169,7 +170,7 @@ def peer(python: str, name: str, fmt: str, chunks: Sequence[str], budget: float)
 
 def row(label: str, chars: int, total: int, seconds: float, note: str = "") -> str:
     read = "" if chars >= total else f" (read {100 * chars / total:.1f} % in the budget)"
-    return f"  {label:<40} {bs.mbps(chars, seconds):9.3f} MB/s  {seconds:8.2f} s{read} {note}"
+    return f"  {label:<40} {tm.mbps(chars, seconds):9.3f} MB/s  {seconds:8.2f} s{read} {note}"
 
 
 def main() -> int:
@@ -192,7 +193,7 @@ def main() -> int:
     for fmt in args.formats.split(","):
         print(f"\n{fmt}: W1-style chat, 1 MB, 200 calls")
         doc, text, calls = chat(fmt)
-        chunks = bs.random_chunks(doc)
+        chunks = wl.random_chunks(doc)
         verify(fmt, "chat", chunks, text, calls)
         ours = {e: best(run_ours(fmt, e), chunks, reps) for e in ("block", "arguments")}
         for e, s in ours.items():
@@ -210,13 +211,13 @@ def main() -> int:
             speedup = len(doc) / ours["arguments"] / fastest
             print(
                 f"  callsieve (arguments) / fastest peer: {speedup:.1f}x  target >= "
-                f"{TARGET_SPEEDUP:.0f}x  {bs.verdict(speedup >= TARGET_SPEEDUP)}"
+                f"{TARGET_SPEEDUP:.0f}x  {tm.verdict(speedup >= TARGET_SPEEDUP)}"
             )
         print(f"\n{fmt}: one argument of {', '.join(f'{s // 1000} kB' for s in ARG_SIZES)}")
         seconds: dict[str, list[float]] = {"block": [], "arguments": []}
         for size in ARG_SIZES:
             doc, text, calls = one_argument(fmt, size)
-            chunks = bs.random_chunks(doc)
+            chunks = wl.random_chunks(doc)
             verify(fmt, f"arg {size}", chunks, text, calls)
             for e, times in seconds.items():
                 s = best(run_ours(fmt, e), chunks, reps)
@@ -230,10 +231,10 @@ def main() -> int:
                         continue
                     print(row(f"{name} {size // 1000} kB", r["chars"], len(doc), r["seconds"]))
         for e, s in seconds.items():
-            slope = bs.exponent(ARG_SIZES, s)
+            slope = tm.exponent(ARG_SIZES, s)
             print(
                 f"  callsieve early_emit={e}: exponent {slope:.2f}  target <= "
-                f"{TARGET_EXPONENT}  {bs.verdict(slope <= TARGET_EXPONENT)}"
+                f"{TARGET_EXPONENT}  {tm.verdict(slope <= TARGET_EXPONENT)}"
             )
     return 0
 
