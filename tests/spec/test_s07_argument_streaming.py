@@ -265,3 +265,37 @@ def test_an_envelope_whose_arguments_come_first_sends_them_whole() -> None:
     deltas = [e.delta for e in events if isinstance(e, ArgumentsDelta)]
     assert deltas == ['{"a":1}']
     check_stream(doc, events, dialects=("json",))
+
+
+#: A JSON string with every kind of escape: those ``json.dumps`` writes alike (``\"``,
+#: ``\\``, ``\n``, ``\t``, ``\b``, ``\f``, ``\r``) and those it does not (``\/``, ``\u``,
+#: a surrogate pair, a lone high surrogate), between plain characters.
+ESCAPED = 'a\\"b\\\\c\\/d\\ne\\tf\\bg\\fh\\ri\\u00e9j\\ud83d\\ude00k\\ud800l ' * 40
+JSON_BODIES = [
+    ("hermes", '<tool_call>\n{"name": "write", "arguments": {"body": "%s", "n": 1}}\n</tool_call>'),
+    (
+        "deepseek_native",
+        (
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>write<｜tool▁sep｜>"
+            '{"body": "%s", "n": 1}<｜tool▁call▁end｜><｜tool▁calls▁end｜>'
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 8])
+@pytest.mark.parametrize(("dialect", "shape"), JSON_BODIES, ids=[d for d, _ in JSON_BODIES])
+def test_a_json_strings_escapes_stream_exactly_in_chunks_of_any_size(
+    dialect: str, shape: str, size: int
+) -> None:
+    """A JSON body's string streams through the sieve's hot half: a chunk of plain characters
+    and escapes that ``json.dumps`` writes alike goes out as it is; one with a quote, a cut
+    escape, ``\\/``, ``\\u`` or a surrogate half waiting is read in full. Whatever the chunk
+    size, the deltas spell the arguments and nothing is sent again."""
+    doc = shape % ESCAPED
+    events = streamed(in_chunks(doc, size), dialects=(dialect,))
+    found = check_stream(doc, events, dialects=(dialect,))
+    assert found["aborted"] == []
+    assert [c.input for c in found["finished"]] == [
+        {"body": json.loads('"' + ESCAPED + '"'), "n": 1}
+    ]

@@ -27,6 +27,9 @@ from .._scan.balanced import MAX_JSON_DEPTH
 __all__ = ["JsonStream", "NotStreamable"]
 
 _PLAIN = re.compile(r'[^"\\\x00-\x1f]+')  # string characters that need nothing done
+#: String content that comes out as it is: plain characters, and the escapes ``json.dumps``
+#: writes the same (not ``\/`` nor ``\u``).
+_AS_IS = re.compile(r'[^"\\\x00-\x1f]*(?:\\["\\bfnrt][^"\\\x00-\x1f]*)*')
 _SPACE = " \t\n\r"
 _NUMBER_CHARS = frozenset("0123456789+-.eE")
 _ESCAPES = {
@@ -88,6 +91,13 @@ class JsonStream:
         while i < n and self.state != _DONE:
             i = _STEPS[self.state](self, text, i, out)
         return "".join(out), i
+
+    def as_is(self, text: str) -> bool:
+        """Whether ``text``, read next, is string content that comes out as it is (``_AS_IS``:
+        no quote, control character or cut escape; no surrogate half waiting): reading it
+        would change nothing but append it, so the caller may send it itself (the sieve's
+        hot half)."""
+        return self.state == _STRING and not self.high and _AS_IS.fullmatch(text) is not None
 
     # ------------------------------------------------------------------ the steps
     # Each reads ``text`` at ``i``, appends what it settles to ``out``, and returns where
@@ -340,6 +350,10 @@ class EnvelopeStream:
             else:
                 i = self._structural(state, text[i], i)
         return named, "".join(out)
+
+    def as_is(self, text: str) -> bool:
+        """As ``JsonStream.as_is``: ``text`` is string content inside the arguments."""
+        return self.state == _E_ARGS and self.args is not None and self.args.as_is(text)
 
     def _in_args(self, text: str, i: int, out: list[str]) -> int:
         """The arguments object's text from ``text[i]``: its compact JSON to ``out``; where
