@@ -3,24 +3,42 @@ Server-Sent Events, or whole — with each decision about a reply made in one pl
 
 What it does:
   - ``sieve_options(config, req, defaults)`` is *the* place a request's sieve options are
-    decided: the app's defaults, the server's settings over them, the request's tools, and
-    ``mode="off"`` (without a policy) when the reply is text only (no tools, or
-    ``tool_choice="none"``). ``make_sieve`` builds the sieve from them (a tool the sieve
-    refuses is a 400 naming ``tools``).
+    decided: the app's defaults, the server's settings over them, the request's tools, the
+    reasoning setting ``thinking.decide`` reads from the request and the model's entry
+    (SPEC §17), and for a reply that is text only (no tools, or ``tool_choice="none"``)
+    what suits one: no policy (there is nothing to judge by), ``early_emit="block"`` and
+    ``sanitize=True`` (SPEC §13; not for a JSON reply, whose text is data), so its reasoning
+    is split off and leaked markup removed. ``reply_events(options, req)`` builds the
+    reply's ``ReplyEvents`` (a tool the sieve refuses is a 400 naming ``tools``).
   - ``ReplyEvents`` is *the* place a reply's events are decided before a renderer sees them:
     the sieve's events for the model's text; at the end, the sieve's last events and the
     upstream's own tool calls (``delta.tool_calls``, merged after what the sieve found, as
-    one ``ToolCalls``); and the request's call limit (``parallel_tool_calls=false``: the
-    first call is kept, later ones are dropped whole — ``CallLimit``).
+    one ``ToolCalls``); the request's call limit (``parallel_tool_calls=false``: the first
+    call is kept, later ones are dropped whole — ``CallLimit``); in a text-only reply, no
+    call of the sieve's (a block that parsed there is leaked markup: it is dropped, as the
+    sanitizer drops a complete block); and the reading of an upstream that separates
+    reasoning itself (``upstream_reasoning``, below).
+  - **Reasoning the upstream sends itself** (``delta.reasoning_content``): such a server
+    splits the reasoning off, so the content it sends is the answer only — read with
+    ``reasoning="off"``, whatever the request asked (an ``"open"`` reading would take the
+    whole answer for a thought). ``ReplyEvents.upstream_reasoning()`` decides it once, at
+    the first piece that carries reasoning: if no content came before it (white space
+    aside, which is held until the reading is known), a sieve with ``reasoning="off"``
+    reads the whole reply; if content came first and the sieve still stands inside a
+    thought with no call begun, what it read stays as it went out, and a sieve with
+    ``reasoning="off"`` reads the rest; if the answer had begun, the sieve reads on. A
+    model's entry that says ``upstream_reasoning`` reads the reply so from its first
+    character, whatever order the upstream sends things in.
   - ``stream_reply(api, req, source, events, emit)`` is the body of a streamed response:
     each piece of the model's text goes through ``ReplyEvents`` and the API's
     ``StreamRenderer``, and the frames of one piece are handed to ``emit`` as one string; a
     piece's reasoning (an upstream's ``reasoning_content``) goes to the renderer first, as a
     ``Reasoning`` event. ``end_of_reply`` is *the* place the end is rendered: the last
-    events, the renderer's ``close(finish_reason, usage)``, the API's end marker — unless a
-    call that began to stream aborted, and the renderer ended the reply with the API's error
-    signal (SPEC §17): then the stream stops there (no end marker; the upstream is closed)
-    and its outcome is ``stream_aborted``.
+    events, the renderer's ``close(finish_reason, usage, blocks)`` — the sieve's blocks, so
+    a reply cut off inside a call says ``length`` in the API's words —, the API's end
+    marker — unless a call that began to stream aborted, and the renderer ended the reply
+    with the API's error signal (``on_abort="error"``, SPEC §17): then the stream stops
+    there (no end marker; the upstream is closed) and its outcome is ``stream_aborted``.
   - ``whole_reply`` feeds the same ``ReplyEvents`` as the pieces arrive (never one parse of
     the whole text at the end, which would hold the event loop for as long as it takes) and
     renders ``render_response`` of what they collected (``Collected``, a ``ParseResult``
@@ -66,6 +84,7 @@ from .._errors import ApiError
 from .._json import Deferred
 from .._read.turns import ModelRequest
 from .apis import Api
+from .thinking import decide
 from .upstream import Piece
 
 __all__ = [
@@ -76,6 +95,7 @@ __all__ = [
     "Source",
     "end_of_reply",
     "make_sieve",
+    "reply_events",
     "sieve_options",
     "stream_reply",
     "whole_reply",
@@ -88,6 +108,8 @@ _FINISH = ("stop", "length", "content_filter", "tool_calls")
 #: The most characters fed to the sieve at once (a checkpoint between slices).
 SLICE = 1 << 16
 _UPSTREAM_BLOCK = Block((0, 0), "upstream", "complete")
+#: The events of a call: a text-only reply has none of the sieve's.
+_CALL_EVENTS = (CallStarted, ArgumentsDelta, CallFinished, CallAborted, ToolCalls)
 
 
 class Source(Protocol):
@@ -105,12 +127,22 @@ def sieve_options(
     config: ServerConfig, req: ModelRequest, defaults: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     options = {**(defaults or {}), **config.sieve}
-    if not req.parses:  # text only: nothing is parsed, so there is no call to judge
-        options["mode"] = "off"
+    reasoning = decide(config, req).reasoning
+    if reasoning is not None:
+        options["reasoning"] = reasoning
+    if not req.parses:  # text only: no call to judge or to stream, markup is a leak
         for name in _JUDGING:
             options.pop(name, None)
+        options["early_emit"] = "block"
+        if not req.json_reply:
+            options["sanitize"] = True
     options["tools"] = req.tools or None
     return options
+
+
+def reply_events(options: dict[str, Any], req: ModelRequest) -> ReplyEvents:
+    """The reply's events, from its sieve options (``sieve_options``)."""
+    return ReplyEvents(make_sieve(options), req.max_calls, options=options, calls=req.parses)
 
 
 def make_sieve(options: dict[str, Any]) -> Sieve:
@@ -171,22 +203,75 @@ class CallLimit:
 
 
 class ReplyEvents:
-    """The events a reply's renderer gets (see the module's docstring)."""
+    """The events a reply's renderer gets (see the module's docstring). ``options``: the
+    sieve's, to read on with ``reasoning="off"`` when the upstream turns out to separate
+    reasoning (``None``: never); ``calls=False``: a text-only reply, whose sieve's calls are
+    dropped."""
 
-    __slots__ = ("sieve", "_limit")
+    __slots__ = ("sieve", "_limit", "_options", "_calls", "_held", "_fed", "_begun", "_known")
 
-    def __init__(self, sieve: Sieve, max_calls: int | None = None) -> None:
+    def __init__(
+        self,
+        sieve: Sieve,
+        max_calls: int | None = None,
+        *,
+        options: dict[str, Any] | None = None,
+        calls: bool = True,
+    ) -> None:
         self.sieve = sieve
         self._limit = CallLimit(max_calls) if max_calls is not None else None
+        self._options = options
+        self._calls = calls
+        self._held = ""  # white space at the reply's start, until the reading is known
+        self._fed = False  # the sieve has read text that is not white space
+        self._begun = False  # a call has begun (its events went out)
+        #: Whether the upstream's reasoning can still change the reading.
+        self._known = options is None or options.get("reasoning") == "off"
+
+    @property
+    def blocks(self) -> tuple[Block, ...]:
+        """The sieve's blocks, for ``cut_off`` (none in a text-only reply: no call was
+        cut)."""
+        return self.sieve.blocks if self._calls else ()
 
     def feed(self, text: str) -> list[Event]:
-        events = self.sieve.feed(text)
-        return self._limit(events) if self._limit is not None and events else events
+        if not self._fed:
+            if not self._known and not text.strip():
+                self._held += text
+                return []
+            self._fed = True
+            text, self._held = self._held + text, ""
+        return self._pass(self.sieve.feed(text))
+
+    def upstream_reasoning(self) -> list[Event]:
+        """The upstream sent reasoning of its own: from here on its content is the answer
+        only (the module's docstring has the rule); the events that end the sieve read so
+        far, if it is replaced."""
+        if self._known:
+            return []
+        self._known = True
+        assert self._options is not None
+        if self._fed and not (self.sieve.in_reasoning and not self._begun):
+            return []  # (the answer began: it reads on)
+        last = self._pass(self.sieve.close()) if self._fed else []
+        self.sieve = make_sieve({**self._options, "reasoning": "off"})
+        return last
 
     def close(self, upstream_calls: list[ToolCall]) -> list[Event]:
-        events = self.sieve.close()
+        events = self.sieve.feed(self._held) if self._held else []
+        events = self._pass(events + self.sieve.close())
         if upstream_calls:
-            events.append(ToolCalls(tuple(upstream_calls), _UPSTREAM_BLOCK))
+            upstream = [ToolCalls(tuple(upstream_calls), _UPSTREAM_BLOCK)]
+            events += self._limit(upstream) if self._limit is not None else upstream
+        return events
+
+    def _pass(self, events: list[Event]) -> list[Event]:
+        if not events:
+            return events
+        if not self._calls:
+            return [e for e in events if not isinstance(e, _CALL_EVENTS)]
+        if not self._begun:
+            self._begun = any(isinstance(e, (CallStarted, ToolCalls)) for e in events)
         return self._limit(events) if self._limit is not None else events
 
 
@@ -206,15 +291,20 @@ async def stream_reply(
     source: Source,
     events: ReplyEvents,
     emit: Callable[[str, int], Awaitable[None]],
+    on_abort: str = "error",
 ) -> str:
     """Stream the reply through ``emit``; the outcome (``"ok"``, ``"stream_aborted"``,
-    ``"server_error"``)."""
+    ``"server_error"``). ``on_abort``: the renderer's (``ServerConfig.on_abort``)."""
     frame = api.frame
     sent = 0
     try:
-        renderer = api.stream_renderer(req)
+        renderer = api.stream_renderer(req, on_abort)
         async for piece in source.pieces():
-            objs = renderer.feed([Reasoning(piece.reasoning)]) if piece.reasoning else []
+            objs = (
+                renderer.feed([*events.upstream_reasoning(), Reasoning(piece.reasoning)])
+                if piece.reasoning
+                else []
+            )
             if piece.text:
                 slices = _slices(piece.text)
                 for i, part in enumerate(slices):
@@ -261,10 +351,11 @@ def end_of_reply(
     api: Api, req: ModelRequest, source: Source, events: ReplyEvents, renderer: Any
 ) -> list[dict[str, Any]]:
     """The reply's last objects: what the sieve still held, the upstream's own calls, and
-    the renderer's end (finish reason, usage)."""
+    the renderer's end (finish reason, usage; the sieve's blocks, so that a reply cut off
+    inside a call says so)."""
     usage = (source.usage or {}) if api.wants_usage(req) else None
     objs: list[dict[str, Any]] = renderer.feed(events.close(source.calls()))
-    end: list[dict[str, Any]] = renderer.close(_finish(source), usage=usage)
+    end: list[dict[str, Any]] = renderer.close(_finish(source), usage=usage, blocks=events.blocks)
     return objs + end
 
 
@@ -276,6 +367,7 @@ async def whole_reply(
     collected = Collected()
     async for piece in source.pieces():
         if piece.reasoning:
+            collected.add(events.upstream_reasoning())
             collected.add([Reasoning(piece.reasoning)])
         if piece.text:
             for i, part in enumerate(_slices(piece.text)):
@@ -283,7 +375,8 @@ async def whole_reply(
                     await anyio.lowlevel.checkpoint()
                 collected.add(events.feed(part))
     collected.add(events.close(source.calls()))
-    response = api.whole(collected.result(events.sieve), req, _finish(source), source.usage or {})
+    result = collected.result(events.sieve, events.blocks)
+    response = api.whole(result, req, _finish(source), source.usage or {})
     return response, collected.deferred
 
 
@@ -358,7 +451,8 @@ class Collected:
             joined = self._run.take(self.deferred)
             self._parts.append(joined if self._in_text else Reasoning(joined))
 
-    def result(self, sieve: Sieve) -> ParseResult:
+    def result(self, sieve: Sieve, blocks: tuple[Block, ...] | None = None) -> ParseResult:
+        """The reply as a ``ParseResult``; ``blocks``: the sieve's unless given."""
         self._end_run()
         parts = tuple(self._parts)
         text = "".join([p for p in parts if isinstance(p, str)])
@@ -366,7 +460,7 @@ class Collected:
         return ParseResult(
             text,
             tuple(self._calls),
-            sieve.blocks,
+            sieve.blocks if blocks is None else blocks,
             sieve.saw_tool_call_syntax,
             sieve.rejected_by_policy,
             sieve.rejected_tool_names,
