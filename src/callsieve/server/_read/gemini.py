@@ -13,7 +13,8 @@ tools taught), and ``generationConfig`` (forwarded under the chat-completions na
 ``fields.GEMINI_GENERATION`` says; ``responseMimeType: application/json`` as a JSON
 ``response_format`` when no tools are parsed; ``thinkingConfig.includeThoughts`` — as Gemini,
 thoughts are sent only when it is true — and ``thinkingBudget`` 0 (thinking off: the
-request's ``thinking`` is ``False``) or -1 (the model decides: ``None``)).
+request's ``thinking`` is ``False``) or -1 (the model decides: ``None``); both also in the
+proto spelling google-genai sends, ``include_thoughts`` and ``thinking_budget``).
 What it guarantees: a field of the wrong shape, or one the gateway cannot honour, is an
 ``ApiError(400)`` naming it (``contents[1].parts[0]``).
 What it costs: one pass over the body.
@@ -30,6 +31,9 @@ from .turns import ModelRequest, Turn, need
 
 __all__ = ["read_generate"]
 
+#: Names Gemini also reads in their proto spelling (google-genai sends ``thinkingConfig``'s
+#: fields so).
+_PROTO_NAMES = {"thinking_budget": "thinkingBudget", "include_thoughts": "includeThoughts"}
 _MODES = {
     "AUTO": "auto",
     "ANY": "required",
@@ -57,6 +61,7 @@ def read_generate(body: dict[str, Any], params: dict[str, str] | None = None) ->
         _content(content, f"contents[{i}]", turns)
     tools, choice = _tools(body)
     thinking = need(config, "thinkingConfig", dict, "generationConfig.", required=False) or {}
+    thinking = {_PROTO_NAMES.get(k, k): v for k, v in thinking.items()}
     include = need(
         thinking, "includeThoughts", bool, "generationConfig.thinkingConfig.", required=False
     )
