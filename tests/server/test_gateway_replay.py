@@ -93,13 +93,13 @@ def test_chat_stream_with_usage_asked_ends_with_a_usage_chunk(oai: openai.OpenAI
 
 
 #: The transcript as a reply to a request without tools: its blocks are leaked markup,
-#: removed (the example in its code fence stays).
-TEXT_ONLY = callsieve.parse(TEXT, sanitize=True).text.strip()
+#: dropped (the example in its code fence is text, and stays).
+TEXT_ONLY = callsieve.parse(TEXT).text.strip()
 
 
 def test_without_tools_the_reply_is_text_only(oai: openai.OpenAI) -> None:
-    """No call, and no markup of one: a block that parses is dropped, the rest sanitized
-    (SPEC §13); the text around it is the reply's."""
+    """No call, and no markup of one: a block that parses is dropped; the text around it
+    is the reply's, as the model wrote it."""
     reply = oai.chat.completions.create(model="m", messages=ASK)
     content = reply.choices[0].message.content
     assert content == TEXT_ONLY and not reply.choices[0].message.tool_calls

@@ -314,15 +314,38 @@ def test_a_request_without_tools_splits_a_thought_in_tags(transcripts: Path) -> 
     assert claude_blocks(claude.content) == [("thinking", THOUGHT), ("text", ANSWER)]
 
 
-def test_a_json_reply_without_tools_is_not_sanitized() -> None:
-    """A JSON reply is data: what looks like a leaked call array stays as the model wrote it."""
+def test_a_request_without_tools_keeps_its_prose_as_written() -> None:
+    """Only a block that parses is dropped: a mention of a tag or of a block in the answer
+    is text, and what follows it is never lost (the sanitizer of SPEC §13 would take the
+    rest of the reply after a lone ``<think>``: docs/gateway.md says why it is not on)."""
+    prose = (
+        "Models mark a thought with a <think> tag, and a call with <|DSML|tool_calls>; "
+        "the rest of this answer is still here."
+    )
+    with scripted(Script(text=prose, chunk=5)) as model, gateway(model) as base:
+        reply = openai_client(base).chat.completions.create(model="m", messages=ASK)
+    assert reply.choices[0].message.content == prose
+    assert callsieve.sanitize_leaked_output(prose) != prose
+
+
+def test_sanitize_in_the_settings_applies_to_prose_but_not_to_a_json_reply() -> None:
+    """``[sieve] sanitize = true`` turns SPEC §13 on for every reply's text — a leaked
+    special token goes — but a JSON reply is data: what looks like a leaked call array in
+    it stays as the model wrote it."""
     data = '[{"type": "function", "function": {"name": "f", "arguments": "{}"}}]'
-    with scripted(Script(text=data, chunk=3)) as model, gateway(model) as base:
-        reply = openai_client(base).chat.completions.create(
+    token = "All done.<｜end▁of▁sentence｜>"
+    with (
+        scripted(Script(text=token, chunk=3), Script(text=data, chunk=3)) as model,
+        gateway(model, sieve={"sanitize": True}) as base,
+    ):
+        client = openai_client(base)
+        prose = client.chat.completions.create(model="m", messages=ASK)
+        json_reply = client.chat.completions.create(
             model="m", messages=ASK, response_format={"type": "json_object"}
         )
-    assert reply.choices[0].message.content == data
-    assert callsieve.sanitize_leaked_output(data) != data  # (a prose reply would lose it)
+    assert prose.choices[0].message.content == "All done."
+    assert json_reply.choices[0].message.content == data
+    assert callsieve.sanitize_leaked_output(data) != data  # (prose would lose it)
 
 
 # ---------------------------------------------------------------------- reasoning_content

@@ -228,7 +228,7 @@ def test_a_named_tool_choice_teaches_that_tool_and_asks_for_it() -> None:
 
 def test_tool_choice_none_sends_no_instructions_and_calls_nothing() -> None:
     """The model was not taught the tools: a block it writes anyway is leaked markup,
-    removed from the text (docs/gateway.md, "Requests without tools"), never a call."""
+    dropped from the text (docs/gateway.md, "Requests without tools"), never a call."""
     with scripted(Script(text=CALL)) as model, gateway(model) as base:
         client = openai_client(base)
         out = client.chat.completions.create(

@@ -6,17 +6,18 @@ What it does:
     decided: the app's defaults, the server's settings over them, the request's tools, the
     reasoning setting ``thinking.decide`` reads from the request and the model's entry
     (SPEC §17), and for a reply that is text only (no tools, or ``tool_choice="none"``)
-    what suits one: no policy (there is nothing to judge by), ``early_emit="block"`` and
-    ``sanitize=True`` (SPEC §13; not for a JSON reply, whose text is data), so its reasoning
-    is split off and leaked markup removed. ``reply_events(options, req)`` builds the
+    what suits one: no policy (there is nothing to judge by) and ``early_emit="block"``, so
+    its reasoning is split off and a block in it is read whole (and dropped, below); a JSON
+    reply is never sanitized (its text is data, even with ``[sieve] sanitize = true``). ``reply_events(options, req)`` builds the
     reply's ``ReplyEvents`` (a tool the sieve refuses is a 400 naming ``tools``).
   - ``ReplyEvents`` is *the* place a reply's events are decided before a renderer sees them:
     the sieve's events for the model's text; at the end, the sieve's last events and the
     upstream's own tool calls (``delta.tool_calls``, merged after what the sieve found, as
     one ``ToolCalls``); the request's call limit (``parallel_tool_calls=false``: the first
     call is kept, later ones are dropped whole — ``CallLimit``); in a text-only reply, no
-    call of the sieve's (a block that parsed there is leaked markup: it is dropped, as the
-    sanitizer drops a complete block); and the reading of an upstream that separates
+    call of the sieve's (a block that parsed there is leaked markup: it is dropped whole, as
+    SPEC §13's sanitizer drops a complete block; the rest is text as the model wrote it);
+    and the reading of an upstream that separates
     reasoning itself (``upstream_reasoning``, below).
   - **Reasoning the upstream sends itself** (``delta.reasoning_content``): such a server
     splits the reasoning off, so the content it sends is the answer only — read with
@@ -130,12 +131,12 @@ def sieve_options(
     reasoning = decide(config, req).reasoning
     if reasoning is not None:
         options["reasoning"] = reasoning
-    if not req.parses:  # text only: no call to judge or to stream, markup is a leak
+    if not req.parses:  # text only: no call to judge or to stream, a block is a leak
         for name in _JUDGING:
             options.pop(name, None)
         options["early_emit"] = "block"
-        if not req.json_reply:
-            options["sanitize"] = True
+        if req.json_reply:
+            options["sanitize"] = False
     options["tools"] = req.tools or None
     return options
 
