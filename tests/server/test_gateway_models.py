@@ -68,8 +68,9 @@ def test_the_upstream_model_name_is_the_one_looked_up() -> None:
 @pytest.mark.parametrize(
     ("model", "thinking", "expected"),
     [
-        # the request decides, with no entry: on -> "open", off -> "tags", silent -> [sieve]
-        ("Qwen/Qwen3-8B", True, Reading("open", True)),
+        # the request decides, with no entry: on -> "open" (a guess: the thought is held
+        # until it closes), off -> "tags", silent -> [sieve]
+        ("Qwen/Qwen3-8B", True, Reading("open", True, guess=True)),
         ("Qwen/Qwen3-8B", False, Reading("tags", False)),
         ("Qwen/Qwen3-8B", None, Reading(None, None)),
         # the entry's default, and the request over it

@@ -223,6 +223,59 @@ def test_a_model_entry_reads_every_reply_of_a_template_that_always_thinks(
     assert next(n for n, _ in chat_calls(other.choices[0].message)) == "delete_everything"
 
 
+def test_thinking_asked_of_a_model_that_does_not_think_keeps_the_answer(plain: str) -> None:
+    """Thinking asked for, no entry for the model, and a reply with no thought at all (the
+    model ignores the switch): the reply was read as starting inside a thought only as a
+    guess, held until it closed; it ended on its own without ``</think>``, so it is read
+    again as an answer: its text and its call reach both clients, streamed and whole."""
+    client = openai_client(plain)
+    with client.chat.completions.stream(
+        model="m", messages=ASK, tools=TOOLS, extra_body=THINK
+    ) as stream:
+        streamed = stream.get_final_completion().choices[0].message
+    whole = client.chat.completions.create(model="m", messages=ASK, tools=TOOLS, extra_body=THINK)
+    for message in (streamed, whole.choices[0].message):
+        assert chat_calls(message) == [("get_weather", {"city": "Paris"})]
+        assert message.content.strip() == PLAIN and not reasoning_of(message)
+    claude = anthropic_client(plain)
+    with claude.messages.stream(
+        model="m", max_tokens=2000, messages=ASK, tools=CLAUDE_TOOLS, thinking=CLAUDE_THINK
+    ) as s:
+        final = s.get_final_message()
+    assert claude_blocks(final.content) == [("text", PLAIN), ("get_weather", {"city": "Paris"})]
+
+
+def test_a_guessed_thought_cut_off_by_the_token_limit_stays_a_thought() -> None:
+    """Cut off (``length``) before ``</think>``: the model was thinking when it stopped."""
+    with (
+        scripted(Script(text=THOUGHT, chunk=9, finish="length")) as model,
+        gateway(model) as base,
+    ):
+        choice = openai_client(base).chat.completions.create(
+            model="m", messages=ASK, tools=TOOLS, extra_body=THINK
+        )
+    message = choice.choices[0].message
+    assert reasoning_of(message) == THOUGHT and not message.content and not message.tool_calls
+    assert choice.choices[0].finish_reason == "length"
+
+
+def test_a_guessed_thought_longer_than_the_hold_goes_out_as_reasoning(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past ``HOLD`` characters a guessed thought is taken for the thought it seems, and
+    streams on (nothing more is held)."""
+    from callsieve.server._reply import respond
+
+    monkeypatch.setattr(respond, "HOLD", 64)
+    long = "a long thought, " * 20
+    with scripted(Script(text=long, chunk=8)) as model, gateway(model) as base:
+        message = openai_client(base).chat.completions.create(
+            model="m", messages=ASK, tools=TOOLS, extra_body=THINK
+        )
+    assert reasoning_of(message.choices[0].message) == long.strip()
+    assert not message.choices[0].message.content
+
+
 # ---------------------------------------------------------------------- thinking not requested
 def test_without_thinking_a_plain_reply_gives_the_answer_and_its_call(plain: str) -> None:
     client = openai_client(plain)
@@ -418,17 +471,43 @@ def test_content_before_reasoning_with_the_models_entry_is_the_answer() -> None:
     ]
 
 
-def test_content_before_reasoning_without_an_entry_reads_the_rest_as_the_answer() -> None:
-    """Content first, no entry: the gateway cannot know yet, and reads it as the request
-    asked (a thought). When reasoning arrives while the sieve still stands inside that
-    thought, what went out stays reasoning, and the rest is read as the answer: its calls
-    are found."""
+def test_content_before_reasoning_without_an_entry_is_the_answer_too() -> None:
+    """Content first, no entry: the request asked for thinking, so the reply is read as
+    starting inside a thought — a guess, so that thought is held until it closes. The
+    reasoning that arrives then shows the content was the answer: it is read again so."""
+    deltas = [
+        {"content": "Checking the weather"},
+        {"reasoning_content": "(Paris, then the README.)"},
+        {"content": f" and the README.{CALLS}"},
+    ]
+    with scripted(Script(deltas=deltas)) as model, gateway(model) as base:
+        streamed, whole, claude = _upstream_answers(base)
+    for message in (streamed, whole):
+        assert chat_calls(message) == ANSWER_CALLS and message.content.strip() == ANSWER
+        assert reasoning_of(message) == "(Paris, then the README.)"
+    assert [n for n, _ in claude_blocks(claude.content)] == [
+        "text",
+        "thinking",
+        "text",
+        "get_weather",
+        "read_file",
+    ]
+
+
+def test_content_before_reasoning_read_as_a_thought_by_the_entry_reads_the_rest_as_answer() -> None:
+    """An entry says the template always writes ``<think>``, so the content is read as a
+    thought as it comes (nothing held). When reasoning arrives while the sieve still stands
+    inside that thought, what went out stays reasoning, and the rest is read as the answer:
+    its calls are found."""
     deltas = [
         {"content": "Looking at"},
         {"reasoning_content": " the question."},
         {"content": f"{ANSWER}{CALLS}"},
     ]
-    with scripted(Script(deltas=deltas)) as model, gateway(model) as base:
+    with (
+        scripted(Script(deltas=deltas)) as model,
+        gateway(model, models={"m": {"thinking": "always"}}) as base,
+    ):
         streamed, whole, claude = _upstream_answers(base)
     for message in (streamed, whole):
         assert chat_calls(message) == ANSWER_CALLS and message.content.strip() == ANSWER

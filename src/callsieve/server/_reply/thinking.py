@@ -22,6 +22,10 @@ What it does: ``decide(config, req)`` gives a ``Reading``:
   the entry says ``prewrites_think = false``: then ``"tags"``. Thinking off: ``"tags"`` (a
   ``<think>`` the model writes anyway is still split off). A grammar without reasoning tags
   (``ServerConfig.reasoning_tags``) leaves the ``[sieve]`` setting alone.
+- ``guess``: the reply is read as starting inside a thought only because the request asked
+  for thinking — no entry says how the model's template starts a reply, and a model that
+  does not think at all would have its whole answer taken for a thought. ``respond``
+  holds such a thought until it closes (``ReplyEvents``).
 - ``template``, the thinking switch sent upstream in ``chat_template_kwargs`` (``thinking``
   and ``enable_thinking``, the names the DeepSeek, Qwen, GLM and Kimi templates read, as
   vLLM, SGLang and llama.cpp pass them to the template): the request's choice, else the
@@ -56,6 +60,7 @@ _DEFAULT = {"on": True, "off": False}
 class Reading:
     reasoning: str | None = None
     template: bool | None = None
+    guess: bool = False
 
 
 def decide(config: ServerConfig, req: ModelRequest) -> Reading:
@@ -75,7 +80,7 @@ def decide(config: ServerConfig, req: ModelRequest) -> Reading:
         reasoning = "open"
     else:
         reasoning = "tags"
-    return Reading(reasoning, template)
+    return Reading(reasoning, template, reasoning == "open" and profile is None)
 
 
 def with_switch(payload: dict[str, Any], switch: bool | None) -> dict[str, Any]:
