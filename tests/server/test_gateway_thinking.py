@@ -446,41 +446,22 @@ def test_white_space_before_the_upstreams_reasoning_does_not_decide() -> None:
     ]
 
 
-def test_content_before_reasoning_with_the_models_entry_is_the_answer() -> None:
-    """The other order: content first, reasoning after it. The model's entry says its
-    server separates reasoning, so the content is the answer from its first character."""
+@pytest.mark.parametrize(
+    "models", [{"m": {"upstream_reasoning": True}}, None], ids=["entry", "no-entry"]
+)
+def test_content_before_reasoning_is_the_answer(models: dict[str, Any] | None) -> None:
+    """The other order: content first, reasoning after it. With an entry saying the
+    model's server separates reasoning, the content is the answer from its first
+    character. Without one, the request asked for thinking, so the reply is read as
+    starting inside a thought — a guess, so that thought is held until it is settled: the
+    reasoning that arrives shows the content was the answer, and it is read again so."""
     deltas = [
         {"content": "Checking the weather"},
         {"reasoning_content": "(Paris, then the README.)"},
         {"content": f" and the README.{CALLS}"},
     ]
-    with (
-        scripted(Script(deltas=deltas)) as model,
-        gateway(model, models={"m": {"upstream_reasoning": True}}) as base,
-    ):
-        streamed, whole, claude = _upstream_answers(base)
-    for message in (streamed, whole):
-        assert chat_calls(message) == ANSWER_CALLS and message.content.strip() == ANSWER
-        assert reasoning_of(message) == "(Paris, then the README.)"
-    assert [n for n, _ in claude_blocks(claude.content)] == [
-        "text",
-        "thinking",
-        "text",
-        "get_weather",
-        "read_file",
-    ]
-
-
-def test_content_before_reasoning_without_an_entry_is_the_answer_too() -> None:
-    """Content first, no entry: the request asked for thinking, so the reply is read as
-    starting inside a thought — a guess, so that thought is held until it closes. The
-    reasoning that arrives then shows the content was the answer: it is read again so."""
-    deltas = [
-        {"content": "Checking the weather"},
-        {"reasoning_content": "(Paris, then the README.)"},
-        {"content": f" and the README.{CALLS}"},
-    ]
-    with scripted(Script(deltas=deltas)) as model, gateway(model) as base:
+    settings: dict[str, Any] = {"models": models} if models else {}
+    with scripted(Script(deltas=deltas)) as model, gateway(model, **settings) as base:
         streamed, whole, claude = _upstream_answers(base)
     for message in (streamed, whole):
         assert chat_calls(message) == ANSWER_CALLS and message.content.strip() == ANSWER
