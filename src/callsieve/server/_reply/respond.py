@@ -26,10 +26,13 @@ What it does:
     So ``ReplyEvents`` holds the text of that thought, up to ``HOLD`` (64 Ki) characters,
     until it is settled, and then reads it again with the sieve that reads the rest: when
     ``</think>`` comes, as the thought it was (``"open"``); when the reply ends on its own
-    (a natural finish reason) still inside it, as no thought at all (``"tags"``: its text
-    and calls are the answer); when it is cut off (``length``), as the thought it was;
-    past ``HOLD``, as the thought it seems (it streams on from there). A thought an entry
-    vouches for is never held: it streams as it comes.
+    still inside it (``stop``, ``tool_calls`` or no reason), as no thought at all
+    (``"tags"``: its text and calls are the answer); when it ends for any other reason
+    (``length``, ``content_filter``), as the thought it was; when the upstream sends
+    reasoning of its own, as the answer (``"off"``, below); when the next piece would take
+    it past ``HOLD``, as the thought it seems (it streams on from there). White space
+    alone settles nothing. A thought an entry vouches for is never held: it streams as it
+    comes.
   - **Reasoning the upstream sends itself** (``delta.reasoning_content``): such a server
     splits the reasoning off, so the content it sends is the answer only — read with
     ``reasoning="off"``, whatever the request asked (an ``"open"`` reading would take the
@@ -65,7 +68,7 @@ stays valid (held text and an open block are not released: the reply is broken).
 closes the source, whatever ends the reply.
 What it costs: the sieve and the renderer per piece; a whole reply holds its text once
 (joined as it grows, never one object per upstream event); a guessed thought is read twice
-(at most ``HOLD`` characters, held meanwhile; the second reading is one slice's).
+(at most ``HOLD`` characters, held meanwhile; the second reading is at most one slice's).
 """
 
 from __future__ import annotations
@@ -122,7 +125,7 @@ _JUDGING = ("policy", "on_reject")
 _FINISH = ("stop", "length", "content_filter", "tool_calls")
 #: The most characters fed to the sieve at once (a checkpoint between slices).
 SLICE = 1 << 16
-#: The most characters of a guessed thought held until it closes: read again in one piece,
+#: The most characters of a guessed thought held until it is settled: read again in one piece,
 #: so no more than one slice (the most the event loop waits for the sieve at once).
 HOLD = SLICE
 #: The upstream's reasons for a reply that ended on its own (not cut).
@@ -237,7 +240,7 @@ class ReplyEvents:
     sieve's, to read the reply again another way (``None``: never); ``calls=False``: a
     text-only reply, whose sieve's calls are dropped; ``guess``: the reply is read as
     starting inside a thought only because the request asked for thinking (no model entry
-    says how its template starts a reply), so that thought is held until it closes."""
+    says how its template starts a reply), so that thought is held until it is settled."""
 
     __slots__ = (
         "sieve",
@@ -269,7 +272,7 @@ class ReplyEvents:
         self._begun = False  # a call has begun (its events went out)
         #: Whether the upstream's reasoning can still change the reading.
         self._known = options is None or options.get("reasoning") == "off"
-        #: The text of a guessed thought, held until it closes (``None``: nothing held).
+        #: The text of a guessed thought, held until it is settled (``None``: nothing held).
         self._guess = _Guess() if guess and options is not None else None
 
     @property
@@ -317,15 +320,16 @@ class ReplyEvents:
         return events
 
     def _read(self, text: str) -> list[Event]:
-        events = self.sieve.feed(text)
         guess = self._guess
+        if guess is not None and guess.size + len(text) > HOLD:
+            # (too long to hold: taken for the thought it seems, and read on as it comes)
+            return self._settle("open") + self._pass(self.sieve.feed(text))
+        events = self.sieve.feed(text)
         if guess is None:
             return self._pass(events)
         guess.hold(text, events)
         if guess.thought and not self.sieve.in_reasoning:
             return self._settle("open")  # (it closed: it was a thought)
-        if guess.size > HOLD:
-            return self._settle("open")  # (too long to hold: taken for the thought it seems)
         return []
 
     def _settle(self, reasoning: str) -> list[Event]:

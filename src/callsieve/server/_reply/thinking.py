@@ -25,7 +25,7 @@ What it does: ``decide(config, req)`` gives a ``Reading``:
 - ``guess``: the reply is read as starting inside a thought only because the request asked
   for thinking — no entry says how the model's template starts a reply, and a model that
   does not think at all would have its whole answer taken for a thought. ``respond``
-  holds such a thought until it closes (``ReplyEvents``).
+  holds such a thought until it is settled (``ReplyEvents``: the rule is written there).
 - ``template``, the thinking switch sent upstream in ``chat_template_kwargs`` (``thinking``
   and ``enable_thinking``, the names the DeepSeek, Qwen, GLM and Kimi templates read, as
   vLLM, SGLang and llama.cpp pass them to the template): the request's choice, else the
