@@ -157,6 +157,20 @@ def test_the_same_schema_failure_through_an_upstream() -> None:
         no_usable_call(lambda: claude_stream(base), anthropic.APIStatusError)
 
 
+def test_a_schema_failure_under_callsieve_serve_as_a_process(files: Path) -> None:
+    """``callsieve serve --transcript --early-emit arguments --sieve-option
+    policy="schema"``: neither client ends with the call as a usable one, streamed or
+    whole."""
+    args = ("--early-emit", "arguments", "--sieve-option", 'policy="schema"')
+    with serving("--transcript", str(files / "bad.txt"), *args) as served:
+        no_usable_call(lambda: chat_stream(served.url), openai.APIError)
+        no_usable_call(lambda: claude_stream(served.url), anthropic.APIStatusError)
+        whole = openai_client(served.url).chat.completions.create(
+            model="m", messages=ASK, tools=TOOLS
+        )
+    assert not whole.choices[0].message.tool_calls
+
+
 # ---------------------------------------------------------------------- the finish reason
 def test_a_stream_cut_inside_a_block_says_length_as_the_whole_reply_does(files: Path) -> None:
     """Under ``early_emit="block"`` no call began, so nothing aborts: the block was left

@@ -276,6 +276,54 @@ def test_a_guessed_thought_longer_than_the_hold_goes_out_as_reasoning(
     assert not message.choices[0].message.content
 
 
+def test_callsieve_serve_as_a_process_reads_each_request_as_it_asks(transcripts: Path) -> None:
+    """Issue 23's "Done when", against ``callsieve serve --transcript`` as a process (no
+    config, no ``[models]`` entry): the thinking template's reply asked for with
+    ``chat_template_kwargs={"thinking": true}`` or Anthropic's ``thinking`` gives the
+    thought as reasoning and only the answer's calls, streamed; the same reply to a
+    request without tools has its reasoning split and no tag in its content."""
+    with serving("--transcript", str(transcripts / "thinking.txt")) as served:
+        client = openai_client(served.url)
+        with client.chat.completions.stream(
+            model="m", messages=ASK, tools=TOOLS, extra_body=THINK
+        ) as stream:
+            chat = stream.get_final_completion().choices[0]
+        with anthropic_client(served.url).messages.stream(
+            model="m", max_tokens=2000, messages=ASK, tools=CLAUDE_TOOLS, thinking=CLAUDE_THINK
+        ) as stream:
+            claude = stream.get_final_message()
+        with client.chat.completions.stream(model="m", messages=ASK, extra_body=THINK) as stream:
+            text_only = stream.get_final_completion().choices[0].message
+        with anthropic_client(served.url).messages.stream(
+            model="m", max_tokens=2000, messages=ASK, thinking=CLAUDE_THINK
+        ) as stream:
+            claude_text = stream.get_final_message()
+    assert chat_calls(chat.message) == ANSWER_CALLS and chat.finish_reason == "tool_calls"
+    assert reasoning_of(chat.message) == THOUGHT and chat.message.content.strip() == ANSWER
+    assert claude_blocks(claude.content) == [("thinking", THOUGHT), ("text", ANSWER), *ANSWER_CALLS]
+    assert reasoning_of(text_only) == THOUGHT and text_only.content == ANSWER
+    assert not text_only.tool_calls
+    _no_tags(text_only.content)
+    assert claude_blocks(claude_text.content) == [("thinking", THOUGHT), ("text", ANSWER)]
+
+
+def test_callsieve_serve_as_a_process_without_thinking_gives_the_answer_and_its_call(
+    transcripts: Path,
+) -> None:
+    with serving("--transcript", str(transcripts / "plain.txt")) as served:
+        with openai_client(served.url).chat.completions.stream(
+            model="m", messages=ASK, tools=TOOLS
+        ) as stream:
+            message = stream.get_final_completion().choices[0].message
+        with anthropic_client(served.url).messages.stream(
+            model="m", max_tokens=100, messages=ASK, tools=CLAUDE_TOOLS
+        ) as stream:
+            claude = stream.get_final_message()
+    assert chat_calls(message) == [("get_weather", {"city": "Paris"})]
+    assert message.content.strip() == PLAIN and not reasoning_of(message)
+    assert claude_blocks(claude.content) == [("text", PLAIN), ("get_weather", {"city": "Paris"})]
+
+
 # ---------------------------------------------------------------------- thinking not requested
 def test_without_thinking_a_plain_reply_gives_the_answer_and_its_call(plain: str) -> None:
     client = openai_client(plain)
