@@ -96,6 +96,22 @@ def claude_blocks(content: list[Any]) -> list[tuple[str, Any]]:
     return out
 
 
+def thinking_answers(base: str) -> list[Any]:
+    """The reply to a request asking for thinking, as the Chat stream, Chat whole and an
+    Anthropic stream accumulate it."""
+    client = openai_client(base)
+    with client.chat.completions.stream(
+        model="m", messages=ASK, tools=TOOLS, extra_body=THINK
+    ) as stream:
+        streamed = stream.get_final_completion().choices[0].message
+    whole = client.chat.completions.create(model="m", messages=ASK, tools=TOOLS, extra_body=THINK)
+    with anthropic_client(base).messages.stream(
+        model="m", max_tokens=2000, messages=ASK, tools=CLAUDE_TOOLS, thinking=CLAUDE_THINK
+    ) as stream:
+        claude = stream.get_final_message()
+    return [streamed, whole.choices[0].message, claude]
+
+
 @pytest.fixture(scope="module")
 def transcripts(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("transcripts")
@@ -226,23 +242,13 @@ def test_a_model_entry_reads_every_reply_of_a_template_that_always_thinks(
 def test_thinking_asked_of_a_model_that_does_not_think_keeps_the_answer(plain: str) -> None:
     """Thinking asked for, no entry for the model, and a reply with no thought at all (the
     model ignores the switch): the reply was read as starting inside a thought only as a
-    guess, held until it closed; it ended on its own without ``</think>``, so it is read
+    guess, held until it was settled; it ended on its own without ``</think>``, so it is read
     again as an answer: its text and its call reach both clients, streamed and whole."""
-    client = openai_client(plain)
-    with client.chat.completions.stream(
-        model="m", messages=ASK, tools=TOOLS, extra_body=THINK
-    ) as stream:
-        streamed = stream.get_final_completion().choices[0].message
-    whole = client.chat.completions.create(model="m", messages=ASK, tools=TOOLS, extra_body=THINK)
-    for message in (streamed, whole.choices[0].message):
+    streamed, whole, claude = thinking_answers(plain)
+    for message in (streamed, whole):
         assert chat_calls(message) == [("get_weather", {"city": "Paris"})]
         assert message.content.strip() == PLAIN and not reasoning_of(message)
-    claude = anthropic_client(plain)
-    with claude.messages.stream(
-        model="m", max_tokens=2000, messages=ASK, tools=CLAUDE_TOOLS, thinking=CLAUDE_THINK
-    ) as s:
-        final = s.get_final_message()
-    assert claude_blocks(final.content) == [("text", PLAIN), ("get_weather", {"city": "Paris"})]
+    assert claude_blocks(claude.content) == [("text", PLAIN), ("get_weather", {"city": "Paris"})]
 
 
 def test_a_guessed_thought_cut_off_by_the_token_limit_stays_a_thought() -> None:
@@ -450,21 +456,6 @@ def test_sanitize_in_the_settings_applies_to_prose_but_not_to_a_json_reply() -> 
 
 
 # ---------------------------------------------------------------------- reasoning_content
-def _upstream_answers(base: str, **extra: Any) -> list[Any]:
-    """The reply as the Chat stream, Chat whole and an Anthropic stream accumulate it."""
-    client = openai_client(base)
-    with client.chat.completions.stream(
-        model="m", messages=ASK, tools=TOOLS, extra_body=THINK
-    ) as stream:
-        streamed = stream.get_final_completion().choices[0].message
-    whole = client.chat.completions.create(model="m", messages=ASK, tools=TOOLS, extra_body=THINK)
-    with anthropic_client(base).messages.stream(
-        model="m", max_tokens=2000, messages=ASK, tools=CLAUDE_TOOLS, thinking=CLAUDE_THINK
-    ) as stream:
-        claude = stream.get_final_message()
-    return [streamed, whole.choices[0].message, claude]
-
-
 def test_an_upstream_that_sends_reasoning_content_has_its_content_read_as_the_answer() -> None:
     """vLLM or SGLang with a reasoning parser: the thought comes as ``reasoning_content``,
     the answer as content. Thinking was asked for, so the reply would be read as starting
@@ -473,7 +464,7 @@ def test_an_upstream_that_sends_reasoning_content_has_its_content_read_as_the_an
     in the upstream's reasoning is reasoning, never a call."""
     script = Script(reasoning=THOUGHT, text=f"{ANSWER}{CALLS}", chunk=6)
     with scripted(script) as model, gateway(model) as base:
-        streamed, whole, claude = _upstream_answers(base)
+        streamed, whole, claude = thinking_answers(base)
     for message in (streamed, whole):
         assert chat_calls(message) == ANSWER_CALLS
         assert message.content.strip() == ANSWER and reasoning_of(message) == THOUGHT
@@ -483,7 +474,7 @@ def test_an_upstream_that_sends_reasoning_content_has_its_content_read_as_the_an
 def test_white_space_before_the_upstreams_reasoning_does_not_decide() -> None:
     deltas = [{"content": "\n\n"}, {"reasoning_content": THOUGHT}, {"content": f"{ANSWER}{CALLS}"}]
     with scripted(Script(deltas=deltas)) as model, gateway(model) as base:
-        streamed, whole, claude = _upstream_answers(base)
+        streamed, whole, claude = thinking_answers(base)
     for message in (streamed, whole):
         assert chat_calls(message) == ANSWER_CALLS and message.content.strip() == ANSWER
     assert [n for n, _ in claude_blocks(claude.content)] == [
@@ -510,7 +501,7 @@ def test_content_before_reasoning_is_the_answer(models: dict[str, Any] | None) -
     ]
     settings: dict[str, Any] = {"models": models} if models else {}
     with scripted(Script(deltas=deltas)) as model, gateway(model, **settings) as base:
-        streamed, whole, claude = _upstream_answers(base)
+        streamed, whole, claude = thinking_answers(base)
     for message in (streamed, whole):
         assert chat_calls(message) == ANSWER_CALLS and message.content.strip() == ANSWER
         assert reasoning_of(message) == "(Paris, then the README.)"
@@ -537,7 +528,7 @@ def test_content_before_reasoning_read_as_a_thought_by_the_entry_reads_the_rest_
         scripted(Script(deltas=deltas)) as model,
         gateway(model, models={"m": {"thinking": "always"}}) as base,
     ):
-        streamed, whole, claude = _upstream_answers(base)
+        streamed, whole, claude = thinking_answers(base)
     for message in (streamed, whole):
         assert chat_calls(message) == ANSWER_CALLS and message.content.strip() == ANSWER
         assert reasoning_of(message) == "Looking at the question."
