@@ -9,10 +9,11 @@ repeatable; ``--allow-unauthenticated``; ``--allowed-host`` and ``--cors-origin`
 how it runs (``--workers``, ``--shutdown-grace``, ``--metrics-port``), the upstream's deadlines
 (``--connect-timeout``, ``--first-byte-timeout``, ``--idle-timeout``, ``--total-timeout``),
 ``--on-abort`` (the renderers' choice when a streamed call aborts), ``--config FILE`` (TOML;
-its ``[models]`` table has no flags), and the sieve's options (``--early-emit``, ``--dialects``, and ``--sieve-option NAME=JSON`` for any other
-option the installed callsieve has). ``serve_settings(args, load_toml)`` merges the config file
-and the flags (a flag wins; sieve options merge key by key); ``run_serve(args)`` imports the
-server, builds its ``ServerConfig`` and runs it.
+its ``[models]`` table has no flags), and the sieve's options (``--early-emit``,
+``--dialects``, and ``--sieve-option NAME=JSON`` for any other option the installed callsieve
+has). ``serve_settings(args, load_toml)`` merges the config file and the flags (a flag wins;
+sieve options merge key by key); ``run_serve(args)`` imports the server, builds its
+``ServerConfig`` and runs it.
 What it guarantees: a missing ``server`` extra, a bad flag value or a bad setting is a
 ``ConfigurationError`` (the CLI prints one line and exits 2) before anything listens.
 What it costs: nothing unless ``serve`` runs.

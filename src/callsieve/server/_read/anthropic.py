@@ -8,10 +8,10 @@ blocks a client sends back are dropped), ``tools`` (custom tools with ``input_sc
 ``tool_choice`` (``auto``, ``any``, ``tool``, ``none``; ``disable_parallel_tool_use``: at most
 one call), ``stream``, ``stop_sequences`` (sent as ``stop``), ``thinking`` (``enabled`` /
 ``adaptive`` / ``disabled``: the request's ``thinking``, which decides how the reply is read
-and is sent upstream as the chat template's switch, ``_reply.thinking``) and ``metadata.user_id`` (sent as ``user``). A user message's
-``tool_result`` blocks become tool turns, its text a user turn after them. Every other field
-is forwarded (``temperature``, ``top_p``, ``top_k``, ``service_tier``) or refused as
-``fields.ANTHROPIC`` says.
+and is sent upstream as the chat template's switch, ``_reply.thinking``) and
+``metadata.user_id`` (sent as ``user``). A user message's ``tool_result`` blocks become tool
+turns, its text a user turn after them. Every other field is forwarded (``temperature``,
+``top_p``, ``top_k``, ``service_tier``) or refused as ``fields.ANTHROPIC`` says.
 What it guarantees: a field of the wrong shape is an ``ApiError(400)`` naming it.
 What it costs: one pass over the body.
 """

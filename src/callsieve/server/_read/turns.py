@@ -11,8 +11,8 @@ as they are (``fields``: ``temperature``, ``max_tokens``, ``stop``, …), ``max_
 most calls the reply may carry (1 for ``parallel_tool_calls=false``; ``None``: no limit),
 ``thinking``: whether the client asked the model to think (Chat's ``chat_template_kwargs``
 switch or ``reasoning_effort``, Responses' ``reasoning.effort``, Anthropic's ``thinking``,
-Gemini's ``thinkingBudget`` 0; ``None``: it did not say), and ``echo``: keyword options of the API's renderer (Responses' ``tools`` and
-``tool_choice``, Gemini's ``include_reasoning``).
+Gemini's ``thinkingBudget`` 0; ``None``: it did not say), and ``echo``: keyword options of
+the API's renderer (Responses' ``tools`` and ``tool_choice``, Gemini's ``include_reasoning``).
 ``ModelRequest.parses`` says whether the reply is read for calls: tools were given and
 ``tool_choice`` is not ``"none"``; otherwise the reply is text only. ``json_reply``: the
 request asked for a JSON reply (``response_format``).
