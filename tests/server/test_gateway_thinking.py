@@ -330,6 +330,33 @@ def test_callsieve_serve_as_a_process_without_thinking_gives_the_answer_and_its_
     assert claude_blocks(claude.content) == [("text", PLAIN), ("get_weather", {"city": "Paris"})]
 
 
+def test_a_guessed_thought_is_never_held_past_the_hold(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The piece that would take the held thought past ``HOLD`` settles it first: no more
+    than ``HOLD`` characters are held, nor read again at once, and from there the thought
+    streams as it comes."""
+    from callsieve.server._reply import respond
+
+    fed: list[int] = []
+
+    class Counted(callsieve.Sieve):
+        def feed(self, text: str) -> list[callsieve.Event]:
+            fed.append(len(text))
+            return super().feed(text)
+
+    monkeypatch.setattr(respond, "HOLD", 64)
+    monkeypatch.setattr(respond, "Sieve", Counted)
+    options = {"tools": TOOLS, "reasoning": "open"}
+    events = respond.ReplyEvents(respond.make_sieve(options), options=options, guess=True)
+    out = [events.feed(piece) for piece in ["thinking " * 6, "thinking " * 2, "thinking "]]
+    assert out[0] == [] and max(fed) <= 64  # (54 held; 72 would pass the hold)
+    assert all(isinstance(e, callsieve.Reasoning) for piece in out for e in piece)
+    assert ["".join(e.text for e in piece) for piece in out] == [
+        "",
+        "thinking " * 8,
+        "thinking ",
+    ]
+
+
 # ---------------------------------------------------------------------- thinking not requested
 def test_without_thinking_a_plain_reply_gives_the_answer_and_its_call(plain: str) -> None:
     client = openai_client(plain)
