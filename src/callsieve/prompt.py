@@ -128,8 +128,8 @@ def _skeleton(sp: Spelling) -> str:
     if _native(sp):  # a block that parses (a failed one
         # would be text, and its line-start fences would open a code fence, SPEC §6)
         args = deepseek.format_arguments({"$PARAMETER_NAME": "$VALUE"})
-        return (deepseek.TOOL_CALLS_BEGIN + deepseek.format_call_header("$TOOL_NAME") + args
-                + deepseek.format_call_tail(False) + deepseek.format_call_header("$TOOL_NAME2")
+        return (deepseek.TOOL_CALLS_BEGIN + deepseek.format_call_prefix("$TOOL_NAME") + args
+                + deepseek.format_call_tail(False) + deepseek.format_call_prefix("$TOOL_NAME2")
                 + args + deepseek.format_call_tail(True))
     param = (sp["PARAM_OPEN"] + sp.fill("NAME_ATTR", "$PARAMETER_NAME")
              + sp.fill("ATTR", "true|false") + sp["TAG_END"] + "$VALUE" + sp["PARAM_CLOSE"])
