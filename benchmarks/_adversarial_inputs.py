@@ -32,8 +32,10 @@ STREAM_MODES = ("7", "4096", "whole")  # chunk sizes, or parse() on the whole te
 LOOSE_CDATA_UNIT = '<parameter name="p"><![CDATA[abc</parameter>'
 INVOKE = '<invoke name="f"><parameter name="p">v</parameter></invoke>\n'
 OPEN_CDATA_BLOCK = '<tool_calls><invoke name="f"><parameter name="p"><![CDATA[xx'
-DSML_BLOCK = ('<|DSML|tool_calls><|DSML|invoke name="f"><|DSML|parameter name="p">'
-              '<![CDATA[v]]></|DSML|parameter></|DSML|invoke></|DSML|tool_calls>\n')
+DSML_BLOCK = (
+    '<|DSML|tool_calls><|DSML|invoke name="f"><|DSML|parameter name="p">'
+    "<![CDATA[v]]></|DSML|parameter></|DSML|invoke></|DSML|tool_calls>\n"
+)
 DSML_FAILED = DSML_BLOCK.replace('<|DSML|parameter name="p">', '<|DSML|param name="p">')
 MENTION = "<tool_calls> x "
 OPEN_TAG = "<tool_calls>"
@@ -75,8 +77,11 @@ def loose_cdata(k: int) -> str:
 
 def nested_items(n: int) -> str:
     body = "<item>" * n + "x" + "</item>" * n
-    return ('<tool_calls><invoke name="f"><parameter name="p">' + body
-            + "</parameter></invoke></tool_calls>")
+    return (
+        '<tool_calls><invoke name="f"><parameter name="p">'
+        + body
+        + "</parameter></invoke></tool_calls>"
+    )
 
 
 def fences(n: int) -> str:
@@ -106,14 +111,30 @@ def fences(n: int) -> str:
 
 
 _ODD_PIECES = (
-    "\ud800", "\udfff", "\udc00", "\ud83d", "\x00", "\x00\x00", "<\x00tool_calls>",
-    "<tool_calls\x00>", "<|DSML|tool_calls>\x00", "<\ud800invoke name=\"f\">", "</\x00tool_calls>",
-    "<tool_calls><invoke name=\"f\x00\"></invoke></tool_calls>",
-    ("<tool_calls><invoke name=\"f\"><parameter name=\"p\">\x00\ud800</parameter></invoke>"
-     "</tool_calls>"),
-    ("<|DSML|tool_calls><|DSML|invoke name=\"g\"><|DSML|parameter name=\"q\">"
-     "<![CDATA[\udfff\x00]]></|DSML|parameter></|DSML|invoke></|DSML|tool_calls>"),
-    "<tool_calls><invoke name=\"\ud800\">", "<![CDATA[\x00", "]]>\x00", "`\x00`",
+    "\ud800",
+    "\udfff",
+    "\udc00",
+    "\ud83d",
+    "\x00",
+    "\x00\x00",
+    "<\x00tool_calls>",
+    "<tool_calls\x00>",
+    "<|DSML|tool_calls>\x00",
+    '<\ud800invoke name="f">',
+    "</\x00tool_calls>",
+    '<tool_calls><invoke name="f\x00"></invoke></tool_calls>',
+    (
+        '<tool_calls><invoke name="f"><parameter name="p">\x00\ud800</parameter></invoke>'
+        "</tool_calls>"
+    ),
+    (
+        '<|DSML|tool_calls><|DSML|invoke name="g"><|DSML|parameter name="q">'
+        "<![CDATA[\udfff\x00]]></|DSML|parameter></|DSML|invoke></|DSML|tool_calls>"
+    ),
+    '<tool_calls><invoke name="\ud800">',
+    "<![CDATA[\x00",
+    "]]>\x00",
+    "`\x00`",
 )
 _WORDS = ("the ", "a ", "tool ", "call ", "value ", "if a<b ", "x ", ". ", "\n", "result ")
 
@@ -146,42 +167,127 @@ def chat_units(count: int) -> str:
 
 
 CASES: tuple[Case, ...] = (
-    Case("loose-cdata", "loose-CDATA repair, wrapper never closed", loose_cdata, (8, 64), "k",
-         scaled=False, note="exponential in k in the engine this was written against"),
-    Case("loose-cdata-1mb", "loose-CDATA repair at ~1 MB", loose_cdata, (2_840, 22_720), "k",
-         gate="loose-cdata", note="run only where loose-cdata at k=64 took under 1 s"),
-    Case("bare-invokes", "bare invokes, no wrapper", lambda n: INVOKE * n, (2_048, 16_384),
-         "invokes"),
-    Case("open-wrapper", "unclosed <tool_calls> around invokes",
-         lambda n: "<tool_calls>" + INVOKE * n, (2_048, 16_384), "invokes"),
-    Case("open-cdata-blocks", "blocks each opening a CDATA, never closed",
-         lambda n: OPEN_CDATA_BLOCK * n, (2_048, 16_384), "blocks"),
-    Case("dsml-blocks", "complete DSML blocks back to back", lambda n: DSML_BLOCK * n,
-         (1_000, 8_000), "blocks"),
-    Case("dsml-failed", "failed DSML blocks (`<|DSML|param`)", lambda n: DSML_FAILED * n,
-         (1_000, 8_000), "blocks"),
-    Case("mentions", "prose mentions `<tool_calls> x `", lambda n: MENTION * n,
-         (12_500, 100_000), "mentions"),
+    Case(
+        "loose-cdata",
+        "loose-CDATA repair, wrapper never closed",
+        loose_cdata,
+        (8, 64),
+        "k",
+        scaled=False,
+        note="exponential in k in the engine this was written against",
+    ),
+    Case(
+        "loose-cdata-1mb",
+        "loose-CDATA repair at ~1 MB",
+        loose_cdata,
+        (2_840, 22_720),
+        "k",
+        gate="loose-cdata",
+        note="run only where loose-cdata at k=64 took under 1 s",
+    ),
+    Case(
+        "bare-invokes", "bare invokes, no wrapper", lambda n: INVOKE * n, (2_048, 16_384), "invokes"
+    ),
+    Case(
+        "open-wrapper",
+        "unclosed <tool_calls> around invokes",
+        lambda n: "<tool_calls>" + INVOKE * n,
+        (2_048, 16_384),
+        "invokes",
+    ),
+    Case(
+        "open-cdata-blocks",
+        "blocks each opening a CDATA, never closed",
+        lambda n: OPEN_CDATA_BLOCK * n,
+        (2_048, 16_384),
+        "blocks",
+    ),
+    Case(
+        "dsml-blocks",
+        "complete DSML blocks back to back",
+        lambda n: DSML_BLOCK * n,
+        (1_000, 8_000),
+        "blocks",
+    ),
+    Case(
+        "dsml-failed",
+        "failed DSML blocks (`<|DSML|param`)",
+        lambda n: DSML_FAILED * n,
+        (1_000, 8_000),
+        "blocks",
+    ),
+    Case(
+        "mentions",
+        "prose mentions `<tool_calls> x `",
+        lambda n: MENTION * n,
+        (12_500, 100_000),
+        "mentions",
+    ),
     Case("lt-run", "a run of `<`", lambda n: "<" * n, (125_000, 1_000_000), "chars"),
-    Case("open-tags", "`<tool_calls>` repeated", lambda n: repeat_to(OPEN_TAG, n),
-         (125_000, 1_000_000), "chars"),
-    Case("nested-items", "nested `<item>` value, block closed", nested_items,
-         (12_500, 100_000), "items"),
-    Case("open-cdata-10mb", "one unclosed CDATA",
-         lambda n: '<tool_calls><invoke name="f"><parameter name="p"><![CDATA[' + "x" * n,
-         (1_250_000, 10_000_000), "chars"),
-    Case("open-wrapper-10mb", "one unclosed wrapper and parameter",
-         lambda n: '<tool_calls><invoke name="f"><parameter name="p">' + "x" * n,
-         (1_250_000, 10_000_000), "chars"),
+    Case(
+        "open-tags",
+        "`<tool_calls>` repeated",
+        lambda n: repeat_to(OPEN_TAG, n),
+        (125_000, 1_000_000),
+        "chars",
+    ),
+    Case(
+        "nested-items",
+        "nested `<item>` value, block closed",
+        nested_items,
+        (12_500, 100_000),
+        "items",
+    ),
+    Case(
+        "open-cdata-10mb",
+        "one unclosed CDATA",
+        lambda n: '<tool_calls><invoke name="f"><parameter name="p"><![CDATA[' + "x" * n,
+        (1_250_000, 10_000_000),
+        "chars",
+    ),
+    Case(
+        "open-wrapper-10mb",
+        "one unclosed wrapper and parameter",
+        lambda n: '<tool_calls><invoke name="f"><parameter name="p">' + "x" * n,
+        (1_250_000, 10_000_000),
+        "chars",
+    ),
     Case("fences", "backtick/tilde runs and fence lines", fences, (125_000, 1_000_000), "chars"),
-    Case("odd-chars", "lone surrogates and NULs in prose and tags", odd_chars,
-         (125_000, 1_000_000), "chars"),
-    Case("chat-1char", "chat (prose + DSML blocks), 1-char chunks", chat, (125_000, 1_000_000),
-         "chars", modes=("1", "whole")),
-    Case("prose-50mb", "prose in one 50 MB chunk", prose_units, (8, 64), "units of 781,250 chars",
-         modes=("4096", "whole"), not_run=("7",), note=_NO_7),
-    Case("chat-50mb", "chat in one 50 MB chunk", chat_units, (8, 64), "units of 781,250 chars",
-         modes=("4096", "whole"), not_run=("7",), note=_NO_7),
+    Case(
+        "odd-chars",
+        "lone surrogates and NULs in prose and tags",
+        odd_chars,
+        (125_000, 1_000_000),
+        "chars",
+    ),
+    Case(
+        "chat-1char",
+        "chat (prose + DSML blocks), 1-char chunks",
+        chat,
+        (125_000, 1_000_000),
+        "chars",
+        modes=("1", "whole"),
+    ),
+    Case(
+        "prose-50mb",
+        "prose in one 50 MB chunk",
+        prose_units,
+        (8, 64),
+        "units of 781,250 chars",
+        modes=("4096", "whole"),
+        not_run=("7",),
+        note=_NO_7,
+    ),
+    Case(
+        "chat-50mb",
+        "chat in one 50 MB chunk",
+        chat_units,
+        (8, 64),
+        "units of 781,250 chars",
+        modes=("4096", "whole"),
+        not_run=("7",),
+        note=_NO_7,
+    ),
 )
 BY_NAME = {c.name: c for c in CASES}
 
@@ -208,7 +314,7 @@ def run_stream(cs: Any, doc: str, k: int) -> dict[str, Any]:
     pos, bad, other, n_calls, n_blocks = 0, -1, 0, 0, 0
     spans, calls = hashlib.sha1(), hashlib.sha1()
     for i in chain(range(0, len(doc), k), (-1,)):
-        for e in (feed(doc[i:i + k]) if i >= 0 else s.close()):
+        for e in feed(doc[i : i + k]) if i >= 0 else s.close():
             cls = e.__class__
             if cls is text_cls:
                 t = e.text
@@ -218,8 +324,9 @@ def run_stream(cs: Any, doc: str, k: int) -> dict[str, Any]:
             elif cls is calls_cls:
                 b = e.block
                 raw = b.raw
-                if bad < 0 and (tuple(b.span) != (pos, pos + len(raw))
-                                or not doc.startswith(raw, pos)):
+                if bad < 0 and (
+                    tuple(b.span) != (pos, pos + len(raw)) or not doc.startswith(raw, pos)
+                ):
                     bad = pos
                 pos += len(raw)
                 spans.update(_b(tuple(b.span)))
@@ -232,10 +339,17 @@ def run_stream(cs: Any, doc: str, k: int) -> dict[str, Any]:
     problem = None
     if bad >= 0 or pos != len(doc):
         at = bad if bad >= 0 else pos
-        problem = (f"conservation: events rebuild the input only up to offset {at:,} of "
-                   f"{len(doc):,} ({other} other events)")
-    return {"problem": problem, "spans": spans.hexdigest(), "calls": calls.hexdigest(),
-            "n_calls": n_calls, "n_blocks": n_blocks}
+        problem = (
+            f"conservation: events rebuild the input only up to offset {at:,} of "
+            f"{len(doc):,} ({other} other events)"
+        )
+    return {
+        "problem": problem,
+        "spans": spans.hexdigest(),
+        "calls": calls.hexdigest(),
+        "n_calls": n_calls,
+        "n_blocks": n_blocks,
+    }
 
 
 def check_parse(doc: str, r: Any) -> dict[str, Any]:
@@ -250,7 +364,7 @@ def check_parse(doc: str, r: Any) -> dict[str, Any]:
         if b.status == "failed":
             continue
         piece = doc[pos:s]
-        if s < pos or r.text[tpos:tpos + len(piece)] != piece:
+        if s < pos or r.text[tpos : tpos + len(piece)] != piece:
             problem = problem or f"conservation: text differs before the block at {s:,}"
         tpos, pos = tpos + len(piece), e
         spans.update(_b((s, e)))
@@ -259,5 +373,10 @@ def check_parse(doc: str, r: Any) -> dict[str, Any]:
         problem = problem or f"conservation: text differs after offset {pos:,}"
     for c in r.calls:
         calls.update(_b((c.name, c.input)))
-    return {"problem": problem, "spans": spans.hexdigest(), "calls": calls.hexdigest(),
-            "n_calls": len(r.calls), "n_blocks": n_blocks}
+    return {
+        "problem": problem,
+        "spans": spans.hexdigest(),
+        "calls": calls.hexdigest(),
+        "n_calls": len(r.calls),
+        "n_blocks": n_blocks,
+    }

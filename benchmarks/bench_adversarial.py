@@ -156,8 +156,11 @@ def child(case_name: str, mode: str, param: int, reps: int, src: str) -> None:
             loops = min(MAX_LOOPS, math.ceil(MIN_SAMPLE / dt)) if dt < MIN_SAMPLE else 1
         r = None
         done += 1
-        say(rep=done, t=dt, **({"mem_kb": peak - base} if done == 1 and min(peak, base) >= 0
-                               else {}))
+        say(
+            rep=done,
+            t=dt,
+            **({"mem_kb": peak - base} if done == 1 and min(peak, base) >= 0 else {}),
+        )
     say(done=True, **first)
 
 
@@ -188,8 +191,18 @@ def _messages(proc: subprocess.Popen[bytes], state: dict[str, float]) -> Iterato
 
 
 def measure(case: inputs.Case, mode: str, param: int, args: argparse.Namespace) -> Result:
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", case.name, mode,
-           str(param), "--reps", str(args.reps), "--src", args.src]
+    cmd = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--child",
+        case.name,
+        mode,
+        str(param),
+        "--reps",
+        str(args.reps),
+        "--src",
+        args.src,
+    ]
     out: Result = {"status": "error", "param": param}
     state = {"deadline": time.monotonic() + SETUP_TIMEOUT}
     with tempfile.TemporaryFile() as err:
@@ -220,13 +233,20 @@ def measure(case: inputs.Case, mode: str, param: int, args: argparse.Namespace) 
         else:
             err.seek(0)
             tail = err.read().decode("utf-8", "replace")[-3000:]
-            raise HarnessError(f"child {case.name} {mode} {param} died (exit "
-                               f"{proc.returncode}) without a result:\n{tail}")
+            raise HarnessError(
+                f"child {case.name} {mode} {param} died (exit "
+                f"{proc.returncode}) without a result:\n{tail}"
+            )
     return out
 
 
-def run_case(case: inputs.Case, mode: str, results: dict[tuple[str, str], list[Result]],
-             args: argparse.Namespace, log: Any) -> list[Result]:
+def run_case(
+    case: inputs.Case,
+    mode: str,
+    results: dict[tuple[str, str], list[Result]],
+    args: argparse.Namespace,
+    log: Any,
+) -> list[Result]:
     small_p, large_p = inputs.scaled_sizes(case, args.scale)
     gate = results.get((case.gate, mode)) if case.gate else None
     if gate is not None and not (gate[1]["status"] == "ok" and gate[1]["t"] < 1.0):
@@ -239,14 +259,23 @@ def run_case(case: inputs.Case, mode: str, results: dict[tuple[str, str], list[R
             rows.append({"status": "skipped", "param": p, "why": "smaller size did not finish"})
             continue
         if prev is not None and prev["t"] * 8 > args.timeout:
-            rows.append({"status": "skipped", "param": p,
-                         "why": "8x the smaller size's time exceeds the timeout"})
+            rows.append(
+                {
+                    "status": "skipped",
+                    "param": p,
+                    "why": "8x the smaller size's time exceeds the timeout",
+                }
+            )
             continue
         t0 = time.monotonic()
         r = measure(case, mode, p, args)
         rows.append(r)
-        print(f"  {case.name:18s} {FEED_LABEL[mode]:9s} {case.param} {p:>10,}: {r['status']:7s}"
-              f" {r.get('t', time.monotonic() - t0):8.3f} s", file=log, flush=True)
+        print(
+            f"  {case.name:18s} {FEED_LABEL[mode]:9s} {case.param} {p:>10,}: {r['status']:7s}"
+            f" {r.get('t', time.monotonic() - t0):8.3f} s",
+            file=log,
+            flush=True,
+        )
     return rows
 
 
@@ -262,8 +291,9 @@ def _num(x: float) -> str:
 def _fmt_t(r: Result, timeout: float) -> str:
     if r["status"] == "ok":
         return f"{r['t'] * 1000:.3g} ms" if r["t"] < 1 else f"{_num(r['t'])} s"
-    return {"timeout": f"TIMEOUT (>{timeout:.0f} s)", "skipped": "not run"}.get(r["status"],
-                                                                               "ERROR")
+    return {"timeout": f"TIMEOUT (>{timeout:.0f} s)", "skipped": "not run"}.get(
+        r["status"], "ERROR"
+    )
 
 
 def _fmt_mem(r: Result) -> str:
@@ -319,10 +349,16 @@ def check_cell(case_rows: dict[str, list[Result]], mode: str, i: int) -> str:
     if r.get("problem"):
         return f"**ERROR** {r['problem']}"
     ref = case_rows.get("whole", [None, None])[i]
-    if (mode != "whole" and ref is not None and ref["status"] == "ok"
-            and (r["calls"], r["spans"]) != (ref["calls"], ref["spans"])):
-        return (f"**ERROR** differs from parse(): {r['n_calls']} calls in "
-                f"{r['n_blocks']} blocks vs {ref['n_calls']} in {ref['n_blocks']}")
+    if (
+        mode != "whole"
+        and ref is not None
+        and ref["status"] == "ok"
+        and (r["calls"], r["spans"]) != (ref["calls"], ref["spans"])
+    ):
+        return (
+            f"**ERROR** differs from parse(): {r['n_calls']} calls in "
+            f"{r['n_blocks']} blocks vs {ref['n_calls']} in {ref['n_blocks']}"
+        )
     return f"ok, {r['n_calls']:,} call{'s' * (r['n_calls'] != 1)}"
 
 
@@ -339,22 +375,28 @@ def report(cases: list[inputs.Case], args: argparse.Namespace) -> int:
     firsts = [r for rows in results.values() for r in rows if "method" in r]
     method = firsts[0]["method"] if firsts else "—"
     where = next((r["file"] for rows in results.values() for r in rows if "file" in r), "?")
-    print(f"# callsieve hostile-input benchmark\n\nPython {sys.version.split()[0]}, callsieve "
-          f"from `{Path(where).parent}`, best of up to {args.reps} samples, timeout "
-          f"{args.timeout:.0f} s per run, size scale {args.scale:g}, memory: peak RSS above "
-          f"baseline ({method}), one fresh process per size. Time and memory cells: "
-          f"smaller → larger size.\n")
-    print(f"| Input | Feed | Size (chars) | Time | Slope | s/MB | Peak RSS (× input) | Mem slope "
-          f"| Slope ≤ {SLOPE_MAX} | ≤ {S_PER_MB_MAX:g} s/MB | RSS ≤ {MEM_MULT:g}× "
-          f"| Mem slope ≤ {SLOPE_MAX} | Check |")
+    print(
+        f"# callsieve hostile-input benchmark\n\nPython {sys.version.split()[0]}, callsieve "
+        f"from `{Path(where).parent}`, best of up to {args.reps} samples, timeout "
+        f"{args.timeout:.0f} s per run, size scale {args.scale:g}, memory: peak RSS above "
+        f"baseline ({method}), one fresh process per size. Time and memory cells: "
+        f"smaller → larger size.\n"
+    )
+    print(
+        f"| Input | Feed | Size (chars) | Time | Slope | s/MB | Peak RSS (× input) | Mem slope "
+        f"| Slope ≤ {SLOPE_MAX} | ≤ {S_PER_MB_MAX:g} s/MB | RSS ≤ {MEM_MULT:g}× "
+        f"| Mem slope ≤ {SLOPE_MAX} | Check |"
+    )
     print("|---|---|---:|---:|---:|---:|---:|---:|---|---|---|---|---|")
     notes: list[str] = []
     tally = {"PASS": 0, "FAIL": 0, "TIMEOUT": 0, "ERROR": 0}
     for case in cases:
         case_rows = {m: results[(case.name, m)] for m in case.modes}
         for mode in [m for m in inputs.STREAM_MODES + ("1",) if m in case.not_run]:
-            print(f"| {case.name} | {FEED_LABEL[mode]} | | not run | | | | | — | — | — | — | "
-                  f"{case.note} |")
+            print(
+                f"| {case.name} | {FEED_LABEL[mode]} | | not run | | | | | — | — | — | — | "
+                f"{case.note} |"
+            )
         for mode, (small, large) in case_rows.items():
             for r, p in ((small, small["param"]), (large, large["param"])):
                 r.setdefault("n", len(case.make(p)) if r["status"] != "ok" else r["n"])
@@ -372,14 +414,19 @@ def report(cases: list[inputs.Case], args: argparse.Namespace) -> int:
                 if v != "—":
                     tally[v.strip("*")] += 1
             tally["ERROR"] += check.startswith("**ERROR")
-            print(f"| {case.name} | {FEED_LABEL[mode]} | {size} | {times} | {slope} | {s_mb} "
-                  f"| {mems} | {m_slope} | {' | '.join(vs)} | {check} |")
+            print(
+                f"| {case.name} | {FEED_LABEL[mode]} | {size} | {times} | {slope} | {s_mb} "
+                f"| {mems} | {m_slope} | {' | '.join(vs)} | {check} |"
+            )
         if case.note and not case.not_run:
             notes.append(f"{case.name}: {case.note}.")
-    print(f"\nTarget cells: {tally['PASS']} PASS, {tally['FAIL']} FAIL, {tally['TIMEOUT']} "
-          f"TIMEOUT; {tally['ERROR']} error rows. * The larger size ran under "
-          f"{MIN_SAMPLE * 1000:.0f} ms: too short for a slope verdict. " + "".join(
-              n + " " for n in notes) + f"Inputs: `--list`. Total run {time.monotonic() - started:.0f} s.")
+    print(
+        f"\nTarget cells: {tally['PASS']} PASS, {tally['FAIL']} FAIL, {tally['TIMEOUT']} "
+        f"TIMEOUT; {tally['ERROR']} error rows. * The larger size ran under "
+        f"{MIN_SAMPLE * 1000:.0f} ms: too short for a slope verdict. "
+        + "".join(n + " " for n in notes)
+        + f"Inputs: `--list`. Total run {time.monotonic() - started:.0f} s."
+    )
     return 0
 
 
@@ -387,8 +434,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="sizes / 8, 2 samples, timeout 20 s")
     ap.add_argument("--only", help="comma-separated case names (shell patterns allowed)")
-    ap.add_argument("--sizes", type=float, metavar="SCALE",
-                    help="scale every size by this factor (1; 1/8 with --quick)")
+    ap.add_argument(
+        "--sizes",
+        type=float,
+        metavar="SCALE",
+        help="scale every size by this factor (1; 1/8 with --quick)",
+    )
     ap.add_argument("--timeout", type=float, help="seconds per run (60; 20 with --quick)")
     ap.add_argument("--reps", type=int, help="best of this many samples (3; 2 with --quick)")
     ap.add_argument("--src", default=str(ROOT / "src"), help="tree to import callsieve from")
@@ -407,13 +458,16 @@ def main(argv: list[str] | None = None) -> int:
         pats = [p.strip() for p in args.only.split(",") if p.strip()]
         cases = [c for c in cases if any(fnmatch.fnmatchcase(c.name, p) for p in pats)]
         if not cases:
-            ap.error(f"--only {args.only!r} matches none of: "
-                     + ", ".join(c.name for c in inputs.CASES))
+            ap.error(
+                f"--only {args.only!r} matches none of: " + ", ".join(c.name for c in inputs.CASES)
+            )
     if args.list:
         for c in cases:
             small, large = inputs.scaled_sizes(c, args.scale)
-            print(f"{c.name:18s} {c.title} ({c.param} {small:,} and {large:,}; "
-                  f"{', '.join(FEED_LABEL[m] for m in c.modes)})")
+            print(
+                f"{c.name:18s} {c.title} ({c.param} {small:,} and {large:,}; "
+                f"{', '.join(FEED_LABEL[m] for m in c.modes)})"
+            )
         return 0
     return report(cases, args)
 

@@ -48,6 +48,7 @@ def run_sieve(mode: str) -> Callable[[Sequence[str]], None]:
         for c in chunks:
             feed(c)
         sieve.close()
+
     return run
 
 
@@ -70,8 +71,12 @@ def block_plus_events(chunks: Sequence[str]) -> None:
     sieve.close()
 
 
-ROWS = [("floor", floor), ("block", run_sieve("block")), ("bound", block_plus_events),
-        ("arguments", run_sieve("arguments"))]
+ROWS = [
+    ("floor", floor),
+    ("block", run_sieve("block")),
+    ("bound", block_plus_events),
+    ("arguments", run_sieve("arguments")),
+]
 
 
 def check(chunks: Sequence[str], want: list[tuple[str, dict[str, str]]]) -> int:
@@ -100,13 +105,25 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="best of 3 instead of 9")
     reps = 3 if parser.parse_args().quick else 9
     callsieve.parse("warm up the grammar")
-    docs = [("(c) chat 1 MB", bench_stream.chat(random.Random(bench_stream.DOC_SEED),
-                                                bench_stream.SIZE, bench_stream.N_CALLS))]
-    docs += [(f"(d) {size // 1000} kB", bench_stream.one_call(random.Random(bench_stream.DOC_SEED),
-                                                             size))
-             for size in bench_stream.D_SIZES]
-    print("| workload | chunks | deltas | floor ms | block ms | block + an event per chunk ms "
-          "| arguments ms | bound / block | arguments / block |")
+    docs = [
+        (
+            "(c) chat 1 MB",
+            bench_stream.chat(
+                random.Random(bench_stream.DOC_SEED), bench_stream.SIZE, bench_stream.N_CALLS
+            ),
+        )
+    ]
+    docs += [
+        (
+            f"(d) {size // 1000} kB",
+            bench_stream.one_call(random.Random(bench_stream.DOC_SEED), size),
+        )
+        for size in bench_stream.D_SIZES
+    ]
+    print(
+        "| workload | chunks | deltas | floor ms | block ms | block + an event per chunk ms "
+        "| arguments ms | bound / block | arguments / block |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     d_points = []
     for label, (doc, (_, want)) in docs:
@@ -115,8 +132,10 @@ def main() -> None:
         f, b, lo, a = timed(chunks, reps)
         ratio = a / b
         mark = " PASS" if ratio <= TARGET_RATIO else f" FAIL (target {TARGET_RATIO})"
-        print(f"| {label} | {len(chunks)} | {deltas} | {f * 1000:.1f} | {b * 1000:.1f} | "
-              f"{lo * 1000:.1f} | {a * 1000:.1f} | {lo / b:.2f} | {ratio:.2f}{mark} |")
+        print(
+            f"| {label} | {len(chunks)} | {deltas} | {f * 1000:.1f} | {b * 1000:.1f} | "
+            f"{lo * 1000:.1f} | {a * 1000:.1f} | {lo / b:.2f} | {ratio:.2f}{mark} |"
+        )
         if label.startswith("(d)"):
             d_points.append((len(doc), a))
     xs = [math.log(n) for n, _ in d_points]

@@ -79,13 +79,25 @@ def _child(case: str, who: str, measure: bool, src: str, patch: str) -> None:
         sieve.close()
 
 
-def _start(case: str, who: str, measure: bool, src: str,
-           patch: str) -> subprocess.Popen[str]:
+def _start(case: str, who: str, measure: bool, src: str, patch: str) -> subprocess.Popen[str]:
     env = dict(os.environ, PYTHONHASHSEED="0")
-    cmd = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
-           sys.executable, __file__, "--child", case, who, "1" if measure else "0", src, patch]
-    return subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True)
+    cmd = [
+        "valgrind",
+        "--tool=cachegrind",
+        "--cache-sim=no",
+        "--cachegrind-out-file=/dev/null",
+        sys.executable,
+        __file__,
+        "--child",
+        case,
+        who,
+        "1" if measure else "0",
+        src,
+        patch,
+    ]
+    return subprocess.Popen(
+        cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
 
 
 def _irefs(proc: subprocess.Popen[str]) -> int:
@@ -104,14 +116,26 @@ def loop_instructions(case: str, who: str, src: str, patch: str = "") -> int:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--cases", default="abc",
-                    help="workloads among a, b, c and r (bench_reasoning's; default abc)")
-    ap.add_argument("--src", action="append", default=[],
-                    help="a source tree holding the callsieve package (repeatable; default: "
-                         "this checkout's src)")
-    ap.add_argument("--exec", dest="patch", metavar="FILE", default="",
-                    help="a what-if: Python run in the sieve's process after callsieve is "
-                         "imported (e.g. one that replaces a function); adds a column")
+    ap.add_argument(
+        "--cases",
+        default="abc",
+        help="workloads among a, b, c and r (bench_reasoning's; default abc)",
+    )
+    ap.add_argument(
+        "--src",
+        action="append",
+        default=[],
+        help="a source tree holding the callsieve package (repeatable; default: "
+        "this checkout's src)",
+    )
+    ap.add_argument(
+        "--exec",
+        dest="patch",
+        metavar="FILE",
+        default="",
+        help="a what-if: Python run in the sieve's process after callsieve is "
+        "imported (e.g. one that replaces a function); adds a column",
+    )
     ap.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -126,12 +150,17 @@ def main() -> int:
     cases = [c for c in args.cases if c in "abcr"]
     random.seed(0)
     runs = [(s, "") for s in srcs] + ([(srcs[0], patch)] if patch else [])
-    head = ("| Case | floor | " + " | ".join(f"sieve `{s}`" + (f" with `{p}`" if p else "")
-                                              for s, p in runs) + " |")
+    head = (
+        "| Case | floor | "
+        + " | ".join(f"sieve `{s}`" + (f" with `{p}`" if p else "") for s, p in runs)
+        + " |"
+    )
     print("# callsieve instruction counts (cachegrind), random 1–8-character chunks\n")
-    print(f"Python {sys.version.split()[0]}. Cells: instructions of the feeding loop, "
-          "millions (floor / sieve in brackets; for a second tree or a what-if, also its "
-          "count relative to the first).\n")
+    print(
+        f"Python {sys.version.split()[0]}. Cells: instructions of the feeding loop, "
+        "millions (floor / sieve in brackets; for a second tree or a what-if, also its "
+        "count relative to the first).\n"
+    )
     print(head)
     print("|---|---:|" + "---:|" * len(runs))
     for case in cases:

@@ -50,24 +50,30 @@ def thinking_reply(size: int) -> tuple[str, str, str, list[tuple[str, dict[str, 
     rng = random.Random(bench.DOC_SEED + 7)
     head, tail = "<think>", "</think>\n\n"
     thought = bench.prose(rng, int(size * REASONING_SHARE) - len(head) - len(tail))
-    chat, (answer, calls) = bench.chat(rng, size - len(head) - len(thought) - len(tail),
-                                       N_CALLS)
+    chat, (answer, calls) = bench.chat(rng, size - len(head) - len(thought) - len(tail), N_CALLS)
     doc = head + thought + tail + chat
     assert len(doc) == size
     return doc, thought, "\n\n" + answer, calls
 
 
-def check(label: str, chunks: Sequence[str], thought: str, answer: str,
-          calls: list[tuple[str, dict[str, str]]]) -> None:
+def check(
+    label: str,
+    chunks: Sequence[str],
+    thought: str,
+    answer: str,
+    calls: list[tuple[str, dict[str, str]]],
+) -> None:
     sieve = callsieve.Sieve()
     events = [e for c in chunks for e in sieve.feed(c)] + sieve.close()
     got_thought = "".join(e.text for e in events if isinstance(e, Reasoning))
     got_text = "".join(e.text for e in events if isinstance(e, Text))
     got_calls = [(c.name, c.input) for e in events if isinstance(e, ToolCalls) for c in e.calls]
     if (got_thought, got_text, got_calls) != (thought, answer, calls):
-        raise SystemExit(f"bench_reasoning: {label}: wrong output (reasoning "
-                         f"{got_thought == thought}, text {got_text == answer}, calls "
-                         f"{got_calls == calls}); aborting")
+        raise SystemExit(
+            f"bench_reasoning: {label}: wrong output (reasoning "
+            f"{got_thought == thought}, text {got_text == answer}, calls "
+            f"{got_calls == calls}); aborting"
+        )
 
 
 def main() -> None:
@@ -76,17 +82,24 @@ def main() -> None:
     reps = 3 if ap.parse_args().quick else 9
     callsieve.Sieve()  # compile the grammar before timing anything
     doc, thought, answer, calls = thinking_reply(bench.SIZE)
-    text_c, (answer_c, calls_c) = bench.chat(random.Random(bench.DOC_SEED + 2), bench.SIZE,
-                                             bench.N_CALLS)
-    rows = {"(r) 60 % reasoning, then chat": (doc, thought, answer, calls),
-            f"(c) chat, {bench.N_CALLS} DSML calls": (text_c, "", answer_c, calls_c)}
-    lists = {title: {name: make(d[0]) for name, make in bench.CHUNKINGS.items()}
-             for title, d in rows.items()}
+    text_c, (answer_c, calls_c) = bench.chat(
+        random.Random(bench.DOC_SEED + 2), bench.SIZE, bench.N_CALLS
+    )
+    rows = {
+        "(r) 60 % reasoning, then chat": (doc, thought, answer, calls),
+        f"(c) chat, {bench.N_CALLS} DSML calls": (text_c, "", answer_c, calls_c),
+    }
+    lists = {
+        title: {name: make(d[0]) for name, make in bench.CHUNKINGS.items()}
+        for title, d in rows.items()
+    }
     for title, chunkings in lists.items():
         for name, chunks in chunkings.items():
             check(f"{title} @ {name}", chunks, *rows[title][1:])
-    print(f"# callsieve reasoning benchmark\n\nPython {sys.version.split()[0]}, best of {reps}."
-          " Cells: MB/s (ratio to the floor row above it, same chunk list).\n")
+    print(
+        f"# callsieve reasoning benchmark\n\nPython {sys.version.split()[0]}, best of {reps}."
+        " Cells: MB/s (ratio to the floor row above it, same chunk list).\n"
+    )
     print("| Row | 1–8 chars | 64 chars | one chunk | Target (1–8) | Result |")
     print("|---|---:|---:|---:|---|---|")
     bests = iter(bench.measure_rounds([c for ch in lists.values() for c in ch.values()], reps))
@@ -97,10 +110,14 @@ def main() -> None:
         sieves = " | ".join(bench.cell(n, s, f) for f, s in timed.values())
         f18, s18 = timed["1–8 chars"]
         print(f"| floor | {floors} | — | — |")
-        print(f"| {title} | {sieves} | ≥ {TARGET_RATIO:.2f}× | "
-              f"{bench.verdict(f18 / s18 >= TARGET_RATIO)} |")
-    print("\nReasoning that never closes: `<think>` and prose to the end, 1–8-character chunks."
-          " Cells: seconds, MB/s.\n")
+        print(
+            f"| {title} | {sieves} | ≥ {TARGET_RATIO:.2f}× | "
+            f"{bench.verdict(f18 / s18 >= TARGET_RATIO)} |"
+        )
+    print(
+        "\nReasoning that never closes: `<think>` and prose to the end, 1–8-character chunks."
+        " Cells: seconds, MB/s.\n"
+    )
     print("| Row | 100 kB | 300 kB | 1 MB | Exponent | Bound | Result |")
     print("|---|---:|---:|---:|---:|---|---|")
     docs = ["<think>" + bench.prose(random.Random(bench.DOC_SEED), n - 7) for n in UNCLOSED_SIZES]
@@ -110,8 +127,10 @@ def main() -> None:
     times = bench.measure_sieve_rounds(chunked, reps)
     cells = " | ".join(f"{t:.3f} s, {bench.fmt_mbps(n, t)}" for n, t in zip(UNCLOSED_SIZES, times))
     e = bench.exponent(list(UNCLOSED_SIZES), times)
-    print(f"| unclosed reasoning | {cells} | {e:.3f} | ≤ {TARGET_EXPONENT} | "
-          f"{bench.verdict(e <= TARGET_EXPONENT)} |")
+    print(
+        f"| unclosed reasoning | {cells} | {e:.3f} | ≤ {TARGET_EXPONENT} | "
+        f"{bench.verdict(e <= TARGET_EXPONENT)} |"
+    )
 
 
 if __name__ == "__main__":

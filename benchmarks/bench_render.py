@@ -59,10 +59,22 @@ def floor(chunks: Sequence[str]) -> None:
         out = []
         for e in sieve.feed(c):
             if type(e) is Text:
-                out.append({"id": "chatcmpl-x", "object": "chat.completion.chunk",
-                            "created": 0, "model": "m",
-                            "choices": [{"index": 0, "delta": {"content": e.text},
-                                         "logprobs": None, "finish_reason": None}]})
+                out.append(
+                    {
+                        "id": "chatcmpl-x",
+                        "object": "chat.completion.chunk",
+                        "created": 0,
+                        "model": "m",
+                        "choices": [
+                            {
+                                "index": 0,
+                                "delta": {"content": e.text},
+                                "logprobs": None,
+                                "finish_reason": None,
+                            }
+                        ],
+                    }
+                )
     sieve.close()
 
 
@@ -81,14 +93,18 @@ def renderer(module: Any, **options: Any) -> Callable[[Sequence[str]], None]:
             r.feed(sieve.feed(c))
         r.feed(sieve.close())
         r.close()
+
     return run
 
 
 ROWS: list[tuple[str, Callable[[Sequence[str]], None]]] = [
-    ("sieve alone", sieve_only), ("+ floor (a dict per Text)", floor), ("+ Reply", reply),
+    ("sieve alone", sieve_only),
+    ("+ floor (a dict per Text)", floor),
+    ("+ Reply", reply),
     ("+ openai_chat", renderer(openai_chat, created=0)),
     ("+ openai_responses", renderer(openai_responses, created=0)),
-    ("+ anthropic", renderer(anthropic)), ("+ gemini", renderer(gemini)),
+    ("+ anthropic", renderer(anthropic)),
+    ("+ gemini", renderer(gemini)),
 ]
 
 
@@ -110,12 +126,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="best of 3 instead of 9")
     reps = 3 if parser.parse_args().quick else 9
-    doc, (_, want) = bench_stream.chat(random.Random(bench_stream.DOC_SEED), bench_stream.SIZE,
-                                       bench_stream.N_CALLS)
+    doc, (_, want) = bench_stream.chat(
+        random.Random(bench_stream.DOC_SEED), bench_stream.SIZE, bench_stream.N_CALLS
+    )
     callsieve.parse("warm up the grammar")
     print("| rows | chunking | ms | x sieve |\n|---|---|---:|---:|")
-    for label, chunking in (("1–8 chars", bench_stream.random_chunks),
-                            ("64 chars", lambda t: bench_stream.fixed_chunks(t, 64))):
+    for label, chunking in (
+        ("1–8 chars", bench_stream.random_chunks),
+        ("64 chars", lambda t: bench_stream.fixed_chunks(t, 64)),
+    ):
         chunks = chunking(doc)
         check(chunks, want)
         best = bench_stream.best_of_runs([run for _, run in ROWS], chunks, reps)
@@ -148,12 +167,13 @@ def white_space_slope() -> float:
         points.append((math.log(n), math.log(best)))
     mx = sum(x for x, _ in points) / 3
     my = sum(y for _, y in points) / 3
-    return (sum((x - mx) * (y - my) for x, y in points)
-            / sum((x - mx) ** 2 for x, _ in points))
+    return sum((x - mx) * (y - my) for x, y in points) / sum((x - mx) ** 2 for x, _ in points)
 
 
 if __name__ == "__main__":
     main()
     slope = white_space_slope()
-    print(f"\nwhite space held after text, 100k-1M one-space chunks: slope {slope:.3f} "
-          f"{'PASS' if slope <= 1.1 else 'FAIL'} (linear: <= 1.1)")
+    print(
+        f"\nwhite space held after text, 100k-1M one-space chunks: slope {slope:.3f} "
+        f"{'PASS' if slope <= 1.1 else 'FAIL'} (linear: <= 1.1)"
+    )

@@ -41,8 +41,10 @@ UNITS: dict[str, str] = {
     '[{"function": fragments': '[{"function":',
     "half markers": '<｜end▁of <thi <tool_ca [{" ',
     "unclosed wrappers": "<tool_calls>\n<invoke ",
-    "leak-dense mix": ('a<think>b</think><｜end▁of▁sentence｜>```json\n```'
-                       '[{"function":{"name":"f"},"id":"c","type":"function"}] '),
+    "leak-dense mix": (
+        "a<think>b</think><｜end▁of▁sentence｜>```json\n```"
+        '[{"function":{"name":"f"},"id":"c","type":"function"}] '
+    ),
     "plain prose": "The quick brown fox jumps over the lazy dog. ",
 }
 
@@ -65,7 +67,7 @@ def best(fn: Callable[[], object], reps: int) -> float:
 
 def streamed(text: str) -> str:
     f = LeakFilter()
-    out = [f.feed(text[i:i + CHUNK]) for i in range(0, len(text), CHUNK)]
+    out = [f.feed(text[i : i + CHUNK]) for i in range(0, len(text), CHUNK)]
     out.append(f.close())
     return "".join(out)
 
@@ -77,15 +79,18 @@ def floor_whole(text: str) -> str:
 def floor_streamed(text: str) -> str:
     def same(chunk: str) -> str:
         return chunk
-    return "".join([same(text[i:i + CHUNK]) for i in range(0, len(text), CHUNK)])
+
+    return "".join([same(text[i : i + CHUNK]) for i in range(0, len(text), CHUNK)])
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--reps", type=int, default=3)
     args = ap.parse_args()
-    print(f"| input | way | {' | '.join(f'{n / 1e6:g} MB' for n in SIZES)} | floor 1 MB "
-          "| x floor | slope | verdict |")
+    print(
+        f"| input | way | {' | '.join(f'{n / 1e6:g} MB' for n in SIZES)} | floor 1 MB "
+        "| x floor | slope | verdict |"
+    )
     print("|---|---|" + "---|" * len(SIZES) + "---|---|---|---|")
     bad = 0
     for name, unit in UNITS.items():
@@ -93,16 +98,19 @@ def main() -> int:
         if streamed(docs[0]) != sanitize_leaked_output(docs[0]):
             print(f"{name}: the streamed output differs from the whole-text output")
             bad = 1
-        for way, fn, floor in (("whole", sanitize_leaked_output, floor_whole),
-                               (f"{CHUNK}-char", streamed, floor_streamed)):
+        for way, fn, floor in (
+            ("whole", sanitize_leaked_output, floor_whole),
+            (f"{CHUNK}-char", streamed, floor_streamed),
+        ):
             times = [best(functools.partial(fn, d), args.reps) for d in docs]
             base = best(functools.partial(floor, docs[-1]), args.reps)
             slope = math.log(times[-1] / times[0]) / math.log(SIZES[-1] / SIZES[0])
             cells = " | ".join(f"{t * 1e3:.1f} ms" for t in times)
-            verdict = ("n/a (< 20 ms)" if times[-1] < 0.02
-                       else "PASS" if slope <= 1.2 else "FAIL")
-            print(f"| {name} | {way} | {cells} | {base * 1e3:.2f} ms | "
-                  f"x{times[-1] / base:.0f} | {slope:.2f} | {verdict} |")
+            verdict = "n/a (< 20 ms)" if times[-1] < 0.02 else "PASS" if slope <= 1.2 else "FAIL"
+            print(
+                f"| {name} | {way} | {cells} | {base * 1e3:.2f} ms | "
+                f"x{times[-1] / base:.0f} | {slope:.2f} | {verdict} |"
+            )
     return bad
 
 

@@ -38,8 +38,11 @@ def parts() -> list[tuple[str, str]]:
     doc = bench.workload_text("c", bench.SIZE)
     blocks = _BLOCK.findall(doc)
     assert len(blocks) == bench.N_CALLS, "the (c) document's blocks were not all found"
-    return [("prose between blocks", _BLOCK.sub("", doc)), ("blocks", "".join(blocks)),
-            ("whole (c) document", doc)]
+    return [
+        ("prose between blocks", _BLOCK.sub("", doc)),
+        ("blocks", "".join(blocks)),
+        ("whole (c) document", doc),
+    ]
 
 
 def main() -> int:
@@ -50,27 +53,36 @@ def main() -> int:
     chunked = [bench.random_chunks(text) for _, text in named]
     best = bench.measure_rounds(chunked, args.reps)
     print("# callsieve: where (c)'s time above the floor goes\n")
-    print(f"Python {sys.version.split()[0]}, random 1–8-character chunks, best of "
-          f"{args.reps} rounds, gc disabled during timing.\n")
+    print(
+        f"Python {sys.version.split()[0]}, random 1–8-character chunks, best of "
+        f"{args.reps} rounds, gc disabled during timing.\n"
+    )
     print("| Part | Characters | Chunks | Floor | Sieve | Ratio | Above the floor |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     above: list[float] = []
     for (name, text), chunks, (floor, sieve) in zip(named, chunked, best):
         above.append(sieve - floor)
-        print(f"| {name} | {len(text):,} | {len(chunks):,} | {floor * 1e3:.1f} ms | "
-              f"{sieve * 1e3:.1f} ms | {floor / sieve:.3f} | {(sieve - floor) * 1e3:.1f} ms |")
+        print(
+            f"| {name} | {len(text):,} | {len(chunks):,} | {floor * 1e3:.1f} ms | "
+            f"{sieve * 1e3:.1f} ms | {floor / sieve:.3f} | {(sieve - floor) * 1e3:.1f} ms |"
+        )
     target = bench.TARGET_RATIO["c"]
     whole_floor = best[-1][0]
     allowed = whole_floor / target - whole_floor
     shed = above[-1] - allowed
-    print(f"\nAt the (c) target ({target}×) the sieve may take {allowed * 1e3:.1f} ms above the "
-          f"floor on the whole document; it takes {above[-1] * 1e3:.1f} ms.", end=" ")
+    print(
+        f"\nAt the (c) target ({target}×) the sieve may take {allowed * 1e3:.1f} ms above the "
+        f"floor on the whole document; it takes {above[-1] * 1e3:.1f} ms.",
+        end=" ",
+    )
     if shed <= 0:
         print("The target is met in this run.")
     else:
-        print(f"To meet it, the sieve must shed {shed * 1e3:.1f} ms: "
-              f"{shed / above[1] * 100:.0f} % of what the blocks take above their floor, or "
-              f"{shed / above[0] * 100:.0f} % of what the prose takes above its floor.")
+        print(
+            f"To meet it, the sieve must shed {shed * 1e3:.1f} ms: "
+            f"{shed / above[1] * 100:.0f} % of what the blocks take above their floor, or "
+            f"{shed / above[0] * 100:.0f} % of what the prose takes above its floor."
+        )
     return 0
 
 

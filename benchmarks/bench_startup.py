@@ -44,9 +44,11 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 TARGET_MS = 80.0
-DOC = ("Let me look that up.\n<|DSML|tool_calls>\n<|DSML|invoke name=\"get_weather\">\n"
-       "<|DSML|parameter name=\"city\"><![CDATA[Paris]]></|DSML|parameter>\n"
-       "</|DSML|invoke>\n</|DSML|tool_calls>\nDone.")
+DOC = (
+    'Let me look that up.\n<|DSML|tool_calls>\n<|DSML|invoke name="get_weather">\n'
+    '<|DSML|parameter name="city"><![CDATA[Paris]]></|DSML|parameter>\n'
+    "</|DSML|invoke>\n</|DSML|tool_calls>\nDone."
+)
 
 _SAMPLE = """\
 import sys, time
@@ -83,8 +85,13 @@ def sample(cache: str, code: str = _SAMPLE) -> tuple[dict[str, float], float]:
     """One fresh process: its in-process timings, and its wall time as the parent saw it."""
     env = {**_ENV, "CALLSIEVE_CACHE_DIR": cache}
     start = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", code.format(src=str(SRC), doc=DOC)], env=env,
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code.format(src=str(SRC), doc=DOC)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     wall = time.perf_counter() - start
     return json.loads(out.stdout), wall
 
@@ -93,8 +100,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=10, help="processes per figure (median)")
     ap.add_argument("--profile", action="store_true", help="cProfile one warm first parse()")
-    ap.add_argument("--no-bytecode-cache", action="store_true",
-                    help="compile every module from source at each import")
+    ap.add_argument(
+        "--no-bytecode-cache",
+        action="store_true",
+        help="compile every module from source at each import",
+    )
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="callsieve-bench-") as tmp:
         _ENV.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -120,31 +130,46 @@ def main() -> int:
 
         both = med(warm, "both")
         print("# callsieve: start-up (import and first parse)\n")
-        pyc = ("PYTHONDONTWRITEBYTECODE=1: modules without a `__pycache__` compiled at import"
-               if args.no_bytecode_cache else "bytecode cached, as for an installed package")
-        print(f"Python {sys.version.split()[0]}, median of {args.runs} fresh processes each "
-              f"(`{Path(sys.executable).name} -c`, callsieve from {SRC}; {pyc}); times inside "
-              "the process unless said otherwise.\n")
+        pyc = (
+            "PYTHONDONTWRITEBYTECODE=1: modules without a `__pycache__` compiled at import"
+            if args.no_bytecode_cache
+            else "bytecode cached, as for an installed package"
+        )
+        print(
+            f"Python {sys.version.split()[0]}, median of {args.runs} fresh processes each "
+            f"(`{Path(sys.executable).name} -c`, callsieve from {SRC}; {pyc}); times inside "
+            "the process unless said otherwise.\n"
+        )
         print("| What | Median | Median CPU time |")
         print("|---|---:|---:|")
-        rows = [("`import callsieve`", warm + cold, "import"),
-                ("first `parse()`, cold cache (empty cache folder)", cold, "parse"),
-                ("first `parse()`, warm cache", warm, "parse"),
-                ("**import + first `parse()`, warm cache**", warm, "both"),
-                ("import + first `parse()`, cold cache", cold, "both")]
+        rows = [
+            ("`import callsieve`", warm + cold, "import"),
+            ("first `parse()`, cold cache (empty cache folder)", cold, "parse"),
+            ("first `parse()`, warm cache", warm, "parse"),
+            ("**import + first `parse()`, warm cache**", warm, "both"),
+            ("import + first `parse()`, cold cache", cold, "both"),
+        ]
         for what, samples, key in rows:
             print(f"| {what} | {med(samples, key):.1f} ms | {med(samples, key + ' cpu'):.1f} ms |")
         for name, samples in (("warm", warm), ("cold", cold)):
-            print(f"| whole process (interpreter start-up included), {name} | "
-                  f"{med(samples, 'wall'):.1f} ms | |")
+            print(
+                f"| whole process (interpreter start-up included), {name} | "
+                f"{med(samples, 'wall'):.1f} ms | |"
+            )
         verdict = "PASS" if both <= TARGET_MS else "FAIL"
-        print(f"\nTarget: import + first `parse()` with a warm cache ≤ {TARGET_MS:.0f} ms: "
-              f"**{verdict}** ({both:.1f} ms).")
+        print(
+            f"\nTarget: import + first `parse()` with a warm cache ≤ {TARGET_MS:.0f} ms: "
+            f"**{verdict}** ({both:.1f} ms)."
+        )
         if args.profile:
             env = {**_ENV, "CALLSIEVE_CACHE_DIR": warm_dir}
             out = subprocess.run(
-                [sys.executable, "-c", _PROFILE.format(src=str(SRC), doc=DOC)], env=env,
-                capture_output=True, text=True, check=False)
+                [sys.executable, "-c", _PROFILE.format(src=str(SRC), doc=DOC)],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=False,
+            )
             print("\n```\n" + out.stdout.strip() + "\n```")
     return 0
 

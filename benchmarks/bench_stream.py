@@ -183,9 +183,24 @@ def prose(rng: random.Random, n: int) -> str:
 
 
 _LT_SNIPPETS = (
-    " if a<b ", " x < y ", " <b>bold</b> ", " 1<2 ", " a <= b ", " <br> ", " i<n ", " <- ",
-    " <<EOF ", " vector<int> ", " <em>note</em> ", " 3 < 4 ", " <3 ", " List<String> ",
-    " <div class=\"x\">hi</div> ", " p<0.05 ", " <user@example.com> ", " <<= 2 ",
+    " if a<b ",
+    " x < y ",
+    " <b>bold</b> ",
+    " 1<2 ",
+    " a <= b ",
+    " <br> ",
+    " i<n ",
+    " <- ",
+    " <<EOF ",
+    " vector<int> ",
+    " <em>note</em> ",
+    " 3 < 4 ",
+    " <3 ",
+    " List<String> ",
+    ' <div class="x">hi</div> ',
+    " p<0.05 ",
+    " <user@example.com> ",
+    " <<= 2 ",
 )
 
 
@@ -197,7 +212,7 @@ def prose_with_lt(rng: random.Random, n: int) -> str:
     pos = 0
     while size < n:
         gap = rng.randint(30, 80)
-        piece = base[pos:pos + gap] + rng.choice(_LT_SNIPPETS)
+        piece = base[pos : pos + gap] + rng.choice(_LT_SNIPPETS)
         pos += gap
         out.append(piece)
         size += len(piece)
@@ -205,8 +220,26 @@ def prose_with_lt(rng: random.Random, n: int) -> str:
 
 
 _IDENTS = (
-    "items", "value", "result", "count", "limit", "buffer", "chunk", "offset", "name", "path",
-    "data", "node", "left", "right", "total", "index", "cache", "config", "tokens", "events",
+    "items",
+    "value",
+    "result",
+    "count",
+    "limit",
+    "buffer",
+    "chunk",
+    "offset",
+    "name",
+    "path",
+    "data",
+    "node",
+    "left",
+    "right",
+    "total",
+    "index",
+    "cache",
+    "config",
+    "tokens",
+    "events",
 )
 
 
@@ -221,11 +254,11 @@ def _py_function(rng: random.Random) -> str:
         f"        if x < {b} and i >= 0:",
         f'            {c}[f"k{{i}}"] = {a}[i] * 2',
         f"        elif x <= {b} << 1 or {a}[i - 1] > x:",
-        f"            {c}.setdefault(\"big\", 0)",
+        f'            {c}.setdefault("big", 0)',
         "        else:",
-        f"            {c}[\"rest\"] = {c}.get(\"rest\", 0) + ({a}[i] & 0xFF)",
+        f'            {c}["rest"] = {c}.get("rest", 0) + ({a}[i] & 0xFF)',
         f"    if len({c}) > {rng.randint(1, 50)}:",
-        f"        raise ValueError(f\"too many: {{len({c})}} > limit <{fn}>\")",
+        f'        raise ValueError(f"too many: {{len({c})}} > limit <{fn}>")',
         f"    return {{k: v for k, v in sorted({c}.items()) if v != {a}[0]}}",
         "",
         "",
@@ -238,20 +271,22 @@ def _py_function(rng: random.Random) -> str:
 def _py_class(rng: random.Random) -> str:
     a, b = rng.sample(_IDENTS, 2)
     cls = a.capitalize() + "Store"
-    return "\n".join([
-        f"class {cls}:",
-        f"    def __init__(self, {b}: int) -> None:",
-        f"        self.{b} = {b}",
-        f"        self._{a}: list[str] = []",
-        "",
-        "    def add(self, text: str) -> bool:",
-        f"        if len(self._{a}) >= self.{b}:",
-        "            return False",
-        f"        self._{a}.append(text.replace('<', '&lt;').replace('>', '&gt;'))",
-        "        return True",
-        "",
-        "",
-    ])
+    return "\n".join(
+        [
+            f"class {cls}:",
+            f"    def __init__(self, {b}: int) -> None:",
+            f"        self.{b} = {b}",
+            f"        self._{a}: list[str] = []",
+            "",
+            "    def add(self, text: str) -> bool:",
+            f"        if len(self._{a}) >= self.{b}:",
+            "            return False",
+            f"        self._{a}.append(text.replace('<', '&lt;').replace('>', '&gt;'))",
+            "        return True",
+            "",
+            "",
+        ]
+    )
 
 
 def code(rng: random.Random, n: int) -> str:
@@ -268,16 +303,20 @@ def code(rng: random.Random, n: int) -> str:
 
 
 def shell(rng: random.Random, n_lines: int) -> str:
-    lines = ["set -euo pipefail", "cd \"$(git rev-parse --show-toplevel)\""]
+    lines = ["set -euo pipefail", 'cd "$(git rev-parse --show-toplevel)"']
     for _ in range(n_lines):
-        lines.append(rng.choice((
-            "python -m pytest -q tests/ -k 'stream and not slow' 2>&1 | tail -n 20",
-            "grep -rn 'feed(' src/ | head -n 5",
-            "if [ \"$(wc -l < out.txt)\" -lt 10 ]; then echo short; fi",
-            f"for f in src/*.py; do python -m py_compile \"$f\" || exit {rng.randint(1, 9)}; done",
-            "cat <<EOF > /tmp/notes.txt\nline with <angle> brackets & ampersands\nEOF",
-            "ruff check --line-length 100 src/ tests/ && echo ok",
-        )))
+        lines.append(
+            rng.choice(
+                (
+                    "python -m pytest -q tests/ -k 'stream and not slow' 2>&1 | tail -n 20",
+                    "grep -rn 'feed(' src/ | head -n 5",
+                    'if [ "$(wc -l < out.txt)" -lt 10 ]; then echo short; fi',
+                    f'for f in src/*.py; do python -m py_compile "$f" || exit {rng.randint(1, 9)}; done',
+                    "cat <<EOF > /tmp/notes.txt\nline with <angle> brackets & ampersands\nEOF",
+                    "ruff check --line-length 100 src/ tests/ && echo ok",
+                )
+            )
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -285,8 +324,10 @@ def dsml_block(name: str, args: Sequence[tuple[str, str]]) -> str:
     params = "".join(
         f'    <|DSML|parameter name="{k}"><![CDATA[{v}]]></|DSML|parameter>\n' for k, v in args
     )
-    return (f'<|DSML|tool_calls>\n  <|DSML|invoke name="{name}">\n{params}'
-            f"  </|DSML|invoke>\n</|DSML|tool_calls>")
+    return (
+        f'<|DSML|tool_calls>\n  <|DSML|invoke name="{name}">\n{params}'
+        f"  </|DSML|invoke>\n</|DSML|tool_calls>"
+    )
 
 
 def chat(rng: random.Random, n: int, n_calls: int) -> tuple[str, Expected]:
@@ -297,8 +338,10 @@ def chat(rng: random.Random, n: int, n_calls: int) -> tuple[str, Expected]:
         path = f"src/pkg/module_{i:03d}.py"
         kind = rng.random()
         if kind < 0.6:
-            name, args = "write_file", [("path", path), ("content", code(rng, rng.randint(1500,
-                                                                                       4500)))]
+            name, args = (
+                "write_file",
+                [("path", path), ("content", code(rng, rng.randint(1500, 4500)))],
+            )
         elif kind < 0.85:
             old = code(rng, rng.randint(300, 1200))
             new = code(rng, rng.randint(600, 2400))
@@ -346,13 +389,13 @@ def random_chunks(text: str) -> list[str]:
     out: list[str] = []
     pos = 0
     for k in chunk_sizes(len(text)):
-        out.append(text[pos:pos + k])
+        out.append(text[pos : pos + k])
         pos += k
     return out
 
 
 def fixed_chunks(text: str, k: int) -> list[str]:
-    return [text[i:i + k] for i in range(0, len(text), k)]
+    return [text[i : i + k] for i in range(0, len(text), k)]
 
 
 CHUNKINGS: dict[str, Callable[[str], list[str]]] = {
@@ -381,18 +424,25 @@ def verify(label: str, chunks: Sequence[str], expected: Expected) -> None:
     want_text, want_calls = expected
     got_calls = [(c.name, c.input) for c in calls]
     if len(got_calls) != len(want_calls):
-        raise SystemExit(f"bench_stream: {label}: {len(got_calls)} calls, expected "
-                         f"{len(want_calls)}; aborting")
+        raise SystemExit(
+            f"bench_stream: {label}: {len(got_calls)} calls, expected {len(want_calls)}; aborting"
+        )
     for i, (got, want) in enumerate(zip(got_calls, want_calls)):
         if got != want:
-            raise SystemExit(f"bench_stream: {label}: call {i} is {_short(got)}, expected "
-                             f"{_short(want)}; aborting")
+            raise SystemExit(
+                f"bench_stream: {label}: call {i} is {_short(got)}, expected "
+                f"{_short(want)}; aborting"
+            )
     if text != want_text:
-        at = next((i for i, (x, y) in enumerate(zip(text, want_text)) if x != y),
-                  min(len(text), len(want_text)))
-        raise SystemExit(f"bench_stream: {label}: released text differs from the input with "
-                         f"the blocks removed at offset {at} (got {text[at:at + 40]!r}, "
-                         f"expected {want_text[at:at + 40]!r}); aborting")
+        at = next(
+            (i for i, (x, y) in enumerate(zip(text, want_text)) if x != y),
+            min(len(text), len(want_text)),
+        )
+        raise SystemExit(
+            f"bench_stream: {label}: released text differs from the input with "
+            f"the blocks removed at offset {at} (got {text[at : at + 40]!r}, "
+            f"expected {want_text[at : at + 40]!r}); aborting"
+        )
 
 
 def _short(x: object) -> str:
@@ -401,8 +451,13 @@ def _short(x: object) -> str:
 
 
 # ---------------------------------------------------------------------- timing
-def _run(factory: Callable[[], Streamer], chunks: Sequence[str], loops: int,
-         disable_gc: bool, arm: Callable[[bool], None] | None = None) -> float:
+def _run(
+    factory: Callable[[], Streamer],
+    chunks: Sequence[str],
+    loops: int,
+    disable_gc: bool,
+    arm: Callable[[bool], None] | None = None,
+) -> float:
     """Seconds per stream: ``loops`` fresh streamers fed ``chunks``, timed together.
     ``arm`` (the --gc-study probe) is called with True just before the clock starts and with
     False just after it stops."""
@@ -428,8 +483,7 @@ def _run(factory: Callable[[], Streamer], chunks: Sequence[str], loops: int,
     return elapsed / loops
 
 
-def _calibrate(factory: Callable[[], Streamer], chunks: Sequence[str],
-               disable_gc: bool) -> int:
+def _calibrate(factory: Callable[[], Streamer], chunks: Sequence[str], disable_gc: bool) -> int:
     """Warm up for WARMUP seconds of wall time and pick the loop count for one timing
     (at least MIN_TIMING seconds per timing, like ``timeit``'s autorange)."""
     deadline = time.perf_counter() + WARMUP
@@ -442,8 +496,9 @@ def _calibrate(factory: Callable[[], Streamer], chunks: Sequence[str],
             return loops
 
 
-def best_in_rounds(runs: Sequence[tuple[Callable[[], Streamer], Sequence[str]]],
-                   reps: int) -> list[float]:
+def best_in_rounds(
+    runs: Sequence[tuple[Callable[[], Streamer], Sequence[str]]], reps: int
+) -> list[float]:
     """Best seconds of each ``(factory, chunks)`` run, timed in rounds: each round times every
     run once, in order, so a run's repetitions are spread over the whole measurement instead
     of one stretch that a burst of the host's load can cover."""
@@ -455,8 +510,9 @@ def best_in_rounds(runs: Sequence[tuple[Callable[[], Streamer], Sequence[str]]],
     return best
 
 
-def best_of_runs(runs: Sequence[Callable[[Sequence[str]], None]], chunks: Sequence[str],
-                 reps: int) -> list[float]:
+def best_of_runs(
+    runs: Sequence[Callable[[Sequence[str]], None]], chunks: Sequence[str], reps: int
+) -> list[float]:
     """Best seconds of each ``run(chunks)`` (a whole stream, built and fed inside it), in
     ``reps`` rounds of every run in order; ``gc`` collected before and disabled during each
     (for the scripts whose rows are not sieve factories: bench_arguments, bench_render)."""
@@ -475,8 +531,7 @@ def best_of_runs(runs: Sequence[Callable[[Sequence[str]], None]], chunks: Sequen
 def measure_rounds(cases: Sequence[Sequence[str]], reps: int) -> list[tuple[float, float]]:
     """Best seconds of the floor and of the sieve on each chunk list, in rounds (floor, then
     sieve, for each case in turn), so both see the same machine conditions."""
-    best = best_in_rounds([(factory, c) for c in cases for factory in (FloorSieve, Sieve)],
-                          reps)
+    best = best_in_rounds([(factory, c) for c in cases for factory in (FloorSieve, Sieve)], reps)
     return list(zip(best[0::2], best[1::2]))
 
 
@@ -563,27 +618,45 @@ def rss_child(size: int) -> None:
     events: list[Event] = []
     pos = 0
     for k in sizes:  # fresh chunk objects, sliced as they are fed
-        events.extend(s.feed(doc[pos:pos + k]))
+        events.extend(s.feed(doc[pos : pos + k]))
         pos += k
     events.extend(s.close())
     peak, hwm_peak = _ru_maxrss_kb(), _vm_hwm_kb()
     calls = [c for e in events if isinstance(e, ToolCalls) for c in e.calls]
     ok = [(c.name, c.input) for c in calls] == expected[1]
-    print(json.dumps({"base": base, "grammar": grammar, "peak": peak, "hwm_base": hwm_base,
-                      "hwm_peak": hwm_peak, "ok": ok}))
+    print(
+        json.dumps(
+            {
+                "base": base,
+                "grammar": grammar,
+                "peak": peak,
+                "hwm_base": hwm_base,
+                "hwm_peak": hwm_peak,
+                "ok": ok,
+            }
+        )
+    )
 
 
 def measure_rss(size: int) -> dict[str, float]:
     """Run the RSS child; figures in MB."""
-    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--rss-child",
-                           str(size)], capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--rss-child", str(size)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if proc.returncode != 0:
         raise SystemExit(f"bench_stream: RSS child failed:\n{proc.stderr}")
     r = json.loads(proc.stdout.strip().splitlines()[-1])
     if not r["ok"]:
         raise SystemExit("bench_stream: RSS child: the (d) argument did not round-trip; aborting")
-    out = {"delta": (r["peak"] - r["base"]) / 1024, "grammar": (r["grammar"] - r["base"]) / 1024,
-           "base": r["base"] / 1024, "hwm_delta": math.nan}
+    out = {
+        "delta": (r["peak"] - r["base"]) / 1024,
+        "grammar": (r["grammar"] - r["base"]) / 1024,
+        "base": r["base"] / 1024,
+        "hwm_delta": math.nan,
+    }
     if r["hwm_base"] >= 0:
         out["hwm_delta"] = (r["hwm_peak"] - r["hwm_base"]) / 1024
     return out
@@ -608,9 +681,11 @@ def report(reps: int) -> None:
     # First, while this process is still small (see _vm_hwm_kb).
     rss = measure_rss(D_SIZES[-1])
     Sieve()  # compile the grammar before timing anything
-    print(f"# callsieve streaming benchmark\n\nPython {sys.version.split()[0]}, best of {reps}, "
-          f"gc {'disabled' if DISABLE_GC else 'enabled'} during timing, chunk seed "
-          f"{CHUNK_SEED}. Cells: MB/s (ratio to the floor row above it, same chunk list).\n")
+    print(
+        f"# callsieve streaming benchmark\n\nPython {sys.version.split()[0]}, best of {reps}, "
+        f"gc {'disabled' if DISABLE_GC else 'enabled'} during timing, chunk seed "
+        f"{CHUNK_SEED}. Cells: MB/s (ratio to the floor row above it, same chunk list).\n"
+    )
     print("| Row | 1–8 chars | 64 chars | one chunk | Target (1–8) | Result |")
     print("|---|---:|---:|---:|---|---|")
     rows = []
@@ -632,23 +707,32 @@ def report(reps: int) -> None:
         print(f"| floor for ({key}) | {floor_cells} | — | — |")
         print(f"| {title} | {sieve_cells} | ≥ {target:.2f}× | {verdict(ratio >= target)} |")
 
-    print("\nWhole text in one chunk, (a)-(c) generated at three sizes (same seed and density): a"
-          " guard against paths that are linear per chunk but quadratic in the text (the issue"
-          " names no figure; the bound is (d)'s). Cells: MB/s.\n")
+    print(
+        "\nWhole text in one chunk, (a)-(c) generated at three sizes (same seed and density): a"
+        " guard against paths that are linear per chunk but quadratic in the text (the issue"
+        " names no figure; the bound is (d)'s). Cells: MB/s.\n"
+    )
     print("| Row | 100 kB | 300 kB | 1 MB | Exponent | Bound | Result |")
     print("|---|---:|---:|---:|---:|---|---|")
     guard = [(key, title) for key, title, _text, _expected in workloads_1mb()]
-    timed = iter(measure_sieve_rounds([[workload_text(key, size)] for key, _ in guard
-                                       for size in E_SIZES], reps))
+    timed = iter(
+        measure_sieve_rounds(
+            [[workload_text(key, size)] for key, _ in guard for size in E_SIZES], reps
+        )
+    )
     for key, title in guard:
         times = [next(timed) for _ in E_SIZES]
         cells = " | ".join(fmt_mbps(size, t) for size, t in zip(E_SIZES, times))
         e = exponent(list(E_SIZES), times)
-        print(f"| {title}, one chunk | {cells} | {e:.3f} | ≤ {TARGET_EXPONENT} | "
-              f"{verdict(e <= TARGET_EXPONENT)} |")
+        print(
+            f"| {title}, one chunk | {cells} | {e:.3f} | ≤ {TARGET_EXPONENT} | "
+            f"{verdict(e <= TARGET_EXPONENT)} |"
+        )
 
-    print("\n(d) one call, one CDATA argument, random 1–8-char chunks. Cells: seconds, MB/s "
-          "(ratio to the floor).\n")
+    print(
+        "\n(d) one call, one CDATA argument, random 1–8-char chunks. Cells: seconds, MB/s "
+        "(ratio to the floor).\n"
+    )
     print("| Row | 10 kB | 100 kB | 1 MB | Exponent | Target | Result |")
     print("|---|---:|---:|---:|---:|---|---|")
     ns: list[int] = []
@@ -667,14 +751,20 @@ def report(reps: int) -> None:
     e_floor, e_sieve = exponent(ns, f_times), exponent(ns, s_times)
     ok_e, ok_t = e_sieve <= TARGET_EXPONENT, s_times[-1] < TARGET_D_SECONDS
     print(f"| floor for (d) | {f_cells} | {e_floor:.3f} | — | — |")
-    print(f"| (d) streamed argument | {s_cells} | {e_sieve:.3f} | exponent ≤ {TARGET_EXPONENT};"
-          f" 1 MB < {TARGET_D_SECONDS:.0f} s | {verdict(ok_e)}; {verdict(ok_t)} |")
-    print(f"| (d) peak RSS above baseline, 1 MB | | | +{rss['delta']:.1f} MB | | "
-          f"< {TARGET_RSS_MB:.0f} MB | {verdict(rss['delta'] < TARGET_RSS_MB)} |")
-    print(f"\nRSS (child process, ru_maxrss): baseline {rss['base']:.1f} MB (interpreter, "
-          f"callsieve, input); the +{rss['delta']:.1f} MB include {rss['grammar']:.1f} MB for "
-          f"compiling the grammar; VmHWM cross-check +{rss['hwm_delta']:.1f} MB. Correctness "
-          f"checked for every case. Total run {time.perf_counter() - started:.0f} s.")
+    print(
+        f"| (d) streamed argument | {s_cells} | {e_sieve:.3f} | exponent ≤ {TARGET_EXPONENT};"
+        f" 1 MB < {TARGET_D_SECONDS:.0f} s | {verdict(ok_e)}; {verdict(ok_t)} |"
+    )
+    print(
+        f"| (d) peak RSS above baseline, 1 MB | | | +{rss['delta']:.1f} MB | | "
+        f"< {TARGET_RSS_MB:.0f} MB | {verdict(rss['delta'] < TARGET_RSS_MB)} |"
+    )
+    print(
+        f"\nRSS (child process, ru_maxrss): baseline {rss['base']:.1f} MB (interpreter, "
+        f"callsieve, input); the +{rss['delta']:.1f} MB include {rss['grammar']:.1f} MB for "
+        f"compiling the grammar; VmHWM cross-check +{rss['hwm_delta']:.1f} MB. Correctness "
+        f"checked for every case. Total run {time.perf_counter() - started:.0f} s."
+    )
 
 
 def gc_study(reps: int) -> None:
@@ -700,8 +790,10 @@ def gc_study(reps: int) -> None:
         state["armed"] = 1.0 if on else 0.0
 
     gc.callbacks.append(on_gc)
-    print("| Case | gc | best s | median s | max s | spread | collections g0/g1/g2 per run "
-          "| s in gc per run |")
+    print(
+        "| Case | gc | best s | median s | max s | spread | collections g0/g1/g2 per run "
+        "| s in gc per run |"
+    )
     print("|---|---|---:|---:|---:|---:|---|---:|")
     try:
         for key, chunks in cases:
@@ -715,12 +807,19 @@ def gc_study(reps: int) -> None:
                     times[off].append(_run(Sieve, chunks, 1, off, None if off else arm))
             for off in (False, True):
                 ts = sorted(times[off])
-                extra = "— | —" if off else (
-                    f"{state['g0'] / reps:.1f}/{state['g1'] / reps:.1f}/{state['g2'] / reps:.1f}"
-                    f" | {state['in_gc'] / reps:.4f}")
-                print(f"| {key} | {'off' if off else 'on'} | {ts[0]:.4f} | "
-                      f"{ts[len(ts) // 2]:.4f} | {ts[-1]:.4f} | {(ts[-1] - ts[0]) / ts[0]:.1%} "
-                      f"| {extra} |")
+                extra = (
+                    "— | —"
+                    if off
+                    else (
+                        f"{state['g0'] / reps:.1f}/{state['g1'] / reps:.1f}/{state['g2'] / reps:.1f}"
+                        f" | {state['in_gc'] / reps:.4f}"
+                    )
+                )
+                print(
+                    f"| {key} | {'off' if off else 'on'} | {ts[0]:.4f} | "
+                    f"{ts[len(ts) // 2]:.4f} | {ts[-1]:.4f} | {(ts[-1] - ts[0]) / ts[0]:.1%} "
+                    f"| {extra} |"
+                )
     finally:
         gc.callbacks.remove(on_gc)
 
@@ -745,10 +844,14 @@ def profile(key: str) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     ap.add_argument("--quick", action="store_true", help="2 repetitions instead of 9")
-    ap.add_argument("--gc-study", action="store_true",
-                    help="compare timing with the collector on and off (7 repetitions)")
-    ap.add_argument("--profile", choices=("a", "b", "c", "d"),
-                    help="cProfile the 1-8-char case of one workload")
+    ap.add_argument(
+        "--gc-study",
+        action="store_true",
+        help="compare timing with the collector on and off (7 repetitions)",
+    )
+    ap.add_argument(
+        "--profile", choices=("a", "b", "c", "d"), help="cProfile the 1-8-char case of one workload"
+    )
     ap.add_argument("--rss-child", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.rss_child is not None:

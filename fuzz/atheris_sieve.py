@@ -64,8 +64,9 @@ WORK = HERE / "work"
 FINDINGS = WORK / "findings"
 CORPUS = WORK / "corpus"
 #: The conformance cases, read at run time (never copied into the repository).
-CASES = Path(os.environ.get("CALLSIEVE_CASES", ROOT.parent / "shared" / "conformance"
-                            / "cases.jsonl"))
+CASES = Path(
+    os.environ.get("CALLSIEVE_CASES", ROOT.parent / "shared" / "conformance" / "cases.jsonl")
+)
 
 #: The time bound knobs (environment variables, so that libFuzzer's -jobs/-fork workers,
 #: which do not get this script's own flags, inherit them).
@@ -137,8 +138,10 @@ def decode(data: bytes) -> Case:
     if amplify >= AMPLIFY and text:
         repeat = min(4 ** (amplify - AMPLIFY + 1), max(1, AMPLIFIED_MAX // len(text)))
         text *= repeat
-    cuts = [int.from_bytes(raw_cuts[i:i + 2], "big") % (len(text) + 1)
-            for i in range(0, len(raw_cuts) - 1, 2)]
+    cuts = [
+        int.from_bytes(raw_cuts[i : i + 2], "big") % (len(text) + 1)
+        for i in range(0, len(raw_cuts) - 1, 2)
+    ]
     opts: dict[str, Any] = {"early_emit": "invoke" if flags & FLAG_INVOKE else "block"}
     if flags & FLAG_SMALL_LIMIT:
         opts["max_block_chars"] = 1 + 4 * small
@@ -149,9 +152,16 @@ def decode(data: bytes) -> Case:
     return Case(text, cuts, opts, bool(flags & FLAG_PER_CHAR), repeat)
 
 
-def encode(text: str, cuts: Sequence[int] = (), *, invoke: bool = False,
-           small_limit: int | None = None, dialect_mask: int = 0, per_char: bool = False,
-           amplify: int = 0) -> bytes:
+def encode(
+    text: str,
+    cuts: Sequence[int] = (),
+    *,
+    invoke: bool = False,
+    small_limit: int | None = None,
+    dialect_mask: int = 0,
+    per_char: bool = False,
+    amplify: int = 0,
+) -> bytes:
     """The bytes ``decode`` turns into this case (for seeds and hand-written repros);
     ``amplify`` (1 ... 8) repeats ``text`` 4 ** amplify times."""
     flags = (FLAG_INVOKE if invoke else 0) | (FLAG_PER_CHAR if per_char else 0)
@@ -189,7 +199,8 @@ def _plain_library() -> Any:
 
         init = Path(_library().__file__)
         spec = importlib.util.spec_from_file_location(
-            "_plain_callsieve", init, submodule_search_locations=[str(init.parent)])
+            "_plain_callsieve", init, submodule_search_locations=[str(init.parent)]
+        )
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         sys.modules["_plain_callsieve"] = module
@@ -207,8 +218,9 @@ def _run_stream(lib: Any, chunks: list[str], opts: dict[str, Any]) -> list[Any]:
     return events
 
 
-def _check_events(lib: Any, text: str, events: list[Any], want: tuple[str, Any],
-                  label: str) -> None:
+def _check_events(
+    lib: Any, text: str, events: list[Any], want: tuple[str, Any], label: str
+) -> None:
     text_event, calls_event = lib.Text, lib.ToolCalls
     out: list[str] = []
     calls: list[Any] = []
@@ -216,16 +228,19 @@ def _check_events(lib: Any, text: str, events: list[Any], want: tuple[str, Any],
     for e in events:
         if isinstance(e, text_event):
             assert text.startswith(e.text, pos), (
-                f"{label}: Text {e.text!r} is not the input at {pos}")
+                f"{label}: Text {e.text!r} is not the input at {pos}"
+            )
             out.append(e.text)
             pos += len(e.text)
         elif isinstance(e, calls_event):
             start, end = e.block.span
             assert start == pos, (
                 f"{label}: block {e.block.span} does not start where the text released "
-                f"before it ends ({pos})")
+                f"before it ends ({pos})"
+            )
             assert e.block.raw == text[start:end], (
-                f"{label}: block.raw {e.block.raw!r} is not input[{start}:{end}]")
+                f"{label}: block.raw {e.block.raw!r} is not input[{start}:{end}]"
+            )
             calls.extend(e.calls)
             pos = end
         else:
@@ -254,10 +269,10 @@ def check(case: Case, lib: Any = None) -> list[tuple[str, float]]:
     emitted = ("complete", "partial") if opts["early_emit"] == "invoke" else ("complete",)
     rest, pos = [], 0
     for b in result.blocks:
-        assert b.raw == text[b.span[0]:b.span[1]], f"parse: block raw is not its span: {b}"
+        assert b.raw == text[b.span[0] : b.span[1]], f"parse: block raw is not its span: {b}"
         if b.status in emitted:
             assert b.span[0] >= pos, f"parse: emitted blocks overlap: {result.blocks}"
-            rest.append(text[pos:b.span[0]])
+            rest.append(text[pos : b.span[0]])
             pos = b.span[1]
     rest.append(text[pos:])
     assert "".join(rest) == result.text, "parse: text is not the input minus its blocks"
@@ -272,8 +287,13 @@ def check(case: Case, lib: Any = None) -> list[tuple[str, float]]:
     return times
 
 
-def _record_slow(data: bytes, case: Case, times: list[tuple[str, float]],
-                 instrumented: list[tuple[str, float]], bound: float) -> None:
+def _record_slow(
+    data: bytes,
+    case: Case,
+    times: list[tuple[str, float]],
+    instrumented: list[tuple[str, float]],
+    bound: float,
+) -> None:
     findings = Path(os.environ.get(ENV_FINDINGS, FINDINGS))
     _make_work_dir(findings)
     name = "slow-" + hashlib.sha1(data).hexdigest()
@@ -283,10 +303,12 @@ def _record_slow(data: bytes, case: Case, times: list[tuple[str, float]],
     path.write_bytes(data)
     spent = ", ".join(f"{label} {t:.3f}s" for label, t in times)
     spent_i = ", ".join(f"{t:.3f}s" for _, t in instrumented)
-    unit = case.text[:len(case.text) // case.repeat]
-    line = (f"{name}: {len(case.text)} chars, opts={case.opts}, {len(case.cuts)} cuts, "
-            f"bound {bound:.3f}s: {spent} (instrumented {spent_i}); text "
-            f"{unit[:200]!r}{f' * {case.repeat}' if case.repeat > 1 else ''}\n")
+    unit = case.text[: len(case.text) // case.repeat]
+    line = (
+        f"{name}: {len(case.text)} chars, opts={case.opts}, {len(case.cuts)} cuts, "
+        f"bound {bound:.3f}s: {spent} (instrumented {spent_i}); text "
+        f"{unit[:200]!r}{f' * {case.repeat}' if case.repeat > 1 else ''}\n"
+    )
     with open(findings / "slow.log", "a", encoding="utf-8") as log:
         log.write(line)
     sys.stderr.write("SLOW INPUT " + line)
@@ -317,13 +339,49 @@ def _make_work_dir(path: Path) -> None:
 
 #: libFuzzer dictionary entries: the tag pieces that matter, so that mutations insert them.
 TOKENS = (
-    "<|DSML|tool_calls>", "</|DSML|tool_calls>", '<|DSML|invoke name="', "</|DSML|invoke>",
-    '<|DSML|parameter name="', "</|DSML|parameter>", "<｜DSML｜", "</｜DSML｜", "<tool_calls>",
-    "</tool_calls>", "<function_calls>", "</function_calls>", '<invoke name="', "</invoke>",
-    '<parameter name="', "</parameter>", ' string="true"', ' string="false"', "<![CDATA[",
-    "]]>", "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", "<｜tool▁call▁begin｜>",
-    "<｜tool▁call▁end｜>", "<｜tool▁sep｜>", "function", "```", "~~~", "```xml\n", "`", "\n",
-    "＜", "〈", "＞", "｜", "▁", "\u200b", "\ufeff", "&lt;", "&amp;", '"/>', '">', "/>",
+    "<|DSML|tool_calls>",
+    "</|DSML|tool_calls>",
+    '<|DSML|invoke name="',
+    "</|DSML|invoke>",
+    '<|DSML|parameter name="',
+    "</|DSML|parameter>",
+    "<｜DSML｜",
+    "</｜DSML｜",
+    "<tool_calls>",
+    "</tool_calls>",
+    "<function_calls>",
+    "</function_calls>",
+    '<invoke name="',
+    "</invoke>",
+    '<parameter name="',
+    "</parameter>",
+    ' string="true"',
+    ' string="false"',
+    "<![CDATA[",
+    "]]>",
+    "<｜tool▁calls▁begin｜>",
+    "<｜tool▁calls▁end｜>",
+    "<｜tool▁call▁begin｜>",
+    "<｜tool▁call▁end｜>",
+    "<｜tool▁sep｜>",
+    "function",
+    "```",
+    "~~~",
+    "```xml\n",
+    "`",
+    "\n",
+    "＜",
+    "〈",
+    "＞",
+    "｜",
+    "▁",
+    "\u200b",
+    "\ufeff",
+    "&lt;",
+    "&amp;",
+    '"/>',
+    '">',
+    "/>",
 )
 
 
@@ -332,8 +390,10 @@ def write_dict(path: Path) -> Path:
     _make_work_dir(path.parent)
     lines = []
     for i, token in enumerate(TOKENS):
-        body = "".join(chr(b) if 0x20 <= b < 0x7F and chr(b) not in '"\\' else f"\\x{b:02X}"
-                       for b in token.encode("utf-8"))
+        body = "".join(
+            chr(b) if 0x20 <= b < 0x7F and chr(b) not in '"\\' else f"\\x{b:02X}"
+            for b in token.encode("utf-8")
+        )
         lines.append(f'tok{i}="{body}"\n')
     path.write_text("".join(lines), encoding="ascii")
     return path
@@ -365,8 +425,12 @@ def write_seeds(target: Path) -> int:
     for i, text in enumerate(texts):
         n = len(text)
         cuts = [n // 4, n // 2, 3 * n // 4] if n >= 4 else []
-        seeds = [encode(text), encode(text, cuts, invoke=True),
-                 encode(text, cuts, per_char=True), encode(text, cuts, small_limit=64)]
+        seeds = [
+            encode(text),
+            encode(text, cuts, invoke=True),
+            encode(text, cuts, per_char=True),
+            encode(text, cuts, small_limit=64),
+        ]
         if i % 8 == 0:
             seeds.append(encode(text, cuts, amplify=3))
         for seed in seeds:
@@ -384,7 +448,7 @@ def show(paths: list[str]) -> int:
         case = decode(data)
         print(f"== {p}: {len(data)} bytes, {len(case.text)} characters")
         print(f"   opts={case.opts} per_char={case.per_char} cuts={sorted(case.cuts)}")
-        unit = case.text[:len(case.text) // case.repeat]
+        unit = case.text[: len(case.text) // case.repeat]
         shown = f"{unit[:2000]!r}{' ...' if len(unit) > 2000 else ''}"
         print(f"   text={shown}" + (f" * {case.repeat}" if case.repeat > 1 else ""))
         try:
@@ -414,7 +478,7 @@ def main(argv: list[str]) -> int:
             print(f"wrote {write_seeds(target)} seeds to {target}")
             return 0
         if a == "--show":
-            return show(argv[i + 1:])
+            return show(argv[i + 1 :])
         if a.startswith("--base-s="):
             os.environ[ENV_BASE] = a.split("=", 1)[1]
         elif a.startswith("--per-100-ms="):
@@ -435,8 +499,9 @@ def main(argv: list[str]) -> int:
         _make_work_dir(FINDINGS)
         args.append(f"-artifact_prefix={FINDINGS}/")
     elif ENV_FINDINGS not in os.environ:  # slow inputs beside the crashes
-        os.environ[ENV_FINDINGS] = str(Path(prefix if prefix.endswith("/") else
-                                            os.path.dirname(prefix) or ".").resolve())
+        os.environ[ENV_FINDINGS] = str(
+            Path(prefix if prefix.endswith("/") else os.path.dirname(prefix) or ".").resolve()
+        )
     if not any(not a.startswith("-") for a in args):  # no corpus directory given
         if not CORPUS.exists() or not any(CORPUS.iterdir()):
             write_seeds(CORPUS)

@@ -75,7 +75,7 @@ from callsieve import (
     Text,
     ToolCalls,
 )
-from callsieve import _cursor as callsieve_cursor
+from callsieve._scan import cursor as callsieve_cursor
 
 if TYPE_CHECKING:
     from multiprocessing.queues import Queue
@@ -99,7 +99,8 @@ MODES = ("block", "invoke", "arguments", "open", "call")
 #: "open" reads the reply as starting inside reasoning, "call" makes blocks inside reasoning
 #: calls, under argument streaming.
 MODE_OPTIONS: dict[str, dict[str, str]] = {
-    "block": {"early_emit": "block"}, "invoke": {"early_emit": "invoke"},
+    "block": {"early_emit": "block"},
+    "invoke": {"early_emit": "invoke"},
     "arguments": {"early_emit": "arguments"},
     "open": {"early_emit": "block", "reasoning": "open"},
     "call": {"early_emit": "arguments", "calls_in_reasoning": "call"},
@@ -128,53 +129,248 @@ class Options:
 
 # ============================================================================ fragments
 
-WORDS = ("Hello", "world", "the", "file", "I", "will", "call", "now", "ok", "done", "你好",
-         "世界", "héllo", "emoji💥", "a<b", "c>d", "x", "y", "foo_bar", "1", "2.5", "&amp;",
-         "&lt;", "then", "Let", "me", "check", "tool", "calls", "invoke", "DSML", "function")
+WORDS = (
+    "Hello",
+    "world",
+    "the",
+    "file",
+    "I",
+    "will",
+    "call",
+    "now",
+    "ok",
+    "done",
+    "你好",
+    "世界",
+    "héllo",
+    "emoji💥",
+    "a<b",
+    "c>d",
+    "x",
+    "y",
+    "foo_bar",
+    "1",
+    "2.5",
+    "&amp;",
+    "&lt;",
+    "then",
+    "Let",
+    "me",
+    "check",
+    "tool",
+    "calls",
+    "invoke",
+    "DSML",
+    "function",
+)
 PUNCT = (". ", ", ", "! ", "? ", ": ", "; ", "。", "，", " - ")
 SPACES = (" ", "  ", "   ", "    ", "\t", "\n", "\n\n", "\r\n", "\n   ", "\n    ")
 ZW = ("\u200b", "\u200c", "\u200d", "\ufeff", "\u2060")
 
 LOOKALIKES = (
-    "<b>", "</b>", "<b>bold</b>", "x < y", "x<y", "1 < 2", "a > b", "<", ">", "<<", "<>",
-    "</", "<|", "<｜", "＜", "＞", "〈", "〉", "／", "<tool_calls> ",
+    "<b>",
+    "</b>",
+    "<b>bold</b>",
+    "x < y",
+    "x<y",
+    "1 < 2",
+    "a > b",
+    "<",
+    ">",
+    "<<",
+    "<>",
+    "</",
+    "<|",
+    "<｜",
+    "＜",
+    "＞",
+    "〈",
+    "〉",
+    "／",
+    "<tool_calls> ",
     "I will use <tool_calls> now. ",
-    "the <tool_calls> tag", "</tool_calls>", "<|DSML|invoke", "<|DSML|invoke name=\"f\">",
-    "</|DSML|invoke>", "<|DSML|", "<|DSML", "<｜DSML｜", "<｜DSM", "<DSML", "<DSML|", "<tool_",
-    "<tool_calls", "<tool_calls_extra>", "</tool_calls_extra>", "<ToolCallsExtra>",
-    "<tool-calls>", "</tool-calls>", "<invοke name=\"f\">", "</invοke>", "<invoke",
-    "<invoke name=\"f\">", "</invoke>", "<parameter name=\"p\">", "</parameter>",
-    "<parameter", "]]>", "]]", "]", "<![CDATA[", "<![CDATA", "<!CDATA[", "<！[CDATA[",
-    "<!-- c -->", "<|tool▁calls", "<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>",
-    "<｜tool▁sep｜>", "<｜tool▁call▁end｜>", "<｜tool▁calls▁end｜>", "<｜tool", "▁", "｜",
-    "\x02", "␂", "‖", "<|tool_calls_begin|>", "<｜end▁of▁sentence｜>", "<think>", "</think>",
-    "<tool_call>", "<function_calls>", "<|DSML|function_calls>", "<｜DSML｜function_calls>",
-    "<<|DSML|tool_calls>", "<proto💥tool_calls>", "<DSMLtool_calls", "<|DSML tool_calls",
-    "<item>", "</item>", "&", "&#", "&#x41;", "\"", "'", "“", "”", "/>", "=",
-    "<|DSML|parameter name=\"p\">", "</|DSML|parameter>", "</|DSML|tool_calls>",
+    "the <tool_calls> tag",
+    "</tool_calls>",
+    "<|DSML|invoke",
+    '<|DSML|invoke name="f">',
+    "</|DSML|invoke>",
+    "<|DSML|",
+    "<|DSML",
+    "<｜DSML｜",
+    "<｜DSM",
+    "<DSML",
+    "<DSML|",
+    "<tool_",
+    "<tool_calls",
+    "<tool_calls_extra>",
+    "</tool_calls_extra>",
+    "<ToolCallsExtra>",
+    "<tool-calls>",
+    "</tool-calls>",
+    '<invοke name="f">',
+    "</invοke>",
+    "<invoke",
+    '<invoke name="f">',
+    "</invoke>",
+    '<parameter name="p">',
+    "</parameter>",
+    "<parameter",
+    "]]>",
+    "]]",
+    "]",
+    "<![CDATA[",
+    "<![CDATA",
+    "<!CDATA[",
+    "<！[CDATA[",
+    "<!-- c -->",
+    "<|tool▁calls",
+    "<｜tool▁calls▁begin｜>",
+    "<｜tool▁call▁begin｜>",
+    "<｜tool▁sep｜>",
+    "<｜tool▁call▁end｜>",
+    "<｜tool▁calls▁end｜>",
+    "<｜tool",
+    "▁",
+    "｜",
+    "\x02",
+    "␂",
+    "‖",
+    "<|tool_calls_begin|>",
+    "<｜end▁of▁sentence｜>",
+    "<think>",
+    "</think>",
+    "<tool_call>",
+    "<function_calls>",
+    "<|DSML|function_calls>",
+    "<｜DSML｜function_calls>",
+    "<<|DSML|tool_calls>",
+    "<proto💥tool_calls>",
+    "<DSMLtool_calls",
+    "<|DSML tool_calls",
+    "<item>",
+    "</item>",
+    "&",
+    "&#",
+    "&#x41;",
+    '"',
+    "'",
+    "“",
+    "”",
+    "/>",
+    "=",
+    '<|DSML|parameter name="p">',
+    "</|DSML|parameter>",
+    "</|DSML|tool_calls>",
 )
 
-FENCES = ("```", "````", "~~~", "~~~~", "```xml", "```json", "~~~ md", "````md", "``", "`",
-          "\n```\n", "\n~~~\n", "\n```xml\n", "\n````\n", "   ```", "    ```", "\n```json\n",
-          "`x`", "``a`b``", "`<tool_calls>`", "`<|DSML|tool_calls>`", "`</tool_calls>`",
-          "``<tool_calls>``", "` `", "```` ``` ````")
+FENCES = (
+    "```",
+    "````",
+    "~~~",
+    "~~~~",
+    "```xml",
+    "```json",
+    "~~~ md",
+    "````md",
+    "``",
+    "`",
+    "\n```\n",
+    "\n~~~\n",
+    "\n```xml\n",
+    "\n````\n",
+    "   ```",
+    "    ```",
+    "\n```json\n",
+    "`x`",
+    "``a`b``",
+    "`<tool_calls>`",
+    "`<|DSML|tool_calls>`",
+    "`</tool_calls>`",
+    "``<tool_calls>``",
+    "` `",
+    "```` ``` ````",
+)
 
-NAMES = ("f", "g", "read_file", "get_weather", "a", "search", "run", "x1", "do_it", "Ab",
-         "tool.name", "名前")
+NAMES = (
+    "f",
+    "g",
+    "read_file",
+    "get_weather",
+    "a",
+    "search",
+    "run",
+    "x1",
+    "do_it",
+    "Ab",
+    "tool.name",
+    "名前",
+)
 PNAMES = ("p", "path", "q", "content", "command", "n", "o", "items", "x", "text", "b")
 
-CDATA_INNER = ("", "abc", "README.MD", "  x < y  ", "a ＜b＞ 〈c〉 \u200b", "<b>urgent</b>",
-               "<a>1</a><b>2</b>", "<item>1</item><item>2</item>", "```\ncode\n```", "~~~",
-               "`x`", "</parameter>", "<tool_calls><invoke name=\"x\"></invoke></tool_calls>",
-               "<|DSML|invoke name=\"y\">", "line1\nline2", "]", "]]", "] ]>", "]]]",
-               "[CDATA[", "<![CDATA[nested", "你好", "{\"k\": 1}", "<invoke name=\"z\">",
-               "</|DSML|parameter>", "\n```xml\n")
-PLAIN_VALUES = ("v", "hello", "  x &lt; y &amp; z  ", "10", "-3.5", "true", "false", "null",
-                "[1,2]", "{\"k\":1}", "[\"a\", {\"b\": null}]", "", "   ", "杭州", "&#65;&#x42;",
-                "a b c", "<item>1</item><item>2</item>", "<a>1</a><b>x</b>",
-                "<item><q>x</q></item>", "1e3", "\"quoted\"", "x\ny", "`code`", "~~~")
-NATIVE_ARGS = ('{"q": "lark"}', '{"location": "Tokyo"}', "{}", '{"a": [1, 2, {"b": null}]}',
-               '{"s": "x}y"}', '{"n": 1.5, "t": true}', '{"c": "```"}', '{"u": "杭州"}')
+CDATA_INNER = (
+    "",
+    "abc",
+    "README.MD",
+    "  x < y  ",
+    "a ＜b＞ 〈c〉 \u200b",
+    "<b>urgent</b>",
+    "<a>1</a><b>2</b>",
+    "<item>1</item><item>2</item>",
+    "```\ncode\n```",
+    "~~~",
+    "`x`",
+    "</parameter>",
+    '<tool_calls><invoke name="x"></invoke></tool_calls>',
+    '<|DSML|invoke name="y">',
+    "line1\nline2",
+    "]",
+    "]]",
+    "] ]>",
+    "]]]",
+    "[CDATA[",
+    "<![CDATA[nested",
+    "你好",
+    '{"k": 1}',
+    '<invoke name="z">',
+    "</|DSML|parameter>",
+    "\n```xml\n",
+)
+PLAIN_VALUES = (
+    "v",
+    "hello",
+    "  x &lt; y &amp; z  ",
+    "10",
+    "-3.5",
+    "true",
+    "false",
+    "null",
+    "[1,2]",
+    '{"k":1}',
+    '["a", {"b": null}]',
+    "",
+    "   ",
+    "杭州",
+    "&#65;&#x42;",
+    "a b c",
+    "<item>1</item><item>2</item>",
+    "<a>1</a><b>x</b>",
+    "<item><q>x</q></item>",
+    "1e3",
+    '"quoted"',
+    "x\ny",
+    "`code`",
+    "~~~",
+)
+NATIVE_ARGS = (
+    '{"q": "lark"}',
+    '{"location": "Tokyo"}',
+    "{}",
+    '{"a": [1, 2, {"b": null}]}',
+    '{"s": "x}y"}',
+    '{"n": 1.5, "t": true}',
+    '{"c": "```"}',
+    '{"u": "杭州"}',
+)
 
 
 class Dialect(NamedTuple):
@@ -200,19 +396,40 @@ MARKUP_NAMES = tuple(sorted(MARKUP))
 
 #: Alias spellings of the wrapper opener and closer (SPEC §3).
 WRAPPER_OPEN_ALIASES = (
-    "<DSML|tool_calls>", "<|DSML tool_calls>", "<DSMLtool_calls>", "<<|DSML|tool_calls>",
-    "<｜｜DSML｜｜tool_calls>", "<|DSML|tool_calls|", "＜|DSML|tool_calls＞",
+    "<DSML|tool_calls>",
+    "<|DSML tool_calls>",
+    "<DSMLtool_calls>",
+    "<<|DSML|tool_calls>",
+    "<｜｜DSML｜｜tool_calls>",
+    "<|DSML|tool_calls|",
+    "＜|DSML|tool_calls＞",
     "<！DSML！tool_calls>",
-    "<DSML|DSML|tool_calls>", "<dsml-tool-calls>", "<|DSML|ToolCalls>", "<\u200b|DSML|tool_calls>",
-    "<|DSML|tool\u200b_calls>", "<|DSML|tool_calls\ufeff>", "<proto💥tool_calls>",
-    "〈|DSML|tool_calls〉", "<‖DSML‖tool_calls>", "<、DSML、tool_calls>", "<␂DSML␂tool_calls>",
-    "<\x02DSML\x02tool_calls>", "<|DSML|tool—calls>", "<DSML|tool_calls※>",
+    "<DSML|DSML|tool_calls>",
+    "<dsml-tool-calls>",
+    "<|DSML|ToolCalls>",
+    "<\u200b|DSML|tool_calls>",
+    "<|DSML|tool\u200b_calls>",
+    "<|DSML|tool_calls\ufeff>",
+    "<proto💥tool_calls>",
+    "〈|DSML|tool_calls〉",
+    "<‖DSML‖tool_calls>",
+    "<、DSML、tool_calls>",
+    "<␂DSML␂tool_calls>",
+    "<\x02DSML\x02tool_calls>",
+    "<|DSML|tool—calls>",
+    "<DSML|tool_calls※>",
 )
 WRAPPER_CLOSE_ALIASES = (
-    "</|DSML|tool_calls>", "〈/DSM|tool_calls〉", "＜／|DSML|tool_calls＞", "</tool_calls>",
-    "</｜DSML｜tool_calls>", "</DSML|tool_calls>", "</|DSML|tool_calls|>",
+    "</|DSML|tool_calls>",
+    "〈/DSM|tool_calls〉",
+    "＜／|DSML|tool_calls＞",
+    "</tool_calls>",
+    "</｜DSML｜tool_calls>",
+    "</DSML|tool_calls>",
+    "</|DSML|tool_calls|>",
     "</\u200b|DSML|tool_calls>",
-    "</dsml-tool-calls>", "</|DSML|ToolCalls>",
+    "</dsml-tool-calls>",
+    "</|DSML|ToolCalls>",
 )
 
 
@@ -311,8 +528,9 @@ def wrapper_closer(r: random.Random, d: Dialect) -> str:
     return zw_in(r, f"{d.lts}{d.wrapper}{d.gt}")
 
 
-def markup_block(r: random.Random, *, loose_cdata: bool = False,
-                 missing_opener: bool = False) -> list[str]:
+def markup_block(
+    r: random.Random, *, loose_cdata: bool = False, missing_opener: bool = False
+) -> list[str]:
     """A (mostly) valid markup block as a list of tag-sized pieces."""
     d = pick_dialect(r)
     pieces = [] if missing_opener else [wrapper_opener(r, d), ws(r)]
@@ -347,8 +565,16 @@ def native_block(r: random.Random) -> list[str]:
         name = r.choice(NAMES[:8])
         args = r.choice(NATIVE_ARGS)
         if r.random() < 0.5:
-            pieces += [tag("tool call begin"), "function", tag("tool sep"), name,
-                       "\n```json\n", args, "\n```", tag("tool call end")]
+            pieces += [
+                tag("tool call begin"),
+                "function",
+                tag("tool sep"),
+                name,
+                "\n```json\n",
+                args,
+                "\n```",
+                tag("tool call end"),
+            ]
         else:
             pieces += [tag("tool call begin"), name, tag("tool sep"), args, tag("tool call end")]
     pieces.append(tag("tool calls end"))
@@ -357,18 +583,23 @@ def native_block(r: random.Random) -> list[str]:
 
 def _truncated(r: random.Random, name: str) -> list[str]:
     b = "".join(markup_block(r))
-    return [b[:r.randint(1, len(b) - 1)]]
+    return [b[: r.randint(1, len(b) - 1)]]
 
 
 def _native_truncated(r: random.Random, name: str) -> list[str]:
     b = "".join(native_block(r))
-    return [b[:r.randint(1, len(b) - 1)]]
+    return [b[: r.randint(1, len(b) - 1)]]
 
 
 def _unclosed_cdata_tail(r: random.Random, name: str) -> list[str]:
     """An unclosed CDATA at the very end of a block without closers."""
-    return ["<tool_calls>", f'<invoke name="{name}">', '<parameter name="p">', "<![CDATA[",
-            r.choice(CDATA_INNER)]
+    return [
+        "<tool_calls>",
+        f'<invoke name="{name}">',
+        '<parameter name="p">',
+        "<![CDATA[",
+        r.choice(CDATA_INNER),
+    ]
 
 
 def _fixed(*pieces: str) -> Callable[[random.Random, str], list[str]]:
@@ -379,22 +610,51 @@ def _fixed(*pieces: str) -> Callable[[random.Random, str], list[str]]:
 #: Broken blocks by kind (the order matters: it is the order ``broken_block`` draws from).
 BROKEN: dict[str, Callable[[random.Random, str], list[str]]] = {
     "truncated": _truncated,
-    "param": _fixed("<tool_calls>", '<invoke name="{name}">', '<param name="p">v</param>',
-                    "</invoke>", "</tool_calls>"),
-    "noname": _fixed("<|DSML|tool_calls>", "<|DSML|invoke>", '<|DSML|parameter name="p">v',
-                     "</|DSML|parameter>", "</|DSML|invoke>", "</|DSML|tool_calls>"),
+    "param": _fixed(
+        "<tool_calls>",
+        '<invoke name="{name}">',
+        '<param name="p">v</param>',
+        "</invoke>",
+        "</tool_calls>",
+    ),
+    "noname": _fixed(
+        "<|DSML|tool_calls>",
+        "<|DSML|invoke>",
+        '<|DSML|parameter name="p">v',
+        "</|DSML|parameter>",
+        "</|DSML|invoke>",
+        "</|DSML|tool_calls>",
+    ),
     "bare": _fixed('<invoke name="{name}">', '<parameter name="p">v</parameter>', "</invoke>"),
     "bare_unfinished": _fixed('<invoke name="{name}">', "not a real call"),
     "mention": _fixed("I will use ", "<tool_calls>", " now."),
-    "stray": _fixed("<tool_calls>", '<invoke name="{name}"></invoke>', " stray ",
-                    '<invoke name="g"/>', "</tool_calls>"),
-    "text_before_invoke": _fixed("<|DSML|tool_calls>", " hmm ", '<|DSML|invoke name="{name}">',
-                                 "</|DSML|invoke>", "</|DSML|tool_calls>"),
+    "stray": _fixed(
+        "<tool_calls>",
+        '<invoke name="{name}"></invoke>',
+        " stray ",
+        '<invoke name="g"/>',
+        "</tool_calls>",
+    ),
+    "text_before_invoke": _fixed(
+        "<|DSML|tool_calls>",
+        " hmm ",
+        '<|DSML|invoke name="{name}">',
+        "</|DSML|invoke>",
+        "</|DSML|tool_calls>",
+    ),
     "no_invoke": _fixed("<tool_calls>", "\n", "</tool_calls>"),
-    "wrong_close": _fixed("<tool_calls>", '<invoke name="{name}">', "</parameter>",
-                          "</tool_calls>"),
-    "loose_mid": _fixed("<tool_calls>", '<invoke name="{name}">', '<parameter name="p">',
-                        "<![CDATA[abc", "</parameter>", "</invoke>", "</tool_calls>"),
+    "wrong_close": _fixed(
+        "<tool_calls>", '<invoke name="{name}">', "</parameter>", "</tool_calls>"
+    ),
+    "loose_mid": _fixed(
+        "<tool_calls>",
+        '<invoke name="{name}">',
+        '<parameter name="p">',
+        "<![CDATA[abc",
+        "</parameter>",
+        "</invoke>",
+        "</tool_calls>",
+    ),
     "native_truncated": _native_truncated,
     "unclosed_cdata_tail": _unclosed_cdata_tail,
 }
@@ -477,10 +737,27 @@ def wrapper_close_alias(r: random.Random) -> list[str]:
 
 
 #: Reasoning tags (SPEC §15) as the grammar spells them, look-alikes and cut-short ones.
-THINK_OPENS = ("<think>", "<Think>", "＜think＞", "<think >", "<\u200bthink>", "<think|>",
-               "<thinking>", "<|DSML|think>", "<think")
-THINK_CLOSES = ("</think>", "</Think>", "＜/think＞", "< /think>", "</think\n>", "</thinking>",
-                "</think", "</")
+THINK_OPENS = (
+    "<think>",
+    "<Think>",
+    "＜think＞",
+    "<think >",
+    "<\u200bthink>",
+    "<think|>",
+    "<thinking>",
+    "<|DSML|think>",
+    "<think",
+)
+THINK_CLOSES = (
+    "</think>",
+    "</Think>",
+    "＜/think＞",
+    "< /think>",
+    "</think\n>",
+    "</thinking>",
+    "</think",
+    "</",
+)
 
 
 def think_open(r: random.Random) -> list[str]:
@@ -547,6 +824,7 @@ def gen_fragments(r: random.Random) -> list[str]:
 
 # ============================================================================ chunkings
 
+
 def canon_value(value: Any) -> str:
     """A type-exact, order-independent spelling of a JSON value (as ``tests/helpers.py``)."""
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
@@ -567,17 +845,16 @@ def random_sizes(r: random.Random, text: str, lo: int, hi: int) -> list[str]:
     return chunk_at(text, cuts)
 
 
-def chunkings(r: random.Random, doc: str,
-              frags: Sequence[str] | None) -> list[tuple[str, list[str]]]:
+def chunkings(
+    r: random.Random, doc: str, frags: Sequence[str] | None
+) -> list[tuple[str, list[str]]]:
     """``(label, chunks)`` for every chunking ``doc`` is checked under."""
     small = random_sizes(r, doc, 1, 8)
     label = "random 1-8"
     if r.random() < 0.25:  # empty chunks anywhere must change nothing
         small = [p for x in small for p in (("", x) if r.random() < 0.3 else (x,))] + [""]
         label += " (with empty chunks)"
-    out = [("per-char", list(doc)),
-           (label, small),
-           ("random 1-40", random_sizes(r, doc, 1, 40))]
+    out = [("per-char", list(doc)), (label, small), ("random 1-40", random_sizes(r, doc, 1, 40))]
     if frags is not None:
         out.append(("fragments", list(frags)))
     return out
@@ -627,8 +904,9 @@ def block_item(e: ToolCalls, options: Options) -> BlockItem:
     span = (b.span[0], b.span[1])
     if not options.strict:
         return BlockItem(calls, b.raw, span, b.status, None, None, None)
-    return BlockItem(calls, b.raw, span, b.status, b.dialect, tuple(b.repairs),
-                     tuple(b.diagnostics))
+    return BlockItem(
+        calls, b.raw, span, b.status, b.dialect, tuple(b.repairs), tuple(b.diagnostics)
+    )
 
 
 def merge_blocks(first: BlockItem, then: BlockItem) -> BlockItem:
@@ -637,15 +915,22 @@ def merge_blocks(first: BlockItem, then: BlockItem) -> BlockItem:
     diagnostics = None
     if first.diagnostics is not None and then.diagnostics is not None:
         diagnostics = first.diagnostics + then.diagnostics
-    return BlockItem(first.calls + then.calls, first.raw + then.raw,
-                     (first.span[0], then.span[1]), then.status, then.dialect, then.repairs,
-                     diagnostics)
+    return BlockItem(
+        first.calls + then.calls,
+        first.raw + then.raw,
+        (first.span[0], then.span[1]),
+        then.status,
+        then.dialect,
+        then.repairs,
+        diagnostics,
+    )
 
 
 def continues(last: Item, e: ToolCalls) -> bool:
     """Does ``e`` continue the block of ``last``, a "partial" event?"""
-    return (isinstance(last, BlockItem) and last.status == "partial"
-            and last.span[1] == e.block.span[0])
+    return (
+        isinstance(last, BlockItem) and last.status == "partial" and last.span[1] == e.block.span[0]
+    )
 
 
 def coalesce(events: Iterable[Event], options: Options) -> list[Item]:
@@ -732,21 +1017,28 @@ def conservation_error(doc: str, events: Iterable[Event]) -> str | None:
     rebuilt = "".join(parts)
     if rebuilt == doc:
         return None
-    i = next((k for k, (x, y) in enumerate(zip(rebuilt, doc)) if x != y),
-             min(len(rebuilt), len(doc)))
-    return (f"Text+raw rebuild differs at offset {i}: rebuilt={rebuilt!r} "
-            f"(len {len(rebuilt)}), doc len {len(doc)}")
+    i = next(
+        (k for k, (x, y) in enumerate(zip(rebuilt, doc)) if x != y), min(len(rebuilt), len(doc))
+    )
+    return (
+        f"Text+raw rebuild differs at offset {i}: rebuilt={rebuilt!r} "
+        f"(len {len(rebuilt)}), doc len {len(doc)}"
+    )
 
 
 def diff_aspects(ref: Sequence[Item], got: Sequence[Item]) -> str:
     """Which aspects differ ("text", "names", "inputs", "blocks"): keeps the minimizer from
     wandering from one bug to another."""
+
     def parts(co: Sequence[Item]) -> dict[str, Any]:
         blocks = [x for x in co if isinstance(x, BlockItem)]
-        return {"text": "".join(x.text for x in co if isinstance(x, TextItem)),
-                "names": [c[0] for x in blocks for c in x.calls],
-                "inputs": [c[1:] for x in blocks for c in x.calls],
-                "blocks": [x[1:] for x in blocks]}
+        return {
+            "text": "".join(x.text for x in co if isinstance(x, TextItem)),
+            "names": [c[0] for x in blocks for c in x.calls],
+            "inputs": [c[1:] for x in blocks for c in x.calls],
+            "blocks": [x[1:] for x in blocks],
+        }
+
     a, b = parts(ref), parts(got)
     return "+".join(k for k in a if a[k] != b[k]) or "events"
 
@@ -764,6 +1056,7 @@ def format_diff(ref: Sequence[Item], got: Sequence[Item]) -> str:
 
 
 # ============================================================================ checking
+
 
 class Failure(Exception):
     """A violated property: ``kind`` (see ``same_kind``), what was seen, and the chunking."""
@@ -790,8 +1083,14 @@ def run_sieve(chunks: Iterable[str], mode: str) -> list[Event]:
     return events
 
 
-def check_run(doc: str, chunks: Sequence[str], mode: str, label: str, options: Options,
-              ref: Sequence[Item] | None = None) -> tuple[list[Event], list[Item]]:
+def check_run(
+    doc: str,
+    chunks: Sequence[str],
+    mode: str,
+    label: str,
+    options: Options,
+    ref: Sequence[Item] | None = None,
+) -> tuple[list[Event], list[Item]]:
     """Run one chunking; check it raises nothing, conserves ``doc`` and (if ``ref`` is given)
     has the reference's coalesced events. Returns the events and their coalesced form."""
     try:
@@ -818,19 +1117,28 @@ def check_parse(doc: str, mode: str, events: Sequence[Event]) -> None:
         raise Failure(("exception", mode, "parse"), traceback.format_exc(), [doc]) from None
     text = "".join(e.text for e in events if isinstance(e, Text))
     thought = "".join(e.text for e in events if isinstance(e, Reasoning))
-    calls = [(c.name, canon_value(c.input)) for e in events if isinstance(e, ToolCalls)
-             for c in e.calls]
+    calls = [
+        (c.name, canon_value(c.input)) for e in events if isinstance(e, ToolCalls) for c in e.calls
+    ]
     pcalls = [(c.name, canon_value(c.input)) for c in res.calls]
     if res.text != text or pcalls != calls or res.reasoning != thought:
-        raise Failure(("parse", mode),
-                      f"parse().text={res.text!r}\nsieve text  ={text!r}\n"
-                      f"parse().reasoning={res.reasoning!r}\nsieve reasoning={thought!r}\n"
-                      f"parse calls={pcalls!r}\nsieve calls={calls!r}", [doc])
+        raise Failure(
+            ("parse", mode),
+            f"parse().text={res.text!r}\nsieve text  ={text!r}\n"
+            f"parse().reasoning={res.reasoning!r}\nsieve reasoning={thought!r}\n"
+            f"parse calls={pcalls!r}\nsieve calls={calls!r}",
+            [doc],
+        )
 
 
-def check_doc(doc: str, frags: Sequence[str] | None, r: random.Random, options: Options,
-              modes: Sequence[str] = MODES,
-              extra: Sequence[tuple[str, list[str]]] = ()) -> None:
+def check_doc(
+    doc: str,
+    frags: Sequence[str] | None,
+    r: random.Random,
+    options: Options,
+    modes: Sequence[str] = MODES,
+    extra: Sequence[tuple[str, list[str]]] = (),
+) -> None:
     """Raise ``Failure`` on the first violated property (chunkings drawn from ``r``)."""
     ways = chunkings(r, doc, frags) + list(extra)
     for mode in modes:
@@ -853,9 +1161,11 @@ class Finding:
     def describe(self) -> str:
         f = self.failure
         rerun = f"python fuzz/fragments.py --doc-seed {self.doc_seed}"
-        lines = [f"doc_seed={self.doc_seed} (re-run: {rerun}{self.options.cli_flags()})",
-                 f"kind: {f.kind}",
-                 f"document ({len(self.document)} chars): {self.document!r}"]
+        lines = [
+            f"doc_seed={self.doc_seed} (re-run: {rerun}{self.options.cli_flags()})",
+            f"kind: {f.kind}",
+            f"document ({len(self.document)} chars): {self.document!r}",
+        ]
         if f.chunks is not None and len(f.chunks) <= 120:
             lines.append(f"chunking: {f.chunks!r}")
         elif f.chunks is not None:
@@ -884,8 +1194,9 @@ def check_seed(doc_seed: int, options: Options) -> tuple[str, Finding | None]:
     return doc, None
 
 
-def check_documents(seed: int | str, count: int, *, strict: bool = True,
-                    merge_partial: bool = True) -> list[Finding]:
+def check_documents(
+    seed: int | str, count: int, *, strict: bool = True, merge_partial: bool = True
+) -> list[Finding]:
     """Check the first ``count`` documents of ``seed`` (no time limit, no shrinking) and return
     the failures found, at most one per document. Fuzzer-internal errors propagate."""
     options = Options(strict=strict, merge_partial=merge_partial)
@@ -898,6 +1209,7 @@ def check_documents(seed: int | str, count: int, *, strict: bool = True,
 
 
 # ============================================================================ minimizing
+
 
 def still_fails(doc: str, kind: Kind, options: Options) -> Failure | None:
     """Does ``doc`` fail in the same way (same kind) under per-char or one of a few seeded
@@ -912,8 +1224,9 @@ def still_fails(doc: str, kind: Kind, options: Options) -> Failure | None:
     return None
 
 
-def shrink_fragments(frags: Sequence[str], fail: Failure, deadline: float,
-                     options: Options) -> tuple[str, Failure]:
+def shrink_fragments(
+    frags: Sequence[str], fail: Failure, deadline: float, options: Options
+) -> tuple[str, Failure]:
     """ddmin over fragments: drop slices of fragments while the failure stays."""
     cur = list(frags)
     best = fail
@@ -922,7 +1235,7 @@ def shrink_fragments(frags: Sequence[str], fail: Failure, deadline: float,
         size = max(1, len(cur) // n)
         reduced = False
         for i in range(0, len(cur), size):
-            cand = cur[:i] + cur[i + size:]
+            cand = cur[:i] + cur[i + size :]
             f = still_fails("".join(cand), fail.kind, options)
             if f:
                 cur, best, reduced = cand, f, True
@@ -937,14 +1250,15 @@ def shrink_fragments(frags: Sequence[str], fail: Failure, deadline: float,
     return "".join(cur), best
 
 
-def shrink_characters(doc: str, fail: Failure, deadline: float,
-                      options: Options) -> tuple[str, Failure]:
+def shrink_characters(
+    doc: str, fail: Failure, deadline: float, options: Options
+) -> tuple[str, Failure]:
     """Delete runs of 16, 8, 4, 2, then 1 characters while the failure stays."""
     best = fail
     for run in (16, 8, 4, 2, 1):
         i = 0
         while i < len(doc) and time.monotonic() < deadline:
-            cand = doc[:i] + doc[i + run:]
+            cand = doc[:i] + doc[i + run :]
             f = still_fails(cand, fail.kind, options)
             if f:
                 doc, best = cand, f
@@ -980,7 +1294,7 @@ def shrink_chunking(doc: str, fail: Failure, deadline: float, options: Options) 
     ch = [c for c in fail.chunks if c]
     i = 0
     while i < len(ch) - 1 and time.monotonic() < deadline:
-        cand = ch[:i] + [ch[i] + ch[i + 1]] + ch[i + 2:]
+        cand = ch[:i] + [ch[i] + ch[i + 1]] + ch[i + 2 :]
         f = chunk_fails(cand)
         if f:
             ch, best = cand, f
@@ -989,8 +1303,9 @@ def shrink_chunking(doc: str, fail: Failure, deadline: float, options: Options) 
     return best
 
 
-def minimize(frags: Sequence[str], fail: Failure, budget: float,
-             options: Options) -> tuple[str, Failure]:
+def minimize(
+    frags: Sequence[str], fail: Failure, budget: float, options: Options
+) -> tuple[str, Failure]:
     """A smaller document failing the same way, and its failure (with a smaller chunking).
     Fragments and characters get ``budget`` seconds, the chunking up to 20 more."""
     deadline = time.monotonic() + budget
@@ -1000,6 +1315,7 @@ def minimize(frags: Sequence[str], fail: Failure, budget: float,
 
 
 # ============================================================================ running
+
 
 @dataclass(frozen=True)
 class RunResult:
@@ -1024,31 +1340,38 @@ class StopFlag(Protocol):
 def minimized_report(finding: Finding, budget: float) -> str:
     doc, f = minimize(finding.fragments, finding.failure, budget, finding.options)
     mode = f.kind[1]
-    return "\n".join([
-        "\n=== minimized repro ===",
-        f"kind: {f.kind}  options={MODE_OPTIONS[mode]!r}",
-        f"document = {doc!r}",
-        f"chunks   = {f.chunks!r}",
-        f"detail:\n{f.detail}",
-        "\nrepro snippet:",
-        "  import callsieve",
-        f"  doc = {doc!r}",
-        f"  chunks = {f.chunks!r}",
-        f"  s = callsieve.Sieve(**{MODE_OPTIONS[mode]!r})",
-        "  events = [e for c in chunks for e in s.feed(c)] + s.close()",
-    ])
+    return "\n".join(
+        [
+            "\n=== minimized repro ===",
+            f"kind: {f.kind}  options={MODE_OPTIONS[mode]!r}",
+            f"document = {doc!r}",
+            f"chunks   = {f.chunks!r}",
+            f"detail:\n{f.detail}",
+            "\nrepro snippet:",
+            "  import callsieve",
+            f"  doc = {doc!r}",
+            f"  chunks = {f.chunks!r}",
+            f"  s = callsieve.Sieve(**{MODE_OPTIONS[mode]!r})",
+            "  events = [e for c in chunks for e in s.feed(c)] + s.close()",
+        ]
+    )
 
 
-def failure_report(finding: Finding, n_docs: int, elapsed: float,
-                   budget: float | None) -> str:
+def failure_report(finding: Finding, n_docs: int, elapsed: float, budget: float | None) -> str:
     head = f"\nFAILURE after {n_docs} documents ({elapsed:.1f}s); {finding.describe()}"
     if budget is None:
         return head
     return head + "\n" + minimized_report(finding, budget)
 
 
-def fuzz(seed: int | str, seconds: float, options: Options, budget: float | None,
-         stop: StopFlag | None = None, docs: int | None = None) -> RunResult:
+def fuzz(
+    seed: int | str,
+    seconds: float,
+    options: Options,
+    budget: float | None,
+    stop: StopFlag | None = None,
+    docs: int | None = None,
+) -> RunResult:
     """Check documents of ``seed`` for ``seconds`` (or until ``stop``, or the first ``docs``
     of them); on the first failure set ``stop`` and report it, shrunk within ``budget``
     seconds unless that is None."""
@@ -1060,15 +1383,20 @@ def fuzz(seed: int | str, seconds: float, options: Options, budget: float | None
         try:
             doc, finding = check_seed(doc_seed, options)
         except Exception:  # noqa: BLE001 - a fuzzer bug: reported with status 2
-            return RunResult(2, n_docs, n_chars, time.monotonic() - start,
-                             f"fuzzer internal error on doc_seed={doc_seed}:\n"
-                             f"{traceback.format_exc()}")
+            return RunResult(
+                2,
+                n_docs,
+                n_chars,
+                time.monotonic() - start,
+                f"fuzzer internal error on doc_seed={doc_seed}:\n{traceback.format_exc()}",
+            )
         if finding is not None:
             if stop is not None:
                 stop.set()
             spent = time.monotonic() - start
-            return RunResult(1, n_docs, n_chars, spent,
-                             failure_report(finding, n_docs, spent, budget))
+            return RunResult(
+                1, n_docs, n_chars, spent, failure_report(finding, n_docs, spent, budget)
+            )
         n_docs += 1
         n_chars += len(doc)
     return RunResult(0, n_docs, n_chars, time.monotonic() - start)
@@ -1080,30 +1408,50 @@ def fuzz_doc_seed(doc_seed: int, options: Options, budget: float | None) -> RunR
     try:
         doc, finding = check_seed(doc_seed, options)
     except Exception:  # noqa: BLE001 - a fuzzer bug: reported with status 2
-        return RunResult(2, 0, 0, time.monotonic() - start,
-                         f"fuzzer internal error on doc_seed={doc_seed}:\n"
-                         f"{traceback.format_exc()}")
+        return RunResult(
+            2,
+            0,
+            0,
+            time.monotonic() - start,
+            f"fuzzer internal error on doc_seed={doc_seed}:\n{traceback.format_exc()}",
+        )
     spent = time.monotonic() - start
     if finding is not None:
         return RunResult(1, 0, 0, spent, failure_report(finding, 0, spent, budget))
     return RunResult(0, 1, len(doc), spent)
 
 
-def _fuzz_job(seed: str, seconds: float, options: Options, budget: float | None,
-              stop: StopFlag, results: Queue[RunResult], docs: int | None) -> None:
+def _fuzz_job(
+    seed: str,
+    seconds: float,
+    options: Options,
+    budget: float | None,
+    stop: StopFlag,
+    results: Queue[RunResult],
+    docs: int | None,
+) -> None:
     results.put(fuzz(seed, seconds, options, budget, stop, docs))
 
 
-def fuzz_parallel(seed: int, seconds: float, jobs: int, options: Options,
-                  budget: float | None, docs: int | None = None) -> list[RunResult]:
+def fuzz_parallel(
+    seed: int,
+    seconds: float,
+    jobs: int,
+    options: Options,
+    budget: float | None,
+    docs: int | None = None,
+) -> list[RunResult]:
     """``jobs`` forked processes, job ``i`` on run seed ``f"{seed}/{i}"`` (each checks at most
     ``docs`` documents)."""
     ctx = multiprocessing.get_context("fork")
     stop = ctx.Event()
     results: Queue[RunResult] = ctx.Queue()
-    procs = [ctx.Process(target=_fuzz_job,
-                         args=(f"{seed}/{i}", seconds, options, budget, stop, results, docs))
-             for i in range(jobs)]
+    procs = [
+        ctx.Process(
+            target=_fuzz_job, args=(f"{seed}/{i}", seconds, options, budget, stop, results, docs)
+        )
+        for i in range(jobs)
+    ]
     for p in procs:
         p.start()
     out: list[RunResult] = []
@@ -1127,8 +1475,10 @@ def summarize(results: Sequence[RunResult], wall: float) -> int:
     n_docs = sum(x.documents for x in results)
     n_chars = sum(x.chars for x in results)
     rate = n_docs / elapsed if elapsed else 0.0
-    print(f"documents tested: {n_docs} in {elapsed:.1f}s ({rate:.0f} docs/s, "
-          f"mean {n_chars / max(n_docs, 1):.0f} chars; wall {wall:.1f}s)")
+    print(
+        f"documents tested: {n_docs} in {elapsed:.1f}s ({rate:.0f} docs/s, "
+        f"mean {n_chars / max(n_docs, 1):.0f} chars; wall {wall:.1f}s)"
+    )
     bad = [x for x in results if x.status]
     if bad:
         worst = min(bad, key=lambda x: x.status)  # a real failure (1) before an error (2)
@@ -1140,35 +1490,62 @@ def summarize(results: Sequence[RunResult], wall: float) -> int:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(
-        description="Differential fragment fuzzer for callsieve.Sieve (see the module "
-                    "docstring).",
+        description="Differential fragment fuzzer for callsieve.Sieve (see the module docstring).",
         epilog="Exit status: 0 no failure; 1 failure (shrunk repro printed); "
-               "2 fuzzer-internal error.")
-    ap.add_argument("--seconds", type=float, default=None,
-                    help="fuzzing time (default 60, or no limit with --docs)")
-    ap.add_argument("--docs", type=int, default=None,
-                    help="stop after this many documents (per job); with --seed S and one "
-                         "job, the documents check_documents(S, N) checks")
+        "2 fuzzer-internal error.",
+    )
+    ap.add_argument(
+        "--seconds",
+        type=float,
+        default=None,
+        help="fuzzing time (default 60, or no limit with --docs)",
+    )
+    ap.add_argument(
+        "--docs",
+        type=int,
+        default=None,
+        help="stop after this many documents (per job); with --seed S and one "
+        "job, the documents check_documents(S, N) checks",
+    )
     ap.add_argument("--seed", type=int, default=None, help="run seed (default: random)")
     ap.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
-    ap.add_argument("--doc-seed", type=int, default=None,
-                    help="check only the document generated from this doc_seed")
+    ap.add_argument(
+        "--doc-seed",
+        type=int,
+        default=None,
+        help="check only the document generated from this doc_seed",
+    )
     strictness = ap.add_mutually_exclusive_group()
-    strictness.add_argument("--strict", dest="strict", action="store_true", default=True,
-                            help="also compare block.dialect, block.repairs, "
-                                 "block.diagnostics (the default)")
-    strictness.add_argument("--loose", dest="strict", action="store_false",
-                            help="do not compare block.dialect, block.repairs, "
-                                 "block.diagnostics")
-    ap.add_argument("--no-merge", action="store_true",
-                    help="do not merge a partial ToolCalls event with its continuation")
+    strictness.add_argument(
+        "--strict",
+        dest="strict",
+        action="store_true",
+        default=True,
+        help="also compare block.dialect, block.repairs, block.diagnostics (the default)",
+    )
+    strictness.add_argument(
+        "--loose",
+        dest="strict",
+        action="store_false",
+        help="do not compare block.dialect, block.repairs, block.diagnostics",
+    )
+    ap.add_argument(
+        "--no-merge",
+        action="store_true",
+        help="do not merge a partial ToolCalls event with its continuation",
+    )
     ap.add_argument("--no-minimize", action="store_true", help="report failures unshrunk")
-    ap.add_argument("--min-seconds", type=float, default=60.0,
-                    help="shrinking budget in seconds (default 60)")
-    ap.add_argument("--hot-budget", type=int, default=None,
-                    help="run every Sieve with this many chunks between the hot paths' "
-                         "folds (callsieve._cursor.HOT_BUDGET; a small one, e.g. 2, folds "
-                         "inside almost every document)")
+    ap.add_argument(
+        "--min-seconds", type=float, default=60.0, help="shrinking budget in seconds (default 60)"
+    )
+    ap.add_argument(
+        "--hot-budget",
+        type=int,
+        default=None,
+        help="run every Sieve with this many chunks between the hot paths' "
+        "folds (callsieve._scan.cursor.HOT_BUDGET; a small one, e.g. 2, folds "
+        "inside almost every document)",
+    )
     return ap.parse_args(argv)
 
 
@@ -1177,14 +1554,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     options = Options(strict=args.strict, merge_partial=not args.no_merge)
     budget = None if args.no_minimize else args.min_seconds
     seed = args.seed if args.seed is not None else random.randrange(2**32)
-    seconds = args.seconds if args.seconds is not None else (
-        60.0 if args.docs is None else float("inf"))
+    seconds = (
+        args.seconds if args.seconds is not None else (60.0 if args.docs is None else float("inf"))
+    )
     if args.hot_budget is not None:  # read by each new Sieve; forked jobs inherit it
         callsieve_cursor.HOT_BUDGET = args.hot_budget
-    print(f"fuzz/fragments.py: seed={seed} seconds={seconds} docs={args.docs} jobs={args.jobs} "
-          f"strict={options.strict} merge_partial={options.merge_partial} "
-          f"hot_budget={callsieve_cursor.HOT_BUDGET} "
-          f"callsieve={Path(callsieve.__file__).parent}", flush=True)
+    print(
+        f"fuzz/fragments.py: seed={seed} seconds={seconds} docs={args.docs} jobs={args.jobs} "
+        f"strict={options.strict} merge_partial={options.merge_partial} "
+        f"hot_budget={callsieve_cursor.HOT_BUDGET} "
+        f"callsieve={Path(callsieve.__file__).parent}",
+        flush=True,
+    )
     start = time.monotonic()
     if args.doc_seed is not None:
         results = [fuzz_doc_seed(args.doc_seed, options, budget)]

@@ -90,7 +90,8 @@ def complete(m: ByteMatcher, limit: int = 4000) -> bytes | None:
             if EOS in allowed:
                 return path
             order = [b for b in CLOSING if b in allowed] + [
-                b for b in allowed if b not in CLOSING and b != EOS]
+                b for b in allowed if b not in CLOSING and b != EOS
+            ]
             for b in order:
                 seen += 1
                 child = state.copy()
@@ -127,10 +128,13 @@ def xgrammar_accepts(tag: dict[str, Any], texts: list[str]) -> list[bool]:
     vocab = [bytes([i]) for i in range(256)] + [b"</s>"]
     info = xgr.TokenizerInfo(vocab, xgr.VocabType.RAW, stop_token_ids=[EOS])
     compiled_tag = xgr.GrammarCompiler(info).compile_grammar(
-        xgr.Grammar.from_structural_tag(json.dumps(tag)))
+        xgr.Grammar.from_structural_tag(json.dumps(tag))
+    )
     out = []
     for text in texts:
         m = xgr.GrammarMatcher(compiled_tag)
-        out.append(bool(m.accept_string(text.encode("utf-8")))
-                   and (m.is_completed() or bool(m.accept_token(EOS))))
+        out.append(
+            bool(m.accept_string(text.encode("utf-8")))
+            and (m.is_completed() or bool(m.accept_token(EOS)))
+        )
     return out

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import random
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -37,6 +38,8 @@ import callsieve
 from callsieve import ArgumentsDelta, CallFinished, CallStarted, Reasoning, Text, ToolCalls
 
 __all__ = [
+    "CASES_PATH",
+    "CONFORMANCE_REQUIRED",
     "DSML",
     "DSML_V4",
     "DSML_V32",
@@ -58,6 +61,8 @@ __all__ = [
     "canon_value",
     "check",
     "chunk_at",
+    "conformance_cases",
+    "conformance_collected",
     "drive",
     "expected_calls",
     "fed",
@@ -171,24 +176,27 @@ def assert_conserves(text: str, events: Sequence[Any], label: str = "") -> None:
             piece = e.text if isinstance(e, Text) else e.source
             assert text.startswith(piece, pos), (
                 f"{label}: {type(e).__name__} {piece!r} is not the input at offset {pos}: "
-                f"{text[pos:pos + len(piece) + 20]!r}")
+                f"{text[pos : pos + len(piece) + 20]!r}"
+            )
             pos += len(piece)
         elif isinstance(e, ToolCalls):
             start, end = e.block.span
             assert start == pos, (
                 f"{label}: block span {e.block.span} does not start where released text "
-                f"ends ({pos}); input={text!r}")
+                f"ends ({pos}); input={text!r}"
+            )
             assert e.block.raw == text[start:end], (
-                f"{label}: block.raw {e.block.raw!r} != input[{start}:{end}] "
-                f"{text[start:end]!r}")
+                f"{label}: block.raw {e.block.raw!r} != input[{start}:{end}] {text[start:end]!r}"
+            )
             pos = end
     assert pos == len(text), (
-        f"{label}: events account for {pos} of {len(text)} characters; "
-        f"missing {text[pos:]!r}")
+        f"{label}: events account for {pos} of {len(text)} characters; missing {text[pos:]!r}"
+    )
 
 
-def run_all_ways(text: str, *, extra_chunkings: Iterable[Sequence[str]] = (),
-                 conserve: bool = True, **opts: Any) -> Any:
+def run_all_ways(
+    text: str, *, extra_chunkings: Iterable[Sequence[str]] = (), conserve: bool = True, **opts: Any
+) -> Any:
     """Run ``text`` through ``parse()`` and ``Sieve`` under many chunkings; assert they all
     agree on ``(text, [(name, input)])``; return the ``parse()`` result."""
     parse_opts = dict(opts)
@@ -198,20 +206,26 @@ def run_all_ways(text: str, *, extra_chunkings: Iterable[Sequence[str]] = (),
     check_conservation = conserve and opts.get("early_emit", "block") == "block"
     # (A call the policy released as text, ``on_reject="text"``, is text inside a complete
     # block: the events' conservation below checks that case.)
-    if check_conservation and not any(r.action == "text" for r in result.rejections) and (
-            not result.reasoning and all(b.reasoning is None for b in result.blocks)
-            and not any(isinstance(e, Reasoning) for e in stream([text], **opts))):
+    if (
+        check_conservation
+        and not any(r.action == "text" for r in result.rejections)
+        and (
+            not result.reasoning
+            and all(b.reasoning is None for b in result.blocks)
+            and not any(isinstance(e, Reasoning) for e in stream([text], **opts))
+        )
+    ):
         rebuilt = []
         pos = 0
         for b in result.blocks:
             if b.status == "complete":
-                rebuilt.append(text[pos:b.span[0]])
+                rebuilt.append(text[pos : b.span[0]])
                 pos = b.span[1]
         rebuilt.append(text[pos:])
         assert "".join(rebuilt) == result.text, (
-            f"parse().text is not the input minus its complete blocks: {text!r}")
-    per_char = list(text) if len(text) <= PER_CHAR_LIMIT else chunk_at(
-        text, range(2, len(text), 2))
+            f"parse().text is not the input minus its complete blocks: {text!r}"
+        )
+    per_char = list(text) if len(text) <= PER_CHAR_LIMIT else chunk_at(text, range(2, len(text), 2))
     ways: list[tuple[str, Sequence[str]]] = [("one chunk", [text]), ("per char", per_char)]
     randoms = random_chunkings(text)
     ways += [(f"random split #{i}", c) for i, c in enumerate(randoms)]
@@ -224,14 +238,17 @@ def run_all_ways(text: str, *, extra_chunkings: Iterable[Sequence[str]] = (),
         got = drive(events)
         assert got == want, (
             f"{label} disagrees with parse() on {text!r}\n"
-            f"chunks={list(chunks)!r}\nparse: {want!r}\nsieve: {got!r}")
+            f"chunks={list(chunks)!r}\nparse: {want!r}\nsieve: {got!r}"
+        )
         assert rejections_of(sieve) == rejections_of(result), (
-            f"{label}: the policy's rejections differ from parse()'s on {text!r}")
+            f"{label}: the policy's rejections differ from parse()'s on {text!r}"
+        )
         assert sieve.rejected_tool_names == result.rejected_tool_names
         assert reasoning_of(events) == result.reasoning, (
             f"{label}: the reasoning disagrees with parse() on {text!r}\n"
             f"chunks={list(chunks)!r}\nparse: {result.reasoning!r}\n"
-            f"sieve: {reasoning_of(events)!r}")
+            f"sieve: {reasoning_of(events)!r}"
+        )
         if check_conservation:
             assert_conserves(text, events, label)
     return result
@@ -274,30 +291,44 @@ def xml_call(body: str, pname: str = "p", tool: str = "f") -> str:
 
 
 # One sample block per default dialect (SPEC §2's examples).
-DSML = ('<|DSML|tool_calls>\n  <|DSML|invoke name="read_file">\n'
-        '    <|DSML|parameter name="path"><![CDATA[README.MD]]></|DSML|parameter>\n'
-        '  </|DSML|invoke>\n</|DSML|tool_calls>')
-DSML_V4 = ('<｜DSML｜tool_calls>\n<｜DSML｜invoke name="get_weather">\n'
-           '<｜DSML｜parameter name="location" string="true">杭州</｜DSML｜parameter>\n'
-           '<｜DSML｜parameter name="days" string="false">3</｜DSML｜parameter>\n'
-           '</｜DSML｜invoke>\n</｜DSML｜tool_calls>')
-DSML_V32 = ('<｜DSML｜function_calls>\n<｜DSML｜invoke name="get_weather">\n'
-            '<｜DSML｜parameter name="zip" string="true">75001</｜DSML｜parameter>\n'
-            '<｜DSML｜parameter name="days" string="false">2</｜DSML｜parameter>\n'
-            '</｜DSML｜invoke>\n</｜DSML｜function_calls>')
-DSML_V41 = ('<｜DSML｜ calls>\n<｜DSML｜ invoke name="browser::search">\n'
-            '<｜DSML｜ parameter name="query" string="true">Hangzhou weather</｜DSML｜ parameter>\n'
-            '<｜DSML｜ parameter name="top_k" string="false">3</｜DSML｜ parameter>\n'
-            '</｜DSML｜ invoke>\n</｜DSML｜ calls>')
-XML = ('<tool_calls>\n  <invoke name="read_file">\n'
-       '    <parameter name="path"><![CDATA[README.MD]]></parameter>\n'
-       '  </invoke>\n</tool_calls>')
-NATIVE_V3 = ('<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n'
-             '```json\n{"location": "Tokyo"}\n```<｜tool▁call▁end｜>\n'
-             '<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_time\n'
-             '```json\n{}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>')
-NATIVE_V31 = ('<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>search<｜tool▁sep｜>'
-              '{"q": "lark", "n": 2}<｜tool▁call▁end｜><｜tool▁calls▁end｜>')
+DSML = (
+    '<|DSML|tool_calls>\n  <|DSML|invoke name="read_file">\n'
+    '    <|DSML|parameter name="path"><![CDATA[README.MD]]></|DSML|parameter>\n'
+    "  </|DSML|invoke>\n</|DSML|tool_calls>"
+)
+DSML_V4 = (
+    '<｜DSML｜tool_calls>\n<｜DSML｜invoke name="get_weather">\n'
+    '<｜DSML｜parameter name="location" string="true">杭州</｜DSML｜parameter>\n'
+    '<｜DSML｜parameter name="days" string="false">3</｜DSML｜parameter>\n'
+    "</｜DSML｜invoke>\n</｜DSML｜tool_calls>"
+)
+DSML_V32 = (
+    '<｜DSML｜function_calls>\n<｜DSML｜invoke name="get_weather">\n'
+    '<｜DSML｜parameter name="zip" string="true">75001</｜DSML｜parameter>\n'
+    '<｜DSML｜parameter name="days" string="false">2</｜DSML｜parameter>\n'
+    "</｜DSML｜invoke>\n</｜DSML｜function_calls>"
+)
+DSML_V41 = (
+    '<｜DSML｜ calls>\n<｜DSML｜ invoke name="browser::search">\n'
+    '<｜DSML｜ parameter name="query" string="true">Hangzhou weather</｜DSML｜ parameter>\n'
+    '<｜DSML｜ parameter name="top_k" string="false">3</｜DSML｜ parameter>\n'
+    "</｜DSML｜ invoke>\n</｜DSML｜ calls>"
+)
+XML = (
+    '<tool_calls>\n  <invoke name="read_file">\n'
+    '    <parameter name="path"><![CDATA[README.MD]]></parameter>\n'
+    "  </invoke>\n</tool_calls>"
+)
+NATIVE_V3 = (
+    "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n"
+    '```json\n{"location": "Tokyo"}\n```<｜tool▁call▁end｜>\n'
+    "<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_time\n"
+    "```json\n{}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
+)
+NATIVE_V31 = (
+    "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>search<｜tool▁sep｜>"
+    '{"q": "lark", "n": 2}<｜tool▁call▁end｜><｜tool▁calls▁end｜>'
+)
 READ = [("read_file", {"path": "README.MD"})]
 
 
@@ -331,7 +362,7 @@ def as_argument_stream(batches: Iterable[Sequence[Any]], sizes: Iterable[int]) -
                     args, pos = call.arguments, 0
                     while pos < len(args):
                         size = next(cycle)
-                        events.append(ArgumentsDelta(index, args[pos:pos + size]))
+                        events.append(ArgumentsDelta(index, args[pos : pos + size]))
                         pos += size
                     events.append(CallFinished(index, call))
                     index += 1
@@ -354,8 +385,17 @@ def without_aborted(batches: Sequence[Sequence[Any]]) -> list[list[Any]]:
     return [[e for e in b if not (isinstance(e, kinds) and e.index in gone)] for b in batches]
 
 
-#: The shared conformance cases (SPEC's public cases), beside the repository.
+#: The shared conformance cases (the external suite, docs/spec.md), beside the repository.
 CASES_PATH = ROOT.parent / "shared" / "conformance" / "cases.jsonl"
+#: CI (``CI`` set: ``.ci/run`` in a clone with the shared folder beside it) must run the
+#: conformance tests: there a missing file fails them. Elsewhere, without the file, they are
+#: not collected (``conftest.py``: the modules and functions named ``test_conformance*``).
+CONFORMANCE_REQUIRED = bool(os.environ.get("CI"))
+
+
+def conformance_collected() -> bool:
+    """Whether the conformance tests are collected: the cases are there, or CI needs them."""
+    return CONFORMANCE_REQUIRED or CASES_PATH.is_file()
 
 
 def conformance_cases() -> list[dict[str, Any]]:

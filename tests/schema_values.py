@@ -23,32 +23,66 @@ from hypothesis import strategies as st
 #: bounds, numbers, booleans, nullable values, arrays, nested objects, ``anyOf``, a tool
 #: with no parameters and one whose parameter admits a string or an integer.
 TOOLS: list[dict[str, Any]] = [
-    {"type": "function", "function": {
-        "name": "get_weather", "description": "Current weather.",
-        "parameters": {"type": "object", "required": ["city"], "properties": {
-            "city": {"type": "string"},
-            "days": {"type": "integer", "minimum": 1, "maximum": 14},
-            "units": {"type": "string", "enum": ["celsius", "fahrenheit"]}}}}},
-    {"type": "function", "function": {
-        "name": "search", "parameters": {"type": "object", "required": ["query"],
-                                         "properties": {
-            "query": {"type": "string", "minLength": 1, "maxLength": 40},
-            "filters": {"type": "object", "properties": {
-                "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 3},
-                "exact": {"type": "boolean"},
-                "score": {"type": ["number", "null"]}}, "required": ["exact"]},
-            "limit": {"type": "integer", "minimum": 0}}}}},
-    {"name": "note", "input_schema": {"type": "object", "properties": {
-        "text": {"type": "string"},
-        "due": {"type": "string", "format": "date"},
-        "code": {"type": "string", "pattern": "^[A-Z]{2}-[0-9]{3}$"},
-        "ref": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
-        "owner": {"type": ["string", "null"]}}}},
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Current weather.",
+            "parameters": {
+                "type": "object",
+                "required": ["city"],
+                "properties": {
+                    "city": {"type": "string"},
+                    "days": {"type": "integer", "minimum": 1, "maximum": 14},
+                    "units": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+                },
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "search",
+            "parameters": {
+                "type": "object",
+                "required": ["query"],
+                "properties": {
+                    "query": {"type": "string", "minLength": 1, "maxLength": 40},
+                    "filters": {
+                        "type": "object",
+                        "properties": {
+                            "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 3},
+                            "exact": {"type": "boolean"},
+                            "score": {"type": ["number", "null"]},
+                        },
+                        "required": ["exact"],
+                    },
+                    "limit": {"type": "integer", "minimum": 0},
+                },
+            },
+        },
+    },
+    {
+        "name": "note",
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "text": {"type": "string"},
+                "due": {"type": "string", "format": "date"},
+                "code": {"type": "string", "pattern": "^[A-Z]{2}-[0-9]{3}$"},
+                "ref": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+                "owner": {"type": ["string", "null"]},
+            },
+        },
+    },
     {"name": "now", "parameters": {"type": "object", "properties": {}}},
 ]
-SCHEMAS = {(t.get("function") or t)["name"]: ((t.get("function") or t).get("parameters")
-                                              or (t.get("function") or t).get("input_schema"))
-           for t in TOOLS}
+SCHEMAS = {
+    (t.get("function") or t)["name"]: (
+        (t.get("function") or t).get("parameters") or (t.get("function") or t).get("input_schema")
+    )
+    for t in TOOLS
+}
 
 _FORMATS = {"date": st.dates().map(lambda d: d.isoformat())}
 
@@ -72,8 +106,9 @@ def _string(schema: dict[str, Any], strings: st.SearchStrategy[str]) -> st.Searc
     return strings.filter(lambda s: len(s) >= lo and (hi is None or len(s) <= hi))
 
 
-def values(schema: Any, strings: st.SearchStrategy[str],
-           nested: st.SearchStrategy[str]) -> st.SearchStrategy[Any]:
+def values(
+    schema: Any, strings: st.SearchStrategy[str], nested: st.SearchStrategy[str]
+) -> st.SearchStrategy[Any]:
     """Values ``schema`` allows (see the module docstring): its strings from ``strings``,
     those inside its arrays and objects from ``nested``."""
     if "anyOf" in schema:
@@ -87,24 +122,34 @@ def values(schema: Any, strings: st.SearchStrategy[str],
     if kind == "string":
         return _string(schema, strings)
     if kind == "integer":
-        return st.integers(schema.get("minimum", -10**12), schema.get("maximum", 10**12))
+        return st.integers(schema.get("minimum", -(10**12)), schema.get("maximum", 10**12))
     if kind == "number":
         # (as the exports bound them: written out, no exponent: docs/constrained-decoding.md)
-        return st.floats(-1e15, 1e15).filter(lambda f: f == 0 or abs(f) >= 1e-4).map(
-            lambda f: 0.0 if f == 0 else f)
+        return (
+            st.floats(-1e15, 1e15)
+            .filter(lambda f: f == 0 or abs(f) >= 1e-4)
+            .map(lambda f: 0.0 if f == 0 else f)
+        )
     if kind == "boolean":
         return st.booleans()
     if kind == "null":
         return st.none()
     if kind == "array":
-        return st.lists(values(schema.get("items", {"type": "string"}), nested, nested),
-                        min_size=schema.get("minItems", 0), max_size=schema.get("maxItems", 3))
+        return st.lists(
+            values(schema.get("items", {"type": "string"}), nested, nested),
+            min_size=schema.get("minItems", 0),
+            max_size=schema.get("maxItems", 3),
+        )
     return arguments(schema, nested, nested)
 
 
 @st.composite
-def arguments(draw: Any, schema: dict[str, Any], strings: st.SearchStrategy[str],
-              nested: st.SearchStrategy[str]) -> Any:
+def arguments(
+    draw: Any,
+    schema: dict[str, Any],
+    strings: st.SearchStrategy[str],
+    nested: st.SearchStrategy[str],
+) -> Any:
     """Argument objects ``schema`` allows (strings as ``values`` draws them)."""
     required = set(schema.get("required", []))
     out = {}

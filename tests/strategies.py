@@ -21,18 +21,44 @@ from hypothesis import strategies as st
 def soak_settings(examples: int) -> settings:
     """The properties' settings: ``examples`` examples, or ``CALLSIEVE_EXAMPLES`` for a
     longer soak; no deadline (a machine's load is not a failure)."""
-    return settings(max_examples=int(os.environ.get("CALLSIEVE_EXAMPLES", str(examples))),
-                    deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    return settings(
+        max_examples=int(os.environ.get("CALLSIEVE_EXAMPLES", str(examples))),
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
 
 
 # ---------------------------------------------------------------------------- pieces
 NAMES = st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True)
 
 PROSE_SNIPPETS = [
-    "Hello, world. ", "héllo wörld ", "你好，世界。", "emoji 💥 ok ", "if a<b and c>d ",
-    "<b>x</b> ", "1 < 2 ", "x <", "<", "＜", "〈", ">", "a<b", "use `code` here ", "``", "`",
-    "\n", "\n\n", "   ", "&amp; &lt; ", "]]>", "<![CDATA[", "｜", "▁", "\x02", "~~", "I will ",
+    "Hello, world. ",
+    "héllo wörld ",
+    "你好，世界。",
+    "emoji 💥 ok ",
+    "if a<b and c>d ",
+    "<b>x</b> ",
+    "1 < 2 ",
+    "x <",
+    "<",
+    "＜",
+    "〈",
+    ">",
+    "a<b",
+    "use `code` here ",
+    "``",
+    "`",
+    "\n",
+    "\n\n",
+    "   ",
+    "&amp; &lt; ",
+    "]]>",
+    "<![CDATA[",
+    "｜",
+    "▁",
+    "\x02",
+    "~~",
+    "I will ",
 ]
 PROSE_CHARS = st.characters(blacklist_categories=("Cs",))
 PROSE = st.one_of(
@@ -41,44 +67,89 @@ PROSE = st.one_of(
     st.lists(st.sampled_from(PROSE_SNIPPETS), min_size=1, max_size=4).map("".join),
 )
 
-LOOKALIKES = st.sampled_from([
-    "<tool_calls_extra>", "</tool_calls_extra>", "<ToolCallsExtra>", "<tool-calls>",
-    "</tool-calls>", "<invοke name=\"f\">", "</invοke>", "<｜DSM", "<｜DSML｜", "<|DSML|",
-    "<|DSML|tool_call>", "<tool_calls", "<tool_callsX>", "<|tool▁calls", "<｜tool▁call▁begin｜>",
-    "<｜tool▁sep｜>", "<parameter name=\"p\">", "</parameter>", "</invoke>", "</tool_calls>",
-    "I will use <tool_calls> now. ", "<invoke", "<DSML", "<<|DSML|", "<!CDATA[", "<!-- c -->",
-])
+LOOKALIKES = st.sampled_from(
+    [
+        "<tool_calls_extra>",
+        "</tool_calls_extra>",
+        "<ToolCallsExtra>",
+        "<tool-calls>",
+        "</tool-calls>",
+        '<invοke name="f">',
+        "</invοke>",
+        "<｜DSM",
+        "<｜DSML｜",
+        "<|DSML|",
+        "<|DSML|tool_call>",
+        "<tool_calls",
+        "<tool_callsX>",
+        "<|tool▁calls",
+        "<｜tool▁call▁begin｜>",
+        "<｜tool▁sep｜>",
+        '<parameter name="p">',
+        "</parameter>",
+        "</invoke>",
+        "</tool_calls>",
+        "I will use <tool_calls> now. ",
+        "<invoke",
+        "<DSML",
+        "<<|DSML|",
+        "<!CDATA[",
+        "<!-- c -->",
+    ]
+)
 
 # Values: (body, kind) where body is the text between the parameter tags.
 PLAIN_CHARS = st.characters(blacklist_categories=("Cs",), blacklist_characters="<>&＜〈\r")
 PLAIN = st.text(PLAIN_CHARS, max_size=10)
-ENTITY_TEXT = st.lists(st.sampled_from(
-    ["a", " ", "&lt;", "&gt;", "&amp;", "&quot;", "&apos;", "&#65;", "&#x42;", "é", "字", "x y"]),
-    min_size=1, max_size=5).map("".join)
+ENTITY_TEXT = st.lists(
+    st.sampled_from(
+        ["a", " ", "&lt;", "&gt;", "&amp;", "&quot;", "&apos;", "&#65;", "&#x42;", "é", "字", "x y"]
+    ),
+    min_size=1,
+    max_size=5,
+).map("".join)
 CDATA_INNER = st.one_of(
     st.text(PROSE_CHARS, max_size=12),
-    st.sampled_from(["<tool_calls><invoke name=\"x\"></invoke></tool_calls>", "```\ncode\n```",
-                     "</parameter>", "<b>urgent</b>", "<a>1</a><b>2</b>", "a ＜b＞ 〈c〉",
-                     "<item>1</item><item>2</item>", "~~~", "`x`", "<|DSML|invoke name=\"y\">"]),
+    st.sampled_from(
+        [
+            '<tool_calls><invoke name="x"></invoke></tool_calls>',
+            "```\ncode\n```",
+            "</parameter>",
+            "<b>urgent</b>",
+            "<a>1</a><b>2</b>",
+            "a ＜b＞ 〈c〉",
+            "<item>1</item><item>2</item>",
+            "~~~",
+            "`x`",
+            '<|DSML|invoke name="y">',
+        ]
+    ),
 ).filter(lambda s: "]]>" not in s and not s.endswith("]]") and not s.endswith("]"))
 CDATA = st.lists(CDATA_INNER, min_size=1, max_size=2).map(
-    lambda parts: "".join(f"<![CDATA[{p}]]>" for p in parts))
+    lambda parts: "".join(f"<![CDATA[{p}]]>" for p in parts)
+)
 JSON_SCALARS = st.one_of(
-    st.integers(-10**6, 10**6), st.booleans(), st.none(),
+    st.integers(-(10**6), 10**6),
+    st.booleans(),
+    st.none(),
     st.floats(allow_nan=False, allow_infinity=False, width=32),
-    st.text(PLAIN_CHARS, max_size=6))
+    st.text(PLAIN_CHARS, max_size=6),
+)
 JSON_VALUES = st.recursive(
     JSON_SCALARS,
-    lambda inner: st.one_of(st.lists(inner, max_size=3),
-                            st.dictionaries(NAMES, inner, max_size=3)),
-    max_leaves=6)
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(NAMES, inner, max_size=3)),
+    max_leaves=6,
+)
 JSON_LITERAL = JSON_VALUES.map(lambda v: json.dumps(v, ensure_ascii=False))
-ITEMS = st.lists(st.one_of(PLAIN, NAMES.map(lambda n: f"<{n}>1</{n}>")), min_size=1,
-                 max_size=3).map(lambda xs: "".join(f"<item>{x}</item>" for x in xs))
+ITEMS = st.lists(
+    st.one_of(PLAIN, NAMES.map(lambda n: f"<{n}>1</{n}>")), min_size=1, max_size=3
+).map(lambda xs: "".join(f"<item>{x}</item>" for x in xs))
 OBJECT_XML = st.lists(st.tuples(NAMES, st.one_of(PLAIN, ITEMS)), min_size=1, max_size=3).map(
-    lambda kvs: "".join(f"<{k}>{v}</{k}>" for k, v in kvs))
-BODIES = st.one_of(PLAIN, ENTITY_TEXT, CDATA, JSON_LITERAL, ITEMS, OBJECT_XML,
-                   st.just(""), st.just("   "))
+    lambda kvs: "".join(f"<{k}>{v}</{k}>" for k, v in kvs)
+)
+BODIES = st.one_of(
+    PLAIN, ENTITY_TEXT, CDATA, JSON_LITERAL, ITEMS, OBJECT_XML, st.just(""), st.just("   ")
+)
 
 # (open prefix, close prefix, wrapper local name)
 MARKUP_DIALECTS = {
@@ -105,8 +176,7 @@ def markup_block_spec(draw: Any, dialect: str | None = None) -> tuple[str, list[
             invokes.append(f'{lt}invoke name="{name}"/>')
             continue
         if shape == 1:  # a JSON object as the body (SPEC §4)
-            invokes.append(f'{lt}invoke name="{name}">{draw(WS)}{draw(ARGS)}{draw(WS)}'
-                           f'{lts}invoke>')
+            invokes.append(f'{lt}invoke name="{name}">{draw(WS)}{draw(ARGS)}{draw(WS)}{lts}invoke>')
             continue
         params = []
         for _ in range(draw(st.integers(0, 3))):
@@ -115,15 +185,15 @@ def markup_block_spec(draw: Any, dialect: str | None = None) -> tuple[str, list[
             if dialect in ("dsml_v4", "dsml_v32", "dsml_v41"):
                 attr = draw(st.sampled_from(["", ' string="true"', ' string="false"']))
             body = draw(BODIES)
-            params.append(f'{draw(WS)}{lt}parameter name="{pname}"{attr}>{body}'
-                          f'{lts}parameter>')
+            params.append(f'{draw(WS)}{lt}parameter name="{pname}"{attr}>{body}{lts}parameter>')
         invokes.append(f'{lt}invoke name="{name}">{"".join(params)}{draw(WS)}{lts}invoke>')
     ws = draw(WS)
     return f"{lt}{wrapper}>{ws}{ws.join(invokes)}{draw(WS)}{lts}{wrapper}>", names
 
 
 ARGS = st.dictionaries(NAMES, JSON_VALUES, max_size=3).map(
-    lambda d: json.dumps(d, ensure_ascii=False))
+    lambda d: json.dumps(d, ensure_ascii=False)
+)
 
 
 @st.composite
@@ -134,8 +204,10 @@ def native_block_spec(draw: Any) -> tuple[str, list[str]]:
         name, args = draw(NAMES), draw(ARGS)
         names.append(name)
         if draw(st.booleans()):  # V3: `function`, the name on its own line, a json fence
-            calls.append(f"<｜tool▁call▁begin｜>function<｜tool▁sep｜>{name}\n```json\n{args}\n```"
-                         "<｜tool▁call▁end｜>")
+            calls.append(
+                f"<｜tool▁call▁begin｜>function<｜tool▁sep｜>{name}\n```json\n{args}\n```"
+                "<｜tool▁call▁end｜>"
+            )
         else:  # V3.1
             calls.append(f"<｜tool▁call▁begin｜>{name}<｜tool▁sep｜>{args}<｜tool▁call▁end｜>")
     sep = draw(st.sampled_from(["", "\n"]))
@@ -149,49 +221,85 @@ native_block = native_block_spec().map(lambda spec: spec[0])
 
 @st.composite
 def broken_block(draw: Any) -> str:
-    kind = draw(st.sampled_from(["unclosed", "param", "noname", "no_opener", "bare",
-                                 "bare_unfinished", "mention", "stray", "loose_cdata"]))
+    kind = draw(
+        st.sampled_from(
+            [
+                "unclosed",
+                "param",
+                "noname",
+                "no_opener",
+                "bare",
+                "bare_unfinished",
+                "mention",
+                "stray",
+                "loose_cdata",
+            ]
+        )
+    )
     name = draw(NAMES)
     if kind == "unclosed":
         block = draw(VALID_BLOCK)
-        return block[:draw(st.integers(1, len(block) - 1))]
+        return block[: draw(st.integers(1, len(block) - 1))]
     if kind == "param":
         return f'<tool_calls><invoke name="{name}"><param name="p">v</param></invoke></tool_calls>'
     if kind == "noname":
         return '<tool_calls><invoke><parameter name="p">v</parameter></invoke></tool_calls>'
     if kind == "no_opener":
         lt, lts, wrapper = MARKUP_DIALECTS[draw(st.sampled_from(sorted(MARKUP_DIALECTS)))]
-        return (f'{lt}invoke name="{name}">{lt}parameter name="p">{draw(PLAIN)}{lts}parameter>'
-                f'{lts}invoke>{draw(WS)}{lts}{wrapper}>')
+        return (
+            f'{lt}invoke name="{name}">{lt}parameter name="p">{draw(PLAIN)}{lts}parameter>'
+            f"{lts}invoke>{draw(WS)}{lts}{wrapper}>"
+        )
     if kind == "bare":
         return f'<invoke name="{name}"><parameter name="p">v</parameter></invoke>'
     if kind == "bare_unfinished":
         return f'<invoke name="{name}">not a real call'
     if kind == "loose_cdata":  # a CDATA never closed (repaired only at the end of input)
-        return (f'<tool_calls><invoke name="{name}"><parameter name="p"><![CDATA[{draw(PLAIN)}'
-                "</parameter></invoke></tool_calls>")
+        return (
+            f'<tool_calls><invoke name="{name}"><parameter name="p"><![CDATA[{draw(PLAIN)}'
+            "</parameter></invoke></tool_calls>"
+        )
     if kind == "mention":
         return "I will use <tool_calls> now."
-    return (f'<tool_calls><invoke name="{name}"></invoke> stray {draw(PLAIN)} '
-            f'<invoke name="g"/></tool_calls>')
+    return (
+        f'<tool_calls><invoke name="{name}"></invoke> stray {draw(PLAIN)} '
+        f'<invoke name="g"/></tool_calls>'
+    )
 
 
 def fenced(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
     return st.tuples(st.sampled_from(["```", "~~~", "````", "```xml", "~~~~ md"]), inner).map(
-        lambda t: f"\n{t[0]}\n{t[1]}\n{t[0].split()[0].rstrip('xml')}\n")
+        lambda t: f"\n{t[0]}\n{t[1]}\n{t[0].split()[0].rstrip('xml')}\n"
+    )
 
 
 NESTED_FENCE = VALID_BLOCK.map(lambda b: f"\n````md\n```xml\n{b}\n```\n{b}\n````\n")
 INLINE_CODE = st.one_of(
-    st.sampled_from(["`<tool_calls>`", "`<|DSML|tool_calls>`", "`</tool_calls>`",
-                     "`<invoke name=\"f\">`", "``<tool_calls>``"]),
+    st.sampled_from(
+        [
+            "`<tool_calls>`",
+            "`<|DSML|tool_calls>`",
+            "`</tool_calls>`",
+            '`<invoke name="f">`',
+            "``<tool_calls>``",
+        ]
+    ),
     VALID_BLOCK.map(lambda b: f"`{b}`"),
     VALID_BLOCK.map(lambda b: f"`` {b} ``"),
 )
 
 PIECES = st.one_of(
-    PROSE, PROSE, LOOKALIKES, VALID_BLOCK, VALID_BLOCK, broken_block(), broken_block(),
-    fenced(VALID_BLOCK), NESTED_FENCE, INLINE_CODE, native_block,
+    PROSE,
+    PROSE,
+    LOOKALIKES,
+    VALID_BLOCK,
+    VALID_BLOCK,
+    broken_block(),
+    broken_block(),
+    fenced(VALID_BLOCK),
+    NESTED_FENCE,
+    INLINE_CODE,
+    native_block,
 )
 DOCS = st.lists(PIECES, min_size=1, max_size=6).map("".join)
 
@@ -218,23 +326,63 @@ def doc_and_chunks(draw: Any, docs: st.SearchStrategy[str] = DOCS) -> tuple[str,
 
 
 # ---------------------------------------------------------------------------- reasoning (§15)
-THINK_OPENS = st.sampled_from(["<think>", "<Think>", "＜think＞", "<think >", "<\u200bthink>",
-                               "<think|>", "<thinking>", "<|DSML|think>", "<think"])
-THINK_CLOSES = st.sampled_from(["</think>", "</Think>", "＜/think＞", "< /think>", "</think\n>",
-                                "</thinking>", "</think", "</"])
+THINK_OPENS = st.sampled_from(
+    [
+        "<think>",
+        "<Think>",
+        "＜think＞",
+        "<think >",
+        "<\u200bthink>",
+        "<think|>",
+        "<thinking>",
+        "<|DSML|think>",
+        "<think",
+    ]
+)
+THINK_CLOSES = st.sampled_from(
+    [
+        "</think>",
+        "</Think>",
+        "＜/think＞",
+        "< /think>",
+        "</think\n>",
+        "</thinking>",
+        "</think",
+        "</",
+    ]
+)
 #: A thought: prose, look-alikes, blocks (valid, broken, quoted), a nested tag.
-THOUGHT = st.lists(st.one_of(PROSE, LOOKALIKES, VALID_BLOCK, broken_block(), INLINE_CODE,
-                             fenced(VALID_BLOCK), THINK_OPENS), max_size=4).map("".join)
+THOUGHT = st.lists(
+    st.one_of(
+        PROSE,
+        LOOKALIKES,
+        VALID_BLOCK,
+        broken_block(),
+        INLINE_CODE,
+        fenced(VALID_BLOCK),
+        THINK_OPENS,
+    ),
+    max_size=4,
+).map("".join)
 REASONING_PIECES = st.one_of(
-    PIECES, THINK_OPENS, THINK_CLOSES, st.sampled_from(["", " ", "\n\n", "\n"]),
+    PIECES,
+    THINK_OPENS,
+    THINK_CLOSES,
+    st.sampled_from(["", " ", "\n\n", "\n"]),
     st.tuples(THINK_OPENS, THOUGHT, THINK_CLOSES).map("".join),
     st.tuples(THINK_OPENS, THOUGHT, THINK_CLOSES).map("".join),
 )
 #: Replies that mix reasoning, prose, fences and blocks, white space first as often as not.
-REASONING_DOCS = st.tuples(st.sampled_from(["", "", " ", "\n"]),
-                           st.lists(REASONING_PIECES, min_size=1, max_size=6)).map(
-    lambda t: t[0] + "".join(t[1]))
+REASONING_DOCS = st.tuples(
+    st.sampled_from(["", "", " ", "\n"]), st.lists(REASONING_PIECES, min_size=1, max_size=6)
+).map(lambda t: t[0] + "".join(t[1]))
 #: ``reasoning`` and ``calls_in_reasoning`` together.
-REASONING_OPTIONS = st.sampled_from([
-    {}, {"calls_in_reasoning": "call"}, {"reasoning": "open"},
-    {"reasoning": "open", "calls_in_reasoning": "call"}, {"reasoning": "off"}])
+REASONING_OPTIONS = st.sampled_from(
+    [
+        {},
+        {"calls_in_reasoning": "call"},
+        {"reasoning": "open"},
+        {"reasoning": "open", "calls_in_reasoning": "call"},
+        {"reasoning": "off"},
+    ]
+)

@@ -1,11 +1,14 @@
 """callsieve — pull tool calls out of LLM output, exactly, on whole text and on streams.
 
+What it promises is docs/spec.md (in the repository and the sdist): "SPEC §N" in the code,
+the tests and the docs means its section N. README.md shows the API.
+
 >>> from callsieve import parse
 >>> parse('Hi <tool_calls><invoke name="f"></invoke></tool_calls>').calls[0].name
 'f'
 """
 
-from ._errors import (
+from ._base.errors import (
     CallsieveError,
     ConfigurationError,
     FormatError,
@@ -14,7 +17,7 @@ from ._errors import (
     SieveClosedError,
     UnknownOptionError,
 )
-from ._events import (
+from ._base.events import (
     ArgumentsDelta,
     Block,
     CallAborted,
@@ -26,12 +29,13 @@ from ._events import (
     ToolCall,
     ToolCalls,
 )
-from ._grammar import DEFAULT_DIALECTS, available_dialects
-from ._leaks import LeakFilter, sanitize_leaked_output
-from ._metrics import Metrics, aggregate_metrics
-from ._policy import Rejection
-from ._results import ParseResult, parse
-from ._sieve import Sieve, SieveState, new_call_id
+from ._config.metrics import Metrics, aggregate_metrics
+from ._config.policy import Rejection
+from ._facade.results import ParseResult, parse
+from ._facade.sieve import Sieve
+from ._grammar.compiled import DEFAULT_DIALECTS, available_dialects
+from ._sanitizer.leaks import LeakFilter, sanitize_leaked_output
+from ._stream.sieve import SieveState, new_call_id
 
 __version__ = "0.1.0"
 

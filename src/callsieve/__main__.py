@@ -50,7 +50,8 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NoReturn, TextIO
 
-from . import __version__, _options
+from . import __version__
+from ._base.errors import CallsieveError, ConfigurationError
 from ._cli_output import (
     SSE_DONE,
     EventRecords,
@@ -64,12 +65,12 @@ from ._cli_output import (
     sse_frame,
 )
 from ._cli_serve import add_serve, run_serve
-from ._errors import CallsieveError, ConfigurationError
-from ._explain import explain_json
-from ._options import SieveOptions
-from ._policy import ON_REJECT, POLICIES
-from ._results import ParseResult, parse
-from ._sieve import Sieve
+from ._config import options as _options
+from ._config.options import SieveOptions
+from ._config.policy import ON_REJECT, POLICIES
+from ._facade.explain import explain_json
+from ._facade.results import ParseResult, parse
+from ._facade.sieve import Sieve
 
 __all__ = ["main"]
 
@@ -149,11 +150,13 @@ def _load_tools(path: str | None) -> list[Any] | None:
     try:
         tools = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise _UsageError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}, "
-                          f"column {exc.colno})") from None
+        raise _UsageError(
+            f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
+        ) from None
     if not isinstance(tools, list):
-        raise _UsageError(f"{path}: expected a JSON list of tool definitions, "
-                          f"got a JSON {type(tools).__name__}")
+        raise _UsageError(
+            f"{path}: expected a JSON list of tool definitions, got a JSON {type(tools).__name__}"
+        )
     try:
         SieveOptions(tools)
     except ConfigurationError as exc:  # a malformed definition: say which file holds it
@@ -165,10 +168,14 @@ def _sieve_options(args: argparse.Namespace) -> tuple[list[Any] | None, dict[str
     """The tools and the options of a command (``Sieve``'s keyword arguments), checked
     before any input is read."""
     tools = _load_tools(args.tools)
-    options: dict[str, Any] = {"early_emit": args.early_emit, "reasoning": args.reasoning,
-                               "calls_in_reasoning": args.calls_in_reasoning,
-                               "policy": args.policy, "on_reject": args.on_reject,
-                               "sanitize": args.sanitize}
+    options: dict[str, Any] = {
+        "early_emit": args.early_emit,
+        "reasoning": args.reasoning,
+        "calls_in_reasoning": args.calls_in_reasoning,
+        "policy": args.policy,
+        "on_reject": args.on_reject,
+        "sanitize": args.sanitize,
+    }
     SieveOptions(tools, **options)
     return tools, options
 
@@ -190,58 +197,102 @@ def build_parser() -> argparse.ArgumentParser:
         description="Pull tool calls out of LLM output, whole or streamed.",
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser,
-                                title="commands")
+    sub = parser.add_subparsers(
+        dest="command", metavar="COMMAND", parser_class=_Parser, title="commands"
+    )
     sub.required = True
 
     common = _Parser(add_help=False)
     common.add_argument("file", metavar="FILE", help="UTF-8 text to read, or - for stdin")
-    common.add_argument("--tools", metavar="FILE",
-                        help="JSON list of tool definitions (OpenAI or Anthropic style)")
-    common.add_argument("--early-emit", choices=_options.EARLY_EMIT, default="block",
-                        help="when calls are emitted (default block)")
-    common.add_argument("--reasoning", choices=_options.REASONING, default="tags",
-                        help="where reasoning is: between <think> tags, open from the start "
-                             "to the first </think>, or off (default tags)")
-    common.add_argument("--calls-in-reasoning", choices=_options.CALLS_IN_REASONING,
-                        default="text",
-                        help="a tool block inside reasoning is reasoning text, or a call "
-                             "(default text)")
-    common.add_argument("--policy", choices=POLICIES, default=None,
-                        help="reject calls to tools not in --tools (allowlist), or whose "
-                             "arguments fail the tool's schema too (schema)")
-    common.add_argument("--on-reject", choices=ON_REJECT, default="drop",
-                        help="what a rejected call's text becomes (default drop)")
-    common.add_argument("--sanitize", action="store_true",
-                        help="remove leaked protocol from the released text")
-    common.add_argument("--format", choices=tuple(FORMATS), default=None,
-                        help="print the API's wire JSON instead of callsieve's own view: "
-                             "a response object (parse) or stream objects (stream)")
-    common.add_argument("--no-reasoning-output", dest="include_reasoning",
-                        action="store_false",
-                        help="with --format: leave the reasoning out of the wire JSON")
+    common.add_argument(
+        "--tools", metavar="FILE", help="JSON list of tool definitions (OpenAI or Anthropic style)"
+    )
+    common.add_argument(
+        "--early-emit",
+        choices=_options.EARLY_EMIT,
+        default="block",
+        help="when calls are emitted (default block)",
+    )
+    common.add_argument(
+        "--reasoning",
+        choices=_options.REASONING,
+        default="tags",
+        help="where reasoning is: between <think> tags, open from the start "
+        "to the first </think>, or off (default tags)",
+    )
+    common.add_argument(
+        "--calls-in-reasoning",
+        choices=_options.CALLS_IN_REASONING,
+        default="text",
+        help="a tool block inside reasoning is reasoning text, or a call (default text)",
+    )
+    common.add_argument(
+        "--policy",
+        choices=POLICIES,
+        default=None,
+        help="reject calls to tools not in --tools (allowlist), or whose "
+        "arguments fail the tool's schema too (schema)",
+    )
+    common.add_argument(
+        "--on-reject",
+        choices=ON_REJECT,
+        default="drop",
+        help="what a rejected call's text becomes (default drop)",
+    )
+    common.add_argument(
+        "--sanitize", action="store_true", help="remove leaked protocol from the released text"
+    )
+    common.add_argument(
+        "--format",
+        choices=tuple(FORMATS),
+        default=None,
+        help="print the API's wire JSON instead of callsieve's own view: "
+        "a response object (parse) or stream objects (stream)",
+    )
+    common.add_argument(
+        "--no-reasoning-output",
+        dest="include_reasoning",
+        action="store_false",
+        help="with --format: leave the reasoning out of the wire JSON",
+    )
 
-    parse_cmd = sub.add_parser("parse", parents=[common],
-                               help="parse the whole text; print the result as one JSON object",
-                               description="Parse the whole text and print the ParseResult as "
-                                           "JSON.")
-    parse_cmd.add_argument("--explain", action="store_true",
-                           help="print each block's span, dialect, status, repairs, policy "
-                                "decisions and, for a failed block, where and why it failed")
+    parse_cmd = sub.add_parser(
+        "parse",
+        parents=[common],
+        help="parse the whole text; print the result as one JSON object",
+        description="Parse the whole text and print the ParseResult as JSON.",
+    )
+    parse_cmd.add_argument(
+        "--explain",
+        action="store_true",
+        help="print each block's span, dialect, status, repairs, policy "
+        "decisions and, for a failed block, where and why it failed",
+    )
     stream = sub.add_parser(
-        "stream", parents=[common],
+        "stream",
+        parents=[common],
         help="feed the text through a Sieve; print its events as JSON lines",
         description="Feed the text through a Sieve in chunks and print its events as lines "
-                    "of JSON, adjacent text events merged into one line (for stdin: until "
-                    "the input pauses).",
+        "of JSON, adjacent text events merged into one line (for stdin: until "
+        "the input pauses).",
     )
-    stream.add_argument("--chunk-size", metavar="N", type=_positive_int,
-                        default=DEFAULT_CHUNK_SIZE,
-                        help=f"characters per chunk (default {DEFAULT_CHUNK_SIZE})")
-    stream.add_argument("--raw-events", action="store_true",
-                        help="print every event as it comes, text events not merged")
-    stream.add_argument("--sse", action="store_true",
-                        help="print each line as a Server-Sent Events frame (data: ...)")
+    stream.add_argument(
+        "--chunk-size",
+        metavar="N",
+        type=_positive_int,
+        default=DEFAULT_CHUNK_SIZE,
+        help=f"characters per chunk (default {DEFAULT_CHUNK_SIZE})",
+    )
+    stream.add_argument(
+        "--raw-events",
+        action="store_true",
+        help="print every event as it comes, text events not merged",
+    )
+    stream.add_argument(
+        "--sse",
+        action="store_true",
+        help="print each line as a Server-Sent Events frame (data: ...)",
+    )
     add_serve(sub, _positive_int, DEFAULT_CHUNK_SIZE)
     return parser
 
@@ -252,16 +303,23 @@ def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
 
 
 #: ``--format`` values (a contract outside harnesses use) and their ``callsieve.render`` modules.
-FORMATS = {"openai": "openai_chat", "responses": "openai_responses", "anthropic": "anthropic",
-           "gemini": "gemini"}
+FORMATS = {
+    "openai": "openai_chat",
+    "responses": "openai_responses",
+    "anthropic": "anthropic",
+    "gemini": "gemini",
+}
 
 
 #: ``--sse`` with ``--format``: each API's own event-stream framing — OpenAI Chat's ``data:``
 #: lines closed by ``data: [DONE]``, named events for Responses and Anthropic, Gemini's
 #: ``data:`` lines (its ``alt=sse``).
 SSE_FRAMING: dict[str, tuple[Frame, str]] = {
-    "openai": (sse_frame, SSE_DONE), "responses": (sse_event_frame, ""),
-    "anthropic": (sse_event_frame, ""), "gemini": (sse_frame, "")}
+    "openai": (sse_frame, SSE_DONE),
+    "responses": (sse_event_frame, ""),
+    "anthropic": (sse_event_frame, ""),
+    "gemini": (sse_frame, ""),
+}
 
 
 def _renderer(args: argparse.Namespace) -> Any:
@@ -284,8 +342,12 @@ def _stream_writer(args: argparse.Namespace, out: TextIO) -> StreamWriter:
     the API sends them, one per line (text is not merged first: each is what a server
     would send for the chunk)."""
     if args.format is None:
-        return StreamWriter(out, EventRecords(), merge_text=not args.raw_events,
-                            frame=sse_frame if args.sse else json_line)
+        return StreamWriter(
+            out,
+            EventRecords(),
+            merge_text=not args.raw_events,
+            frame=sse_frame if args.sse else json_line,
+        )
     frame, end = SSE_FRAMING[args.format] if args.sse else (json_line, "")
     renderer = _renderer(args).StreamRenderer(include_reasoning=args.include_reasoning)
     return StreamWriter(out, renderer, merge_text=False, frame=frame, end=end)
@@ -309,7 +371,7 @@ def _cmd_stream(args: argparse.Namespace, out: TextIO) -> int:
     live = args.file == "-"
     for piece in _pieces(args.file):  # chunks of `size` characters, a piece's last shorter
         for i in range(0, len(piece), size):
-            writer.feed(sieve.feed(piece[i:i + size]))
+            writer.feed(sieve.feed(piece[i : i + size]))
         if live:  # the next read may wait for the model: print what it has released so far
             writer.pause()
     writer.close(sieve.close())

@@ -31,7 +31,7 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol, TextIO
 
-from ._events import (
+from ._base.events import (
     ArgumentsDelta,
     Block,
     CallAborted,
@@ -43,7 +43,7 @@ from ._events import (
     ToolCall,
     ToolCalls,
 )
-from ._results import ParseResult
+from ._facade.results import ParseResult
 
 __all__ = [
     "SSE_DONE",
@@ -97,8 +97,10 @@ def result_json(result: ParseResult) -> Record:
         "saw_tool_call_syntax": result.saw_tool_call_syntax,
         "rejected_by_policy": result.rejected_by_policy,
         "rejected_tool_names": list(result.rejected_tool_names),
-        "rejections": [{"name": r.name, "reason": r.reason, "span": list(r.span),
-                        "action": r.action} for r in result.rejections],
+        "rejections": [
+            {"name": r.name, "reason": r.reason, "span": list(r.span), "action": r.action}
+            for r in result.rejections
+        ],
     }
 
 
@@ -106,14 +108,19 @@ def event_json(event: Event) -> Record:
     if isinstance(event, Text):
         return {"event": "text", "text": event.text}
     if isinstance(event, Reasoning):  # (a tag's own event: its raw text, the text empty)
-        return ({"event": "reasoning", "text": event.text} if event.raw is None else
-                {"event": "reasoning", "text": event.text, "raw": event.raw})
+        return (
+            {"event": "reasoning", "text": event.text}
+            if event.raw is None
+            else {"event": "reasoning", "text": event.text, "raw": event.raw}
+        )
     if isinstance(event, ToolCalls):
-        return {"event": "tool_calls", "calls": [call_json(c) for c in event.calls],
-                "block": block_json(event.block)}
+        return {
+            "event": "tool_calls",
+            "calls": [call_json(c) for c in event.calls],
+            "block": block_json(event.block),
+        }
     if isinstance(event, CallStarted):
-        return {"event": "call_started", "index": event.index, "id": event.id,
-                "name": event.name}
+        return {"event": "call_started", "index": event.index, "id": event.id, "name": event.name}
     if isinstance(event, ArgumentsDelta):
         return {"event": "arguments_delta", "index": event.index, "delta": event.delta}
     if isinstance(event, CallFinished):
@@ -219,8 +226,15 @@ class StreamWriter:
 
     __slots__ = ("_out", "_encoder", "_merger", "_frame", "_end")
 
-    def __init__(self, out: TextIO, encoder: Encoder, *, merge_text: bool,
-                 frame: Frame = json_line, end: str = "") -> None:
+    def __init__(
+        self,
+        out: TextIO,
+        encoder: Encoder,
+        *,
+        merge_text: bool,
+        frame: Frame = json_line,
+        end: str = "",
+    ) -> None:
         self._out = out
         self._encoder = encoder
         self._merger = TextMerger() if merge_text else None

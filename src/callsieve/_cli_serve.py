@@ -22,8 +22,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from . import _options
-from ._errors import ConfigurationError
+from ._base.errors import ConfigurationError
+from ._config import options as _options
 
 __all__ = ["SERVER_MISSING", "add_serve", "run_serve", "serve_settings"]
 

@@ -35,10 +35,10 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ._errors import FormatError
-from ._events import ToolCall
-from ._native_read import SPELL as _SP
-from ._native_read import (
+from ._base.errors import FormatError
+from ._base.events import ToolCall
+from ._blocks.native_read import SPELL as _SP
+from ._blocks.native_read import (
     NativeCalls,
     has_call_terminator,
     has_tool_call_signal,
@@ -110,9 +110,19 @@ TOOL_OUTPUT_BEGIN: str = _SP["TOOL_OUTPUT_BEGIN"]
 TOOL_OUTPUT_END: str = _SP["TOOL_OUTPUT_END"]
 #: Every special-token marker above (not ``FUNCTION`` or the fences, which are plain text).
 ALL_MARKERS: tuple[str, ...] = (
-    BEGIN_OF_SENTENCE, END_OF_SENTENCE, USER, ASSISTANT, TOOL_CALLS_BEGIN, TOOL_CALLS_END,
-    TOOL_CALL_BEGIN, TOOL_CALL_END, TOOL_SEP, TOOL_OUTPUTS_BEGIN, TOOL_OUTPUTS_END,
-    TOOL_OUTPUT_BEGIN, TOOL_OUTPUT_END,
+    BEGIN_OF_SENTENCE,
+    END_OF_SENTENCE,
+    USER,
+    ASSISTANT,
+    TOOL_CALLS_BEGIN,
+    TOOL_CALLS_END,
+    TOOL_CALL_BEGIN,
+    TOOL_CALL_END,
+    TOOL_SEP,
+    TOOL_OUTPUTS_BEGIN,
+    TOOL_OUTPUTS_END,
+    TOOL_OUTPUT_BEGIN,
+    TOOL_OUTPUT_END,
 )
 
 _CALL_SEP = _SP.get("CALL_SEP")
@@ -137,9 +147,15 @@ def format_call_header(name: str) -> str:
     line = _SP.fill("NATIVE_NAME_LINE", name)
     m = _NAME_LINE.fullmatch(line) if isinstance(name, str) else None
     if m is None or (m.group("q") if m.group("q") is not None else m.group("v")) != name:
-        raise FormatError(f"tool name {name!r} cannot be written in deepseek_native",
-                          expected=(("a name of 1-256 characters without white space, "
-                                    "quotes, brackets, braces, backticks or angle brackets"),))
+        raise FormatError(
+            f"tool name {name!r} cannot be written in deepseek_native",
+            expected=(
+                (
+                    "a name of 1-256 characters without white space, "
+                    "quotes, brackets, braces, backticks or angle brackets"
+                ),
+            ),
+        )
     return FUNCTION + TOOL_SEP + line
 
 
@@ -162,8 +178,9 @@ def format_arguments(arguments: Mapping[str, Any]) -> str:
     '{"q": "\\\\u0060\\\\u0060\\\\u0060x\\\\u0060\\\\u0060\\\\u0060", "n": 1}'
     """
     if not isinstance(arguments, Mapping):
-        raise FormatError(f"arguments must be a JSON object, not {type(arguments).__name__}",
-                          expected=("a dict",))
+        raise FormatError(
+            f"arguments must be a JSON object, not {type(arguments).__name__}", expected=("a dict",)
+        )
     try:
         text = json.dumps(dict(arguments), ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:
@@ -188,8 +205,10 @@ def _name_input(call: Any) -> tuple[str, Mapping[str, Any]]:
         return call.name, call.input
     if isinstance(call, tuple) and len(call) == 2:
         return call[0], call[1]
-    raise FormatError(f"a call is a ToolCall or a (name, input) pair, not "
-                      f"{type(call).__name__}", expected=("ToolCall", "(name, input)"))
+    raise FormatError(
+        f"a call is a ToolCall or a (name, input) pair, not {type(call).__name__}",
+        expected=("ToolCall", "(name, input)"),
+    )
 
 
 def format_calls(calls: Iterable[ToolCall | tuple[str, Mapping[str, Any]]]) -> str:
@@ -206,8 +225,11 @@ def format_calls(calls: Iterable[ToolCall | tuple[str, Mapping[str, Any]]]) -> s
         return ""
     out = [TOOL_CALLS_BEGIN]
     for k, (name, arguments) in enumerate(items):
-        out += [format_call_prefix(name), format_arguments(arguments),
-                format_call_tail(k == len(items) - 1)]
+        out += [
+            format_call_prefix(name),
+            format_arguments(arguments),
+            format_call_tail(k == len(items) - 1),
+        ]
     return "".join(out)
 
 

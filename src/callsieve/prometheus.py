@@ -26,7 +26,7 @@ from typing import Any
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge
 
-from ._metrics import COUNTERS, Metrics, Snapshot, aggregate_metrics
+from ._config.metrics import COUNTERS, Metrics, Snapshot, aggregate_metrics
 
 __all__ = ["PrometheusExporter"]
 
@@ -42,24 +42,38 @@ _HELP = {
     "repairs": "Repairs made, by kind",
     "rejected": "Calls the tool policy rejected, by reason",
 }
-_LABEL = {"blocks_parsed": "dialect", "blocks_failed": "reason", "repairs": "kind",
-          "rejected": "reason"}
+_LABEL = {
+    "blocks_parsed": "dialect",
+    "blocks_failed": "reason",
+    "repairs": "kind",
+    "rejected": "reason",
+}
 
 
 class PrometheusExporter:
     """``prometheus_client`` metrics fed by a ``Metrics`` source (see the module docstring)."""
 
-    def __init__(self, registry: CollectorRegistry | None = None, namespace: str = "callsieve",
-                 source: Metrics | None = None) -> None:
+    def __init__(
+        self,
+        registry: CollectorRegistry | None = None,
+        namespace: str = "callsieve",
+        source: Metrics | None = None,
+    ) -> None:
         registry = REGISTRY if registry is None else registry
         self.source = aggregate_metrics() if source is None else source
         self.counters: dict[str, Any] = {}
         for name in (*COUNTERS, *_LABEL):
             labels = (_LABEL[name],) if name in _LABEL else ()
-            self.counters[name] = Counter(name, _HELP[name], labels, namespace=namespace,
-                                          registry=registry)
-        self.holdback = Gauge("holdback_max_chars", "Most characters held back at once",
-                              namespace=namespace, registry=registry, multiprocess_mode="max")
+            self.counters[name] = Counter(
+                name, _HELP[name], labels, namespace=namespace, registry=registry
+            )
+        self.holdback = Gauge(
+            "holdback_max_chars",
+            "Most characters held back at once",
+            namespace=namespace,
+            registry=registry,
+            multiprocess_mode="max",
+        )
         self._held = 0
         self.source.subscribe(self.add)
 

@@ -40,9 +40,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import deepseek
-from ._prompt_inputs import read_calls, read_results, read_tools
-from ._prompt_write import markup_calls, name_attr
-from ._spelling import Spelling, spelling
+from ._grammar.spelling import Spelling, spelling
+from ._prompt.inputs import read_calls, read_results, read_tools
+from ._prompt.write import markup_calls, name_attr
 
 __all__ = ["DEFAULT_PROMPT_DIALECT", "format_calls", "format_results", "tool_instructions"]
 
@@ -60,8 +60,9 @@ def _native(sp: Spelling) -> bool:
     return sp.dialect == _NATIVE and "INVOKE_OPEN" not in sp
 
 
-def format_calls(calls: Any, dialect: str = DEFAULT_PROMPT_DIALECT, *,
-                 grammar_dirs: Sequence[str] = ()) -> str:
+def format_calls(
+    calls: Any, dialect: str = DEFAULT_PROMPT_DIALECT, *, grammar_dirs: Sequence[str] = ()
+) -> str:
     """Past assistant tool calls as the model writes them in ``dialect``: one block holding
     every call, in order (messages are flattened: all their calls go in the one block);
     ``""`` for no calls.
@@ -80,8 +81,9 @@ def format_calls(calls: Any, dialect: str = DEFAULT_PROMPT_DIALECT, *,
     return markup_calls(sp, items)
 
 
-def format_results(results: Any, dialect: str = DEFAULT_PROMPT_DIALECT, *,
-                   grammar_dirs: Sequence[str] = ()) -> str:
+def format_results(
+    results: Any, dialect: str = DEFAULT_PROMPT_DIALECT, *, grammar_dirs: Sequence[str] = ()
+) -> str:
     """Tool results as the dialect's chat template puts them in the prompt, in order (one
     turn's results together); ``""`` for none. The text of a result is written as it is
     (the templates do not escape it).
@@ -109,8 +111,13 @@ def _example_value(schema: Any) -> Any:
         return schema["default"]
     kind = schema.get("type")
     kind = kind[0] if isinstance(kind, list) and kind else kind
-    return {"integer": 1, "number": 1.5, "boolean": True, "array": [], "object": {},
-            "null": None}.get(kind, "value") if isinstance(kind, str) else "value"
+    return (
+        {"integer": 1, "number": 1.5, "boolean": True, "array": [], "object": {}, "null": None}.get(
+            kind, "value"
+        )
+        if isinstance(kind, str)
+        else "value"
+    )
 
 
 def _example(tool: tuple[str, str, dict[str, Any]]) -> tuple[str, dict[str, Any]]:
@@ -118,8 +125,9 @@ def _example(tool: tuple[str, str, dict[str, Any]]) -> tuple[str, dict[str, Any]
     found = schema.get("properties")
     props: dict[str, Any] = found if isinstance(found, dict) else {}
     listed = schema.get("required")
-    required = [k for k in listed if isinstance(k, str) and k in props] if isinstance(
-        listed, list) else []
+    required = (
+        [k for k in listed if isinstance(k, str) and k in props] if isinstance(listed, list) else []
+    )
     keys = required or list(props)[:2]
     return name, {k: _example_value(props[k]) for k in keys}
 
@@ -128,36 +136,66 @@ def _skeleton(sp: Spelling) -> str:
     if _native(sp):  # a block that parses (a failed one
         # would be text, and its line-start fences would open a code fence, SPEC §6)
         args = deepseek.format_arguments({"$PARAMETER_NAME": "$VALUE"})
-        return (deepseek.TOOL_CALLS_BEGIN + deepseek.format_call_prefix("$TOOL_NAME") + args
-                + deepseek.format_call_tail(False) + deepseek.format_call_prefix("$TOOL_NAME2")
-                + args + deepseek.format_call_tail(True))
-    param = (sp["PARAM_OPEN"] + sp.fill("NAME_ATTR", "$PARAMETER_NAME")
-             + sp.fill("ATTR", "true|false") + sp["TAG_END"] + "$VALUE" + sp["PARAM_CLOSE"])
-    return "\n".join((sp["CALLS_OPEN"], sp["INVOKE_OPEN"] + name_attr(sp, "$TOOL_NAME", "tool")
-                      + sp["TAG_END"], param, "...", sp["INVOKE_CLOSE"],
-                      sp["INVOKE_OPEN"] + name_attr(sp, "$TOOL_NAME2", "tool") + sp["TAG_END"],
-                      "...", sp["INVOKE_CLOSE"], sp["CALLS_CLOSE"]))
+        return (
+            deepseek.TOOL_CALLS_BEGIN
+            + deepseek.format_call_prefix("$TOOL_NAME")
+            + args
+            + deepseek.format_call_tail(False)
+            + deepseek.format_call_prefix("$TOOL_NAME2")
+            + args
+            + deepseek.format_call_tail(True)
+        )
+    param = (
+        sp["PARAM_OPEN"]
+        + sp.fill("NAME_ATTR", "$PARAMETER_NAME")
+        + sp.fill("ATTR", "true|false")
+        + sp["TAG_END"]
+        + "$VALUE"
+        + sp["PARAM_CLOSE"]
+    )
+    return "\n".join(
+        (
+            sp["CALLS_OPEN"],
+            sp["INVOKE_OPEN"] + name_attr(sp, "$TOOL_NAME", "tool") + sp["TAG_END"],
+            param,
+            "...",
+            sp["INVOKE_CLOSE"],
+            sp["INVOKE_OPEN"] + name_attr(sp, "$TOOL_NAME2", "tool") + sp["TAG_END"],
+            "...",
+            sp["INVOKE_CLOSE"],
+            sp["CALLS_CLOSE"],
+        )
+    )
 
 
 def _rules(sp: Spelling) -> list[str]:
     if _native(sp):
-        return ["Write the arguments as one JSON object between the fences.",
-                "Several calls go in one block, one after another; they run in order."]
+        return [
+            "Write the arguments as one JSON object between the fences.",
+            "Several calls go in one block, one after another; they run in order.",
+        ]
     cdata = sp["CDATA_OPEN"] + "..." + sp["CDATA_CLOSE"]
-    rules = ["Several invokes go in one block; they run in order.",
-             ('Set string="true" for a string and write it as it is, without quotes or '
-             'escaping; set string="false" for numbers, booleans, null, arrays and objects '
-             "and write them as JSON.")]
+    rules = [
+        "Several invokes go in one block; they run in order.",
+        (
+            'Set string="true" for a string and write it as it is, without quotes or '
+            'escaping; set string="false" for numbers, booleans, null, arrays and objects '
+            "and write them as JSON."
+        ),
+    ]
     if sp.get("STRING_BODY") == "cdata":
-        rules.append(f"Wrap every string value in {cdata}; a value holding "
-                     f"{sp['CDATA_CLOSE']} is split across two sections.")
+        rules.append(
+            f"Wrap every string value in {cdata}; a value holding "
+            f"{sp['CDATA_CLOSE']} is split across two sections."
+        )
     else:
         rules.append(f"A value that holds markup which could end the parameter goes in {cdata}.")
     return rules
 
 
-def tool_instructions(tools: Any, dialect: str = DEFAULT_PROMPT_DIALECT, *,
-                      grammar_dirs: Sequence[str] = ()) -> str:
+def tool_instructions(
+    tools: Any, dialect: str = DEFAULT_PROMPT_DIALECT, *, grammar_dirs: Sequence[str] = ()
+) -> str:
     """The system-prompt text that teaches a model to call ``tools`` in ``dialect``: the
     block's shape, the rules, one example call to the first tool (its required parameters,
     with values from the schema: an enum's first, a default, or one of the type), and the
@@ -171,17 +209,33 @@ def tool_instructions(tools: Any, dialect: str = DEFAULT_PROMPT_DIALECT, *,
     defs = read_tools(tools)
     sp = _spelling(dialect, grammar_dirs)
     opener = sp["CALLS_OPEN"]
-    parts = ["## Tools", "",
-             (f"You can call the tools listed below. To call tools, write a {opener} block "
-             "like this as part of your reply:"), "", _skeleton(sp), "", "Rules:"]
+    parts = [
+        "## Tools",
+        "",
+        (
+            f"You can call the tools listed below. To call tools, write a {opener} block "
+            "like this as part of your reply:"
+        ),
+        "",
+        _skeleton(sp),
+        "",
+        "Rules:",
+    ]
     parts += [f"- {r}" for r in _rules(sp)]
-    parts.append("- Write such a block only to call tools; to show one to the user, put it "
-                 "in a code fence.")
+    parts.append(
+        "- Write such a block only to call tools; to show one to the user, put it in a code fence."
+    )
     if defs:
-        parts += ["", f"For example, to call {defs[0][0]}:", "",
-                  format_calls([_example(defs[0])], dialect, grammar_dirs=grammar_dirs)]
+        parts += [
+            "",
+            f"For example, to call {defs[0][0]}:",
+            "",
+            format_calls([_example(defs[0])], dialect, grammar_dirs=grammar_dirs),
+        ]
     parts += ["", "Here are the tools, one JSON Schema per line:"]
-    lines = [json.dumps({"name": n, "description": d, "parameters": s}, ensure_ascii=False)
-             for n, d, s in defs]
+    lines = [
+        json.dumps({"name": n, "description": d, "parameters": s}, ensure_ascii=False)
+        for n, d, s in defs
+    ]
     parts += [t for t in (sp.get("FUNCTIONS_OPEN"), *lines, sp.get("FUNCTIONS_CLOSE")) if t]
     return "\n".join(parts) + "\n"

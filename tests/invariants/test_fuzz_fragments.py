@@ -16,7 +16,7 @@ import os
 import pytest
 from fragments import check_documents  # fuzz/, put on sys.path by tests/conftest.py
 
-from callsieve import _cursor as callsieve_cursor
+from callsieve._scan import cursor as callsieve_cursor
 
 SEEDS = (1, 2, 3, 4)
 #: About one second per seed on the development machine.

@@ -39,8 +39,11 @@ def test_errors_feed_and_close_after_close() -> None:
         assert isinstance(info.value, CallsieveError)
 
 
-@pytest.mark.parametrize("value", [b"x", None, 1, 1.5, ["x"], bytearray(b"x")],
-                         ids=["bytes", "none", "int", "float", "list", "bytearray"])
+@pytest.mark.parametrize(
+    "value",
+    [b"x", None, 1, 1.5, ["x"], bytearray(b"x")],
+    ids=["bytes", "none", "int", "float", "list", "bytearray"],
+)
 def test_errors_non_str_input(value: Any) -> None:
     with pytest.raises(InputTypeError) as info:
         callsieve.parse(value)
@@ -49,20 +52,24 @@ def test_errors_non_str_input(value: Any) -> None:
         callsieve.Sieve().feed(value)
 
 
-@pytest.mark.parametrize("before", [
-    "plain prose, nothing held",
-    "prose then a possible opener <|DSML|tool_ca",
-    "<tool_calls><invoke name=\"a\"><parameter name=\"p\"><![CDATA[inside an argument ]",
-    '<tool_calls><invoke name="a"><parameter nam',
-    "<tool_calls><invoke name=\"a\"><parameter name=\"p\"><![CDATA[x]]></parameter>",
-], ids=["prose", "candidate", "argument-body", "cut-tag", "between-tags"])
+@pytest.mark.parametrize(
+    "before",
+    [
+        "plain prose, nothing held",
+        "prose then a possible opener <|DSML|tool_ca",
+        '<tool_calls><invoke name="a"><parameter name="p"><![CDATA[inside an argument ]',
+        '<tool_calls><invoke name="a"><parameter nam',
+        '<tool_calls><invoke name="a"><parameter name="p"><![CDATA[x]]></parameter>',
+    ],
+    ids=["prose", "candidate", "argument-body", "cut-tag", "between-tags"],
+)
 @pytest.mark.parametrize("size", [1, 3, 1000])
 def test_errors_carry_the_offset_of_the_input_so_far(before: str, size: int) -> None:
     """Whatever mode the sieve is in (argument bodies count lazily), a typed error says how
     many characters were fed before it."""
     sieve = callsieve.Sieve()
     for k in range(0, len(before), size):
-        sieve.feed(before[k:k + size])
+        sieve.feed(before[k : k + size])
     with pytest.raises(InputTypeError) as bad:
         sieve.feed(7)  # type: ignore[arg-type]
     assert bad.value.offset == len(before)

@@ -43,8 +43,9 @@ def _whole(doc: str, **opts: Any) -> tuple[str, list[tuple[str, str]], str]:
 
 @SETTINGS
 @given(CASES, REASONING_OPTIONS, EARLY)
-def test_chunking_invariance_with_reasoning(case: tuple[str, list[str]], opts: dict[str, Any],
-                                            early_emit: str) -> None:
+def test_chunking_invariance_with_reasoning(
+    case: tuple[str, list[str]], opts: dict[str, Any], early_emit: str
+) -> None:
     doc, chunks = case
     want = _whole(doc, early_emit=early_emit, **opts)
     for split in (chunks, list(doc)):
@@ -58,7 +59,7 @@ def test_conservation_with_reasoning(case: tuple[str, list[str]], opts: dict[str
     doc, chunks = case
     assert_conserves(doc, stream(chunks, **opts), "stream")
     for b in callsieve.parse(doc, **opts).blocks:
-        assert b.raw == doc[b.span[0]:b.span[1]]
+        assert b.raw == doc[b.span[0] : b.span[1]]
         assert b.reasoning in (None, "text", "call")
 
 
@@ -84,14 +85,22 @@ def test_no_leak_with_reasoning(case: tuple[str, list[str]], opts: dict[str, Any
 
 
 @SETTINGS
-@given(st.sampled_from(["", " ", "\n"]), THOUGHT, st.one_of(THINK_CLOSES, st.just("</think>")),
-       st.lists(PROSE, max_size=3).map("".join))
-def test_a_thought_is_never_a_call_and_never_text(ws: str, thought: str, close: str,
-                                                  answer: str) -> None:
+@given(
+    st.sampled_from(["", " ", "\n"]),
+    THOUGHT,
+    st.one_of(THINK_CLOSES, st.just("</think>")),
+    st.lists(PROSE, max_size=3).map("".join),
+)
+def test_a_thought_is_never_a_call_and_never_text(
+    ws: str, thought: str, close: str, answer: str
+) -> None:
     """Under the default, everything between a ``<think>`` at the start and the ``</think>``
     that ends it is reasoning — blocks, fences and all — and nothing in it is a call."""
-    assume("think" not in answer.lower() and "think" not in thought[:-1].lower()
-           and "</" not in thought[-2:])
+    assume(
+        "think" not in answer.lower()
+        and "think" not in thought[:-1].lower()
+        and "</" not in thought[-2:]
+    )
     doc = f"{ws}<think>{thought}</think>{answer}"
     r = callsieve.parse(doc)
     assert r.reasoning == thought
@@ -102,8 +111,9 @@ def test_a_thought_is_never_a_call_and_never_text(ws: str, thought: str, close: 
 
 
 SPECIALS_HOLD = ["<", "＜", "<think", "</think", "</", "<thi", "\n", " ", "`", "a" * 20]
-HOLD_DOCS = st.lists(st.one_of(PROSE, THINK_OPENS, THINK_CLOSES, st.sampled_from(SPECIALS_HOLD)),
-                     max_size=8).map("".join)
+HOLD_DOCS = st.lists(
+    st.one_of(PROSE, THINK_OPENS, THINK_CLOSES, st.sampled_from(SPECIALS_HOLD)), max_size=8
+).map("".join)
 MAX_HELD = 128
 
 
@@ -116,14 +126,20 @@ def test_hold_back_at_a_reasoning_tag_is_bounded(doc: str, mode: str) -> None:
     sieve = callsieve.Sieve(reasoning=mode)
     out = ""
     for i, ch in enumerate(doc):
-        out += "".join(e.text if isinstance(e, Text) else e.source for e in sieve.feed(ch)
-                       if isinstance(e, Text | Reasoning))
-        held = doc[len(out):i + 1]
+        out += "".join(
+            e.text if isinstance(e, Text) else e.source
+            for e in sieve.feed(ch)
+            if isinstance(e, Text | Reasoning)
+        )
+        held = doc[len(out) : i + 1]
         assert doc.startswith(out)
-        assert held == "" or held[0] in "<＜〈", f"held {held!r} after {doc[:i + 1]!r}"
+        assert held == "" or held[0] in "<＜〈", f"held {held!r} after {doc[: i + 1]!r}"
         assert len(held) <= MAX_HELD
-    out += "".join(e.text if isinstance(e, Text) else e.source for e in sieve.close()
-                   if isinstance(e, Text | Reasoning))
+    out += "".join(
+        e.text if isinstance(e, Text) else e.source
+        for e in sieve.close()
+        if isinstance(e, Text | Reasoning)
+    )
     assert out == doc
 
 

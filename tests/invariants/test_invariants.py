@@ -21,6 +21,7 @@ from callsieve import InputTypeError, SieveClosedError, Text, ToolCalls
 
 SETTINGS = soak_settings(120)  # (CALLSIEVE_EXAMPLES: a longer soak)
 
+
 def _whole(doc: str, **opts: Any) -> tuple[str, list[tuple[str, str]]]:
     r = callsieve.parse(doc, **opts)
     return r.text, canon_calls(r.calls)
@@ -66,7 +67,7 @@ def check_conservation_invoke(doc: str, chunks: list[str], early_emit: str = "in
     pos = 0
     rest = []
     for b in r.blocks:
-        assert b.raw == doc[b.span[0]:b.span[1]], b
+        assert b.raw == doc[b.span[0] : b.span[1]], b
     for start, end in _covered(r.blocks):
         assert start >= pos, f"blocks overlap: {r.blocks}"
         rest.append(doc[pos:start])
@@ -82,7 +83,7 @@ def check_conservation_invoke(doc: str, chunks: list[str], early_emit: str = "in
         if isinstance(e, Text):
             pieces.append(e.text)
         elif isinstance(e, ToolCalls):
-            assert e.block.raw == doc[e.block.span[0]:e.block.span[1]], e.block
+            assert e.block.raw == doc[e.block.span[0] : e.block.span[1]], e.block
             pieces.append(e.block.raw)
     assert "".join(pieces) == doc
 
@@ -106,7 +107,8 @@ def check_no_leak(doc: str, chunks: list[str], **opts: Any) -> None:
             assert any(s <= start and end <= t for s, t in covered), (e.block, covered)
             assert released == text_before(start), (
                 f"at the call of block {e.block.span}, {released} characters of text were "
-                f"out, expected {text_before(start)}")
+                f"out, expected {text_before(start)}"
+            )
     if opts.get("early_emit", "block") == "block":
         pos = 0
         text_spans: list[tuple[int, int]] = []
@@ -124,22 +126,24 @@ def check_no_leak(doc: str, chunks: list[str], **opts: Any) -> None:
 # ---------------------------------------------------------------------------- fixed examples
 # Documents checked on every run whatever hypothesis draws (shapes found by hand or by
 # shrinking); kept apart so that a failure here does not stop the properties exploring.
-LOOSE_CDATA_THEN_TEXT = ('<tool_calls><invoke name="a"><parameter name="p"><![CDATA[x</parameter>'
-                         "</invoke></tool_calls>Hello, world. ")
+LOOSE_CDATA_THEN_TEXT = (
+    '<tool_calls><invoke name="a"><parameter name="p"><![CDATA[x</parameter>'
+    "</invoke></tool_calls>Hello, world. "
+)
 EXAMPLES = {
     "loose-cdata-then-text": LOOSE_CDATA_THEN_TEXT,
     "loose-cdata-then-block": LOOSE_CDATA_THEN_TEXT + '<tool_calls><invoke name="b"/></tool_calls>',
     "mention-then-repair": 'I will use <tool_calls> now.\n<invoke name="a"/></tool_calls> `<x>` <',
     "fenced-then-native-opener": '```\n<tool_calls><invoke name="f"/></tool_calls>\n```\n'
-                                 "<｜tool▁calls▁begin｜>",
+    "<｜tool▁calls▁begin｜>",
     # A bare value then a zero-width character: cut after it, the value must not end early.
     "zero-width-after-bare-value": "<tool_calls><invoke name=h\u200d></invoke></tool_calls>",
     "zero-width-in-bare-param-name": '<tool_calls><invoke name="h"><parameter name=o\u200ds>'
-                                     '</parameter></invoke><invoke name="b"></invoke></tool_calls>',
+    '</parameter></invoke><invoke name="b"></invoke></tool_calls>',
     # A call emitted early, then the input ends in a CDATA no closing tag repairs.
     "early-call-then-unrepairable-cdata": '<invoke name="b"><parameter name="t"><tool_calls>'
-                                          '<invoke name="r"></invoke><invoke name="g">'
-                                          '<parameter name="q"><![CDATA[>',
+    '<invoke name="r"></invoke><invoke name="g">'
+    '<parameter name="q"><![CDATA[>',
 }
 CHECKS = {
     "invariance": check_invariance,
@@ -172,15 +176,17 @@ PER_INVOKE = ("invoke", "arguments")
 @pytest.mark.parametrize("early_emit", PER_INVOKE)
 @SETTINGS
 @given(doc_and_chunks())
-def test_chunking_invariance_early_emit_invoke(early_emit: str,
-                                               case: tuple[str, list[str]]) -> None:
+def test_chunking_invariance_early_emit_invoke(
+    early_emit: str, case: tuple[str, list[str]]
+) -> None:
     check_invariance(*case, early_emit=early_emit)
 
 
 @SETTINGS
 @given(st.lists(VALID_SPEC, min_size=1, max_size=3), st.data())
-def test_valid_blocks_parse_whatever_the_split(specs: list[tuple[str, list[str]]],
-                                               data: Any) -> None:
+def test_valid_blocks_parse_whatever_the_split(
+    specs: list[tuple[str, list[str]]], data: Any
+) -> None:
     """Generated valid blocks separated by prose all parse, one call per invoke."""
     doc = "Intro.\n" + "\nthen\n".join(block for block, _ in specs) + "\nDone."
     r = callsieve.parse(doc)
@@ -220,13 +226,30 @@ def test_no_leak_early_emit_invoke(early_emit: str, case: tuple[str, list[str]])
 
 
 # ---------------------------------------------------------------------------- §7 hold-back
-SPECIALS_HOLD = ["<", "＜", "〈", "<|DSML|", "<｜DSML｜tool", "<tool_calls", "<｜tool▁calls▁",
-                 "<\u200b", "<<", "<DSML ", "`", "```\n", "~~~\n", "\n", " ", "a" * 30]
+SPECIALS_HOLD = [
+    "<",
+    "＜",
+    "〈",
+    "<|DSML|",
+    "<｜DSML｜tool",
+    "<tool_calls",
+    "<｜tool▁calls▁",
+    "<\u200b",
+    "<<",
+    "<DSML ",
+    "`",
+    "```\n",
+    "~~~\n",
+    "\n",
+    " ",
+    "a" * 30,
+]
 #: A generous bound on the longest tag shell: `<`, 8 zero-width characters, `<`, a 24-character
 #: prefix, a local name, white space and a separator before `>`.
 MAX_HELD = 128
-PROSE_DOCS = st.lists(st.one_of(PROSE, LOOKALIKES, INLINE_CODE, st.sampled_from(SPECIALS_HOLD)),
-                      max_size=8).map("".join)
+PROSE_DOCS = st.lists(
+    st.one_of(PROSE, LOOKALIKES, INLINE_CODE, st.sampled_from(SPECIALS_HOLD)), max_size=8
+).map("".join)
 
 
 @SETTINGS
@@ -242,20 +265,64 @@ def test_hold_back_is_only_a_bounded_tag_prefix(doc: str) -> None:
     for i, ch in enumerate(doc):
         out += "".join(e.text for e in sieve.feed(ch) if isinstance(e, Text))
         assert doc.startswith(out)
-        held = doc[len(out):i + 1]
-        assert held == "" or held[0] in "<＜〈", f"held {held!r} after {doc[:i + 1]!r}"
+        held = doc[len(out) : i + 1]
+        assert held == "" or held[0] in "<＜〈", f"held {held!r} after {doc[: i + 1]!r}"
         assert len(held) <= MAX_HELD, f"held {len(held)} characters: {held!r}"
     out += "".join(e.text for e in sieve.close() if isinstance(e, Text))
     assert out == doc
 
 
 # ---------------------------------------------------------------------------- 5. never raises
-SPECIALS = ["<", ">", "＜", "＞", "〈", "〉", "／", "/", "|", "｜", "‖", "▁", "_", "`", "~", "]]>",
-            "\x02", "␂", "！", "、", "※", "\n", " ", "\u200b", "\ufeff", "\"", "“", "'", "=",
-            "<![CDATA[", "tool_calls", "invoke", "parameter", "DSML", "name=\"f\"", "tool▁",
-            "calls", "begin", "end", "sep", "```", "{", "}", "&lt;", "&#x"]
-WILD_TEXT = st.lists(st.one_of(st.sampled_from(SPECIALS), st.text(max_size=3)),
-                     max_size=40).map("".join)
+SPECIALS = [
+    "<",
+    ">",
+    "＜",
+    "＞",
+    "〈",
+    "〉",
+    "／",
+    "/",
+    "|",
+    "｜",
+    "‖",
+    "▁",
+    "_",
+    "`",
+    "~",
+    "]]>",
+    "\x02",
+    "␂",
+    "！",
+    "、",
+    "※",
+    "\n",
+    " ",
+    "\u200b",
+    "\ufeff",
+    '"',
+    "“",
+    "'",
+    "=",
+    "<![CDATA[",
+    "tool_calls",
+    "invoke",
+    "parameter",
+    "DSML",
+    'name="f"',
+    "tool▁",
+    "calls",
+    "begin",
+    "end",
+    "sep",
+    "```",
+    "{",
+    "}",
+    "&lt;",
+    "&#x",
+]
+WILD_TEXT = st.lists(st.one_of(st.sampled_from(SPECIALS), st.text(max_size=3)), max_size=40).map(
+    "".join
+)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -284,8 +351,15 @@ def test_use_after_close_raises(text: str, what: str, fed: bool) -> None:
     assert isinstance(info.value, callsieve.CallsieveError)
 
 
-NON_STR = st.one_of(st.binary(), st.integers(), st.none(), st.floats(), st.booleans(),
-                    st.lists(st.text(max_size=2), max_size=2), st.builds(bytearray, st.binary()))
+NON_STR = st.one_of(
+    st.binary(),
+    st.integers(),
+    st.none(),
+    st.floats(),
+    st.booleans(),
+    st.lists(st.text(max_size=2), max_size=2),
+    st.builds(bytearray, st.binary()),
+)
 
 
 @settings(max_examples=40, deadline=None)

@@ -39,26 +39,74 @@ MAX_HELD_IN_PROSE = 64
 TAG_LEADS = "<＜〈"
 
 DSML = [
-    "<|DSML|tool_calls>", "</|DSML|tool_calls>", '<|DSML|invoke name="f">', "</|DSML|invoke>",
-    '<|DSML|parameter name="p">', "</|DSML|parameter>", '<|DSML|parameter name="n" string="false">',
-    "<｜DSML｜tool_calls>", "</｜DSML｜tool_calls>", '<｜DSML｜invoke name="h">', "</｜DSML｜invoke>",
+    "<|DSML|tool_calls>",
+    "</|DSML|tool_calls>",
+    '<|DSML|invoke name="f">',
+    "</|DSML|invoke>",
+    '<|DSML|parameter name="p">',
+    "</|DSML|parameter>",
+    '<|DSML|parameter name="n" string="false">',
+    "<｜DSML｜tool_calls>",
+    "</｜DSML｜tool_calls>",
+    '<｜DSML｜invoke name="h">',
+    "</｜DSML｜invoke>",
 ]
 XML = [
-    "<tool_calls>", "</tool_calls>", '<invoke name="g">', "</invoke>", '<parameter name="q">',
-    "</parameter>", "<function_calls>", "</function_calls>", '<invoke name="e"/>',
+    "<tool_calls>",
+    "</tool_calls>",
+    '<invoke name="g">',
+    "</invoke>",
+    '<parameter name="q">',
+    "</parameter>",
+    "<function_calls>",
+    "</function_calls>",
+    '<invoke name="e"/>',
 ]
 MISC = [
-    "<![CDATA[", "]]>", "`", "``", "```", "```xml\n", "~~~", "\n```\n", "\n", "\n\n", " ", "<",
-    "＜", "〈", "\u200b", "\u200d", "\ufeff", "|", "｜", ">", "＞", "/", '"', "=", "42", '{"a": 1}',
-    "Hello, world. ", "I will use <tool_calls> now. ", "&lt;", "é字💥",
+    "<![CDATA[",
+    "]]>",
+    "`",
+    "``",
+    "```",
+    "```xml\n",
+    "~~~",
+    "\n```\n",
+    "\n",
+    "\n\n",
+    " ",
+    "<",
+    "＜",
+    "〈",
+    "\u200b",
+    "\u200d",
+    "\ufeff",
+    "|",
+    "｜",
+    ">",
+    "＞",
+    "/",
+    '"',
+    "=",
+    "42",
+    '{"a": 1}',
+    "Hello, world. ",
+    "I will use <tool_calls> now. ",
+    "&lt;",
+    "é字💥",
 ]
 BLOCKS = [
-    ('<|DSML|tool_calls>\n<|DSML|invoke name="get_weather">\n<|DSML|parameter name="location">'
-     "<![CDATA[Tokyo]]></|DSML|parameter>\n</|DSML|invoke>\n</|DSML|tool_calls>"),
-    ('<tool_calls><invoke name="read_file"><parameter name="path">README.md</parameter>'
-     "</invoke></tool_calls>"),
-    ('<tool_calls><invoke name="a"><parameter name="p"><![CDATA[x</parameter></invoke>'
-     '<invoke name="b"/></tool_calls>'),
+    (
+        '<|DSML|tool_calls>\n<|DSML|invoke name="get_weather">\n<|DSML|parameter name="location">'
+        "<![CDATA[Tokyo]]></|DSML|parameter>\n</|DSML|invoke>\n</|DSML|tool_calls>"
+    ),
+    (
+        '<tool_calls><invoke name="read_file"><parameter name="path">README.md</parameter>'
+        "</invoke></tool_calls>"
+    ),
+    (
+        '<tool_calls><invoke name="a"><parameter name="p"><![CDATA[x</parameter></invoke>'
+        '<invoke name="b"/></tool_calls>'
+    ),
     '<invoke name="c"><parameter name="n">7</parameter></invoke></tool_calls>',
     '```\n<tool_calls><invoke name="quoted"/></tool_calls>\n```\n',
     '`<tool_calls><invoke name="inline"/></tool_calls>`',
@@ -153,13 +201,15 @@ class SieveMachine(RuleBasedStateMachine):
         so_far = "".join(self.fed)
         released = "".join(self.released)
         assert so_far.startswith(released), (
-            f"released {released!r} is not a prefix of the input {so_far!r}")
-        held = so_far[len(released):]
+            f"released {released!r} is not a prefix of the input {so_far!r}"
+        )
+        held = so_far[len(released) :]
         if self.closed:
             assert held == "", f"{held!r} still held after close()"
         elif self.sieve.state is SieveState.PROSE:
             assert len(held) <= MAX_HELD_IN_PROSE, (
-                f"{len(held)} characters held in prose: {held!r}; input {so_far!r}")
+                f"{len(held)} characters held in prose: {held!r}; input {so_far!r}"
+            )
             assert held == "" or held[0] in TAG_LEADS, f"held {held!r} in prose"
 
     def _check_whole(self) -> None:
@@ -167,7 +217,8 @@ class SieveMachine(RuleBasedStateMachine):
         assert "".join(self.released) == doc
         want = callsieve.parse(doc, early_emit=self.early_emit)
         assert ("".join(self.text), canon(self.calls)) == (want.text, canon(want.calls)), (
-            f"streamed {self.fed!r} (early_emit={self.early_emit!r}) disagrees with parse()")
+            f"streamed {self.fed!r} (early_emit={self.early_emit!r}) disagrees with parse()"
+        )
 
     def teardown(self) -> None:
         if not self.closed:
@@ -175,6 +226,9 @@ class SieveMachine(RuleBasedStateMachine):
 
 
 SieveMachine.TestCase.settings = settings(
-    max_examples=150, stateful_step_count=30, deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+    max_examples=150,
+    stateful_step_count=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
 TestSieveStateful = SieveMachine.TestCase

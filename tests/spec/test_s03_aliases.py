@@ -93,35 +93,70 @@ def test_s3_alias_wrapper_closers(row: tuple[Any, ...]) -> None:
 
 
 ALIAS_INNER_ROWS = [
-    ("dashed-invoke-and-parameter",
-     '<dsml-invoke name="f"><dsml-parameter name="p">1</dsml-parameter></dsml-invoke>'),
-    ("pascal-invoke-and-parameter",
-     '<|DSML|Invoke name="f"><|DSML|Parameter name="p">1</|DSML|Parameter></|DSML|Invoke>'),
-    ("stray-separator-parameter",
-     '<|DSML|invoke name="f"><|DSML|parameter name="p"|>1</|DSML|parameter></|DSML|invoke>'),
-    ("stray-separator-after-local-name",
-     ('<|DSML|invoke| name="f"><|DSML|parameter| name="p">1</|DSML|parameter|>'
-     '</|DSML|invoke|>')),
-    ("fullwidth-brackets",
-     ('＜|DSML|invoke name="f"＞＜|DSML|parameter name="p"＞1＜／|DSML|parameter＞'
-     '＜／|DSML|invoke＞')),
-    ("cjk-brackets",
-     '〈|DSML|invoke name="f"〉〈|DSML|parameter name="p"〉1〈/|DSML|parameter〉〈/|DSML|invoke〉'),
-    ("curly-double-quotes",
-     '<|DSML|invoke name=“f”><|DSML|parameter name=“p”>1</|DSML|parameter></|DSML|invoke>'),
-    ("curly-single-quotes",
-     "<|DSML|invoke name=‘f’><|DSML|parameter name=‘p’>1</|DSML|parameter></|DSML|invoke>"),
-    ("single-quotes",
-     "<|DSML|invoke name='f'><|DSML|parameter name='p'>1</|DSML|parameter></|DSML|invoke>"),
-    ("zero-width-and-bom",
-     ('<\u200b|DSML|invoke name="f"><\ufeff|DSML|parameter name="p">1'
-     '<\u200b/|DSML|parameter></|DSML|invoke>')),
-    ("bars-and-spaces",
-     '<‖DSML‖invoke name="f"><| DSML | parameter name="p">1</｜DSML｜parameter></!DSML!invoke>'),
-    ("cdata-fullwidth-bang", ('<|DSML|invoke name="f"><|DSML|parameter name="p">'
-     "<！[CDATA[1]]></|DSML|parameter></|DSML|invoke>")),
-    ("cdata-ideographic-comma", ('<|DSML|invoke name="f"><|DSML|parameter name="p">'
-     "<、[CDATA[1]]></|DSML|parameter></|DSML|invoke>")),
+    (
+        "dashed-invoke-and-parameter",
+        '<dsml-invoke name="f"><dsml-parameter name="p">1</dsml-parameter></dsml-invoke>',
+    ),
+    (
+        "pascal-invoke-and-parameter",
+        '<|DSML|Invoke name="f"><|DSML|Parameter name="p">1</|DSML|Parameter></|DSML|Invoke>',
+    ),
+    (
+        "stray-separator-parameter",
+        '<|DSML|invoke name="f"><|DSML|parameter name="p"|>1</|DSML|parameter></|DSML|invoke>',
+    ),
+    (
+        "stray-separator-after-local-name",
+        ('<|DSML|invoke| name="f"><|DSML|parameter| name="p">1</|DSML|parameter|></|DSML|invoke|>'),
+    ),
+    (
+        "fullwidth-brackets",
+        (
+            '＜|DSML|invoke name="f"＞＜|DSML|parameter name="p"＞1＜／|DSML|parameter＞'
+            "＜／|DSML|invoke＞"
+        ),
+    ),
+    (
+        "cjk-brackets",
+        '〈|DSML|invoke name="f"〉〈|DSML|parameter name="p"〉1〈/|DSML|parameter〉〈/|DSML|invoke〉',
+    ),
+    (
+        "curly-double-quotes",
+        "<|DSML|invoke name=“f”><|DSML|parameter name=“p”>1</|DSML|parameter></|DSML|invoke>",
+    ),
+    (
+        "curly-single-quotes",
+        "<|DSML|invoke name=‘f’><|DSML|parameter name=‘p’>1</|DSML|parameter></|DSML|invoke>",
+    ),
+    (
+        "single-quotes",
+        "<|DSML|invoke name='f'><|DSML|parameter name='p'>1</|DSML|parameter></|DSML|invoke>",
+    ),
+    (
+        "zero-width-and-bom",
+        (
+            '<\u200b|DSML|invoke name="f"><\ufeff|DSML|parameter name="p">1'
+            "<\u200b/|DSML|parameter></|DSML|invoke>"
+        ),
+    ),
+    (
+        "bars-and-spaces",
+        '<‖DSML‖invoke name="f"><| DSML | parameter name="p">1</｜DSML｜parameter></!DSML!invoke>',
+    ),
+    (
+        "cdata-fullwidth-bang",
+        (
+            '<|DSML|invoke name="f"><|DSML|parameter name="p">'
+            "<！[CDATA[1]]></|DSML|parameter></|DSML|invoke>"
+        ),
+    ),
+    (
+        "cdata-ideographic-comma",
+        (
+            '<|DSML|invoke name="f"><|DSML|parameter name="p">'
+            "<、[CDATA[1]]></|DSML|parameter></|DSML|invoke>"
+        ),
+    ),
 ]
 
 
@@ -136,10 +171,16 @@ ZERO_WIDTH_ROWS = [
     # "zero-width characters and BOM" are noise anywhere in a tag shell, not only after `<`
     ("opener-before-gt", "<|DSML|tool_calls\u200b>" + BODY + CLOSE),
     ("closer-before-gt", "<|DSML|tool_calls>" + BODY + "</|DSML|tool_calls\u200b>"),
-    ("invoke-before-attribute", '<|DSML|tool_calls><|DSML|invoke\u200b name="f">'
-     '<|DSML|parameter name="p">1</|DSML|parameter></|DSML|invoke>' + CLOSE),
-    ("bom-before-attribute", '<|DSML|tool_calls><|DSML|invoke \ufeffname="f">'
-     '<|DSML|parameter name="p">1</|DSML|parameter></|DSML|invoke>' + CLOSE),
+    (
+        "invoke-before-attribute",
+        '<|DSML|tool_calls><|DSML|invoke\u200b name="f">'
+        '<|DSML|parameter name="p">1</|DSML|parameter></|DSML|invoke>' + CLOSE,
+    ),
+    (
+        "bom-before-attribute",
+        '<|DSML|tool_calls><|DSML|invoke \ufeffname="f">'
+        '<|DSML|parameter name="p">1</|DSML|parameter></|DSML|invoke>' + CLOSE,
+    ),
 ]
 
 
@@ -150,8 +191,10 @@ def test_s3_zero_width_inside_tag_shells(row: tuple[Any, ...]) -> None:
 
 
 def test_s3_string_attribute_curly_quotes() -> None:
-    text = ("<｜DSML｜tool_calls><｜DSML｜invoke name=“get_pages”><｜DSML｜parameter name=“pages” "
-            "string=“true”>3</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜tool_calls>")
+    text = (
+        "<｜DSML｜tool_calls><｜DSML｜invoke name=“get_pages”><｜DSML｜parameter name=“pages” "
+        "string=“true”>3</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜tool_calls>"
+    )
     check(text, "", [("get_pages", {"pages": "3"})])
 
 
@@ -171,17 +214,29 @@ def test_s3_native_marker_spellings(row: tuple[Any, ...]) -> None:
     def m(*words: str) -> str:
         return f"<{bar}{sep.join(words)}{bar}>"
 
-    text = (m("tool", "calls", "begin") + m("tool", "call", "begin") + "function"
-            + m("tool", "sep") + 'f\n```json\n{"a": 1}\n```' + m("tool", "call", "end")
-            + m("tool", "call", "begin") + "g" + m("tool", "sep") + '{"b": [2]}'
-            + m("tool", "call", "end") + m("tool", "calls", "end"))
+    text = (
+        m("tool", "calls", "begin")
+        + m("tool", "call", "begin")
+        + "function"
+        + m("tool", "sep")
+        + 'f\n```json\n{"a": 1}\n```'
+        + m("tool", "call", "end")
+        + m("tool", "call", "begin")
+        + "g"
+        + m("tool", "sep")
+        + '{"b": [2]}'
+        + m("tool", "call", "end")
+        + m("tool", "calls", "end")
+    )
     r = check(f"pre {text} post", "pre  post", [("f", {"a": 1}), ("g", {"b": [2]})])
     assert [c.dialect for c in r.calls] == ["deepseek_native"] * 2
 
 
 def test_s3_native_markers_mixed_spellings_in_one_block() -> None:
-    text = ('<|tool▁calls▁begin|><｜tool_call_begin｜>f<｜tool▁sep｜>{"a": 1}<｜tool_call_end｜>'
-            "<|tool calls end|>")
+    text = (
+        '<|tool▁calls▁begin|><｜tool_call_begin｜>f<｜tool▁sep｜>{"a": 1}<｜tool_call_end｜>'
+        "<|tool calls end|>"
+    )
     check(text, "", [("f", {"a": 1})])
 
 
@@ -189,29 +244,33 @@ NEAR_MISS_ROWS = [
     # "Near-miss names stay text"
     ("tool_calls_extra", '<tool_calls_extra><invoke name="f"></invoke></tool_calls_extra>'),
     ("ToolCallsExtra", '<ToolCallsExtra><invoke name="f"></invoke></ToolCallsExtra>'),
-    ("prefixed-ToolCallsExtra",
-     '<|DSML|ToolCallsExtra><|DSML|invoke name="f"></|DSML|invoke></|DSML|ToolCallsExtra>'),
-    ("prefixed-tool_calls_extra",
-     ('<|DSML|tool_calls_extra><|DSML|invoke name="f"></|DSML|invoke>'
-     "</|DSML|tool_calls_extra>")),
+    (
+        "prefixed-ToolCallsExtra",
+        '<|DSML|ToolCallsExtra><|DSML|invoke name="f"></|DSML|invoke></|DSML|ToolCallsExtra>',
+    ),
+    (
+        "prefixed-tool_calls_extra",
+        ('<|DSML|tool_calls_extra><|DSML|invoke name="f"></|DSML|invoke></|DSML|tool_calls_extra>'),
+    ),
     ("tool-calls-no-prefix", '<tool-calls><invoke name="f"></invoke></tool-calls>'),
     ("greek-omicron-invoke", 'Use <invοke name="f"></invοke> like this.'),
     ("greek-omicron-before-closer", '<invοke name="f"></invοke></tool_calls>'),
     ("greek-omicron-wrapper", '<tοol_calls><invoke name="f"></invoke></tοol_calls>'),
     ("singular-tool_call", '<tool_call><invoke name="f"></invoke></tool_call>'),
     ("singular-function_call", '<function_call><invoke name="f"></invoke></function_call>'),
-    ("prefix-over-24-chars", "<" + "p" * 25 + 'tool_calls><invoke name="f"></invoke>'
-     "</" + "p" * 25 + "tool_calls>"),
+    (
+        "prefix-over-24-chars",
+        "<" + "p" * 25 + 'tool_calls><invoke name="f"></invoke></' + "p" * 25 + "tool_calls>",
+    ),
     ("partial-opener", "<｜DSM some regular text"),
     ("lone-brackets", "a<b, c>d, ＜e＞, 〈f〉 and <b>bold</b>"),
 ]
 
 
 def test_s3_prefix_holds_no_line_break() -> None:
-    """"A protocol prefix ... holds no <, > or line break": the opener is text; the invoke
+    """ "A protocol prefix ... holds no <, > or line break": the opener is text; the invoke
     and closer after it still form a missing-opener shape (§4)."""
-    check('<DSML\n|tool_calls><invoke name="a"/></tool_calls>', "<DSML\n|tool_calls>",
-          [("a", {})])
+    check('<DSML\n|tool_calls><invoke name="a"/></tool_calls>', "<DSML\n|tool_calls>", [("a", {})])
 
 
 @table(NEAR_MISS_ROWS)
@@ -226,8 +285,11 @@ NOT_IN_BODY_ROWS = [
     ("cdata-fullwidth-and-cjk", "<![CDATA[a ＜b＞ 〈c〉 ／ d]]>", "a ＜b＞ 〈c〉 ／ d"),
     ("cdata-zero-width-bom", "<![CDATA[a\u200bb\ufeffc]]>", "a\u200bb\ufeffc"),
     ("cdata-quotes-bars", "<![CDATA[“q” ‘r’ 'x' | ｜ ‖ ！ 、 ␂]]>", "“q” ‘r’ 'x' | ｜ ‖ ！ 、 ␂"),
-    ("cdata-lookalike-tags", "<![CDATA[<！[CDATA[x <dsml-invoke> ＜／parameter＞]]>",
-     "<！[CDATA[x <dsml-invoke> ＜／parameter＞"),
+    (
+        "cdata-lookalike-tags",
+        "<![CDATA[<！[CDATA[x <dsml-invoke> ＜／parameter＞]]>",
+        "<！[CDATA[x <dsml-invoke> ＜／parameter＞",
+    ),
     ("body-quotes-bars", "“q” ‘r’ ‖ ｜ 、 ！", "“q” ‘r’ ‖ ｜ 、 ！"),
     ("body-zero-width", "a\u200bb\ufeffc", "a\u200bb\ufeffc"),
     ("body-fullwidth-brackets", "x ＞ y ／ z", "x ＞ y ／ z"),
@@ -260,8 +322,10 @@ NATIVE_SHORT_OPENER_ROWS = [
 @table(NATIVE_SHORT_OPENER_ROWS)
 def test_s3_native_short_opener(row: tuple[Any, ...]) -> None:
     (opener,) = row
-    text = (f"{opener}<｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n"
-            '{"a": 1}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>')
+    text = (
+        f"{opener}<｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n"
+        '{"a": 1}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>'
+    )
     r = check(f"pre {text} post", "pre  post", [("f", {"a": 1})])
     assert [b.dialect for b in r.blocks] == ["deepseek_native"]
     assert r.blocks[0].repairs == ()

@@ -20,7 +20,12 @@ from callsieve import ArgumentsDelta, CallFinished, CallStarted, Sieve, parse
 WRAPPERS = {
     "dsml": ("<|DSML|tool_calls>", "</|DSML|tool_calls>", "<|DSML|", "</|DSML|"),
     "dsml_v4": ("<｜DSML｜tool_calls>", "</｜DSML｜tool_calls>", "<｜DSML｜", "</｜DSML｜"),
-    "dsml_v32": ("<｜DSML｜function_calls>", "</｜DSML｜function_calls>", "<｜DSML｜", "</｜DSML｜"),
+    "dsml_v32": (
+        "<｜DSML｜function_calls>",
+        "</｜DSML｜function_calls>",
+        "<｜DSML｜",
+        "</｜DSML｜",
+    ),
     "dsml_v41": ("<｜DSML｜ calls>", "</｜DSML｜ calls>", "<｜DSML｜ ", "</｜DSML｜ "),
     "xml": ("<tool_calls>", "</tool_calls>", "<", "</"),
 }
@@ -39,13 +44,22 @@ BODY_ROWS = [
     ("indented", '\n  {\n    "city": "SF",\n    "days": 3\n  }\n', {"city": "SF", "days": 3}),
     ("empty-is-zero-arguments", "{}", {}),
     ("empty-spaced", " \n {} \n ", {}),
-    ("nested", '{"a": {"b": [1, {"c": null}], "d": true}, "e": -2.5e3}',
-     {"a": {"b": [1, {"c": None}], "d": True}, "e": -2500.0}),
+    (
+        "nested",
+        '{"a": {"b": [1, {"c": null}], "d": true}, "e": -2.5e3}',
+        {"a": {"b": [1, {"c": None}], "d": True}, "e": -2500.0},
+    ),
     # the tag names the call: a "name" key is an argument like any other
-    ("name-key-is-an-argument", '{"name": "g", "arguments": {"x": 1}}',
-     {"name": "g", "arguments": {"x": 1}}),
-    ("closing-tags-in-strings", '{"s": "</invoke></tool_calls></｜DSML｜invoke>}{"}',
-     {"s": "</invoke></tool_calls></｜DSML｜invoke>}{"}),
+    (
+        "name-key-is-an-argument",
+        '{"name": "g", "arguments": {"x": 1}}',
+        {"name": "g", "arguments": {"x": 1}},
+    ),
+    (
+        "closing-tags-in-strings",
+        '{"s": "</invoke></tool_calls></｜DSML｜invoke>}{"}',
+        {"s": "</invoke></tool_calls></｜DSML｜invoke>}{"},
+    ),
     ("escapes", '{"s": "a\\"b\\\\c\\u00e9\\n"}', {"s": 'a"b\\cé\n'}),
     ("unicode", '{"城市": "杭州", "emoji": "😀"}', {"城市": "杭州", "emoji": "😀"}),
 ]
@@ -63,15 +77,22 @@ def test_s4_a_json_object_is_the_invokes_arguments(row: tuple[Any, ...], dialect
 @pytest.mark.parametrize("dialect", sorted(WRAPPERS))
 def test_s4_json_and_parameter_invokes_mix_in_one_block(dialect: str) -> None:
     _, _, lt, lts = WRAPPERS[dialect]
-    text = block(dialect, ("a", '{"x": [1, 2]}'),
-                 ("b", f'\n{lt}parameter name="y">2{lts}parameter>\n'), ("c", "{}"))
+    text = block(
+        dialect,
+        ("a", '{"x": [1, 2]}'),
+        ("b", f'\n{lt}parameter name="y">2{lts}parameter>\n'),
+        ("c", "{}"),
+    )
     check(text, "", [("a", {"x": [1, 2]}), ("b", {"y": 2}), ("c", {})])
 
 
 def test_s4_the_issues_example_and_the_missing_opener_repair() -> None:
     invoke = '<｜DSML｜invoke name="get_weather">\n{"city": "SF"}\n</｜DSML｜invoke>'
-    check(f"<｜DSML｜tool_calls>\n{invoke}\n</｜DSML｜tool_calls>", "",
-          [("get_weather", {"city": "SF"})])
+    check(
+        f"<｜DSML｜tool_calls>\n{invoke}\n</｜DSML｜tool_calls>",
+        "",
+        [("get_weather", {"city": "SF"})],
+    )
     r = check(f"x {invoke}</｜DSML｜tool_calls> y", "x  y", [("get_weather", {"city": "SF"})])
     assert r.calls[0].repairs == ("missing_opener",)
     # a bare invoke never followed by a closing wrapper is text, JSON body or not
@@ -156,11 +177,16 @@ ARGS = st.dictionaries(NAMES, JSON_VALUES, max_size=4)
 
 
 @settings(max_examples=60, deadline=None)
-@given(args=ARGS, dialect=st.sampled_from(sorted(WRAPPERS)), indent=st.sampled_from(
-    [None, 0, 2]), ascii_only=st.booleans(), data=st.data())
+@given(
+    args=ARGS,
+    dialect=st.sampled_from(sorted(WRAPPERS)),
+    indent=st.sampled_from([None, 0, 2]),
+    ascii_only=st.booleans(),
+    data=st.data(),
+)
 def test_s4_any_object_round_trips_under_any_chunking(
-        args: dict[str, Any], dialect: str, indent: int | None, ascii_only: bool,
-        data: st.DataObject) -> None:
+    args: dict[str, Any], dialect: str, indent: int | None, ascii_only: bool, data: st.DataObject
+) -> None:
     body = json.dumps(args, indent=indent, ensure_ascii=ascii_only)
     text = f"hi {block(dialect, ('f', body))} bye"
     cuts = sorted(data.draw(st.sets(st.integers(1, len(text) - 1), max_size=10)))

@@ -21,7 +21,7 @@ from helpers import (
 )
 
 from callsieve import parse
-from callsieve._values import MAX_XML_DEPTH
+from callsieve._base.values import MAX_XML_DEPTH
 
 VALUE_ROWS = [
     # CDATA verbatim; several sections concatenate
@@ -48,27 +48,28 @@ VALUE_ROWS = [
     ("json-true", "true", True),
     ("json-false", "false", False),
     ("json-null", "null", None),
-    ("json-array", "[1, \"a\", null]", [1, "a", None]),
-    ("json-object", "{\"k\": {\"n\": [true]}}", {"k": {"n": [True]}}),
+    ("json-array", '[1, "a", null]', [1, "a", None]),
+    ("json-object", '{"k": {"n": [true]}}', {"k": {"n": [True]}}),
     ("json-trimmed", "\n  42  \n", 42),
     ("json-from-entities", "[&quot;a&quot;]", ["a"]),
     ("not-json-word", "hello", "hello"),
     ("not-json-capital-true", "True", "True"),
     ("not-json-leading-zero", "007", "007"),
     ("not-json-version", "1.2.3", "1.2.3"),
-    ("not-json-quoted-string", "\"x\"", "\"x\""),
+    ("not-json-quoted-string", '"x"', '"x"'),
     ("not-json-broken-array", "[1, 2", "[1, 2"),
     ("not-json-sentence", "3 apples", "3 apples"),
     # element children: <item> lists are arrays, other children objects, recursively
     ("items", "<item>1</item><item>two</item>", [1, "two"]),
     ("single-item", "<item>x</item>", ["x"]),
-    ("items-of-objects", "<item><q>x</q></item><item><q>y</q></item>",
-     [{"q": "x"}, {"q": "y"}]),
+    ("items-of-objects", "<item><q>x</q></item><item><q>y</q></item>", [{"q": "x"}, {"q": "y"}]),
     ("object", "<a>1</a><b>x</b>", {"a": 1, "b": "x"}),
-    ("object-nested", "<a><b><c>true</c></b></a><d>null</d>",
-     {"a": {"b": {"c": True}}, "d": None}),
-    ("object-with-items", "<list><item>a</item><item>b</item></list><n>2</n>",
-     {"list": ["a", "b"], "n": 2}),
+    ("object-nested", "<a><b><c>true</c></b></a><d>null</d>", {"a": {"b": {"c": True}}, "d": None}),
+    (
+        "object-with-items",
+        "<list><item>a</item><item>b</item></list><n>2</n>",
+        {"list": ["a", "b"], "n": 2},
+    ),
     ("object-repeated-child", "<k>1</k><j>x</j><k>2</k>", {"k": [1, 2], "j": "x"}),
     ("object-whitespace", "\n  <a>1</a>\n  <b> x </b>\n", {"a": 1, "b": "x"}),
     ("object-entities", "<a>&lt;x&gt;</a>", {"a": "<x>"}),
@@ -99,8 +100,11 @@ def test_s5_raw_text_fields_keep_cdata_xml_as_string(field: str, xml: str) -> No
 
 
 def test_s5_non_raw_text_field_decodes_the_same_cdata() -> None:
-    check(xml_call("<![CDATA[<a>1</a><b>2</b>]]>", pname="contents"), "",
-          [("f", {"contents": {"a": 1, "b": 2}})])
+    check(
+        xml_call("<![CDATA[<a>1</a><b>2</b>]]>", pname="contents"),
+        "",
+        [("f", {"contents": {"a": 1, "b": 2}})],
+    )
 
 
 STRING_ATTR_ROWS = [
@@ -126,8 +130,10 @@ STRING_ATTR_ROWS = [
 def test_s5_string_attribute(row: tuple[Any, ...]) -> None:
     attr, body, value = row
     for opener, closer in (("<｜DSML｜", "</｜DSML｜"), ("<", "</")):
-        text = (f'{opener}tool_calls>{opener}invoke name="f">{opener}parameter name="p" '
-                f'string="{attr}">{body}{closer}parameter>{closer}invoke>{closer}tool_calls>')
+        text = (
+            f'{opener}tool_calls>{opener}invoke name="f">{opener}parameter name="p" '
+            f'string="{attr}">{body}{closer}parameter>{closer}invoke>{closer}tool_calls>'
+        )
         check(text, "", [("f", {"p": value})])
 
 
@@ -138,8 +144,10 @@ def test_s5_values_are_strict_json() -> None:
     for body in ("[1e999]", "-1e400", '{"a": NaN}', "[Infinity]"):
         check(xml_call(body), "", [("f", {"p": body})])
     check(xml_call("1e300"), "", [("f", {"p": 1e300})])
-    native = ("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{\"a\": NaN}"
-              "<｜tool▁call▁end｜><｜tool▁calls▁end｜>")
+    native = (
+        '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{"a": NaN}'
+        "<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
+    )
     assert parse(native).calls == () and parse(native).text == native
 
 
@@ -149,9 +157,15 @@ def test_s5_repeated_parameter_names_collect_into_an_array() -> None:
 
 
 def _schema() -> dict[str, Any]:
-    return {"type": "object", "properties": {
-        "command": {"type": "string"}, "n": {"type": "integer"}, "s": {"type": "string"},
-        "flag": {"type": "boolean"}}}
+    return {
+        "type": "object",
+        "properties": {
+            "command": {"type": "string"},
+            "n": {"type": "integer"},
+            "s": {"type": "string"},
+            "flag": {"type": "boolean"},
+        },
+    }
 
 
 TOOL_STYLES = {
@@ -178,8 +192,12 @@ SCHEMA_ROWS = [
 @table(SCHEMA_ROWS)
 def test_s5_schema_typed_strings(row: tuple[Any, ...], style: str) -> None:
     pname, body, value = row
-    check(xml_call(body, pname=pname, tool="run"), "", [("run", {pname: value})],
-          tools=TOOL_STYLES[style])
+    check(
+        xml_call(body, pname=pname, tool="run"),
+        "",
+        [("run", {pname: value})],
+        tools=TOOL_STYLES[style],
+    )
 
 
 SCHEMA_STRING_ATTR_ROWS = [
@@ -202,24 +220,33 @@ def test_s5_schema_string_wins_over_the_string_attribute(row: tuple[Any, ...], a
     for text, value in ((body, plain), (f"<![CDATA[{body}]]>", cdata)):
         if attr == "true" and text == body:
             value = body  # string="true" keeps the raw string, untrimmed
-        block = (f'<｜DSML｜tool_calls><｜DSML｜invoke name="run"><｜DSML｜parameter name="s" '
-                 f'string="{attr}">{text}</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜tool_calls>')
+        block = (
+            f'<｜DSML｜tool_calls><｜DSML｜invoke name="run"><｜DSML｜parameter name="s" '
+            f'string="{attr}">{text}</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜tool_calls>'
+        )
         check(block, "", [("run", {"s": value})], tools=TOOL_STYLES["openai"])
 
 
 def test_s5_without_a_schema_string_false_parses_plain_and_cdata_alike() -> None:
     for body in ("null", "<![CDATA[null]]>", " [1] ", "<![CDATA[ [1] ]]>"):
-        block = (f'<｜DSML｜tool_calls><｜DSML｜invoke name="run"><｜DSML｜parameter name="s" '
-                 f'string="false">{body}</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜tool_calls>')
+        block = (
+            f'<｜DSML｜tool_calls><｜DSML｜invoke name="run"><｜DSML｜parameter name="s" '
+            f'string="false">{body}</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜tool_calls>'
+        )
         check(block, "", [("run", {"s": [1] if "[1]" in body else None})])
 
 
 @pytest.mark.parametrize("style", sorted(TOOL_STYLES))
 def test_s5_schema_applies_to_its_own_tool_only(style: str) -> None:
-    text = xml_call("123", pname="command", tool="other") + xml_call("123", pname="command",
-                                                                     tool="run")
-    check(text, "", [("other", {"command": 123}), ("run", {"command": "123"})],
-          tools=TOOL_STYLES[style])
+    text = xml_call("123", pname="command", tool="other") + xml_call(
+        "123", pname="command", tool="run"
+    )
+    check(
+        text,
+        "",
+        [("other", {"command": 123}), ("run", {"command": "123"})],
+        tools=TOOL_STYLES[style],
+    )
 
 
 # Structured values nest at most MAX_XML_DEPTH deep (a hostile-input finding: a deeper
@@ -235,5 +262,7 @@ def test_s5_structured_values_nest_up_to_the_bound_deeper_stays_a_string() -> No
         value = value[0]
     assert value == 1
     deeper = nested(MAX_XML_DEPTH + 1)
-    assert parse(deeper).calls[0].input["p"] == deeper[deeper.index("<item>"):deeper.index(
-        "</parameter>")]
+    assert (
+        parse(deeper).calls[0].input["p"]
+        == deeper[deeper.index("<item>") : deeper.index("</parameter>")]
+    )

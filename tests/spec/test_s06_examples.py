@@ -23,53 +23,79 @@ from helpers import (
 REAL = X(INV("real", P("p", "1")))
 FAKE = X(INV("fake", P("p", "1")))
 CODE_ROWS = [
-    ("backtick-fence", f"Example:\n```xml\n{FAKE}\n```\nReal:\n{REAL}",
-     "Example:\n```xml\n{FAKE}\n```\nReal:\n"),
+    (
+        "backtick-fence",
+        f"Example:\n```xml\n{FAKE}\n```\nReal:\n{REAL}",
+        "Example:\n```xml\n{FAKE}\n```\nReal:\n",
+    ),
     ("tilde-fence", f"~~~\n{FAKE}\n~~~\n{REAL}", "~~~\n{FAKE}\n~~~\n"),
     ("long-fence", f"`````\n{FAKE}\n`````\n{REAL}", "`````\n{FAKE}\n`````\n"),
     ("indented-fence", f"  ```\n{FAKE}\n  ```\n{REAL}", "  ```\n{FAKE}\n  ```\n"),
     ("dsml-in-fence", f"```\n{DSML}\n```\n{REAL}", "```\n{DSML}\n```\n"),
     ("native-in-fence", f"```\n{NATIVE_V31}\n```\n{REAL}", "```\n{NATIVE_V31}\n```\n"),
-    ("missing-opener-shape-in-fence", '```\n<invoke name="fake"/></tool_calls>\n```\n' + REAL,
-     '```\n<invoke name="fake"/></tool_calls>\n```\n'),
+    (
+        "missing-opener-shape-in-fence",
+        '```\n<invoke name="fake"/></tool_calls>\n```\n' + REAL,
+        '```\n<invoke name="fake"/></tool_calls>\n```\n',
+    ),
     # "closed by a fence of the same character and at least the same length"
-    ("tilde-does-not-close-backticks", f"```\n~~~\n{FAKE}\n```\n{REAL}",
-     "```\n~~~\n{FAKE}\n```\n"),
+    ("tilde-does-not-close-backticks", f"```\n~~~\n{FAKE}\n```\n{REAL}", "```\n~~~\n{FAKE}\n```\n"),
     ("shorter-does-not-close", f"````\n```\n{FAKE}\n````\n{REAL}", "````\n```\n{FAKE}\n````\n"),
     ("longer-closes", f"```\n{FAKE}\n``````\n{REAL}", "```\n{FAKE}\n``````\n"),
     # "nesting respected"
-    ("nested-longer-outer", f"````md\n```xml\n{FAKE}\n```\n{FAKE}\n````\n{REAL}",
-     "````md\n```xml\n{FAKE}\n```\n{FAKE}\n````\n"),
-    ("nested-same-length", f"```md\n```xml\n{FAKE}\n```\n{FAKE}\n```\n{REAL}",
-     "```md\n```xml\n{FAKE}\n```\n{FAKE}\n```\n"),
-    ("nested-tilde-in-backticks", f"```md\n~~~xml\n{FAKE}\n~~~\n{FAKE}\n```\n{REAL}",
-     "```md\n~~~xml\n{FAKE}\n~~~\n{FAKE}\n```\n"),
+    (
+        "nested-longer-outer",
+        f"````md\n```xml\n{FAKE}\n```\n{FAKE}\n````\n{REAL}",
+        "````md\n```xml\n{FAKE}\n```\n{FAKE}\n````\n",
+    ),
+    (
+        "nested-same-length",
+        f"```md\n```xml\n{FAKE}\n```\n{FAKE}\n```\n{REAL}",
+        "```md\n```xml\n{FAKE}\n```\n{FAKE}\n```\n",
+    ),
+    (
+        "nested-tilde-in-backticks",
+        f"```md\n~~~xml\n{FAKE}\n~~~\n{FAKE}\n```\n{REAL}",
+        "```md\n~~~xml\n{FAKE}\n~~~\n{FAKE}\n```\n",
+    ),
     # inline code spans
     ("inline", f"Use `{FAKE}` like that. {REAL}", "Use `{FAKE}` like that. "),
     ("inline-double", f"Use ``a ` {FAKE}`` ok {REAL}", "Use ``a ` {FAKE}`` ok "),
     ("inline-needs-equal-run", f"x ``a`{FAKE}`` {REAL}", "x ``a`{FAKE}`` "),
     ("inline-single-not-closed-by-double", f"x `a``{FAKE}` {REAL}", "x `a``{FAKE}` "),
-    ("inline-mentions", "它只提到了 `<|DSML|tool_calls>` 和 `<tool_calls>`。\n" + REAL,
-     "它只提到了 `<|DSML|tool_calls>` 和 `<tool_calls>`。\n"),
+    (
+        "inline-mentions",
+        "它只提到了 `<|DSML|tool_calls>` 和 `<tool_calls>`。\n" + REAL,
+        "它只提到了 `<|DSML|tool_calls>` 和 `<tool_calls>`。\n",
+    ),
     ("inline-across-newline", f"see `code\n{FAKE}` {REAL}", "see `code\n{FAKE}` "),
     # "an unclosed span ends at a blank line"
     ("unclosed-span-blank-line", f"don't use ` here.\n\n{REAL}", "don't use ` here.\n\n"),
     ("unclosed-span-blank-line-spaces", f"a ` b\n  \n{REAL}", "a ` b\n  \n"),
     ("unclosed-span-before-blank-line", f"a ` b\n{FAKE}\n\n{REAL}", "a ` b\n{FAKE}\n\n"),
     # a prose mention, then a real block
-    ("mention-then-real", f"I will use <tool_calls> now.\n{REAL}",
-     "I will use <tool_calls> now.\n"),
+    (
+        "mention-then-real",
+        f"I will use <tool_calls> now.\n{REAL}",
+        "I will use <tool_calls> now.\n",
+    ),
     ("tildes-are-not-inline-code", f"~x~ {REAL}", "~x~ "),
-    ("fence-closed-then-real", f"```\ncode\n```\n{REAL}\n```\n{FAKE}\n```",
-     "```\ncode\n```\n\n```\n{FAKE}\n```"),
+    (
+        "fence-closed-then-real",
+        f"```\ncode\n```\n{REAL}\n```\n{FAKE}\n```",
+        "```\ncode\n```\n\n```\n{FAKE}\n```",
+    ),
 ]
 
 
 @table(CODE_ROWS)
 def test_s6_examples_are_not_calls(row: tuple[Any, ...]) -> None:
     text, want_text = row
-    want_text = want_text.replace("{FAKE}", FAKE).replace("{DSML}", DSML).replace(
-        "{NATIVE_V31}", NATIVE_V31)
+    want_text = (
+        want_text.replace("{FAKE}", FAKE)
+        .replace("{DSML}", DSML)
+        .replace("{NATIVE_V31}", NATIVE_V31)
+    )
     check(text, want_text, [("real", {"p": 1})])
 
 

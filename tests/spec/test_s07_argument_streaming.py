@@ -69,8 +69,9 @@ def check_stream(doc: str, events: list[Any], **opts: Any) -> dict[str, Any]:
             aborted.append(e.index)
     assert "open" not in state.values(), "every started call ends"
     calls = [c for e in events if isinstance(e, ToolCalls) for c in e.calls]
-    assert len(finished) == len(calls) and all(a is b for a, b in zip(finished, calls)), \
+    assert len(finished) == len(calls) and all(a is b for a, b in zip(finished, calls)), (
         "CallFinished gives the very calls the ToolCalls events settle, in order"
+    )
     # The calls and the text are those of the whole text, and of early_emit="invoke".
     text = "".join(e.text for e in events if isinstance(e, Text))
     for mode in ("arguments", "invoke"):
@@ -89,10 +90,12 @@ def test_argument_streaming_holds_for_any_reply_and_split(case: tuple[str, list[
 
 
 # ---------------------------------------------------------------------------- examples
-DSML_CALL = ('<|DSML|tool_calls>\n<|DSML|invoke name="write_file">\n'
-             '<|DSML|parameter name="path">src/app.py</|DSML|parameter>\n'
-             '<|DSML|parameter name="content"><![CDATA[{body}]]></|DSML|parameter>\n'
-             '</|DSML|invoke>\n</|DSML|tool_calls>')
+DSML_CALL = (
+    '<|DSML|tool_calls>\n<|DSML|invoke name="write_file">\n'
+    '<|DSML|parameter name="path">src/app.py</|DSML|parameter>\n'
+    '<|DSML|parameter name="content"><![CDATA[{body}]]></|DSML|parameter>\n'
+    "</|DSML|invoke>\n</|DSML|tool_calls>"
+)
 
 
 def test_a_long_cdata_argument_streams_before_its_closing_tag() -> None:
@@ -122,7 +125,7 @@ def test_the_call_starts_once_its_name_is_final(body: str) -> None:
     at = doc.index(">", doc.index("<invoke"))
     sieve = Sieve(early_emit="arguments", id_factory=lambda: "call_0")
     assert not any(isinstance(e, CallStarted) for e in sieve.feed(doc[:at]))
-    assert sieve.feed(doc[at:at + 3]) == []
+    assert sieve.feed(doc[at : at + 3]) == []
     assert sieve.feed(doc[at + 3])[:1] == [CallStarted(0, "call_0", "f")]
 
 
@@ -143,8 +146,10 @@ def deltas_before_close(doc: str, **opts: Any) -> str:
 
 
 def one(body: str, name: str = "p", attrs: str = "") -> str:
-    return (f'<tool_calls><invoke name="f"><parameter name="{name}"{attrs}>{body}'
-            "</parameter></invoke></tool_calls>")
+    return (
+        f'<tool_calls><invoke name="f"><parameter name="{name}"{attrs}>{body}'
+        "</parameter></invoke></tool_calls>"
+    )
 
 
 def test_values_go_out_when_they_are_decided() -> None:
@@ -158,8 +163,9 @@ def test_values_go_out_when_they_are_decided() -> None:
     # CDATA streams verbatim unless it may be structured XML.
     assert deltas_before_close(one('<![CDATA[ a "q"\n]]>')) == '{"p":" a \\"q\\"\\n'
     assert deltas_before_close(one("<![CDATA[<a>1</a><b>2</b>]]>")) == ""
-    assert deltas_before_close(one("<![CDATA[<a>1</a>]]>", name="content")) == \
-        '{"content":"<a>1</a>'
+    assert (
+        deltas_before_close(one("<![CDATA[<a>1</a>]]>", name="content")) == '{"content":"<a>1</a>'
+    )
     # string="true" keeps the raw body; string="false" is JSON, complete at its end.
     assert deltas_before_close(one(" x ", attrs=' string="true"')) == '{"p":" x '
     assert deltas_before_close(one("[1, 2]", attrs=' string="false"')) == ""
@@ -173,8 +179,10 @@ def test_a_schema_type_string_streams_a_plain_body_at_once() -> None:
 
 
 def test_indexes_count_the_calls_of_the_whole_response() -> None:
-    block = ('<tool_calls><invoke name="a"/><invoke name="b"><parameter name="x">1</parameter>'
-             "</invoke></tool_calls>")
+    block = (
+        '<tool_calls><invoke name="a"/><invoke name="b"><parameter name="x">1</parameter>'
+        "</invoke></tool_calls>"
+    )
     doc = f"one {block} two {block} three"
     events = streamed(list(doc))
     found = check_stream(doc, events)
@@ -184,21 +192,22 @@ def test_indexes_count_the_calls_of_the_whole_response() -> None:
 
 
 def test_a_block_that_fails_aborts_its_started_call() -> None:
-    doc = ('<tool_calls><invoke name="a"/><invoke name="b"><parameter name="x">'
-           "<![CDATA[never closed")
+    doc = '<tool_calls><invoke name="a"/><invoke name="b"><parameter name="x"><![CDATA[never closed'
     events = streamed(in_chunks(doc, 5))
     found = check_stream(doc, events)
     assert [c.name for c in found["finished"]] == ["a"]
     assert found["aborted"] == [1]
     # The aborted call's text is released, as with early_emit="invoke".
-    assert "".join(e.text for e in events if isinstance(e, Text)) == doc[doc.index('<invoke name="b"'):]
+    assert (
+        "".join(e.text for e in events if isinstance(e, Text))
+        == doc[doc.index('<invoke name="b"') :]
+    )
 
 
 def test_a_repeated_parameter_name_sends_the_call_again_whole() -> None:
     """Its values collect into an array where the first one already went out as a
     string: the started call is aborted and the call sent again under a new index."""
-    doc = one("<![CDATA[first]]></parameter><parameter name=\"p\"><![CDATA[second]]>",
-              name="p")
+    doc = one('<![CDATA[first]]></parameter><parameter name="p"><![CDATA[second]]>', name="p")
     events = streamed(list(doc))
     found = check_stream(doc, events)
     assert found["aborted"] == [0]
@@ -209,20 +218,28 @@ def test_a_repeated_parameter_name_sends_the_call_again_whole() -> None:
 def test_a_block_missing_its_opener_streams_nothing_before_its_closing_wrapper() -> None:
     doc = '<invoke name="f"><parameter name="p"><![CDATA[abc]]></parameter></invoke></tool_calls>'
     sieve = Sieve(early_emit="arguments")
-    assert sieve.feed(doc[:-len("</tool_calls>")]) == []
-    events = sieve.feed(doc[-len("</tool_calls>"):]) + sieve.close()
-    assert [type(e).__name__ for e in events] == ["CallStarted", "ArgumentsDelta",
-                                                  "CallFinished", "ToolCalls"]
+    assert sieve.feed(doc[: -len("</tool_calls>")]) == []
+    events = sieve.feed(doc[-len("</tool_calls>") :]) + sieve.close()
+    assert [type(e).__name__ for e in events] == [
+        "CallStarted",
+        "ArgumentsDelta",
+        "CallFinished",
+        "ToolCalls",
+    ]
     check_stream(doc, streamed(list(doc)))
 
 
 def test_deepseek_native_arguments_stream_as_compact_json() -> None:
     """The JSON of a native call streams as its ``arguments`` write it (white space dropped;
     a number once it ends), in V3's fenced form and V3.1's bare one."""
-    v3 = ("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get\n```json\n"
-          '{"city": "Paris", "days": 3}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>')
-    v31 = ("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get<｜tool▁sep｜>"
-           '{"city": "Paris", "days": 3}<｜tool▁call▁end｜><｜tool▁calls▁end｜>')
+    v3 = (
+        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get\n```json\n"
+        '{"city": "Paris", "days": 3}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>'
+    )
+    v31 = (
+        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get<｜tool▁sep｜>"
+        '{"city": "Paris", "days": 3}<｜tool▁call▁end｜><｜tool▁calls▁end｜>'
+    )
     for doc in (v3, v31):
         events = streamed(list(doc))
         found = check_stream(doc, events)

@@ -54,14 +54,14 @@ PLAIN_PROSE = [
 
 @pytest.mark.parametrize("prose", PLAIN_PROSE)
 def test_s7_text_without_a_tag_lead_is_never_held(prose: str) -> None:
-    """"Text is released as soon as it cannot be the start of a tool block" - text with no
+    """ "Text is released as soon as it cannot be the start of a tool block" - text with no
     `<` (or `＜`, `〈`) cannot start one, so every feed releases all of it."""
     check(prose, prose, [])
     sieve = callsieve.Sieve()
     out = ""
     for i, ch in enumerate(prose):
         out += text_of(sieve.feed(ch))
-        assert out == prose[:i + 1], f"held back {prose[len(out):i + 1]!r}"
+        assert out == prose[: i + 1], f"held back {prose[len(out) : i + 1]!r}"
     _, [events] = fed([prose])
     assert text_of(events) == prose
 
@@ -93,7 +93,7 @@ def test_s7_hold_back_is_only_a_viable_tag_prefix(row: tuple[Any, ...]) -> None:
         _, per_feed = fed(chunks)
         out = "".join(text_of(evs) for evs in per_feed)
         assert out.startswith(must_be_out) and text.startswith(out), (chunks, out)
-        held = text[len(out):]
+        held = text[len(out) :]
         assert len(held) <= 64, f"held back {held!r}"
         assert "\n" not in held, f"held back a line break: {held!r}"
 
@@ -117,17 +117,42 @@ def test_s7_close_flushes_unfinished_block_as_text() -> None:
 
 EMIT_ROWS = [
     ("xml", X(INV("a", P("p", "1")))),
-    ("dsml", ('<|DSML|tool_calls><|DSML|invoke name="a"><|DSML|parameter name="p">1'
-     "</|DSML|parameter></|DSML|invoke></|DSML|tool_calls>")),
-    ("dsml_v4", ('<｜DSML｜tool_calls><｜DSML｜invoke name="a"><｜DSML｜parameter name="p">1'
-     "</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜tool_calls>")),
-    ("dsml_v32", ('<｜DSML｜function_calls><｜DSML｜invoke name="a"><｜DSML｜parameter name="p">1'
-     "</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜function_calls>")),
-    ("fullwidth-closer", ('<|DSML|tool_calls><|DSML|invoke name="a"><|DSML|parameter name="p">1'
-     "</|DSML|parameter></|DSML|invoke>＜／|DSML|tool_calls＞")),
+    (
+        "dsml",
+        (
+            '<|DSML|tool_calls><|DSML|invoke name="a"><|DSML|parameter name="p">1'
+            "</|DSML|parameter></|DSML|invoke></|DSML|tool_calls>"
+        ),
+    ),
+    (
+        "dsml_v4",
+        (
+            '<｜DSML｜tool_calls><｜DSML｜invoke name="a"><｜DSML｜parameter name="p">1'
+            "</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜tool_calls>"
+        ),
+    ),
+    (
+        "dsml_v32",
+        (
+            '<｜DSML｜function_calls><｜DSML｜invoke name="a"><｜DSML｜parameter name="p">1'
+            "</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜function_calls>"
+        ),
+    ),
+    (
+        "fullwidth-closer",
+        (
+            '<|DSML|tool_calls><|DSML|invoke name="a"><|DSML|parameter name="p">1'
+            "</|DSML|parameter></|DSML|invoke>＜／|DSML|tool_calls＞"
+        ),
+    ),
     ("closer-with-space", X(INV("a", P("p", "1")))[:-1] + " >"),
-    ("native", ('<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>a<｜tool▁sep｜>{"p": 1}'
-     "<｜tool▁call▁end｜><｜tool▁calls▁end｜>")),
+    (
+        "native",
+        (
+            '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>a<｜tool▁sep｜>{"p": 1}'
+            "<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
+        ),
+    ),
     ("missing-opener", INV("a", P("p", "1")) + "</tool_calls>"),
 ]
 
@@ -158,8 +183,10 @@ def test_s7_early_emit_invoke_emits_each_call_when_its_invoke_closes() -> None:
     check(text, "x  y", want)
     i1 = text.index(first) + len(first)
     i2 = text.index(second) + len(second)
-    _sieve, per_feed = fed([text[:i1 - 1], text[i1 - 1:i1], text[i1:i2 - 1], text[i2 - 1:i2],
-                           text[i2:]], early_emit="invoke")
+    _sieve, per_feed = fed(
+        [text[: i1 - 1], text[i1 - 1 : i1], text[i1 : i2 - 1], text[i2 - 1 : i2], text[i2:]],
+        early_emit="invoke",
+    )
     assert [len(calls_of(evs)) for evs in per_feed] == [0, 1, 0, 1, 0]
     assert text_of(per_feed[-1]) == " y"
     _, per_feed_block = fed([text[:i1], text[i1:i2], text[i2:]])
@@ -203,16 +230,23 @@ BIG_BLOCKS = {
     "plain-body": X(INV("a", P("p", "x" * 300))),
     "cdata-body": X(INV("a", P("p", "<![CDATA[" + "y" * 300 + "]]>"))),
     "many-params": X(INV("a", "".join(P(f"p{i}", str(i)) for i in range(12)))),
-    "dsml": ('<|DSML|tool_calls><|DSML|invoke name="a"><|DSML|parameter name="p">'
-             + "z" * 300 + "</|DSML|parameter></|DSML|invoke></|DSML|tool_calls>"),
-    "native": ("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>a<｜tool▁sep｜>"
-               + '{"p": "' + "w" * 300 + '"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>'),
+    "dsml": (
+        '<|DSML|tool_calls><|DSML|invoke name="a"><|DSML|parameter name="p">'
+        + "z" * 300
+        + "</|DSML|parameter></|DSML|invoke></|DSML|tool_calls>"
+    ),
+    "native": (
+        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>a<｜tool▁sep｜>"
+        + '{"p": "'
+        + "w" * 300
+        + '"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>'
+    ),
 }
 
 
 @pytest.mark.parametrize("big", list(BIG_BLOCKS.values()), ids=list(BIG_BLOCKS))
 def test_s7_max_block_chars_releases_an_oversized_block_as_text(big: str) -> None:
-    """"a block that grows past it is released as text with a diagnostic, never
+    """ "a block that grows past it is released as text with a diagnostic, never
     truncated"; a later block still parses."""
     small = X(INV("b", P("p", "1")))
     text = f"pre {big} mid {small} post"
@@ -224,12 +258,18 @@ def test_s7_max_block_chars_releases_an_oversized_block_as_text(big: str) -> Non
     assert any(str(limit) in d or "max_block_chars" in d for d in failed[0].diagnostics)
     # at the limit the same block parses
     first = callsieve.parse(big).calls
-    check(text, "pre  mid  post", [*[(c.name, c.input) for c in first], ("b", {"p": 1})],
-          max_block_chars=len(big))
+    check(
+        text,
+        "pre  mid  post",
+        [*[(c.name, c.input) for c in first], ("b", {"p": 1})],
+        max_block_chars=len(big),
+    )
 
 
-@pytest.mark.parametrize("body", ["x" * 5000, "<![CDATA[" + "y\n" * 2500 + "]]>",
-                                  "<![CDATA[" + "x[i] = y[j]\n" * 450 + "]]>"])
+@pytest.mark.parametrize(
+    "body",
+    ["x" * 5000, "<![CDATA[" + "y\n" * 2500 + "]]>", "<![CDATA[" + "x[i] = y[j]\n" * 450 + "]]>"],
+)
 @pytest.mark.parametrize("limit", [3000, 6000])
 def test_s7_max_block_chars_holds_for_long_streamed_bodies(body: str, limit: int) -> None:
     """A body streamed in more small chunks than the sieve appends between two counts
@@ -237,7 +277,7 @@ def test_s7_max_block_chars_holds_for_long_streamed_bodies(body: str, limit: int
     block is text, below it the call; the same under every chunking (the third body has a
     ``]`` that may begin the CDATA stop at every few characters, so chunks keep leaving the
     run's hot path and coming back)."""
-    from callsieve._cursor import HOT_BUDGET
+    from callsieve._scan.cursor import HOT_BUDGET
 
     assert len(body) > 2 * HOT_BUDGET
     big = X(INV("a", P("p", body)))
@@ -253,14 +293,15 @@ def test_s7_max_block_chars_holds_for_long_streamed_bodies(body: str, limit: int
 @pytest.mark.parametrize("budget", [1, 4, 256])
 @pytest.mark.parametrize("unit", ["a]", "]", "ab]]", "xy\n"])
 def test_s7_a_streamed_body_past_max_block_chars_fails_within_the_budget(
-        monkeypatch: pytest.MonkeyPatch, budget: int, unit: str) -> None:
+    monkeypatch: pytest.MonkeyPatch, budget: int, unit: str
+) -> None:
     """However a streamed body's chunks end (one ending in ``]``, which may begin the CDATA
     stop, leaves the run's hot path, and so does the next), what the sieve takes is counted
     at least every ``HOT_BUDGET`` chunks: a block past ``max_block_chars`` is released as
     text within that many chunks of passing it, so the text it holds stays bounded."""
-    import callsieve._cursor
+    import callsieve._scan.cursor
 
-    monkeypatch.setattr(callsieve._cursor, "HOT_BUDGET", budget)
+    monkeypatch.setattr(callsieve._scan.cursor, "HOT_BUDGET", budget)
     head = '<tool_calls><invoke name="a"><parameter name="p"><![CDATA['
     limit = len(head) + 300
     sieve = callsieve.Sieve(max_block_chars=limit)
@@ -278,7 +319,8 @@ def test_s7_a_streamed_body_past_max_block_chars_fails_within_the_budget(
     assert released_at <= limit + (budget + 2) * len(unit)
     events += sieve.close()
     assert "".join(e.text for e in events if isinstance(e, Text)) == head + unit * (
-        (fed - len(head)) // len(unit))
+        (fed - len(head)) // len(unit)
+    )
 
 
 def test_s7_id_factory_is_used_for_every_call() -> None:
@@ -296,7 +338,7 @@ def test_s7_long_prose_keeps_offsets_and_fences_exact(fence: str) -> None:
     """Prose fed in more short chunks than the sieve logs between two folds
     (``HOT_BUDGET``): the block's span still counts every character before it, a fence or
     code span opened in that prose still quotes the block, and the log stays bounded."""
-    from callsieve._cursor import HOT_BUDGET
+    from callsieve._scan.cursor import HOT_BUDGET
 
     block = X(INV("a", P("p", "1")))
     prose = "ab " * HOT_BUDGET * 3 + fence
@@ -308,24 +350,28 @@ def test_s7_long_prose_keeps_offsets_and_fences_exact(fence: str) -> None:
     events += sieve.feed(block) + sieve.feed("\n") + sieve.close()
     calls = [c.name for e in events if isinstance(e, ToolCalls) for c in e.calls]
     if fence:
-        assert calls == [] and "".join(e.text for e in events if isinstance(e, Text)) \
-            == prose + block + "\n"
+        assert (
+            calls == []
+            and "".join(e.text for e in events if isinstance(e, Text)) == prose + block + "\n"
+        )
     else:
         assert calls == ["a"]
         assert [e.block.span for e in events if isinstance(e, ToolCalls)] == [
-            (len(prose), len(prose) + len(block))]
+            (len(prose), len(prose) + len(block))
+        ]
 
 
 @pytest.mark.parametrize("budget", [1, 2, 3])
 @pytest.mark.parametrize("indent", ["", " ", "  ", "   "])
-def test_s7_hot_path_folds_keep_the_line_start(monkeypatch: pytest.MonkeyPatch, budget: int,
-                                                indent: str) -> None:
+def test_s7_hot_path_folds_keep_the_line_start(
+    monkeypatch: pytest.MonkeyPatch, budget: int, indent: str
+) -> None:
     """The prose hot path folds its log every ``HOT_BUDGET`` chunks: a fold that holds only
     the indentation of a fence line must not lose the line break before it (§6: a fence opens
     at the start of a line, up to three spaces in)."""
-    import callsieve._cursor
+    import callsieve._scan.cursor
 
-    monkeypatch.setattr(callsieve._cursor, "HOT_BUDGET", budget)
+    monkeypatch.setattr(callsieve._scan.cursor, "HOT_BUDGET", budget)
     block = X(INV("a", P("p", "1")))
     # (a blank line inside: were the fence taken for an inline span, it would end there)
     fenced = f"a\n{indent}```py\n\n{block}\n{indent}```\n"
@@ -335,13 +381,14 @@ def test_s7_hot_path_folds_keep_the_line_start(monkeypatch: pytest.MonkeyPatch, 
 @pytest.mark.parametrize("budget", [1, 2, 3, 256])
 @pytest.mark.parametrize("fence", ["", "\n```\n"])
 def test_s7_held_leads_that_die_keep_the_log_bounded_and_offsets_exact(
-        monkeypatch: pytest.MonkeyPatch, budget: int, fence: str) -> None:
+    monkeypatch: pytest.MonkeyPatch, budget: int, fence: str
+) -> None:
     """A possible opener held across chunks that then dies goes back to the prose hot path
     through its log, as does the text before it: the log still never holds more than
     ``HOT_BUDGET`` chunks, and the offsets, the fence state and the block after are exact."""
-    import callsieve._cursor
+    import callsieve._scan.cursor
 
-    monkeypatch.setattr(callsieve._cursor, "HOT_BUDGET", budget)
+    monkeypatch.setattr(callsieve._scan.cursor, "HOT_BUDGET", budget)
     block = X(INV("a", P("p", "1")))
     prose = "a<b value large, x <Str" + "ing> and <user@example.com> done. " * 5 + fence
     text = prose + block + "\n"
@@ -349,7 +396,7 @@ def test_s7_held_leads_that_die_keep_the_log_bounded_and_offsets_exact(
         sieve = callsieve.Sieve()
         events = []
         for k in range(0, len(text), size):
-            events += sieve.feed(text[k:k + size])
+            events += sieve.feed(text[k : k + size])
             assert len(sieve._cur.log) <= budget
         events += sieve.close()
         calls = [c.name for e in events if isinstance(e, ToolCalls) for c in e.calls]
@@ -359,14 +406,18 @@ def test_s7_held_leads_that_die_keep_the_log_bounded_and_offsets_exact(
         else:
             assert calls == ["a"] and released == prose + "\n"
             assert [e.block.span for e in events if isinstance(e, ToolCalls)] == [
-                (len(prose), len(prose) + len(block))]
+                (len(prose), len(prose) + len(block))
+            ]
 
 
 # A hostile-input finding (tests/unit/test_hostile_input.py): max_block_chars is checked
 # before a repair can make the block longer, under every chunking.
 def test_s7_max_block_chars_is_checked_before_the_repair_whatever_the_chunks() -> None:
-    text = ('<tool_calls><invoke name="a"><parameter name="p"><![CDATA[' + "x" * 50
-            + "</parameter></invoke></tool_calls>")
+    text = (
+        '<tool_calls><invoke name="a"><parameter name="p"><![CDATA['
+        + "x" * 50
+        + "</parameter></invoke></tool_calls>"
+    )
     assert parse(text, max_block_chars=112).calls == ()
     for cuts in ([60], [59, 60], [70, 100]):
         s = Sieve(max_block_chars=112)
@@ -379,8 +430,10 @@ def test_s7_max_block_chars_is_checked_before_the_repair_whatever_the_chunks() -
 def test_a_sieve_exposes_its_blocks_and_whether_it_saw_tool_syntax() -> None:
     """SPEC §7: a streaming server can tell a reply that ended inside a block (released as
     text at close()) from an ordinary one, and log why."""
-    doc = ('I use <tool_calls> a lot. <tool_calls><invoke name="f"/></tool_calls> then '
-           '<tool_calls><invoke name="g"><parameter name="p">x')
+    doc = (
+        'I use <tool_calls> a lot. <tool_calls><invoke name="f"/></tool_calls> then '
+        '<tool_calls><invoke name="g"><parameter name="p">x'
+    )
     for chunks in ([doc], list(doc)):
         sieve = Sieve()
         for c in chunks:
@@ -388,8 +441,10 @@ def test_a_sieve_exposes_its_blocks_and_whether_it_saw_tool_syntax() -> None:
         assert [b.status for b in sieve.blocks] == ["complete"]
         sieve.close()
         complete, ended = sieve.blocks
-        assert complete.status == "complete" and complete.raw == \
-            '<tool_calls><invoke name="f"/></tool_calls>'
+        assert (
+            complete.status == "complete"
+            and complete.raw == '<tool_calls><invoke name="f"/></tool_calls>'
+        )
         assert ended.status == "failed" and ended.span[0] == doc.rindex("<tool_calls>")
         assert ended.diagnostics == ("the input ended inside the block",)
         assert sieve.saw_tool_call_syntax
@@ -400,7 +455,7 @@ def test_a_sieve_exposes_its_blocks_and_whether_it_saw_tool_syntax() -> None:
 
 
 def test_a_sieve_keeps_the_latest_blocks_only() -> None:
-    from callsieve._blocks import KEPT_BLOCKS
+    from callsieve._blocks.lifecycle import KEPT_BLOCKS
 
     sieve = Sieve()
     for k in range(KEPT_BLOCKS + 10):

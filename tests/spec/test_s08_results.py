@@ -50,7 +50,7 @@ def test_s8_result_fields() -> None:
     assert failed and all(b.status == "failed" and b.diagnostics for b in failed)
     assert failed[0].span[0] == text.index(bad) and failed[0].dialect == "xml"
     for b in r.blocks:
-        assert b.raw == text[b.span[0]:b.span[1]]
+        assert b.raw == text[b.span[0] : b.span[1]]
     assert (last.status, last.dialect) == ("complete", "xml")
     assert last.repairs == () and r.calls[0].repairs == () and last.diagnostics == ()
     assert last.span == (text.index(XML), text.index(XML) + len(XML))

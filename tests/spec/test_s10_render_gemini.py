@@ -55,7 +55,7 @@ from callsieve import (
     ToolCall,
     ToolCalls,
 )
-from callsieve._options import EARLY_EMIT
+from callsieve._config.options import EARLY_EMIT
 from callsieve.render import Reply
 from callsieve.render import gemini as render
 

@@ -48,7 +48,7 @@ from callsieve import (
     ToolCall,
     ToolCalls,
 )
-from callsieve._options import EARLY_EMIT
+from callsieve._config.options import EARLY_EMIT
 from callsieve.render import openai_responses
 
 CASES = conformance_cases()

@@ -26,13 +26,19 @@ from callsieve import deepseek as ds
 
 #: The markers as SPEC §11 spells them.
 SPEC_MARKERS = {
-    "USER": "<｜User｜>", "ASSISTANT": "<｜Assistant｜>",
-    "TOOL_CALLS_BEGIN": "<｜tool▁calls▁begin｜>", "TOOL_CALLS_END": "<｜tool▁calls▁end｜>",
-    "TOOL_CALL_BEGIN": "<｜tool▁call▁begin｜>", "TOOL_CALL_END": "<｜tool▁call▁end｜>",
-    "TOOL_SEP": "<｜tool▁sep｜>", "TOOL_OUTPUTS_BEGIN": "<｜tool▁outputs▁begin｜>",
-    "TOOL_OUTPUTS_END": "<｜tool▁outputs▁end｜>", "TOOL_OUTPUT_BEGIN": "<｜tool▁output▁begin｜>",
+    "USER": "<｜User｜>",
+    "ASSISTANT": "<｜Assistant｜>",
+    "TOOL_CALLS_BEGIN": "<｜tool▁calls▁begin｜>",
+    "TOOL_CALLS_END": "<｜tool▁calls▁end｜>",
+    "TOOL_CALL_BEGIN": "<｜tool▁call▁begin｜>",
+    "TOOL_CALL_END": "<｜tool▁call▁end｜>",
+    "TOOL_SEP": "<｜tool▁sep｜>",
+    "TOOL_OUTPUTS_BEGIN": "<｜tool▁outputs▁begin｜>",
+    "TOOL_OUTPUTS_END": "<｜tool▁outputs▁end｜>",
+    "TOOL_OUTPUT_BEGIN": "<｜tool▁output▁begin｜>",
     "TOOL_OUTPUT_END": "<｜tool▁output▁end｜>",
-    "BEGIN_OF_SENTENCE": "<｜begin▁of▁sentence｜>", "END_OF_SENTENCE": "<｜end▁of▁sentence｜>",
+    "BEGIN_OF_SENTENCE": "<｜begin▁of▁sentence｜>",
+    "END_OF_SENTENCE": "<｜end▁of▁sentence｜>",
 }
 
 
@@ -48,8 +54,9 @@ def test_the_plain_text_pieces() -> None:
     assert len(ds.ALL_MARKERS) == len(set(ds.ALL_MARKERS)) == len(SPEC_MARKERS)
 
 
-@pytest.mark.parametrize("module", ["callsieve.deepseek", "callsieve._native_read",
-                                    "callsieve.prompt"])
+@pytest.mark.parametrize(
+    "module", ["callsieve.deepseek", "callsieve._blocks.native_read", "callsieve.prompt"]
+)
 def test_the_docstring_examples_hold(module: str) -> None:
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
@@ -58,14 +65,19 @@ def test_the_docstring_examples_hold(module: str) -> None:
 def test_the_header_is_what_follows_the_call_begin_marker() -> None:
     """SPEC §11: exactly ``function<｜tool▁sep｜>NAME\\n```json\\n`` — neither marker, which
     the model writes as its signal; ``format_call_prefix`` is the whole prefix of a call."""
-    assert ds.format_call_header("get_weather") == (
-        "function<｜tool▁sep｜>get_weather\n```json\n")
+    assert ds.format_call_header("get_weather") == ("function<｜tool▁sep｜>get_weather\n```json\n")
     assert ds.format_call_prefix("get_weather") == (
-        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n")
+        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n"
+    )
     assert ds.format_call_tail(last=False) == "\n```<｜tool▁call▁end｜>\n"
     assert ds.format_call_tail(last=True) == "\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
-    text = (ds.TOOL_CALLS_BEGIN + ds.TOOL_CALL_BEGIN + ds.format_call_header("f") + '{"a": 1}'
-            + ds.format_call_tail(True))
+    text = (
+        ds.TOOL_CALLS_BEGIN
+        + ds.TOOL_CALL_BEGIN
+        + ds.format_call_header("f")
+        + '{"a": 1}'
+        + ds.format_call_tail(True)
+    )
     assert text == ds.format_calls([("f", {"a": 1})])
     assert canon_calls(run_all_ways(text).calls) == [("f", canon_value({"a": 1}))]
 
@@ -74,7 +86,8 @@ def test_results() -> None:
     assert ds.format_result("ok") == "<｜tool▁output▁begin｜>ok<｜tool▁output▁end｜>"
     assert ds.format_results(["a", "b"]) == (
         "<｜tool▁outputs▁begin｜><｜tool▁output▁begin｜>a<｜tool▁output▁end｜>\n"
-        "<｜tool▁output▁begin｜>b<｜tool▁output▁end｜><｜tool▁outputs▁end｜>")
+        "<｜tool▁output▁begin｜>b<｜tool▁output▁end｜><｜tool▁outputs▁end｜>"
+    )
     assert ds.format_results([]) == ""
 
 
@@ -136,9 +149,9 @@ def test_v31_bare_json_counts_when_its_object_closes() -> None:
 MALFORMED = [
     '<｜tool▁call▁begin｜>f<｜tool▁sep｜>{"a": 1,]}<｜tool▁call▁end｜>',
     '<｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{"a": }\n```',
-    '<｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n[1, 2]\n```',
+    "<｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n[1, 2]\n```",
     '<｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{"x": NaN}\n```',
-    '<｜tool▁call▁begin｜>f<｜tool▁sep｜>' + "[" * 100_000 + "<｜tool▁call▁end｜>",
+    "<｜tool▁call▁begin｜>f<｜tool▁sep｜>" + "[" * 100_000 + "<｜tool▁call▁end｜>",
     '<｜tool▁call▁begin｜>f<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁call▁begin｜>""<｜tool▁sep｜>{}',
 ]
 
@@ -150,20 +163,28 @@ def test_malformed_arguments_give_a_reason(text: str) -> None:
     assert "call 1 (f)" in read.reason or "call 2 has an empty name" in read.reason
 
 
-@pytest.mark.parametrize(("text", "reason"), [
-    ("no markers here", "no tool call marker"),
-    ("<｜tool▁calls▁begin｜>", "no call begins"),
-    ("<｜tool▁call▁begin｜>get_wea", "name of the first call is not complete"),
-    ('<｜tool▁call▁begin｜>f<｜tool▁sep｜>{"a": "unterminated', "not complete"),
-])
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("no markers here", "no tool call marker"),
+        ("<｜tool▁calls▁begin｜>", "no call begins"),
+        ("<｜tool▁call▁begin｜>get_wea", "name of the first call is not complete"),
+        ('<｜tool▁call▁begin｜>f<｜tool▁sep｜>{"a": "unterminated', "not complete"),
+    ],
+)
 def test_nothing_read_gives_a_reason(text: str, reason: str) -> None:
     read = ds.try_parse_calls(text)
     assert read.calls == () and reason in read.reason
 
 
 @soak_settings(300)
-@given(text=st.text(st.sampled_from(list('<｜|>▁_ tool calls begin end sep function{}[]":1`\n'
-                                         'json')) | st.characters(), max_size=80))
+@given(
+    text=st.text(
+        st.sampled_from(list('<｜|>▁_ tool calls begin end sep function{}[]":1`\njson'))
+        | st.characters(),
+        max_size=80,
+    )
+)
 def test_the_readers_never_raise(text: str) -> None:
     read = ds.try_parse_calls(text)
     assert isinstance(read.reason, str) and (bool(read) == (read.reason == ""))
@@ -180,7 +201,8 @@ def test_signals_take_every_alias_spelling() -> None:
         assert ds.has_tool_call_signal("Sure. " + text)
     assert not ds.has_tool_call_signal("tool calls begin")
     assert ds.has_call_terminator("x<|tool_call_end|>") and ds.has_call_terminator(
-        ds.TOOL_CALLS_END)
+        ds.TOOL_CALLS_END
+    )
     assert not ds.has_call_terminator(ds.TOOL_CALL_BEGIN)
 
 
@@ -196,13 +218,16 @@ def test_extract_tool_name() -> None:
         if found is not None:
             name, after = found
             assert (name, after) == ("get_weather", header[:k])
-            assert after + ds.format_call_header(name)[len(after):] == header
+            assert after + ds.format_call_header(name)[len(after) :] == header
     beyond = header + '{"city": "Hangzhou"}'  # the model wrote past the header
     assert ds.try_extract_tool_name(marker + beyond) == ("get_weather", beyond)
     assert ds.try_extract_tool_name(marker + "function<｜tool▁sep｜>get_wea") is None
     assert ds.try_extract_tool_name(marker + "function<｜tool▁sep｜>two words\n") is None
     v31 = "<｜tool▁call▁begin｜>browser::search<｜tool▁sep｜>"
-    assert ds.try_extract_tool_name(v31 + "{") == ("browser::search", "browser::search<｜tool▁sep｜>{")
+    assert ds.try_extract_tool_name(v31 + "{") == (
+        "browser::search",
+        "browser::search<｜tool▁sep｜>{",
+    )
     assert ds.try_extract_tool_name("<｜tool▁call▁begin｜>get") is None
     assert ds.try_extract_tool_name("no marker") is None
 

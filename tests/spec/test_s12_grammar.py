@@ -18,9 +18,9 @@ from callsieve import (
     available_dialects,
     parse,
 )
-from callsieve._automaton import DEAD, EntryAutomaton
-from callsieve._grammar import load_grammar
-from callsieve._prefix import prefix_closure
+from callsieve._grammar.automaton import DEAD, EntryAutomaton
+from callsieve._grammar.compiled import load_grammar
+from callsieve._grammar.prefix import prefix_closure
 
 
 def test_default_dialects_are_files() -> None:
@@ -56,7 +56,9 @@ def test_conflicting_grammar_is_refused(tmp_path: Path) -> None:
 
 
 def test_run_terminal_shape_is_checked(tmp_path: Path) -> None:
-    d = _grammar_dir(tmp_path, "badrun", 'badrun: O BAD_RUN C\nO: "<o>"\nC: "</o>"\nBAD_RUN: /a+b/\n')
+    d = _grammar_dir(
+        tmp_path, "badrun", 'badrun: O BAD_RUN C\nO: "<o>"\nC: "</o>"\nBAD_RUN: /a+b/\n'
+    )
     with pytest.raises(GrammarError, match="BAD_RUN"):
         load_grammar(("badrun",), (d,))
 
@@ -65,8 +67,9 @@ def test_token_that_could_grow_past_its_look_ahead_is_refused(tmp_path: Path) ->
     """``[^>]{1,9}(?=[>\u200b])``: cut after a zero-width character the repeat backs off and
     the look-ahead takes it (a short match); on the whole text the match is longer. The
     scanner's answer would depend on the chunking, so the grammar is refused."""
-    d = _grammar_dir(tmp_path, "grow", 'grow: O X C\nO: "<o "\nC: "></o>"\n'
-                     'X: /[^\\s>]{1,9}(?=[\\s>\\u200b])/\n')
+    d = _grammar_dir(
+        tmp_path, "grow", 'grow: O X C\nO: "<o "\nC: "></o>"\nX: /[^\\s>]{1,9}(?=[\\s>\\u200b])/\n'
+    )
     with pytest.raises(GrammarError, match="look-ahead"):
         Sieve(dialects=("grow",), grammar_dirs=(d,))
 
@@ -130,10 +133,19 @@ def _walk(auto: EntryAutomaton, text: str) -> tuple[int, bool]:
     return state, seen
 
 
-@pytest.mark.parametrize("opener", [
-    "<|DSML|tool_calls>", "<｜DSML｜tool_calls>", "<｜DSML｜function_calls>", "<tool_calls>",
-    "<｜tool▁calls▁begin｜>", "<invoke ", "<dsml-tool-calls>", "<<|DSML|tool_calls>",
-])
+@pytest.mark.parametrize(
+    "opener",
+    [
+        "<|DSML|tool_calls>",
+        "<｜DSML｜tool_calls>",
+        "<｜DSML｜function_calls>",
+        "<tool_calls>",
+        "<｜tool▁calls▁begin｜>",
+        "<invoke ",
+        "<dsml-tool-calls>",
+        "<<|DSML|tool_calls>",
+    ],
+)
 def test_automaton_follows_every_opener(opener: str) -> None:
     auto = load_grammar().entry_automaton
     for k in range(1, len(opener)):
@@ -148,10 +160,37 @@ def test_automaton_dies_on_prose(text: str) -> None:
 
 # Texts after a tag lead, built from pieces of openers and of prose, so that walks reach
 # live, accepting and dead states alike.
-_LEADISH = st.lists(st.sampled_from([
-    "|", "｜", "DSML", "dsml-", "tool", "_", "-", "calls", "Calls", "function", "invoke", " ",
-    "name=", ">", "＞", "▁", "begin", "｜>", "<", "b", "x y", "\n", "\"", "Str",
-]), max_size=8).map("".join)
+_LEADISH = st.lists(
+    st.sampled_from(
+        [
+            "|",
+            "｜",
+            "DSML",
+            "dsml-",
+            "tool",
+            "_",
+            "-",
+            "calls",
+            "Calls",
+            "function",
+            "invoke",
+            " ",
+            "name=",
+            ">",
+            "＞",
+            "▁",
+            "begin",
+            "｜>",
+            "<",
+            "b",
+            "x y",
+            "\n",
+            '"',
+            "Str",
+        ]
+    ),
+    max_size=8,
+).map("".join)
 
 
 @given(texts=st.lists(_LEADISH, min_size=1, max_size=12), limit=st.sampled_from([3, 4096]))
@@ -160,7 +199,7 @@ def test_automaton_onward_is_the_open_part_of_trans(texts: list[str], limit: int
     """``onward`` (what a held candidate's walk reads) holds exactly the memoised
     transitions to a live state that is not accepting, also once a state's memo has been
     cleared past its bound."""
-    import callsieve._automaton as automaton
+    from callsieve._grammar import automaton
 
     g = load_grammar()
     auto = EntryAutomaton([g.terminals[e.terminal].pattern.pattern for e in g.entries])
@@ -169,29 +208,41 @@ def test_automaton_onward_is_the_open_part_of_trans(texts: list[str], limit: int
         for text in texts:
             _walk(auto, "<" + text)
     for state, row in enumerate(auto.trans):
-        open_part = {ch: nxt for ch, nxt in row.items()
-                     if nxt >= 0 and not auto.accepting[nxt]}
+        open_part = {ch: nxt for ch, nxt in row.items() if nxt >= 0 and not auto.accepting[nxt]}
         assert auto.onward[state] == open_part
 
 
 def test_name_terminal_without_value_group_stands_for_itself(tmp_path: Path) -> None:
-    d = _grammar_dir(tmp_path, "plain", (
-        "plain: PLAIN_OPEN plain_call PLAIN_CLOSE\n"
-        "plain_call: plain_name PLAIN_END -> call\n"
-        "plain_name: PLAIN_NAME -> call_name\n"
-        'PLAIN_OPEN: "<plain>"\nPLAIN_CLOSE: "</plain>"\nPLAIN_END: ";"\n'
-        "PLAIN_NAME: /[a-z_]{1,64}(?=;)/\n"))
+    d = _grammar_dir(
+        tmp_path,
+        "plain",
+        (
+            "plain: PLAIN_OPEN plain_call PLAIN_CLOSE\n"
+            "plain_call: plain_name PLAIN_END -> call\n"
+            "plain_name: PLAIN_NAME -> call_name\n"
+            'PLAIN_OPEN: "<plain>"\nPLAIN_CLOSE: "</plain>"\nPLAIN_END: ";"\n'
+            "PLAIN_NAME: /[a-z_]{1,64}(?=;)/\n"
+        ),
+    )
     r = parse("go <plain>do_it;</plain>!", dialects=("plain",), grammar_dirs=[d])
     assert (r.text, [(c.name, c.input) for c in r.calls]) == ("go !", [("do_it", {})])
 
 
-@pytest.mark.parametrize(("rules", "why"), [
-    # the call's last symbol is a rule: the scanner could not see the moment it is complete
-    ("bad: O bad_call C\nbad_call: bad_name -> call\nbad_name: N -> call_name\n",
-     "must end with a terminal"),
-    # after N the call may be complete or may go on with X
-    ("bad: O bad_call C\nbad_call: N -> call\n | N X -> call\n", "may be complete or may go on"),
-])
+@pytest.mark.parametrize(
+    ("rules", "why"),
+    [
+        # the call's last symbol is a rule: the scanner could not see the moment it is complete
+        (
+            "bad: O bad_call C\nbad_call: bad_name -> call\nbad_name: N -> call_name\n",
+            "must end with a terminal",
+        ),
+        # after N the call may be complete or may go on with X
+        (
+            "bad: O bad_call C\nbad_call: N -> call\n | N X -> call\n",
+            "may be complete or may go on",
+        ),
+    ],
+)
 def test_call_contract_is_enforced(tmp_path: Path, rules: str, why: str) -> None:
     d = _grammar_dir(tmp_path, "bad", rules + 'O: "<o>"\nC: "</o>"\nX: "x"\nN: /n(?=[x<])/\n')
     with pytest.raises(GrammarError, match=why):
@@ -204,18 +255,23 @@ _BRACKET = (
     "{name}_name: {up}_NAME -> call_name\n"
     '{up}_OPEN: "{lead}plain]"\n{up}_CLOSE: "{lead}/plain]"\n'
     '{up}_CALL: "{lead}call="\n{up}_END: ";"\n'
-    "{up}_NAME: /[a-z_]{{1,64}}(?=;)/\n")
+    "{up}_NAME: /[a-z_]{{1,64}}(?=;)/\n"
+)
 
 
-@pytest.mark.parametrize(("lead", "dialects", "hot_lead"), [
-    # "[" and the defaults' "<": two ASCII tag leads, so the prose hot path is off
-    ("[", (*DEFAULT_DIALECTS, "brk"), ""),
-    # a non-ASCII lead; "<" is one too, for common.lark's reasoning tags (SPEC §15)
-    ("【", ("brk",), "<"),
-    ("<", ("brk",), "<"),
-])
+@pytest.mark.parametrize(
+    ("lead", "dialects", "hot_lead"),
+    [
+        # "[" and the defaults' "<": two ASCII tag leads, so the prose hot path is off
+        ("[", (*DEFAULT_DIALECTS, "brk"), ""),
+        # a non-ASCII lead; "<" is one too, for common.lark's reasoning tags (SPEC §15)
+        ("【", ("brk",), "<"),
+        ("<", ("brk",), "<"),
+    ],
+)
 def test_any_tag_lead_is_found_whatever_the_hot_path_tests(
-        tmp_path: Path, lead: str, dialects: tuple[str, ...], hot_lead: str) -> None:
+    tmp_path: Path, lead: str, dialects: tuple[str, ...], hot_lead: str
+) -> None:
     d = _grammar_dir(tmp_path, "brk", _BRACKET.format(name="brk", up="BRK", lead=lead))
     opts = {"dialects": dialects, "grammar_dirs": [d]}
     assert load_grammar(dialects, (str(d),)).prose_lead == hot_lead
@@ -231,11 +287,16 @@ def test_a_terminal_that_looks_behind_its_start_is_refused(tmp_path: Path, patte
     """A held tag is matched again from its own first character, with nothing of what stood
     before it: a look-behind, ``^`` or ``\\b`` would give a chunked stream another answer
     than the whole text (and the scanner's remembered decisions rely on it too)."""
-    d = _grammar_dir(tmp_path, "lb", (
-        "lb: LB_OPEN lb_call LB_CLOSE\n"
-        "lb_call: LB_CALL lb_name LB_END -> call\n"
-        "lb_name: LB_NAME -> call_name\n"
-        'LB_OPEN: "<lb>"\nLB_CLOSE: "</lb>"\nLB_CALL: "call="\nLB_END: ";"\n'
-        f"LB_NAME: {pattern}\n"))
+    d = _grammar_dir(
+        tmp_path,
+        "lb",
+        (
+            "lb: LB_OPEN lb_call LB_CLOSE\n"
+            "lb_call: LB_CALL lb_name LB_END -> call\n"
+            "lb_name: LB_NAME -> call_name\n"
+            'LB_OPEN: "<lb>"\nLB_CLOSE: "</lb>"\nLB_CALL: "call="\nLB_END: ";"\n'
+            f"LB_NAME: {pattern}\n"
+        ),
+    )
     with pytest.raises(GrammarError, match="LB_NAME looks before"):
         load_grammar(("lb",), (d,))

@@ -14,7 +14,7 @@ import pytest
 from helpers import GRAMMARS, run_all_ways, stream
 
 from callsieve import DEFAULT_DIALECTS, GrammarError, ToolCalls, parse
-from callsieve._grammar import load_grammar
+from callsieve._grammar.compiled import load_grammar
 
 
 def _write(folder: Path, **files: str) -> str:
@@ -33,28 +33,37 @@ def _refused(folder: str, dialects: tuple[str, ...]) -> str:
 def _dialect(n: str, end: str, opener: str = "<tc>", closer: str = "</tc>") -> str:
     """Dialect ``n``: ``<tc>n:NAME<end>…</tc>``, its opener and closer named ``MY_OPEN`` and
     ``MY_CLOSE`` as in every other file made here."""
-    return (f"{n}: MY_OPEN {n}_call+ MY_CLOSE\n"
-            f"{n}_call: {n}_name CALL_END -> call\n"
-            f"{n}_name: NAME -> call_name\n"
-            f'MY_OPEN: "{opener}"\nMY_CLOSE: "{closer}"\nCALL_END: "{end}"\n'
-            f"NAME: /{n}:(?P<v>[a-z_]{{1,64}})(?=[{end}])/\n")
+    return (
+        f"{n}: MY_OPEN {n}_call+ MY_CLOSE\n"
+        f"{n}_call: {n}_name CALL_END -> call\n"
+        f"{n}_name: NAME -> call_name\n"
+        f'MY_OPEN: "{opener}"\nMY_CLOSE: "{closer}"\nCALL_END: "{end}"\n'
+        f"NAME: /{n}:(?P<v>[a-z_]{{1,64}})(?=[{end}])/\n"
+    )
 
 
 def _seen(r: Any) -> tuple[str, list[tuple[str, str]], list[tuple[str, str]]]:
-    return (r.text, [(c.name, c.dialect) for c in r.calls],
-            [(b.dialect, b.status) for b in r.blocks])
+    return (
+        r.text,
+        [(c.name, c.dialect) for c in r.calls],
+        [(b.dialect, b.status) for b in r.blocks],
+    )
 
 
 # ---------------------------------------------------------------- 1. namespaces
 def test_two_files_may_define_the_same_names(tmp_path: Path) -> None:
     """Both files define ``MY_OPEN``, ``MY_CLOSE``, ``CALL_END`` and ``NAME``: each file's own
     names are its own (Lark refused it: "Terminal 'MY_OPEN' defined more than once")."""
-    d = _write(tmp_path, pa=_dialect("pa", ";", "<a>", "</a>"),
-               pb=_dialect("pb", "!", "<b>", "</b>"))
+    d = _write(
+        tmp_path, pa=_dialect("pa", ";", "<a>", "</a>"), pb=_dialect("pb", "!", "<b>", "</b>")
+    )
     for dialects in (("pa", "pb"), ("pb", "pa")):
         r = run_all_ways("x <b>pb:f!</b> y <a>pa:g;</a> z", dialects=dialects, grammar_dirs=(d,))
-        assert _seen(r) == ("x  y  z", [("f", "pb"), ("g", "pa")],
-                            [("pb", "complete"), ("pa", "complete")])
+        assert _seen(r) == (
+            "x  y  z",
+            [("f", "pb"), ("g", "pa")],
+            [("pb", "complete"), ("pa", "complete")],
+        )
 
 
 def test_one_spelling_under_one_name_in_two_files_is_one_terminal(tmp_path: Path) -> None:
@@ -62,10 +71,14 @@ def test_one_spelling_under_one_name_in_two_files_is_one_terminal(tmp_path: Path
     parser, not the order of the files, tells which dialect a block is."""
     d = _write(tmp_path, pa=_dialect("pa", ";"), pb=_dialect("pb", "!"))
     for dialects in (("pa", "pb"), ("pb", "pa")):
-        r = run_all_ways("x <tc>pb:f!pb:h!</tc> y <tc>pa:g;</tc> z", dialects=dialects,
-                         grammar_dirs=(d,))
-        assert _seen(r) == ("x  y  z", [("f", "pb"), ("h", "pb"), ("g", "pa")],
-                            [("pb", "complete"), ("pa", "complete")])
+        r = run_all_ways(
+            "x <tc>pb:f!pb:h!</tc> y <tc>pa:g;</tc> z", dialects=dialects, grammar_dirs=(d,)
+        )
+        assert _seen(r) == (
+            "x  y  z",
+            [("f", "pb"), ("h", "pb"), ("g", "pa")],
+            [("pb", "complete"), ("pa", "complete")],
+        )
     g = load_grammar(("pa", "pb"), (d,))
     openers = [e.terminal for e in g.entries if e.synthetic is None]
     assert openers == ["PA__MY_OPEN"]  # one entry for the one spelling
@@ -78,8 +91,11 @@ def test_one_spelling_under_two_names_is_one_terminal(tmp_path: Path) -> None:
     d = _write(tmp_path, pa=_dialect("pa", ";"), pb=pb)
     for dialects in (("pa", "pb"), ("pb", "pa")):
         r = parse("x <tc>pb:f!</tc> y <tc>pa:g;</tc>", dialects=dialects, grammar_dirs=(d,))
-        assert _seen(r) == ("x  y ", [("f", "pb"), ("g", "pa")],
-                            [("pb", "complete"), ("pa", "complete")])
+        assert _seen(r) == (
+            "x  y ",
+            [("f", "pb"), ("g", "pa")],
+            [("pb", "complete"), ("pa", "complete")],
+        )
 
 
 def test_the_contract_and_common_names_are_shared(tmp_path: Path) -> None:
@@ -93,14 +109,19 @@ def test_the_contract_and_common_names_are_shared(tmp_path: Path) -> None:
         "mine_param: mine_param_name param_value PARAM_CLOSE -> param\n"
         "mine_param_name: MINE_PARAM -> param_name\n"
         'MINE_OPEN: "<mine>"\nMINE_CLOSE: "</mine>"\nTAG_END: "</fn>"\n'
-        "MINE_NAME: /<fn=(?P<v>[a-z_]{1,64})>/\nMINE_PARAM: /<p=(?P<v>[a-z_]{1,64})>/\n")
+        "MINE_NAME: /<fn=(?P<v>[a-z_]{1,64})>/\nMINE_PARAM: /<p=(?P<v>[a-z_]{1,64})>/\n"
+    )
     d = _write(tmp_path, mine=mine)
-    text = ('a <mine>\n<fn=f>\n<p=x>1</parameter>\n</fn>\n</mine> b '
-            '<tool_calls><invoke name="g"><parameter name="y">2</parameter></invoke>'
-            '</tool_calls> c')
+    text = (
+        "a <mine>\n<fn=f>\n<p=x>1</parameter>\n</fn>\n</mine> b "
+        '<tool_calls><invoke name="g"><parameter name="y">2</parameter></invoke>'
+        "</tool_calls> c"
+    )
     r = run_all_ways(text, dialects=(*DEFAULT_DIALECTS, "mine"), grammar_dirs=(d,))
     assert (r.text, [(c.name, c.input, c.dialect) for c in r.calls]) == (
-        "a  b  c", [("f", {"x": 1}, "mine"), ("g", {"y": 2}, "xml")])
+        "a  b  c",
+        [("f", {"x": 1}, "mine"), ("g", {"y": 2}, "xml")],
+    )
 
 
 def test_a_file_may_name_another_files_terminal_in_full(tmp_path: Path) -> None:
@@ -115,8 +136,11 @@ def test_a_file_may_name_another_files_terminal_in_full(tmp_path: Path) -> None:
 def test_merged_spellings_that_make_the_grammar_ambiguous_are_refused(tmp_path: Path) -> None:
     """Two dialects alike but for their names: one spelling, so one terminal, and then no
     parser could tell the two apart."""
-    d = _write(tmp_path, pa='pa: A_OPEN _markup_body CALLS_CLOSE\nA_OPEN: "<tc>"\n',
-               pb='pb: B_OPEN _markup_body CALLS_CLOSE\nB_OPEN: "<tc>"\n')
+    d = _write(
+        tmp_path,
+        pa='pa: A_OPEN _markup_body CALLS_CLOSE\nA_OPEN: "<tc>"\n',
+        pb='pb: B_OPEN _markup_body CALLS_CLOSE\nB_OPEN: "<tc>"\n',
+    )
     message = _refused(d, ("pa", "pb"))
     assert "same spelling" in message and "does not compile" in message
     assert f"A_OPEN ({tmp_path / 'pa.lark'}:2)" in message
@@ -125,8 +149,9 @@ def test_merged_spellings_that_make_the_grammar_ambiguous_are_refused(tmp_path: 
 
 def test_errors_name_the_file_the_name_as_written_and_its_column(tmp_path: Path) -> None:
     """Renaming makes names longer; positions and names are still the file's own."""
-    bad = _dialect("pa", ";").replace("pa_call: pa_name CALL_END -> call",
-                                      "pa_call: pa_name CALL_END ] -> call")
+    bad = _dialect("pa", ";").replace(
+        "pa_call: pa_name CALL_END -> call", "pa_call: pa_name CALL_END ] -> call"
+    )
     message = _refused(_write(tmp_path / "syntax", pa=bad), ("pa",))
     column = bad.splitlines()[1].index("]") + 1
     assert f"{tmp_path / 'syntax' / 'pa.lark'}:2:{column}:" in message
@@ -153,29 +178,51 @@ def test_a_shared_opener_credits_the_dialect_that_parsed(tmp_path: Path) -> None
         opts: dict[str, Any] = {"dialects": dialects, "grammar_dirs": (d,)}
         r = parse(text, **opts)
         assert [(b.dialect, b.status) for b in r.blocks] == [
-            ("pb", "complete"), ("pa", "complete"), ("pb", "failed"), ("pa", "complete"),
-            ("pb", "complete")]
+            ("pb", "complete"),
+            ("pa", "complete"),
+            ("pb", "failed"),
+            ("pa", "complete"),
+            ("pb", "complete"),
+        ]
         assert [(c.name, c.dialect) for c in r.calls] == [
-            ("f", "pb"), ("h", "pb"), ("g", "pa"), ("q", "pa"), ("m", "pb")]
+            ("f", "pb"),
+            ("h", "pb"),
+            ("g", "pa"),
+            ("q", "pa"),
+            ("m", "pb"),
+        ]
         for chunks in ([text], list(text)):
-            events = [e for e in stream(chunks, early_emit="invoke", **opts)
-                      if isinstance(e, ToolCalls)]
+            events = [
+                e for e in stream(chunks, early_emit="invoke", **opts) if isinstance(e, ToolCalls)
+            ]
             assert [(c.name, c.dialect) for e in events for c in e.calls] == [
-                ("f", "pb"), ("h", "pb"), ("g", "pa"), ("k", "pb"), ("q", "pa"), ("m", "pb")]
+                ("f", "pb"),
+                ("h", "pb"),
+                ("g", "pa"),
+                ("k", "pb"),
+                ("q", "pa"),
+                ("m", "pb"),
+            ]
             assert all(c.dialect == e.block.dialect for e in events for c in e.calls)
 
 
 def test_a_shared_opener_and_body_take_the_dialect_from_the_closer(tmp_path: Path) -> None:
     """The same opener and body, two closers: the block is the dialect whose closer ends it."""
-    d = _write(tmp_path, pa='pa: MY_OPEN _markup_body PA_CLOSE\nMY_OPEN: "<tc>"\n'
-                            'PA_CLOSE: "</tc-a>"\n',
-               pb='pb: MY_OPEN _markup_body PB_CLOSE\nMY_OPEN: "<tc>"\nPB_CLOSE: "</tc-b>"\n')
+    d = _write(
+        tmp_path,
+        pa='pa: MY_OPEN _markup_body PA_CLOSE\nMY_OPEN: "<tc>"\nPA_CLOSE: "</tc-a>"\n',
+        pb='pb: MY_OPEN _markup_body PB_CLOSE\nMY_OPEN: "<tc>"\nPB_CLOSE: "</tc-b>"\n',
+    )
     call = '<invoke name="f"></invoke>'
     for dialects in (("pa", "pb"), ("pb", "pa")):
-        r = run_all_ways(f"<tc>{call}</tc-b> <tc>{call}</tc-a>", dialects=dialects,
-                         grammar_dirs=(d,))
-        assert _seen(r) == (" ", [("f", "pb"), ("f", "pa")],
-                            [("pb", "complete"), ("pa", "complete")])
+        r = run_all_ways(
+            f"<tc>{call}</tc-b> <tc>{call}</tc-a>", dialects=dialects, grammar_dirs=(d,)
+        )
+        assert _seen(r) == (
+            " ",
+            [("f", "pb"), ("f", "pa")],
+            [("pb", "complete"), ("pa", "complete")],
+        )
 
 
 def test_every_parser_state_knows_its_dialects() -> None:
@@ -188,32 +235,43 @@ def test_every_parser_state_knows_its_dialects() -> None:
         if e.synthetic is None:
             assert g.state_dialects[start[e.terminal][1]] == bit[e.dialect], e.terminal
     markup = bit["dsml"] | bit["dsml_v4"] | bit["dsml_v32"] | bit["dsml_v41"] | bit["xml"]
-    after = {g.state_dialects[s] for s, row in g.table.states.items()
-             if any(a.name == "Shift" for t, (a, _) in row.items() if t == "NAME_ATTR")}
+    after = {
+        g.state_dialects[s]
+        for s, row in g.table.states.items()
+        if any(a.name == "Shift" for t, (a, _) in row.items() if t == "NAME_ATTR")
+    }
     assert after == {markup}
 
 
 # ---------------------------------------------------------------- 4. a block needs a call
-@pytest.mark.parametrize("rule", [
-    "nc: NC_OPEN nc_call* NC_CLOSE",
-    "nc: NC_OPEN nc_call+ NC_CLOSE\n  | NC_OPEN NC_CLOSE",
-    "nc: NC_OPEN nc_body NC_CLOSE\nnc_body: nc_call | NC_WS",
-    "nc: NC_OPEN [nc_call] NC_CLOSE",
-])
+@pytest.mark.parametrize(
+    "rule",
+    [
+        "nc: NC_OPEN nc_call* NC_CLOSE",
+        "nc: NC_OPEN nc_call+ NC_CLOSE\n  | NC_OPEN NC_CLOSE",
+        "nc: NC_OPEN nc_body NC_CLOSE\nnc_body: nc_call | NC_WS",
+        "nc: NC_OPEN [nc_call] NC_CLOSE",
+    ],
+)
 def test_a_block_that_can_hold_no_call_is_refused(tmp_path: Path, rule: str) -> None:
     """Such a block would take ``<nc></nc>`` (or a mention of it) from the prose as a
     complete block of no calls."""
-    text = (f"{rule}\nnc_call: nc_name NC_END -> call\nnc_name: NC_NAME -> call_name\n"
-            'NC_OPEN: "<nc>"\nNC_CLOSE: "</nc>"\nNC_END: ";"\nNC_WS: " "\n'
-            "NC_NAME: /(?P<v>[a-z_]{1,64})(?=;)/\n")
+    text = (
+        f"{rule}\nnc_call: nc_name NC_END -> call\nnc_name: NC_NAME -> call_name\n"
+        'NC_OPEN: "<nc>"\nNC_CLOSE: "</nc>"\nNC_END: ";"\nNC_WS: " "\n'
+        "NC_NAME: /(?P<v>[a-z_]{1,64})(?=;)/\n"
+    )
     message = _refused(_write(tmp_path, nc=text), ("nc",))
     assert f"{tmp_path / 'nc.lark'}:1: rule nc" in message
     assert "without any call" in message
 
 
 def test_blocks_that_always_hold_a_call_load(tmp_path: Path) -> None:
-    d = _write(tmp_path, nc=_dialect("nc", ";").replace("nc_call+", "nc_body") +
-               "nc_body: nc_call+ | NC_WS nc_call+\nNC_WS: \" \"\n")
+    d = _write(
+        tmp_path,
+        nc=_dialect("nc", ";").replace("nc_call+", "nc_body")
+        + 'nc_body: nc_call+ | NC_WS nc_call+\nNC_WS: " "\n',
+    )
     assert parse("<tc> nc:f;</tc>", dialects=("nc",), grammar_dirs=(d,)).calls[0].name == "f"
     g = load_grammar((*DEFAULT_DIALECTS, "qwen3_coder"), (str(GRAMMARS),))
     assert g.dialects[-1] == "qwen3_coder"

@@ -32,7 +32,7 @@ _ENTRY_ORDER = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
 import callsieve
-from callsieve._grammar import load_grammar
+from callsieve._grammar.compiled import load_grammar
 zw = "\\u200b"
 print(json.dumps([[e.terminal for e in load_grammar().entries],
                   [c.dialect for c in callsieve.parse(
@@ -48,10 +48,18 @@ def test_the_entry_order_does_not_depend_on_the_hash_seed(tmp_path: Path) -> Non
     whichever the parse table listed first, which followed ``PYTHONHASHSEED``."""
     seen = set()
     for seed in ("1", "2", "3"):
-        env = {**os.environ, "PYTHONHASHSEED": seed,
-               "CALLSIEVE_CACHE_DIR": str(tmp_path / f"cache{seed}")}
-        out = subprocess.run([sys.executable, "-c", _ENTRY_ORDER, str(SRC)], env=env,
-                             capture_output=True, text=True, check=True).stdout
+        env = {
+            **os.environ,
+            "PYTHONHASHSEED": seed,
+            "CALLSIEVE_CACHE_DIR": str(tmp_path / f"cache{seed}"),
+        }
+        out = subprocess.run(
+            [sys.executable, "-c", _ENTRY_ORDER, str(SRC)],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         seen.add(out)
     assert len(seen) == 1, seen
     entries, opened, repaired = json.loads(seen.pop())
@@ -64,15 +72,18 @@ def _tilde_grammar(folder: Path, close_group: bool) -> dict[str, object]:
     """Two dialects, ``[[a]]…`` and ``[[b]]…``, both closed by ``[[~a]]`` or ``[[~b]]``: the
     closing mark is a tilde, which the closer's pattern captures in ``close`` (or does not)."""
     mark = "(?P<close>~)" if close_group else "~"
-    common = ("WS_RUN: /[\\s]+/\n"
-              "call: CALL_OPEN call_name CALL_END\ncall_name: NAME\n"
-              "CALL_OPEN: /\\[call(?= )/\nNAME: / (?P<v>[a-z]{1,9})(?=\\])/\n"
-              'CALL_END: "]"\n'
-              f"END: /\\[\\[{mark}[ab]\\]\\]/\n")
+    common = (
+        "WS_RUN: /[\\s]+/\n"
+        "call: CALL_OPEN call_name CALL_END\ncall_name: NAME\n"
+        "CALL_OPEN: /\\[call(?= )/\nNAME: / (?P<v>[a-z]{1,9})(?=\\])/\n"
+        'CALL_END: "]"\n'
+        f"END: /\\[\\[{mark}[ab]\\]\\]/\n"
+    )
     files = {"common": common}
     for n in ("a", "b"):
-        files[f"p{n}"] = (f"p{n}: P{n.upper()}_OPEN WS_RUN? (call WS_RUN?)+ END\n"
-                          f'P{n.upper()}_OPEN: "[[{n}]]"\n')
+        files[f"p{n}"] = (
+            f'p{n}: P{n.upper()}_OPEN WS_RUN? (call WS_RUN?)+ END\nP{n.upper()}_OPEN: "[[{n}]]"\n'
+        )
     return {"dialects": ("pa", "pb"), "grammar_dirs": (_write(folder, **files),)}
 
 
@@ -99,13 +110,18 @@ def test_a_closer_without_a_close_group_keeps_the_dialect_of_the_parse(tmp_path:
 def test_the_built_in_closers_mirror_their_openers() -> None:
     """The built-in grammar's ``close`` group: the slash (``/``, ``／``) and the white space
     and zero-width characters before it."""
-    for closer, dialect in [("</tool_calls>", "xml"), ("< /tool_calls>", "xml"),
-                            ("＜／tool_calls＞", "xml"), ("</|DSML|tool_calls>", "dsml"),
-                            ("<\u200b /|DSML|tool_calls>", "dsml"),
-                            ("</｜DSML｜tool_calls>", "dsml_v4"),
-                            ("</｜DSML｜function_calls>", "dsml_v32")]:
-        assert _dialects_of(f'<invoke name="f"/>{closer}', {}) == \
-            [("f", dialect, ("missing_opener",))], closer
+    for closer, dialect in [
+        ("</tool_calls>", "xml"),
+        ("< /tool_calls>", "xml"),
+        ("＜／tool_calls＞", "xml"),
+        ("</|DSML|tool_calls>", "dsml"),
+        ("<\u200b /|DSML|tool_calls>", "dsml"),
+        ("</｜DSML｜tool_calls>", "dsml_v4"),
+        ("</｜DSML｜function_calls>", "dsml_v32"),
+    ]:
+        assert _dialects_of(f'<invoke name="f"/>{closer}', {}) == [
+            ("f", dialect, ("missing_opener",))
+        ], closer
 
 
 # ---------------------------------------------------------------- 2. the quotes
@@ -113,11 +129,15 @@ def test_the_quotes_are_the_patterns_to_say(tmp_path: Path) -> None:
     """A scratch dialect whose names are quoted in bars: ``|f|`` stands for ``f`` (the
     pattern's group ``q``), while ``"f"`` is a name with quotes in it, since to this
     grammar ``"`` is no quote."""
-    common = ('WS_RUN: /[\\s]+/\nCALL_OPEN: /\\[call(?= )/\nCALL_END: "]"\n'
-              "call: CALL_OPEN call_name CALL_END\ncall_name: NAME\n"
-              'NAME: / (?P<v>\\|(?P<q>[a-z"]{0,9})\\||[a-z"]{1,9})(?=\\])/\n')
-    bars = 'bars: BARS_OPEN WS_RUN? (call WS_RUN?)+ BARS_CLOSE\n' \
-           'BARS_OPEN: "[[c]]"\nBARS_CLOSE: "[[/c]]"\n'
+    common = (
+        'WS_RUN: /[\\s]+/\nCALL_OPEN: /\\[call(?= )/\nCALL_END: "]"\n'
+        "call: CALL_OPEN call_name CALL_END\ncall_name: NAME\n"
+        'NAME: / (?P<v>\\|(?P<q>[a-z"]{0,9})\\||[a-z"]{1,9})(?=\\])/\n'
+    )
+    bars = (
+        "bars: BARS_OPEN WS_RUN? (call WS_RUN?)+ BARS_CLOSE\n"
+        'BARS_OPEN: "[[c]]"\nBARS_CLOSE: "[[/c]]"\n'
+    )
     opts = {"dialects": ("bars",), "grammar_dirs": (_write(tmp_path, common=common, bars=bars),)}
     r = run_all_ways('[[c]][call |f|] [call "g"][[/c]]', **opts)  # type: ignore[arg-type]
     assert [c.name for c in r.calls] == ["f", '"g"']
@@ -126,14 +146,19 @@ def test_the_quotes_are_the_patterns_to_say(tmp_path: Path) -> None:
 
 
 def test_the_built_in_quotes_still_come_off() -> None:
-    text = ('<tool_calls><invoke name=“f”><parameter name=\'p\' string=‘true’> 1 </parameter>'
-            '<parameter name="q" string=""> 2 </parameter></invoke></tool_calls>'
-            '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>"g"<｜tool▁sep｜>{}<｜tool▁call▁end｜>'
-            "<｜tool▁call▁begin｜>function<｜tool▁sep｜>‘h’\n```json\n{}\n```<｜tool▁call▁end｜>"
-            "<｜tool▁calls▁end｜>")
+    text = (
+        "<tool_calls><invoke name=“f”><parameter name='p' string=‘true’> 1 </parameter>"
+        '<parameter name="q" string=""> 2 </parameter></invoke></tool_calls>'
+        '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>"g"<｜tool▁sep｜>{}<｜tool▁call▁end｜>'
+        "<｜tool▁call▁begin｜>function<｜tool▁sep｜>‘h’\n```json\n{}\n```<｜tool▁call▁end｜>"
+        "<｜tool▁calls▁end｜>"
+    )
     r = run_all_ways(text)
-    assert [(c.name, c.input) for c in r.calls] == [("f", {"p": " 1 ", "q": 2}), ("g", {}),
-                                                     ("h", {})]
+    assert [(c.name, c.input) for c in r.calls] == [
+        ("f", {"p": " 1 ", "q": 2}),
+        ("g", {}),
+        ("h", {}),
+    ]
 
 
 # ---------------------------------------------------------------- 3. the ```json fence
@@ -143,31 +168,36 @@ _V31 = "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep�
 def test_deepseek_v31_arguments_in_a_fence_are_read_by_the_grammar() -> None:
     """V3.1's JSON in a ```json fence: deepseek_native's NATIVE_FENCE_OPEN and
     NATIVE_FENCE_END read the fence (Python used to strip it from the arguments' text)."""
-    for args, want in [('```json\n{"a": 1}\n```', {"a": 1}),
-                       ('\n```\n{"a": [1, 2]}\n```\n', {"a": [1, 2]}),
-                       ('```json\n{"c": "```"}```', {"c": "```"}),
-                       ('{"a": 1}', {"a": 1}),
-                       # an empty fence is empty arguments, as in V3 (it used to fail V3.1)
-                       ("```json\n```", {})]:
+    for args, want in [
+        ('```json\n{"a": 1}\n```', {"a": 1}),
+        ('\n```\n{"a": [1, 2]}\n```\n', {"a": [1, 2]}),
+        ('```json\n{"c": "```"}```', {"c": "```"}),
+        ('{"a": 1}', {"a": 1}),
+        # an empty fence is empty arguments, as in V3 (it used to fail V3.1)
+        ("```json\n```", {}),
+    ]:
         r = run_all_ways(_V31.replace("{}", args))
         assert [(c.name, c.input) for c in r.calls] == [("f", want)], args
         if args.lstrip().startswith("```"):  # V3 (a name line before the fence) agrees
             v3 = _V31.replace("f<", "function<").replace("{}", "f\n" + args.lstrip())
             assert [(c.name, c.input) for c in run_all_ways(v3).calls] == [("f", want)], args
-    for bad in ('```json\n{"a": 1}\n``` x', '```json{"a": 1}```', '```json\n[1]\n```'):
+    for bad in ('```json\n{"a": 1}\n``` x', '```json{"a": 1}```', "```json\n[1]\n```"):
         text = _V31.replace("{}", bad)
         assert run_all_ways(text).calls == (), bad
 
 
 def test_a_fence_the_grammar_does_not_read_is_no_json(tmp_path: Path) -> None:
     """A scratch dialect whose arguments run takes the fence in: no Python strips it."""
-    common = ('WS_RUN: /[\\s]+/\nCALL_OPEN: /\\[call(?= )/\nCALL_END: "[/call]"\n'
-              "call: CALL_OPEN call_name ARGS_START call_args CALL_END\n"
-              "call_name: NAME\ncall_args: ARGS_RUN\n"
-              'ARGS_START: "]"\nNAME: / (?P<v>[a-z]{1,9})(?=\\])/\n'
-              "ARGS_RUN: /(?:(?!\\[\\/call\\])[\\s\\S])+/\n")
-    raw = ('raw: RAW_OPEN WS_RUN? (call WS_RUN?)+ RAW_CLOSE\n'
-           'RAW_OPEN: "[[r]]"\nRAW_CLOSE: "[[/r]]"\n')
+    common = (
+        'WS_RUN: /[\\s]+/\nCALL_OPEN: /\\[call(?= )/\nCALL_END: "[/call]"\n'
+        "call: CALL_OPEN call_name ARGS_START call_args CALL_END\n"
+        "call_name: NAME\ncall_args: ARGS_RUN\n"
+        'ARGS_START: "]"\nNAME: / (?P<v>[a-z]{1,9})(?=\\])/\n'
+        "ARGS_RUN: /(?:(?!\\[\\/call\\])[\\s\\S])+/\n"
+    )
+    raw = (
+        'raw: RAW_OPEN WS_RUN? (call WS_RUN?)+ RAW_CLOSE\nRAW_OPEN: "[[r]]"\nRAW_CLOSE: "[[/r]]"\n'
+    )
     opts = {"dialects": ("raw",), "grammar_dirs": (_write(tmp_path, common=common, raw=raw),)}
     r = run_all_ways('[[r]][call f]{"a": 1}[/call][[/r]]', **opts)  # type: ignore[arg-type]
     assert [(c.name, c.input) for c in r.calls] == [("f", {"a": 1})]
@@ -180,7 +210,7 @@ def test_a_fence_the_grammar_does_not_read_is_no_json(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- 4. the default dialects
 def test_the_default_dialects_are_the_grammars_declaration() -> None:
     import callsieve
-    from callsieve._grammar_files import (
+    from callsieve._grammar.files import (
         DEFAULTS_DIRECTIVE,
         DIRECTIVE,
         default_dialects,
@@ -195,30 +225,37 @@ def test_the_default_dialects_are_the_grammars_declaration() -> None:
 
 
 def _scratch_defaults(folder: Path, directive: str) -> str:
-    common = ('WS_RUN: /[\\s]+/\nCALL_OPEN: /\\[call(?= )/\nCALL_END: "]"\n'
-              "call: CALL_OPEN call_name CALL_END\ncall_name: NAME\n"
-              "NAME: / (?P<v>[a-z]{1,9})(?=\\])/\n")
+    common = (
+        'WS_RUN: /[\\s]+/\nCALL_OPEN: /\\[call(?= )/\nCALL_END: "]"\n'
+        "call: CALL_OPEN call_name CALL_END\ncall_name: NAME\n"
+        "NAME: / (?P<v>[a-z]{1,9})(?=\\])/\n"
+    )
     files = {"common": f"// scratch\n{directive}\n{common}"}
     for n in ("a", "b"):
-        files[f"p{n}"] = (f"p{n}: P{n.upper()}_OPEN WS_RUN? (call WS_RUN?)+ P{n.upper()}_END\n"
-                          f'P{n.upper()}_OPEN: "[[{n}]]"\nP{n.upper()}_END: "[[/{n}]]"\n')
+        files[f"p{n}"] = (
+            f"p{n}: P{n.upper()}_OPEN WS_RUN? (call WS_RUN?)+ P{n.upper()}_END\n"
+            f'P{n.upper()}_OPEN: "[[{n}]]"\nP{n.upper()}_END: "[[/{n}]]"\n'
+        )
     return _write(folder, **files)
 
 
 def test_a_grammar_folder_declares_its_own_defaults(tmp_path: Path) -> None:
-    from callsieve._grammar import load_grammar
-    from callsieve._grammar_files import default_dialects
+    from callsieve._grammar.compiled import load_grammar
+    from callsieve._grammar.files import default_dialects
 
     d = _scratch_defaults(tmp_path, "//%default_dialects pb pa")
     assert default_dialects((d,)) == ("pb", "pa")
     g = load_grammar(default_dialects((d,)), (d,))
     assert g.dialects == ("pb", "pa")
-    r = run_all_ways("x [[a]][call f][[/a]] [[b]][call g][[/b]]", dialects=g.dialects,
-                     grammar_dirs=(d,))
+    r = run_all_ways(
+        "x [[a]][call f][[/a]] [[b]][call g][[/b]]", dialects=g.dialects, grammar_dirs=(d,)
+    )
     assert [(c.name, c.dialect) for c in r.calls] == [("f", "pa"), ("g", "pb")]
     # a default may be a built-in dialect (the folders are searched as for any dialect)
-    assert default_dialects((_scratch_defaults(tmp_path / "x", "//%default_dialects pa xml"),)
-                            ) == ("pa", "xml")
+    assert default_dialects((_scratch_defaults(tmp_path / "x", "//%default_dialects pa xml"),)) == (
+        "pa",
+        "xml",
+    )
     # a folder whose common.lark declares none has no defaults to give (loading is fine)
     bare = _scratch_defaults(tmp_path / "bare", "")
     assert load_grammar(("pa",), (bare,)).dialects == ("pa",)
@@ -226,20 +263,24 @@ def test_a_grammar_folder_declares_its_own_defaults(tmp_path: Path) -> None:
         default_dialects((bare,))
 
 
-@pytest.mark.parametrize(("directive", "why"), [
-    ("//%default_dialects", "names no dialect"),
-    ("//%default_dialects pa Pb", "'Pb' is not a dialect name"),
-    ("//%default_dialects pa common", "'common' is not a dialect name"),
-    ("//%default_dialects pa pb pa", "dialect 'pa' is declared twice"),
-    ("//%default_dialects pa nowhere", "no grammar file for default dialect 'nowhere'"),
-    ("//%default_dialects pa\n//%default_dialects pb", "declared a second time"),
-    ("//%defaults pa", "unknown loader directive '//%defaults pa'"),
-    ("//%", "unknown loader directive '//%'"),
-])
-def test_a_malformed_declaration_is_a_grammar_error(tmp_path: Path, directive: str,
-                                                    why: str) -> None:
-    from callsieve._grammar import load_grammar
-    from callsieve._grammar_files import default_dialects
+@pytest.mark.parametrize(
+    ("directive", "why"),
+    [
+        ("//%default_dialects", "names no dialect"),
+        ("//%default_dialects pa Pb", "'Pb' is not a dialect name"),
+        ("//%default_dialects pa common", "'common' is not a dialect name"),
+        ("//%default_dialects pa pb pa", "dialect 'pa' is declared twice"),
+        ("//%default_dialects pa nowhere", "no grammar file for default dialect 'nowhere'"),
+        ("//%default_dialects pa\n//%default_dialects pb", "declared a second time"),
+        ("//%defaults pa", "unknown loader directive '//%defaults pa'"),
+        ("//%", "unknown loader directive '//%'"),
+    ],
+)
+def test_a_malformed_declaration_is_a_grammar_error(
+    tmp_path: Path, directive: str, why: str
+) -> None:
+    from callsieve._grammar.compiled import load_grammar
+    from callsieve._grammar.files import default_dialects
 
     d = _scratch_defaults(tmp_path, directive)
     for load in (lambda: default_dialects((d,)), lambda: load_grammar(("pa",), (d,))):
@@ -250,10 +291,12 @@ def test_a_malformed_declaration_is_a_grammar_error(tmp_path: Path, directive: s
 
 
 def test_a_directive_in_a_dialect_file_is_a_grammar_error(tmp_path: Path) -> None:
-    from callsieve._grammar import load_grammar
+    from callsieve._grammar.compiled import load_grammar
 
     d = _scratch_defaults(tmp_path, "//%default_dialects pa")
-    (tmp_path / "pb.lark").write_text("//%default_dialects pb\n" + (tmp_path / "pb.lark")
-                                      .read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "pb.lark").write_text(
+        "//%default_dialects pb\n" + (tmp_path / "pb.lark").read_text(encoding="utf-8"),
+        encoding="utf-8",
+    )
     with pytest.raises(GrammarError, match="pb.lark: a loader directive"):
         load_grammar(("pa", "pb"), (d,))

@@ -28,8 +28,8 @@ from callsieve import (
     ToolCalls,
     parse,
 )
-from callsieve._balanced import MAX_JSON_DEPTH, JsonRun
-from callsieve._grammar import load_grammar
+from callsieve._grammar.compiled import load_grammar
+from callsieve._scan.balanced import MAX_JSON_DEPTH, JsonRun
 
 JINV = """\
 // <jcalls><invoke name="f">{"a": 1}</invoke></tool_calls>: the name from the tag
@@ -56,8 +56,10 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     folder = tmp_path_factory.mktemp("json_body")
     (folder / "jinv.lark").write_text(JINV, encoding="utf-8")
     (folder / "herm.lark").write_text(HERM, encoding="utf-8")
-    return {"dialects": DEFAULT_DIALECTS + ("jinv", "herm", "kimi_k2"),
-            "grammar_dirs": (str(folder), str(GRAMMARS))}
+    return {
+        "dialects": DEFAULT_DIALECTS + ("jinv", "herm", "kimi_k2"),
+        "grammar_dirs": (str(folder), str(GRAMMARS)),
+    }
 
 
 def calls(r: Any) -> list[tuple[str, Any]]:
@@ -65,9 +67,11 @@ def calls(r: Any) -> list[tuple[str, Any]]:
 
 
 def kimi(*calls: str) -> str:
-    return ("<|tool_calls_section_begin|>\n" + "".join(
-        f"<|tool_call_begin|>{c}<|tool_call_end|>\n" for c in calls)
-        + "<|tool_calls_section_end|>")
+    return (
+        "<|tool_calls_section_begin|>\n"
+        + "".join(f"<|tool_call_begin|>{c}<|tool_call_end|>\n" for c in calls)
+        + "<|tool_calls_section_end|>"
+    )
 
 
 def kcall(ident: str, args: str) -> str:
@@ -75,52 +79,103 @@ def kcall(ident: str, args: str) -> str:
 
 
 # ---------------------------------------------------------------- 1. the three dialects
-@pytest.mark.parametrize(("text", "want", "rest"), [
-    # jinv: the name from the tag, the object is the arguments (even with a "name" key)
-    ('a <jcalls>\n<invoke name="f">{"x": 1, "y": [true, null]}</invoke>\n</tool_calls> b',
-     [("f", {"x": 1, "y": [True, None]})], "a  b"),
-    ('<jcalls><invoke name="f">{"name": "g", "arguments": {"z": 2}}</invoke></tool_calls>',
-     [("f", {"name": "g", "arguments": {"z": 2}})], ""),
-    (('<jcalls><invoke name="f">  {}  </invoke><invoke name="g">{"a":{"b":{"c":[[{}]]}}}'
-      "</invoke></tool_calls>"), [("f", {}), ("g", {"a": {"b": {"c": [[{}]]}}})], ""),
-    # herm: the name and the arguments from the JSON ("parameters" too; none: {})
-    ('x <tool_call>\n{"name": "get", "arguments": {"q": 1}}\n</tool_call> y',
-     [("get", {"q": 1})], "x  y"),
-    ('<tool_call>{"name": "get", "parameters": {"q": 1}}</tool_call>', [("get", {"q": 1})], ""),
-    ('<tool_call>{"name": " now ", "id": 7}</tool_call>', [("now", {})], ""),
-    ('<tool_call>{"name": "get", "arguments": "{\\"q\\": 1}"}</tool_call>',
-     [("get", {"q": 1})], ""),
-    ('<tool_call>{"name": "a", "arguments": {"p": 1}, "parameters": {"p": 2}}</tool_call>',
-     [("a", {"p": 1})], ""),
-    # kimi_k2: the name inside the id; several calls in one section
-    (kimi(kcall("functions.get_weather:0", '{"city": "Tokyo"}'), kcall("search:1", "{}")),
-     [("get_weather", {"city": "Tokyo"}), ("search", {})], ""),
-])
+@pytest.mark.parametrize(
+    ("text", "want", "rest"),
+    [
+        # jinv: the name from the tag, the object is the arguments (even with a "name" key)
+        (
+            'a <jcalls>\n<invoke name="f">{"x": 1, "y": [true, null]}</invoke>\n</tool_calls> b',
+            [("f", {"x": 1, "y": [True, None]})],
+            "a  b",
+        ),
+        (
+            '<jcalls><invoke name="f">{"name": "g", "arguments": {"z": 2}}</invoke></tool_calls>',
+            [("f", {"name": "g", "arguments": {"z": 2}})],
+            "",
+        ),
+        (
+            (
+                '<jcalls><invoke name="f">  {}  </invoke><invoke name="g">{"a":{"b":{"c":[[{}]]}}}'
+                "</invoke></tool_calls>"
+            ),
+            [("f", {}), ("g", {"a": {"b": {"c": [[{}]]}}})],
+            "",
+        ),
+        # herm: the name and the arguments from the JSON ("parameters" too; none: {})
+        (
+            'x <tool_call>\n{"name": "get", "arguments": {"q": 1}}\n</tool_call> y',
+            [("get", {"q": 1})],
+            "x  y",
+        ),
+        ('<tool_call>{"name": "get", "parameters": {"q": 1}}</tool_call>', [("get", {"q": 1})], ""),
+        ('<tool_call>{"name": " now ", "id": 7}</tool_call>', [("now", {})], ""),
+        (
+            '<tool_call>{"name": "get", "arguments": "{\\"q\\": 1}"}</tool_call>',
+            [("get", {"q": 1})],
+            "",
+        ),
+        (
+            '<tool_call>{"name": "a", "arguments": {"p": 1}, "parameters": {"p": 2}}</tool_call>',
+            [("a", {"p": 1})],
+            "",
+        ),
+        # kimi_k2: the name inside the id; several calls in one section
+        (
+            kimi(kcall("functions.get_weather:0", '{"city": "Tokyo"}'), kcall("search:1", "{}")),
+            [("get_weather", {"city": "Tokyo"}), ("search", {})],
+            "",
+        ),
+    ],
+)
 def test_a_json_body_gives_the_arguments_and_maybe_the_name(
-        scratch: dict[str, Any], text: str, want: list[tuple[str, Any]], rest: str) -> None:
+    scratch: dict[str, Any], text: str, want: list[tuple[str, Any]], rest: str
+) -> None:
     r = run_all_ways(text, **scratch)
     assert calls(r) == want
     assert r.text == rest
 
 
-@pytest.mark.parametrize("value", [
-    "}", "{", "}}}{{{", '"', '\\"}', "\\", "\\\\", "\\\\\\", "</invoke>", "</tool_calls>",
-    "</tool_call>", "<|tool_call_end|>", "<tool_call>", "]", "[", "\n\t", "é😀\u2028",
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "}",
+        "{",
+        "}}}{{{",
+        '"',
+        '\\"}',
+        "\\",
+        "\\\\",
+        "\\\\\\",
+        "</invoke>",
+        "</tool_calls>",
+        "</tool_call>",
+        "<|tool_call_end|>",
+        "<tool_call>",
+        "]",
+        "[",
+        "\n\t",
+        "é😀\u2028",
+    ],
+)
 def test_strings_may_hold_braces_quotes_escapes_and_the_closing_tags(
-        scratch: dict[str, Any], value: str) -> None:
+    scratch: dict[str, Any], value: str
+) -> None:
     args = {"s": value, "t": [value, {"u": value}], value: 1}
     body = json.dumps(args)
-    texts = [f'<jcalls><invoke name="f">{body}</invoke></tool_calls>',
-             f'<tool_call>{json.dumps({"name": "f", "arguments": args})}</tool_call>',
-             kimi(kcall("functions.f:0", body))]
+    texts = [
+        f'<jcalls><invoke name="f">{body}</invoke></tool_calls>',
+        f"<tool_call>{json.dumps({'name': 'f', 'arguments': args})}</tool_call>",
+        kimi(kcall("functions.f:0", body)),
+    ]
     for text in texts:
         assert calls(run_all_ways(f"x {text} y", **scratch)) == [("f", args)], text
 
 
 def test_the_models_id_is_the_calls_id_else_the_factorys(scratch: dict[str, Any]) -> None:
-    text = (kimi(kcall("functions.get_weather:0", "{}"), kcall("lookup:7", "{}"))
-            + '<jcalls><invoke name="f">{}</invoke></tool_calls>')
+    text = (
+        kimi(kcall("functions.get_weather:0", "{}"), kcall("lookup:7", "{}"))
+        + '<jcalls><invoke name="f">{}</invoke></tool_calls>'
+    )
     seen: list[str] = []
 
     def factory() -> str:
@@ -131,29 +186,36 @@ def test_the_models_id_is_the_calls_id_else_the_factorys(scratch: dict[str, Any]
         seen.clear()
         events = stream(chunks, id_factory=factory, **scratch)
         got = [(c.name, c.id) for e in events if isinstance(e, ToolCalls) for c in e.calls]
-        assert got == [("get_weather", "functions.get_weather:0"), ("lookup", "lookup:7"),
-                       ("f", "mine-1")]
+        assert got == [
+            ("get_weather", "functions.get_weather:0"),
+            ("lookup", "lookup:7"),
+            ("f", "mine-1"),
+        ]
     r = parse(text, id_factory=factory, **scratch)
     assert [c.id for c in r.calls][:2] == ["functions.get_weather:0", "lookup:7"]
 
 
 def test_early_emit_invoke_sends_json_bodied_calls_as_their_invoke_closes(
-        scratch: dict[str, Any]) -> None:
-    text = ('<jcalls><invoke name="f">{"a": "}"}</invoke><invoke name="g">{"b": 2}</invoke>'
-            "</tool_calls>")
+    scratch: dict[str, Any],
+) -> None:
+    text = (
+        '<jcalls><invoke name="f">{"a": "}"}</invoke><invoke name="g">{"b": 2}</invoke>'
+        "</tool_calls>"
+    )
     r = run_all_ways(text, early_emit="invoke", **scratch)
     assert calls(r) == [("f", {"a": "}"}), ("g", {"b": 2})]
 
 
-def test_early_emit_arguments_streams_a_json_body_as_compact_json(
-        scratch: dict[str, Any]) -> None:
+def test_early_emit_arguments_streams_a_json_body_as_compact_json(scratch: dict[str, Any]) -> None:
     """SPEC §7 argument streaming of a JSON body: the object goes out as the call's
     ``arguments`` write it (white space dropped, escapes as ``json.dumps`` writes them, a
     number once it ends), while it arrives; a repeated key (its last value wins) sends the
     call again whole."""
     body = '{"city": "T\\u00f6ky\\u014d", "days": [1, 2.5e1], "x": {"y": null}}'
-    for text in (kimi(kcall("functions.get_weather:0", body)),
-                 f'<jcalls><invoke name="get_weather">{body}</invoke></tool_calls>'):
+    for text in (
+        kimi(kcall("functions.get_weather:0", body)),
+        f'<jcalls><invoke name="get_weather">{body}</invoke></tool_calls>',
+    ):
         sieve = Sieve(early_emit="arguments", **scratch)
         events: list[Any] = []
         before_end = 0
@@ -165,39 +227,52 @@ def test_early_emit_arguments_streams_a_json_body_as_compact_json(
         events += sieve.close()
         deltas = "".join(e.delta for e in events if isinstance(e, ArgumentsDelta))
         (finished,) = [e.call for e in events if isinstance(e, CallFinished)]
-        assert deltas == finished.arguments == \
-            '{"city":"Tökyō","days":[1,25.0],"x":{"y":null}}'
+        assert deltas == finished.arguments == '{"city":"Tökyō","days":[1,25.0],"x":{"y":null}}'
         assert before_end > 20
     text = kimi(kcall("f:0", '{"a": 1, "a": 2}'))
     events = stream(list(text), early_emit="arguments", **scratch)
     assert [type(e).__name__ for e in events if not isinstance(e, ArgumentsDelta)][:3] == [
-        "CallStarted", "CallAborted", "CallStarted"]
-    assert [c.input for e in events if isinstance(e, CallFinished) for c in [e.call]] == [
-        {"a": 2}]
+        "CallStarted",
+        "CallAborted",
+        "CallStarted",
+    ]
+    assert [c.input for e in events if isinstance(e, CallFinished) for c in [e.call]] == [{"a": 2}]
 
 
 # ---------------------------------------------------------------- 2. what fails the block
-@pytest.mark.parametrize(("text", "why"), [
-    ('<tool_call>{"q": 1}</tool_call>', "a call needs a non-empty name"),
-    ('<tool_call>{"name": 3, "arguments": {}}</tool_call>', "name is not a string"),
-    ('<tool_call>{"name": "", "arguments": {}}</tool_call>', "a call needs a non-empty name"),
-    ('<tool_call>{"name": "f", "arguments": [1]}</tool_call>', "arguments are not a JSON object"),
-    ('<tool_call>{"name": "f", "arguments": "nope"}</tool_call>', "not a JSON object"),
-    ('<tool_call>{"name": "f", "arguments": {"a": 1,}}</tool_call>', "not a JSON object"),
-    ('<tool_call>{"name": "f", "arguments": {"a": 1]}}</tool_call>', "unexpected"),
-    ('<tool_call>{"name": "f"} and more</tool_call>', "unexpected 'a'"),
-    ('<tool_call>{"name": "f"}{"name": "g"}</tool_call>', "unexpected '{'"),
-    ('<tool_call>[{"name": "f"}]</tool_call>', "must begin with '{'"),
-    ('<tool_call>{"a": 1]</tool_call>', "a ']' closes the JSON object"),
-    ('<jcalls><invoke name="f">(1)</invoke></tool_calls>', "must begin with '{', not '('"),
-    ('<jcalls><invoke name="f">{"a": "b}</invoke></tool_calls>', "the input ended"),
-    ('<jcalls><invoke name="f">{"a": {}</invoke></tool_calls>', "the input ended"),
-    ('<tool_call> is how I call tools: {"name": "f"}</tool_call>', "must begin with '{'"),
-    ("<tool_call>" + "{" * (MAX_JSON_DEPTH + 1) + "}" * (MAX_JSON_DEPTH + 1) + "</tool_call>",
-     f"nested deeper than {MAX_JSON_DEPTH}"),
-])
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ('<tool_call>{"q": 1}</tool_call>', "a call needs a non-empty name"),
+        ('<tool_call>{"name": 3, "arguments": {}}</tool_call>', "name is not a string"),
+        ('<tool_call>{"name": "", "arguments": {}}</tool_call>', "a call needs a non-empty name"),
+        (
+            '<tool_call>{"name": "f", "arguments": [1]}</tool_call>',
+            "arguments are not a JSON object",
+        ),
+        ('<tool_call>{"name": "f", "arguments": "nope"}</tool_call>', "not a JSON object"),
+        ('<tool_call>{"name": "f", "arguments": {"a": 1,}}</tool_call>', "not a JSON object"),
+        ('<tool_call>{"name": "f", "arguments": {"a": 1]}}</tool_call>', "unexpected"),
+        ('<tool_call>{"name": "f"} and more</tool_call>', "unexpected 'a'"),
+        ('<tool_call>{"name": "f"}{"name": "g"}</tool_call>', "unexpected '{'"),
+        ('<tool_call>[{"name": "f"}]</tool_call>', "must begin with '{'"),
+        ('<tool_call>{"a": 1]</tool_call>', "a ']' closes the JSON object"),
+        ('<jcalls><invoke name="f">(1)</invoke></tool_calls>', "must begin with '{', not '('"),
+        ('<jcalls><invoke name="f">{"a": "b}</invoke></tool_calls>', "the input ended"),
+        ('<jcalls><invoke name="f">{"a": {}</invoke></tool_calls>', "the input ended"),
+        ('<tool_call> is how I call tools: {"name": "f"}</tool_call>', "must begin with '{'"),
+        (
+            "<tool_call>"
+            + "{" * (MAX_JSON_DEPTH + 1)
+            + "}" * (MAX_JSON_DEPTH + 1)
+            + "</tool_call>",
+            f"nested deeper than {MAX_JSON_DEPTH}",
+        ),
+    ],
+)
 def test_a_malformed_body_fails_the_block_and_is_released_as_text(
-        scratch: dict[str, Any], text: str, why: str) -> None:
+    scratch: dict[str, Any], text: str, why: str
+) -> None:
     r = run_all_ways(f"a {text} b", **scratch)
     assert r.calls == () and r.text == f"a {text} b"
     assert any(why in d for b in r.blocks for d in b.diagnostics), r.blocks
@@ -207,7 +282,7 @@ def test_the_deepest_body_allowed_parses(scratch: dict[str, Any]) -> None:
     inner: Any = 1
     for _ in range(MAX_JSON_DEPTH - 2):  # the envelope and "arguments" are two levels
         inner = [inner]
-    text = f'<tool_call>{json.dumps({"name": "f", "arguments": {"a": inner}})}</tool_call>'
+    text = f"<tool_call>{json.dumps({'name': 'f', 'arguments': {'a': inner}})}</tool_call>"
     assert calls(run_all_ways(text, **scratch)) == [("f", {"a": inner})]
 
 
@@ -218,19 +293,23 @@ def test_a_prose_mention_is_released_at_once_not_at_the_close(scratch: dict[str,
 
 
 def test_a_real_block_after_a_failed_one_still_parses(scratch: dict[str, Any]) -> None:
-    text = ('<tool_call>{"name": "f", "arguments": {"a": "<tool_call>{\\"name\\": 1}"}'
-            '<tool_call>{"name": "g", "arguments": {}}</tool_call>')
+    text = (
+        '<tool_call>{"name": "f", "arguments": {"a": "<tool_call>{\\"name\\": 1}"}'
+        '<tool_call>{"name": "g", "arguments": {}}</tool_call>'
+    )
     r = run_all_ways(text, **scratch)
     assert calls(r) == [("g", {})]
-    assert r.text == text[:text.rindex("<tool_call>")]
+    assert r.text == text[: text.rindex("<tool_call>")]
 
 
 # ---------------------------------------------------------------- 3. the declaration
-@pytest.mark.parametrize("pattern", [r"/\{.*\}/", r"/\{[\s\S]*\}\s*/", r"/\s+\{[\s\S]*\}/",
-                                     r"/\{[^}]*\}/"])
+@pytest.mark.parametrize(
+    "pattern", [r"/\{.*\}/", r"/\{[\s\S]*\}\s*/", r"/\s+\{[\s\S]*\}/", r"/\{[^}]*\}/"]
+)
 def test_a_run_that_is_almost_balanced_is_refused(tmp_path: Path, pattern: str) -> None:
-    (tmp_path / "bad.lark").write_text(HERM.replace("herm", "bad").replace(
-        "/\\s*\\{[\\s\\S]*\\}/", pattern), encoding="utf-8")
+    (tmp_path / "bad.lark").write_text(
+        HERM.replace("herm", "bad").replace("/\\s*\\{[\\s\\S]*\\}/", pattern), encoding="utf-8"
+    )
     with pytest.raises(GrammarError) as info:
         load_grammar(("bad",), (str(tmp_path),))
     message = str(info.value)
@@ -239,8 +318,9 @@ def test_a_run_that_is_almost_balanced_is_refused(tmp_path: Path, pattern: str) 
 
 
 def test_a_balanced_pattern_is_a_run_only_with_a_run_name(tmp_path: Path) -> None:
-    (tmp_path / "bad.lark").write_text(HERM.replace("herm", "bad").replace(
-        "BODY_RUN", "BODY"), encoding="utf-8")
+    (tmp_path / "bad.lark").write_text(
+        HERM.replace("herm", "bad").replace("BODY_RUN", "BODY"), encoding="utf-8"
+    )
     with pytest.raises(GrammarError, match=r"bad\.lark:5: terminal BODY can be longer"):
         load_grammar(("bad",), (str(tmp_path),))
 
@@ -248,8 +328,12 @@ def test_a_balanced_pattern_is_a_run_only_with_a_run_name(tmp_path: Path) -> Non
 def test_the_loader_knows_the_run_is_balanced(scratch: dict[str, Any]) -> None:
     g = load_grammar(scratch["dialects"], scratch["grammar_dirs"])
     runs = {n: t for n, t in g.terminals.items() if t.is_run and t.balanced}
-    assert sorted(runs) == ["HERM__BODY_RUN", "JINV__BODY_RUN", "JSON_BODY_RUN",
-                            "KIMI_K2__KIMI_ARGS_RUN"]
+    assert sorted(runs) == [
+        "HERM__BODY_RUN",
+        "JINV__BODY_RUN",
+        "JSON_BODY_RUN",
+        "KIMI_K2__KIMI_ARGS_RUN",
+    ]
     assert not any(t.soft for t in runs.values())
     # common.lark's invoke body (SPEC §4) starts at its `{`: JSON_TAG_END reads the space
     assert [n for n, t in runs.items() if not t.lead_ws] == ["JSON_BODY_RUN"]
@@ -272,7 +356,7 @@ def test_the_reader_reads_text_the_sieve_appended_for_it() -> None:
     spec = load_grammar(("kimi_k2",), (str(GRAMMARS),)).terminals["KIMI_K2__KIMI_ARGS_RUN"]
     run = JsonRun(spec)
     assert run.read('{"a": "', 0) == 7 and run.stop_char == "}"
-    pieces = ['{"a": "', 'x\\"', ' y', '"}']
+    pieces = ['{"a": "', 'x\\"', " y", '"}']
     run.took(pieces, 7)  # what the sieve appended: 'x\\"', ' y', '"}'
     assert run.done and run.read("</x>", 0) == 0
 
@@ -298,15 +382,25 @@ def _work(count: list[int], text: str, scratch: dict[str, Any], chunk: int | Non
     if chunk is None:
         parse(text, **scratch)
     else:
-        stream([text[i:i + chunk] for i in range(0, len(text), chunk)], **scratch)
+        stream([text[i : i + chunk] for i in range(0, len(text), chunk)], **scratch)
     return count[0]
 
 
 @pytest.mark.parametrize("chunk", [None, 7, 4096])
-@pytest.mark.parametrize("shape", ["braces", "backslashes", "quotes", "long-string",
-                                   "unclosed-nested", "unclosed-nested-objects"])
-def test_hostile_bodies_cost_linear_work(chars_read: list[int], scratch: dict[str, Any],
-                                         shape: str, chunk: int | None) -> None:
+@pytest.mark.parametrize(
+    "shape",
+    [
+        "braces",
+        "backslashes",
+        "quotes",
+        "long-string",
+        "unclosed-nested",
+        "unclosed-nested-objects",
+    ],
+)
+def test_hostile_bodies_cost_linear_work(
+    chars_read: list[int], scratch: dict[str, Any], shape: str, chunk: int | None
+) -> None:
     def doc(n: int) -> str:
         return {
             "braces": "<tool_call>" + "{" * n,
@@ -317,15 +411,21 @@ def test_hostile_bodies_cost_linear_work(chars_read: list[int], scratch: dict[st
             "unclosed-nested": '<tool_call>{"a": "' * (n // 16) + "</tool_call>",
             "unclosed-nested-objects": '<tool_call>{"a": {}, ' * (n // 16) + "</tool_call>",
         }[shape]
-    small, large = _work(chars_read, doc(12_500), scratch, chunk), _work(
-        chars_read, doc(100_000), scratch, chunk)
+
+    small, large = (
+        _work(chars_read, doc(12_500), scratch, chunk),
+        _work(chars_read, doc(100_000), scratch, chunk),
+    )
     assert large <= 8 * small * 1.25 + 64, (small, large)
 
 
 def test_a_megabyte_of_open_braces_or_backslashes_is_read_once(
-        chars_read: list[int], scratch: dict[str, Any]) -> None:
-    for text in ("<tool_call>" + "{" * 1_000_000,
-                 '<tool_call>{"name": "f", "arguments": {"a": "' + "\\" * 1_000_000 + '"}}'):
+    chars_read: list[int], scratch: dict[str, Any]
+) -> None:
+    for text in (
+        "<tool_call>" + "{" * 1_000_000,
+        '<tool_call>{"name": "f", "arguments": {"a": "' + "\\" * 1_000_000 + '"}}',
+    ):
         for chunk in (None, 5):
             work = _work(chars_read, text, scratch, chunk)
             assert work <= len(text) + 64, (chunk, work)
@@ -333,24 +433,41 @@ def test_a_megabyte_of_open_braces_or_backslashes_is_read_once(
 
 # ---------------------------------------------------------------- 6. properties
 _JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(alphabet=st.sampled_from('ab }{][\\"/<>\n\u00e9\U0001f600'), max_size=12),
-    lambda inner: st.lists(inner, max_size=4)
-    | st.dictionaries(st.text(alphabet=st.sampled_from('ab}{"\\<'), max_size=6), inner,
-                      max_size=4),
-    max_leaves=20)
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.text(alphabet=st.sampled_from('ab}{"\\<'), max_size=6), inner, max_size=4
+        )
+    ),
+    max_leaves=20,
+)
 
 
 @settings(max_examples=80, deadline=None)
-@given(args=st.dictionaries(st.text(max_size=8), _JSON, max_size=5), ascii_only=st.booleans(),
-       dialect=st.sampled_from(["jinv", "herm", "kimi_k2"]), data=st.data())
+@given(
+    args=st.dictionaries(st.text(max_size=8), _JSON, max_size=5),
+    ascii_only=st.booleans(),
+    dialect=st.sampled_from(["jinv", "herm", "kimi_k2"]),
+    data=st.data(),
+)
 def test_any_json_object_round_trips_as_the_arguments_under_any_chunking(
-        scratch: dict[str, Any], args: dict[str, Any], ascii_only: bool, dialect: str,
-        data: st.DataObject) -> None:
+    scratch: dict[str, Any],
+    args: dict[str, Any],
+    ascii_only: bool,
+    dialect: str,
+    data: st.DataObject,
+) -> None:
     body = json.dumps(args, ensure_ascii=ascii_only)
-    text = {"jinv": f'<jcalls><invoke name="f">{body}</invoke></tool_calls>',
-            "herm": f'<tool_call>{json.dumps({"name": "f", "arguments": args})}</tool_call>',
-            "kimi_k2": kimi(kcall("functions.f:0", body))}[dialect]
+    text = {
+        "jinv": f'<jcalls><invoke name="f">{body}</invoke></tool_calls>',
+        "herm": f"<tool_call>{json.dumps({'name': 'f', 'arguments': args})}</tool_call>",
+        "kimi_k2": kimi(kcall("functions.f:0", body)),
+    }[dialect]
     text = f"hi {text} bye"
     cuts = sorted(data.draw(st.sets(st.integers(1, len(text) - 1), max_size=12)))
     chunks = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
@@ -364,6 +481,7 @@ def test_any_json_object_round_trips_as_the_arguments_under_any_chunking(
 def test_max_block_chars_counts_a_json_body_whatever_the_chunks(scratch: dict[str, Any]) -> None:
     text = '<tool_call>{"name": "f", "arguments": {"a": "' + "x" * 300 + '"}}</tool_call>'
     assert calls(run_all_ways(text, max_block_chars=len(text), **scratch)) == [
-        ("f", {"a": "x" * 300})]
+        ("f", {"a": "x" * 300})
+    ]
     r = run_all_ways(text, max_block_chars=len(text) - 1, **scratch)
     assert r.calls == () and r.text == text

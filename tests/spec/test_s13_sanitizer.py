@@ -21,8 +21,9 @@ from strategies import soak_settings
 import callsieve
 from callsieve import LeakFilter, sanitize_leaked_output
 
-CALLS = json.dumps([{"function": {"name": "f", "arguments": "{}"}, "id": "call_1",
-                     "type": "function"}])
+CALLS = json.dumps(
+    [{"function": {"name": "f", "arguments": "{}"}, "id": "call_1", "type": "function"}]
+)
 RESULT = json.dumps({"role": "tool", "tool_call_id": "call_1", "content": "42"})
 RESULTS = json.dumps([{"type": "tool_result", "tool_use_id": "tu_1", "content": "ok"}])
 
@@ -70,8 +71,14 @@ ROWS = [
     ("roles", "<｜User｜>q<｜Assistant｜>a", "qa"),
     ("end-of-thinking", "t<|end▁of▁thinking|>a", "ta"),
     ("thought", "<｜thought▁begin｜>x<｜thought▁end｜>", "x"),
-    ("tool-outputs", ("<｜tool▁outputs▁begin｜><｜tool▁output▁begin｜>r<｜tool▁output▁end｜>"
-                     "<｜tool▁outputs▁end｜>"), "r"),
+    (
+        "tool-outputs",
+        (
+            "<｜tool▁outputs▁begin｜><｜tool▁output▁begin｜>r<｜tool▁output▁end｜>"
+            "<｜tool▁outputs▁end｜>"
+        ),
+        "r",
+    ),
     ("near-miss-token-stays", "<|endoftext|> <｜Users｜>", "<|endoftext|> <｜Users｜>"),
     # complete leaked DSML / XML wrapper blocks outside code
     ("dsml-block", f"a{DSML}b", "ab"),
@@ -82,15 +89,22 @@ ROWS = [
     ("block-in-fence-stays", f"```\n{XML}\n```", f"```\n{XML}\n```"),
     ("block-in-span-stays", f"`{XML}`", f"`{XML}`"),
     ("mention-stays", "I will use <tool_calls> now.", "I will use <tool_calls> now."),
-    ("unclosed-block-stays", "<tool_calls>\n<invoke name=\"f\">", "<tool_calls>\n<invoke name=\"f\">"),
+    ("unclosed-block-stays", '<tool_calls>\n<invoke name="f">', '<tool_calls>\n<invoke name="f">'),
     # agent XML shells
-    ("attempt-completion", "<attempt_completion><result>Done.</result></attempt_completion>",
-     "Done."),
+    (
+        "attempt-completion",
+        "<attempt_completion><result>Done.</result></attempt_completion>",
+        "Done.",
+    ),
     ("ask-followup", "<ask_followup_question>Which file?</ask_followup_question>", "Which file?"),
     ("new-task", "<new_task>\n<result>go</result>\n</new_task>", "\ngo\n"),
     ("lone-result-stays", "the <result> tag", "the <result> tag"),
     ("result-in-code-stays", "<attempt_completion>`<result>`</attempt_completion>", "`<result>`"),
-    ("html-stays", "<b>bold</b> <div class=\"x\">y</div> a<b", "<b>bold</b> <div class=\"x\">y</div> a<b"),
+    (
+        "html-stays",
+        '<b>bold</b> <div class="x">y</div> a<b',
+        '<b>bold</b> <div class="x">y</div> a<b',
+    ),
     ("prose-stays", "if a < b and [x] {y}", "if a < b and [x] {y}"),
     ("empty", "", ""),
 ]
@@ -105,7 +119,7 @@ def test_s13_sanitizer(row: tuple[Any, ...]) -> None:
 def test_s13_markers_come_from_the_grammar() -> None:
     """The sanitizer's patterns are the grammar's terminals (``_leaks.lark`` and the dialects'
     openers): the reasoning tags are the parser's own ``THINK_OPEN``/``THINK_CLOSE``."""
-    from callsieve._leak_patterns import leak_patterns
+    from callsieve._sanitizer.leak_patterns import leak_patterns
 
     p = leak_patterns()
     assert p.tokens.match("<think>") and p.tokens.match("＜/think＞")
@@ -113,12 +127,45 @@ def test_s13_markers_come_from_the_grammar() -> None:
 
 
 # ---------------------------------------------------------------- streaming
-PIECES = st.sampled_from([
-    "a", " ", "\n", "<think>", "</think>", "<thi", "<｜end▁of▁sentence｜>", "<|User|>",
-    "```json\n```", "```", "`", "```py\n", "~~~\n", "<attempt_completion>",
-    "</attempt_completion>", "<result>", "</result>", CALLS, '[{"function":', RESULT, '{"a":',
-    "}", "]", '"', "\\", "<tool_calls>", "</tool_calls>", '<invoke name="f">', "</invoke>",
-    "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", "<b>x</b>", "<", "[", "{"])
+PIECES = st.sampled_from(
+    [
+        "a",
+        " ",
+        "\n",
+        "<think>",
+        "</think>",
+        "<thi",
+        "<｜end▁of▁sentence｜>",
+        "<|User|>",
+        "```json\n```",
+        "```",
+        "`",
+        "```py\n",
+        "~~~\n",
+        "<attempt_completion>",
+        "</attempt_completion>",
+        "<result>",
+        "</result>",
+        CALLS,
+        '[{"function":',
+        RESULT,
+        '{"a":',
+        "}",
+        "]",
+        '"',
+        "\\",
+        "<tool_calls>",
+        "</tool_calls>",
+        '<invoke name="f">',
+        "</invoke>",
+        "<｜tool▁calls▁begin｜>",
+        "<｜tool▁calls▁end｜>",
+        "<b>x</b>",
+        "<",
+        "[",
+        "{",
+    ]
+)
 
 
 @soak_settings(300)

@@ -20,10 +20,16 @@ from helpers import DSML, INV, NATIVE_V31, ROOT, P, X, random_chunkings, stream_
 import callsieve
 from callsieve import Metrics, Sieve, aggregate_metrics
 
-REPLY = ("Hello " + DSML + " and " + NATIVE_V31
-         + " then <tool_calls>oops</tool_calls> "  # a block that fails: text before its invoke
-         + INV("g", P("x", "1")) + "</tool_calls>"  # the missing-wrapper repair
-         + " bye <tool_calls>")  # the input ends inside a wrapper
+REPLY = (
+    "Hello "
+    + DSML
+    + " and "
+    + NATIVE_V31
+    + " then <tool_calls>oops</tool_calls> "  # a block that fails: text before its invoke
+    + INV("g", P("x", "1"))
+    + "</tool_calls>"  # the missing-wrapper repair
+    + " bye <tool_calls>"
+)  # the input ends inside a wrapper
 TOOLS = [{"name": "read_file"}, {"name": "search"}]
 
 
@@ -58,7 +64,8 @@ def test_s14_counts_do_not_depend_on_chunking() -> None:
     for chunks in random_chunkings(REPLY)[:3] + [list(REPLY)]:
         got = _counts(REPLY, chunks)
         assert {k: v for k, v in got.items() if k != "holdback_max"} == {
-            k: v for k, v in whole.items() if k != "holdback_max"}
+            k: v for k, v in whole.items() if k != "holdback_max"
+        }
 
 
 def test_s14_no_metrics_unless_asked() -> None:
@@ -140,12 +147,16 @@ print(generate_latest(registry).decode())
 
 
 def test_s14_prometheus_multiprocess(tmp_path: Path) -> None:
-    env = dict(os.environ, PROMETHEUS_MULTIPROC_DIR=str(tmp_path),
-               PYTHONPATH=os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]))
+    env = dict(
+        os.environ,
+        PROMETHEUS_MULTIPROC_DIR=str(tmp_path),
+        PYTHONPATH=os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]),
+    )
     for _ in range(3):
         subprocess.run([sys.executable, "-c", _WORKER, X(INV("f"))], env=env, check=True)
-    out = subprocess.run([sys.executable, "-c", _SCRAPE], env=env, check=True,
-                         capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", _SCRAPE], env=env, check=True, capture_output=True, text=True
+    ).stdout
     assert "callsieve_calls_total 3.0" in out
     assert 'callsieve_blocks_parsed_total{dialect="xml"} 3.0' in out
 
@@ -153,8 +164,12 @@ def test_s14_prometheus_multiprocess(tmp_path: Path) -> None:
 @pytest.mark.parametrize("early_emit", ["block", "invoke", "arguments"])
 def test_s14_chars_released_under_a_policy(early_emit: str) -> None:
     text = "a " + X(INV("f") + INV("rm") + INV("f")) + " b"
-    opts: dict[str, Any] = {"tools": [{"name": "f"}], "policy": "allowlist",
-                            "on_reject": "text", "early_emit": early_emit}
+    opts: dict[str, Any] = {
+        "tools": [{"name": "f"}],
+        "policy": "allowlist",
+        "on_reject": "text",
+        "early_emit": early_emit,
+    }
     released = callsieve.parse(text, **opts).text
     for chunks in ([text], list(text)):
         assert _counts(text, chunks, **opts)["chars_released"] == len(released)

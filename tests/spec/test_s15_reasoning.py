@@ -26,13 +26,14 @@ from callsieve import (
     parse,
 )
 
-RM = ('<|DSML|tool_calls><|DSML|invoke name="rm"><|DSML|parameter name="p">/</|DSML|parameter>'
-      '</|DSML|invoke></|DSML|tool_calls>')
+RM = (
+    '<|DSML|tool_calls><|DSML|invoke name="rm"><|DSML|parameter name="p">/</|DSML|parameter>'
+    "</|DSML|invoke></|DSML|tool_calls>"
+)
 F = '<tool_calls><invoke name="f"><parameter name="a">1</parameter></invoke></tool_calls>'
 
 
-def check3(text: str, want_reasoning: str, want_text: str, want_calls: Calls,
-           **opts: Any) -> Any:
+def check3(text: str, want_reasoning: str, want_text: str, want_calls: Calls, **opts: Any) -> Any:
     r = run_all_ways(text, **opts)
     assert r.reasoning == want_reasoning
     assert r.text == want_text
@@ -73,8 +74,12 @@ TAGS = [
     ("white space before", " \n\t<think>a</think>b", "a", " \n\tb"),
     ("after answer text it is text", "Hi <think>a</think> b", "", "Hi <think>a</think> b"),
     ("a second section before the answer", "<think>a</think>\n<think>b</think>c", "ab", "\nc"),
-    ("after the answer began, no more", "<think>a</think>x<think>b</think>", "a",
-     "x<think>b</think>"),
+    (
+        "after the answer began, no more",
+        "<think>a</think>x<think>b</think>",
+        "a",
+        "x<think>b</think>",
+    ),
     ("never closed: reasoning to the end", "<think>cut off while thi", "cut off while thi", ""),
     ("an empty section", "<think></think>ok", "", "ok"),
     ("a nested <think> is reasoning", "<think>a<think>b</think>c", "a<think>b", "c"),
@@ -118,8 +123,12 @@ def test_a_block_left_open_in_reasoning_is_released_as_reasoning_at_the_end() ->
 @pytest.mark.parametrize("block", [DSML, XML])
 def test_reasoning_then_calls_in_every_mode(block: str) -> None:
     text = f"<think>Let me look.</think>\n\n{block}"
-    for opts in ({}, {"calls_in_reasoning": "call"}, {"early_emit": "invoke"},
-                 {"early_emit": "arguments"}):
+    for opts in (
+        {},
+        {"calls_in_reasoning": "call"},
+        {"early_emit": "invoke"},
+        {"early_emit": "arguments"},
+    ):
         r = check3(text, "Let me look.", "\n\n", [("read_file", {"path": "README.MD"})], **opts)
         assert [b.reasoning for b in r.blocks] == [None]
 
@@ -147,15 +156,21 @@ def test_open_mode(row: tuple[str, str, str]) -> None:
 
 
 def test_open_mode_with_calls_in_reasoning_call() -> None:
-    check3(f"x{F}</think>y", "x", "y", [("f", {"a": 1})], reasoning="open",
-           calls_in_reasoning="call")
+    check3(
+        f"x{F}</think>y", "x", "y", [("f", {"a": 1})], reasoning="open", calls_in_reasoning="call"
+    )
 
 
 # ---------------------------------------------------------------------- reasoning="off"
 def test_off_mode_is_text_as_before() -> None:
     text = f"<think>I could write {RM} but no.</think>Answer."
-    check3(text, "", "<think>I could write  but no.</think>Answer.", [("rm", {"p": "/"})],
-           reasoning="off")
+    check3(
+        text,
+        "",
+        "<think>I could write  but no.</think>Answer.",
+        [("rm", {"p": "/"})],
+        reasoning="off",
+    )
 
 
 # ---------------------------------------------------------------------- the events
@@ -169,14 +184,16 @@ def test_events_carry_the_tags_and_stream_reasoning_at_once() -> None:
         thought = "".join(e.text for e in got if isinstance(e, Reasoning))
         if seen.startswith("<think>") and "</" not in seen:
             # every reasoning character is out as soon as it cannot begin </think>
-            assert thought == seen[len("<think>"):].rstrip("<")
+            assert thought == seen[len("<think>") :].rstrip("<")
             assert sieve.in_reasoning
     got += sieve.close()
     assert not sieve.in_reasoning
     tags = [e.raw for e in got if isinstance(e, Reasoning) and e.raw is not None]
     assert tags == ["<think>", "</think>"]
     assert [e for e in got if isinstance(e, Reasoning) and e.raw is not None] == [
-        Reasoning("", "<think>"), Reasoning("", "</think>")]
+        Reasoning("", "<think>"),
+        Reasoning("", "</think>"),
+    ]
     assert "".join(e.text for e in got if isinstance(e, Text)) == "42"
     assert Reasoning("x").source == "x" and Reasoning("", "<think>").source == "<think>"
 
@@ -204,8 +221,9 @@ def test_parts_keep_reasoning_text_and_calls_in_order() -> None:
 
 
 # ---------------------------------------------------------------------- the options
-@pytest.mark.parametrize(("option", "value"), [("reasoning", "on"), ("reasoning", True),
-                                               ("calls_in_reasoning", "drop")])
+@pytest.mark.parametrize(
+    ("option", "value"), [("reasoning", "on"), ("reasoning", True), ("calls_in_reasoning", "drop")]
+)
 def test_bad_values_are_configuration_errors(option: str, value: Any) -> None:
     with pytest.raises(ConfigurationError, match=option):
         Sieve(**{option: value})
@@ -214,4 +232,4 @@ def test_bad_values_are_configuration_errors(option: str, value: Any) -> None:
 
 
 def test_the_options_are_public() -> None:
-    assert {"reasoning", "calls_in_reasoning"} <= set(callsieve._options.OPTIONS)
+    assert {"reasoning", "calls_in_reasoning"} <= set(callsieve._config.options.OPTIONS)

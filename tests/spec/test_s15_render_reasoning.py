@@ -35,7 +35,7 @@ from strategies import REASONING_DOCS, REASONING_OPTIONS, doc_and_chunks, soak_s
 
 import callsieve
 from callsieve import ConfigurationError, Reasoning, Text
-from callsieve._options import EARLY_EMIT
+from callsieve._config.options import EARLY_EMIT
 from callsieve.render import (
     Reply,
     anthropic,

@@ -25,17 +25,67 @@ from callsieve.prompt import format_calls, format_results, tool_instructions
 
 DIALECTS = DEFAULT_DIALECTS
 
-HOSTILE = ["]]>", "]]", "]", "</parameter>", "</|DSML|parameter>", "</｜DSML｜parameter>",
-           "<｜DSML｜", "<|DSML|invoke name=\"x\">", "<![CDATA[", "<！[CDATA[", "```", "`", "``",
-           "\n", "\r\n", "\"", "'", "“", "&amp;", "&lt;", "<", ">", "＜", "〈", "𝄞", "😀", "",
-           " ", "\t", "<｜tool▁call▁end｜>", "<｜tool▁calls▁end｜>", "```json\n", "\\", "\\u0060",
-           "{", "}", "null", "true", "1", "<think>", "</tool_calls>", "<b>x</b><i>y</i>"]
-STRINGS = st.lists(st.one_of(st.sampled_from(HOSTILE), st.text(max_size=6)),
-                   max_size=5).map("".join)
-SCALARS = st.one_of(STRINGS, st.integers(-10**12, 10**12), st.booleans(), st.none(),
-                    st.floats(allow_nan=False, allow_infinity=False))
-VALUES = st.recursive(SCALARS, lambda inner: st.one_of(
-    st.lists(inner, max_size=3), st.dictionaries(STRINGS, inner, max_size=3)), max_leaves=8)
+HOSTILE = [
+    "]]>",
+    "]]",
+    "]",
+    "</parameter>",
+    "</|DSML|parameter>",
+    "</｜DSML｜parameter>",
+    "<｜DSML｜",
+    '<|DSML|invoke name="x">',
+    "<![CDATA[",
+    "<！[CDATA[",
+    "```",
+    "`",
+    "``",
+    "\n",
+    "\r\n",
+    '"',
+    "'",
+    "“",
+    "&amp;",
+    "&lt;",
+    "<",
+    ">",
+    "＜",
+    "〈",
+    "𝄞",
+    "😀",
+    "",
+    " ",
+    "\t",
+    "<｜tool▁call▁end｜>",
+    "<｜tool▁calls▁end｜>",
+    "```json\n",
+    "\\",
+    "\\u0060",
+    "{",
+    "}",
+    "null",
+    "true",
+    "1",
+    "<think>",
+    "</tool_calls>",
+    "<b>x</b><i>y</i>",
+]
+STRINGS = st.lists(st.one_of(st.sampled_from(HOSTILE), st.text(max_size=6)), max_size=5).map(
+    "".join
+)
+SCALARS = st.one_of(
+    STRINGS,
+    st.integers(-(10**12), 10**12),
+    st.booleans(),
+    st.none(),
+    st.floats(allow_nan=False, allow_infinity=False),
+)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(STRINGS, inner, max_size=3)
+    ),
+    max_leaves=8,
+)
 NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_\-.:]{0,12}", fullmatch=True)
 CALL = st.tuples(NAMES, st.dictionaries(NAMES, VALUES, max_size=4))
 CALLS = st.lists(CALL, min_size=1, max_size=3)
@@ -56,15 +106,17 @@ def test_format_calls_round_trips(dialect: str, calls: list[tuple[str, dict[str,
     assert {b.dialect for b in result.blocks} == {dialect}
 
 
-ANY_KEYS = st.lists(st.tuples(NAMES, st.dictionaries(STRINGS, VALUES, max_size=3)),
-                   min_size=1, max_size=2)
+ANY_KEYS = st.lists(
+    st.tuples(NAMES, st.dictionaries(STRINGS, VALUES, max_size=3)), min_size=1, max_size=2
+)
 
 
 @pytest.mark.parametrize("dialect", [d for d in DIALECTS if d != "deepseek_native"])
 @soak_settings(60)
 @given(calls=ANY_KEYS)
-def test_any_argument_names_round_trip(dialect: str,
-                                       calls: list[tuple[str, dict[str, Any]]]) -> None:
+def test_any_argument_names_round_trip(
+    dialect: str, calls: list[tuple[str, dict[str, Any]]]
+) -> None:
     """A name ``name="…"`` cannot carry (quotes, line breaks, white space at its ends, empty)
     makes the call's body one JSON object, which any key fits in (SPEC §4)."""
     text = format_calls(calls, dialect=dialect)
@@ -73,22 +125,24 @@ def test_any_argument_names_round_trip(dialect: str,
 
 def test_a_call_with_an_unwritable_argument_name_gets_a_json_body() -> None:
     text = format_calls([("f", {'say "hi"': 1, "ok": "x"})], dialect="dsml_v41")
-    assert text == ('<｜DSML｜ calls>\n<｜DSML｜ invoke name="f">\n{"say \\"hi\\"": 1, "ok": "x"}'
-                    '\n</｜DSML｜ invoke>\n</｜DSML｜ calls>')
+    assert text == (
+        '<｜DSML｜ calls>\n<｜DSML｜ invoke name="f">\n{"say \\"hi\\"": 1, "ok": "x"}'
+        "\n</｜DSML｜ invoke>\n</｜DSML｜ calls>"
+    )
     deep: Any = 1
     for _ in range(70):
         deep = [deep]
     with pytest.raises(FormatError):
         format_calls([("f", {"a\nb": deep})], dialect="dsml")
-    assert parse(format_calls([("f", {"ab": deep})], dialect="dsml")).calls[0].input == {
-        "ab": deep}
+    assert parse(format_calls([("f", {"ab": deep})], dialect="dsml")).calls[0].input == {"ab": deep}
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
 @soak_settings(8)
 @given(calls=CALLS)
 def test_format_calls_round_trips_under_every_chunking(
-        dialect: str, calls: list[tuple[str, dict[str, Any]]]) -> None:
+    dialect: str, calls: list[tuple[str, dict[str, Any]]]
+) -> None:
     text = "Let me check.\n\n" + format_calls(calls, dialect=dialect)
     result = run_all_ways(text, dialects=(dialect,))
     assert canon_calls(result.calls) == _want(calls)
@@ -101,15 +155,31 @@ def test_the_default_dialects_read_what_each_dialect_writes(dialect: str) -> Non
     assert canon_calls(parse(format_calls(calls, dialect=dialect)).calls) == _want(calls)
 
 
-OPENAI_MESSAGE = {"role": "assistant", "content": None, "tool_calls": [
-    {"id": "call_1", "type": "function",
-     "function": {"name": "get_weather", "arguments": '{"city": "SF", "days": 2}'}},
-    {"id": "call_2", "type": "function", "function": {"name": "now", "arguments": ""}}]}
-ANTHROPIC_MESSAGE = {"role": "assistant", "content": [
-    {"type": "text", "text": "Let me check."},
-    {"type": "tool_use", "id": "toolu_1", "name": "get_weather",
-     "input": {"city": "SF", "days": 2}},
-    {"type": "tool_use", "id": "toolu_2", "name": "now", "input": {}}]}
+OPENAI_MESSAGE = {
+    "role": "assistant",
+    "content": None,
+    "tool_calls": [
+        {
+            "id": "call_1",
+            "type": "function",
+            "function": {"name": "get_weather", "arguments": '{"city": "SF", "days": 2}'},
+        },
+        {"id": "call_2", "type": "function", "function": {"name": "now", "arguments": ""}},
+    ],
+}
+ANTHROPIC_MESSAGE = {
+    "role": "assistant",
+    "content": [
+        {"type": "text", "text": "Let me check."},
+        {
+            "type": "tool_use",
+            "id": "toolu_1",
+            "name": "get_weather",
+            "input": {"city": "SF", "days": 2},
+        },
+        {"type": "tool_use", "id": "toolu_2", "name": "now", "input": {}},
+    ],
+}
 SAME_CALLS = [
     ("openai message", [OPENAI_MESSAGE]),
     ("openai tool_calls", OPENAI_MESSAGE["tool_calls"]),
@@ -117,8 +187,13 @@ SAME_CALLS = [
     ("anthropic blocks", ANTHROPIC_MESSAGE["content"][1:]),
     ("ToolCall", [ToolCall("get_weather", {"city": "SF", "days": 2}), ToolCall("now", {})]),
     ("pairs", [("get_weather", {"city": "SF", "days": 2}), ("now", {})]),
-    ("flat", [{"name": "get_weather", "arguments": {"city": "SF", "days": 2}},
-              {"name": "now", "input": {}}]),
+    (
+        "flat",
+        [
+            {"name": "get_weather", "arguments": {"city": "SF", "days": 2}},
+            {"name": "now", "input": {}},
+        ],
+    ),
 ]
 
 
@@ -134,10 +209,12 @@ def test_every_call_shape_writes_the_same_block(dialect: str, label: str, calls:
 def test_dsml_v32_writes_values_as_its_template_does() -> None:
     """DeepSeek-V3.2's encoding_dsv32.py: plain values, ``string="true|false"``."""
     text = format_calls([("get_weather", {"city": "Hangzhou", "days": 3})], dialect="dsml_v32")
-    assert text == ('<｜DSML｜function_calls>\n<｜DSML｜invoke name="get_weather">\n'
-                    '<｜DSML｜parameter name="city" string="true">Hangzhou</｜DSML｜parameter>\n'
-                    '<｜DSML｜parameter name="days" string="false">3</｜DSML｜parameter>\n'
-                    '</｜DSML｜invoke>\n</｜DSML｜function_calls>')
+    assert text == (
+        '<｜DSML｜function_calls>\n<｜DSML｜invoke name="get_weather">\n'
+        '<｜DSML｜parameter name="city" string="true">Hangzhou</｜DSML｜parameter>\n'
+        '<｜DSML｜parameter name="days" string="false">3</｜DSML｜parameter>\n'
+        "</｜DSML｜invoke>\n</｜DSML｜function_calls>"
+    )
 
 
 def test_a_value_that_would_end_its_parameter_goes_in_split_cdata() -> None:
@@ -161,19 +238,43 @@ def test_no_calls_is_no_block() -> None:
 # ------------------------------------------------------------------------------ results
 RESULTS = ["22°C, sunny", "line 1\nline 2"]
 RESULT_SHAPES = [
-    ("deepseek_native", ("<｜tool▁outputs▁begin｜><｜tool▁output▁begin｜>22°C, sunny"
-     "<｜tool▁output▁end｜>\n<｜tool▁output▁begin｜>line 1\nline 2<｜tool▁output▁end｜>"
-     "<｜tool▁outputs▁end｜>")),
-    ("dsml_v32", ("<function_results>\n<result>22°C, sunny</result>\n"
-     "<result>line 1\nline 2</result>\n</function_results>")),
-    ("dsml_v4", ("<tool_result>22°C, sunny</tool_result>\n<tool_result>line 1\nline 2"
-     "</tool_result>")),
-    ("dsml_v41", ("<tool_result>22°C, sunny</tool_result>\n<tool_result>line 1\nline 2"
-     "</tool_result>")),
-    ("xml", ("<tool_results>\n<result>22°C, sunny</result>\n<result>line 1\nline 2</result>\n"
-     "</tool_results>")),
-    ("dsml", ("<|DSML|tool_results>\n<|DSML|result>22°C, sunny</|DSML|result>\n"
-     "<|DSML|result>line 1\nline 2</|DSML|result>\n</|DSML|tool_results>")),
+    (
+        "deepseek_native",
+        (
+            "<｜tool▁outputs▁begin｜><｜tool▁output▁begin｜>22°C, sunny"
+            "<｜tool▁output▁end｜>\n<｜tool▁output▁begin｜>line 1\nline 2<｜tool▁output▁end｜>"
+            "<｜tool▁outputs▁end｜>"
+        ),
+    ),
+    (
+        "dsml_v32",
+        (
+            "<function_results>\n<result>22°C, sunny</result>\n"
+            "<result>line 1\nline 2</result>\n</function_results>"
+        ),
+    ),
+    (
+        "dsml_v4",
+        ("<tool_result>22°C, sunny</tool_result>\n<tool_result>line 1\nline 2</tool_result>"),
+    ),
+    (
+        "dsml_v41",
+        ("<tool_result>22°C, sunny</tool_result>\n<tool_result>line 1\nline 2</tool_result>"),
+    ),
+    (
+        "xml",
+        (
+            "<tool_results>\n<result>22°C, sunny</result>\n<result>line 1\nline 2</result>\n"
+            "</tool_results>"
+        ),
+    ),
+    (
+        "dsml",
+        (
+            "<|DSML|tool_results>\n<|DSML|result>22°C, sunny</|DSML|result>\n"
+            "<|DSML|result>line 1\nline 2</|DSML|result>\n</|DSML|tool_results>"
+        ),
+    ),
 ]
 
 
@@ -184,13 +285,22 @@ def test_results_take_the_templates_shape(dialect: str, want: str) -> None:
 
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_every_result_shape_writes_the_same_text(dialect: str) -> None:
-    openai = [{"role": "tool", "tool_call_id": "call_1", "content": RESULTS[0]},
-              {"role": "tool", "tool_call_id": "call_2",
-               "content": [{"type": "text", "text": "line 1\n"}, {"type": "text",
-                                                                  "text": "line 2"}]}]
-    blocks = [{"type": "tool_result", "tool_use_id": "toolu_1", "content": RESULTS[0]},
-              {"type": "tool_result", "tool_use_id": "toolu_2",
-               "content": [{"type": "text", "text": RESULTS[1]}]}]
+    openai = [
+        {"role": "tool", "tool_call_id": "call_1", "content": RESULTS[0]},
+        {
+            "role": "tool",
+            "tool_call_id": "call_2",
+            "content": [{"type": "text", "text": "line 1\n"}, {"type": "text", "text": "line 2"}],
+        },
+    ]
+    blocks = [
+        {"type": "tool_result", "tool_use_id": "toolu_1", "content": RESULTS[0]},
+        {
+            "type": "tool_result",
+            "tool_use_id": "toolu_2",
+            "content": [{"type": "text", "text": RESULTS[1]}],
+        },
+    ]
     anthropic = [{"role": "user", "content": blocks}]
     want = format_results(RESULTS, dialect=dialect)
     for shape in (openai, blocks, anthropic):
@@ -203,17 +313,31 @@ def test_a_result_that_is_json_is_written_as_json() -> None:
 
 
 # -------------------------------------------------------------------------- instructions
-WEATHER = {"name": "get_weather", "description": "Current weather in a city.",
-           "parameters": {"type": "object", "required": ["city", "unit"], "properties": {
-               "city": {"type": "string"},
-               "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
-               "days": {"type": "integer"}}}}
-OPENAI_TOOLS = [{"type": "function", "function": WEATHER},
-                {"type": "function", "function": {"name": "browser::search",
-                                                  "parameters": {"type": "object"}}}]
-ANTHROPIC_TOOLS = [{"name": "get_weather", "description": WEATHER["description"],
-                    "input_schema": WEATHER["parameters"]},
-                   {"name": "browser::search", "input_schema": {"type": "object"}}]
+WEATHER = {
+    "name": "get_weather",
+    "description": "Current weather in a city.",
+    "parameters": {
+        "type": "object",
+        "required": ["city", "unit"],
+        "properties": {
+            "city": {"type": "string"},
+            "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+            "days": {"type": "integer"},
+        },
+    },
+}
+OPENAI_TOOLS = [
+    {"type": "function", "function": WEATHER},
+    {"type": "function", "function": {"name": "browser::search", "parameters": {"type": "object"}}},
+]
+ANTHROPIC_TOOLS = [
+    {
+        "name": "get_weather",
+        "description": WEATHER["description"],
+        "input_schema": WEATHER["parameters"],
+    },
+    {"name": "browser::search", "input_schema": {"type": "object"}},
+]
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
@@ -224,12 +348,14 @@ def test_instructions_teach_the_format_with_the_real_tools(dialect: str) -> None
     calls = parse(text, dialects=(dialect,)).calls
     example = [c for c in calls if c.name == "get_weather"]
     assert [c.input for c in example] == [{"city": "value", "unit": "celsius"}]
-    assert format_calls([("get_weather", {"city": "value", "unit": "celsius"})],
-                        dialect=dialect) in text
+    assert (
+        format_calls([("get_weather", {"city": "value", "unit": "celsius"})], dialect=dialect)
+        in text
+    )
 
 
 BAD_INPUTS = [
-    ("calls", lambda: format_calls([("bad\"name", {})], dialect="dsml")),
+    ("calls", lambda: format_calls([('bad"name', {})], dialect="dsml")),
     ("calls", lambda: format_calls([("f", {1: 1})], dialect="xml")),
     ("calls", lambda: format_calls([("has space", {})], dialect="deepseek_native")),
     ("calls", lambda: format_calls([("f", {"x": float("nan")})], dialect="dsml")),
@@ -255,9 +381,13 @@ def test_what_cannot_be_read_or_written_is_a_format_error(what: str, call: Any) 
 
 def test_a_dialect_without_spellings_is_a_configuration_error(tmp_path: Path) -> None:
     (tmp_path / "mine.lark").write_text(
-        (Path(__file__).parents[2] / "grammar" / "xml.lark").read_text(encoding="utf-8")
-        .replace("xml", "mine"), encoding="utf-8")
+        (Path(__file__).parents[2] / "grammar" / "xml.lark")
+        .read_text(encoding="utf-8")
+        .replace("xml", "mine"),
+        encoding="utf-8",
+    )
     from callsieve import ConfigurationError
+
     with pytest.raises(ConfigurationError):
         format_calls([("f", {})], dialect="mine", grammar_dirs=[str(tmp_path)])
     for bad in ("../xml", 3, "nope"):
@@ -270,30 +400,45 @@ def test_a_spelling_the_parser_would_not_read_is_refused(tmp_path: Path) -> None
     spelling = tmp_path / "spelling"
     spelling.mkdir()
     good = (Path(__file__).parents[2] / "grammar" / "spelling" / "xml.lark").read_text(
-        encoding="utf-8")
-    (spelling / "xml.lark").write_text(good.replace('"</invoke>"', '"</invoke"'),
-                                       encoding="utf-8")
+        encoding="utf-8"
+    )
+    (spelling / "xml.lark").write_text(good.replace('"</invoke>"', '"</invoke"'), encoding="utf-8")
     with pytest.raises(GrammarError, match="INVOKE_CLOSE"):
         format_calls([("f", {})], dialect="xml", grammar_dirs=[str(tmp_path)])
-    (spelling / "xml.lark").write_text(good.replace('"<tool_calls>"', '"<tool_call>"'),
-                                       encoding="utf-8")
+    (spelling / "xml.lark").write_text(
+        good.replace('"<tool_calls>"', '"<tool_call>"'), encoding="utf-8"
+    )
     with pytest.raises(GrammarError, match="CALLS_OPEN"):
         format_calls([("f", {})], dialect="xml", grammar_dirs=[str(tmp_path)])
 
 
 DOC = (Path(__file__).parents[2] / "docs" / "prompt.md").read_text(encoding="utf-8")
-DOC_TOOLS = [{"type": "function", "function": {
-    "name": "get_weather", "description": "Current weather in a city.",
-    "parameters": {"type": "object", "required": ["city"],
-                   "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}}]
+DOC_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Current weather in a city.",
+            "parameters": {
+                "type": "object",
+                "required": ["city"],
+                "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+            },
+        },
+    }
+]
 DOC_REPLIES = {
-    "dsml_v41": ('Let me check.\n\n<｜DSML｜ calls>\n<｜DSML｜ invoke name="get_weather">\n'
-                 '<｜DSML｜ parameter name="city" string="true">Hangzhou</｜DSML｜ parameter>\n'
-                 '<｜DSML｜ parameter name="days" string="false">3</｜DSML｜ parameter>\n'
-                 '</｜DSML｜ invoke>\n</｜DSML｜ calls>'),
-    "deepseek_native": ('Let me check.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function'
-                        '<｜tool▁sep｜>get_weather\n```json\n{"city": "Hangzhou", "days": 3}\n'
-                        '```<｜tool▁call▁end｜><｜tool▁calls▁end｜>'),
+    "dsml_v41": (
+        'Let me check.\n\n<｜DSML｜ calls>\n<｜DSML｜ invoke name="get_weather">\n'
+        '<｜DSML｜ parameter name="city" string="true">Hangzhou</｜DSML｜ parameter>\n'
+        '<｜DSML｜ parameter name="days" string="false">3</｜DSML｜ parameter>\n'
+        "</｜DSML｜ invoke>\n</｜DSML｜ calls>"
+    ),
+    "deepseek_native": (
+        "Let me check.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function"
+        '<｜tool▁sep｜>get_weather\n```json\n{"city": "Hangzhou", "days": 3}\n'
+        "```<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
+    ),
 }
 
 
@@ -313,17 +458,55 @@ def test_the_documented_multi_turn_exchange_holds(dialect: str) -> None:
     assert format_results(results, dialect=dialect) + "\n" in DOC
 
 
-JSONISH = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=8),
-                                 st.sampled_from(["function", "tool_use", "tool_result", "tool",
-                                                  "assistant", "user", "text", "name",
-                                                  "arguments", "input", "content"])),
-                       lambda inner: st.one_of(
-                           st.lists(inner, max_size=3),
-                           st.dictionaries(st.sampled_from(
-                               ["type", "role", "name", "function", "arguments", "input",
-                                "content", "tool_calls", "parameters", "input_schema",
-                                "description", "text", "required", "properties"]),
-                               inner, max_size=4)), max_leaves=12)
+JSONISH = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(),
+        st.text(max_size=8),
+        st.sampled_from(
+            [
+                "function",
+                "tool_use",
+                "tool_result",
+                "tool",
+                "assistant",
+                "user",
+                "text",
+                "name",
+                "arguments",
+                "input",
+                "content",
+            ]
+        ),
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(
+            st.sampled_from(
+                [
+                    "type",
+                    "role",
+                    "name",
+                    "function",
+                    "arguments",
+                    "input",
+                    "content",
+                    "tool_calls",
+                    "parameters",
+                    "input_schema",
+                    "description",
+                    "text",
+                    "required",
+                    "properties",
+                ]
+            ),
+            inner,
+            max_size=4,
+        ),
+    ),
+    max_leaves=12,
+)
 
 
 @soak_settings(300)
@@ -344,11 +527,12 @@ def test_a_dialect_of_ones_own_gets_a_writer_from_its_spelling_file(tmp_path: Pa
     """grammar/README.md, "Spellings for writing": a ``spelling/<name>.lark`` beside it."""
     grammar = Path(__file__).parents[2] / "grammar"
     (tmp_path / "mine.lark").write_text(
-        (grammar / "xml.lark").read_text(encoding="utf-8").replace("xml", "mine"),
-        encoding="utf-8")
+        (grammar / "xml.lark").read_text(encoding="utf-8").replace("xml", "mine"), encoding="utf-8"
+    )
     (tmp_path / "spelling").mkdir()
     (tmp_path / "spelling" / "mine.lark").write_text(
-        (grammar / "spelling" / "xml.lark").read_text(encoding="utf-8"), encoding="utf-8")
+        (grammar / "spelling" / "xml.lark").read_text(encoding="utf-8"), encoding="utf-8"
+    )
     calls = [("f", {"a": "]]> x", "b": [1, {"c": None}]})]
     text = format_calls(calls, dialect="mine", grammar_dirs=[str(tmp_path)])
     got = parse(text, dialects=("mine",), grammar_dirs=[str(tmp_path)])

@@ -44,9 +44,12 @@ def export(fmt: str, dialect: str, choice: Any = "auto", **options: Any) -> str:
 
 
 # ------------------------------------------------------------------------- strategies
-TEXT = st.lists(st.one_of(st.sampled_from(HOSTILE),
-                          st.text(st.characters(blacklist_categories=("Cs",)), max_size=6)),
-                max_size=5).map("".join)
+TEXT = st.lists(
+    st.one_of(
+        st.sampled_from(HOSTILE), st.text(st.characters(blacklist_categories=("Cs",)), max_size=6)
+    ),
+    max_size=5,
+).map("".join)
 
 
 def _scrub(bad: str, no_fence: bool) -> Any:
@@ -55,6 +58,7 @@ def _scrub(bad: str, no_fence: bool) -> Any:
         while no_fence and "```" in s:
             s = s.replace("```", "``")
         return s
+
     return clean
 
 
@@ -70,19 +74,41 @@ def strings(dialect: str, nested: bool) -> st.SearchStrategy[str]:
 
 
 def calls_for(dialect: str) -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
-    return st.sampled_from(sorted(SCHEMAS)).flatmap(lambda name: arguments(
-        SCHEMAS[name], strings(dialect, nested=False), strings(dialect, nested=True)).map(
-        lambda args: (name, args)))
+    return st.sampled_from(sorted(SCHEMAS)).flatmap(
+        lambda name: arguments(
+            SCHEMAS[name], strings(dialect, nested=False), strings(dialect, nested=True)
+        ).map(lambda args: (name, args))
+    )
 
 
 #: Free text the constraint allows: prose, tag leads the parser drops at once, closed code.
-PROSE = st.lists(st.sampled_from([
-    "Let me check. ", "a < b ", "x <= 3 ", "<> ", "1 <'x' ", "héllo 你好 💥 ", "\n", "\n\n",
-    "use `code` here ", "quote `<tool_calls>` as code ", "~5 min ", "</b> ", "| ｜ ▁ ",
-    "\n```py\nprint('<tool_calls><invoke name=\"f\">')\n```\n",
-    "\n```\n  <｜tool▁calls▁begin｜>\n```\n",
-    "&amp; ", "]]> ", "{\"a\": 1} ", "“q” ", "\t",
-]), max_size=5).map("".join)
+PROSE = st.lists(
+    st.sampled_from(
+        [
+            "Let me check. ",
+            "a < b ",
+            "x <= 3 ",
+            "<> ",
+            "1 <'x' ",
+            "héllo 你好 💥 ",
+            "\n",
+            "\n\n",
+            "use `code` here ",
+            "quote `<tool_calls>` as code ",
+            "~5 min ",
+            "</b> ",
+            "| ｜ ▁ ",
+            "\n```py\nprint('<tool_calls><invoke name=\"f\">')\n```\n",
+            "\n```\n  <｜tool▁calls▁begin｜>\n```\n",
+            "&amp; ",
+            "]]> ",
+            '{"a": 1} ',
+            "“q” ",
+            "\t",
+        ]
+    ),
+    max_size=5,
+).map("".join)
 
 
 def _want(calls: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, str]]:
@@ -93,7 +119,8 @@ def validate(args: Any, name: str) -> None:
     """jsonschema's verdict, formats checked, no undeclared properties (as exported)."""
     schema = {**SCHEMAS[name], "additionalProperties": False}
     jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker()).validate(
-        args)
+        args
+    )
 
 
 # ------------------------------------------------------------------ every export validates
@@ -117,8 +144,9 @@ def test_free_names_and_single_calls_validate(fmt: str, dialect: str) -> None:
 @pytest.mark.parametrize("fmt", FORMATS)
 @soak_settings(40)
 @given(data=st.data())
-def test_written_calls_are_accepted_and_read_back(fmt: str, dialect: str,
-                                                  data: st.DataObject) -> None:
+def test_written_calls_are_accepted_and_read_back(
+    fmt: str, dialect: str, data: st.DataObject
+) -> None:
     calls = data.draw(st.lists(calls_for(dialect), min_size=1, max_size=3))
     prose = data.draw(PROSE)
     text = prose + format_calls(calls, dialect=dialect)
@@ -152,11 +180,11 @@ def test_schema_breaking_calls_are_rejected(fmt: str, dialect: str, data: st.Dat
 def test_unknown_tools_and_cut_blocks_are_rejected(fmt: str, dialect: str) -> None:
     grammar = export(fmt, dialect)
     assert not accepts(grammar, format_calls([("delete_all", {})], dialect=dialect), fmt)
-    assert not accepts(grammar, format_calls([("get_weathe", {"city": "x"})], dialect=dialect),
-                       fmt)
+    assert not accepts(grammar, format_calls([("get_weathe", {"city": "x"})], dialect=dialect), fmt)
     prose = "Checking. "
-    text = prose + format_calls([("get_weather", {"city": "Hangzhou", "days": 3}),
-                                 ("now", {})], dialect=dialect)
+    text = prose + format_calls(
+        [("get_weather", {"city": "Hangzhou", "days": 3}), ("now", {})], dialect=dialect
+    )
     m = ByteMatcher(grammar, fmt)
     data = text.encode("utf-8")
     for k, byte in enumerate(data):
@@ -184,9 +212,21 @@ def test_tool_choice_is_enforced(fmt: str, dialect: str) -> None:
 
 #: Free text the parser would not release as text before a block: an opener (any dialect's,
 #: or an alias spelling), a call whose wrapper the repair inserts, reasoning, open code.
-HIDING = ["<tool_calls> ", "<|DSML|tool_calls>", "<DSML|tool_calls>", "<｜DSML｜ calls>",
-          "<invoke name=\"f\">", "<｜tool▁call▁begin｜>", "<think>", "＜tool_calls＞",
-          "```\ncode\n", "~~~\ncode\n", "`open span ", "``two`` ", "<\u200btool_calls>"]
+HIDING = [
+    "<tool_calls> ",
+    "<|DSML|tool_calls>",
+    "<DSML|tool_calls>",
+    "<｜DSML｜ calls>",
+    '<invoke name="f">',
+    "<｜tool▁call▁begin｜>",
+    "<think>",
+    "＜tool_calls＞",
+    "```\ncode\n",
+    "~~~\ncode\n",
+    "`open span ",
+    "``two`` ",
+    "<\u200btool_calls>",
+]
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
@@ -234,7 +274,8 @@ def rejoin(m: ByteMatcher, rest: bytes) -> bytes | None:
 @soak_settings(30)
 @given(data=st.data())
 def test_whatever_the_constraint_accepts_parses_as_calls_it_allows(
-        fmt: str, dialect: str, data: st.DataObject) -> None:
+    fmt: str, dialect: str, data: st.DataObject
+) -> None:
     choice = data.draw(st.sampled_from(["auto", "required"]))
     calls = data.draw(st.lists(calls_for(dialect), min_size=1, max_size=2))
     template = (data.draw(PROSE) + format_calls(calls, dialect=dialect)).encode("utf-8")

@@ -16,11 +16,11 @@ import pytest
 from helpers import ROOT
 
 import callsieve
-import callsieve._options as options_module
+import callsieve._config.options as options_module
 from callsieve import Block, Event, Text, ToolCall, ToolCalls
 from callsieve.__main__ import main
 from callsieve._cli_output import StreamWriter, json_line, sse_frame
-from callsieve._options import EARLY_EMIT
+from callsieve._config.options import EARLY_EMIT
 
 EXAMPLE = ROOT / "examples" / "transcript.txt"
 TOOLS = ROOT / "examples" / "tools.json"
@@ -70,25 +70,35 @@ def test_parse_example(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0, err
     assert err == ""
     result = json.loads(out)
-    assert set(result) == {"reasoning", "text", "calls", "blocks", "saw_tool_call_syntax",
-                           "rejected_by_policy", "rejected_tool_names", "rejections"}
+    assert set(result) == {
+        "reasoning",
+        "text",
+        "calls",
+        "blocks",
+        "saw_tool_call_syntax",
+        "rejected_by_policy",
+        "rejected_tool_names",
+        "rejections",
+    }
     assert summary(result["calls"]) == EXPECTED_CALLS
     assert all(set(c) == CALL_KEYS for c in result["calls"])
     assert all(c["id"] and c["repairs"] == [] for c in result["calls"])
     # The fenced example and the inline mention are text, untouched.
     assert FENCED_EXAMPLE in result["text"]
     assert "`<tool_calls>`" in result["text"]
-    assert "<|DSML|parameter name=\"path\"><![CDATA[README.md]]>" not in result["text"]
+    assert '<|DSML|parameter name="path"><![CDATA[README.md]]>' not in result["text"]
     assert "tool▁calls▁begin" not in result["text"]
     assert result["saw_tool_call_syntax"] is True
     # Blocks: both complete; their spans index the exact input, and conservation holds.
     text = example_text()
     blocks = result["blocks"]
     assert [(b["dialect"], b["status"]) for b in blocks] == [
-        ("dsml", "complete"), ("deepseek_native", "complete")]
+        ("dsml", "complete"),
+        ("deepseek_native", "complete"),
+    ]
     assert all(set(b) == BLOCK_KEYS for b in blocks)
-    assert text[blocks[0]["span"][0]:].startswith("<|DSML|tool_calls>")
-    assert text[:blocks[1]["span"][1]].endswith("<｜tool▁calls▁end｜>")
+    assert text[blocks[0]["span"][0] :].startswith("<|DSML|tool_calls>")
+    assert text[: blocks[1]["span"][1]].endswith("<｜tool▁calls▁end｜>")
     rebuilt, last = [], 0
     for b in blocks:
         start, end = b["span"]
@@ -114,12 +124,14 @@ def test_parse_with_tools(capsys: pytest.CaptureFixture[str]) -> None:
     assert summary(json.loads(out)["calls"]) == EXPECTED_CALLS
 
 
-def test_tools_schema_keeps_strings(capsys: pytest.CaptureFixture[str],
-                                    tmp_path: Path) -> None:
+def test_tools_schema_keeps_strings(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     # Without schemas a JSON-literal body becomes a number; a string-typed schema keeps it.
     reply = tmp_path / "reply.txt"
-    reply.write_text('<tool_calls><invoke name="read_file"><parameter name="path">42'
-                     "</parameter></invoke></tool_calls>", encoding="utf-8")
+    reply.write_text(
+        '<tool_calls><invoke name="read_file"><parameter name="path">42'
+        "</parameter></invoke></tool_calls>",
+        encoding="utf-8",
+    )
     code, out, _ = run(capsys, "parse", str(reply))
     assert code == 0
     assert json.loads(out)["calls"][0]["input"] == {"path": 42}
@@ -138,8 +150,9 @@ def test_parse_takes_early_emit(capsys: pytest.CaptureFixture[str], mode: str) -
     assert result["text"] == callsieve.parse(example_text()).text
 
 
-def test_early_emit_choices_are_the_options(capsys: pytest.CaptureFixture[str],
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_early_emit_choices_are_the_options(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     # A mode added to _options.EARLY_EMIT is offered by both commands with no CLI change.
     modes = (*EARLY_EMIT, "later")
     monkeypatch.setattr(options_module, "EARLY_EMIT", modes)
@@ -162,10 +175,14 @@ def merge_adjacent_text(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def without_ids(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The events with the call ids (random per run) taken out."""
+
     def strip(call: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in call.items() if k != "id"}
-    return [{**e, "calls": [strip(c) for c in e["calls"]]} if e["event"] == "tool_calls"
-            else e for e in events]
+
+    return [
+        {**e, "calls": [strip(c) for c in e["calls"]]} if e["event"] == "tool_calls" else e
+        for e in events
+    ]
 
 
 def test_stream_example_merges_text(capsys: pytest.CaptureFixture[str]) -> None:
@@ -174,8 +191,7 @@ def test_stream_example_merges_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert err == ""
     events = stream_events(out)
     # One text line between calls: the reply reads at a glance.
-    assert [e["event"] for e in events] == [
-        "text", "tool_calls", "text", "tool_calls", "text"]
+    assert [e["event"] for e in events] == ["text", "tool_calls", "text", "tool_calls", "text"]
     assert events[0]["text"].startswith("Sure — let me look at the project")
     assert all(line.startswith('{"event":') for line in out.splitlines())
     text, calls = streamed(events)
@@ -184,10 +200,10 @@ def test_stream_example_merges_text(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 @pytest.mark.parametrize("chunk_size", ["1", "3", "64"])
-def test_merged_is_raw_with_adjacent_text_joined(capsys: pytest.CaptureFixture[str],
-                                                 chunk_size: str) -> None:
-    code, out, _ = run(capsys, "stream", str(EXAMPLE), "--chunk-size", chunk_size,
-                       "--raw-events")
+def test_merged_is_raw_with_adjacent_text_joined(
+    capsys: pytest.CaptureFixture[str], chunk_size: str
+) -> None:
+    code, out, _ = run(capsys, "stream", str(EXAMPLE), "--chunk-size", chunk_size, "--raw-events")
     assert code == 0
     raw = stream_events(out)
     code, out, _ = run(capsys, "stream", str(EXAMPLE), "--chunk-size", chunk_size)
@@ -225,8 +241,9 @@ def test_stream_raw_events(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 @pytest.mark.parametrize("chunk_size", ["1", "2", "3", "7", "64", "100000"])
-def test_stream_any_chunk_size_matches_parse(capsys: pytest.CaptureFixture[str],
-                                             chunk_size: str) -> None:
+def test_stream_any_chunk_size_matches_parse(
+    capsys: pytest.CaptureFixture[str], chunk_size: str
+) -> None:
     code, out, _ = run(capsys, "parse", str(EXAMPLE))
     assert code == 0
     whole = json.loads(out)
@@ -238,7 +255,8 @@ def test_stream_any_chunk_size_matches_parse(capsys: pytest.CaptureFixture[str],
 
 
 def test_stream_chunk_size_1_releases_prose_per_character(
-        capsys: pytest.CaptureFixture[str]) -> None:
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     code, out, _ = run(capsys, "stream", str(EXAMPLE), "--chunk-size", "1", "--raw-events")
     assert code == 0
     events = stream_events(out)
@@ -247,8 +265,17 @@ def test_stream_chunk_size_1_releases_prose_per_character(
 
 
 def test_stream_early_emit_invoke(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(capsys, "stream", str(EXAMPLE), "--early-emit", "invoke",
-                         "--chunk-size", "1", "--tools", str(TOOLS))
+    code, out, err = run(
+        capsys,
+        "stream",
+        str(EXAMPLE),
+        "--early-emit",
+        "invoke",
+        "--chunk-size",
+        "1",
+        "--tools",
+        str(TOOLS),
+    )
     assert code == 0, err
     text, calls = streamed(stream_events(out))
     assert summary(calls) == EXPECTED_CALLS
@@ -280,8 +307,9 @@ class _Renderer:
     def feed(self, events: Iterable[Event]) -> list[dict[str, Any]]:
         batch = list(events)
         self.fed.append(batch)
-        return [{"text": e.text} if isinstance(e, Text) else {"kind": type(e).__name__}
-                for e in batch]
+        return [
+            {"text": e.text} if isinstance(e, Text) else {"kind": type(e).__name__} for e in batch
+        ]
 
     def close(self, finish_reason: str | None = None) -> list[dict[str, Any]]:
         return [{"finish_reason": finish_reason or "stop"}]
@@ -298,14 +326,21 @@ def test_stream_writer_takes_a_renderer_as_encoder() -> None:
     writer.feed([Text("c"), ToolCalls((call,), block), Text("d")])
     writer.pause()
     writer.close([Text("e")])
-    merged = [[e.text if isinstance(e, Text) else "calls" for e in batch]
-              for batch in renderer.fed if batch]
+    merged = [
+        [e.text if isinstance(e, Text) else "calls" for e in batch]
+        for batch in renderer.fed
+        if batch
+    ]
     assert merged == [["abc", "calls"], ["d"], ["e"]]
     frames = out.getvalue().split("\n\n")
     assert frames[-1] == ""
     assert [json.loads(f.removeprefix("data: ")) for f in frames[:-1]] == [
-        {"text": "abc"}, {"kind": "ToolCalls"}, {"text": "d"}, {"text": "e"},
-        {"finish_reason": "stop"}]
+        {"text": "abc"},
+        {"kind": "ToolCalls"},
+        {"text": "d"},
+        {"text": "e"},
+        {"finish_reason": "stop"},
+    ]
     raw = io.StringIO()
     writer = StreamWriter(raw, _Renderer(), merge_text=False, frame=json_line)
     writer.close([Text("a"), Text("b")])
@@ -313,16 +348,14 @@ def test_stream_writer_takes_a_renderer_as_encoder() -> None:
 
 
 # ---------------------------------------------------------------------- stdin
-def test_parse_stdin(capsys: pytest.CaptureFixture[str],
-                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_parse_stdin(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "stdin", io.StringIO(example_text()))
     code, out, err = run(capsys, "parse", "-")
     assert code == 0, err
     assert summary(json.loads(out)["calls"]) == EXPECTED_CALLS
 
 
-def test_stream_stdin(capsys: pytest.CaptureFixture[str],
-                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_stream_stdin(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "stdin", io.StringIO(example_text()))
     code, out, err = run(capsys, "stream", "-", "--chunk-size", "3")
     assert code == 0, err
@@ -343,16 +376,16 @@ class _Trickle(io.RawIOBase):
         return True
 
     def readinto(self, b: Any) -> int:
-        piece = self._data[self._pos:self._pos + min(self._step, len(b))]
-        b[:len(piece)] = piece
+        piece = self._data[self._pos : self._pos + min(self._step, len(b))]
+        b[: len(piece)] = piece
         self._pos += len(piece)
         return len(piece)
 
 
 @pytest.mark.parametrize("step", [1, 5, 4096])
-def test_stream_stdin_bytes_are_decoded_as_utf8(capsys: pytest.CaptureFixture[str],
-                                                monkeypatch: pytest.MonkeyPatch,
-                                                step: int) -> None:
+def test_stream_stdin_bytes_are_decoded_as_utf8(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, step: int
+) -> None:
     # Multi-byte characters (｜, ▁, —) split across reads must decode whole, and CRLF stays.
     text = example_text().replace("\n", "\r\n")
     raw = io.BufferedReader(_Trickle(text.encode("utf-8"), step), buffer_size=step)
@@ -385,19 +418,24 @@ class _Watched(io.RawIOBase):
             return 0
         piece = self._pieces.pop(0)
         assert len(piece) <= len(b)
-        b[:len(piece)] = piece
+        b[: len(piece)] = piece
         return len(piece)
 
 
 @pytest.mark.parametrize("extra", [[], ["--raw-events"]])
 @pytest.mark.parametrize("chunk_size", ["1", "4"])
-def test_stream_stdin_prints_text_before_waiting(monkeypatch: pytest.MonkeyPatch,
-                                                 extra: list[str], chunk_size: str) -> None:
+def test_stream_stdin_prints_text_before_waiting(
+    monkeypatch: pytest.MonkeyPatch, extra: list[str], chunk_size: str
+) -> None:
     # A reader piping a model in sees the text released so far before the next read blocks:
     # each read is fed whole (its last chunk shorter: 13 characters at N=4 are 4+4+4+1), and
     # merged text is printed, and the output flushed, once it has been fed.
-    pieces = ["Hello there, ", "this is plain prose ",
-              'and a call: <tool_calls><invoke name="f"></invoke></tool_calls>', " done."]
+    pieces = [
+        "Hello there, ",
+        "this is plain prose ",
+        'and a call: <tool_calls><invoke name="f"></invoke></tool_calls>',
+        " done.",
+    ]
     sink = io.BytesIO()
     out = io.TextIOWrapper(sink, encoding="utf-8", newline="")
     stdin = _Watched(pieces, sink)
@@ -417,8 +455,7 @@ def test_stream_stdin_prints_text_before_waiting(monkeypatch: pytest.MonkeyPatch
         assert [e["event"] for e in printed] == ["text", "text", "text", "tool_calls", "text"]
 
 
-def test_input_line_endings_are_kept(capsys: pytest.CaptureFixture[str],
-                                     tmp_path: Path) -> None:
+def test_input_line_endings_are_kept(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     crlf = tmp_path / "crlf.txt"
     crlf.write_bytes(example_text().replace("\n", "\r\n").encode("utf-8"))
     code, out, _ = run(capsys, "parse", str(crlf))
@@ -473,8 +510,7 @@ def test_missing_tools_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) 
 
 
 @pytest.mark.parametrize("content", ["[{", "", "not json", '{"name": "f"}', "42"])
-def test_bad_tools_json(capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                        content: str) -> None:
+def test_bad_tools_json(capsys: pytest.CaptureFixture[str], tmp_path: Path, content: str) -> None:
     tools = tmp_path / "tools.json"
     tools.write_text(content, encoding="utf-8")
     for command in ("parse", "stream"):
@@ -482,14 +518,18 @@ def test_bad_tools_json(capsys: pytest.CaptureFixture[str], tmp_path: Path,
         assert_one_line_error(code, out, err, "tools.json")
 
 
-@pytest.mark.parametrize(("content", "needles"), [
-    ('[{"bogus": 1}, 5]', ("tools[0]", "'name'")),
-    ('[{"name": "f"}, 5]', ("tools[1]", "expected a dict", "int")),
-    ('[{"name": "f", "parameters": "{}"}]', ("tools[0]['parameters']", "JSON Schema")),
-    ('[{"type": "function", "function": {"name": ""}}]', ("tools[0]['function']", "'name'")),
-])
-def test_malformed_tool_definition(capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                   content: str, needles: tuple[str, ...]) -> None:
+@pytest.mark.parametrize(
+    ("content", "needles"),
+    [
+        ('[{"bogus": 1}, 5]', ("tools[0]", "'name'")),
+        ('[{"name": "f"}, 5]', ("tools[1]", "expected a dict", "int")),
+        ('[{"name": "f", "parameters": "{}"}]', ("tools[0]['parameters']", "JSON Schema")),
+        ('[{"type": "function", "function": {"name": ""}}]', ("tools[0]['function']", "'name'")),
+    ],
+)
+def test_malformed_tool_definition(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, content: str, needles: tuple[str, ...]
+) -> None:
     tools = tmp_path / "bad.json"
     tools.write_text(content, encoding="utf-8")
     for command in ("parse", "stream"):
@@ -502,9 +542,9 @@ class _Unread(io.StringIO):
         raise AssertionError("standard input was read before the options were checked")
 
 
-def test_tools_checked_before_stdin_is_read(capsys: pytest.CaptureFixture[str],
-                                            monkeypatch: pytest.MonkeyPatch,
-                                            tmp_path: Path) -> None:
+def test_tools_checked_before_stdin_is_read(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     tools = tmp_path / "bad.json"
     tools.write_text('[{"bogus": 1}]', encoding="utf-8")
     monkeypatch.setattr(sys, "stdin", _Unread())
@@ -513,8 +553,9 @@ def test_tools_checked_before_stdin_is_read(capsys: pytest.CaptureFixture[str],
         assert_one_line_error(code, out, err, "bad.json", "tools[0]")
 
 
-def test_configuration_error_is_one_line(capsys: pytest.CaptureFixture[str],
-                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_configuration_error_is_one_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     # A CallsieveError whose message spans lines (e.g. quoting a multi-line exception).
     def refuse(*args: Any, **kwargs: Any) -> None:
         raise callsieve.ConfigurationError("first line\n  second line")
@@ -531,17 +572,20 @@ def test_invalid_utf8(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> Non
     assert_one_line_error(code, out, err, "UTF-8")
 
 
-@pytest.mark.parametrize("argv", [
-    ["frobnicate", "x"],
-    ["parse"],
-    ["stream", str(EXAMPLE), "--chunk-size", "0"],
-    ["stream", str(EXAMPLE), "--chunk-size", "four"],
-    ["stream", str(EXAMPLE), "--early-emit", "sometimes"],
-    ["parse", str(EXAMPLE), "--early-emit", "sometimes"],
-    ["parse", str(EXAMPLE), "--sse"],
-    ["parse", str(EXAMPLE), "--raw-events"],
-    ["parse", str(EXAMPLE), "--no-such-option"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["frobnicate", "x"],
+        ["parse"],
+        ["stream", str(EXAMPLE), "--chunk-size", "0"],
+        ["stream", str(EXAMPLE), "--chunk-size", "four"],
+        ["stream", str(EXAMPLE), "--early-emit", "sometimes"],
+        ["parse", str(EXAMPLE), "--early-emit", "sometimes"],
+        ["parse", str(EXAMPLE), "--sse"],
+        ["parse", str(EXAMPLE), "--raw-events"],
+        ["parse", str(EXAMPLE), "--no-such-option"],
+    ],
+)
 def test_usage_errors(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
     code, out, err = run(capsys, *argv)
     assert_one_line_error(code, out, err)
@@ -564,8 +608,9 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert run(capsys, "--version") == (0, f"callsieve {callsieve.__version__}\n", "")
 
 
-def test_bare_command_prints_help(capsys: pytest.CaptureFixture[str],
-                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bare_command_prints_help(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     # A bare `callsieve` is a request for help, not an error: the help on stdout, exit 0.
     monkeypatch.setenv("COLUMNS", "80")
     code, out, err = run(capsys)
@@ -584,16 +629,21 @@ def child_env() -> dict[str, str]:
     source tree on sys.path)."""
     env = dict(os.environ)
     package_parent = str(Path(callsieve.__file__).resolve().parents[1])
-    env["PYTHONPATH"] = os.pathsep.join(
-        p for p in (package_parent, env.get("PYTHONPATH")) if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent, env.get("PYTHONPATH")) if p)
     env["PYTHONIOENCODING"] = "utf-8"
     return env
 
 
 def test_python_dash_m_version() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "callsieve", "--version"], cwd=ROOT, env=child_env(),
-        capture_output=True, text=True, encoding="utf-8", timeout=120, check=False,
+        [sys.executable, "-m", "callsieve", "--version"],
+        cwd=ROOT,
+        env=child_env(),
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=120,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == f"callsieve {callsieve.__version__}\n"
@@ -604,7 +654,12 @@ def test_python_dash_m(tmp_path: Path) -> None:
     env = child_env()
     proc = subprocess.run(
         [sys.executable, "-m", "callsieve", "parse", "examples/transcript.txt"],
-        cwd=ROOT, env=env, capture_output=True, text=True, encoding="utf-8", timeout=120,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=120,
         check=False,
     )
     assert proc.returncode == 0, proc.stderr
@@ -615,7 +670,12 @@ def test_python_dash_m(tmp_path: Path) -> None:
 
     proc = subprocess.run(
         [sys.executable, "-m", "callsieve", "parse", str(tmp_path / "missing.txt")],
-        cwd=ROOT, env=env, capture_output=True, text=True, encoding="utf-8", timeout=120,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=120,
         check=False,
     )
     assert proc.returncode == 2
@@ -626,21 +686,24 @@ def test_python_dash_m(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------------- --format (SPEC §10)
 @pytest.mark.parametrize("early_emit", EARLY_EMIT)
-def test_stream_format_openai_accumulates_to_the_calls(capsys: pytest.CaptureFixture[str],
-                                                       early_emit: str) -> None:
+def test_stream_format_openai_accumulates_to_the_calls(
+    capsys: pytest.CaptureFixture[str], early_emit: str
+) -> None:
     """``stream --format openai`` prints chat.completion.chunk objects, one per line, that
     the openai SDK's own stream state accumulates into the example's text and calls."""
     chat = pytest.importorskip("openai.lib.streaming.chat")
     chunk_type = pytest.importorskip("openai.types.chat").ChatCompletionChunk
-    code, out, err = run(capsys, "stream", str(EXAMPLE), "--format", "openai",
-                         "--early-emit", early_emit)
+    code, out, err = run(
+        capsys, "stream", str(EXAMPLE), "--format", "openai", "--early-emit", early_emit
+    )
     assert code == 0, err
     state = chat.ChatCompletionStreamState()
     for line in out.splitlines():
         state.handle_chunk(chunk_type.model_validate(json.loads(line)))
     message = state.get_final_completion().choices[0].message
-    assert [(c.function.name, json.loads(c.function.arguments))
-            for c in message.tool_calls or []] == [(n, i) for n, i, _ in EXPECTED_CALLS]
+    assert [
+        (c.function.name, json.loads(c.function.arguments)) for c in message.tool_calls or []
+    ] == [(n, i) for n, i, _ in EXPECTED_CALLS]
     assert message.content == callsieve.parse(example_text()).text.strip()
 
 
@@ -649,14 +712,16 @@ def test_parse_format_anthropic_is_a_message(capsys: pytest.CaptureFixture[str])
     code, out, err = run(capsys, "parse", str(EXAMPLE), "--format", "anthropic")
     assert code == 0, err
     message = types.Message.model_validate(json.loads(out))
-    assert [(b.name, b.input) for b in message.content if b.type == "tool_use"] == \
-        [(n, i) for n, i, _ in EXPECTED_CALLS]
+    assert [(b.name, b.input) for b in message.content if b.type == "tool_use"] == [
+        (n, i) for n, i, _ in EXPECTED_CALLS
+    ]
     assert message.stop_reason == "tool_use"
 
 
 @pytest.mark.parametrize("fmt", ["openai", "responses", "anthropic", "gemini"])
-def test_every_format_streams_its_apis_event_stream(capsys: pytest.CaptureFixture[str],
-                                                     fmt: str) -> None:
+def test_every_format_streams_its_apis_event_stream(
+    capsys: pytest.CaptureFixture[str], fmt: str
+) -> None:
     """``--sse`` with ``--format`` frames the objects as each API's event stream does, read
     here by the openai SDK's own SSE decoder: OpenAI Chat's ``data:`` lines closed by
     ``data: [DONE]``, events named after their ``type`` (Responses, Anthropic), Gemini's
@@ -679,9 +744,11 @@ def test_every_format_streams_its_apis_event_stream(capsys: pytest.CaptureFixtur
 
 
 # ---------------------------------------------------------------------- reasoning (SPEC §15)
-THOUGHT = ("<think>\nThe user wants the file.\n</think>\n\nLet me read it.\n"
-           '<tool_calls><invoke name="read_file"><parameter name="path">a.py</parameter>'
-           "</invoke></tool_calls>")
+THOUGHT = (
+    "<think>\nThe user wants the file.\n</think>\n\nLet me read it.\n"
+    '<tool_calls><invoke name="read_file"><parameter name="path">a.py</parameter>'
+    "</invoke></tool_calls>"
+)
 #: Reads three ways: "inside" is reasoning and the white space before the tag text (tags),
 #: that white space is reasoning too (open: the reply starts inside reasoning), or it is all
 #: text (off).
@@ -709,8 +776,9 @@ def merge_adjacent(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return merged
 
 
-def test_parse_shows_reasoning_as_its_own_field(capsys: pytest.CaptureFixture[str],
-                                                tmp_path: Path) -> None:
+def test_parse_shows_reasoning_as_its_own_field(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     code, out, err = run(capsys, "parse", reply_file(tmp_path, THOUGHT))
     assert code == 0, err
     result = json.loads(out)
@@ -721,8 +789,9 @@ def test_parse_shows_reasoning_as_its_own_field(capsys: pytest.CaptureFixture[st
 
 
 @pytest.mark.parametrize("mode", options_module.REASONING)
-def test_reasoning_flag_picks_the_mode(capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                       mode: str) -> None:
+def test_reasoning_flag_picks_the_mode(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, mode: str
+) -> None:
     path = reply_file(tmp_path, MODES_DOC)
     code, out, err = run(capsys, "parse", path, "--reasoning", mode)
     assert code == 0, err
@@ -737,14 +806,17 @@ def test_reasoning_flag_picks_the_mode(capsys: pytest.CaptureFixture[str], tmp_p
 
 
 def test_the_three_reasoning_modes_differ() -> None:
-    views = {(r.reasoning, r.text) for r in (callsieve.parse(MODES_DOC, reasoning=m)
-                                             for m in options_module.REASONING)}
+    views = {
+        (r.reasoning, r.text)
+        for r in (callsieve.parse(MODES_DOC, reasoning=m) for m in options_module.REASONING)
+    }
     assert len(views) == len(options_module.REASONING)
 
 
 @pytest.mark.parametrize(("choice", "calls"), [("text", []), ("call", ["f"])])
-def test_calls_in_reasoning_flag(capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                                 choice: str, calls: list[str]) -> None:
+def test_calls_in_reasoning_flag(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, choice: str, calls: list[str]
+) -> None:
     doc = '<think>try <tool_calls><invoke name="f"></invoke></tool_calls></think>ok'
     path = reply_file(tmp_path, doc)
     for command in ("parse", "stream"):
@@ -753,16 +825,22 @@ def test_calls_in_reasoning_flag(capsys: pytest.CaptureFixture[str], tmp_path: P
         if command == "parse":
             names = [c["name"] for c in json.loads(out)["calls"]]
         else:
-            names = [c["name"] for e in stream_events(out) if e["event"] == "tool_calls"
-                     for c in e["calls"]]
+            names = [
+                c["name"]
+                for e in stream_events(out)
+                if e["event"] == "tool_calls"
+                for c in e["calls"]
+            ]
         assert names == calls
 
 
-def test_reasoning_choices_are_the_options(capsys: pytest.CaptureFixture[str],
-                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_reasoning_choices_are_the_options(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(options_module, "REASONING", (*options_module.REASONING, "later"))
-    monkeypatch.setattr(options_module, "CALLS_IN_REASONING",
-                        (*options_module.CALLS_IN_REASONING, "both"))
+    monkeypatch.setattr(
+        options_module, "CALLS_IN_REASONING", (*options_module.CALLS_IN_REASONING, "both")
+    )
     for command in ("parse", "stream"):
         code, out, _ = run(capsys, command, "--help")
         assert code == 0
@@ -772,7 +850,8 @@ def test_reasoning_choices_are_the_options(capsys: pytest.CaptureFixture[str],
 
 @pytest.mark.parametrize("chunk_size", ["1", "3", "64"])
 def test_stream_merges_reasoning_and_raw_events_show_the_tags(
-        capsys: pytest.CaptureFixture[str], tmp_path: Path, chunk_size: str) -> None:
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, chunk_size: str
+) -> None:
     path = reply_file(tmp_path, THOUGHT)
     code, out, err = run(capsys, "stream", path, "--chunk-size", chunk_size, "--raw-events")
     assert code == 0, err
@@ -786,8 +865,9 @@ def test_stream_merges_reasoning_and_raw_events_show_the_tags(
     assert without_ids(merged) == without_ids(merge_adjacent(raw))
 
 
-def test_format_renders_reasoning_and_can_leave_it_out(capsys: pytest.CaptureFixture[str],
-                                                       tmp_path: Path) -> None:
+def test_format_renders_reasoning_and_can_leave_it_out(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     chat = pytest.importorskip("openai.lib.streaming.chat")
     chunk_type = pytest.importorskip("openai.types.chat").ChatCompletionChunk
     types = pytest.importorskip("anthropic.types")
@@ -804,5 +884,4 @@ def test_format_renders_reasoning_and_can_leave_it_out(capsys: pytest.CaptureFix
         code, out, err = run(capsys, "parse", path, "--format", "anthropic", *extra)
         assert code == 0, err
         blocks = types.Message.model_validate(json.loads(out)).content
-        assert [b.type for b in blocks] == ["thinking"] * (want is not None) + [
-            "text", "tool_use"]
+        assert [b.type for b in blocks] == ["thinking"] * (want is not None) + ["text", "tool_use"]

@@ -17,8 +17,9 @@ FAILED = 'Hi <tool_calls><invoke name="f"><param>v</param></invoke></tool_calls>
 REPAIRED = INV("g", P("x", "1")) + "</tool_calls>"
 
 
-def explain(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str,
-            *extra: str) -> dict[str, Any]:
+def explain(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, *extra: str
+) -> dict[str, Any]:
     reply = tmp_path / "reply.txt"
     reply.write_text(text, encoding="utf-8")
     assert main(["parse", "--explain", str(reply), *extra]) == 0
@@ -26,8 +27,9 @@ def explain(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str,
     return out
 
 
-def test_explain_a_failed_and_a_repaired_block(tmp_path: Path,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_explain_a_failed_and_a_repaired_block(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     text = FAILED + "\nthen " + REPAIRED
     view = explain(tmp_path, capsys, text)
     failed, repaired = view["blocks"]
@@ -35,12 +37,19 @@ def test_explain_a_failed_and_a_repaired_block(tmp_path: Path,
     assert failed["span"] == [3, 3 + len('<tool_calls><invoke name="f">')]
     why = failed["failure"]
     at = text.index("<param>")
-    assert why["offset"] == at and why["found"] == text[at:at + 24]
+    assert why["offset"] == at and why["found"] == text[at : at + 24]
     assert why["expected"] == ["INVOKE_CLOSE", "PARAM_OPEN"]
     assert repaired["status"] == "complete" and repaired["repairs"] == ["missing_opener"]
     assert repaired["span"] == [len(text) - len(REPAIRED), len(text)]
-    assert view["calls"] == [{"name": "g", "input": {"x": 1}, "dialect": "xml",
-                              "repairs": ["missing_opener"], "coercions": []}]
+    assert view["calls"] == [
+        {
+            "name": "g",
+            "input": {"x": 1},
+            "dialect": "xml",
+            "repairs": ["missing_opener"],
+            "coercions": [],
+        }
+    ]
 
 
 def test_explain_a_prose_mention(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -51,26 +60,49 @@ def test_explain_a_prose_mention(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 def test_explain_policy_decisions(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     tools = tmp_path / "tools.json"
-    tools.write_text('[{"name": "f", "parameters": {"type": "object", "properties": '
-                     '{"n": {"type": "integer"}}}}]', encoding="utf-8")
+    tools.write_text(
+        '[{"name": "f", "parameters": {"type": "object", "properties": '
+        '{"n": {"type": "integer"}}}}]',
+        encoding="utf-8",
+    )
     text = X(INV("f", P("n", "<![CDATA[3]]>")) + INV("rm"))
     view = explain(tmp_path, capsys, text, "--tools", str(tools), "--policy", "allowlist")
     (block,) = view["blocks"]
-    assert block["policy"] == [{"call": "rm", "rejected": "unknown tool 'rm'",
-                                "action": "drop", "span": [text.index(INV("rm")),
-                                                           text.index("</tool_calls>")]}]
+    assert block["policy"] == [
+        {
+            "call": "rm",
+            "rejected": "unknown tool 'rm'",
+            "action": "drop",
+            "span": [text.index(INV("rm")), text.index("</tool_calls>")],
+        }
+    ]
     assert view["calls"][0]["coercions"] == ["/n: string -> integer"]
     assert view["rejected_tool_names"] == ["rm"]
 
 
-def test_stream_with_policy_and_sanitize(tmp_path: Path,
-                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_stream_with_policy_and_sanitize(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     tools = tmp_path / "tools.json"
     tools.write_text('[{"name": "f"}]', encoding="utf-8")
     reply = tmp_path / "reply.txt"
     reply.write_text("a<｜end▁of▁sentence｜>b " + X(INV("rm")) + X(INV("f")), encoding="utf-8")
-    assert main(["stream", str(reply), "--tools", str(tools), "--policy", "allowlist",
-                 "--sanitize", "--chunk-size", "3"]) == 0
+    assert (
+        main(
+            [
+                "stream",
+                str(reply),
+                "--tools",
+                str(tools),
+                "--policy",
+                "allowlist",
+                "--sanitize",
+                "--chunk-size",
+                "3",
+            ]
+        )
+        == 0
+    )
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert "".join(x["text"] for x in lines if x["event"] == "text") == "ab "
     assert [c["name"] for x in lines if x["event"] == "tool_calls" for c in x["calls"]] == ["f"]

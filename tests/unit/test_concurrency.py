@@ -23,39 +23,58 @@ from typing import Any
 import pytest
 from helpers import canon_calls, drive
 
-import callsieve._entry_tables as entry_tables_module
-import callsieve._grammar as grammar_module
+import callsieve._grammar.compiled as grammar_module
+import callsieve._grammar.entry_tables as entry_tables_module
 from callsieve import DEFAULT_DIALECTS, Sieve, parse
-from callsieve import _grammar_cache as cache
-from callsieve._automaton import DEAD, EntryAutomaton, nfa_table
-from callsieve._grammar import CompiledGrammar, grammar_dirs, load_grammar
+from callsieve._grammar import cache
+from callsieve._grammar.automaton import DEAD, EntryAutomaton, nfa_table
+from callsieve._grammar.compiled import CompiledGrammar, grammar_dirs, load_grammar
 
 THREADS = 48
 PER_THREAD = 2
 ROUNDS = 4
 
 _PIECES = [
-    "Let me check that. ", "if a<b and c>d then ", "<b>bold</b> ", "1 < 2 <", "x<-y ",
-    "<br>", "a <tool_calls> mention ", "`<tool_calls>` ", "<<EOF\n", "＜not a tag＞ ",
-    "<|DSML|tool_callz> ", "<|DSML|", "\n", "done. ", "<function=f> ",
-    ('<|DSML|tool_calls>\n<|DSML|invoke name="read_file">\n<|DSML|parameter name="path">'
-     '<![CDATA[README.md]]></|DSML|parameter>\n</|DSML|invoke>\n</|DSML|tool_calls>'),
+    "Let me check that. ",
+    "if a<b and c>d then ",
+    "<b>bold</b> ",
+    "1 < 2 <",
+    "x<-y ",
+    "<br>",
+    "a <tool_calls> mention ",
+    "`<tool_calls>` ",
+    "<<EOF\n",
+    "＜not a tag＞ ",
+    "<|DSML|tool_callz> ",
+    "<|DSML|",
+    "\n",
+    "done. ",
+    "<function=f> ",
+    (
+        '<|DSML|tool_calls>\n<|DSML|invoke name="read_file">\n<|DSML|parameter name="path">'
+        "<![CDATA[README.md]]></|DSML|parameter>\n</|DSML|invoke>\n</|DSML|tool_calls>"
+    ),
     '<tool_calls><invoke name="a"><parameter name="p">v</parameter></invoke></tool_calls>',
-    ('<function_calls><invoke name="b"><parameter name="n">42</parameter>'
-     '<parameter name="s" string="true"> x </parameter></invoke></function_calls>'),
+    (
+        '<function_calls><invoke name="b"><parameter name="n">42</parameter>'
+        '<parameter name="s" string="true"> x </parameter></invoke></function_calls>'
+    ),
     '<|DSML|invoke name="c"></|DSML|invoke>\n</|DSML|tool_calls>',
-    ('<tool_calls><invoke name="a"><parameter name="q"><item><k>1</k></item></parameter>'
-     '</invoke></tool_calls>'),
-    ('<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n'
-     '{"location": "Tokyo"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>'),
+    (
+        '<tool_calls><invoke name="a"><parameter name="q"><item><k>1</k></item></parameter>'
+        "</invoke></tool_calls>"
+    ),
+    (
+        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n"
+        '{"location": "Tokyo"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>'
+    ),
     '<tool_calls><invoke name="broken"><parameter name="p">v</invoke></tool_calls> ',
 ]
 
 
 def _documents(count: int, seed: int) -> list[str]:
     rng = random.Random(seed)
-    return ["".join(rng.choice(_PIECES) for _ in range(rng.randint(3, 9)))
-            for _ in range(count)]
+    return ["".join(rng.choice(_PIECES) for _ in range(rng.randint(3, 9))) for _ in range(count)]
 
 
 @pytest.fixture
@@ -122,7 +141,8 @@ def _stream(doc: str, dirs: tuple[str, ...]) -> Any:
 
 
 def test_threads_streaming_per_character_agree_with_parse(
-        fresh_dirs: tuple[str, ...], tmp_path: Path, fast_switching: None) -> None:
+    fresh_dirs: tuple[str, ...], tmp_path: Path, fast_switching: None
+) -> None:
     """Rounds of threads, each round on a grammar of its own (a new key, read from the cache
     the first round wrote), so that each round's threads build its automaton together."""
     docs = _documents(THREADS * PER_THREAD, seed=1)
@@ -131,13 +151,18 @@ def test_threads_streaming_per_character_agree_with_parse(
     want = _parsed(docs, (str(reference),))
     for r in range(ROUNDS):
         dirs = (str(shutil.copytree(fresh_dirs[0], tmp_path / f"round{r}")),)
-        got = _in_threads(THREADS, lambda k, dirs=dirs: [
-            _stream(docs[k * PER_THREAD + j], dirs) for j in range(PER_THREAD)])
+        got = _in_threads(
+            THREADS,
+            lambda k, dirs=dirs: [
+                _stream(docs[k * PER_THREAD + j], dirs) for j in range(PER_THREAD)
+            ],
+        )
         assert [x for xs in got for x in xs] == want
 
 
 def test_asyncio_tasks_in_several_threads_agree_with_parse(
-        fresh_dirs: tuple[str, ...], tmp_path: Path, fast_switching: None) -> None:
+    fresh_dirs: tuple[str, ...], tmp_path: Path, fast_switching: None
+) -> None:
     loops, tasks = 4, 12
     docs = _documents(loops * tasks, seed=2)
     reference = tmp_path / "reference"
@@ -161,8 +186,8 @@ def test_asyncio_tasks_in_several_threads_agree_with_parse(
 
 
 def test_a_grammar_is_compiled_once_however_many_threads_ask(
-        fresh_dirs: tuple[str, ...], monkeypatch: pytest.MonkeyPatch,
-        fast_switching: None) -> None:
+    fresh_dirs: tuple[str, ...], monkeypatch: pytest.MonkeyPatch, fast_switching: None
+) -> None:
     counted: list[str] = []
     lock = threading.Lock()
     real_build, real_load = grammar_module._build, grammar_module._load
@@ -180,8 +205,7 @@ def test_a_grammar_is_compiled_once_however_many_threads_ask(
 
     monkeypatch.setattr(grammar_module, "_build", build)
     monkeypatch.setattr(grammar_module, "_load", load)
-    grammars = _in_threads(32, lambda k: load_grammar(grammar_module.DEFAULT_DIALECTS,
-                                                      fresh_dirs))
+    grammars = _in_threads(32, lambda k: load_grammar(grammar_module.DEFAULT_DIALECTS, fresh_dirs))
     assert counted == ["load", "build"]
     assert all(g is grammars[0] for g in grammars)
     # Another key for the same text: read from the cache that compile wrote, once.
@@ -203,8 +227,9 @@ class _CheckedIds(dict[frozenset[int], int]):
 
     def __setitem__(self, key: frozenset[int], i: int) -> None:
         a = self.auto
-        assert min(len(a.trans), len(a.onward), len(a.accepting), len(a.rank),
-                   len(a._sets)) > i, f"state {i} published before its lists were filled"
+        assert min(len(a.trans), len(a.onward), len(a.accepting), len(a.rank), len(a._sets)) > i, (
+            f"state {i} published before its lists were filled"
+        )
         super().__setitem__(key, i)
 
 
@@ -242,15 +267,21 @@ def test_threads_building_one_automaton_agree_with_one_thread(fast_switching: No
         assert _in_threads(16, lambda k, auto=auto: _walks(auto, texts)) == [want] * 16
         # one id per state, each with all of its entries
         n = len(auto._sets)
-        assert len(auto._ids) == len(auto.trans) == len(auto.onward) == \
-            len(auto.accepting) == len(auto.rank) == n
+        assert (
+            len(auto._ids)
+            == len(auto.trans)
+            == len(auto.onward)
+            == len(auto.accepting)
+            == len(auto.rank)
+            == n
+        )
         assert all(auto._ids[auto._sets[i]] == i for i in range(n))
         assert all(auto.accepting[i] == bool(auto._sets[i] & auto._final) for i in range(n))
 
 
 def test_threads_storing_answers_keep_the_caches_bounded(
-        fresh_dirs: tuple[str, ...], monkeypatch: pytest.MonkeyPatch,
-        fast_switching: None) -> None:
+    fresh_dirs: tuple[str, ...], monkeypatch: pytest.MonkeyPatch, fast_switching: None
+) -> None:
     g = load_grammar(DEFAULT_DIALECTS, fresh_dirs)
     monkeypatch.setattr(grammar_module, "DECISION_LIMIT", 50)
     monkeypatch.setattr(entry_tables_module, "DECISION_LIMIT", 50)

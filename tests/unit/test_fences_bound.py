@@ -27,7 +27,7 @@ from helpers import run_all_ways
 
 import callsieve
 from callsieve import Text
-from callsieve._fences import MAX_FENCE_DEPTH, FenceState, FenceTracker, tail_after
+from callsieve._scan.fences import MAX_FENCE_DEPTH, FenceState, FenceTracker, tail_after
 
 MIB = 1024 * 1024
 FLOOD = "```x\n" * (MIB // 5)
@@ -49,8 +49,17 @@ def feed_tracker(chunks: list[str]) -> FenceTracker:
 
 
 def snapshot(t: FenceTracker) -> tuple[object, ...]:
-    return (t.state, t.span, tuple(t.stack), t.blank_pending, t.run_len, t.phase, t.line_n,
-            t.line_char, t.line_run)
+    return (
+        t.state,
+        t.span,
+        tuple(t.stack),
+        t.blank_pending,
+        t.run_len,
+        t.phase,
+        t.line_n,
+        t.line_char,
+        t.line_run,
+    )
 
 
 # ---------------------------------------------------------------------------- memory
@@ -70,7 +79,7 @@ def test_flood_through_a_sieve_keeps_memory_bounded() -> None:
     tracemalloc.start()
     try:
         for i in range(0, len(FLOOD), 5):
-            for e in sieve.feed(FLOOD[i:i + 5]):
+            for e in sieve.feed(FLOOD[i : i + 5]):
                 out += len(e.text) if isinstance(e, Text) else 0
         for e in sieve.feed("<"):
             out += len(e.text) if isinstance(e, Text) else 0
@@ -91,8 +100,7 @@ def test_tracker_holds_no_text() -> None:
         value = getattr(tracker, name)
         if isinstance(value, str) and name != "leads":
             assert len(value) <= 1, (name, value)
-    assert all(isinstance(c, str) and len(c) == 1 and isinstance(n, int)
-               for c, n in tracker.stack)
+    assert all(isinstance(c, str) and len(c) == 1 and isinstance(n, int) for c, n in tracker.stack)
     assert tracker.depth <= MAX_FENCE_DEPTH
     assert tracker.run_len == 0  # the run of tildes was decided at the end
 
@@ -143,8 +151,10 @@ def test_openers_past_the_cap_need_no_closer(k: int) -> None:
     (the ``k`` openers past the cap were content) and the block is a call."""
     r = run_all_ways(nested(MAX_FENCE_DEPTH + k, MAX_FENCE_DEPTH))
     assert [c.name for c in r.calls] == ["f"]
-    assert r.text == "Intro.\n" + "```x\n" * (MAX_FENCE_DEPTH + k) \
-        + "```\n" * MAX_FENCE_DEPTH + "\nDone."
+    assert (
+        r.text
+        == "Intro.\n" + "```x\n" * (MAX_FENCE_DEPTH + k) + "```\n" * MAX_FENCE_DEPTH + "\nDone."
+    )
 
 
 @pytest.mark.parametrize("k", [1, 2, 3, 4])

@@ -17,19 +17,20 @@ from typing import Any
 import pytest
 from helpers import canon_calls
 
-import callsieve._grammar as grammar_module
+import callsieve._grammar.compiled as grammar_module
 from callsieve import DEFAULT_DIALECTS, ConfigurationError, GrammarError, available_dialects, parse
-from callsieve import _grammar_cache as cache
-from callsieve import _patterns as patterns
-from callsieve._grammar import CompiledGrammar, grammar_dirs, load_grammar
+from callsieve._grammar import cache, patterns
+from callsieve._grammar.compiled import CompiledGrammar, grammar_dirs, load_grammar
 
 BUILTIN = grammar_dirs()[-1]
 DOCS = [
-    ('Reading it.\n<|DSML|tool_calls>\n<|DSML|invoke name="read_file">\n<|DSML|parameter '
-     'name="path"><![CDATA[README.MD]]></|DSML|parameter>\n</|DSML|invoke>\n'
-     '</|DSML|tool_calls>'),
+    (
+        'Reading it.\n<|DSML|tool_calls>\n<|DSML|invoke name="read_file">\n<|DSML|parameter '
+        'name="path"><![CDATA[README.MD]]></|DSML|parameter>\n</|DSML|invoke>\n'
+        "</|DSML|tool_calls>"
+    ),
     '1<2<tool_calls><invoke name="a"><parameter name="h">x</parameter></invoke></tool_calls>',
-    'if a<b and c>d then <b>bold</b> 1 < 2 <',
+    "if a<b and c>d then <b>bold</b> 1 < 2 <",
 ]
 
 
@@ -65,19 +66,54 @@ def _copy_builtin(folder: Path) -> str:
 
 def _shape(g: CompiledGrammar) -> Any:
     """Everything the scanner reads from a grammar, as comparable data."""
+
     def rule(r: Any) -> Any:
         return None if r is None else (str(r.origin.name), tuple(str(s.name) for s in r.expansion))
 
-    terms = {n: (t.priority, t.source, t.is_run, t.soft, t.stop_source, t.tail_source,
-                 t.tail_span, t.stop_char, t.end_chars, t.width, t._closure, t.reach, t.first)
-             for n, t in g.terminals.items()}
-    states = {s: (tuple(t.name for t in spec.bounded), spec.run and spec.run.name,
-                  spec.end_ok, rule(spec.call_rule)) for s, spec in g.states.items()}
-    table = {s: {k: (a.name, rule(v) if a.name == "Reduce" else v) for k, (a, v) in row.items()}
-             for s, row in g.table.states.items()}
+    terms = {
+        n: (
+            t.priority,
+            t.source,
+            t.is_run,
+            t.soft,
+            t.stop_source,
+            t.tail_source,
+            t.tail_span,
+            t.stop_char,
+            t.end_chars,
+            t.width,
+            t._closure,
+            t.reach,
+            t.first,
+        )
+        for n, t in g.terminals.items()
+    }
+    states = {
+        s: (
+            tuple(t.name for t in spec.bounded),
+            spec.run and spec.run.name,
+            spec.end_ok,
+            rule(spec.call_rule),
+        )
+        for s, spec in g.states.items()
+    }
+    table = {
+        s: {k: (a.name, rule(v) if a.name == "Reduce" else v) for k, (a, v) in row.items()}
+        for s, row in g.table.states.items()
+    }
     entries = [(e.terminal, e.dialect, e.synthetic) for e in g.entries]
-    return (g.dialects, terms, states, table, entries, g.lead_chars, g.entry_exact.pattern,
-            g.opener_dialect, g.start_state, sorted(map(rule, g.build_call)))
+    return (
+        g.dialects,
+        terms,
+        states,
+        table,
+        entries,
+        g.lead_chars,
+        g.entry_exact.pattern,
+        g.opener_dialect,
+        g.start_state,
+        sorted(map(rule, g.build_call)),
+    )
 
 
 def _results(dirs: tuple[str, ...]) -> list[Any]:
@@ -90,7 +126,8 @@ def _results(dirs: tuple[str, ...]) -> list[Any]:
 
 # ---------------------------------------------------------------- the cache
 def test_warm_load_equals_cold_and_parses_the_same(
-        tmp_path: Path, cache_dir: Path, builds: list[tuple[str, ...]]) -> None:
+    tmp_path: Path, cache_dir: Path, builds: list[tuple[str, ...]]
+) -> None:
     a = _copy_builtin(tmp_path / "a")
     b = _copy_builtin(tmp_path / "b")  # same text, another key: read from the cache
     cold = load_grammar(DEFAULT_DIALECTS, (a,))
@@ -109,10 +146,12 @@ def _sealed(body: bytes) -> bytes:
     return hashlib.sha256(body).hexdigest().encode() + b"\n" + body
 
 
-@pytest.mark.parametrize("damage", ["garbage", "truncated", "flipped bit", "other key",
-                                    "foreign global"])
+@pytest.mark.parametrize(
+    "damage", ["garbage", "truncated", "flipped bit", "other key", "foreign global"]
+)
 def test_a_bad_cache_file_is_ignored_and_rebuilt(
-        tmp_path: Path, cache_dir: Path, builds: list[tuple[str, ...]], damage: str) -> None:
+    tmp_path: Path, cache_dir: Path, builds: list[tuple[str, ...]], damage: str
+) -> None:
     load_grammar(("xml",), (_copy_builtin(tmp_path / "a"),))
     (path,) = cache_dir.glob("grammar-*.pickle")
     data = path.read_bytes()
@@ -127,19 +166,29 @@ def test_a_bad_cache_file_is_ignored_and_rebuilt(
         payload["key"] = "0" * 64
         path.write_bytes(_sealed(pickle.dumps(payload)))
     else:  # a global the cache never writes: refused before anything runs
-        path.write_bytes(_sealed(pickle.dumps({"key": path.stem[len("grammar-"):],
-                                               "value": shutil.rmtree})))
+        path.write_bytes(
+            _sealed(pickle.dumps({"key": path.stem[len("grammar-") :], "value": shutil.rmtree}))
+        )
     g = load_grammar(("xml",), (_copy_builtin(tmp_path / "b"),))
     assert builds == [("xml",), ("xml",)]
-    assert parse('<tool_calls><invoke name="a"></invoke></tool_calls>', dialects=("xml",),
-                 grammar_dirs=(str(tmp_path / "b"),)).calls[0].name == "a"
+    assert (
+        parse(
+            '<tool_calls><invoke name="a"></invoke></tool_calls>',
+            dialects=("xml",),
+            grammar_dirs=(str(tmp_path / "b"),),
+        )
+        .calls[0]
+        .name
+        == "a"
+    )
     assert g.dialects == ("xml",)
     load_grammar(("xml",), (_copy_builtin(tmp_path / "c"),))  # the rebuild rewrote the file
     assert builds == [("xml",), ("xml",)]
 
 
 def test_an_unwritable_cache_folder_is_no_error(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, builds: list[tuple[str, ...]]) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, builds: list[tuple[str, ...]]
+) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("x")
     monkeypatch.setenv(cache.ENV_VAR, str(blocker / "cache"))  # (cannot be made, even as root)
@@ -151,8 +200,9 @@ def test_an_unwritable_cache_folder_is_no_error(
 
 
 @pytest.mark.parametrize("value", ["", "off", "OFF", "0"])
-def test_the_cache_can_be_turned_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                     builds: list[tuple[str, ...]], value: str) -> None:
+def test_the_cache_can_be_turned_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, builds: list[tuple[str, ...]], value: str
+) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     monkeypatch.setenv(cache.ENV_VAR, value)
     assert cache.cache_dir() is None
@@ -178,7 +228,8 @@ def test_the_cache_folder_is_per_user(tmp_path: Path, monkeypatch: pytest.Monkey
 
 
 def test_the_key_follows_the_grammar_text(
-        tmp_path: Path, cache_dir: Path, builds: list[tuple[str, ...]]) -> None:
+    tmp_path: Path, cache_dir: Path, builds: list[tuple[str, ...]]
+) -> None:
     assert cache.digest("a: B\n") == cache.digest("a: B\n")
     assert cache.digest("a: B\n") != cache.digest("a: C\n")
     assert cache.digest("a: B\n", ("x",)) != cache.digest("a: B\n", ("y",))
@@ -225,35 +276,43 @@ def _refused(tmp_path: Path, name: str, text: str | bytes) -> str:
     return str(info.value)
 
 
-_HEAD = "{n}: {N}_OPEN {n}_call {N}_CLOSE\n{n}_call: {n}_name {N}_END -> call\n" \
-        "{n}_name: {N}_NAME -> call_name\n" \
-        '{N}_OPEN: "<{n}>"\n{N}_CLOSE: "</{n}>"\n{N}_END: ";"\n'
+_HEAD = (
+    "{n}: {N}_OPEN {n}_call {N}_CLOSE\n{n}_call: {n}_name {N}_END -> call\n"
+    "{n}_name: {N}_NAME -> call_name\n"
+    '{N}_OPEN: "<{n}>"\n{N}_CLOSE: "</{n}>"\n{N}_END: ";"\n'
+)
 
 
 def test_invalid_utf8_names_the_file(tmp_path: Path) -> None:
-    message = _refused(tmp_path, "bin", _HEAD.format(n="bin", N="BIN").encode() +
-                       b'BIN_NAME: "\xff\xfe"\n')
+    message = _refused(
+        tmp_path, "bin", _HEAD.format(n="bin", N="BIN").encode() + b'BIN_NAME: "\xff\xfe"\n'
+    )
     assert str(tmp_path / "bin.lark") in message and "UTF-8" in message
 
 
 def test_invalid_regex_is_reported_as_such(tmp_path: Path) -> None:
-    message = _refused(tmp_path, "rx", _HEAD.format(n="rx", N="RX") +
-                       "RX_NAME: /(?P<v>[a-z]{1,9}(?=;)/\n")
+    message = _refused(
+        tmp_path, "rx", _HEAD.format(n="rx", N="RX") + "RX_NAME: /(?P<v>[a-z]{1,9}(?=;)/\n"
+    )
     assert "RX_NAME" in message and "not a valid regular expression" in message
     assert "looks before" not in message
     assert f"{tmp_path / 'rx.lark'}:7" in message  # the file and the line of the definition
 
 
 def test_lark_syntax_error_gives_file_line_and_column(tmp_path: Path) -> None:
-    message = _refused(tmp_path, "syn", 'syn: SYN_OPEN SYN_CLOSE\nSYN_OPEN: "<s>"\n'
-                       'SYN_CLOSE: "</s>" oops ]\n')
+    message = _refused(
+        tmp_path, "syn", 'syn: SYN_OPEN SYN_CLOSE\nSYN_OPEN: "<s>"\nSYN_CLOSE: "</s>" oops ]\n'
+    )
     assert f"{tmp_path / 'syn.lark'}:3:" in message
     assert "line 3, column" in message and "of " + str(tmp_path / "syn.lark") in message
 
 
 def test_lark_error_without_position_names_the_file(tmp_path: Path) -> None:
-    message = _refused(tmp_path, "undef", 'undef: UNDEF_OPEN missing_rule UNDEF_CLOSE\n'
-                       'UNDEF_OPEN: "<u>"\nUNDEF_CLOSE: "</u>"\n')
+    message = _refused(
+        tmp_path,
+        "undef",
+        'undef: UNDEF_OPEN missing_rule UNDEF_CLOSE\nUNDEF_OPEN: "<u>"\nUNDEF_CLOSE: "</u>"\n',
+    )
     assert "missing_rule" in message and f"{tmp_path / 'undef.lark'}:1" in message
 
 
@@ -298,9 +357,11 @@ def test_a_bad_grammar_folder_is_a_configuration_error(tmp_path: Path, kind: str
     bad = tmp_path / "nope"
     if kind == "file":
         bad.write_text("not a folder")
-    for call in (lambda: parse("x", grammar_dirs=(str(bad),)),
-                 lambda: load_grammar(DEFAULT_DIALECTS, (str(bad),)),
-                 lambda: available_dialects((str(bad),))):
+    for call in (
+        lambda: parse("x", grammar_dirs=(str(bad),)),
+        lambda: load_grammar(DEFAULT_DIALECTS, (str(bad),)),
+        lambda: available_dialects((str(bad),)),
+    ):
         with pytest.raises(ConfigurationError, match="nope"):
             call()
 
@@ -313,7 +374,8 @@ def _no_stray_threads() -> Iterator[None]:
 
 
 def test_old_tables_and_stray_temporary_files_are_pruned(
-        tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(cache, "KEEP_FILES", 3)
     for k in range(5):
         assert cache.write(f"{k}" * 64, lambda k=k: {"k": k})
@@ -344,14 +406,15 @@ def test_frozen_patterns_equal_compiled_ones() -> None:
 
 
 def test_an_entry_the_automaton_cannot_follow_names_its_terminal(tmp_path: Path) -> None:
-    message = _refused(tmp_path, "ent", 'ent: ENT_OPEN ENT_CLOSE\nENT_OPEN: /<e(?:x){300}>/\n'
-                       'ENT_CLOSE: "</e>"\n')
+    message = _refused(
+        tmp_path, "ent", 'ent: ENT_OPEN ENT_CLOSE\nENT_OPEN: /<e(?:x){300}>/\nENT_CLOSE: "</e>"\n'
+    )
     assert f"{tmp_path / 'ent.lark'}:2: terminal ENT_OPEN" in message
     assert "repetition too long" in message
 
 
 def test_renaming_groups_leaves_escapes_and_classes_alone() -> None:
-    from callsieve._derive import rename_groups
+    from callsieve._grammar.derive import rename_groups
 
     source = r"(?P<v>a)\(?P<w>[(?P<x>\]](?P=v)"
     renamed = rename_groups(source, "_e0_")

@@ -41,7 +41,7 @@ def cost(count: list[int], text: str, chunk: int | None = None) -> int:
     else:
         s = Sieve()
         for i in range(0, len(text), chunk):
-            s.feed(text[i:i + chunk])
+            s.feed(text[i : i + chunk])
         s.close()
     return count[0]
 
@@ -59,8 +59,9 @@ def loose_units(k: int) -> str:
 
 
 @pytest.mark.parametrize("chunk", [None, 7])
-def test_inv4_loose_cdata_repair_is_not_exponential(tokens_fed: list[int],
-                                                    chunk: int | None) -> None:
+def test_inv4_loose_cdata_repair_is_not_exponential(
+    tokens_fed: list[int], chunk: int | None
+) -> None:
     # Each trial that met another unclosed CDATA used to start its own search: k=11 took
     # 8-20 s. One CDATA is closed (SPEC §4), so the work is linear in the block.
     assert_linear(tokens_fed, loose_units(8), loose_units(64), chunk)
@@ -69,10 +70,19 @@ def test_inv4_loose_cdata_repair_is_not_exponential(tokens_fed: list[int],
 
 # ---------------------------------------------------------------- §7 rescans, finding 2
 @pytest.mark.parametrize("chunk", [None, 7, 4096])
-@pytest.mark.parametrize("shape", ["bare-invokes", "unclosed-wrapper", "invokes-then-text",
-                                   "wrapper-invokes-then-bad-invoke", "unclosed-param-text"])
+@pytest.mark.parametrize(
+    "shape",
+    [
+        "bare-invokes",
+        "unclosed-wrapper",
+        "invokes-then-text",
+        "wrapper-invokes-then-bad-invoke",
+        "unclosed-param-text",
+    ],
+)
 def test_inv4_failed_block_is_not_read_again_by_each_entry_inside(
-        tokens_fed: list[int], shape: str, chunk: int | None) -> None:
+    tokens_fed: list[int], shape: str, chunk: int | None
+) -> None:
     def doc(n: int) -> str:
         return {
             "bare-invokes": INV * n,
@@ -80,23 +90,38 @@ def test_inv4_failed_block_is_not_read_again_by_each_entry_inside(
             # fails on stray text, mid-stream, with a closing wrapper after it
             "invokes-then-text": INV * n + "x</tool_calls>",
             # fails inside the last invoke, then closes
-            "wrapper-invokes-then-bad-invoke": "<tool_calls>" + INV * n
+            "wrapper-invokes-then-bad-invoke": "<tool_calls>"
+            + INV * n
             + '<invoke name="g">text</invoke></tool_calls>',
             # found by fuzz/atheris_sieve.py (131k chars: 27 s): the first parameter never
             # closes, so every later block is its text; the blocks inside share no call
             # opener with it, only the tokens after their first CDATA
-            "unclosed-param-text": ('<tool_calls><invoke name="a"><parameter name="p">'
-                                    "<![CDATA[a]]><![CDATA[b]]></param</p=rameter>eter>"
-                                    "</invoke></tool_calls>") * n,
+            "unclosed-param-text": (
+                '<tool_calls><invoke name="a"><parameter name="p">'
+                "<![CDATA[a]]><![CDATA[b]]></param</p=rameter>eter>"
+                "</invoke></tool_calls>"
+            )
+            * n,
         }[shape]
+
     assert_linear(tokens_fed, doc(40), doc(320), chunk)
 
 
 def test_inv1_the_knowledge_changes_no_answer() -> None:
     # Blocks that fail, nested in blocks that fail, around ones that parse: the same text
     # and calls whole, per character and at random splits.
-    text = ("<tool_calls>" + INV * 3 + "<tool_calls>\n" + INV * 2 + "</tool_calls> "
-            + INV * 2 + "x" + INV + "</tool_calls>" + INV * 2)
+    text = (
+        "<tool_calls>"
+        + INV * 3
+        + "<tool_calls>\n"
+        + INV * 2
+        + "</tool_calls> "
+        + INV * 2
+        + "x"
+        + INV
+        + "</tool_calls>"
+        + INV * 2
+    )
     r = run_all_ways(text)
     assert len(r.calls) == 6  # five in the first block, one repaired after the 'x'
 
@@ -108,17 +133,24 @@ def test_inv4_blocks_that_each_open_a_cdata_hold_linear_memory() -> None:
     r = parse(text)
     assert r.text == text and r.calls == ()
     assert sum(len(b.raw) for b in r.blocks) <= 2 * len(text)
-    assert all(text[b.span[0]:b.span[1]] == b.raw for b in r.blocks)
+    assert all(text[b.span[0] : b.span[1]] == b.raw for b in r.blocks)
 
 
 # ---------------------------------------------------------------- finding 3: one big chunk
-@pytest.mark.parametrize("block", [
-    ('<|DSML|tool_calls><|DSML|invoke name="f"><|DSML|parameter name="p"><![CDATA[v]]>'
-    "</|DSML|parameter></|DSML|invoke></|DSML|tool_calls>\n"),
-    ('<|DSML|tool_calls><|DSML|invoke name="f"><|DSML|param name="p">v</|DSML|param>'
-    "</|DSML|invoke></|DSML|tool_calls>\n"),
-    "<tool_calls> x ",
-])
+@pytest.mark.parametrize(
+    "block",
+    [
+        (
+            '<|DSML|tool_calls><|DSML|invoke name="f"><|DSML|parameter name="p"><![CDATA[v]]>'
+            "</|DSML|parameter></|DSML|invoke></|DSML|tool_calls>\n"
+        ),
+        (
+            '<|DSML|tool_calls><|DSML|invoke name="f"><|DSML|param name="p">v</|DSML|param>'
+            "</|DSML|invoke></|DSML|tool_calls>\n"
+        ),
+        "<tool_calls> x ",
+    ],
+)
 def test_inv1_many_blocks_in_one_chunk_match_the_stream(block: str) -> None:
     # The buffer is walked with an offset (no copy of the rest after each block); the
     # answer is the one small chunks give (run_all_ways compares them) and the right one.
@@ -150,8 +182,13 @@ def test_inv4_an_open_block_of_many_calls_holds_a_small_multiple_of_its_text() -
 
 # ---------------------------------------------------------------- §5 values: deep nesting
 def nested(n: int) -> str:
-    return ('<tool_calls><invoke name="f"><parameter name="p">' + "<item>" * n + "1"
-            + "</item>" * n + "</parameter></invoke></tool_calls>")
+    return (
+        '<tool_calls><invoke name="f"><parameter name="p">'
+        + "<item>" * n
+        + "1"
+        + "</item>" * n
+        + "</parameter></invoke></tool_calls>"
+    )
 
 
 def test_inv4_a_value_of_100k_nested_elements_is_not_built_as_a_tree() -> None:

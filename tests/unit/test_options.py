@@ -1,4 +1,4 @@
-"""``SieveOptions`` (``callsieve._options``): every option validated in one place, at
+"""``SieveOptions`` (``callsieve._config.options``): every option validated in one place, at
 construction, with a ``CallsieveError`` that names the option — directly, and through
 ``Sieve`` and ``parse``, which build one."""
 
@@ -15,7 +15,7 @@ import pytest
 
 import callsieve
 from callsieve import CallsieveError, ConfigurationError, UnknownOptionError
-from callsieve._options import (
+from callsieve._config.options import (
     DEFAULT_MAX_BLOCK_CHARS,
     EARLY_EMIT,
     OPTIONS,
@@ -62,10 +62,18 @@ class BrokenDumpable:
 # (label, options, exception class, words the message must hold)
 BAD: list[tuple[str, dict[str, Any], type[CallsieveError], tuple[str, ...]]] = [
     # ---- README "Options" / unknown names
-    ("unknown", {"frobnicate": True}, UnknownOptionError, ("frobnicate", "early_emit",
-                                                          "id_factory")),
-    ("unknown-close", {"earlyemit": "block"}, UnknownOptionError, ("earlyemit",
-                                                                  "did you mean 'early_emit'")),
+    (
+        "unknown",
+        {"frobnicate": True},
+        UnknownOptionError,
+        ("frobnicate", "early_emit", "id_factory"),
+    ),
+    (
+        "unknown-close",
+        {"earlyemit": "block"},
+        UnknownOptionError,
+        ("earlyemit", "did you mean 'early_emit'"),
+    ),
     # ---- §7 streaming: early_emit, mode, max_block_chars
     ("early-emit-other", {"early_emit": "sometimes"}, ConfigurationError, ("early_emit", "block")),
     ("early-emit-none", {"early_emit": None}, ConfigurationError, ("early_emit", "None")),
@@ -81,60 +89,128 @@ BAD: list[tuple[str, dict[str, Any], type[CallsieveError], tuple[str, ...]]] = [
     ("tools-int", {"tools": 5}, ConfigurationError, ("tools", "list", "int")),
     ("tools-str", {"tools": "abc"}, ConfigurationError, ("tools", "str")),
     ("tools-bytes", {"tools": b"abc"}, ConfigurationError, ("tools", "bytes")),
-    ("tools-one-dict", {"tools": {"name": "f"}}, ConfigurationError,
-     ("tools", "single dict", "list")),
-    ("tools-one-object", {"tools": Dumpable({"name": "f"})}, ConfigurationError,
-     ("tools", "single Dumpable")),
-    ("tools-no-name", {"tools": [{"bogus": 1}, 5]}, ConfigurationError,
-     ("tools[0]", "'name'", "bogus")),
-    ("tools-not-dict", {"tools": [FLAT, 5]}, ConfigurationError,
-     ("tools[1]", "expected a dict", "int")),
+    (
+        "tools-one-dict",
+        {"tools": {"name": "f"}},
+        ConfigurationError,
+        ("tools", "single dict", "list"),
+    ),
+    (
+        "tools-one-object",
+        {"tools": Dumpable({"name": "f"})},
+        ConfigurationError,
+        ("tools", "single Dumpable"),
+    ),
+    (
+        "tools-no-name",
+        {"tools": [{"bogus": 1}, 5]},
+        ConfigurationError,
+        ("tools[0]", "'name'", "bogus"),
+    ),
+    (
+        "tools-not-dict",
+        {"tools": [FLAT, 5]},
+        ConfigurationError,
+        ("tools[1]", "expected a dict", "int"),
+    ),
     ("tools-empty-name", {"tools": [{"name": ""}]}, ConfigurationError, ("tools[0]", "'name'")),
     ("tools-int-name", {"tools": [{"name": 5}]}, ConfigurationError, ("tools[0]", "'name'", "5")),
-    ("tools-openai-no-name", {"tools": [{"type": "function", "function": {"parameters": {}}}]},
-     ConfigurationError, ("tools[0]['function']", "'name'")),
-    ("tools-function-str", {"tools": [{"type": "function", "function": "read"}]},
-     ConfigurationError, ("tools[0]['function']", "dict", "str")),
-    ("tools-parameters-str", {"tools": [FLAT, {"name": "f", "parameters": "{}"}]},
-     ConfigurationError, ("tools[1]['parameters']", "'f'", "JSON Schema", "str")),
-    ("tools-input-schema-list", {"tools": [{"name": "f", "input_schema": [1]}]},
-     ConfigurationError, ("tools[0]['input_schema']", "list")),
-    ("tools-openai-parameters", {"tools": [{"type": "function", "function": {
-        "name": "f", "parameters": 1}}]}, ConfigurationError,
-     ("tools[0]['function']['parameters']", "int")),
-    ("tools-dump-not-dict", {"tools": [PlainDumpable([1])]}, ConfigurationError,
-     ("tools[0]", "model_dump()", "list")),
-    ("tools-dump-raises", {"tools": [BrokenDumpable()]}, ConfigurationError,
-     ("tools[0]", "model_dump() raised RuntimeError", "cannot dump")),
-    ("tools-dump-bad-definition", {"tools": [PlainDumpable({"title": "x"})]},
-     ConfigurationError, ("tools[0]", "'name'")),
+    (
+        "tools-openai-no-name",
+        {"tools": [{"type": "function", "function": {"parameters": {}}}]},
+        ConfigurationError,
+        ("tools[0]['function']", "'name'"),
+    ),
+    (
+        "tools-function-str",
+        {"tools": [{"type": "function", "function": "read"}]},
+        ConfigurationError,
+        ("tools[0]['function']", "dict", "str"),
+    ),
+    (
+        "tools-parameters-str",
+        {"tools": [FLAT, {"name": "f", "parameters": "{}"}]},
+        ConfigurationError,
+        ("tools[1]['parameters']", "'f'", "JSON Schema", "str"),
+    ),
+    (
+        "tools-input-schema-list",
+        {"tools": [{"name": "f", "input_schema": [1]}]},
+        ConfigurationError,
+        ("tools[0]['input_schema']", "list"),
+    ),
+    (
+        "tools-openai-parameters",
+        {"tools": [{"type": "function", "function": {"name": "f", "parameters": 1}}]},
+        ConfigurationError,
+        ("tools[0]['function']['parameters']", "int"),
+    ),
+    (
+        "tools-dump-not-dict",
+        {"tools": [PlainDumpable([1])]},
+        ConfigurationError,
+        ("tools[0]", "model_dump()", "list"),
+    ),
+    (
+        "tools-dump-raises",
+        {"tools": [BrokenDumpable()]},
+        ConfigurationError,
+        ("tools[0]", "model_dump() raised RuntimeError", "cannot dump"),
+    ),
+    (
+        "tools-dump-bad-definition",
+        {"tools": [PlainDumpable({"title": "x"})]},
+        ConfigurationError,
+        ("tools[0]", "'name'"),
+    ),
     # ---- §12 grammar: dialects, grammar_dirs
     ("dialects-none", {"dialects": None}, ConfigurationError, ("dialects", "None")),
     ("dialects-int", {"dialects": (1,)}, ConfigurationError, ("dialects[0]", "str", "int")),
-    ("dialects-str", {"dialects": "xml"}, ConfigurationError,
-     ("dialects must be a sequence of dialect names such as ('dsml', 'xml'), not a str",)),
+    (
+        "dialects-str",
+        {"dialects": "xml"},
+        ConfigurationError,
+        ("dialects must be a sequence of dialect names such as ('dsml', 'xml'), not a str",),
+    ),
     ("dialects-bytes", {"dialects": b"xml"}, ConfigurationError, ("dialects", "bytes")),
     ("dialects-empty", {"dialects": ()}, ConfigurationError, ("dialects", "at least one")),
     ("dirs-none", {"grammar_dirs": None}, ConfigurationError, ("grammar_dirs", "None")),
     ("dirs-int", {"grammar_dirs": 5}, ConfigurationError, ("grammar_dirs", "int")),
     ("dirs-str", {"grammar_dirs": "/x"}, ConfigurationError, ("grammar_dirs", "not a str")),
-    ("dirs-path", {"grammar_dirs": Path("/x")}, ConfigurationError,
-     ("grammar_dirs", "single", "tuple")),
-    ("dirs-element", {"grammar_dirs": ("/x", 5)}, ConfigurationError,
-     ("grammar_dirs[1]", "os.PathLike", "int")),
-    ("dirs-bytes-element", {"grammar_dirs": (b"/x",)}, ConfigurationError,
-     ("grammar_dirs[0]", "bytes")),
+    (
+        "dirs-path",
+        {"grammar_dirs": Path("/x")},
+        ConfigurationError,
+        ("grammar_dirs", "single", "tuple"),
+    ),
+    (
+        "dirs-element",
+        {"grammar_dirs": ("/x", 5)},
+        ConfigurationError,
+        ("grammar_dirs[1]", "os.PathLike", "int"),
+    ),
+    (
+        "dirs-bytes-element",
+        {"grammar_dirs": (b"/x",)},
+        ConfigurationError,
+        ("grammar_dirs[0]", "bytes"),
+    ),
     # ---- README "Options": id_factory
     ("id-none", {"id_factory": None}, ConfigurationError, ("id_factory", "callable", "None")),
     ("id-int", {"id_factory": 5}, ConfigurationError, ("id_factory", "callable", "int")),
-    ("id-takes-argument", {"id_factory": lambda n: str(n)}, ConfigurationError,
-     ("id_factory", "no arguments")),
+    (
+        "id-takes-argument",
+        {"id_factory": lambda n: str(n)},
+        ConfigurationError,
+        ("id_factory", "no arguments"),
+    ),
 ]
 BAD_IDS = [row[0] for row in BAD]
 
 
-def check_refusal(build: Callable[[], object], cls: type[CallsieveError],
-                  needles: tuple[str, ...]) -> None:
+def check_refusal(
+    build: Callable[[], object], cls: type[CallsieveError], needles: tuple[str, ...]
+) -> None:
     with pytest.raises(CallsieveError) as info:
         build()
     exc = info.value
@@ -150,17 +226,17 @@ def check_refusal(build: Callable[[], object], cls: type[CallsieveError],
 
 
 @pytest.mark.parametrize(("label", "opts", "cls", "needles"), BAD, ids=BAD_IDS)
-def test_bad_option_refused_by_sieve_options(label: str, opts: dict[str, Any],
-                                             cls: type[CallsieveError],
-                                             needles: tuple[str, ...]) -> None:
+def test_bad_option_refused_by_sieve_options(
+    label: str, opts: dict[str, Any], cls: type[CallsieveError], needles: tuple[str, ...]
+) -> None:
     check_refusal(lambda: SieveOptions(**opts), cls, needles)
 
 
 @pytest.mark.parametrize("way", ["Sieve", "parse"])
 @pytest.mark.parametrize(("label", "opts", "cls", "needles"), BAD, ids=BAD_IDS)
-def test_bad_option_refused_by_sieve_and_parse(label: str, opts: dict[str, Any],
-                                               cls: type[CallsieveError],
-                                               needles: tuple[str, ...], way: str) -> None:
+def test_bad_option_refused_by_sieve_and_parse(
+    label: str, opts: dict[str, Any], cls: type[CallsieveError], needles: tuple[str, ...], way: str
+) -> None:
     if way == "Sieve":
         check_refusal(lambda: callsieve.Sieve(**opts), cls, needles)
     else:
@@ -277,14 +353,21 @@ def test_model_dump_object() -> None:
 
 
 def test_model_dump_without_exclude_none() -> None:
-    o = SieveOptions([PlainDumpable({"name": "read", "input_schema": SCHEMA,
-                                     "description": None})])
+    o = SieveOptions([PlainDumpable({"name": "read", "input_schema": SCHEMA, "description": None})])
     assert o.schemas == {"read": SCHEMA}
 
 
 def test_model_dump_openai_shape_with_none_fields() -> None:
-    o = SieveOptions([PlainDumpable({"type": "function", "function": {
-        "name": "read", "parameters": None, "input_schema": SCHEMA}})])
+    o = SieveOptions(
+        [
+            PlainDumpable(
+                {
+                    "type": "function",
+                    "function": {"name": "read", "parameters": None, "input_schema": SCHEMA},
+                }
+            )
+        ]
+    )
     assert o.schemas == {"read": SCHEMA}
 
 
@@ -299,8 +382,11 @@ def test_mappings_become_dicts_without_touching_the_input() -> None:
     assert o.schemas == {"read": SCHEMA}
 
 
-@pytest.mark.parametrize("tool", [OPENAI, FLAT, ANTHROPIC, Dumpable(ANTHROPIC)],
-                         ids=["openai", "flat", "anthropic", "model_dump"])
+@pytest.mark.parametrize(
+    "tool",
+    [OPENAI, FLAT, ANTHROPIC, Dumpable(ANTHROPIC)],
+    ids=["openai", "flat", "anthropic", "model_dump"],
+)
 def test_tool_schema_reaches_the_parser(tool: Any) -> None:
     # A string-typed parameter stays a string (README "tools"): the schema was read.
     assert callsieve.parse(CALL).calls[0].input == {"path": 42}

@@ -35,18 +35,31 @@ SNIPPET = (
 
 def clean_env() -> dict[str, str]:
     """The environment without anything that would let the source tree leak in."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV")
+    }
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
     env["PIP_NO_INPUT"] = "1"
     env["PYTHONIOENCODING"] = "utf-8"
     return env
 
 
-def check(cmd: list[str], *, cwd: Path, what: str, timeout: float = 300,
-          stdin: str | None = None) -> str:
-    proc = subprocess.run(cmd, cwd=cwd, env=clean_env(), input=stdin, capture_output=True,
-                          text=True, encoding="utf-8", timeout=timeout, check=False)
+def check(
+    cmd: list[str], *, cwd: Path, what: str, timeout: float = 300, stdin: str | None = None
+) -> str:
+    proc = subprocess.run(
+        cmd,
+        cwd=cwd,
+        env=clean_env(),
+        input=stdin,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=timeout,
+        check=False,
+    )
     assert proc.returncode == 0, (
         f"{what} failed (exit {proc.returncode}); if this is a network error, this test "
         f"needs PyPI.\n$ {' '.join(cmd)}\n--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr}"
@@ -63,8 +76,11 @@ def venv_bin(venv: Path, name: str) -> Path:
 @pytest.mark.network
 def test_wheel_contents_and_install(tmp_path: Path) -> None:
     dist = tmp_path / "dist"
-    check([sys.executable, "-m", "build", "--wheel", "--outdir", str(dist), str(ROOT)],
-          cwd=ROOT, what="building the wheel")
+    check(
+        [sys.executable, "-m", "build", "--wheel", "--outdir", str(dist), str(ROOT)],
+        cwd=ROOT,
+        what="building the wheel",
+    )
     wheels = sorted(dist.glob("callsieve-*.whl"))
     assert len(wheels) == 1, f"expected one wheel in {dist}, found {wheels}"
     wheel = wheels[0]
@@ -76,14 +92,18 @@ def test_wheel_contents_and_install(tmp_path: Path) -> None:
         for dialect in ("dsml_v4", "dsml_v32", "xml", "deepseek_native"):
             assert f"callsieve/grammar/{dialect}.lark" in names
         metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
-        requires = [line for line in zf.read(metadata).decode("utf-8").splitlines()
-                    if line.startswith("Requires-Dist:") and "extra ==" not in line]
+        requires = [
+            line
+            for line in zf.read(metadata).decode("utf-8").splitlines()
+            if line.startswith("Requires-Dist:") and "extra ==" not in line
+        ]
         entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
         assert "callsieve = callsieve.__main__:main" in zf.read(entry_points).decode("utf-8")
         # Release hygiene (issue 16): one version, the licence shipped, the metadata complete.
         meta = zf.read(metadata).decode("utf-8")
-        licensed = any(n.endswith((".dist-info/licenses/LICENSE", ".dist-info/LICENSE"))
-                       for n in names)
+        licensed = any(
+            n.endswith((".dist-info/licenses/LICENSE", ".dist-info/LICENSE")) for n in names
+        )
     assert any("lark" in r for r in requires), requires
     # The stdlib `re` does all matching: lark is the one run-time dependency.
     assert len(requires) == 1, requires
@@ -91,44 +111,63 @@ def test_wheel_contents_and_install(tmp_path: Path) -> None:
     assert licensed, f"{wheel.name} ships no LICENSE"
     assert "Classifier: License :: OSI Approved :: MIT License" in meta
     assert "Project-URL: Changelog," in meta
-    server = [line for line in meta.splitlines()
-              if line.startswith("Requires-Dist:") and "extra == 'server'" in line]
+    server = [
+        line
+        for line in meta.splitlines()
+        if line.startswith("Requires-Dist:") and "extra == 'server'" in line
+    ]
     assert {r.split()[1].split(">")[0] for r in server} >= {"starlette", "uvicorn", "httpx"}
 
     # A fresh environment; the wheel's own metadata pulls in lark.
     venv = tmp_path / "venv"
     check([sys.executable, "-m", "venv", str(venv)], cwd=tmp_path, what="creating a venv")
     python = venv_bin(venv, "python")
-    check([str(python), "-m", "pip", "install", str(wheel)], cwd=tmp_path,
-          what="installing the wheel")
+    check(
+        [str(python), "-m", "pip", "install", str(wheel)], cwd=tmp_path, what="installing the wheel"
+    )
 
     # Away from the source tree, so only the installed copy can be imported.
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     assert check([str(python), "-c", SNIPPET], cwd=elsewhere, what="importing").strip() == "f"
-    where = check([str(python), "-c", "import callsieve; print(callsieve.__file__)"],
-                  cwd=elsewhere, what="locating the package").strip()
+    where = check(
+        [str(python), "-c", "import callsieve; print(callsieve.__file__)"],
+        cwd=elsewhere,
+        what="locating the package",
+    ).strip()
     assert Path(where).resolve().is_relative_to(venv.resolve()), where
 
     # The console script is installed and reads standard input.
     reply = '<|DSML|tool_calls><|DSML|invoke name="g"></|DSML|invoke></|DSML|tool_calls>'
-    out = check([str(venv_bin(venv, "callsieve")), "parse", "-"], cwd=elsewhere,
-                what="running the callsieve script", stdin=reply)
+    out = check(
+        [str(venv_bin(venv, "callsieve")), "parse", "-"],
+        cwd=elsewhere,
+        what="running the callsieve script",
+        stdin=reply,
+    )
     result = json.loads(out)
     assert [c["name"] for c in result["calls"]] == ["g"]
     assert result["blocks"][0]["dialect"] == "dsml"
 
     # Without the server extra, `callsieve serve` says how to get it (exit 2, one line).
-    proc = subprocess.run([str(venv_bin(venv, "callsieve")), "serve", "--transcript", "x"],
-                          cwd=elsewhere, env=clean_env(), capture_output=True, text=True,
-                          timeout=60, check=False)
+    proc = subprocess.run(
+        [str(venv_bin(venv, "callsieve")), "serve", "--transcript", "x"],
+        cwd=elsewhere,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert proc.returncode == 2 and "pip install 'callsieve[server]'" in proc.stderr, proc.stderr
 
 
 def _source_version() -> str:
-    found = re.search(r'^__version__ = "([^"]+)"$',
-                      (ROOT / "src" / "callsieve" / "__init__.py").read_text(encoding="utf-8"),
-                      re.MULTILINE)
+    found = re.search(
+        r'^__version__ = "([^"]+)"$',
+        (ROOT / "src" / "callsieve" / "__init__.py").read_text(encoding="utf-8"),
+        re.MULTILINE,
+    )
     assert found, "no __version__ in src/callsieve/__init__.py"
     return found.group(1)
 
@@ -137,14 +176,24 @@ def _source_version() -> str:
 def test_the_sdist_ships_the_licence_changelog_and_docs(tmp_path: Path) -> None:
     import tarfile
 
-    check([sys.executable, "-m", "build", "--sdist", "--outdir", str(tmp_path), str(ROOT)],
-          cwd=ROOT, what="building the sdist")
+    check(
+        [sys.executable, "-m", "build", "--sdist", "--outdir", str(tmp_path), str(ROOT)],
+        cwd=ROOT,
+        what="building the sdist",
+    )
     [sdist] = sorted(tmp_path.glob("callsieve-*.tar.gz"))
     assert sdist.name == f"callsieve-{_source_version()}.tar.gz"
     with tarfile.open(sdist) as tf:
         names = {n.split("/", 1)[1] for n in tf.getnames() if "/" in n}
-    assert {"LICENSE", "CHANGELOG.md", "README.md", "docs/gateway.md",
-            "src/callsieve/server/_app.py", "grammar/common.lark"} <= names
+    assert {
+        "LICENSE",
+        "CHANGELOG.md",
+        "README.md",
+        "docs/gateway.md",
+        "docs/spec.md",
+        "src/callsieve/server/_app.py",
+        "grammar/common.lark",
+    } <= names
 
 
 def test_the_version_has_one_source() -> None:

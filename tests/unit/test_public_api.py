@@ -11,11 +11,35 @@ import callsieve
 
 #: The names the package promises; adding one is a decision, removing one a breaking change.
 PUBLIC = {
-    "DEFAULT_DIALECTS", "ArgumentsDelta", "Block", "CallAborted", "CallFinished", "CallStarted",
-    "CallsieveError", "ConfigurationError", "Event", "FormatError", "GrammarError",
-    "InputTypeError", "LeakFilter", "Metrics", "ParseResult", "Reasoning", "Rejection", "Sieve",
-    "SieveClosedError", "SieveState", "Text", "ToolCall", "ToolCalls", "aggregate_metrics",
-    "UnknownOptionError", "__version__", "available_dialects", "new_call_id", "parse",
+    "DEFAULT_DIALECTS",
+    "ArgumentsDelta",
+    "Block",
+    "CallAborted",
+    "CallFinished",
+    "CallStarted",
+    "CallsieveError",
+    "ConfigurationError",
+    "Event",
+    "FormatError",
+    "GrammarError",
+    "InputTypeError",
+    "LeakFilter",
+    "Metrics",
+    "ParseResult",
+    "Reasoning",
+    "Rejection",
+    "Sieve",
+    "SieveClosedError",
+    "SieveState",
+    "Text",
+    "ToolCall",
+    "ToolCalls",
+    "aggregate_metrics",
+    "UnknownOptionError",
+    "__version__",
+    "available_dialects",
+    "new_call_id",
+    "parse",
     "sanitize_leaked_output",
 }
 
@@ -28,18 +52,30 @@ def test_all_is_exactly_the_contract() -> None:
 
 
 def test_private_modules_declare_all() -> None:
-    for info in pkgutil.iter_modules(callsieve.__path__):
-        if info.name == "__main__":
+    """Every module and package of callsieve, in every folder, declares ``__all__``."""
+    for info in pkgutil.walk_packages(callsieve.__path__, "callsieve."):
+        if info.name.endswith(".__main__"):
             continue
-        module = importlib.import_module(f"callsieve.{info.name}")
+        module = importlib.import_module(info.name)
         names = getattr(module, "__all__", None)
-        assert names is not None, f"callsieve.{info.name} has no __all__"
+        assert names is not None, f"{info.name} has no __all__"
         for name in names:
-            assert hasattr(module, name), f"callsieve.{info.name}.{name}"
+            assert hasattr(module, name), f"{info.name}.{name}"
 
 
-@pytest.mark.parametrize("name", ["Text", "ToolCalls", "ToolCall", "Block", "CallStarted",
-                                  "ArgumentsDelta", "CallFinished", "CallAborted"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Text",
+        "ToolCalls",
+        "ToolCall",
+        "Block",
+        "CallStarted",
+        "ArgumentsDelta",
+        "CallFinished",
+        "CallAborted",
+    ],
+)
 def test_events_are_slotted_values(name: str) -> None:
     cls = getattr(callsieve, name)
     assert "__slots__" in cls.__dict__ and cls.__slots__
@@ -49,8 +85,14 @@ def test_events_are_slotted_values(name: str) -> None:
 
 def test_one_exception_tree() -> None:
     assert issubclass(callsieve.FormatError, ValueError)
-    for name in ("ConfigurationError", "FormatError", "GrammarError", "InputTypeError", "SieveClosedError",
-                 "UnknownOptionError"):
+    for name in (
+        "ConfigurationError",
+        "FormatError",
+        "GrammarError",
+        "InputTypeError",
+        "SieveClosedError",
+        "UnknownOptionError",
+    ):
         assert issubclass(getattr(callsieve, name), callsieve.CallsieveError)
     assert issubclass(callsieve.InputTypeError, TypeError)
     assert issubclass(callsieve.ConfigurationError, ValueError)

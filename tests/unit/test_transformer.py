@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 from lark import Token, Tree
 
 from callsieve import parse
-from callsieve._assembler import CallTransformer, assemble_call
-from callsieve._decide import GroupToken
-from callsieve._values import decode_param, parse_argument_object
+from callsieve._base.values import decode_param, parse_argument_object
+from callsieve._blocks.assembler import CallTransformer, assemble_call
+from callsieve._scan.decide import GroupToken
 
 _QUOTES = "\"'“”‘’"  # the built-in grammar's quotes (common.lark's _NAME_VALUE)
 
@@ -34,8 +34,7 @@ def tok(kind: str, text: str, **groups: str) -> Token:
     if not groups:
         return Token(kind, text)
     v = groups.get("v")
-    if v is not None and "q" not in groups and len(v) >= 2 and v[0] in _QUOTES \
-            and v[-1] in _QUOTES:
+    if v is not None and "q" not in groups and len(v) >= 2 and v[0] in _QUOTES and v[-1] in _QUOTES:
         groups["q"] = v[1:-1]
     t = GroupToken(kind, text)
     t.groups = dict(groups)
@@ -51,8 +50,9 @@ def attr(key: str, value: str) -> Tree[Token]:
 
 
 def cdata(text: str) -> Tree[Token]:
-    return Tree("cdata", [tok("CDATA_OPEN", "<![CDATA["), tok("CDATA_RUN", text),
-                          tok("CDATA_CLOSE", "]]>")])
+    return Tree(
+        "cdata", [tok("CDATA_OPEN", "<![CDATA["), tok("CDATA_RUN", text), tok("CDATA_CLOSE", "]]>")]
+    )
 
 
 def body(*parts: str | Tree[Token]) -> Tree[Token]:
@@ -60,31 +60,46 @@ def body(*parts: str | Tree[Token]) -> Tree[Token]:
     return Tree("param_value", [tok("TEXT_RUN", p) if isinstance(p, str) else p for p in parts])
 
 
-def param(name: str | None, *parts: str | Tree[Token], attrs: tuple[Tree[Token], ...] = ()
-          ) -> Tree[Token]:
+def param(
+    name: str | None, *parts: str | Tree[Token], attrs: tuple[Tree[Token], ...] = ()
+) -> Tree[Token]:
     head: list[Any] = [tok("PARAM_OPEN", "<parameter")]
     if name is not None:
         head.append(Tree("param_name", [name_tok(name)]))
-    return Tree("param", [*head, *attrs, tok("TAG_END", ">"), body(*parts),
-                          tok("PARAM_CLOSE", "</parameter>")])
+    return Tree(
+        "param",
+        [*head, *attrs, tok("TAG_END", ">"), body(*parts), tok("PARAM_CLOSE", "</parameter>")],
+    )
 
 
 def call(name: str | None, *children: Any) -> Tree[Token]:
     head: list[Any] = [tok("INVOKE_OPEN", "<invoke")]
     if name is not None:
         head.append(Tree("call_name", [name_tok(name)]))
-    return Tree("call", [*head, tok("TAG_END", ">"), tok("WS_RUN", "\n"), *children,
-                         tok("INVOKE_CLOSE", "</invoke>")])
+    return Tree(
+        "call",
+        [
+            *head,
+            tok("TAG_END", ">"),
+            tok("WS_RUN", "\n"),
+            *children,
+            tok("INVOKE_CLOSE", "</invoke>"),
+        ],
+    )
 
 
 def native(*names: str, args: str) -> Tree[Token]:
     """A deepseek_native call as its aliases build it: ``call_name`` per name, ``call_args``."""
-    return Tree("call", [
-        tok("NATIVE_CALL_BEGIN", "<｜tool▁call▁begin｜>"),
-        *(Tree("call_name", [tok("NATIVE_HEAD", n, v=n)]) for n in names),
-        tok("NATIVE_SEP", "<｜tool▁sep｜>"),
-        Tree("call_args", [tok("NATIVE_JSON_RUN", args)]),
-        tok("NATIVE_CALL_END", "<｜tool▁call▁end｜>")])
+    return Tree(
+        "call",
+        [
+            tok("NATIVE_CALL_BEGIN", "<｜tool▁call▁begin｜>"),
+            *(Tree("call_name", [tok("NATIVE_HEAD", n, v=n)]) for n in names),
+            tok("NATIVE_SEP", "<｜tool▁sep｜>"),
+            Tree("call_args", [tok("NATIVE_JSON_RUN", args)]),
+            tok("NATIVE_CALL_END", "<｜tool▁call▁end｜>"),
+        ],
+    )
 
 
 # ---------------------------------------------------------------------------- the oracle
@@ -134,9 +149,16 @@ def reference_assemble(tree: Tree[Token], schemas: dict[str, Any]) -> tuple[str,
                         if isinstance(part, Token):
                             parts.append((False, str(part)))
                         elif isinstance(part, Tree) and str(part.data) == "cdata":
-                            parts.append((True, "".join(
-                                str(t) for t in part.children
-                                if isinstance(t, Token) and t.type.endswith("_RUN"))))
+                            parts.append(
+                                (
+                                    True,
+                                    "".join(
+                                        str(t)
+                                        for t in part.children
+                                        if isinstance(t, Token) and t.type.endswith("_RUN")
+                                    ),
+                                )
+                            )
             if not pname:
                 raise ValueError("a parameter needs a name")
             params.append((pname, parts, string_attr))
@@ -151,8 +173,9 @@ def reference_assemble(tree: Tree[Token], schemas: dict[str, Any]) -> tuple[str,
     repeated: set[str] = set()
     for pname, parts, string_attr in params:
         prop = props.get(pname)
-        value = decode_param(pname, parts, string_attr,
-                             prop.get("type") if isinstance(prop, dict) else None)
+        value = decode_param(
+            pname, parts, string_attr, prop.get("type") if isinstance(prop, dict) else None
+        )
         if pname in collected:
             if pname not in repeated:
                 collected[pname] = [collected[pname]]
@@ -187,15 +210,17 @@ def both(tree: Tree[Token], schemas: dict[str, Any] | None = None) -> tuple[str,
 
 # ---------------------------------------------------------------------------- node by node
 def test_a_call_with_a_name_and_params() -> None:
-    tree = call("read_file", param("path", cdata("README.md")), tok("WS_RUN", "\n"),
-                param("limit", " 10 "))
+    tree = call(
+        "read_file", param("path", cdata("README.md")), tok("WS_RUN", "\n"), param("limit", " 10 ")
+    )
     assert both(tree) == ("ok", ("read_file", {"path": "README.md", "limit": 10}))
     assert CallTransformer({}).transform(tree) == ("read_file", {"path": "README.md", "limit": 10})
 
 
 def test_a_call_without_params_and_quoted_names() -> None:
-    tree: Tree[Token] = Tree("call", [Tree("call_name", [name_tok("f", "“")]),
-                                      tok("EMPTY_END", "/>")])
+    tree: Tree[Token] = Tree(
+        "call", [Tree("call_name", [name_tok("f", "“")]), tok("EMPTY_END", "/>")]
+    )
     assert both(tree) == ("ok", ("f", {}))
 
 
@@ -212,40 +237,55 @@ def test_cdata_and_text_mix() -> None:
     assert both(tree) == ("ok", ("f", {"p": " a<b &amp;& x"}))
     # a plain body: trimmed, entities decoded, a JSON literal becomes its value
     assert both(call("f", param("p", " &lt;b&gt; "), param("q", " true ")))[1] == (
-        "f", {"p": "<b>", "q": True})
+        "f",
+        {"p": "<b>", "q": True},
+    )
     # structured XML in CDATA becomes an object, except in raw-text fields
     xml = "<a>1</a><b>x</b>"
     assert both(call("f", param("p", cdata(xml)), param("content", cdata(xml))))[1] == (
-        "f", {"p": {"a": 1, "b": "x"}, "content": xml})
+        "f",
+        {"p": {"a": 1, "b": "x"}, "content": xml},
+    )
     # an empty cdata and an empty body
-    assert both(call("f", param("p", Tree("cdata", [tok("CDATA_OPEN", "<![CDATA["),
-                                                   tok("CDATA_CLOSE", "]]>")])),
-                     param("q")))[1] == ("f", {"p": "", "q": ""})
+    assert both(
+        call(
+            "f",
+            param("p", Tree("cdata", [tok("CDATA_OPEN", "<![CDATA["), tok("CDATA_CLOSE", "]]>")])),
+            param("q"),
+        )
+    )[1] == ("f", {"p": "", "q": ""})
 
 
-@pytest.mark.parametrize(("attrs", "want"), [
-    ((), 42),
-    ((attr("string", "true"),), " 42 "),  # the raw string, not even trimmed
-    ((attr("string", "false"),), 42),
-    ((attr("String", "TRUE"),), " 42 "),  # key and value are read case-blind
-    ((attr("type", "true"),), 42),  # only `string` carries meaning
-    ((attr("string", "true"), attr("string", "false")), 42),  # the last one wins
-])
+@pytest.mark.parametrize(
+    ("attrs", "want"),
+    [
+        ((), 42),
+        ((attr("string", "true"),), " 42 "),  # the raw string, not even trimmed
+        ((attr("string", "false"),), 42),
+        ((attr("String", "TRUE"),), " 42 "),  # key and value are read case-blind
+        ((attr("type", "true"),), 42),  # only `string` carries meaning
+        ((attr("string", "true"), attr("string", "false")), 42),  # the last one wins
+    ],
+)
 def test_the_string_attribute(attrs: tuple[Tree[Token], ...], want: Any) -> None:
     assert both(call("f", param("n", " 42 ", attrs=attrs))) == ("ok", ("f", {"n": want}))
 
 
 def test_string_false_parses_json_or_keeps_the_string() -> None:
     false = (attr("string", "false"),)
-    assert both(call("f", param("a", cdata('{"k": [1]}'), attrs=false),
-                     param("b", "not json", attrs=false)))[1] == (
-        "f", {"a": {"k": [1]}, "b": "not json"})
+    assert both(
+        call("f", param("a", cdata('{"k": [1]}'), attrs=false), param("b", "not json", attrs=false))
+    )[1] == ("f", {"a": {"k": [1]}, "b": "not json"})
 
 
 @pytest.mark.parametrize("schema_type", ["string", ["string", "null"]])
 def test_a_schema_string_type_keeps_a_string(schema_type: Any) -> None:
-    schemas = {"f": {"type": "object", "properties": {"n": {"type": schema_type},
-                                                      "m": {"type": "integer"}}}}
+    schemas = {
+        "f": {
+            "type": "object",
+            "properties": {"n": {"type": schema_type}, "m": {"type": "integer"}},
+        }
+    }
     tree = call("f", param("n", "42"), param("m", "42"), param("c", cdata("<a>1</a><b/>")))
     assert both(tree, schemas)[1] == ("f", {"n": "42", "m": 42, "c": {"a": 1, "b": ""}})
     tree = call("f", param("n", cdata("<a>1</a><b/>"), attrs=(attr("string", "false"),)))
@@ -263,7 +303,9 @@ def test_native_call_args_and_the_last_name() -> None:
     assert both(fenced) == ("error", "call arguments are not a JSON object")
     assert both(native("f", args="  ")) == ("ok", ("f", {}))
     assert both(Tree("call", [Tree("call_name", [tok("N", "f")]), Tree("call_args", [])])) == (
-        "ok", ("f", {}))
+        "ok",
+        ("f", {}),
+    )
     # arguments merge after the parameters and win over them
     mixed = call("f", param("a", "1"), param("b", "2"), Tree("call_args", [tok("X", '{"a": 9}')]))
     assert both(mixed) == ("ok", ("f", {"a": 9, "b": 2}))
@@ -282,7 +324,9 @@ def test_a_call_without_a_name_fails_as_before() -> None:
     # the last name wins even when it is empty; a call_name without a token changes nothing
     assert both(native("f", "", args="{}")) == no_name
     assert both(Tree("call", [Tree("call_name", [tok("N", "f")]), Tree("call_name", [])])) == (
-        "ok", ("f", {}))
+        "ok",
+        ("f", {}),
+    )
     with pytest.raises(ValueError, match="a call needs a non-empty name"):
         assemble_call(call(None), {})
     with pytest.raises(ValueError, match="a call needs a non-empty name"):
@@ -304,12 +348,26 @@ def test_nodes_outside_the_contract_are_ignored() -> None:
         Tree("transform", [param("t", "1")]),  # named like a Transformer method
         attr("string", "true"),  # an attr directly in a call
         Tree("param_name", [name_tok("loose")]),  # a param_name outside a param
-        body("loose body"), cdata("loose cdata"),
-        param("p", "1", Tree("extra", [tok("TEXT_RUN", "2")]), cdata("3"),
-              Tree("param_name", [name_tok("inner")]), Tree("call_args", [tok("X", "9")]),
-              attr("string", "true")),
-        Tree("param", [Tree("param_name", [name_tok("q")]), cdata("direct"),
-                       param("nested", "1"), body(" 5 ")]),
+        body("loose body"),
+        cdata("loose cdata"),
+        param(
+            "p",
+            "1",
+            Tree("extra", [tok("TEXT_RUN", "2")]),
+            cdata("3"),
+            Tree("param_name", [name_tok("inner")]),
+            Tree("call_args", [tok("X", "9")]),
+            attr("string", "true"),
+        ),
+        Tree(
+            "param",
+            [
+                Tree("param_name", [name_tok("q")]),
+                cdata("direct"),
+                param("nested", "1"),
+                body(" 5 "),
+            ],
+        ),
         None,  # what a nested call's rule leaves in the tree (its callback is discarded)
         call("inner", param("z", "1")),
     )
@@ -317,10 +375,19 @@ def test_nodes_outside_the_contract_are_ignored() -> None:
 
 
 def test_rule_names_may_be_tokens_and_the_root_must_be_a_call() -> None:
-    tree = Tree(Token("RULE", "call"), [Tree(Token("RULE", "call_name"), [name_tok("f")]),
-                                        Tree(Token("RULE", "param"), [
-                                            Tree(Token("RULE", "param_name"), [name_tok("a")]),
-                                            Tree(Token("RULE", "param_value"), [tok("T", "1")])])])
+    tree = Tree(
+        Token("RULE", "call"),
+        [
+            Tree(Token("RULE", "call_name"), [name_tok("f")]),
+            Tree(
+                Token("RULE", "param"),
+                [
+                    Tree(Token("RULE", "param_name"), [name_tok("a")]),
+                    Tree(Token("RULE", "param_value"), [tok("T", "1")]),
+                ],
+            ),
+        ],
+    )
     assert both(tree) == ("ok", ("f", {"a": 1}))
     with pytest.raises(ValueError, match="not a call node"):
         assemble_call(Tree("param", []), {})
@@ -336,7 +403,7 @@ def test_one_transformer_serves_many_threads() -> None:
 
     def work() -> None:
         barrier.wait()
-        results.append([shared.transform(t) for t in trees * 25][:len(trees)])
+        results.append([shared.transform(t) for t in trees * 25][: len(trees)])
 
     threads = [threading.Thread(target=work) for _ in range(4)]
     for t in threads:
@@ -347,7 +414,7 @@ def test_one_transformer_serves_many_threads() -> None:
 
 
 def test_assemble_call_keeps_one_transformer_per_schemas() -> None:
-    import callsieve._assembler as asm
+    import callsieve._blocks.assembler as asm
 
     s1: dict[str, Any] = {"f": {"properties": {"n": {"type": "string"}}}}
     s2: dict[str, Any] = {}
@@ -359,27 +426,57 @@ def test_assemble_call_keeps_one_transformer_per_schemas() -> None:
 
 
 # ---------------------------------------------------------------------------- random trees
-_LEAF_TEXT = st.sampled_from(["", " ", "x", " 1 ", "[1]", "true", "&amp;", "<a>1</a><b>2</b>",
-                              '{"k": 1}', "''", '"q"', " name "])
-_tokens = st.builds(lambda kind, text, grouped: tok(kind, text, v=text, k=text)
-                    if grouped else tok(kind, text),
-                    st.sampled_from(["TEXT_RUN", "CDATA_RUN", "NAME_ATTR", "ATTR", "X"]),
-                    _LEAF_TEXT, st.booleans())
-_tokens |= st.builds(lambda key, v: tok("ATTR", f" {key}={v}", k=key, v=v),
-                     st.sampled_from(["string", " String ", "type"]),
-                     st.sampled_from(['"true"', "false", "TRUE", "'false'", "x"]))
-_NAMES = st.sampled_from(["call_name", "param", "param_name", "param_value", "cdata", "attr",
-                          "call_args", "other", "transform", "call"])
+_LEAF_TEXT = st.sampled_from(
+    [
+        "",
+        " ",
+        "x",
+        " 1 ",
+        "[1]",
+        "true",
+        "&amp;",
+        "<a>1</a><b>2</b>",
+        '{"k": 1}',
+        "''",
+        '"q"',
+        " name ",
+    ]
+)
+_tokens = st.builds(
+    lambda kind, text, grouped: tok(kind, text, v=text, k=text) if grouped else tok(kind, text),
+    st.sampled_from(["TEXT_RUN", "CDATA_RUN", "NAME_ATTR", "ATTR", "X"]),
+    _LEAF_TEXT,
+    st.booleans(),
+)
+_tokens |= st.builds(
+    lambda key, v: tok("ATTR", f" {key}={v}", k=key, v=v),
+    st.sampled_from(["string", " String ", "type"]),
+    st.sampled_from(['"true"', "false", "TRUE", "'false'", "x"]),
+)
+_NAMES = st.sampled_from(
+    [
+        "call_name",
+        "param",
+        "param_name",
+        "param_value",
+        "cdata",
+        "attr",
+        "call_args",
+        "other",
+        "transform",
+        "call",
+    ]
+)
 _nodes = st.recursive(
     _tokens | st.none(),
     lambda kids: st.builds(Tree, _NAMES, st.lists(kids, max_size=5)),
-    max_leaves=30)
+    max_leaves=30,
+)
 
 
 @settings(max_examples=400, deadline=None)
 @given(children=st.lists(_nodes, max_size=8), schema_type=st.sampled_from([None, "string"]))
-def test_random_trees_assemble_as_the_hand_walk_did(children: list[Any],
-                                                    schema_type: Any) -> None:
+def test_random_trees_assemble_as_the_hand_walk_did(children: list[Any], schema_type: Any) -> None:
     """Any tree — contract nodes in any place, unknown rules, tokens of any kind, with and
     without named groups — gives the same result or the same error as before."""
     props = {p: {"type": schema_type} for p in ("x", "1", "name", "true")}
@@ -440,8 +537,10 @@ SCRATCH_TEXT = (
     "[[/calls]] Done."
 )
 
-WEATHER = {"name": "get_weather",
-           "parameters": {"type": "object", "properties": {"zip": {"type": "string"}}}}
+WEATHER = {
+    "name": "get_weather",
+    "parameters": {"type": "object", "properties": {"zip": {"type": "string"}}},
+}
 
 
 @pytest.fixture
@@ -455,8 +554,19 @@ def test_a_dialect_of_contract_names_only(scratch: dict[str, Any]) -> None:
     r = run_all_ways(SCRATCH_TEXT, tools=[WEATHER], **scratch)
     assert r.text == "Looking it up.\n Done."
     assert [(c.name, c.input, c.dialect) for c in r.calls] == [
-        ("get_weather", {"city": "Paris", "days": 3, "raw": " 3 ", "zip": "75001",
-                         "tag": ["a", "b& c"], "note": "x [y] <z>", "unit": "C"}, "sq"),
+        (
+            "get_weather",
+            {
+                "city": "Paris",
+                "days": 3,
+                "raw": " 3 ",
+                "zip": "75001",
+                "tag": ["a", "b& c"],
+                "note": "x [y] <z>",
+                "unit": "C",
+            },
+            "sq",
+        ),
         ("ping", {}, "sq"),
     ]
     # without the tools' schemas the zip code is a number
@@ -464,8 +574,10 @@ def test_a_dialect_of_contract_names_only(scratch: dict[str, Any]) -> None:
 
 
 def test_a_scratch_call_that_cannot_be_built_fails_its_block(scratch: dict[str, Any]) -> None:
-    for bad, why in [('[call name=""][/call]', "a call needs a non-empty name"),
-                     ("[call name=f][args][1][/args][/call]", "not a JSON object")]:
+    for bad, why in [
+        ('[call name=""][/call]', "a call needs a non-empty name"),
+        ("[call name=f][args][1][/args][/call]", "not a JSON object"),
+    ]:
         text = f"a [[calls]]{bad}[[/calls]] b"
         r = run_all_ways(text, **scratch)
         assert (r.text, r.calls) == (text, ())

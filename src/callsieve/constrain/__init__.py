@@ -31,22 +31,38 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from .._errors import ConfigurationError
+from .._base.errors import ConfigurationError
 from ._export import CHOICES, Request, printed
 from ._shapes import MARKUP_NAMES, NATIVE_NAMES, shape_of
 from ._structural import structural
 
-__all__ = ["CHOICES", "FORMATS", "MARKUP_NAMES", "NATIVE_NAMES", "arguments_grammar", "export",
-           "gbnf", "lark_grammar", "shape_name", "structural_tag"]
+__all__ = [
+    "CHOICES",
+    "FORMATS",
+    "MARKUP_NAMES",
+    "NATIVE_NAMES",
+    "arguments_grammar",
+    "export",
+    "gbnf",
+    "lark_grammar",
+    "shape_name",
+    "structural_tag",
+]
 
 #: The export formats, as the CLI names them.
 FORMATS = ("lark", "gbnf", "structural-tag")
 
 
-def lark_grammar(tools: Any, dialect: str = "dsml", tool_choice: Any = "auto", *,
-                 parallel_tool_calls: bool = True, free_names: bool = False,
-                 parse_dialects: Sequence[str] | None = None,
-                 grammar_dirs: Sequence[str] = ()) -> str:
+def lark_grammar(
+    tools: Any,
+    dialect: str = "dsml",
+    tool_choice: Any = "auto",
+    *,
+    parallel_tool_calls: bool = True,
+    free_names: bool = False,
+    parse_dialects: Sequence[str] | None = None,
+    grammar_dirs: Sequence[str] = (),
+) -> str:
     """The reply grammar in llguidance's Lark syntax (see the module docstring).
 
     ``tool_choice``: ``"auto"`` (free text, then optionally one block), ``"required"`` (a
@@ -61,63 +77,112 @@ def lark_grammar(tools: Any, dialect: str = "dsml", tool_choice: Any = "auto", *
     ...                    "required").splitlines()[0])
     start: text block
     """
-    return printed(Request.make(tools, "lark", dialect, tool_choice, parallel_tool_calls,
-                                free_names, parse_dialects, grammar_dirs))
+    return printed(
+        Request.make(
+            tools,
+            "lark",
+            dialect,
+            tool_choice,
+            parallel_tool_calls,
+            free_names,
+            parse_dialects,
+            grammar_dirs,
+        )
+    )
 
 
-def gbnf(tools: Any, dialect: str = "dsml", tool_choice: Any = "auto", *,
-         parallel_tool_calls: bool = True, free_names: bool = False,
-         parse_dialects: Sequence[str] | None = None, grammar_dirs: Sequence[str] = ()) -> str:
+def gbnf(
+    tools: Any,
+    dialect: str = "dsml",
+    tool_choice: Any = "auto",
+    *,
+    parallel_tool_calls: bool = True,
+    free_names: bool = False,
+    parse_dialects: Sequence[str] | None = None,
+    grammar_dirs: Sequence[str] = (),
+) -> str:
     """The same constraint in GBNF, for llama.cpp (JSON Schema keywords: the subset
     llama.cpp's converter supports; anything else is a ``ConfigurationError``)."""
-    return printed(Request.make(tools, "gbnf", dialect, tool_choice, parallel_tool_calls,
-                                free_names, parse_dialects, grammar_dirs))
+    return printed(
+        Request.make(
+            tools,
+            "gbnf",
+            dialect,
+            tool_choice,
+            parallel_tool_calls,
+            free_names,
+            parse_dialects,
+            grammar_dirs,
+        )
+    )
 
 
-def structural_tag(tools: Any, dialect: str = "dsml", tool_choice: Any = "auto", *,
-                   parallel_tool_calls: bool = True, free_names: bool = False,
-                   parse_dialects: Sequence[str] | None = None,
-                   grammar_dirs: Sequence[str] = (), free_text: str = "engine") -> dict[str, Any]:
+def structural_tag(
+    tools: Any,
+    dialect: str = "dsml",
+    tool_choice: Any = "auto",
+    *,
+    parallel_tool_calls: bool = True,
+    free_names: bool = False,
+    parse_dialects: Sequence[str] | None = None,
+    grammar_dirs: Sequence[str] = (),
+    free_text: str = "engine",
+) -> dict[str, Any]:
     """The ``response_format`` object vLLM and SGLang accept: ``{"type": "structural_tag",
     "format": …}`` (xgrammar's format objects). The dialect's opener is the trigger; the
     block is laid out as in ``lark_grammar``. ``free_text="engine"`` leaves the text before
     the block to the engine (any text that does not hold the trigger; see
     docs/constrained-decoding.md for what that cannot rule out); ``"checked"`` constrains it
     as ``lark_grammar`` does (a grammar in place of the trigger)."""
-    req = Request.make(tools, "structural-tag", dialect, tool_choice, parallel_tool_calls,
-                       free_names, parse_dialects, grammar_dirs)
+    req = Request.make(
+        tools,
+        "structural-tag",
+        dialect,
+        tool_choice,
+        parallel_tool_calls,
+        free_names,
+        parse_dialects,
+        grammar_dirs,
+    )
     return copy.deepcopy(structural(req, free_text))
 
 
-def arguments_grammar(tools: Any, name: str, dialect: str = "deepseek_native",
-                      format: str = "lark", *, grammar_dirs: Sequence[str] = ()) -> str:
+def arguments_grammar(
+    tools: Any,
+    name: str,
+    dialect: str = "deepseek_native",
+    format: str = "lark",
+    *,
+    grammar_dirs: Sequence[str] = (),
+) -> str:
     """One call's arguments to tool ``name``, as the dialect writes them between the call's
     header and its tail (``deepseek_native``: the JSON object between the fences), in
     ``format`` ``"lark"`` or ``"gbnf"``: for the SPEC §11 loop, where the framework writes
     the header and the tail itself."""
     if format not in ("lark", "gbnf"):
-        raise ConfigurationError(f"format must be 'lark' or 'gbnf', not {format!r}",
-                                 expected=("lark", "gbnf"))
+        raise ConfigurationError(
+            f"format must be 'lark' or 'gbnf', not {format!r}", expected=("lark", "gbnf")
+        )
     req = Request.make(tools, format, dialect, {"name": name}, True, False, None, grammar_dirs)
     return printed(req, name)
 
 
-def export(tools: Any, format: str, dialect: str = "dsml", tool_choice: Any = "auto",
-           **options: Any) -> str:
+def export(
+    tools: Any, format: str, dialect: str = "dsml", tool_choice: Any = "auto", **options: Any
+) -> str:
     """The constraint as text in one of ``FORMATS`` (a structural tag as JSON): what the
     command line prints."""
     if format == "structural-tag":
-        return json.dumps(structural_tag(tools, dialect, tool_choice, **options),
-                          ensure_ascii=False, indent=2)
+        return json.dumps(
+            structural_tag(tools, dialect, tool_choice, **options), ensure_ascii=False, indent=2
+        )
     if format == "gbnf":
         return gbnf(tools, dialect, tool_choice, **options)
     if format == "lark":
         return lark_grammar(tools, dialect, tool_choice, **options)
-    raise ConfigurationError(f"format must be one of {FORMATS}, not {format!r}",
-                             expected=FORMATS)
+    raise ConfigurationError(f"format must be one of {FORMATS}, not {format!r}", expected=FORMATS)
 
 
 def shape_name(dialect: str, grammar_dirs: Sequence[str] = ()) -> str:
     """``"markup"`` or ``"native"``: the shape ``dialect`` is exported in."""
     return type(shape_of(dialect, tuple(str(d) for d in grammar_dirs))).__name__.lower()
-

@@ -24,7 +24,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from .._errors import ConfigurationError
+from .._base.errors import ConfigurationError
 from ._ir import ANY, Both, Chars, Grammar, Json, Lit, Node, alt, plus, seq, star
 from ._jsonir import JsonRules
 from ._regex import restrict
@@ -64,8 +64,11 @@ class Target:
         """One JSON value under ``schema`` (``root``: the tool's schema, for ``$ref``)."""
         if self.name == "lark":
             full = with_defs(schema, root)
-            text = json.dumps({**safe_schema(full, safety), "x-guidance": X_GUIDANCE},
-                              ensure_ascii=False, sort_keys=False)
+            text = json.dumps(
+                {**safe_schema(full, safety), "x-guidance": X_GUIDANCE},
+                ensure_ascii=False,
+                sort_keys=False,
+            )
             return Json(text)
         key = (id(root), safety)
         rules = self._rules.get(key)
@@ -73,8 +76,9 @@ class Target:
             rules = self._rules[key] = JsonRules(self.g, root, safety, where)
         return rules.value(schema, where)
 
-    def raw_string(self, schema: dict[str, Any], plain: Chars | None, cdata: Cdata | None,
-                   where: str) -> Node:
+    def raw_string(
+        self, schema: dict[str, Any], plain: Chars | None, cdata: Cdata | None, where: str
+    ) -> Node:
         """A string body: ``plain`` (the characters a plain body cannot hold; None: no plain
         form) and/or CDATA sections (``cdata``; None: no CDATA form)."""
         langs, values = string_constraints(schema, where)
@@ -85,8 +89,10 @@ class Target:
             if cdata is not None:
                 forms += [Lit(cdata.section(v)) for v in values]
             if not forms:
-                raise ConfigurationError(f"{where}: no enum value can be written here",
-                                         expected=("a value without markup",))
+                raise ConfigurationError(
+                    f"{where}: no enum value can be written here",
+                    expected=("a value without markup",),
+                )
             return alt(*forms)
         if plain is not None:
             forms.append(self._constrained(langs, star(ANY - plain), plain, "", where))
@@ -94,16 +100,27 @@ class Target:
             inside = avoid(split_units(ANY, cdata.close, []), cdata.close)
             if langs:  # (one terminal with its delimiters: a lexer that never backs up
                 # would take the "]]" of "]]>" into the value)
-                forms.append(self._constrained(langs, inside, Chars(()), cdata.close, where,
-                                               (cdata.open, cdata.close)))
+                forms.append(
+                    self._constrained(
+                        langs, inside, Chars(()), cdata.close, where, (cdata.open, cdata.close)
+                    )
+                )
             else:
-                section = self.g.define("cdata_section", seq(Lit(cdata.open), inside,
-                                                             Lit(cdata.close)), terminal=True)
+                section = self.g.define(
+                    "cdata_section", seq(Lit(cdata.open), inside, Lit(cdata.close)), terminal=True
+                )
                 forms.append(plus(section))
         return alt(*forms)
 
-    def _constrained(self, langs: list[Node], context: Node, chars: Chars, sequence: str,
-                     where: str, around: tuple[str, str] = ("", "")) -> Node:
+    def _constrained(
+        self,
+        langs: list[Node],
+        context: Node,
+        chars: Chars,
+        sequence: str,
+        where: str,
+        around: tuple[str, str] = ("", ""),
+    ) -> Node:
         """The schema's languages within the context's, ``around`` the delimiters (one
         terminal)."""
         if not langs:
@@ -113,14 +130,16 @@ class Target:
             for lang in langs:
                 node = Both(lang, node)
         elif len(langs) > 1:
-            raise ConfigurationError(f"{where}: pattern, format and minLength/maxLength "
-                                     "together cannot be enforced in gbnf (use one)",
-                                     expected=("one of them",))
+            raise ConfigurationError(
+                f"{where}: pattern, format and minLength/maxLength "
+                "together cannot be enforced in gbnf (use one)",
+                expected=("one of them",),
+            )
         else:
-            node = restrict(langs[0], ANY - chars - (Chars.of(sequence[-1]) if sequence
-                                                     else Chars(())))
-        return self.g.define("raw_value", seq(Lit(around[0]), node, Lit(around[1])),
-                             terminal=True)
+            node = restrict(
+                langs[0], ANY - chars - (Chars.of(sequence[-1]) if sequence else Chars(()))
+            )
+        return self.g.define("raw_value", seq(Lit(around[0]), node, Lit(around[1])), terminal=True)
 
 
 def with_defs(schema: Any, root: Any) -> Any:

@@ -25,9 +25,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .._errors import ConfigurationError
-from .._grammar import DEFAULT_DIALECTS, load_grammar
-from .._prompt_inputs import read_tools
+from .._base.errors import ConfigurationError
+from .._grammar.compiled import load_grammar
+from .._grammar.files import DEFAULT_DIALECTS
+from .._prompt.inputs import read_tools
 from ._bodies import Target
 from ._ir import Grammar, Lit, Seq, alt, gbnf, lark, seq, star
 from ._schema import check
@@ -56,50 +57,67 @@ class Request:
     tools_json: str
 
     @staticmethod
-    def make(tools: Any, target: str, dialect: str, tool_choice: Any, parallel: bool,
-             free_names: bool, parse_dialects: Sequence[str] | None,
-             grammar_dirs: Sequence[str]) -> Request:
+    def make(
+        tools: Any,
+        target: str,
+        dialect: str,
+        tool_choice: Any,
+        parallel: bool,
+        free_names: bool,
+        parse_dialects: Sequence[str] | None,
+        grammar_dirs: Sequence[str],
+    ) -> Request:
         dirs = tuple(str(d) for d in grammar_dirs)
         parse = _parse_dialects(dialect, parse_dialects)
         defs = read_tools(tools if tools is not None else [])
         seen: set[str] = set()
         for i, (name, _, schema) in enumerate(defs):
             if name in seen:
-                raise ConfigurationError(f"tools[{i}]: a second tool named {name!r}",
-                                         expected=("tool names that differ",))
+                raise ConfigurationError(
+                    f"tools[{i}]: a second tool named {name!r}",
+                    expected=("tool names that differ",),
+                )
             seen.add(name)
             check(schema, _SCHEMA_TARGET[target], f"tools[{i}].parameters")
         choice, named = _read_choice(tool_choice, seen, free_names)
         if not defs and not free_names and choice in ("required", "named"):
-            raise ConfigurationError(f"tool_choice {tool_choice!r} needs tools",
-                                     expected=("tools", "free_names=True"))
+            raise ConfigurationError(
+                f"tool_choice {tool_choice!r} needs tools", expected=("tools", "free_names=True")
+            )
         shape = shape_of(dialect, dirs)
         if not free_names:
             for i, (name, _, schema) in enumerate(defs):
                 shape.check_name(Tool(name, schema, f"tools[{i}]"))
         # (not sorted: the order of properties is the order the grammar writes them in)
         key = json.dumps([[n, s] for n, _, s in defs], ensure_ascii=False)
-        return Request(target, dialect, choice, named, bool(parallel), bool(free_names),
-                       parse, dirs, key)
+        return Request(
+            target, dialect, choice, named, bool(parallel), bool(free_names), parse, dirs, key
+        )
 
     def tools(self) -> list[Tool]:
-        found = [Tool(n, s, f"tools[{i}].parameters")
-                 for i, (n, s) in enumerate(json.loads(self.tools_json))]
+        found = [
+            Tool(n, s, f"tools[{i}].parameters")
+            for i, (n, s) in enumerate(json.loads(self.tools_json))
+        ]
         return [t for t in found if self.choice != "named" or t.name == self.name]
 
 
 def _parse_dialects(dialect: str, given: Sequence[str] | None) -> tuple[str, ...]:
     if not isinstance(dialect, str):
-        raise ConfigurationError(f"dialect must be a dialect name, not {dialect!r}",
-                                 expected=DEFAULT_DIALECTS)
+        raise ConfigurationError(
+            f"dialect must be a dialect name, not {dialect!r}", expected=DEFAULT_DIALECTS
+        )
     if given is None:
         return tuple(dict.fromkeys((*DEFAULT_DIALECTS, dialect)))
     if isinstance(given, str) or not all(isinstance(d, str) for d in given):
-        raise ConfigurationError("parse_dialects must be a sequence of dialect names",
-                                 expected=DEFAULT_DIALECTS)
+        raise ConfigurationError(
+            "parse_dialects must be a sequence of dialect names", expected=DEFAULT_DIALECTS
+        )
     if dialect not in given:
-        raise ConfigurationError(f"parse_dialects {tuple(given)!r} leave out {dialect!r}: "
-                                 "the block would never be read", expected=(dialect,))
+        raise ConfigurationError(
+            f"parse_dialects {tuple(given)!r} leave out {dialect!r}: the block would never be read",
+            expected=(dialect,),
+        )
     return tuple(given)
 
 
@@ -114,12 +132,15 @@ def _read_choice(choice: Any, names: set[str], free: bool) -> tuple[str, str]:
         name = fn.get("name") if isinstance(fn, Mapping) else choice.get("name")
         if isinstance(name, str) and name:
             if name not in names and not free:
-                raise ConfigurationError(f"tool_choice names {name!r}, which is not among "
-                                         "the tools", expected=tuple(sorted(names)))
+                raise ConfigurationError(
+                    f"tool_choice names {name!r}, which is not among the tools",
+                    expected=tuple(sorted(names)),
+                )
             return "named", name
-    raise ConfigurationError(f"tool_choice must be one of {CHOICES} or name a tool, not "
-                             f"{choice!r}", expected=(*CHOICES, ('{"type": "function", '
-                                                       '"function": {"name": …}}')))
+    raise ConfigurationError(
+        f"tool_choice must be one of {CHOICES} or name a tool, not {choice!r}",
+        expected=(*CHOICES, ('{"type": "function", "function": {"name": …}}')),
+    )
 
 
 def calls(req: Request) -> list[tuple[str, Any]]:
@@ -163,11 +184,16 @@ def build(req: Request) -> Grammar:
         body = g.define(_rule_name(name), lower(rest, target))
         first.append(seq(Lit(head), body))
         more.append(seq(Lit(shape.separator + head), body))
-    layout = seq(Lit(shape.opener + shape.lead), alt(*first),
-                 star(alt(*more)) if req.parallel else Lit(""), Lit(shape.trail + shape.closer))
+    layout = seq(
+        Lit(shape.opener + shape.lead),
+        alt(*first),
+        star(alt(*more)) if req.parallel else Lit(""),
+        Lit(shape.trail + shape.closer),
+    )
     block = g.define("block", lower(layout, target))
-    g.rules[start] = seq(text, block) if req.choice in ("required", "named") else \
-        alt(seq(text, block), text)
+    g.rules[start] = (
+        seq(text, block) if req.choice in ("required", "named") else alt(seq(text, block), text)
+    )
     return g
 
 
@@ -178,8 +204,9 @@ def arguments(req: Request, name: str) -> Grammar:
         raise ConfigurationError(f"no tool named {name!r}", expected=tuple(sorted(tools)))
     g = Grammar()
     start = g.reserve("start")
-    g.rules[start] = lower(shape_of(req.dialect, req.dirs).arguments(tools[name]),
-                           Target(req.target, g))
+    g.rules[start] = lower(
+        shape_of(req.dialect, req.dirs).arguments(tools[name]), Target(req.target, g)
+    )
     return g
 
 

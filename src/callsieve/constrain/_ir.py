@@ -21,8 +21,29 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["ANY", "NOTHING", "Alt", "Both", "Chars", "Grammar", "Hole", "Json", "Lit", "Node", "Not", "Ref",
-           "Rep", "Seq", "alt", "gbnf", "lark", "opt", "plus", "seq", "star"]
+__all__ = [
+    "ANY",
+    "NOTHING",
+    "Alt",
+    "Both",
+    "Chars",
+    "Grammar",
+    "Hole",
+    "Json",
+    "Lit",
+    "Node",
+    "Not",
+    "Ref",
+    "Rep",
+    "Seq",
+    "alt",
+    "gbnf",
+    "lark",
+    "opt",
+    "plus",
+    "seq",
+    "star",
+]
 
 MAX_CODE = 0x10FFFF
 
@@ -224,7 +245,7 @@ class Grammar:
 # ---------------------------------------------------------------------------- printers
 #: Characters escaped in literals (both formats), and in classes (Lark's regex, GBNF).
 _LIT_SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t", '"': '\\"', "\\": "\\\\"}
-_CLASS_SPECIAL = frozenset("\\]^-[&~/\"")
+_CLASS_SPECIAL = frozenset('\\]^-[&~/"')
 
 
 def _printable(c: str) -> bool:
@@ -234,9 +255,17 @@ def _printable(c: str) -> bool:
 
 def _lit(text: str) -> str:
     """A string literal, read the same by llguidance's Lark and by GBNF."""
-    return '"' + "".join(_LIT_SHORT.get(c) or (c if _printable(c) else f"\\x{ord(c):02x}"
-                                                   if ord(c) < 0x100 else f"\\u{ord(c):04x}")
-                         for c in text) + '"'
+    return (
+        '"'
+        + "".join(
+            _LIT_SHORT.get(c)
+            or (
+                c if _printable(c) else f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
+            )
+            for c in text
+        )
+        + '"'
+    )
 
 
 def _rx_char(o: int) -> str:
@@ -261,8 +290,7 @@ def _class(ranges: tuple[tuple[int, int], ...], emit: Callable[[int], str]) -> s
 
 def _single(n: Chars) -> str | None:
     """The one character of a one-character class."""
-    return chr(n.ranges[0][0]) if len(n.ranges) == 1 and n.ranges[0][0] == n.ranges[0][1] \
-        else None
+    return chr(n.ranges[0][0]) if len(n.ranges) == 1 and n.ranges[0][0] == n.ranges[0][1] else None
 
 
 def _lark_node(n: Node, names: dict[str, str], top: bool = False) -> str:
@@ -310,8 +338,7 @@ def lark(g: Grammar, header: str = "") -> str:
     """The grammar in llguidance's Lark syntax; the first rule is ``start``."""
     names = {}
     for k, name in enumerate(g.rules):
-        names[name] = "start" if k == 0 else (name.upper() if name in g.terminals
-                                               else name.lower())
+        names[name] = "start" if k == 0 else (name.upper() if name in g.terminals else name.lower())
     lines = [header] if header else []
     lines += [f"{names[n]}: {_lark_node(body, names, top=True)}" for n, body in g.rules.items()]
     return "\n".join(lines) + "\n"
@@ -341,6 +368,7 @@ def _gbnf_atom(n: Node, names: dict[str, str]) -> str:
 
 def gbnf(g: Grammar) -> str:
     """The grammar in GBNF; the first rule is ``root``."""
-    names = {name: "root" if k == 0 else name.lower().replace("_", "-")
-             for k, name in enumerate(g.rules)}
+    names = {
+        name: "root" if k == 0 else name.lower().replace("_", "-") for k, name in enumerate(g.rules)
+    }
     return "".join(f"{names[n]} ::= {_gbnf_node(body, names)}\n" for n, body in g.rules.items())

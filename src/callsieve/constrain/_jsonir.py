@@ -27,7 +27,7 @@ import json
 import math
 from typing import Any
 
-from .._errors import ConfigurationError
+from .._base.errors import ConfigurationError
 from ._ir import ANY, Alt, Chars, Grammar, Lit, Node, Ref, Rep, Seq, alt, opt, seq, star
 from ._regex import restrict
 from ._schema import ANNOTATIONS, Safety, resolve
@@ -41,9 +41,16 @@ _DIGITS = Chars.span("0", "9")
 _INTEGER = seq(opt(Lit("-")), alt(Lit("0"), seq(Chars.span("1", "9"), Rep(_DIGITS, 0, 18))))
 #: A number as JSON writes it, within a float's range (the parser reads ``1e999`` as no JSON
 #: value): at most 19 digits before the point, so an exponent of at most 288 up.
-_NUMBER = seq(_INTEGER, opt(seq(Lit("."), Rep(_DIGITS, 1, 20))),
-              opt(seq(Chars.of("eE"), alt(seq(opt(Lit("+")), int_range(0, 288)),
-                                          seq(Lit("-"), Rep(_DIGITS, 1, 3))))))
+_NUMBER = seq(
+    _INTEGER,
+    opt(seq(Lit("."), Rep(_DIGITS, 1, 20))),
+    opt(
+        seq(
+            Chars.of("eE"),
+            alt(seq(opt(Lit("+")), int_range(0, 288)), seq(Lit("-"), Rep(_DIGITS, 1, 3))),
+        )
+    ),
+)
 
 
 class JsonRules:
@@ -65,23 +72,38 @@ class JsonRules:
         if schema is True or schema == {}:
             return self.any_value()
         if schema is False:
-            raise ConfigurationError(f"{where}: a schema that accepts nothing",
-                                     expected=("a schema that accepts a value",))
+            raise ConfigurationError(
+                f"{where}: a schema that accepts nothing",
+                expected=("a schema that accepts a value",),
+            )
         keys = set(schema) - ANNOTATIONS
         if "$ref" in schema:
             if keys != {"$ref"}:
-                schema = self._merge([{k: schema[k] for k in keys - {"$ref"}},
-                                      resolve(self.root, schema["$ref"], where)], where)
+                schema = self._merge(
+                    [
+                        {k: schema[k] for k in keys - {"$ref"}},
+                        resolve(self.root, schema["$ref"], where),
+                    ],
+                    where,
+                )
             else:
                 return self._ref(schema["$ref"], where)
         if "allOf" in schema:
-            return self.value(self._merge([{k: v for k, v in schema.items() if k != "allOf"},
-                                           *schema["allOf"]], where), where)
+            return self.value(
+                self._merge(
+                    [{k: v for k, v in schema.items() if k != "allOf"}, *schema["allOf"]], where
+                ),
+                where,
+            )
         branches = schema.get("anyOf", schema.get("oneOf"))
         if branches is not None:
             rest = {k: v for k, v in schema.items() if k not in ("anyOf", "oneOf")}
-            return alt(*(self.value({**rest, **b} if isinstance(b, dict) else b,
-                                    f"{where}.anyOf[{i}]") for i, b in enumerate(branches)))
+            return alt(
+                *(
+                    self.value({**rest, **b} if isinstance(b, dict) else b, f"{where}.anyOf[{i}]")
+                    for i, b in enumerate(branches)
+                )
+            )
         if "const" in schema or "enum" in schema:
             values = [schema["const"]] if "const" in schema else list(schema["enum"])
             return alt(*(Lit(self._dumps(v)) for v in values))
@@ -100,11 +122,13 @@ class JsonRules:
         if kind == "integer":
             return self._integer(schema, where)
         if kind == "number":
-            if any(k in schema for k in ("minimum", "maximum", "exclusiveMinimum",
-                                         "exclusiveMaximum")):
-                raise ConfigurationError(f"{where}: bounds on a number (not an integer) "
-                                         "cannot be enforced in gbnf",
-                                         expected=("type integer",))
+            if any(
+                k in schema for k in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+            ):
+                raise ConfigurationError(
+                    f"{where}: bounds on a number (not an integer) cannot be enforced in gbnf",
+                    expected=("type integer",),
+                )
             return self.g.define("json_number", _NUMBER, terminal=True)
         if kind == "boolean":
             return alt(Lit("true"), Lit("false"))
@@ -112,9 +136,10 @@ class JsonRules:
             return Lit("null")
         if kind is None:
             return self.any_value()
-        raise ConfigurationError(f"{where}: unknown type {kind!r}",
-                                 expected=("object", "array", "string", "integer", "number",
-                                           "boolean", "null"))
+        raise ConfigurationError(
+            f"{where}: unknown type {kind!r}",
+            expected=("object", "array", "string", "integer", "number", "boolean", "null"),
+        )
 
     def _ref(self, ref: str, where: str) -> Node:
         name = self._refs.get(ref)
@@ -133,17 +158,20 @@ class JsonRules:
             if part is True:
                 continue
             if not isinstance(part, dict):
-                raise ConfigurationError(f"{where}: allOf of a schema that accepts nothing",
-                                         expected=("object schemas",))
+                raise ConfigurationError(
+                    f"{where}: allOf of a schema that accepts nothing", expected=("object schemas",)
+                )
             for k, v in part.items():
                 if k == "properties":
                     out["properties"] = {**out.get("properties", {}), **v}
                 elif k == "required":
                     out["required"] = list(dict.fromkeys([*out.get("required", []), *v]))
                 elif k in out and out[k] != v and k not in ANNOTATIONS:
-                    raise ConfigurationError(f"{where}: allOf members disagree on {k!r}; "
-                                             "gbnf merges object members only",
-                                             expected=("allOf of object schemas",))
+                    raise ConfigurationError(
+                        f"{where}: allOf members disagree on {k!r}; "
+                        "gbnf merges object members only",
+                        expected=("allOf of object schemas",),
+                    )
                 else:
                     out[k] = v
         return out
@@ -154,16 +182,25 @@ class JsonRules:
         required = set(schema.get("required") or [])
         missing = required - set(props)
         if missing:
-            raise ConfigurationError(f"{where}: required {sorted(missing)} not in properties",
-                                     expected=("required names listed in properties",))
+            raise ConfigurationError(
+                f"{where}: required {sorted(missing)} not in properties",
+                expected=("required names listed in properties",),
+            )
         extra = schema.get("additionalProperties", "properties" not in schema)
         members: list[tuple[Node, bool]] = [
-            (seq(Lit(self._dumps(k)), _COLON, self.value(v, f"{where}.properties.{k}")),
-             k in required) for k, v in props.items()]
+            (
+                seq(Lit(self._dumps(k)), _COLON, self.value(v, f"{where}.properties.{k}")),
+                k in required,
+            )
+            for k, v in props.items()
+        ]
         if extra is not False:
             key = self._other_key(list(props))
-            val = self.any_value() if extra is True else self.value(
-                extra, f"{where}.additionalProperties")
+            val = (
+                self.any_value()
+                if extra is True
+                else self.value(extra, f"{where}.additionalProperties")
+            )
             members.append((seq(key, _COLON, val), False))
         body = _members(members, repeat_last=extra is not False)
         return seq(Lit("{"), body, Lit("}"))
@@ -200,8 +237,9 @@ class JsonRules:
                 tail = Rep(seq(_SEP, more), max(low - 1, 0), None if high is None else high - 1)
                 parts.append(seq(more, tail) if low else opt(seq(more, tail)))
         elif lo > n:
-            raise ConfigurationError(f"{where}: minItems {lo} needs more than the "
-                                     f"{n} prefixItems", expected=("items",))
+            raise ConfigurationError(
+                f"{where}: minItems {lo} needs more than the {n} prefixItems", expected=("items",)
+            )
         return seq(Lit("["), seq(*parts), Lit("]"))
 
     # ---------------------------------------------------------------- scalars
@@ -210,9 +248,11 @@ class JsonRules:
         if values is not None:
             return alt(*(Lit(self._dumps(v)) for v in values))
         if len(langs) > 1:
-            raise ConfigurationError(f"{where}: pattern, format and minLength/maxLength "
-                                     "together cannot be enforced in gbnf (use one)",
-                                     expected=("one of them",))
+            raise ConfigurationError(
+                f"{where}: pattern, format and minLength/maxLength "
+                "together cannot be enforced in gbnf (use one)",
+                expected=("one of them",),
+            )
         if not langs:
             return self.any_string()
         return seq(Lit('"'), _encode(restrict(langs[0], self._tight)), Lit('"'))
@@ -227,8 +267,7 @@ class JsonRules:
     def any_string(self) -> Node:
         raw, escapes = json_units(ANY - self.safety.chars, generic=True)
         seq_ = self.safety.seq
-        body = avoid(split_units(raw, seq_, escapes), seq_) if seq_ else \
-            star(alt(raw, *escapes))
+        body = avoid(split_units(raw, seq_, escapes), seq_) if seq_ else star(alt(raw, *escapes))
         return self.g.define("json_string", seq(Lit('"'), body, Lit('"')), terminal=True)
 
     def any_value(self) -> Node:
@@ -239,22 +278,32 @@ class JsonRules:
             member = seq(string, _COLON, self._any)
             obj = seq(Lit("{"), opt(seq(member, star(seq(_SEP, member)))), Lit("}"))
             arr = seq(Lit("["), opt(seq(self._any, star(seq(_SEP, self._any)))), Lit("]"))
-            self.g.rules[name] = alt(obj, arr, string,
-                                     self.g.define("json_number", _NUMBER, terminal=True),
-                                     Lit("true"), Lit("false"), Lit("null"))
+            self.g.rules[name] = alt(
+                obj,
+                arr,
+                string,
+                self.g.define("json_number", _NUMBER, terminal=True),
+                Lit("true"),
+                Lit("false"),
+                Lit("null"),
+            )
         return self._any
 
     def _dumps(self, value: Any) -> str:
         """``value`` as JSON (``json.dumps``'s separators), forbidden text escaped."""
         if isinstance(value, dict):
-            return "{" + ", ".join(f"{self._dumps(str(k))}: {self._dumps(v)}"
-                                   for k, v in value.items()) + "}"
+            return (
+                "{"
+                + ", ".join(f"{self._dumps(str(k))}: {self._dumps(v)}" for k, v in value.items())
+                + "}"
+            )
         if isinstance(value, list):
             return "[" + ", ".join(self._dumps(v) for v in value) + "]"
         text = json.dumps(value, ensure_ascii=False, allow_nan=False)
         if isinstance(value, str):
-            bad = self.safety.chars | (Chars.of(self.safety.seq[-1]) if self.safety.seq
-                                       else Chars(()))
+            bad = self.safety.chars | (
+                Chars.of(self.safety.seq[-1]) if self.safety.seq else Chars(())
+            )
             text = "".join(f"\\u{ord(c):04x}" if c in bad else c for c in text)
         return text
 
@@ -262,6 +311,7 @@ class JsonRules:
 def _members(members: list[tuple[Node, bool]], repeat_last: bool) -> Node:
     """An object's members in order, each once (required ones always), commas between;
     ``repeat_last``: the last member (other keys) may come any number of times."""
+
     def later(k: int) -> Node:
         node, req = members[k]
         item = seq(_SEP, node)
@@ -269,8 +319,7 @@ def _members(members: list[tuple[Node, bool]], repeat_last: bool) -> Node:
             return star(item)
         return item if req else opt(item)
 
-    tails = [seq(*(later(j) for j in range(k + 1, len(members))))
-             for k in range(len(members))]
+    tails = [seq(*(later(j) for j in range(k + 1, len(members)))) for k in range(len(members))]
     starts: list[Node] = []
     for k, (node, req) in enumerate(members):
         starts.append(seq(node, tails[k]))
@@ -308,8 +357,9 @@ def _encode(node: Node) -> Node:
     return node
 
 
-def _bound(schema: dict[str, Any], inclusive: str, exclusive: str, rnd: Any,
-           step: int) -> int | None:
+def _bound(
+    schema: dict[str, Any], inclusive: str, exclusive: str, rnd: Any, step: int
+) -> int | None:
     found = []
     ex = schema.get(exclusive)
     bound = schema.get(inclusive)
@@ -334,4 +384,3 @@ def _infer(schema: dict[str, Any]) -> str | None:
     if any(k in schema for k in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")):
         return "number"
     return None
-

@@ -27,7 +27,7 @@ except ImportError:  # pragma: no cover - Python 3.10
     import sre_constants as _c
     import sre_parse as _p
 
-from .._errors import ConfigurationError
+from .._base.errors import ConfigurationError
 from ._ir import ANY, Alt, Chars, Lit, Node, Rep, Seq, alt, seq, star
 
 __all__ = ["DIGIT", "SPACE", "WORD", "regex_node", "restrict"]
@@ -35,12 +35,18 @@ __all__ = ["DIGIT", "SPACE", "WORD", "regex_node", "restrict"]
 DIGIT = Chars.span("0", "9")
 WORD = Chars.span("a", "z") | Chars.span("A", "Z") | DIGIT | Chars.of("_")
 #: ECMA-262 white space and line terminators (``\\s``).
-SPACE = (Chars.of("\t\n\x0b\x0c\r \xa0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff")
-         | Chars.span("\u2000", "\u200a"))
+SPACE = Chars.of("\t\n\x0b\x0c\r \xa0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff") | Chars.span(
+    "\u2000", "\u200a"
+)
 _LINE_END = Chars.of("\n\r\u2028\u2029")
-_CATEGORY = {"CATEGORY_DIGIT": DIGIT, "CATEGORY_NOT_DIGIT": ~DIGIT,
-             "CATEGORY_WORD": WORD, "CATEGORY_NOT_WORD": ~WORD,
-             "CATEGORY_SPACE": SPACE, "CATEGORY_NOT_SPACE": ~SPACE}
+_CATEGORY = {
+    "CATEGORY_DIGIT": DIGIT,
+    "CATEGORY_NOT_DIGIT": ~DIGIT,
+    "CATEGORY_WORD": WORD,
+    "CATEGORY_NOT_WORD": ~WORD,
+    "CATEGORY_SPACE": SPACE,
+    "CATEGORY_NOT_SPACE": ~SPACE,
+}
 
 
 def regex_node(source: str, where: str = "pattern") -> Node:
@@ -48,11 +54,12 @@ def regex_node(source: str, where: str = "pattern") -> Node:
     try:
         items = list(_p.parse(source))
     except Exception as exc:  # noqa: BLE001 - re's errors, and anything else it may raise
-        raise ConfigurationError(f"{where}: not a regular expression: {exc}",
-                                 expected=("a regular expression",)) from None
+        raise ConfigurationError(
+            f"{where}: not a regular expression: {exc}", expected=("a regular expression",)
+        ) from None
     head = not (items and _is_at(items[0], "AT_BEGINNING"))
     tail = not (items and _is_at(items[-1], "AT_END"))
-    items = items[(0 if head else 1):(len(items) if tail else -1)]
+    items = items[(0 if head else 1) : (len(items) if tail else -1)]
     body = _seq(items, where)
     return seq(star(ANY) if head else Lit(""), body, star(ANY) if tail else Lit(""))
 
@@ -113,8 +120,10 @@ def _class(items: Any, where: str) -> Chars:
 
 
 def _unsupported(what: str, where: str) -> ConfigurationError:
-    return ConfigurationError(f"{where}: {what} is not supported (regular patterns only)",
-                              expected=("literals, classes, groups, |, and repeats",))
+    return ConfigurationError(
+        f"{where}: {what} is not supported (regular patterns only)",
+        expected=("literals, classes, groups, |, and repeats",),
+    )
 
 
 def restrict(node: Node, allowed: Chars) -> Node:

@@ -28,34 +28,109 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from .._errors import ConfigurationError
+from .._base.errors import ConfigurationError
 from ._ir import ANY, NOTHING, Chars
 from ._strings import avoid, regex_text, split_units
 
-__all__ = ["ANNOTATIONS", "FORMATS", "KEYWORDS", "NO_SAFETY", "NUMBER_BOUND", "Safety", "check",
-           "resolve",
-           "safe_schema", "slots", "sub_schemas"]
+__all__ = [
+    "ANNOTATIONS",
+    "FORMATS",
+    "KEYWORDS",
+    "NO_SAFETY",
+    "NUMBER_BOUND",
+    "Safety",
+    "check",
+    "resolve",
+    "safe_schema",
+    "slots",
+    "sub_schemas",
+]
 
-ANNOTATIONS = frozenset({"title", "description", "default", "examples", "$schema", "$id",
-                         "$comment", "deprecated", "readOnly", "writeOnly", "$anchor",
-                         "contentMediaType", "contentEncoding", "strict", "nullable_note"})
-_COMMON = {"type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "$defs",
-           "definitions", "properties", "required", "additionalProperties", "items",
-           "prefixItems", "minItems", "maxItems", "pattern", "format", "minLength",
-           "maxLength", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}
+ANNOTATIONS = frozenset(
+    {
+        "title",
+        "description",
+        "default",
+        "examples",
+        "$schema",
+        "$id",
+        "$comment",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "$anchor",
+        "contentMediaType",
+        "contentEncoding",
+        "strict",
+        "nullable_note",
+    }
+)
+_COMMON = {
+    "type",
+    "enum",
+    "const",
+    "anyOf",
+    "oneOf",
+    "allOf",
+    "$ref",
+    "$defs",
+    "definitions",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "prefixItems",
+    "minItems",
+    "maxItems",
+    "pattern",
+    "format",
+    "minLength",
+    "maxLength",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+}
 KEYWORDS = {
-    "lark": frozenset(_COMMON | {"patternProperties", "minProperties", "maxProperties",
-                                 "multipleOf", "x-guidance"}),
+    "lark": frozenset(
+        _COMMON
+        | {"patternProperties", "minProperties", "maxProperties", "multipleOf", "x-guidance"}
+    ),
     "gbnf": frozenset(_COMMON),
 }
 #: String formats the targets enforce (llguidance's list; ours for GBNF and raw strings).
-FORMATS = {"lark": frozenset({"date-time", "time", "date", "duration", "email", "hostname",
-                              "ipv4", "ipv6", "uuid", "uri"}),
-           "gbnf": frozenset({"date-time", "time", "date", "uuid"})}
+FORMATS = {
+    "lark": frozenset(
+        {
+            "date-time",
+            "time",
+            "date",
+            "duration",
+            "email",
+            "hostname",
+            "ipv4",
+            "ipv6",
+            "uuid",
+            "uri",
+        }
+    ),
+    "gbnf": frozenset({"date-time", "time", "date", "uuid"}),
+}
 _MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 _LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
-_SINGLE = ("additionalProperties", "items", "additionalItems", "contains", "not", "if",
-           "then", "else", "propertyNames", "unevaluatedItems", "unevaluatedProperties")
+_SINGLE = (
+    "additionalProperties",
+    "items",
+    "additionalItems",
+    "contains",
+    "not",
+    "if",
+    "then",
+    "else",
+    "propertyNames",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+)
 
 
 @dataclass(frozen=True)
@@ -117,21 +192,29 @@ def check(schema: Any, target: str, where: str) -> None:
         if isinstance(node, bool):
             continue
         if not isinstance(node, dict):
-            raise ConfigurationError(f"{path}: a schema must be an object or a boolean",
-                                     expected=("a JSON Schema object",))
+            raise ConfigurationError(
+                f"{path}: a schema must be an object or a boolean",
+                expected=("a JSON Schema object",),
+            )
         bad = sorted(k for k in node if k not in allowed and k not in ANNOTATIONS)
         if bad:
             raise ConfigurationError(
                 f"{path}: {', '.join(map(repr, bad))} cannot be enforced in {target} "
-                "(docs/constrained-decoding.md lists what can)", expected=tuple(sorted(allowed)))
+                "(docs/constrained-decoding.md lists what can)",
+                expected=tuple(sorted(allowed)),
+            )
         fmt = node.get("format")
         if fmt is not None and fmt not in FORMATS[target]:
-            raise ConfigurationError(f"{path}: format {fmt!r} cannot be enforced in {target}",
-                                     expected=tuple(sorted(FORMATS[target])))
+            raise ConfigurationError(
+                f"{path}: format {fmt!r} cannot be enforced in {target}",
+                expected=tuple(sorted(FORMATS[target])),
+            )
         ref = node.get("$ref")
         if ref is not None and not (isinstance(ref, str) and ref.startswith("#")):
-            raise ConfigurationError(f"{path}: only local references (#/…) are supported, "
-                                     f"not {ref!r}", expected=("#/$defs/NAME",))
+            raise ConfigurationError(
+                f"{path}: only local references (#/…) are supported, not {ref!r}",
+                expected=("#/$defs/NAME",),
+            )
         stack += [(path + k, v) for k, v in sub_schemas(node)]
 
 
@@ -145,8 +228,9 @@ def resolve(root: Any, ref: str, where: str) -> Any:
         elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
             node = node[int(part)]
         else:
-            raise ConfigurationError(f"{where}: $ref {ref!r} points at nothing",
-                                     expected=("#/$defs/NAME",))
+            raise ConfigurationError(
+                f"{where}: $ref {ref!r} points at nothing", expected=("#/$defs/NAME",)
+            )
     return node
 
 
@@ -185,8 +269,11 @@ def safe_schema(schema: dict[str, Any], safety: Safety) -> dict[str, Any]:
 
 
 def _rewrite(node: dict[str, Any], value: str | None, safety: Safety, seen: set[int]) -> None:
-    if "properties" in node and "additionalProperties" not in node \
-            and "patternProperties" not in node:
+    if (
+        "properties" in node
+        and "additionalProperties" not in node
+        and "patternProperties" not in node
+    ):
         node["additionalProperties"] = False
     kinds = node.get("type")
     kinds = [kinds] if isinstance(kinds, str) else kinds if isinstance(kinds, list) else None
@@ -200,10 +287,10 @@ def _rewrite(node: dict[str, Any], value: str | None, safety: Safety, seen: set[
         return  # (a reference's target is a value position of its own)
     if kinds is None or "string" in kinds:
         _safe_string(node, value, seen)
-    untyped = kinds is None and not any(k in node for k in ("$ref", "anyOf", "oneOf", "allOf",
-                                                            "enum", "const"))
-    if (untyped or "array" in (kinds or ())) and "items" not in node \
-            and "prefixItems" not in node:
+    untyped = kinds is None and not any(
+        k in node for k in ("$ref", "anyOf", "oneOf", "allOf", "enum", "const")
+    )
+    if (untyped or "array" in (kinds or ())) and "items" not in node and "prefixItems" not in node:
         node["items"] = dict(_ANY_REF)
     if untyped or "object" in (kinds or ()):
         _safe_keys(node, value)
@@ -221,9 +308,10 @@ def _safe_string(node: dict[str, Any], value: str, seen: set[int]) -> None:
 def _safe_keys(node: dict[str, Any], value: str) -> None:
     extra = node.get("additionalProperties", "properties" not in node)
     if "patternProperties" in node:
-        raise ConfigurationError("patternProperties cannot be kept safe in this context "
-                                 "(its keys could end the block)",
-                                 expected=("properties", "additionalProperties"))
+        raise ConfigurationError(
+            "patternProperties cannot be kept safe in this context (its keys could end the block)",
+            expected=("properties", "additionalProperties"),
+        )
     if extra is not False:
         node["patternProperties"] = {value: extra if isinstance(extra, dict) else dict(_ANY_REF)}
         node["additionalProperties"] = False
@@ -235,16 +323,28 @@ def _keep_safe(node: dict[str, Any], key: str, safety: Safety) -> None:
         return
     kept = [v for v in values if safety.allows(json.dumps(v, ensure_ascii=False))]
     if not kept:
-        raise ConfigurationError(f"every {key} value holds text that would end the block "
-                                 f"here: {values!r}", expected=("values without it",))
+        raise ConfigurationError(
+            f"every {key} value holds text that would end the block here: {values!r}",
+            expected=("values without it",),
+        )
     if key == "enum":
         node[key] = kept
 
 
 def _any_value(value: str) -> dict[str, Any]:
-    return {"anyOf": [{"type": ["null", "boolean", "number"], "maximum": NUMBER_BOUND,
-                       "minimum": -NUMBER_BOUND},
-                      {"type": "string", "pattern": value},
-                      {"type": "array", "items": dict(_ANY_REF)},
-                      {"type": "object", "patternProperties": {value: dict(_ANY_REF)},
-                       "additionalProperties": False}]}
+    return {
+        "anyOf": [
+            {
+                "type": ["null", "boolean", "number"],
+                "maximum": NUMBER_BOUND,
+                "minimum": -NUMBER_BOUND,
+            },
+            {"type": "string", "pattern": value},
+            {"type": "array", "items": dict(_ANY_REF)},
+            {
+                "type": "object",
+                "patternProperties": {value: dict(_ANY_REF)},
+                "additionalProperties": False,
+            },
+        ]
+    }

@@ -30,10 +30,10 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-from .._errors import ConfigurationError
-from .._prefix import first_chars
-from .._prompt_write import _attr
-from .._spelling import Spelling, spelling
+from .._base.errors import ConfigurationError
+from .._grammar.prefix import first_chars
+from .._grammar.spelling import Spelling, spelling
+from .._prompt.write import _attr
 from ._bodies import Cdata, Target
 from ._ir import Alt, Chars, Hole, Lit, Node, Rep, Seq, alt, opt, seq, star
 from ._schema import NO_SAFETY, Safety
@@ -48,11 +48,30 @@ NAME_MAX = 64
 #: The ``string`` attribute's values (SPEC §5), and what XML character entities start with.
 _TRUE, _FALSE, _ENTITY = "true", "false", "&"
 _LINE = "\n"  # what the writers put between a block's lines and between native calls
-MARKUP_NAMES = ("CALLS_OPEN", "CALLS_CLOSE", "INVOKE_OPEN", "INVOKE_CLOSE", "PARAM_OPEN",
-                "PARAM_CLOSE", "NAME_ATTR", "ATTR", "TAG_END", "CDATA_OPEN", "CDATA_CLOSE")
-NATIVE_NAMES = ("NATIVE_CALLS_BEGIN", "NATIVE_CALLS_END", "NATIVE_CALL_BEGIN",
-                "NATIVE_CALL_END", "NATIVE_SEP", "NATIVE_HEAD", "NATIVE_NAME_LINE",
-                "NATIVE_FENCE_END", "CALL_SEP")
+MARKUP_NAMES = (
+    "CALLS_OPEN",
+    "CALLS_CLOSE",
+    "INVOKE_OPEN",
+    "INVOKE_CLOSE",
+    "PARAM_OPEN",
+    "PARAM_CLOSE",
+    "NAME_ATTR",
+    "ATTR",
+    "TAG_END",
+    "CDATA_OPEN",
+    "CDATA_CLOSE",
+)
+NATIVE_NAMES = (
+    "NATIVE_CALLS_BEGIN",
+    "NATIVE_CALLS_END",
+    "NATIVE_CALL_BEGIN",
+    "NATIVE_CALL_END",
+    "NATIVE_SEP",
+    "NATIVE_HEAD",
+    "NATIVE_NAME_LINE",
+    "NATIVE_FENCE_END",
+    "CALL_SEP",
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -100,7 +119,8 @@ def _shape(dialect: str, dirs: tuple[str, ...]) -> Markup | Native:
     raise ConfigurationError(
         f"dialect {dialect!r}: its spelling file fits no exported shape (markup needs "
         f"{', '.join(MARKUP_NAMES)}; native needs {', '.join(NATIVE_NAMES)})",
-        expected=("a markup or native spelling file",))
+        expected=("a markup or native spelling file",),
+    )
 
 
 class Markup:
@@ -113,8 +133,10 @@ class Markup:
         run = sp.grammar.terminals.get("TEXT_RUN")
         stops = first_chars(run.stop_source) if run is not None and run.stop_source else None
         if not stops:
-            raise ConfigurationError(f"dialect {self.dialect!r}: no plain body run (TEXT_RUN) "
-                                     "with a stop of fixed characters")
+            raise ConfigurationError(
+                f"dialect {self.dialect!r}: no plain body run (TEXT_RUN) "
+                "with a stop of fixed characters"
+            )
         self.stops = Chars.of("".join(sorted(stops)))
         self.cdata = Cdata(sp["CDATA_OPEN"], sp["CDATA_CLOSE"])
         self.cdata_strings = sp.get("STRING_BODY") == "cdata"
@@ -125,8 +147,10 @@ class Markup:
 
     def check_name(self, tool: Tool) -> None:
         if not self._spells(tool.name):
-            raise ConfigurationError(f"{tool.where}: tool name {tool.name!r} cannot be written "
-                                     f"in {self.dialect}", expected=("a name name=\"…\" holds",))
+            raise ConfigurationError(
+                f"{tool.where}: tool name {tool.name!r} cannot be written in {self.dialect}",
+                expected=('a name name="…" holds',),
+            )
 
     #: What stands between two calls, and after the opener and before the closer.
     separator = lead = trail = _LINE
@@ -147,13 +171,15 @@ class Markup:
         extra = schema.get("additionalProperties", not props)
         forms: list[Node] = []
         if all(self._spells(k) for k in props) and required <= set(props):
-            lines = [self._param(k, v, schema, f"{tool.where}.properties.{k}")
-                     for k, v in props.items()]
+            lines = [
+                self._param(k, v, schema, f"{tool.where}.properties.{k}") for k, v in props.items()
+            ]
             if not props and extra in (True, {}):
                 forms.append(star(self._free_param()))
             else:
-                forms.append(seq(*(ln if k in required else opt(ln)
-                                   for k, ln in zip(props, lines))))
+                forms.append(
+                    seq(*(ln if k in required else opt(ln) for k, ln in zip(props, lines)))
+                )
         if not forms or extra is not False:
             forms.append(seq(JsonSlot(schema, schema, NO_SAFETY, tool.where), Lit(_LINE)))
         return alt(*forms)
@@ -163,16 +189,27 @@ class Markup:
         head = sp["PARAM_OPEN"] + sp.fill("NAME_ATTR", key)
         close = Lit(sp["PARAM_CLOSE"] + _LINE)
         strings = [prop] if is_string_typed(prop) else string_schemas(prop)
-        forms = [seq(Lit(head + sp.fill("ATTR", _TRUE) + sp["TAG_END"]), self._raw(s, where),
-                     close) for s in strings]
+        forms = [
+            seq(Lit(head + sp.fill("ATTR", _TRUE) + sp["TAG_END"]), self._raw(s, where), close)
+            for s in strings
+        ]
         if not is_string_typed(prop):
-            forms.append(seq(Lit(head + sp.fill("ATTR", _FALSE) + sp["TAG_END"]),
-                             self._json(prop, root, where), close))
+            forms.append(
+                seq(
+                    Lit(head + sp.fill("ATTR", _FALSE) + sp["TAG_END"]),
+                    self._json(prop, root, where),
+                    close,
+                )
+            )
         return alt(*forms)
 
     def _raw(self, schema: Any, where: str) -> RawSlot:
-        return RawSlot(schema if isinstance(schema, dict) else {},
-                       None if self.cdata_strings else self.stops, self.cdata, where)
+        return RawSlot(
+            schema if isinstance(schema, dict) else {},
+            None if self.cdata_strings else self.stops,
+            self.cdata,
+            where,
+        )
 
     def _json(self, schema: Any, root: Any, where: str) -> Node:
         plain = JsonSlot(schema, root, Safety(self.stops | Chars.of(_ENTITY)), where)
@@ -185,18 +222,23 @@ class Markup:
         before, _, after = sp["NAME_ATTR"].partition("{}")
         head = seq(Lit(sp["PARAM_OPEN"] + before), NameSlot(self.names), Lit(after))
         close = Lit(sp["PARAM_CLOSE"] + _LINE)
-        return alt(seq(head, Lit(sp.fill("ATTR", _TRUE) + sp["TAG_END"]), self._raw({}, "*"),
-                       close),
-                   seq(head, Lit(sp.fill("ATTR", _FALSE) + sp["TAG_END"]),
-                       self._json({}, {}, "*"), close))
+        return alt(
+            seq(head, Lit(sp.fill("ATTR", _TRUE) + sp["TAG_END"]), self._raw({}, "*"), close),
+            seq(head, Lit(sp.fill("ATTR", _FALSE) + sp["TAG_END"]), self._json({}, {}, "*"), close),
+        )
 
     def free_call(self) -> Node:
         sp = self.sp
         before, _, after = sp["NAME_ATTR"].partition("{}")
-        head = seq(Lit(sp["INVOKE_OPEN"] + before), NameSlot(self.names),
-                   Lit(after + sp["TAG_END"] + _LINE))
-        body = alt(star(self._free_param()),
-                   seq(JsonSlot({"type": "object"}, {}, NO_SAFETY, "*"), Lit(_LINE)))
+        head = seq(
+            Lit(sp["INVOKE_OPEN"] + before),
+            NameSlot(self.names),
+            Lit(after + sp["TAG_END"] + _LINE),
+        )
+        body = alt(
+            star(self._free_param()),
+            seq(JsonSlot({"type": "object"}, {}, NO_SAFETY, "*"), Lit(_LINE)),
+        )
         return seq(head, body, Lit(sp["INVOKE_CLOSE"]))
 
 
@@ -215,15 +257,16 @@ class Native:
     def _spells(self, name: str) -> bool:
         line = self.sp.fill("NATIVE_NAME_LINE", name)
         m = self.sp.terminal("NATIVE_NAME_LINE").fullmatch(line)
-        return m is not None and (m.group("q") if m.group("q") is not None
-                                  else m.group("v")) == name
+        return (
+            m is not None and (m.group("q") if m.group("q") is not None else m.group("v")) == name
+        )
 
     def check_name(self, tool: Tool) -> None:
         if not self._spells(tool.name):
-            raise ConfigurationError(f"{tool.where}: tool name {tool.name!r} cannot be written "
-                                     f"in {self.dialect}",
-                                     expected=(("a name without white space, quotes, "
-                                                "brackets or backticks"),))
+            raise ConfigurationError(
+                f"{tool.where}: tool name {tool.name!r} cannot be written in {self.dialect}",
+                expected=(("a name without white space, quotes, brackets or backticks"),),
+            )
 
     lead = trail = ""
 
@@ -241,8 +284,13 @@ class Native:
 
     def free_call(self) -> Node:
         before, _, after = self.sp["NATIVE_NAME_LINE"].partition("{}")
-        return seq(Lit(self.head + before), NameSlot(self.names), Lit(after),
-                   JsonSlot({"type": "object"}, {}, self.safety, "*"), Lit(self.tail))
+        return seq(
+            Lit(self.head + before),
+            NameSlot(self.names),
+            Lit(after),
+            JsonSlot({"type": "object"}, {}, self.safety, "*"),
+            Lit(self.tail),
+        )
 
 
 def _name_chars(spells: Any) -> Chars:

@@ -19,7 +19,7 @@ What it costs: ``avoid`` is cubic in ``len(s)`` (three characters here); the res
 
 from __future__ import annotations
 
-from .._errors import ConfigurationError
+from .._base.errors import ConfigurationError
 from ._ir import ANY, MAX_CODE, Alt, Chars, Lit, Node, Rep, Seq, alt, seq, star
 
 __all__ = ["CONTROL", "avoid", "int_range", "json_units", "regex_text", "split_units"]
@@ -73,8 +73,9 @@ def _next(s: str, q: int, letter: str | None) -> int:
 def split_units(raw: Chars, s: str, others: list[Node]) -> list[Unit]:
     """``raw`` characters and ``others`` (escapes) as ``avoid``'s units for sequence ``s``."""
     if any(c in _ESCAPE_TEXT for c in s):
-        raise ConfigurationError(f"cannot keep {s!r} out of JSON strings: its characters "
-                                 "are those of an escape")
+        raise ConfigurationError(
+            f"cannot keep {s!r} out of JSON strings: its characters are those of an escape"
+        )
     mine = Chars.of(s)
     units: list[Unit] = [(Chars.of(c), c) for c in dict.fromkeys(s) if c in raw]
     rest = raw - mine
@@ -120,7 +121,7 @@ def _natural(a: int, b: int | None) -> Node:
     top = len(str(b)) if b is not None else len(str(a))
     for width in range(len(str(a)), top + 1):
         lo = max(a, 10 ** (width - 1) if width > 1 else 0)
-        hi = min(b, 10 ** width - 1) if b is not None else 10 ** width - 1
+        hi = min(b, 10**width - 1) if b is not None else 10**width - 1
         if lo <= hi:
             parts.append(_same_width(str(lo), str(hi)))
     if b is None:  # and every longer number
@@ -169,13 +170,17 @@ def regex_text(node: Node) -> str:
     if isinstance(node, Seq):
         return "".join(_atom(i) for i in node.items)
     if isinstance(node, Alt):
-        return "(?:" + "|".join(regex_text(i) for i in node.items) + ")" if node.items \
-            else "[^\\s\\S]"
+        return (
+            "(?:" + "|".join(regex_text(i) for i in node.items) + ")" if node.items else "[^\\s\\S]"
+        )
     if isinstance(node, Rep):
         q = {(0, 1): "?", (0, None): "*", (1, None): "+"}.get((node.lo, node.hi))
         if q is None:
-            q = f"{{{node.lo}}}" if node.hi == node.lo else \
-                f"{{{node.lo},{'' if node.hi is None else node.hi}}}"
+            q = (
+                f"{{{node.lo}}}"
+                if node.hi == node.lo
+                else f"{{{node.lo},{'' if node.hi is None else node.hi}}}"
+            )
         return _atom(node.item, group=True) + q
     raise TypeError(f"{type(node).__name__} is not regular")
 
@@ -185,4 +190,3 @@ def _atom(node: Node, group: bool = False) -> str:
     if isinstance(node, Seq) or (group and isinstance(node, Lit) and len(node.text) != 1):
         return f"(?:{text})"
     return text
-

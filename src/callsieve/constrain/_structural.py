@@ -25,9 +25,9 @@ import copy
 import functools
 from typing import Any
 
-from .._errors import ConfigurationError
-from .._grammar import load_grammar
-from .._spelling import spelling
+from .._base.errors import ConfigurationError
+from .._grammar.compiled import load_grammar
+from .._grammar.spelling import spelling
 from ._bodies import Target, with_defs
 from ._export import Request, calls
 from ._ir import Alt, Grammar, Lit, Rep, Seq, gbnf
@@ -47,18 +47,26 @@ _FENCES = ("```", "~~~")
 def structural(req: Request, free_text: str) -> dict[str, Any]:
     """The ``response_format`` object for ``req`` (cached: callers get a copy)."""
     if free_text not in FREE_TEXT:
-        raise ConfigurationError(f"free_text must be one of {FREE_TEXT}, not {free_text!r}",
-                                 expected=FREE_TEXT)
+        raise ConfigurationError(
+            f"free_text must be one of {FREE_TEXT}, not {free_text!r}", expected=FREE_TEXT
+        )
     shape = shape_of(req.dialect, req.dirs)
     excludes = _excludes(req, shape.opener)
-    text: dict[str, Any] = ({"type": "grammar", "grammar": _text_grammar(req)}
-                            if free_text == "checked" else
-                            {"type": "any_text", "excludes": excludes})
+    text: dict[str, Any] = (
+        {"type": "grammar", "grammar": _text_grammar(req)}
+        if free_text == "checked"
+        else {"type": "any_text", "excludes": excludes}
+    )
     if req.choice == "none":
         return _wrap(text)
     tags = [_call_tag(node) for _, node in calls(req)]
-    inner = {"type": "tags_with_separator", "tags": tags, "separator": shape.separator,
-             "at_least_one": True, "stop_after_first": not req.parallel}
+    inner = {
+        "type": "tags_with_separator",
+        "tags": tags,
+        "separator": shape.separator,
+        "at_least_one": True,
+        "stop_after_first": not req.parallel,
+    }
     opener, closer = shape.opener, shape.closer
     content = _sequence([_const(shape.lead), inner, _const(shape.trail)])
     block = {"type": "tag", "begin": opener, "content": content, "end": closer}
@@ -66,8 +74,16 @@ def structural(req: Request, free_text: str) -> dict[str, Any]:
         both = {"type": "sequence", "elements": [text, block]}
         return _wrap(both if req.choice != "auto" else {"type": "or", "elements": [both, text]})
     if req.choice == "auto":
-        return _wrap({"type": "triggered_tags", "triggers": [opener], "tags": [block],
-                      "at_least_one": False, "stop_after_first": True, "excludes": excludes})
+        return _wrap(
+            {
+                "type": "triggered_tags",
+                "triggers": [opener],
+                "tags": [block],
+                "at_least_one": False,
+                "stop_after_first": True,
+                "excludes": excludes,
+            }
+        )
     before = {"type": "tag", "begin": "", "content": text, "end": opener}
     return _wrap(_sequence([before, content, _const(closer)]))
 
@@ -102,8 +118,12 @@ def _call_tag(node: Any) -> dict[str, Any]:
     items = items[1:] if isinstance(first, Lit) else items
     end = last.text if isinstance(last, Lit) and items else ""
     items = items[:-1] if end else items
-    return {"type": "tag", "begin": begin, "content": _sequence([_fmt(i) for i in items]),
-            "end": end}
+    return {
+        "type": "tag",
+        "begin": begin,
+        "content": _sequence([_fmt(i) for i in items]),
+        "end": end,
+    }
 
 
 def _const(text: str) -> dict[str, Any] | None:
@@ -126,15 +146,21 @@ def _fmt(node: Any) -> dict[str, Any] | None:
         return {"type": "or", "elements": [_fmt(i) or _const_empty() for i in node.items]}
     if isinstance(node, Rep):
         inner = _fmt(node.item) or _const_empty()
-        kind = {(0, 1): "optional", (0, None): "star", (1, None): "plus"}.get(
-            (node.lo, node.hi))
+        kind = {(0, 1): "optional", (0, None): "star", (1, None): "plus"}.get((node.lo, node.hi))
         if kind is not None:
             return {"type": kind, "content": inner}
-        return {"type": "repeat", "min": node.lo, "max": -1 if node.hi is None else node.hi,
-                "content": inner}
+        return {
+            "type": "repeat",
+            "min": node.lo,
+            "max": -1 if node.hi is None else node.hi,
+            "content": inner,
+        }
     if isinstance(node, JsonSlot):
-        schema = safe_schema(with_defs(node.schema, node.root), node.safety) \
-            if isinstance(node.schema, dict) else node.schema
+        schema = (
+            safe_schema(with_defs(node.schema, node.root), node.safety)
+            if isinstance(node.schema, dict)
+            else node.schema
+        )
         return {"type": "json_schema", "json_schema": copy.deepcopy(schema)}
     if isinstance(node, RawSlot):
         g = Grammar()

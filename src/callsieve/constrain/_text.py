@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import functools
 
-from .._automaton import DEAD
-from .._entry_tables import THINK_TABLES
-from .._grammar import CompiledGrammar
+from .._grammar.automaton import DEAD
+from .._grammar.compiled import CompiledGrammar
+from .._grammar.entry_tables import THINK_TABLES
 from ._ir import ANY, Chars, Grammar, Lit, Node, Ref, alt, opt, plus, seq, star
 
 __all__ = ["free_text", "safe_followers"]
@@ -48,9 +48,13 @@ def safe_followers(g: CompiledGrammar) -> tuple[tuple[str, str], ...]:
     out = []
     for lead in g.lead_chars:
         starts = [(a, a.step(0, lead)) for a in autos]
-        kill = "".join(c for c in _CANDIDATES
-                       if c not in g.lead_chars and c not in _TICK + _TILDE
-                       and all(s == DEAD or a.step(s, c) == DEAD for a, s in starts))
+        kill = "".join(
+            c
+            for c in _CANDIDATES
+            if c not in g.lead_chars
+            and c not in _TICK + _TILDE
+            and all(s == DEAD or a.step(s, c) == DEAD for a, s in starts)
+        )
         out.append((lead, kill))
     return tuple(out)
 
@@ -58,26 +62,41 @@ def safe_followers(g: CompiledGrammar) -> tuple[tuple[str, str], ...]:
 def free_text(g: Grammar, grammar: CompiledGrammar, target: str) -> Node:
     """The free text's node (rules added to ``g``); ``target`` is ``"lark"`` or ``"gbnf"``."""
     leads = grammar.lead_chars
-    prose = g.define("prose", plus(ANY - Chars.of(leads + _NL + _TICK + _TILDE)),
-                     terminal=True)
+    prose = g.define("prose", plus(ANY - Chars.of(leads + _NL + _TICK + _TILDE)), terminal=True)
     pairs = [seq(Lit(lead), Chars.of(kill)) for lead, kill in safe_followers(grammar) if kill]
     unit: Node = prose
     if pairs:
         unit = alt(prose, g.define("lead_pair", alt(*pairs), terminal=True))
-    span = g.define("code_span", seq(Lit(_TICK), plus(ANY - Chars.of(_TICK + _NL)),
-                                     Lit(_TICK)), terminal=True)
-    content = seq(star(Chars.of(" \t")), opt(seq(ANY - Chars.of(" \t" + _TICK + _TILDE + _NL),
-                                                  star(ANY - Chars.of(_NL)))), Lit(_NL))
-    fence = g.define("code_fence", seq(Lit(_TICK * 3), star(ANY - Chars.of(_TICK + _NL)),
-                                       Lit(_NL), star(content), Lit(_TICK * 3 + _NL)),
-                     terminal=True)
+    span = g.define(
+        "code_span", seq(Lit(_TICK), plus(ANY - Chars.of(_TICK + _NL)), Lit(_TICK)), terminal=True
+    )
+    content = seq(
+        star(Chars.of(" \t")),
+        opt(seq(ANY - Chars.of(" \t" + _TICK + _TILDE + _NL), star(ANY - Chars.of(_NL)))),
+        Lit(_NL),
+    )
+    fence = g.define(
+        "code_fence",
+        seq(
+            Lit(_TICK * 3),
+            star(ANY - Chars.of(_TICK + _NL)),
+            Lit(_NL),
+            star(content),
+            Lit(_TICK * 3 + _NL),
+        ),
+        terminal=True,
+    )
     tilde = Lit(_TILDE)
     if target == "gbnf":
         line = _recursive_line(g, unit, tilde, span)
     else:
-        line = g.define("line", seq(star(alt(unit, seq(tilde, unit), seq(span, unit),
-                                             seq(span, tilde, unit))),
-                                    opt(alt(tilde, span, seq(span, tilde)))))
+        line = g.define(
+            "line",
+            seq(
+                star(alt(unit, seq(tilde, unit), seq(span, unit), seq(span, tilde, unit))),
+                opt(alt(tilde, span, seq(span, tilde))),
+            ),
+        )
     return g.define("text", seq(star(alt(seq(line, Lit(_NL)), fence)), line))
 
 
@@ -88,4 +107,3 @@ def _recursive_line(g: Grammar, unit: Node, tilde: Node, span: Node) -> Ref:
     g.rules[line] = alt(Lit(""), rest, seq(span, Ref(after_span)))
     g.rules[after_span] = alt(Lit(""), rest)
     return Ref(line)
-

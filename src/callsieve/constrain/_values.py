@@ -19,8 +19,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .._errors import ConfigurationError
-from .._values import _is_string_type
+from .._base.errors import ConfigurationError
+from .._base.values import _is_string_type
 from ._ir import ANY, Node, Rep
 from ._regex import regex_node
 
@@ -29,14 +29,20 @@ __all__ = ["FORMAT_PATTERNS", "is_string_typed", "string_constraints", "string_s
 #: RFC 3339 full-date, exactly: years 0001-9999, each month's days, 29 February in leap
 #: years (last two digits divisible by 4 and not 00, or a century divisible by 400).
 _YEAR = r"(?:[0-9]{3}[1-9]|[0-9]{2}[1-9][0-9]|[0-9][1-9][0-9]{2}|[1-9][0-9]{3})"
-_LEAP = (r"(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:0[48]|[2468][048]|[13579][26])00)")
-_DATE = (rf"(?:{_YEAR}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])"
-         r"|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)|02-(?:0[1-9]|1[0-9]|2[0-8]))"
-         rf"|{_LEAP}-02-29)")
-_TIME = (r"(?:[01][0-9]|2[0-3]):[0-5][0-9]:(?:[0-5][0-9]|60)(?:\.[0-9]{1,9})?"
-         r"(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])")
+_LEAP = r"(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:0[48]|[2468][048]|[13579][26])00)"
+_DATE = (
+    rf"(?:{_YEAR}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])"
+    r"|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)|02-(?:0[1-9]|1[0-9]|2[0-8]))"
+    rf"|{_LEAP}-02-29)"
+)
+_TIME = (
+    r"(?:[01][0-9]|2[0-3]):[0-5][0-9]:(?:[0-5][0-9]|60)(?:\.[0-9]{1,9})?"
+    r"(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])"
+)
 FORMAT_PATTERNS = {
-    "date": f"^{_DATE}$", "time": f"^{_TIME}$", "date-time": f"^{_DATE}[Tt]{_TIME}$",
+    "date": f"^{_DATE}$",
+    "time": f"^{_TIME}$",
+    "date-time": f"^{_DATE}[Tt]{_TIME}$",
     "uuid": r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
 }
 
@@ -61,8 +67,9 @@ def string_schemas(schema: Any) -> list[dict[str, Any]]:
     kinds = [kind] if isinstance(kind, str) else kind if isinstance(kind, list) else None
     if kinds is not None and "string" not in kinds:
         return []
-    if kinds is None and any(k in schema for k in ("properties", "items", "minimum",
-                                                   "maximum", "$ref", "allOf")):
+    if kinds is None and any(
+        k in schema for k in ("properties", "items", "minimum", "maximum", "$ref", "allOf")
+    ):
         return []
     return [schema]
 
@@ -75,22 +82,31 @@ def string_constraints(schema: dict[str, Any], where: str) -> tuple[list[Node], 
     fmt = schema.get("format")
     if fmt is not None:
         if fmt not in FORMAT_PATTERNS:
-            raise ConfigurationError(f"{where}: format {fmt!r} cannot be enforced on a raw "
-                                     "string", expected=tuple(FORMAT_PATTERNS))
+            raise ConfigurationError(
+                f"{where}: format {fmt!r} cannot be enforced on a raw string",
+                expected=tuple(FORMAT_PATTERNS),
+            )
         langs.append(regex_node(FORMAT_PATTERNS[fmt], f"{where}.format"))
     lo, hi = schema.get("minLength", 0), schema.get("maxLength")
     if lo or hi is not None:
-        if not isinstance(lo, int) or not (hi is None or isinstance(hi, int)) or \
-                (hi is not None and hi < lo):
-            raise ConfigurationError(f"{where}: minLength/maxLength must be integers, "
-                                     "min <= max", expected=("0 <= minLength <= maxLength",))
+        if (
+            not isinstance(lo, int)
+            or not (hi is None or isinstance(hi, int))
+            or (hi is not None and hi < lo)
+        ):
+            raise ConfigurationError(
+                f"{where}: minLength/maxLength must be integers, min <= max",
+                expected=("0 <= minLength <= maxLength",),
+            )
         langs.append(Rep(ANY, lo, hi))
     values = _finite(schema, where)
     if values is not None:
         values = [v for v in values if _fits(v, schema)]
         if not values:
-            raise ConfigurationError(f"{where}: no enum/const value satisfies the schema",
-                                     expected=("a value that fits",))
+            raise ConfigurationError(
+                f"{where}: no enum/const value satisfies the schema",
+                expected=("a value that fits",),
+            )
     return langs, values
 
 

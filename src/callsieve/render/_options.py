@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
-from .._errors import ConfigurationError
+from .._base.errors import ConfigurationError
 
 __all__ = ["USAGE_KEYS", "Usage", "make_id", "token_counts"]
 

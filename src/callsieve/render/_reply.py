@@ -42,7 +42,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .._events import (
+from .._base.events import (
     ArgumentsDelta,
     CallAborted,
     CallFinished,
@@ -53,7 +53,7 @@ from .._events import (
     ToolCall,
     ToolCalls,
 )
-from .._results import ParseResult
+from .._facade.results import ParseResult
 
 __all__ = ["Reply", "reply_events"]
 

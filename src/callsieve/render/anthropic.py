@@ -33,8 +33,8 @@ import secrets
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .._errors import ConfigurationError, SieveClosedError
-from .._events import (
+from .._base.errors import ConfigurationError, SieveClosedError
+from .._base.events import (
     ArgumentsDelta,
     CallAborted,
     CallFinished,
@@ -43,7 +43,7 @@ from .._events import (
     Reasoning,
     Text,
 )
-from .._results import ParseResult
+from .._facade.results import ParseResult
 from ._options import Usage, make_id, token_counts
 from ._reply import Reply, reply_events
 

@@ -28,9 +28,9 @@ import secrets
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .._errors import ConfigurationError, SieveClosedError
-from .._events import CallFinished, Event, Reasoning, Text
-from .._results import ParseResult
+from .._base.errors import ConfigurationError, SieveClosedError
+from .._base.events import CallFinished, Event, Reasoning, Text
+from .._facade.results import ParseResult
 from ._options import Usage, make_id, token_counts
 from ._reply import Reply, reply_events
 

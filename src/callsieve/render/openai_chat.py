@@ -52,10 +52,10 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .._errors import ConfigurationError, SieveClosedError
-from .._events import ArgumentsDelta, CallFinished, CallStarted, Event, Reasoning, Text
-from .._options import new_call_id
-from .._results import ParseResult
+from .._base.errors import ConfigurationError, SieveClosedError
+from .._base.events import ArgumentsDelta, CallFinished, CallStarted, Event, Reasoning, Text
+from .._config.options import new_call_id
+from .._facade.results import ParseResult
 from ._options import Usage, make_id, token_counts
 from ._reply import Reply, reply_events
 

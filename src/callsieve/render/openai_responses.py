@@ -64,8 +64,8 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from .._errors import ConfigurationError, SieveClosedError
-from .._events import (
+from .._base.errors import ConfigurationError, SieveClosedError
+from .._base.events import (
     ArgumentsDelta,
     CallAborted,
     CallFinished,
@@ -74,8 +74,8 @@ from .._events import (
     Reasoning,
     Text,
 )
-from .._options import new_call_id
-from .._results import ParseResult
+from .._config.options import new_call_id
+from .._facade.results import ParseResult
 from ._options import Usage, make_id, token_counts
 from ._reply import Reply, reply_events
 

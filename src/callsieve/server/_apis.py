@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .._results import ParseResult
+from .._facade.results import ParseResult
 from ..render import anthropic, openai_chat, openai_responses
 from ._errors import ApiError, anthropic_body, openai_body
 from ._read_anthropic import read_messages

@@ -24,8 +24,8 @@ import sys
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from .._errors import ConfigurationError
-from .._options import SieveOptions
+from .._base.errors import ConfigurationError
+from .._config.options import SieveOptions
 from ..prompt import DEFAULT_PROMPT_DIALECT, format_results
 
 __all__ = ["API_KEY_ENV", "DEFAULT_PORT", "ServerConfig", "load_toml"]

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import prompt
-from .._errors import CallsieveError
+from .._base.errors import CallsieveError
 from ._config import ServerConfig
 from ._errors import ApiError
 from ._turns import ModelRequest, Turn

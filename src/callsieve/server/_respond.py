@@ -28,11 +28,11 @@ from typing import Any, Protocol
 
 import anyio
 
-from .._errors import ConfigurationError
-from .._events import Reasoning
-from .._options import SieveOptions
-from .._results import ParseResult, parse
-from .._sieve import Sieve
+from .._base.errors import ConfigurationError
+from .._base.events import Reasoning
+from .._config.options import SieveOptions
+from .._facade.results import ParseResult, parse
+from .._facade.sieve import Sieve
 from ._apis import Api
 from ._config import ServerConfig
 from ._errors import ApiError

@@ -1,0 +1,365 @@
+"""Strategy: map a call's parse tree to ``(name, input)`` with a Lark ``Transformer`` whose
+methods are the rule-name contract (SPEC §12; the table is in grammar/README.md).
+
+What it does: ``CallTransformer`` works bottom-up, one method per contract node (a rule's
+own name or an alias ``-> name``): ``call_name`` and ``param_name`` read a name, ``attr`` a
+``string="true|false"`` attribute, ``cdata`` and ``param_value`` a body's parts,
+``call_args`` a JSON arguments text, ``call_json`` a JSON body (the arguments, or, in a call
+with no ``call_name``, an envelope ``{"name", "arguments"}``), ``call_id`` the model's id for
+the call (a ``call_name`` inside it names the call too), ``param`` one parameter, ``call`` the
+call (where the schemas decide each body's type). Each node but ``call`` becomes a tuple tagged with its
+kind, and a method reads only the tags of its own direct children, so a contract node where
+the contract does not put it (an ``attr`` directly in a ``call``) is ignored, and a rule
+outside the contract is dropped with all that is below it (``__default__``). Attribute-like
+tokens carry their value in the named group ``v`` (``k`` for the key) of their terminal's
+pattern, a quoted one in ``q`` without its quotes. ``assemble_call`` is the entry point the
+capture calls: ``(name, input)``, or ``(name, input, id)`` for a call that carries the model's
+id.
+What it guarantees: no dialect-specific Python; any grammar that follows the contract
+assembles. The tree is not changed (its nodes may be shared with a parser snapshot). No
+method raises: a ``call`` that cannot be built becomes its ``ValueError``, which
+``transform`` raises for the root only (never wrapped in Lark's ``VisitError``; the block
+then fails), so nothing the contract ignores can fail a call. A transformer holds nothing
+but the schemas it was made with, so one serves every thread.
+What it costs: linear in the call's nodes, once per call, on the hot path of tool-heavy
+chat: the dispatch is one ``dict`` lookup per node (``_CONTRACT``, not Lark's ``getattr``
+and ``VisitError`` guard per node), the nodes that read only tokens get their children as
+they are, and the transformer is kept while the schemas stay the same object.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from lark import Discard, Token, Transformer, Tree
+
+from .._base.values import decode_param, load_json, parse_argument_object
+
+__all__ = ["CallTransformer", "assemble_call", "contract_value", "param_schema_type"]
+
+
+def _group(tok: Token, group: str) -> str:
+    """A token's named group, as the scanner matched it in context (``GroupToken``); a token
+    whose terminal has no such group stands for itself."""
+    groups = getattr(tok, "groups", None)
+    value = groups.get(group) if groups else None
+    return str(tok).strip() if value is None else str(value)
+
+
+def _value(tok: Token) -> str:
+    """The value a name or attribute token stands for: its group ``q`` (a quoted value's
+    text inside the quotes, which the pattern says) if that matched, else ``v``."""
+    groups = getattr(tok, "groups", None)
+    value = groups.get("q") if groups else None
+    return _group(tok, "v") if value is None else str(value)
+
+
+def _token_of(children: list[Any]) -> Token | None:
+    """A node's first token."""
+    for child in children:
+        if isinstance(child, Token):
+            return child
+    return None
+
+
+def _name_of(children: list[Any]) -> str | None:
+    """The name a node's first token carries (``_value(tok)``, trimmed), or None.
+    (Written out: it runs for every call and parameter.)"""
+    for tok in children:
+        if isinstance(tok, Token):
+            groups = getattr(tok, "groups", None)
+            if groups:
+                value = groups.get("q")
+                if value is None:
+                    value = groups.get("v")
+            else:
+                value = None
+            return (str(tok) if value is None else str(value)).strip()
+    return None
+
+
+# What the contract nodes below ``call`` become: tuples tagged with an ``int`` (made in C;
+# told apart by type from what else a node's children are: tokens, ``Discard``, ``None``,
+# and by the tag from a call's own ``(name, input)``).
+_CALL_NAME = 1  # (_CALL_NAME, name)
+_PARAM_NAME = 2  # (_PARAM_NAME, name)
+_STRING = 3  # (_STRING, the value of a string="…" attribute, lower-cased)
+_CDATA = 4  # (_CDATA, verbatim content)
+_BODY = 5  # (_BODY, [(is_cdata, text), …])
+_ARGS = 6  # (_ARGS, JSON object text)
+_PARAM = 7  # (_PARAM, name or "" if it had none, body parts, string attribute)
+_JSON = 8  # (_JSON, the JSON body's text)
+_ID = 9  # (_ID, the model's id for the call, the name a call_name inside it gave or None)
+
+#: The keys of a JSON envelope (``call_json`` in a call without a ``call_name``): the name,
+#: then the arguments, under the first of these keys it has.
+ENVELOPE_NAME = "name"
+ENVELOPE_ARGUMENTS = ("arguments", "parameters")
+
+Parts = list[tuple[bool, str]]
+
+
+class CallTransformer(Transformer[Token, Any]):
+    """The rule-name contract as a Lark ``Transformer``: ``transform`` on a ``call`` node
+    gives ``(name, input)``, or raises ``ValueError`` (a call without a name, a parameter
+    without one, arguments that are not a JSON object). ``schemas``: as
+    ``schemas_from_tools`` gives them, read only.
+
+    Two departures from Lark's default, both invisible in the result: the method of a node
+    is found in ``_CONTRACT`` (one ``dict`` lookup; a user rule named after some other
+    attribute, such as ``transform``, is outside the contract like any other), and a node
+    that reads tokens only (``_CONTRACT``'s ``False``), or a rule outside the contract, gets
+    its children as they are: what its child nodes would become is ignored anyway, and
+    transforming them has no effect, since no method raises or keeps state."""
+
+    def __init__(self, schemas: dict[str, dict[str, Any]]) -> None:
+        super().__init__(visit_tokens=False)
+        self._schemas = schemas
+
+    def transform(self, tree: Tree[Token]) -> Any:
+        """Lark's ``transform`` for a tree: what the root became (None if it is dropped);
+        a ``call`` that cannot be built raises its ``ValueError``."""
+        result = self._transform_tree(tree)
+        if type(result) is ValueError:
+            raise result
+        return None if result is Discard else result
+
+    def _transform_tree(self, tree: Tree[Token]) -> Any:
+        entry = _CONTRACT.get(tree.data)
+        if entry is None:
+            return self.__default__(tree.data, tree.children, tree.meta)
+        method, reads_nodes = entry
+        if not reads_nodes:
+            return method(self, tree.children)
+        children = []  # (a loop, not a comprehension: cheaper on Python 3.11)
+        for c in tree.children:
+            children.append(self._transform_tree(c) if isinstance(c, Tree) else c)
+        return method(self, children)
+
+    def __default__(self, data: Any, children: list[Any], meta: Any) -> Any:
+        """A rule outside the contract: dropped, with all that is below it."""
+        return Discard
+
+    # ------------------------------------------------------------------ the contract
+    def call_name(self, children: list[Any]) -> Any:
+        name = _name_of(children)
+        return Discard if name is None else (_CALL_NAME, name)
+
+    def param_name(self, children: list[Any]) -> Any:
+        name = _name_of(children)
+        return Discard if name is None else (_PARAM_NAME, name)
+
+    def attr(self, children: list[Any]) -> Any:
+        tok = _token_of(children)
+        if tok is None or _group(tok, "k").strip().lower() != "string":
+            return Discard  # (only `string` carries meaning, SPEC §2)
+        return (_STRING, _value(tok).strip().lower())
+
+    def cdata(self, children: list[Any]) -> tuple[int, str]:
+        text = ""  # its run tokens; the delimiters are not content
+        for tok in children:
+            if isinstance(tok, Token) and tok.type.endswith("_RUN"):
+                text += tok
+        return (_CDATA, str(text))
+
+    def param_value(self, children: list[Any]) -> tuple[int, Parts]:
+        parts: Parts = []
+        for part in children:
+            if isinstance(part, Token):
+                parts.append((False, str(part)))
+            elif type(part) is tuple and part[0] == _CDATA:
+                parts.append((True, part[1]))
+        return (_BODY, parts)
+
+    def call_args(self, children: list[Any]) -> tuple[int, str]:
+        tok = _token_of(children)
+        return (_ARGS, "" if tok is None else str(tok))
+
+    def call_json(self, children: list[Any]) -> tuple[int, str]:
+        tok = _token_of(children)
+        return (_JSON, "" if tok is None else str(tok))
+
+    def call_id(self, children: list[Any]) -> Any:
+        """The id: the values of the tokens below it, in order (``v`` or the text, as for a
+        name), joined; the name of a ``call_name`` directly inside it, if any."""
+        parts: list[str] = []
+        name = None
+        for child in children:
+            if isinstance(child, Token):
+                parts.append(_name_of([child]) or "")
+                continue
+            if not isinstance(child, Tree):
+                continue
+            if child.data == "call_name":
+                named = _name_of(child.children)
+                if named is not None:
+                    name = named
+            parts.extend(
+                _name_of([t]) or "" for t in child.scan_values(lambda v: isinstance(v, Token))
+            )
+        ident = "".join(parts).strip()
+        return Discard if not ident and name is None else (_ID, ident, name)
+
+    def param(self, children: list[Any]) -> tuple[int, str, Parts, str | None]:
+        name = ""  # (the last name wins; none: its call fails, see ``call``)
+        string_attr: str | None = None
+        parts: Parts | None = None  # (several bodies join in order)
+        for child in children:
+            if type(child) is tuple:
+                kind = child[0]
+                if kind == _PARAM_NAME:
+                    name = child[1]
+                elif kind == _STRING:
+                    string_attr = child[1]
+                elif kind == _BODY:
+                    parts = child[1] if parts is None else parts + child[1]
+        return (_PARAM, name, [] if parts is None else parts, string_attr)
+
+    def call(self, children: list[Any]) -> Any:
+        """``(name, input)`` (``(name, input, id)`` if a ``call_id`` gave one), or the error
+        that keeps it from being built (raised by ``transform`` for the root only: no node
+        below it can fail it)."""
+        name = ""  # the last name wins (DeepSeek V3 says `function` first, then the name)
+        params: list[tuple[int, str, Parts, str | None]] = []
+        args: list[str] = []
+        bodies: list[str] = []
+        ident = ""
+        for child in children:
+            if type(child) is tuple:
+                kind = child[0]
+                if kind == _CALL_NAME:
+                    name = child[1]
+                elif kind == _PARAM:
+                    if not child[1]:
+                        return ValueError("a parameter needs a name")
+                    params.append(child)
+                elif kind == _ARGS:
+                    args.append(child[1])
+                elif kind == _JSON:
+                    bodies.append(child[1])
+                elif kind == _ID:
+                    ident = child[1] or ident
+                    if child[2] is not None:
+                        name = child[2]
+        json_args: list[dict[str, Any]] = []
+        for text in bodies:  # (before the name check: an envelope may give the name)
+            body = _json_object(text)
+            if body is None:
+                return ValueError("a JSON body is not a JSON object")
+            if not name and ENVELOPE_NAME in body:
+                named = body[ENVELOPE_NAME]
+                if not isinstance(named, str):
+                    return ValueError("a JSON body's name is not a string")
+                name = named.strip()
+                key = next((k for k in ENVELOPE_ARGUMENTS if k in body), None)
+                body = {} if key is None else body[key]
+                if isinstance(body, str):  # (OpenAI's wire form: the object as a string)
+                    body = _json_object(body)
+                if not isinstance(body, dict):
+                    return ValueError("a JSON body's arguments are not a JSON object")
+            json_args.append(body)
+        if not name:
+            return ValueError("a call needs a non-empty name")
+        collected: dict[str, Any] = {}
+        repeated: set[str] = set()
+        for _, pname, parts, string_attr in params:
+            schema_type = param_schema_type(self._schemas, name, pname)
+            value = decode_param(pname, parts, string_attr, schema_type)
+            if pname in collected:  # a repeated name collects into an array, in order
+                if pname not in repeated:
+                    collected[pname] = [collected[pname]]
+                    repeated.add(pname)
+                collected[pname].append(value)
+            else:
+                collected[pname] = value
+        for text in args:
+            obj = parse_argument_object(text)
+            if obj is None:
+                return ValueError("call arguments are not a JSON object")
+            collected.update(obj)
+        for obj in json_args:
+            collected.update(obj)
+        return (name, collected, ident) if ident else (name, collected)
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    """``text`` as a JSON object (white space around it is fine), or None."""
+    try:
+        value = load_json(text.strip())
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+#: Contract node → (its method, whether it reads child nodes: only then are its children
+#: transformed first).
+_CONTRACT: dict[str, tuple[Callable[[CallTransformer, list[Any]], Any], bool]] = {
+    "call": (CallTransformer.call, True),
+    "call_name": (CallTransformer.call_name, False),
+    "call_args": (CallTransformer.call_args, False),
+    "call_json": (CallTransformer.call_json, False),
+    "call_id": (CallTransformer.call_id, False),
+    "param": (CallTransformer.param, True),
+    "param_name": (CallTransformer.param_name, False),
+    "attr": (CallTransformer.attr, False),
+    "param_value": (CallTransformer.param_value, True),
+    "cdata": (CallTransformer.cdata, False),
+}
+
+#: The transformer of the schemas last asked for (one slot, replaced whole: safe under
+#: threads; a sieve passes the same schemas for every call).
+_last: tuple[dict[str, dict[str, Any]], CallTransformer] = ({}, CallTransformer({}))
+
+
+Built = tuple[str, dict[str, Any]] | tuple[str, dict[str, Any], str]
+
+
+def param_schema_type(schemas: dict[str, dict[str, Any]], call: str, param: str) -> Any:
+    """The ``type`` the tool ``call``'s schema gives its property ``param`` (None: none)."""
+    props = (schemas.get(call) or {}).get("properties")
+    prop = props.get(param) if isinstance(props, dict) else None
+    return prop.get("type") if isinstance(prop, dict) else None
+
+
+def contract_value(tree: Tree[Token], schemas: dict[str, dict[str, Any]]) -> Any:
+    """What a contract node below ``call`` becomes (the tagged tuples above), for the
+    argument stream (``_argstream``), which reads a call's nodes as they are reduced:
+    ``("call_name", str)``, ``("param_name", str)``, ``("string", value)`` for a
+    ``string`` attribute, ``("id", ident, name or None)`` for ``call_id``, ``("param",
+    name, body parts, string attribute)`` for a ``param`` (``decode_param`` makes its value
+    as ``call`` will), else None."""
+    result = _transformer(schemas)._transform_tree(tree)
+    if type(result) is not tuple:
+        return None
+    kind = result[0]
+    if kind == _CALL_NAME:
+        return ("call_name", result[1])
+    if kind == _PARAM_NAME:
+        return ("param_name", result[1])
+    if kind == _STRING:
+        return ("string", result[1])
+    if kind == _ID:
+        return ("id", result[1], result[2])
+    if kind == _PARAM:
+        return ("param", result[1], result[2], result[3])
+    return None
+
+
+def _transformer(schemas: dict[str, dict[str, Any]]) -> CallTransformer:
+    global _last
+    held, transformer = _last
+    if held is not schemas:
+        transformer = CallTransformer(schemas)
+        _last = (schemas, transformer)
+    return transformer
+
+
+def assemble_call(tree: Tree[Token], schemas: dict[str, dict[str, Any]]) -> Built:
+    """``(name, input)`` for one ``call`` node, ``(name, input, id)`` if it carries the
+    model's id (``call_id``); ``ValueError`` if it cannot be built."""
+    transformer = _transformer(schemas)
+    if tree.data != "call":
+        raise ValueError(f"not a call node: {tree.data}")
+    result: Built = transformer.transform(tree)
+    return result

@@ -1,0 +1,411 @@
+"""Strategy: read one captured block with Lark's InteractiveParser, fed by an incremental
+scanner that takes its patterns and its context from the grammar.
+
+What it does: ``scan(buf, p, final)`` consumes text from ``buf[p:]`` and answers one of
+VIABLE (a viable prefix: consumed up to the returned position, hold the rest), COMPLETE (the
+block closed at the returned position) or FAILED (release the block as text). At every
+token boundary the current parser state says which terminals may come (``StateSpec``):
+bounded ones are matched exactly, and where none matches, a tail that a terminal's prefix
+closure still accepts is held (a token cut by a chunk boundary is held, never guessed); a
+run (text, CDATA, JSON, white space) is fed to the parser once, as a zero-length placeholder
+when it starts (so the parser is already in the state that follows it) whose value is
+filled in when it ends. A run never costs a parser step per chunk and its text is never
+re-scanned: only the new chunk is searched for the run's stop. A balanced run
+(a JSON body) has a reader of its own (``_balanced.JsonRun``) in the terminal's place, which
+carries its state from chunk to chunk (and reads what the sieve appended to it, ``took``).
+Repairs (SPEC §4) are synthetic tokens: the missing opening wrapper (fed before the first
+invoke; such a block fails on the first non-white stray text, and emits nothing until its
+closing wrapper) and, at the end of input, loose CDATA (``_repair``).
+A capture notes a checkpoint after every run and at every call opener, stops at one where an
+earlier capture failed, and at the end of the input does not read again a run known to reach
+it (``_lessons``): a failed block's text is scanned again, and this keeps that linear.
+What it guarantees: the same tokens, hence the same answer, for any chunking; a failure says
+where, what the parser state accepted there and what it found (``_explain``).
+What it costs: O(1) per chunk inside runs, one Lark step per token, a few regex calls per
+token boundary (most remembered per parser state); a held tail is at most the longest tag.
+"""
+
+from __future__ import annotations
+
+from array import array
+from typing import Any
+
+from lark import Token
+from lark.exceptions import LarkError
+
+from .._config.policy import Policy, Settled, settled
+from .._grammar.compiled import CompiledGrammar, EntrySpec, StateSpec, TerminalSpec
+from .._scan.balanced import JsonRun
+from .._scan.decide import DECISION_SPAN, Decision, GroupToken, decide, new_token
+from .argstream import ArgStream
+from .assembler import assemble_call
+from .lessons import ANY_CAPTURE, REPAIRABLE, Lessons
+from .messages import FOUND_CHARS, unexpected
+
+__all__ = ["COMPLETE", "FAILED", "VIABLE", "Capture"]
+
+VIABLE = 0
+COMPLETE = 1
+FAILED = 2
+
+MISSING_OPENER = "missing_opener"
+
+
+class Capture:
+    """The state of one block being captured. Created at an entry token in prose; read by
+    the sieve through ``scan``, ``cut_at``, ``raw_text`` and the fields documented below,
+    which only the capture (and ``_repair``, its end-of-input half) writes."""
+
+    __slots__ = (
+        "args",
+        "leftover",
+        "waiting",
+        "pending",
+        "call_diags",
+        "call_ends",
+        "call_pieces",
+        "calls",
+        "check_at",
+        "check_stack",
+        "diagnostics",
+        "dialect",
+        "emitted",
+        "failure",
+        "g",
+        "ip",
+        "last_value",
+        "lessons",
+        "limited",
+        "may_repair",
+        "opener_len",
+        "pieces",
+        "policy",
+        "probe",
+        "ps",
+        "raw",
+        "raw_len",
+        "repairs",
+        "run",
+        "run_start",
+        "schemas",
+        "snap",
+        "spec",
+        "start",
+        "strict",
+    )
+
+    def __init__(
+        self,
+        g: CompiledGrammar,
+        entry: EntrySpec,
+        start: int,
+        opener: str,
+        schemas: dict[str, dict[str, Any]],
+        pieces: list[str] | None = None,
+        lessons: Lessons | None = None,
+        groups: dict[str, str | None] | None = None,
+        args: ArgStream | None = None,
+        policy: Policy | None = None,
+    ) -> None:
+        self.g = g
+        self.policy = policy  # what a call may become once built (``_policy``), or None
+        self.args = args  # early_emit="arguments": the block's argument stream (_argstream)
+        self.ip = g.new_parser() if args is None else g.listening_parser(args.node)
+        self.ps = self.ip.parser_state
+        self.start = start
+        self.dialect = entry.dialect  # the entry's: where the parse cannot tell (``dialect_now``)
+        self.opener_len = len(opener)
+        self.strict = entry.synthetic is not None
+        self.raw: list[str] = [opener]
+        self.raw_len = len(opener)
+        self.run: TerminalSpec | None = None
+        self.run_start = 0  # the offset the current run began at
+        # A run's text while it streams; kept (and cleared) in place, never replaced: the
+        # sieve appends to it directly (``pieces``: the sieve's one list for its captures).
+        self.pieces: list[str] = [] if pieces is None else pieces
+        self.pieces.clear()
+        self.calls: list[Settled] = []  # in order, as ``_policy.settled`` gives them
+        # Per call (arrays: a block of many calls holds a few bytes per call here):
+        self.call_ends = array("q")  # raw length at the end of each call
+        self.call_pieces = array("q")  # len(raw) there (raw is not joined while streaming)
+        self.call_diags = array("q")  # len(diagnostics) there
+        self.repairs: list[str] = []
+        self.diagnostics: list[str] = []
+        self.last_value = opener
+        self.snap: tuple[Any, int, int, int] | None = None
+        self.schemas = schemas
+        self.lessons = Lessons() if lessons is None else lessons
+        # Where it read a checkpoint token, and its parser's state stack after it (``_lessons``).
+        self.check_at = array("q")
+        self.check_stack: list[tuple[int, ...]] = []
+        self.failure = ""
+        self.limited = False  # it failed, or a repair trial did, over max_block_chars
+        self.may_repair = True  # False in a loose-CDATA repair's trial: one CDATA is closed
+        self.probe = False  # a trial that only finds out whether the block would complete
+        self.emitted = 0  # calls already handed out (early_emit="invoke")
+        # Text after the block that the loose-CDATA repair read from a copy of the block
+        # (a block begun in an earlier chunk): the sieve goes on with it. None: no such text.
+        self.leftover: str | None = None
+        self.waiting = False  # the held tail is a bounded token cut by the chunk boundary
+        self.pending: TerminalSpec | None = None  # ... and the one terminal it may become
+        if entry.synthetic is not None:
+            self.repairs.append(MISSING_OPENER)
+            self.ps.feed_token(new_token(Token, entry.synthetic, ""))
+        if groups is None:
+            self.ps.feed_token(new_token(Token, entry.terminal, opener))
+        else:  # the entry's own named groups, from the match in prose (see ``GroupToken``)
+            tok = new_token(GroupToken, entry.terminal, opener)
+            tok.groups = groups
+            self.ps.feed_token(tok)
+        self.spec: StateSpec = g.states[self.ps.state_stack[-1]]
+
+    # ------------------------------------------------------------------ helpers
+    def took(self, n: int) -> None:
+        """The sieve's run fast path appended ``n`` characters of the current run to
+        ``pieces`` itself (it counts them later, in bulk). A balanced run reads them now."""
+        self.raw_len += n
+        run = self.run
+        if type(run) is JsonRun:
+            run.took(self.pieces, n)
+
+    def emitted_all(self) -> None:
+        """Every call read so far has been handed out (``early_emit="invoke"``)."""
+        self.emitted = len(self.calls)
+
+    def raw_text(self) -> str:
+        """The block's text so far (a run in progress keeps its text in ``pieces``). ``raw``
+        is left as it is: ``call_pieces`` indexes it."""
+        head = "".join(self.raw)
+        return head + "".join(self.pieces) if self.pieces else head
+
+    def dialect_now(self) -> str:
+        """The dialect of the block as parsed so far (``CompiledGrammar.dialect_of``): two
+        dialects may share an opener, and the entry's is only the first of them."""
+        return self.g.dialect_of(self.ps.state_stack, self.dialect)
+
+    def fail(self, why: str) -> int:
+        self.failure = why
+        return FAILED
+
+    def too_long(self, limit: int) -> int:
+        self.limited = True
+        return self.fail(f"block longer than max_block_chars ({limit})")
+
+    def learn(self) -> None:
+        """A failed capture: note its checkpoints, unless where it began could matter (over
+        ``max_block_chars``). A missing-wrapper capture's failure holds for such captures
+        only: it may have failed on stray text that a wrapped block ignores."""
+        if self.limited:
+            return
+        flags = (0 if self.strict else ANY_CAPTURE) | (REPAIRABLE if self.may_repair else 0)
+        self.lessons.learn(self.check_at, self.check_stack, flags, self.failure)
+
+    def _feed(self, tok: Token, after_run: bool = False) -> int:
+        """Feed one bounded token (``after_run``: it ended a run); VIABLE, COMPLETE or
+        FAILED."""
+        name = tok.type
+        value = tok.value
+        try:
+            self.ps.feed_token(tok)
+        except LarkError:
+            return self.fail(unexpected(self, name, self.start + self.raw_len - len(value), value))
+        args = self.args
+        if args is not None:
+            args.token(name)
+        spec = self.spec = self.g.states[self.ps.state_stack[-1]]
+        self.last_value = value
+        if after_run or name in self.g.call_openers:
+            # A checkpoint (``_lessons``): where the token began, and the stack it left.
+            # After every run and at every call opener: any long stretch of a block passes
+            # one, and a block that begins inside another begins at an entry.
+            lessons = self.lessons
+            at = self.start + self.raw_len - len(value)
+            stack = lessons.stack_key(self.ps.state_stack)
+            if lessons.fails:
+                why = lessons.doomed(at, stack, self.strict, self.may_repair)
+                if why is not None:
+                    return self.fail(f"{why} (as a block read before found, from offset {at})")
+            self.check_at.append(at)
+            self.check_stack.append(stack)
+        if name == "CDATA_OPEN":
+            if self.may_repair:
+                snapshot = self.g.fork_parser(self.ip)
+                self.snap = (snapshot, self.raw_len, len(self.calls), len(self.diagnostics))
+        elif name == "CDATA_CLOSE":
+            self.snap = None
+        if spec.call_rule is not None:
+            if self.probe:  # only whether the block completes matters
+                return COMPLETE if spec.end_ok else VIABLE
+            rule = spec.call_rule
+            size = len(rule.expansion)
+            tree = self.g.build_call[rule](self.ps.value_stack[-size:])
+            try:
+                built = assemble_call(tree, self.schemas)
+            except Exception as exc:  # noqa: BLE001 - model output never raises (§Inv. 5)
+                return self.fail(f"call at offset {self.start + self.raw_len} not built: {exc}")
+            call = settled(self.policy, built)  # (coerced, and the policy's verdict)
+            self.calls.append(call)
+            if args is not None:
+                args.call(*call[:3], self.dialect_now(), tuple(self.repairs), *call[3:])
+            # One string per call: a block of many calls keeps a few objects per call.
+            k = self.call_pieces[-1] if self.call_pieces else 1
+            if len(self.raw) > k + 1:
+                self.raw[k:] = ["".join(self.raw[k:])]
+            self.call_ends.append(self.raw_len)
+            self.call_pieces.append(len(self.raw))
+            self.call_diags.append(len(self.diagnostics))
+        return COMPLETE if spec.end_ok else VIABLE
+
+    def _end_run(self) -> None:
+        run = self.run
+        assert run is not None
+        pieces = self.pieces
+        value = pieces[0] if len(pieces) == 1 else "".join(pieces)
+        self.raw.append(value)
+        self.ps.value_stack[-1] = new_token(Token, run.name, value)
+        if run.name == "STRAY_RUN" and value.strip():
+            self.diagnostics.append(
+                f"stray text ignored at offset {self.start + self.raw_len - len(value)}"
+            )
+        self.run = None
+        self.pieces.clear()
+
+    def _token_at(self, buf: str, p: int, final: bool) -> Decision:
+        """The scanner's one decision at ``buf[p]`` (see ``decide``), remembered per parser
+        state for short texts: a tag cut by chunk boundaries is asked about again with each
+        chunk, and the tags of a dialect are few, so most answers are found, not computed.
+        ``pending`` is left as the one terminal a held tail may become (None: several, or
+        none)."""
+        spec = self.spec
+        if final or len(buf) - p > DECISION_SPAN:
+            d = decide(spec, buf, p, final)
+        else:
+            memo = spec.decisions
+            key = buf[p:] if p else buf
+            hit = memo.get(key)
+            if hit is None:
+                d = decide(spec, key, 0, False)
+                self.g.remember(memo, key, d)
+            else:
+                d = hit
+        self.pending = d[4]
+        return d
+
+    def cut_at(self, text: str, p: int) -> bool:
+        """Would ``scan``, at ``text[p]``, hold the rest as a tag cut by the end of ``text``?
+        Its decision there, without feeding anything: for a held tag plus new characters
+        (``p`` = 0), or where the current run stops. (``pending`` is left as for ``scan``.)"""
+        return self._token_at(text, p, False)[3]
+
+    def _stray(self) -> int:
+        return self.fail("text after an invoke without its wrapper")
+
+    # ------------------------------------------------------------------ the scan
+    def scan(self, buf: str, p: int, final: bool, limit: int) -> tuple[int, int]:
+        """Read ``buf`` from ``p`` (the character after what the capture has read):
+        ``(VIABLE, where the held rest begins)``, ``(COMPLETE, where the block ended)`` or
+        ``(FAILED, where it stopped)``. ``final``: ``buf`` runs to the end of the input (a block
+        still open there is VIABLE: ``repair.scan_to_end`` settles it).
+        A run's text in ``buf`` is counted as it is read and kept as one piece per stretch
+        (``seg`` to ``p``), however many stops in it turn out to be content."""
+        n = len(buf)
+        self.waiting = False
+        seg = p  # where the current run's stretch in buf began (when a run is on)
+        status = VIABLE
+        while True:
+            run = self.run
+            if run is not None:
+                if type(run) is JsonRun:  # (a balanced run: its reader knows where it ends)
+                    s, is_tail = run.read(buf, p), False
+                    if s < 0:
+                        status = self.fail(
+                            f"the JSON body from offset {self.run_start} fails: {run.why}"
+                        )
+                        break
+                elif final and self.lessons.reaches_end(run, self.spec, self.start + self.raw_len):
+                    break  # the rest of the input is this run's (``_repair`` reads it)
+                else:
+                    s, is_tail = run.find_stop(buf, p, final)
+                if s > p:
+                    if self.strict and run.name == "STRAY_RUN" and not buf[p:s].isspace():
+                        status = self._stray()
+                        break
+                    self.raw_len += s - p
+                    p = s
+                    if self.raw_len > limit:
+                        status = self.too_long(limit)
+                        break
+                if s == n or is_tail:
+                    if final and not run.balanced:
+                        self.lessons.ran_to_end(run, self.spec, self.run_start)
+                    break
+            if p >= n:
+                break
+            term, value, tok, cut, _ = self._token_at(buf, p, final)
+            if term is not None:
+                after_run = self.run is not None
+                if after_run:
+                    if seg < p:
+                        self.pieces.append(piece := buf[seg:p])
+                        if self.args is not None:  # (argument streaming sees run text too)
+                            self.args.text(piece)
+                    self._end_run()
+                if self.raw_len + len(value) > limit:
+                    return self.too_long(limit), p
+                self.raw.append(value)
+                self.raw_len += len(value)
+                status = self._feed(tok, after_run)
+                p += len(value)
+                if status != VIABLE:
+                    return status, p
+                continue
+            if cut:  # a tag cut by the end of the buffer: hold it
+                self.waiting = True
+                break
+            if run is not None:  # no token starts here
+                if run.balanced:  # the object ended: what follows may be another run
+                    if seg < p:
+                        self.pieces.append(piece := buf[seg:p])
+                        if self.args is not None:
+                            self.args.text(piece)
+                    self._end_run()
+                    continue
+                if not run.soft:
+                    status = self.fail(
+                        unexpected(
+                            self, repr(buf[p]), self.start + self.raw_len, buf[p : p + FOUND_CHARS]
+                        )
+                    )
+                    break
+                if self.strict and run.name == "STRAY_RUN" and not buf[p].isspace():
+                    status = self._stray()
+                    break
+                self.raw_len += 1  # a stop that starts no token: content
+                p += 1
+                continue
+            spec = self.spec
+            run = spec.run
+            if run is None:
+                return self.fail(
+                    unexpected(
+                        self, repr(buf[p]), self.start + self.raw_len, buf[p : p + FOUND_CHARS]
+                    )
+                ), p
+            try:
+                self.ps.feed_token(run.placeholder)
+            except LarkError:
+                return self.fail(
+                    unexpected(self, "text", self.start + self.raw_len, buf[p : p + FOUND_CHARS])
+                ), p
+            self.spec = self.g.states[self.ps.state_stack[-1]]
+            self.run = JsonRun(run) if run.balanced else run
+            self.run_start = self.start + self.raw_len
+            self.pieces.clear()
+            seg = p
+            if self.args is not None:
+                self.args.run(run)
+        if self.run is not None and seg < p:
+            self.pieces.append(piece := buf[seg:p])
+            if self.args is not None:
+                self.args.text(piece)
+        return status, p

@@ -1,0 +1,209 @@
+"""Strategy: a JSON object's text, as it arrives, rewritten the way ``ToolCall.arguments``
+writes it (``json.dumps(..., ensure_ascii=False, separators=(",", ":"))``) — for argument
+streaming of JSON bodies (DeepSeek's native calls, a ``call_json``).
+
+What it does: ``JsonStream.feed(text)`` returns the compact JSON that ``text`` settles:
+structure at once, white space between tokens dropped, a string's characters as they arrive
+(escapes decoded, then escaped as ``json.dumps`` escapes them), a number or literal once it
+ends (then written as ``json.dumps`` writes its value: ``1e5`` is ``100000.0``). It raises
+``NotStreamable`` where the text is no JSON object, or holds what it does not rewrite
+exactly (``NaN``, an escape it cannot read); the caller then holds the rest back.
+What it guarantees: what it returned is what ``json.dumps`` of the parsed object starts
+with — unless a key repeats (the last value wins, at the first one's place): the argument
+stream checks that at the end and sends the call again if so.
+What it costs: a few operations per token; inside a string, one search per run of plain
+characters.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from .._base.values import load_json
+from .._scan.balanced import MAX_JSON_DEPTH
+
+__all__ = ["JsonStream", "NotStreamable"]
+
+_PLAIN = re.compile(r'[^"\\\x00-\x1f]+')  # string characters that need nothing done
+_SPACE = " \t\n\r"
+_NUMBER_CHARS = frozenset("0123456789+-.eE")
+_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "/": "/",
+    "b": "\\b",
+    "f": "\\f",
+    "n": "\\n",
+    "r": "\\r",
+    "t": "\\t",
+}
+
+# Where the reader stands.
+_VALUE = 0  # a value comes
+_KEY = 1  # a key or "}" comes (just after "{")
+_COLON = 2
+_AFTER = 3  # "," or the closer comes
+_STRING = 4
+_ESCAPE = 5  # after a backslash in a string
+_UNICODE = 6  # reading \uXXXX
+_ATOM = 7  # a number or a literal
+_DONE = 8  # the object closed
+
+
+class NotStreamable(Exception):
+    """The text is no JSON object, or not one this rewrites exactly."""
+
+
+class JsonStream:
+    """One JSON object's text, fed in pieces (see the module's docstring)."""
+
+    __slots__ = ("state", "stack", "atom", "hexes", "high", "is_key")
+
+    def __init__(self) -> None:
+        self.state = _VALUE
+        self.stack: list[str] = []  # "{" or "[" per open container
+        self.atom: list[str] = []  # a number or literal so far
+        self.hexes = ""  # the hex digits of a \u escape so far
+        self.high = ""  # a high surrogate waiting for its low half
+        self.is_key = False  # the string being read is an object key
+
+    def feed(self, text: str) -> str:
+        out: list[str] = []
+        i = 0
+        n = len(text)
+        while i < n:
+            state = self.state
+            c = text[i]
+            if state == _STRING:
+                m = _PLAIN.match(text, i)
+                if m is not None:
+                    self._flush_high(out)
+                    out.append(m.group())
+                    i = m.end()
+                    continue
+                if c == '"':
+                    self._flush_high(out)
+                    out.append('"')
+                    self.state = _COLON if self.is_key else _AFTER
+                elif c == "\\":
+                    self.state = _ESCAPE
+                else:  # a raw control character: json.loads refuses it
+                    raise NotStreamable("a control character in a string")
+                i += 1
+                continue
+            if state == _ESCAPE:
+                if c == "u":
+                    self.state = _UNICODE
+                    self.hexes = ""
+                elif c in _ESCAPES:
+                    self._flush_high(out)
+                    out.append(_ESCAPES[c])
+                    self.state = _STRING
+                else:
+                    raise NotStreamable(f"the escape \\{c}")
+                i += 1
+                continue
+            if state == _UNICODE:
+                self.hexes += c
+                i += 1
+                if len(self.hexes) == 4:
+                    self._unicode(out)
+                continue
+            if state == _ATOM:
+                if c in _NUMBER_CHARS or c.isalpha():
+                    self.atom.append(c)
+                    i += 1
+                    continue
+                self._end_atom(out)
+                continue  # (the character is read again in the state after the atom)
+            if c in _SPACE:
+                i += 1
+                continue
+            if state == _DONE:
+                raise NotStreamable("text after the object")
+            if state == _COLON:
+                if c != ":":
+                    raise NotStreamable("no colon after a key")
+                out.append(":")
+                self.state = _VALUE
+            elif state == _KEY:
+                if c == "}":
+                    self._close(c, out)
+                elif c == '"':
+                    out.append('"')
+                    self.is_key = True
+                    self.state = _STRING
+                else:
+                    raise NotStreamable("no key")
+            elif state == _AFTER:
+                if c == ",":
+                    out.append(",")
+                    self.state = _KEY if self.stack[-1] == "{" else _VALUE
+                elif c in "}]":
+                    self._close(c, out)
+                else:
+                    raise NotStreamable(f"{c!r} after a value")
+            else:  # _VALUE
+                if not self.stack and c != "{":
+                    raise NotStreamable("not a JSON object")
+                self._value(c, out)
+            i += 1
+        return "".join(out)
+
+    def _value(self, c: str, out: list[str]) -> None:
+        if c in "{[":
+            if len(self.stack) >= MAX_JSON_DEPTH:  # (the state stays small on any input)
+                raise NotStreamable(f"nested deeper than {MAX_JSON_DEPTH}")
+            self.stack.append(c)
+            out.append(c)
+            self.state = _KEY if c == "{" else _VALUE
+        elif c == '"':
+            out.append('"')
+            self.is_key = False
+            self.state = _STRING
+        elif c == "]" and self.stack and self.stack[-1] == "[":
+            self._close(c, out)  # (an empty array)
+        elif c in _NUMBER_CHARS or c.isalpha():
+            self.atom = [c]
+            self.state = _ATOM
+        else:
+            raise NotStreamable(f"{c!r} where a value goes")
+
+    def _close(self, c: str, out: list[str]) -> None:
+        if not self.stack or self.stack.pop() != ("{" if c == "}" else "["):
+            raise NotStreamable(f"{c!r} closes nothing open")
+        out.append(c)
+        self.state = _AFTER if self.stack else _DONE
+
+    def _end_atom(self, out: list[str]) -> None:
+        text = "".join(self.atom)
+        try:
+            value = load_json(text)
+        except (ValueError, RecursionError):
+            raise NotStreamable(f"{text!r} is no JSON value") from None
+        out.append(json.dumps(value))
+        self.state = _AFTER
+
+    def _unicode(self, out: list[str]) -> None:
+        try:
+            code = int(self.hexes, 16)
+        except ValueError:
+            raise NotStreamable(f"the escape \\u{self.hexes}") from None
+        self.state = _STRING
+        if 0xD800 <= code < 0xDC00:  # a high surrogate: its low half may follow
+            self._flush_high(out)
+            self.high = chr(code)
+            return
+        if 0xDC00 <= code < 0xE000 and self.high:
+            pair = self.high + chr(code)
+            self.high = ""
+            out.append(pair.encode("utf-16", "surrogatepass").decode("utf-16"))
+            return
+        self._flush_high(out)
+        out.append(json.dumps(chr(code), ensure_ascii=False)[1:-1])
+
+    def _flush_high(self, out: list[str]) -> None:
+        if self.high:  # (no low half followed: the lone surrogate, as json.loads keeps it)
+            out.append(self.high)
+            self.high = ""

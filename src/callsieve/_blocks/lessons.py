@@ -1,0 +1,170 @@
+"""Strategy: remember what the failed captures of one stream found out, so that a later
+capture bound to fail the same way stops at once instead of reading the same text again
+(SPEC §Invariants 4: linear cost, whatever fails where).
+
+What it does. A failed block is released as text and scanned again from just after its
+opener (SPEC §7), so every entry inside it starts a capture of its own; without this
+module each of those would read on to where the first one failed, which is quadratic in
+the failed block's length (and, at the end of the input, in the input's). Four facts are
+kept:
+
+- **Checkpoints.** A capture notes, at every token that ends a run and at every call opener
+  (a terminal that can also start a block whose opening wrapper is missing), the absolute
+  offset where the token began and its parser's state stack after it: any long stretch of
+  a block passes such tokens, and a block that begins inside another begins at an entry,
+  so the two meet one soon after their token streams agree. An LR parser's future is a
+  function of its stack and the text ahead, and the scanner's tokens of its state and the
+  text, so a later capture that reaches a noted (offset, stack) fails as the noted one
+  did, and there. Only failures that cannot depend on where a capture began are noted:
+  never one over ``max_block_chars`` (a later capture is shorter), and a failure only a
+  missing-wrapper capture has (stray text) applies only to such captures; a failure
+  reached without the loose-CDATA repair (a repair's trial) applies only to such scans.
+- **Runs that reach the end** (at ``close()`` only): a run of one terminal in one parser
+  state that went on to the end of the input from offset ``y`` goes on to the end from
+  any later offset too, in that state (its stop, or a stop the state takes as content,
+  is nowhere after ``y``). A capture there does not take the rest of the input again.
+- **Where a terminal matches** (at ``close()`` only): the offsets the loose-CDATA repair
+  tries are searched once for the whole rest of the input, then looked up.
+- **Where a block may last end** (at ``close()`` only): a capture after the last match of
+  any terminal after which a block may end (the grammar's ``block_enders``) cannot
+  complete; one that would emit nothing before failing fails at its opener.
+
+What it guarantees: the events are those of reading everything again, as each fact is
+true of the text; only a failed block's reported ``span``/``raw`` is shorter (it ends where
+its capture stopped reading), with a diagnostic that says why.
+What it costs: per checkpoint, one tuple and one dictionary look-up (two once a block has
+failed); memory, 16 bytes per checkpoint of the block being read, and one entry per
+checkpoint of the failed blocks whose text the scan has not yet passed (``forget``).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["ANY_CAPTURE", "REPAIRABLE", "Lessons"]
+
+#: Flags of a noted checkpoint: the failure holds for a capture with its opening wrapper
+#: too (else only for one whose wrapper is missing), and for a scan that may still repair
+#: loose CDATA (else only for a repair's trial, which may not).
+ANY_CAPTURE = 1
+REPAIRABLE = 2
+_STACKS_KEPT = 4096  # distinct stacks shared before the table starts afresh
+
+
+class Lessons:
+    """The facts one sieve's captures share. Sans-IO state of one stream, never shared."""
+
+    __slots__ = ("ends", "fails", "horizon", "matches", "run_end", "_stacks")
+
+    def __init__(self) -> None:
+        #: (offset, state stack) -> (flags, reason)
+        self.fails: dict[tuple[int, tuple[int, ...]], tuple[int, str]] = {}
+        self.horizon = -1  # the largest offset in ``fails``
+        self._stacks: dict[tuple[int, ...], tuple[int, ...]] = {}  # one copy of each stack
+        #: (run terminal, parser state) -> the smallest offset it ran to the end from
+        self.run_end: dict[tuple[Any, Any], int] = {}
+        #: terminal -> (lowest offset searched from, offsets where it matches from there)
+        self.matches: dict[Any, tuple[int, list[int]]] = {}
+        #: (offset searched from, the last offset from there where a block may end, or -1)
+        self.ends: tuple[int, int] | None = None
+
+    # ------------------------------------------------------------------ checkpoints
+    def stack_key(self, stack: list[int]) -> tuple[int, ...]:
+        """The one shared tuple for a state stack (checkpoints share a few dozen stacks)."""
+        t = tuple(stack)
+        stacks = self._stacks
+        if len(stacks) >= _STACKS_KEPT and t not in stacks:
+            stacks.clear()  # (only the memory of equal stacks is shared, never a meaning)
+        return stacks.setdefault(t, t)
+
+    def doomed(self, at: int, stack: tuple[int, ...], strict: bool, may_repair: bool) -> str | None:
+        """Why a capture at offset ``at`` with ``stack`` fails, if a failed one was there."""
+        hit = self.fails.get((at, stack))
+        if hit is None:
+            return None
+        flags, reason = hit
+        if not strict and not flags & ANY_CAPTURE:
+            return None
+        if may_repair and not flags & REPAIRABLE:
+            return None
+        return reason
+
+    def learn(
+        self, offsets: Sequence[int], stacks: Sequence[tuple[int, ...]], flags: int, reason: str
+    ) -> None:
+        """Note that a capture that read tokens at ``offsets``, with ``stacks`` after them,
+        failed for ``reason``."""
+        fails = self.fails
+        for key in zip(offsets, stacks):
+            old = fails.get(key)
+            fails[key] = (flags | (old[0] if old is not None else 0), reason)
+        if offsets:
+            self.horizon = max(self.horizon, offsets[-1])
+
+    def forget(self, offset: int) -> None:
+        """A capture starts at ``offset``: checkpoints before it can no longer be reached."""
+        if offset > self.horizon and self.fails:
+            self.fails.clear()
+            self._stacks.clear()
+
+    # ------------------------------------------------------------------ end of input
+    def reaches_end(self, run: Any, spec: Any, offset: int) -> bool:
+        """Does a run of ``run`` in state ``spec`` from ``offset`` go on to the end?"""
+        y = self.run_end.get((run, spec))
+        return y is not None and y <= offset
+
+    def ran_to_end(self, run: Any, spec: Any, offset: int) -> None:
+        key = (run, spec)
+        y = self.run_end.get(key)
+        if y is None or offset < y:
+            self.run_end[key] = offset
+
+    def no_end_after(self, enders: tuple[Any, ...], text: str, base: int, offset: int) -> bool:
+        """At the end of the input: does no terminal after which a block may end (the
+        grammar's ``block_enders``) match after ``offset``? Then no capture from there can
+        complete. The rest of the input is searched once."""
+        if self.ends is None or offset < self.ends[0]:
+            lo = offset - base
+            last = -1
+            for term in enders:
+                m = term.pattern.search(text, lo)
+                while m is not None:
+                    last = max(last, m.start())
+                    m = term.pattern.search(text, m.start() + 1)
+            self.ends = (offset, base + last if last >= 0 else -1)
+        return self.ends[1] <= offset
+
+    def last_starts(self, term: Any, text: str, base: int, lo: int, most: int) -> list[int]:
+        """The last ``most`` offsets from ``lo`` on where ``term`` matches ``text`` (whose
+        first character is at offset ``base``), in order. The rest of the input is searched
+        once: a later question about a later offset is a look-up."""
+        known = self.matches.get(term)
+        if known is None:
+            offsets = [
+                base + i for i in _starts(term.pattern, text, lo - base, len(text), len(text))
+            ]
+            self.matches[term] = (lo, offsets)
+        else:
+            low, offsets = known
+            if lo < low:  # a stretch not searched yet, just before the searched one
+                hi = low - base
+                more = _starts(
+                    term.pattern, text, lo - base, hi, min(len(text), hi + term.reach + 1)
+                )
+                offsets = [base + i for i in more] + offsets
+                self.matches[term] = (lo, offsets)
+        return offsets[max(bisect_left(offsets, lo), len(offsets) - most) :]
+
+
+def _starts(pattern: Any, text: str, lo: int, hi: int, endpos: int) -> list[int]:
+    """The start of every match of ``pattern`` in ``text`` in ``[lo, hi)`` (overlapping
+    ones too: the answer does not depend on where the search began), reading no further
+    than ``endpos``."""
+    out: list[int] = []
+    m = pattern.search(text, lo, endpos)
+    while m is not None and m.start() < hi:
+        out.append(m.start())
+        m = pattern.search(text, m.start() + 1, endpos)
+    return out

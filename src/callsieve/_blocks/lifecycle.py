@@ -1,0 +1,419 @@
+"""Strategy: the block lifecycle — open a capture at an entry, end it as an event or as
+released text — and the ``Block`` and ``ToolCalls`` values it makes.
+
+What it does: ``BlockLife.open`` starts a ``Capture`` at an entry the prose scan matched;
+``early`` hands out the calls a block has completed so far (``early_emit="invoke"``);
+``complete`` builds the ``ToolCalls`` event of a block that closed; ``fail`` tells the sieve
+where a failed block's text is released from and scanned again (SPEC §7). With ``record``
+on (``parse()``), every block — failed ones too, which a stream does not keep — is kept in
+``blocks``.
+What it guarantees: the text released and the ``block.raw`` of the events, in order, are
+the input: an event emitted early covers the input from the previous event's end to its
+last call's, and the block's closing event the rest.
+What it costs: a few tuples per event; the block's text is joined once, when it ends.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from .._base.events import (
+    ArgumentsDelta,
+    Block,
+    CallFinished,
+    CallStarted,
+    Event,
+    Text,
+    ToolCall,
+    ToolCalls,
+)
+from .._config.metrics import Metrics
+from .._config.options import make_call_id
+from .._config.policy import Policy, Rejection, reason_kind
+from .._grammar.compiled import CompiledGrammar
+from .._scan.cursor import Cursor
+from .argstream import ArgStream
+from .capture import Capture
+from .lessons import Lessons
+
+__all__ = ["KEPT_BLOCKS", "BlockLife", "LifeView"]
+
+#: How many parsed blocks a ``Sieve`` keeps (``Sieve.blocks``): the latest.
+KEPT_BLOCKS = 64
+
+
+class BlockLife:
+    """One per sieve: what every block it opens shares."""
+
+    __slots__ = (
+        "g",
+        "schemas",
+        "id_factory",
+        "lessons",
+        "pieces",
+        "record",
+        "blocks",
+        "closing",
+        "saw_syntax",
+        "stream_args",
+        "calls_started",
+        "out",
+        "in_reasoning",
+        "policy",
+        "metrics",
+        "rejections",
+        "tail_text",
+        "consumed",
+    )
+
+    def __init__(
+        self,
+        g: CompiledGrammar,
+        schemas: dict[str, dict[str, Any]],
+        id_factory: Callable[[], str],
+        pieces: list[str],
+        policy: Policy | None = None,
+        metrics: Metrics | None = None,
+    ) -> None:
+        self.g = g
+        self.policy = policy  # (``_policy``: coercion, and the policy's verdicts)
+        self.metrics = metrics  # (``_metrics``: None when not asked for)
+        #: The calls the policy rejected, in order (``Sieve.rejections``).
+        self.rejections: list[Rejection] = []
+        #: The last call of the block being read was released as text (``on_reject="text"``):
+        #: so is the block's tail.
+        self.tail_text = False
+        self.consumed = 0  # with metrics: the characters of the input calls took
+        self.schemas = schemas
+        self.id_factory = id_factory
+        self.lessons = Lessons()
+        self.pieces = pieces  # the cursor's run log: every capture's run text
+        self.record = False
+        #: The blocks kept (``Sieve.blocks``): with ``record`` (``parse()``) every block
+        #: captured, failed ones too; else the last ``KEPT_BLOCKS`` that parsed and those
+        #: that failed because the input ended (``closing``) — a stream does not keep the
+        #: prose mentions it released, which may be many.
+        self.blocks: deque[Block] | list[Block] = deque(maxlen=KEPT_BLOCKS)
+        self.closing = False
+        self.saw_syntax = False  # a wrapper, or a repaired missing-wrapper block, outside code
+        self.stream_args = False  # early_emit="arguments": wrapped blocks get an ArgStream
+        self.calls_started = 0  # argument streaming: the calls of the response so far
+        #: Argument streaming's events, in order, until the sieve takes them (after each
+        #: scan, before the ``ToolCalls`` of the calls they finish).
+        self.out: list[Event] = []
+        #: The open capture stands inside reasoning (SPEC §15): the ``calls_in_reasoning``
+        #: choice it is read under, ``"text"`` (it emits nothing: a block that closes is
+        #: reasoning text) or ``"call"``; None in the answer. Its blocks record it.
+        self.in_reasoning: str | None = None
+
+    def take_out(self) -> list[Event]:
+        """Argument streaming's events so far, taken out of ``out``."""
+        events = self.out[:]
+        self.out.clear()
+        return events
+
+    def next_index(self) -> int:
+        """The next call's ``index`` (argument streaming counts the response's calls)."""
+        k = self.calls_started
+        self.calls_started += 1
+        return k
+
+    def open(self, m: Any, start: int, reasoning: str | None = None) -> Capture:
+        """A capture for the entry match ``m`` at absolute offset ``start`` (``reasoning``:
+        see ``in_reasoning``)."""
+        g = self.g
+        # Which entry terminal matched: the outermost named group of ``entry_exact``, the
+        # last group to close (``lastgroup``), whatever groups the terminal has inside.
+        k = g.entry_index[m.lastgroup]
+        entry = g.entries[k]
+        self.lessons.forget(start)
+        self.tail_text = False
+        self.in_reasoning = reasoning
+        quiet = reasoning == "text"
+        if entry.synthetic is None and not quiet:
+            self.saw_syntax = True
+        args = None
+        if self.stream_args and entry.synthetic is None and not quiet:
+            # (a block missing its opener emits nothing before its closing wrapper)
+            args = ArgStream(self)
+        cap = Capture(
+            g,
+            entry,
+            start,
+            m.group(),
+            self.schemas,
+            self.pieces,
+            self.lessons,
+            g.entry_groups(m, k),
+            args,
+            None if quiet else self.policy,
+        )
+        if reasoning is not None:
+            # No loose-CDATA repair inside reasoning: a CDATA a thought left open would be
+            # closed wherever one can be, past the </think> and into the answer.
+            cap.may_repair = False
+        return cap
+
+    def _calls(self, cap: Capture, start: int, dialect: str) -> list[tuple[ToolCall, str | None]]:
+        """The block's calls from its ``start``-th on, each with the policy's reason to reject
+        it (None: it goes out). Under argument streaming, those its stream finished are the
+        ``ToolCall`` objects ``CallFinished`` gave; any other (a block missing its opener, or
+        calls a repair read at the end of the input) is finished now — the one the stream
+        had begun by the stream, the others whole. A rejected call streams nothing."""
+        repairs = tuple(cap.repairs)
+        stream = cap.args
+        made = stream.made if stream is not None else []
+        out: list[tuple[ToolCall, str | None]] = []
+        for k in range(start, len(cap.calls)):
+            name, args, ident, coercions, reason = cap.calls[k]
+            done = made[k] if k < len(made) else None
+            if done is not None:
+                out.append((done, None))
+                continue
+            if stream is not None and k >= len(made) and stream.index >= 0:
+                finished = stream.call(name, args, ident, dialect, repairs, coercions, reason)
+                if finished is not None:
+                    out.append((finished, None))
+                    continue
+            # The model's own id where it wrote one (a ``call_id`` node), else the factory's.
+            call = ToolCall(
+                name, args, ident or make_call_id(self.id_factory), dialect, repairs, coercions
+            )
+            if self.stream_args and reason is None and self.in_reasoning != "text":
+                i = self.next_index()
+                self.out += (
+                    CallStarted(i, call.id, call.name),
+                    ArgumentsDelta(i, call.arguments),
+                    CallFinished(i, call),
+                )
+            out.append((call, reason))
+        return out
+
+    def _events(
+        self,
+        cap: Capture,
+        first: int,
+        settled: list[tuple[ToolCall, str | None]],
+        block: Block,
+        raw: str,
+        final: bool,
+    ) -> list[Event]:
+        """The events of calls ``first``… of a block (``block`` covers their stretch, ``raw``
+        is the block's text so far): one ``ToolCalls`` when the policy rejects none of them;
+        else the rejections recorded, and per ``on_reject`` the rejected calls left out
+        (``"drop"``) or their stretches released as text (``"text"``: each call's stretch runs
+        from the previous call's end to its own; the block's tail goes with its last call)."""
+        metrics = self.metrics
+        accepted = tuple(c for c, reason in settled if reason is None)
+        if metrics is not None:
+            metrics.count("calls", len(accepted))
+            coerced = sum(len(c.coercions) for c, _ in settled)
+            if coerced:
+                metrics.count("coercions", coerced)
+        if len(accepted) == len(settled):
+            if settled:
+                self.tail_text = False
+            elif final and self.tail_text:  # its last call went out as text
+                return [Text(block.raw)]
+            return [ToolCalls(accepted, block)]
+        policy = cap.policy
+        action = policy.on_reject if policy is not None else "drop"
+        ends = cap.call_ends
+        pieces: list[tuple[bool, int, int, tuple[ToolCall, ...]]] = []  # (text?, from, to, calls)
+        for j, (call, reason) in enumerate(settled, first):
+            a = ends[j - 1] if j else 0
+            b = ends[j]
+            if reason is not None:
+                self.rejections.append(
+                    Rejection(
+                        call.name, reason, (cap.start + a, cap.start + b), raw[a:b], action, call
+                    )
+                )
+                if metrics is not None:
+                    metrics.count_label("rejected", reason_kind(reason))
+            as_text = reason is not None and action == "text"
+            if pieces and pieces[-1][0] == as_text:
+                t, a0, _, calls = pieces[-1]
+                pieces[-1] = (t, a0, b, calls + ((call,) if reason is None else ()))
+            else:
+                pieces.append((as_text, a, b, (call,) if reason is None else ()))
+        self.tail_text = pieces[-1][0]
+        if action == "drop":
+            return [ToolCalls(accepted, block)]
+        t, a0, _, calls = pieces[-1]
+        pieces[-1] = (t, a0, block.span[1] - cap.start, calls)  # (the tail: the rest)
+        out: list[Event] = []
+        for as_text, a, b, calls in pieces:
+            if as_text:
+                out.append(Text(raw[a:b]))
+                if metrics is not None:  # (``complete`` or ``fail`` counts the block taken)
+                    self.consumed -= b - a
+            else:
+                out.append(
+                    ToolCalls(
+                        calls,
+                        Block(
+                            (cap.start + a, cap.start + b),
+                            block.dialect,
+                            block.status,
+                            block.repairs,
+                            block.diagnostics,
+                            raw[a:b],
+                            block.reasoning,
+                        ),
+                    )
+                )
+        return out
+
+    def early(self, cap: Capture) -> list[Event]:
+        """``early_emit="invoke"``: the events of the calls completed since the last event.
+        Its block covers the input this event settles, with the diagnostics that arose there
+        (however far the scan has read since)."""
+        k = cap.emitted
+        prev_end = cap.call_ends[k - 1] if k else 0
+        prev_piece = cap.call_pieces[k - 1] if k else 0
+        prev_diag = cap.call_diags[k - 1] if k else 0
+        end = cap.call_ends[-1]
+        raw = "".join(cap.raw[prev_piece : cap.call_pieces[-1]])
+        dialect = cap.dialect_now()
+        block = Block(
+            (cap.start + prev_end, cap.start + end),
+            dialect,
+            "partial",
+            tuple(cap.repairs),
+            tuple(cap.diagnostics[prev_diag : cap.call_diags[-1]]),
+            raw,
+            self.in_reasoning,
+        )
+        settled = self._calls(cap, k, dialect)
+        cap.emitted_all()
+        if cap.policy is None:
+            return self._plain(settled, block)
+        return self._events(cap, k, settled, block, cap.raw_text(), False)
+
+    def _plain(self, settled: list[tuple[ToolCall, str | None]], block: Block) -> list[Event]:
+        """The one ``ToolCalls`` of calls no policy looked at."""
+        calls = tuple(c for c, _ in settled)
+        if self.metrics is not None:
+            self.metrics.count("calls", len(calls))
+        return [ToolCalls(calls, block)]
+
+    def complete(self, cap: Capture) -> tuple[list[Event], str]:
+        """The events of a block that closed, and the block's text."""
+        dialect = cap.dialect_now()
+        if cap.strict:
+            dialect = self.g.dialect_of_close(cap.last_value, dialect)
+            self.saw_syntax = True
+        raw = cap.raw_text()
+        block = Block(
+            (cap.start, cap.start + len(raw)),
+            dialect,
+            "complete",
+            tuple(cap.repairs),
+            tuple(cap.diagnostics),
+            raw,
+            self.in_reasoning,
+        )
+        self.blocks.append(block)
+        if self.metrics is not None:
+            self.metrics.block_parsed(dialect, block.repairs, 0)
+            self.consumed += len(raw)
+        settled = self._calls(cap, cap.emitted, dialect)
+        if cap.emitted:  # early_emit="invoke": this event settles the rest of the block
+            cut = cap.call_ends[cap.emitted - 1]
+            block = Block(
+                (cap.start + cut, block.span[1]),
+                dialect,
+                "complete",
+                block.repairs,
+                tuple(cap.diagnostics[cap.call_diags[cap.emitted - 1] :]),
+                raw[cut:],
+                self.in_reasoning,
+            )
+        if cap.policy is None:
+            return self._plain(settled, block), raw
+        return self._events(cap, cap.emitted, settled, block, raw, True), raw
+
+    def fail(
+        self, cap: Capture, buf: str, base: int, p: int, cursor: Cursor
+    ) -> tuple[str, int, int, int]:
+        """Release a failed capture: ``(buf, base, release, resume)`` — text is released from
+        ``buf[release]`` on and scanned again from ``buf[resume]``. A block that began in this
+        buffer is scanned again in place; one begun in an earlier chunk is joined to the rest
+        of the buffer once (its text was only ever in the capture)."""
+        cap.learn()
+        if self.metrics is not None and (cap.emitted or not cap.strict):
+            self.metrics.block_failed(cap.failure or "")
+        at = cap.start - base
+        if at >= 0:
+            raw_len = p - at
+            raw = None
+        else:
+            raw = cap.raw_text()
+            raw_len = len(raw)
+            buf = raw + buf[p:]
+            base = cap.start
+            at = 0
+        emitted = cap.emitted
+        if emitted:
+            cut = cap.call_ends[emitted - 1]
+            if self.metrics is not None:
+                self.consumed += cut
+            if self.record or self.closing:
+                raw = buf[at : at + raw_len] if raw is None else raw
+                self.blocks.append(
+                    Block(
+                        (cap.start, cap.start + cut),
+                        cap.dialect_now(),
+                        "partial",
+                        tuple(cap.repairs),
+                        (*cap.diagnostics, cap.failure),
+                        raw[:cut],
+                        self.in_reasoning,
+                    )
+                )
+            cursor.passed(buf, at + cut)  # (buf[:at] stood before it)
+            return buf, base, at + cut, at + cut
+        if (self.record or self.closing) and not cap.strict:  # (a bare invoke: only text)
+            raw = buf[at : at + raw_len] if raw is None else raw
+            self.blocks.append(
+                Block(
+                    (cap.start, cap.start + raw_len),
+                    cap.dialect_now(),
+                    "failed",
+                    tuple(cap.repairs),
+                    (*cap.diagnostics, cap.failure),
+                    raw,
+                    self.in_reasoning,
+                )
+            )
+        return buf, base, at, at + cap.opener_len
+
+
+class LifeView:
+    """What a ``Sieve`` tells of its calls' policy and its counters (read from its
+    ``BlockLife``): a mixin without state of its own."""
+
+    __slots__ = ()
+    _life: BlockLife
+
+    @property
+    def rejections(self) -> tuple[Rejection, ...]:
+        """The calls the policy rejected so far (SPEC §9), each with its reason and span."""
+        return tuple(self._life.rejections)
+
+    @property
+    def rejected_by_policy(self) -> bool:
+        return bool(self._life.rejections)
+
+    @property
+    def rejected_tool_names(self) -> tuple[str, ...]:
+        """The rejected calls' names, each once, in the order first rejected (SPEC §9)."""
+        return tuple(dict.fromkeys(r.name for r in self._life.rejections))
+
+    @property
+    def metrics(self) -> Metrics | None:
+        """This sieve's counters (``metrics=``; SPEC §14), or None."""
+        return self._life.metrics

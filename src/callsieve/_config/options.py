@@ -1,0 +1,396 @@
+"""Strategy: one frozen value object for the options of ``Sieve`` and ``parse``, validated in
+one place (README "Options", SPEC §7, §9, §12).
+
+What it does: ``SieveOptions(tools=None, *, early_emit=..., mode=..., max_block_chars=...,
+dialects=..., grammar_dirs=..., id_factory=..., reasoning=..., calls_in_reasoning=...,
+policy=..., on_reject=..., sanitize=..., metrics=..., **unknown)`` takes the keyword arguments
+exactly as ``Sieve`` does, checks every one and keeps them normalised: ``tools`` as a tuple of
+plain dicts (an SDK object's ``model_dump()`` taken once), ``schemas`` as
+``schemas_from_tools`` reads them, ``dialects`` and ``grammar_dirs`` as tuples of ``str``
+(a repeated dialect kept once), ``max_block_chars`` as an ``int``, ``metrics`` as a
+``Metrics`` or None, and ``rules``: the ``Policy`` (``_policy``) of ``policy``, ``on_reject``
+and the schemas, None when there is neither a policy nor a schema to coerce by. ``Sieve``,
+``parse`` and the command line all build one, so they accept and refuse the same values.
+What it guarantees: every refusal is a ``ConfigurationError`` (a ``ValueError``) raised at
+construction, naming the option (and the index, for an element) and what was expected; an
+unknown option name is an ``UnknownOptionError`` (also a ``TypeError``) that lists the known
+ones. Nothing here touches the file system: whether a dialect has a grammar file, or a
+grammar directory exists, is ``load_grammar``'s to say.
+The one check that cannot be made at construction: what ``id_factory`` returns. Its
+callability and that it takes no arguments are checked here; ``make_call_id(factory)`` is what
+the sieve calls for each call id, and turns a non-``str`` result or an exception from the
+factory into a ``ConfigurationError`` chained to the cause — raised from ``feed()``/``close()``
+at the first call id, since that is when the factory first runs.
+What it costs: linear in the number of tool definitions, once per ``Sieve``; nothing after
+construction except ``make_call_id``'s ``isinstance`` per call. Frozen at the top level only:
+a definition that already is a plain dict is kept as given (never changed; one holding other
+mappings is copied), and the schemas are read from it once, at construction.
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+import operator
+import os
+import secrets
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, SupportsIndex
+
+from .._base.errors import ConfigurationError, UnknownOptionError
+from .._grammar.compiled import DEFAULT_DIALECTS
+from .metrics import Metrics
+from .policy import ON_REJECT, POLICIES, Policy
+from .tools import schemas_from_tools
+
+__all__ = [
+    "CALLS_IN_REASONING",
+    "DEFAULT_MAX_BLOCK_CHARS",
+    "EARLY_EMIT",
+    "MODES",
+    "OPTIONS",
+    "REASONING",
+    "SieveOptions",
+    "make_call_id",
+    "new_call_id",
+]
+
+EARLY_EMIT = ("block", "invoke", "arguments")
+MODES = ("on", "off")
+#: SPEC §15: where reasoning is (``"tags"``: between ``<think>`` tags; ``"open"``: from the
+#: start of the reply to the first ``</think>``; ``"off"``: nowhere, the tags are text) ...
+REASONING = ("tags", "open", "off")
+#: ... and what a tool block inside it is: reasoning text, or a call as anywhere else.
+CALLS_IN_REASONING = ("text", "call")
+DEFAULT_MAX_BLOCK_CHARS = 8 * 1024 * 1024
+OPTIONS = (
+    "tools",
+    "early_emit",
+    "mode",
+    "max_block_chars",
+    "dialects",
+    "grammar_dirs",
+    "id_factory",
+    "reasoning",
+    "calls_in_reasoning",
+    "policy",
+    "on_reject",
+    "sanitize",
+    "metrics",
+)
+_SHAPES = (
+    "OpenAI-style {'type': 'function', 'function': {'name': ..., 'parameters': {...}}}, "
+    "flat {'name': ..., 'parameters': {...}} or Anthropic-style "
+    "{'name': ..., 'input_schema': {...}}"
+)
+_SCHEMA_KEYS = ("parameters", "input_schema")
+
+
+def new_call_id() -> str:
+    """An OpenAI-style call id: ``call_`` and 24 random hex digits."""
+    return "call_" + secrets.token_hex(12)
+
+
+def make_call_id(factory: Callable[[], object]) -> str:
+    """One call id from ``factory``; a non-``str`` result or an exception it raises becomes a
+    ``ConfigurationError`` (chained to the exception)."""
+    try:
+        value = factory()
+    except Exception as exc:
+        raise ConfigurationError(f"id_factory raised {type(exc).__name__}: {exc}") from exc
+    if not isinstance(value, str):
+        raise ConfigurationError(f"id_factory must return a str, got {type(value).__name__}")
+    return value
+
+
+def _kind(value: object) -> str:
+    return "None" if value is None else type(value).__name__
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class SieveOptions:
+    """The validated options of one ``Sieve`` (see the module docstring)."""
+
+    tools: tuple[dict[str, Any], ...] = field(hash=False)
+    schemas: dict[str, dict[str, Any]] = field(hash=False, repr=False)
+    early_emit: str
+    mode: str
+    max_block_chars: int
+    dialects: tuple[str, ...]
+    grammar_dirs: tuple[str, ...]
+    id_factory: Callable[[], str]
+    reasoning: str
+    calls_in_reasoning: str
+    policy: str | None
+    on_reject: str
+    sanitize: bool
+    metrics: Metrics | None = field(hash=False, compare=False)
+    #: What a call may become (``_policy``): None when there is neither a schema nor a policy.
+    rules: Policy | None = field(hash=False, compare=False, repr=False)
+
+    def __init__(
+        self,
+        tools: Iterable[Any] | None = None,
+        *,
+        early_emit: str = "block",
+        mode: str = "on",
+        max_block_chars: int = DEFAULT_MAX_BLOCK_CHARS,
+        dialects: Iterable[str] = DEFAULT_DIALECTS,
+        grammar_dirs: Iterable[str | os.PathLike[str]] = (),
+        id_factory: Callable[[], str] = new_call_id,
+        reasoning: str = "tags",
+        calls_in_reasoning: str = "text",
+        policy: str | None = None,
+        on_reject: str = "drop",
+        sanitize: bool = False,
+        metrics: bool | Metrics | None = None,
+        **unknown: Any,
+    ) -> None:
+        if unknown:
+            raise UnknownOptionError(_unknown_message(unknown), expected=OPTIONS)
+        tool_dicts = _tools(tools)
+        values = {
+            "tools": tool_dicts,
+            "schemas": schemas_from_tools(tool_dicts),
+            "early_emit": _choice("early_emit", early_emit, EARLY_EMIT),
+            "mode": _choice("mode", mode, MODES),
+            "max_block_chars": _max_block_chars(max_block_chars),
+            "dialects": _dialects(dialects),
+            "grammar_dirs": _grammar_dirs(grammar_dirs),
+            "id_factory": _id_factory(id_factory),
+            "reasoning": _choice("reasoning", reasoning, REASONING),
+            "calls_in_reasoning": _choice(
+                "calls_in_reasoning", calls_in_reasoning, CALLS_IN_REASONING
+            ),
+            "policy": None if policy is None else _choice("policy", policy, POLICIES),
+            "on_reject": _choice("on_reject", on_reject, ON_REJECT),
+            "sanitize": _flag("sanitize", sanitize),
+            "metrics": _metrics(metrics),
+        }
+        values["rules"] = _rules(policy, on_reject, tool_dicts, schemas_from_tools(tool_dicts))
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
+
+
+# ---------------------------------------------------------------------- scalar options
+def _unknown_message(unknown: Mapping[str, Any]) -> str:
+    names = sorted(unknown)
+    hints = [
+        f"{n!r} (did you mean {close[0]!r}?)" if close else repr(n)
+        for n in names
+        for close in [difflib.get_close_matches(n, OPTIONS, n=1)]
+    ]
+    return (
+        f"unknown option{'s' if len(names) > 1 else ''}: {', '.join(hints)}; "
+        f"the options are {', '.join(OPTIONS)}"
+    )
+
+
+def _choice(option: str, value: object, allowed: tuple[str, ...]) -> str:
+    if isinstance(value, str) and value in allowed:
+        return value
+    raise ConfigurationError(f"{option} must be one of {allowed}, not {value!r}", expected=allowed)
+
+
+def _rules(
+    policy: str | None,
+    on_reject: str,
+    tools: tuple[dict[str, Any], ...],
+    schemas: dict[str, dict[str, Any]],
+) -> Policy | None:
+    """The ``Policy`` of these options (values already checked): None without a policy and
+    without a schema to coerce by."""
+    if policy is not None and not tools:
+        raise ConfigurationError(f"policy={policy!r} needs tools=[...]: the tools calls may name")
+    if policy is None and not any(schemas.values()):
+        return None
+    return Policy(policy, on_reject, schemas)
+
+
+def _flag(option: str, value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise ConfigurationError(f"{option} must be True or False, not {_kind(value)}")
+
+
+def _metrics(value: object) -> Metrics | None:
+    """``metrics=True``: a new ``Metrics``; an instance: that one (shared by sieves whose
+    counts it adds up); None or False: none (no cost)."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        return Metrics()
+    if isinstance(value, Metrics):
+        return value
+    raise ConfigurationError(
+        f"metrics must be True, False, None or a callsieve.Metrics, not {_kind(value)}"
+    )
+
+
+def _max_block_chars(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, SupportsIndex):
+        raise ConfigurationError(
+            "max_block_chars must be an int of at least 1 (a number of "
+            f"characters), not {_kind(value)}"
+        )
+    n = operator.index(value)
+    if n < 1:
+        raise ConfigurationError(f"max_block_chars must be an int of at least 1, not {n}")
+    return int(n)
+
+
+def _id_factory(value: object) -> Callable[[], str]:
+    if not callable(value):
+        raise ConfigurationError(
+            "id_factory must be a callable taking no arguments and "
+            f"returning a str, not {_kind(value)}"
+        )
+    try:
+        signature = inspect.signature(value)
+    except (TypeError, ValueError):  # some builtins have no signature: trust them
+        signature = None
+    if signature is not None:
+        try:
+            signature.bind()
+        except TypeError:
+            raise ConfigurationError(
+                f"id_factory must be callable with no arguments; {value!r} takes {signature}"
+            ) from None
+    return value  # what it returns is make_call_id's to check
+
+
+# ---------------------------------------------------------------------- sequences
+def _sequence(option: str, value: object, example: str) -> tuple[Any, ...]:
+    """The items of an iterable option that must not be a str, bytes or a single path."""
+    expected = f"{option} must be a sequence of {example}"
+    if isinstance(value, (str, bytes, bytearray)):
+        raise ConfigurationError(f"{expected}, not a {type(value).__name__}")
+    if isinstance(value, os.PathLike):
+        raise ConfigurationError(
+            f"{expected}, not a single {type(value).__name__}: wrap it in a tuple"
+        )
+    try:
+        items = iter(value)  # type: ignore[call-overload]  # refused just below if not
+    except TypeError:
+        raise ConfigurationError(f"{expected}, not {_kind(value)}") from None
+    return tuple(items)
+
+
+def _dialects(value: object) -> tuple[str, ...]:
+    items = _sequence("dialects", value, "dialect names such as ('dsml', 'xml')")
+    for i, name in enumerate(items):
+        if not isinstance(name, str):
+            raise ConfigurationError(
+                f"dialects[{i}] must be a dialect name (str), not {_kind(name)}"
+            )
+    if not items:
+        raise ConfigurationError(
+            "dialects must name at least one dialect", expected=DEFAULT_DIALECTS
+        )
+    return tuple(dict.fromkeys(items))  # a repeated dialect is enabled once
+
+
+def _grammar_dirs(value: object) -> tuple[str, ...]:
+    items = _sequence("grammar_dirs", value, "directories such as ('my_grammars',)")
+    out: list[str] = []
+    for i, item in enumerate(items):
+        path = os.fspath(item) if isinstance(item, (str, os.PathLike)) else None
+        if not isinstance(path, str):
+            raise ConfigurationError(
+                f"grammar_dirs[{i}] must be a directory path (str or "
+                f"os.PathLike of str), not {_kind(item)}"
+            )
+        out.append(path)
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------- tools (SPEC §9)
+def _tools(value: object) -> tuple[dict[str, Any], ...]:
+    if value is None:
+        return ()
+    expected = "tools must be None or a list of tool definitions"
+    if isinstance(value, Mapping) or callable(getattr(value, "model_dump", None)):
+        raise ConfigurationError(
+            f"{expected}, not a single {type(value).__name__}: wrap one "
+            "definition in a list, tools=[...]"
+        )
+    if isinstance(value, (str, bytes, bytearray)):
+        raise ConfigurationError(f"{expected}, not a {type(value).__name__}")
+    try:
+        items = iter(value)  # type: ignore[call-overload]  # refused just below if not
+    except TypeError:
+        raise ConfigurationError(f"{expected}, not {_kind(value)}") from None
+    return tuple(_tool(f"tools[{i}]", item) for i, item in enumerate(items))
+
+
+def _tool(where: str, item: object) -> dict[str, Any]:
+    """One definition as a plain dict (nested mappings too), or a ConfigurationError. A dict
+    that needs no conversion is kept as given; one that does is copied, never changed."""
+    if not isinstance(item, Mapping):
+        dump = getattr(item, "model_dump", None)
+        if not callable(dump):
+            raise ConfigurationError(
+                f"{where}: expected a dict (a tool definition: {_SHAPES}) "
+                f"or an object with model_dump(), not {_kind(item)}"
+            )
+        item = _dumped(where, item, dump)
+    fn = item.get("function")
+    spec, at = item, where
+    if fn is not None:  # OpenAI chat style
+        at = f"{where}['function']"
+        if not isinstance(fn, Mapping):
+            raise ConfigurationError(
+                f"{at}: expected a dict with a 'name' and 'parameters', not {_kind(fn)}"
+            )
+        spec = fn
+    name = spec.get("name")
+    if not isinstance(name, str) or not name.strip():
+        got = f"'name' is {name!r}" if "name" in spec else f"keys {sorted(map(str, spec))}"
+        raise ConfigurationError(
+            f"{at}: a tool definition needs a 'name' (non-empty str): {_SHAPES}; got {got}"
+        )
+    plain = _with(spec, None, None)
+    for key in _SCHEMA_KEYS:
+        schema = spec.get(key)
+        if schema is not None and not isinstance(schema, Mapping):
+            raise ConfigurationError(
+                f"{at}['{key}'] (tool {name!r}) must be a dict (a JSON "
+                f"Schema object), not {_kind(schema)}"
+            )
+        if schema is not None:
+            plain = _with(plain, key, _with(schema, None, None))
+    return plain if fn is None else _with(item, "function", plain)
+
+
+def _with(mapping: Mapping[Any, Any], key: str | None, value: object) -> dict[Any, Any]:
+    """``mapping`` as a dict with ``mapping[key]`` being ``value`` (no key: as it is): the
+    mapping itself if it already is such a dict, else a copy."""
+    if isinstance(mapping, dict) and (key is None or mapping.get(key) is value):
+        return mapping
+    out = dict(mapping)
+    if key is not None:
+        out[key] = value
+    return out
+
+
+def _dumped(where: str, obj: object, dump: Callable[..., object]) -> Mapping[Any, Any]:
+    """``obj.model_dump(exclude_none=True)`` (or ``model_dump()`` if it takes no such
+    argument), which must be a mapping."""
+    kind = type(obj).__name__
+    try:
+        params = inspect.signature(dump).parameters.values()
+        takes = any(p.name == "exclude_none" or p.kind is p.VAR_KEYWORD for p in params)
+    except (TypeError, ValueError):
+        takes = False
+    try:
+        data = dump(exclude_none=True) if takes else dump()
+    except Exception as exc:
+        raise ConfigurationError(
+            f"{where}: {kind}.model_dump() raised {type(exc).__name__}: {exc}"
+        ) from exc
+    if not isinstance(data, Mapping):
+        raise ConfigurationError(
+            f"{where}: {kind}.model_dump() returned {_kind(data)}, expected a dict"
+        )
+    return data

@@ -1,0 +1,389 @@
+"""Strategy: the compiled grammar — one Lark LALR parser and the tables the scanner reads —
+built once per process and set of dialects, from tables kept in a cache where possible.
+
+What it does: ``common.lark`` plus one file per enabled dialect (``<dialect>.lark``, whose
+block rule is named after the dialect, its other names in a namespace of its own) are
+joined and a ``start`` rule listing the dialects is added. On a cache miss ``_derive``
+namespaces and compiles that with Lark and derives a *blueprint* (plain data: what each
+terminal and parser state is, the entries, the entry automaton's NFA, Lark's own
+serialisation), every pattern's compiled form is frozen (``_patterns``) and
+``_grammar_cache`` stores it all, keyed by the text and the versions. From a blueprint,
+just derived or read back, ``CompiledGrammar`` builds what the scanner reads: a
+``TerminalSpec`` per terminal, a ``StateSpec`` per parser state (``_specs``), the entry
+terminals with their lead characters, the exact ``re`` alternation of their patterns and
+the lazy automaton that follows them (``_automaton``), and per parser state the dialects
+whose rules it belongs to (``dialect_of``: the dialect a block's parse is in).
+What it guarantees: the grammar files are the only place a tag spelling is written down.
+``load_grammar`` returns one object per (dialects, folders) and builds it once, however many
+threads ask at once; a warm load gives a grammar equal to a cold one. Every grammar problem
+is a ``GrammarError`` naming the file; a missing dialect or grammar folder is a
+``ConfigurationError``. The caches of answers shared by all sieves are safe under threads
+without help from the GIL (see ``CompiledGrammar``).
+What it costs: a warm load reads the grammar files and one cache file and rebuilds Lark's
+parser from its serialisation (~5 ms for the built-in grammar); patterns are then made from
+their frozen forms when first used (~10 µs each). A cold load (~150 ms: Lark ~25 ms, the
+derivation ~50 ms, freezing ~70 ms) happens once per machine and grammar version, or in
+every process with no cache to write (then without freezing: ~75 ms, and each pattern is
+compiled from its source when first used). Nothing per chunk; ``dialect_of`` a few
+lookups per block (and per call emitted early).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from lark import Lark
+from lark.parsers.lalr_interactive_parser import InteractiveParser
+from lark.parsers.lalr_parser_state import ParseConf, ParserState
+
+from .._base.errors import ConfigurationError, GrammarError
+from . import cache
+from .automaton import EntryAutomaton
+from .entry_tables import DECISION_LIMIT, entry_tables
+from .files import (
+    DEFAULT_DIALECTS,
+    DIRECTIVE,
+    _declared,
+    _find,
+    _is_dialect_name,
+    _read,
+    available_dialects,
+    default_dialects,
+    grammar_dirs,
+)
+from .no_lexer import NoLexer
+from .patterns import freeze as freeze_pattern
+from .patterns import learn as learn_patterns
+from .rule_sets import (
+    ARG_NODES,
+    JSON_NODES,
+    STREAM_NODES,
+    discard,
+    is_call,
+    listening,
+    rules_above_calls,
+    terminals_below,
+)
+from .specs import (
+    EntrySpec,
+    StateSpec,
+    TerminalSpec,
+    _class_source,
+    _shell_chars,
+    _viable_source,
+    entry_group_prefix,
+)
+
+__all__ = [
+    "DEFAULT_DIALECTS",
+    "CompiledGrammar",
+    "EntrySpec",
+    "StateSpec",
+    "TerminalSpec",
+    "available_dialects",
+    "default_dialects",
+    "grammar_dirs",
+    "load_grammar",
+]
+
+#: The named group of a closing tag's pattern that makes it a closing one (grammar/README.md).
+CLOSE_GROUP = "close"
+#: Grammars kept loaded (per dialects and folders); past it the oldest loaded is dropped.
+LOADED_LIMIT = 32
+
+
+#: The only global a cached blueprint may name (Lark's options hold the lexer class).
+_CACHE_GLOBALS: dict[tuple[str, str], Any] = {(NoLexer.__module__, "NoLexer"): NoLexer}
+
+
+class CompiledGrammar:
+    """One compiled grammar and everything derived from it, built from a blueprint (see
+    ``_derive``). Immutable after construction, except for caches that only hold what is
+    already determined, each safe to share between threads: the entry automaton's DFA
+    states (see ``EntryAutomaton``), the patterns compiled on first use (a benign duplicate
+    compile at worst), the scanner's decisions per parser state (``remember``) and the
+    sieve's settled tag leads (``settle``). Those two are filled under a lock (a miss only:
+    a hit is one lock-free ``dict`` lookup), with values built before they are stored, and
+    each is bounded by ``DECISION_LIMIT``."""
+
+    def __init__(self, blueprint: dict[str, Any], lark: Lark | None = None, text: str = "") -> None:
+        self.dialects: tuple[str, ...] = tuple(blueprint["dialects"])
+        learn_patterns(blueprint.get("patterns", {}))
+        self.text = text
+        if lark is None:  # (read back from the cache: Lark's parser from its serialisation)
+            data, memo = blueprint["lark"]
+            lark = Lark._load_from_dict(data, memo)  # type: ignore[no-untyped-call]
+        self.lark = lark
+        table = self.lark.parser.parser.parser.parse_table
+        self.table = table
+        # The parse table's keys are plain str, but most rules' names are lark Tokens (str
+        # with a Python __eq__), so every goto after a reduce ran that __eq__. Plain names
+        # keep those lookups in C; hashes and equality are unchanged.
+        for rule in self.lark.rules:
+            rule.origin.name = str(rule.origin.name)
+        self.start_state: int = table.start_states["start"]
+        # One interactive parser made the documented way; every block's parser is a fresh
+        # parser state around its (immutable) configuration and its idle lexer thread:
+        # ``Lark.parse_interactive`` builds those again each time, which costs more than
+        # parsing a whole tag.
+        model = self.lark.parse_interactive()
+        self._lalr = model.parser
+        conf = model.parser_state.parse_conf
+        #: The tree-building callback of each rule that builds a call (the capture builds a
+        #: call's tree itself, the moment its last token arrives, and assembles it). The
+        #: parser's own callbacks for those rules and every rule above them return None: a
+        #: block's parser keeps no tree of the calls it has read, so a block of many calls
+        #: holds their values, not their trees, until it closes.
+        self.build_call: dict[Any, Callable[[list[Any]], Any]] = {}
+        callbacks = dict(conf.callbacks)
+        for rule in rules_above_calls(self.lark.rules):
+            if is_call(rule):
+                self.build_call[rule] = callbacks[rule]
+            callbacks[rule] = discard
+        self._conf = ParseConf(table, callbacks, "start")
+        #: Argument streaming (``_argstream``): the rules whose nodes the stream reads as they
+        #: are reduced, and the terminals that begin or hold a call's arguments (those below
+        #: a ``param``, ``call_args`` or ``call_json``): a call has started once one is read.
+        self.stream_rules = tuple(
+            r for r in self.lark.rules if (r.alias or r.origin.name) in STREAM_NODES
+        )
+        self.arg_terminals = terminals_below(self.lark.rules, ARG_NODES)
+        #: ... and those that hold a JSON object of arguments (``call_args``, ``call_json``)
+        self.json_terminals = terminals_below(self.lark.rules, JSON_NODES)
+        self._thread = model.lexer_thread
+        self.terminals: dict[str, TerminalSpec] = {
+            kw["name"]: TerminalSpec(**kw) for kw in blueprint["terminals"]
+        }
+        terms = self.terminals
+        self.states: dict[int, StateSpec] = {
+            s: StateSpec(
+                tuple(terms[n] for n in bounded),
+                terms[run] if run else None,
+                end_ok,
+                table.states[s][call][1] if call is not None else None,
+            )
+            for s, (bounded, run, end_ok, call) in blueprint["states"].items()
+        }
+        self._lock = threading.Lock()  # taken to store an answer in the caches below
+        self._remembered = 0  # decisions stored in the states' caches since the last clear
+        self.opener_dialect: dict[str, str] = dict(blueprint["opener_dialect"])
+        #: Per parser state, the dialects (bit ``k``: ``dialects[k]``) whose rules its items
+        #: belong to (``_dialects``); a state missing here could belong to any.
+        self.state_dialects: dict[int, int] = dict(blueprint["state_dialects"])
+        self.entries = tuple(EntrySpec(*e) for e in blueprint["entries"])
+        self.lead_chars: str = blueprint["lead_chars"]
+        #: What the prose hot path (``Sieve.feed``) tests an ASCII chunk for with one ``in``:
+        #: the grammar's one ASCII tag lead. With none, a character no text needs ("\0": a
+        #: chunk holding it takes the searching path); with several, "" (in every chunk: each
+        #: takes the searching path, one regex search for all the leads).
+        ascii_leads = [c for c in self.lead_chars if c.isascii()]
+        self.prose_lead = ascii_leads[0] if len(ascii_leads) == 1 else "" if ascii_leads else "\0"
+        self.entry_index = {e.terminal: k for k, e in enumerate(self.entries)}
+        #: What prose is searched for in each context of a reply (``_entry_tables``): the
+        #: answer's block entries, and before the answer and in reasoning, the tags too.
+        self.entry_tables = entry_tables(
+            blueprint, EntryAutomaton(table=blueprint["nfa"]), self.entry_index
+        )
+        answer = self.entry_tables["answer"]
+        #: fast: could the text after a lead character still become an entry?
+        self.entry_automaton = answer.automaton
+        #: What the sieve found following the tag leads of a short prose text from its
+        #: first lead on (``EntryFinder.settles``), by that text: a cache, bounded by
+        #: ``_entry_tables.DECISION_LIMIT`` on its own, so prose never pushes the scanner's
+        #: decisions out, nor they it.
+        self.settlements = answer.settlements
+        self.settle = answer.settle
+        #: Terminals that open a call and can also start a block whose opening wrapper is
+        #: missing: captures note a checkpoint at each (see ``_lessons``).
+        self.call_openers = frozenset(e.terminal for e in self.entries if e.synthetic is not None)
+        #: The bounded terminals after which a block may end: nothing completes a block
+        #: where none of them matches further on.
+        self.block_enders = tuple(
+            self.terminals[name]
+            for name in sorted(
+                {
+                    name
+                    for actions in table.states.values()
+                    for name, (action, arg) in actions.items()
+                    if getattr(action, "name", "") == "Shift"
+                    and "$END" in table.states[arg]
+                    and name in self.terminals
+                    and not self.terminals[name].is_run
+                }
+            )
+        )
+
+    def entry_groups(self, m: re.Match[str], k: int) -> dict[str, str | None] | None:
+        """The named groups of entry ``k``'s own pattern in an ``entry_exact`` match ``m``
+        (None if it has none): what its token carries, as the scanner's tokens do."""
+        if not self.terminals[self.entries[k].terminal].pattern.groupindex:
+            return None
+        prefix = entry_group_prefix(k)
+        return {
+            name[len(prefix) :]: value
+            for name, value in m.groupdict().items()
+            if name.startswith(prefix)
+        }
+
+    @property
+    def entry_exact(self) -> re.Pattern[str]:
+        """exact: the highest-priority entry that matches completely at a position (one
+        named group per entry terminal, its own groups renamed apart; compiled on first
+        use)."""
+        return self.entry_tables["answer"].exact
+
+    def pattern_sources(self) -> set[str]:
+        """The source of every pattern this grammar may compile (what the cache freezes)."""
+        out = {t.source for t in self.entry_tables.values()}
+        for t in self.terminals.values():
+            out.update(s for s in (t.source, t.stop_source, t.tail_source) if s is not None)
+            if t._closure:
+                out.add(_viable_source(t._closure))
+            if t.end_chars:
+                out.add(_class_source(frozenset(t.end_chars)))
+        for spec in self.states.values():
+            ends = _shell_chars(spec.bounded)
+            if ends:
+                out.add(_class_source(ends))
+        for table in self.entry_tables.values():
+            out.update(table.automaton.move_sources())
+        return out
+
+    def remember(self, memo: dict[str, Any], key: str, decision: Any) -> None:
+        """Store a scanner decision in one state's ``decisions``; past ``DECISION_LIMIT``
+        in all, every state's are dropped first (so their memory is bounded, and a text
+        seen again is simply decided again)."""
+        with self._lock:
+            if self._remembered >= DECISION_LIMIT:
+                for spec in self.states.values():
+                    spec.decisions.clear()
+                self._remembered = 0
+            memo[key] = decision
+            self._remembered += 1
+
+    def new_parser(self) -> InteractiveParser:
+        """A Lark ``InteractiveParser`` at the start of a block (what
+        ``lark.parse_interactive()`` returns, made cheaply)."""
+        ps = ParserState(self._conf, self._thread, [self.start_state], [])
+        return InteractiveParser(self._lalr, ps, self._thread)
+
+    def listening_parser(self, listener: Callable[[Any], None]) -> InteractiveParser:
+        """``new_parser`` whose ``stream_rules`` hand each node they build to ``listener``
+        as well (its own callbacks: a few microseconds a block). Forks of it
+        (``fork_parser``) do not listen."""
+        callbacks: dict[Any, Callable[..., Any]] = dict(self._conf.callbacks)
+        for rule in self.stream_rules:
+            callbacks[rule] = listening(callbacks[rule], listener)
+        ps = ParserState(
+            ParseConf(self.table, callbacks, "start"), self._thread, [self.start_state], []
+        )
+        return InteractiveParser(self._lalr, ps, self._thread)
+
+    def fork_parser(self, ip: InteractiveParser) -> InteractiveParser:
+        """A copy of ``ip`` that shares its values (``ip.copy(deepcopy_values=False)``,
+        without copying the idle lexer thread)."""
+        ps = ip.parser_state
+        twin = ParserState(self._conf, self._thread, ps.state_stack[:], ps.value_stack[:])
+        return InteractiveParser(self._lalr, twin, self._thread)
+
+    def dialect_of(self, stack: list[int], fallback: str) -> str:
+        """The dialect a parser with state stack ``stack`` is reading: the first enabled of
+        those every state on the stack can belong to (``fallback`` if none). Exact once the
+        block is complete; before, the first of those whose rules fit the tokens so far.
+        (Per block and per call emitted early: a few lookups.)"""
+        mask = -1
+        masks = self.state_dialects
+        for s in stack:
+            mask &= masks.get(s, -1)
+        if mask <= 0:
+            return fallback
+        return self.dialects[(mask & -mask).bit_length() - 1]
+
+    def dialect_of_close(self, close_value: str, fallback: str) -> str:
+        """The dialect a closing wrapper is spelled in (for blocks whose opener was repaired):
+        ``fallback`` (the parse's) if the opener of that spelling opens it too, else the
+        opener's. The opener's spelling is the closer's text without what its terminal's
+        group ``close`` matched (the grammar says what makes a tag a closing one); a closer
+        whose terminal has no such group keeps ``fallback``."""
+        for t in self.block_enders:
+            m = t.pattern.match(close_value) if CLOSE_GROUP in t.pattern.groupindex else None
+            if m is not None and m.end() == len(close_value) and m.start(CLOSE_GROUP) >= 0:
+                opened = close_value[: m.start(CLOSE_GROUP)] + close_value[m.end(CLOSE_GROUP) :]
+                break
+        else:
+            return fallback
+        for e in self.entries:
+            if e.synthetic is None and self.terminals[e.terminal].pattern.match(opened):
+                after = self.table.states[self.start_state][e.terminal][1]
+                if (
+                    fallback in self.dialects
+                    and self.state_dialects.get(after, -1) >> self.dialects.index(fallback) & 1
+                ):
+                    return fallback
+                return e.dialect
+        return fallback
+
+
+_loaded: cache.OncePerKey[tuple[tuple[str, ...], tuple[str, ...]], CompiledGrammar] = (
+    cache.OncePerKey(LOADED_LIMIT)
+)
+
+
+def load_grammar(
+    dialects: tuple[str, ...] = DEFAULT_DIALECTS, extra_dirs: tuple[str, ...] = ()
+) -> CompiledGrammar:
+    """The grammar for ``dialects`` with files from ``extra_dirs`` first (memoised: same
+    arguments, same object; built once however many threads ask at once)."""
+    key = (tuple(dialects), tuple(str(d) for d in extra_dirs))
+    g = _loaded.get(key)
+    return g if g is not None else _loaded.get_or_make(key, _load)
+
+
+def _load(key: tuple[tuple[str, ...], tuple[str, ...]]) -> CompiledGrammar:
+    """Read the grammar files; build from the cache's blueprint if it has one, else derive
+    one (``_build``) and store it."""
+    dialects, extra_dirs = key
+    if not dialects:
+        raise ConfigurationError("at least one dialect must be enabled")
+    for name in dialects:
+        if not _is_dialect_name(name):
+            raise ConfigurationError(f"dialect name {name!r} must be a lower-case Lark rule name")
+    dirs = grammar_dirs(extra_dirs)
+    parts = [_read(_find(name, dirs, extra_dirs)) for name in ("common", *dialects)]
+    _declared(*parts[0], dirs)  # (a malformed declaration is an error wherever it is read)
+    for path, dialect_text in parts[1:]:
+        if dialect_text.startswith(DIRECTIVE) or "\n" + DIRECTIVE in dialect_text:
+            raise GrammarError(
+                f"{path}: a loader directive ({DIRECTIVE}…) belongs in common.lark",
+                expected=("common.lark",),
+            )
+    parts.append(("<start rule>", "start: " + " | ".join(dialects) + "\n"))
+    text = "\n".join(t for _, t in parts)
+    digest = cache.digest(text, dialects)
+    blueprint = cache.read(digest, _CACHE_GLOBALS)
+    if blueprint is not None:
+        try:
+            return CompiledGrammar(blueprint, None, text)
+        except Exception:  # noqa: BLE001,S110 - a stale or damaged blueprint: rebuilt below
+            pass
+    blueprint, lark = _build(dialects, parts)
+    g = CompiledGrammar(blueprint, lark, text)
+
+    def with_patterns() -> dict[str, Any]:
+        # Every pattern's compiled form, so a warm process compiles none (``_patterns``).
+        frozen = ((s, freeze_pattern(s)) for s in sorted(g.pattern_sources()))
+        return {**blueprint, "patterns": {s: f for s, f in frozen if f is not None}}
+
+    cache.write(digest, with_patterns)
+    return g
+
+
+def _build(dialects: tuple[str, ...], parts: list[tuple[str, str]]) -> tuple[dict[str, Any], Lark]:
+    """The cold path: Lark's compile and the derivation (``_derive``), once per grammar
+    and machine while the cache works. (Tests count calls to it.)"""
+    from .derive import Sources, derive
+
+    return derive(dialects, Sources(parts, (None, *dialects, None)))

@@ -1,0 +1,430 @@
+"""Strategy: compile a joined grammar with Lark and derive from its terminals and parse table
+everything the scanner needs, as plain data — the cold path of loading a grammar, run only
+when the cache (``_grammar_cache``) has no tables for it.
+
+What it does: ``Sources`` joins the files, each dialect file's own names in its namespace
+(``_namespace``). Lark builds the LALR table (``strict=True``: no conflict is resolved
+silently); bounded terminals of one spelling that one parser state accepts are merged into
+one and the joined text compiled again (a conflict then is refused, naming them). Then
+every terminal is analysed (grammar/README.md): a bounded token — its
+pattern, its prefix closure (the "could this still become the token?" question), widths,
+first and end characters — or a streaming run — its stop, a prefix closure of the stop.
+Every parser state is checked against the scanner's contract (one run at most; a call is
+complete the moment its last token arrives) and reduced to the names of what it accepts.
+The *entry* terminals (wrapper openers and, for the missing-wrapper repair, what a wrapper
+accepts first), their lead characters, the exact alternation of their patterns (each
+terminal's own named groups renamed apart, so two entries may both have a ``v``) and the
+entry automaton's NFA, and the dialects each parser state belongs to (``_dialects``),
+complete the ``Blueprint``: a dict of str, int, tuples and Lark's own
+serialisation, which ``CompiledGrammar`` is built from whether it was just derived or read
+back from the cache.
+What it guarantees: every problem with a grammar is a ``GrammarError`` that names the file
+(and line, where the definition is found) and the terminal or rule as the file writes it;
+Lark's own errors keep its line and column, mapped back from the joined text to the file
+and column they fall in. A dialect whose block could be complete without a call is refused.
+What it costs: ~70 ms for the built-in grammar, once per grammar and machine: Lark ~20 ms
+(twice when terminals are merged), the terminals' analysis ~45 ms (``re`` parsing and compiling: each pattern is compiled once
+here to validate it, which also fills ``re``'s cache for the first use in this process).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from lark import Lark
+from lark.grammar import Rule
+from lark.lexer import TerminalDef
+
+from .._base.errors import GrammarError
+from .automaton import nfa_table
+from .dialects import callless, state_dialects
+from .entry_tables import THINK_TABLES
+from .namespace import same_spellings
+from .no_lexer import NoLexer
+from .patterns import freeze
+from .prefix import (
+    end_chars,
+    first_chars,
+    growable_before_lookahead,
+    literal_text,
+    max_width,
+    prefix_closure,
+    reads_before,
+)
+from .rule_sets import is_call
+from .sources import Sources
+from .specs import MAX_BOUNDED_WIDTH, entry_group_prefix
+
+__all__ = ["Blueprint", "Sources", "derive"]
+
+#: What ``CompiledGrammar`` is built from (see the module docstring for the keys).
+Blueprint = dict[str, Any]
+
+_SOFT_RUN = re.compile(r"^\(\?:\(\?!(?P<stop>.+)\)\[\\s\\S\]\)\+$", re.DOTALL)
+_HARD_RUN = re.compile(r"^\[(?P<cls>.+)\]\+$", re.DOTALL)
+#: A balanced run: one JSON object, white space before it if ``\s*`` says so.
+_JSON_RUN = re.compile(r"^(?P<ws>\\s\*)?\\\{\[\\s\\S\]\*\\\}$")
+_JSON_RUN_FORMS = ("\\s*\\{[\\s\\S]*\\}", "\\{[\\s\\S]*\\}")
+#: What a pattern that means to be one begins with (refused unless it is one exactly).
+_JSON_RUN_LIKE = re.compile(r"^(?:\\s[*+]|\[\\s\]\*)?\\\{")
+#: Escapes, classes and named groups in a pattern's source (to rename the groups).
+_GROUP_SYNTAX = re.compile(r"\\.|\[\^?\]?(?:\\.|[^\]\\])*\]|\(\?P<(\w+)>|\(\?P=(\w+)\)", re.DOTALL)
+
+
+def rename_groups(source: str, prefix: str) -> str:
+    """``source`` with every named group (and reference to one) renamed ``prefix + name``."""
+
+    def sub(m: re.Match[str]) -> str:
+        if m[1]:
+            return f"(?P<{prefix}{m[1]}>"
+        if m[2]:
+            return f"(?P={prefix}{m[2]})"
+        return m[0]
+
+    return _GROUP_SYNTAX.sub(sub, source)
+
+
+def derive(dialects: tuple[str, ...], src: Sources) -> tuple[Blueprint, Lark]:
+    """Compile ``src`` and derive its blueprint (or raise ``GrammarError``)."""
+    lark = _compile(src)
+    for _ in range(8):  # merging may bring two more spellings alike into one state
+        merge = same_spellings(lark.terminals, lark.parser.parser.parser.parse_table.states)
+        if not merge:
+            break
+        src = src.merged(merge)
+        try:
+            lark = _compile(src)
+        except GrammarError as exc:
+            pairs = ", ".join(
+                f"{src.label(a)} ({src.where(a)}) and {src.label(b)} ({src.where(b)})"
+                for a, b in sorted(merge.items())
+            )
+            raise GrammarError(
+                f"terminals {pairs} are the same spelling, read in one parser "
+                f"state, so they are one terminal; as one, the grammar does not "
+                f"compile: {exc}"
+            ) from None
+    table = lark.parser.parser.parser.parse_table
+    terms = {t.name: _terminal(t, src) for t in lark.terminals}
+    for rule in lark.rules:
+        if is_call(rule) and not (rule.expansion and rule.expansion[-1].is_term):
+            raise GrammarError(
+                f"{src.where(str(rule.origin.name))}: rule {src.label(rule.origin.name)} (a call) "
+                "must end with a terminal, so the scanner sees the moment the call is complete"
+            )
+    states = {s: _state(actions, terms, src) for s, actions in table.states.items()}
+    opener_dialect: dict[str, str] = {}
+    for rule in lark.rules:
+        if rule.origin.name in dialects and rule.expansion:
+            opener_dialect.setdefault(rule.expansion[0].name, str(rule.origin.name))
+    start = table.start_states["start"]
+    entries, lead = _entries(table.states, start, terms, opener_dialect, dialects, src)
+    sources = [terms[e[0]]["source"] for e in entries]
+    exact = "|".join(
+        f"(?P<{e[0]}>{rename_groups(s, entry_group_prefix(k))})"
+        for k, (e, s) in enumerate(zip(entries, sources))
+    )
+    try:
+        freeze(exact)
+    except re.error as exc:  # pragma: no cover - each part compiled on its own already
+        raise GrammarError(
+            f"{src.where(*(e[0] for e in entries))}: the entry terminals' "
+            f"alternation does not compile: {exc}"
+        ) from None
+    nfa = _nfa(entries, sources, src)
+    think = _think_tables(src, entries, sources, exact)
+    lead = "".join(sorted(set(lead).union(*(t["first"] for t in think.values()))))
+    _blocks_need_calls(dialects, lark.rules, src)
+    data, memo = lark.memo_serialize([TerminalDef, Rule])
+    blueprint: Blueprint = {
+        "dialects": dialects,
+        "lark": (data, memo),
+        "terminals": list(terms.values()),
+        "states": states,
+        "opener_dialect": opener_dialect,
+        "entries": entries,
+        "lead_chars": lead,
+        "entry_exact": exact,
+        "nfa": nfa,
+        "think": {k: {n: v for n, v in t.items() if n != "first"} for k, t in think.items()},
+        "state_dialects": state_dialects(lark.rules, table.states, start, dialects),
+    }
+    return blueprint, lark
+
+
+def _think_tables(
+    src: Sources, entries: tuple[tuple[str, str, str | None], ...], sources: list[str], exact: str
+) -> dict[str, dict[str, Any]]:
+    """The entry tables of the reasoning contexts (SPEC §15, ``_entry_tables``): for each of
+    ``THINK_OPEN`` (the "preamble" table) and ``THINK_CLOSE`` (the "reasoning" one) that
+    ``common.lark`` defines, the block entries and that tag, last: its terminal, exact
+    alternation and NFA. The tags belong to no block rule, so Lark, which drops terminals no
+    rule uses, compiles them from ``common.lark`` alone."""
+    common = src.parts[0][1]
+    names = [
+        (table, name)
+        for table, name in THINK_TABLES
+        if re.search(rf"^{name}\s*[.:]", common, re.MULTILINE)
+    ]
+    if not names:
+        return {}
+    mini = Sources([src.original[0]], (None,))
+    try:
+        lark = Lark(
+            mini.text + "\nstart: " + " | ".join(n for _, n in names) + "\n",
+            parser="lalr",
+            lexer=NoLexer,
+            maybe_placeholders=False,
+        )
+    except Exception as exc:  # lark.exceptions.GrammarError and friends
+        raise mini.lark_error(exc) from exc
+    terms = {t.name: _terminal(t, mini) for t in lark.terminals}
+    out: dict[str, dict[str, Any]] = {}
+    k = len(entries)
+    for table, name in names:
+        spec = terms[name]
+        first = first_chars(spec["source"]) if spec["source"] is not None else None
+        if spec["is_run"] or first is None:
+            raise GrammarError(
+                f"{mini.where(name)}: terminal {name} must be a bounded tag "
+                "whose first character is a fixed set (a reasoning tag)"
+            )
+        part = f"(?P<{name}>{rename_groups(spec['source'], entry_group_prefix(k))})"
+        out[table] = {
+            "terminal": name,
+            "exact": f"{exact}|{part}" if exact else part,
+            "nfa": nfa_table([*sources, spec["source"]]),
+            "first": first,
+        }
+    return out
+
+
+def _compile(src: Sources) -> Lark:
+    """Lark's parser for ``src`` (strict: a conflict is an error), or a ``GrammarError``."""
+    try:
+        return Lark(src.text, parser="lalr", lexer=NoLexer, strict=True, maybe_placeholders=False)
+    except GrammarError:  # pragma: no cover - Lark raises its own
+        raise
+    except Exception as exc:  # lark.exceptions.GrammarError and friends
+        raise src.lark_error(exc) from exc
+
+
+def _blocks_need_calls(dialects: tuple[str, ...], rules: list[Any], src: Sources) -> None:
+    """Refuse a dialect whose block could be complete without a call: the sieve would take
+    its text from the prose as a block of no calls."""
+    refused = callless(rules, dialects)
+    if refused:
+        name = refused[0]
+        raise GrammarError(
+            f"{src.where(name)}: rule {name} (the {name} block) can be complete without any "
+            "call, so text that is no call would be taken for a block; make at least one "
+            "call part of every way the block can be written (e.g. call+, not call*)",
+            expected=("a block rule that always holds a call",),
+        )
+
+
+def _nfa(entries: tuple[tuple[str, str, str | None], ...], sources: list[str], src: Sources) -> Any:
+    """The entry automaton's NFA; a construct it cannot follow names its terminal."""
+    try:
+        return nfa_table(sources)
+    except GrammarError:
+        for (name, _, _), source in zip(entries, sources):
+            try:
+                nfa_table([source])
+            except GrammarError as exc:
+                raise GrammarError(
+                    f"{src.where(name)}: terminal {src.label(name)} can start a block, but {exc}"
+                ) from None
+        raise  # pragma: no cover - each alone was fine
+
+
+def _state(
+    actions: dict[str, Any], terms: dict[str, dict[str, Any]], src: Sources
+) -> tuple[tuple[str, ...], str | None, bool, str | None]:
+    """One parser state: its bounded terminals (priority order), its run, whether the block
+    may end there, and an action key whose reduce builds a call (or None)."""
+    bounded: list[dict[str, Any]] = []
+    run: str | None = None
+    call_rule = None
+    call_key = None
+    for name, (action, arg) in actions.items():
+        spec = terms.get(name)
+        if getattr(action, "name", "") == "Reduce" and is_call(arg):
+            call_rule, call_key = arg, name
+        if spec is None:
+            continue
+        if spec["is_run"]:
+            if run is not None and run != name:
+                raise GrammarError(
+                    f"{src.where(run)}: one parser state accepts two runs, {src.label(run)} "
+                    f"and {src.label(name)} ({src.where(name)}); the scanner could not tell "
+                    "where one ends",
+                    expected=(src.label(run), src.label(name)),
+                )
+            run = name
+        else:
+            bounded.append(spec)
+    bounded.sort(key=lambda t: -t["priority"])
+    if call_rule is not None and any(
+        getattr(action, "name", "") != "Reduce" or arg is not call_rule
+        for action, arg in actions.values()
+    ):
+        raise GrammarError(
+            f"{src.where(str(call_rule.origin.name))}: rule "
+            f"{src.label(call_rule.origin.name)} (a call) "
+            "may be complete or may go on after the same tokens; a call must be complete the "
+            "moment its last token arrives"
+        )
+    return tuple(t["name"] for t in bounded), run, "$END" in actions, call_key
+
+
+def _entries(
+    states: dict[int, Any],
+    start: int,
+    terms: dict[str, dict[str, Any]],
+    opener_dialect: dict[str, str],
+    dialects: tuple[str, ...],
+    src: Sources,
+) -> tuple[tuple[tuple[str, str, str | None], ...], str]:
+    """The entry terminals ``(terminal, dialect, synthetic opener or None)``, best first,
+    and the characters they can start with. Best first: the higher priority, then the
+    opener of the first enabled dialect, then the name — never the parse table's order of
+    its actions, which follows Python's string hashing and so differs between processes
+    (where two entries match the same text, the first one is taken)."""
+    rank = {d: k for k, d in enumerate(dialects)}
+
+    def best(t: dict[str, Any]) -> tuple[int, int, str]:
+        return -t["priority"], rank.get(opener_dialect.get(t["name"], ""), len(rank)), t["name"]
+
+    start_actions = states[start]
+    openers = sorted((terms[n] for n in start_actions if n in terms), key=best)
+    entries = [(t["name"], opener_dialect.get(t["name"], ""), None) for t in openers]
+    seen = {e[0] for e in entries}
+    for opener in openers:
+        action, after = start_actions[opener["name"]]
+        if getattr(action, "name", "") != "Shift":
+            continue
+        for name in sorted(
+            states[after], key=lambda n: (-terms[n]["priority"], n) if n in terms else (0, n)
+        ):
+            spec = terms.get(name)
+            if spec is None or spec["is_run"] or name in seen:
+                continue
+            seen.add(name)
+            entries.append((name, opener_dialect.get(opener["name"], ""), opener["name"]))
+    lead: set[str] = set()
+    for e in entries:
+        first = first_chars(terms[e[0]]["source"])
+        if first is None:
+            raise GrammarError(
+                f"{src.where(e[0])}: terminal {src.label(e[0])} can start a block but its first "
+                "character is not a fixed set; prose could not be searched for it"
+            )
+        lead |= first
+    return tuple(entries), "".join(sorted(lead))
+
+
+def _compiled(source: str, what: str) -> None:
+    """Raise ``GrammarError`` unless ``source`` compiles (``what`` says where it is)."""
+    try:
+        freeze(source)
+    except re.error as exc:
+        at = f" at position {exc.pos}" if exc.pos is not None else ""
+        raise GrammarError(
+            f"{what} is not a valid regular expression: {exc.msg}{at} in {source!r}"
+        ) from None
+
+
+def _terminal(t: Any, src: Sources) -> dict[str, Any]:
+    """The ``TerminalSpec`` arguments of one Lark terminal."""
+    where = f"{src.where(t.name)}: terminal {src.label(t.name)}"
+    source = t.pattern.to_regexp()
+    _compiled(source, where)
+    if reads_before(source):
+        raise GrammarError(
+            f"{where} looks before the position it is matched at (a look-behind, "
+            "^, \\A or \\b); the scanner matches a token, or a run's stop, from the text "
+            "held since it began, which may not hold what stands before it",
+            expected=("a pattern that reads only from its own start on (look-aheads are fine)",),
+        )
+    if t.name.endswith("_RUN"):
+        balanced = _JSON_RUN.match(source)
+        if balanced is not None:
+            return {
+                "name": t.name,
+                "priority": t.priority,
+                "source": None,
+                "is_run": True,
+                "balanced": True,
+                "lead_ws": balanced.group("ws") is not None,
+            }
+        if _JSON_RUN_LIKE.match(source):
+            raise GrammarError(
+                f"{where}: a balanced (JSON object) run must be written exactly "
+                + " or ".join(f"/{f}/" for f in _JSON_RUN_FORMS)
+                + "; the scanner finds where the object ends, the pattern only declares it",
+                expected=tuple(f"/{f}/" for f in _JSON_RUN_FORMS),
+            )
+        soft = _SOFT_RUN.match(source)
+        hard = _HARD_RUN.match(source) if soft is None else None
+        if soft is not None:
+            stop_src = soft.group("stop")
+        elif hard is not None:
+            stop_src = f"[^{hard.group('cls')}]"
+        else:
+            raise GrammarError(
+                f"{where}: a run terminal must be written (?:(?!STOP)[\\s\\S])+, [CLASS]+ "
+                "or \\s*\\{[\\s\\S]*\\} (a JSON object)",
+                expected=("(?:(?!STOP)[\\s\\S])+", "[CLASS]+", _JSON_RUN_FORMS[0]),
+            )
+        _compiled(stop_src, f"{where}: its stop")
+        closure = prefix_closure(stop_src)
+        if closure is None:
+            raise GrammarError(f"{where}: its stop uses an unsupported construct")
+        width = min(max_width(stop_src), MAX_BOUNDED_WIDTH)
+        first = first_chars(stop_src) if soft is not None else None
+        return {
+            "name": t.name,
+            "priority": t.priority,
+            "source": None,
+            "is_run": True,
+            "soft": soft is not None,
+            "stop_source": stop_src,
+            "tail_source": f"(?=[\\s\\S])(?:{closure})\\Z" if width > 1 else None,
+            "tail_span": width,
+            "stop_literal": literal_text(stop_src),
+            "stop_char": next(iter(first)) if first is not None and len(first) == 1 else None,
+        }
+    if t.pattern.max_width > MAX_BOUNDED_WIDTH:
+        raise GrammarError(
+            f"{where} can be longer than {MAX_BOUNDED_WIDTH} characters; bound its "
+            "repetitions or make it a run (name ending in _RUN)"
+        )
+    grows = growable_before_lookahead(source)
+    if grows:
+        raise GrammarError(
+            f"{where} could match short on a text cut by a chunk boundary and long on "
+            f"the whole text: a repeat before a look-ahead both accept {sorted(grows)!r}; take "
+            "those characters out of one of them",
+            expected=("a look-ahead that accepts nothing the repeat before it accepts",),
+        )
+    closure = prefix_closure(source)
+    if closure is None:
+        raise GrammarError(
+            f"{where} uses a construct whose prefixes cannot be computed "
+            "(back-reference, conditional or inline flag)"
+        )
+    ends = end_chars(source)
+    first = first_chars(source)
+    return {
+        "name": t.name,
+        "priority": t.priority,
+        "source": source,
+        "is_run": False,
+        "end_chars": frozenset(ends) if ends is not None else None,
+        "width": min(max_width(source), MAX_BOUNDED_WIDTH),
+        "closure": closure,
+        "reach": max_width(closure),
+        "first": frozenset(first) if first is not None else None,
+    }

@@ -1,0 +1,112 @@
+"""Strategy: what a compiled grammar's rules say about its dialects — which dialects each
+parser state can be part of, so that a block's dialect is read from its parse, and which
+dialect's block could be complete without a call — part of the cold path (``_derive``).
+
+What it does: ``state_dialects`` rebuilds the LR(0) kernel of every state of Lark's parse
+table (the rule items the state's symbols have advanced, found by walking the table's shifts
+and gotos from the start state, the items of each state closed over the rules), and gives
+each state a bit mask of the dialects whose derivations hold one of its kernel items (bit
+``k``: ``dialects[k]``; a rule belongs to every dialect it can be reached from). A parser's
+state stack then tells its dialect: the dialects in every mask on the stack
+(``CompiledGrammar.dialect_of``). Two dialects that share an opener share the state after
+it, but the first state only one of them has narrows the stack's masks to it; once the block
+is complete, its top state holds the dialect rule's last item. ``callless`` names the
+dialect rules that can derive a block without a ``call`` node (a least fixed point over the
+rules: a rule can if it is no call and every symbol it expands to is a terminal or a rule
+that can).
+What it guarantees: the dialect a block was parsed as is in every mask on its stack (each
+stack state's kernel holds an item of the derivation being parsed), so the masks' common
+part is never empty, and holds that dialect alone as soon as the tokens read so far fit no
+other dialect's rule.
+What it costs: a closure per parser state, on a cold load only (~0.5 ms for the built-in
+grammar).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .rule_sets import is_call
+
+__all__ = ["callless", "state_dialects"]
+
+
+def _owners(rules: list[Any], dialects: tuple[str, ...]) -> dict[str, int]:
+    """Each rule's name -> the mask of the dialects it can be reached from (the start rule:
+    all of them)."""
+    uses: dict[str, set[str]] = {}
+    for r in rules:
+        uses.setdefault(str(r.origin.name), set()).update(
+            str(s.name) for s in r.expansion if not s.is_term
+        )
+    owners: dict[str, int] = {"start": (1 << len(dialects)) - 1}
+    for k, d in enumerate(dialects):
+        todo = [d]
+        while todo:
+            name = todo.pop()
+            if owners.get(name, 0) & 1 << k:
+                continue
+            owners[name] = owners.get(name, 0) | 1 << k
+            todo.extend(n for n in uses.get(name, ()) if n != "start")
+    return owners
+
+
+def state_dialects(
+    rules: list[Any], states: dict[int, dict[str, Any]], start: int, dialects: tuple[str, ...]
+) -> dict[int, int]:
+    """Each parser state -> the mask of the dialects its kernel items belong to (the start
+    state, and any state not reached from it: all)."""
+    everyone = (1 << len(dialects)) - 1
+    owners = _owners(rules, dialects)
+    by_origin: dict[str, list[Any]] = {}
+    for r in rules:
+        by_origin.setdefault(str(r.origin.name), []).append(r)
+    kernels: dict[int, set[tuple[Any, int]]] = {start: {(r, 0) for r in by_origin["start"]}}
+    todo = [start]
+    while todo:
+        s = todo.pop()
+        items = set(kernels[s])
+        stack = list(items)
+        while stack:  # the closure
+            r, i = stack.pop()
+            if i < len(r.expansion) and not r.expansion[i].is_term:
+                for q in by_origin.get(str(r.expansion[i].name), ()):
+                    if (q, 0) not in items:
+                        items.add((q, 0))
+                        stack.append((q, 0))
+        moved: dict[str, set[tuple[Any, int]]] = {}
+        for r, i in items:
+            if i < len(r.expansion):
+                moved.setdefault(str(r.expansion[i].name), set()).add((r, i + 1))
+        for symbol, kernel in moved.items():
+            action = states[s].get(symbol)
+            if action is None or getattr(action[0], "name", "") != "Shift":
+                continue
+            t = action[1]
+            known = kernels.setdefault(t, set())
+            if not kernel <= known:
+                known |= kernel
+                todo.append(t)
+    out: dict[int, int] = {}
+    for s in states:
+        mask = 0
+        for r, _ in kernels.get(s, ()):
+            mask |= owners.get(str(r.origin.name), everyone)
+        out[s] = mask or everyone
+    return out
+
+
+def callless(rules: list[Any], dialects: tuple[str, ...]) -> list[str]:
+    """The dialects whose block rule can derive a sentence without a ``call`` node."""
+    can: set[str] = set()
+    grew = True
+    while grew:
+        grew = False
+        for r in rules:
+            name = str(r.origin.name)
+            if name in can or is_call(r):
+                continue
+            if all(s.is_term or str(s.name) in can for s in r.expansion):
+                can.add(name)
+                grew = True
+    return [d for d in dialects if d in can]

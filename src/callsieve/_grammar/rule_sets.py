@@ -1,0 +1,89 @@
+"""Strategy: which of a grammar's rules and terminals the contract's nodes reach — the call
+rules and the rules above them, the nodes the argument stream reads, the terminals below a
+call's arguments — and the parser callbacks those rules get.
+
+What it guarantees: read from the rules alone (a rule counts by its name or its alias, as
+the Transformer reads them), so any dialect's file is treated alike. What it costs: one walk
+over the rules when a grammar is loaded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+__all__ = [
+    "ARG_NODES",
+    "JSON_NODES",
+    "STREAM_NODES",
+    "discard",
+    "is_call",
+    "listening",
+    "rules_above_calls",
+    "terminals_below",
+]
+
+CALL_RULE = "call"
+#: The nodes the argument stream reads as they are reduced (``_argstream``).
+STREAM_NODES = frozenset({"call_name", "param_name", "attr", "param", "call_id"})
+#: The nodes that hold a call's arguments: a call has started once a terminal below one is read.
+ARG_NODES = frozenset({"param", "call_args", "call_json"})
+#: The nodes whose text is a JSON object of arguments (streamed by ``_json_stream``).
+JSON_NODES = frozenset({"call_args", "call_json"})
+
+
+def is_call(rule: Any) -> bool:
+    """Whether a Lark rule builds a ``call`` node (by its own name or an alias)."""
+    return bool((rule.alias or rule.origin.name) == CALL_RULE)
+
+
+def listening(
+    build: Callable[[list[Any]], Any], listener: Callable[[Any], None]
+) -> Callable[[list[Any]], Any]:
+    """The callback ``build``, which also hands the node it builds to ``listener``."""
+
+    def callback(children: list[Any]) -> Any:
+        node = build(children)
+        listener(node)
+        return node
+
+    return callback
+
+
+def terminals_below(rules: list[Any], nodes: frozenset[str]) -> frozenset[str]:
+    """The terminals in the rules of ``nodes`` (by name or alias) and of every rule below
+    them."""
+    by_origin: dict[str, list[Any]] = {}
+    for r in rules:
+        by_origin.setdefault(str(r.origin.name), []).append(r)
+    todo = [r for r in rules if (r.alias or r.origin.name) in nodes]
+    seen = {id(r) for r in todo}
+    found: set[str] = set()
+    while todo:
+        for sym in todo.pop().expansion:
+            if sym.is_term:
+                found.add(str(sym.name))
+                continue
+            for q in by_origin.get(str(sym.name), ()):
+                if id(q) not in seen and not is_call(q):
+                    seen.add(id(q))
+                    todo.append(q)
+    return frozenset(found)
+
+
+def discard(children: list[Any]) -> None:
+    """The parser callback of a rule whose value nobody reads."""
+
+
+def rules_above_calls(rules: list[Any]) -> list[Any]:
+    """The call rules and every rule that holds one, directly or through others."""
+    above = {str(r.origin.name) for r in rules if is_call(r)}
+    grew = True
+    while grew:
+        grew = False
+        for r in rules:
+            name = str(r.origin.name)
+            if name not in above and any(str(s.name) in above for s in r.expansion):
+                above.add(name)
+                grew = True
+    return [r for r in rules if str(r.origin.name) in above]

@@ -1,0 +1,195 @@
+"""Strategy: read what a server holds — tool definitions, past calls, tool results, in the
+shapes of the OpenAI and Anthropic APIs or as callsieve's own objects — into plain tuples
+for the prompt side (``callsieve.prompt``).
+
+What it does: ``read_tools`` gives ``(name, description, schema)`` per tool from OpenAI
+``{"type": "function", "function": {…}}``, flat ``{"name", "parameters"}`` and Anthropic
+``{"name", "input_schema"}`` definitions; ``read_calls`` ``(name, input)`` per call from
+``ToolCall``, ``(name, input)`` pairs, OpenAI assistant messages (``tool_calls``) and their
+entries (``function.arguments`` a JSON string or an object), Anthropic assistant messages
+and ``tool_use`` blocks, and flat ``{"name", "arguments"|"input"}``; ``read_results`` the
+result text per result from strings, OpenAI ``tool`` messages, Anthropic ``tool_result``
+blocks and the user messages that carry them (text parts joined, other content as JSON).
+What it guarantees: anything else is a ``FormatError`` naming where (``calls[1].function``)
+and what would have been accepted; nothing is silently dropped.
+What it costs: one pass over the input; one JSON decode per string of arguments.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .._base.errors import FormatError
+from .._base.events import ToolCall
+from .._base.values import load_json
+
+__all__ = ["read_calls", "read_results", "read_tools"]
+
+_TOOL_SHAPES = (
+    '{"type": "function", "function": {"name", "description", "parameters"}}',
+    '{"name", "description", "input_schema"}',
+    '{"name", "parameters"}',
+)
+_CALL_SHAPES = (
+    "ToolCall",
+    "(name, input)",
+    '{"role": "assistant", "tool_calls": […]}',
+    '{"function": {"name", "arguments"}}',
+    '{"type": "tool_use", "name", "input"}',
+    '{"role": "assistant", "content": [tool_use blocks]}',
+)
+_RESULT_SHAPES = (
+    "str",
+    '{"role": "tool", "content"}',
+    '{"type": "tool_result", "content"}',
+    '{"role": "user", "content": [tool_result blocks]}',
+)
+
+
+def _seq(value: Any, what: str) -> list[Any]:
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+        raise FormatError(
+            f"{what} must be a list, not {type(value).__name__}", expected=("a list",)
+        )
+    return list(value)
+
+
+def read_tools(tools: Any) -> list[tuple[str, str, dict[str, Any]]]:
+    out = []
+    for i, tool in enumerate(_seq(tools, "tools")):
+        where = f"tools[{i}]"
+        if not isinstance(tool, Mapping):
+            raise FormatError(f"{where}: not a tool definition", expected=_TOOL_SHAPES)
+        fn = tool.get("function")
+        spec: Mapping[str, Any] = fn if isinstance(fn, Mapping) else tool
+        name = spec.get("name")
+        if not isinstance(name, str) or not name.strip():
+            raise FormatError(f"{where}: a tool needs a non-empty name", expected=_TOOL_SHAPES)
+        description = spec.get("description") or ""
+        schema = spec.get("parameters", spec.get("input_schema")) or {}
+        if not isinstance(description, str) or not isinstance(schema, Mapping):
+            raise FormatError(
+                f"{where}: description must be a str and the schema an object",
+                expected=_TOOL_SHAPES,
+            )
+        try:
+            json.dumps(schema, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise FormatError(
+                f"{where}: the schema is not JSON: {exc}", expected=_TOOL_SHAPES
+            ) from None
+        out.append((name, description, dict(schema)))
+    return out
+
+
+def _arguments(value: Any, where: str) -> dict[str, Any]:
+    if isinstance(value, str):
+        try:
+            value = load_json(value) if value.strip() else {}
+        except (ValueError, RecursionError) as exc:
+            raise FormatError(
+                f"{where}: arguments are not JSON: {exc}", expected=("a JSON object",)
+            ) from None
+    if not isinstance(value, Mapping):
+        raise FormatError(f"{where}: arguments are not a JSON object", expected=("an object",))
+    if not all(isinstance(k, str) for k in value):
+        raise FormatError(f"{where}: argument names must be strings", expected=("str keys",))
+    return dict(value)
+
+
+def _one_call(item: Any, where: str) -> tuple[str, dict[str, Any]]:
+    if isinstance(item, ToolCall):
+        return item.name, _arguments(item.input, where)
+    if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str):
+        return item[0], _arguments(item[1], where)
+    if not isinstance(item, Mapping):
+        raise FormatError(f"{where}: not a tool call", expected=_CALL_SHAPES)
+    fn = item.get("function")
+    if isinstance(fn, Mapping):  # OpenAI: {"id", "type": "function", "function": {…}}
+        name, args, at = fn.get("name"), fn.get("arguments", {}), f"{where}.function"
+    elif "input" in item:  # Anthropic tool_use, or flat
+        name, args, at = item.get("name"), item["input"], where
+    else:
+        name, args, at = item.get("name"), item.get("arguments", {}), where
+    if not isinstance(name, str) or not name.strip():
+        raise FormatError(f"{at}: a call needs a non-empty name", expected=_CALL_SHAPES)
+    return name, _arguments(args, at)
+
+
+def read_calls(calls: Any) -> list[tuple[str, dict[str, Any]]]:
+    """Each message is flattened: its ``tool_calls`` or its ``tool_use`` content blocks."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    for i, item in enumerate(_seq(calls, "calls")):
+        where = f"calls[{i}]"
+        if isinstance(item, Mapping) and "role" in item:
+            if isinstance(item.get("tool_calls"), list):
+                out += [
+                    _one_call(c, f"{where}.tool_calls[{k}]")
+                    for k, c in enumerate(item["tool_calls"])
+                ]
+            elif isinstance(item.get("content"), list):
+                out += [
+                    _one_call(b, f"{where}.content[{k}]")
+                    for k, b in enumerate(item["content"])
+                    if isinstance(b, Mapping) and b.get("type") == "tool_use"
+                ]
+            elif item.get("role") != "assistant" or item.get("content") not in (None, ""):
+                raise FormatError(f"{where}: a message without tool calls", expected=_CALL_SHAPES)
+        else:
+            out.append(_one_call(item, where))
+    return out
+
+
+def _content_text(content: Any, where: str) -> str:
+    if isinstance(content, str):
+        return content
+    if content is None:
+        return ""
+    if isinstance(content, list) and all(
+        isinstance(p, Mapping) and p.get("type") == "text" and isinstance(p.get("text"), str)
+        for p in content
+    ):
+        return "".join(p["text"] for p in content)
+    try:
+        return json.dumps(content, ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        raise FormatError(
+            f"{where}: content is neither text nor JSON: {exc}", expected=_RESULT_SHAPES
+        ) from None
+
+
+def read_results(results: Any) -> list[str]:
+    out: list[str] = []
+    for i, item in enumerate(_seq(results, "results")):
+        where = f"results[{i}]"
+        if isinstance(item, str):
+            out.append(item)
+        elif (
+            isinstance(item, Mapping)
+            and item.get("type") == "tool_result"
+            or isinstance(item, Mapping)
+            and item.get("role") == "tool"
+        ):
+            out.append(_content_text(item.get("content"), f"{where}.content"))
+        elif (
+            isinstance(item, Mapping)
+            and item.get("role") == "user"
+            and isinstance(item.get("content"), list)
+        ):
+            blocks = [
+                (k, b)
+                for k, b in enumerate(item["content"])
+                if isinstance(b, Mapping) and b.get("type") == "tool_result"
+            ]
+            if not blocks:
+                raise FormatError(
+                    f"{where}: a user message without tool_result blocks", expected=_RESULT_SHAPES
+                )
+            out += [
+                _content_text(b.get("content"), f"{where}.content[{k}].content") for k, b in blocks
+            ]
+        else:
+            raise FormatError(f"{where}: not a tool result", expected=_RESULT_SHAPES)
+    return out

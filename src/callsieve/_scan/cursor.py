@@ -1,0 +1,209 @@
+"""Strategy: the one owner of the stream's position — what is counted, what is held, and
+the three deferred logs of the hot paths — for ``Sieve``.
+
+What it does: ``total`` is the offset just past the text fed so far, less what the logs
+hold (text not counted yet); ``held`` is the undecided tail at the end of that text;
+``tail`` is the few characters before the text the machine reads next (for the fence
+tracker's line-start test). The sieve's hot paths do not count: the prose hot path
+appends each chunk to ``log`` through a *budget* (a list of ``HOT_BUDGET`` bound
+``log.append``s: popping one is the bound, calling it the record), and ``fold`` later
+counts the log and runs the fence tracker and the tail over it in one piece. The run hot
+path appends to ``pieces`` (the current capture's run text, which the capture reads)
+through a budget of its own; ``catch_up`` counts those pieces against the ``room`` left
+under ``max_block_chars`` and ``sync_run`` brings ``total`` up to them. ``grown`` holds
+what only grows the held text (a held candidate, a cut tag read on); ``take`` counts it.
+What it guarantees: nothing else writes the offsets, the held text, the tail or the logs
+(the fields are read outside, never assigned; the hot paths only call the bound appends
+the cursor hands out); after ``flush`` and ``sync_run``, ``total - len(held)`` is the
+absolute offset of ``held[0]``.
+What it costs: a budget costs a pop and a call per hot chunk; a fold or a catch-up is one
+join per budget, and a log holds at most ``HOT_BUDGET`` chunks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .fences import FenceState, FenceTracker, tail_after
+
+__all__ = ["HOT_BUDGET", "Cursor"]
+
+HOT_BUDGET = 256  # chunks a hot path may take between two folds (it holds their references)
+_LIVE = FenceState.LIVE
+
+
+class Cursor:
+    """The stream's position (see the module docstring). The fields are read by the sieve
+    and written only here."""
+
+    __slots__ = (
+        "total",
+        "held",
+        "grown",
+        "grow",
+        "tail",
+        "fences",
+        "log",
+        "pieces",
+        "room",
+        "prose_live",
+        "_refill",
+        "run_live",
+        "_rrefill",
+        "_mark",
+        "_room0",
+        "_total0",
+        "_held0",
+    )
+
+    def __init__(self, fences: FenceTracker) -> None:
+        self.total = 0
+        self.held = ""
+        # Text that only grows the held text (a candidate or a cut tag read on): appended
+        # through ``grow``, one C call, and joined to ``held`` and counted by ``held_now``.
+        # A held candidate is all here (``held`` is "" then), so when it dies the sieve
+        # empties the list itself and logs its text, or holds a later lead of it instead:
+        # text no one counted, moved from one uncounted log to another.
+        self.grown: list[str] = []
+        self.grow = self.grown.append
+        self.tail = "\n"  # "\n": a line start
+        self.fences = fences
+        self.log: list[str] = []
+        self._refill = (self.log.append,) * HOT_BUDGET
+        self.prose_live: list[Callable[[str], None]] = list(self._refill)
+        # Every capture keeps its run's text in this one list (``Capture(pieces=…)``), so
+        # the run hot path's budget is built once per sieve.
+        self.pieces: list[str] = []
+        self._rrefill = (self.pieces.append,) * HOT_BUDGET
+        self.run_live: list[Callable[[str], None]] = list(self._rrefill)
+        # The run's counters (``begin_run``): room left under max_block_chars for the pieces
+        # before ``_mark``, and the room, total and held length when last in step.
+        self.room = self._mark = self._room0 = self._total0 = self._held0 = 0
+
+    # ------------------------------------------------------------------ prose
+    def prose_budget(self) -> list[Callable[[str], None]]:
+        """The prose hot path's budget, topped up (the log folded first) if it is spent."""
+        live = self.prose_live
+        if not live:
+            if self.log:
+                self.fold()
+            live.extend(self._refill)
+        return live
+
+    def fold(self) -> None:
+        """Count the logged prose, and bring the fence tracker and the tail over it (no tag
+        lead in it could start a tag)."""
+        log = self.log
+        text = "".join(log)  # (one piece: the piece itself)
+        log.clear()
+        self.total += len(text)
+        fences = self.fences
+        # LIVE prose without a backtick or a tilde leaves the fence tracker as it is.
+        if fences.state is not _LIVE or fences.run_len or "`" in text or "~" in text:
+            fences.consume(text, self.tail)
+        self.tail = text if text[-1] > " " else tail_after(self.tail, text, len(text))
+
+    def hold_candidate(self, text: str) -> None:
+        """The machine holds a possible opener, ``text`` (counted already): like every held
+        candidate, it is kept in ``grown``, uncounted (see ``grown``)."""
+        self.total -= len(text)
+        self.grown.append(text)
+
+    def held_now(self) -> str:
+        """The held text, with what ``grow`` appended joined to it and counted."""
+        grown = self.grown
+        if grown:
+            text = grown[0] if len(grown) == 1 else "".join(grown)
+            grown.clear()
+            self.total += len(text)
+            self.held += text
+        return self.held
+
+    def flush(self) -> None:
+        """Count everything the hot paths left uncounted but the run's pieces (``sync_run``):
+        the prose log and the held text's growth."""
+        if self.log:
+            self.fold()
+        if self.grown:
+            self.held_now()
+
+    def hold(self, text: str) -> None:
+        """The machine holds ``text``, the end of the buffer it read (counted already)."""
+        self.held = text
+
+    def take(self, chunk: str) -> tuple[str, int]:
+        """The machine reads the held text and ``chunk``: ``(buf, resume)`` — the buffer
+        and how much of it was seen before (the held text). ``buf`` ends at ``total``
+        (the prose log is folded first: ``flush``)."""
+        held = self.held
+        n = len(chunk)
+        grown = self.grown
+        if grown:  # (the held text's growth and the chunk, joined and counted at once)
+            grown.append(chunk)
+            chunk = "".join(grown)
+            grown.clear()
+        self.total += len(chunk)
+        if held:
+            self.held = ""
+            return held + chunk, len(held) + len(chunk) - n
+        return chunk, len(chunk) - n
+
+    def take_joined(self, text: str, n: int) -> tuple[str, int]:
+        """``take`` for a caller that has joined the held text, its growth and a chunk of
+        ``n`` characters into ``text`` already (CUT_TAG, to ask whether the tag is done)."""
+        self.grown.clear()
+        self.total += len(text) - len(self.held)
+        self.held = ""
+        return text, len(text) - n
+
+    def passed(self, buf: str, upto: int) -> None:
+        """The machine has read ``buf[:upto]`` (the tail follows it)."""
+        self.tail = tail_after(self.tail, buf, upto)
+
+    # ------------------------------------------------------------------ runs
+    def begin_run(self, room: int) -> None:
+        """A run streams on from here, with ``room`` characters left under the limit."""
+        self.room = self._room0 = room
+        self._mark = len(self.pieces)
+        self._total0 = self.total
+        self._held0 = len(self.held)
+
+    def run_budget(self) -> list[Callable[[str], None]]:
+        """The run hot path's budget, topped up (its pieces counted first) if it is spent."""
+        live = self.run_live
+        if not live:
+            self.catch_up()
+            live.extend(self._rrefill)
+        return live
+
+    def catch_up(self) -> None:
+        """Count what the run hot path appended since ``_mark`` against ``room``. A room
+        below zero sends every later chunk to the machine, whose scan fails the block: the
+        same answer as counting each chunk, at most ``HOT_BUDGET`` chunks later. The pieces
+        are counted by joining them into one: a join costs less than a ``len`` call per
+        piece, and the run then keeps one string per budget instead of one per chunk."""
+        pieces = self.pieces
+        k = self._mark
+        if len(pieces) > k:
+            if len(pieces) > k + 1:
+                pieces[k:] = ["".join(pieces[k:])]
+            self.room -= len(pieces[k])
+            self._mark = k + 1
+
+    def take_run(self, text: str, stop: int) -> None:
+        """The run goes on to ``text[stop]`` (the held text and a chunk, joined): what is
+        before it is appended, what is after is held."""
+        if stop:
+            (self.run_live or self.run_budget()).pop()(text[:stop])
+        self.held = text[stop:]
+
+    def sync_run(self) -> int:
+        """Count what the run took since the counters were last in step (returned: the
+        capture adds it to its length) and bring ``total`` up to it and the held text."""
+        self.catch_up()
+        taken = self._room0 - self.room
+        self.total = self._total0 + taken + len(self.held) - self._held0
+        self._room0 = self.room
+        self._total0 = self.total
+        self._held0 = len(self.held)
+        return taken

@@ -1,0 +1,158 @@
+"""Strategy: prose entry detection — does a tag lead in prose begin a block's opener?
+
+What it does: ``EntryFinder`` answers the sieve's two questions about a tag lead, with the
+entry automaton (a lazy DFA over the grammar's entry terminals) and the exact entry pattern:
+``settles(text, found)`` — do all the leads from ``found`` on die within ``text`` (prose), is
+one alive at the end (hold it), or must the machine decide? — and ``candidate`` — at this
+lead: text, a held candidate, or an opener (the match)? The exact pattern is asked only
+where the automaton accepts.
+What it guarantees: an answer that depends only on the text from the lead on, never on the
+chunking: an opener is not taken while a higher-priority one may still complete.
+What it costs: the automaton's transitions are dictionary lookups (a state's first visit
+builds it); ``settles`` remembers its answer for short texts (the grammar's
+``settlements``), since the same few non-tag leads (``a<b``, ``<br>``, ``<-``) come back
+again and again.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._grammar.automaton import DEAD, UNKNOWN
+from .._grammar.compiled import CompiledGrammar
+from .._grammar.entry_tables import EntryTable
+
+__all__ = ["ALL_PROSE", "HOLD", "OPEN", "TEXT", "UNSETTLED", "EntryFinder"]
+
+ALL_PROSE = -1  # settles(): every lead died
+UNSETTLED = -2  # settles(): the full machine must decide
+TEXT = "text"  # candidate(): the lead is text
+HOLD = "hold"  # ... a viable prefix of an opener: hold it
+OPEN = "open"  # ... an opener (the value is its match)
+_SHORT_WALK = 16  # characters _follow reads inline before it hands over to the walk
+_SETTLE_SPAN = 16  # settles() remembers its answers for texts this short (from the lead)
+
+
+class EntryFinder:
+    """One per sieve and entry table (``state`` and ``seen`` are its last answer's
+    scratch): ``table`` says which entries count (``_entry_tables``: the answer's, or, before
+    the answer and in reasoning, the reasoning tag's too)."""
+
+    __slots__ = (
+        "table",
+        "tracker",
+        "auto",
+        "lead_search",
+        "state",
+        "seen",
+        "_lead_state",
+        "_settlements",
+    )
+
+    def __init__(
+        self, g: CompiledGrammar, table: EntryTable, lead_search: Any, tracker: Any = None
+    ) -> None:
+        self.table = table
+        self.tracker = tracker  # (the fence tracker whose ``live_lead`` ``lead_search`` is)
+        self.auto = table.automaton
+        self.lead_search = lead_search
+        self._settlements = table.settlements
+        self._lead_state = {c: self.auto.step(0, c) for c in g.lead_chars}
+        self.state = 0  # settles(): a live candidate's automaton state; candidate(): HOLD's
+        self.seen = False  # candidate(): the held candidate has passed an accepting state
+
+    def settles(self, text: str, found: Any) -> int:
+        """Follow every lead character in ``text`` from ``found`` on. ``ALL_PROSE``: each is
+        a tag lead whose possible opener dies within ``text``. ``i >= 0``: the one at ``i`` is
+        still alive at the end (its automaton state is left in ``state``), all before it
+        died. ``UNSETTLED``: a backtick or tilde, or an opener that may be complete — the
+        full machine decides."""
+        i: int = found.start()
+        if len(text) - i > _SETTLE_SPAN:
+            return self._follow(text, found)
+        key = text[i:] if i else text
+        hit = self._settlements.get(key)
+        if hit is None:
+            at = self._follow(text, found)
+            hit = (at - i if at >= 0 else at, self.state)
+            self.table.settle(key, hit)
+            return at
+        off, state = hit
+        if off >= 0:
+            self.state = state
+            return i + off
+        return off
+
+    def _follow(self, text: str, found: Any) -> int:
+        """``settles``, worked out: the automaton follows each lead in turn."""
+        n = len(text)
+        auto = self.auto
+        trans = auto.trans
+        accepting = auto.accepting
+        while found is not None:
+            i = found.start()
+            state = self._lead_state.get(text[i])
+            if state is None:
+                return UNSETTLED
+            # The automaton's walk, inlined for the short stretch a non-tag lead lives
+            # (most die within a few characters); longer texts go on with ``walk``.
+            j = i + 1
+            nxt = state
+            for ch in text[j : j + _SHORT_WALK]:
+                nxt = trans[state].get(ch, UNKNOWN)
+                if nxt < 0:
+                    break
+                state = nxt
+                j += 1
+                if accepting[state]:
+                    return UNSETTLED  # an opener may be complete: the machine decides
+            if nxt == DEAD:
+                state = DEAD
+            elif j < n:  # a transition not yet known, or a longer stretch: the walk
+                state, j = auto.walk(state, text, j, n)
+            if state >= 0:
+                if j < n or accepting[state]:
+                    return UNSETTLED
+                self.state = state
+                return int(i)
+            found = self.lead_search(text, i + 1)
+        return ALL_PROSE
+
+    def candidate(
+        self, buf: str, i: int, final: bool, state: int, j: int, seen: bool
+    ) -> tuple[str, Any]:
+        """Decide the possible opener at ``buf[i]``: (OPEN, match), (HOLD, automaton state;
+        ``seen`` is left set if it passed an accepting state) or (TEXT, None). The automaton
+        has already read ``buf[i:j]`` into ``state``; ``seen``: it passed an accepting state
+        on the way (an entry may be complete)."""
+        table = self.table
+        auto = self.auto
+        accepting = auto.accepting
+        n = len(buf)
+        while True:
+            if accepting[state]:
+                seen = True
+                m = table.exact.match(buf, i)
+                if m is not None:
+                    if final:
+                        return OPEN, m
+                    # A higher-priority entry still possible at the end of the buffer must
+                    # be given the chance to complete: the answer may not depend on chunking.
+                    k = table.index[str(m.lastgroup)]  # (see ``BlockLife.open``)
+                    st, q = state, j
+                    while q < n and st >= 0:
+                        st, q = auto.walk(st, buf, q, n)
+                    if st >= 0 and auto.rank[st] < k:
+                        self.seen = True
+                        return HOLD, st
+                    return OPEN, m
+            if j >= n and not final:
+                self.seen = seen
+                return HOLD, state
+            if j < n:
+                state, j = auto.walk(state, buf, j, n)
+            if state < 0 or j >= n and final:
+                # No entry can grow any further: the best complete one, if any, wins (the
+                # walk may have ended on an accepting state at the very end of the input).
+                m = table.exact.match(buf, i) if seen or (state >= 0 and accepting[state]) else None
+                return (TEXT, None) if m is None else (OPEN, m)

@@ -1,0 +1,177 @@
+"""The layout shows the layers (docs/architecture.md, "Layers"): every import in ``src/``
+points down the table below or stays in its layer, no import circle exists — imports inside
+functions counted, ``if TYPE_CHECKING:`` ones not (they never run) — and no folder holds more
+than ``FOLDER_LIMIT`` modules.
+
+The imports are read from the source (``ast``), not from a running interpreter, so an import
+that only some path would run is counted too. Not counted: ``importlib.import_module`` (the
+CLI's ``serve`` command finds ``callsieve.server`` that way, so that ``import callsieve``
+never needs the server's extra) and the implicit import of a package's ``__init__``.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import callsieve
+
+SRC = Path(callsieve.__file__).parent
+FOLDER_LIMIT = 20
+
+#: The layers, lowest first: a module may import its own layer's modules and those below.
+#: A top-level name (module or folder of ``callsieve/``) not listed is a surface, as is the
+#: package itself (``callsieve/__init__.py``).
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("base", ("_base",)),
+    ("grammar", ("_grammar",)),
+    ("configuration and services", ("_config",)),
+    ("scanning", ("_scan",)),
+    ("blocks", ("_blocks",)),
+    ("stream", ("_stream",)),
+    ("sanitizer", ("_sanitizer",)),
+    ("facade", ("_facade",)),
+    (
+        "surfaces",
+        (
+            "render",
+            "_prompt",
+            "prompt",
+            "deepseek",
+            "prometheus",
+            "server",
+            "_cli_output",
+            "_cli_serve",
+            "__main__",
+        ),
+    ),
+)
+SURFACES = len(LAYERS) - 1
+
+
+def module_name(path: Path) -> str:
+    parts = ["callsieve", *path.relative_to(SRC).with_suffix("").parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {module_name(p): p for p in sorted(SRC.rglob("*.py"))}
+
+
+def layer(module: str) -> int:
+    """The layer index of ``module`` (``callsieve`` itself, the package, is a surface)."""
+    top = module.split(".")[1] if "." in module else ""
+    return next((k for k, (_, names) in enumerate(LAYERS) if top in names), SURFACES)
+
+
+def _type_checking_nodes(tree: ast.AST) -> set[int]:
+    """The ids of every node under an ``if TYPE_CHECKING:`` (or ``typing.TYPE_CHECKING``)."""
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING"):
+            for stmt in node.body:
+                out.update(id(n) for n in ast.walk(stmt))
+    return out
+
+
+def imports(module: str) -> Iterator[tuple[str, int, bool]]:
+    """``(imported callsieve module, line, type-only)`` for each import in ``module``."""
+    path = MODULES[module]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    type_only = _type_checking_nodes(tree)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                where = ".".join(base + ([node.module] if node.module else []))
+            else:
+                where = node.module or ""
+            # ``from X import name``: the module X.name if there is one, else X itself.
+            targets = [
+                f"{where}.{a.name}" if f"{where}.{a.name}" in MODULES else where for a in node.names
+            ]
+        else:
+            continue
+        for target in targets:
+            if target in MODULES and target != module:
+                yield target, node.lineno, id(node) in type_only
+
+
+def graph(with_type_only: bool) -> dict[str, set[str]]:
+    return {m: {t for t, _, typed in imports(m) if with_type_only or not typed} for m in MODULES}
+
+
+def test_every_module_is_read() -> None:
+    assert "callsieve._stream.sieve" in MODULES and "callsieve.render.openai_chat" in MODULES
+    # The reader sees relative imports of every depth, inside functions too.
+    edges = graph(with_type_only=False)
+    assert "callsieve._grammar.derive" in edges["callsieve._grammar.compiled"]  # (lazy)
+    assert "callsieve._base.errors" in edges["callsieve.render._options"]  # (..)
+
+
+def test_no_import_points_up() -> None:
+    """A module imports its own layer or lower ones — type-only imports included: a name a
+    module's types need is a dependency of reading it."""
+    up = [
+        f"{m.removeprefix('callsieve.')}:{line} imports {t.removeprefix('callsieve.')} "
+        f"({LAYERS[layer(m)][0]} -> {LAYERS[layer(t)][0]})"
+        for m in MODULES
+        for t, line, _ in imports(m)
+        if layer(t) > layer(m)
+    ]
+    assert not up, "\n".join(up)
+
+
+def _cycle(edges: dict[str, set[str]]) -> list[str] | None:
+    """One import circle in ``edges``, or None (an iterative depth-first search)."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    for root in sorted(edges):
+        if root in state:
+            continue
+        path, stack = [root], [iter(sorted(edges[root]))]
+        state[root] = 1
+        while stack:
+            nxt = next(stack[-1], None)
+            if nxt is None:
+                state[path.pop()] = 2
+                stack.pop()
+            elif state.get(nxt) == 1:
+                return path[path.index(nxt) :] + [nxt]
+            elif nxt not in state:
+                state[nxt] = 1
+                path.append(nxt)
+                stack.append(iter(sorted(edges[nxt])))
+    return None
+
+
+def test_no_import_cycle() -> None:
+    cycle = _cycle(graph(with_type_only=False))
+    assert cycle is None, " -> ".join(m.removeprefix("callsieve.") for m in cycle or [])
+
+
+def test_the_cycle_finder_finds_one() -> None:
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) is None
+
+
+@pytest.mark.parametrize(
+    "folder",
+    sorted({p.parent for p in SRC.rglob("*.py")}),
+    ids=lambda p: str(p.relative_to(SRC.parent)),
+)
+def test_no_folder_is_over_the_limit(folder: Path) -> None:
+    modules = [p.name for p in folder.glob("*.py") if p.name != "__init__.py"]
+    assert len(modules) <= FOLDER_LIMIT, (folder, len(modules))
+
+
+def test_every_private_folder_has_a_layer() -> None:
+    """A new private folder is placed in the table above (a public one may be left out: it
+    is a surface)."""
+    folders = {p.parent.name for p in SRC.glob("_*/__init__.py")}
+    placed = {name for _, names in LAYERS for name in names}
+    assert folders <= placed, folders - placed

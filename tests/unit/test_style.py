@@ -1,0 +1,33 @@
+"""The code's layout is ruff's (docs/architecture.md, "Formatting and the complexity
+budget"): every Python file is as ``ruff format`` writes it, with the settings in
+pyproject.toml (its ``[tool.ruff.format]`` lists what is left out, and why).
+
+ruff comes with the test extra, pinned to one minor version: its formatting style changes
+only between those.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from helpers import ROOT
+
+
+def ruff(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ruff", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=120,
+        check=False,
+    )
+
+
+def test_every_file_is_formatted() -> None:
+    proc = ruff("format", "--check", "--no-cache", ".")
+    assert proc.returncode == 0, (
+        f"run `ruff format` (the files below are not as it writes them)\n{proc.stdout}{proc.stderr}"
+    )
