@@ -26,7 +26,6 @@ dictionary lookup; a new tool set of 50 tools takes milliseconds
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -144,7 +143,7 @@ def structural_tag(
         parse_dialects,
         grammar_dirs,
     )
-    return copy.deepcopy(structural(req, free_text))
+    return structural(req, free_text)
 
 
 def arguments_grammar(

@@ -20,6 +20,7 @@ allows. What it costs: linear in the schema; the JSON text of a ``%json`` is bui
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -28,7 +29,7 @@ from .._base.errors import ConfigurationError
 from ._ir import ANY, Both, Chars, Grammar, Json, Lit, Node, alt, plus, seq, star
 from ._jsonir import JsonRules
 from ._regex import restrict
-from ._schema import Safety, safe_schema
+from ._schema import Safety, safe_schema_text
 from ._strings import avoid, split_units
 from ._values import string_constraints
 
@@ -59,21 +60,19 @@ class Target:
         self.name = name
         self.g = g
         self._rules: dict[tuple[int, Safety], JsonRules] = {}
+        self._shared: dict[Safety, dict[str, Any]] = {}
 
     def json(self, schema: Any, root: Any, safety: Safety, where: str) -> Node:
         """One JSON value under ``schema`` (``root``: the tool's schema, for ``$ref``)."""
         if self.name == "lark":
-            full = with_defs(schema, root)
-            text = json.dumps(
-                {**safe_schema(full, safety), "x-guidance": X_GUIDANCE},
-                ensure_ascii=False,
-                sort_keys=False,
-            )
-            return Json(text)
+            text = safe_schema_text(json.dumps(with_defs(schema, root), ensure_ascii=False), safety)
+            return Json(_with_guidance(text))
         key = (id(root), safety)
         rules = self._rules.get(key)
         if rules is None:
-            rules = self._rules[key] = JsonRules(self.g, root, safety, where)
+            rules = self._rules[key] = JsonRules(
+                self.g, root, safety, where, self._shared.setdefault(safety, {})
+            )
         return rules.value(schema, where)
 
     def raw_string(
@@ -97,7 +96,7 @@ class Target:
         if plain is not None:
             forms.append(self._constrained(langs, star(ANY - plain), plain, "", where))
         if cdata is not None:
-            inside = avoid(split_units(ANY, cdata.close, []), cdata.close)
+            inside = _without(cdata.close)
             if langs:  # (one terminal with its delimiters: a lexer that never backs up
                 # would take the "]]" of "]]>" into the value)
                 forms.append(
@@ -140,6 +139,24 @@ class Target:
                 langs[0], ANY - chars - (Chars.of(sequence[-1]) if sequence else Chars(()))
             )
         return self.g.define("raw_value", seq(Lit(around[0]), node, Lit(around[1])), terminal=True)
+
+
+@functools.lru_cache(maxsize=4096)
+def _with_guidance(schema_json: str) -> str:
+    """The schema's JSON with llguidance's formatting options at its top level."""
+    if not schema_json.startswith("{"):  # (a boolean schema)
+        schema_json = "{}" if schema_json == "true" else '{"not": {}}'
+    body = schema_json[1:-1].strip()
+    return "{" + body + (", " if body else "") + '"x-guidance": ' + _GUIDANCE + "}"
+
+
+_GUIDANCE = json.dumps(X_GUIDANCE)
+
+
+@functools.lru_cache(maxsize=16)
+def _without(sequence: str) -> Node:
+    """Any text that does not hold ``sequence`` (a CDATA section's content)."""
+    return avoid(split_units(ANY, sequence, []), sequence)
 
 
 def with_defs(schema: Any, root: Any) -> Any:

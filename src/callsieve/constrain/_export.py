@@ -30,7 +30,7 @@ from .._grammar.compiled import load_grammar
 from .._grammar.files import DEFAULT_DIALECTS
 from .._prompt.inputs import read_tools
 from ._bodies import Target
-from ._ir import Grammar, Lit, Seq, alt, gbnf, lark, seq, star
+from ._ir import Grammar, Lit, alt, gbnf, lark, seq, star
 from ._schema import check
 from ._shapes import Tool, lower, shape_of
 from ._text import free_text
@@ -155,15 +155,6 @@ def calls(req: Request) -> list[tuple[str, Any]]:
     return [(t.name, shape.call(t)) for t in req.tools()]
 
 
-def _split_head(node: Any) -> tuple[str, Any]:
-    """A call's leading literal and the rest. The separator before a further call joins
-    that literal, so that llguidance (a lexer that never backs up) reads ``\\n<invoke``
-    and ``\\n</tool_calls>`` as two tokens that part at their third character."""
-    if isinstance(node, Seq) and isinstance(node.items[0], Lit):
-        return node.items[0].text, seq(*node.items[1:])
-    return ("", node) if not isinstance(node, Lit) else (node.text, Lit(""))
-
-
 def _rule_name(name: str) -> str:
     return "call_" + "".join(c if c.isascii() and c.isalnum() else "_" for c in name).lower()
 
@@ -178,17 +169,23 @@ def build(req: Request) -> Grammar:
         g.rules[start] = text
         return g
     shape = shape_of(req.dialect, req.dirs)
-    first, more = [], []
-    for name, node in calls(req):
-        head, rest = _split_head(node)
-        body = g.define(_rule_name(name), lower(rest, target))
-        first.append(seq(Lit(head), body))
-        more.append(seq(Lit(shape.separator + head), body))
+    sep, trail = shape.separator, shape.trail
+    # A call that ends with the separator, where the separator also ends the last call
+    # (markup: a line break), so that what follows a call is a call or the closer: two
+    # tokens that part at once. llguidance's lexer never backs up: "\n" then "<invoke"
+    # against "\n</tool_calls>" would fail.
+    fold = sep == trail
+    each = [
+        g.define(_rule_name(name), lower(seq(node, Lit(sep)) if fold else node, target))
+        for name, node in calls(req)
+    ]
+    call = g.define("call", alt(*each)) if len(each) > 1 else each[0]
+    more = call if fold else seq(Lit(sep), call)
     layout = seq(
         Lit(shape.opener + shape.lead),
-        alt(*first),
-        star(alt(*more)) if req.parallel else Lit(""),
-        Lit(shape.trail + shape.closer),
+        call,
+        star(more) if req.parallel else Lit(""),
+        Lit(shape.closer if fold else trail + shape.closer),
     )
     block = g.define("block", lower(layout, target))
     g.rules[start] = (

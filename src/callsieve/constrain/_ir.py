@@ -18,6 +18,8 @@ What it costs: linear in the size of the grammar.
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -255,17 +257,19 @@ def _printable(c: str) -> bool:
 
 def _lit(text: str) -> str:
     """A string literal, read the same by llguidance's Lark and by GBNF."""
-    return (
-        '"'
-        + "".join(
-            _LIT_SHORT.get(c)
-            or (
-                c if _printable(c) else f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
-            )
-            for c in text
-        )
-        + '"'
-    )
+    return '"' + _LIT_ESCAPE.sub(_escape, text) + '"'
+
+
+def _escape(m: re.Match[str]) -> str:
+    c = m.group()
+    short = _LIT_SHORT.get(c)
+    if short is not None:
+        return short
+    return f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
+
+
+#: What a literal escapes: its quote, the backslash, and what is not printable.
+_LIT_ESCAPE = re.compile('["\\\\\x00-\x1f\x7f-\x9f\ud800-\udfff]')
 
 
 def _rx_char(o: int) -> str:
@@ -280,6 +284,7 @@ def _gbnf_char(o: int) -> str:
     return f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}"
 
 
+@functools.lru_cache(maxsize=4096)
 def _class(ranges: tuple[tuple[int, int], ...], emit: Callable[[int], str]) -> str:
     """A character class, negated where that is shorter."""
     neg = (~Chars(ranges)).ranges

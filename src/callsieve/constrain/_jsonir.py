@@ -23,6 +23,7 @@ What it costs: one walk over the schema; rules are shared through ``Grammar.defi
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from typing import Any
@@ -56,15 +57,25 @@ _NUMBER = seq(
 class JsonRules:
     """Builds JSON value rules into ``g`` for one tool's schema (``root``, for ``$ref``)."""
 
-    def __init__(self, g: Grammar, root: Any, safety: Safety, where: str) -> None:
+    def __init__(
+        self,
+        g: Grammar,
+        root: Any,
+        safety: Safety,
+        where: str,
+        shared: dict[str, Ref] | None = None,
+    ) -> None:
         self.g = g
         self.root = root
         self.safety = safety
         self.where = where
         self._refs: dict[str, str] = {}
-        self._any: Ref | None = None
+        #: the rules every schema of this grammar and safety shares (any value, any string)
+        self._shared: dict[str, Ref] = {} if shared is None else shared
         kept_out = safety.chars | (Chars.of(safety.seq[-1]) if safety.seq else Chars(()))
         self._tight = ANY - kept_out  # characters a constrained string may hold raw
+        #: what a literal escapes (few characters: a set)
+        self._escaped = frozenset(chr(o) for lo, hi in kept_out.ranges for o in range(lo, hi + 1))
 
     # ----------------------------------------------------------------- values
     def value(self, schema: Any, where: str | None = None) -> Node:
@@ -265,20 +276,22 @@ class JsonRules:
         return int_range(lo, hi)
 
     def any_string(self) -> Node:
-        raw, escapes = json_units(ANY - self.safety.chars, generic=True)
-        seq_ = self.safety.seq
-        body = avoid(split_units(raw, seq_, escapes), seq_) if seq_ else star(alt(raw, *escapes))
-        return self.g.define("json_string", seq(Lit('"'), body, Lit('"')), terminal=True)
+        found = self._shared.get("string")
+        if found is None:
+            found = self._shared["string"] = self.g.define(
+                "json_string", _any_string(self.safety), terminal=True
+            )
+        return found
 
     def any_value(self) -> Node:
-        if self._any is None:
-            name = self.g.reserve("json_value")
-            self._any = Ref(name)
+        found = self._shared.get("value")
+        if found is None:
+            found = self._shared["value"] = Ref(self.g.reserve("json_value"))
             string = self.any_string()
-            member = seq(string, _COLON, self._any)
+            member = seq(string, _COLON, found)
             obj = seq(Lit("{"), opt(seq(member, star(seq(_SEP, member)))), Lit("}"))
-            arr = seq(Lit("["), opt(seq(self._any, star(seq(_SEP, self._any)))), Lit("]"))
-            self.g.rules[name] = alt(
+            arr = seq(Lit("["), opt(seq(found, star(seq(_SEP, found)))), Lit("]"))
+            self.g.rules[found.name] = alt(
                 obj,
                 arr,
                 string,
@@ -287,7 +300,7 @@ class JsonRules:
                 Lit("false"),
                 Lit("null"),
             )
-        return self._any
+        return found
 
     def _dumps(self, value: Any) -> str:
         """``value`` as JSON (``json.dumps``'s separators), forbidden text escaped."""
@@ -300,12 +313,21 @@ class JsonRules:
         if isinstance(value, list):
             return "[" + ", ".join(self._dumps(v) for v in value) + "]"
         text = json.dumps(value, ensure_ascii=False, allow_nan=False)
-        if isinstance(value, str):
-            bad = self.safety.chars | (
-                Chars.of(self.safety.seq[-1]) if self.safety.seq else Chars(())
-            )
-            text = "".join(f"\\u{ord(c):04x}" if c in bad else c for c in text)
+        if isinstance(value, str) and not self._escaped.isdisjoint(text):
+            text = "".join(f"\\u{ord(c):04x}" if c in self._escaped else c for c in text)
         return text
+
+
+@functools.lru_cache(maxsize=16)
+def _any_string(safety: Safety) -> Node:
+    """A JSON string holding anything, written so that ``safety`` holds."""
+    raw, escapes = json_units(ANY - safety.chars, generic=True)
+    body = (
+        avoid(split_units(raw, safety.seq, escapes), safety.seq)
+        if safety.seq
+        else star(alt(raw, *escapes))
+    )
+    return seq(Lit('"'), body, Lit('"'))
 
 
 def _members(members: list[tuple[Node, bool]], repeat_last: bool) -> Node:

@@ -23,7 +23,7 @@ What it costs: one walk over the schema.
 
 from __future__ import annotations
 
-import copy
+import functools
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -148,10 +148,15 @@ class Safety:
 
     def value_pattern(self) -> str:
         """A pattern every safe string value matches in full (anchored)."""
-        allowed = ANY - self.chars
-        if not self.seq:
-            return "^" + regex_text(allowed) + "*$"
-        return "^" + regex_text(avoid(split_units(allowed, self.seq, []), self.seq)) + "$"
+        return _value_pattern(self)
+
+
+@functools.lru_cache(maxsize=64)
+def _value_pattern(safety: Safety) -> str:
+    allowed = ANY - safety.chars
+    if not safety.seq:
+        return "^" + regex_text(allowed) + "*$"
+    return "^" + regex_text(avoid(split_units(allowed, safety.seq, []), safety.seq)) + "$"
 
 
 NO_SAFETY = Safety()
@@ -247,7 +252,16 @@ _ANY_REF = {"$ref": f"#/$defs/{_ANY_DEF}"}
 def safe_schema(schema: dict[str, Any], safety: Safety) -> dict[str, Any]:
     """A copy of ``schema`` whose strings cannot hold what ``safety`` forbids, and whose
     objects with ``properties`` take no undeclared keys (see the module docstring)."""
-    out = copy.deepcopy(schema)
+    out: dict[str, Any] = json.loads(
+        safe_schema_text(json.dumps(schema, ensure_ascii=False), safety)
+    )
+    return out
+
+
+@functools.lru_cache(maxsize=4096)
+def safe_schema_text(schema_json: str, safety: Safety) -> str:
+    """``safe_schema`` of a schema given as JSON, as JSON (cached: tools share schemas)."""
+    out = json.loads(schema_json)
     value = safety.value_pattern() if safety else None
     seen: set[int] = set()
     stack: list[Any] = [out]
@@ -263,9 +277,11 @@ def safe_schema(schema: dict[str, Any], safety: Safety) -> dict[str, Any]:
             if holder[key] is True and value is not None:
                 holder[key] = dict(_ANY_REF)
             stack.append(holder[key])
-    if value is not None and _ANY_DEF in json.dumps(out):
+    text = json.dumps(out, ensure_ascii=False)
+    if value is not None and _ANY_DEF in text:
         out.setdefault("$defs", {})[_ANY_DEF] = _any_value(value)
-    return out
+        text = json.dumps(out, ensure_ascii=False)
+    return text
 
 
 def _rewrite(node: dict[str, Any], value: str | None, safety: Safety, seen: set[int]) -> None:

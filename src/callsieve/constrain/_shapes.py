@@ -168,7 +168,7 @@ class Markup:
         props = schema.get("properties")
         props = props if isinstance(props, dict) else {}
         required = set(schema.get("required") or [])
-        extra = schema.get("additionalProperties", not props)
+        extra = schema.get("additionalProperties", "properties" not in schema)
         forms: list[Node] = []
         if all(self._spells(k) for k in props) and required <= set(props):
             lines = [

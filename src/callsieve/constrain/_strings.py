@@ -19,6 +19,8 @@ What it costs: ``avoid`` is cubic in ``len(s)`` (three characters here); the res
 
 from __future__ import annotations
 
+import functools
+
 from .._base.errors import ConfigurationError
 from ._ir import ANY, MAX_CODE, Alt, Chars, Lit, Node, Rep, Seq, alt, seq, star
 
@@ -84,6 +86,7 @@ def split_units(raw: Chars, s: str, others: list[Node]) -> list[Unit]:
     return units + [(o, None) for o in others]
 
 
+@functools.lru_cache(maxsize=1024)
 def json_units(chars: Chars, generic: bool = False) -> tuple[Chars, list[Node]]:
     """One character of a JSON string holding ``chars``: (its raw characters, its escapes).
     ``generic``: any JSON escape (for an unconstrained string)."""
@@ -99,6 +102,7 @@ def json_units(chars: Chars, generic: bool = False) -> tuple[Chars, list[Node]]:
     return raw, escapes
 
 
+@functools.lru_cache(maxsize=1024)
 def int_range(lo: int | None, hi: int | None) -> Node:
     """The decimal spelling (no sign on zero, no leading zeros) of every integer in
     ``[lo, hi]`` (None: unbounded)."""
@@ -130,17 +134,26 @@ def _natural(a: int, b: int | None) -> Node:
 
 
 def _same_width(x: str, y: str) -> Node:
+    """Decimal strings of one width between ``x`` and ``y``: the shared head, then the first
+    digit's range — its ends recursing on the rest, the digits between them free."""
     if not x:
         return Lit("")
     if x[0] == y[0]:
         return seq(Lit(x[0]), _same_width(x[1:], y[1:]))
     rest = len(x) - 1
     digits = Rep(Chars.span("0", "9"), rest, rest) if rest else Lit("")
-    parts = [seq(Lit(x[0]), _same_width(x[1:], "9" * rest))]
-    if ord(y[0]) - ord(x[0]) > 1:
-        parts.append(seq(Chars.span(chr(ord(x[0]) + 1), chr(ord(y[0]) - 1)), digits))
-    parts.append(seq(Lit(y[0]), _same_width("0" * rest, y[1:])))
-    return alt(*parts)
+    low, high = x[0], y[0]
+    parts = []
+    if x[1:] != "0" * rest:  # the low end's rest is bounded below
+        parts.append(seq(Lit(low), _same_width(x[1:], "9" * rest)))
+        low = chr(ord(low) + 1)
+    top = None
+    if y[1:] != "9" * rest:  # the high end's rest is bounded above
+        top = seq(Lit(high), _same_width("0" * rest, y[1:]))
+        high = chr(ord(high) - 1)
+    if low <= high:
+        parts.append(seq(Chars.span(low, high), digits))
+    return alt(*parts, *([top] if top is not None else []))
 
 
 # ------------------------------------------------------------------------ regex text

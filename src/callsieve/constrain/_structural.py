@@ -21,8 +21,8 @@ that cannot rule out). What it costs: one walk over the layouts; cached like the
 
 from __future__ import annotations
 
-import copy
 import functools
+import json
 from typing import Any
 
 from .._base.errors import ConfigurationError
@@ -36,16 +36,25 @@ from ._shapes import JsonSlot, NameSlot, RawSlot, lower, shape_of
 from ._strings import regex_text
 from ._text import free_text as text_rules
 
-__all__ = ["FREE_TEXT", "structural"]
+__all__ = ["FREE_TEXT", "structural", "structural_text"]
 
 FREE_TEXT = ("engine", "checked")
 #: Markdown fence runs: a fence in the free text would hide the block (SPEC §6).
 _FENCES = ("```", "~~~")
 
 
-@functools.lru_cache(maxsize=256)
 def structural(req: Request, free_text: str) -> dict[str, Any]:
-    """The ``response_format`` object for ``req`` (cached: callers get a copy)."""
+    """The ``response_format`` object for ``req`` (a fresh object: the cache holds JSON)."""
+    return json.loads(structural_text(req, free_text))  # type: ignore[no-any-return]
+
+
+@functools.lru_cache(maxsize=256)
+def structural_text(req: Request, free_text: str) -> str:
+    """The ``response_format`` object for ``req`` as JSON, cached."""
+    return json.dumps(_structural(req, free_text), ensure_ascii=False)
+
+
+def _structural(req: Request, free_text: str) -> dict[str, Any]:
     if free_text not in FREE_TEXT:
         raise ConfigurationError(
             f"free_text must be one of {FREE_TEXT}, not {free_text!r}", expected=FREE_TEXT
@@ -161,7 +170,7 @@ def _fmt(node: Any) -> dict[str, Any] | None:
             if isinstance(node.schema, dict)
             else node.schema
         )
-        return {"type": "json_schema", "json_schema": copy.deepcopy(schema)}
+        return {"type": "json_schema", "json_schema": schema}
     if isinstance(node, RawSlot):
         g = Grammar()
         start = g.reserve("root")
