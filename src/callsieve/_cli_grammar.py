@@ -31,7 +31,7 @@ _CHOICES = ("auto", "required", "none")
 def add_grammar(sub: Any) -> None:
     cmd = sub.add_parser(
         "grammar",
-        help="print the constraint a decoding engine takes for a tools file",
+        help="print the constraint a decoding engine applies for a tools file",
         description="Export the grammar of a reply that calls the given tools in a dialect "
         "(llguidance's Lark, llama.cpp's GBNF, or the structural_tag response_format vLLM "
         "and SGLang take): free text, then a tool block whose arguments follow each tool's "

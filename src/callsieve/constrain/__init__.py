@@ -163,7 +163,7 @@ def arguments_grammar(
             f"format must be 'lark' or 'gbnf', not {format!r}", expected=("lark", "gbnf")
         )
     req = Request.make(tools, format, dialect, {"name": name}, True, False, None, grammar_dirs)
-    return printed(req, name)
+    return printed(req, only_arguments=True)
 
 
 def export(

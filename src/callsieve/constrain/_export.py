@@ -39,7 +39,8 @@ __all__ = ["CHOICES", "Request", "build", "printed"]
 
 CHOICES = ("auto", "required", "none")
 _ANTHROPIC = {"auto": "auto", "any": "required", "none": "none"}
-_SCHEMA_TARGET = {"lark": "lark", "gbnf": "gbnf", "structural-tag": "lark"}
+#: Whose JSON Schema subset each format enforces (a structural tag's JSON is our GBNF).
+_SCHEMA_TARGET = {"lark": "lark", "gbnf": "gbnf", "structural-tag": "gbnf"}
 
 
 @dataclass(frozen=True)
@@ -156,7 +157,10 @@ def calls(req: Request) -> list[tuple[str, Any]]:
 
 
 def _rule_name(name: str) -> str:
-    return "call_" + "".join(c if c.isascii() and c.isalnum() else "_" for c in name).lower()
+    """A rule name for a tool's call (``call_any`` for free names)."""
+    return "call_" + (
+        "".join(c if c.isascii() and c.isalnum() else "_" for c in name).lower() or "any"
+    )
 
 
 def build(req: Request) -> Grammar:
@@ -194,21 +198,18 @@ def build(req: Request) -> Grammar:
     return g
 
 
-def arguments(req: Request, name: str) -> Grammar:
-    """The grammar of one call's arguments: what stands between its header and its tail."""
-    tools = {t.name: t for t in req.tools()}
-    if name not in tools:
-        raise ConfigurationError(f"no tool named {name!r}", expected=tuple(sorted(tools)))
+def arguments(req: Request) -> Grammar:
+    """The grammar of one call's arguments (the named tool's): what stands between its
+    header and its tail."""
     g = Grammar()
     start = g.reserve("start")
-    g.rules[start] = lower(
-        shape_of(req.dialect, req.dirs).arguments(tools[name]), Target(req.target, g)
-    )
+    tool = req.tools()[0]
+    g.rules[start] = lower(shape_of(req.dialect, req.dirs).arguments(tool), Target(req.target, g))
     return g
 
 
 @functools.lru_cache(maxsize=256)
-def printed(req: Request, only: str | None = None) -> str:
-    """The grammar text for ``req`` (``only``: one tool's arguments), cached."""
-    g = build(req) if only is None else arguments(req, only)
+def printed(req: Request, only_arguments: bool = False) -> str:
+    """The grammar text for ``req`` (or its named tool's arguments alone), cached."""
+    g = arguments(req) if only_arguments else build(req)
     return lark(g) if req.target == "lark" else gbnf(g)

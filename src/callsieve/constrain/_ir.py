@@ -277,11 +277,49 @@ def _rx_char(o: int) -> str:
     return c if _printable(c) and c not in _CLASS_SPECIAL else f"\\x{{{o:x}}}"
 
 
+#: GBNF's short escapes in a class (llama.cpp, llguidance's converter and xgrammar read them).
+_GBNF_SHORT = {"\\": "\\\\", "]": "\\]", "[": "\\[", '"': '\\"'}
+
+
 def _gbnf_char(o: int) -> str:
     c = chr(o)
-    if _printable(c) and c not in _CLASS_SPECIAL:
+    if c in _GBNF_SHORT:
+        return _GBNF_SHORT[c]
+    if _printable(c) and c not in "^-":
         return c
     return f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}"
+
+
+@functools.lru_cache(maxsize=4096)
+def _gbnf_class(ranges: tuple[tuple[int, int], ...]) -> str:
+    """A GBNF class: what needs a hex escape comes last, since xgrammar reads ``\\x`` with
+    every hex digit that follows (``\\x5cb`` is one character to it), and nothing that
+    follows a hex escape there is a hex digit (a ``-``, a ``\\``, the ``]``)."""
+    neg = (~Chars(ranges)).ranges
+    use, caret = (neg, "^") if 0 < len(neg) < len(ranges) else (ranges, "")
+    plain: list[str] = []
+    hexed: list[str] = []
+    for lo, hi in use:
+        a, b = _gbnf_char(lo), _gbnf_char(hi)
+        item = a if lo == hi else f"{a}-{b}"
+        (hexed if "\\x" in item or "\\u" in item else plain).append(item)
+    return f"[{caret}{''.join(plain)}{''.join(hexed)}]"
+
+
+def _gbnf_lit(text: str) -> str:
+    """A GBNF literal; after a hex escape a hex digit starts a literal of its own."""
+    out, hexed = [], False
+    for c in text:
+        if hexed and c in "0123456789abcdefABCDEF":
+            out.append('" "')
+        esc = _LIT_SHORT.get(c)
+        if esc is None and not _printable(c):
+            esc = f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
+            hexed = True
+        else:
+            hexed = False
+        out.append(esc or c)
+    return '"' + "".join(out) + '"'
 
 
 @functools.lru_cache(maxsize=4096)
@@ -351,10 +389,10 @@ def lark(g: Grammar, header: str = "") -> str:
 
 def _gbnf_node(n: Node, names: dict[str, str]) -> str:
     if isinstance(n, Lit):
-        return _lit(n.text)
+        return _gbnf_lit(n.text)
     if isinstance(n, Chars):
         one = _single(n)
-        return _lit(one) if one is not None else _class(n.ranges, _gbnf_char)
+        return _gbnf_lit(one) if one is not None else _gbnf_class(n.ranges)
     if isinstance(n, Ref):
         return names[n.name]
     if isinstance(n, Seq):

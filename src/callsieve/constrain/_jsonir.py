@@ -341,7 +341,14 @@ def _members(members: list[tuple[Node, bool]], repeat_last: bool) -> Node:
             return star(item)
         return item if req else opt(item)
 
-    tails = [seq(*(later(j) for j in range(k + 1, len(members)))) for k in range(len(members))]
+    last = len(members) - 1
+    tails = [
+        seq(
+            *(later(j) for j in range(k + 1, len(members))),
+            later(k) if repeat_last and k == last else Lit(""),
+        )
+        for k in range(len(members))
+    ]
     starts: list[Node] = []
     for k, (node, req) in enumerate(members):
         starts.append(seq(node, tails[k]))

@@ -6,9 +6,12 @@ What it does: each call is a ``tag`` (its leading literal the ``begin``, its tra
 literal the ``end``), the block a ``tag`` from the dialect's opener to its closer around
 them (``tags_with_separator``, the shape's separator; ``stop_after_first`` without parallel
 calls). The layout between literals maps one to one: literals to ``const_string``, sequences,
-choices and repeats to ``sequence``, ``or``, ``optional``/``star``/``plus``/``repeat``, JSON
-holes to ``json_schema`` (the schema made safe for its context, ``_schema.safe_schema``),
-raw string bodies and free names to a ``grammar`` (our GBNF, which xgrammar's EBNF reads).
+choices and repeats to ``sequence``, ``or``, ``optional``/``star``/``plus``/``repeat``, free
+names to a ``regex``, JSON values and raw string bodies to a ``grammar``: our GBNF (which
+xgrammar's EBNF reads), not a ``json_schema`` — xgrammar's JSON Schema converter reads
+``allOf`` of several schemas as any value and drops ``minLength``/``maxLength`` beside a
+``pattern``, with a warning only, so the schema, made safe for its context, would come out
+looser than it says; our converter refuses what it cannot enforce.
 The text before the block: with ``free_text="engine"``, ``triggered_tags`` with the opener
 as the trigger (``"auto"``; at most one block, then the end), or any text up to the opener
 (``"required"``, a named tool: a ``tag`` whose ``end`` is the opener); the other canonical
@@ -28,10 +31,9 @@ from typing import Any
 from .._base.errors import ConfigurationError
 from .._grammar.compiled import load_grammar
 from .._grammar.spelling import spelling
-from ._bodies import Target, with_defs
+from ._bodies import Target
 from ._export import Request, calls
 from ._ir import Alt, Grammar, Lit, Rep, Seq, gbnf
-from ._schema import safe_schema
 from ._shapes import JsonSlot, NameSlot, RawSlot, lower, shape_of
 from ._strings import regex_text
 from ._text import free_text as text_rules
@@ -164,14 +166,7 @@ def _fmt(node: Any) -> dict[str, Any] | None:
             "max": -1 if node.hi is None else node.hi,
             "content": inner,
         }
-    if isinstance(node, JsonSlot):
-        schema = (
-            safe_schema(with_defs(node.schema, node.root), node.safety)
-            if isinstance(node.schema, dict)
-            else node.schema
-        )
-        return {"type": "json_schema", "json_schema": schema}
-    if isinstance(node, RawSlot):
+    if isinstance(node, (JsonSlot, RawSlot)):  # (our GBNF, see the module docstring)
         g = Grammar()
         start = g.reserve("root")
         g.rules[start] = lower(node, Target("gbnf", g))
