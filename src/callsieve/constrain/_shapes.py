@@ -31,9 +31,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._base.errors import ConfigurationError
+from .._grammar.names import QUOTED_GROUP, TEXT_RUN, VALUE_GROUP
+from .._grammar.names import SPELLINGS as S
 from .._grammar.prefix import first_chars
 from .._grammar.spelling import Spelling, spelling
-from .._prompt.write import _attr
+from .._prompt.write import _FALSE, _TRUE, _attr
 from ._bodies import Cdata, Target
 from ._ir import Alt, Chars, Hole, Lit, Node, Rep, Seq, alt, opt, seq, star
 from ._schema import NO_SAFETY, Safety
@@ -45,32 +47,32 @@ __all__ = ["JsonSlot", "Markup", "Native", "RawSlot", "Tool", "lower", "shape_of
 #: OpenAI's function-name alphabet, and ``.`` and ``:`` for namespaced names.
 NAME_ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.:"
 NAME_MAX = 64
-#: The ``string`` attribute's values (SPEC §5), and what XML character entities start with.
-_TRUE, _FALSE, _ENTITY = "true", "false", "&"
+#: What XML character entities start with (a plain body's are decoded, SPEC §5).
+_ENTITY = "&"
 _LINE = "\n"  # what the writers put between a block's lines and between native calls
 MARKUP_NAMES = (
-    "CALLS_OPEN",
-    "CALLS_CLOSE",
-    "INVOKE_OPEN",
-    "INVOKE_CLOSE",
-    "PARAM_OPEN",
-    "PARAM_CLOSE",
-    "NAME_ATTR",
-    "ATTR",
-    "TAG_END",
-    "CDATA_OPEN",
-    "CDATA_CLOSE",
+    S.CALLS_OPEN,
+    S.CALLS_CLOSE,
+    S.INVOKE_OPEN,
+    S.INVOKE_CLOSE,
+    S.PARAM_OPEN,
+    S.PARAM_CLOSE,
+    S.NAME_ATTR,
+    S.ATTR,
+    S.TAG_END,
+    S.CDATA_OPEN,
+    S.CDATA_CLOSE,
 )
 NATIVE_NAMES = (
-    "NATIVE_CALLS_BEGIN",
-    "NATIVE_CALLS_END",
-    "NATIVE_CALL_BEGIN",
-    "NATIVE_CALL_END",
-    "NATIVE_SEP",
-    "NATIVE_HEAD",
-    "NATIVE_NAME_LINE",
-    "NATIVE_FENCE_END",
-    "CALL_SEP",
+    S.NATIVE_CALLS_BEGIN,
+    S.NATIVE_CALLS_END,
+    S.NATIVE_CALL_BEGIN,
+    S.NATIVE_CALL_END,
+    S.NATIVE_SEP,
+    S.NATIVE_HEAD,
+    S.NATIVE_NAME_LINE,
+    S.NATIVE_FENCE_END,
+    S.CALL_SEP,
 )
 
 
@@ -129,8 +131,8 @@ class Markup:
     def __init__(self, sp: Spelling) -> None:
         self.sp = sp
         self.dialect = sp.dialect
-        self.opener, self.closer = sp["CALLS_OPEN"], sp["CALLS_CLOSE"]
-        run = sp.grammar.terminals.get("TEXT_RUN")
+        self.opener, self.closer = sp[S.CALLS_OPEN], sp[S.CALLS_CLOSE]
+        run = sp.grammar.terminals.get(TEXT_RUN)
         stops = first_chars(run.stop_source) if run is not None and run.stop_source else None
         if not stops:
             raise ConfigurationError(
@@ -138,8 +140,8 @@ class Markup:
                 "with a stop of fixed characters"
             )
         self.stops = Chars.of("".join(sorted(stops)))
-        self.cdata = Cdata(sp["CDATA_OPEN"], sp["CDATA_CLOSE"])
-        self.cdata_strings = sp.get("STRING_BODY") == "cdata"
+        self.cdata = Cdata(sp[S.CDATA_OPEN], sp[S.CDATA_CLOSE])
+        self.cdata_strings = sp.get(S.STRING_BODY) == "cdata"
         self.names = _name_chars(self._spells)
 
     def _spells(self, name: str) -> bool:
@@ -157,8 +159,8 @@ class Markup:
 
     def call(self, tool: Tool) -> Node:
         sp = self.sp
-        head = sp["INVOKE_OPEN"] + sp.fill("NAME_ATTR", tool.name) + sp["TAG_END"] + _LINE
-        return seq(Lit(head), self.arguments(tool), Lit(sp["INVOKE_CLOSE"]))
+        head = sp[S.INVOKE_OPEN] + sp.fill(S.NAME_ATTR, tool.name) + sp[S.TAG_END] + _LINE
+        return seq(Lit(head), self.arguments(tool), Lit(sp[S.INVOKE_CLOSE]))
 
     def arguments(self, tool: Tool) -> Node:
         """The lines between an invoke's head and its close, each ending in a line break:
@@ -186,17 +188,17 @@ class Markup:
 
     def _param(self, key: str, prop: Any, root: Any, where: str) -> Node:
         sp = self.sp
-        head = sp["PARAM_OPEN"] + sp.fill("NAME_ATTR", key)
-        close = Lit(sp["PARAM_CLOSE"] + _LINE)
+        head = sp[S.PARAM_OPEN] + sp.fill(S.NAME_ATTR, key)
+        close = Lit(sp[S.PARAM_CLOSE] + _LINE)
         strings = [prop] if is_string_typed(prop) else string_schemas(prop)
         forms = [
-            seq(Lit(head + sp.fill("ATTR", _TRUE) + sp["TAG_END"]), self._raw(s, where), close)
+            seq(Lit(head + sp.fill(S.ATTR, _TRUE) + sp[S.TAG_END]), self._raw(s, where), close)
             for s in strings
         ]
         if not is_string_typed(prop):
             forms.append(
                 seq(
-                    Lit(head + sp.fill("ATTR", _FALSE) + sp["TAG_END"]),
+                    Lit(head + sp.fill(S.ATTR, _FALSE) + sp[S.TAG_END]),
                     self._json(prop, root, where),
                     close,
                 )
@@ -219,27 +221,27 @@ class Markup:
     def _free_param(self) -> Node:
         """A parameter line with any name the dialect spells and any value."""
         sp = self.sp
-        before, _, after = sp["NAME_ATTR"].partition("{}")
-        head = seq(Lit(sp["PARAM_OPEN"] + before), NameSlot(self.names), Lit(after))
-        close = Lit(sp["PARAM_CLOSE"] + _LINE)
+        before, _, after = sp[S.NAME_ATTR].partition("{}")
+        head = seq(Lit(sp[S.PARAM_OPEN] + before), NameSlot(self.names), Lit(after))
+        close = Lit(sp[S.PARAM_CLOSE] + _LINE)
         return alt(
-            seq(head, Lit(sp.fill("ATTR", _TRUE) + sp["TAG_END"]), self._raw({}, "*"), close),
-            seq(head, Lit(sp.fill("ATTR", _FALSE) + sp["TAG_END"]), self._json({}, {}, "*"), close),
+            seq(head, Lit(sp.fill(S.ATTR, _TRUE) + sp[S.TAG_END]), self._raw({}, "*"), close),
+            seq(head, Lit(sp.fill(S.ATTR, _FALSE) + sp[S.TAG_END]), self._json({}, {}, "*"), close),
         )
 
     def free_call(self) -> Node:
         sp = self.sp
-        before, _, after = sp["NAME_ATTR"].partition("{}")
+        before, _, after = sp[S.NAME_ATTR].partition("{}")
         head = seq(
-            Lit(sp["INVOKE_OPEN"] + before),
+            Lit(sp[S.INVOKE_OPEN] + before),
             NameSlot(self.names),
-            Lit(after + sp["TAG_END"] + _LINE),
+            Lit(after + sp[S.TAG_END] + _LINE),
         )
         body = alt(
             star(self._free_param()),
             seq(JsonSlot({"type": "object"}, {}, NO_SAFETY, "*"), Lit(_LINE)),
         )
-        return seq(head, body, Lit(sp["INVOKE_CLOSE"]))
+        return seq(head, body, Lit(sp[S.INVOKE_CLOSE]))
 
 
 class Native:
@@ -248,17 +250,21 @@ class Native:
     def __init__(self, sp: Spelling) -> None:
         self.sp = sp
         self.dialect = sp.dialect
-        self.opener, self.closer = sp["NATIVE_CALLS_BEGIN"], sp["NATIVE_CALLS_END"]
-        self.head = sp["NATIVE_CALL_BEGIN"] + sp["NATIVE_HEAD"] + sp["NATIVE_SEP"]
-        self.tail = sp["NATIVE_FENCE_END"] + sp["NATIVE_CALL_END"]
-        self.safety = Safety(seq=sp["NATIVE_FENCE_END"].strip())
+        self.opener, self.closer = sp[S.NATIVE_CALLS_BEGIN], sp[S.NATIVE_CALLS_END]
+        self.head = sp[S.NATIVE_CALL_BEGIN] + sp[S.NATIVE_HEAD] + sp[S.NATIVE_SEP]
+        self.tail = sp[S.NATIVE_FENCE_END] + sp[S.NATIVE_CALL_END]
+        self.safety = Safety(seq=sp[S.NATIVE_FENCE_END].strip())
         self.names = _name_chars(self._spells)
 
     def _spells(self, name: str) -> bool:
-        line = self.sp.fill("NATIVE_NAME_LINE", name)
-        m = self.sp.terminal("NATIVE_NAME_LINE").fullmatch(line)
+        line = self.sp.fill(S.NATIVE_NAME_LINE, name)
+        m = self.sp.terminal(S.NATIVE_NAME_LINE).fullmatch(line)
         return (
-            m is not None and (m.group("q") if m.group("q") is not None else m.group("v")) == name
+            m is not None
+            and (
+                m.group(QUOTED_GROUP) if m.group(QUOTED_GROUP) is not None else m.group(VALUE_GROUP)
+            )
+            == name
         )
 
     def check_name(self, tool: Tool) -> None:
@@ -272,10 +278,10 @@ class Native:
 
     @property
     def separator(self) -> str:
-        return self.sp["CALL_SEP"]
+        return self.sp[S.CALL_SEP]
 
     def call(self, tool: Tool) -> Node:
-        head = self.head + self.sp.fill("NATIVE_NAME_LINE", tool.name)
+        head = self.head + self.sp.fill(S.NATIVE_NAME_LINE, tool.name)
         return seq(Lit(head), self.arguments(tool), Lit(self.tail))
 
     def arguments(self, tool: Tool) -> Node:
@@ -283,7 +289,7 @@ class Native:
         return JsonSlot(schema, schema, self.safety, tool.where)
 
     def free_call(self) -> Node:
-        before, _, after = self.sp["NATIVE_NAME_LINE"].partition("{}")
+        before, _, after = self.sp[S.NATIVE_NAME_LINE].partition("{}")
         return seq(
             Lit(self.head + before),
             NameSlot(self.names),

@@ -30,6 +30,7 @@ from typing import Any
 
 from .._base.errors import ConfigurationError
 from .._grammar.compiled import load_grammar
+from .._grammar.names import SPELLINGS
 from .._grammar.spelling import spelling
 from ._bodies import Target
 from ._export import Request, calls
@@ -107,7 +108,7 @@ def _excludes(req: Request, opener: str) -> list[str]:
     out = []
     for d in req.parse_dialects:
         try:
-            other = spelling(d, req.dirs).get("CALLS_OPEN")
+            other = spelling(d, req.dirs).get(SPELLINGS.CALLS_OPEN)
         except ConfigurationError:  # (a dialect with no spelling file: nothing to name)
             continue
         if other and other != opener and other not in out:
