@@ -3,7 +3,8 @@ SGLang take as ``response_format``, "with the dialect's opener as the trigger".
 
 Its shape is checked everywhere; where xgrammar is importable (not in the test extra: its
 wheel pulls a GPU stack) the tags compile there and accept and reject what the grammars do,
-and where vLLM is importable its own request validation takes them.
+and where vLLM is importable its own request validation takes them. ``.ci/run`` runs this
+file again in its vLLM environment, which has both.
 """
 
 from __future__ import annotations
