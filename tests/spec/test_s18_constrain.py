@@ -23,7 +23,8 @@ from helpers import canon_calls, canon_value
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from schema_values import SCHEMAS, TOOLS, arguments, breaking
-from strategies import soak_settings
+from strategies import INLINE_CODE, LOOKALIKES, PROSE_SNIPPETS, soak_settings
+from strategies import PROSE as PROSE_PIECES
 from test_s16_prompt import HOSTILE
 
 from callsieve import DEFAULT_DIALECTS, parse
@@ -235,6 +236,26 @@ HIDING = [
 def test_free_text_cannot_hide_or_add_a_block(fmt: str, dialect: str, hiding: str) -> None:
     text = "Well, " + hiding + format_calls([("now", {})], dialect=dialect)
     assert not accepts(export(fmt, dialect), text, fmt), text
+
+
+#: Hostile prose: the pieces the invariant properties use (look-alike tags, code, leads).
+HOSTILE_PROSE = st.lists(
+    st.one_of(st.sampled_from(PROSE_SNIPPETS), LOOKALIKES, INLINE_CODE, PROSE_PIECES), max_size=6
+).map("".join)
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@soak_settings(200)
+@given(prose=HOSTILE_PROSE)
+def test_free_text_the_constraint_accepts_is_released_as_text(dialect: str, prose: str) -> None:
+    """Whatever free text the constraint allows, the block after it is read as its call and
+    the text is released whole (the lark and gbnf exports share this language)."""
+    block = format_calls([("now", {})], dialect=dialect)
+    if accepts(export("lark", dialect, "none"), prose):
+        result = parse(prose + block)
+        assert [c.name for c in result.calls] == ["now"], prose
+        assert result.text == prose and not result.reasoning, prose
+        assert accepts(export("gbnf", dialect, "none"), prose, "gbnf"), prose
 
 
 # ------------------------------------------------------------------- whatever it accepts
