@@ -24,7 +24,7 @@ as a Server-Sent Events frame (``data: <json>`` and a blank line). Both commands
 API's wire JSON, reasoning as that API carries it; ``--no-reasoning-output`` leaves it out); ``-`` reads standard input. ``callsieve --version`` prints
 ``callsieve <version>``; ``callsieve serve`` runs the gateway (``_cli_serve``: its flags,
 and the server imported only then); ``callsieve grammar`` prints the constraint a decoding
-engine takes for a tools file (``_cli_grammar``); a bare ``callsieve`` prints the help (usage and the commands, one
+engine takes for a tools file (``_cli_constrain``); a bare ``callsieve`` prints the help (usage and the commands, one
 line each) to standard output and exits 0, as ``--help`` does.
 Where output is chosen: ``_stream_writer(args, out)`` builds the ``StreamWriter`` every stream
 event goes through (text merging, an encoder of records, a frame; ``_cli_output``), and
@@ -53,7 +53,7 @@ from typing import Any, NoReturn, TextIO
 
 from . import __version__
 from ._base.errors import CallsieveError, ConfigurationError
-from ._cli_grammar import add_grammar, run_grammar
+from ._cli_constrain import add_constrain, run_constrain
 from ._cli_output import (
     SSE_DONE,
     EventRecords,
@@ -296,7 +296,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="print each line as a Server-Sent Events frame (data: ...)",
     )
     add_serve(sub, _positive_int, DEFAULT_CHUNK_SIZE)
-    add_grammar(sub)
+    add_constrain(sub)
     return parser
 
 
@@ -305,8 +305,8 @@ def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
-def _cmd_grammar(args: argparse.Namespace, out: TextIO) -> int:
-    return run_grammar(args, out, _load_tools)
+def _cmd_constrain(args: argparse.Namespace, out: TextIO) -> int:
+    return run_constrain(args, out, _load_tools)
 
 
 #: ``--format`` values (a contract outside harnesses use) and their ``callsieve.render`` modules.
@@ -404,7 +404,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "parse": _cmd_parse,
             "stream": _cmd_stream,
             "serve": _cmd_serve,
-            "grammar": _cmd_grammar,
+            "grammar": _cmd_constrain,
         }[args.command]
         return command(args, sys.stdout)
     except (_UsageError, CallsieveError) as exc:  # CallsieveError: e.g. a bad option value

@@ -23,7 +23,7 @@ from helpers import canon_calls, canon_value
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from schema_values import SCHEMAS, TOOLS, arguments, breaking
-from strategies import INLINE_CODE, LOOKALIKES, PROSE_SNIPPETS, soak_settings
+from strategies import INLINE_CODE, LOOKALIKES, NAMES, PROSE_SNIPPETS, soak_settings
 from strategies import PROSE as PROSE_PIECES
 from test_s16_prompt import HOSTILE
 
@@ -193,6 +193,40 @@ def test_unknown_tools_and_cut_blocks_are_rejected(fmt: str, dialect: str) -> No
             assert not m.accepting(), data[:k].decode("utf-8", "replace")
         assert m.feed(bytes([byte])), m.error()
     assert m.accepting()
+
+
+#: Names no offered tool has: near misses of the offered names, and other names.
+UNKNOWN = st.one_of(
+    st.sampled_from(sorted(SCHEMAS)).flatmap(
+        lambda n: st.sampled_from([n[:-1], n + "s", n.upper(), "x" + n, n[1:]])
+    ),
+    NAMES,
+).filter(lambda n: n not in SCHEMAS)
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("fmt", FORMATS)
+@soak_settings(25)
+@given(data=st.data())
+def test_unknown_tools_cut_blocks_and_text_alone_under_required_are_rejected(
+    fmt: str, dialect: str, data: st.DataObject
+) -> None:
+    prose = data.draw(PROSE)
+    calls = data.draw(st.lists(calls_for(dialect), min_size=1, max_size=3))
+    auto = export(fmt, dialect)
+    # a tool not offered, at any place in the block, with an offered tool's arguments
+    k = data.draw(st.integers(0, len(calls) - 1))
+    swapped = [*calls[:k], (data.draw(UNKNOWN), calls[k][1]), *calls[k + 1 :]]
+    assert not accepts(auto, prose + format_calls(swapped, dialect=dialect), fmt), swapped
+    # the block cut anywhere after its first character
+    text = prose + format_calls(calls, dialect=dialect)
+    cut = data.draw(st.integers(len(prose) + 1, len(text) - 1))
+    assert not accepts(auto, text[:cut], fmt), text[:cut]
+    assert not accepts(export(fmt, dialect, "required"), text[:cut], fmt), text[:cut]
+    # the text alone: a whole reply under "auto", never under "required" or a named tool
+    assert accepts(auto, prose, fmt), prose
+    assert not accepts(export(fmt, dialect, "required"), prose, fmt), prose
+    assert not accepts(export(fmt, dialect, {"name": calls[0][0]}), prose, fmt), prose
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)

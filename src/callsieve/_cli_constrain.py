@@ -1,11 +1,11 @@
 """Strategy: the ``callsieve grammar`` command — the constraint ``callsieve.constrain``
 exports for a tools file, printed for a decoding engine (SPEC §18).
 
-What it does: ``add_grammar(sub)`` adds the subcommand to the CLI's argparse:
+What it does: ``add_constrain(sub)`` adds the subcommand to the CLI's argparse:
 ``--dialect D`` (default ``dsml``), ``--tools FILE`` (a JSON list of tool definitions),
 ``--format lark|gbnf|structural-tag`` (default ``lark``), ``--tool-choice
 auto|required|none|NAME``, ``--no-parallel-calls``, ``--free-names``, ``--parse-dialects
-A,B`` and, for structural tags, ``--free-text engine|checked``. ``run_grammar(args, out,
+A,B`` and, for structural tags, ``--free-text engine|checked``. ``run_constrain(args, out,
 load_tools)`` exports and prints: a grammar as its text, a structural tag as indented JSON.
 What it guarantees: what cannot be exported exactly (an unsupported schema keyword, a name
 the dialect cannot spell, an unknown tool in ``--tool-choice``) is a ``CallsieveError``: the
@@ -20,7 +20,7 @@ import importlib
 from collections.abc import Callable
 from typing import Any, TextIO
 
-__all__ = ["FORMATS", "add_grammar", "run_grammar"]
+__all__ = ["FORMATS", "add_constrain", "run_constrain"]
 
 #: The ``--format`` values (``callsieve.constrain.FORMATS``, named here so ``--help`` needs
 #: no import of the package).
@@ -28,7 +28,7 @@ FORMATS = ("lark", "gbnf", "structural-tag")
 _CHOICES = ("auto", "required", "none")
 
 
-def add_grammar(sub: Any) -> None:
+def add_constrain(sub: Any) -> None:
     cmd = sub.add_parser(
         "grammar",
         help="print the constraint a decoding engine applies for a tools file",
@@ -79,7 +79,7 @@ def add_grammar(sub: Any) -> None:
     )
 
 
-def run_grammar(args: argparse.Namespace, out: TextIO, load_tools: Callable[[str], Any]) -> int:
+def run_constrain(args: argparse.Namespace, out: TextIO, load_tools: Callable[[str], Any]) -> int:
     constrain = importlib.import_module("callsieve.constrain")
     choice: Any = args.tool_choice
     if choice not in _CHOICES:
