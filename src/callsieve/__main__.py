@@ -25,7 +25,8 @@ API's wire JSON, reasoning as that API carries it; ``--no-reasoning-output`` lea
 ``callsieve <version>``; ``callsieve dialects`` lists the dialects and ``callsieve check-grammar
 FILE`` checks a grammar file of one's own (``_cli_grammar``, which also gives ``parse`` and
 ``stream`` their ``--dialects`` and ``--grammar-dir``); ``callsieve serve`` runs the gateway (``_cli_serve``: its flags,
-and the server imported only then); a bare ``callsieve`` prints the help (usage and the commands, one
+and the server imported only then); ``callsieve grammar`` prints the constraint a decoding
+engine takes for a tools file (``_cli_constrain``); a bare ``callsieve`` prints the help (usage and the commands, one
 line each) to standard output and exits 0, as ``--help`` does.
 Where output is chosen: ``_stream_writer(args, out)`` builds the ``StreamWriter`` every stream
 event goes through (text merging, an encoder of records, a frame; ``_cli_output``), and
@@ -54,6 +55,7 @@ from typing import Any, NoReturn, TextIO
 
 from . import __version__
 from ._base.errors import CallsieveError, ConfigurationError
+from ._cli_constrain import add_constrain, run_constrain
 from ._cli_grammar import add_dialect_options, add_grammar_commands, dialect_options, run_grammar
 from ._cli_output import (
     SSE_DONE,
@@ -302,12 +304,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_serve(sub, _positive_int, DEFAULT_CHUNK_SIZE)
     add_grammar_commands(sub)
+    add_constrain(sub)
     return parser
 
 
 def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     run_serve(args)
     return EXIT_OK
+
+
+def _cmd_constrain(args: argparse.Namespace, out: TextIO) -> int:
+    return run_constrain(args, out, _load_tools)
 
 
 #: ``--format`` values (a contract outside harnesses use) and their ``callsieve.render`` modules.
@@ -407,6 +414,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "serve": _cmd_serve,
             "dialects": run_grammar,
             "check-grammar": run_grammar,
+            "grammar": _cmd_constrain,
         }[args.command]
         return command(args, sys.stdout)
     except (_UsageError, CallsieveError) as exc:  # CallsieveError: e.g. a bad option value

@@ -621,7 +621,14 @@ def test_bare_command_prints_help(
     # (a command longer than argparse's column, check-grammar, has its help on the next line)
     listing = re.sub(r"\n {6,}", " ", out.split("COMMAND\n", 1)[1])
     commands = [line.split(None, 1) for line in listing.splitlines() if line.startswith("    ")]
-    assert [c[0] for c in commands] == ["parse", "stream", "serve", "dialects", "check-grammar"]
+    assert [c[0] for c in commands] == [
+        "parse",
+        "stream",
+        "serve",
+        "dialects",
+        "check-grammar",
+        "grammar",
+    ]
     assert all(len(c) == 2 for c in commands)
     assert run(capsys, "--help") == (0, out, "")
 
