@@ -1,42 +1,37 @@
-"""SPEC §10 Rendering — Anthropic Messages (``callsieve.render.anthropic``), checked by the
-official SDK itself, no mocks.
+"""SPEC §10 and §17 Rendering — Anthropic Messages (``callsieve.render.anthropic``), checked
+by the official SDK itself, no mocks.
 
 1. Every object validates with the SDK's types: the whole response with
    ``anthropic.types.Message``, each stream event with ``RawMessageStreamEvent`` (a pydantic
-   ``TypeAdapter``); no field the SDK does not know, and the SDK's ``to_dict()`` gives back
-   exactly what was rendered.
+   ``TypeAdapter``), an error with ``ErrorResponse``; no field the SDK does not know, and the
+   SDK's ``to_dict()`` gives back exactly what was rendered.
 2. The stream, fed to the SDK's own accumulator (``accumulate_event``, what ``MessageStream``
    runs over a live stream), gives the message ``render_response`` builds — and that message's
-   text blocks and calls are ``parse()``'s, text trimmed where it meets a call.
+   text blocks and calls are ``parse()``'s, text trimmed where it meets a call. A stream in
+   which a started call aborts ends with an ``error`` event, on which the SDK's own client
+   (``client.messages.stream``) raises ``APIStatusError``.
 3. The same on every public conformance case, streamed whole, per character and in
    LLM-token-sized chunks, for every ``early_emit``.
-4. A property over generated documents and chunkings, for every ``early_emit`` (streams where
-   a call aborts are left out: by design the wire keeps what it sent; aborts are in 5).
+4. A property over generated documents and chunkings, for every ``early_emit``.
 5. Hand-built argument streaming: ``CallStarted``, several ``ArgumentsDelta``,
-   ``CallFinished``, then the ``ToolCalls`` for the same call; and aborts.
+   ``CallFinished``, then the ``ToolCalls`` for the same call; and aborts, both ways
+   (``on_abort``).
 6. ``stop_reason``, replies with only calls, only text, nothing, many calls; ids, usage and
    misuse.
+
+The drivers and checks are ``render_cases``' (``API`` is this API's side of them).
 """
 
 from __future__ import annotations
 
-import itertools
-import json
 import re
 import typing
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
-from helpers import (
-    CASES_PATH,
-    as_argument_stream,
-    canon_value,
-    conformance_cases,
-    random_chunkings,
-    without_aborted,
-)
-from hypothesis import assume, given
+from helpers import CASES_PATH, as_argument_stream, canon_value, conformance_cases, random_chunkings
+from hypothesis import given
 from hypothesis import strategies as st
 from render_cases import (
     EXAMPLES,
@@ -45,8 +40,19 @@ from render_cases import (
     READ_BLOCK,
     READ_DELTAS,
     READ_RESULT,
+    Api,
+    Replay,
+    SieveRun,
     call_block,
+    check_doc,
+    check_stream,
+    counter,
+    parsed,
+    render_events,
     reply_runs,
+    sieve_run,
+    sse,
+    wire,
 )
 from strategies import doc_and_chunks, soak_settings
 
@@ -64,10 +70,10 @@ from callsieve import (
     ToolCalls,
 )
 from callsieve._config.options import EARLY_EMIT
-from callsieve.render import Reply
 from callsieve.render import anthropic as render
 
 pydantic = pytest.importorskip("pydantic")
+anthropic_sdk = pytest.importorskip("anthropic")
 sdk = pytest.importorskip("anthropic.types")
 sdk_stream = pytest.importorskip("anthropic.lib.streaming._messages")
 
@@ -76,21 +82,11 @@ SETTINGS = soak_settings(60)  # (CALLSIEVE_EXAMPLES: a longer soak)
 
 
 # ---------------------------------------------------------------------------- the checks
-def counter(prefix: str) -> Callable[[], str]:
-    numbers = itertools.count()
-    return lambda: f"{prefix}{next(numbers):04d}"
-
-
 def options(**extra: Any) -> dict[str, Any]:
     """Deterministic id factories (fresh counters: a stream and a whole response built with
     ``options()`` each get the same ids)."""
-    return {"message_id_factory": counter("msg_test"),
-            "tool_use_id_factory": counter("toolu_test"), **extra}
-
-
-def wire(obj: Any) -> Any:
-    """What a client reads: the object through strict JSON (fails on anything not JSON)."""
-    return json.loads(json.dumps(obj, ensure_ascii=False, allow_nan=False))
+    return {"message_id_factory": counter("msg_test", 4),
+            "tool_use_id_factory": counter("toolu_test", 4), **extra}
 
 
 def no_extra(obj: Any, where: str) -> None:
@@ -105,31 +101,49 @@ def no_extra(obj: Any, where: str) -> None:
 
 
 def validate_message(message: dict[str, Any]) -> Any:
-    parsed = sdk.Message.model_validate(wire(message))
-    no_extra(parsed, "message")
-    assert canon_value(parsed.to_dict()) == canon_value(message)
-    return parsed
+    parsed_message = sdk.Message.model_validate(wire(message))
+    no_extra(parsed_message, "message")
+    assert canon_value(parsed_message.to_dict()) == canon_value(message)
+    return parsed_message
 
 
 def validate_events(events: Sequence[dict[str, Any]]) -> list[Any]:
     out = []
     for i, event in enumerate(events):
-        parsed = EVENT.validate_python(wire(event))
-        no_extra(parsed, f"event {i} ({event['type']})")
-        assert canon_value(parsed.to_dict()) == canon_value(event)
-        out.append(parsed)
+        parsed_event = EVENT.validate_python(wire(event))
+        no_extra(parsed_event, f"event {i} ({event['type']})")
+        assert canon_value(parsed_event.to_dict()) == canon_value(event)
+        out.append(parsed_event)
     return out
 
 
-def check_shape(events: Sequence[dict[str, Any]]) -> None:
+def validate_error(event: dict[str, Any]) -> Any:
+    """An ``error`` event, as the SDK reads the body of one (``ErrorResponse``)."""
+    error = sdk.ErrorResponse.model_validate(wire(event))
+    no_extra(error, "error")
+    assert error.to_dict(exclude_none=True) == event
+    return error
+
+
+def check_shape(events: Sequence[dict[str, Any]], aborted: bool = False) -> None:
     """The stream's grammar: ``message_start``, blocks numbered 0, 1, … each started,
     fed and stopped before the next starts, no empty text block, ``message_delta``,
-    ``message_stop``."""
+    ``message_stop`` — or, when ``aborted``, the ``error`` event where the reply ended (a
+    ``tool_use`` block may be left open there)."""
     kinds = [e["type"] for e in events]
-    assert kinds[0] == "message_start" and kinds[-2:] == ["message_delta", "message_stop"]
+    assert kinds[0] == "message_start"
+    if aborted:
+        assert kinds[-1] == "error" and "message_delta" not in kinds
+        validate_error(events[-1])
+        validate_events(events[:-1])
+        body = events[1:-1]
+    else:
+        assert kinds[-2:] == ["message_delta", "message_stop"]
+        validate_events(events)
+        body = events[1:-2]
     assert events[0]["message"]["content"] == [] and events[0]["message"]["stop_reason"] is None
     open_index, next_index, kind, text = -1, 0, "", ""
-    for e in events[1:-2]:
+    for e in body:
         if e["type"] == "content_block_start":
             assert open_index < 0 and e["index"] == next_index, kinds
             open_index, next_index, text = e["index"], next_index + 1, ""
@@ -149,7 +163,7 @@ def check_shape(events: Sequence[dict[str, Any]]) -> None:
             assert e["type"] == "content_block_stop" and e["index"] == open_index, kinds
             assert kind == "tool_use" or text.strip(), f"an empty or white-space-only {kind}"
             open_index = -1
-    assert open_index < 0
+    assert open_index < 0 or (aborted and kind == "tool_use")
 
 
 def accumulate(events: Sequence[dict[str, Any]]) -> Any:
@@ -169,27 +183,6 @@ def same_message(message: Any, whole: dict[str, Any]) -> bool:
     return canon_value(message.to_dict(exclude_none=True)) == canon_value(want)
 
 
-def render_stream(batches: Iterable[Sequence[Event]], finish_reason: str | None = None,
-                  **opts: Any) -> list[dict[str, Any]]:
-    renderer = render.StreamRenderer(**options(**opts))
-    out: list[dict[str, Any]] = []
-    for batch in batches:
-        out += renderer.feed(batch)
-    return out + renderer.close(finish_reason)
-
-
-def sieve_batches(chunks: Iterable[str], **opts: Any) -> list[list[Event]]:
-    """The events of each ``feed`` of a ``Sieve`` over ``chunks``, then ``close()``'s."""
-    sieve = callsieve.Sieve(**opts)
-    return [sieve.feed(c) for c in chunks] + [sieve.close()]
-
-
-def aborts(batches: Iterable[Sequence[Event]]) -> bool:
-    reply = Reply()
-    events = [e for batch in batches for e in reply.feed(batch)] + reply.close()
-    return any(isinstance(e, CallAborted) for e in events)
-
-
 def blocks(message: Any) -> list[tuple[str, str]]:
     """A message's content as ``(kind, text or "name input")``, ids left out."""
     return [("text", b.text) if b.type == "text" else
@@ -206,23 +199,48 @@ def parsed_blocks(result: ParseResult) -> list[tuple[str, str]]:
             for r in reply_runs(result)]
 
 
-def check_stream(result: ParseResult, batches: list[list[Event]], **opts: Any) -> Any:
-    """The stream validates, keeps its grammar and accumulates to the whole response, which
-    holds ``parse()``'s text and calls. Returns the accumulated message."""
-    whole = render.render_response(result, **options(**opts))
-    validate_message(whole)
-    events = render_stream(batches, **opts)
-    check_shape(events)
-    message = accumulate(events)
-    assert same_message(message, whole)
-    assert blocks(message) == parsed_blocks(result)
-    return message
+REPLAY = Replay()
+CLIENT = anthropic_sdk.Anthropic(api_key="unused", base_url="http://sdk.test", max_retries=0,
+                                 http_client=REPLAY.client)
 
 
-def check_doc(doc: str, chunkings: Iterable[Sequence[str]], **sieve_opts: Any) -> None:
-    result = callsieve.parse(doc, **sieve_opts)
-    for chunks in chunkings:  # (aborts: tested by hand below)
-        check_stream(result, without_aborted(sieve_batches(chunks, **sieve_opts)))
+def client_message(events: list[dict[str, Any]]) -> Any:
+    """The events as the API streams them (``event:`` and ``data:``), read by the SDK's own
+    client (``client.messages.stream``): its final message."""
+    REPLAY.answer(sse(events, named=True))
+    with CLIENT.messages.stream(model="m", max_tokens=64,
+                                messages=[{"role": "user", "content": "hi"}]) as stream:
+        return stream.get_final_message()
+
+
+class AnthropicApi(Api):
+    module = render
+
+    def options(self, **extra: Any) -> dict[str, Any]:
+        return options(**extra)
+
+    def check_wire(self, objs: list[dict[str, Any]], aborted: bool) -> None:
+        check_shape(objs, aborted)
+
+    def agrees(self, objs: list[dict[str, Any]], whole: dict[str, Any], result: ParseResult,
+               **render_opts: Any) -> Any:
+        validate_message(whole)
+        message = accumulate(objs)
+        assert same_message(message, whole)
+        want = parsed_blocks(result)
+        if not render_opts.get("include_reasoning", True):
+            want = [b for b in want if b[0] != "thinking"]
+        assert blocks(message) == want
+        return message
+
+    def client_raises(self, objs: list[dict[str, Any]]) -> BaseException:
+        with pytest.raises(anthropic_sdk.APIStatusError) as info:
+            client_message(objs)
+        assert info.value.body == objs[-1]
+        return info.value
+
+
+API = AnthropicApi()
 
 
 # ---------------------------------------------------------------------------- 1 and 2: examples
@@ -230,7 +248,7 @@ def check_doc(doc: str, chunkings: Iterable[Sequence[str]], **sieve_opts: Any) -
 @pytest.mark.parametrize("doc", [pytest.param(d, id=i) for i, d in EXAMPLES])
 def test_examples_validate_and_accumulate_to_the_whole_response(doc: str, mode: str) -> None:
     chunkings = [[doc], list(doc), *random_chunkings(doc, seeds=(1, 2))]
-    check_doc(doc, chunkings, early_emit=mode)
+    check_doc(API, doc, chunkings, early_emit=mode)
 
 
 def test_whole_response_is_the_documented_object() -> None:
@@ -250,7 +268,7 @@ def test_whole_response_is_the_documented_object() -> None:
 def test_stream_is_the_documented_events() -> None:
     doc = "Hi " + '<tool_calls><invoke name="f"><parameter name="a">1</parameter></invoke>' \
           "</tool_calls>"
-    events = render_stream(sieve_batches([doc]), model="m", usage={"input_tokens": 7,
+    events = render_events(API, sieve_run([doc]).batches, model="m", usage={"input_tokens": 7,
                                                                     "output_tokens": 9})
     assert events == [
         {"type": "message_start", "message": {
@@ -288,11 +306,7 @@ def test_conformance_cases_stream_as_the_whole_response(case: dict[str, Any] | N
     opts: dict[str, Any] = {"early_emit": mode}
     if case.get("tools") is not None:
         opts["tools"] = case["tools"]
-    result = callsieve.parse(doc, **opts)
-    for chunks in ([doc], list(doc), *random_chunkings(doc, seeds=(2, 5))):
-        batches = sieve_batches(chunks, **opts)
-        if not aborts(batches):
-            check_stream(result, batches)
+    check_doc(API, doc, ([doc], list(doc), *random_chunkings(doc, seeds=(2, 5))), **opts)
 
 
 # ---------------------------------------------------------------------------- 4: property
@@ -302,10 +316,10 @@ def test_conformance_cases_stream_as_the_whole_response(case: dict[str, Any] | N
 def test_property_stream_accumulates_to_the_whole_response(mode: str,
                                                            doc_chunks: tuple[str, list[str]],
                                                            ) -> None:
+    """No call aborted: the SDK accumulates the stream to the whole response; one did: the
+    reply ends in an ``error`` event and the SDK's client raises (``check_stream``)."""
     doc, chunks = doc_chunks
-    batches = sieve_batches(chunks, early_emit=mode)
-    assume(not aborts(batches))  # (by design: the wire keeps a call that aborts; see 5)
-    check_stream(callsieve.parse(doc, early_emit=mode), batches)
+    check_doc(API, doc, [chunks], early_emit=mode)
 
 
 @SETTINGS
@@ -315,8 +329,8 @@ def test_property_streamed_arguments_accumulates_to_the_whole_response(
     """Argument streaming as ``early_emit="arguments"`` shapes it (each call's arguments in
     1-8 character fragments, then its ``ToolCalls``), whether or not the sieve builds it."""
     doc, chunks = doc_chunks
-    batches = as_argument_stream(sieve_batches(chunks), sizes)
-    check_stream(callsieve.parse(doc), batches)
+    run = sieve_run(chunks)
+    check_stream(API, parsed(doc), SieveRun(as_argument_stream(run.batches, sizes), run.blocks))
 
 
 # ---------------------------------------------------------------------------- 5: hand-built
@@ -324,7 +338,7 @@ def test_property_streamed_arguments_accumulates_to_the_whole_response(
 
 def test_arguments_stream_as_input_json_deltas() -> None:
     assert "".join(READ_DELTAS) == READ.arguments
-    events = render_stream(READ_BATCHES)
+    events = render_events(API, READ_BATCHES)
     check_shape(events)
     fragments = [e["delta"]["partial_json"] for e in events
                  if e["type"] == "content_block_delta" and e["index"] == 1]
@@ -338,7 +352,7 @@ def test_arguments_stream_as_input_json_deltas() -> None:
 def test_snapshot_input_grows_with_the_deltas() -> None:
     """The SDK parses the JSON so far after each delta (partial mode): a client sees the
     input fill in."""
-    events = render_stream([[CallStarted(0, "c", "read")], *[[ArgumentsDelta(0, d)]
+    events = render_events(API, [[CallStarted(0, "c", "read")], *[[ArgumentsDelta(0, d)]
                                                              for d in READ_DELTAS],
                             [CallFinished(0, READ)]])
     snapshot, bufs, inputs = None, {}, []
@@ -359,7 +373,7 @@ def test_call_without_arguments_accumulates_to_empty_input(batches: list[list[Ev
     """The accumulator starts from ``content_block_start``'s ``input: {}`` and parses only a
     non-empty buffer: a call streamed with no delta, or with its arguments ``{}``, ends as
     ``input == {}``."""
-    events = render_stream(batches)
+    events = render_events(API, batches)
     assert [e["delta"]["partial_json"] for e in events
             if e["type"] == "content_block_delta"] == fragments
     message = accumulate(events)
@@ -369,11 +383,37 @@ def test_call_without_arguments_accumulates_to_empty_input(batches: list[list[Ev
 ABORTED_TEXT = '<tool_calls><invoke name="f"><parameter name="a">1'
 
 
-def test_abort_stops_the_tool_use_block_and_does_not_count() -> None:
-    batches: list[list[Event]] = [
-        [Text("Hi "), CallStarted(0, "c", "f"), ArgumentsDelta(0, '{"a":1')],
-        [CallAborted(0), Text(ABORTED_TEXT)]]
-    events = render_stream(batches)
+STARTED: list[list[Event]] = [[Text("Hi "), CallStarted(0, "c", "f"), ArgumentsDelta(0, '{"a":1')]]
+
+
+@pytest.mark.parametrize("reason", ["failed", "cut_off", "rejected", "text_before_cdata"])
+def test_abort_ends_the_reply_with_an_error_event_the_sdk_raises(reason: str) -> None:
+    renderer = render.StreamRenderer(**options())
+    events = [e for batch in STARTED for e in renderer.feed(batch)]
+    events += renderer.feed([CallAborted(0, reason), Text(ABORTED_TEXT)])
+    # right after what was sent: the tool_use block is left open, nothing else follows
+    assert events[-2] == {"type": "content_block_delta", "index": 1,
+                          "delta": {"type": "input_json_delta", "partial_json": '{"a":1'}}
+    assert events[-1] == {"type": "error", "error": {"type": "api_error",
+                                                     "message": events[-1]["error"]["message"]}}
+    assert "'f' (call 0 of the reply)" in events[-1]["error"]["message"]
+    assert renderer.aborted == CallAborted(0, reason)
+    assert renderer.feed([Text("more")]) == [] and renderer.close("end_turn") == []
+    check_shape(events, aborted=True)
+    API.client_raises(events)
+
+
+def test_call_open_at_close_is_cut_off() -> None:
+    renderer = render.StreamRenderer(**options())
+    events = renderer.feed([Text("x"), CallStarted(0, "c", "f"), ArgumentsDelta(0, "{")])
+    events += renderer.close()
+    assert events[-1]["type"] == "error" and "cut off" in events[-1]["error"]["message"]
+    API.client_raises(events)
+
+
+def test_on_abort_continue_stops_the_tool_use_block_and_it_does_not_count() -> None:
+    batches = [*STARTED, [CallAborted(0), Text(ABORTED_TEXT)]]
+    events = render_events(API, batches, on_abort="continue")
     check_shape(events)
     stop = events.index({"type": "content_block_stop", "index": 1})
     assert events[stop + 1]["type"] == "content_block_start"  # stopped at the abort
@@ -382,25 +422,32 @@ def test_abort_stops_the_tool_use_block_and_does_not_count() -> None:
     assert blocks(message) == [("text", "Hi"), ("tool_use", 'f {"a": 1}'),
                                ("text", ABORTED_TEXT)]
     assert message.stop_reason == "end_turn"
+    assert blocks(client_message(events)) == blocks(message)  # (the client reads the same)
 
 
-def test_call_open_at_close_is_stopped() -> None:
-    events = render_stream([[Text("x"), CallStarted(0, "c", "f"), ArgumentsDelta(0, "{")]])
-    check_shape(events)
-    message = accumulate(events)
-    assert blocks(message) == [("text", "x"), ("tool_use", "f {}")]
-    assert message.stop_reason == "end_turn"
+@pytest.mark.parametrize(("finish_reason", "stop"), [(None, "max_tokens"), ("stop", "max_tokens"),
+                                                     ("end_turn", "end_turn"),
+                                                     ("content_filter", "refusal")])
+def test_on_abort_continue_a_cut_off_reply_stops_max_tokens(finish_reason: str | None,
+                                                            stop: str) -> None:
+    for batches in ([*STARTED, [CallAborted(0, "cut_off"), Text(ABORTED_TEXT)]], STARTED):
+        events = render_events(API, batches, finish_reason, on_abort="continue")
+        check_shape(events)
+        assert accumulate(events).stop_reason == stop
 
 
-def test_abort_after_a_finished_call_keeps_tool_use() -> None:
+def test_on_abort_continue_an_abort_after_a_finished_call_keeps_tool_use() -> None:
     g = ToolCall("g", {})
-    events = render_stream([[CallStarted(0, "a", "read"), ArgumentsDelta(0, READ.arguments),
-                             CallFinished(0, READ), CallStarted(1, "b", "g"), CallAborted(1)],
-                            [ToolCalls((READ,), READ_BLOCK)], [CallFinished(2, g)]])
+    events = render_events(API, [[CallStarted(0, "a", "read"), ArgumentsDelta(0, READ.arguments),
+                                  CallFinished(0, READ), CallStarted(1, "b", "g"),
+                                  CallAborted(1)],
+                                 [ToolCalls((READ,), READ_BLOCK)], [CallFinished(2, g)]],
+                           on_abort="continue")
     check_shape(events)
     message = accumulate(events)
     assert [b.name for b in message.content] == ["read", "g", "g"]
     assert message.stop_reason == "tool_use"
+
 
 
 # ---------------------------------------------------------------------------- 6: stop reasons
@@ -419,7 +466,7 @@ def test_stop_reason(doc: str, finish_reason: str | None, stop: str) -> None:
     result = callsieve.parse(doc)
     whole = render.render_response(result, finish_reason=finish_reason)
     assert validate_message(whole).stop_reason == stop
-    events = render_stream(sieve_batches(list(doc)), finish_reason)
+    events = render_events(API, sieve_run(list(doc)).batches, finish_reason)
     assert accumulate(events).stop_reason == stop
 
 
@@ -451,10 +498,10 @@ def test_content_blocks(doc: str, kinds: list[str]) -> None:
     for mode in EARLY_EMIT:
         result = callsieve.parse(doc, early_emit=mode)
         assert [b["type"] for b in render.render_response(result)["content"]] == kinds
-        message = check_stream(result, sieve_batches([doc], early_emit=mode))
+        message = check_stream(API, result, sieve_run([doc], early_emit=mode))
         assert [b.type for b in message.content] == kinds
     if not kinds:
-        events = render_stream(sieve_batches(list(doc)))
+        events = render_events(API, sieve_run(list(doc)).batches)
         assert [e["type"] for e in events] == ["message_start", "message_delta", "message_stop"]
 
 

@@ -1,11 +1,14 @@
-"""SPEC §10 Rendering — OpenAI Chat Completions (``callsieve.render.openai_chat``), checked by
-the ``openai`` SDK itself: every object validates as ``ChatCompletion`` /
+"""SPEC §10 and §17 Rendering — OpenAI Chat Completions (``callsieve.render.openai_chat``),
+checked by the ``openai`` SDK itself: every object validates as ``ChatCompletion`` /
 ``ChatCompletionChunk``, and a rendered stream fed chunk by chunk to the SDK's own
 accumulator (``openai.lib.streaming.chat.ChatCompletionStreamState``: ``handle_chunk``, then
 ``get_final_completion()``) gives the message ``render_response(parse(doc))`` gives, and the
 text and calls ``parse(doc)`` found (content: the text with its leading and trailing white
-space gone, ``Reply``'s rule for one-string content). Ids are deterministic: counters passed
-to the sieve (``id_factory``) and to the renderer.
+space gone, ``Reply``'s rule for one-string content). A stream in which a started call
+aborts ends with an ``error`` chunk, on which the SDK's own client raises ``APIError``
+(``openai._streaming.Stream.__stream__``). Ids are deterministic: counters passed to the
+sieve (``id_factory``) and to the renderer. The drivers and checks are
+``render_cases``' (``API`` is this API's side of them).
 
 Groups: the wire objects; the accumulator on the conformance cases (several chunkings, every
 ``early_emit``); a property over generated documents; argument streaming and aborts from
@@ -14,22 +17,31 @@ hand-built events; finish reasons, content, ids and usage; the module contract.
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
 import time
-from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
 
-pytest.importorskip("openai")
+openai = pytest.importorskip("openai")
 
-from helpers import conformance_cases, fed, without_aborted
-from hypothesis import assume, given
+from helpers import conformance_cases
+from hypothesis import given
 from openai.lib.streaming.chat import ChatCompletionStreamState
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
-from render_cases import chunkings, reasoning_of, stream_aborts
+from render_cases import (
+    Api,
+    Replay,
+    check_doc,
+    chunkings,
+    counter,
+    reasoning_of,
+    render_events,
+    render_stream,
+    render_whole,
+    sse,
+)
 from strategies import doc_and_chunks, soak_settings
 
 import callsieve
@@ -40,6 +52,7 @@ from callsieve import (
     CallFinished,
     CallStarted,
     ConfigurationError,
+    ParseResult,
     Text,
     ToolCall,
     ToolCalls,
@@ -51,61 +64,37 @@ CASES = conformance_cases()
 SETTINGS = soak_settings(60)  # (CALLSIEVE_EXAMPLES: a longer soak)
 Message = tuple[str | None, list[tuple[str, str, str]], str]
 
-
-def counter(prefix: str) -> Callable[[], str]:
-    numbers = itertools.count()
-    return lambda: f"{prefix}{next(numbers)}"
-
-
 RENDER: dict[str, Any] = {"model": "m", "created": 7,
                           "completion_id_factory": lambda: "chatcmpl-test"}
 
 
-# ---------------------------------------------------------------------------- drivers
-def render_stream(chunks: Sequence[str], *, early_emit: str = "block", tools: Any = None,
-                  finish_reason: str | None = None, reasoning: str = "tags",
-                  calls_in_reasoning: str = "text", **render: Any) -> list[dict[str, Any]]:
-    """A ``Sieve`` over ``chunks`` (call ids ``call_0``, ``call_1``, …) into a renderer."""
-    renderer = openai_chat.StreamRenderer(**{**RENDER, **render})
-    sieve, per_feed = fed(list(chunks), tools=tools, early_emit=early_emit,
-                          id_factory=counter("call_"), reasoning=reasoning,
-                          calls_in_reasoning=calls_in_reasoning)
-    batches = without_aborted([*per_feed, sieve.close()])  # (aborts: tested by hand below)
-    return [c for events in batches for c in renderer.feed(events)] + renderer.close(finish_reason)
-
-
-def render_events(batches: Sequence[Sequence[Any]], finish_reason: str | None = None,
-                  **render: Any) -> list[dict[str, Any]]:
-    """Hand-built sieve events, one ``feed()`` per batch."""
-    renderer = openai_chat.StreamRenderer(**{**RENDER, **render})
-    out = [c for batch in batches for c in renderer.feed(batch)]
-    return out + renderer.close(finish_reason)
-
-
-def whole(doc: str, *, early_emit: str = "block", tools: Any = None,
-          finish_reason: str | None = None, reasoning: str = "tags",
-          calls_in_reasoning: str = "text", **render: Any) -> ChatCompletion:
-    result = callsieve.parse(doc, tools=tools, early_emit=early_emit,
-                             id_factory=counter("call_"), reasoning=reasoning,
-                             calls_in_reasoning=calls_in_reasoning)
-    rendered = openai_chat.render_response(result, finish_reason=finish_reason,
-                                           **{**RENDER, **render})
-    return ChatCompletion.model_validate(rendered)
-
-
-def check_wire(chunks: list[dict[str, Any]]) -> None:
-    """What a client relies on besides the types: one id, created and model on every chunk;
-    the role first; the finish reason once, on the last choice chunk; a call's first delta
-    has its id, type and name, and calls are numbered 0, 1, 2, … in order."""
+# ---------------------------------------------------------------------------- the checks
+def check_wire(chunks: list[dict[str, Any]], aborted: bool = False) -> None:
+    """What a client relies on besides the types: every chunk a ``ChatCompletionChunk``; one
+    id, created and model on every chunk; the role first; the finish reason once, on the last
+    choice chunk; a call's first delta has its id, type and name, and calls are numbered 0,
+    1, 2, … in order. ``aborted``: the last object is instead the error, and no chunk
+    carries a finish reason."""
     assert chunks, "a stream has at least its final chunk"
+    if aborted:
+        error = chunks[-1]
+        assert set(error) == {"error"} and set(error["error"]) == {"message", "type", "param",
+                                                                   "code"}
+        assert error["error"]["code"].startswith("tool_call_")
+        chunks = chunks[:-1]
+    for c in chunks:
+        ChatCompletionChunk.model_validate(c)
     assert {(c["id"], c["created"], c["model"]) for c in chunks} == {
         (chunks[0]["id"], chunks[0]["created"], chunks[0]["model"])}
     choices = [c["choices"][0] for c in chunks if c["choices"]]
     assert choices[0]["delta"]["role"] == "assistant"
     assert all("role" not in ch["delta"] for ch in choices[1:])
-    assert [ch["finish_reason"] is not None for ch in choices] == [False] * (
-        len(choices) - 1) + [True]
-    assert choices[-1]["delta"] == {}
+    if aborted:
+        assert all(ch["finish_reason"] is None for ch in choices)
+    else:
+        assert [ch["finish_reason"] is not None for ch in choices] == [False] * (
+            len(choices) - 1) + [True]
+        assert choices[-1]["delta"] == {}
     seen = -1
     for ch in choices:
         for tc in ch["delta"].get("tool_calls", ()):
@@ -120,8 +109,9 @@ def check_wire(chunks: list[dict[str, Any]]) -> None:
 
 
 def accumulate(chunks: list[dict[str, Any]]) -> tuple[ChatCompletion, dict[int, str]]:
-    """Every chunk validated, then fed to the SDK's accumulator; the final completion and
-    the arguments its ``tool_calls.function.arguments.done`` events reported."""
+    """Every chunk checked (``check_wire``), then fed to the SDK's accumulator; the final
+    completion and the arguments its ``tool_calls.function.arguments.done`` events
+    reported."""
     check_wire(chunks)
     state: ChatCompletionStreamState[None] = ChatCompletionStreamState()
     done: dict[int, str] = {}
@@ -150,33 +140,61 @@ def thought(completion: ChatCompletion, field: str = "reasoning_content") -> Any
     return (completion.choices[0].message.model_extra or {}).get(field)
 
 
-def expected(doc: str, **opts: Any) -> tuple[str | None, list[tuple[str, str, Any]],
-                                             str | None]:
-    """What ``parse()`` found: the text (stripped; None when empty), the calls and the
-    reasoning (each run trimmed, ``render_cases.reasoning_of``)."""
-    result = callsieve.parse(doc, id_factory=counter("call_"), **opts)
-    return (result.text.strip() or None, [(c.id, c.name, c.input) for c in result.calls],
-            reasoning_of(result))
+REPLAY = Replay()
+CLIENT = openai.OpenAI(api_key="unused", base_url="http://sdk.test/v1", max_retries=0,
+                       http_client=REPLAY.client)
 
 
-def check_agrees(doc: str, chunks: Sequence[str], **opts: Any) -> None:
-    """The SDK-accumulated stream equals the whole response, and both equal ``parse()``."""
-    streamed = render_stream(chunks, **opts)
-    final, done = accumulate(streamed)
-    got = message(final)
-    rendered = whole(doc, **opts)
-    assert got == message(rendered), f"chunks={list(chunks)!r}"
-    field = opts.get("reasoning_field", "reasoning_content")
-    assert thought(final, field) == thought(rendered, field)
-    content, calls, reasoning = expected(doc, **{k: v for k, v in opts.items() if k in (
-        "early_emit", "tools", "reasoning", "calls_in_reasoning")})
-    if opts.get("include_reasoning", True):
-        assert thought(final, field) == reasoning
-    else:
-        assert thought(final, field) is None
-    assert got[0] == content
-    assert [(i, n, json.loads(a)) for i, n, a in got[1]] == calls
-    assert done == {k: a for k, (_, _, a) in enumerate(got[1])}
+def client_stream(chunks: list[dict[str, Any]]) -> ChatCompletion:
+    """The chunks as the API streams them (``data:`` frames, then ``[DONE]``), read by the
+    SDK's own client (``client.chat.completions.stream``): its final completion."""
+    REPLAY.answer(sse(chunks, named=False, done=True))
+    request = CLIENT.chat.completions.stream(model="m",
+                                             messages=[{"role": "user", "content": "hi"}])
+    with request as stream:
+        return stream.get_final_completion()
+
+
+class ChatApi(Api):
+    module = openai_chat
+
+    def options(self, **extra: Any) -> dict[str, Any]:
+        return {**RENDER, **extra}
+
+    def check_wire(self, objs: list[dict[str, Any]], aborted: bool) -> None:
+        check_wire(objs, aborted)
+
+    def agrees(self, objs: list[dict[str, Any]], whole: dict[str, Any], result: ParseResult,
+               **render_opts: Any) -> Any:
+        final, done = accumulate(objs)
+        rendered = ChatCompletion.model_validate(whole)
+        got = message(final)
+        assert got == message(rendered)
+        field = render_opts.get("reasoning_field", "reasoning_content")
+        assert thought(final, field) == thought(rendered, field)
+        if render_opts.get("include_reasoning", True):
+            assert thought(final, field) == reasoning_of(result)
+        else:
+            assert thought(final, field) is None
+        assert got[0] == (result.text.strip() or None)
+        assert [(i, n, json.loads(a)) for i, n, a in got[1]] == [
+            (c.id, c.name, c.input) for c in result.calls]
+        assert done == {k: a for k, (_, _, a) in enumerate(got[1])}
+        return final
+
+    def client_raises(self, objs: list[dict[str, Any]]) -> BaseException:
+        with pytest.raises(openai.APIError) as info:
+            client_stream(objs)
+        assert info.value.code == objs[-1]["error"]["code"]
+        assert info.value.message == objs[-1]["error"]["message"]
+        return info.value
+
+
+API = ChatApi()
+
+
+def whole(doc: str, finish_reason: str | None = None, **opts: Any) -> ChatCompletion:
+    return ChatCompletion.model_validate(render_whole(API, doc, finish_reason, **opts))
 
 
 # ---------------------------------------------------------------------------- the wire objects
@@ -185,7 +203,7 @@ DOC = ('Let me look.\n<tool_calls><invoke name="read_file"><parameter name="path
 
 
 def test_the_stream_is_what_the_api_sends() -> None:
-    chunks = render_stream([DOC])
+    chunks = render_stream(API, [DOC])
     deltas = [(c["choices"][0]["delta"], c["choices"][0]["finish_reason"]) for c in chunks]
     assert deltas == [
         ({"role": "assistant", "content": ""}, None),
@@ -226,7 +244,7 @@ def test_the_whole_response_is_what_the_api_sends() -> None:
 
 
 def test_a_call_first_carries_the_role_with_null_content() -> None:
-    chunks = render_stream(['<tool_calls><invoke name="f"></invoke></tool_calls>'])
+    chunks = render_stream(API, ['<tool_calls><invoke name="f"></invoke></tool_calls>'])
     first = chunks[0]["choices"][0]["delta"]
     assert first["role"] == "assistant" and first["content"] is None
     assert first["tool_calls"][0]["function"] == {"name": "f", "arguments": ""}
@@ -240,8 +258,8 @@ def test_a_call_first_carries_the_role_with_null_content() -> None:
 @pytest.mark.parametrize("case", [pytest.param(c, id=c["id"]) for c in CASES])
 def test_conformance_case_streams_as_it_renders_whole(case: dict[str, Any],
                                                       early_emit: str) -> None:
-    for chunks in chunkings(case["input"]):
-        check_agrees(case["input"], chunks, early_emit=early_emit, tools=case.get("tools"))
+    check_doc(API, case["input"], chunkings(case["input"]), early_emit=early_emit,
+              tools=case.get("tools"))
 
 
 # ---------------------------------------------------------------------------- the property
@@ -250,9 +268,10 @@ def test_conformance_case_streams_as_it_renders_whole(case: dict[str, Any],
 @given(dc=doc_and_chunks())
 def test_any_document_any_chunking_accumulates_to_the_whole_response(
         dc: tuple[str, list[str]], early_emit: str) -> None:
+    """No call aborted: the SDK accumulates the stream to the whole response; one did: the
+    reply ends in an error chunk and the SDK's client raises (``check_stream``)."""
     doc, chunks = dc
-    assume(not stream_aborts(chunks, early_emit=early_emit))  # an abort cannot be taken back (examples below)
-    check_agrees(doc, chunks, early_emit=early_emit)
+    check_doc(API, doc, [chunks], early_emit=early_emit)
 
 
 # ---------------------------------------------------------------------------- argument streaming
@@ -266,7 +285,7 @@ def test_argument_fragments_are_separate_chunks_and_accumulate_to_the_call() -> 
     batches: list[list[Any]] = [[Text("Checking. ")], [CallStarted(0, "call_w", CALL.name)]]
     batches += [[ArgumentsDelta(0, f)] for f in FRAGMENTS]
     batches += [[CallFinished(0, CALL)], [ToolCalls((CALL,), BLOCK)]]
-    chunks = render_events(batches)
+    chunks = render_events(API, batches)
     fragments = [tc["function"]["arguments"] for c in chunks
                  for tc in c["choices"][0]["delta"].get("tool_calls", ()) if "id" not in tc]
     assert fragments == FRAGMENTS
@@ -277,44 +296,84 @@ def test_argument_fragments_are_separate_chunks_and_accumulate_to_the_call() -> 
 
 
 def test_the_settling_tool_calls_adds_no_second_call() -> None:
-    streamed = render_events([[CallStarted(0, "call_w", CALL.name), ArgumentsDelta(0, "{}"),
+    streamed = render_events(API, [[CallStarted(0, "call_w", CALL.name), ArgumentsDelta(0, "{}"),
                                CallFinished(0, CALL), ToolCalls((CALL,), BLOCK)]])
     assert len([c for c in streamed if "tool_calls" in c["choices"][0]["delta"]]) == 2
     final, _ = accumulate(streamed)
     assert [name for _, name, _ in message(final)[1]] == ["get_weather"]
 
 
-def test_an_aborted_call_gets_no_more_fragments_and_finishes_nothing() -> None:
-    raw = '<tool_calls><invoke name="f"><parameter name="p">x'
-    chunks = render_events([[Text("Hi ")], [CallStarted(0, "call_a", "f")],
-                            [ArgumentsDelta(0, '{"p":')], [CallAborted(0)], [Text(raw)]])
+RAW = '<tool_calls><invoke name="f"><parameter name="p">x'
+STARTED: list[list[Any]] = [[Text("Hi ")], [CallStarted(0, "call_a", "f")],
+                            [ArgumentsDelta(0, '{"p":')]]
+
+
+@pytest.mark.parametrize(("reason", "code"), [
+    ("failed", "tool_call_failed"), ("cut_off", "tool_call_cut_off"),
+    ("rejected", "tool_call_rejected"), ("repeated_name", "tool_call_resent")])
+def test_an_aborted_call_ends_the_reply_with_an_error_the_sdk_raises(reason: str,
+                                                                     code: str) -> None:
+    renderer = openai_chat.StreamRenderer(**RENDER)
+    chunks = [c for batch in STARTED for c in renderer.feed(batch)]
+    chunks += renderer.feed([CallAborted(0, reason), Text(RAW)])
+    assert chunks[-1] == {"error": {"message": chunks[-1]["error"]["message"],
+                                    "type": "server_error", "param": None, "code": code}}
+    assert "'f' (call 0 of the reply)" in chunks[-1]["error"]["message"]
+    assert renderer.aborted == CallAborted(0, reason)
+    # the reply is over: nothing more, whatever comes
+    assert renderer.feed([Text("more"), CallStarted(1, "call_b", "g")]) == []
+    assert renderer.close("stop", usage={"input_tokens": 1}) == []
+    check_wire(chunks, aborted=True)
+    error = API.client_raises(chunks)
+    assert error.code == code and not any("content" in c["choices"][0]["delta"]
+                                          for c in chunks[2:-1])
+
+
+def test_a_call_open_at_close_is_cut_off() -> None:
+    renderer = openai_chat.StreamRenderer(**RENDER)
+    chunks = renderer.feed([CallStarted(0, "call_a", "f"), ArgumentsDelta(0, "{")])
+    chunks += renderer.close()
+    assert chunks[-1]["error"]["code"] == "tool_call_cut_off"
+    assert renderer.aborted == CallAborted(0, "cut_off")
+    API.client_raises(chunks)
+
+
+def test_on_abort_continue_keeps_the_reply_going() -> None:
+    """Today's wire, kept by ``on_abort="continue"``: the aborted call gets no more
+    fragments, ``finish_reason`` counts only finished calls, the text goes on, and the
+    client keeps what it was sent — the started call, with its partial arguments."""
+    chunks = render_events(API, [*STARTED, [CallAborted(0)], [Text(RAW)]], on_abort="continue")
     deltas = [c["choices"][0]["delta"] for c in chunks]
-    assert deltas[-2:] == [{"content": " " + raw}, {}]  # (white space before a call stays)
+    assert deltas[-2:] == [{"content": " " + RAW}, {}]  # (white space before a call stays)
     after_abort = deltas[deltas.index({"tool_calls": [{"index": 0, "function": {
         "arguments": '{"p":'}}]}) + 1:]
     assert not any("tool_calls" in d for d in after_abort)
-    assert chunks[-1]["choices"][0]["finish_reason"] == "stop"
     final, _ = accumulate(chunks)
-    # The client keeps what it was sent: the started call, with its partial arguments.
-    assert message(final) == ("Hi " + raw, [("call_a", "f", '{"p":')], "stop")
+    assert message(final) == ("Hi " + RAW, [("call_a", "f", '{"p":')], "stop")
+    assert message(client_stream(chunks)) == message(final)  # (the client reads the same)
 
 
-def test_a_call_after_an_aborted_one_takes_the_next_index() -> None:
-    chunks = render_events([[CallStarted(0, "call_a", "f"), CallAborted(0), Text("<oops> ")],
-                            [CallStarted(1, "call_w", CALL.name),
-                             ArgumentsDelta(1, CALL.arguments), CallFinished(1, CALL)],
-                            [ToolCalls((CALL,), BLOCK)]])
+@pytest.mark.parametrize(("given", "reason"), [(None, "length"), ("stop", "length"),
+                                               ("tool_calls", "length"),
+                                               ("content_filter", "content_filter")])
+def test_on_abort_continue_a_cut_off_reply_finishes_length(given: str | None,
+                                                           reason: str) -> None:
+    for batches in ([*STARTED, [CallAborted(0, "cut_off"), Text(RAW)]], STARTED):
+        chunks = render_events(API, batches, given, on_abort="continue")
+        assert chunks[-1]["choices"][0]["finish_reason"] == reason
+
+
+def test_on_abort_continue_a_call_after_an_aborted_one_takes_the_next_index() -> None:
+    chunks = render_events(API, [[CallStarted(0, "call_a", "f"), CallAborted(0),
+                                  Text("<oops> ")],
+                                 [CallStarted(1, "call_w", CALL.name),
+                                  ArgumentsDelta(1, CALL.arguments), CallFinished(1, CALL)],
+                                 [ToolCalls((CALL,), BLOCK)]], on_abort="continue")
     final, _ = accumulate(chunks)
     content, calls, reason = message(final)
     assert content == "<oops>" and reason == "tool_calls"
     assert calls == [("call_a", "f", ""), ("call_w", "get_weather", CALL.arguments)]
 
-
-def test_a_call_still_open_at_close_is_aborted_quietly() -> None:
-    chunks = render_events([[CallStarted(0, "call_a", "f"), ArgumentsDelta(0, "{")]])
-    assert chunks[-1]["choices"][0] == {"index": 0, "delta": {}, "logprobs": None,
-                                        "finish_reason": "stop"}
-    accumulate(chunks)
 
 
 # ---------------------------------------------------------------------------- finish reasons
@@ -331,7 +390,7 @@ BLOCKS3 = ("One.<tool_calls><invoke name=\"a\"></invoke></tool_calls> Two. "
     ("Just text.", "length", "length"), ("", None, "stop"),
 ])
 def test_finish_reason(doc: str, given_reason: str | None, reason: str) -> None:
-    final, _ = accumulate(render_stream([doc], finish_reason=given_reason))
+    final, _ = accumulate(render_stream(API, [doc], finish_reason=given_reason))
     assert final.choices[0].finish_reason == reason
     assert whole(doc, finish_reason=given_reason).choices[0].finish_reason == reason
 
@@ -347,7 +406,7 @@ def test_an_unknown_finish_reason_is_refused() -> None:
 
 def test_content_is_null_when_there_are_only_calls() -> None:
     doc = '  \n<tool_calls><invoke name="f"></invoke></tool_calls>\n  '
-    final, _ = accumulate(render_stream(list(doc)))
+    final, _ = accumulate(render_stream(API, list(doc)))
     assert message(final) == (None, [("call_0", "f", "{}")], "tool_calls")
     assert message(whole(doc)) == message(final)
 
@@ -357,13 +416,13 @@ def test_a_text_only_reply_has_no_tool_calls() -> None:
     rendered = openai_chat.render_response(result)
     assert "tool_calls" not in rendered["choices"][0]["message"]
     assert rendered["choices"][0]["message"]["content"] == "Hello there."
-    final, _ = accumulate(render_stream(list("  Hello there.\n")))
+    final, _ = accumulate(render_stream(API, list("  Hello there.\n")))
     assert message(final) == ("Hello there.", [], "stop")
 
 
 @pytest.mark.parametrize("doc", ["", "  \n\t "])
 def test_an_empty_reply(doc: str) -> None:
-    chunks = render_stream([doc])
+    chunks = render_stream(API, [doc])
     assert [c["choices"][0]["delta"] for c in chunks] == [
         {"role": "assistant", "content": None}, {}]
     final, _ = accumulate(chunks)
@@ -372,7 +431,7 @@ def test_an_empty_reply(doc: str) -> None:
 
 def test_calls_over_several_blocks_are_numbered_over_the_reply() -> None:
     for chunks in chunkings(BLOCKS3):
-        streamed = render_stream(chunks)
+        streamed = render_stream(API, chunks)
         starts = [tc["index"] for c in streamed
                   for tc in c["choices"][0]["delta"].get("tool_calls", ()) if "id" in tc]
         assert starts == [0, 1, 2]
@@ -397,7 +456,7 @@ def test_default_ids_and_created() -> None:
 
 
 def test_a_call_id_factory_overrides_the_sieves_ids() -> None:
-    chunks = render_stream([DOC], call_id_factory=counter("tool-"))
+    chunks = render_stream(API, [DOC], call_id_factory=counter("tool-"))
     final, _ = accumulate(chunks)
     assert [i for i, _, _ in message(final)[1]] == ["tool-0", "tool-1"]
     result = callsieve.parse(DOC)

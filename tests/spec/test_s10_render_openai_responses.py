@@ -1,13 +1,17 @@
-"""SPEC §10 Rendering — OpenAI Responses (``callsieve.render.openai_responses``), checked by the
-``openai`` SDK itself: every stream event validates against the SDK's ``ResponseStreamEvent``
-union (a pydantic ``TypeAdapter``), every response as ``Response``, and a rendered stream fed
-event by event to the SDK's own accumulator (``openai.lib.streaming.responses
-.ResponseStreamState.handle_event``) gives the response ``render_response(parse(doc))``
+"""SPEC §10 and §17 Rendering — OpenAI Responses (``callsieve.render.openai_responses``),
+checked by the ``openai`` SDK itself: every stream event validates against the SDK's
+``ResponseStreamEvent`` union (a pydantic ``TypeAdapter``), every response as ``Response``,
+and a rendered stream fed event by event to the SDK's own accumulator (``openai.lib.streaming
+.responses.ResponseStreamState.handle_event``) gives the response ``render_response(parse(doc))``
 gives — both the final response it hands out with ``response.completed`` and what it built
 from the deltas (the ``snapshot`` of its ``output_text.delta`` and
 ``function_call_arguments.delta`` events) — and the text and calls ``parse(doc)`` found
 (each text part a message with its white space trimmed where it meets the reply's ends or a
-call: ``Reply``'s rule). Ids are deterministic: counters passed to the sieve and renderer.
+call: ``Reply``'s rule). A stream in which a started call aborts ends with
+``response.failed``, and the SDK's own client (``client.responses.stream``) has no final
+response to give (``ResponseStream.get_final_response`` raises). Ids are deterministic:
+counters passed to the sieve and renderer. The drivers and checks are ``render_cases``'
+(``API`` is this API's side of them).
 
 Groups: the wire objects; the accumulator on the conformance cases (several chunkings, every
 ``early_emit``); a property over generated documents; argument streaming and aborts from
@@ -16,24 +20,33 @@ hand-built events; finish reasons, empty and text-only replies, ids, tools and u
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
 import time
-from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
 
-pytest.importorskip("openai")
+openai = pytest.importorskip("openai")
 
-from helpers import conformance_cases, fed, without_aborted
-from hypothesis import assume, given
+from helpers import conformance_cases
+from hypothesis import given
 from openai import omit
 from openai.lib.streaming.responses import ResponseStreamState
 from openai.types.responses import Response, ResponseStreamEvent
 from pydantic import TypeAdapter
-from render_cases import chunkings, reply_runs, stream_aborts
+from render_cases import (
+    Api,
+    Replay,
+    check_doc,
+    chunkings,
+    counter,
+    render_events,
+    render_stream,
+    render_whole,
+    reply_runs,
+    sse,
+)
 from strategies import doc_and_chunks, soak_settings
 
 import callsieve
@@ -44,6 +57,7 @@ from callsieve import (
     CallFinished,
     CallStarted,
     ConfigurationError,
+    ParseResult,
     Text,
     ToolCall,
     ToolCalls,
@@ -55,11 +69,7 @@ CASES = conformance_cases()
 SETTINGS = soak_settings(60)  # (CALLSIEVE_EXAMPLES: a longer soak)
 EVENT = TypeAdapter(ResponseStreamEvent)
 Item = tuple[Any, ...]
-
-
-def counter(prefix: str) -> Callable[[], str]:
-    numbers = itertools.count()
-    return lambda: f"{prefix}{next(numbers)}"
+ENDS = ("response.completed", "response.incomplete")
 
 
 def opts(**more: Any) -> dict[str, Any]:
@@ -69,47 +79,19 @@ def opts(**more: Any) -> dict[str, Any]:
             "reasoning_id_factory": counter("rs_"), **more}
 
 
-# ---------------------------------------------------------------------------- drivers
-def render_stream(chunks: Sequence[str], *, early_emit: str = "block", tools: Any = None,
-                  finish_reason: str | None = None, reasoning: str = "tags",
-                  calls_in_reasoning: str = "text", **render: Any) -> list[dict[str, Any]]:
-    """A ``Sieve`` over ``chunks`` (call ids ``call_0``, ``call_1``, …) into a renderer."""
-    renderer = openai_responses.StreamRenderer(**opts(**render))
-    sieve, per_feed = fed(list(chunks), tools=tools, early_emit=early_emit,
-                          id_factory=counter("call_"), reasoning=reasoning,
-                          calls_in_reasoning=calls_in_reasoning)
-    batches = without_aborted([*per_feed, sieve.close()])  # (aborts: tested by hand below)
-    return [e for events in batches for e in renderer.feed(events)] + renderer.close(finish_reason)
-
-
-def render_events(batches: Sequence[Sequence[Any]], finish_reason: str | None = None,
-                  **render: Any) -> list[dict[str, Any]]:
-    """Hand-built sieve events, one ``feed()`` per batch."""
-    renderer = openai_responses.StreamRenderer(**opts(**render))
-    out = [e for batch in batches for e in renderer.feed(batch)]
-    return out + renderer.close(finish_reason)
-
-
-def whole(doc: str, *, early_emit: str = "block", tools: Any = None,
-          finish_reason: str | None = None, reasoning: str = "tags",
-          calls_in_reasoning: str = "text", **render: Any) -> Response:
-    result = callsieve.parse(doc, tools=tools, early_emit=early_emit,
-                             id_factory=counter("call_"), reasoning=reasoning,
-                             calls_in_reasoning=calls_in_reasoning)
-    rendered = openai_responses.render_response(result, finish_reason=finish_reason,
-                                                **opts(**render))
-    return Response.model_validate(rendered)
-
-
-def check_wire(events: list[dict[str, Any]]) -> None:
-    """What a client relies on besides the types: sequence numbers 0, 1, 2, …; created and
-    in_progress first, completed or incomplete last, one response id; items added at
-    output_index 0, 1, 2, …, each event of an item naming its id and index while it is open,
-    each item done once."""
+# ---------------------------------------------------------------------------- the checks
+def check_wire(events: list[dict[str, Any]], aborted: bool = False) -> None:
+    """What a client relies on besides the types: every event a ``ResponseStreamEvent``;
+    sequence numbers 0, 1, 2, …; created and in_progress first, completed or incomplete last
+    (``response.failed`` when ``aborted``), one response id; items added at output_index 0,
+    1, 2, …, each event of an item naming its id and index while it is open, each item done
+    once."""
+    for e in events:
+        EVENT.validate_python(e)
     assert [e["sequence_number"] for e in events] == list(range(len(events)))
     kinds = [e["type"] for e in events]
     assert kinds[:2] == ["response.created", "response.in_progress"]
-    assert kinds[-1] in ("response.completed", "response.incomplete")
+    assert kinds[-1] in (("response.failed",) if aborted else ENDS)
     assert {e["response"]["id"] for e in events if "response" in e} == {"resp_test"}
     open_items: dict[int, str] = {}
     added = 0
@@ -130,8 +112,9 @@ def check_wire(events: list[dict[str, Any]]) -> None:
 
 
 def accumulate(events: list[dict[str, Any]]) -> tuple[Response, dict[int, str], dict[int, str]]:
-    """Every event validated, then fed to the SDK's accumulator: the final response it hands
-    out, and the text and arguments it accumulated per output_index from the deltas."""
+    """Every event checked (``check_wire``), then fed to the SDK's accumulator: the final
+    response it hands out, and the text and arguments it accumulated per output_index from
+    the deltas."""
     check_wire(events)
     state: ResponseStreamState[None] = ResponseStreamState(input_tools=omit, text_format=omit)
     texts: dict[int, str] = {}
@@ -143,7 +126,7 @@ def accumulate(events: list[dict[str, Any]]) -> tuple[Response, dict[int, str], 
                 texts[out.output_index] = out.snapshot
             elif out.type == "response.function_call_arguments.delta":
                 arguments[out.output_index] = out.snapshot
-            elif out.type in ("response.completed", "response.incomplete"):
+            elif out.type in ENDS:
                 final = out.response
     assert final is not None
     return final, texts, arguments
@@ -167,10 +150,9 @@ def items(response: Response) -> list[Item]:
     return out
 
 
-def expected(doc: str, include_reasoning: bool = True, **parse_opts: Any) -> list[Item]:
+def expected(result: ParseResult, include_reasoning: bool = True) -> list[Item]:
     """What ``parse()`` found, in order: each text or reasoning run trimmed (dropped when
     only white space, ``render_cases.reply_runs``), each call as ``(call_id, name, input)``."""
-    result = callsieve.parse(doc, id_factory=counter("call_"), **parse_opts)
     out: list[Item] = []
     for run in reply_runs(result):
         if isinstance(run, ToolCall):
@@ -182,26 +164,63 @@ def expected(doc: str, include_reasoning: bool = True, **parse_opts: Any) -> lis
     return out
 
 
-def check_agrees(doc: str, chunks: Sequence[str], **kw: Any) -> None:
-    """The SDK-accumulated stream equals the whole response, and both equal ``parse()``."""
-    final, texts, arguments = accumulate(render_stream(chunks, **kw))
-    got = items(final)
-    assert got == items(whole(doc, **kw)), f"chunks={list(chunks)!r}"
-    assert final.status == "completed"
-    for index, item in enumerate(got):  # what the SDK built from the deltas
-        if item[0] == "message":
-            assert texts.get(index) == item[3]
-        elif item[0] == "function_call":
-            assert arguments.get(index, "") == item[5]
-    parse_opts = {k: v for k, v in kw.items() if k in (
-        "early_emit", "tools", "reasoning", "calls_in_reasoning", "include_reasoning")}
-    assert [_plain(i) for i in got] == expected(doc, **parse_opts)
-
-
 def _plain(item: Item) -> Item:
     if item[0] in ("message", "reasoning"):
         return (item[0], item[3])
     return ("function_call", item[3], item[4], json.loads(item[5]))
+
+
+REPLAY = Replay()
+CLIENT = openai.OpenAI(api_key="unused", base_url="http://sdk.test/v1", max_retries=0,
+                       http_client=REPLAY.client)
+
+
+class ResponsesApi(Api):
+    module = openai_responses
+
+    def options(self, **extra: Any) -> dict[str, Any]:
+        return opts(**extra)
+
+    def check_wire(self, objs: list[dict[str, Any]], aborted: bool) -> None:
+        check_wire(objs, aborted)
+
+    def agrees(self, objs: list[dict[str, Any]], whole: dict[str, Any], result: ParseResult,
+               **render_opts: Any) -> Any:
+        final, texts, arguments = accumulate(objs)
+        rendered = Response.model_validate(whole)
+        got = items(final)
+        assert got == items(rendered)
+        assert (final.status, final.incomplete_details) == (rendered.status,
+                                                            rendered.incomplete_details)
+        for index, item in enumerate(got):  # what the SDK built from the deltas
+            if item[0] == "message":
+                assert texts.get(index) == item[3]
+            elif item[0] == "function_call":
+                assert arguments.get(index, "") == item[5]
+        assert [_plain(i) for i in got] == expected(
+            result, render_opts.get("include_reasoning", True))
+        return final
+
+    def client_raises(self, objs: list[dict[str, Any]]) -> BaseException:
+        failed = objs[-1]["response"]
+        REPLAY.answer(sse(objs, named=True))
+        with CLIENT.responses.stream(model="m", input="hi") as stream:
+            seen = list(stream)
+            with pytest.raises(RuntimeError, match="response.completed") as info:
+                stream.get_final_response()
+        # what a client that reads the events sees last: the failure, with its error
+        assert seen[-1].type == "response.failed"
+        assert seen[-1].response.status == "failed"
+        assert seen[-1].response.error is not None
+        assert seen[-1].response.error.message == failed["error"]["message"]
+        return info.value
+
+
+API = ResponsesApi()
+
+
+def whole(doc: str, finish_reason: str | None = None, **kw: Any) -> Response:
+    return Response.model_validate(render_whole(API, doc, finish_reason, **kw))
 
 
 # ---------------------------------------------------------------------------- the wire objects
@@ -239,7 +258,7 @@ def _response(status: str, output: list[dict[str, Any]], usage: Any) -> dict[str
 
 
 def test_the_stream_is_what_the_api_sends() -> None:
-    events = render_stream([DOC])
+    events = render_stream(API, [DOC])
     strip = [{k: v for k, v in e.items() if k != "sequence_number"} for e in events]
     text_part = {"type": "output_text", "annotations": [], "logprobs": [], "text": ""}
 
@@ -301,8 +320,8 @@ def test_the_whole_response_is_what_the_api_sends() -> None:
 @pytest.mark.parametrize("case", [pytest.param(c, id=c["id"]) for c in CASES])
 def test_conformance_case_streams_as_it_renders_whole(case: dict[str, Any],
                                                       early_emit: str) -> None:
-    for chunks in chunkings(case["input"]):
-        check_agrees(case["input"], chunks, early_emit=early_emit, tools=case.get("tools"))
+    check_doc(API, case["input"], chunkings(case["input"]), early_emit=early_emit,
+              tools=case.get("tools"))
 
 
 # ---------------------------------------------------------------------------- the property
@@ -311,9 +330,10 @@ def test_conformance_case_streams_as_it_renders_whole(case: dict[str, Any],
 @given(dc=doc_and_chunks())
 def test_any_document_any_chunking_accumulates_to_the_whole_response(
         dc: tuple[str, list[str]], early_emit: str) -> None:
+    """No call aborted: the SDK accumulates the stream to the whole response; one did: the
+    reply ends with ``response.failed`` and the SDK's client has no final response."""
     doc, chunks = dc
-    assume(not stream_aborts(chunks, early_emit=early_emit))  # an abort cannot be taken back (examples below)
-    check_agrees(doc, chunks, early_emit=early_emit)
+    check_doc(API, doc, [chunks], early_emit=early_emit)
 
 
 # ---------------------------------------------------------------------------- argument streaming
@@ -331,7 +351,7 @@ def test_argument_fragments_are_separate_events_and_accumulate_to_the_call() -> 
     batches: list[list[Any]] = [[Text("Checking. ")], [CallStarted(0, "call_w", CALL.name)]]
     batches += [[ArgumentsDelta(0, f)] for f in FRAGMENTS]
     batches += [[CallFinished(0, CALL)], [ToolCalls((CALL,), BLOCK)]]
-    events = render_events(batches)
+    events = render_events(API, batches)
     assert [e["delta"] for e in _of(events, "function_call_arguments.delta")] == FRAGMENTS
     assert [e["arguments"] for e in _of(events, "function_call_arguments.done")] == [
         CALL.arguments]
@@ -343,17 +363,52 @@ def test_argument_fragments_are_separate_events_and_accumulate_to_the_call() -> 
 
 
 def test_the_settling_tool_calls_adds_no_second_call() -> None:
-    events = render_events([[CallStarted(0, "call_w", CALL.name), ArgumentsDelta(0, "{}"),
+    events = render_events(API, [[CallStarted(0, "call_w", CALL.name), ArgumentsDelta(0, "{}"),
                              CallFinished(0, CALL), ToolCalls((CALL,), BLOCK)]])
     assert len(_of(events, "output_item.added")) == 1
     final, _, _ = accumulate(events)
     assert [i[4] for i in items(final)] == ["get_weather"]
 
 
-def test_an_aborted_call_is_closed_incomplete_and_left_out_of_the_output() -> None:
-    raw = '<tool_calls><invoke name="f"><parameter name="p">x'
-    events = render_events([[Text("Hi ")], [CallStarted(0, "call_a", "f")],
-                            [ArgumentsDelta(0, '{"p":')], [CallAborted(0)], [Text(raw)]])
+RAW = '<tool_calls><invoke name="f"><parameter name="p">x'
+STARTED: list[list[Any]] = [[Text("Hi ")], [CallStarted(0, "call_a", "f")],
+                            [ArgumentsDelta(0, '{"p":')]]
+
+
+@pytest.mark.parametrize(("reason", "cut"), [("failed", False), ("cut_off", True),
+                                             ("rejected", False), ("repeated_key", False)])
+def test_an_aborted_call_ends_the_reply_with_response_failed(reason: str, cut: bool) -> None:
+    renderer = openai_responses.StreamRenderer(**opts())
+    events = [e for batch in STARTED for e in renderer.feed(batch)]
+    events += renderer.feed([CallAborted(0, reason), Text(RAW)])
+    # the call's item is done, incomplete, as under "continue"; then the failure, at once
+    assert [e["type"] for e in events[-2:]] == ["response.output_item.done", "response.failed"]
+    assert events[-2]["item"] == _call("fc_0", "incomplete", "call_a", "f", '{"p":')
+    response = events[-1]["response"]
+    assert response["status"] == "failed"
+    assert response["error"] == {"code": "server_error",
+                                 "message": response["error"]["message"]}
+    assert "'f' (call 0 of the reply)" in response["error"]["message"]
+    assert response["incomplete_details"] == ({"reason": "max_output_tokens"} if cut else None)
+    assert [o["type"] for o in response["output"]] == ["message"]  # (what completed)
+    assert renderer.aborted == CallAborted(0, reason)
+    assert renderer.feed([Text("more")]) == [] and renderer.close("stop") == []
+    check_wire(events, aborted=True)
+    assert Response.model_validate(response).error is not None
+    API.client_raises(events)
+
+
+def test_a_call_open_at_close_is_cut_off() -> None:
+    renderer = openai_responses.StreamRenderer(**opts())
+    events = renderer.feed([CallStarted(0, "call_a", "f"), ArgumentsDelta(0, "{")])
+    events += renderer.close()
+    assert events[-1]["type"] == "response.failed"
+    assert events[-1]["response"]["incomplete_details"] == {"reason": "max_output_tokens"}
+    API.client_raises(events)
+
+
+def test_on_abort_continue_closes_the_call_incomplete_and_leaves_it_out() -> None:
+    events = render_events(API, [*STARTED, [CallAborted(0)], [Text(RAW)]], on_abort="continue")
     done = _of(events, "output_item.done")
     assert done[1] == {"type": "response.output_item.done", "sequence_number":
                        done[1]["sequence_number"], "output_index": 1,
@@ -362,27 +417,31 @@ def test_an_aborted_call_is_closed_incomplete_and_left_out_of_the_output() -> No
     final, texts, arguments = accumulate(events)
     assert final.status == "completed"
     assert items(final) == [("message", "msg_0", "completed", "Hi"),
-                            ("message", "msg_1", "completed", raw)]
-    assert texts == {0: "Hi", 2: raw} and arguments == {1: '{"p":'}
+                            ("message", "msg_1", "completed", RAW)]
+    assert texts == {0: "Hi", 2: RAW} and arguments == {1: '{"p":'}
 
 
-def test_a_call_after_an_aborted_one_is_a_call() -> None:
-    events = render_events([[CallStarted(0, "call_a", "f"), CallAborted(0), Text("<oops> ")],
-                            [CallStarted(1, "call_w", CALL.name),
-                             ArgumentsDelta(1, CALL.arguments), CallFinished(1, CALL)],
-                            [ToolCalls((CALL,), BLOCK)]])
+def test_on_abort_continue_a_cut_off_reply_is_incomplete() -> None:
+    for batches in ([*STARTED, [CallAborted(0, "cut_off")], [Text(RAW)]], STARTED):
+        events = render_events(API, batches, on_abort="continue")
+        final, _, _ = accumulate(events)
+        assert final.status == "incomplete"
+        assert final.incomplete_details is not None
+        assert final.incomplete_details.reason == "max_output_tokens"
+
+
+def test_on_abort_continue_a_call_after_an_aborted_one_is_a_call() -> None:
+    events = render_events(API, [[CallStarted(0, "call_a", "f"), CallAborted(0),
+                                  Text("<oops> ")],
+                                 [CallStarted(1, "call_w", CALL.name),
+                                  ArgumentsDelta(1, CALL.arguments), CallFinished(1, CALL)],
+                                 [ToolCalls((CALL,), BLOCK)]], on_abort="continue")
     final, _, _ = accumulate(events)
     assert items(final) == [("message", "msg_0", "completed", "<oops>"),
                             ("function_call", "fc_1", "completed", "call_w", "get_weather",
                              CALL.arguments)]
     assert [e["output_index"] for e in _of(events, "output_item.added")] == [0, 1, 2]
 
-
-def test_a_call_still_open_at_close_is_aborted() -> None:
-    events = render_events([[CallStarted(0, "call_a", "f"), ArgumentsDelta(0, "{")]])
-    assert _of(events, "output_item.done")[0]["item"]["status"] == "incomplete"
-    final, _, _ = accumulate(events)
-    assert final.output == [] and final.status == "completed"
 
 
 # ---------------------------------------------------------------------------- finish reasons
@@ -400,7 +459,7 @@ BLOCKS3 = ("One.<tool_calls><invoke name=\"a\"></invoke></tool_calls> Two. "
 @pytest.mark.parametrize("doc", [DOC, "Just text.", BLOCKS3])
 def test_finish_reason(doc: str, given_reason: str | None, status: str,
                        reason: str | None) -> None:
-    events = render_stream(list(doc), finish_reason=given_reason)
+    events = render_stream(API, list(doc), finish_reason=given_reason)
     assert events[-1]["type"] == f"response.{status}"
     final, _, _ = accumulate(events)
     for response in (final, whole(doc, finish_reason=given_reason)):
@@ -423,14 +482,14 @@ def test_an_unknown_finish_reason_is_refused() -> None:
 
 
 def test_a_text_only_reply_is_one_message() -> None:
-    final, _, _ = accumulate(render_stream(list("  Hello\n there.\n")))
+    final, _, _ = accumulate(render_stream(API, list("  Hello\n there.\n")))
     assert items(final) == [("message", "msg_0", "completed", "Hello\n there.")]
     assert items(whole("  Hello\n there.\n")) == items(final)
 
 
 @pytest.mark.parametrize("doc", ["", "  \n\t "])
 def test_an_empty_reply_has_no_output(doc: str) -> None:
-    events = render_stream([doc])
+    events = render_stream(API, [doc])
     assert [e["type"] for e in events] == ["response.created", "response.in_progress",
                                            "response.completed"]
     final, _, _ = accumulate(events)
@@ -439,13 +498,13 @@ def test_an_empty_reply_has_no_output(doc: str) -> None:
 
 def test_only_calls_make_no_message() -> None:
     doc = '  \n<tool_calls><invoke name="f"></invoke></tool_calls>\n  '
-    final, _, _ = accumulate(render_stream(list(doc)))
+    final, _, _ = accumulate(render_stream(API, list(doc)))
     assert items(final) == [("function_call", "fc_0", "completed", "call_0", "f", "{}")]
 
 
 def test_calls_over_several_blocks_take_their_places_in_the_output() -> None:
     for chunks in chunkings(BLOCKS3):
-        events = render_stream(chunks)
+        events = render_stream(API, chunks)
         assert [e["output_index"] for e in _of(events, "output_item.added")] == [0, 1, 2, 3, 4]
         final, _, _ = accumulate(events)
         assert items(final) == [
@@ -475,7 +534,7 @@ def test_default_ids_and_created() -> None:
 
 
 def test_a_call_id_factory_overrides_the_sieves_ids() -> None:
-    final, _, _ = accumulate(render_stream([DOC], call_id_factory=counter("tool-")))
+    final, _, _ = accumulate(render_stream(API, [DOC], call_id_factory=counter("tool-")))
     assert [i[3] for i in items(final) if i[0] == "function_call"] == ["tool-0", "tool-1"]
     rendered = openai_responses.render_response(callsieve.parse(DOC),
                                                 call_id_factory=counter("tool-"))

@@ -3,7 +3,8 @@ Chat ``reasoning_content`` (an extra field the SDK keeps, joined by its accumula
 Responses ``reasoning`` items with one summary part, Anthropic ``thinking`` blocks, Gemini
 ``thought`` parts. Each renderer's own checks (its ``test_s10_render_<api>`` module: the
 SDK's types, its accumulator, the stream equal to the whole response, both equal to what
-``parse()`` found by ``render_cases.reply_runs``) run here over ``render_cases.REASONING``:
+``parse()`` found by ``render_cases.reply_runs``, or the SDK raising where a call aborted:
+``render_cases.check_doc`` with each module's ``API``) run here over ``render_cases.REASONING``:
 reasoning then text, then calls, reasoning only (cut off), ``reasoning="open"``, calls
 inside reasoning both ways, at the shared chunkings for every ``early_emit`` and, for some,
 at every chunk size. Then the documented objects, the white-space choices,
@@ -19,7 +20,7 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import given
 from hypothesis import strategies as st
 
 pytest.importorskip("openai")
@@ -30,7 +31,15 @@ import test_s10_render_anthropic as anthropic_t
 import test_s10_render_gemini as gemini_t
 import test_s10_render_openai_chat as chat_t
 import test_s10_render_openai_responses as responses_t
-from render_cases import REASONING, call_block, chunkings, every_size, stream_aborts
+from render_cases import (
+    REASONING,
+    call_block,
+    check_doc,
+    chunkings,
+    every_size,
+    render_stream,
+    sieve_run,
+)
 from strategies import REASONING_DOCS, REASONING_OPTIONS, doc_and_chunks, soak_settings
 
 import callsieve
@@ -51,13 +60,14 @@ EVERY_SIZE = [pytest.param(doc, opts, id=i) for i, doc, opts in REASONING
                        "reasoning only (cut off)")]
 
 
+APIS = (chat_t.API, responses_t.API, anthropic_t.API, gemini_t.API)
+
+
 def check_all(doc: str, chunkings: list[list[str]], **opts: Any) -> None:
-    """Every renderer's stream-equals-whole-equals-parse check, at each chunking."""
-    for chunks in chunkings:
-        chat_t.check_agrees(doc, chunks, **opts)
-        responses_t.check_agrees(doc, chunks, **opts)
-    anthropic_t.check_doc(doc, chunkings, **opts)
-    gemini_t.check_doc(doc, chunkings, **opts)
+    """Every renderer's check (stream equals whole equals parse, or the SDK raises where a
+    call aborted), at each chunking."""
+    for api in APIS:
+        check_doc(api, doc, chunkings, **opts)
 
 
 # ---------------------------------------------------------------------------- the shared cases
@@ -79,7 +89,6 @@ def test_reasoning_chunked_at_every_size(doc: str, opts: dict[str, Any]) -> None
 def test_property_any_thinking_reply_streams_as_the_whole_response(
         dc: tuple[str, list[str]], opts: dict[str, Any], mode: str) -> None:
     doc, chunks = dc
-    assume(not stream_aborts(chunks, early_emit=mode, **opts))  # (cannot be taken back)
     check_all(doc, [chunks], early_emit=mode, **opts)
 
 
@@ -192,7 +201,7 @@ def test_gemini_sends_thought_parts() -> None:
 
 def test_responses_reasoning_cut_off_is_incomplete() -> None:
     doc = "<think>Let me think about"
-    events = responses_t.render_stream([doc], finish_reason="length")
+    events = render_stream(responses_t.API, [doc], "length")
     final, _, _ = responses_t.accumulate(events)
     assert responses_t.items(final) == [("reasoning", "rs_0", "incomplete",
                                          "Let me think about")]
@@ -247,32 +256,25 @@ LEAVE_OUT = [DOC, "<think>only reasoning", call_block("a") + "<think>x</think>do
 
 @pytest.mark.parametrize("doc", LEAVE_OUT)
 def test_include_reasoning_false_is_the_reply_without_it(doc: str) -> None:
-    pieces = list(doc)
-    for chunks in ([doc], pieces):
-        chat_t.check_agrees(doc, chunks, include_reasoning=False)
-        responses_t.check_agrees(doc, chunks, include_reasoning=False)
-    off = {"include_reasoning": False}
-    result = callsieve.parse(doc)
-    batches = anthropic_t.sieve_batches(pieces)
-    message = anthropic_t.accumulate(anthropic_t.render_stream(batches, **off))
-    whole = anthropic.render_response(result, **anthropic_t.options(**off))
-    assert anthropic_t.same_message(message, whole)
-    assert anthropic_t.blocks(message) == [b for b in anthropic_t.parsed_blocks(result)
-                                           if b[0] != "thinking"]
-    parts, _ = gemini_t.joined(gemini_t.render_stream(gemini_t.sieve_batches(pieces), **off))
-    whole_g = gemini_t.validate(gemini.render_response(result, **gemini_t.options(**off)))
-    assert gemini_t.items(parts) == gemini_t.items(whole_g.candidates[0].content.parts)
-    assert gemini_t.without_ids(gemini_t.items(parts)) == [
-        i for i in gemini_t.parsed_items(result) if i[0] != "thought"]
-    for wire in (message.to_dict(), json.loads(whole_g.model_dump_json())):
-        assert "thinking" not in json.dumps(wire) and '"thought": true' not in json.dumps(wire)
+    """Each renderer's check with ``include_reasoning=False`` (which drops reasoning from
+    what ``parse()`` found), and no reasoning anywhere on any wire."""
+    check_all(doc, [[doc], list(doc)], include_reasoning=False)
+    run = sieve_run(list(doc))
+    for api in APIS:
+        renderer = api.module.StreamRenderer(**api.options(include_reasoning=False))
+        objs = [o for b in run.batches for o in renderer.feed(b)] + renderer.close()
+        whole = api.module.render_response(callsieve.parse(doc),
+                                           **api.options(include_reasoning=False))
+        for wire in (*objs, whole):
+            text = json.dumps(wire)
+            assert "reasoning_content" not in text and '"thought": true' not in text
+            assert '"thinking"' not in text and '"reasoning"' not in text
 
 
 # ---------------------------------------------------------------------------- options
 def test_the_reasoning_field_may_take_vllms_name() -> None:
-    for chunks in ([DOC], PIECES):
-        chat_t.check_agrees(DOC, chunks, reasoning_field="reasoning")
-    final, _ = chat_t.accumulate(chat_t.render_stream(PIECES, reasoning_field="reasoning"))
+    check_doc(chat_t.API, DOC, [[DOC], PIECES], reasoning_field="reasoning")
+    final, _ = chat_t.accumulate(render_stream(chat_t.API, PIECES, reasoning_field="reasoning"))
     assert chat_t.thought(final, "reasoning") == "I need the file."
     assert chat_t.thought(final) is None
 

@@ -13,6 +13,8 @@ import json
 from typing import Any
 
 __all__ = [
+    "ABORT_REASONS",
+    "RESENT",
     "ArgumentsDelta",
     "Block",
     "CallAborted",
@@ -187,13 +189,41 @@ class CallFinished(_Value):
         self.call = call
 
 
+#: Why a started call aborted (``CallAborted.reason``): its block ``"failed"``; the input
+#: ended inside it (``"cut_off"``, at ``close()``); the policy ``"rejected"`` it; or it is sent
+#: again, whole, under the next index (``RESENT``), because what streamed is not the start of
+#: its arguments: a parameter name that repeats, plain text before CDATA in one body, a
+#: CDATA the loose-CDATA repair closed, a key that repeats in a JSON body, a name or id a
+#: later node gave, or any other difference (``"rewritten"``; docs/streaming.md, "When a
+#: call is sent again").
+ABORT_REASONS = (
+    "failed",
+    "cut_off",
+    "rejected",
+    "repeated_name",
+    "text_before_cdata",
+    "loose_cdata",
+    "repeated_key",
+    "renamed",
+    "rewritten",
+)
+RESENT = frozenset(ABORT_REASONS[3:])
+
+
 class CallAborted(_Value):
-    """Argument streaming: a started call turned out not to be one."""
+    """Argument streaming: a started call turned out not to be one; ``reason`` says why (one
+    of ``ABORT_REASONS``; ``resent``: the call follows again, whole, under the next index)."""
 
-    __slots__ = ("index",)
+    __slots__ = ("index", "reason")
 
-    def __init__(self, index: int) -> None:
+    def __init__(self, index: int, reason: str = "failed") -> None:
         self.index = index
+        self.reason = reason
+
+    @property
+    def resent(self) -> bool:
+        """The call is sent again, whole, under the next index (``RESENT``)."""
+        return self.reason in RESENT
 
 
 Event = Text | Reasoning | ToolCalls | CallStarted | ArgumentsDelta | CallFinished | CallAborted

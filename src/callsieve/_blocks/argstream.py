@@ -22,7 +22,9 @@ at the end, what was sent is checked to be their prefix. It is not when a parame
 repeats (its values collect into an array at the first one's place, which was already
 sent) or a later node renames the call; the call is then aborted (``CallAborted``) and sent
 again, whole, under a new index. A block that fails aborts its started, unfinished call, and
-so does a policy's rejection. Indexes count the calls of the whole response (``BlockLife``).
+so does a policy's rejection. Each abort says why (``CallAborted.reason``, one of
+``_events.ABORT_REASONS``): what made the stream stop leading to the arguments is kept in
+``broken``. Indexes count the calls of the whole response (``BlockLife``).
 What it costs: one escape per chunk of a streaming body (none when it needs no escape), one
 decode per parameter besides the call's own, the text sent, kept for the check at the end.
 """
@@ -144,7 +146,9 @@ class ArgStream:
         self.started_name = ""
         self.sent: list[str] = []
         self.keys: set[str] = set()
-        self.broken = False  # what was sent is no longer known to lead to the arguments
+        # Why what was sent is no longer known to lead to the arguments ("": it is): an
+        # ``ABORT_REASONS`` entry, for the ``CallAborted`` that follows.
+        self.broken = ""
         self.json: JsonStream | None = None  # a JSON body streaming (``_json_stream``)
         self._next_param()
 
@@ -189,7 +193,7 @@ class ArgStream:
         if self.index < 0 or self.broken:
             return
         if pname in self.keys:  # a repeated name: an array where the first one went out
-            self.broken = True
+            self.broken = "repeated_name"
             return
         value = coerced(
             self.life.policy,
@@ -201,8 +205,8 @@ class ArgStream:
         )
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
         if streamed:
-            if not text.startswith(sent):
-                self.broken = True
+            if not text.startswith(sent):  # (a CDATA the loose-CDATA repair cut short)
+                self.broken = "loose_cdata" if self.life.closing else "rewritten"
                 return
             self._send(text[len(sent) :])
         else:
@@ -236,7 +240,7 @@ class ArgStream:
             body = self.body = _NONE if body == _PLAIN_WAIT else _STREAM  # (white space only)
         if body != _NONE:
             if cdata and (body == _PLAIN or body == _RAW):
-                self.broken = True  # plain text went out, and CDATA goes before it
+                self.broken = "text_before_cdata"  # plain text went out; CDATA goes first
             return
         pname = self.pname
         kind = param_schema_type(self.schemas, self.name, pname)
@@ -352,7 +356,7 @@ class ArgStream:
     ) -> ToolCall | None:
         """The call built: its ``ToolCall``, after its last deltas and ``CallFinished``."""
         if reason is not None:  # the policy rejected it: aborted (``made`` keeps None)
-            self.abort()
+            self.abort("rejected")
             self.made.append(None)
             return None
         if self.index < 0:
@@ -370,7 +374,7 @@ class ArgStream:
             or not arguments.startswith(sent)
         ):
             # What went out is not the start of these arguments: send the call again.
-            self.out.append(CallAborted(self.index))
+            self.out.append(CallAborted(self.index, self._resent_why(name, call.id)))
             self.index = -1
             self.name = name
             self.ident = call.id
@@ -383,11 +387,28 @@ class ArgStream:
         self._next_call()
         return call
 
-    def abort(self) -> None:
-        """The block failed (or the policy rejected the call): a started call is aborted."""
+    def abort(self, reason: str = "") -> None:
+        """The block failed (or the policy rejected the call, ``reason="rejected"``): a
+        started call is aborted — ``"cut_off"`` when the input ended inside it (the sieve is
+        closing: only the end of the input fails a block then), else ``"failed"``."""
         if self.index >= 0:
-            self.out.append(CallAborted(self.index))
+            why = reason or ("cut_off" if self.life.closing else "failed")
+            self.out.append(CallAborted(self.index, why))
         self._next_call()
+
+    def _resent_why(self, name: str, ident: str) -> str:
+        """Why a call built is sent again (``call``): what broke the stream, a later name or
+        id, a JSON body whose keys repeat (the last value wins, at the first one's place:
+        the one difference between a JSON body that streamed to its end and ``arguments``),
+        the loose-CDATA repair (at the end of the input: what streamed ran on to the end),
+        or else ``"rewritten"`` (what streamed and the arguments differ otherwise)."""
+        if self.broken:
+            return self.broken
+        if name != self.started_name or ident != self._id:
+            return "renamed"
+        if self.json is not None:
+            return "repeated_key"
+        return "loose_cdata" if self.life.closing else "rewritten"
 
     # ------------------------------------------------------------------ sending
     def _start(self) -> None:

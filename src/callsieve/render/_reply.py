@@ -28,7 +28,8 @@ the reasoning in a field of its own) reasoning does not touch the text's white s
 A run of only white space shows nothing and is as if it were not there.
 ``include_reasoning=False`` drops reasoning altogether (a server that does not show it): the
 reply is then what it would be without it.
-Aborted calls: a call that started and then aborted has been seen on a wire that streams
+Aborted calls (``CallAborted``, its ``reason`` kept): a call that started and then aborted
+has been seen on a wire that streams
 calls (Anthropic's ``tool_use`` block), so by default it counts as a call there too. A
 renderer that sends each call whole when it finishes (Gemini) never shows it:
 ``aborted_calls_seen=False`` gives back the white space held when it started, so the text
@@ -122,13 +123,14 @@ class Reply:
             elif isinstance(e, CallAborted):
                 k = self._open.pop(e.index, -1)
                 if k >= 0:
-                    out.append(CallAborted(k))
+                    out.append(CallAborted(k, e.reason))
                     self._aborted()
         return out
 
     def close(self) -> list[Event]:
-        """End of the reply: trailing white space goes; a call still open is aborted."""
-        out: list[Event] = [CallAborted(k) for k in self._open.values()]
+        """End of the reply: trailing white space goes; a call still open is aborted, cut
+        off (``reason="cut_off"``: the reply ended inside it)."""
+        out: list[Event] = [CallAborted(k, "cut_off") for k in self._open.values()]
         self._open.clear()
         self._held = []
         self._r_held = []

@@ -18,11 +18,16 @@ any sieve stream: text is never released while a call is being streamed); no tex
 empty or only white space; the stream, accumulated by Anthropic's SDK, is the message
 ``render_response`` gives, unless a call aborted (below). Every object validates against the
 SDK's types (the tests check it; this module does not import the SDK).
-Aborts: a wire cannot take back what it sent. A call that aborts (``CallAborted``: its block
-failed and its text follows as text) has its ``tool_use`` block stopped where it stands; a
-client's accumulator then holds a ``tool_use`` block with the input parsed so far, and it
-does not count for ``stop_reason``. Servers that cannot accept that use
-``early_emit="invoke"``, which sends only calls that are complete.
+Aborts: a wire cannot take back what it sent. Under ``on_abort="error"`` (the default) a
+call that aborts (``CallAborted``: its block failed, the reply was cut off inside it, the
+policy rejected it, or it is sent again) ends the reply with an ``error`` event
+(``{"type": "error", "error": {"type": "api_error", "message": …}}``, right after what was
+sent, its ``tool_use`` block left open), on which the SDK's stream reader
+(``anthropic._streaming.Stream.__stream__``) raises an ``APIStatusError``; ``feed()`` and
+``close()`` then send nothing more (``aborted`` is the abort). Under ``on_abort="continue"``
+its ``tool_use`` block is stopped where it stands and the reply goes on: a client's
+accumulator then holds a ``tool_use`` block with the input parsed so far, and it does not
+count for ``stop_reason`` (``"max_tokens"`` if the reply was cut off inside it).
 What it costs: a few small dicts per event; no copies of the text, no JSON parsing.
 """
 
@@ -36,6 +41,7 @@ from typing import Any
 from .._base.errors import ConfigurationError, SieveClosedError
 from .._base.events import (
     ArgumentsDelta,
+    Block,
     CallAborted,
     CallFinished,
     CallStarted,
@@ -44,6 +50,7 @@ from .._base.events import (
     Text,
 )
 from .._facade.results import ParseResult
+from ._aborts import cut_off, ends_reply, finish_after_cut, why
 from ._options import Usage, make_id, token_counts
 from ._reply import Reply, reply_events
 
@@ -124,16 +131,20 @@ class StreamRenderer:
     tool_use_id_factory=new_tool_use_id, usage=None)``; ``usage`` is ``{"input_tokens": n,
     "output_tokens": m}`` (zeros by default): ``message_start`` carries the input count,
     ``message_delta`` both (``close`` may give the final counts); ``include_reasoning=False``
-    sends no ``thinking`` blocks. ``feed`` after ``close`` raises ``SieveClosedError``.
+    sends no ``thinking`` blocks; ``on_abort`` (``"error"`` or ``"continue"``): see the
+    module's docstring. ``feed`` after ``close`` raises ``SieveClosedError``.
     """
 
     __slots__ = ("_model", "_message_id", "_tool_use_id", "_usage", "_reply", "_started",
-                 "_next", "_text", "_kind", "_blocks", "_called", "_closed")
+                 "_next", "_text", "_kind", "_blocks", "_called", "_closed", "_error",
+                 "_names", "_cut", "_aborted")
 
     def __init__(self, *, model: str = "callsieve",
                  message_id_factory: Callable[[], str] = new_message_id,
                  tool_use_id_factory: Callable[[], str] = new_tool_use_id,
-                 usage: Usage | None = None, include_reasoning: bool = True) -> None:
+                 usage: Usage | None = None, include_reasoning: bool = True,
+                 on_abort: str = "error") -> None:
+        self._error = ends_reply(on_abort)
         self._model = model
         self._usage = token_counts(usage)
         self._message_id = make_id(message_id_factory, "message_id_factory")
@@ -146,33 +157,56 @@ class StreamRenderer:
         self._blocks: dict[int, int] = {}  # an open call's reply number -> its block's index
         self._called = False  # a call finished: stop_reason "tool_use"
         self._closed = False
+        self._names: dict[int, str] = {}  # an open call's reply number -> its name
+        self._cut = False  # a call aborted because the reply was cut off inside it
+        self._aborted: CallAborted | None = None  # the abort that ended the reply
+
+    @property
+    def aborted(self) -> CallAborted | None:
+        """The abort that ended the reply with an ``error`` event (``on_abort="error"``; its
+        ``index`` is the call's number in the reply), else None."""
+        return self._aborted
 
     def feed(self, events: Iterable[Event]) -> list[dict[str, Any]]:
         """The stream events for ``events`` (the first call also sends ``message_start``)."""
         if self._closed:
             raise SieveClosedError("feed() called on a StreamRenderer that is already closed")
+        if self._aborted is not None:
+            return []
         out: list[dict[str, Any]] = []
         if not self._started:
             self._start(out)
         for e in self._reply.feed(events):
             self._render(e, out)
+            if self._aborted is not None:  # (an error event ended the reply)
+                break
         return out
 
-    def close(self, finish_reason: str | None = None, *,
-              usage: Usage | None = None) -> list[dict[str, Any]]:
-        """The end of the message: open blocks stop (a call still open aborts), then
+    def close(self, finish_reason: str | None = None, *, usage: Usage | None = None,
+              blocks: Iterable[Block] = ()) -> list[dict[str, Any]]:
+        """The end of the message: open blocks stop (a call still open aborts, cut off), then
         ``message_delta`` with ``stop_reason(finish_reason, ...)`` and ``usage`` (this call's,
-        else the constructor's), and ``message_stop``."""
+        else the constructor's), and ``message_stop`` — or nothing more once an ``error``
+        event ended the reply. ``blocks`` (the sieve's, ``Sieve.blocks``): a reply that ended
+        inside a call whose start was never sent (``early_emit="block"`` or ``"invoke"``) is
+        cut off too."""
         if self._closed:
             raise SieveClosedError("close() called on a StreamRenderer that is already closed")
-        reason = stop_reason(finish_reason, self._called)  # (checked before any change)
+        stop_reason(finish_reason, self._called)  # (checked before any change)
         counts = self._usage if usage is None else token_counts(usage)
         self._closed = True
         out: list[dict[str, Any]] = []
+        if self._aborted is not None:
+            return out
         if not self._started:
             self._start(out)
         for e in self._reply.close():
             self._render(e, out)
+            if self._aborted is not None:
+                return out
+        cut = self._cut or cut_off(blocks)
+        reason = stop_reason(finish_after_cut(finish_reason) if cut else finish_reason,
+                             self._called)
         self._stop_text(out)
         out.append({"type": "message_delta",
                     "delta": {"stop_reason": reason, "stop_sequence": None},
@@ -208,11 +242,18 @@ class StreamRenderer:
         elif isinstance(e, CallStarted):
             self._stop_text(out)
             self._blocks[e.index] = self._open(_tool_use(self._tool_use_id, e.name, {}), out)
+            self._names[e.index] = e.name
+        elif isinstance(e, CallAborted) and self._error:
+            self._aborted = e
+            out.append({"type": "error", "error": {
+                "type": "api_error", "message": why(e, self._names.get(e.index, "")).message}})
         elif isinstance(e, (CallFinished, CallAborted)):
             index = self._blocks.pop(e.index, -1)
+            self._names.pop(e.index, None)
             if index >= 0:
                 out.append({"type": "content_block_stop", "index": index})
                 self._called = self._called or isinstance(e, CallFinished)
+                self._cut = self._cut or (isinstance(e, CallAborted) and e.reason == "cut_off")
 
     def _open(self, block: dict[str, Any], out: list[dict[str, Any]]) -> int:
         index = self._next
@@ -235,7 +276,8 @@ def render_response(result: ParseResult, *, model: str = "callsieve",
                     include_reasoning: bool = True) -> dict[str, Any]:
     """The whole Messages response for ``result``: ``content`` holds its ``thinking``, text
     and ``tool_use`` blocks in reply order (each call's ``input`` is the call's own dict, not a
-    copy), ``stop_reason`` is ``stop_reason(finish_reason, ...)``."""
+    copy), ``stop_reason`` is ``stop_reason(finish_reason, ...)`` — ``"max_tokens"`` for a
+    natural reason when the result was cut off inside a call (``_aborts.cut_off``)."""
     counts = token_counts(usage)
     message_id = make_id(message_id_factory, "message_id_factory")
     content: list[dict[str, Any]] = []
@@ -254,4 +296,6 @@ def render_response(result: ParseResult, *, model: str = "callsieve",
         elif isinstance(e, CallFinished):
             content.append(_tool_use(tool_use_id_factory, e.call.name, e.call.input))
             called = True
+    if cut_off(result.blocks):
+        finish_reason = finish_after_cut(finish_reason)
     return _message(message_id, model, content, stop_reason(finish_reason, called), counts)

@@ -19,16 +19,22 @@ the choice at ``index`` 0:
   - ``CallStarted`` -> ``delta.tool_calls[{index, id, type: "function", function: {name,
     arguments: ""}}]``, ``index`` being the call's number in the reply (0, 1, 2, …);
   - ``ArgumentsDelta`` -> ``delta.tool_calls[{index, function: {arguments: fragment}}]``;
-  - ``CallFinished`` sends nothing (the client has the whole call); ``CallAborted`` sends
-    nothing either — a wire cannot take back what it sent, so that index simply gets no more
-    fragments (servers whose clients cannot cope use ``early_emit="invoke"``, which never
-    aborts);
+  - ``CallFinished`` sends nothing (the client has the whole call);
+  - ``CallAborted`` (a wire cannot take back what it sent): under ``on_abort="error"`` (the
+    default) one chunk ``{"error": {"message", "type": "server_error", "param": null,
+    "code": "tool_call_…"}}`` ends the reply — the ``openai`` SDK's stream reader
+    (``openai._streaming.Stream.__stream__``) raises ``APIError`` on a chunk with an
+    ``error`` — and ``feed()`` and ``close()`` send nothing more (``aborted`` is the abort);
+    under ``on_abort="continue"`` nothing is sent, so that index simply gets no more
+    fragments, and the reply goes on;
   - ``close(finish_reason)`` -> a chunk with an empty delta and the finish reason, and, when
     ``usage`` is given (the request asked for ``stream_options.include_usage``), a last
     chunk with ``choices: []`` and the usage.
 Finish reasons: ``None``, ``"stop"`` or ``"tool_calls"`` (the model ended on its own):
 ``"tool_calls"`` if any call finished, else ``"stop"``; ``"length"`` (cut off by the token
-limit) and ``"content_filter"`` pass through whatever the calls. Anything else is a
+limit) and ``"content_filter"`` pass through whatever the calls. A reply cut off inside a
+call (a call aborted ``"cut_off"``; for ``render_response``, a result whose last block the
+end of the input left open) says ``"length"`` for a natural reason. Anything else is a
 ``ConfigurationError``.
 Ids: the completion id from ``completion_id_factory`` (default ``chatcmpl-`` and 28 hex
 digits), the same on every chunk; a call's id is the sieve's (``call_`` and 24 hex digits by
@@ -53,9 +59,19 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .._base.errors import ConfigurationError, SieveClosedError
-from .._base.events import ArgumentsDelta, CallFinished, CallStarted, Event, Reasoning, Text
+from .._base.events import (
+    ArgumentsDelta,
+    Block,
+    CallAborted,
+    CallFinished,
+    CallStarted,
+    Event,
+    Reasoning,
+    Text,
+)
 from .._config.options import new_call_id
 from .._facade.results import ParseResult
+from ._aborts import cut_off, ends_reply, finish_after_cut, why
 from ._options import Usage, make_id, token_counts
 from ._reply import Reply, reply_events
 
@@ -75,9 +91,11 @@ def _new_completion_id() -> str:
     return "chatcmpl-" + secrets.token_hex(14)
 
 
-def _finish_reason(given: str | None, called: bool) -> str:
+def _finish_reason(given: str | None, called: bool, cut: bool = False) -> str:
     """The wire's ``finish_reason`` for the caller's ``given`` one (see the module's
-    docstring); ``called``: some call finished."""
+    docstring); ``called``: some call finished; ``cut``: the reply was cut off in a call."""
+    if cut:
+        given = finish_after_cut(given)
     if given in _NATURAL:
         return "tool_calls" if called else "stop"
     if given in ("length", "content_filter"):
@@ -105,12 +123,13 @@ class StreamRenderer:
     """Sieve events in, ``chat.completion.chunk`` dicts out (see the module's docstring)."""
 
     __slots__ = ("_reply", "_id", "_created", "_model", "_call_id", "_field", "_started",
-                 "_called", "_closed")
+                 "_called", "_closed", "_error", "_names", "_cut", "_aborted")
 
     def __init__(self, *, model: str = "callsieve", created: int | None = None,
                  completion_id_factory: IdFactory | None = None,
                  call_id_factory: IdFactory | None = None, include_reasoning: bool = True,
-                 reasoning_field: str = "reasoning_content") -> None:
+                 reasoning_field: str = "reasoning_content", on_abort: str = "error") -> None:
+        self._error = ends_reply(on_abort)
         self._field = _reasoning_field(reasoning_field)
         self._reply = Reply(trim_around_calls=False, include_reasoning=include_reasoning)
         self._id = make_id(completion_id_factory or _new_completion_id, "completion_id_factory")
@@ -120,17 +139,26 @@ class StreamRenderer:
         self._started = False  # the role chunk went out
         self._called = False  # some call finished
         self._closed = False
+        self._names: dict[int, str] = {}  # a started call's number -> its name
+        self._cut = False  # a call aborted because the reply was cut off inside it
+        self._aborted: CallAborted | None = None  # the abort that ended the reply
 
     @property
     def id(self) -> str:
         """The completion id every chunk carries."""
         return self._id
 
+    @property
+    def aborted(self) -> CallAborted | None:
+        """The abort that ended the reply with an error chunk (``on_abort="error"``; its
+        ``index`` is the call's number in the reply), else None."""
+        return self._aborted
+
     def feed(self, events: Iterable[Event]) -> list[dict[str, Any]]:
         """The chunks for the next sieve events."""
         if self._closed:
             raise SieveClosedError("feed() after close() on an openai_chat.StreamRenderer")
-        if not events:  # (most feeds inside a block: nothing to do)
+        if not events or self._aborted is not None:  # (most feeds inside a block: nothing)
             return []
         out: list[dict[str, Any]] = []
         for e in self._reply.feed(events):
@@ -152,9 +180,13 @@ class StreamRenderer:
                          else e.id or new_call_id())
                 delta = {"tool_calls": [{"index": e.index, "id": ident, "type": "function",
                                          "function": {"name": e.name, "arguments": ""}}]}
+                self._names[e.index] = e.name
             else:
                 if isinstance(e, CallFinished):
                     self._called = True
+                    self._names.pop(e.index, None)
+                elif isinstance(e, CallAborted) and self._abort(e, out):
+                    break  # (the error ended the reply)
                 continue  # CallFinished, CallAborted: nothing to send
             if not self._started:
                 self._started = True
@@ -168,15 +200,26 @@ class StreamRenderer:
             out.append(self._chunk(delta))
         return out
 
-    def close(self, finish_reason: str | None = None, *,
-              usage: Usage | None = None) -> list[dict[str, Any]]:
-        """The last chunks: the finish reason (and the usage chunk when ``usage`` is given)."""
+    def close(self, finish_reason: str | None = None, *, usage: Usage | None = None,
+              blocks: Iterable[Block] = ()) -> list[dict[str, Any]]:
+        """The last chunks: the finish reason (and the usage chunk when ``usage`` is given).
+        ``blocks`` (the sieve's, ``Sieve.blocks``): a reply that ended inside a call whose
+        start was never sent (``early_emit="block"`` or ``"invoke"``) is cut off too."""
         if self._closed:
             raise SieveClosedError("close() after close() on an openai_chat.StreamRenderer")
-        self._reply.close()  # (only aborts of open calls: nothing more on the wire)
-        reason = _finish_reason(finish_reason, self._called)
-        self._closed = True
+        _finish_reason(finish_reason, self._called)  # (checked before any change)
+        if usage is not None:
+            _usage(usage)
         out: list[dict[str, Any]] = []
+        if self._aborted is None:
+            for e in self._reply.close():  # (aborts of calls still open: cut off)
+                if isinstance(e, CallAborted) and self._abort(e, out):
+                    break
+        self._closed = True
+        if self._aborted is not None:
+            return out
+        self._cut = self._cut or cut_off(blocks)
+        reason = _finish_reason(finish_reason, self._called, self._cut)
         if not self._started:
             self._started = True
             out.append(self._chunk({"role": "assistant", "content": None}))
@@ -186,6 +229,18 @@ class StreamRenderer:
                         "created": self._created, "model": self._model, "choices": [],
                         "usage": _usage(usage)})
         return out
+
+    def _abort(self, e: CallAborted, out: list[dict[str, Any]]) -> bool:
+        """A call that started aborted: the error chunk, under ``on_abort="error"`` (True:
+        the reply ends), else nothing but what a cut-off says at the end."""
+        self._cut = self._cut or e.reason == "cut_off"
+        if not self._error:
+            return False
+        code, message, _ = why(e, self._names.get(e.index, ""))
+        out.append({"error": {"message": message, "type": "server_error", "param": None,
+                              "code": code}})
+        self._aborted = e
+        return True
 
     def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
         return {"id": self._id, "object": "chat.completion.chunk", "created": self._created,
@@ -228,12 +283,13 @@ def render_response(result: ParseResult, *, model: str = "callsieve", created: i
     message["annotations"] = []
     if calls:
         message["tool_calls"] = calls
+    reason = _finish_reason(finish_reason, bool(calls), cut_off(result.blocks))
     return {
         "id": ident,
         "object": "chat.completion",
         "created": int(time.time()) if created is None else created,
         "model": model,
         "choices": [{"index": 0, "message": message, "logprobs": None,
-                     "finish_reason": _finish_reason(finish_reason, bool(calls))}],
+                     "finish_reason": reason}],
         "usage": _usage(usage),
     }

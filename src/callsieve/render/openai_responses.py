@@ -27,8 +27,13 @@ reasoning models stream their summaries. The stream is what the real API sends:
     ``response.output_item.done`` (``status: "completed"``);
   - ``CallAborted``: a wire cannot take back what it sent, so the item is closed with
     ``response.output_item.done`` and ``status: "incomplete"`` (no ``arguments.done``) and
-    left out of the final ``output`` (whose items then skip its ``output_index``); servers
-    whose clients cannot cope use ``early_emit="invoke"``, which never aborts;
+    left out of the final ``output`` (whose items then skip its ``output_index``). Under
+    ``on_abort="error"`` (the default) ``response.failed`` follows at once and ends the reply
+    (its response ``status: "failed"``, ``error: {"code": "server_error", "message": …}``,
+    and ``incomplete_details.reason = "max_output_tokens"`` if the reply was cut off inside
+    the call): the SDK's ``ResponseStream.get_final_response()`` raises, having no
+    ``response.completed``, and ``feed()`` and ``close()`` send nothing more (``aborted`` is
+    the abort). Under ``on_abort="continue"`` the reply goes on;
   - ``close(finish_reason)``: ``response.completed`` with the whole response, or
     ``response.incomplete``.
 Every event carries ``sequence_number`` (0, 1, 2, … over the stream); the item events carry
@@ -36,8 +41,10 @@ Every event carries ``sequence_number`` (0, 1, 2, … over the stream); the item
 Finish reasons: ``None``, ``"stop"`` or ``"tool_calls"`` (the model ended on its own) ->
 ``status: "completed"``; ``"length"`` -> ``"incomplete"`` with ``incomplete_details.reason
 = "max_output_tokens"``, ``"content_filter"`` -> ``"incomplete"`` with reason
-``"content_filter"``; in both the message still open at the end is ``"incomplete"`` too.
-Anything else is a ``ConfigurationError``.
+``"content_filter"``; in both the message still open at the end is ``"incomplete"`` too. A
+reply cut off inside a call (a call aborted ``"cut_off"``; for ``render_response``, a
+result whose last block the end of the input left open) is ``"length"``'s for a natural
+reason. Anything else is a ``ConfigurationError``.
 Ids: ``resp_``, ``msg_``, ``rs_`` and ``fc_`` with 48 hex digits by default, from
 ``response_id_factory``, ``message_id_factory``, ``reasoning_id_factory`` and
 ``function_call_id_factory``; a call's
@@ -67,6 +74,7 @@ from typing import Any, NamedTuple
 from .._base.errors import ConfigurationError, SieveClosedError
 from .._base.events import (
     ArgumentsDelta,
+    Block,
     CallAborted,
     CallFinished,
     CallStarted,
@@ -76,6 +84,7 @@ from .._base.events import (
 )
 from .._config.options import new_call_id
 from .._facade.results import ParseResult
+from ._aborts import cut_off, ends_reply, finish_after_cut, why
 from ._options import Usage, make_id, token_counts
 from ._reply import Reply, reply_events
 
@@ -164,7 +173,8 @@ class StreamRenderer:
 
     __slots__ = ("_reply", "_id", "_created", "_model", "_tools", "_tool_choice",
                  "_parallel", "_msg_id", "_rs_id", "_fc_id", "_call_id", "_seq", "_next_index",
-                 "_msg", "_rs", "_calls", "_output", "_started", "_closed")
+                 "_msg", "_rs", "_calls", "_output", "_started", "_closed", "_error", "_cut",
+                 "_aborted")
 
     def __init__(self, *, model: str = "callsieve", created: int | None = None,
                  response_id_factory: IdFactory | None = None,
@@ -173,7 +183,9 @@ class StreamRenderer:
                  call_id_factory: IdFactory | None = None,
                  reasoning_id_factory: IdFactory | None = None,
                  tools: Sequence[Mapping[str, Any]] = (), tool_choice: Any = "auto",
-                 parallel_tool_calls: bool = True, include_reasoning: bool = True) -> None:
+                 parallel_tool_calls: bool = True, include_reasoning: bool = True,
+                 on_abort: str = "error") -> None:
+        self._error = ends_reply(on_abort)
         self._reply = Reply(trim_around_calls=True, include_reasoning=include_reasoning)
         self._id = make_id(response_id_factory or _hex_id("resp_"), "response_id_factory")
         self._created = int(time.time()) if created is None else created
@@ -193,35 +205,51 @@ class StreamRenderer:
         self._output: list[dict[str, Any]] = []  # the finished items of the final output
         self._started = False
         self._closed = False
+        self._cut = False  # a call aborted because the reply was cut off inside it
+        self._aborted: CallAborted | None = None  # the abort that ended the reply
 
     @property
     def id(self) -> str:
         """The response id."""
         return self._id
 
+    @property
+    def aborted(self) -> CallAborted | None:
+        """The abort that ended the reply with ``response.failed`` (``on_abort="error"``;
+        its ``index`` is the call's number in the reply), else None."""
+        return self._aborted
+
     def feed(self, events: Iterable[Event]) -> list[dict[str, Any]]:
         """The stream events for the next sieve events."""
         if self._closed:
             raise SieveClosedError("feed() after close() on an openai_responses.StreamRenderer")
-        if not events and self._started:  # (most feeds inside a block: nothing to do)
-            return []
+        if (not events and self._started) or self._aborted is not None:
+            return []  # (most feeds inside a block: nothing to do)
         out = self._begin()
         self._render(self._reply.feed(events), out)
         return out
 
-    def close(self, finish_reason: str | None = None, *,
-              usage: Usage | None = None) -> list[dict[str, Any]]:
+    def close(self, finish_reason: str | None = None, *, usage: Usage | None = None,
+              blocks: Iterable[Block] = ()) -> list[dict[str, Any]]:
         """The last events: open items closed, then ``response.completed`` (or
-        ``response.incomplete``) with the whole response."""
+        ``response.incomplete``) with the whole response. ``blocks`` (the sieve's,
+        ``Sieve.blocks``): a reply that ended inside a call whose start was never sent
+        (``early_emit="block"`` or ``"invoke"``) is cut off too."""
         if self._closed:
             raise SieveClosedError("close() after close() on an openai_responses.StreamRenderer")
         if finish_reason not in FINISH_REASONS:
             raise ConfigurationError(
                 f"finish_reason must be one of {FINISH_REASONS!r}, got {finish_reason!r}")
+        given = _usage(usage)  # (checked before any change)
         self._closed = True
+        if self._aborted is not None:
+            return []
         out = self._begin()
         self._render(self._reply.close(), out)
-        return self._end(finish_reason, usage, out)
+        if self._aborted is not None:  # (a call still open: cut off)
+            return out
+        cut = self._cut or cut_off(blocks)
+        return self._end(finish_after_cut(finish_reason) if cut else finish_reason, given, out)
 
     # ------------------------------------------------------------------ the encoder
     def _event(self, kind: str, **fields: Any) -> dict[str, Any]:
@@ -246,13 +274,13 @@ class StreamRenderer:
                 self._event("response.in_progress",
                             response=self._response("in_progress", []))]
 
-    def _end(self, finish_reason: str | None, usage: Usage | None,
+    def _end(self, finish_reason: str | None, usage: dict[str, Any],
              out: list[dict[str, Any]]) -> list[dict[str, Any]]:
         reason = _INCOMPLETE.get(finish_reason or "")
         status = "completed" if reason is None else "incomplete"
         self._close_parts(out, status)
         incomplete = None if reason is None else {"reason": reason}
-        response = self._response(status, self._output, _usage(usage), incomplete)
+        response = self._response(status, self._output, usage, incomplete)
         out.append(self._event(f"response.{status}", response=response))
         return out
 
@@ -295,7 +323,21 @@ class StreamRenderer:
             elif isinstance(e, CallFinished):
                 self._finish_call(e.index, out)
             elif isinstance(e, CallAborted):
-                self._abort_call(e.index, out)
+                name = self._abort_call(e.index, out)
+                self._cut = self._cut or e.reason == "cut_off"
+                if self._error:
+                    self._fail(e, name, out)
+                    return  # (the reply ended)
+
+    def _fail(self, e: CallAborted, name: str, out: list[dict[str, Any]]) -> None:
+        """``response.failed``: the reply ends with the error ``e`` (under
+        ``on_abort="error"``)."""
+        _, message, cut = why(e, name)
+        self._aborted = e
+        response = self._response("failed", self._output, None,
+                                  {"reason": "max_output_tokens"} if cut else None)
+        response["error"] = {"code": "server_error", "message": message}
+        out.append(self._event("response.failed", response=response))
 
     def _open_message(self, out: list[dict[str, Any]]) -> _Open:
         self._msg = self._open_part(_MESSAGE, make_id(self._msg_id, "message_id_factory"), out)
@@ -358,13 +400,15 @@ class StreamRenderer:
         self._output.append(_function_call(call.id, "completed", call.call_id, call.name,
                                            arguments))
 
-    def _abort_call(self, number: int, out: list[dict[str, Any]]) -> None:
+    def _abort_call(self, number: int, out: list[dict[str, Any]]) -> str:
+        """The call's item done, ``"incomplete"``, and left out of the output; its name."""
         call = self._calls.pop(number, None)
         if call is None:
-            return
+            return ""
         out.append(self._event("response.output_item.done", output_index=call.index,
                                item=_function_call(call.id, "incomplete", call.call_id,
                                                    call.name, "".join(call.pieces))))
+        return call.name
 
 
 def render_response(result: ParseResult, *, model: str = "callsieve", created: int | None = None,
@@ -377,7 +421,8 @@ def render_response(result: ParseResult, *, model: str = "callsieve", created: i
                     parallel_tool_calls: bool = True, finish_reason: str | None = None,
                     usage: Usage | None = None, include_reasoning: bool = True,
                     ) -> dict[str, Any]:
-    """The whole ``response`` object for ``result`` (``usage`` zeros unless given)."""
+    """The whole ``response`` object for ``result`` (``usage`` zeros unless given); one cut
+    off inside a call (``_aborts.cut_off``) is ``"incomplete"`` for a natural reason."""
     if finish_reason not in FINISH_REASONS:
         raise ConfigurationError(
             f"finish_reason must be one of {FINISH_REASONS!r}, got {finish_reason!r}")
@@ -389,5 +434,7 @@ def render_response(result: ParseResult, *, model: str = "callsieve", created: i
     out: list[dict[str, Any]] = []
     encoder._render(reply_events(result, trim_around_calls=True,
                                  include_reasoning=include_reasoning), out)
-    response: dict[str, Any] = encoder._end(finish_reason, usage, out)[-1]["response"]
+    if cut_off(result.blocks):
+        finish_reason = finish_after_cut(finish_reason)
+    response: dict[str, Any] = encoder._end(finish_reason, _usage(usage), out)[-1]["response"]
     return response
