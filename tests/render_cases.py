@@ -49,8 +49,9 @@ from callsieve.render import Reply
 
 #: The options of ``check_doc`` and ``render_stream`` that are the sieve's (and ``parse()``'s);
 #: the rest are the renderer's.
-SIEVE_OPTIONS = frozenset({"early_emit", "tools", "policy", "on_reject", "reasoning",
-                           "calls_in_reasoning", "dialects"})
+SIEVE_OPTIONS = frozenset(
+    {"early_emit", "tools", "policy", "on_reject", "reasoning", "calls_in_reasoning", "dialects"}
+)
 
 
 # ---------------------------------------------------------------------------- the harness
@@ -88,13 +89,20 @@ def parsed(doc: str, **sieve_opts: Any) -> ParseResult:
 
 def split_options(opts: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(sieve options, renderer options)``."""
-    return ({k: v for k, v in opts.items() if k in SIEVE_OPTIONS},
-            {k: v for k, v in opts.items() if k not in SIEVE_OPTIONS})
+    return (
+        {k: v for k, v in opts.items() if k in SIEVE_OPTIONS},
+        {k: v for k, v in opts.items() if k not in SIEVE_OPTIONS},
+    )
 
 
-def render_batches(renderer: Any, batches: Iterable[Sequence[Event]],
-                   finish_reason: str | None = None, *, usage: Any = None,
-                   blocks: Iterable[Block] = ()) -> list[dict[str, Any]]:
+def render_batches(
+    renderer: Any,
+    batches: Iterable[Sequence[Event]],
+    finish_reason: str | None = None,
+    *,
+    usage: Any = None,
+    blocks: Iterable[Block] = (),
+) -> list[dict[str, Any]]:
     """Each batch through ``renderer.feed``, then ``renderer.close``."""
     out = [obj for batch in batches for obj in renderer.feed(batch)]
     return out + renderer.close(finish_reason, usage=usage, blocks=blocks)
@@ -121,8 +129,13 @@ class Api:
         ends with the error signal instead of the API's usual end)."""
         raise NotImplementedError
 
-    def agrees(self, objs: list[dict[str, Any]], whole: dict[str, Any], result: ParseResult,
-               **render_opts: Any) -> Any:
+    def agrees(
+        self,
+        objs: list[dict[str, Any]],
+        whole: dict[str, Any],
+        result: ParseResult,
+        **render_opts: Any,
+    ) -> Any:
         """The SDK's accumulator over ``objs`` gives ``whole``, which holds ``result``'s text
         and calls; returns what the accumulator gave."""
         raise NotImplementedError
@@ -133,15 +146,20 @@ class Api:
         raise NotImplementedError
 
 
-def render_events(api: Api, batches: Iterable[Sequence[Event]],
-                  finish_reason: str | None = None, **render_opts: Any) -> list[dict[str, Any]]:
+def render_events(
+    api: Api,
+    batches: Iterable[Sequence[Event]],
+    finish_reason: str | None = None,
+    **render_opts: Any,
+) -> list[dict[str, Any]]:
     """Hand-built sieve events, one ``feed()`` per batch, through the API's renderer."""
     renderer = api.module.StreamRenderer(**api.options(**render_opts))
     return render_batches(renderer, batches, finish_reason)
 
 
-def render_stream(api: Api, chunks: Iterable[str], finish_reason: str | None = None,
-                  **opts: Any) -> list[dict[str, Any]]:
+def render_stream(
+    api: Api, chunks: Iterable[str], finish_reason: str | None = None, **opts: Any
+) -> list[dict[str, Any]]:
     """A reply's ``chunks`` through a ``Sieve`` (``opts``' sieve options) and the API's
     renderer (the rest); the sieve's blocks go to ``close``."""
     sieve_opts, render_opts = split_options(opts)
@@ -150,13 +168,15 @@ def render_stream(api: Api, chunks: Iterable[str], finish_reason: str | None = N
     return render_batches(renderer, run.batches, finish_reason, blocks=run.blocks)
 
 
-def render_whole(api: Api, doc: str, finish_reason: str | None = None,
-                 **opts: Any) -> dict[str, Any]:
+def render_whole(
+    api: Api, doc: str, finish_reason: str | None = None, **opts: Any
+) -> dict[str, Any]:
     """``render_response(parse(doc))`` with the API's deterministic options (``opts``: the
     sieve's and the renderer's)."""
     sieve_opts, render_opts = split_options(opts)
-    return api.module.render_response(parsed(doc, **sieve_opts), finish_reason=finish_reason,
-                                      **api.options(**render_opts))
+    return api.module.render_response(
+        parsed(doc, **sieve_opts), finish_reason=finish_reason, **api.options(**render_opts)
+    )
 
 
 def signalled(api: Api, batches: Iterable[Sequence[Event]]) -> CallAborted | None:
@@ -167,14 +187,21 @@ def signalled(api: Api, batches: Iterable[Sequence[Event]]) -> CallAborted | Non
     return next((e for e in events if isinstance(e, CallAborted) and api.signals(e)), None)
 
 
-def check_stream(api: Api, result: ParseResult, run: SieveRun, *,
-                 finish_reason: str | None = None, on_abort: str = "error",
-                 **render_opts: Any) -> Any:
+def check_stream(
+    api: Api,
+    result: ParseResult,
+    run: SieveRun,
+    *,
+    finish_reason: str | None = None,
+    on_abort: str = "error",
+    **render_opts: Any,
+) -> Any:
     """The stream of ``run`` against ``render_response(result)`` (see the module's docstring):
     what the SDK accumulated (None when the reply ended in an error, which the SDK's client
     raised on)."""
-    whole = api.module.render_response(result, finish_reason=finish_reason,
-                                       **api.options(**render_opts))
+    whole = api.module.render_response(
+        result, finish_reason=finish_reason, **api.options(**render_opts)
+    )
     batches = run.batches if on_abort == "error" else without_aborted(run.batches)
     renderer = api.module.StreamRenderer(on_abort=on_abort, **api.options(**render_opts))
     objs = render_batches(renderer, batches, finish_reason, blocks=run.blocks)
@@ -211,8 +238,9 @@ class Replay:
         atexit.register(self.client.close)
 
     def _answer(self, request: Any) -> Any:
-        return self._httpx2.Response(200, headers={"content-type": "text/event-stream"},
-                                     content=self.body)
+        return self._httpx2.Response(
+            200, headers={"content-type": "text/event-stream"}, content=self.body
+        )
 
     def answer(self, body: bytes) -> None:
         self.body = body
@@ -221,15 +249,21 @@ class Replay:
 def sse(objs: Iterable[dict[str, Any]], *, named: bool, done: bool = False) -> bytes:
     """Objects as server-sent events: ``event: <type>`` lines too when ``named`` (Responses,
     Anthropic), ``data: [DONE]`` last when ``done`` (OpenAI Chat)."""
-    frames = [(f"event: {o['type']}\n" if named else "") + f"data: {json.dumps(o)}\n\n"
-              for o in objs]
+    frames = [
+        (f"event: {o['type']}\n" if named else "") + f"data: {json.dumps(o)}\n\n" for o in objs
+    ]
     return "".join(frames + (["data: [DONE]\n\n"] if done else [])).encode()
 
 
 def call_block(*names: str) -> str:
-    return "<tool_calls>" + "".join(
-        f'<invoke name="{n}"><parameter name="q">{n} {i}</parameter></invoke>'
-        for i, n in enumerate(names)) + "</tool_calls>"
+    return (
+        "<tool_calls>"
+        + "".join(
+            f'<invoke name="{n}"><parameter name="q">{n} {i}</parameter></invoke>'
+            for i, n in enumerate(names)
+        )
+        + "</tool_calls>"
+    )
 
 
 EXAMPLES = [
@@ -241,11 +275,19 @@ EXAMPLES = [
     ("empty", ""),
     ("white space", " \n\t "),
     ("no arguments", '<tool_calls><invoke name="now"></invoke></tool_calls>'),
-    ("unicode", "你好 💥\n" + '<tool_calls><invoke name="say"><parameter name="t">é"\\\n'
-                "</parameter></invoke></tool_calls>"),
-    ("failed block is text", "see <tool_calls><invoke name=\"f\">broken"),
-    ("native", ("x <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{\"n\": [1, 2.5]}"
-                "<｜tool▁call▁end｜><｜tool▁calls▁end｜>")),
+    (
+        "unicode",
+        "你好 💥\n" + '<tool_calls><invoke name="say"><parameter name="t">é"\\\n'
+        "</parameter></invoke></tool_calls>",
+    ),
+    ("failed block is text", 'see <tool_calls><invoke name="f">broken'),
+    (
+        "native",
+        (
+            'x <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{"n": [1, 2.5]}'
+            "<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
+        ),
+    ),
 ]
 
 
@@ -258,24 +300,29 @@ def chunkings(text: str) -> list[list[str]]:
 REASONING: list[tuple[str, str, dict[str, Any]]] = [
     ("reasoning then text", "<think>\nThe user greets me.\n</think>\n\nHello!", {}),
     ("reasoning then calls", "<think>I need the file.</think>\n" + call_block("read", "ls"), {}),
-    ("reasoning text and a call", "<think>Plan: read.</think>\n\nLet me look.\n"
-     + call_block("read"), {}),
+    (
+        "reasoning text and a call",
+        "<think>Plan: read.</think>\n\nLet me look.\n" + call_block("read"),
+        {},
+    ),
     ("reasoning only (cut off)", "<think>Let me think about this step", {}),
     ("open reasoning", "The template opened it.</think>\nAnswer.", {"reasoning": "open"}),
     ("two reasoning runs", "<think>one</think>\n<think>two</think>\nAnswer", {}),
     ("reasoning after a call", call_block("read") + "<think>It says hi.</think>Done.", {}),
     ("white-space reasoning", "<think>\n \n</think>\nJust this.", {}),
-    ("a call in reasoning is reasoning", "<think>maybe " + call_block("f") + " no</think>ok",
-     {}),
-    ("a call in reasoning is a call", "<think>try " + call_block("f") + " then</think>ok",
-     {"calls_in_reasoning": "call"}),
+    ("a call in reasoning is reasoning", "<think>maybe " + call_block("f") + " no</think>ok", {}),
+    (
+        "a call in reasoning is a call",
+        "<think>try " + call_block("f") + " then</think>ok",
+        {"calls_in_reasoning": "call"},
+    ),
     ("unicode reasoning", "<think>你好 💥 é</think> 答", {}),
 ]
 
 
 def every_size(text: str) -> list[list[str]]:
     """``text`` cut in pieces of 1, 2, 3, … characters, up to the whole of it."""
-    return [[text[i:i + n] for i in range(0, len(text), n)] for n in range(1, len(text) + 1)]
+    return [[text[i : i + n] for i in range(0, len(text), n)] for n in range(1, len(text) + 1)]
 
 
 Run = tuple[str, str] | ToolCall
@@ -304,8 +351,10 @@ def reply_runs(result: ParseResult) -> list[Run]:
 
 def reasoning_of(result: ParseResult) -> str | None:
     """What one-string APIs (OpenAI Chat) carry as the reasoning: the runs joined."""
-    return "".join(r[1] for r in reply_runs(result)
-                   if isinstance(r, tuple) and r[0] == "reasoning") or None
+    return (
+        "".join(r[1] for r in reply_runs(result) if isinstance(r, tuple) and r[0] == "reasoning")
+        or None
+    )
 
 
 __all__ = [
@@ -347,8 +396,13 @@ READ = ToolCall("read", {"path": "a.txt", "n": 2}, id="call_1")
 READ_BLOCK = Block((8, 60), "xml", "complete")
 READ_DELTAS = ['{"pa', 'th":"a', '.txt","n"', ":2}"]
 READ_BATCHES: list[list[Event]] = [
-    [Text("Reading ")], [CallStarted(0, READ.id, READ.name)],
+    [Text("Reading ")],
+    [CallStarted(0, READ.id, READ.name)],
     *[[ArgumentsDelta(0, d)] for d in READ_DELTAS],
-    [CallFinished(0, READ)], [ToolCalls((READ,), READ_BLOCK)], [Text("\n")]]
-READ_RESULT = ParseResult("Reading \n", (READ,), (READ_BLOCK,), True,
-                          parts=("Reading ", READ, "\n"))
+    [CallFinished(0, READ)],
+    [ToolCalls((READ,), READ_BLOCK)],
+    [Text("\n")],
+]
+READ_RESULT = ParseResult(
+    "Reading \n", (READ,), (READ_BLOCK,), True, parts=("Reading ", READ, "\n")
+)

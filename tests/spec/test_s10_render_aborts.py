@@ -32,22 +32,39 @@ import callsieve
 from callsieve import CallAborted, ConfigurationError, Sieve
 from callsieve.render import cut_off
 
-APIS = [pytest.param(chat_t.API, id="openai_chat"),
-        pytest.param(responses_t.API, id="openai_responses"),
-        pytest.param(anthropic_t.API, id="anthropic"), pytest.param(gemini_t.API, id="gemini")]
+APIS = [
+    pytest.param(chat_t.API, id="openai_chat"),
+    pytest.param(responses_t.API, id="openai_responses"),
+    pytest.param(anthropic_t.API, id="anthropic"),
+    pytest.param(gemini_t.API, id="gemini"),
+]
 
 INVOKE = '<tool_calls><invoke name="read_file">'
 #: A reply cut off by the token limit inside a call, after its path began to stream.
 CUT = "Let me read it.\n" + INVOKE + '<parameter name="path">READ'
-WEATHER = [{"type": "function", "function": {"name": "get_weather", "parameters": {
-    "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
-    "required": ["city"]}}}]
+WEATHER = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+                "required": ["city"],
+            },
+        },
+    }
+]
 #: A call that fails its schema once it is complete ("three" is no integer).
-BAD_SCHEMA = ('<tool_calls><invoke name="get_weather"><parameter name="city">Paris</parameter>'
-              '<parameter name="days">three</parameter></invoke></tool_calls>')
+BAD_SCHEMA = (
+    '<tool_calls><invoke name="get_weather"><parameter name="city">Paris</parameter>'
+    '<parameter name="days">three</parameter></invoke></tool_calls>'
+)
 #: A parameter name that repeats: the call is sent again, whole, under the next index.
-REPEATED = (INVOKE + '<parameter name="path">a</parameter><parameter name="path">b</parameter>'
-            "</invoke></tool_calls>")
+REPEATED = (
+    INVOKE + '<parameter name="path">a</parameter><parameter name="path">b</parameter>'
+    "</invoke></tool_calls>"
+)
 #: A block that breaks after its call began.
 BROKEN = INVOKE + '<parameter name="path">a</parameter><oops>no</tool_calls> and on.'
 
@@ -59,22 +76,25 @@ def aborts(doc: str, chunks: list[str], **opts: Any) -> list[CallAborted]:
 
 
 # ---------------------------------------------------------------------------- why (the core)
-@pytest.mark.parametrize(("doc", "opts", "reason"), [
-    (CUT, {}, "cut_off"),
-    (BAD_SCHEMA, {"tools": WEATHER, "policy": "schema"}, "rejected"),
-    (REPEATED, {}, "repeated_name"),
-    (BROKEN, {}, "failed"),
-    # (text before CDATA and a CDATA the loose-CDATA repair closes no longer abort:
-    # tests/spec/test_s07_argument_streaming.py)
-    ('<tool_calls><invoke name="f">{"a": 1, "a": 2}</invoke></tool_calls>', {},
-     "repeated_key"),
-])
+@pytest.mark.parametrize(
+    ("doc", "opts", "reason"),
+    [
+        (CUT, {}, "cut_off"),
+        (BAD_SCHEMA, {"tools": WEATHER, "policy": "schema"}, "rejected"),
+        (REPEATED, {}, "repeated_name"),
+        (BROKEN, {}, "failed"),
+        # (text before CDATA and a CDATA the loose-CDATA repair closes no longer abort:
+        # tests/spec/test_s07_argument_streaming.py)
+        ('<tool_calls><invoke name="f">{"a": 1, "a": 2}</invoke></tool_calls>', {}, "repeated_key"),
+    ],
+)
 def test_an_abort_says_why(doc: str, opts: dict[str, Any], reason: str) -> None:
     for chunks in (list(doc), *random_chunkings(doc, seeds=(0, 2))):
         got = aborts(doc, chunks, **opts)
         assert [(e.index, e.reason) for e in got] == [(0, reason)], chunks
-        assert got[0].resent == (reason in ("repeated_name", "text_before_cdata",
-                                            "loose_cdata", "repeated_key"))
+        assert got[0].resent == (
+            reason in ("repeated_name", "text_before_cdata", "loose_cdata", "repeated_key")
+        )
 
 
 def test_the_reason_defaults_to_failed() -> None:
@@ -83,15 +103,19 @@ def test_the_reason_defaults_to_failed() -> None:
 
 # ---------------------------------------------------------------------------- the SDKs raise
 @pytest.mark.parametrize("api", APIS)
-@pytest.mark.parametrize(("doc", "opts", "finish_reason"), [
-    pytest.param(CUT, {}, "length", id="cut-off"),
-    pytest.param(CUT, {}, None, id="cut-off-close-inside"),
-    pytest.param(BAD_SCHEMA, {"tools": WEATHER, "policy": "schema"}, None, id="schema"),
-    pytest.param(REPEATED, {}, None, id="sent-again"),
-    pytest.param(BROKEN, {}, None, id="broken-block"),
-])
-def test_no_client_holds_an_aborted_call(api: Api, doc: str, opts: dict[str, Any],
-                                         finish_reason: str | None) -> None:
+@pytest.mark.parametrize(
+    ("doc", "opts", "finish_reason"),
+    [
+        pytest.param(CUT, {}, "length", id="cut-off"),
+        pytest.param(CUT, {}, None, id="cut-off-close-inside"),
+        pytest.param(BAD_SCHEMA, {"tools": WEATHER, "policy": "schema"}, None, id="schema"),
+        pytest.param(REPEATED, {}, None, id="sent-again"),
+        pytest.param(BROKEN, {}, None, id="broken-block"),
+    ],
+)
+def test_no_client_holds_an_aborted_call(
+    api: Api, doc: str, opts: dict[str, Any], finish_reason: str | None
+) -> None:
     for chunks in ([doc], list(doc), *random_chunkings(doc, seeds=(1, 2))):
         run = sieve_run(chunks, early_emit="arguments", **opts)
         abort = next(e for b in run.batches for e in b if isinstance(e, CallAborted))
@@ -109,10 +133,10 @@ def test_no_client_holds_an_aborted_call(api: Api, doc: str, opts: dict[str, Any
 def test_a_call_sent_again_is_one_call_where_calls_go_whole() -> None:
     """Gemini sends calls whole: the call sent again is the reply's one call (the other APIs
     streamed its first try, so their replies end in an error, above)."""
-    parts, _ = gemini_t.joined(render_stream(gemini_t.API, list(REPEATED),
-                                             early_emit="arguments"))
+    parts, _ = gemini_t.joined(render_stream(gemini_t.API, list(REPEATED), early_emit="arguments"))
     assert gemini_t.without_ids(gemini_t.items(parts)) == [
-        ("call", 'read_file {"path": ["a", "b"]}')]
+        ("call", 'read_file {"path": ["a", "b"]}')
+    ]
 
 
 # ---------------------------------------------------------------------------- continue, cut off
@@ -133,8 +157,12 @@ def finish_of(api: Api, objs: list[dict[str, Any]]) -> Any:
     return last.candidates[0].finish_reason.value
 
 
-CUT_FINISH = {"openai_chat": "length", "openai_responses": ("incomplete", "max_output_tokens"),
-              "anthropic": "max_tokens", "gemini": "MAX_TOKENS"}
+CUT_FINISH = {
+    "openai_chat": "length",
+    "openai_responses": ("incomplete", "max_output_tokens"),
+    "anthropic": "max_tokens",
+    "gemini": "MAX_TOKENS",
+}
 
 
 @pytest.mark.parametrize("api", APIS)
@@ -159,7 +187,9 @@ def test_a_whole_reply_cut_off_in_a_call_has_no_call_and_says_why(api: Api) -> N
         assert choice["finish_reason"] == "length" and "tool_calls" not in choice["message"]
     elif name == "openai_responses":
         assert (whole["status"], whole["incomplete_details"]) == (
-            "incomplete", {"reason": "max_output_tokens"})
+            "incomplete",
+            {"reason": "max_output_tokens"},
+        )
         assert [o["type"] for o in whole["output"]] == ["message"]
     elif name == "anthropic":
         assert whole["stop_reason"] == "max_tokens"
@@ -173,15 +203,18 @@ def test_a_whole_reply_cut_off_in_a_call_has_no_call_and_says_why(api: Api) -> N
     assert kept != whole
 
 
-@pytest.mark.parametrize(("doc", "opts", "cut"), [
-    (CUT, {}, True),
-    ("<tool_calls>", {}, True),
-    ("Hi " + INVOKE + "</invoke></tool_calls>", {}, False),
-    ("Hi <tool_calls><invoke", {}, False),  # (a tag cut off: never a block)
-    ("<think>maybe " + CUT, {}, False),  # (a block in reasoning is reasoning text)
-    ("<think>maybe " + CUT, {"calls_in_reasoning": "call"}, True),
-    (BROKEN, {}, False),
-])
+@pytest.mark.parametrize(
+    ("doc", "opts", "cut"),
+    [
+        (CUT, {}, True),
+        ("<tool_calls>", {}, True),
+        ("Hi " + INVOKE + "</invoke></tool_calls>", {}, False),
+        ("Hi <tool_calls><invoke", {}, False),  # (a tag cut off: never a block)
+        ("<think>maybe " + CUT, {}, False),  # (a block in reasoning is reasoning text)
+        ("<think>maybe " + CUT, {"calls_in_reasoning": "call"}, True),
+        (BROKEN, {}, False),
+    ],
+)
 def test_cut_off_reads_the_blocks(doc: str, opts: dict[str, Any], cut: bool) -> None:
     assert cut_off(callsieve.parse(doc, **opts).blocks) == cut
     assert cut_off(sieve_run(list(doc), **opts).blocks) == cut

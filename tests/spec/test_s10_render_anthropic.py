@@ -85,8 +85,11 @@ SETTINGS = soak_settings(60)  # (CALLSIEVE_EXAMPLES: a longer soak)
 def options(**extra: Any) -> dict[str, Any]:
     """Deterministic id factories (fresh counters: a stream and a whole response built with
     ``options()`` each get the same ids)."""
-    return {"message_id_factory": counter("msg_test", 4),
-            "tool_use_id_factory": counter("toolu_test", 4), **extra}
+    return {
+        "message_id_factory": counter("msg_test", 4),
+        "tool_use_id_factory": counter("toolu_test", 4),
+        **extra,
+    }
 
 
 def no_extra(obj: Any, where: str) -> None:
@@ -149,15 +152,18 @@ def check_shape(events: Sequence[dict[str, Any]], aborted: bool = False) -> None
             open_index, next_index, text = e["index"], next_index + 1, ""
             block = e["content_block"]
             kind = block["type"]
-            assert block == ({"type": "text", "text": ""} if kind == "text" else
-                             {"type": "thinking", "thinking": "", "signature": ""}
-                             if kind == "thinking" else
-                             {"type": "tool_use", "id": block["id"], "name": block["name"],
-                              "input": {}})
+            assert block == (
+                {"type": "text", "text": ""}
+                if kind == "text"
+                else {"type": "thinking", "thinking": "", "signature": ""}
+                if kind == "thinking"
+                else {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+            )
         elif e["type"] == "content_block_delta":
             assert e["index"] == open_index
             assert e["delta"]["type"] == {"text": "text_delta", "thinking": "thinking_delta"}.get(
-                kind, "input_json_delta")
+                kind, "input_json_delta"
+            )
             text += e["delta"].get("text", e["delta"].get("thinking", ""))
         else:
             assert e["type"] == "content_block_stop" and e["index"] == open_index, kinds
@@ -170,8 +176,9 @@ def accumulate(events: Sequence[dict[str, Any]]) -> Any:
     """The message the SDK's stream accumulator ends with."""
     snapshot, bufs = None, {}
     for event in validate_events(events):
-        snapshot = sdk_stream.accumulate_event(event=event, current_snapshot=snapshot,
-                                               json_bufs=bufs)
+        snapshot = sdk_stream.accumulate_event(
+            event=event, current_snapshot=snapshot, json_bufs=bufs
+        )
     assert snapshot is not None
     return sdk.Message.model_validate(snapshot.to_dict())
 
@@ -185,31 +192,41 @@ def same_message(message: Any, whole: dict[str, Any]) -> bool:
 
 def blocks(message: Any) -> list[tuple[str, str]]:
     """A message's content as ``(kind, text or "name input")``, ids left out."""
-    return [("text", b.text) if b.type == "text" else
-            ("thinking", b.thinking) if b.type == "thinking" else
-            ("tool_use", f"{b.name} {canon_value(b.input)}") for b in message.content]
+    return [
+        ("text", b.text)
+        if b.type == "text"
+        else ("thinking", b.thinking)
+        if b.type == "thinking"
+        else ("tool_use", f"{b.name} {canon_value(b.input)}")
+        for b in message.content
+    ]
 
 
 def parsed_blocks(result: ParseResult) -> list[tuple[str, str]]:
     """What ``parse()`` says the content is: its parts, text and reasoning runs stripped
     (every run meets a call, a run of the other kind or an end of the reply), white-space-only
     ones gone (``render_cases.reply_runs``)."""
-    return [("tool_use", f"{r.name} {canon_value(r.input)}") if isinstance(r, ToolCall)
-            else ("thinking" if r[0] == "reasoning" else "text", r[1])
-            for r in reply_runs(result)]
+    return [
+        ("tool_use", f"{r.name} {canon_value(r.input)}")
+        if isinstance(r, ToolCall)
+        else ("thinking" if r[0] == "reasoning" else "text", r[1])
+        for r in reply_runs(result)
+    ]
 
 
 REPLAY = Replay()
-CLIENT = anthropic_sdk.Anthropic(api_key="unused", base_url="http://sdk.test", max_retries=0,
-                                 http_client=REPLAY.client)
+CLIENT = anthropic_sdk.Anthropic(
+    api_key="unused", base_url="http://sdk.test", max_retries=0, http_client=REPLAY.client
+)
 
 
 def client_message(events: list[dict[str, Any]]) -> Any:
     """The events as the API streams them (``event:`` and ``data:``), read by the SDK's own
     client (``client.messages.stream``): its final message."""
     REPLAY.answer(sse(events, named=True))
-    with CLIENT.messages.stream(model="m", max_tokens=64,
-                                messages=[{"role": "user", "content": "hi"}]) as stream:
+    with CLIENT.messages.stream(
+        model="m", max_tokens=64, messages=[{"role": "user", "content": "hi"}]
+    ) as stream:
         return stream.get_final_message()
 
 
@@ -222,8 +239,13 @@ class AnthropicApi(Api):
     def check_wire(self, objs: list[dict[str, Any]], aborted: bool) -> None:
         check_shape(objs, aborted)
 
-    def agrees(self, objs: list[dict[str, Any]], whole: dict[str, Any], result: ParseResult,
-               **render_opts: Any) -> Any:
+    def agrees(
+        self,
+        objs: list[dict[str, Any]],
+        whole: dict[str, Any],
+        result: ParseResult,
+        **render_opts: Any,
+    ) -> Any:
         validate_message(whole)
         message = accumulate(objs)
         assert same_message(message, whole)
@@ -252,39 +274,73 @@ def test_examples_validate_and_accumulate_to_the_whole_response(doc: str, mode: 
 
 
 def test_whole_response_is_the_documented_object() -> None:
-    doc = "Reading it.\n" + '<tool_calls><invoke name="read_file"><parameter name="path">' \
-          "README.md</parameter></invoke></tool_calls>"
+    doc = (
+        "Reading it.\n" + '<tool_calls><invoke name="read_file"><parameter name="path">'
+        "README.md</parameter></invoke></tool_calls>"
+    )
     got = render.render_response(callsieve.parse(doc), **options(model="m"))
     assert got == {
-        "id": "msg_test0000", "type": "message", "role": "assistant", "model": "m",
-        "content": [{"type": "text", "text": "Reading it."},
-                    {"type": "tool_use", "id": "toolu_test0000", "name": "read_file",
-                     "input": {"path": "README.md"}}],
-        "stop_reason": "tool_use", "stop_sequence": None,
-        "usage": {"input_tokens": 0, "output_tokens": 0}}
+        "id": "msg_test0000",
+        "type": "message",
+        "role": "assistant",
+        "model": "m",
+        "content": [
+            {"type": "text", "text": "Reading it."},
+            {
+                "type": "tool_use",
+                "id": "toolu_test0000",
+                "name": "read_file",
+                "input": {"path": "README.md"},
+            },
+        ],
+        "stop_reason": "tool_use",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 0, "output_tokens": 0},
+    }
     validate_message(got)
 
 
 def test_stream_is_the_documented_events() -> None:
-    doc = "Hi " + '<tool_calls><invoke name="f"><parameter name="a">1</parameter></invoke>' \
-          "</tool_calls>"
-    events = render_events(API, sieve_run([doc]).batches, model="m", usage={"input_tokens": 7,
-                                                                    "output_tokens": 9})
+    doc = (
+        "Hi " + '<tool_calls><invoke name="f"><parameter name="a">1</parameter></invoke>'
+        "</tool_calls>"
+    )
+    events = render_events(
+        API, sieve_run([doc]).batches, model="m", usage={"input_tokens": 7, "output_tokens": 9}
+    )
     assert events == [
-        {"type": "message_start", "message": {
-            "id": "msg_test0000", "type": "message", "role": "assistant", "model": "m",
-            "content": [], "stop_reason": None, "stop_sequence": None,
-            "usage": {"input_tokens": 7, "output_tokens": 0}}},
+        {
+            "type": "message_start",
+            "message": {
+                "id": "msg_test0000",
+                "type": "message",
+                "role": "assistant",
+                "model": "m",
+                "content": [],
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": {"input_tokens": 7, "output_tokens": 0},
+            },
+        },
         {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
         {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hi"}},
         {"type": "content_block_stop", "index": 0},
-        {"type": "content_block_start", "index": 1, "content_block": {
-            "type": "tool_use", "id": "toolu_test0000", "name": "f", "input": {}}},
-        {"type": "content_block_delta", "index": 1,
-         "delta": {"type": "input_json_delta", "partial_json": '{"a":1}'}},
+        {
+            "type": "content_block_start",
+            "index": 1,
+            "content_block": {"type": "tool_use", "id": "toolu_test0000", "name": "f", "input": {}},
+        },
+        {
+            "type": "content_block_delta",
+            "index": 1,
+            "delta": {"type": "input_json_delta", "partial_json": '{"a":1}'},
+        },
         {"type": "content_block_stop", "index": 1},
-        {"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None},
-         "usage": {"input_tokens": 7, "output_tokens": 9}},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+            "usage": {"input_tokens": 7, "output_tokens": 9},
+        },
         {"type": "message_stop"},
     ]
     validate_events(events)
@@ -298,8 +354,9 @@ def _cases() -> list[Any]:
 
 @pytest.mark.parametrize("mode", EARLY_EMIT)
 @pytest.mark.parametrize("case", _cases())
-def test_conformance_cases_stream_as_the_whole_response(case: dict[str, Any] | None,
-                                                        mode: str) -> None:
+def test_conformance_cases_stream_as_the_whole_response(
+    case: dict[str, Any] | None, mode: str
+) -> None:
     if case is None:
         pytest.skip(f"conformance cases not found at {CASES_PATH}")
     doc = case["input"]
@@ -313,9 +370,10 @@ def test_conformance_cases_stream_as_the_whole_response(case: dict[str, Any] | N
 @pytest.mark.parametrize("mode", EARLY_EMIT)
 @SETTINGS
 @given(doc_and_chunks())
-def test_property_stream_accumulates_to_the_whole_response(mode: str,
-                                                           doc_chunks: tuple[str, list[str]],
-                                                           ) -> None:
+def test_property_stream_accumulates_to_the_whole_response(
+    mode: str,
+    doc_chunks: tuple[str, list[str]],
+) -> None:
     """No call aborted: the SDK accumulates the stream to the whole response; one did: the
     reply ends in an ``error`` event and the SDK's client raises (``check_stream``)."""
     doc, chunks = doc_chunks
@@ -325,7 +383,8 @@ def test_property_stream_accumulates_to_the_whole_response(mode: str,
 @SETTINGS
 @given(doc_and_chunks(), st.lists(st.integers(1, 8), min_size=1, max_size=4))
 def test_property_streamed_arguments_accumulates_to_the_whole_response(
-        doc_chunks: tuple[str, list[str]], sizes: list[int]) -> None:
+    doc_chunks: tuple[str, list[str]], sizes: list[int]
+) -> None:
     """Argument streaming as ``early_emit="arguments"`` shapes it (each call's arguments in
     1-8 character fragments, then its ``ToolCalls``), whether or not the sieve builds it."""
     doc, chunks = doc_chunks
@@ -340,8 +399,11 @@ def test_arguments_stream_as_input_json_deltas() -> None:
     assert "".join(READ_DELTAS) == READ.arguments
     events = render_events(API, READ_BATCHES)
     check_shape(events)
-    fragments = [e["delta"]["partial_json"] for e in events
-                 if e["type"] == "content_block_delta" and e["index"] == 1]
+    fragments = [
+        e["delta"]["partial_json"]
+        for e in events
+        if e["type"] == "content_block_delta" and e["index"] == 1
+    ]
     assert fragments == READ_DELTAS
     message = accumulate(events)
     assert [b.type for b in message.content] == ["text", "tool_use"]  # (ToolCalls: no second)
@@ -352,30 +414,41 @@ def test_arguments_stream_as_input_json_deltas() -> None:
 def test_snapshot_input_grows_with_the_deltas() -> None:
     """The SDK parses the JSON so far after each delta (partial mode): a client sees the
     input fill in."""
-    events = render_events(API, [[CallStarted(0, "c", "read")], *[[ArgumentsDelta(0, d)]
-                                                             for d in READ_DELTAS],
-                            [CallFinished(0, READ)]])
+    events = render_events(
+        API,
+        [
+            [CallStarted(0, "c", "read")],
+            *[[ArgumentsDelta(0, d)] for d in READ_DELTAS],
+            [CallFinished(0, READ)],
+        ],
+    )
     snapshot, bufs, inputs = None, {}, []
     for event in validate_events(events):
-        snapshot = sdk_stream.accumulate_event(event=event, current_snapshot=snapshot,
-                                               json_bufs=bufs)
+        snapshot = sdk_stream.accumulate_event(
+            event=event, current_snapshot=snapshot, json_bufs=bufs
+        )
         if event.type == "content_block_delta":
             inputs.append(snapshot.content[0].input)
     assert inputs[-1] == READ.input and inputs[0] == {}
 
 
-@pytest.mark.parametrize(("batches", "fragments"), [
-    ([[CallStarted(0, "c", "now")], [CallFinished(0, ToolCall("now", {}))]], []),
-    ([[ToolCalls((ToolCall("now", {}),), READ_BLOCK)]], ["{}"]),
-])
-def test_call_without_arguments_accumulates_to_empty_input(batches: list[list[Event]],
-                                                           fragments: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("batches", "fragments"),
+    [
+        ([[CallStarted(0, "c", "now")], [CallFinished(0, ToolCall("now", {}))]], []),
+        ([[ToolCalls((ToolCall("now", {}),), READ_BLOCK)]], ["{}"]),
+    ],
+)
+def test_call_without_arguments_accumulates_to_empty_input(
+    batches: list[list[Event]], fragments: list[str]
+) -> None:
     """The accumulator starts from ``content_block_start``'s ``input: {}`` and parses only a
     non-empty buffer: a call streamed with no delta, or with its arguments ``{}``, ends as
     ``input == {}``."""
     events = render_events(API, batches)
-    assert [e["delta"]["partial_json"] for e in events
-            if e["type"] == "content_block_delta"] == fragments
+    assert [
+        e["delta"]["partial_json"] for e in events if e["type"] == "content_block_delta"
+    ] == fragments
     message = accumulate(events)
     assert message.content[0].input == {} and message.stop_reason == "tool_use"
 
@@ -392,10 +465,15 @@ def test_abort_ends_the_reply_with_an_error_event_the_sdk_raises(reason: str) ->
     events = [e for batch in STARTED for e in renderer.feed(batch)]
     events += renderer.feed([CallAborted(0, reason), Text(ABORTED_TEXT)])
     # right after what was sent: the tool_use block is left open, nothing else follows
-    assert events[-2] == {"type": "content_block_delta", "index": 1,
-                          "delta": {"type": "input_json_delta", "partial_json": '{"a":1'}}
-    assert events[-1] == {"type": "error", "error": {"type": "api_error",
-                                                     "message": events[-1]["error"]["message"]}}
+    assert events[-2] == {
+        "type": "content_block_delta",
+        "index": 1,
+        "delta": {"type": "input_json_delta", "partial_json": '{"a":1'},
+    }
+    assert events[-1] == {
+        "type": "error",
+        "error": {"type": "api_error", "message": events[-1]["error"]["message"]},
+    }
     assert "'f' (call 0 of the reply)" in events[-1]["error"]["message"]
     assert renderer.aborted == CallAborted(0, reason)
     assert renderer.feed([Text("more")]) == [] and renderer.close("end_turn") == []
@@ -419,17 +497,23 @@ def test_on_abort_continue_stops_the_tool_use_block_and_it_does_not_count() -> N
     assert events[stop + 1]["type"] == "content_block_start"  # stopped at the abort
     message = accumulate(events)
     # what a client then holds: the tool_use block with the input parsed so far
-    assert blocks(message) == [("text", "Hi"), ("tool_use", 'f {"a": 1}'),
-                               ("text", ABORTED_TEXT)]
+    assert blocks(message) == [("text", "Hi"), ("tool_use", 'f {"a": 1}'), ("text", ABORTED_TEXT)]
     assert message.stop_reason == "end_turn"
     assert blocks(client_message(events)) == blocks(message)  # (the client reads the same)
 
 
-@pytest.mark.parametrize(("finish_reason", "stop"), [(None, "max_tokens"), ("stop", "max_tokens"),
-                                                     ("end_turn", "end_turn"),
-                                                     ("content_filter", "refusal")])
-def test_on_abort_continue_a_cut_off_reply_stops_max_tokens(finish_reason: str | None,
-                                                            stop: str) -> None:
+@pytest.mark.parametrize(
+    ("finish_reason", "stop"),
+    [
+        (None, "max_tokens"),
+        ("stop", "max_tokens"),
+        ("end_turn", "end_turn"),
+        ("content_filter", "refusal"),
+    ],
+)
+def test_on_abort_continue_a_cut_off_reply_stops_max_tokens(
+    finish_reason: str | None, stop: str
+) -> None:
     for batches in ([*STARTED, [CallAborted(0, "cut_off"), Text(ABORTED_TEXT)]], STARTED):
         events = render_events(API, batches, finish_reason, on_abort="continue")
         check_shape(events)
@@ -438,30 +522,48 @@ def test_on_abort_continue_a_cut_off_reply_stops_max_tokens(finish_reason: str |
 
 def test_on_abort_continue_an_abort_after_a_finished_call_keeps_tool_use() -> None:
     g = ToolCall("g", {})
-    events = render_events(API, [[CallStarted(0, "a", "read"), ArgumentsDelta(0, READ.arguments),
-                                  CallFinished(0, READ), CallStarted(1, "b", "g"),
-                                  CallAborted(1)],
-                                 [ToolCalls((READ,), READ_BLOCK)], [CallFinished(2, g)]],
-                           on_abort="continue")
+    events = render_events(
+        API,
+        [
+            [
+                CallStarted(0, "a", "read"),
+                ArgumentsDelta(0, READ.arguments),
+                CallFinished(0, READ),
+                CallStarted(1, "b", "g"),
+                CallAborted(1),
+            ],
+            [ToolCalls((READ,), READ_BLOCK)],
+            [CallFinished(2, g)],
+        ],
+        on_abort="continue",
+    )
     check_shape(events)
     message = accumulate(events)
     assert [b.name for b in message.content] == ["read", "g", "g"]
     assert message.stop_reason == "tool_use"
 
 
-
 # ---------------------------------------------------------------------------- 6: stop reasons
 TEXT, CALL = "Some text.", "ok " + call_block("f")
 
 
-@pytest.mark.parametrize(("doc", "finish_reason", "stop"), [
-    (TEXT, None, "end_turn"), (CALL, None, "tool_use"), ("", None, "end_turn"),
-    (TEXT, "stop", "end_turn"), (CALL, "stop", "tool_use"),
-    (TEXT, "tool_calls", "end_turn"), (CALL, "tool_calls", "tool_use"),
-    (TEXT, "length", "max_tokens"), (CALL, "length", "max_tokens"),
-    (TEXT, "content_filter", "refusal"), (CALL, "end_turn", "end_turn"),
-    (TEXT, "pause_turn", "pause_turn"),
-])
+@pytest.mark.parametrize(
+    ("doc", "finish_reason", "stop"),
+    [
+        (TEXT, None, "end_turn"),
+        (CALL, None, "tool_use"),
+        ("", None, "end_turn"),
+        (TEXT, "stop", "end_turn"),
+        (CALL, "stop", "tool_use"),
+        (TEXT, "tool_calls", "end_turn"),
+        (CALL, "tool_calls", "tool_use"),
+        (TEXT, "length", "max_tokens"),
+        (CALL, "length", "max_tokens"),
+        (TEXT, "content_filter", "refusal"),
+        (CALL, "end_turn", "end_turn"),
+        (TEXT, "pause_turn", "pause_turn"),
+    ],
+)
 def test_stop_reason(doc: str, finish_reason: str | None, stop: str) -> None:
     result = callsieve.parse(doc)
     whole = render.render_response(result, finish_reason=finish_reason)
@@ -485,15 +587,20 @@ def test_unknown_finish_reason_is_refused_and_the_stream_goes_on() -> None:
     assert events[-2]["delta"]["stop_reason"] == "max_tokens"
 
 
-@pytest.mark.parametrize(("doc", "kinds"), [
-    (call_block("read"), ["tool_use"]),
-    ("\n" + call_block("a", "b") + "\n", ["tool_use", "tool_use"]),
-    (TEXT, ["text"]),
-    ("", []),
-    ("\n \n", []),
-    ("A " + call_block("a", "b") + " B " + call_block("c") + call_block("d") + " C",
-     ["text", "tool_use", "tool_use", "text", "tool_use", "tool_use", "text"]),
-])
+@pytest.mark.parametrize(
+    ("doc", "kinds"),
+    [
+        (call_block("read"), ["tool_use"]),
+        ("\n" + call_block("a", "b") + "\n", ["tool_use", "tool_use"]),
+        (TEXT, ["text"]),
+        ("", []),
+        ("\n \n", []),
+        (
+            "A " + call_block("a", "b") + " B " + call_block("c") + call_block("d") + " C",
+            ["text", "tool_use", "tool_use", "text", "tool_use", "tool_use", "text"],
+        ),
+    ],
+)
 def test_content_blocks(doc: str, kinds: list[str]) -> None:
     for mode in EARLY_EMIT:
         result = callsieve.parse(doc, early_emit=mode)
@@ -541,8 +648,16 @@ def test_usage() -> None:
     assert (message.usage.input_tokens, message.usage.output_tokens) == (11, 5)
 
 
-@pytest.mark.parametrize("usage", [{"prompt_tokens": 1}, {"input_tokens": -1},
-                                   {"output_tokens": True}, {"input_tokens": 1.5}, [1, 2]])
+@pytest.mark.parametrize(
+    "usage",
+    [
+        {"prompt_tokens": 1},
+        {"input_tokens": -1},
+        {"output_tokens": True},
+        {"input_tokens": 1.5},
+        [1, 2],
+    ],
+)
 def test_bad_usage_is_refused(usage: Any) -> None:
     with pytest.raises(ConfigurationError):
         render.StreamRenderer(usage=usage)

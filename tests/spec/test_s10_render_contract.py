@@ -18,8 +18,10 @@ import callsieve
 from callsieve import CallsieveError, ConfigurationError, SieveClosedError, Text, render
 from callsieve.render import anthropic, gemini, openai_chat, openai_responses
 
-RENDERERS = [pytest.param(m, id=m.__name__.rsplit(".", 1)[1])
-             for m in (openai_chat, openai_responses, anthropic, gemini)]
+RENDERERS = [
+    pytest.param(m, id=m.__name__.rsplit(".", 1)[1])
+    for m in (openai_chat, openai_responses, anthropic, gemini)
+]
 
 
 def test_the_renderers_are_the_contracts_names() -> None:
@@ -54,18 +56,27 @@ def test_every_renderer_takes_the_same_usage_and_checks_it() -> None:
 def test_neither_the_core_nor_a_renderer_imports_an_sdk() -> None:
     """In a process where the SDKs cannot be imported at all, ``import callsieve`` loads no
     renderer, and every renderer loads and renders."""
-    code = ("import sys\n"
-            "for sdk in ('openai', 'anthropic', 'google', 'pydantic'): sys.modules[sdk] = None\n"
-            "import callsieve\nassert 'callsieve.render' not in sys.modules\n"
-            "from callsieve.render import anthropic, gemini, openai_chat, openai_responses\n"
-            "r = callsieve.parse('hi')\n"
-            "print(anthropic.render_response(r)['content'])\n"
-            "print(gemini.render_response(r)['candidates'][0]['content']['parts'])\n"
-            "print(openai_chat.render_response(r)['choices'][0]['message']['content'])\n"
-            "print(openai_responses.render_response(r)['output'][0]['content'][0]['text'])\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        p for p in (str(ROOT / "src"), *sys.path) if p)}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env=env, check=True)
-    assert out.stdout.splitlines() == ["[{'type': 'text', 'text': 'hi'}]", "[{'text': 'hi'}]",
-                                       "hi", "hi"]
+    code = (
+        "import sys\n"
+        "for sdk in ('openai', 'anthropic', 'google', 'pydantic'): sys.modules[sdk] = None\n"
+        "import callsieve\nassert 'callsieve.render' not in sys.modules\n"
+        "from callsieve.render import anthropic, gemini, openai_chat, openai_responses\n"
+        "r = callsieve.parse('hi')\n"
+        "print(anthropic.render_response(r)['content'])\n"
+        "print(gemini.render_response(r)['candidates'][0]['content']['parts'])\n"
+        "print(openai_chat.render_response(r)['choices'][0]['message']['content'])\n"
+        "print(openai_responses.render_response(r)['output'][0]['content'][0]['text'])\n"
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT / "src"), *sys.path) if p),
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    assert out.stdout.splitlines() == [
+        "[{'type': 'text', 'text': 'hi'}]",
+        "[{'text': 'hi'}]",
+        "hi",
+        "hi",
+    ]

@@ -86,8 +86,7 @@ SETTINGS = soak_settings(60)  # (CALLSIEVE_EXAMPLES: a longer soak)
 def options(**extra: Any) -> dict[str, Any]:
     """Deterministic id factories (fresh counters: a stream and a whole response built with
     ``options()`` each get the same ids)."""
-    return {"response_id_factory": counter("resp", 4), "call_id_factory": counter("fc", 4),
-            **extra}
+    return {"response_id_factory": counter("resp", 4), "call_id_factory": counter("fc", 4), **extra}
 
 
 def validate(response: dict[str, Any]) -> Any:
@@ -96,8 +95,10 @@ def validate(response: dict[str, Any]) -> Any:
     dumped = parsed_response.model_dump(by_alias=True, exclude_none=True, mode="json")
     assert canon_value(dumped) == canon_value(response)
     converted = genai_models._GenerateContentResponse_from_mldev(wire(response))
-    assert genai_types.GenerateContentResponse._from_response(response=converted,
-                                                              kwargs={}) == parsed_response
+    assert (
+        genai_types.GenerateContentResponse._from_response(response=converted, kwargs={})
+        == parsed_response
+    )
     return parsed_response
 
 
@@ -122,9 +123,12 @@ def parsed_items(result: ParseResult) -> list[tuple[str, str]]:
     """What ``parse()`` says the parts are: text and reasoning runs stripped (every run meets
     a call, a run of the other kind or an end of the reply), white-space-only ones gone
     (``render_cases.reply_runs``); calls by name and arguments."""
-    return [("call", f"{r.name} {canon_value(r.input)}") if isinstance(r, ToolCall)
-            else ("thought" if r[0] == "reasoning" else "text", r[1])
-            for r in reply_runs(result)]
+    return [
+        ("call", f"{r.name} {canon_value(r.input)}")
+        if isinstance(r, ToolCall)
+        else ("thought" if r[0] == "reasoning" else "text", r[1])
+        for r in reply_runs(result)
+    ]
 
 
 def without_ids(its: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -158,8 +162,10 @@ def joined(chunks: Sequence[dict[str, Any]], aborted: bool = False) -> tuple[lis
 
 
 REPLAY = Replay()
-CLIENT = genai.Client(api_key="unused", http_options=genai_types.HttpOptions(
-    base_url="http://sdk.test", httpx_client=REPLAY.client))
+CLIENT = genai.Client(
+    api_key="unused",
+    http_options=genai_types.HttpOptions(base_url="http://sdk.test", httpx_client=REPLAY.client),
+)
 
 
 def client_chunks(chunks: list[dict[str, Any]]) -> list[Any]:
@@ -181,8 +187,13 @@ class GeminiApi(Api):
     def check_wire(self, objs: list[dict[str, Any]], aborted: bool) -> None:
         joined(objs, aborted)
 
-    def agrees(self, objs: list[dict[str, Any]], whole: dict[str, Any], result: ParseResult,
-               **render_opts: Any) -> Any:
+    def agrees(
+        self,
+        objs: list[dict[str, Any]],
+        whole: dict[str, Any],
+        result: ParseResult,
+        **render_opts: Any,
+    ) -> Any:
         response = validate(whole)
         parts, last = joined(objs)
         assert items(parts) == items(response.candidates[0].content.parts)
@@ -219,36 +230,73 @@ def test_examples_validate_and_join_to_the_whole_response(doc: str, mode: str) -
 
 
 def test_whole_response_is_the_documented_object() -> None:
-    doc = "Reading it.\n" + '<tool_calls><invoke name="read_file"><parameter name="path">' \
-          "README.md</parameter></invoke></tool_calls>"
+    doc = (
+        "Reading it.\n" + '<tool_calls><invoke name="read_file"><parameter name="path">'
+        "README.md</parameter></invoke></tool_calls>"
+    )
     got = render.render_response(callsieve.parse(doc), **options(model="gemini-test"))
     assert got == {
-        "candidates": [{"content": {"role": "model", "parts": [
-            {"text": "Reading it."},
-            {"functionCall": {"name": "read_file", "args": {"path": "README.md"},
-                              "id": "fc0000"}}]},
-            "finishReason": "STOP", "index": 0}],
-        "usageMetadata": {"promptTokenCount": 0, "candidatesTokenCount": 0,
-                          "totalTokenCount": 0},
-        "modelVersion": "gemini-test", "responseId": "resp0000"}
+        "candidates": [
+            {
+                "content": {
+                    "role": "model",
+                    "parts": [
+                        {"text": "Reading it."},
+                        {
+                            "functionCall": {
+                                "name": "read_file",
+                                "args": {"path": "README.md"},
+                                "id": "fc0000",
+                            }
+                        },
+                    ],
+                },
+                "finishReason": "STOP",
+                "index": 0,
+            }
+        ],
+        "usageMetadata": {"promptTokenCount": 0, "candidatesTokenCount": 0, "totalTokenCount": 0},
+        "modelVersion": "gemini-test",
+        "responseId": "resp0000",
+    }
     response = validate(got)
     assert response.text == "Reading it."
     assert [(c.name, c.args, c.id) for c in response.function_calls] == [
-        ("read_file", {"path": "README.md"}, "fc0000")]
+        ("read_file", {"path": "README.md"}, "fc0000")
+    ]
     assert response.candidates[0].finish_reason == genai_types.FinishReason.STOP
 
 
 def test_stream_is_the_documented_chunks() -> None:
-    doc = "Hi " + '<tool_calls><invoke name="f"><parameter name="a">1</parameter></invoke>' \
-          "</tool_calls>"
-    chunks = render_events(API, sieve_run(["Hi <tool", doc[8:]]).batches, model="m",
-                           usage={"input_tokens": 7, "output_tokens": 9})
+    doc = (
+        "Hi " + '<tool_calls><invoke name="f"><parameter name="a">1</parameter></invoke>'
+        "</tool_calls>"
+    )
+    chunks = render_events(
+        API,
+        sieve_run(["Hi <tool", doc[8:]]).batches,
+        model="m",
+        usage={"input_tokens": 7, "output_tokens": 9},
+    )
 
     def chunk(parts: list[dict[str, Any]], **more: Any) -> dict[str, Any]:
         candidate = {"content": {"role": "model", "parts": parts}, **more, "index": 0}
-        return {"candidates": [candidate], **({"usageMetadata": {
-            "promptTokenCount": 7, "candidatesTokenCount": 9, "totalTokenCount": 16}}
-            if more else {}), "modelVersion": "m", "responseId": "resp0000"}
+        return {
+            "candidates": [candidate],
+            **(
+                {
+                    "usageMetadata": {
+                        "promptTokenCount": 7,
+                        "candidatesTokenCount": 9,
+                        "totalTokenCount": 16,
+                    }
+                }
+                if more
+                else {}
+            ),
+            "modelVersion": "m",
+            "responseId": "resp0000",
+        }
 
     assert chunks == [
         chunk([{"text": "Hi"}]),
@@ -266,8 +314,9 @@ def _cases() -> list[Any]:
 
 @pytest.mark.parametrize("mode", EARLY_EMIT)
 @pytest.mark.parametrize("case", _cases())
-def test_conformance_cases_stream_as_the_whole_response(case: dict[str, Any] | None,
-                                                        mode: str) -> None:
+def test_conformance_cases_stream_as_the_whole_response(
+    case: dict[str, Any] | None, mode: str
+) -> None:
     if case is None:
         pytest.skip(f"conformance cases not found at {CASES_PATH}")
     opts: dict[str, Any] = {"early_emit": mode}
@@ -281,8 +330,9 @@ def test_conformance_cases_stream_as_the_whole_response(case: dict[str, Any] | N
 @pytest.mark.parametrize("mode", EARLY_EMIT)
 @SETTINGS
 @given(doc_and_chunks())
-def test_property_stream_joins_to_the_whole_response(mode: str,
-                                                     doc_chunks: tuple[str, list[str]]) -> None:
+def test_property_stream_joins_to_the_whole_response(
+    mode: str, doc_chunks: tuple[str, list[str]]
+) -> None:
     """No call aborted (or only one sent again): the joined stream is the whole response; a
     call did not come through: the reply ends in an error chunk and the SDK's client raises
     (``check_stream``)."""
@@ -293,7 +343,8 @@ def test_property_stream_joins_to_the_whole_response(mode: str,
 @SETTINGS
 @given(doc_and_chunks(), st.lists(st.integers(1, 8), min_size=1, max_size=4))
 def test_property_streamed_arguments_joins_to_the_whole_response(
-        doc_chunks: tuple[str, list[str]], sizes: list[int]) -> None:
+    doc_chunks: tuple[str, list[str]], sizes: list[int]
+) -> None:
     """Argument streaming as ``early_emit="arguments"`` shapes it (each call's arguments in
     1-8 character fragments, then its ``ToolCalls``), whether or not the sieve builds it."""
     doc, chunks = doc_chunks
@@ -311,8 +362,9 @@ def test_streamed_arguments_give_one_whole_function_call() -> None:
     assert len(chunks) == 3
     parts, _ = joined(chunks)
     assert items(parts) == [("text", "Reading"), ("call", 'fc0000 read {"n": 2, "path": "a.txt"}')]
-    assert items(parts) == items(validate(render.render_response(
-        READ_RESULT, **options())).candidates[0].content.parts)
+    assert items(parts) == items(
+        validate(render.render_response(READ_RESULT, **options())).candidates[0].content.parts
+    )
 
 
 ABORTED = '<tool_calls><invoke name="f"><parameter name="a">1'
@@ -325,8 +377,9 @@ def test_a_call_that_did_not_come_through_ends_the_reply_with_an_error(reason: s
     chunks += renderer.feed([CallAborted(0, reason), Text(ABORTED)])
     # nothing of the call was sent (calls go whole); the text before it, then the error
     assert [c["candidates"][0]["content"]["parts"] for c in chunks[:-1]] == [[{"text": "Hi"}]]
-    assert chunks[-1] == {"error": {"code": 500, "message": chunks[-1]["error"]["message"],
-                                    "status": "INTERNAL"}}
+    assert chunks[-1] == {
+        "error": {"code": 500, "message": chunks[-1]["error"]["message"], "status": "INTERNAL"}
+    }
     assert "'f' (call 0 of the reply)" in chunks[-1]["error"]["message"]
     assert renderer.aborted == CallAborted(0, reason)
     assert renderer.feed([Text("more")]) == [] and renderer.close() == []
@@ -338,10 +391,18 @@ def test_a_call_sent_again_needs_nothing_said() -> None:
     """The first try of a call sent again was never sent: the reply goes on, and the call
     comes whole, once."""
     again = ToolCall("f", {"a": [1, 2]})
-    chunks = render_events(API, [[Text("Hi "), CallStarted(0, "c", "f"),
-                                  ArgumentsDelta(0, '{"a":1')],
-                                 [CallAborted(0, "repeated_name"), CallStarted(1, "c", "f"),
-                                  ArgumentsDelta(1, again.arguments), CallFinished(1, again)]])
+    chunks = render_events(
+        API,
+        [
+            [Text("Hi "), CallStarted(0, "c", "f"), ArgumentsDelta(0, '{"a":1')],
+            [
+                CallAborted(0, "repeated_name"),
+                CallStarted(1, "c", "f"),
+                ArgumentsDelta(1, again.arguments),
+                CallFinished(1, again),
+            ],
+        ],
+    )
     parts, last = joined(chunks)
     assert without_ids(items(parts)) == [("text", "Hi"), ("call", 'f {"a": [1, 2]}')]
     assert last.candidates[0].finish_reason == genai_types.FinishReason.STOP
@@ -354,13 +415,19 @@ def test_a_call_open_at_close_is_cut_off() -> None:
     API.client_raises(chunks)
 
 
-@pytest.mark.parametrize("batches", [
-    [[Text("Hi "), CallStarted(0, "c", "f"), ArgumentsDelta(0, '{"a":1')],
-     [CallAborted(0), Text(ABORTED)]],
-    [[Text("Hi"), Text(" "), CallStarted(0, "c", "f")], [CallAborted(0)], [Text(ABORTED)]],
-])
+@pytest.mark.parametrize(
+    "batches",
+    [
+        [
+            [Text("Hi "), CallStarted(0, "c", "f"), ArgumentsDelta(0, '{"a":1')],
+            [CallAborted(0), Text(ABORTED)],
+        ],
+        [[Text("Hi"), Text(" "), CallStarted(0, "c", "f")], [CallAborted(0)], [Text(ABORTED)]],
+    ],
+)
 def test_on_abort_continue_sends_nothing_and_gives_the_white_space_back(
-        batches: list[list[Event]]) -> None:
+    batches: list[list[Event]],
+) -> None:
     chunks = render_events(API, batches, on_abort="continue")
     parts, last = joined(chunks)
     assert items(parts) == [("text", "Hi " + ABORTED)]
@@ -372,8 +439,10 @@ def test_on_abort_continue_sends_nothing_and_gives_the_white_space_back(
 
 
 def test_on_abort_continue_a_cut_off_reply_ends_max_tokens() -> None:
-    for batches in ([[Text("x "), CallStarted(0, "c", "f")], [CallAborted(0, "cut_off")]],
-                    [[Text("x "), CallStarted(0, "c", "f")]]):
+    for batches in (
+        [[Text("x "), CallStarted(0, "c", "f")], [CallAborted(0, "cut_off")]],
+        [[Text("x "), CallStarted(0, "c", "f")]],
+    ):
         parts, last = joined(render_events(API, batches, on_abort="continue"))
         assert items(parts) == [("text", "x")]
         assert last.candidates[0].finish_reason == genai_types.FinishReason.MAX_TOKENS
@@ -381,15 +450,31 @@ def test_on_abort_continue_a_cut_off_reply_ends_max_tokens() -> None:
 
 def test_on_abort_continue_an_abort_after_a_finished_call() -> None:
     g = ToolCall("g", {})
-    chunks = render_events(API, [[Text("a "), CallStarted(0, "a", "read"),
-                                  ArgumentsDelta(0, READ.arguments), CallFinished(0, READ),
-                                  Text(" "), CallStarted(1, "b", "g"), CallAborted(1),
-                                  Text(" tail")], [ToolCalls((READ,), READ_BLOCK)],
-                                 [CallFinished(2, g)]], on_abort="continue")
+    chunks = render_events(
+        API,
+        [
+            [
+                Text("a "),
+                CallStarted(0, "a", "read"),
+                ArgumentsDelta(0, READ.arguments),
+                CallFinished(0, READ),
+                Text(" "),
+                CallStarted(1, "b", "g"),
+                CallAborted(1),
+                Text(" tail"),
+            ],
+            [ToolCalls((READ,), READ_BLOCK)],
+            [CallFinished(2, g)],
+        ],
+        on_abort="continue",
+    )
     parts, _ = joined(chunks)
-    assert without_ids(items(parts)) == [("text", "a"), ("call", 'read {"n": 2, "path": "a.txt"}'),
-                                         ("text", "tail"), ("call", "g {}")]
-
+    assert without_ids(items(parts)) == [
+        ("text", "a"),
+        ("call", 'read {"n": 2, "path": "a.txt"}'),
+        ("text", "tail"),
+        ("call", "g {}"),
+    ]
 
 
 @pytest.mark.parametrize(("seen", "text"), [(True, ["Hi", "<x"]), (False, ["Hi", " <x"])])
@@ -405,11 +490,20 @@ def test_reply_aborted_calls_seen(seen: bool, text: list[str]) -> None:
 TEXT, CALL = "Some text.", "ok " + call_block("f")
 
 
-@pytest.mark.parametrize(("doc", "finish_reason", "want"), [
-    (TEXT, None, "STOP"), (CALL, None, "STOP"), ("", None, "STOP"), (CALL, "stop", "STOP"),
-    (CALL, "tool_calls", "STOP"), (TEXT, "length", "MAX_TOKENS"), (CALL, "length", "MAX_TOKENS"),
-    (TEXT, "content_filter", "SAFETY"), (TEXT, "RECITATION", "RECITATION"),
-])
+@pytest.mark.parametrize(
+    ("doc", "finish_reason", "want"),
+    [
+        (TEXT, None, "STOP"),
+        (CALL, None, "STOP"),
+        ("", None, "STOP"),
+        (CALL, "stop", "STOP"),
+        (CALL, "tool_calls", "STOP"),
+        (TEXT, "length", "MAX_TOKENS"),
+        (CALL, "length", "MAX_TOKENS"),
+        (TEXT, "content_filter", "SAFETY"),
+        (TEXT, "RECITATION", "RECITATION"),
+    ],
+)
 def test_finish_reason(doc: str, finish_reason: str | None, want: str) -> None:
     whole = validate(render.render_response(callsieve.parse(doc), finish_reason=finish_reason))
     assert whole.candidates[0].finish_reason == genai_types.FinishReason(want)
@@ -434,15 +528,20 @@ def test_unknown_finish_reason_is_refused_and_the_stream_goes_on() -> None:
     assert chunks[-1]["candidates"][0]["finishReason"] == "MAX_TOKENS"
 
 
-@pytest.mark.parametrize(("doc", "kinds"), [
-    (call_block("read"), ["call"]),
-    ("\n" + call_block("a", "b") + "\n", ["call", "call"]),
-    (TEXT, ["text"]),
-    ("", []),
-    ("\n \n", []),
-    ("A " + call_block("a", "b") + " B " + call_block("c") + call_block("d") + " C",
-     ["text", "call", "call", "text", "call", "call", "text"]),
-])
+@pytest.mark.parametrize(
+    ("doc", "kinds"),
+    [
+        (call_block("read"), ["call"]),
+        ("\n" + call_block("a", "b") + "\n", ["call", "call"]),
+        (TEXT, ["text"]),
+        ("", []),
+        ("\n \n", []),
+        (
+            "A " + call_block("a", "b") + " B " + call_block("c") + call_block("d") + " C",
+            ["text", "call", "call", "text", "call", "call", "text"],
+        ),
+    ],
+)
 def test_parts(doc: str, kinds: list[str]) -> None:
     for mode in EARLY_EMIT:
         result = callsieve.parse(doc, early_emit=mode)
@@ -468,7 +567,8 @@ def test_calls_without_ids() -> None:
     doc = call_block("a")
     response = render.render_response(callsieve.parse(doc), call_id_factory=None)
     assert response["candidates"][0]["content"]["parts"] == [
-        {"functionCall": {"name": "a", "args": {"q": "a 0"}}}]
+        {"functionCall": {"name": "a", "args": {"q": "a 0"}}}
+    ]
     chunks = render_events(API, sieve_run([doc]).batches, call_id_factory=None)
     assert [fc.id for fc in validate(chunks[0]).function_calls] == [None]
 
@@ -490,16 +590,20 @@ def test_bad_ids_are_refused(factory: Callable[[], Any]) -> None:
 def test_usage() -> None:
     usage = {"input_tokens": 11, "output_tokens": 5}
     whole = validate(render.render_response(callsieve.parse(TEXT), usage=usage))
-    assert (whole.usage_metadata.prompt_token_count, whole.usage_metadata.candidates_token_count,
-            whole.usage_metadata.total_token_count) == (11, 5, 16)
+    assert (
+        whole.usage_metadata.prompt_token_count,
+        whole.usage_metadata.candidates_token_count,
+        whole.usage_metadata.total_token_count,
+    ) == (11, 5, 16)
     renderer = render.StreamRenderer(usage={"input_tokens": 11})
     chunks = renderer.feed([Text(TEXT)]) + renderer.close(usage=usage)
     _, last = joined(chunks)
     assert last.usage_metadata == whole.usage_metadata
 
 
-@pytest.mark.parametrize("usage", [{"prompt_tokens": 1}, {"input_tokens": -1},
-                                   {"output_tokens": True}, [1, 2]])
+@pytest.mark.parametrize(
+    "usage", [{"prompt_tokens": 1}, {"input_tokens": -1}, {"output_tokens": True}, [1, 2]]
+)
 def test_bad_usage_is_refused(usage: Any) -> None:
     with pytest.raises(ConfigurationError):
         render.StreamRenderer(usage=usage)

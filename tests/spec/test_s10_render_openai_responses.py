@@ -74,9 +74,15 @@ ENDS = ("response.completed", "response.incomplete")
 
 def opts(**more: Any) -> dict[str, Any]:
     """Deterministic renderer options (fresh counters each time)."""
-    return {"model": "m", "created": 7, "response_id_factory": lambda: "resp_test",
-            "message_id_factory": counter("msg_"), "function_call_id_factory": counter("fc_"),
-            "reasoning_id_factory": counter("rs_"), **more}
+    return {
+        "model": "m",
+        "created": 7,
+        "response_id_factory": lambda: "resp_test",
+        "message_id_factory": counter("msg_"),
+        "function_call_id_factory": counter("fc_"),
+        "reasoning_id_factory": counter("rs_"),
+        **more,
+    }
 
 
 # ---------------------------------------------------------------------------- the checks
@@ -145,8 +151,9 @@ def items(response: Response) -> list[Item]:
             out.append(("reasoning", item.id, item.status, item.summary[0].text))
         else:
             assert item.type == "function_call"
-            out.append(("function_call", item.id, item.status, item.call_id, item.name,
-                        item.arguments))
+            out.append(
+                ("function_call", item.id, item.status, item.call_id, item.name, item.arguments)
+            )
     return out
 
 
@@ -171,8 +178,9 @@ def _plain(item: Item) -> Item:
 
 
 REPLAY = Replay()
-CLIENT = openai.OpenAI(api_key="unused", base_url="http://sdk.test/v1", max_retries=0,
-                       http_client=REPLAY.client)
+CLIENT = openai.OpenAI(
+    api_key="unused", base_url="http://sdk.test/v1", max_retries=0, http_client=REPLAY.client
+)
 
 
 class ResponsesApi(Api):
@@ -184,21 +192,29 @@ class ResponsesApi(Api):
     def check_wire(self, objs: list[dict[str, Any]], aborted: bool) -> None:
         check_wire(objs, aborted)
 
-    def agrees(self, objs: list[dict[str, Any]], whole: dict[str, Any], result: ParseResult,
-               **render_opts: Any) -> Any:
+    def agrees(
+        self,
+        objs: list[dict[str, Any]],
+        whole: dict[str, Any],
+        result: ParseResult,
+        **render_opts: Any,
+    ) -> Any:
         final, texts, arguments = accumulate(objs)
         rendered = Response.model_validate(whole)
         got = items(final)
         assert got == items(rendered)
-        assert (final.status, final.incomplete_details) == (rendered.status,
-                                                            rendered.incomplete_details)
+        assert (final.status, final.incomplete_details) == (
+            rendered.status,
+            rendered.incomplete_details,
+        )
         for index, item in enumerate(got):  # what the SDK built from the deltas
             if item[0] == "message":
                 assert texts.get(index) == item[3]
             elif item[0] == "function_call":
                 assert arguments.get(index, "") == item[5]
         assert [_plain(i) for i in got] == expected(
-            result, render_opts.get("include_reasoning", True))
+            result, render_opts.get("include_reasoning", True)
+        )
         return final
 
     def client_raises(self, objs: list[dict[str, Any]]) -> BaseException:
@@ -224,37 +240,70 @@ def whole(doc: str, finish_reason: str | None = None, **kw: Any) -> Response:
 
 
 # ---------------------------------------------------------------------------- the wire objects
-DOC = ('Let me look.\n<tool_calls><invoke name="read_file"><parameter name="path">a.py'
-       '</parameter></invoke><invoke name="ls"></invoke></tool_calls>\nDone. ')
+DOC = (
+    'Let me look.\n<tool_calls><invoke name="read_file"><parameter name="path">a.py'
+    '</parameter></invoke><invoke name="ls"></invoke></tool_calls>\nDone. '
+)
 READ_ARGS = '{"path":"a.py"}'
 
 
 def _message(ident: str, status: str, text: str | None) -> dict[str, Any]:
-    content = [] if text is None else [
-        {"type": "output_text", "annotations": [], "logprobs": [], "text": text}]
-    return {"id": ident, "type": "message", "status": status, "content": content,
-            "role": "assistant"}
+    content = (
+        []
+        if text is None
+        else [{"type": "output_text", "annotations": [], "logprobs": [], "text": text}]
+    )
+    return {
+        "id": ident,
+        "type": "message",
+        "status": status,
+        "content": content,
+        "role": "assistant",
+    }
 
 
 def _call(ident: str, status: str, call_id: str, name: str, arguments: str) -> dict[str, Any]:
-    return {"id": ident, "type": "function_call", "status": status, "arguments": arguments,
-            "call_id": call_id, "name": name}
+    return {
+        "id": ident,
+        "type": "function_call",
+        "status": status,
+        "arguments": arguments,
+        "call_id": call_id,
+        "name": name,
+    }
 
 
-WHOLE_OUTPUT = [_message("msg_0", "completed", "Let me look."),
-                _call("fc_0", "completed", "call_0", "read_file", READ_ARGS),
-                _call("fc_1", "completed", "call_1", "ls", "{}"),
-                _message("msg_1", "completed", "Done.")]
-USAGE0 = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0,
-          "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
-          "output_tokens_details": {"reasoning_tokens": 0}}
+WHOLE_OUTPUT = [
+    _message("msg_0", "completed", "Let me look."),
+    _call("fc_0", "completed", "call_0", "read_file", READ_ARGS),
+    _call("fc_1", "completed", "call_1", "ls", "{}"),
+    _message("msg_1", "completed", "Done."),
+]
+USAGE0 = {
+    "input_tokens": 0,
+    "output_tokens": 0,
+    "total_tokens": 0,
+    "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+    "output_tokens_details": {"reasoning_tokens": 0},
+}
 
 
 def _response(status: str, output: list[dict[str, Any]], usage: Any) -> dict[str, Any]:
-    return {"id": "resp_test", "object": "response", "created_at": 7, "status": status,
-            "error": None, "incomplete_details": None, "instructions": None, "model": "m",
-            "output": output, "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
-            "usage": usage}
+    return {
+        "id": "resp_test",
+        "object": "response",
+        "created_at": 7,
+        "status": status,
+        "error": None,
+        "incomplete_details": None,
+        "instructions": None,
+        "model": "m",
+        "output": output,
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "usage": usage,
+    }
 
 
 def test_the_stream_is_what_the_api_sends() -> None:
@@ -263,45 +312,72 @@ def test_the_stream_is_what_the_api_sends() -> None:
     text_part = {"type": "output_text", "annotations": [], "logprobs": [], "text": ""}
 
     def text_event(kind: str, item: str, index: int, **more: Any) -> dict[str, Any]:
-        return {"type": kind, "item_id": item, "output_index": index, "content_index": 0,
-                **more}
+        return {"type": kind, "item_id": item, "output_index": index, "content_index": 0, **more}
 
     assert strip == [
         {"type": "response.created", "response": _response("in_progress", [], None)},
         {"type": "response.in_progress", "response": _response("in_progress", [], None)},
-        {"type": "response.output_item.added", "output_index": 0,
-         "item": _message("msg_0", "in_progress", None)},
+        {
+            "type": "response.output_item.added",
+            "output_index": 0,
+            "item": _message("msg_0", "in_progress", None),
+        },
         text_event("response.content_part.added", "msg_0", 0, part=text_part),
-        text_event("response.output_text.delta", "msg_0", 0, delta="Let me look.",
-                   logprobs=[]),
+        text_event("response.output_text.delta", "msg_0", 0, delta="Let me look.", logprobs=[]),
         text_event("response.output_text.done", "msg_0", 0, text="Let me look.", logprobs=[]),
-        text_event("response.content_part.done", "msg_0", 0,
-                   part={**text_part, "text": "Let me look."}),
+        text_event(
+            "response.content_part.done", "msg_0", 0, part={**text_part, "text": "Let me look."}
+        ),
         {"type": "response.output_item.done", "output_index": 0, "item": WHOLE_OUTPUT[0]},
-        {"type": "response.output_item.added", "output_index": 1,
-         "item": _call("fc_0", "in_progress", "call_0", "read_file", "")},
-        {"type": "response.function_call_arguments.delta", "item_id": "fc_0",
-         "output_index": 1, "delta": READ_ARGS},
-        {"type": "response.function_call_arguments.done", "item_id": "fc_0",
-         "name": "read_file", "output_index": 1, "arguments": READ_ARGS},
+        {
+            "type": "response.output_item.added",
+            "output_index": 1,
+            "item": _call("fc_0", "in_progress", "call_0", "read_file", ""),
+        },
+        {
+            "type": "response.function_call_arguments.delta",
+            "item_id": "fc_0",
+            "output_index": 1,
+            "delta": READ_ARGS,
+        },
+        {
+            "type": "response.function_call_arguments.done",
+            "item_id": "fc_0",
+            "name": "read_file",
+            "output_index": 1,
+            "arguments": READ_ARGS,
+        },
         {"type": "response.output_item.done", "output_index": 1, "item": WHOLE_OUTPUT[1]},
-        {"type": "response.output_item.added", "output_index": 2,
-         "item": _call("fc_1", "in_progress", "call_1", "ls", "")},
-        {"type": "response.function_call_arguments.delta", "item_id": "fc_1",
-         "output_index": 2, "delta": "{}"},
-        {"type": "response.function_call_arguments.done", "item_id": "fc_1", "name": "ls",
-         "output_index": 2, "arguments": "{}"},
+        {
+            "type": "response.output_item.added",
+            "output_index": 2,
+            "item": _call("fc_1", "in_progress", "call_1", "ls", ""),
+        },
+        {
+            "type": "response.function_call_arguments.delta",
+            "item_id": "fc_1",
+            "output_index": 2,
+            "delta": "{}",
+        },
+        {
+            "type": "response.function_call_arguments.done",
+            "item_id": "fc_1",
+            "name": "ls",
+            "output_index": 2,
+            "arguments": "{}",
+        },
         {"type": "response.output_item.done", "output_index": 2, "item": WHOLE_OUTPUT[2]},
-        {"type": "response.output_item.added", "output_index": 3,
-         "item": _message("msg_1", "in_progress", None)},
+        {
+            "type": "response.output_item.added",
+            "output_index": 3,
+            "item": _message("msg_1", "in_progress", None),
+        },
         text_event("response.content_part.added", "msg_1", 3, part=text_part),
         text_event("response.output_text.delta", "msg_1", 3, delta="Done.", logprobs=[]),
         text_event("response.output_text.done", "msg_1", 3, text="Done.", logprobs=[]),
-        text_event("response.content_part.done", "msg_1", 3,
-                   part={**text_part, "text": "Done."}),
+        text_event("response.content_part.done", "msg_1", 3, part={**text_part, "text": "Done."}),
         {"type": "response.output_item.done", "output_index": 3, "item": WHOLE_OUTPUT[3]},
-        {"type": "response.completed", "response": _response("completed", WHOLE_OUTPUT,
-                                                             USAGE0)},
+        {"type": "response.completed", "response": _response("completed", WHOLE_OUTPUT, USAGE0)},
     ]
     for e in events:
         EVENT.validate_python(e)
@@ -318,10 +394,12 @@ def test_the_whole_response_is_what_the_api_sends() -> None:
 @pytest.mark.skipif(not CASES, reason="no conformance cases (../shared/conformance)")
 @pytest.mark.parametrize("early_emit", EARLY_EMIT)
 @pytest.mark.parametrize("case", [pytest.param(c, id=c["id"]) for c in CASES])
-def test_conformance_case_streams_as_it_renders_whole(case: dict[str, Any],
-                                                      early_emit: str) -> None:
-    check_doc(API, case["input"], chunkings(case["input"]), early_emit=early_emit,
-              tools=case.get("tools"))
+def test_conformance_case_streams_as_it_renders_whole(
+    case: dict[str, Any], early_emit: str
+) -> None:
+    check_doc(
+        API, case["input"], chunkings(case["input"]), early_emit=early_emit, tools=case.get("tools")
+    )
 
 
 # ---------------------------------------------------------------------------- the property
@@ -329,7 +407,8 @@ def test_conformance_case_streams_as_it_renders_whole(case: dict[str, Any],
 @SETTINGS
 @given(dc=doc_and_chunks())
 def test_any_document_any_chunking_accumulates_to_the_whole_response(
-        dc: tuple[str, list[str]], early_emit: str) -> None:
+    dc: tuple[str, list[str]], early_emit: str
+) -> None:
     """No call aborted: the SDK accumulates the stream to the whole response; one did: the
     reply ends with ``response.failed`` and the SDK's client has no final response."""
     doc, chunks = dc
@@ -353,30 +432,44 @@ def test_argument_fragments_are_separate_events_and_accumulate_to_the_call() -> 
     batches += [[CallFinished(0, CALL)], [ToolCalls((CALL,), BLOCK)]]
     events = render_events(API, batches)
     assert [e["delta"] for e in _of(events, "function_call_arguments.delta")] == FRAGMENTS
-    assert [e["arguments"] for e in _of(events, "function_call_arguments.done")] == [
-        CALL.arguments]
+    assert [e["arguments"] for e in _of(events, "function_call_arguments.done")] == [CALL.arguments]
     final, _, arguments = accumulate(events)
     assert arguments == {1: CALL.arguments}
-    assert items(final) == [("message", "msg_0", "completed", "Checking."),
-                            ("function_call", "fc_0", "completed", "call_w", "get_weather",
-                             CALL.arguments)]
+    assert items(final) == [
+        ("message", "msg_0", "completed", "Checking."),
+        ("function_call", "fc_0", "completed", "call_w", "get_weather", CALL.arguments),
+    ]
 
 
 def test_the_settling_tool_calls_adds_no_second_call() -> None:
-    events = render_events(API, [[CallStarted(0, "call_w", CALL.name), ArgumentsDelta(0, "{}"),
-                             CallFinished(0, CALL), ToolCalls((CALL,), BLOCK)]])
+    events = render_events(
+        API,
+        [
+            [
+                CallStarted(0, "call_w", CALL.name),
+                ArgumentsDelta(0, "{}"),
+                CallFinished(0, CALL),
+                ToolCalls((CALL,), BLOCK),
+            ]
+        ],
+    )
     assert len(_of(events, "output_item.added")) == 1
     final, _, _ = accumulate(events)
     assert [i[4] for i in items(final)] == ["get_weather"]
 
 
 RAW = '<tool_calls><invoke name="f"><parameter name="p">x'
-STARTED: list[list[Any]] = [[Text("Hi ")], [CallStarted(0, "call_a", "f")],
-                            [ArgumentsDelta(0, '{"p":')]]
+STARTED: list[list[Any]] = [
+    [Text("Hi ")],
+    [CallStarted(0, "call_a", "f")],
+    [ArgumentsDelta(0, '{"p":')],
+]
 
 
-@pytest.mark.parametrize(("reason", "cut"), [("failed", False), ("cut_off", True),
-                                             ("rejected", False), ("repeated_key", False)])
+@pytest.mark.parametrize(
+    ("reason", "cut"),
+    [("failed", False), ("cut_off", True), ("rejected", False), ("repeated_key", False)],
+)
 def test_an_aborted_call_ends_the_reply_with_response_failed(reason: str, cut: bool) -> None:
     renderer = openai_responses.StreamRenderer(**opts())
     events = [e for batch in STARTED for e in renderer.feed(batch)]
@@ -386,8 +479,7 @@ def test_an_aborted_call_ends_the_reply_with_response_failed(reason: str, cut: b
     assert events[-2]["item"] == _call("fc_0", "incomplete", "call_a", "f", '{"p":')
     response = events[-1]["response"]
     assert response["status"] == "failed"
-    assert response["error"] == {"code": "server_error",
-                                 "message": response["error"]["message"]}
+    assert response["error"] == {"code": "server_error", "message": response["error"]["message"]}
     assert "'f' (call 0 of the reply)" in response["error"]["message"]
     assert response["incomplete_details"] == ({"reason": "max_output_tokens"} if cut else None)
     assert [o["type"] for o in response["output"]] == ["message"]  # (what completed)
@@ -410,14 +502,19 @@ def test_a_call_open_at_close_is_cut_off() -> None:
 def test_on_abort_continue_closes_the_call_incomplete_and_leaves_it_out() -> None:
     events = render_events(API, [*STARTED, [CallAborted(0)], [Text(RAW)]], on_abort="continue")
     done = _of(events, "output_item.done")
-    assert done[1] == {"type": "response.output_item.done", "sequence_number":
-                       done[1]["sequence_number"], "output_index": 1,
-                       "item": _call("fc_0", "incomplete", "call_a", "f", '{"p":')}
+    assert done[1] == {
+        "type": "response.output_item.done",
+        "sequence_number": done[1]["sequence_number"],
+        "output_index": 1,
+        "item": _call("fc_0", "incomplete", "call_a", "f", '{"p":'),
+    }
     assert _of(events, "function_call_arguments.done") == []
     final, texts, arguments = accumulate(events)
     assert final.status == "completed"
-    assert items(final) == [("message", "msg_0", "completed", "Hi"),
-                            ("message", "msg_1", "completed", RAW)]
+    assert items(final) == [
+        ("message", "msg_0", "completed", "Hi"),
+        ("message", "msg_1", "completed", RAW),
+    ]
     assert texts == {0: "Hi", 2: RAW} and arguments == {1: '{"p":'}
 
 
@@ -431,34 +528,48 @@ def test_on_abort_continue_a_cut_off_reply_is_incomplete() -> None:
 
 
 def test_on_abort_continue_a_call_after_an_aborted_one_is_a_call() -> None:
-    events = render_events(API, [[CallStarted(0, "call_a", "f"), CallAborted(0),
-                                  Text("<oops> ")],
-                                 [CallStarted(1, "call_w", CALL.name),
-                                  ArgumentsDelta(1, CALL.arguments), CallFinished(1, CALL)],
-                                 [ToolCalls((CALL,), BLOCK)]], on_abort="continue")
+    events = render_events(
+        API,
+        [
+            [CallStarted(0, "call_a", "f"), CallAborted(0), Text("<oops> ")],
+            [
+                CallStarted(1, "call_w", CALL.name),
+                ArgumentsDelta(1, CALL.arguments),
+                CallFinished(1, CALL),
+            ],
+            [ToolCalls((CALL,), BLOCK)],
+        ],
+        on_abort="continue",
+    )
     final, _, _ = accumulate(events)
-    assert items(final) == [("message", "msg_0", "completed", "<oops>"),
-                            ("function_call", "fc_1", "completed", "call_w", "get_weather",
-                             CALL.arguments)]
+    assert items(final) == [
+        ("message", "msg_0", "completed", "<oops>"),
+        ("function_call", "fc_1", "completed", "call_w", "get_weather", CALL.arguments),
+    ]
     assert [e["output_index"] for e in _of(events, "output_item.added")] == [0, 1, 2]
 
 
-
 # ---------------------------------------------------------------------------- finish reasons
-BLOCKS3 = ("One.<tool_calls><invoke name=\"a\"></invoke></tool_calls> Two. "
-           "<|DSML|tool_calls><|DSML|invoke name=\"b\"></|DSML|invoke></|DSML|tool_calls>"
-           "<tool_calls><invoke name=\"c\"><parameter name=\"n\">3</parameter></invoke>"
-           "</tool_calls>")
+BLOCKS3 = (
+    'One.<tool_calls><invoke name="a"></invoke></tool_calls> Two. '
+    '<|DSML|tool_calls><|DSML|invoke name="b"></|DSML|invoke></|DSML|tool_calls>'
+    '<tool_calls><invoke name="c"><parameter name="n">3</parameter></invoke>'
+    "</tool_calls>"
+)
 
 
-@pytest.mark.parametrize(("given_reason", "status", "reason"), [
-    (None, "completed", None), ("stop", "completed", None), ("tool_calls", "completed", None),
-    ("length", "incomplete", "max_output_tokens"),
-    ("content_filter", "incomplete", "content_filter"),
-])
+@pytest.mark.parametrize(
+    ("given_reason", "status", "reason"),
+    [
+        (None, "completed", None),
+        ("stop", "completed", None),
+        ("tool_calls", "completed", None),
+        ("length", "incomplete", "max_output_tokens"),
+        ("content_filter", "incomplete", "content_filter"),
+    ],
+)
 @pytest.mark.parametrize("doc", [DOC, "Just text.", BLOCKS3])
-def test_finish_reason(doc: str, given_reason: str | None, status: str,
-                       reason: str | None) -> None:
+def test_finish_reason(doc: str, given_reason: str | None, status: str, reason: str | None) -> None:
     events = render_stream(API, list(doc), finish_reason=given_reason)
     assert events[-1]["type"] == f"response.{status}"
     final, _, _ = accumulate(events)
@@ -490,8 +601,11 @@ def test_a_text_only_reply_is_one_message() -> None:
 @pytest.mark.parametrize("doc", ["", "  \n\t "])
 def test_an_empty_reply_has_no_output(doc: str) -> None:
     events = render_stream(API, [doc])
-    assert [e["type"] for e in events] == ["response.created", "response.in_progress",
-                                           "response.completed"]
+    assert [e["type"] for e in events] == [
+        "response.created",
+        "response.in_progress",
+        "response.completed",
+    ]
     final, _, _ = accumulate(events)
     assert final.output == [] and whole(doc).output == []
 
@@ -512,7 +626,8 @@ def test_calls_over_several_blocks_take_their_places_in_the_output() -> None:
             ("function_call", "fc_0", "completed", "call_0", "a", "{}"),
             ("message", "msg_1", "completed", "Two."),
             ("function_call", "fc_1", "completed", "call_1", "b", "{}"),
-            ("function_call", "fc_2", "completed", "call_2", "c", '{"n":3}')]
+            ("function_call", "fc_2", "completed", "call_2", "c", '{"n":3}'),
+        ]
         assert items(final) == items(whole(BLOCKS3))
 
 
@@ -536,15 +651,24 @@ def test_default_ids_and_created() -> None:
 def test_a_call_id_factory_overrides_the_sieves_ids() -> None:
     final, _, _ = accumulate(render_stream(API, [DOC], call_id_factory=counter("tool-")))
     assert [i[3] for i in items(final) if i[0] == "function_call"] == ["tool-0", "tool-1"]
-    rendered = openai_responses.render_response(callsieve.parse(DOC),
-                                                call_id_factory=counter("tool-"))
+    rendered = openai_responses.render_response(
+        callsieve.parse(DOC), call_id_factory=counter("tool-")
+    )
     assert [o["call_id"] for o in rendered["output"] if o["type"] == "function_call"] == [
-        "tool-0", "tool-1"]
+        "tool-0",
+        "tool-1",
+    ]
 
 
 def test_the_requests_tool_settings_are_echoed() -> None:
-    tools = [{"type": "function", "name": "read_file", "strict": False,
-              "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}]
+    tools = [
+        {
+            "type": "function",
+            "name": "read_file",
+            "strict": False,
+            "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
+        }
+    ]
     settings_ = {"tools": tools, "tool_choice": "required", "parallel_tool_calls": False}
     renderer = openai_responses.StreamRenderer(**opts(**settings_))
     events = renderer.feed(callsieve.Sieve().feed(DOC)) + renderer.close()
@@ -559,10 +683,12 @@ def test_the_requests_tool_settings_are_echoed() -> None:
 def test_usage() -> None:
     renderer = openai_responses.StreamRenderer(**opts())
     events = renderer.feed([Text("Hi")]) + renderer.close(
-        usage={"input_tokens": 3, "output_tokens": 5})
+        usage={"input_tokens": 3, "output_tokens": 5}
+    )
     final, _, _ = accumulate(events)
     assert final.usage is not None and final.usage.total_tokens == 8
     assert final.usage.output_tokens_details.reasoning_tokens == 0
-    rendered = openai_responses.render_response(callsieve.parse("Hi"), usage={
-        "input_tokens": 1, "output_tokens": 2})
+    rendered = openai_responses.render_response(
+        callsieve.parse("Hi"), usage={"input_tokens": 1, "output_tokens": 2}
+    )
     assert Response.model_validate(rendered).usage.total_tokens == 3  # type: ignore[union-attr]

@@ -28,8 +28,11 @@ from callsieve import (
 from callsieve.render import Reply, reply_events
 
 PIECES = st.text(st.sampled_from(["a", "b", " ", "\n", "\t", "\u3000", "é"]), max_size=6)
-CALLS = st.builds(lambda n, v: ToolCall(n, {"v": v}, id=f"call_{n}"),
-                  st.sampled_from(["f", "g"]), st.integers(0, 9))
+CALLS = st.builds(
+    lambda n, v: ToolCall(n, {"v": v}, id=f"call_{n}"),
+    st.sampled_from(["f", "g"]),
+    st.integers(0, 9),
+)
 # A reply: text parts (each a list of pieces, the way a stream splits it) and calls, in order.
 REPLIES = st.lists(st.one_of(st.lists(PIECES, min_size=1, max_size=4), CALLS), max_size=6)
 BLOCK = Block((0, 0), "xml", "complete")
@@ -81,14 +84,18 @@ def test_any_split_gives_the_whole_results_reply(reply: list[Any], trim: bool) -
         assert "".join(texts) == result.text.strip()
     assert all(t for t in texts)
     calls = [e for e in whole if not isinstance(e, Text)]
-    assert calls == [ev for k, c in enumerate(result.calls) for ev in (
-        CallStarted(k, c.id, c.name), ArgumentsDelta(k, c.arguments), CallFinished(k, c))]
+    assert calls == [
+        ev
+        for k, c in enumerate(result.calls)
+        for ev in (CallStarted(k, c.id, c.name), ArgumentsDelta(k, c.arguments), CallFinished(k, c))
+    ]
 
 
 # A reply with reasoning: ("text" | "reasoning", pieces) and calls, in order.
 KINDS = st.sampled_from(["text", "reasoning"])
-REASONED = st.lists(st.one_of(st.tuples(KINDS, st.lists(PIECES, min_size=1, max_size=4)),
-                              CALLS), max_size=7)
+REASONED = st.lists(
+    st.one_of(st.tuples(KINDS, st.lists(PIECES, min_size=1, max_size=4)), CALLS), max_size=7
+)
 
 
 def reasoned_result(reply: list[Any], include: bool = True) -> ParseResult:
@@ -116,8 +123,9 @@ def reasoned_result(reply: list[Any], include: bool = True) -> ParseResult:
 
 @settings(max_examples=300, deadline=None)
 @given(reply=REASONED, trim=st.booleans(), include=st.booleans())
-def test_reasoning_any_split_gives_the_whole_results_reply(reply: list[Any], trim: bool,
-                                                           include: bool) -> None:
+def test_reasoning_any_split_gives_the_whole_results_reply(
+    reply: list[Any], trim: bool, include: bool
+) -> None:
     r = Reply(trim_around_calls=trim, include_reasoning=include)
     streamed: list[Any] = []
     for part in reply:
@@ -134,15 +142,23 @@ def test_reasoning_any_split_gives_the_whole_results_reply(reply: list[Any], tri
     whole = coalesce(reply_events(result, trim_around_calls=trim, include_reasoning=include))
     assert coalesce(streamed) == whole
     if not include:
-        assert whole == coalesce(reply_events(reasoned_result(reply, include=False),
-                                              trim_around_calls=trim))
+        assert whole == coalesce(
+            reply_events(reasoned_result(reply, include=False), trim_around_calls=trim)
+        )
     elif trim:
-        runs = [("text", e.text) if isinstance(e, Text) else ("reasoning", e.text)
-                if isinstance(e, Reasoning) else e.call
-                for e in whole if isinstance(e, Text | Reasoning | CallFinished)]
+        runs = [
+            ("text", e.text)
+            if isinstance(e, Text)
+            else ("reasoning", e.text)
+            if isinstance(e, Reasoning)
+            else e.call
+            for e in whole
+            if isinstance(e, Text | Reasoning | CallFinished)
+        ]
         assert runs == reply_runs(result)
     else:
         assert "".join(e.text for e in whole if isinstance(e, Text)) == result.text.strip()
-        assert ("".join(e.text for e in whole if isinstance(e, Reasoning)) or None
-                ) == reasoning_of(result)
+        assert ("".join(e.text for e in whole if isinstance(e, Reasoning)) or None) == reasoning_of(
+            result
+        )
     assert all(e.text for e in whole if isinstance(e, Text | Reasoning))

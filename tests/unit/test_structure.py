@@ -48,20 +48,20 @@ def test_only_enter_writes_the_mode() -> None:
     mode_fields = {"_mode", "_reader", "_prose_hot"}
     writers = {
         (fn, attr)
-        for module in ("_stream/sieve.py", "_stream/readers.py")
+        for module in ("_stream/sieve.py",)
         for fn, owner, attr in _assignments(module)
         if owner == "self" and attr in mode_fields
     }
     assert {fn for fn, _ in writers} <= {"_enter", "__init__"}, writers
     run_arm = {
         fn
-        for module in ("_stream/sieve.py", "_stream/readers.py")
+        for module in ("_stream/sieve.py",)
         for fn, owner, attr in _assignments(module)
         if owner == "self" and attr in ("_run_hot", "_arg_hot", "_arg_send")
     }
     assert run_arm <= {"_enter", "__init__", "_read_run", "_arm_run"}, run_arm
     # RUN's arming (``_arm_run``) is asked for by ``_enter``, and by ``_read_run`` within RUN.
-    assert _callers("_stream/readers.py", "_arm_run") == {"_enter", "_read_run"}
+    assert _callers("_stream/sieve.py", "_arm_run") == {"_enter", "_read_run"}
 
 
 def _callers(module: str, method: str) -> set[str]:

@@ -42,6 +42,7 @@ from .._base.events import ArgumentsDelta, CallAborted, CallFinished, CallStarte
 from .._base.values import RAW_TEXT_FIELDS, _is_string_type, decode_entities, decode_param
 from .._config.options import make_call_id
 from .._config.policy import coerced
+from .._grammar.names import CALL_NAME, CDATA_CLOSE, CDATA_OPEN, CDATA_RUN, PARAM, PARAM_NAME
 from .._grammar.patterns import compile as compile_pattern
 from .assembler import contract_value, param_schema_type
 from .json_stream import JsonStream, NotStreamable
@@ -52,10 +53,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ArgStream", "CdataGuard", "escape"]
 
-# (terminals the contract names, grammar/README.md)
-CDATA_RUN = "CDATA_RUN"
-CDATA_OPEN = "CDATA_OPEN"
-CDATA_CLOSE = "CDATA_CLOSE"
 
 _NEEDS_ESCAPE = re.compile(r'[\x00-\x1f"\\]').search
 # What is left to escape once the common five are: other control characters (rare).
@@ -252,18 +249,18 @@ class ArgStream:
         if value is None:
             return
         kind = value[0]
-        if kind == "call_name":
+        if kind == CALL_NAME:
             if value[1]:
                 self.name = value[1]
         elif kind == "id":
             self.ident = value[1] or self.ident
             if value[2]:
                 self.name = value[2]
-        elif kind == "param_name":
+        elif kind == PARAM_NAME:
             self.pname = value[1]
         elif kind == "string":
             self.pstring = value[1]
-        elif kind == "param":
+        elif kind == PARAM:
             self._param(value[1], value[2], value[3])
 
     def _param(self, pname: str, parts: list[tuple[bool, str]], string_attr: str | None) -> None:

@@ -35,6 +35,7 @@ from lark.exceptions import LarkError
 
 from .._config.policy import Policy, Settled, settled
 from .._grammar.compiled import CompiledGrammar, EntrySpec, StateSpec, TerminalSpec
+from .._grammar.names import CDATA_CLOSE, CDATA_OPEN, STRAY_RUN
 from .._scan.balanced import JsonRun
 from .._scan.decide import DECISION_SPAN, Decision, GroupToken, decide, new_token
 from .argstream import ArgStream
@@ -227,11 +228,11 @@ class Capture:
                     return self.fail(f"{why} (as a block read before found, from offset {at})")
             self.check_at.append(at)
             self.check_stack.append(stack)
-        if name == "CDATA_OPEN":
+        if name == CDATA_OPEN:
             if self.may_repair:
                 snapshot = self.g.fork_parser(self.ip)
                 self.snap = (snapshot, self.raw_len, len(self.calls), len(self.diagnostics))
-        elif name == "CDATA_CLOSE":
+        elif name == CDATA_CLOSE:
             self.snap = None
         if spec.call_rule is not None:
             if self.probe:  # only whether the block completes matters
@@ -256,14 +257,17 @@ class Capture:
             self.call_diags.append(len(self.diagnostics))
         return COMPLETE if spec.end_ok else VIABLE
 
-    def _end_run(self) -> None:
+    def _end_run(self, buf: str, seg: int, p: int) -> None:
+        """The run ends at ``buf[p]`` (its last stretch began at ``seg``): its text becomes
+        the placeholder's value."""
         run = self.run
         assert run is not None
+        self._piece(buf, seg, p)
         pieces = self.pieces
         value = pieces[0] if len(pieces) == 1 else "".join(pieces)
         self.raw.append(value)
         self.ps.value_stack[-1] = new_token(Token, run.name, value)
-        if run.name == "STRAY_RUN" and value.strip():
+        if run.name == STRAY_RUN and value.strip():
             self.diagnostics.append(
                 f"stray text ignored at offset {self.start + self.raw_len - len(value)}"
             )
@@ -307,7 +311,12 @@ class Capture:
         ``(FAILED, where it stopped)``. ``final``: ``buf`` runs to the end of the input (a block
         still open there is VIABLE: ``repair.scan_to_end`` settles it).
         A run's text in ``buf`` is counted as it is read and kept as one piece per stretch
-        (``seg`` to ``p``), however many stops in it turn out to be content."""
+        (``seg`` to ``p``), however many stops in it turn out to be content. The steps: in a
+        run, read on to its next stop (``_read_run``); at a token boundary, the scanner's
+        decision (``_token_at``): a token (the run, if any, ends: ``_end_run``; the parser
+        takes it: ``_feed``), a tag cut by the end of ``buf`` (held), a stop that starts no
+        token (the run's content, or the end of a balanced run: ``_stop_in_run``), or the
+        start of the parser state's run (``_start_run``)."""
         n = len(buf)
         self.waiting = False
         seg = p  # where the current run's stretch in buf began (when a run is on)
@@ -315,29 +324,8 @@ class Capture:
         while True:
             run = self.run
             if run is not None:
-                if type(run) is JsonRun:  # (a balanced run: its reader knows where it ends)
-                    s, is_tail = run.read(buf, p), False
-                    if s < 0:
-                        status = self.fail(
-                            f"the JSON body from offset {self.run_start} fails: {run.why}"
-                        )
-                        break
-                elif final and self.lessons.reaches_end(run, self.spec, self.start + self.raw_len):
-                    break  # the rest of the input is this run's (``_repair`` reads it)
-                else:
-                    s, is_tail = run.find_stop(buf, p, final)
-                if s > p:
-                    if self.strict and run.name == "STRAY_RUN" and not buf[p:s].isspace():
-                        status = self._stray()
-                        break
-                    self.raw_len += s - p
-                    p = s
-                    if self.raw_len > limit:
-                        status = self.too_long(limit)
-                        break
-                if s == n or is_tail:
-                    if final and not run.balanced:
-                        self.lessons.ran_to_end(run, self.spec, self.run_start)
+                status, p, stop = self._read_run(run, buf, p, final, limit)
+                if stop:
                     break
             if p >= n:
                 break
@@ -345,11 +333,7 @@ class Capture:
             if term is not None:
                 after_run = self.run is not None
                 if after_run:
-                    if seg < p:
-                        self.pieces.append(piece := buf[seg:p])
-                        if self.args is not None:  # (argument streaming sees run text too)
-                            self.args.text(piece)
-                    self._end_run()
+                    self._end_run(buf, seg, p)
                 if self.raw_len + len(value) > limit:
                     return self.too_long(limit), p
                 self.raw.append(value)
@@ -363,49 +347,92 @@ class Capture:
                 self.waiting = True
                 break
             if run is not None:  # no token starts here
-                if run.balanced:  # the object ended: what follows may be another run
-                    if seg < p:
-                        self.pieces.append(piece := buf[seg:p])
-                        if self.args is not None:
-                            self.args.text(piece)
-                    self._end_run()
-                    continue
-                if not run.soft:
-                    status = self.fail(
-                        unexpected(
-                            self, repr(buf[p]), self.start + self.raw_len, buf[p : p + FOUND_CHARS]
-                        )
-                    )
+                status = self._stop_in_run(run, buf, seg, p)
+                if status != VIABLE:
                     break
-                if self.strict and run.name == "STRAY_RUN" and not buf[p].isspace():
-                    status = self._stray()
-                    break
-                self.raw_len += 1  # a stop that starts no token: content
-                p += 1
+                if self.run is not None:  # (content: the run goes on after it)
+                    p += 1
                 continue
-            spec = self.spec
-            run = spec.run
-            if run is None:
-                return self.fail(
-                    unexpected(
-                        self, repr(buf[p]), self.start + self.raw_len, buf[p : p + FOUND_CHARS]
-                    )
-                ), p
-            try:
-                self.ps.feed_token(run.placeholder)
-            except LarkError:
-                return self.fail(
-                    unexpected(self, "text", self.start + self.raw_len, buf[p : p + FOUND_CHARS])
-                ), p
-            self.spec = self.g.states[self.ps.state_stack[-1]]
-            self.run = JsonRun(run) if run.balanced else run
-            self.run_start = self.start + self.raw_len
-            self.pieces.clear()
+            status = self._start_run(buf, p)
+            if status != VIABLE:
+                return status, p
             seg = p
-            if self.args is not None:
-                self.args.run(run)
-        if self.run is not None and seg < p:
+        if self.run is not None:
+            self._piece(buf, seg, p)
+        return status, p
+
+    def _read_run(
+        self, run: TerminalSpec | JsonRun, buf: str, p: int, final: bool, limit: int
+    ) -> tuple[int, int, bool]:
+        """Read the current run on from ``buf[p]`` to its next stop: ``(status, p, stop)``,
+        ``stop`` when the scan ends here (the run reaches the end of ``buf``, or its tail may
+        begin the stop, or the capture failed). A balanced run's reader knows where it ends;
+        at the end of the input, a run known to reach it is not read again (``_lessons``)."""
+        if type(run) is JsonRun:
+            s, is_tail = run.read(buf, p), False
+            if s < 0:
+                why = f"the JSON body from offset {self.run_start} fails: {run.why}"
+                return self.fail(why), p, True
+        elif final and self.lessons.reaches_end(run, self.spec, self.start + self.raw_len):
+            return VIABLE, p, True  # the rest of the input is this run's (``_repair`` reads it)
+        else:
+            s, is_tail = run.find_stop(buf, p, final)
+        if s > p:
+            if self.strict and run.name == STRAY_RUN and not buf[p:s].isspace():
+                return self._stray(), p, True
+            self.raw_len += s - p
+            p = s
+            if self.raw_len > limit:
+                return self.too_long(limit), p, True
+        if s == len(buf) or is_tail:
+            if final and not run.balanced:
+                self.lessons.ran_to_end(run, self.spec, self.run_start)
+            return VIABLE, p, True
+        return VIABLE, p, False
+
+    def _stop_in_run(self, run: TerminalSpec | JsonRun, buf: str, seg: int, p: int) -> int:
+        """A stop of the run at ``buf[p]`` that starts no token: a balanced run's object ended
+        there (the run ends: what follows may be another); in a soft run it is content
+        (counted; VIABLE either way); in a hard one, or stray text in a strict capture, the
+        block fails."""
+        if run.balanced:
+            self._end_run(buf, seg, p)
+            return VIABLE
+        if not run.soft:
+            return self._unexpected(repr(buf[p]), buf, p)
+        if self.strict and run.name == STRAY_RUN and not buf[p].isspace():
+            return self._stray()
+        self.raw_len += 1
+        return VIABLE
+
+    def _start_run(self, buf: str, p: int) -> int:
+        """No token starts at ``buf[p]``: the parser state's run starts there, fed to the
+        parser as its placeholder (its value is set when it ends: ``_end_run``). No run, or
+        one the parser does not take here: the block fails."""
+        run = self.spec.run
+        if run is None:
+            return self._unexpected(repr(buf[p]), buf, p)
+        try:
+            self.ps.feed_token(run.placeholder)
+        except LarkError:
+            return self._unexpected("text", buf, p)
+        self.spec = self.g.states[self.ps.state_stack[-1]]
+        self.run = JsonRun(run) if run.balanced else run
+        self.run_start = self.start + self.raw_len
+        self.pieces.clear()
+        if self.args is not None:
+            self.args.run(run)
+        return VIABLE
+
+    def _unexpected(self, what: str, buf: str, p: int) -> int:
+        """Fail: ``what`` at ``buf[p]`` is not what the parser state accepts."""
+        found = buf[p : p + FOUND_CHARS]
+        return self.fail(unexpected(self, what, self.start + self.raw_len, found))
+
+    def _piece(self, buf: str, seg: int, p: int) -> None:
+        """The run's stretch ``buf[seg:p]`` read: one more piece of its text (and of the
+        argument stream's: it sees run text too)."""
+        if seg < p:
             self.pieces.append(piece := buf[seg:p])
             if self.args is not None:
                 self.args.text(piece)
-        return status, p

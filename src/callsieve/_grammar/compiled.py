@@ -54,6 +54,7 @@ from .files import (
     default_dialects,
     grammar_dirs,
 )
+from .names import CDATA_CLOSE, CLOSE_GROUP, START
 from .no_lexer import NoLexer
 from .patterns import freeze as freeze_pattern
 from .patterns import learn as learn_patterns
@@ -77,8 +78,6 @@ from .specs import (
     entry_group_prefix,
 )
 
-CDATA_CLOSE = "CDATA_CLOSE"  # (a terminal the contract names, grammar/README.md)
-
 __all__ = [
     "DEFAULT_DIALECTS",
     "CompiledGrammar",
@@ -91,8 +90,6 @@ __all__ = [
     "load_grammar",
 ]
 
-#: The named group of a closing tag's pattern that makes it a closing one (grammar/README.md).
-CLOSE_GROUP = "close"
 #: Grammars kept loaded (per dialects and folders); past it the oldest loaded is dropped.
 LOADED_LIMIT = 32
 
@@ -126,7 +123,7 @@ class CompiledGrammar:
         # keep those lookups in C; hashes and equality are unchanged.
         for rule in self.lark.rules:
             rule.origin.name = str(rule.origin.name)
-        self.start_state: int = table.start_states["start"]
+        self.start_state: int = table.start_states[START]
         # One interactive parser made the documented way; every block's parser is a fresh
         # parser state around its (immutable) configuration and its idle lexer thread:
         # ``Lark.parse_interactive`` builds those again each time, which costs more than
@@ -145,7 +142,7 @@ class CompiledGrammar:
             if is_call(rule):
                 self.build_call[rule] = callbacks[rule]
             callbacks[rule] = discard
-        self._conf = ParseConf(table, callbacks, "start")
+        self._conf = ParseConf(table, callbacks, START)
         #: Argument streaming (``_argstream``): the rules whose nodes the stream reads as they
         #: are reduced, and the terminals that begin or hold a call's arguments (those below
         #: a ``param``, ``call_args`` or ``call_json``): a call has started once one is read.
@@ -280,7 +277,7 @@ class CompiledGrammar:
         for rule in self.stream_rules:
             callbacks[rule] = listening(callbacks[rule], listener)
         ps = ParserState(
-            ParseConf(self.table, callbacks, "start"), self._thread, [self.start_state], []
+            ParseConf(self.table, callbacks, START), self._thread, [self.start_state], []
         )
         return InteractiveParser(self._lalr, ps, self._thread)
 

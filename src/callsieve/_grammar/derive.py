@@ -40,6 +40,7 @@ from .._base.errors import GrammarError
 from .automaton import nfa_table
 from .dialects import callless, state_dialects
 from .entry_tables import THINK_TABLES
+from .names import RUN_SUFFIX, START, check_terminals
 from .namespace import same_spellings
 from .no_lexer import NoLexer
 from .patterns import freeze
@@ -107,6 +108,7 @@ def derive(dialects: tuple[str, ...], src: Sources) -> tuple[Blueprint, Lark]:
             ) from None
     table = lark.parser.parser.parser.parse_table
     terms = {t.name: _terminal(t, src) for t in lark.terminals}
+    check_terminals(terms, src.where)
     for rule in lark.rules:
         if is_call(rule) and not (rule.expansion and rule.expansion[-1].is_term):
             raise GrammarError(
@@ -118,7 +120,7 @@ def derive(dialects: tuple[str, ...], src: Sources) -> tuple[Blueprint, Lark]:
     for rule in lark.rules:
         if rule.origin.name in dialects and rule.expansion:
             opener_dialect.setdefault(rule.expansion[0].name, str(rule.origin.name))
-    start = table.start_states["start"]
+    start = table.start_states[START]
     entries, lead = _entries(table.states, start, terms, opener_dialect, dialects, src)
     sources = [terms[e[0]]["source"] for e in entries]
     exact = "|".join(
@@ -348,7 +350,7 @@ def _terminal(t: Any, src: Sources) -> dict[str, Any]:
             "held since it began, which may not hold what stands before it",
             expected=("a pattern that reads only from its own start on (look-aheads are fine)",),
         )
-    if t.name.endswith("_RUN"):
+    if t.name.endswith(RUN_SUFFIX):
         balanced = _JSON_RUN.match(source)
         if balanced is not None:
             return {

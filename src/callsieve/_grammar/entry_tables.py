@@ -23,13 +23,14 @@ import threading
 from typing import Any
 
 from .automaton import EntryAutomaton
+from .names import THINK_CLOSE, THINK_OPEN
 from .patterns import compile as compile_pattern
 
 __all__ = ["DECISION_LIMIT", "THINK_TABLES", "EntryTable", "entry_tables"]
 
 #: The reasoning contexts' tables and the tag each adds (the terminals' names are part of the
 #: grammar's contract, grammar/README.md).
-THINK_TABLES = (("preamble", "THINK_OPEN"), ("reasoning", "THINK_CLOSE"))
+THINK_TABLES = (("preamble", THINK_OPEN), ("reasoning", THINK_CLOSE))
 #: The grammar's caches of answers — the scanner's decisions over all parser states
 #: (``CompiledGrammar.remember``, which reads ``_grammar``'s name for this), each table's
 #: settled tag leads — are each emptied when they hold this many (each a short text and its

@@ -15,5 +15,13 @@ from . import anthropic, gemini, openai_chat, openai_responses
 from ._aborts import ON_ABORT, cut_off
 from ._reply import Reply, reply_events
 
-__all__ = ["ON_ABORT", "Reply", "anthropic", "cut_off", "gemini", "openai_chat",
-           "openai_responses", "reply_events"]
+__all__ = [
+    "ON_ABORT",
+    "Reply",
+    "anthropic",
+    "cut_off",
+    "gemini",
+    "openai_chat",
+    "openai_responses",
+    "reply_events",
+]

@@ -55,8 +55,9 @@ class Why(NamedTuple):
 def ends_reply(on_abort: str) -> bool:
     """Whether ``on_abort`` (checked: one of ``ON_ABORT``) ends the reply at an abort."""
     if on_abort not in ON_ABORT:
-        raise ConfigurationError(f"on_abort must be one of {ON_ABORT!r}, got {on_abort!r}",
-                                 expected=ON_ABORT)
+        raise ConfigurationError(
+            f"on_abort must be one of {ON_ABORT!r}, got {on_abort!r}", expected=ON_ABORT
+        )
     return on_abort == "error"
 
 
@@ -66,20 +67,28 @@ def why(abort: CallAborted, name: str) -> Why:
     call = f"the tool call {name!r} (call {abort.index} of the reply)"
     reason = abort.reason
     if reason == "cut_off":
-        return Why("tool_call_cut_off",
-                   f"the reply was cut off inside {call}: it is not a call", True)
+        return Why(
+            "tool_call_cut_off", f"the reply was cut off inside {call}: it is not a call", True
+        )
     if reason == "rejected":
-        return Why("tool_call_rejected",
-                   f"{call} was rejected by the tool policy after it began to stream: it is "
-                   "not a call", False)
+        return Why(
+            "tool_call_rejected",
+            f"{call} was rejected by the tool policy after it began to stream: it is not a call",
+            False,
+        )
     if abort.resent:
         detail = _RESENT_WHY.get(reason, reason)
-        return Why("tool_call_resent",
-                   f"{call} was sent again from its start ({detail}): what streamed of it is "
-                   "void, and the reply ends here", False)
-    return Why("tool_call_failed",
-               f"{call} broke off after it began to stream (its block did not parse): it is "
-               "not a call", False)
+        return Why(
+            "tool_call_resent",
+            f"{call} was sent again from its start ({detail}): what streamed of it is "
+            "void, and the reply ends here",
+            False,
+        )
+    return Why(
+        "tool_call_failed",
+        f"{call} broke off after it began to stream (its block did not parse): it is not a call",
+        False,
+    )
 
 
 def finish_after_cut(finish_reason: str | None) -> str | None:
@@ -97,5 +106,10 @@ def cut_off(blocks: Iterable[Block]) -> bool:
     last: Block | None = None
     for last in blocks:
         pass
-    return (last is not None and last.status != "complete" and last.reasoning != "text"
-            and bool(last.diagnostics) and _ENDED in last.diagnostics[-1])
+    return (
+        last is not None
+        and last.status != "complete"
+        and last.reasoning != "text"
+        and bool(last.diagnostics)
+        and _ENDED in last.diagnostics[-1]
+    )

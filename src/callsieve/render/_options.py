@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable, Mapping
 
 from .._base.errors import ConfigurationError
+from .._config.options import make_call_id
 
 __all__ = ["USAGE_KEYS", "Usage", "make_id", "token_counts"]
 
@@ -31,11 +32,13 @@ def token_counts(usage: Usage | None) -> tuple[int, int]:
     if not isinstance(usage, Mapping):
         raise ConfigurationError(
             f"usage must be a mapping of {USAGE_KEYS}, not {type(usage).__name__}",
-            expected=USAGE_KEYS)
+            expected=USAGE_KEYS,
+        )
     unknown = sorted(str(k) for k in usage if k not in USAGE_KEYS)
     if unknown:
-        raise ConfigurationError(f"usage has unknown keys {unknown}; it takes {USAGE_KEYS}",
-                                 expected=USAGE_KEYS)
+        raise ConfigurationError(
+            f"usage has unknown keys {unknown}; it takes {USAGE_KEYS}", expected=USAGE_KEYS
+        )
     counts = []
     for key in USAGE_KEYS:
         value = usage.get(key, 0)
@@ -45,16 +48,10 @@ def token_counts(usage: Usage | None) -> tuple[int, int]:
     return counts[0], counts[1]
 
 
-def make_id(factory: Callable[[], str], option: str, pattern: re.Pattern[str] | None = None,
-            ) -> str:
+def make_id(
+    factory: Callable[[], str],
+    option: str,
+    pattern: re.Pattern[str] | None = None,
+) -> str:
     """One id from ``factory`` (the option ``option``), checked against ``pattern``."""
-    try:
-        value: object = factory()
-    except Exception as exc:
-        raise ConfigurationError(f"{option} raised {type(exc).__name__}: {exc}") from exc
-    if not isinstance(value, str):
-        raise ConfigurationError(f"{option} must return a str, got {type(value).__name__}")
-    if pattern is not None and pattern.fullmatch(value) is None:
-        raise ConfigurationError(f"{option} returned {value!r}, which the API does not accept "
-                                 f"as an id (it must match {pattern.pattern})")
-    return value
+    return make_call_id(factory, option, pattern)  # (the one id validator: the core's)

@@ -28,10 +28,10 @@ the reasoning in a field of its own) reasoning does not touch the text's white s
 A run of only white space shows nothing and is as if it were not there.
 ``include_reasoning=False`` drops reasoning altogether (a server that does not show it): the
 reply is then what it would be without it.
-Aborted calls (``CallAborted``, its ``reason`` kept): a call that started and then aborted
-has been seen on a wire that streams
-calls (Anthropic's ``tool_use`` block), so by default it counts as a call there too. A
-renderer that sends each call whole when it finishes (Gemini) never shows it:
+Aborted calls (``CallAborted``, its ``reason`` kept; one still open at ``close()`` is cut
+off): a call that started and then aborted has been seen on a wire that streams calls
+(Anthropic's ``tool_use`` block), so by default it counts as a call there too. A renderer
+that sends each call whole when it finishes (Gemini) never shows it:
 ``aborted_calls_seen=False`` gives back the white space held when it started, so the text
 reads as if the call had never begun — the same text as ``parse()`` gives.
 What it guarantees: the concatenated ``ArgumentsDelta`` of a call equal its
@@ -56,17 +56,34 @@ from .._base.events import (
 )
 from .._facade.results import ParseResult
 
-__all__ = ["Reply", "reply_events"]
+__all__ = ["ENDED", "Ended", "Reply", "reply_events"]
 
 
 class Reply:
     """Sieve events in, reply events out (see the module's docstring)."""
 
-    __slots__ = ("_trim_calls", "_aborts_seen", "_reasoning", "_edge", "_held", "_seen_text",
-                 "_index", "_open", "_unsettled", "_before", "_r_edge", "_r_held")
+    __slots__ = (
+        "_trim_calls",
+        "_aborts_seen",
+        "_reasoning",
+        "_edge",
+        "_held",
+        "_seen_text",
+        "_index",
+        "_open",
+        "_unsettled",
+        "_before",
+        "_r_edge",
+        "_r_held",
+    )
 
-    def __init__(self, *, trim_around_calls: bool = True, aborted_calls_seen: bool = True,
-                 include_reasoning: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        trim_around_calls: bool = True,
+        aborted_calls_seen: bool = True,
+        include_reasoning: bool = True,
+    ) -> None:
         self._trim_calls = trim_around_calls
         self._aborts_seen = aborted_calls_seen
         self._reasoning = include_reasoning
@@ -90,8 +107,7 @@ class Reply:
             if isinstance(e, Text):
                 self._before = None
                 text = e.text
-                if (self._edge or self._held or not text or text[-1].isspace()
-                        or not self._r_edge):
+                if self._edge or self._held or not text or text[-1].isspace() or not self._r_edge:
                     self._text(text, out)
                 else:  # the common case, which _text would pass through unchanged (no edge:
                     out.append(e)  # text went out before, so _seen_text is already set)
@@ -148,7 +164,7 @@ class Reply:
             self._held.append(text)
             return
         out.append(Text("".join(self._held) + body if self._held else body))
-        self._held = [text[len(body):]] if len(body) < len(text) else []
+        self._held = [text[len(body) :]] if len(body) < len(text) else []
         self._seen_text = True
         self._r_held = []  # (text ends a run of reasoning)
         self._r_edge = True
@@ -168,7 +184,7 @@ class Reply:
             self._held = []
             self._edge = True
         out.append(Reasoning("".join(self._r_held) + body if self._r_held else body))
-        self._r_held = [text[len(body):]] if len(body) < len(text) else []
+        self._r_held = [text[len(body) :]] if len(body) < len(text) else []
 
     def _whole(self, call: ToolCall, out: list[Event]) -> None:
         """A call that was not streamed: started, its arguments in one delta, finished."""
@@ -203,8 +219,26 @@ class Reply:
             self._edge = True
 
 
-def reply_events(result: ParseResult, *, trim_around_calls: bool = True,
-                 include_reasoning: bool = True) -> list[Event]:
+class Ended(Reply):
+    """The reply once an error ended it (a renderer's ``on_abort="error"`` swaps its ``Reply``
+    for ``ENDED``): whatever the sieve still sends shows nothing — so a renderer's ``feed``
+    needs no check of its own for it."""
+
+    __slots__ = ()
+
+    def feed(self, events: Iterable[Event]) -> list[Event]:
+        return []
+
+    def close(self) -> list[Event]:
+        return []
+
+
+ENDED = Ended()
+
+
+def reply_events(
+    result: ParseResult, *, trim_around_calls: bool = True, include_reasoning: bool = True
+) -> list[Event]:
     """The reply events of a whole ``ParseResult``, as ``Reply`` gives them for a stream."""
     reply = Reply(trim_around_calls=trim_around_calls, include_reasoning=include_reasoning)
     events: list[Event] = []

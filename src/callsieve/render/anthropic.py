@@ -52,7 +52,7 @@ from .._base.events import (
 from .._facade.results import ParseResult
 from ._aborts import cut_off, ends_reply, finish_after_cut, why
 from ._options import Usage, make_id, token_counts
-from ._reply import Reply, reply_events
+from ._reply import ENDED, Reply, reply_events
 
 __all__ = [
     "STOP_REASONS",
@@ -69,8 +69,15 @@ _BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 TOOL_USE_ID = re.compile(r"[a-zA-Z0-9_-]+")
 
 #: Anthropic's own stop reasons: a ``finish_reason`` that is one of them is sent as it is.
-STOP_REASONS = ("end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal",
-                "model_context_window_exceeded")
+STOP_REASONS = (
+    "end_turn",
+    "max_tokens",
+    "stop_sequence",
+    "tool_use",
+    "pause_turn",
+    "refusal",
+    "model_context_window_exceeded",
+)
 _DECIDED = (None, "stop", "tool_calls")  # tool use if a call finished, else the turn's end
 _MAPPED = {"length": "max_tokens", "content_filter": "refusal"}  # (OpenAI's names)
 
@@ -104,15 +111,28 @@ def stop_reason(finish_reason: str | None, called: bool) -> str:
     if finish_reason in STOP_REASONS:
         return finish_reason
     allowed = ("stop", "tool_calls", *_MAPPED, *STOP_REASONS)
-    raise ConfigurationError(f"finish_reason must be None or one of {allowed}, "
-                             f"not {finish_reason!r}", expected=allowed)
+    raise ConfigurationError(
+        f"finish_reason must be None or one of {allowed}, not {finish_reason!r}", expected=allowed
+    )
 
 
-def _message(message_id: str, model: str, content: list[dict[str, Any]],
-             reason: str | None, usage: tuple[int, int]) -> dict[str, Any]:
-    return {"id": message_id, "type": "message", "role": "assistant", "model": model,
-            "content": content, "stop_reason": reason, "stop_sequence": None,
-            "usage": {"input_tokens": usage[0], "output_tokens": usage[1]}}
+def _message(
+    message_id: str,
+    model: str,
+    content: list[dict[str, Any]],
+    reason: str | None,
+    usage: tuple[int, int],
+) -> dict[str, Any]:
+    return {
+        "id": message_id,
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": reason,
+        "stop_sequence": None,
+        "usage": {"input_tokens": usage[0], "output_tokens": usage[1]},
+    }
 
 
 def _thinking(text: str) -> dict[str, Any]:
@@ -120,8 +140,12 @@ def _thinking(text: str) -> dict[str, Any]:
 
 
 def _tool_use(factory: Callable[[], str], name: str, value: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "tool_use", "id": make_id(factory, "tool_use_id_factory", TOOL_USE_ID),
-            "name": name, "input": value}
+    return {
+        "type": "tool_use",
+        "id": make_id(factory, "tool_use_id_factory", TOOL_USE_ID),
+        "name": name,
+        "input": value,
+    }
 
 
 class StreamRenderer:
@@ -135,15 +159,35 @@ class StreamRenderer:
     module's docstring. ``feed`` after ``close`` raises ``SieveClosedError``.
     """
 
-    __slots__ = ("_model", "_message_id", "_tool_use_id", "_usage", "_reply", "_started",
-                 "_next", "_text", "_kind", "_blocks", "_called", "_closed", "_error",
-                 "_names", "_cut", "_aborted")
+    __slots__ = (
+        "_model",
+        "_message_id",
+        "_tool_use_id",
+        "_usage",
+        "_reply",
+        "_started",
+        "_next",
+        "_text",
+        "_kind",
+        "_blocks",
+        "_called",
+        "_closed",
+        "_error",
+        "_names",
+        "_cut",
+        "_aborted",
+    )
 
-    def __init__(self, *, model: str = "callsieve",
-                 message_id_factory: Callable[[], str] = new_message_id,
-                 tool_use_id_factory: Callable[[], str] = new_tool_use_id,
-                 usage: Usage | None = None, include_reasoning: bool = True,
-                 on_abort: str = "error") -> None:
+    def __init__(
+        self,
+        *,
+        model: str = "callsieve",
+        message_id_factory: Callable[[], str] = new_message_id,
+        tool_use_id_factory: Callable[[], str] = new_tool_use_id,
+        usage: Usage | None = None,
+        include_reasoning: bool = True,
+        on_abort: str = "error",
+    ) -> None:
         self._error = ends_reply(on_abort)
         self._model = model
         self._usage = token_counts(usage)
@@ -171,8 +215,6 @@ class StreamRenderer:
         """The stream events for ``events`` (the first call also sends ``message_start``)."""
         if self._closed:
             raise SieveClosedError("feed() called on a StreamRenderer that is already closed")
-        if self._aborted is not None:
-            return []
         out: list[dict[str, Any]] = []
         if not self._started:
             self._start(out)
@@ -182,8 +224,13 @@ class StreamRenderer:
                 break
         return out
 
-    def close(self, finish_reason: str | None = None, *, usage: Usage | None = None,
-              blocks: Iterable[Block] = ()) -> list[dict[str, Any]]:
+    def close(
+        self,
+        finish_reason: str | None = None,
+        *,
+        usage: Usage | None = None,
+        blocks: Iterable[Block] = (),
+    ) -> list[dict[str, Any]]:
         """The end of the message: open blocks stop (a call still open aborts, cut off), then
         ``message_delta`` with ``stop_reason(finish_reason, ...)`` and ``usage`` (this call's,
         else the constructor's), and ``message_stop`` — or nothing more once an ``error``
@@ -205,19 +252,28 @@ class StreamRenderer:
             if self._aborted is not None:
                 return out
         cut = self._cut or cut_off(blocks)
-        reason = stop_reason(finish_after_cut(finish_reason) if cut else finish_reason,
-                             self._called)
+        reason = stop_reason(
+            finish_after_cut(finish_reason) if cut else finish_reason, self._called
+        )
         self._stop_text(out)
-        out.append({"type": "message_delta",
-                    "delta": {"stop_reason": reason, "stop_sequence": None},
-                    "usage": {"input_tokens": counts[0], "output_tokens": counts[1]}})
+        out.append(
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": reason, "stop_sequence": None},
+                "usage": {"input_tokens": counts[0], "output_tokens": counts[1]},
+            }
+        )
         out.append({"type": "message_stop"})
         return out
 
     def _start(self, out: list[dict[str, Any]]) -> None:
         self._started = True
-        out.append({"type": "message_start", "message": _message(
-            self._message_id, self._model, [], None, (self._usage[0], 0))})
+        out.append(
+            {
+                "type": "message_start",
+                "message": _message(self._message_id, self._model, [], None, (self._usage[0], 0)),
+            }
+        )
 
     def _render(self, e: Event, out: list[dict[str, Any]]) -> None:
         if isinstance(e, Text):
@@ -225,28 +281,51 @@ class StreamRenderer:
                 self._stop_text(out)
                 self._text = self._open({"type": "text", "text": ""}, out)
                 self._kind = "text"
-            out.append({"type": "content_block_delta", "index": self._text,
-                        "delta": {"type": "text_delta", "text": e.text}})
+            out.append(
+                {
+                    "type": "content_block_delta",
+                    "index": self._text,
+                    "delta": {"type": "text_delta", "text": e.text},
+                }
+            )
         elif isinstance(e, Reasoning):
             if self._kind != "thinking":
                 self._stop_text(out)
                 self._text = self._open(_thinking(""), out)
                 self._kind = "thinking"
-            out.append({"type": "content_block_delta", "index": self._text,
-                        "delta": {"type": "thinking_delta", "thinking": e.text}})
+            out.append(
+                {
+                    "type": "content_block_delta",
+                    "index": self._text,
+                    "delta": {"type": "thinking_delta", "thinking": e.text},
+                }
+            )
         elif isinstance(e, ArgumentsDelta):
             index = self._blocks.get(e.index, -1)
             if index >= 0:
-                out.append({"type": "content_block_delta", "index": index,
-                            "delta": {"type": "input_json_delta", "partial_json": e.delta}})
+                out.append(
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "input_json_delta", "partial_json": e.delta},
+                    }
+                )
         elif isinstance(e, CallStarted):
             self._stop_text(out)
             self._blocks[e.index] = self._open(_tool_use(self._tool_use_id, e.name, {}), out)
             self._names[e.index] = e.name
         elif isinstance(e, CallAborted) and self._error:
             self._aborted = e
-            out.append({"type": "error", "error": {
-                "type": "api_error", "message": why(e, self._names.get(e.index, "")).message}})
+            self._reply = ENDED  # (nothing more shows)
+            out.append(
+                {
+                    "type": "error",
+                    "error": {
+                        "type": "api_error",
+                        "message": why(e, self._names.get(e.index, "")).message,
+                    },
+                }
+            )
         elif isinstance(e, (CallFinished, CallAborted)):
             index = self._blocks.pop(e.index, -1)
             self._names.pop(e.index, None)
@@ -268,12 +347,16 @@ class StreamRenderer:
             self._kind = ""
 
 
-def render_response(result: ParseResult, *, model: str = "callsieve",
-                    message_id_factory: Callable[[], str] = new_message_id,
-                    tool_use_id_factory: Callable[[], str] = new_tool_use_id,
-                    usage: Usage | None = None,
-                    finish_reason: str | None = None,
-                    include_reasoning: bool = True) -> dict[str, Any]:
+def render_response(
+    result: ParseResult,
+    *,
+    model: str = "callsieve",
+    message_id_factory: Callable[[], str] = new_message_id,
+    tool_use_id_factory: Callable[[], str] = new_tool_use_id,
+    usage: Usage | None = None,
+    finish_reason: str | None = None,
+    include_reasoning: bool = True,
+) -> dict[str, Any]:
     """The whole Messages response for ``result``: ``content`` holds its ``thinking``, text
     and ``tool_use`` blocks in reply order (each call's ``input`` is the call's own dict, not a
     copy), ``stop_reason`` is ``stop_reason(finish_reason, ...)`` — ``"max_tokens"`` for a

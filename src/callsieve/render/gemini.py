@@ -41,7 +41,7 @@ from .._base.events import Block, CallAborted, CallFinished, CallStarted, Event,
 from .._facade.results import ParseResult
 from ._aborts import cut_off, ends_reply, finish_after_cut, why
 from ._options import Usage, make_id, token_counts
-from ._reply import Reply, reply_events
+from ._reply import ENDED, Reply, reply_events
 
 __all__ = [
     "FINISH_REASONS",
@@ -55,11 +55,27 @@ __all__ = [
 _BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz"
 
 #: Gemini's own finish reasons that a caller may pass through as they are.
-FINISH_REASONS = ("STOP", "MAX_TOKENS", "SAFETY", "RECITATION", "LANGUAGE", "OTHER", "BLOCKLIST",
-                  "PROHIBITED_CONTENT", "SPII", "MALFORMED_FUNCTION_CALL",
-                  "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS")
-_MAPPED = {None: "STOP", "stop": "STOP", "tool_calls": "STOP", "length": "MAX_TOKENS",
-           "content_filter": "SAFETY"}  # (OpenAI's names)
+FINISH_REASONS = (
+    "STOP",
+    "MAX_TOKENS",
+    "SAFETY",
+    "RECITATION",
+    "LANGUAGE",
+    "OTHER",
+    "BLOCKLIST",
+    "PROHIBITED_CONTENT",
+    "SPII",
+    "MALFORMED_FUNCTION_CALL",
+    "UNEXPECTED_TOOL_CALL",
+    "TOO_MANY_TOOL_CALLS",
+)
+_MAPPED = {
+    None: "STOP",
+    "stop": "STOP",
+    "tool_calls": "STOP",
+    "length": "MAX_TOKENS",
+    "content_filter": "SAFETY",
+}  # (OpenAI's names)
 
 
 def new_response_id() -> str:
@@ -83,8 +99,9 @@ def finish_reason_of(finish_reason: str | None) -> str:
     if finish_reason in FINISH_REASONS:
         return finish_reason
     allowed = tuple(k for k in _MAPPED if k is not None) + FINISH_REASONS
-    raise ConfigurationError(f"finish_reason must be None or one of {allowed}, "
-                             f"not {finish_reason!r}", expected=allowed)
+    raise ConfigurationError(
+        f"finish_reason must be None or one of {allowed}, not {finish_reason!r}", expected=allowed
+    )
 
 
 class _Builder:
@@ -92,8 +109,13 @@ class _Builder:
 
     __slots__ = ("model", "response_id", "call_id", "usage")
 
-    def __init__(self, model: str, response_id_factory: Callable[[], str],
-                 call_id_factory: Callable[[], str] | None, usage: Usage | None) -> None:
+    def __init__(
+        self,
+        model: str,
+        response_id_factory: Callable[[], str],
+        call_id_factory: Callable[[], str] | None,
+        usage: Usage | None,
+    ) -> None:
         self.usage = token_counts(usage)
         self.model = model
         self.response_id = make_id(response_id_factory, "response_id_factory")
@@ -107,25 +129,27 @@ class _Builder:
                 if parts and "text" in parts[-1] and ("thought" in parts[-1]) == thought:
                     parts[-1]["text"] += e.text
                 else:
-                    parts.append({"text": e.text, "thought": True} if thought
-                                 else {"text": e.text})
+                    parts.append({"text": e.text, "thought": True} if thought else {"text": e.text})
             elif isinstance(e, CallFinished):
                 call: dict[str, Any] = {"name": e.call.name, "args": e.call.input}
                 if self.call_id is not None:
                     call["id"] = make_id(self.call_id, "call_id_factory")
                 parts.append({"functionCall": call})
 
-    def response(self, parts: list[dict[str, Any]], reason: str | None,
-                 usage: tuple[int, int] | None) -> dict[str, Any]:
+    def response(
+        self, parts: list[dict[str, Any]], reason: str | None, usage: tuple[int, int] | None
+    ) -> dict[str, Any]:
         candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}}
         if reason is not None:
             candidate["finishReason"] = reason
         candidate["index"] = 0
         out: dict[str, Any] = {"candidates": [candidate]}
         if usage is not None:
-            out["usageMetadata"] = {"promptTokenCount": usage[0],
-                                    "candidatesTokenCount": usage[1],
-                                    "totalTokenCount": usage[0] + usage[1]}
+            out["usageMetadata"] = {
+                "promptTokenCount": usage[0],
+                "candidatesTokenCount": usage[1],
+                "totalTokenCount": usage[0] + usage[1],
+            }
         out["modelVersion"] = self.model
         out["responseId"] = self.response_id
         return out
@@ -146,15 +170,21 @@ class StreamRenderer:
 
     __slots__ = ("_b", "_reply", "_closed", "_error", "_names", "_cut", "_aborted")
 
-    def __init__(self, *, model: str = "callsieve",
-                 response_id_factory: Callable[[], str] = new_response_id,
-                 call_id_factory: Callable[[], str] | None = new_function_call_id,
-                 usage: Usage | None = None, include_reasoning: bool = True,
-                 on_abort: str = "error") -> None:
+    def __init__(
+        self,
+        *,
+        model: str = "callsieve",
+        response_id_factory: Callable[[], str] = new_response_id,
+        call_id_factory: Callable[[], str] | None = new_function_call_id,
+        usage: Usage | None = None,
+        include_reasoning: bool = True,
+        on_abort: str = "error",
+    ) -> None:
         self._error = ends_reply(on_abort)
         self._b = _Builder(model, response_id_factory, call_id_factory, usage)
-        self._reply = Reply(trim_around_calls=True, aborted_calls_seen=False,
-                            include_reasoning=include_reasoning)
+        self._reply = Reply(
+            trim_around_calls=True, aborted_calls_seen=False, include_reasoning=include_reasoning
+        )
         self._closed = False
         self._names: dict[int, str] = {}  # a started call's number -> its name
         self._cut = False  # a call aborted because the reply was cut off inside it
@@ -171,12 +201,11 @@ class StreamRenderer:
         the error chunk, if a call that did not come through ends the reply)."""
         if self._closed:
             raise SieveClosedError("feed() called on a StreamRenderer that is already closed")
-        if self._aborted is not None:
-            return []
         return self._chunks(self._reply.feed(events), None, None)
 
-    def _chunks(self, events: list[Event], reason: str | None,
-                usage: tuple[int, int] | None) -> list[dict[str, Any]]:
+    def _chunks(
+        self, events: list[Event], reason: str | None, usage: tuple[int, int] | None
+    ) -> list[dict[str, Any]]:
         """The chunk of reply ``events`` (the last one when ``reason`` is given), or the
         chunk of the events before an abort that ends the reply, then its error."""
         for k, e in enumerate(events):
@@ -188,10 +217,16 @@ class StreamRenderer:
                 self._cut = self._cut or e.reason == "cut_off"
                 if self._error and not e.resent:
                     self._aborted = e
+                    self._reply = ENDED  # (nothing more shows)
                     parts: list[dict[str, Any]] = []
                     self._b.parts(events[:k], parts)
-                    error = {"error": {"code": 500, "message": why(
-                        e, self._names.get(e.index, "")).message, "status": "INTERNAL"}}
+                    error = {
+                        "error": {
+                            "code": 500,
+                            "message": why(e, self._names.get(e.index, "")).message,
+                            "status": "INTERNAL",
+                        }
+                    }
                     return [self._b.response(parts, None, None), error] if parts else [error]
         parts = []
         self._b.parts(events, parts)
@@ -199,8 +234,13 @@ class StreamRenderer:
             return [self._b.response(parts, None, None)] if parts else []
         return [self._b.response(parts or [{"text": ""}], reason, usage)]
 
-    def close(self, finish_reason: str | None = None, *, usage: Usage | None = None,
-              blocks: Iterable[Block] = ()) -> list[dict[str, Any]]:
+    def close(
+        self,
+        finish_reason: str | None = None,
+        *,
+        usage: Usage | None = None,
+        blocks: Iterable[Block] = (),
+    ) -> list[dict[str, Any]]:
         """The last chunk: ``finishReason`` (``finish_reason_of(finish_reason)``) and
         ``usageMetadata`` (this call's ``usage``, else the constructor's). ``blocks`` (the
         sieve's, ``Sieve.blocks``): a reply that ended inside a call whose start was never
@@ -214,16 +254,23 @@ class StreamRenderer:
             return []
         events = self._reply.close()
         cut = self._cut or cut_off(blocks) or any(isinstance(e, CallAborted) for e in events)
-        return self._chunks(events, finish_reason_of(
-            finish_after_cut(finish_reason) if cut else finish_reason), counts)
+        return self._chunks(
+            events,
+            finish_reason_of(finish_after_cut(finish_reason) if cut else finish_reason),
+            counts,
+        )
 
 
-def render_response(result: ParseResult, *, model: str = "callsieve",
-                    response_id_factory: Callable[[], str] = new_response_id,
-                    call_id_factory: Callable[[], str] | None = new_function_call_id,
-                    usage: Usage | None = None,
-                    finish_reason: str | None = None,
-                    include_reasoning: bool = True) -> dict[str, Any]:
+def render_response(
+    result: ParseResult,
+    *,
+    model: str = "callsieve",
+    response_id_factory: Callable[[], str] = new_response_id,
+    call_id_factory: Callable[[], str] | None = new_function_call_id,
+    usage: Usage | None = None,
+    finish_reason: str | None = None,
+    include_reasoning: bool = True,
+) -> dict[str, Any]:
     """The whole ``GenerateContentResponse`` for ``result``: its thought, text and
     ``functionCall`` parts in reply order (each call's ``args`` is the call's own dict, not a
     copy); one cut off inside a call (``_aborts.cut_off``) ends ``MAX_TOKENS`` for a natural
@@ -231,8 +278,9 @@ def render_response(result: ParseResult, *, model: str = "callsieve",
     reason = finish_reason_of(finish_reason)
     b = _Builder(model, response_id_factory, call_id_factory, usage)
     parts: list[dict[str, Any]] = []
-    b.parts(reply_events(result, trim_around_calls=True, include_reasoning=include_reasoning),
-            parts)
+    b.parts(
+        reply_events(result, trim_around_calls=True, include_reasoning=include_reasoning), parts
+    )
     if cut_off(result.blocks):
         reason = finish_reason_of(finish_after_cut(finish_reason))
     return b.response(parts or [{"text": ""}], reason, b.usage)

@@ -42,9 +42,10 @@ default, or the model's own; a call without one gets a fresh one), or ``call_id_
 when one is given. ``created`` (Unix seconds) defaults to the time of construction.
 What it guarantees: every object validates as the ``openai`` SDK's ``ChatCompletionChunk`` /
 ``ChatCompletion``, and the SDK's ``ChatCompletionStreamState`` fed the chunks of a stream
-gives the message ``render_response`` gives for ``parse()`` of the same text (unless a call
-was aborted). What it costs: one small dict tree per reply event, built inline for text (the
-hot path), no copies, no validation; a feed with no events returns at once. On a tool-heavy
+gives the message ``render_response`` gives for ``parse()`` of the same text, unless a call
+aborted (then the SDK raises on the error chunk). What it costs: one small dict tree per
+reply event, built inline for text (the hot path), no copies, no validation; a feed with no
+events returns at once. On a tool-heavy
 chat (``benchmarks/bench_render.py``) sieve, ``Reply`` and this renderer take about 1.3x the
 sieve alone at 64-character chunks and about 2x at 1-8-character chunks, where building one
 plain dict per piece of prose, and nothing else, already takes about 1.55x. The module never
@@ -73,7 +74,7 @@ from .._config.options import new_call_id
 from .._facade.results import ParseResult
 from ._aborts import cut_off, ends_reply, finish_after_cut, why
 from ._options import Usage, make_id, token_counts
-from ._reply import Reply, reply_events
+from ._reply import ENDED, Reply, reply_events
 
 __all__ = ["FINISH_REASONS", "REASONING_FIELDS", "StreamRenderer", "render_response"]
 
@@ -100,14 +101,15 @@ def _finish_reason(given: str | None, called: bool, cut: bool = False) -> str:
         return "tool_calls" if called else "stop"
     if given in ("length", "content_filter"):
         return given
-    raise ConfigurationError(
-        f"finish_reason must be one of {FINISH_REASONS!r}, got {given!r}")
+    raise ConfigurationError(f"finish_reason must be one of {FINISH_REASONS!r}, got {given!r}")
 
 
 def _reasoning_field(name: str) -> str:
     if name not in REASONING_FIELDS:
-        raise ConfigurationError(f"reasoning_field must be one of {REASONING_FIELDS!r}, "
-                                 f"got {name!r}", expected=REASONING_FIELDS)
+        raise ConfigurationError(
+            f"reasoning_field must be one of {REASONING_FIELDS!r}, got {name!r}",
+            expected=REASONING_FIELDS,
+        )
     return name
 
 
@@ -115,20 +117,43 @@ def _usage(usage: Usage | None) -> dict[str, Any]:
     """The caller's counts (``_options.token_counts``: the same ``usage`` every renderer
     takes) as Chat Completions writes them."""
     prompt, completion = token_counts(usage)
-    return {"prompt_tokens": prompt, "completion_tokens": completion,
-            "total_tokens": prompt + completion}
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
 
 
 class StreamRenderer:
     """Sieve events in, ``chat.completion.chunk`` dicts out (see the module's docstring)."""
 
-    __slots__ = ("_reply", "_id", "_created", "_model", "_call_id", "_field", "_started",
-                 "_called", "_closed", "_error", "_names", "_cut", "_aborted")
+    __slots__ = (
+        "_reply",
+        "_id",
+        "_created",
+        "_model",
+        "_call_id",
+        "_field",
+        "_started",
+        "_called",
+        "_closed",
+        "_error",
+        "_names",
+        "_cut",
+        "_aborted",
+    )
 
-    def __init__(self, *, model: str = "callsieve", created: int | None = None,
-                 completion_id_factory: IdFactory | None = None,
-                 call_id_factory: IdFactory | None = None, include_reasoning: bool = True,
-                 reasoning_field: str = "reasoning_content", on_abort: str = "error") -> None:
+    def __init__(
+        self,
+        *,
+        model: str = "callsieve",
+        created: int | None = None,
+        completion_id_factory: IdFactory | None = None,
+        call_id_factory: IdFactory | None = None,
+        include_reasoning: bool = True,
+        reasoning_field: str = "reasoning_content",
+        on_abort: str = "error",
+    ) -> None:
         self._error = ends_reply(on_abort)
         self._field = _reasoning_field(reasoning_field)
         self._reply = Reply(trim_around_calls=False, include_reasoning=include_reasoning)
@@ -158,17 +183,29 @@ class StreamRenderer:
         """The chunks for the next sieve events."""
         if self._closed:
             raise SieveClosedError("feed() after close() on an openai_chat.StreamRenderer")
-        if not events or self._aborted is not None:  # (most feeds inside a block: nothing)
+        if not events:  # (most feeds inside a block: nothing to do)
             return []
         out: list[dict[str, Any]] = []
         for e in self._reply.feed(events):
             delta: dict[str, Any]
             if isinstance(e, Text):
                 if self._started:  # the hot path: one chunk per piece of prose, built inline
-                    out.append({"id": self._id, "object": "chat.completion.chunk",
-                                "created": self._created, "model": self._model,
-                                "choices": [{"index": 0, "delta": {"content": e.text},
-                                             "logprobs": None, "finish_reason": None}]})
+                    out.append(
+                        {
+                            "id": self._id,
+                            "object": "chat.completion.chunk",
+                            "created": self._created,
+                            "model": self._model,
+                            "choices": [
+                                {
+                                    "index": 0,
+                                    "delta": {"content": e.text},
+                                    "logprobs": None,
+                                    "finish_reason": None,
+                                }
+                            ],
+                        }
+                    )
                     continue
                 delta = {"content": e.text}
             elif isinstance(e, Reasoning):
@@ -176,10 +213,21 @@ class StreamRenderer:
             elif isinstance(e, ArgumentsDelta):
                 delta = {"tool_calls": [{"index": e.index, "function": {"arguments": e.delta}}]}
             elif isinstance(e, CallStarted):
-                ident = (make_id(self._call_id, "call_id_factory") if self._call_id is not None
-                         else e.id or new_call_id())
-                delta = {"tool_calls": [{"index": e.index, "id": ident, "type": "function",
-                                         "function": {"name": e.name, "arguments": ""}}]}
+                ident = (
+                    make_id(self._call_id, "call_id_factory")
+                    if self._call_id is not None
+                    else e.id or new_call_id()
+                )
+                delta = {
+                    "tool_calls": [
+                        {
+                            "index": e.index,
+                            "id": ident,
+                            "type": "function",
+                            "function": {"name": e.name, "arguments": ""},
+                        }
+                    ]
+                }
                 self._names[e.index] = e.name
             else:
                 if isinstance(e, CallFinished):
@@ -193,15 +241,19 @@ class StreamRenderer:
                 if "content" in delta:
                     out.append(self._chunk({"role": "assistant", "content": ""}))
                 elif self._field in delta:
-                    out.append(self._chunk({"role": "assistant", "content": None,
-                                            self._field: ""}))
+                    out.append(self._chunk({"role": "assistant", "content": None, self._field: ""}))
                 else:
                     delta = {"role": "assistant", "content": None, **delta}
             out.append(self._chunk(delta))
         return out
 
-    def close(self, finish_reason: str | None = None, *, usage: Usage | None = None,
-              blocks: Iterable[Block] = ()) -> list[dict[str, Any]]:
+    def close(
+        self,
+        finish_reason: str | None = None,
+        *,
+        usage: Usage | None = None,
+        blocks: Iterable[Block] = (),
+    ) -> list[dict[str, Any]]:
         """The last chunks: the finish reason (and the usage chunk when ``usage`` is given).
         ``blocks`` (the sieve's, ``Sieve.blocks``): a reply that ended inside a call whose
         start was never sent (``early_emit="block"`` or ``"invoke"``) is cut off too."""
@@ -211,10 +263,9 @@ class StreamRenderer:
         if usage is not None:
             _usage(usage)
         out: list[dict[str, Any]] = []
-        if self._aborted is None:
-            for e in self._reply.close():  # (aborts of calls still open: cut off)
-                if isinstance(e, CallAborted) and self._abort(e, out):
-                    break
+        for e in self._reply.close():  # (aborts of calls still open: cut off)
+            if isinstance(e, CallAborted) and self._abort(e, out):
+                break
         self._closed = True
         if self._aborted is not None:
             return out
@@ -225,9 +276,16 @@ class StreamRenderer:
             out.append(self._chunk({"role": "assistant", "content": None}))
         out.append(self._chunk({}, reason))
         if usage is not None:
-            out.append({"id": self._id, "object": "chat.completion.chunk",
-                        "created": self._created, "model": self._model, "choices": [],
-                        "usage": _usage(usage)})
+            out.append(
+                {
+                    "id": self._id,
+                    "object": "chat.completion.chunk",
+                    "created": self._created,
+                    "model": self._model,
+                    "choices": [],
+                    "usage": _usage(usage),
+                }
+            )
         return out
 
     def _abort(self, e: CallAborted, out: list[dict[str, Any]]) -> bool:
@@ -237,23 +295,35 @@ class StreamRenderer:
         if not self._error:
             return False
         code, message, _ = why(e, self._names.get(e.index, ""))
-        out.append({"error": {"message": message, "type": "server_error", "param": None,
-                              "code": code}})
+        out.append(
+            {"error": {"message": message, "type": "server_error", "param": None, "code": code}}
+        )
         self._aborted = e
+        self._reply = ENDED  # (nothing more shows)
         return True
 
     def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-        return {"id": self._id, "object": "chat.completion.chunk", "created": self._created,
-                "model": self._model,
-                "choices": [{"index": 0, "delta": delta, "logprobs": None,
-                             "finish_reason": finish}]}
+        return {
+            "id": self._id,
+            "object": "chat.completion.chunk",
+            "created": self._created,
+            "model": self._model,
+            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+        }
 
 
-def render_response(result: ParseResult, *, model: str = "callsieve", created: int | None = None,
-                    completion_id_factory: IdFactory | None = None,
-                    call_id_factory: IdFactory | None = None, finish_reason: str | None = None,
-                    usage: Usage | None = None, include_reasoning: bool = True,
-                    reasoning_field: str = "reasoning_content") -> dict[str, Any]:
+def render_response(
+    result: ParseResult,
+    *,
+    model: str = "callsieve",
+    created: int | None = None,
+    completion_id_factory: IdFactory | None = None,
+    call_id_factory: IdFactory | None = None,
+    finish_reason: str | None = None,
+    usage: Usage | None = None,
+    include_reasoning: bool = True,
+    reasoning_field: str = "reasoning_content",
+) -> dict[str, Any]:
     """The whole ``chat.completion`` for ``result`` (``usage`` zeros unless given)."""
     field = _reasoning_field(reasoning_field)
     ident = make_id(completion_id_factory or _new_completion_id, "completion_id_factory")
@@ -267,10 +337,14 @@ def render_response(result: ParseResult, *, model: str = "callsieve", created: i
         elif isinstance(e, Reasoning):
             thought.append(e.text)
         elif isinstance(e, CallStarted):
-            call_id = (make_id(call_id_factory, "call_id_factory") if call_id_factory is not None
-                       else e.id or new_call_id())
-            calls.append({"id": call_id, "type": "function",
-                          "function": {"name": e.name, "arguments": ""}})
+            call_id = (
+                make_id(call_id_factory, "call_id_factory")
+                if call_id_factory is not None
+                else e.id or new_call_id()
+            )
+            calls.append(
+                {"id": call_id, "type": "function", "function": {"name": e.name, "arguments": ""}}
+            )
             arguments.append([])
         elif isinstance(e, ArgumentsDelta):
             arguments[e.index].append(e.delta)
@@ -289,7 +363,6 @@ def render_response(result: ParseResult, *, model: str = "callsieve", created: i
         "object": "chat.completion",
         "created": int(time.time()) if created is None else created,
         "model": model,
-        "choices": [{"index": 0, "message": message, "logprobs": None,
-                     "finish_reason": reason}],
+        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": reason}],
         "usage": _usage(usage),
     }

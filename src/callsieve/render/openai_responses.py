@@ -56,10 +56,10 @@ passed in; default ``True`` / ``"auto"`` / ``[]``), ``error`` and ``incomplete_d
 (null), and ``usage`` (zeros, or the caller's counts, when the response ends).
 What it guarantees: every event validates as the ``openai`` SDK's ``ResponseStreamEvent``,
 every response as ``Response``; the SDK's ``ResponseStreamState`` accumulates the stream to
-the response ``render_response`` gives for ``parse()`` of the same text (unless a call was
-aborted). What it costs: one small dict per reply event (built inline for text) and a few per
-item boundary; the text and arguments of the open item are kept (as lists of pieces) for the
-``.done`` events; about what ``openai_chat`` costs (``benchmarks/bench_render.py``).
+the response ``render_response`` gives for ``parse()`` of the same text, unless a call
+aborted (then it ends ``response.failed``). What it costs: one small dict per reply event
+(built inline for text) and a few per item boundary; the text and arguments of the open
+item are kept (as lists of pieces) for the ``.done`` events; about what ``openai_chat`` costs (``benchmarks/bench_render.py``).
 ``render_response`` is this encoder run over ``reply_events(result)``, keeping the last
 event's response, so the two cannot disagree. The module never imports the SDK.
 """
@@ -86,7 +86,7 @@ from .._config.options import new_call_id
 from .._facade.results import ParseResult
 from ._aborts import cut_off, ends_reply, finish_after_cut, why
 from ._options import Usage, make_id, token_counts
-from ._reply import Reply, reply_events
+from ._reply import ENDED, Reply, reply_events
 
 __all__ = ["FINISH_REASONS", "StreamRenderer", "render_response"]
 
@@ -105,9 +105,13 @@ def _usage(usage: Usage | None) -> dict[str, Any]:
     """The caller's counts (``_options.token_counts``: the same ``usage`` every renderer
     takes) as the Responses API writes them, with the details it requires (zeros)."""
     given, made = token_counts(usage)
-    return {"input_tokens": given, "output_tokens": made, "total_tokens": given + made,
-            "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
-            "output_tokens_details": {"reasoning_tokens": 0}}
+    return {
+        "input_tokens": given,
+        "output_tokens": made,
+        "total_tokens": given + made,
+        "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+        "output_tokens_details": {"reasoning_tokens": 0},
+    }
 
 
 def _text_part(text: str) -> dict[str, Any]:
@@ -115,23 +119,39 @@ def _text_part(text: str) -> dict[str, Any]:
 
 
 def _message(ident: str, status: str, text: str | None) -> dict[str, Any]:
-    return {"id": ident, "type": "message", "status": status,
-            "content": [] if text is None else [_text_part(text)], "role": "assistant"}
+    return {
+        "id": ident,
+        "type": "message",
+        "status": status,
+        "content": [] if text is None else [_text_part(text)],
+        "role": "assistant",
+    }
 
 
 def _reasoning(ident: str, status: str, text: str | None) -> dict[str, Any]:
-    return {"id": ident, "type": "reasoning", "status": status,
-            "summary": [] if text is None else [_summary_part(text)]}
+    return {
+        "id": ident,
+        "type": "reasoning",
+        "status": status,
+        "summary": [] if text is None else [_summary_part(text)],
+    }
 
 
 def _summary_part(text: str) -> dict[str, Any]:
     return {"type": "summary_text", "text": text}
 
 
-def _function_call(ident: str, status: str, call_id: str, name: str,
-                   arguments: str) -> dict[str, Any]:
-    return {"id": ident, "type": "function_call", "status": status, "arguments": arguments,
-            "call_id": call_id, "name": name}
+def _function_call(
+    ident: str, status: str, call_id: str, name: str, arguments: str
+) -> dict[str, Any]:
+    return {
+        "id": ident,
+        "type": "function_call",
+        "status": status,
+        "arguments": arguments,
+        "call_id": call_id,
+        "name": name,
+    }
 
 
 class _Kind(NamedTuple):
@@ -147,12 +167,24 @@ class _Kind(NamedTuple):
     text_extra: dict[str, Any]
 
 
-_MESSAGE = _Kind(_message, _text_part, "response.content_part.added",
-                 "response.output_text.done", "response.content_part.done",
-                 {"content_index": 0}, {"logprobs": []})
-_REASONING = _Kind(_reasoning, _summary_part, "response.reasoning_summary_part.added",
-                   "response.reasoning_summary_text.done",
-                   "response.reasoning_summary_part.done", {"summary_index": 0}, {})
+_MESSAGE = _Kind(
+    _message,
+    _text_part,
+    "response.content_part.added",
+    "response.output_text.done",
+    "response.content_part.done",
+    {"content_index": 0},
+    {"logprobs": []},
+)
+_REASONING = _Kind(
+    _reasoning,
+    _summary_part,
+    "response.reasoning_summary_part.added",
+    "response.reasoning_summary_text.done",
+    "response.reasoning_summary_part.done",
+    {"summary_index": 0},
+    {},
+)
 
 
 class _Open:
@@ -171,20 +203,47 @@ class _Open:
 class StreamRenderer:
     """Sieve events in, Responses stream events out (see the module's docstring)."""
 
-    __slots__ = ("_reply", "_id", "_created", "_model", "_tools", "_tool_choice",
-                 "_parallel", "_msg_id", "_rs_id", "_fc_id", "_call_id", "_seq", "_next_index",
-                 "_msg", "_rs", "_calls", "_output", "_started", "_closed", "_error", "_cut",
-                 "_aborted")
+    __slots__ = (
+        "_reply",
+        "_id",
+        "_created",
+        "_model",
+        "_tools",
+        "_tool_choice",
+        "_parallel",
+        "_msg_id",
+        "_rs_id",
+        "_fc_id",
+        "_call_id",
+        "_seq",
+        "_next_index",
+        "_msg",
+        "_rs",
+        "_calls",
+        "_output",
+        "_started",
+        "_closed",
+        "_error",
+        "_cut",
+        "_aborted",
+    )
 
-    def __init__(self, *, model: str = "callsieve", created: int | None = None,
-                 response_id_factory: IdFactory | None = None,
-                 message_id_factory: IdFactory | None = None,
-                 function_call_id_factory: IdFactory | None = None,
-                 call_id_factory: IdFactory | None = None,
-                 reasoning_id_factory: IdFactory | None = None,
-                 tools: Sequence[Mapping[str, Any]] = (), tool_choice: Any = "auto",
-                 parallel_tool_calls: bool = True, include_reasoning: bool = True,
-                 on_abort: str = "error") -> None:
+    def __init__(
+        self,
+        *,
+        model: str = "callsieve",
+        created: int | None = None,
+        response_id_factory: IdFactory | None = None,
+        message_id_factory: IdFactory | None = None,
+        function_call_id_factory: IdFactory | None = None,
+        call_id_factory: IdFactory | None = None,
+        reasoning_id_factory: IdFactory | None = None,
+        tools: Sequence[Mapping[str, Any]] = (),
+        tool_choice: Any = "auto",
+        parallel_tool_calls: bool = True,
+        include_reasoning: bool = True,
+        on_abort: str = "error",
+    ) -> None:
         self._error = ends_reply(on_abort)
         self._reply = Reply(trim_around_calls=True, include_reasoning=include_reasoning)
         self._id = make_id(response_id_factory or _hex_id("resp_"), "response_id_factory")
@@ -223,14 +282,19 @@ class StreamRenderer:
         """The stream events for the next sieve events."""
         if self._closed:
             raise SieveClosedError("feed() after close() on an openai_responses.StreamRenderer")
-        if (not events and self._started) or self._aborted is not None:
-            return []  # (most feeds inside a block: nothing to do)
+        if not events and self._started:  # (most feeds inside a block: nothing to do)
+            return []
         out = self._begin()
         self._render(self._reply.feed(events), out)
         return out
 
-    def close(self, finish_reason: str | None = None, *, usage: Usage | None = None,
-              blocks: Iterable[Block] = ()) -> list[dict[str, Any]]:
+    def close(
+        self,
+        finish_reason: str | None = None,
+        *,
+        usage: Usage | None = None,
+        blocks: Iterable[Block] = (),
+    ) -> list[dict[str, Any]]:
         """The last events: open items closed, then ``response.completed`` (or
         ``response.incomplete``) with the whole response. ``blocks`` (the sieve's,
         ``Sieve.blocks``): a reply that ended inside a call whose start was never sent
@@ -239,7 +303,8 @@ class StreamRenderer:
             raise SieveClosedError("close() after close() on an openai_responses.StreamRenderer")
         if finish_reason not in FINISH_REASONS:
             raise ConfigurationError(
-                f"finish_reason must be one of {FINISH_REASONS!r}, got {finish_reason!r}")
+                f"finish_reason must be one of {FINISH_REASONS!r}, got {finish_reason!r}"
+            )
         given = _usage(usage)  # (checked before any change)
         self._closed = True
         if self._aborted is not None:
@@ -257,25 +322,41 @@ class StreamRenderer:
         self._seq += 1
         return event
 
-    def _response(self, status: str, output: list[dict[str, Any]],
-                  usage: dict[str, Any] | None = None,
-                  incomplete: dict[str, Any] | None = None) -> dict[str, Any]:
-        return {"id": self._id, "object": "response", "created_at": self._created,
-                "status": status, "error": None, "incomplete_details": incomplete,
-                "instructions": None, "model": self._model, "output": output,
-                "parallel_tool_calls": self._parallel, "tool_choice": self._tool_choice,
-                "tools": [dict(t) for t in self._tools], "usage": usage}
+    def _response(
+        self,
+        status: str,
+        output: list[dict[str, Any]],
+        usage: dict[str, Any] | None = None,
+        incomplete: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        return {
+            "id": self._id,
+            "object": "response",
+            "created_at": self._created,
+            "status": status,
+            "error": None,
+            "incomplete_details": incomplete,
+            "instructions": None,
+            "model": self._model,
+            "output": output,
+            "parallel_tool_calls": self._parallel,
+            "tool_choice": self._tool_choice,
+            "tools": [dict(t) for t in self._tools],
+            "usage": usage,
+        }
 
     def _begin(self) -> list[dict[str, Any]]:
         if self._started:
             return []
         self._started = True
-        return [self._event("response.created", response=self._response("in_progress", [])),
-                self._event("response.in_progress",
-                            response=self._response("in_progress", []))]
+        return [
+            self._event("response.created", response=self._response("in_progress", [])),
+            self._event("response.in_progress", response=self._response("in_progress", [])),
+        ]
 
-    def _end(self, finish_reason: str | None, usage: dict[str, Any],
-             out: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _end(
+        self, finish_reason: str | None, usage: dict[str, Any], out: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
         reason = _INCOMPLETE.get(finish_reason or "")
         status = "completed" if reason is None else "incomplete"
         self._close_parts(out, status)
@@ -291,35 +372,66 @@ class StreamRenderer:
                     self._close_reasoning(out, "completed")
                 msg = self._msg or self._open_message(out)
                 msg.pieces.append(e.text)
-                out.append({"type": "response.output_text.delta", "sequence_number": self._seq,
-                            "item_id": msg.id, "output_index": msg.index, "content_index": 0,
-                            "delta": e.text, "logprobs": []})
+                out.append(
+                    {
+                        "type": "response.output_text.delta",
+                        "sequence_number": self._seq,
+                        "item_id": msg.id,
+                        "output_index": msg.index,
+                        "content_index": 0,
+                        "delta": e.text,
+                        "logprobs": [],
+                    }
+                )
                 self._seq += 1
             elif isinstance(e, Reasoning):
                 if self._msg is not None:
                     self._close_message(out, "completed")
                 rs = self._rs or self._open_reasoning(out)
                 rs.pieces.append(e.text)
-                out.append(self._event("response.reasoning_summary_text.delta", item_id=rs.id,
-                                       output_index=rs.index, summary_index=0, delta=e.text))
+                out.append(
+                    self._event(
+                        "response.reasoning_summary_text.delta",
+                        item_id=rs.id,
+                        output_index=rs.index,
+                        summary_index=0,
+                        delta=e.text,
+                    )
+                )
             elif isinstance(e, ArgumentsDelta):
                 call = self._calls.get(e.index)
                 if call is not None:
                     call.pieces.append(e.delta)
-                    out.append(self._event("response.function_call_arguments.delta",
-                                           item_id=call.id, output_index=call.index,
-                                           delta=e.delta))
+                    out.append(
+                        self._event(
+                            "response.function_call_arguments.delta",
+                            item_id=call.id,
+                            output_index=call.index,
+                            delta=e.delta,
+                        )
+                    )
             elif isinstance(e, CallStarted):
                 self._close_parts(out, "completed")
-                call_id = (make_id(self._call_id, "call_id_factory") if self._call_id is not None
-                           else e.id or new_call_id())
-                call = _Open(make_id(self._fc_id, "function_call_id_factory"), self._next_index,
-                             call_id, e.name)
+                call_id = (
+                    make_id(self._call_id, "call_id_factory")
+                    if self._call_id is not None
+                    else e.id or new_call_id()
+                )
+                call = _Open(
+                    make_id(self._fc_id, "function_call_id_factory"),
+                    self._next_index,
+                    call_id,
+                    e.name,
+                )
                 self._next_index += 1
                 self._calls[e.index] = call
-                out.append(self._event("response.output_item.added", output_index=call.index,
-                                       item=_function_call(call.id, "in_progress", call_id,
-                                                           e.name, "")))
+                out.append(
+                    self._event(
+                        "response.output_item.added",
+                        output_index=call.index,
+                        item=_function_call(call.id, "in_progress", call_id, e.name, ""),
+                    )
+                )
             elif isinstance(e, CallFinished):
                 self._finish_call(e.index, out)
             elif isinstance(e, CallAborted):
@@ -334,8 +446,10 @@ class StreamRenderer:
         ``on_abort="error"``)."""
         _, message, cut = why(e, name)
         self._aborted = e
-        response = self._response("failed", self._output, None,
-                                  {"reason": "max_output_tokens"} if cut else None)
+        self._reply = ENDED  # (nothing more shows)
+        response = self._response(
+            "failed", self._output, None, {"reason": "max_output_tokens"} if cut else None
+        )
         response["error"] = {"code": "server_error", "message": message}
         out.append(self._event("response.failed", response=response))
 
@@ -344,8 +458,7 @@ class StreamRenderer:
         return self._msg
 
     def _open_reasoning(self, out: list[dict[str, Any]]) -> _Open:
-        self._rs = self._open_part(_REASONING, make_id(self._rs_id, "reasoning_id_factory"),
-                                   out)
+        self._rs = self._open_part(_REASONING, make_id(self._rs_id, "reasoning_id_factory"), out)
         return self._rs
 
     def _close_parts(self, out: list[dict[str, Any]], status: str) -> None:
@@ -369,22 +482,53 @@ class StreamRenderer:
         """A message or reasoning item opened: the item, then its one part."""
         item = _Open(ident, self._next_index)
         self._next_index += 1
-        out.append(self._event("response.output_item.added", output_index=item.index,
-                               item=kind.item(item.id, "in_progress", None)))
-        out.append(self._event(kind.part_added, item_id=item.id, output_index=item.index,
-                               **kind.place, part=kind.part("")))
+        out.append(
+            self._event(
+                "response.output_item.added",
+                output_index=item.index,
+                item=kind.item(item.id, "in_progress", None),
+            )
+        )
+        out.append(
+            self._event(
+                kind.part_added,
+                item_id=item.id,
+                output_index=item.index,
+                **kind.place,
+                part=kind.part(""),
+            )
+        )
         return item
 
-    def _close_part(self, kind: _Kind, item: _Open, status: str,
-                    out: list[dict[str, Any]]) -> None:
+    def _close_part(self, kind: _Kind, item: _Open, status: str, out: list[dict[str, Any]]) -> None:
         """A message or reasoning item closed: its text done, its part done, the item."""
         text = "".join(item.pieces)
-        out.append(self._event(kind.text_done, item_id=item.id, output_index=item.index,
-                               **kind.place, text=text, **kind.text_extra))
-        out.append(self._event(kind.part_done, item_id=item.id, output_index=item.index,
-                               **kind.place, part=kind.part(text)))
-        out.append(self._event("response.output_item.done", output_index=item.index,
-                               item=kind.item(item.id, status, text)))
+        out.append(
+            self._event(
+                kind.text_done,
+                item_id=item.id,
+                output_index=item.index,
+                **kind.place,
+                text=text,
+                **kind.text_extra,
+            )
+        )
+        out.append(
+            self._event(
+                kind.part_done,
+                item_id=item.id,
+                output_index=item.index,
+                **kind.place,
+                part=kind.part(text),
+            )
+        )
+        out.append(
+            self._event(
+                "response.output_item.done",
+                output_index=item.index,
+                item=kind.item(item.id, status, text),
+            )
+        )
         self._output.append(kind.item(item.id, status, text))
 
     def _finish_call(self, number: int, out: list[dict[str, Any]]) -> None:
@@ -392,48 +536,82 @@ class StreamRenderer:
         if call is None:
             return
         arguments = "".join(call.pieces)
-        out.append(self._event("response.function_call_arguments.done", item_id=call.id,
-                               name=call.name, output_index=call.index, arguments=arguments))
-        out.append(self._event("response.output_item.done", output_index=call.index,
-                               item=_function_call(call.id, "completed", call.call_id,
-                                                   call.name, arguments)))
-        self._output.append(_function_call(call.id, "completed", call.call_id, call.name,
-                                           arguments))
+        out.append(
+            self._event(
+                "response.function_call_arguments.done",
+                item_id=call.id,
+                name=call.name,
+                output_index=call.index,
+                arguments=arguments,
+            )
+        )
+        out.append(
+            self._event(
+                "response.output_item.done",
+                output_index=call.index,
+                item=_function_call(call.id, "completed", call.call_id, call.name, arguments),
+            )
+        )
+        self._output.append(
+            _function_call(call.id, "completed", call.call_id, call.name, arguments)
+        )
 
     def _abort_call(self, number: int, out: list[dict[str, Any]]) -> str:
         """The call's item done, ``"incomplete"``, and left out of the output; its name."""
         call = self._calls.pop(number, None)
         if call is None:
             return ""
-        out.append(self._event("response.output_item.done", output_index=call.index,
-                               item=_function_call(call.id, "incomplete", call.call_id,
-                                                   call.name, "".join(call.pieces))))
+        out.append(
+            self._event(
+                "response.output_item.done",
+                output_index=call.index,
+                item=_function_call(
+                    call.id, "incomplete", call.call_id, call.name, "".join(call.pieces)
+                ),
+            )
+        )
         return call.name
 
 
-def render_response(result: ParseResult, *, model: str = "callsieve", created: int | None = None,
-                    response_id_factory: IdFactory | None = None,
-                    message_id_factory: IdFactory | None = None,
-                    function_call_id_factory: IdFactory | None = None,
-                    call_id_factory: IdFactory | None = None,
-                    reasoning_id_factory: IdFactory | None = None,
-                    tools: Sequence[Mapping[str, Any]] = (), tool_choice: Any = "auto",
-                    parallel_tool_calls: bool = True, finish_reason: str | None = None,
-                    usage: Usage | None = None, include_reasoning: bool = True,
-                    ) -> dict[str, Any]:
+def render_response(
+    result: ParseResult,
+    *,
+    model: str = "callsieve",
+    created: int | None = None,
+    response_id_factory: IdFactory | None = None,
+    message_id_factory: IdFactory | None = None,
+    function_call_id_factory: IdFactory | None = None,
+    call_id_factory: IdFactory | None = None,
+    reasoning_id_factory: IdFactory | None = None,
+    tools: Sequence[Mapping[str, Any]] = (),
+    tool_choice: Any = "auto",
+    parallel_tool_calls: bool = True,
+    finish_reason: str | None = None,
+    usage: Usage | None = None,
+    include_reasoning: bool = True,
+) -> dict[str, Any]:
     """The whole ``response`` object for ``result`` (``usage`` zeros unless given); one cut
     off inside a call (``_aborts.cut_off``) is ``"incomplete"`` for a natural reason."""
     if finish_reason not in FINISH_REASONS:
         raise ConfigurationError(
-            f"finish_reason must be one of {FINISH_REASONS!r}, got {finish_reason!r}")
+            f"finish_reason must be one of {FINISH_REASONS!r}, got {finish_reason!r}"
+        )
     encoder = StreamRenderer(
-        model=model, created=created, response_id_factory=response_id_factory,
-        message_id_factory=message_id_factory, function_call_id_factory=function_call_id_factory,
-        call_id_factory=call_id_factory, reasoning_id_factory=reasoning_id_factory, tools=tools,
-        tool_choice=tool_choice, parallel_tool_calls=parallel_tool_calls)
+        model=model,
+        created=created,
+        response_id_factory=response_id_factory,
+        message_id_factory=message_id_factory,
+        function_call_id_factory=function_call_id_factory,
+        call_id_factory=call_id_factory,
+        reasoning_id_factory=reasoning_id_factory,
+        tools=tools,
+        tool_choice=tool_choice,
+        parallel_tool_calls=parallel_tool_calls,
+    )
     out: list[dict[str, Any]] = []
-    encoder._render(reply_events(result, trim_around_calls=True,
-                                 include_reasoning=include_reasoning), out)
+    encoder._render(
+        reply_events(result, trim_around_calls=True, include_reasoning=include_reasoning), out
+    )
     if cut_off(result.blocks):
         finish_reason = finish_after_cut(finish_reason)
     response: dict[str, Any] = encoder._end(finish_reason, _usage(usage), out)[-1]["response"]
