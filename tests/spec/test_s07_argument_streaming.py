@@ -249,11 +249,26 @@ def test_deepseek_native_arguments_stream_as_compact_json() -> None:
         assert len(deltas) > 10 and deltas[0].delta == "{"
 
 
-def test_loose_cdata_repaired_at_the_end_resends_its_call() -> None:
-    doc = one("<![CDATA[abc", name="p")
-    found = check_stream(doc, streamed(list(doc)))
-    assert found["aborted"] == [0]
-    assert [c.input for c in found["finished"]] == [{"p": "abc"}]
+def test_a_cdata_the_repair_closes_streamed_only_what_no_cut_can_change() -> None:
+    """A CDATA string streams up to the first text where a tag that could close its
+    parameter matches or may begin; the rest waits for ``]]>``. If the input ends first,
+    the loose-CDATA repair cuts the CDATA at such a tag (SPEC §4.3), so what streamed is
+    the start of the value: the call finishes, nothing is sent again."""
+    doc = one("<![CDATA[abc", name="p")  # ... </parameter></invoke></tool_calls>, no ]]>
+    for chunks in (list(doc), [doc], in_chunks(doc, 4)):
+        events = streamed(chunks)
+        found = check_stream(doc, events)
+        assert found["aborted"] == [] and [c.input for c in found["finished"]] == [{"p": "abc"}]
+        assert found["deltas"] == {0: '{"p":"abc"}'}
+    # What waits: from a tag that could close the parameter (all of it once one is whole) ...
+    held = one("<![CDATA[a < b </para and </div> then </parameter> x y", name="p")
+    assert deltas_before_close(held) == '{"p":"a < b </para and </div> then '
+    # ... to its "]]>": then it is content after all, and goes out.
+    closed = one("<![CDATA[x </parameter> y]]>", name="p")
+    events = streamed(list(closed))
+    assert check_stream(closed, events)["finished"][0].input == {"p": "x </parameter> y"}
+    deltas = [e.delta for e in events if isinstance(e, ArgumentsDelta)]
+    assert "".join(deltas[:3]) == '{"p":"x ' and deltas[3] == "</parameter> y"
 
 
 # ------------------------------------------------------------- what streamed stays the start

@@ -39,13 +39,19 @@ from typing import TYPE_CHECKING, Any
 from lark import Tree
 
 from .._base.events import ArgumentsDelta, CallAborted, CallFinished, CallStarted, Event, ToolCall
-from .._base.values import RAW_TEXT_FIELDS, _is_string_type, decode_entities, decode_param
+from .._base.values import (
+    RAW_TEXT_FIELDS,
+    _is_string_type,
+    decode_entities,
+    decode_param,
+    load_json,
+)
 from .._config.options import make_call_id
 from .._config.policy import coerced
 from .._grammar.names import CALL_NAME, CDATA_CLOSE, CDATA_OPEN, CDATA_RUN, PARAM, PARAM_NAME
 from .._grammar.patterns import compile as compile_pattern
 from .assembler import contract_value, param_schema_type
-from .json_stream import JsonStream, NotStreamable
+from .json_stream import JsonStream, NotStreamable, RepeatedKey
 
 if TYPE_CHECKING:
     from .._grammar.specs import StateSpec, TerminalSpec
@@ -320,7 +326,7 @@ class ArgStream:
         if run.name in self.json_terminals:
             if not self.sent:  # (the object is all the arguments: none went out before)
                 self.run_kind = _JSON
-                self.json = JsonStream()
+                self.json = JsonStream(self._json_holds, self._json_value)
             return
         if self.pname is None:
             return
@@ -441,6 +447,9 @@ class ArgStream:
             assert self.json is not None
             try:
                 self._send(self.json.feed(new))
+            except RepeatedKey:  # (its last value wins where the first one went out)
+                self.broken = "repeated_key"
+                self.json = None
             except NotStreamable:  # (the rest goes out when the call ends, checked)
                 self.json = None
             return
@@ -459,6 +468,27 @@ class ArgStream:
         if self.guard is not None:
             new = self._guarded(new)
         self._send(escape(new))
+
+    def _json_holds(self, key: str) -> bool:
+        """A JSON body's top-level ``key`` whose value the tool's schema may coerce (SPEC
+        §9.2): its value goes out when it ends (``_json_value``), as the call holds it."""
+        props = (self.schemas.get(self.name) or {}).get("properties")
+        return isinstance(props, dict) and _may_coerce(props.get(key))
+
+    def _json_value(self, key: str, text: str) -> str:
+        """What goes out for a held value of a JSON body (``text``: its compact JSON): the
+        value coerced as the call holds it; nothing more of the call if the schema policy
+        refuses it (as for a parameter, ``_param``)."""
+        try:
+            value = load_json(text)
+        except (ValueError, RecursionError):  # (not expected: the stream's own compact JSON)
+            raise NotStreamable(f"the value of {key!r}") from None
+        value = coerced(self.life.policy, self.name, key, value)
+        policy = self.life.policy
+        if policy is not None and policy.refuses(self.name, key, value):
+            self.stopped = True
+            return ""
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
     def _plain(self, new: str) -> None:
         """Plain body text: the body exactly (``string="true"``), else trimmed and its
@@ -562,8 +592,6 @@ class ArgStream:
             return self.broken
         if name != self.started_name or ident != self._id:
             return "renamed"
-        if self.json is not None:
-            return "repeated_key"
         return "loose_cdata" if self.life.closing else "rewritten"
 
     # ------------------------------------------------------------------ sending
@@ -613,6 +641,17 @@ def _settled(text: str) -> int:
         return end
     amp = text.rfind("&", max(0, end - 10))
     return amp if amp >= 0 and _ENTITY_HEAD(text, amp + 1) else end
+
+
+def _may_coerce(schema: Any) -> bool:
+    """A property's schema under which coercion may change a value (``_policy.coerce``): a
+    type that is not a string's, or ``properties`` or ``items`` to follow."""
+    if not isinstance(schema, dict):
+        return False
+    kind = schema.get("type")
+    if kind is not None and not _is_string_type(kind):
+        return True
+    return "properties" in schema or "items" in schema
 
 
 def _may_be_array(kind: Any) -> bool:
