@@ -141,3 +141,31 @@ def test_what_streams_for_an_accepted_block_is_never_taken_back(
             deltas[e.index] = deltas.get(e.index, "") + e.delta
         elif isinstance(e, CallFinished):
             assert deltas.get(e.index, "") == e.call.arguments
+
+
+@SETTINGS
+@given(doc_and_chunks(accepted_block()))
+def test_under_a_schema_policy_a_rejected_call_is_only_ever_begun(
+    case: tuple[str, list[str]],
+) -> None:
+    """SPEC §9.3 with argument streaming: the calls handed out are ``parse()``'s, none of
+    them rejected; a call the schema rejects may have begun (``CallStarted``, some deltas)
+    but aborts, and what streamed of it is the start of the arguments it would have had."""
+    doc, chunks = case
+    sieve = Sieve(TOOLS, early_emit="arguments", policy="schema")
+    events = [e for c in chunks for e in sieve.feed(c)] + sieve.close()
+    whole = parse_whole(doc, tools=TOOLS, early_emit="arguments", policy="schema")
+    calls = [c for e in events if isinstance(e, ToolCalls) for c in e.calls]
+    assert [(c.name, c.input) for c in calls] == [(c.name, c.input) for c in whole.calls]
+    assert [r.call.input for r in sieve.rejections] == [r.call.input for r in whole.rejections]
+    rejected = [r.call for r in sieve.rejections]
+    assert not any(c is r for c in calls for r in rejected)
+    aborted = [e for e in events if isinstance(e, CallAborted)]
+    assert all(e.reason == "rejected" for e in aborted)
+    sent: dict[int, str] = {}
+    for e in events:
+        if isinstance(e, ArgumentsDelta):
+            sent[e.index] = sent.get(e.index, "") + e.delta
+    if len(aborted) == len(rejected):  # (each began: a call rejected before it began has none)
+        for abort, call in zip(aborted, rejected, strict=True):
+            assert call.arguments.startswith(sent.get(abort.index, ""))

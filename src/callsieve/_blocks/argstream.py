@@ -34,6 +34,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from lark import Tree
@@ -114,7 +115,7 @@ class CdataGuard:
     text only up to the first such place (SPEC §7.5): what went out is then the start of
     the value wherever the repair cuts, and a CDATA closed by ``]]>`` lets the rest go."""
 
-    __slots__ = ("search", "_by_first", "_anywhere")
+    __slots__ = ("search", "lead", "others", "_by_first", "_anywhere")
 
     def __init__(self, after: StateSpec) -> None:
         terms = tuple(t for t in after.bounded if t.name != CDATA_OPEN)
@@ -127,6 +128,24 @@ class CdataGuard:
         self._by_first = {
             c: tuple(t for t in terms if t.first is None or c in t.first) for c in chars
         }
+        #: The one ASCII character the terminals start with, when the others are not ASCII
+        #: (``"\0"``: none is ASCII; ``""``: more than one, or any: no hot half): an ASCII
+        #: chunk without it holds no place to look at.
+        ascii_chars = [c for c in chars if c.isascii()]
+        self.lead = (
+            ""
+            if self._anywhere or len(ascii_chars) > 1
+            else ascii_chars[0]
+            if ascii_chars
+            else "\0"
+        )
+        #: ... and a search for the others (what a chunk that is not ASCII is asked)
+        wide = sorted(c for c in chars if not c.isascii())
+        self.others: Any = (
+            compile_pattern("[" + "".join(re.escape(c) for c in wide) + "]").search
+            if wide
+            else _nowhere
+        )
         self.search: Any = (
             _EVERY_CHAR
             if self._anywhere
@@ -406,18 +425,36 @@ class ArgStream:
     def streams_as_is(self) -> bool:
         """Whether each chunk of the current run goes out as it is, escaped (a CDATA string:
         the sieve's hot half then sends it, ``hot``)."""
-        return self.run_kind == _CDATA and self.body == _STREAM and not self.stopped
+        guard = self.guard
+        return (
+            self.run_kind == _CDATA
+            and self.body == _STREAM
+            and not self.stopped
+            and not self.guarded
+            and (guard is None or bool(guard.lead))
+        )
 
     def hot(self, chunk: str) -> list[Event]:
-        """The sieve's hot half appended ``chunk`` to a CDATA string (``streams_as_is``):
-        its delta (none for an empty chunk, or for text its guard holds)."""
-        if self.guard is not None:
-            chunk = self._guarded(chunk)
+        """The sieve's hot half appended ``chunk`` to a CDATA string (``streams_as_is``): its
+        delta (none for an empty chunk). The hot half hands over only chunks that hold none
+        of the guard's leads (``hot_leads``); the others go through ``text``."""
         if not chunk:
             return []
         piece = chunk if _NEEDS_ESCAPE(chunk) is None else escape(chunk)
         self.sent.append(piece)
         return [ArgumentsDelta(self.index, piece)]
+
+    def hot_leads(self) -> tuple[str, Callable[[str], Any]]:
+        """What the sieve's hot half tests a chunk for before it hands it to ``hot``: the
+        guard's one ASCII lead (``"\0"`` without a guard) and a search for its others: a
+        chunk that holds one, where a tag that could close the parameter may begin, goes
+        through ``text`` and the guard instead. (Two tests in the sieve, not a call and a
+        search per chunk in here: a guard asked in ``hot`` made (c) under argument
+        streaming 10 % dearer in instructions, benchmarks/bench_instructions.py.)"""
+        guard = self.guard
+        if guard is None:
+            return "\0", _nowhere
+        return guard.lead, guard.others
 
     def _guarded(self, text: str) -> str:
         """What of a CDATA string's new ``text`` can go out: up to where a tag that could

@@ -115,6 +115,8 @@ class SieveMachine(LifeView):
         "_run_hot",
         "_arg_hot",
         "_arg_send",
+        "_arg_lead",
+        "_arg_others",
         "_idle",
         "_cand",
         "_cand_seen",
@@ -155,6 +157,8 @@ class SieveMachine(LifeView):
     _run_hot: Budget
     _arg_hot: Budget
     _arg_send: Callable[[str], list[Event]]
+    _arg_lead: str
+    _arg_others: Callable[[str], Any]
     _idle: Budget
     _cand: int
     _cand_seen: bool
@@ -251,6 +255,7 @@ class SieveMachine(LifeView):
         self._idle = []  # (never filled: a hot half that is off)
         self._prose_hot = self._run_hot = self._arg_hot = self._reason_hot = self._idle
         self._arg_send = _no_stream  # (``_arg_hot``'s: ArgStream.hot)
+        self._arg_lead, self._arg_others = "\0", _no_stream  # (... and what it hands over)
         self._mode = MACHINE
         self._reader = SieveMachine._read_machine
         self._enter(MACHINE if self._off else self._home)
@@ -320,6 +325,8 @@ class SieveMachine(LifeView):
             self._arg_hot
             and chunk.__class__ is str
             and (self._run_char not in chunk or not self._run_may_stop(chunk))
+            and self._arg_lead not in chunk  # (where a closing tag may begin: ``text``)
+            and (chunk.isascii() or self._arg_others(chunk) is None)
         ):
             self._arg_hot.pop()(chunk)
             return self._arg_send(chunk)
@@ -555,6 +562,7 @@ class SieveMachine(LifeView):
         elif stream.streams_as_is():
             self._arg_hot = self._cur.run_live or self._cur.run_budget()
             self._arg_send = stream.hot
+            self._arg_lead, self._arg_others = stream.hot_leads()
 
     def _read_cut_tag(self, chunk: Any) -> list[Event]:
         """CUT_TAG: unless this chunk holds a character that could complete the tag, hold
