@@ -4,11 +4,11 @@
 What it does: every marker is read from the grammar when this module is imported — the
 parser's own terminals (``<｜tool▁calls▁begin｜>`` …) and the chat template's tokens
 (``<｜User｜>``, ``<｜tool▁outputs▁begin｜>`` …) from ``grammar/spelling/deepseek_native.lark``,
-each parser marker checked against the ``deepseek_native`` terminal it spells (``_spelling``).
+each parser marker checked against the ``deepseek_native`` terminal it spells (``_grammar.spelling``).
 Writers: ``format_call_header``, ``format_arguments``, ``format_call_tail``,
 ``format_calls``, ``format_result``, ``format_results``. Readers: ``has_tool_call_signal``,
 ``has_call_terminator``, ``try_extract_tool_name``, ``try_parse_calls``,
-``parse_argument_object`` (in ``_native_read``; they find markers with the grammar's
+``parse_argument_object`` (in ``_blocks.native_read``; they find markers with the grammar's
 patterns, so every alias spelling of SPEC §3 counts).
 
 >>> print(format_calls([("get_weather", {"city": "Hangzhou"})]))

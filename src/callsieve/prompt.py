@@ -6,7 +6,7 @@ format, every tag spelled by the grammar (``grammar/spelling/<dialect>.lark``).
 What it does: accepts OpenAI-style and Anthropic-style tool definitions, assistant
 messages with ``tool_calls`` (or ``tool_use`` blocks), ``tool`` / ``tool_result``
 messages, ``ToolCall`` objects, ``(name, input)`` pairs and plain strings
-(``_prompt_inputs``). Calls are written by ``_prompt_write`` (DSML and XML) or
+(``_prompt.inputs``). Calls are written by ``_prompt.write`` (DSML and XML) or
 ``callsieve.deepseek`` (``deepseek_native``). docs/prompt.md shows each dialect's shapes
 and what they are based on.
 
@@ -30,7 +30,7 @@ dialect); what cannot be written exactly is a ``FormatError``. ``tool_instructio
 example call is written by ``format_calls``, so it parses as the call it shows.
 What it costs: the dialect's spellings and grammar are loaded once per process; writing is
 linear in the calls (a plain parameter body is checked against the grammar's terminals
-where its run would stop, ``_prompt_write``).
+where its run would stop, ``_prompt.write``).
 """
 
 from __future__ import annotations

@@ -148,7 +148,7 @@ def _with_cdata(parts: list[tuple[bool, str]], raw: bool) -> str:
     between as written (``raw``: ``string="true"``) or with its entities decoded and the
     body's plain white space trimmed at both ends (CDATA content is never trimmed). What
     argument streaming sends of a body is then always the start of its value, wherever the
-    CDATA stands (``_argstream``)."""
+    CDATA stands (``_blocks.argstream``)."""
     if raw:
         return "".join(t for _, t in parts)
     texts = [t for _, t in parts]

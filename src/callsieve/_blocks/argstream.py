@@ -15,7 +15,7 @@ it; a CDATA body streams while it arrives when its value must be a string —
 first character that is not white space is not ``<`` (only elements-only text can become
 structured) — as JSON-escaped fragments; a plain body once it can only be a string
 (trimmed, entities decoded); a JSON body (``call_args``, ``call_json``) rewritten compact as
-it arrives (``_json_stream``). Anything else (a value the schema types: it may be coerced)
+it arrives (``_blocks.json_stream``). Anything else (a value the schema types: it may be coerced)
 goes out when complete; then the rest of ``arguments`` and ``CallFinished`` (its ``ToolCall``).
 What it guarantees: the concatenated deltas of a finished call are exactly its ``arguments``:
 at the end, what was sent is checked to be their prefix. It is not when a parameter name
@@ -23,7 +23,7 @@ repeats (its values collect into an array at the first one's place, which was al
 sent) or a later node renames the call; the call is then aborted (``CallAborted``) and sent
 again, whole, under a new index. A block that fails aborts its started, unfinished call, and
 so does a policy's rejection. Each abort says why (``CallAborted.reason``, one of
-``_events.ABORT_REASONS``): what made the stream stop leading to the arguments is kept in
+``_base.events.ABORT_REASONS``): what made the stream stop leading to the arguments is kept in
 ``broken``. Indexes count the calls of the whole response (``BlockLife``).
 What it costs: one escape per chunk of a streaming body (none when it needs no escape), one
 decode per parameter besides the call's own, the text sent, kept for the check at the end.
@@ -244,7 +244,7 @@ class ArgStream:
         # Nothing more goes out before the call is built (then the rest, checked): a value
         # the schema refused (the call will be rejected), or a list whose name may repeat.
         self.stopped = False
-        self.json: JsonStream | None = None  # a JSON body streaming (``_json_stream``)
+        self.json: JsonStream | None = None  # a JSON body streaming (``_blocks.json_stream``)
         self._next_param()
 
     def _next_param(self) -> None:

@@ -361,7 +361,7 @@ def param_schema_type(schemas: dict[str, dict[str, Any]], call: str, param: str)
 
 def contract_value(tree: Tree[Token], schemas: dict[str, dict[str, Any]]) -> Any:
     """What a contract node below ``call`` becomes (the tagged tuples above), for the
-    argument stream (``_argstream``), which reads a call's nodes as they are reduced:
+    argument stream (``_blocks.argstream``), which reads a call's nodes as they are reduced:
     ``("call_name", str)``, ``("param_name", str)``, ``("string", value)`` for a
     ``string`` attribute, ``("id", ident, name or None)`` for ``call_id``, ``("param",
     name, body parts, string attribute)`` for a ``param`` (``decode_param`` makes its value

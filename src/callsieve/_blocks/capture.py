@@ -11,16 +11,16 @@ run (text, CDATA, JSON, white space) is fed to the parser once, as a zero-length
 when it starts (so the parser is already in the state that follows it) whose value is
 filled in when it ends. A run never costs a parser step per chunk and its text is never
 re-scanned: only the new chunk is searched for the run's stop. A balanced run
-(a JSON body) has a reader of its own (``_balanced.JsonRun``) in the terminal's place, which
+(a JSON body) has a reader of its own (``_scan.balanced.JsonRun``) in the terminal's place, which
 carries its state from chunk to chunk (and reads what the sieve appended to it, ``took``).
 Repairs (SPEC §4) are synthetic tokens: the missing opening wrapper (fed before the first
 invoke; such a block fails on the first non-white stray text, and emits nothing until its
-closing wrapper) and, at the end of input, loose CDATA (``_repair``).
+closing wrapper) and, at the end of input, loose CDATA (``_blocks.repair``).
 A capture notes a checkpoint after every run and at every call opener, stops at one where an
 earlier capture failed, and at the end of the input does not read again a run known to reach
-it (``_lessons``): a failed block's text is scanned again, and this keeps that linear.
+it (``_blocks.lessons``): a failed block's text is scanned again, and this keeps that linear.
 What it guarantees: the same tokens, hence the same answer, for any chunking; a failure says
-where, what the parser state accepted there and what it found (``_explain``).
+where, what the parser state accepted there and what it found (``messages``).
 What it costs: O(1) per chunk inside runs, one Lark step per token, a few regex calls per
 token boundary (most remembered per parser state); a held tail is at most the longest tag.
 """
@@ -37,6 +37,7 @@ from .._config.policy import Policy, Settled, settled
 from .._grammar.compiled import CompiledGrammar, EntrySpec, StateSpec, TerminalSpec
 from .._grammar.names import CDATA_CLOSE, CDATA_OPEN, STRAY_RUN
 from .._scan.balanced import JsonRun
+from .._scan.cursor import RunText
 from .._scan.decide import DECISION_SPAN, Decision, GroupToken, decide, new_token
 from .argstream import ArgStream
 from .assembler import assemble_call
@@ -55,7 +56,7 @@ MISSING_OPENER = "missing_opener"
 class Capture:
     """The state of one block being captured. Created at an entry token in prose; read by
     the sieve through ``scan``, ``cut_at``, ``raw_text`` and the fields documented below,
-    which only the capture (and ``_repair``, its end-of-input half) writes."""
+    which only the capture (and ``_blocks.repair``, its end-of-input half) writes."""
 
     __slots__ = (
         "args",
@@ -79,7 +80,6 @@ class Capture:
         "limited",
         "may_repair",
         "opener_len",
-        "pieces",
         "policy",
         "probe",
         "ps",
@@ -88,6 +88,7 @@ class Capture:
         "repairs",
         "run",
         "run_start",
+        "run_text",
         "schemas",
         "snap",
         "spec",
@@ -102,15 +103,15 @@ class Capture:
         start: int,
         opener: str,
         schemas: dict[str, dict[str, Any]],
-        pieces: list[str] | None = None,
+        run_text: RunText | None = None,
         lessons: Lessons | None = None,
         groups: dict[str, str | None] | None = None,
         args: ArgStream | None = None,
         policy: Policy | None = None,
     ) -> None:
         self.g = g
-        self.policy = policy  # what a call may become once built (``_policy``), or None
-        self.args = args  # early_emit="arguments": the block's argument stream (_argstream)
+        self.policy = policy  # what a call may become once built (``_config.policy``), or None
+        self.args = args  # early_emit="arguments": the block's argument stream (``argstream``)
         self.ip = g.new_parser() if args is None else g.listening_parser(args.node)
         self.ps = self.ip.parser_state
         self.start = start
@@ -121,11 +122,11 @@ class Capture:
         self.raw_len = len(opener)
         self.run: TerminalSpec | None = None
         self.run_start = 0  # the offset the current run began at
-        # A run's text while it streams; kept (and cleared) in place, never replaced: the
-        # sieve appends to it directly (``pieces``: the sieve's one list for its captures).
-        self.pieces: list[str] = [] if pieces is None else pieces
-        self.pieces.clear()
-        self.calls: list[Settled] = []  # in order, as ``_policy.settled`` gives them
+        # A run's text while it streams (``RunText``: the sieve's cursor, whose run hot path
+        # appends to it too; a repair's trial has its own).
+        self.run_text = RunText() if run_text is None else run_text
+        self.run_text.new_run()
+        self.calls: list[Settled] = []  # in order, as ``_config.policy.settled`` gives them
         # Per call (arrays: a block of many calls holds a few bytes per call here):
         self.call_ends = array("q")  # raw length at the end of each call
         self.call_pieces = array("q")  # len(raw) there (raw is not joined while streaming)
@@ -136,7 +137,7 @@ class Capture:
         self.snap: tuple[Any, int, int, int] | None = None
         self.schemas = schemas
         self.lessons = Lessons() if lessons is None else lessons
-        # Where it read a checkpoint token, and its parser's state stack after it (``_lessons``).
+        # Where it read a checkpoint token, and its parser's state stack after it (``_blocks.lessons``).
         self.check_at = array("q")
         self.check_stack: list[tuple[int, ...]] = []
         self.failure = ""
@@ -167,7 +168,7 @@ class Capture:
         self.raw_len += n
         run = self.run
         if type(run) is JsonRun:
-            run.took(self.pieces, n)
+            run.took(self.run_text.pieces, n)
 
     def emitted_all(self) -> None:
         """Every call read so far has been handed out (``early_emit="invoke"``)."""
@@ -177,7 +178,8 @@ class Capture:
         """The block's text so far (a run in progress keeps its text in ``pieces``). ``raw``
         is left as it is: ``call_pieces`` indexes it."""
         head = "".join(self.raw)
-        return head + "".join(self.pieces) if self.pieces else head
+        pieces = self.run_text.pieces
+        return head + "".join(pieces) if pieces else head
 
     def dialect_now(self) -> str:
         """The dialect of the block as parsed so far (``CompiledGrammar.dialect_of``): two
@@ -216,7 +218,7 @@ class Capture:
         spec = self.spec = self.g.states[self.ps.state_stack[-1]]
         self.last_value = value
         if after_run or name in self.g.call_openers:
-            # A checkpoint (``_lessons``): where the token began, and the stack it left.
+            # A checkpoint (``_blocks.lessons``): where the token began, and the stack it left.
             # After every run and at every call opener: any long stretch of a block passes
             # one, and a block that begins inside another begins at an entry.
             lessons = self.lessons
@@ -263,7 +265,7 @@ class Capture:
         run = self.run
         assert run is not None
         self._piece(buf, seg, p)
-        pieces = self.pieces
+        pieces = self.run_text.pieces
         value = pieces[0] if len(pieces) == 1 else "".join(pieces)
         self.raw.append(value)
         self.ps.value_stack[-1] = new_token(Token, run.name, value)
@@ -272,7 +274,7 @@ class Capture:
                 f"stray text ignored at offset {self.start + self.raw_len - len(value)}"
             )
         self.run = None
-        self.pieces.clear()
+        self.run_text.new_run()
 
     def _token_at(self, buf: str, p: int, final: bool) -> Decision:
         """The scanner's one decision at ``buf[p]`` (see ``decide``), remembered per parser
@@ -367,14 +369,18 @@ class Capture:
         """Read the current run on from ``buf[p]`` to its next stop: ``(status, p, stop)``,
         ``stop`` when the scan ends here (the run reaches the end of ``buf``, or its tail may
         begin the stop, or the capture failed). A balanced run's reader knows where it ends;
-        at the end of the input, a run known to reach it is not read again (``_lessons``)."""
+        at the end of the input, a run known to reach it is not read again (``_blocks.lessons``)."""
         if type(run) is JsonRun:
             s, is_tail = run.read(buf, p), False
             if s < 0:
                 why = f"the JSON body from offset {self.run_start} fails: {run.why}"
                 return self.fail(why), p, True
         elif final and self.lessons.reaches_end(run, self.spec, self.start + self.raw_len):
-            return VIABLE, p, True  # the rest of the input is this run's (``_repair`` reads it)
+            return (
+                VIABLE,
+                p,
+                True,
+            )  # the rest of the input is this run's (``_blocks.repair`` reads it)
         else:
             s, is_tail = run.find_stop(buf, p, final)
         if s > p:
@@ -419,7 +425,7 @@ class Capture:
         self.spec = self.g.states[self.ps.state_stack[-1]]
         self.run = JsonRun(run) if run.balanced else run
         self.run_start = self.start + self.raw_len
-        self.pieces.clear()
+        self.run_text.new_run()
         if self.args is not None:  # (the state inside the run: a CDATA string's guard)
             self.args.run(run, self.ps.state_stack[-1])
         return VIABLE
@@ -433,6 +439,6 @@ class Capture:
         """The run's stretch ``buf[seg:p]`` read: one more piece of its text (and of the
         argument stream's: it sees run text too)."""
         if seg < p:
-            self.pieces.append(piece := buf[seg:p])
+            self.run_text.add_piece(piece := buf[seg:p])
             if self.args is not None:
                 self.args.text(piece)

@@ -7,7 +7,7 @@ structure at once, white space between tokens dropped, a string's characters as 
 (escapes decoded, then escaped as ``json.dumps`` escapes them), a number or literal once it
 ends (then written as ``json.dumps`` writes its value: ``1e5`` is ``100000.0``). A key
 goes out once it is whole. The value of a top-level key the caller asks to ``hold`` (one a
-tool's schema types, which coercion may change: ``_argstream``) goes out when it ends, as
+tool's schema types, which coercion may change: ``_blocks.argstream``) goes out when it ends, as
 ``settle(key, its compact text)`` writes it. It raises ``NotStreamable`` where the text is
 no JSON object, or holds what it does not rewrite exactly (``NaN``, an escape it cannot
 read), and ``RepeatedKey`` at a key an object already has (its last value wins, at the first

@@ -8,7 +8,7 @@ either: trials are scans that may not repair (one CDATA is closed, never a combi
 The places to try are where a terminal the parser accepts after the CDATA matches (from the
 last backwards, at most ``MAX_CUTS``); each trial first only *probes* (no values, no calls
 built), and the one that completes is read again for real. Trials note their checkpoints
-like any capture (``_lessons``), so a trial that reaches the configuration of an earlier
+like any capture (``_blocks.lessons``), so a trial that reaches the configuration of an earlier
 failed one stops there; the places are searched once for the whole rest of the input.
 What it guarantees: the same answer for every chunking (a trial reads the same text in the
 same parser state whatever the chunks were); a repaired block is recorded as such.
@@ -26,6 +26,7 @@ from lark import Token, Tree
 from lark.exceptions import LarkError
 
 from .._grammar.names import CDATA_CLOSE, CDATA_OPEN, CDATA_RUN
+from .._scan.cursor import RunText
 from .capture import COMPLETE, VIABLE, Capture
 
 __all__ = ["LOOSE_CDATA", "MAX_CUTS", "finish", "scan_to_end"]
@@ -66,7 +67,7 @@ def finish(cap: Capture, buf: str, p: int, limit: int) -> tuple[int, int]:
         text, base = cap.raw_text() + buf[p:], cap.start
     # Where the CDATA may be cut: where a terminal matches that its parser state accepts
     # after "]]>" (the one place that says so: argument streaming holds from the first such
-    # text, ``_argstream.CdataGuard``). The capture stands inside the CDATA's run.
+    # text, ``_blocks.argstream.CdataGuard``). The capture stands inside the CDATA's run.
     after = cap.g.after_cdata(cap.ps.state_stack[-1])
     if after is None:
         return cap.fail("the input ended inside CDATA"), p
@@ -145,7 +146,7 @@ def _fork(
     twin.raw = raw
     twin.raw_len = raw_len
     twin.run = None
-    twin.pieces = []
+    twin.run_text = RunText()
     twin.calls = cap.calls[:ncalls]
     twin.call_ends = cap.call_ends[:ncalls]
     twin.call_pieces = array("q", [1]) * ncalls  # twin.raw's first piece holds them all

@@ -9,7 +9,7 @@ plain dicts (an SDK object's ``model_dump()`` taken once) and ``tool_specs`` as 
 reader (``_config.tools``) reads them, ``schemas`` by tool name, ``dialects`` and
 ``grammar_dirs`` as tuples of ``str``
 (a repeated dialect kept once), ``max_block_chars`` as an ``int``, ``metrics`` as a
-``Metrics`` or None, and ``rules``: the ``Policy`` (``_policy``) of ``policy``, ``on_reject``
+``Metrics`` or None, and ``rules``: the ``Policy`` (``_config.policy``) of ``policy``, ``on_reject``
 and the schemas, None when there is neither a policy nor a schema to coerce by. ``Sieve``,
 ``parse`` and the command line all build one, so they accept and refuse the same values.
 What it guarantees: every refusal is a ``ConfigurationError`` (a ``ValueError``) raised at
@@ -137,7 +137,7 @@ class SieveOptions:
     on_reject: str
     sanitize: bool
     metrics: Metrics | None = field(hash=False, compare=False)
-    #: What a call may become (``_policy``): None when there is neither a schema nor a policy.
+    #: What a call may become (``_config.policy``): None when there is neither a schema nor a policy.
     rules: Policy | None = field(hash=False, compare=False, repr=False)
 
     def __init__(

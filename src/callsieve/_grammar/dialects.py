@@ -1,6 +1,6 @@
 """Strategy: what a compiled grammar's rules say about its dialects — which dialects each
 parser state can be part of, so that a block's dialect is read from its parse, and which
-dialect's block could be complete without a call — part of the cold path (``_derive``).
+dialect's block could be complete without a call — part of the cold path (``_grammar.derive``).
 
 What it does: ``state_dialects`` rebuilds the LR(0) kernel of every state of Lark's parse
 table (the rule items the state's symbols have advanced, found by walking the table's shifts

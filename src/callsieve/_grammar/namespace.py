@@ -1,6 +1,6 @@
 """Strategy: join the grammar files into one Lark grammar with each dialect file's own names
 in a namespace of its own, and merge terminals that are one spelling (grammar/README.md,
-"Namespaces") — part of the cold path of loading a grammar (``_derive``).
+"Namespaces") — part of the cold path of loading a grammar (``_grammar.derive``).
 
 What it does: ``namespace`` reads a file with a small tokenizer (Lark's own patterns for
 comments, strings and regular expressions, so nothing in them is mistaken for a name), finds

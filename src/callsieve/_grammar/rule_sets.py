@@ -25,11 +25,11 @@ __all__ = [
     "terminals_below",
 ]
 
-#: The nodes the argument stream reads as they are reduced (``_argstream``).
+#: The nodes the argument stream reads as they are reduced (``_blocks.argstream``).
 STREAM_NODES = frozenset({CALL_NAME, PARAM_NAME, ATTR, PARAM, CALL_ID})
 #: The nodes that hold a call's arguments: a call has started once a terminal below one is read.
 ARG_NODES = frozenset({PARAM, CALL_ARGS, CALL_JSON})
-#: The nodes whose text is a JSON object of arguments (streamed by ``_json_stream``).
+#: The nodes whose text is a JSON object of arguments (streamed by ``_blocks.json_stream``).
 JSON_NODES = frozenset({CALL_ARGS, CALL_JSON})
 
 

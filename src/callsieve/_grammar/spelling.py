@@ -16,7 +16,7 @@ a spelling that breaks this, or a file Lark cannot read, is a
 ``GrammarError`` naming the file and the terminal; a dialect with no spelling file a
 ``ConfigurationError``. Python names no tag: the spellings are the grammar's.
 What it costs: once per process and dialect, one small Lark build (~5 ms) and the
-dialect's grammar load (cached, ``_grammar.load_grammar``); then a dict lookup.
+dialect's grammar load (cached, ``compiled.load_grammar``); then a dict lookup.
 """
 
 from __future__ import annotations

@@ -2,12 +2,12 @@
 written in Python.
 
 What it does: ``leak_patterns()`` joins ``common.lark`` and ``_leaks.lark`` (a data file, not a
-dialect: ``_grammar_files``) and has Lark read the terminals its ``leaks`` rule lists; the
+dialect: ``_grammar.files``) and has Lark read the terminals its ``leaks`` rule lists; the
 wrapper blocks come from the default dialects' compiled grammar (``load_grammar``): their
 openers (the entries that are not repairs) and the terminals that end a block. It compiles
 ``tokens`` (the tags removed where they stand, one named group per kind), ``openers`` and
 ``enders`` (a leaked block's ends), ``json_open`` (where a leaked JSON value may begin),
-``empty_fence``, and for each of them the prefix closure (``_prefix``) that says whether a
+``empty_fence``, and for each of them the prefix closure (``_grammar.prefix``) that says whether a
 text's tail may still become one (what a ``LeakFilter`` holds back), and the characters a
 match can start with (what the filter's fence tracker stops at).
 What it guarantees: one ``LeakPatterns`` per process, built on first use under a lock

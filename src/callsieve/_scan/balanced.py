@@ -41,28 +41,9 @@ _BEFORE, _VALUE, _STRING, _ESCAPE, _DONE, _FAILED = range(6)
 _WS = re.compile(r"\s*")
 _SPECIAL = re.compile(r'["{}\[\]]')
 _STRING_BODY = re.compile(r'[^"\\]*(?:\\[\s\S][^"\\]*)*')
-_SPEC_SLOTS = (
-    "name",
-    "priority",
-    "source",
-    "pattern",
-    "first",
-    "viable",
-    "_closure",
-    "reach",
-    "is_run",
-    "soft",
-    "stop_source",
-    "stop",
-    "tail_source",
-    "tail",
-    "tail_span",
-    "end_chars",
-    "width",
-    "end_probe",
-    "placeholder",
-    "balanced",
-    "lead_ws",
+#: The spec's fields a run copies (the others it sets itself: it reads its own stop).
+_SPEC_SLOTS = tuple(
+    n for n in TerminalSpec.__slots__ if n not in ("stop_char", "find_stop", "may_stop")
 )
 
 

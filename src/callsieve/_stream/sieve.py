@@ -218,20 +218,20 @@ class SieveMachine(LifeView):
         self._grow = self._cur.grow
         self._grown = self._cur.grown  # (a held candidate's text: see ``Cursor.grown``)
         self._lead_search = self._fences.live_lead.search
-        # Metrics (``_metrics``): the sieve counts into its own, added at ``close()`` to the
+        # Metrics (``_config.metrics``): the sieve counts into its own, added at ``close()`` to the
         # ``metrics=`` object given (if one was) and to the process-wide aggregate.
         self._into = opts.metrics
         self._life = BlockLife(
             g,
             opts.schemas,
             opts.id_factory,
-            self._cur.pieces,
+            self._cur,
             opts.rules,
             None if opts.metrics is None else Metrics(),
         )
-        # SPEC §15: one entry finder per context of the reply (``_entry_tables``), each with
+        # SPEC §15: one entry finder per context of the reply (``_grammar.entry_tables``), each with
         # its fence tracker (reasoning is read without code: ``_set_context``); the context's
-        # are ``_finder`` and ``_fences``, its automaton's tables ``_auto`` ...
+        # are ``_finder`` and ``_scan.fences``, its automaton's tables ``_auto`` ...
         self._finders = _finders(g, self._fences, opts.reasoning)
         self._reason_calls = opts.calls_in_reasoning  # a block inside reasoning: text or call
         self._set_context(_first_context(opts.reasoning, self._finders))
@@ -247,7 +247,7 @@ class SieveMachine(LifeView):
         # too long to be a tag.
         self._cut_probe = None
         self._cut_room = 0
-        # "arguments" emits each call as "invoke" does, its stream before it (``_argstream``).
+        # "arguments" emits each call as "invoke" does, its stream before it (``_blocks.argstream``).
         self._early = opts.early_emit != "block"
         self._life.stream_args = opts.early_emit == "arguments"
         self._off = opts.mode == "off"
@@ -319,7 +319,7 @@ class SieveMachine(LifeView):
         ):
             self._run_hot.pop()(chunk)
             return []
-        # RUN, a CDATA string streaming as arguments (``_argstream``), the same chunk: append,
+        # RUN, a CDATA string streaming as arguments (``_blocks.argstream``), the same chunk: append,
         # and its delta (one event per chunk, as ``Text`` in prose).
         elif (
             self._arg_hot
@@ -419,7 +419,8 @@ class SieveMachine(LifeView):
         self._context = context
         finder = self._finder = self._finders[context]
         if finder.tracker is not self._fences:  # (reasoning's sees no code: SPEC §15)
-            self._fences = self._cur.fences = finder.tracker
+            self._fences = finder.tracker
+            self._cur.use_fences(finder.tracker)
             self._lead_search = finder.lead_search
         auto = self._auto = finder.auto
         self._accepting, self._onward, self._trans = auto.accepting, auto.onward, auto.trans
@@ -496,23 +497,21 @@ class SieveMachine(LifeView):
                 self._cand = state
                 return []
             if state == DEAD and not self._cand_seen:
-                grown = self._grown  # the candidate, uncounted (``Cursor.grown``)
-                text = "".join(grown) + chunk
+                text = "".join(self._grown) + chunk  # (the candidate: ``Cursor.grown``)
                 found = self._lead_search(text, 1)
                 hold = ALL_PROSE if found is None else self._finder.settles(text, found)
                 # The text before ``hold`` goes to the prose log, uncounted as it was. (No
                 # backtick, tilde or other lead before ``hold``: the fence tracker stays in
                 # prose, where it was when the candidate was held.)
                 if hold == ALL_PROSE:
-                    grown.clear()
+                    self._cur.drop_grown()
                     self._enter(self._home)
                     self._cur.prose_live.pop()(text)
                     return [self._kind(text)]
                 if hold > 0:
                     # Holding the later lead here saves the machine reading the chunk
                     # again (1 MB of "<": 1.0 -> 0.14 s in 7-character chunks).
-                    grown.clear()
-                    grown.append(text[hold:])
+                    self._cur.regrow(text[hold:])
                     self._cand = self._finder.state
                     pre = text[:hold]
                     cur = self._cur
