@@ -379,3 +379,39 @@ def test_a_json_strings_escapes_stream_exactly_in_chunks_of_any_size(
     assert [c.input for c in found["finished"]] == [
         {"body": json.loads('"' + ESCAPED + '"'), "n": 1}
     ]
+
+
+def test_an_envelopes_value_the_schema_may_coerce_goes_out_coerced_when_it_ends() -> None:
+    """As in a JSON body: an envelope's top-level argument that the tool's schema types
+    (``"3"`` under ``integer``) is held until it ends and goes out as the call holds it, so
+    nothing is sent again; a string argument beside it streams as it arrives."""
+    tools = [
+        {
+            "name": "get",
+            "parameters": {"properties": {"days": {"type": "integer"}, "city": {"type": "string"}}},
+        }
+    ]
+    doc = (
+        '<tool_call>\n{"name": "get", "arguments": {"city": "Paris is a long name",'
+        ' "days": "3"}}\n</tool_call>'
+    )
+    for chunks in (list(doc), in_chunks(doc, 3), [doc]):
+        events = streamed(chunks, dialects=("hermes",), tools=tools)
+        found = check_stream(doc, events, dialects=("hermes",), tools=tools)
+        assert found["aborted"] == []
+        assert found["deltas"] == {0: '{"city":"Paris is a long name","days":3}'}
+    events = streamed(list(doc), dialects=("hermes",), tools=tools)
+    deltas = [e.delta for e in events if isinstance(e, ArgumentsDelta)]
+    assert ":3" in deltas  # (held to its end, then out at once, coerced)
+
+
+def test_an_envelopes_repeated_key_stops_its_stream_and_says_why() -> None:
+    """A key the envelope's arguments already have: the last value wins at the first one's
+    place, which went out, so the call is sent again whole, as ``repeated_key``."""
+    doc = '<tool_call>\n{"name": "f", "arguments": {"a": "x", "a": "y"}}\n</tool_call>'
+    for chunks in (list(doc), [doc]):
+        events = streamed(chunks, dialects=("hermes",))
+        found = check_stream(doc, events, dialects=("hermes",))
+        assert [c.input for c in found["finished"]] == [{"a": "y"}]
+        reasons = [e.reason for e in events if isinstance(e, CallAborted)]
+        assert reasons == ["repeated_key"] or (reasons == [] and chunks == [doc])

@@ -380,7 +380,7 @@ class ArgStream:
         if self.index >= 0 or self.name or self.sent or run.name not in self.envelope_terminals:
             return False
         self.run_kind = _ENVELOPE
-        self.envelope = EnvelopeStream(self._json_holds, self._json_value)
+        self.envelope = EnvelopeStream(self._named, self._json_holds, self._json_value)
         if self.head:
             self._envelope("".join(self.head))
             self.head = []
@@ -605,18 +605,22 @@ class ArgStream:
         arguments go out as they come (``EnvelopeStream``)."""
         stream = self.envelope
         assert stream is not None
-        named, delta = stream.feed(new)
-        if named:
-            self.name = named
-            self.ident = stream.ident or self.ident  # (an "id" before the name: OpenAI's)
-            self.via_envelope = True
-            self._start()
+        delta = stream.feed(new)
         if delta and self.index >= 0:
             self._send(delta)
         if stream.repeated:  # (its last value wins where the first one went out)
             self.broken = "repeated_key"
         if stream.dead:
             self.envelope = None  # (the rest goes out when the call is built, checked)
+
+    def _named(self, name: str) -> None:
+        """The envelope's name closed (``EnvelopeStream.on_name``): the call starts, before
+        its arguments are read (their schema is the named tool's)."""
+        assert self.envelope is not None
+        self.name = name
+        self.ident = self.envelope.ident or self.ident  # (an "id" before the name: OpenAI's)
+        self.via_envelope = True
+        self._start()
 
     def _plain(self, new: str) -> None:
         """Plain body text: the body exactly (``string="true"``), else trimmed and its

@@ -393,12 +393,14 @@ class EnvelopeStream:
         "escape",
         "ident",
         "repeated",
+        "on_name",
         "hold",
         "settle",
     )
 
     def __init__(
         self,
+        on_name: Callable[[str], None] | None = None,
         hold: Callable[[str], bool] | None = None,
         settle: Callable[[str, str], str] | None = None,
     ) -> None:
@@ -414,14 +416,16 @@ class EnvelopeStream:
         self.escape = False  # a key's or the name's string: just after a backslash
         self.ident: str | None = None  # the envelope's "id", once read
         self.repeated = False  # the arguments repeat a key (``RepeatedKey``): stopped there
-        self.hold, self.settle = hold, settle  # (the arguments' ``JsonStream``'s)
+        #: told the name the moment its string closes, before the arguments are read (which
+        #: may hold a value by the tool's schema: ``hold``, ``settle``, the ``JsonStream``'s)
+        self.on_name = on_name
+        self.hold, self.settle = hold, settle
 
-    def feed(self, text: str) -> tuple[str | None, str]:
-        """Read ``text``: ``(the name, if it closed just now; the arguments' compact JSON it
-        settles)``. The arguments are read by their own ``JsonStream`` (``_in_args``), a
-        key's or the name's string by ``_string``, a skipped value by ``_skip``, and the
-        envelope's own punctuation by ``_structural``."""
-        named: str | None = None
+    def feed(self, text: str) -> str:
+        """Read ``text``: the arguments' compact JSON it settles (the name goes to
+        ``on_name`` when its string closes). The arguments are read by their own
+        ``JsonStream`` (``_in_args``), a key's or the name's string by ``_string``, a skipped
+        value by ``_skip``, and the envelope's own punctuation by ``_structural``."""
         out: list[str] = []
         i, n = 0, len(text)
         while i < n and not self.dead:
@@ -431,8 +435,8 @@ class EnvelopeStream:
             elif state in (_E_KEY_STR, _E_NAME_STR):
                 had = self.name
                 i = self._string(text, i)
-                if self.name is not None and had is None:
-                    named = self.name
+                if self.name is not None and had is None and self.on_name is not None:
+                    self.on_name(self.name)
                 if self.state == state:  # (the string goes on in the next text)
                     break
             elif state == _E_SKIP:
@@ -441,7 +445,7 @@ class EnvelopeStream:
                 i += 1
             else:
                 i = self._structural(state, text[i], i)
-        return named, "".join(out)
+        return "".join(out)
 
     def as_is(self, text: str) -> bool:
         """As ``JsonStream.as_is``: ``text`` is string content inside the arguments."""
