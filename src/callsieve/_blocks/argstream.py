@@ -270,13 +270,16 @@ class ArgStream:
         return kind == _TEXT and body >= _PLAIN_WAIT
 
     def streams_as_is(self) -> bool:
-        """Whether each chunk of the current run goes out as it is, escaped (a CDATA string:
-        the sieve's hot half then sends it, ``hot``)."""
-        return self.run_kind == _CDATA and self.body == _STREAM
+        """Whether each chunk of the current run goes out as it is, escaped — a CDATA string,
+        or the plain text of a ``string="true"`` body (DeepSeek V3.2's raw strings): the
+        sieve's hot half then sends it, ``hot``."""
+        body = self.body
+        kind = self.run_kind
+        return (kind == _CDATA and body == _STREAM) or (kind == _TEXT and body == _RAW)
 
     def hot(self, chunk: str) -> list[Event]:
-        """The sieve's hot half appended ``chunk`` to a CDATA string (``streams_as_is``):
-        its delta (none for an empty chunk)."""
+        """The sieve's hot half appended ``chunk`` to a string that streams as it is
+        (``streams_as_is``): its delta (none for an empty chunk)."""
         if not chunk:
             return []
         piece = chunk if _NEEDS_ESCAPE(chunk) is None else escape(chunk)

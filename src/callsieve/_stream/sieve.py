@@ -214,8 +214,9 @@ class SieveMachine(ModeReaders, LifeView):
         ):
             self._run_hot.pop()(chunk)
             return []
-        # RUN, a CDATA string streaming as arguments (``_argstream``), the same chunk: append,
-        # and its delta (one event per chunk, as ``Text`` in prose).
+        # RUN, a string streaming as arguments as it is (CDATA, or a ``string="true"`` body:
+        # ``ArgStream.streams_as_is``), the same chunk: append, and its delta (one event per
+        # chunk, as ``Text`` in prose).
         elif (
             self._arg_hot
             and chunk.__class__ is str
