@@ -4,7 +4,7 @@ parameter, so a fresh child process can rebuild exactly the document the parent 
 Every case names what its parameter counts (``k`` units, invokes, blocks, items, characters or
 repeats of a fixed unit) and gives it at two sizes 8x apart; the document's size in the report
 is always ``len(doc)`` in characters. Random content uses fixed seeds. The chat and prose
-generators are ``bench_stream``'s (imported lazily: it imports ``callsieve`` itself, which the
+generators are ``_workloads``' (imported lazily: it imports ``callsieve`` itself, which the
 child has already imported from the tree under test). Nothing here imports ``callsieve``.
 
 It also holds the run's checker, shared by every child: ``run_stream`` feeds a document in
@@ -57,13 +57,13 @@ class Case:
     note: str = ""
 
 
-def _bench_stream() -> ModuleType:
+def _workloads() -> ModuleType:
     here = str(Path(__file__).resolve().parent)
     if here not in sys.path:
         sys.path.insert(0, here)
-    import bench_stream
+    import _workloads
 
-    return bench_stream
+    return _workloads
 
 
 def repeat_to(unit: str, n: int) -> str:
@@ -152,13 +152,13 @@ def odd_chars(n: int) -> str:
 
 
 def chat(n: int) -> str:
-    """bench_stream's chat (prose, DSML blocks with CDATA code), 200 calls per MB."""
-    bs = _bench_stream()
+    """The benchmarks' chat (prose, DSML blocks with CDATA code), 200 calls per MB."""
+    bs = _workloads()
     return str(bs.chat(random.Random(bs.DOC_SEED + 2), n, n * 200 // MB)[0])
 
 
 def prose_units(count: int) -> str:
-    bs = _bench_stream()
+    bs = _workloads()
     return str(bs.prose(random.Random(bs.DOC_SEED), UNIT_50)) * count
 
 

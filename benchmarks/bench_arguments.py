@@ -32,7 +32,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-import bench_stream
+import _timing
+import _workloads
 
 import callsieve
 from callsieve import ArgumentsDelta, CallFinished
@@ -53,7 +54,7 @@ def run_sieve(mode: str) -> Callable[[Sequence[str]], None]:
 
 
 def floor(chunks: Sequence[str]) -> None:
-    f = bench_stream.FloorSieve()
+    f = _timing.FloorSieve()
     feed = f.feed
     for c in chunks:
         feed(c)
@@ -97,7 +98,7 @@ def check(chunks: Sequence[str], want: list[tuple[str, dict[str, str]]]) -> int:
 
 
 def timed(chunks: Sequence[str], reps: int) -> list[float]:
-    return bench_stream.best_of_runs([run for _, run in ROWS], chunks, reps)
+    return _timing.best_of_runs([run for _, run in ROWS], chunks, reps)
 
 
 def main() -> None:
@@ -108,17 +109,17 @@ def main() -> None:
     docs = [
         (
             "(c) chat 1 MB",
-            bench_stream.chat(
-                random.Random(bench_stream.DOC_SEED), bench_stream.SIZE, bench_stream.N_CALLS
+            _workloads.chat(
+                random.Random(_workloads.DOC_SEED), _workloads.SIZE, _workloads.N_CALLS
             ),
         )
     ]
     docs += [
         (
             f"(d) {size // 1000} kB",
-            bench_stream.one_call(random.Random(bench_stream.DOC_SEED), size),
+            _workloads.one_call(random.Random(_workloads.DOC_SEED), size),
         )
-        for size in bench_stream.D_SIZES
+        for size in _workloads.D_SIZES
     ]
     print(
         "| workload | chunks | deltas | floor ms | block ms | block + an event per chunk ms "
@@ -127,7 +128,7 @@ def main() -> None:
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     d_points = []
     for label, (doc, (_, want)) in docs:
-        chunks = bench_stream.random_chunks(doc)
+        chunks = _workloads.random_chunks(doc)
         deltas = check(chunks, want)
         f, b, lo, a = timed(chunks, reps)
         ratio = a / b

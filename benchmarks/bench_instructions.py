@@ -2,7 +2,7 @@
 workloads, next to the floor's, under valgrind's cachegrind: a figure that other load on the
 machine cannot move, for telling whether a change to the library made it cheaper.
 
-What it measures. Workloads (a)-(c) of ``bench_stream.py`` ((r): ``bench_reasoning.py``'s; same documents, same random 1-8-
+What it measures. Workloads (a)-(c) of ``bench_stream.py`` (``_workloads``; (r): ``bench_reasoning.py``'s; same documents, same random 1-8-
 character chunk lists). For the floor and for each source tree given (default: this
 checkout's ``src/``), two runs under ``valgrind --tool=cachegrind --cache-sim=no`` with
 ``PYTHONHASHSEED=0``: one that builds the chunk list and a warmed-up sieve and stops, one
@@ -51,23 +51,24 @@ WARM_CHUNKS = 2000  # chunks fed to a throw-away sieve first (compiled patterns,
 
 def _child(case: str, who: str, measure: bool, src: str, patch: str) -> None:
     """Inside valgrind: build everything; feed the chunks only if ``measure``."""
-    sys.path.insert(0, src)  # this tree's callsieve, before bench_stream imports its own
+    sys.path.insert(0, src)  # this tree's callsieve, before _workloads imports its own
     from callsieve import Sieve
 
     if patch:  # a what-if (--exec): run in both runs, so only its effect on the loop counts
         runpy.run_path(patch, run_name="__whatif__")
 
     sys.path.insert(0, str(ROOT / "benchmarks"))
-    import bench_stream as bench
+    import _timing
+    import _workloads
 
     if case == "r":  # bench_reasoning's (r): 60 % reasoning, then chat
         import bench_reasoning
 
-        text = bench_reasoning.thinking_reply(bench.SIZE)[0]
+        text = bench_reasoning.thinking_reply(_workloads.SIZE)[0]
     else:
-        text = bench.workload_text(case, bench.SIZE)
-    chunks = bench.random_chunks(text)
-    factory = bench.FloorSieve if who == "floor" else Sieve
+        text = _workloads.workload_text(case, _workloads.SIZE)
+    chunks = _workloads.random_chunks(text)
+    factory = _timing.FloorSieve if who == "floor" else Sieve
     warm = factory()
     for c in chunks[:WARM_CHUNKS]:
         warm.feed(c)

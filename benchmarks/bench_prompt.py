@@ -4,7 +4,7 @@ What it measures. A conversation's history of 100 calls of 4 arguments each (a s
 string, an integer, a sentence, a nested object), written by ``format_calls`` in every
 default dialect, in two variants: *ordinary* values, and *hostile* ones (every string holds
 ``]]>``, ``</parameter>`` and a DSML marker, so each body needs the parser's answer and
-CDATA). Against a floor that does no escaping at all: ``json.dumps`` of every call's
+CDATA). Against a reference that does no escaping at all: ``json.dumps`` of every call's
 arguments (what any writer pays to turn the values into text). Each figure is the best of
 N runs (9, or 3 with ``--quick``), rows interleaved in rounds, ``gc`` collected before and
 disabled during each run; the grammar and spellings are loaded before timing.
@@ -70,7 +70,7 @@ def main() -> int:
     for hostile in (False, True):
         calls = history(hostile)
         kind = "hostile" if hostile else "ordinary"
-        rows[f"floor: json.dumps ({kind})"] = lambda calls=calls: [
+        rows[f"reference: json.dumps ({kind})"] = lambda calls=calls: [
             json.dumps(a, ensure_ascii=False) for _, a in calls
         ]
         for d in callsieve.DEFAULT_DIALECTS:
@@ -85,10 +85,10 @@ def main() -> int:
         for name, fn in rows.items():
             times[name] = min(times[name], once(fn))
     print(f"format_calls, {CALLS} calls of 4 arguments, best of {runs}")
-    print(f"{'row':44} {'ms':>9} {'x floor':>8}")
+    print(f"{'row':44} {'ms':>9} {'x ref':>8}")
     for name, t in times.items():
-        floor = times[f"floor: json.dumps ({name.split('(')[-1]}"]
-        print(f"{name:44} {t * 1000:9.2f} {t / floor:8.1f}")
+        reference = times[f"reference: json.dumps ({name.split('(')[-1]}"]
+        print(f"{name:44} {t * 1000:9.2f} {t / reference:8.1f}")
     return 0
 
 

@@ -2,8 +2,8 @@
 do-nothing floor, on a thinking model's reply.
 
 What it measures. (r): 1,000,000 characters of which 60 % is one ``<think>…</think>`` section
-of prose (``bench_stream.prose``, the generator of workload (a) and of (c)'s prose) and the
-rest tool-heavy chat in (c)'s style (``bench_stream.chat``: DSML blocks whose CDATA arguments
+of prose (``_workloads.prose``, the generator of workload (a) and of (c)'s prose) and the
+rest tool-heavy chat in (c)'s style (``_workloads.chat``: DSML blocks whose CDATA arguments
 hold generated code, prose between them, 80 calls), the reply a DeepSeek R1-style model
 writes when it thinks first, then answers with calls. It is fed at random 1-8-character
 chunks, 64-character chunks and whole, next to (c) itself in the same run. Then the linearity
@@ -33,7 +33,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-import bench_stream as bench
+import _timing
+import _workloads
 
 import callsieve
 from callsieve import Reasoning, Text, ToolCalls
@@ -41,16 +42,18 @@ from callsieve import Reasoning, Text, ToolCalls
 REASONING_SHARE = 0.6
 N_CALLS = 80
 UNCLOSED_SIZES = (100_000, 300_000, 1_000_000)
-TARGET_RATIO = bench.TARGET_RATIO["c"]
-TARGET_EXPONENT = bench.TARGET_EXPONENT
+TARGET_RATIO = _timing.TARGET_RATIO["c"]
+TARGET_EXPONENT = _timing.TARGET_EXPONENT
 
 
 def thinking_reply(size: int) -> tuple[str, str, str, list[tuple[str, dict[str, str]]]]:
     """(r): the document, its reasoning, its answer text and its calls."""
-    rng = random.Random(bench.DOC_SEED + 7)
+    rng = random.Random(_workloads.DOC_SEED + 7)
     head, tail = "<think>", "</think>\n\n"
-    thought = bench.prose(rng, int(size * REASONING_SHARE) - len(head) - len(tail))
-    chat, (answer, calls) = bench.chat(rng, size - len(head) - len(thought) - len(tail), N_CALLS)
+    thought = _workloads.prose(rng, int(size * REASONING_SHARE) - len(head) - len(tail))
+    chat, (answer, calls) = _workloads.chat(
+        rng, size - len(head) - len(thought) - len(tail), N_CALLS
+    )
     doc = head + thought + tail + chat
     assert len(doc) == size
     return doc, thought, "\n\n" + answer, calls
@@ -81,16 +84,16 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="3 repetitions instead of 9")
     reps = 3 if ap.parse_args().quick else 9
     callsieve.Sieve()  # compile the grammar before timing anything
-    doc, thought, answer, calls = thinking_reply(bench.SIZE)
-    text_c, (answer_c, calls_c) = bench.chat(
-        random.Random(bench.DOC_SEED + 2), bench.SIZE, bench.N_CALLS
+    doc, thought, answer, calls = thinking_reply(_workloads.SIZE)
+    text_c, (answer_c, calls_c) = _workloads.chat(
+        random.Random(_workloads.DOC_SEED + 2), _workloads.SIZE, _workloads.N_CALLS
     )
     rows = {
         "(r) 60 % reasoning, then chat": (doc, thought, answer, calls),
-        f"(c) chat, {bench.N_CALLS} DSML calls": (text_c, "", answer_c, calls_c),
+        f"(c) chat, {_workloads.N_CALLS} DSML calls": (text_c, "", answer_c, calls_c),
     }
     lists = {
-        title: {name: make(d[0]) for name, make in bench.CHUNKINGS.items()}
+        title: {name: make(d[0]) for name, make in _workloads.CHUNKINGS.items()}
         for title, d in rows.items()
     }
     for title, chunkings in lists.items():
@@ -102,17 +105,17 @@ def main() -> None:
     )
     print("| Row | 1–8 chars | 64 chars | one chunk | Target (1–8) | Result |")
     print("|---|---:|---:|---:|---|---|")
-    bests = iter(bench.measure_rounds([c for ch in lists.values() for c in ch.values()], reps))
+    bests = iter(_timing.measure_rounds([c for ch in lists.values() for c in ch.values()], reps))
     for title, chunkings in lists.items():
         n = len(rows[title][0])
         timed = {name: next(bests) for name in chunkings}
-        floors = " | ".join(bench.cell(n, f, f) for f, _ in timed.values())
-        sieves = " | ".join(bench.cell(n, s, f) for f, s in timed.values())
+        floors = " | ".join(_timing.cell(n, f, f) for f, _ in timed.values())
+        sieves = " | ".join(_timing.cell(n, s, f) for f, s in timed.values())
         f18, s18 = timed["1–8 chars"]
         print(f"| floor | {floors} | — | — |")
         print(
             f"| {title} | {sieves} | ≥ {TARGET_RATIO:.2f}× | "
-            f"{bench.verdict(f18 / s18 >= TARGET_RATIO)} |"
+            f"{_timing.verdict(f18 / s18 >= TARGET_RATIO)} |"
         )
     print(
         "\nReasoning that never closes: `<think>` and prose to the end, 1–8-character chunks."
@@ -120,16 +123,21 @@ def main() -> None:
     )
     print("| Row | 100 kB | 300 kB | 1 MB | Exponent | Bound | Result |")
     print("|---|---:|---:|---:|---:|---|---|")
-    docs = ["<think>" + bench.prose(random.Random(bench.DOC_SEED), n - 7) for n in UNCLOSED_SIZES]
-    chunked = [bench.random_chunks(d) for d in docs]
+    docs = [
+        "<think>" + _workloads.prose(random.Random(_workloads.DOC_SEED), n - 7)
+        for n in UNCLOSED_SIZES
+    ]
+    chunked = [_workloads.random_chunks(d) for d in docs]
     for d, chunks in zip(docs, chunked):
         check(f"unclosed {len(d):,}", chunks, d[7:], "", [])
-    times = bench.measure_sieve_rounds(chunked, reps)
-    cells = " | ".join(f"{t:.3f} s, {bench.fmt_mbps(n, t)}" for n, t in zip(UNCLOSED_SIZES, times))
-    e = bench.exponent(list(UNCLOSED_SIZES), times)
+    times = _timing.measure_sieve_rounds(chunked, reps)
+    cells = " | ".join(
+        f"{t:.3f} s, {_timing.fmt_mbps(n, t)}" for n, t in zip(UNCLOSED_SIZES, times)
+    )
+    e = _timing.exponent(list(UNCLOSED_SIZES), times)
     print(
         f"| unclosed reasoning | {cells} | {e:.3f} | ≤ {TARGET_EXPONENT} | "
-        f"{bench.verdict(e <= TARGET_EXPONENT)} |"
+        f"{_timing.verdict(e <= TARGET_EXPONENT)} |"
     )
 
 

@@ -4,7 +4,7 @@ What it measures. ``bench_stream``'s workload (c) — 1,000,000 characters of ch
 DSML blocks of one call each, prose between them — fed at random 1-8-character chunks and at
 64-character chunks, through:
   - the sieve alone (``for c in chunks: sieve.feed(c)``, then ``close()``): the baseline;
-  - the sieve and a floor renderer that only builds one Chat Completions chunk dict per
+  - the sieve and a bare renderer that only builds one Chat Completions chunk dict per
     ``Text`` event, inline (what any dict-per-event encoder pays);
   - the sieve and ``callsieve.render.Reply`` (the shared normaliser);
   - the sieve and ``openai_chat.StreamRenderer`` (the issue's figure: at most 1.3x);
@@ -37,7 +37,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-import bench_stream
+import _timing
+import _workloads
 
 import callsieve
 from callsieve import Text
@@ -53,7 +54,7 @@ def sieve_only(chunks: Sequence[str]) -> None:
     sieve.close()
 
 
-def floor(chunks: Sequence[str]) -> None:
+def bare_renderer(chunks: Sequence[str]) -> None:
     sieve = callsieve.Sieve()
     for c in chunks:
         out = []
@@ -99,7 +100,7 @@ def renderer(module: Any, **options: Any) -> Callable[[Sequence[str]], None]:
 
 ROWS: list[tuple[str, Callable[[Sequence[str]], None]]] = [
     ("sieve alone", sieve_only),
-    ("+ floor (a dict per Text)", floor),
+    ("+ bare renderer (a dict per Text)", bare_renderer),
     ("+ Reply", reply),
     ("+ openai_chat", renderer(openai_chat, created=0)),
     ("+ openai_responses", renderer(openai_responses, created=0)),
@@ -126,18 +127,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="best of 3 instead of 9")
     reps = 3 if parser.parse_args().quick else 9
-    doc, (_, want) = bench_stream.chat(
-        random.Random(bench_stream.DOC_SEED), bench_stream.SIZE, bench_stream.N_CALLS
+    doc, (_, want) = _workloads.chat(
+        random.Random(_workloads.DOC_SEED), _workloads.SIZE, _workloads.N_CALLS
     )
     callsieve.parse("warm up the grammar")
     print("| rows | chunking | ms | x sieve |\n|---|---|---:|---:|")
     for label, chunking in (
-        ("1–8 chars", bench_stream.random_chunks),
-        ("64 chars", lambda t: bench_stream.fixed_chunks(t, 64)),
+        ("1–8 chars", _workloads.random_chunks),
+        ("64 chars", lambda t: _workloads.fixed_chunks(t, 64)),
     ):
         chunks = chunking(doc)
         check(chunks, want)
-        best = bench_stream.best_of_runs([run for _, run in ROWS], chunks, reps)
+        best = _timing.best_of_runs([run for _, run in ROWS], chunks, reps)
         for (name, _), seconds in zip(ROWS, best):
             ratio = seconds / best[0]
             mark = ""

@@ -1,31 +1,39 @@
 """Strategy: measure the gateway under load — what the sieve and the renderers add to a
 streaming server's CPU per request, against the same server passing the text through.
 
-What it measures. Two ``callsieve serve`` processes in replay mode, started here as
+What it measures. Three ``callsieve serve`` servers in replay mode, started here as
 subprocesses on 127.0.0.1: one with the sieve on (the default), one with ``mode="off"``
-(pass-through: the sieve releases every chunk as text, the renderer still frames it). Each
-replays the same reply: about 20 kB of prose with 5 DSML tool calls, in 4-character chunks
-(about 5,000 SSE events per request when passed through). 100 concurrent clients
-(one ``httpx.AsyncClient`` and connection each, one event loop in this process) each stream ``--requests`` chat
-completions with the reply's tools; the two servers are loaded in alternating rounds so they
+(pass-through: the sieve releases every chunk as text, the renderer still frames it), and
+the sieve on with ``--workers 2`` (two worker processes sharing the port). Each replays the
+same reply: about 20 kB of prose with 5 DSML tool calls, in 4-character chunks (about 5,000
+SSE events per request when passed through). 100 concurrent clients (one
+``httpx.AsyncClient`` and connection each, one event loop in this process) each stream
+``--requests`` chat completions with the reply's tools; the servers are loaded in alternating rounds so they
 see the same machine. Per phase:
-  - **CPU per request**: the server process's user + system time (``/proc/<pid>/stat``,
-    fields 14 and 15) over the phase, divided by its requests — the issue's figure, target:
-    sieve on ≤ 1.20 × pass-through;
+  - **CPU per request**: the server's user + system time (``/proc/<pid>/stat``, fields 14
+    and 15, of the process and of its worker processes) over the phase, divided by its
+    requests — the issue's figure, target: sieve on ≤ 1.20 × pass-through, with one worker
+    and with two;
   - requests/s (wall), p50/p99 time to first byte (request sent to the first body bytes)
     and per-chunk latency (the gap between successive body reads a client receives);
   - errors (a status other than 200, a transport error, a stream without ``[DONE]``;
     target 0) and exact calls (the streamed calls, accumulated, equal ``parse()``'s;
     target 100 %; pass-through has none by design).
-A warm-up request per server is not counted (the first request loads the grammar).
+A warm-up request per server is not counted (the first request loads the grammar; with
+two workers, a few, so that both have loaded it).
+
+**Freeze** (``--freeze-mb``, default 50; 0 skips it): a gateway in upstream mode in front of
+the tests' fake upstream (``tests/loopback.py``) serves one whole reply of that many
+megabytes while a stream beside it ticks every 10 ms; the row is the stream's longest gap
+between two chunks while the whole reply is served (before issue 24: 0.41 s for 50 MB).
 
 It is a report, not a test: it prints a Markdown table and exits 0 whatever the figures;
 1 only when the sieve server's calls are wrong. The client shares the machine with the
 server: on a 2-core machine it slows the wall-clock figures of both phases alike, but not
 the server's CPU time per request.
 
-Usage: ``python benchmarks/bench_server.py [--clients 100] [--requests 2] [--rounds 2]``
-(needs the ``server`` extra).
+Usage: ``python benchmarks/bench_server.py [--clients 100] [--requests 2] [--rounds 2]
+[--freeze-mb 50]`` (needs the ``server`` extra).
 """
 
 from __future__ import annotations
@@ -44,29 +52,45 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "tests"))
+
+import itertools
 
 import httpx
 
 import callsieve
 
-TOOLS = [{"type": "function", "function": {
-    "name": "write_note", "description": "Save a note.",
-    "parameters": {"type": "object", "properties": {"title": {"type": "string"},
-                                                    "body": {"type": "string"}}}}}]
-PROSE = ("The gateway streams this paragraph four characters at a time, as a model would, "
-         "and every chunk goes through the sieve and the renderer before it is framed as a "
-         "server-sent event. Nothing here looks like a tag, so it is released at once. ")
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "write_note",
+            "description": "Save a note.",
+            "parameters": {
+                "type": "object",
+                "properties": {"title": {"type": "string"}, "body": {"type": "string"}},
+            },
+        },
+    }
+]
+PROSE = (
+    "The gateway streams this paragraph four characters at a time, as a model would, "
+    "and every chunk goes through the sieve and the renderer before it is framed as a "
+    "server-sent event. Nothing here looks like a tag, so it is released at once. "
+)
 
 
 def transcript(calls: int = 5, size: int = 20_000) -> str:
     per = size // calls
     parts = []
     for i in range(calls):
-        block = ("\n<|DSML|tool_calls>\n<|DSML|invoke name=\"write_note\">\n"
-                 f"<|DSML|parameter name=\"title\"><![CDATA[note {i}]]></|DSML|parameter>\n"
-                 f"<|DSML|parameter name=\"body\"><![CDATA[{'body text ' * 20}]]>"
-                 "</|DSML|parameter>\n</|DSML|invoke>\n</|DSML|tool_calls>\n")
-        prose = (PROSE * (per // len(PROSE) + 1))[:per - len(block)]
+        block = (
+            '\n<|DSML|tool_calls>\n<|DSML|invoke name="write_note">\n'
+            f'<|DSML|parameter name="title"><![CDATA[note {i}]]></|DSML|parameter>\n'
+            f'<|DSML|parameter name="body"><![CDATA[{"body text " * 20}]]>'
+            "</|DSML|parameter>\n</|DSML|invoke>\n</|DSML|tool_calls>\n"
+        )
+        prose = (PROSE * (per // len(PROSE) + 1))[: per - len(block)]
         parts += [prose, block]
     return "".join(parts) + "Done."
 
@@ -78,21 +102,42 @@ def free_port() -> int:
 
 
 def cpu_seconds(pid: int) -> float:
-    with open(f"/proc/{pid}/stat", encoding="ascii") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """User + system time of ``pid`` and of its child processes, recursively."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as f:
+            kids = [int(k) for k in f.read().split()]
+    except OSError:
+        return 0.0
+    own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return own + sum(cpu_seconds(k) for k in kids)
 
 
 class Server:
-    def __init__(self, name: str, path: str, off: bool) -> None:
+    def __init__(self, name: str, path: str, off: bool, workers: int = 1) -> None:
         self.name, self.port = name, free_port()
-        args = [sys.executable, "-m", "callsieve", "serve", "--transcript", path,
-                "--port", str(self.port), "--chunk-size", "4"]
+        self.workers = workers
+        args = [
+            sys.executable,
+            "-m",
+            "callsieve",
+            "serve",
+            "--transcript",
+            path,
+            "--port",
+            str(self.port),
+            "--chunk-size",
+            "4",
+            "--workers",
+            str(workers),
+        ]
         if off:
             args += ["--sieve-option", 'mode="off"']
         env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-        self.proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         self.url = f"http://127.0.0.1:{self.port}/v1/chat/completions"
         deadline = time.monotonic() + 30
         while True:
@@ -132,8 +177,12 @@ def calls_in(body: str) -> list[tuple[str, Any]]:
 
 
 async def one(client: httpx.AsyncClient, url: str, phase: Phase, expected: Any) -> None:
-    body = {"model": "m", "stream": True, "tools": TOOLS,
-            "messages": [{"role": "user", "content": "Take notes."}]}
+    body = {
+        "model": "m",
+        "stream": True,
+        "tools": TOOLS,
+        "messages": [{"role": "user", "content": "Take notes."}],
+    }
     start = time.perf_counter()
     parts: list[bytes] = []
     try:
@@ -161,8 +210,7 @@ async def one(client: httpx.AsyncClient, url: str, phase: Phase, expected: Any) 
         phase.exact += 1
 
 
-async def load(server: Server, clients: int, requests: int, phase: Phase,
-               expected: Any) -> None:
+async def load(server: Server, clients: int, requests: int, phase: Phase, expected: Any) -> None:
     async def worker() -> None:
         # One client, one connection, kept alive between its requests (a pool shared by
         # all would hand a request a connection the server closed when it sat idle for the
@@ -190,6 +238,12 @@ def main() -> int:
     ap.add_argument("--clients", type=int, default=100)
     ap.add_argument("--requests", type=int, default=2, help="per client per round")
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument(
+        "--freeze-mb",
+        type=int,
+        default=50,
+        help="size of the whole reply of the freeze row (0: skip it)",
+    )
     args = ap.parse_args()
     reply = transcript()
     expected = [(c.name, c.input) for c in callsieve.parse(reply, tools=TOOLS).calls]
@@ -197,12 +251,15 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "reply.txt")
         Path(path).write_text(reply, encoding="utf-8")
-        servers = {"pass-through (mode=off)": Server("off", path, off=True),
-                   "sieve + renderer": Server("on", path, off=False)}
+        servers = {
+            "pass-through (mode=off)": Server("off", path, off=True),
+            "sieve + renderer": Server("on", path, off=False),
+            "sieve + renderer, --workers 2": Server("on2", path, off=False, workers=2),
+        }
         phases = {name: Phase() for name in servers}
         try:
             for name, server in servers.items():  # warm-up: grammar load, first imports
-                asyncio.run(load(server, 1, 1, Phase(), None))
+                asyncio.run(load(server, 4 * server.workers, 1, Phase(), None))
             for _ in range(args.rounds):
                 for name, server in servers.items():
                     exp = None if server.name == "off" else expected
@@ -210,27 +267,201 @@ def main() -> int:
         finally:
             for server in servers.values():
                 server.stop()
-    print(f"reply: {len(reply)} characters, {len(expected)} calls, 4-character chunks; "
-          f"{args.clients} concurrent clients x {args.requests} requests x {args.rounds} "
-          f"rounds per server\n")
-    print("| server | requests | req/s | CPU ms/request | TTFB p50 / p99 ms | "
-          "chunk gap p50 / p99 ms | errors | exact calls |")
+    print(
+        f"reply: {len(reply)} characters, {len(expected)} calls, 4-character chunks; "
+        f"{args.clients} concurrent clients x {args.requests} requests x {args.rounds} "
+        f"rounds per server\n"
+    )
+    print(
+        "| server | requests | req/s | CPU ms/request | TTFB p50 / p99 ms | "
+        "chunk gap p50 / p99 ms | errors | exact calls |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for name, p in phases.items():
         exact = "n/a" if name.startswith("pass") else f"{100 * p.exact / p.requests:.1f} %"
-        print(f"| {name} | {p.requests} | {p.requests / p.wall:.1f} | "
-              f"{1000 * p.cpu / p.requests:.1f} | {pct(p.ttfb, .5):.1f} / {pct(p.ttfb, .99):.1f}"
-              f" | {pct(p.gaps, .5):.2f} / {pct(p.gaps, .99):.2f} | {p.errors} | {exact} |")
+        print(
+            f"| {name} | {p.requests} | {p.requests / p.wall:.1f} | "
+            f"{1000 * p.cpu / p.requests:.1f} | {pct(p.ttfb, 0.5):.1f} / {pct(p.ttfb, 0.99):.1f}"
+            f" | {pct(p.gaps, 0.5):.2f} / {pct(p.gaps, 0.99):.2f} | {p.errors} | {exact} |"
+        )
     for name, p in phases.items():
         for why, n in p.why.items():
             print(f"error ({name}): {n} x {why}")
-    off, on = phases["pass-through (mode=off)"], phases["sieve + renderer"]
-    ratio = (on.cpu / on.requests) / (off.cpu / off.requests)
-    verdict = "PASS" if ratio <= 1.20 and on.errors == off.errors == 0 and \
-        on.exact == on.requests else "FAIL"
-    print(f"\nCPU per request, sieve + renderer / pass-through: {ratio:.2f}x "
-          f"(target <= 1.20x, 0 errors, 100 % exact calls): {verdict}")
-    return 0 if on.exact + on.errors == on.requests or on.errors else 1
+    off = phases["pass-through (mode=off)"]
+    wrong = False
+    for name in ("sieve + renderer", "sieve + renderer, --workers 2"):
+        on = phases[name]
+        ratio = (on.cpu / on.requests) / (off.cpu / off.requests)
+        verdict = (
+            "PASS"
+            if ratio <= 1.20 and on.errors == off.errors == 0 and on.exact == on.requests
+            else "FAIL"
+        )
+        print(
+            f"\nCPU per request, {name} / pass-through: {ratio:.2f}x "
+            f"(target <= 1.20x, 0 errors, 100 % exact calls): {verdict}"
+        )
+        wrong |= on.exact + on.errors != on.requests and not on.errors
+    if args.freeze_mb:
+        gap, control, wall = freeze(args.freeze_mb)
+        print(
+            f"\nfreeze: a stream's longest gap between two chunks while a whole "
+            f"{args.freeze_mb} MB reply is served: {gap * 1000:.1f} ms; over as long a stretch "
+            f"just before it: {control * 1000:.1f} ms (the whole reply took {wall:.2f} s; "
+            f"before issue 24: 410 ms for 50 MB)"
+        )
+    if args.freeze_mb:
+        longest, p99 = loop_steps(args.freeze_mb)
+        print(
+            f"event loop while a whole {args.freeze_mb} MB reply is served: its longest step "
+            f"{longest * 1000:.1f} ms of CPU time, 99th percentile {p99 * 1000:.1f} ms"
+        )
+    load1 = os.getloadavg()[0]
+    print(f"load average (1 min) at the end: {load1:.2f} on {os.cpu_count()} cores")
+    return 1 if wrong else 0
+
+
+_TICKER = """
+import sys, time, httpx
+body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "x"}]}
+with httpx.stream("POST", sys.argv[1], json=body, timeout=120) as response:
+    for _ in response.iter_raw():
+        print(time.time(), flush=True)
+"""
+
+
+def loop_steps(megabytes: int) -> tuple[float, float]:
+    """The CPU time of the event loop's longest step, and its 99th percentile, while the
+    gateway's whole-reply path (SSE reader, JSON, sieve, renderer, sliced encoding) serves a
+    reply of ``megabytes`` MB of 1 MB events, in this process (CPU time: what the machine's
+    load adds to a wall-clock gap does not count). Run twice; the second run is reported
+    (the first one imports and warms up)."""
+
+    from callsieve import Sieve
+    from callsieve.server._json import dumps_sliced
+    from callsieve.server._read.turns import ModelRequest, Turn
+    from callsieve.server._reply.apis import CHAT
+    from callsieve.server._reply.respond import ReplyEvents, whole_reply
+    from callsieve.server._reply.sse import SSEDecoder
+    from callsieve.server._reply.upstream import Piece
+
+    frame = b'data: {"choices":[{"index":0,"delta":{"content":"' + b"z" * 1_000_000
+    frame += b'"}}]}\n\n'
+
+    class Source:
+        finish_reason: str | None = "stop"
+        usage = None
+
+        async def pieces(self) -> Any:
+            decoder = SSEDecoder()
+            for _ in range(megabytes):
+                for j in range(0, len(frame), 65536):
+                    await asyncio.sleep(0)
+                    for event in decoder.feed(frame[j : j + 65536]):
+                        yield Piece(json.loads(event.data)["choices"][0]["delta"]["content"])
+
+        def calls(self) -> list[Any]:
+            return []
+
+        async def aclose(self) -> None:
+            return None
+
+    async def run() -> list[float]:
+        steps: list[float] = []
+        done = False
+
+        async def ticker() -> None:
+            while not done:
+                t = time.thread_time()
+                await asyncio.sleep(0.001)
+                steps.append(time.thread_time() - t)
+
+        task = asyncio.create_task(ticker())
+        req = ModelRequest(model="m", turns=[Turn("user", "x")])
+        reply, deferred = await whole_reply(CHAT, req, Source(), ReplyEvents(Sieve(mode="off")))
+        for piece in dumps_sliced(reply, deferred):
+            piece.encode()
+            await asyncio.sleep(0)
+        done = True
+        await task
+        return sorted(steps)
+
+    asyncio.run(run())
+    steps = asyncio.run(run())
+    return steps[-1], steps[int(0.99 * len(steps))]
+
+
+def freeze(megabytes: int) -> tuple[float, float, float]:
+    """A ticking stream's longest gap between two chunks while a whole reply of
+    ``megabytes`` MB is served by the same gateway (upstream mode, in front of the tests'
+    fake upstream), the same over as long a stretch just before it (what the machine's
+    load alone costs), and how long the whole reply took. The stream's client is a process
+    of its own, so this one's threads do not hold it."""
+    from loopback import Script, scripted
+
+    size = megabytes * 1_000_000
+    frames = [
+        b'data: {"choices":[{"index":0,"delta":{"content":"' + b"z" * 1_000_000 + b'"}}]}\n\n'
+        for _ in range(size // 1_000_000)
+    ]
+    frames.append(
+        b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
+    )
+    ticking = Script(text="tick " * 4000, chunk=5, delay=0.01)
+    with scripted(Script(text="warm"), ticking, Script(raw=frames)) as model:
+        port = free_port()
+        env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "callsieve",
+                "serve",
+                "--upstream",
+                model.url,
+                "--port",
+                str(port),
+            ],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        base = f"http://127.0.0.1:{port}"
+        body = {"model": "m", "messages": [{"role": "user", "content": "x"}]}
+        try:
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    httpx.post(f"{base}/v1/chat/completions", json=body, timeout=30)
+                    break
+                except httpx.TransportError:
+                    if proc.poll() is not None or time.monotonic() > deadline:
+                        raise RuntimeError("the freeze gateway did not start") from None
+                    time.sleep(0.1)
+            ticker = subprocess.Popen(
+                [sys.executable, "-c", _TICKER, f"{base}/v1/chat/completions"],
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            model.wait_requests(2)
+            time.sleep(3)  # (the control stretch)
+            t0 = time.time()
+            reply = httpx.post(f"{base}/v1/chat/completions", json=body, timeout=300)
+            t1 = time.time()
+            assert len(reply.json()["choices"][0]["message"]["content"]) == size
+            ticker.kill()
+            stamps = [float(line) for line in (ticker.communicate()[0] or "").split()]
+        finally:
+            proc.terminate()
+            proc.wait(30)
+    pairs = list(itertools.pairwise(stamps))
+    during = [b - a for a, b in pairs if b >= t0 and a <= t1]
+    before = [b - a for a, b in pairs if t0 - (t1 - t0) - 0.5 <= a and b < t0]
+    return (
+        max(during) if during else float("nan"),
+        max(before) if before else float("nan"),
+        t1 - t0,
+    )
 
 
 if __name__ == "__main__":

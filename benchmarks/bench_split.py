@@ -5,7 +5,7 @@ each part.
 What it measures. The (c) document of ``bench_stream.py`` (same seed), cut into the text between
 its blocks ("prose") and its blocks joined back to back ("blocks"); each part, and the whole
 document as the reference, in random 1-8-character chunks like the benchmark's, timed with
-``bench_stream.measure_rounds`` (floor and sieve in turn, best of ``--reps`` rounds, the
+``_timing.measure_rounds`` (floor and sieve in turn, best of ``--reps`` rounds, the
 collector off). For each part: its floor, the sieve, their ratio, and the sieve's time above
 the floor. Then what the (c) target asks: at 0.5x the sieve may take as long again as the floor
 on the whole document; what it takes beyond that must be shed, which is given as a share of
@@ -28,16 +28,17 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_stream as bench
+import _timing
+import _workloads
 
 _BLOCK = re.compile(r"<\|DSML\|tool_calls>.*?</\|DSML\|tool_calls>", re.DOTALL)
 
 
 def parts() -> list[tuple[str, str]]:
     """(c)'s prose, its blocks and the whole document, by name."""
-    doc = bench.workload_text("c", bench.SIZE)
+    doc = _workloads.workload_text("c", _workloads.SIZE)
     blocks = _BLOCK.findall(doc)
-    assert len(blocks) == bench.N_CALLS, "the (c) document's blocks were not all found"
+    assert len(blocks) == _workloads.N_CALLS, "the (c) document's blocks were not all found"
     return [
         ("prose between blocks", _BLOCK.sub("", doc)),
         ("blocks", "".join(blocks)),
@@ -50,8 +51,8 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=7, help="timing rounds (best of; default 7)")
     args = ap.parse_args()
     named = parts()
-    chunked = [bench.random_chunks(text) for _, text in named]
-    best = bench.measure_rounds(chunked, args.reps)
+    chunked = [_workloads.random_chunks(text) for _, text in named]
+    best = _timing.measure_rounds(chunked, args.reps)
     print("# callsieve: where (c)'s time above the floor goes\n")
     print(
         f"Python {sys.version.split()[0]}, random 1–8-character chunks, best of "
@@ -66,7 +67,7 @@ def main() -> int:
             f"| {name} | {len(text):,} | {len(chunks):,} | {floor * 1e3:.1f} ms | "
             f"{sieve * 1e3:.1f} ms | {floor / sieve:.3f} | {(sieve - floor) * 1e3:.1f} ms |"
         )
-    target = bench.TARGET_RATIO["c"]
+    target = _timing.TARGET_RATIO["c"]
     whole_floor = best[-1][0]
     allowed = whole_floor / target - whole_floor
     shed = above[-1] - allowed

@@ -42,7 +42,7 @@ right after ``gc.collect()``, re-enabled when the clock stops): that is the stab
 no collection triggered by the harness's own heap can land in a timing - and, per the study,
 it hides no cost of the library. Rerun ``--gc-study`` after changing the library.
 Best-of-N is the figure because the minimum is the run least disturbed by other load. The
-first table is timed in rounds (``measure_rounds``): each round times every (a)-(c) case once,
+first table is timed in rounds (``_timing.measure_rounds``): each round times every (a)-(c) case once,
 floor then sieve, so a case's N repetitions are spread over the whole table rather than one
 stretch of a second or two. N was 5, and each case's repetitions were consecutive, until four
 runs in a row on the 2-vCPU development VM gave floor rows between 9.6 and 19.7 MB/s for the
@@ -54,13 +54,14 @@ Linearity guard. Each of (a)-(c) is also generated at 100 kB, 300 kB and 1 MB (s
 log(size) must stay <= 1.1, like (d)'s. The issue names no figure for this; it is here because
 a path can be linear per chunk yet quadratic in the text a chunk holds (one was: a candidate
 walk that sliced the rest of the buffer), which no 1-8-character figure shows. The nine
-documents are timed in rounds too (``measure_sieve_rounds``). Until they were, each size's
+documents are timed in rounds too (``_timing.measure_sieve_rounds``). Until they were, each size's
 repetitions ran back to back, and about one run in three read one row above 1.1 (1.12-1.15,
 (b) or (c), a different row each time) while the same documents timed in rounds gave slopes
 of 0.99-1.04: the burst of load that slows one size's stretch tilts the slope.
 
 Targets (printed next to the figures, PASS/FAIL; the script exits 0 either way, it is a
-report, not a test): at 1-8-character chunks (a) >= 0.6x floor, (b) >= 0.4x, (c) >= 0.5x;
+report, not a test): at 1-8-character chunks (a) >= 0.6x floor, (b) >= 0.33x, (c) >= 0.42x
+(``_timing.TARGET_RATIO``);
 (d) the least-squares slope of log(seconds) against log(size) over the three sizes <= 1.1
 (1.0 is linear, 2.0 quadratic) and 1 MB in under 2 s; peak RSS while streaming (d) at 1 MB
 under 64 MB above the interpreter's baseline. The RSS figure comes from a child process (this
@@ -96,494 +97,42 @@ import resource
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from callsieve import Event, Sieve, Text, ToolCall, ToolCalls
-
-MB = 1_000_000
-SIZE = MB  # (a)-(c): characters per document
-N_CALLS = 200  # (c)
-D_SIZES = (10_000, 100_000, 1_000_000)  # (d): argument lengths
-E_SIZES = (100_000, 300_000, 1_000_000)  # one-chunk linearity guard: (a)-(c) at these sizes
-CHUNK_SEED = 1234
-DOC_SEED = 42
-MIN_TIMING = 0.02  # seconds; shorter cases are looped
-WARMUP = 0.05  # seconds of untimed runs before a case is timed
-MAX_LOOPS = 5_000
-DISABLE_GC = True  # see the docstring: chosen with --gc-study
-
-#: The floors every change keeps (re-based in the restructuring issue from 0.4 and 0.5 for
-#: (b) and (c) to what this design gives).
-TARGET_RATIO = {"a": 0.6, "b": 0.33, "c": 0.42}
-TARGET_EXPONENT = 1.1
-TARGET_D_SECONDS = 2.0
-TARGET_RSS_MB = 64.0
-
-Args = dict[str, object]
-Expected = tuple[str, list[tuple[str, Args]]]  # (text outside blocks, calls)
-
-
-class Streamer(Protocol):
-    def feed(self, chunk: str) -> list[Event]: ...
-
-    def close(self) -> list[Event]: ...
-
-
-class FloorSieve:
-    """The floor: the sieve interface doing nothing but wrapping each chunk in a ``Text``."""
-
-    __slots__ = ()
-
-    def feed(self, chunk: str) -> list[Event]:
-        return [Text(chunk)]
-
-    def close(self) -> list[Event]:
-        return []
-
-
-# ---------------------------------------------------------------------- input generation
-_WORD_TEXT = (
-    "the a an and or but if then when while because so that this these those it its we you "
-    "they he she model server client request response stream token chunk buffer parser "
-    "function value result error file path line column offset index list dict string number "
-    "returns calls reads writes opens closes sends receives checks parses handles keeps "
-    "quickly slowly carefully again already never always often still only just also very "
-    "small large first last next previous whole partial empty full new old simple complex "
-    "user assistant tool argument schema example test case benchmark figure table report "
-    "time memory cost speed latency throughput linear quadratic bound limit state event"
+from _timing import (
+    DISABLE_GC,
+    TARGET_D_SECONDS,
+    TARGET_EXPONENT,
+    TARGET_RATIO,
+    TARGET_RSS_MB,
+    calibrate,
+    cell,
+    exponent,
+    fmt_mbps,
+    measure_pair,
+    measure_rounds,
+    measure_sieve_rounds,
+    time_streams,
+    verdict,
 )
-_WORDS = tuple(_WORD_TEXT.split())
-_PUNCT = (". ", ". ", ". ", "? ", "! ", ": ", "; ", " (see above). ", " - really. ")
-
-
-def prose(rng: random.Random, n: int) -> str:
-    """``n`` characters of English-like prose: no ``<``, no backticks or tildes."""
-    out: list[str] = []
-    size = 0
-    sentences = 0
-    while size < n:
-        words = [rng.choice(_WORDS) for _ in range(rng.randint(5, 18))]
-        if rng.random() < 0.2:
-            words.insert(rng.randrange(len(words)), str(rng.randint(0, 9999)))
-        if rng.random() < 0.1:
-            words.insert(rng.randrange(len(words)), f'"{rng.choice(_WORDS)}"')
-        s = " ".join(words)
-        s = s[0].upper() + s[1:] + rng.choice(_PUNCT)
-        sentences += 1
-        if sentences % rng.randint(3, 7) == 0:
-            s = s.rstrip(" ") + "\n\n"
-        out.append(s)
-        size += len(s)
-    return "".join(out)[:n]
-
-
-_LT_SNIPPETS = (
-    " if a<b ",
-    " x < y ",
-    " <b>bold</b> ",
-    " 1<2 ",
-    " a <= b ",
-    " <br> ",
-    " i<n ",
-    " <- ",
-    " <<EOF ",
-    " vector<int> ",
-    " <em>note</em> ",
-    " 3 < 4 ",
-    " <3 ",
-    " List<String> ",
-    ' <div class="x">hi</div> ',
-    " p<0.05 ",
-    " <user@example.com> ",
-    " <<= 2 ",
+from _workloads import (
+    CHUNK_SEED,
+    CHUNKINGS,
+    D_SIZES,
+    DOC_SEED,
+    E_SIZES,
+    chunk_sizes,
+    one_call,
+    random_chunks,
+    verify,
+    workload_text,
+    workloads_1mb,
 )
 
-
-def prose_with_lt(rng: random.Random, n: int) -> str:
-    """Prose with a non-tag ``<`` every 30-80 characters."""
-    base = prose(rng, n)
-    out: list[str] = []
-    size = 0
-    pos = 0
-    while size < n:
-        gap = rng.randint(30, 80)
-        piece = base[pos : pos + gap] + rng.choice(_LT_SNIPPETS)
-        pos += gap
-        out.append(piece)
-        size += len(piece)
-    return "".join(out)[:n]
-
-
-_IDENTS = (
-    "items",
-    "value",
-    "result",
-    "count",
-    "limit",
-    "buffer",
-    "chunk",
-    "offset",
-    "name",
-    "path",
-    "data",
-    "node",
-    "left",
-    "right",
-    "total",
-    "index",
-    "cache",
-    "config",
-    "tokens",
-    "events",
-)
-
-
-def _py_function(rng: random.Random) -> str:
-    a, b, c = rng.sample(_IDENTS, 3)
-    fn = f"{rng.choice(('load', 'parse', 'merge', 'scan', 'emit', 'check'))}_{a}"
-    lines = [
-        f"def {fn}({a}: list[int], {b}: int = {rng.randint(0, 99)}) -> dict[str, int]:",
-        f'    """Return the {c} of {a} below {b} (generated benchmark code)."""',
-        f"    {c}: dict[str, int] = {{}}",
-        f"    for i, x in enumerate({a}):",
-        f"        if x < {b} and i >= 0:",
-        f'            {c}[f"k{{i}}"] = {a}[i] * 2',
-        f"        elif x <= {b} << 1 or {a}[i - 1] > x:",
-        f'            {c}.setdefault("big", 0)',
-        "        else:",
-        f'            {c}["rest"] = {c}.get("rest", 0) + ({a}[i] & 0xFF)',
-        f"    if len({c}) > {rng.randint(1, 50)}:",
-        f'        raise ValueError(f"too many: {{len({c})}} > limit <{fn}>")',
-        f"    return {{k: v for k, v in sorted({c}.items()) if v != {a}[0]}}",
-        "",
-        "",
-    ]
-    if rng.random() < 0.5:
-        lines[2:2] = [f"    # keep {a}[0] < {b}; see <https://example.com/{fn}>"]
-    return "\n".join(lines)
-
-
-def _py_class(rng: random.Random) -> str:
-    a, b = rng.sample(_IDENTS, 2)
-    cls = a.capitalize() + "Store"
-    return "\n".join(
-        [
-            f"class {cls}:",
-            f"    def __init__(self, {b}: int) -> None:",
-            f"        self.{b} = {b}",
-            f"        self._{a}: list[str] = []",
-            "",
-            "    def add(self, text: str) -> bool:",
-            f"        if len(self._{a}) >= self.{b}:",
-            "            return False",
-            f"        self._{a}.append(text.replace('<', '&lt;').replace('>', '&gt;'))",
-            "        return True",
-            "",
-            "",
-        ]
-    )
-
-
-def code(rng: random.Random, n: int) -> str:
-    """``n`` characters of multi-line Python-like code (never containing ``]]>``)."""
-    out: list[str] = ["from __future__ import annotations\n\nimport re\n\n\n"]
-    size = len(out[0])
-    while size < n:
-        piece = _py_function(rng) if rng.random() < 0.75 else _py_class(rng)
-        out.append(piece)
-        size += len(piece)
-    text = "".join(out)[:n]
-    assert "]]>" not in text
-    return text
-
-
-def shell(rng: random.Random, n_lines: int) -> str:
-    lines = ["set -euo pipefail", 'cd "$(git rev-parse --show-toplevel)"']
-    for _ in range(n_lines):
-        lines.append(
-            rng.choice(
-                (
-                    "python -m pytest -q tests/ -k 'stream and not slow' 2>&1 | tail -n 20",
-                    "grep -rn 'feed(' src/ | head -n 5",
-                    'if [ "$(wc -l < out.txt)" -lt 10 ]; then echo short; fi',
-                    f'for f in src/*.py; do python -m py_compile "$f" || exit {rng.randint(1, 9)}; done',
-                    "cat <<EOF > /tmp/notes.txt\nline with <angle> brackets & ampersands\nEOF",
-                    "ruff check --line-length 100 src/ tests/ && echo ok",
-                )
-            )
-        )
-    return "\n".join(lines) + "\n"
-
-
-def dsml_block(name: str, args: Sequence[tuple[str, str]]) -> str:
-    params = "".join(
-        f'    <|DSML|parameter name="{k}"><![CDATA[{v}]]></|DSML|parameter>\n' for k, v in args
-    )
-    return (
-        f'<|DSML|tool_calls>\n  <|DSML|invoke name="{name}">\n{params}'
-        f"  </|DSML|invoke>\n</|DSML|tool_calls>"
-    )
-
-
-def chat(rng: random.Random, n: int, n_calls: int) -> tuple[str, Expected]:
-    """(c): ``n`` characters, ``n_calls`` one-call DSML blocks with prose between them."""
-    blocks: list[str] = []
-    calls: list[tuple[str, Args]] = []
-    for i in range(n_calls):
-        path = f"src/pkg/module_{i:03d}.py"
-        kind = rng.random()
-        if kind < 0.6:
-            name, args = (
-                "write_file",
-                [("path", path), ("content", code(rng, rng.randint(1500, 4500)))],
-            )
-        elif kind < 0.85:
-            old = code(rng, rng.randint(300, 1200))
-            new = code(rng, rng.randint(600, 2400))
-            name, args = "edit_file", [("path", path), ("old_string", old), ("new_string", new)]
-        else:
-            name, args = "run_command", [("command", shell(rng, rng.randint(5, 40)))]
-        blocks.append(dsml_block(name, args))
-        calls.append((name, dict(args)))
-    budget = n - sum(len(b) for b in blocks)
-    if budget < 300 * (n_calls + 1):
-        raise SystemExit("bench_stream: (c) blocks leave too little room for prose")
-    weights = [rng.uniform(0.5, 1.5) for _ in range(n_calls + 1)]
-    total = sum(weights)
-    sizes = [int(budget * w / total) for w in weights]
-    sizes[-1] += budget - sum(sizes)
-    segments = [prose(rng, k - 2) + "\n\n" for k in sizes]
-    parts: list[str] = [segments[0]]
-    for block, seg in zip(blocks, segments[1:]):
-        parts += [block, seg]
-    doc = "".join(parts)
-    assert len(doc) == n, len(doc)
-    return doc, ("".join(segments), calls)
-
-
-def one_call(rng: random.Random, size: int) -> tuple[str, Expected]:
-    """(d): a short preamble and one call with one CDATA argument of ``size`` characters."""
-    arg = code(rng, size)
-    doc = "Here is the file you asked for.\n\n" + dsml_block("write_file", [("content", arg)])
-    return doc, ("Here is the file you asked for.\n\n", [("write_file", {"content": arg})])
-
-
-# ---------------------------------------------------------------------- chunking
-def chunk_sizes(n: int, seed: int = CHUNK_SEED) -> list[int]:
-    rng = random.Random(seed)
-    sizes: list[int] = []
-    total = 0
-    while total < n:
-        k = rng.randint(1, 8)
-        sizes.append(k)
-        total += k
-    return sizes
-
-
-def random_chunks(text: str) -> list[str]:
-    out: list[str] = []
-    pos = 0
-    for k in chunk_sizes(len(text)):
-        out.append(text[pos : pos + k])
-        pos += k
-    return out
-
-
-def fixed_chunks(text: str, k: int) -> list[str]:
-    return [text[i : i + k] for i in range(0, len(text), k)]
-
-
-CHUNKINGS: dict[str, Callable[[str], list[str]]] = {
-    "1–8 chars": random_chunks,
-    "64 chars": lambda t: fixed_chunks(t, 64),
-    "one chunk": lambda t: [t],
-}
-
-
-# ---------------------------------------------------------------------- checking
-def collect(chunks: Sequence[str]) -> tuple[str, list[ToolCall]]:
-    s = Sieve()
-    texts: list[str] = []
-    calls: list[ToolCall] = []
-    for events in [s.feed(c) for c in chunks] + [s.close()]:
-        for e in events:
-            if isinstance(e, Text):
-                texts.append(e.text)
-            elif isinstance(e, ToolCalls):
-                calls.extend(e.calls)
-    return "".join(texts), calls
-
-
-def verify(label: str, chunks: Sequence[str], expected: Expected) -> None:
-    text, calls = collect(chunks)
-    want_text, want_calls = expected
-    got_calls = [(c.name, c.input) for c in calls]
-    if len(got_calls) != len(want_calls):
-        raise SystemExit(
-            f"bench_stream: {label}: {len(got_calls)} calls, expected {len(want_calls)}; aborting"
-        )
-    for i, (got, want) in enumerate(zip(got_calls, want_calls)):
-        if got != want:
-            raise SystemExit(
-                f"bench_stream: {label}: call {i} is {_short(got)}, expected "
-                f"{_short(want)}; aborting"
-            )
-    if text != want_text:
-        at = next(
-            (i for i, (x, y) in enumerate(zip(text, want_text)) if x != y),
-            min(len(text), len(want_text)),
-        )
-        raise SystemExit(
-            f"bench_stream: {label}: released text differs from the input with "
-            f"the blocks removed at offset {at} (got {text[at : at + 40]!r}, "
-            f"expected {want_text[at : at + 40]!r}); aborting"
-        )
-
-
-def _short(x: object) -> str:
-    r = repr(x)
-    return r if len(r) < 120 else r[:117] + "..."
-
-
-# ---------------------------------------------------------------------- timing
-def _run(
-    factory: Callable[[], Streamer],
-    chunks: Sequence[str],
-    loops: int,
-    disable_gc: bool,
-    arm: Callable[[bool], None] | None = None,
-) -> float:
-    """Seconds per stream: ``loops`` fresh streamers fed ``chunks``, timed together.
-    ``arm`` (the --gc-study probe) is called with True just before the clock starts and with
-    False just after it stops."""
-    sieves = [factory() for _ in range(loops)]
-    gc.collect()
-    if disable_gc:
-        gc.disable()
-    if arm is not None:
-        arm(True)
-    try:
-        t0 = time.perf_counter()
-        for s in sieves:
-            feed = s.feed
-            for c in chunks:
-                feed(c)
-            s.close()
-        elapsed = time.perf_counter() - t0
-    finally:
-        if arm is not None:
-            arm(False)
-        if disable_gc:
-            gc.enable()
-    return elapsed / loops
-
-
-def _calibrate(factory: Callable[[], Streamer], chunks: Sequence[str], disable_gc: bool) -> int:
-    """Warm up for WARMUP seconds of wall time and pick the loop count for one timing
-    (at least MIN_TIMING seconds per timing, like ``timeit``'s autorange)."""
-    deadline = time.perf_counter() + WARMUP
-    loops = 1
-    while True:
-        t = _run(factory, chunks, loops, disable_gc)
-        if t * loops < MIN_TIMING and loops < MAX_LOOPS:
-            loops = min(MAX_LOOPS, max(loops * 2, math.ceil(MIN_TIMING / max(t, 1e-9))))
-        elif time.perf_counter() >= deadline:
-            return loops
-
-
-def best_in_rounds(
-    runs: Sequence[tuple[Callable[[], Streamer], Sequence[str]]], reps: int
-) -> list[float]:
-    """Best seconds of each ``(factory, chunks)`` run, timed in rounds: each round times every
-    run once, in order, so a run's repetitions are spread over the whole measurement instead
-    of one stretch that a burst of the host's load can cover."""
-    loops = [_calibrate(factory, chunks, DISABLE_GC) for factory, chunks in runs]
-    best = [math.inf] * len(runs)
-    for _ in range(reps):
-        for i, ((factory, chunks), n) in enumerate(zip(runs, loops)):
-            best[i] = min(best[i], _run(factory, chunks, n, DISABLE_GC))
-    return best
-
-
-def best_of_runs(
-    runs: Sequence[Callable[[Sequence[str]], None]], chunks: Sequence[str], reps: int
-) -> list[float]:
-    """Best seconds of each ``run(chunks)`` (a whole stream, built and fed inside it), in
-    ``reps`` rounds of every run in order; ``gc`` collected before and disabled during each
-    (for the scripts whose rows are not sieve factories: bench_arguments, bench_render)."""
-    best = [math.inf] * len(runs)
-    for _ in range(reps):
-        for i, run in enumerate(runs):
-            gc.collect()
-            gc.disable()
-            start = time.perf_counter()
-            run(chunks)
-            best[i] = min(best[i], time.perf_counter() - start)
-            gc.enable()
-    return best
-
-
-def measure_rounds(cases: Sequence[Sequence[str]], reps: int) -> list[tuple[float, float]]:
-    """Best seconds of the floor and of the sieve on each chunk list, in rounds (floor, then
-    sieve, for each case in turn), so both see the same machine conditions."""
-    best = best_in_rounds([(factory, c) for c in cases for factory in (FloorSieve, Sieve)], reps)
-    return list(zip(best[0::2], best[1::2]))
-
-
-def measure_pair(chunks: Sequence[str], reps: int) -> tuple[float, float]:
-    """``measure_rounds`` for one chunk list."""
-    return measure_rounds([chunks], reps)[0]
-
-
-def measure_sieve_rounds(cases: Sequence[Sequence[str]], reps: int) -> list[float]:
-    """Best seconds of the sieve alone on each chunk list, in rounds (the linearity guard:
-    a size's repetitions are not one stretch)."""
-    return best_in_rounds([(Sieve, c) for c in cases], reps)
-
-
-def exponent(sizes: Sequence[int], seconds: Sequence[float]) -> float:
-    xs = [math.log(n) for n in sizes]
-    ys = [math.log(t) for t in seconds]
-    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
-    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
-
-
-def mbps(n: int, seconds: float) -> float:
-    return n / MB / seconds
-
-
-def verdict(ok: bool) -> str:
-    return "PASS" if ok else "**FAIL**"
-
-
-# ---------------------------------------------------------------------- workloads
-Workload = tuple[str, str, str, Expected]  # key, title, document, expected
-
-
-def workload_text(key: str, size: int) -> str:
-    """Workload ``key``'s document at ``size`` characters ((c) keeps 200 calls per MB)."""
-    if key == "a":
-        return prose(random.Random(DOC_SEED), size)
-    if key == "b":
-        return prose_with_lt(random.Random(DOC_SEED + 1), size)
-    return chat(random.Random(DOC_SEED + 2), size, max(1, N_CALLS * size // SIZE))[0]
-
-
-def workloads_1mb() -> list[Workload]:
-    text_a = workload_text("a", SIZE)
-    text_b = workload_text("b", SIZE)
-    assert "<" not in text_a and text_b.count("<") > SIZE // 100
-    text_c, exp_c = chat(random.Random(DOC_SEED + 2), SIZE, N_CALLS)
-    return [
-        ("a", "(a) prose, no `<`", text_a, (text_a, [])),
-        ("b", f"(b) prose, {text_b.count('<'):,} non-tag `<`", text_b, (text_b, [])),
-        ("c", f"(c) chat, {N_CALLS} DSML calls, CDATA code", text_c, exp_c),
-    ]
+from callsieve import Event, Sieve, ToolCalls
 
 
 def _ru_maxrss_kb() -> int:
@@ -663,19 +212,6 @@ def measure_rss(size: int) -> dict[str, float]:
 
 
 # ---------------------------------------------------------------------- reports
-def fmt_ratio(r: float) -> str:
-    return f"{r:.2f}×" if r >= 0.1 else f"{r:.2g}×"
-
-
-def fmt_mbps(n: int, t: float) -> str:
-    v = mbps(n, t)
-    return f"{v:,.0f} MB/s" if v >= 100 else f"{v:.2f} MB/s"
-
-
-def cell(n: int, t: float, floor: float) -> str:
-    return f"{fmt_mbps(n, t)} ({fmt_ratio(floor / t)})"
-
-
 def report(reps: int) -> None:
     started = time.perf_counter()
     # First, while this process is still small (see _vm_hwm_kb).
@@ -799,12 +335,12 @@ def gc_study(reps: int) -> None:
         for key, chunks in cases:
             times: dict[bool, list[float]] = {False: [], True: []}
             for off in (False, True):
-                _calibrate(Sieve, chunks, off)
+                calibrate(Sieve, chunks, off)
             for k in ("in_gc", "g0", "g1", "g2"):
                 state[k] = 0.0
             for _ in range(reps):
                 for off in (False, True):
-                    times[off].append(_run(Sieve, chunks, 1, off, None if off else arm))
+                    times[off].append(time_streams(Sieve, chunks, 1, off, None if off else arm))
             for off in (False, True):
                 ts = sorted(times[off])
                 extra = (

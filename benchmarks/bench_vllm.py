@@ -13,7 +13,7 @@ callsieve parsers (``--reasoning-parser callsieve`` too: reasoning and calls in 
 the floor: vLLM's composed parser around a tool parser that returns each chunk as content and
 does nothing else (what vLLM's ``parse_delta`` costs by itself). Each figure is the best of N
 runs (3, or 1 with ``--quick``), rows in rounds, ``gc`` collected before and disabled during
-each run (``bench_stream.best_of_runs``); building the request and the parser is not timed.
+each run (``_timing.best_of_runs``); building the request and the parser is not timed.
 
 Correctness is checked on every row outside the timing: the calls (name and arguments, as a
 client accumulates the deltas) must be the workload's; the content is reported as exact or
@@ -68,7 +68,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests" / "integrations"))
 
-import bench_stream
+import _timing
+import _workloads
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -100,25 +101,25 @@ def v32_block(name: str, args: Sequence[tuple[str, str]]) -> str:
 
 def in_v32(make: Callable[..., tuple[str, Expected]], *args: Any) -> tuple[str, Expected]:
     """``bench_stream``'s generator with its blocks written in V3.2's spelling."""
-    saved = bench_stream.dsml_block
-    bench_stream.dsml_block = v32_block
+    saved = _workloads.dsml_block
+    _workloads.dsml_block = v32_block
     try:
         return make(*args)
     finally:
-        bench_stream.dsml_block = saved
+        _workloads.dsml_block = saved
 
 
 def chat() -> tuple[str, Expected]:
     return in_v32(
-        bench_stream.chat,
-        random.Random(bench_stream.DOC_SEED + 2),
-        bench_stream.SIZE,
-        bench_stream.N_CALLS,
+        _workloads.chat,
+        random.Random(_workloads.DOC_SEED + 2),
+        _workloads.SIZE,
+        _workloads.N_CALLS,
     )
 
 
 def one_call(size: int) -> tuple[str, Expected]:
-    return in_v32(bench_stream.one_call, random.Random(bench_stream.DOC_SEED + 3), size)
+    return in_v32(_workloads.one_call, random.Random(_workloads.DOC_SEED + 3), size)
 
 
 class EchoToolParser(ToolParser):  # type: ignore[misc]
@@ -223,7 +224,7 @@ def check(make: Callable[[], Any], chunks: Sequence[str], want: Expected) -> tup
 
 def timed(makes: Sequence[Callable[[], Any]], chunks: Sequence[str], reps: int) -> list[float]:
     runs = [lambda c, m=m: feed(m, c) for m in makes]
-    return bench_stream.best_of_runs(runs, chunks, reps)
+    return _timing.best_of_runs(runs, chunks, reps)
 
 
 # ---------------------------------------------------------------- instruction counts
@@ -240,8 +241,8 @@ _TOTALS = re.compile(r"^totals:\s+(\d+)", re.MULTILINE)
 
 def chat_at(size: int) -> tuple[str, Expected]:
     """(c) at ``size`` characters, with ``N_CALLS`` calls per MB."""
-    calls = max(1, bench_stream.N_CALLS * size // bench_stream.SIZE)
-    return in_v32(bench_stream.chat, random.Random(bench_stream.DOC_SEED + 2), size, calls)
+    calls = max(1, _workloads.N_CALLS * size // _workloads.SIZE)
+    return in_v32(_workloads.chat, random.Random(_workloads.DOC_SEED + 2), size, calls)
 
 
 def server_conditions() -> None:
@@ -261,7 +262,7 @@ def instructions_child(size: int, ways: Sequence[str], modes: Sequence[str]) -> 
     load_plugins()
     ToolParserManager.register_module("_echo", module=EchoToolParser)
     doc, want = chat_at(size)
-    chunks = bench_stream.random_chunks(doc)
+    chunks = _workloads.random_chunks(doc)
     names = [n for n, _ in want[1]]
     makes = {row: factory(tool, thought, names) for row, (tool, thought) in ROWS.items()}
     for make in makes.values():  # (compiled patterns, lazy imports: not the loop's cost)
@@ -322,7 +323,7 @@ def instructions_table(sizes: Sequence[int], ways: Sequence[str], src: str) -> N
     for size in sizes:
         doc, want = chat_at(size)
         counts = count_instructions(size, ways, GC_MODES, src)
-        n = len(bench_stream.random_chunks(doc))
+        n = len(_workloads.random_chunks(doc))
         cols = [(w, m) for w in ways for m in GC_MODES]
         print(f"### {size:,} characters, {len(want[1])} calls, {n:,} chunks\n")
         print("| row | " + " | ".join(f"{w}, gc {m}" for w, m in cols) + " |")
@@ -381,8 +382,6 @@ def corpus_table() -> int:
     )
     print("|---|---|---|---|---|")
     bad = 0
-    import os
-
     for row in CORPUS_PARSERS:
         name = row.split()[0]
         if "invoke" in row:
@@ -470,7 +469,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     load_plugins()
     ToolParserManager.register_module("_echo", module=EchoToolParser)
     doc, want = chat()
-    chunks = bench_stream.random_chunks(doc)
+    chunks = _workloads.random_chunks(doc)
     names = [n for n, _ in want[1]]
     makes = {row: factory(tool, thought, names) for row, (tool, thought) in ROWS.items()}
     bad = 0
@@ -497,7 +496,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ours = seconds[2]
     print(
         f"\ncallsieve (tool parser) is {base / ours:.2f}x vLLM's deepseek_v32 "
-        f"(target >= {TARGET_SPEEDUP}x): {bench_stream.verdict(base / ours >= TARGET_SPEEDUP)}"
+        f"(target >= {TARGET_SPEEDUP}x): {_timing.verdict(base / ours >= TARGET_SPEEDUP)}"
     )
 
     print(
@@ -510,7 +509,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     prev = D_SIZES[0]
     for size in D_SIZES:
         doc, want = one_call(size)
-        chunks = bench_stream.random_chunks(doc)
+        chunks = _workloads.random_chunks(doc)
         make_v = factory("deepseek_v32", None, ["write_file"])
         make_c = factory("callsieve", None, ["write_file"])
         run_vllm = not vllm_s or vllm_s[-1] * (size / prev) ** 2 <= args.vllm_limit
@@ -525,11 +524,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             vllm_s.append(t_v)
             cell = f"{t_v:.3f}" + ("" if check(make_v, chunks, want)[0] else " (calls wrong)")
         print(f"| {size:,} | {cell} | {t_c:.3f} | {'yes' if ok else '**no**'} |")
-    k_ours = bench_stream.exponent(D_SIZES, ours_s)
-    k_vllm = bench_stream.exponent(D_SIZES[: len(vllm_s)], vllm_s) if len(vllm_s) > 1 else 0
+    k_ours = _timing.exponent(D_SIZES, ours_s)
+    k_vllm = _timing.exponent(D_SIZES[: len(vllm_s)], vllm_s) if len(vllm_s) > 1 else 0
     print(
         f"\nexponent k (seconds ~ size^k): callsieve {k_ours:.2f} "
-        f"(target <= {TARGET_EXPONENT}: {bench_stream.verdict(k_ours <= TARGET_EXPONENT)}), "
+        f"(target <= {TARGET_EXPONENT}: {_timing.verdict(k_ours <= TARGET_EXPONENT)}), "
         f"vLLM deepseek_v32 {k_vllm:.2f} over {len(vllm_s)} sizes"
     )
     return 1 if bad else 0

@@ -19,7 +19,7 @@ as it comes, one line each, to show the real hold-back behaviour (the ``<think>`
 as a Server-Sent Events frame (``data: <json>`` and a blank line). Both commands take
 ``--tools FILE`` (a JSON list of tool definitions, passed as ``tools=``) and
 ``--early-emit MODE``, ``--reasoning tags|open|off`` and ``--calls-in-reasoning text|call``
-(SPEC §15; choices read from ``_options.EARLY_EMIT``, ``REASONING`` and
+(SPEC §15; choices read from ``_config.options.EARLY_EMIT``, ``REASONING`` and
 ``CALLS_IN_REASONING``, so a new mode needs no change here), and ``--format API`` (the
 API's wire JSON, reasoning as that API carries it; ``--no-reasoning-output`` leaves it out); ``-`` reads standard input. ``callsieve --version`` prints
 ``callsieve <version>``; ``callsieve serve`` runs the gateway (``_cli_serve``: its flags,

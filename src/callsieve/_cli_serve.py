@@ -4,8 +4,11 @@
 
 What it does: ``add_serve(sub, positive_int, chunk_size)`` adds the ``serve`` subcommand to
 the CLI's argparse: the model (``--upstream URL`` or ``--transcript FILE``), upstream and
-replay settings, ``--host``/``--port``, ``--max-body-bytes``, ``--config FILE`` (TOML), and the
-sieve's options (``--early-emit``, ``--dialects``, and ``--sieve-option NAME=JSON`` for any other
+replay settings, ``--host``/``--port``, ``--max-body-bytes``, who may call (``--api-key``,
+repeatable; ``--allow-unauthenticated``; ``--allowed-host`` and ``--cors-origin``, repeatable),
+how it runs (``--workers``, ``--shutdown-grace``, ``--metrics-port``), the upstream's deadlines
+(``--connect-timeout``, ``--first-byte-timeout``, ``--idle-timeout``, ``--total-timeout``),
+``--config FILE`` (TOML), and the sieve's options (``--early-emit``, ``--dialects``, and ``--sieve-option NAME=JSON`` for any other
 option the installed callsieve has). ``serve_settings(args, load_toml)`` merges the config file
 and the flags (a flag wins; sieve options merge key by key); ``run_serve(args)`` imports the
 server, builds its ``ServerConfig`` and runs it.
@@ -28,51 +31,153 @@ from ._config import options as _options
 __all__ = ["SERVER_MISSING", "add_serve", "run_serve", "serve_settings"]
 
 #: What ``serve`` says when the ``server`` extra is not installed.
-SERVER_MISSING = ("callsieve serve needs the server extra (Starlette, Uvicorn, httpx): "
-                  "pip install 'callsieve[server]'")
-_FLAGS = ("upstream", "upstream_model", "dialect", "transcript", "chunk_size", "delay_ms",
-          "host", "port", "max_body_bytes")
+SERVER_MISSING = (
+    "callsieve serve needs the server extra (Starlette, Uvicorn, httpx): "
+    "pip install 'callsieve[server]'"
+)
+_FLAGS = (
+    "upstream",
+    "upstream_model",
+    "dialect",
+    "transcript",
+    "chunk_size",
+    "delay_ms",
+    "host",
+    "port",
+    "max_body_bytes",
+    "allow_unauthenticated",
+    "workers",
+    "shutdown_grace",
+    "metrics_port",
+    "connect_timeout",
+    "first_byte_timeout",
+    "idle_timeout",
+    "total_timeout",
+)
+#: Repeatable flags, added to the config file's lists.
+_LISTS = ("api_keys", "allowed_hosts", "cors_origins")
 
 
 def add_serve(sub: Any, positive_int: Callable[[str], int], chunk_size: int) -> None:
     serve = sub.add_parser(
-        "serve", help="run the OpenAI- and Anthropic-compatible gateway",
+        "serve",
+        help="run the OpenAI- and Anthropic-compatible gateway",
         description="Serve /v1/chat/completions, /v1/responses and /v1/messages with tool "
-                    "calls parsed from a model's text: from an upstream OpenAI-compatible "
-                    "server, or replayed from a file (docs/gateway.md).")
+        "calls parsed from a model's text: from an upstream OpenAI-compatible "
+        "server, or replayed from a file (docs/gateway.md).",
+    )
     source = serve.add_argument_group("model (exactly one)")
-    source.add_argument("--upstream", metavar="URL",
-                        help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8001/v1")
-    source.add_argument("--transcript", metavar="FILE",
-                        help="replay this file as the reply to every request")
+    source.add_argument(
+        "--upstream",
+        metavar="URL",
+        help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8001/v1",
+    )
+    source.add_argument(
+        "--transcript", metavar="FILE", help="replay this file as the reply to every request"
+    )
     serve.add_argument("--upstream-model", metavar="NAME", help="model name sent upstream")
-    serve.add_argument("--dialect", metavar="D",
-                       help="tool-call format taught to the upstream model (default dsml)")
-    serve.add_argument("--chunk-size", metavar="N", type=positive_int,
-                       help=f"replay: characters per chunk (default {chunk_size})")
-    serve.add_argument("--delay-ms", metavar="D", type=float,
-                       help="replay: milliseconds between chunks (default 0)")
+    serve.add_argument(
+        "--dialect",
+        metavar="D",
+        help="tool-call format taught to the upstream model (default dsml)",
+    )
+    serve.add_argument(
+        "--chunk-size",
+        metavar="N",
+        type=positive_int,
+        help=f"replay: characters per chunk (default {chunk_size})",
+    )
+    serve.add_argument(
+        "--delay-ms",
+        metavar="D",
+        type=float,
+        help="replay: milliseconds between chunks (default 0)",
+    )
     serve.add_argument("--host", help="address to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port to listen on (default 8000)")
-    serve.add_argument("--max-body-bytes", metavar="N", type=positive_int,
-                       help="largest request body accepted (default 4 MiB)")
+    serve.add_argument(
+        "--max-body-bytes",
+        metavar="N",
+        type=positive_int,
+        help="largest request body accepted (default 4 MiB)",
+    )
     serve.add_argument("--config", metavar="FILE", help="TOML settings (docs/gateway.md)")
-    serve.add_argument("--early-emit", choices=_options.EARLY_EMIT,
-                       help="the sieve's early_emit (default block)")
-    serve.add_argument("--dialects", metavar="D,D",
-                       help="the sieve's dialects, comma-separated")
-    serve.add_argument("--sieve-option", metavar="NAME=JSON", action="append", default=[],
-                       help="any other sieve option, its value as JSON (repeatable), "
-                            "e.g. --sieve-option 'mode=\"off\"'")
+    who = serve.add_argument_group("who may call")
+    who.add_argument(
+        "--api-key",
+        metavar="KEY",
+        dest="api_keys",
+        action="append",
+        help="a key clients must send (repeatable; also CALLSIEVE_API_KEYS)",
+    )
+    who.add_argument(
+        "--allow-unauthenticated",
+        action="store_const",
+        const=True,
+        help="listen on a non-loopback address without keys (a proxy checks)",
+    )
+    who.add_argument(
+        "--allowed-host",
+        metavar="NAME",
+        dest="allowed_hosts",
+        action="append",
+        help="a Host name clients may use (repeatable; default: the loopback names)",
+    )
+    who.add_argument(
+        "--cors-origin",
+        metavar="ORIGIN",
+        dest="cors_origins",
+        action="append",
+        help="a web origin allowed to call (repeatable; default: none)",
+    )
+    run = serve.add_argument_group("running")
+    run.add_argument(
+        "--workers", metavar="N", type=positive_int, help="worker processes (default 1)"
+    )
+    run.add_argument(
+        "--shutdown-grace",
+        metavar="S",
+        type=float,
+        help="seconds in-flight requests get after SIGTERM (default 25)",
+    )
+    run.add_argument(
+        "--metrics-port",
+        metavar="PORT",
+        type=int,
+        help="serve /metrics on this port only, without keys",
+    )
+    for name, default in (("connect", 10), ("first-byte", 120), ("idle", 60), ("total", 1800)):
+        run.add_argument(
+            f"--{name}-timeout",
+            metavar="S",
+            type=float,
+            help=f"upstream {name.replace('-', ' ')} timeout (default {default} s)",
+        )
+    serve.add_argument(
+        "--early-emit", choices=_options.EARLY_EMIT, help="the sieve's early_emit (default block)"
+    )
+    serve.add_argument("--dialects", metavar="D,D", help="the sieve's dialects, comma-separated")
+    serve.add_argument(
+        "--sieve-option",
+        metavar="NAME=JSON",
+        action="append",
+        default=[],
+        help="any other sieve option, its value as JSON (repeatable), "
+        "e.g. --sieve-option 'mode=\"off\"'",
+    )
 
 
-def serve_settings(args: argparse.Namespace,
-                   load_toml: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
+def serve_settings(
+    args: argparse.Namespace, load_toml: Callable[[str], dict[str, Any]]
+) -> dict[str, Any]:
     """The ``ServerConfig.build`` settings: the config file's, overridden by the flags."""
     settings = load_toml(args.config) if args.config else {}
     for name in _FLAGS:
         if getattr(args, name) is not None:
             settings[name] = getattr(args, name)
+    for name in _LISTS:
+        if getattr(args, name):
+            settings[name] = [*settings.get(name, ()), *getattr(args, name)]
     sieve = dict(settings.get("sieve", {}))
     if args.early_emit is not None:
         sieve["early_emit"] = args.early_emit
@@ -85,8 +190,9 @@ def serve_settings(args: argparse.Namespace,
         try:
             sieve[name.strip()] = json.loads(value)
         except json.JSONDecodeError:
-            raise ConfigurationError(f"--sieve-option {name}: not a JSON value: "
-                                     f"{value!r}") from None
+            raise ConfigurationError(
+                f"--sieve-option {name}: not a JSON value: {value!r}"
+            ) from None
     settings["sieve"] = sieve
     return settings
 

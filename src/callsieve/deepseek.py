@@ -4,11 +4,11 @@
 What it does: every marker is read from the grammar when this module is imported — the
 parser's own terminals (``<｜tool▁calls▁begin｜>`` …) and the chat template's tokens
 (``<｜User｜>``, ``<｜tool▁outputs▁begin｜>`` …) from ``grammar/spelling/deepseek_native.lark``,
-each parser marker checked against the ``deepseek_native`` terminal it spells (``_spelling``).
+each parser marker checked against the ``deepseek_native`` terminal it spells (``_grammar.spelling``).
 Writers: ``format_call_header``, ``format_arguments``, ``format_call_tail``,
 ``format_calls``, ``format_result``, ``format_results``. Readers: ``has_tool_call_signal``,
 ``has_call_terminator``, ``try_extract_tool_name``, ``try_parse_calls``,
-``parse_argument_object`` (in ``_native_read``; they find markers with the grammar's
+``parse_argument_object`` (in ``_blocks.native_read``; they find markers with the grammar's
 patterns, so every alias spelling of SPEC §3 counts).
 
 >>> print(format_calls([("get_weather", {"city": "Hangzhou"})]))
@@ -45,6 +45,7 @@ from ._blocks.native_read import (
     try_extract_tool_name,
     try_parse_calls,
 )
+from ._grammar.names import SPELLINGS
 
 __all__ = [
     "ALL_MARKERS",
@@ -79,33 +80,33 @@ __all__ = [
 ]
 
 #: ``<｜tool▁calls▁begin｜>``: opens the block of calls.
-TOOL_CALLS_BEGIN: str = _SP["NATIVE_CALLS_BEGIN"]
+TOOL_CALLS_BEGIN: str = _SP[SPELLINGS.NATIVE_CALLS_BEGIN]
 #: ``<｜tool▁calls▁end｜>``: closes the block.
-TOOL_CALLS_END: str = _SP["NATIVE_CALLS_END"]
+TOOL_CALLS_END: str = _SP[SPELLINGS.NATIVE_CALLS_END]
 #: ``<｜tool▁call▁begin｜>``: opens one call.
-TOOL_CALL_BEGIN: str = _SP["NATIVE_CALL_BEGIN"]
+TOOL_CALL_BEGIN: str = _SP[SPELLINGS.NATIVE_CALL_BEGIN]
 #: ``<｜tool▁call▁end｜>``: closes one call.
-TOOL_CALL_END: str = _SP["NATIVE_CALL_END"]
+TOOL_CALL_END: str = _SP[SPELLINGS.NATIVE_CALL_END]
 #: ``<｜tool▁sep｜>``: between the call's type (``function``) or name and what follows.
-TOOL_SEP: str = _SP["NATIVE_SEP"]
+TOOL_SEP: str = _SP[SPELLINGS.NATIVE_SEP]
 #: ``function``: the call type V3 writes before the separator.
-FUNCTION: str = _SP["NATIVE_HEAD"]
+FUNCTION: str = _SP[SPELLINGS.NATIVE_HEAD]
 #: The opening ``json`` fence of the arguments, with its line break: ````` ```json\\n `````.
-JSON_FENCE: str = _SP["NATIVE_FENCE_OPEN"]
+JSON_FENCE: str = _SP[SPELLINGS.NATIVE_FENCE_OPEN]
 #: The closing fence, with the line break before it: ````` \\n``` `````.
-JSON_FENCE_END: str = _SP["NATIVE_FENCE_END"]
+JSON_FENCE_END: str = _SP[SPELLINGS.NATIVE_FENCE_END]
 #: ``<｜begin▁of▁sentence｜>`` (BOS) and ``<｜end▁of▁sentence｜>`` (EOS).
-BEGIN_OF_SENTENCE: str = _SP["BEGIN_OF_SENTENCE"]
-END_OF_SENTENCE: str = _SP["END_OF_SENTENCE"]
+BEGIN_OF_SENTENCE: str = _SP[SPELLINGS.BEGIN_OF_SENTENCE]
+END_OF_SENTENCE: str = _SP[SPELLINGS.END_OF_SENTENCE]
 #: ``<｜User｜>`` and ``<｜Assistant｜>``: the turns of the chat template.
-USER: str = _SP["USER"]
-ASSISTANT: str = _SP["ASSISTANT"]
+USER: str = _SP[SPELLINGS.USER]
+ASSISTANT: str = _SP[SPELLINGS.ASSISTANT]
 #: ``<｜tool▁outputs▁begin｜>`` … ``<｜tool▁outputs▁end｜>``: the tool results of a turn.
-TOOL_OUTPUTS_BEGIN: str = _SP["TOOL_OUTPUTS_BEGIN"]
-TOOL_OUTPUTS_END: str = _SP["TOOL_OUTPUTS_END"]
+TOOL_OUTPUTS_BEGIN: str = _SP[SPELLINGS.TOOL_OUTPUTS_BEGIN]
+TOOL_OUTPUTS_END: str = _SP[SPELLINGS.TOOL_OUTPUTS_END]
 #: ``<｜tool▁output▁begin｜>`` … ``<｜tool▁output▁end｜>``: one result.
-TOOL_OUTPUT_BEGIN: str = _SP["TOOL_OUTPUT_BEGIN"]
-TOOL_OUTPUT_END: str = _SP["TOOL_OUTPUT_END"]
+TOOL_OUTPUT_BEGIN: str = _SP[SPELLINGS.TOOL_OUTPUT_BEGIN]
+TOOL_OUTPUT_END: str = _SP[SPELLINGS.TOOL_OUTPUT_END]
 #: Every special-token marker above (not ``FUNCTION`` or the fences, which are plain text).
 ALL_MARKERS: tuple[str, ...] = (
     BEGIN_OF_SENTENCE,
@@ -123,12 +124,12 @@ ALL_MARKERS: tuple[str, ...] = (
     TOOL_OUTPUT_END,
 )
 
-_CALL_SEP = _SP.get("CALL_SEP")
-_RESULT_SEP = _SP.get("RESULT_SEP")
+_CALL_SEP = _SP.get(SPELLINGS.CALL_SEP)
+_RESULT_SEP = _SP.get(SPELLINGS.RESULT_SEP)
 _FENCE = JSON_FENCE_END.strip()  # the closing fence itself
 #: A run of the fence's character as long as the fence: it would end the JSON run.
 _FENCE_RUN = re.compile(re.escape(_FENCE[:1]) + "{" + str(len(_FENCE)) + ",}") if _FENCE else None
-_NAME_LINE = _SP.terminal("NATIVE_NAME_LINE")
+_NAME_LINE = _SP.terminal(SPELLINGS.NATIVE_NAME_LINE)
 
 
 def format_call_header(name: str) -> str:
@@ -139,7 +140,7 @@ def format_call_header(name: str) -> str:
     >>> format_call_header("get_weather")
     '<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\\n```json\\n'
     """
-    line = _SP.fill("NATIVE_NAME_LINE", name)
+    line = _SP.fill(SPELLINGS.NATIVE_NAME_LINE, name)
     m = _NAME_LINE.fullmatch(line) if isinstance(name, str) else None
     if m is None or (m.group("q") if m.group("q") is not None else m.group("v")) != name:
         raise FormatError(

@@ -6,7 +6,7 @@ format, every tag spelled by the grammar (``grammar/spelling/<dialect>.lark``).
 What it does: accepts OpenAI-style and Anthropic-style tool definitions, assistant
 messages with ``tool_calls`` (or ``tool_use`` blocks), ``tool`` / ``tool_result``
 messages, ``ToolCall`` objects, ``(name, input)`` pairs and plain strings
-(``_prompt_inputs``). Calls are written by ``_prompt_write`` (DSML and XML) or
+(``_prompt.inputs``). Calls are written by ``_prompt.write`` (DSML and XML) or
 ``callsieve.deepseek`` (``deepseek_native``). docs/prompt.md shows each dialect's shapes
 and what they are based on.
 
@@ -30,7 +30,7 @@ dialect); what cannot be written exactly is a ``FormatError``. ``tool_instructio
 example call is written by ``format_calls``, so it parses as the call it shows.
 What it costs: the dialect's spellings and grammar are loaded once per process; writing is
 linear in the calls (a plain parameter body is checked against the grammar's terminals
-where its run would stop, ``_prompt_write``).
+where its run would stop, ``_prompt.write``).
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import deepseek
+from ._grammar.names import SPELLINGS
 from ._grammar.spelling import Spelling, spelling
 from ._prompt.inputs import read_calls, read_results, read_tools
 from ._prompt.write import markup_calls, name_attr
@@ -57,7 +58,7 @@ def _spelling(dialect: str, grammar_dirs: Sequence[str]) -> Spelling:
 
 def _native(sp: Spelling) -> bool:
     """Is this the DeepSeek native protocol (written by ``callsieve.deepseek``), not markup?"""
-    return sp.dialect == _NATIVE and "INVOKE_OPEN" not in sp
+    return sp.dialect == _NATIVE and SPELLINGS.INVOKE_OPEN not in sp
 
 
 def format_calls(
@@ -97,8 +98,10 @@ def format_results(
         return ""
     if _native(sp):
         return deepseek.format_results(texts)
-    body = sp.get("RESULT_SEP").join(sp["RESULT_OPEN"] + t + sp["RESULT_CLOSE"] for t in texts)
-    return sp.get("RESULTS_OPEN") + body + sp.get("RESULTS_CLOSE")
+    body = sp.get(SPELLINGS.RESULT_SEP).join(
+        sp[SPELLINGS.RESULT_OPEN] + t + sp[SPELLINGS.RESULT_CLOSE] for t in texts
+    )
+    return sp.get(SPELLINGS.RESULTS_OPEN) + body + sp.get(SPELLINGS.RESULTS_CLOSE)
 
 
 def _example_value(schema: Any) -> Any:
@@ -146,24 +149,26 @@ def _skeleton(sp: Spelling) -> str:
             + deepseek.format_call_tail(True)
         )
     param = (
-        sp["PARAM_OPEN"]
-        + sp.fill("NAME_ATTR", "$PARAMETER_NAME")
-        + sp.fill("ATTR", "true|false")
-        + sp["TAG_END"]
+        sp[SPELLINGS.PARAM_OPEN]
+        + sp.fill(SPELLINGS.NAME_ATTR, "$PARAMETER_NAME")
+        + sp.fill(SPELLINGS.ATTR, "true|false")
+        + sp[SPELLINGS.TAG_END]
         + "$VALUE"
-        + sp["PARAM_CLOSE"]
+        + sp[SPELLINGS.PARAM_CLOSE]
     )
     return "\n".join(
         (
-            sp["CALLS_OPEN"],
-            sp["INVOKE_OPEN"] + name_attr(sp, "$TOOL_NAME", "tool") + sp["TAG_END"],
+            sp[SPELLINGS.CALLS_OPEN],
+            sp[SPELLINGS.INVOKE_OPEN] + name_attr(sp, "$TOOL_NAME", "tool") + sp[SPELLINGS.TAG_END],
             param,
             "...",
-            sp["INVOKE_CLOSE"],
-            sp["INVOKE_OPEN"] + name_attr(sp, "$TOOL_NAME2", "tool") + sp["TAG_END"],
+            sp[SPELLINGS.INVOKE_CLOSE],
+            sp[SPELLINGS.INVOKE_OPEN]
+            + name_attr(sp, "$TOOL_NAME2", "tool")
+            + sp[SPELLINGS.TAG_END],
             "...",
-            sp["INVOKE_CLOSE"],
-            sp["CALLS_CLOSE"],
+            sp[SPELLINGS.INVOKE_CLOSE],
+            sp[SPELLINGS.CALLS_CLOSE],
         )
     )
 
@@ -174,7 +179,7 @@ def _rules(sp: Spelling) -> list[str]:
             "Write the arguments as one JSON object between the fences.",
             "Several calls go in one block, one after another; they run in order.",
         ]
-    cdata = sp["CDATA_OPEN"] + "..." + sp["CDATA_CLOSE"]
+    cdata = sp[SPELLINGS.CDATA_OPEN] + "..." + sp[SPELLINGS.CDATA_CLOSE]
     rules = [
         "Several invokes go in one block; they run in order.",
         (
@@ -183,7 +188,7 @@ def _rules(sp: Spelling) -> list[str]:
             "and write them as JSON."
         ),
     ]
-    if sp.get("STRING_BODY") == "cdata":
+    if sp.get(SPELLINGS.STRING_BODY) == "cdata":
         rules.append(
             f"Wrap every string value in {cdata}; a value holding "
             f"{sp['CDATA_CLOSE']} is split across two sections."
@@ -208,7 +213,7 @@ def tool_instructions(
     """
     defs = read_tools(tools)
     sp = _spelling(dialect, grammar_dirs)
-    opener = sp["CALLS_OPEN"]
+    opener = sp[SPELLINGS.CALLS_OPEN]
     parts = [
         "## Tools",
         "",
@@ -237,5 +242,9 @@ def tool_instructions(
         json.dumps({"name": n, "description": d, "parameters": s}, ensure_ascii=False)
         for n, d, s in defs
     ]
-    parts += [t for t in (sp.get("FUNCTIONS_OPEN"), *lines, sp.get("FUNCTIONS_CLOSE")) if t]
+    parts += [
+        t
+        for t in (sp.get(SPELLINGS.FUNCTIONS_OPEN), *lines, sp.get(SPELLINGS.FUNCTIONS_CLOSE))
+        if t
+    ]
     return "\n".join(parts) + "\n"

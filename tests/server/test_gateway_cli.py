@@ -25,41 +25,68 @@ SRC = ROOT / "src"
 
 def run_cli(*args: str, prelude: str = "") -> subprocess.CompletedProcess[str]:
     code = f"import sys\n{prelude}\nfrom callsieve.__main__ import main\nsys.exit(main())"
-    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
-                          timeout=60, env={**os.environ, "PYTHONPATH": str(SRC)}, check=False)
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(SRC)},
+        check=False,
+    )
 
 
 def test_the_core_never_imports_the_server_stack() -> None:
-    code = ("import sys, callsieve, callsieve.__main__, callsieve.render.openai_chat\n"
-            "bad = [m for m in ('starlette', 'uvicorn', 'httpx', 'callsieve.server') "
-            "if m in sys.modules]\nassert not bad, bad\n")
-    subprocess.run([sys.executable, "-c", code], check=True, timeout=60,
-                   env={**os.environ, "PYTHONPATH": str(SRC)})
+    code = (
+        "import sys, callsieve, callsieve.__main__, callsieve.render.openai_chat\n"
+        "bad = [m for m in ('starlette', 'uvicorn', 'httpx', 'callsieve.server') "
+        "if m in sys.modules]\nassert not bad, bad\n"
+    )
+    subprocess.run(
+        [sys.executable, "-c", code],
+        check=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(SRC)},
+    )
 
 
 def test_serve_without_the_server_extra_says_how_to_install_it() -> None:
-    proc = run_cli("serve", "--transcript", str(TRANSCRIPT),
-                   prelude="sys.modules['starlette'] = None  # as if not installed")
+    proc = run_cli(
+        "serve",
+        "--transcript",
+        str(TRANSCRIPT),
+        prelude="sys.modules['starlette'] = None  # as if not installed",
+    )
     assert proc.returncode == 2
-    assert proc.stderr.strip() == ("callsieve: error: callsieve serve needs the server extra "
-                                   "(Starlette, Uvicorn, httpx): pip install "
-                                   "'callsieve[server]'")
+    assert proc.stderr.strip() == (
+        "callsieve: error: callsieve serve needs the server extra "
+        "(Starlette, Uvicorn, httpx): pip install "
+        "'callsieve[server]'"
+    )
 
 
-@pytest.mark.parametrize(("args", "config", "message"), [
-    ((), None, "give exactly one of --upstream URL"),
-    (("--transcript", "missing.txt"), None, "missing.txt"),
-    (("--upstream", "ftp://x"), None, "http:// or https://"),
-    (("--transcript", str(TRANSCRIPT), "--sieve-option", "mode=maybe"), None, "not a JSON"),
-    (("--transcript", str(TRANSCRIPT), "--sieve-option", 'early_emit="soon"'), None,
-     "early_emit"),
-    (("--transcript", str(TRANSCRIPT)), "[sever]\nport = 1\n", "unknown table [sever]"),
-    (("--transcript", str(TRANSCRIPT)), "[server]\nprot = 1\n", "no setting 'prot'"),
-    (("--transcript", str(TRANSCRIPT)), "[sieve]\ntools = []\n", "set per request"),
-    (("--transcript", str(TRANSCRIPT)), "[server\n", "not valid TOML"),
-])
-def test_bad_settings_are_one_line_and_exit_2(tmp_path: Path, args: tuple[str, ...],
-                                              config: str | None, message: str) -> None:
+@pytest.mark.parametrize(
+    ("args", "config", "message"),
+    [
+        ((), None, "give exactly one of --upstream URL"),
+        (("--transcript", "missing.txt"), None, "missing.txt"),
+        (("--upstream", "ftp://x"), None, "http:// or https://"),
+        (("--transcript", str(TRANSCRIPT), "--sieve-option", "mode=maybe"), None, "not a JSON"),
+        (
+            ("--transcript", str(TRANSCRIPT), "--sieve-option", 'early_emit="soon"'),
+            None,
+            "early_emit",
+        ),
+        (("--transcript", str(TRANSCRIPT)), "[sever]\nport = 1\n", "unknown table [sever]"),
+        (("--transcript", str(TRANSCRIPT)), "[server]\nprot = 1\n", "no setting 'prot'"),
+        (("--transcript", str(TRANSCRIPT)), "[sieve]\ntools = []\n", "set per request"),
+        (("--transcript", str(TRANSCRIPT)), "[server\n", "not valid TOML"),
+        (("--transcript", str(TRANSCRIPT), "--host", "0.0.0.0"), None, "--api-key KEY"),
+        (("--transcript", str(TRANSCRIPT)), "[upstream]\nread_timeout = 3\n", "idle_timeout"),
+    ],
+)
+def test_bad_settings_are_one_line_and_exit_2(
+    tmp_path: Path, args: tuple[str, ...], config: str | None, message: str
+) -> None:
     if config is not None:
         (tmp_path / "gateway.toml").write_text(config, encoding="utf-8")
         args = (*args, "--config", str(tmp_path / "gateway.toml"))
@@ -71,12 +98,19 @@ def test_bad_settings_are_one_line_and_exit_2(tmp_path: Path, args: tuple[str, .
 def test_serve_runs_the_config_files_settings(tmp_path: Path) -> None:
     port = closed_port()
     config = tmp_path / "gateway.toml"
-    config.write_text(f'[server]\nport = {port}\nmodel = "from-config"\n\n'
-                      f'[replay]\ntranscript = "{TRANSCRIPT.as_posix()}"\nchunk_size = 16\n\n'
-                      '[sieve]\nearly_emit = "arguments"\n', encoding="utf-8")
-    with subprocess.Popen([sys.executable, "-m", "callsieve", "serve", "--config", str(config)],
-                          env={**os.environ, "PYTHONPATH": str(SRC)},
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) as proc:
+    config.write_text(
+        f'[server]\nport = {port}\nmodel = "from-config"\n\n'
+        f'[replay]\ntranscript = "{TRANSCRIPT.as_posix()}"\nchunk_size = 16\n\n'
+        '[sieve]\nearly_emit = "arguments"\n',
+        encoding="utf-8",
+    )
+    with subprocess.Popen(
+        [sys.executable, "-m", "callsieve", "serve", "--config", str(config)],
+        env={**os.environ, "PYTHONPATH": str(SRC)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as proc:
         try:
             deadline = time.monotonic() + 30
             while True:
@@ -94,22 +128,26 @@ def test_serve_runs_the_config_files_settings(tmp_path: Path) -> None:
 
 
 def test_the_server_modules_declare_all() -> None:
-    for info in pkgutil.iter_modules(callsieve.server.__path__):
-        module = importlib.import_module(f"callsieve.server.{info.name}")
+    for info in pkgutil.walk_packages(callsieve.server.__path__, "callsieve.server."):
+        module = importlib.import_module(info.name)
         assert module.__doc__ and module.__doc__.startswith("Strategy:"), info.name
         for name in module.__all__:
-            assert hasattr(module, name), f"callsieve.server.{info.name}.{name}"
+            assert hasattr(module, name), f"{info.name}.{name}"
 
 
 def test_the_config_file_in_the_docs_is_valid(tmp_path: Path) -> None:
     """docs/gateway.md's example config file reads and builds as it is written."""
     doc = (ROOT / "docs" / "gateway.md").read_text(encoding="utf-8")
-    [example] = [block.split("\n", 1)[1] for block in doc.split("```")[1::2]
-                 if block.startswith("toml\n")]
+    [example] = [
+        block.split("\n", 1)[1] for block in doc.split("```")[1::2] if block.startswith("toml\n")
+    ]
     (tmp_path / "gateway.toml").write_text(example, encoding="utf-8")
     config = callsieve.server.ServerConfig.build(
-        **callsieve.server.load_toml(str(tmp_path / "gateway.toml")))
+        **callsieve.server.load_toml(str(tmp_path / "gateway.toml"))
+    )
     assert config.upstream == "http://127.0.0.1:8001/v1" and config.dialect == "dsml"
-    assert config.sieve == {"early_emit": "arguments",
-                            "dialects": ["dsml", "xml", "deepseek_native"]}
-    assert (config.port, config.read_timeout, config.model_name) == (8000, 300.0, "my-model")
+    assert config.sieve == {
+        "early_emit": "arguments",
+        "dialects": ["dsml", "xml", "deepseek_native"],
+    }
+    assert (config.port, config.idle_timeout, config.model_name) == (8000, 60.0, "my-model")

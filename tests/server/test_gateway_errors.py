@@ -31,8 +31,13 @@ def url() -> Iterator[str]:
 
 def post(url: str, path: str, body: Any, **kw: Any) -> httpx.Response:
     content = body if isinstance(body, (bytes, str)) else json.dumps(body)
-    return httpx.post(f"{url}{path}", content=content,
-                      headers={"Content-Type": "application/json"}, timeout=10, **kw)
+    return httpx.post(
+        f"{url}{path}",
+        content=content,
+        headers={"Content-Type": "application/json"},
+        timeout=10,
+        **kw,
+    )
 
 
 def openai_error(response: httpx.Response, status: int) -> dict[str, Any]:
@@ -62,29 +67,50 @@ def test_invalid_json_is_400_in_anthropic_shape(url: str) -> None:
     assert error["type"] == "invalid_request_error" and "JSON" in error["message"]
 
 
-@pytest.mark.parametrize(("path", "body", "param"), [
-    ("/v1/chat/completions", {"model": "m"}, "messages"),
-    ("/v1/chat/completions", {"messages": CHAT["messages"]}, "model"),
-    ("/v1/chat/completions", {**CHAT, "messages": [{"content": "x"}]}, "messages[0].role"),
-    ("/v1/chat/completions", {**CHAT, "messages": [
-        {"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": "{"}}]}]},
-     "messages[0].tool_calls[0].function.arguments"),
-    ("/v1/chat/completions", {**CHAT, "tools": [{"type": "function", "function": {}}]}, "tools"),
-    ("/v1/chat/completions", {**CHAT, "stream": "yes"}, "stream"),
-    ("/v1/responses", {"model": "m"}, "input"),
-    ("/v1/responses", {"model": "m", "input": [{"type": "nope"}]}, "input[0].type"),
-])
-def test_a_missing_or_malformed_field_is_400_naming_it(url: str, path: str, body: Any,
-                                                        param: str) -> None:
+@pytest.mark.parametrize(
+    ("path", "body", "param"),
+    [
+        ("/v1/chat/completions", {"model": "m"}, "messages"),
+        ("/v1/chat/completions", {"messages": CHAT["messages"]}, "model"),
+        ("/v1/chat/completions", {**CHAT, "messages": [{"content": "x"}]}, "messages[0].role"),
+        (
+            "/v1/chat/completions",
+            {
+                **CHAT,
+                "messages": [
+                    {
+                        "role": "assistant",
+                        "tool_calls": [{"function": {"name": "f", "arguments": "{"}}],
+                    }
+                ],
+            },
+            "messages[0].tool_calls[0].function.arguments",
+        ),
+        (
+            "/v1/chat/completions",
+            {**CHAT, "tools": [{"type": "function", "function": {}}]},
+            "tools",
+        ),
+        ("/v1/chat/completions", {**CHAT, "stream": "yes"}, "stream"),
+        ("/v1/responses", {"model": "m"}, "input"),
+        ("/v1/responses", {"model": "m", "input": [{"type": "nope"}]}, "input[0].type"),
+    ],
+)
+def test_a_missing_or_malformed_field_is_400_naming_it(
+    url: str, path: str, body: Any, param: str
+) -> None:
     error = openai_error(post(url, path, body), 400)
     assert error["param"] == param, error
 
 
-@pytest.mark.parametrize(("body", "word"), [
-    ({"model": "m", "messages": MESSAGES["messages"]}, "max_tokens"),
-    ({**MESSAGES, "messages": [{"role": "system", "content": "x"}]}, "role"),
-    ({**MESSAGES, "tools": [{"name": "f"}]}, "input_schema"),
-])
+@pytest.mark.parametrize(
+    ("body", "word"),
+    [
+        ({"model": "m", "messages": MESSAGES["messages"]}, "max_tokens"),
+        ({**MESSAGES, "messages": [{"role": "system", "content": "x"}]}, "role"),
+        ({**MESSAGES, "tools": [{"name": "f"}]}, "input_schema"),
+    ],
+)
 def test_anthropic_missing_fields_are_400(url: str, body: Any, word: str) -> None:
     assert word in anthropic_error(post(url, "/v1/messages", body), 400)["message"]
 
@@ -92,8 +118,11 @@ def test_anthropic_missing_fields_are_400(url: str, body: Any, word: str) -> Non
 def test_the_openai_client_sees_a_bad_request(url: str) -> None:
     client = openai_client(url)
     with pytest.raises(openai.BadRequestError) as info:
-        client.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}],
-                                       tools=[{"type": "function", "function": {"name": ""}}])
+        client.chat.completions.create(
+            model="m",
+            messages=[{"role": "user", "content": "x"}],
+            tools=[{"type": "function", "function": {"name": ""}}],
+        )
     assert info.value.status_code == 400 and info.value.param == "tools"
 
 
@@ -113,12 +142,19 @@ def test_a_body_over_the_limit_is_413(url: str) -> None:
 
 def test_a_chunked_body_over_the_limit_is_413(url: str) -> None:
     """No Content-Length: the limit is kept while the body is read."""
+
     def pieces() -> Iterator[bytes]:
         yield b'{"model": "m", "messages": [{"role": "user", "content": "'
         for _ in range(10):
             yield b"y" * 500
         yield b'"}]}'
-    response = httpx.post(f"{url}/v1/chat/completions", content=pieces(), timeout=10)
+
+    response = httpx.post(
+        f"{url}/v1/chat/completions",
+        content=pieces(),
+        timeout=10,
+        headers={"Content-Type": "application/json"},
+    )
     openai_error(response, 413)
 
 
@@ -135,49 +171,58 @@ def test_an_unreachable_upstream_is_502() -> None:
 
 
 def test_an_upstream_that_does_not_answer_in_time_is_504() -> None:
-    with scripted(Script(hang=5)) as model, \
-            upstream_gateway(model.url, read_timeout=0.3) as base:
-        assert openai_error(post(base, "/v1/chat/completions", CHAT), 504)["code"] == \
-            "upstream_timeout"
+    with (
+        scripted(Script(hang=5)) as model,
+        upstream_gateway(model.url, first_byte_timeout=0.3) as base,
+    ):
+        assert (
+            openai_error(post(base, "/v1/chat/completions", CHAT), 504)["code"]
+            == "upstream_timeout"
+        )
         error = anthropic_error(post(base, "/v1/messages", MESSAGES), 504)
         assert error["type"] == "timeout_error"
 
 
-def test_an_upstream_error_status_is_passed_on_in_the_clients_shape() -> None:
-    limited = Script(status=429, error={"error": {"message": "slow down", "type": "rate",
-                                                  "code": "rate_limited"}})
+def test_an_upstream_error_status_is_mapped_in_the_clients_shape() -> None:
+    """The status class and a message of ours; the upstream's own message stays out."""
+    limited = Script(
+        status=429,
+        error={"error": {"message": "slow down", "type": "rate", "code": "rate_limited"}},
+    )
     with scripted(limited) as model, upstream_gateway(model.url) as base:
         client = openai_client(base)
         with pytest.raises(openai.RateLimitError) as info:
             client.chat.completions.create(**CHAT)
-        assert "slow down" in info.value.message
+        assert "rate-limited" in info.value.message and "slow down" not in info.value.message
         claude = anthropic_client(base)
         with pytest.raises(anthropic.RateLimitError) as claude_info:
             claude.messages.create(**MESSAGES)
-        assert "slow down" in str(claude_info.value)
+        assert "slow down" not in str(claude_info.value)
 
 
 def test_an_upstream_that_dies_mid_stream_ends_the_stream_with_an_error() -> None:
     """The text already sent stays; the stream's last event is the API's error."""
-    with scripted(Script(text="Hello there, all good so far.", die_after=4)) as model, \
-            upstream_gateway(model.url) as base:
+    with (
+        scripted(Script(text="Hello there, all good so far.", die_after=4)) as model,
+        upstream_gateway(model.url) as base,
+    ):
         client = openai_client(base)
         got: list[str] = []
         with pytest.raises(openai.APIError) as info:
             for chunk in client.chat.completions.create(**CHAT, stream=True):
                 got += [c.delta.content or "" for c in chunk.choices]
-        assert "".join(got) == "Hello there,"[:len("".join(got))] and "".join(got)
+        assert "".join(got) == "Hello there,"[: len("".join(got))] and "".join(got)
         assert "upstream" in info.value.message
         claude = anthropic_client(base)
         text: list[str] = []
-        with pytest.raises(anthropic.APIStatusError), \
-                claude.messages.stream(**MESSAGES) as stream:
+        with pytest.raises(anthropic.APIStatusError), claude.messages.stream(**MESSAGES) as stream:
             for piece in stream.text_stream:
                 text.append(piece)  # noqa: PERF402 (kept piece by piece: the stream raises)
         assert "".join(text) and "Hello there,".startswith("".join(text))
         responses = post(base, "/v1/responses", {"model": "m", "input": "hi", "stream": True})
-        events = [json.loads(line[5:]) for line in responses.text.splitlines()
-                  if line.startswith("data:")]
+        events = [
+            json.loads(line[5:]) for line in responses.text.splitlines() if line.startswith("data:")
+        ]
         assert events[-1]["type"] == "error"
         assert events[-1]["sequence_number"] == events[-2]["sequence_number"] + 1
         whole = post(base, "/v1/chat/completions", CHAT)
@@ -186,9 +231,84 @@ def test_an_upstream_that_dies_mid_stream_ends_the_stream_with_an_error() -> Non
 
 def test_a_client_that_disconnects_cancels_the_upstream_request() -> None:
     with scripted(Script(endless=True)) as model, upstream_gateway(model.url) as base:
-        with httpx.stream("POST", f"{base}/v1/chat/completions", timeout=10,
-                          json={**CHAT, "stream": True}) as response:
+        with httpx.stream(
+            "POST", f"{base}/v1/chat/completions", timeout=10, json={**CHAT, "stream": True}
+        ) as response:
             lines = response.iter_lines()
             assert next(line for line in lines if "la" in line)
         # the client has closed its connection: the gateway closes the upstream's
         assert model.disconnected.wait(10), "the upstream never saw its request cancelled"
+
+
+def test_an_upstream_tool_call_whose_arguments_are_not_an_object_fails_the_reply() -> None:
+    bad = Script(
+        text="Checking.",
+        tool_calls=[
+            [
+                {
+                    "index": 0,
+                    "id": "c1",
+                    "function": {"name": "get_weather", "arguments": '{"city": '},
+                }
+            ]
+        ],
+        finish="tool_calls",
+    )
+    with scripted(bad) as model, upstream_gateway(model.url) as base:
+        streamed = post(base, "/v1/chat/completions", {**CHAT, "stream": True})
+        events = [
+            json.loads(line[5:])
+            for line in streamed.text.splitlines()
+            if line.startswith("data:") and "[DONE]" not in line
+        ]
+        assert events[-1]["error"]["code"] == "upstream_bad_call"
+        assert (
+            openai_error(post(base, "/v1/chat/completions", CHAT), 502)["code"]
+            == "upstream_bad_call"
+        )
+
+
+CUT = (
+    'Sure.\n<|DSML|tool_calls>\n<|DSML|invoke name="get_weather">\n'
+    '<|DSML|parameter name="city"><![CDATA[Par'
+)
+WEATHER = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+        },
+    }
+]
+
+
+def test_a_call_that_aborts_ends_the_stream_with_the_error_and_closes_the_upstream() -> None:
+    """A call that began to stream and then aborts (the renderers' ``on_abort="error"``):
+    the stream ends with the API's error, no ``[DONE]`` after it, and the gateway stops
+    reading the upstream, which goes on writing (SPEC §17)."""
+    broken = CUT + "]]></|DSML|parameter>\n</|DSML|tool_calls>"  # (the invoke never closed)
+    with (
+        scripted(Script(text=broken, chunk=3, endless=True)) as model,
+        upstream_gateway(model.url, sieve={"early_emit": "arguments"}) as base,
+    ):
+        body = {**CHAT, "stream": True, "tools": WEATHER}
+        text = post(base, "/v1/chat/completions", body).text
+        assert model.disconnected.wait(3), "the upstream was not closed"
+        metrics = httpx.get(f"{base}/metrics").text
+    events = [json.loads(line[5:]) for line in text.splitlines() if line.startswith("data:")]
+    assert events[-1]["error"]["code"].startswith("tool_call_")
+    assert "[DONE]" not in text
+    assert 'outcome="stream_aborted"' in metrics
+
+
+def test_a_reply_cut_inside_a_streamed_call_raises_in_the_client() -> None:
+    with (
+        scripted(Script(text=CUT, chunk=4)) as model,
+        upstream_gateway(model.url, sieve={"early_emit": "arguments"}) as base,
+    ):
+        client = openai_client(base)
+        with pytest.raises(openai.APIError) as info:
+            for _ in client.chat.completions.create(**CHAT, stream=True, tools=WEATHER):
+                pass
+    assert "tool_call_cut_off" in str(info.value.body) or "cut off" in info.value.message

@@ -79,9 +79,15 @@ def test_chat_create_is_the_parsed_reply(oai: openai.OpenAI) -> None:
 
 
 def test_chat_stream_with_usage_asked_ends_with_a_usage_chunk(oai: openai.OpenAI) -> None:
-    chunks = list(oai.chat.completions.create(model="m", messages=ASK, tools=TOOLS,
-                                              stream=True,
-                                              stream_options={"include_usage": True}))
+    chunks = list(
+        oai.chat.completions.create(
+            model="m",
+            messages=ASK,
+            tools=TOOLS,
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+    )
     assert chunks[-1].choices == [] and chunks[-1].usage is not None
     assert all(c.usage is None for c in chunks[:-1])
 
@@ -95,9 +101,16 @@ def test_without_tools_the_reply_is_text_only(oai: openai.OpenAI) -> None:
 
 
 # ---------------------------------------------------------------------- responses
-RESPONSE_TOOLS = [{"type": "function", "name": t["function"]["name"],
-                   "description": t["function"].get("description", ""),
-                   "parameters": t["function"]["parameters"], "strict": False} for t in TOOLS]
+RESPONSE_TOOLS = [
+    {
+        "type": "function",
+        "name": t["function"]["name"],
+        "description": t["function"].get("description", ""),
+        "parameters": t["function"]["parameters"],
+        "strict": False,
+    }
+    for t in TOOLS
+]
 
 
 def items_of(output: list[Any]) -> list[tuple[str, Any]]:
@@ -129,15 +142,21 @@ def test_responses_stream_accumulates_to_the_parsed_reply(oai: openai.OpenAI) ->
 
 
 def test_responses_create_is_the_parsed_reply(oai: openai.OpenAI) -> None:
-    reply = oai.responses.create(model="m", input=[{"role": "user", "content": "Look."}],
-                                 tools=RESPONSE_TOOLS)
+    reply = oai.responses.create(
+        model="m", input=[{"role": "user", "content": "Look."}], tools=RESPONSE_TOOLS
+    )
     assert items_of(reply.output) == expected_items()
 
 
 # ---------------------------------------------------------------------- anthropic
-CLAUDE_TOOLS = [{"name": t["function"]["name"],
-                 "description": t["function"].get("description", ""),
-                 "input_schema": t["function"]["parameters"]} for t in TOOLS]
+CLAUDE_TOOLS = [
+    {
+        "name": t["function"]["name"],
+        "description": t["function"].get("description", ""),
+        "input_schema": t["function"]["parameters"],
+    }
+    for t in TOOLS
+]
 
 
 def blocks_of(content: list[Any]) -> list[tuple[str, Any]]:
@@ -145,13 +164,16 @@ def blocks_of(content: list[Any]) -> list[tuple[str, Any]]:
 
 
 def expected_blocks() -> list[tuple[str, Any]]:
-    return [("text", b["text"]) if b["type"] == "text" else (b["name"], b["input"])
-            for b in render_anthropic.render_response(RESULT)["content"]]
+    return [
+        ("text", b["text"]) if b["type"] == "text" else (b["name"], b["input"])
+        for b in render_anthropic.render_response(RESULT)["content"]
+    ]
 
 
 def test_anthropic_stream_accumulates_to_the_parsed_reply(claude: anthropic.Anthropic) -> None:
-    with claude.messages.stream(model="m", max_tokens=100, messages=ASK,
-                                tools=CLAUDE_TOOLS) as stream:
+    with claude.messages.stream(
+        model="m", max_tokens=100, messages=ASK, tools=CLAUDE_TOOLS
+    ) as stream:
         final = stream.get_final_message()
     assert blocks_of(final.content) == expected_blocks()
     assert final.stop_reason == "tool_use"
@@ -160,8 +182,7 @@ def test_anthropic_stream_accumulates_to_the_parsed_reply(claude: anthropic.Anth
 def test_anthropic_create_is_the_parsed_reply(claude: anthropic.Anthropic) -> None:
     reply = claude.messages.create(model="m", max_tokens=100, messages=ASK, tools=CLAUDE_TOOLS)
     assert blocks_of(reply.content) == expected_blocks()
-    assert [n for n, _ in blocks_of(reply.content) if n != "text"] == ["read_file",
-                                                                        "get_weather"]
+    assert [n for n, _ in blocks_of(reply.content) if n != "text"] == ["read_file", "get_weather"]
 
 
 # ---------------------------------------------------------------------- the other routes
@@ -173,8 +194,7 @@ def test_models_and_health(oai: openai.OpenAI, url: str) -> None:
 
 def test_sieve_options_come_from_the_settings() -> None:
     """The server's sieve options reach every request's sieve (here: one dialect only)."""
-    config = ServerConfig.build(transcript=str(TRANSCRIPT),
-                                sieve={"dialects": ["deepseek_native"]})
+    config = ServerConfig.build(transcript=str(TRANSCRIPT), sieve={"dialects": ["deepseek_native"]})
     with running(config) as base:
         client = openai_client(base)
         reply = client.chat.completions.create(model="m", messages=ASK, tools=TOOLS)
@@ -187,15 +207,21 @@ def test_metrics_count_the_answers(url: str, oai: openai.OpenAI) -> None:
     """``GET /metrics`` exists when the Prometheus client is installed (the prometheus
     extra, in the test extra): each API's answers by status, and the library's counters
     (SPEC §14) of the sieves the gateway ran."""
-    pytest.importorskip("prometheus_client")
     oai.chat.completions.create(model="m", messages=ASK)
-    httpx.post(f"{url}/v1/messages", content=b"not json")
+    httpx.post(
+        f"{url}/v1/messages", content=b"not json", headers={"Content-Type": "application/json"}
+    )
     text = httpx.get(f"{url}/metrics").text
-    assert 'callsieve_gateway_requests_total{api="chat",status="200"}' in text
-    assert 'callsieve_gateway_requests_total{api="messages",status="400"}' in text
+    assert 'callsieve_gateway_requests_total{api="chat",outcome="ok",status="200"}' in text
+    assert (
+        'callsieve_gateway_requests_total{api="messages",outcome="client_error",status="400"}'
+    ) in text
     oai.chat.completions.create(model="m", messages=ASK, tools=TOOLS)
-    calls = [line for line in httpx.get(f"{url}/metrics").text.splitlines()
-             if line.startswith("callsieve_calls_total ")]
+    calls = [
+        line
+        for line in httpx.get(f"{url}/metrics").text.splitlines()
+        if line.startswith("callsieve_calls_total ")
+    ]
     assert calls and float(calls[0].split()[1]) >= len(RESULT.calls)
 
 
@@ -204,8 +230,7 @@ def test_a_policy_set_in_the_settings_refuses_unlisted_tools() -> None:
     weather = [t for t in TOOLS if t["function"]["name"] == "get_weather"]
     config = ServerConfig.build(transcript=str(TRANSCRIPT), sieve={"policy": "allowlist"})
     with running(config) as base:
-        reply = openai_client(base).chat.completions.create(model="m", messages=ASK,
-                                                            tools=weather)
+        reply = openai_client(base).chat.completions.create(model="m", messages=ASK, tools=weather)
         text_only = openai_client(base).chat.completions.create(model="m", messages=ASK)
     assert text_only.choices[0].message.content == TEXT.strip()
     expected = callsieve.parse(TEXT, tools=weather, policy="allowlist")

@@ -14,6 +14,7 @@ import pytest
 from helpers import GRAMMARS, run_all_ways, stream
 
 from callsieve import DEFAULT_DIALECTS, GrammarError, ToolCalls, parse
+from callsieve._grammar import names
 from callsieve._grammar.compiled import load_grammar
 
 
@@ -277,3 +278,46 @@ def test_blocks_that_always_hold_a_call_load(tmp_path: Path) -> None:
     assert g.dialects[-1] == "qwen3_coder"
     for name in DEFAULT_DIALECTS:
         assert load_grammar((name,)).dialects == (name,)
+
+
+# ---------------------------------------------------------------------------- shared names
+def test_the_built_in_grammar_defines_every_name_the_code_reads() -> None:
+    """``_grammar/names`` is the one list of the names the code and the grammar share: the
+    built-in grammar has every terminal and every contract rule in it (the reasoning tags,
+    which no rule uses, in ``common.lark``), so renaming one there fails here."""
+    g = load_grammar()
+    rules = {str(r.alias or r.origin.name) for r in g.lark.rules} if g.lark else set()
+    common = (Path(__file__).parents[2] / "grammar" / "common.lark").read_text(encoding="utf-8")
+    for name in names.TERMINALS:
+        assert name in g.terminals or f"\n{name}:" in common, name
+    assert names.CONTRACT_RULES <= rules | {names.CALL_ID, names.CALL_JSON}, (
+        names.CONTRACT_RULES - rules
+    )
+
+
+def test_a_grammar_lacking_a_name_the_code_reads_with_others_is_refused(tmp_path: Path) -> None:
+    """The loose-CDATA repair reads ``CDATA_OPEN``, ``CDATA_RUN`` and ``CDATA_CLOSE``
+    together: a grammar with some of them, not all (here the run renamed), is a
+    ``GrammarError`` naming the one it lacks; one with none has no such repair."""
+    built_in = Path(__file__).parents[2] / "grammar"
+    common = (built_in / "common.lark").read_text(encoding="utf-8")
+    assert "CDATA_RUN" in common
+    renamed = common.replace("CDATA_RUN", "CDATA_BODY_RUN")
+    d = _write(tmp_path, common=renamed, xml=(built_in / "xml.lark").read_text(encoding="utf-8"))
+    message = _refused(d, ("xml",))
+    assert "CDATA_RUN" in message and "common.lark" in message, message
+
+
+def test_deepseeks_special_tokens_are_defined_once(tmp_path: Path) -> None:
+    """``grammar/_leaks.lark`` defines DeepSeek's special tokens (the sanitizer removes them);
+    the writer's spelling of one (``spelling/deepseek_native.lark``) is checked against it."""
+    from callsieve._grammar.spelling import spelling
+
+    built_in = Path(__file__).parents[2] / "grammar" / "spelling" / "deepseek_native.lark"
+    text = built_in.read_text(encoding="utf-8")
+    assert 'USER: "<｜User｜>"' in text
+    d = tmp_path / "spelling"
+    d.mkdir()
+    (d / "deepseek_native.lark").write_text(text.replace("<｜User｜>", "<｜Usr｜>"), "utf-8")
+    with pytest.raises(GrammarError, match=r"USER .*special token USER of _leaks\.lark"):
+        spelling("deepseek_native", (str(tmp_path),))

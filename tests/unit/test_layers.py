@@ -1,4 +1,5 @@
-"""The layout shows the layers (docs/architecture.md, "Layers"): every import in ``src/``
+"""The layout shows the layers (docs/architecture.md, "The layers, as the folders are"): every
+import in ``src/``
 points down the table below or stays in its layer, no import circle exists — imports inside
 functions counted, ``if TYPE_CHECKING:`` ones not (they never run) — and no folder holds more
 than ``FOLDER_LIMIT`` modules.
@@ -175,3 +176,23 @@ def test_every_private_folder_has_a_layer() -> None:
     folders = {p.parent.name for p in SRC.glob("_*/__init__.py")}
     placed = {name for _, names in LAYERS for name in names}
     assert folders <= placed, folders - placed
+
+
+def test_the_architecture_page_lists_every_module() -> None:
+    """docs/architecture.md gives every private module a line (by its path under
+    ``src/callsieve/``), every top-level module and every public package's folder."""
+    page = (Path(__file__).parents[2] / "docs" / "architecture.md").read_text(encoding="utf-8")
+    missing = []
+    for path in sorted(SRC.rglob("*.py")):
+        rel = path.relative_to(SRC)
+        if rel.name == "__init__.py" and len(rel.parts) == 1:
+            continue
+        if rel.parts[0].startswith("_") and len(rel.parts) > 1:
+            named = f"`{rel.as_posix()}`" if rel.name != "__init__.py" else f"`{rel.parts[0]}/`"
+        elif len(rel.parts) > 1:
+            named = f"`{rel.parts[0]}/`"
+        else:
+            named = f"`{rel.name}`"
+        if named not in page:
+            missing.append(named)
+    assert not missing, missing

@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from callsieve import Block, Text, ToolCall, ToolCalls
+from callsieve import Block, ConfigurationError, FormatError, Text, ToolCall, ToolCalls
 from callsieve._base.values import (
     decode_entities,
     decode_param,
     json_literal,
     parse_argument_object,
 )
-from callsieve._config.tools import schemas_from_tools
+from callsieve._config.tools import read_tools, schemas_of
 from callsieve._grammar.compiled import load_grammar
 from callsieve._grammar.prefix import (
     end_chars,
@@ -108,23 +109,55 @@ def test_parse_argument_object(text: str, obj: Any) -> None:
     assert parse_argument_object(text) == obj
 
 
-# ---------------------------------------------------------------------------- _assembler
-def test_schemas_from_tools_accepts_every_shape() -> None:
+# ---------------------------------------------------------------------------- _config.tools
+def test_the_tool_reader_reads_every_shape_once() -> None:
+    """One reader for every place that needs tool definitions (options, policy, assembler,
+    prompt side): names, descriptions, schemas and the definitions as plain dicts."""
+    openai = {"type": "function", "function": {"name": "a", "parameters": {"type": "object"}}}
     tools = [
-        {"type": "function", "function": {"name": "a", "parameters": {"type": "object"}}},
-        {"name": "b", "parameters": {"properties": {}}},
+        openai,
+        {"name": "b", "description": "B", "parameters": {"properties": {}}},
         {"name": "c", "input_schema": {"type": "object"}},
-        {"name": "d"},
-        "junk",
-        {"no": "name"},
+        {"name": "d", "parameters": None, "input_schema": {"type": "object"}},
+        {"name": "e"},
     ]
-    assert schemas_from_tools(tools) == {
+    specs = read_tools(tools)
+    assert [(t.name, t.description) for t in specs] == [
+        ("a", ""),
+        ("b", "B"),
+        ("c", ""),
+        ("d", ""),
+        ("e", ""),
+    ]
+    assert specs[0].definition is openai  # (a plain dict is kept as given)
+    assert schemas_of(specs) == {
         "a": {"type": "object"},
         "b": {"properties": {}},
         "c": {"type": "object"},
-        "d": {},
+        "d": {"type": "object"},
+        "e": {},
     }
-    assert schemas_from_tools(None) == {}
+    assert read_tools(None) == () and schemas_of(()) == {}
+    assert schemas_of(read_tools([{"name": "f"}, {"name": "f", "parameters": {"x": 1}}])) == {
+        "f": {"x": 1}
+    }  # (a later definition of a name wins)
+
+
+@pytest.mark.parametrize(
+    ("tools", "where"),
+    [
+        (["junk"], "tools[0]"),
+        ([{"name": "a"}, {"no": "name"}], "tools[1]"),
+        ([{"function": "f"}], "tools[0]['function']"),
+        ([{"name": "a", "description": 3}], "tools[0]['description']"),
+        ([{"name": "a", "input_schema": []}], "tools[0]['input_schema']"),
+    ],
+)
+def test_the_tool_reader_refuses_with_the_callers_error(tools: Any, where: str) -> None:
+    for error in (ConfigurationError, FormatError):
+        with pytest.raises(error, match=re.escape(where)) as info:
+            read_tools(tools, error)
+        assert info.value.expected  # (the shapes it takes)
 
 
 # ---------------------------------------------------------------------------- _fences (§6)

@@ -56,7 +56,7 @@ class _Value:
 class ToolCall(_Value):
     """One structured call: ``name`` and ``input`` (a dict), plus where it came from:
     ``repairs`` (the block's, SPEC §4) and ``coercions`` (each value the tool's schema had
-    changed, ``"<path>: string -> <type>"``, ``_policy``)."""
+    changed, ``"<path>: string -> <type>"``, ``_config.policy``)."""
 
     __slots__ = ("name", "input", "id", "dialect", "repairs", "coercions")
 

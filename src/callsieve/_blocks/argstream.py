@@ -15,7 +15,7 @@ it; a CDATA body streams while it arrives when its value must be a string —
 first character that is not white space is not ``<`` (only elements-only text can become
 structured) — as JSON-escaped fragments; a plain body once it can only be a string
 (trimmed, entities decoded); a JSON body (``call_args``, ``call_json``) rewritten compact as
-it arrives (``_json_stream``). Anything else (a value the schema types: it may be coerced)
+it arrives (``_blocks.json_stream``). Anything else (a value the schema types: it may be coerced)
 goes out when complete; then the rest of ``arguments`` and ``CallFinished`` (its ``ToolCall``).
 What it guarantees: the concatenated deltas of a finished call are exactly its ``arguments``:
 at the end, what was sent is checked to be their prefix. It is not when a parameter name
@@ -23,7 +23,7 @@ repeats (its values collect into an array at the first one's place, which was al
 sent) or a later node renames the call; the call is then aborted (``CallAborted``) and sent
 again, whole, under a new index. A block that fails aborts its started, unfinished call, and
 so does a policy's rejection. Each abort says why (``CallAborted.reason``, one of
-``_events.ABORT_REASONS``): what made the stream stop leading to the arguments is kept in
+``_base.events.ABORT_REASONS``): what made the stream stop leading to the arguments is kept in
 ``broken``. Indexes count the calls of the whole response (``BlockLife``).
 What it costs: one escape per chunk of a streaming body (none when it needs no escape), one
 decode per parameter besides the call's own, the text sent, kept for the check at the end.
@@ -41,6 +41,7 @@ from .._base.events import ArgumentsDelta, CallAborted, CallFinished, CallStarte
 from .._base.values import RAW_TEXT_FIELDS, _is_string_type, decode_entities, decode_param
 from .._config.options import make_call_id
 from .._config.policy import coerced
+from .._grammar.names import CALL_NAME, CDATA_RUN, PARAM, PARAM_NAME
 from .assembler import contract_value, param_schema_type
 from .json_stream import JsonStream, NotStreamable
 
@@ -50,7 +51,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ArgStream", "escape"]
 
-CDATA_RUN = "CDATA_RUN"  # (a terminal the contract names, grammar/README.md)
 
 _NEEDS_ESCAPE = re.compile(r'[\x00-\x1f"\\]').search
 # What is left to escape once the common five are: other control characters (rare).
@@ -149,7 +149,7 @@ class ArgStream:
         # Why what was sent is no longer known to lead to the arguments ("": it is): an
         # ``ABORT_REASONS`` entry, for the ``CallAborted`` that follows.
         self.broken = ""
-        self.json: JsonStream | None = None  # a JSON body streaming (``_json_stream``)
+        self.json: JsonStream | None = None  # a JSON body streaming (``_blocks.json_stream``)
         self._next_param()
 
     def _next_param(self) -> None:
@@ -172,18 +172,18 @@ class ArgStream:
         if value is None:
             return
         kind = value[0]
-        if kind == "call_name":
+        if kind == CALL_NAME:
             if value[1]:
                 self.name = value[1]
         elif kind == "id":
             self.ident = value[1] or self.ident
             if value[2]:
                 self.name = value[2]
-        elif kind == "param_name":
+        elif kind == PARAM_NAME:
             self.pname = value[1]
         elif kind == "string":
             self.pstring = value[1]
-        elif kind == "param":
+        elif kind == PARAM:
             self._param(value[1], value[2], value[3])
 
     def _param(self, pname: str, parts: list[tuple[bool, str]], string_attr: str | None) -> None:

@@ -35,6 +35,7 @@ from typing import Any
 from lark import Discard, Token, Transformer, Tree
 
 from .._base.values import decode_param, load_json, parse_argument_object
+from .._grammar import names as n
 
 __all__ = ["CallTransformer", "assemble_call", "contract_value", "param_schema_type"]
 
@@ -51,8 +52,8 @@ def _value(tok: Token) -> str:
     """The value a name or attribute token stands for: its group ``q`` (a quoted value's
     text inside the quotes, which the pattern says) if that matched, else ``v``."""
     groups = getattr(tok, "groups", None)
-    value = groups.get("q") if groups else None
-    return _group(tok, "v") if value is None else str(value)
+    value = groups.get(n.QUOTED_GROUP) if groups else None
+    return _group(tok, n.VALUE_GROUP) if value is None else str(value)
 
 
 def _token_of(children: list[Any]) -> Token | None:
@@ -70,9 +71,9 @@ def _name_of(children: list[Any]) -> str | None:
         if isinstance(tok, Token):
             groups = getattr(tok, "groups", None)
             if groups:
-                value = groups.get("q")
+                value = groups.get(n.QUOTED_GROUP)
                 if value is None:
-                    value = groups.get("v")
+                    value = groups.get(n.VALUE_GROUP)
             else:
                 value = None
             return (str(tok) if value is None else str(value)).strip()
@@ -104,7 +105,7 @@ class CallTransformer(Transformer[Token, Any]):
     """The rule-name contract as a Lark ``Transformer``: ``transform`` on a ``call`` node
     gives ``(name, input)``, or raises ``ValueError`` (a call without a name, a parameter
     without one, arguments that are not a JSON object). ``schemas``: as
-    ``schemas_from_tools`` gives them, read only.
+    ``_config.tools.schemas_of`` gives them, read only.
 
     Two departures from Lark's default, both invisible in the result: the method of a node
     is found in ``_CONTRACT`` (one ``dict`` lookup; a user rule named after some other
@@ -152,14 +153,14 @@ class CallTransformer(Transformer[Token, Any]):
 
     def attr(self, children: list[Any]) -> Any:
         tok = _token_of(children)
-        if tok is None or _group(tok, "k").strip().lower() != "string":
+        if tok is None or _group(tok, n.KEY_GROUP).strip().lower() != "string":
             return Discard  # (only `string` carries meaning, SPEC §2)
         return (_STRING, _value(tok).strip().lower())
 
     def cdata(self, children: list[Any]) -> tuple[int, str]:
         text = ""  # its run tokens; the delimiters are not content
         for tok in children:
-            if isinstance(tok, Token) and tok.type.endswith("_RUN"):
+            if isinstance(tok, Token) and tok.type.endswith(n.RUN_SUFFIX):
                 text += tok
         return (_CDATA, str(text))
 
@@ -191,7 +192,7 @@ class CallTransformer(Transformer[Token, Any]):
                 continue
             if not isinstance(child, Tree):
                 continue
-            if child.data == "call_name":
+            if child.data == n.CALL_NAME:
                 named = _name_of(child.children)
                 if named is not None:
                     name = named
@@ -219,68 +220,104 @@ class CallTransformer(Transformer[Token, Any]):
     def call(self, children: list[Any]) -> Any:
         """``(name, input)`` (``(name, input, id)`` if a ``call_id`` gave one), or the error
         that keeps it from being built (raised by ``transform`` for the root only: no node
-        below it can fail it)."""
-        name = ""  # the last name wins (DeepSeek V3 says `function` first, then the name)
-        params: list[tuple[int, str, Parts, str | None]] = []
-        args: list[str] = []
-        bodies: list[str] = []
-        ident = ""
-        for child in children:
-            if type(child) is tuple:
-                kind = child[0]
-                if kind == _CALL_NAME:
-                    name = child[1]
-                elif kind == _PARAM:
-                    if not child[1]:
-                        return ValueError("a parameter needs a name")
-                    params.append(child)
-                elif kind == _ARGS:
-                    args.append(child[1])
-                elif kind == _JSON:
-                    bodies.append(child[1])
-                elif kind == _ID:
-                    ident = child[1] or ident
-                    if child[2] is not None:
-                        name = child[2]
-        json_args: list[dict[str, Any]] = []
-        for text in bodies:  # (before the name check: an envelope may give the name)
-            body = _json_object(text)
-            if body is None:
-                return ValueError("a JSON body is not a JSON object")
-            if not name and ENVELOPE_NAME in body:
-                named = body[ENVELOPE_NAME]
-                if not isinstance(named, str):
-                    return ValueError("a JSON body's name is not a string")
-                name = named.strip()
-                key = next((k for k in ENVELOPE_ARGUMENTS if k in body), None)
-                body = {} if key is None else body[key]
-                if isinstance(body, str):  # (OpenAI's wire form: the object as a string)
-                    body = _json_object(body)
-                if not isinstance(body, dict):
-                    return ValueError("a JSON body's arguments are not a JSON object")
-            json_args.append(body)
-        if not name:
-            return ValueError("a call needs a non-empty name")
+        below it can fail it). Its children sorted (``_CallParts``), the JSON bodies read
+        (an envelope may give the name), then the input collected: the parameters, then the
+        argument objects, then the JSON bodies, each later one over the earlier."""
+        try:
+            parts = _CallParts(children)
+            name, json_args = _json_bodies(parts.bodies, parts.name)
+            if not name:
+                raise _NotBuilt("a call needs a non-empty name")
+            collected = self._parameters(name, parts.params)
+            for text in parts.args:
+                obj = parse_argument_object(text)
+                if obj is None:
+                    raise _NotBuilt("call arguments are not a JSON object")
+                collected.update(obj)
+        except _NotBuilt as exc:
+            return ValueError(*exc.args)  # (``transform`` raises a ValueError it gets)
+        for obj in json_args:
+            collected.update(obj)
+        return (name, collected, parts.ident) if parts.ident else (name, collected)
+
+    def _parameters(
+        self, name: str, params: list[tuple[int, str, Parts, str | None]]
+    ) -> dict[str, Any]:
+        """The parameters' values by name, each decoded by its schema's type; a repeated
+        name collects into an array, in order."""
         collected: dict[str, Any] = {}
         repeated: set[str] = set()
         for _, pname, parts, string_attr in params:
             schema_type = param_schema_type(self._schemas, name, pname)
             value = decode_param(pname, parts, string_attr, schema_type)
-            if pname in collected:  # a repeated name collects into an array, in order
+            if pname in collected:
                 if pname not in repeated:
                     collected[pname] = [collected[pname]]
                     repeated.add(pname)
                 collected[pname].append(value)
             else:
                 collected[pname] = value
-        for text in args:
-            obj = parse_argument_object(text)
-            if obj is None:
-                return ValueError("call arguments are not a JSON object")
-            collected.update(obj)
-        for obj in json_args:
-            collected.update(obj)
-        return (name, collected, ident) if ident else (name, collected)
+        return collected
+
+
+class _NotBuilt(ValueError):
+    """What keeps a call from being built (``CallTransformer.call`` returns it)."""
+
+
+class _CallParts:
+    """A call node's children, sorted: the name (the last wins: DeepSeek V3 says `function`
+    first, then the name), the parameters, argument objects, JSON bodies and the id."""
+
+    __slots__ = ("name", "params", "args", "bodies", "ident")
+
+    def __init__(self, children: list[Any]) -> None:
+        self.name = ""
+        self.params: list[tuple[int, str, Parts, str | None]] = []
+        self.args: list[str] = []
+        self.bodies: list[str] = []
+        self.ident = ""
+        for child in children:
+            if type(child) is not tuple:
+                continue
+            kind = child[0]
+            if kind == _CALL_NAME:
+                self.name = child[1]
+            elif kind == _PARAM:
+                if not child[1]:
+                    raise _NotBuilt("a parameter needs a name")
+                self.params.append(child)
+            elif kind == _ARGS:
+                self.args.append(child[1])
+            elif kind == _JSON:
+                self.bodies.append(child[1])
+            elif kind == _ID:
+                self.ident = child[1] or self.ident
+                if child[2] is not None:
+                    self.name = child[2]
+
+
+def _json_bodies(bodies: list[str], name: str) -> tuple[str, list[dict[str, Any]]]:
+    """The JSON bodies as objects, and the call's name: ``name``, or, if it has none, the
+    one an envelope body gives (``{"name": …, "arguments": …}``, whose arguments are then
+    the body; OpenAI's wire form holds them as a string)."""
+    json_args: list[dict[str, Any]] = []
+    for text in bodies:
+        body = _json_object(text)
+        if body is None:
+            raise _NotBuilt("a JSON body is not a JSON object")
+        if not name and ENVELOPE_NAME in body:
+            named = body[ENVELOPE_NAME]
+            if not isinstance(named, str):
+                raise _NotBuilt("a JSON body's name is not a string")
+            name = named.strip()
+            key = next((k for k in ENVELOPE_ARGUMENTS if k in body), None)
+            body = {} if key is None else body[key]
+            if isinstance(body, str):  # (OpenAI's wire form: the object as a string)
+                body = _json_object(body)
+            if not isinstance(body, dict):
+                raise _NotBuilt("a JSON body's arguments are not a JSON object")
+        json_args.append(body)
+    return name, json_args
 
 
 def _json_object(text: str) -> dict[str, Any] | None:
@@ -295,16 +332,16 @@ def _json_object(text: str) -> dict[str, Any] | None:
 #: Contract node → (its method, whether it reads child nodes: only then are its children
 #: transformed first).
 _CONTRACT: dict[str, tuple[Callable[[CallTransformer, list[Any]], Any], bool]] = {
-    "call": (CallTransformer.call, True),
-    "call_name": (CallTransformer.call_name, False),
-    "call_args": (CallTransformer.call_args, False),
-    "call_json": (CallTransformer.call_json, False),
-    "call_id": (CallTransformer.call_id, False),
-    "param": (CallTransformer.param, True),
-    "param_name": (CallTransformer.param_name, False),
-    "attr": (CallTransformer.attr, False),
-    "param_value": (CallTransformer.param_value, True),
-    "cdata": (CallTransformer.cdata, False),
+    n.CALL: (CallTransformer.call, True),
+    n.CALL_NAME: (CallTransformer.call_name, False),
+    n.CALL_ARGS: (CallTransformer.call_args, False),
+    n.CALL_JSON: (CallTransformer.call_json, False),
+    n.CALL_ID: (CallTransformer.call_id, False),
+    n.PARAM: (CallTransformer.param, True),
+    n.PARAM_NAME: (CallTransformer.param_name, False),
+    n.ATTR: (CallTransformer.attr, False),
+    n.PARAM_VALUE: (CallTransformer.param_value, True),
+    n.CDATA: (CallTransformer.cdata, False),
 }
 
 #: The transformer of the schemas last asked for (one slot, replaced whole: safe under
@@ -324,7 +361,7 @@ def param_schema_type(schemas: dict[str, dict[str, Any]], call: str, param: str)
 
 def contract_value(tree: Tree[Token], schemas: dict[str, dict[str, Any]]) -> Any:
     """What a contract node below ``call`` becomes (the tagged tuples above), for the
-    argument stream (``_argstream``), which reads a call's nodes as they are reduced:
+    argument stream (``_blocks.argstream``), which reads a call's nodes as they are reduced:
     ``("call_name", str)``, ``("param_name", str)``, ``("string", value)`` for a
     ``string`` attribute, ``("id", ident, name or None)`` for ``call_id``, ``("param",
     name, body parts, string attribute)`` for a ``param`` (``decode_param`` makes its value
@@ -334,15 +371,15 @@ def contract_value(tree: Tree[Token], schemas: dict[str, dict[str, Any]]) -> Any
         return None
     kind = result[0]
     if kind == _CALL_NAME:
-        return ("call_name", result[1])
+        return (n.CALL_NAME, result[1])
     if kind == _PARAM_NAME:
-        return ("param_name", result[1])
+        return (n.PARAM_NAME, result[1])
     if kind == _STRING:
         return ("string", result[1])
     if kind == _ID:
         return ("id", result[1], result[2])
     if kind == _PARAM:
-        return ("param", result[1], result[2], result[3])
+        return (n.PARAM, result[1], result[2], result[3])
     return None
 
 
@@ -359,7 +396,7 @@ def assemble_call(tree: Tree[Token], schemas: dict[str, dict[str, Any]]) -> Buil
     """``(name, input)`` for one ``call`` node, ``(name, input, id)`` if it carries the
     model's id (``call_id``); ``ValueError`` if it cannot be built."""
     transformer = _transformer(schemas)
-    if tree.data != "call":
+    if tree.data != n.CALL:
         raise ValueError(f"not a call node: {tree.data}")
     result: Built = transformer.transform(tree)
     return result

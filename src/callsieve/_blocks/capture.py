@@ -11,16 +11,16 @@ run (text, CDATA, JSON, white space) is fed to the parser once, as a zero-length
 when it starts (so the parser is already in the state that follows it) whose value is
 filled in when it ends. A run never costs a parser step per chunk and its text is never
 re-scanned: only the new chunk is searched for the run's stop. A balanced run
-(a JSON body) has a reader of its own (``_balanced.JsonRun``) in the terminal's place, which
+(a JSON body) has a reader of its own (``_scan.balanced.JsonRun``) in the terminal's place, which
 carries its state from chunk to chunk (and reads what the sieve appended to it, ``took``).
 Repairs (SPEC §4) are synthetic tokens: the missing opening wrapper (fed before the first
 invoke; such a block fails on the first non-white stray text, and emits nothing until its
-closing wrapper) and, at the end of input, loose CDATA (``_repair``).
+closing wrapper) and, at the end of input, loose CDATA (``_blocks.repair``).
 A capture notes a checkpoint after every run and at every call opener, stops at one where an
 earlier capture failed, and at the end of the input does not read again a run known to reach
-it (``_lessons``): a failed block's text is scanned again, and this keeps that linear.
+it (``_blocks.lessons``): a failed block's text is scanned again, and this keeps that linear.
 What it guarantees: the same tokens, hence the same answer, for any chunking; a failure says
-where, what the parser state accepted there and what it found (``_explain``).
+where, what the parser state accepted there and what it found (``messages``).
 What it costs: O(1) per chunk inside runs, one Lark step per token, a few regex calls per
 token boundary (most remembered per parser state); a held tail is at most the longest tag.
 """
@@ -35,7 +35,9 @@ from lark.exceptions import LarkError
 
 from .._config.policy import Policy, Settled, settled
 from .._grammar.compiled import CompiledGrammar, EntrySpec, StateSpec, TerminalSpec
+from .._grammar.names import CDATA_CLOSE, CDATA_OPEN, STRAY_RUN
 from .._scan.balanced import JsonRun
+from .._scan.cursor import RunText
 from .._scan.decide import DECISION_SPAN, Decision, GroupToken, decide, new_token
 from .argstream import ArgStream
 from .assembler import assemble_call
@@ -54,7 +56,7 @@ MISSING_OPENER = "missing_opener"
 class Capture:
     """The state of one block being captured. Created at an entry token in prose; read by
     the sieve through ``scan``, ``cut_at``, ``raw_text`` and the fields documented below,
-    which only the capture (and ``_repair``, its end-of-input half) writes."""
+    which only the capture (and ``_blocks.repair``, its end-of-input half) writes."""
 
     __slots__ = (
         "args",
@@ -78,7 +80,6 @@ class Capture:
         "limited",
         "may_repair",
         "opener_len",
-        "pieces",
         "policy",
         "probe",
         "ps",
@@ -87,6 +88,7 @@ class Capture:
         "repairs",
         "run",
         "run_start",
+        "run_text",
         "schemas",
         "snap",
         "spec",
@@ -101,15 +103,15 @@ class Capture:
         start: int,
         opener: str,
         schemas: dict[str, dict[str, Any]],
-        pieces: list[str] | None = None,
+        run_text: RunText | None = None,
         lessons: Lessons | None = None,
         groups: dict[str, str | None] | None = None,
         args: ArgStream | None = None,
         policy: Policy | None = None,
     ) -> None:
         self.g = g
-        self.policy = policy  # what a call may become once built (``_policy``), or None
-        self.args = args  # early_emit="arguments": the block's argument stream (_argstream)
+        self.policy = policy  # what a call may become once built (``_config.policy``), or None
+        self.args = args  # early_emit="arguments": the block's argument stream (``argstream``)
         self.ip = g.new_parser() if args is None else g.listening_parser(args.node)
         self.ps = self.ip.parser_state
         self.start = start
@@ -120,11 +122,11 @@ class Capture:
         self.raw_len = len(opener)
         self.run: TerminalSpec | None = None
         self.run_start = 0  # the offset the current run began at
-        # A run's text while it streams; kept (and cleared) in place, never replaced: the
-        # sieve appends to it directly (``pieces``: the sieve's one list for its captures).
-        self.pieces: list[str] = [] if pieces is None else pieces
-        self.pieces.clear()
-        self.calls: list[Settled] = []  # in order, as ``_policy.settled`` gives them
+        # A run's text while it streams (``RunText``: the sieve's cursor, whose run hot path
+        # appends to it too; a repair's trial has its own).
+        self.run_text = RunText() if run_text is None else run_text
+        self.run_text.new_run()
+        self.calls: list[Settled] = []  # in order, as ``_config.policy.settled`` gives them
         # Per call (arrays: a block of many calls holds a few bytes per call here):
         self.call_ends = array("q")  # raw length at the end of each call
         self.call_pieces = array("q")  # len(raw) there (raw is not joined while streaming)
@@ -135,7 +137,7 @@ class Capture:
         self.snap: tuple[Any, int, int, int] | None = None
         self.schemas = schemas
         self.lessons = Lessons() if lessons is None else lessons
-        # Where it read a checkpoint token, and its parser's state stack after it (``_lessons``).
+        # Where it read a checkpoint token, and its parser's state stack after it (``_blocks.lessons``).
         self.check_at = array("q")
         self.check_stack: list[tuple[int, ...]] = []
         self.failure = ""
@@ -166,7 +168,7 @@ class Capture:
         self.raw_len += n
         run = self.run
         if type(run) is JsonRun:
-            run.took(self.pieces, n)
+            run.took(self.run_text.pieces, n)
 
     def emitted_all(self) -> None:
         """Every call read so far has been handed out (``early_emit="invoke"``)."""
@@ -176,7 +178,8 @@ class Capture:
         """The block's text so far (a run in progress keeps its text in ``pieces``). ``raw``
         is left as it is: ``call_pieces`` indexes it."""
         head = "".join(self.raw)
-        return head + "".join(self.pieces) if self.pieces else head
+        pieces = self.run_text.pieces
+        return head + "".join(pieces) if pieces else head
 
     def dialect_now(self) -> str:
         """The dialect of the block as parsed so far (``CompiledGrammar.dialect_of``): two
@@ -215,7 +218,7 @@ class Capture:
         spec = self.spec = self.g.states[self.ps.state_stack[-1]]
         self.last_value = value
         if after_run or name in self.g.call_openers:
-            # A checkpoint (``_lessons``): where the token began, and the stack it left.
+            # A checkpoint (``_blocks.lessons``): where the token began, and the stack it left.
             # After every run and at every call opener: any long stretch of a block passes
             # one, and a block that begins inside another begins at an entry.
             lessons = self.lessons
@@ -227,11 +230,11 @@ class Capture:
                     return self.fail(f"{why} (as a block read before found, from offset {at})")
             self.check_at.append(at)
             self.check_stack.append(stack)
-        if name == "CDATA_OPEN":
+        if name == CDATA_OPEN:
             if self.may_repair:
                 snapshot = self.g.fork_parser(self.ip)
                 self.snap = (snapshot, self.raw_len, len(self.calls), len(self.diagnostics))
-        elif name == "CDATA_CLOSE":
+        elif name == CDATA_CLOSE:
             self.snap = None
         if spec.call_rule is not None:
             if self.probe:  # only whether the block completes matters
@@ -256,19 +259,22 @@ class Capture:
             self.call_diags.append(len(self.diagnostics))
         return COMPLETE if spec.end_ok else VIABLE
 
-    def _end_run(self) -> None:
+    def _end_run(self, buf: str, seg: int, p: int) -> None:
+        """The run ends at ``buf[p]`` (its last stretch began at ``seg``): its text becomes
+        the placeholder's value."""
         run = self.run
         assert run is not None
-        pieces = self.pieces
+        self._piece(buf, seg, p)
+        pieces = self.run_text.pieces
         value = pieces[0] if len(pieces) == 1 else "".join(pieces)
         self.raw.append(value)
         self.ps.value_stack[-1] = new_token(Token, run.name, value)
-        if run.name == "STRAY_RUN" and value.strip():
+        if run.name == STRAY_RUN and value.strip():
             self.diagnostics.append(
                 f"stray text ignored at offset {self.start + self.raw_len - len(value)}"
             )
         self.run = None
-        self.pieces.clear()
+        self.run_text.new_run()
 
     def _token_at(self, buf: str, p: int, final: bool) -> Decision:
         """The scanner's one decision at ``buf[p]`` (see ``decide``), remembered per parser
@@ -307,7 +313,12 @@ class Capture:
         ``(FAILED, where it stopped)``. ``final``: ``buf`` runs to the end of the input (a block
         still open there is VIABLE: ``repair.scan_to_end`` settles it).
         A run's text in ``buf`` is counted as it is read and kept as one piece per stretch
-        (``seg`` to ``p``), however many stops in it turn out to be content."""
+        (``seg`` to ``p``), however many stops in it turn out to be content. The steps: in a
+        run, read on to its next stop (``_read_run``); at a token boundary, the scanner's
+        decision (``_token_at``): a token (the run, if any, ends: ``_end_run``; the parser
+        takes it: ``_feed``), a tag cut by the end of ``buf`` (held), a stop that starts no
+        token (the run's content, or the end of a balanced run: ``_stop_in_run``), or the
+        start of the parser state's run (``_start_run``)."""
         n = len(buf)
         self.waiting = False
         seg = p  # where the current run's stretch in buf began (when a run is on)
@@ -315,29 +326,8 @@ class Capture:
         while True:
             run = self.run
             if run is not None:
-                if type(run) is JsonRun:  # (a balanced run: its reader knows where it ends)
-                    s, is_tail = run.read(buf, p), False
-                    if s < 0:
-                        status = self.fail(
-                            f"the JSON body from offset {self.run_start} fails: {run.why}"
-                        )
-                        break
-                elif final and self.lessons.reaches_end(run, self.spec, self.start + self.raw_len):
-                    break  # the rest of the input is this run's (``_repair`` reads it)
-                else:
-                    s, is_tail = run.find_stop(buf, p, final)
-                if s > p:
-                    if self.strict and run.name == "STRAY_RUN" and not buf[p:s].isspace():
-                        status = self._stray()
-                        break
-                    self.raw_len += s - p
-                    p = s
-                    if self.raw_len > limit:
-                        status = self.too_long(limit)
-                        break
-                if s == n or is_tail:
-                    if final and not run.balanced:
-                        self.lessons.ran_to_end(run, self.spec, self.run_start)
+                status, p, stop = self._read_run(run, buf, p, final, limit)
+                if stop:
                     break
             if p >= n:
                 break
@@ -345,11 +335,7 @@ class Capture:
             if term is not None:
                 after_run = self.run is not None
                 if after_run:
-                    if seg < p:
-                        self.pieces.append(piece := buf[seg:p])
-                        if self.args is not None:  # (argument streaming sees run text too)
-                            self.args.text(piece)
-                    self._end_run()
+                    self._end_run(buf, seg, p)
                 if self.raw_len + len(value) > limit:
                     return self.too_long(limit), p
                 self.raw.append(value)
@@ -363,49 +349,96 @@ class Capture:
                 self.waiting = True
                 break
             if run is not None:  # no token starts here
-                if run.balanced:  # the object ended: what follows may be another run
-                    if seg < p:
-                        self.pieces.append(piece := buf[seg:p])
-                        if self.args is not None:
-                            self.args.text(piece)
-                    self._end_run()
-                    continue
-                if not run.soft:
-                    status = self.fail(
-                        unexpected(
-                            self, repr(buf[p]), self.start + self.raw_len, buf[p : p + FOUND_CHARS]
-                        )
-                    )
+                status = self._stop_in_run(run, buf, seg, p)
+                if status != VIABLE:
                     break
-                if self.strict and run.name == "STRAY_RUN" and not buf[p].isspace():
-                    status = self._stray()
-                    break
-                self.raw_len += 1  # a stop that starts no token: content
-                p += 1
+                if self.run is not None:  # (content: the run goes on after it)
+                    p += 1
                 continue
-            spec = self.spec
-            run = spec.run
-            if run is None:
-                return self.fail(
-                    unexpected(
-                        self, repr(buf[p]), self.start + self.raw_len, buf[p : p + FOUND_CHARS]
-                    )
-                ), p
-            try:
-                self.ps.feed_token(run.placeholder)
-            except LarkError:
-                return self.fail(
-                    unexpected(self, "text", self.start + self.raw_len, buf[p : p + FOUND_CHARS])
-                ), p
-            self.spec = self.g.states[self.ps.state_stack[-1]]
-            self.run = JsonRun(run) if run.balanced else run
-            self.run_start = self.start + self.raw_len
-            self.pieces.clear()
+            status = self._start_run(buf, p)
+            if status != VIABLE:
+                return status, p
             seg = p
-            if self.args is not None:
-                self.args.run(run)
-        if self.run is not None and seg < p:
-            self.pieces.append(piece := buf[seg:p])
+        if self.run is not None:
+            self._piece(buf, seg, p)
+        return status, p
+
+    def _read_run(
+        self, run: TerminalSpec | JsonRun, buf: str, p: int, final: bool, limit: int
+    ) -> tuple[int, int, bool]:
+        """Read the current run on from ``buf[p]`` to its next stop: ``(status, p, stop)``,
+        ``stop`` when the scan ends here (the run reaches the end of ``buf``, or its tail may
+        begin the stop, or the capture failed). A balanced run's reader knows where it ends;
+        at the end of the input, a run known to reach it is not read again (``_blocks.lessons``)."""
+        if type(run) is JsonRun:
+            s, is_tail = run.read(buf, p), False
+            if s < 0:
+                why = f"the JSON body from offset {self.run_start} fails: {run.why}"
+                return self.fail(why), p, True
+        elif final and self.lessons.reaches_end(run, self.spec, self.start + self.raw_len):
+            return (
+                VIABLE,
+                p,
+                True,
+            )  # the rest of the input is this run's (``_blocks.repair`` reads it)
+        else:
+            s, is_tail = run.find_stop(buf, p, final)
+        if s > p:
+            if self.strict and run.name == STRAY_RUN and not buf[p:s].isspace():
+                return self._stray(), p, True
+            self.raw_len += s - p
+            p = s
+            if self.raw_len > limit:
+                return self.too_long(limit), p, True
+        if s == len(buf) or is_tail:
+            if final and not run.balanced:
+                self.lessons.ran_to_end(run, self.spec, self.run_start)
+            return VIABLE, p, True
+        return VIABLE, p, False
+
+    def _stop_in_run(self, run: TerminalSpec | JsonRun, buf: str, seg: int, p: int) -> int:
+        """A stop of the run at ``buf[p]`` that starts no token: a balanced run's object ended
+        there (the run ends: what follows may be another); in a soft run it is content
+        (counted; VIABLE either way); in a hard one, or stray text in a strict capture, the
+        block fails."""
+        if run.balanced:
+            self._end_run(buf, seg, p)
+            return VIABLE
+        if not run.soft:
+            return self._unexpected(repr(buf[p]), buf, p)
+        if self.strict and run.name == STRAY_RUN and not buf[p].isspace():
+            return self._stray()
+        self.raw_len += 1
+        return VIABLE
+
+    def _start_run(self, buf: str, p: int) -> int:
+        """No token starts at ``buf[p]``: the parser state's run starts there, fed to the
+        parser as its placeholder (its value is set when it ends: ``_end_run``). No run, or
+        one the parser does not take here: the block fails."""
+        run = self.spec.run
+        if run is None:
+            return self._unexpected(repr(buf[p]), buf, p)
+        try:
+            self.ps.feed_token(run.placeholder)
+        except LarkError:
+            return self._unexpected("text", buf, p)
+        self.spec = self.g.states[self.ps.state_stack[-1]]
+        self.run = JsonRun(run) if run.balanced else run
+        self.run_start = self.start + self.raw_len
+        self.run_text.new_run()
+        if self.args is not None:
+            self.args.run(run)
+        return VIABLE
+
+    def _unexpected(self, what: str, buf: str, p: int) -> int:
+        """Fail: ``what`` at ``buf[p]`` is not what the parser state accepts."""
+        found = buf[p : p + FOUND_CHARS]
+        return self.fail(unexpected(self, what, self.start + self.raw_len, found))
+
+    def _piece(self, buf: str, seg: int, p: int) -> None:
+        """The run's stretch ``buf[seg:p]`` read: one more piece of its text (and of the
+        argument stream's: it sees run text too)."""
+        if seg < p:
+            self.run_text.add_piece(piece := buf[seg:p])
             if self.args is not None:
                 self.args.text(piece)
-        return status, p

@@ -69,87 +69,113 @@ class JsonStream:
         self.is_key = False  # the string being read is an object key
 
     def feed(self, text: str) -> str:
+        """The compact JSON that ``text``, the object's next piece, settles. Each character
+        (a run of plain string characters at once) is read by the step of the state the
+        reader stands in (``_STEPS``), which says where to go on."""
         out: list[str] = []
         i = 0
         n = len(text)
         while i < n:
-            state = self.state
-            c = text[i]
-            if state == _STRING:
-                m = _PLAIN.match(text, i)
-                if m is not None:
-                    self._flush_high(out)
-                    out.append(m.group())
-                    i = m.end()
-                    continue
-                if c == '"':
-                    self._flush_high(out)
-                    out.append('"')
-                    self.state = _COLON if self.is_key else _AFTER
-                elif c == "\\":
-                    self.state = _ESCAPE
-                else:  # a raw control character: json.loads refuses it
-                    raise NotStreamable("a control character in a string")
-                i += 1
-                continue
-            if state == _ESCAPE:
-                if c == "u":
-                    self.state = _UNICODE
-                    self.hexes = ""
-                elif c in _ESCAPES:
-                    self._flush_high(out)
-                    out.append(_ESCAPES[c])
-                    self.state = _STRING
-                else:
-                    raise NotStreamable(f"the escape \\{c}")
-                i += 1
-                continue
-            if state == _UNICODE:
-                self.hexes += c
-                i += 1
-                if len(self.hexes) == 4:
-                    self._unicode(out)
-                continue
-            if state == _ATOM:
-                if c in _NUMBER_CHARS or c.isalpha():
-                    self.atom.append(c)
-                    i += 1
-                    continue
-                self._end_atom(out)
-                continue  # (the character is read again in the state after the atom)
-            if c in _SPACE:
-                i += 1
-                continue
-            if state == _DONE:
-                raise NotStreamable("text after the object")
-            if state == _COLON:
-                if c != ":":
-                    raise NotStreamable("no colon after a key")
-                out.append(":")
-                self.state = _VALUE
-            elif state == _KEY:
-                if c == "}":
-                    self._close(c, out)
-                elif c == '"':
-                    out.append('"')
-                    self.is_key = True
-                    self.state = _STRING
-                else:
-                    raise NotStreamable("no key")
-            elif state == _AFTER:
-                if c == ",":
-                    out.append(",")
-                    self.state = _KEY if self.stack[-1] == "{" else _VALUE
-                elif c in "}]":
-                    self._close(c, out)
-                else:
-                    raise NotStreamable(f"{c!r} after a value")
-            else:  # _VALUE
-                if not self.stack and c != "{":
-                    raise NotStreamable("not a JSON object")
-                self._value(c, out)
-            i += 1
+            i = _STEPS[self.state](self, text, i, out)
         return "".join(out)
+
+    # ------------------------------------------------------------------ the steps
+    # Each reads ``text`` at ``i``, appends what it settles to ``out``, and returns where
+    # the next step reads (the same ``i`` when the character is to be read again).
+    def _at_value(self, text: str, i: int, out: list[str]) -> int:
+        c = text[i]
+        if c not in _SPACE:
+            if not self.stack and c != "{":
+                raise NotStreamable("not a JSON object")
+            self._value(c, out)
+        return i + 1
+
+    def _at_key(self, text: str, i: int, out: list[str]) -> int:
+        """Just after ``{`` or a ``,`` in an object: a key or ``}``."""
+        c = text[i]
+        if c == "}":
+            self._close(c, out)
+        elif c == '"':
+            out.append('"')
+            self.is_key = True
+            self.state = _STRING
+        elif c not in _SPACE:
+            raise NotStreamable("no key")
+        return i + 1
+
+    def _at_colon(self, text: str, i: int, out: list[str]) -> int:
+        c = text[i]
+        if c == ":":
+            out.append(":")
+            self.state = _VALUE
+        elif c not in _SPACE:
+            raise NotStreamable("no colon after a key")
+        return i + 1
+
+    def _after_value(self, text: str, i: int, out: list[str]) -> int:
+        """After a value: ``,`` or the container's closer."""
+        c = text[i]
+        if c == ",":
+            out.append(",")
+            self.state = _KEY if self.stack[-1] == "{" else _VALUE
+        elif c in "}]":
+            self._close(c, out)
+        elif c not in _SPACE:
+            raise NotStreamable(f"{c!r} after a value")
+        return i + 1
+
+    def _in_string(self, text: str, i: int, out: list[str]) -> int:
+        m = _PLAIN.match(text, i)
+        if m is not None:
+            self._flush_high(out)
+            out.append(m.group())
+            return m.end()
+        c = text[i]
+        if c == '"':
+            self._flush_high(out)
+            out.append('"')
+            self.state = _COLON if self.is_key else _AFTER
+        elif c == "\\":
+            self.state = _ESCAPE
+        else:  # a raw control character: json.loads refuses it
+            raise NotStreamable("a control character in a string")
+        return i + 1
+
+    def _in_escape(self, text: str, i: int, out: list[str]) -> int:
+        """After a backslash in a string."""
+        c = text[i]
+        if c == "u":
+            self.state = _UNICODE
+            self.hexes = ""
+        elif c in _ESCAPES:
+            self._flush_high(out)
+            out.append(_ESCAPES[c])
+            self.state = _STRING
+        else:
+            raise NotStreamable(f"the escape \\{c}")
+        return i + 1
+
+    def _in_unicode(self, text: str, i: int, out: list[str]) -> int:
+        """Reading the four hex digits of ``\\uXXXX``."""
+        self.hexes += text[i]
+        if len(self.hexes) == 4:
+            self._unicode(out)
+        return i + 1
+
+    def _in_atom(self, text: str, i: int, out: list[str]) -> int:
+        """A number or a literal: it ends at the first character that cannot be in one,
+        which is then read again in the state after it."""
+        c = text[i]
+        if c in _NUMBER_CHARS or c.isalpha():
+            self.atom.append(c)
+            return i + 1
+        self._end_atom(out)
+        return i
+
+    def _at_done(self, text: str, i: int, out: list[str]) -> int:
+        if text[i] not in _SPACE:
+            raise NotStreamable("text after the object")
+        return i + 1
 
     def _value(self, c: str, out: list[str]) -> None:
         if c in "{[":
@@ -207,3 +233,17 @@ class JsonStream:
         if self.high:  # (no low half followed: the lone surrogate, as json.loads keeps it)
             out.append(self.high)
             self.high = ""
+
+
+#: The step of each state, in the states' order (``JsonStream.feed``).
+_STEPS = (
+    JsonStream._at_value,
+    JsonStream._at_key,
+    JsonStream._at_colon,
+    JsonStream._after_value,
+    JsonStream._in_string,
+    JsonStream._in_escape,
+    JsonStream._in_unicode,
+    JsonStream._in_atom,
+    JsonStream._at_done,
+)

@@ -33,7 +33,7 @@ from .._config.metrics import Metrics
 from .._config.options import make_call_id
 from .._config.policy import Policy, Rejection, reason_kind
 from .._grammar.compiled import CompiledGrammar
-from .._scan.cursor import Cursor
+from .._scan.cursor import Cursor, RunText
 from .argstream import ArgStream
 from .capture import Capture
 from .lessons import Lessons
@@ -52,7 +52,7 @@ class BlockLife:
         "schemas",
         "id_factory",
         "lessons",
-        "pieces",
+        "run_text",
         "record",
         "blocks",
         "closing",
@@ -73,13 +73,13 @@ class BlockLife:
         g: CompiledGrammar,
         schemas: dict[str, dict[str, Any]],
         id_factory: Callable[[], str],
-        pieces: list[str],
+        run_text: RunText,
         policy: Policy | None = None,
         metrics: Metrics | None = None,
     ) -> None:
         self.g = g
-        self.policy = policy  # (``_policy``: coercion, and the policy's verdicts)
-        self.metrics = metrics  # (``_metrics``: None when not asked for)
+        self.policy = policy  # (``_config.policy``: coercion, and the policy's verdicts)
+        self.metrics = metrics  # (``_config.metrics``: None when not asked for)
         #: The calls the policy rejected, in order (``Sieve.rejections``).
         self.rejections: list[Rejection] = []
         #: The last call of the block being read was released as text (``on_reject="text"``):
@@ -89,7 +89,7 @@ class BlockLife:
         self.schemas = schemas
         self.id_factory = id_factory
         self.lessons = Lessons()
-        self.pieces = pieces  # the cursor's run log: every capture's run text
+        self.run_text = run_text  # the cursor's: every capture's run text in turn
         self.record = False
         #: The blocks kept (``Sieve.blocks``): with ``record`` (``parse()``) every block
         #: captured, failed ones too; else the last ``KEPT_BLOCKS`` that parsed and those
@@ -144,7 +144,7 @@ class BlockLife:
             start,
             m.group(),
             self.schemas,
-            self.pieces,
+            self.run_text,
             self.lessons,
             g.entry_groups(m, k),
             args,
@@ -221,7 +221,9 @@ class BlockLife:
         policy = cap.policy
         action = policy.on_reject if policy is not None else "drop"
         ends = cap.call_ends
-        pieces: list[tuple[bool, int, int, tuple[ToolCall, ...]]] = []  # (text?, from, to, calls)
+        stretches: list[
+            tuple[bool, int, int, tuple[ToolCall, ...]]
+        ] = []  # (text?, from, to, calls)
         for j, (call, reason) in enumerate(settled, first):
             a = ends[j - 1] if j else 0
             b = ends[j]
@@ -234,18 +236,18 @@ class BlockLife:
                 if metrics is not None:
                     metrics.count_label("rejected", reason_kind(reason))
             as_text = reason is not None and action == "text"
-            if pieces and pieces[-1][0] == as_text:
-                t, a0, _, calls = pieces[-1]
-                pieces[-1] = (t, a0, b, calls + ((call,) if reason is None else ()))
+            if stretches and stretches[-1][0] == as_text:
+                t, a0, _, calls = stretches[-1]
+                stretches[-1] = (t, a0, b, calls + ((call,) if reason is None else ()))
             else:
-                pieces.append((as_text, a, b, (call,) if reason is None else ()))
-        self.tail_text = pieces[-1][0]
+                stretches.append((as_text, a, b, (call,) if reason is None else ()))
+        self.tail_text = stretches[-1][0]
         if action == "drop":
             return [ToolCalls(accepted, block)]
-        t, a0, _, calls = pieces[-1]
-        pieces[-1] = (t, a0, block.span[1] - cap.start, calls)  # (the tail: the rest)
+        t, a0, _, calls = stretches[-1]
+        stretches[-1] = (t, a0, block.span[1] - cap.start, calls)  # (the tail: the rest)
         out: list[Event] = []
-        for as_text, a, b, calls in pieces:
+        for as_text, a, b, calls in stretches:
             if as_text:
                 out.append(Text(raw[a:b]))
                 if metrics is not None:  # (``complete`` or ``fail`` counts the block taken)

@@ -21,6 +21,7 @@ from .._base.errors import FormatError
 from .._base.events import ToolCall, _Value
 from .._base.values import load_json
 from .._config.options import new_call_id
+from .._grammar.names import SPELLINGS
 from .._grammar.spelling import spelling
 
 __all__ = [
@@ -36,16 +37,16 @@ __all__ = [
 #: The dialect's checked spellings and, through them, its parser terminals.
 SPELL = spelling("deepseek_native")
 DIALECT = SPELL.dialect
-_CALLS_BEGIN = SPELL.terminal("NATIVE_CALLS_BEGIN")
-_CALLS_END = SPELL.terminal("NATIVE_CALLS_END")
-_CALL_BEGIN = SPELL.terminal("NATIVE_CALL_BEGIN")
-_CALL_END = SPELL.terminal("NATIVE_CALL_END")
-_SEP = SPELL.terminal("NATIVE_SEP")
-_HEAD = SPELL.terminal("NATIVE_HEAD")
-_NAME_LINE = SPELL.terminal("NATIVE_NAME_LINE")
-_FENCE_OPEN = SPELL.terminal("NATIVE_FENCE_OPEN")
-_FUNCTION = SPELL["NATIVE_HEAD"]
-_FENCE = SPELL["NATIVE_FENCE_END"].strip()
+_CALLS_BEGIN = SPELL.terminal(SPELLINGS.NATIVE_CALLS_BEGIN)
+_CALLS_END = SPELL.terminal(SPELLINGS.NATIVE_CALLS_END)
+_CALL_BEGIN = SPELL.terminal(SPELLINGS.NATIVE_CALL_BEGIN)
+_CALL_END = SPELL.terminal(SPELLINGS.NATIVE_CALL_END)
+_SEP = SPELL.terminal(SPELLINGS.NATIVE_SEP)
+_HEAD = SPELL.terminal(SPELLINGS.NATIVE_HEAD)
+_NAME_LINE = SPELL.terminal(SPELLINGS.NATIVE_NAME_LINE)
+_FENCE_OPEN = SPELL.terminal(SPELLINGS.NATIVE_FENCE_OPEN)
+_FUNCTION = SPELL[SPELLINGS.NATIVE_HEAD]
+_FENCE = SPELL[SPELLINGS.NATIVE_FENCE_END].strip()
 _DECODER = json.JSONDecoder()
 
 

@@ -8,7 +8,7 @@ either: trials are scans that may not repair (one CDATA is closed, never a combi
 The places to try are where a terminal the parser accepts after the CDATA matches (from the
 last backwards, at most ``MAX_CUTS``); each trial first only *probes* (no values, no calls
 built), and the one that completes is read again for real. Trials note their checkpoints
-like any capture (``_lessons``), so a trial that reaches the configuration of an earlier
+like any capture (``_blocks.lessons``), so a trial that reaches the configuration of an earlier
 failed one stops there; the places are searched once for the whole rest of the input.
 What it guarantees: the same answer for every chunking (a trial reads the same text in the
 same parser state whatever the chunks were); a repaired block is recorded as such.
@@ -25,6 +25,8 @@ from typing import Any
 from lark import Token, Tree
 from lark.exceptions import LarkError
 
+from .._grammar.names import CDATA_CLOSE, CDATA_OPEN, CDATA_RUN
+from .._scan.cursor import RunText
 from .capture import COMPLETE, VIABLE, Capture
 
 __all__ = ["LOOSE_CDATA", "MAX_CUTS", "finish", "scan_to_end"]
@@ -32,7 +34,6 @@ __all__ = ["LOOSE_CDATA", "MAX_CUTS", "finish", "scan_to_end"]
 LOOSE_CDATA = "loose_cdata"
 #: The places a repair tries, from the last backwards.
 MAX_CUTS = 64
-_CDATA_RUN = "CDATA_RUN"
 
 
 def scan_to_end(cap: Capture, buf: str, p: int, limit: int) -> tuple[int, int]:
@@ -52,7 +53,7 @@ def finish(cap: Capture, buf: str, p: int, limit: int) -> tuple[int, int]:
     if cap.raw_len + (n - p) > limit:
         return cap.too_long(limit), p
     run = cap.run
-    if run is None or run.name != _CDATA_RUN or cap.snap is None or not cap.may_repair:
+    if run is None or run.name != CDATA_RUN or cap.snap is None or not cap.may_repair:
         why = "the input ended inside the block"
         if p < n:
             why += f" (its text from offset {cap.start + cap.raw_len} on is one run to the end)"
@@ -68,13 +69,13 @@ def finish(cap: Capture, buf: str, p: int, limit: int) -> tuple[int, int]:
     probe = g.fork_parser(snap_ip)
     try:
         probe.feed_token(run.placeholder)
-        probe.feed_token(Token("CDATA_CLOSE", ""))
+        probe.feed_token(Token(CDATA_CLOSE, ""))
     except LarkError:
         return cap.fail("the input ended inside CDATA"), p
     after = g.states[probe.parser_state.position]
     cuts: set[int] = set()
     for term in after.bounded:
-        if term.name != "CDATA_OPEN":
+        if term.name != CDATA_OPEN:
             cuts.update(cap.lessons.last_starts(term, text, base, content, MAX_CUTS))
     for cut in sorted(cuts, reverse=True)[:MAX_CUTS]:
         trial = _trial(cap, snap_ip, snap_calls, snap_diags, cut, None)
@@ -125,8 +126,8 @@ def _trial(
         if isinstance(v, Tree):
             values[k] = Tree(v.data, list(v.children))
     try:
-        trial.ps.feed_token(cap.run.placeholder if real is None else Token(_CDATA_RUN, real[1]))
-        trial.ps.feed_token(Token("CDATA_CLOSE", ""))
+        trial.ps.feed_token(cap.run.placeholder if real is None else Token(CDATA_RUN, real[1]))
+        trial.ps.feed_token(Token(CDATA_CLOSE, ""))
     except LarkError:
         return None
     trial.spec = cap.g.states[trial.ps.position]
@@ -147,7 +148,7 @@ def _fork(
     twin.raw = raw
     twin.raw_len = raw_len
     twin.run = None
-    twin.pieces = []
+    twin.run_text = RunText()
     twin.calls = cap.calls[:ncalls]
     twin.call_ends = cap.call_ends[:ncalls]
     twin.call_pieces = array("q", [1]) * ncalls  # twin.raw's first piece holds them all

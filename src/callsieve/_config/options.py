@@ -5,10 +5,11 @@ What it does: ``SieveOptions(tools=None, *, early_emit=..., mode=..., max_block_
 dialects=..., grammar_dirs=..., id_factory=..., reasoning=..., calls_in_reasoning=...,
 policy=..., on_reject=..., sanitize=..., metrics=..., **unknown)`` takes the keyword arguments
 exactly as ``Sieve`` does, checks every one and keeps them normalised: ``tools`` as a tuple of
-plain dicts (an SDK object's ``model_dump()`` taken once), ``schemas`` as
-``schemas_from_tools`` reads them, ``dialects`` and ``grammar_dirs`` as tuples of ``str``
+plain dicts (an SDK object's ``model_dump()`` taken once) and ``tool_specs`` as the tool
+reader (``_config.tools``) reads them, ``schemas`` by tool name, ``dialects`` and
+``grammar_dirs`` as tuples of ``str``
 (a repeated dialect kept once), ``max_block_chars`` as an ``int``, ``metrics`` as a
-``Metrics`` or None, and ``rules``: the ``Policy`` (``_policy``) of ``policy``, ``on_reject``
+``Metrics`` or None, and ``rules``: the ``Policy`` (``_config.policy``) of ``policy``, ``on_reject``
 and the schemas, None when there is neither a policy nor a schema to coerce by. ``Sieve``,
 ``parse`` and the command line all build one, so they accept and refuse the same values.
 What it guarantees: every refusal is a ``ConfigurationError`` (a ``ValueError``) raised at
@@ -33,6 +34,7 @@ import difflib
 import inspect
 import operator
 import os
+import re
 import secrets
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -42,7 +44,7 @@ from .._base.errors import ConfigurationError, UnknownOptionError
 from .._grammar.compiled import DEFAULT_DIALECTS
 from .metrics import Metrics
 from .policy import ON_REJECT, POLICIES, Policy
-from .tools import schemas_from_tools
+from .tools import ToolSpec, read_tools, schemas_of
 
 __all__ = [
     "CALLS_IN_REASONING",
@@ -79,12 +81,6 @@ OPTIONS = (
     "sanitize",
     "metrics",
 )
-_SHAPES = (
-    "OpenAI-style {'type': 'function', 'function': {'name': ..., 'parameters': {...}}}, "
-    "flat {'name': ..., 'parameters': {...}} or Anthropic-style "
-    "{'name': ..., 'input_schema': {...}}"
-)
-_SCHEMA_KEYS = ("parameters", "input_schema")
 
 
 def new_call_id() -> str:
@@ -92,15 +88,27 @@ def new_call_id() -> str:
     return "call_" + secrets.token_hex(12)
 
 
-def make_call_id(factory: Callable[[], object]) -> str:
-    """One call id from ``factory``; a non-``str`` result or an exception it raises becomes a
-    ``ConfigurationError`` (chained to the exception)."""
+def make_call_id(
+    factory: Callable[[], object],
+    option: str = "id_factory",
+    pattern: re.Pattern[str] | None = None,
+) -> str:
+    """One id from ``factory`` (the option ``option``: the sieve's ``id_factory``, or a
+    renderer's id factories), checked against ``pattern`` if given (an id the API
+    constrains); a non-``str`` result, one ``pattern`` does not match, or an exception the
+    factory raises becomes a ``ConfigurationError`` (chained to the exception). The one
+    validator of ids, the sieve's and the renderers' (``render._options.make_id``)."""
     try:
         value = factory()
     except Exception as exc:
-        raise ConfigurationError(f"id_factory raised {type(exc).__name__}: {exc}") from exc
+        raise ConfigurationError(f"{option} raised {type(exc).__name__}: {exc}") from exc
     if not isinstance(value, str):
-        raise ConfigurationError(f"id_factory must return a str, got {type(value).__name__}")
+        raise ConfigurationError(f"{option} must return a str, got {type(value).__name__}")
+    if pattern is not None and pattern.fullmatch(value) is None:
+        raise ConfigurationError(
+            f"{option} returned {value!r}, which the API does not accept "
+            f"as an id (it must match {pattern.pattern})"
+        )
     return value
 
 
@@ -113,6 +121,9 @@ class SieveOptions:
     """The validated options of one ``Sieve`` (see the module docstring)."""
 
     tools: tuple[dict[str, Any], ...] = field(hash=False)
+    #: The definitions read (``_config.tools``): one ``ToolSpec`` per definition.
+    tool_specs: tuple[ToolSpec, ...] = field(hash=False, repr=False)
+    #: Each tool's parameters schema, by name (``schemas_of``).
     schemas: dict[str, dict[str, Any]] = field(hash=False, repr=False)
     early_emit: str
     mode: str
@@ -126,7 +137,7 @@ class SieveOptions:
     on_reject: str
     sanitize: bool
     metrics: Metrics | None = field(hash=False, compare=False)
-    #: What a call may become (``_policy``): None when there is neither a schema nor a policy.
+    #: What a call may become (``_config.policy``): None when there is neither a schema nor a policy.
     rules: Policy | None = field(hash=False, compare=False, repr=False)
 
     def __init__(
@@ -149,10 +160,12 @@ class SieveOptions:
     ) -> None:
         if unknown:
             raise UnknownOptionError(_unknown_message(unknown), expected=OPTIONS)
-        tool_dicts = _tools(tools)
+        specs = read_tools(tools)
+        schemas = schemas_of(specs)
         values = {
-            "tools": tool_dicts,
-            "schemas": schemas_from_tools(tool_dicts),
+            "tools": tuple(t.definition for t in specs),
+            "tool_specs": specs,
+            "schemas": schemas,
             "early_emit": _choice("early_emit", early_emit, EARLY_EMIT),
             "mode": _choice("mode", mode, MODES),
             "max_block_chars": _max_block_chars(max_block_chars),
@@ -168,7 +181,7 @@ class SieveOptions:
             "sanitize": _flag("sanitize", sanitize),
             "metrics": _metrics(metrics),
         }
-        values["rules"] = _rules(policy, on_reject, tool_dicts, schemas_from_tools(tool_dicts))
+        values["rules"] = _rules(policy, on_reject, specs, schemas)
         for name, value in values.items():
             object.__setattr__(self, name, value)
 
@@ -196,7 +209,7 @@ def _choice(option: str, value: object, allowed: tuple[str, ...]) -> str:
 def _rules(
     policy: str | None,
     on_reject: str,
-    tools: tuple[dict[str, Any], ...],
+    tools: tuple[ToolSpec, ...],
     schemas: dict[str, dict[str, Any]],
 ) -> Policy | None:
     """The ``Policy`` of these options (values already checked): None without a policy and
@@ -303,94 +316,3 @@ def _grammar_dirs(value: object) -> tuple[str, ...]:
             )
         out.append(path)
     return tuple(out)
-
-
-# ---------------------------------------------------------------------- tools (SPEC §9)
-def _tools(value: object) -> tuple[dict[str, Any], ...]:
-    if value is None:
-        return ()
-    expected = "tools must be None or a list of tool definitions"
-    if isinstance(value, Mapping) or callable(getattr(value, "model_dump", None)):
-        raise ConfigurationError(
-            f"{expected}, not a single {type(value).__name__}: wrap one "
-            "definition in a list, tools=[...]"
-        )
-    if isinstance(value, (str, bytes, bytearray)):
-        raise ConfigurationError(f"{expected}, not a {type(value).__name__}")
-    try:
-        items = iter(value)  # type: ignore[call-overload]  # refused just below if not
-    except TypeError:
-        raise ConfigurationError(f"{expected}, not {_kind(value)}") from None
-    return tuple(_tool(f"tools[{i}]", item) for i, item in enumerate(items))
-
-
-def _tool(where: str, item: object) -> dict[str, Any]:
-    """One definition as a plain dict (nested mappings too), or a ConfigurationError. A dict
-    that needs no conversion is kept as given; one that does is copied, never changed."""
-    if not isinstance(item, Mapping):
-        dump = getattr(item, "model_dump", None)
-        if not callable(dump):
-            raise ConfigurationError(
-                f"{where}: expected a dict (a tool definition: {_SHAPES}) "
-                f"or an object with model_dump(), not {_kind(item)}"
-            )
-        item = _dumped(where, item, dump)
-    fn = item.get("function")
-    spec, at = item, where
-    if fn is not None:  # OpenAI chat style
-        at = f"{where}['function']"
-        if not isinstance(fn, Mapping):
-            raise ConfigurationError(
-                f"{at}: expected a dict with a 'name' and 'parameters', not {_kind(fn)}"
-            )
-        spec = fn
-    name = spec.get("name")
-    if not isinstance(name, str) or not name.strip():
-        got = f"'name' is {name!r}" if "name" in spec else f"keys {sorted(map(str, spec))}"
-        raise ConfigurationError(
-            f"{at}: a tool definition needs a 'name' (non-empty str): {_SHAPES}; got {got}"
-        )
-    plain = _with(spec, None, None)
-    for key in _SCHEMA_KEYS:
-        schema = spec.get(key)
-        if schema is not None and not isinstance(schema, Mapping):
-            raise ConfigurationError(
-                f"{at}['{key}'] (tool {name!r}) must be a dict (a JSON "
-                f"Schema object), not {_kind(schema)}"
-            )
-        if schema is not None:
-            plain = _with(plain, key, _with(schema, None, None))
-    return plain if fn is None else _with(item, "function", plain)
-
-
-def _with(mapping: Mapping[Any, Any], key: str | None, value: object) -> dict[Any, Any]:
-    """``mapping`` as a dict with ``mapping[key]`` being ``value`` (no key: as it is): the
-    mapping itself if it already is such a dict, else a copy."""
-    if isinstance(mapping, dict) and (key is None or mapping.get(key) is value):
-        return mapping
-    out = dict(mapping)
-    if key is not None:
-        out[key] = value
-    return out
-
-
-def _dumped(where: str, obj: object, dump: Callable[..., object]) -> Mapping[Any, Any]:
-    """``obj.model_dump(exclude_none=True)`` (or ``model_dump()`` if it takes no such
-    argument), which must be a mapping."""
-    kind = type(obj).__name__
-    try:
-        params = inspect.signature(dump).parameters.values()
-        takes = any(p.name == "exclude_none" or p.kind is p.VAR_KEYWORD for p in params)
-    except (TypeError, ValueError):
-        takes = False
-    try:
-        data = dump(exclude_none=True) if takes else dump()
-    except Exception as exc:
-        raise ConfigurationError(
-            f"{where}: {kind}.model_dump() raised {type(exc).__name__}: {exc}"
-        ) from exc
-    if not isinstance(data, Mapping):
-        raise ConfigurationError(
-            f"{where}: {kind}.model_dump() returned {_kind(data)}, expected a dict"
-        )
-    return data

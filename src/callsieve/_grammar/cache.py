@@ -59,6 +59,9 @@ _DERIVERS = (
     "namespace.py",
     "dialects.py",
     "no_lexer.py",
+    "names.py",
+    "rule_sets.py",
+    "entry_tables.py",
 )
 _code_digest: str | None = None
 

@@ -3,15 +3,15 @@ built once per process and set of dialects, from tables kept in a cache where po
 
 What it does: ``common.lark`` plus one file per enabled dialect (``<dialect>.lark``, whose
 block rule is named after the dialect, its other names in a namespace of its own) are
-joined and a ``start`` rule listing the dialects is added. On a cache miss ``_derive``
+joined and a ``start`` rule listing the dialects is added. On a cache miss ``_grammar.derive``
 namespaces and compiles that with Lark and derives a *blueprint* (plain data: what each
 terminal and parser state is, the entries, the entry automaton's NFA, Lark's own
-serialisation), every pattern's compiled form is frozen (``_patterns``) and
-``_grammar_cache`` stores it all, keyed by the text and the versions. From a blueprint,
+serialisation), every pattern's compiled form is frozen (``_grammar.patterns``) and
+``_grammar.cache`` stores it all, keyed by the text and the versions. From a blueprint,
 just derived or read back, ``CompiledGrammar`` builds what the scanner reads: a
-``TerminalSpec`` per terminal, a ``StateSpec`` per parser state (``_specs``), the entry
+``TerminalSpec`` per terminal, a ``StateSpec`` per parser state (``_grammar.specs``), the entry
 terminals with their lead characters, the exact ``re`` alternation of their patterns and
-the lazy automaton that follows them (``_automaton``), and per parser state the dialects
+the lazy automaton that follows them (``_grammar.automaton``), and per parser state the dialects
 whose rules it belongs to (``dialect_of``: the dialect a block's parse is in).
 What it guarantees: the grammar files are the only place a tag spelling is written down.
 ``load_grammar`` returns one object per (dialects, folders) and builds it once, however many
@@ -54,6 +54,7 @@ from .files import (
     default_dialects,
     grammar_dirs,
 )
+from .names import CLOSE_GROUP, START
 from .no_lexer import NoLexer
 from .patterns import freeze as freeze_pattern
 from .patterns import learn as learn_patterns
@@ -89,8 +90,6 @@ __all__ = [
     "load_grammar",
 ]
 
-#: The named group of a closing tag's pattern that makes it a closing one (grammar/README.md).
-CLOSE_GROUP = "close"
 #: Grammars kept loaded (per dialects and folders); past it the oldest loaded is dropped.
 LOADED_LIMIT = 32
 
@@ -101,7 +100,7 @@ _CACHE_GLOBALS: dict[tuple[str, str], Any] = {(NoLexer.__module__, "NoLexer"): N
 
 class CompiledGrammar:
     """One compiled grammar and everything derived from it, built from a blueprint (see
-    ``_derive``). Immutable after construction, except for caches that only hold what is
+    ``_grammar.derive``). Immutable after construction, except for caches that only hold what is
     already determined, each safe to share between threads: the entry automaton's DFA
     states (see ``EntryAutomaton``), the patterns compiled on first use (a benign duplicate
     compile at worst), the scanner's decisions per parser state (``remember``) and the
@@ -124,7 +123,7 @@ class CompiledGrammar:
         # keep those lookups in C; hashes and equality are unchanged.
         for rule in self.lark.rules:
             rule.origin.name = str(rule.origin.name)
-        self.start_state: int = table.start_states["start"]
+        self.start_state: int = table.start_states[START]
         # One interactive parser made the documented way; every block's parser is a fresh
         # parser state around its (immutable) configuration and its idle lexer thread:
         # ``Lark.parse_interactive`` builds those again each time, which costs more than
@@ -143,8 +142,8 @@ class CompiledGrammar:
             if is_call(rule):
                 self.build_call[rule] = callbacks[rule]
             callbacks[rule] = discard
-        self._conf = ParseConf(table, callbacks, "start")
-        #: Argument streaming (``_argstream``): the rules whose nodes the stream reads as they
+        self._conf = ParseConf(table, callbacks, START)
+        #: Argument streaming (``_blocks.argstream``): the rules whose nodes the stream reads as they
         #: are reduced, and the terminals that begin or hold a call's arguments (those below
         #: a ``param``, ``call_args`` or ``call_json``): a call has started once one is read.
         self.stream_rules = tuple(
@@ -171,7 +170,7 @@ class CompiledGrammar:
         self._remembered = 0  # decisions stored in the states' caches since the last clear
         self.opener_dialect: dict[str, str] = dict(blueprint["opener_dialect"])
         #: Per parser state, the dialects (bit ``k``: ``dialects[k]``) whose rules its items
-        #: belong to (``_dialects``); a state missing here could belong to any.
+        #: belong to (``_grammar.dialects``); a state missing here could belong to any.
         self.state_dialects: dict[int, int] = dict(blueprint["state_dialects"])
         self.entries = tuple(EntrySpec(*e) for e in blueprint["entries"])
         self.lead_chars: str = blueprint["lead_chars"]
@@ -182,7 +181,7 @@ class CompiledGrammar:
         ascii_leads = [c for c in self.lead_chars if c.isascii()]
         self.prose_lead = ascii_leads[0] if len(ascii_leads) == 1 else "" if ascii_leads else "\0"
         self.entry_index = {e.terminal: k for k, e in enumerate(self.entries)}
-        #: What prose is searched for in each context of a reply (``_entry_tables``): the
+        #: What prose is searched for in each context of a reply (``_grammar.entry_tables``): the
         #: answer's block entries, and before the answer and in reasoning, the tags too.
         self.entry_tables = entry_tables(
             blueprint, EntryAutomaton(table=blueprint["nfa"]), self.entry_index
@@ -192,12 +191,12 @@ class CompiledGrammar:
         self.entry_automaton = answer.automaton
         #: What the sieve found following the tag leads of a short prose text from its
         #: first lead on (``EntryFinder.settles``), by that text: a cache, bounded by
-        #: ``_entry_tables.DECISION_LIMIT`` on its own, so prose never pushes the scanner's
+        #: ``_grammar.entry_tables.DECISION_LIMIT`` on its own, so prose never pushes the scanner's
         #: decisions out, nor they it.
         self.settlements = answer.settlements
         self.settle = answer.settle
         #: Terminals that open a call and can also start a block whose opening wrapper is
-        #: missing: captures note a checkpoint at each (see ``_lessons``).
+        #: missing: captures note a checkpoint at each (see ``_blocks.lessons``).
         self.call_openers = frozenset(e.terminal for e in self.entries if e.synthetic is not None)
         #: The bounded terminals after which a block may end: nothing completes a block
         #: where none of them matches further on.
@@ -278,7 +277,7 @@ class CompiledGrammar:
         for rule in self.stream_rules:
             callbacks[rule] = listening(callbacks[rule], listener)
         ps = ParserState(
-            ParseConf(self.table, callbacks, "start"), self._thread, [self.start_state], []
+            ParseConf(self.table, callbacks, START), self._thread, [self.start_state], []
         )
         return InteractiveParser(self._lalr, ps, self._thread)
 
@@ -373,7 +372,7 @@ def _load(key: tuple[tuple[str, ...], tuple[str, ...]]) -> CompiledGrammar:
     g = CompiledGrammar(blueprint, lark, text)
 
     def with_patterns() -> dict[str, Any]:
-        # Every pattern's compiled form, so a warm process compiles none (``_patterns``).
+        # Every pattern's compiled form, so a warm process compiles none (``_grammar.patterns``).
         frozen = ((s, freeze_pattern(s)) for s in sorted(g.pattern_sources()))
         return {**blueprint, "patterns": {s: f for s, f in frozen if f is not None}}
 
@@ -382,7 +381,7 @@ def _load(key: tuple[tuple[str, ...], tuple[str, ...]]) -> CompiledGrammar:
 
 
 def _build(dialects: tuple[str, ...], parts: list[tuple[str, str]]) -> tuple[dict[str, Any], Lark]:
-    """The cold path: Lark's compile and the derivation (``_derive``), once per grammar
+    """The cold path: Lark's compile and the derivation (``_grammar.derive``), once per grammar
     and machine while the cache works. (Tests count calls to it.)"""
     from .derive import Sources, derive
 

@@ -1,9 +1,9 @@
 """Strategy: compile a joined grammar with Lark and derive from its terminals and parse table
 everything the scanner needs, as plain data — the cold path of loading a grammar, run only
-when the cache (``_grammar_cache``) has no tables for it.
+when the cache (``_grammar.cache``) has no tables for it.
 
 What it does: ``Sources`` joins the files, each dialect file's own names in its namespace
-(``_namespace``). Lark builds the LALR table (``strict=True``: no conflict is resolved
+(``_grammar.namespace``). Lark builds the LALR table (``strict=True``: no conflict is resolved
 silently); bounded terminals of one spelling that one parser state accepts are merged into
 one and the joined text compiled again (a conflict then is refused, naming them). Then
 every terminal is analysed (grammar/README.md): a bounded token — its
@@ -14,7 +14,7 @@ complete the moment its last token arrives) and reduced to the names of what it 
 The *entry* terminals (wrapper openers and, for the missing-wrapper repair, what a wrapper
 accepts first), their lead characters, the exact alternation of their patterns (each
 terminal's own named groups renamed apart, so two entries may both have a ``v``) and the
-entry automaton's NFA, and the dialects each parser state belongs to (``_dialects``),
+entry automaton's NFA, and the dialects each parser state belongs to (``_grammar.dialects``),
 complete the ``Blueprint``: a dict of str, int, tuples and Lark's own
 serialisation, which ``CompiledGrammar`` is built from whether it was just derived or read
 back from the cache.
@@ -40,6 +40,7 @@ from .._base.errors import GrammarError
 from .automaton import nfa_table
 from .dialects import callless, state_dialects
 from .entry_tables import THINK_TABLES
+from .names import RUN_SUFFIX, START, check_terminals
 from .namespace import same_spellings
 from .no_lexer import NoLexer
 from .patterns import freeze
@@ -107,6 +108,7 @@ def derive(dialects: tuple[str, ...], src: Sources) -> tuple[Blueprint, Lark]:
             ) from None
     table = lark.parser.parser.parser.parse_table
     terms = {t.name: _terminal(t, src) for t in lark.terminals}
+    check_terminals(terms, src.where)
     for rule in lark.rules:
         if is_call(rule) and not (rule.expansion and rule.expansion[-1].is_term):
             raise GrammarError(
@@ -118,7 +120,7 @@ def derive(dialects: tuple[str, ...], src: Sources) -> tuple[Blueprint, Lark]:
     for rule in lark.rules:
         if rule.origin.name in dialects and rule.expansion:
             opener_dialect.setdefault(rule.expansion[0].name, str(rule.origin.name))
-    start = table.start_states["start"]
+    start = table.start_states[START]
     entries, lead = _entries(table.states, start, terms, opener_dialect, dialects, src)
     sources = [terms[e[0]]["source"] for e in entries]
     exact = "|".join(
@@ -156,7 +158,7 @@ def derive(dialects: tuple[str, ...], src: Sources) -> tuple[Blueprint, Lark]:
 def _think_tables(
     src: Sources, entries: tuple[tuple[str, str, str | None], ...], sources: list[str], exact: str
 ) -> dict[str, dict[str, Any]]:
-    """The entry tables of the reasoning contexts (SPEC §15, ``_entry_tables``): for each of
+    """The entry tables of the reasoning contexts (SPEC §15, ``_grammar.entry_tables``): for each of
     ``THINK_OPEN`` (the "preamble" table) and ``THINK_CLOSE`` (the "reasoning" one) that
     ``common.lark`` defines, the block entries and that tag, last: its terminal, exact
     alternation and NFA. The tags belong to no block rule, so Lark, which drops terminals no
@@ -348,7 +350,7 @@ def _terminal(t: Any, src: Sources) -> dict[str, Any]:
             "held since it began, which may not hold what stands before it",
             expected=("a pattern that reads only from its own start on (look-aheads are fine)",),
         )
-    if t.name.endswith("_RUN"):
+    if t.name.endswith(RUN_SUFFIX):
         balanced = _JSON_RUN.match(source)
         if balanced is not None:
             return {

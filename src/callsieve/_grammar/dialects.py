@@ -1,6 +1,6 @@
 """Strategy: what a compiled grammar's rules say about its dialects — which dialects each
 parser state can be part of, so that a block's dialect is read from its parse, and which
-dialect's block could be complete without a call — part of the cold path (``_derive``).
+dialect's block could be complete without a call — part of the cold path (``_grammar.derive``).
 
 What it does: ``state_dialects`` rebuilds the LR(0) kernel of every state of Lark's parse
 table (the rule items the state's symbols have advanced, found by walking the table's shifts
@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .names import START
 from .rule_sets import is_call
 
 __all__ = ["callless", "state_dialects"]
@@ -39,7 +40,7 @@ def _owners(rules: list[Any], dialects: tuple[str, ...]) -> dict[str, int]:
         uses.setdefault(str(r.origin.name), set()).update(
             str(s.name) for s in r.expansion if not s.is_term
         )
-    owners: dict[str, int] = {"start": (1 << len(dialects)) - 1}
+    owners: dict[str, int] = {START: (1 << len(dialects)) - 1}
     for k, d in enumerate(dialects):
         todo = [d]
         while todo:
@@ -47,7 +48,7 @@ def _owners(rules: list[Any], dialects: tuple[str, ...]) -> dict[str, int]:
             if owners.get(name, 0) & 1 << k:
                 continue
             owners[name] = owners.get(name, 0) | 1 << k
-            todo.extend(n for n in uses.get(name, ()) if n != "start")
+            todo.extend(n for n in uses.get(name, ()) if n != START)
     return owners
 
 
@@ -61,7 +62,7 @@ def state_dialects(
     by_origin: dict[str, list[Any]] = {}
     for r in rules:
         by_origin.setdefault(str(r.origin.name), []).append(r)
-    kernels: dict[int, set[tuple[Any, int]]] = {start: {(r, 0) for r in by_origin["start"]}}
+    kernels: dict[int, set[tuple[Any, int]]] = {start: {(r, 0) for r in by_origin[START]}}
     todo = [start]
     while todo:
         s = todo.pop()

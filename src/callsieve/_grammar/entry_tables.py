@@ -8,7 +8,7 @@ three (``CompiledGrammar.entry_tables``):
   - ``"preamble"``: the block entries and ``THINK_OPEN``, last — before the answer, where a
     ``<think>`` opens reasoning (only white space, reasoning or blocks stand before it);
   - ``"reasoning"``: the block entries and ``THINK_CLOSE``, last — inside reasoning.
-The reasoning tables exist when ``common.lark`` defines those terminals (``_derive``).
+The reasoning tables exist when ``common.lark`` defines those terminals (``_grammar.derive``).
 What it guarantees: the block entries keep their index in every table (``entry_index``,
 ``entry_groups`` and the entries' groups are the grammar's), so a match means the same block
 whichever table found it; a tag's own entry has the index after the last block entry.
@@ -23,15 +23,16 @@ import threading
 from typing import Any
 
 from .automaton import EntryAutomaton
+from .names import THINK_CLOSE, THINK_OPEN
 from .patterns import compile as compile_pattern
 
 __all__ = ["DECISION_LIMIT", "THINK_TABLES", "EntryTable", "entry_tables"]
 
 #: The reasoning contexts' tables and the tag each adds (the terminals' names are part of the
 #: grammar's contract, grammar/README.md).
-THINK_TABLES = (("preamble", "THINK_OPEN"), ("reasoning", "THINK_CLOSE"))
+THINK_TABLES = (("preamble", THINK_OPEN), ("reasoning", THINK_CLOSE))
 #: The grammar's caches of answers — the scanner's decisions over all parser states
-#: (``CompiledGrammar.remember``, which reads ``_grammar``'s name for this), each table's
+#: (``CompiledGrammar.remember``, which reads this name), each table's
 #: settled tag leads — are each emptied when they hold this many (each a short text and its
 #: answer: a few hundred bytes at most; the (c) benchmark's 200 blocks need 475 decisions,
 #: the (b) benchmark's prose 2,202 settled leads).
@@ -75,7 +76,7 @@ def entry_tables(
     blueprint: dict[str, Any], answer: EntryAutomaton, index: dict[str, int]
 ) -> dict[str, EntryTable]:
     """The grammar's tables: ``"answer"`` around its own automaton, and a reasoning table for
-    each tag the blueprint holds (``_derive._think_tables``)."""
+    each tag the blueprint holds (``_grammar.derive._think_tables``)."""
     tables = {"answer": EntryTable(blueprint["entry_exact"], answer, index, None)}
     for name, t in blueprint.get("think", {}).items():
         tables[name] = EntryTable(

@@ -1,6 +1,6 @@
 """Strategy: join the grammar files into one Lark grammar with each dialect file's own names
 in a namespace of its own, and merge terminals that are one spelling (grammar/README.md,
-"Namespaces") — part of the cold path of loading a grammar (``_derive``).
+"Namespaces") — part of the cold path of loading a grammar (``_grammar.derive``).
 
 What it does: ``namespace`` reads a file with a small tokenizer (Lark's own patterns for
 comments, strings and regular expressions, so nothing in them is mistaken for a name), finds
@@ -29,29 +29,9 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["CONTRACT", "Renamed", "namespace", "same_spellings"]
+from .names import CONTRACT, RUN_SUFFIX
 
-#: Names every file means alike: the rule-name contract (SPEC §12), the terminals the repairs
-#: know by name, and the start rule. A dialect file never renames them.
-CONTRACT = frozenset(
-    {
-        "start",
-        "call",
-        "call_name",
-        "call_args",
-        "call_json",
-        "call_id",
-        "param",
-        "param_name",
-        "param_value",
-        "attr",
-        "cdata",
-        "STRAY_RUN",
-        "CDATA_OPEN",
-        "CDATA_RUN",
-        "CDATA_CLOSE",
-    }
-)
+__all__ = ["CONTRACT", "Renamed", "namespace", "same_spellings"]
 
 #: One token of a .lark file that matters here; what lies between tokens is punctuation,
 #: white space, numbers and modifiers (``?``, ``!``). Strings and regexps as Lark reads them.
@@ -176,7 +156,7 @@ def same_spellings(terminals: Iterable[Any], states: dict[int, dict[str, Any]]) 
     spelling = {
         t.name: (t.pattern.to_regexp(), t.priority)
         for t in terminals
-        if not t.name.endswith("_RUN")
+        if not t.name.endswith(RUN_SUFFIX)
     }
     merge: dict[str, str] = {}
     for actions in states.values():

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .names import ATTR, CALL, CALL_ARGS, CALL_ID, CALL_JSON, CALL_NAME, PARAM, PARAM_NAME
+
 __all__ = [
     "ARG_NODES",
     "JSON_NODES",
@@ -23,18 +25,17 @@ __all__ = [
     "terminals_below",
 ]
 
-CALL_RULE = "call"
-#: The nodes the argument stream reads as they are reduced (``_argstream``).
-STREAM_NODES = frozenset({"call_name", "param_name", "attr", "param", "call_id"})
+#: The nodes the argument stream reads as they are reduced (``_blocks.argstream``).
+STREAM_NODES = frozenset({CALL_NAME, PARAM_NAME, ATTR, PARAM, CALL_ID})
 #: The nodes that hold a call's arguments: a call has started once a terminal below one is read.
-ARG_NODES = frozenset({"param", "call_args", "call_json"})
-#: The nodes whose text is a JSON object of arguments (streamed by ``_json_stream``).
-JSON_NODES = frozenset({"call_args", "call_json"})
+ARG_NODES = frozenset({PARAM, CALL_ARGS, CALL_JSON})
+#: The nodes whose text is a JSON object of arguments (streamed by ``_blocks.json_stream``).
+JSON_NODES = frozenset({CALL_ARGS, CALL_JSON})
 
 
 def is_call(rule: Any) -> bool:
     """Whether a Lark rule builds a ``call`` node (by its own name or an alias)."""
-    return bool((rule.alias or rule.origin.name) == CALL_RULE)
+    return bool((rule.alias or rule.origin.name) == CALL)
 
 
 def listening(

@@ -1,7 +1,7 @@
 """Strategy: the grammar's source as Lark reads it — the files joined, each dialect file's own
 names in its namespace — and where a line, a column or a name of it comes from.
 
-What it does: ``Sources`` joins the files (``_namespace`` renames a dialect file's own names)
+What it does: ``Sources`` joins the files (``_grammar.namespace`` renames a dialect file's own names)
 and turns a Lark error about the joined text back into the file, line and column, and the
 names as written (``lark_error``).
 What it guarantees: every grammar problem the loader reports names the file it is in.
@@ -23,7 +23,7 @@ _NAMED = re.compile(r"in rule (\w+)|[Rr]ule '?(\w+)'?|[Tt]erminal '?(\w+)'?|'(\w
 
 class Sources:
     """The grammar files joined into one text, each dialect file's own names in its namespace
-    (``_namespace``), and where a line, a column or a name of it comes from."""
+    (``_grammar.namespace``), and where a line, a column or a name of it comes from."""
 
     def __init__(
         self,

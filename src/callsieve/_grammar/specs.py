@@ -1,17 +1,17 @@
 """Strategy: what the scanner reads for one terminal (``TerminalSpec``), one parser state
-(``StateSpec``) and one entry (``EntrySpec``) of a compiled grammar (``_grammar``).
+(``StateSpec``) and one entry (``EntrySpec``) of a compiled grammar (``compiled``).
 
 What it does: a ``TerminalSpec`` is a bounded token (its exact pattern, its prefix closure
 ``viable``: "could this text still become the token?", the characters that can start and
 complete it) or a streaming run (its stop, and the tail of a buffer that may still become
 the stop; or, for a *balanced* run, a JSON value whose end only the run's own reader knows,
-``_balanced``); a ``StateSpec`` lists the bounded terminals a parser state accepts (priority
+``_scan.balanced``); a ``StateSpec`` lists the bounded terminals a parser state accepts (priority
 order, by first character), its run, whether the block may end there and the call rule that
 reduces there; it also holds the scanner's remembered decisions there (see
 ``CompiledGrammar.remember``).
 What it guarantees: a pattern is compiled the first time it is read (``pattern``, ``stop``,
 ``tail`` through ``__getattr__``; ``viable`` on its first call), from its frozen form when the
-grammar came from the cache (``_patterns``), and is a plain attribute from then on: no cost
+grammar came from the cache (``_grammar.patterns``), and is a plain attribute from then on: no cost
 on the hot path. Two threads that both compile one get equal patterns; either may stay.
 What it costs: a few microseconds per spec to build; one compile per pattern used.
 """
@@ -125,7 +125,7 @@ class TerminalSpec:
         self.is_run = is_run
         self.soft = soft  # soft run: a stop that starts no token is taken as content
         #: a balanced run (a JSON object, ``*_JSON_RUN``): each run of it is read by a
-        #: ``_balanced.JsonRun`` of its own (``lead_ws``: white space may come before the
+        #: ``_scan.balanced.JsonRun`` of its own (``lead_ws``: white space may come before the
         #: ``{``); this spec only describes the terminal
         self.balanced = balanced
         self.lead_ws = lead_ws
@@ -175,7 +175,7 @@ class TerminalSpec:
             self.may_stop = may_stop
         elif balanced:
             # Where a JSON value ends depends on all of it, which only the reader of one run
-            # knows (``_balanced.JsonRun``, which a capture puts in this spec's place): to
+            # knows (``_scan.balanced.JsonRun``, which a capture puts in this spec's place): to
             # anyone else, it may stop anywhere.
             self.find_stop = _here
             self.may_stop = _anywhere
@@ -262,7 +262,7 @@ class StateSpec:
         #: A cache: it only holds answers the terminals already determine, as no terminal's
         #: match may read before its start (the loader refuses look-behinds, ``^``, ``\\b``).
         self.decisions: dict[str, Any] = {}
-        #: What a failure here says the state accepts (``_explain.expected_terminals``), made
+        #: What a failure here says the state accepts (``_blocks.messages.expected_terminals``), made
         #: at the first failure in this state: a cache of what the parse table determines.
         self.expected: str | None = None
         # The bounded terminals a match may start with a given character, in priority order.

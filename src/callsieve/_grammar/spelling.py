@@ -8,12 +8,15 @@ terminal has (``RESULT_OPEN``, ``USER``, …). ``{}`` in a spelling is the slot 
 What it guarantees: every spelling named after a terminal of the dialect's compiled grammar
 is matched *in full* by that terminal (a slot filled with a sample value; a terminal that
 looks ahead may be followed by another spelling of the file), and ``CALLS_OPEN`` by one of
-the dialect's wrapper openers — checked when the file is first read, so the writer can only
-write what the parser reads; a spelling that breaks this, or a file Lark cannot read, is a
+the dialect's wrapper openers; a template spelling named after one of the special tokens
+``grammar/_leaks.lark`` defines (DeepSeek's ``BEGIN_OF_SENTENCE``, ``USER``, …: their one
+definition, which the sanitizer reads too) is matched in full by it — all checked when the
+file is first read, so the writer can only write what the parser (and the sanitizer) reads;
+a spelling that breaks this, or a file Lark cannot read, is a
 ``GrammarError`` naming the file and the terminal; a dialect with no spelling file a
 ``ConfigurationError``. Python names no tag: the spellings are the grammar's.
 What it costs: once per process and dialect, one small Lark build (~5 ms) and the
-dialect's grammar load (cached, ``_grammar.load_grammar``); then a dict lookup.
+dialect's grammar load (cached, ``compiled.load_grammar``); then a dict lookup.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from lark.exceptions import LarkError
 
 from .._base.errors import ConfigurationError, GrammarError
 from .compiled import CompiledGrammar, grammar_dirs, load_grammar
+from .names import SPELLINGS
 
 __all__ = ["SLOT", "SPELLING_DIR", "Spelling", "spelling"]
 
@@ -36,13 +40,13 @@ SPELLING_DIR = "spelling"
 #: The slot of a value in a spelling (``" name=\"{}\""``).
 SLOT = "{}"
 #: The sample a slot is filled with to check a spelling against its terminal.
-_SAMPLE = {"NAME_ATTR": "f", "ATTR": "true", "NATIVE_NAME_LINE": "f"}
+_SAMPLE = {SPELLINGS.NAME_ATTR: "f", SPELLINGS.ATTR: "true", SPELLINGS.NATIVE_NAME_LINE: "f"}
 #: The spelling of the dialect's wrapper opener (checked against its entry terminals).
-OPENER = "CALLS_OPEN"
+OPENER = SPELLINGS.CALLS_OPEN
 
 
 class Spelling:
-    """A dialect's spellings: ``sp["INVOKE_OPEN"]``, ``sp.get(name)`` ("" when the file has
+    """A dialect's spellings: ``sp[SPELLINGS.INVOKE_OPEN]``, ``sp.get(name)`` ("" when the file has
     none), ``sp.fill(name, value)`` (the slot filled), and the compiled grammar it was
     checked against (``grammar``), whose terminals the writer may test values with."""
 
@@ -149,6 +153,35 @@ def _check(path: Path, dialect: str, texts: dict[str, str], g: CompiledGrammar) 
                 f"terminal {name} of dialect {dialect!r}",
                 expected=(pattern.pattern[:200],),
             )
+        special = _special_tokens().get(name) if pattern is None else None
+        if special is not None and not special.fullmatch(sample):
+            raise GrammarError(
+                f"{path}: {name} {text!r} is not matched in full by the special token "
+                f"{name} of {_SPECIAL_FILE}.lark",
+                expected=(special.pattern[:200],),
+            )
+
+
+#: The data file (not a dialect) where DeepSeek's special tokens are defined, once.
+_SPECIAL_FILE = "_leaks"
+
+
+@functools.cache
+def _special_tokens() -> dict[str, Any]:
+    """The terminals the built-in ``_leaks.lark`` defines (after ``common.lark``, whose
+    alias pieces they use), compiled, by name."""
+    folder = grammar_dirs()[-1]
+    texts = [(folder / f"{f}.lark").read_text(encoding="utf-8") for f in ("common", _SPECIAL_FILE)]
+    names = re.findall(r"^([A-Z][A-Z0-9_]*)\s*:", texts[1], flags=re.MULTILINE)
+    try:
+        lark = Lark(
+            "\n".join(texts) + f"\nspecial_start: {' | '.join(names)}\n",
+            start="special_start",
+            parser="lalr",
+        )
+    except LarkError as exc:  # pragma: no cover - the built-in file is tested
+        raise GrammarError(f"{folder / _SPECIAL_FILE}.lark: {exc}".strip()) from None
+    return {t.name: re.compile(t.pattern.to_regexp()) for t in lark.terminals if t.name in names}
 
 
 @functools.lru_cache(maxsize=64)

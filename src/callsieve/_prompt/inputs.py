@@ -2,9 +2,10 @@
 shapes of the OpenAI and Anthropic APIs or as callsieve's own objects — into plain tuples
 for the prompt side (``callsieve.prompt``).
 
-What it does: ``read_tools`` gives ``(name, description, schema)`` per tool from OpenAI
-``{"type": "function", "function": {…}}``, flat ``{"name", "parameters"}`` and Anthropic
-``{"name", "input_schema"}`` definitions; ``read_calls`` ``(name, input)`` per call from
+What it does: ``read_tools`` gives ``(name, description, schema)`` per tool, read by the
+one tool reader (``_config.tools``: OpenAI ``{"type": "function", "function": {…}}``, flat
+``{"name", "parameters"}`` and Anthropic ``{"name", "input_schema"}`` definitions, or SDK
+objects); ``read_calls`` ``(name, input)`` per call from
 ``ToolCall``, ``(name, input)`` pairs, OpenAI assistant messages (``tool_calls``) and their
 entries (``function.arguments`` a JSON string or an object), Anthropic assistant messages
 and ``tool_use`` blocks, and flat ``{"name", "arguments"|"input"}``; ``read_results`` the
@@ -24,14 +25,11 @@ from typing import Any
 from .._base.errors import FormatError
 from .._base.events import ToolCall
 from .._base.values import load_json
+from .._config.tools import SHAPES as TOOL_SHAPES
+from .._config.tools import read_tools as read_tools_of
 
 __all__ = ["read_calls", "read_results", "read_tools"]
 
-_TOOL_SHAPES = (
-    '{"type": "function", "function": {"name", "description", "parameters"}}',
-    '{"name", "description", "input_schema"}',
-    '{"name", "parameters"}',
-)
 _CALL_SHAPES = (
     "ToolCall",
     "(name, input)",
@@ -57,30 +55,17 @@ def _seq(value: Any, what: str) -> list[Any]:
 
 
 def read_tools(tools: Any) -> list[tuple[str, str, dict[str, Any]]]:
+    """``(name, description, schema)`` per tool, as the tool reader (``_config.tools``)
+    reads the definitions; the prompt writes the schemas out, so each must be JSON too."""
     out = []
-    for i, tool in enumerate(_seq(tools, "tools")):
-        where = f"tools[{i}]"
-        if not isinstance(tool, Mapping):
-            raise FormatError(f"{where}: not a tool definition", expected=_TOOL_SHAPES)
-        fn = tool.get("function")
-        spec: Mapping[str, Any] = fn if isinstance(fn, Mapping) else tool
-        name = spec.get("name")
-        if not isinstance(name, str) or not name.strip():
-            raise FormatError(f"{where}: a tool needs a non-empty name", expected=_TOOL_SHAPES)
-        description = spec.get("description") or ""
-        schema = spec.get("parameters", spec.get("input_schema")) or {}
-        if not isinstance(description, str) or not isinstance(schema, Mapping):
-            raise FormatError(
-                f"{where}: description must be a str and the schema an object",
-                expected=_TOOL_SHAPES,
-            )
+    for i, spec in enumerate(read_tools_of(_seq(tools, "tools"), FormatError)):
         try:
-            json.dumps(schema, allow_nan=False)
+            json.dumps(spec.schema, allow_nan=False)
         except (TypeError, ValueError) as exc:
             raise FormatError(
-                f"{where}: the schema is not JSON: {exc}", expected=_TOOL_SHAPES
+                f"tools[{i}]: the schema is not JSON: {exc}", expected=TOOL_SHAPES
             ) from None
-        out.append((name, description, dict(schema)))
+        out.append((spec.name, spec.description, dict(spec.schema)))
     return out
 
 

@@ -29,19 +29,19 @@ from typing import Any
 
 from .._base.errors import FormatError
 from .._base.values import decode_entities
+from .._grammar.names import SPELLINGS, TEXT_RUN
 from .._grammar.spelling import Spelling
 from .._scan.balanced import MAX_JSON_DEPTH
 
 __all__ = ["markup_calls", "name_attr"]
 
 _TRUE, _FALSE = "true", "false"  # the values of the string attribute (SPEC §5)
-_BODY_RUN = "TEXT_RUN"  # common.lark's run of a plain parameter body
 
 
 def _attr(sp: Spelling, name: Any) -> str | None:
     """`` name="…"`` for ``name`` if the grammar's ``NAME_ATTR`` reads it back as ``name``."""
-    text = sp.fill("NAME_ATTR", name) if isinstance(name, str) and name else ""
-    m = sp.terminal("NAME_ATTR").fullmatch(text) if text else None
+    text = sp.fill(SPELLINGS.NAME_ATTR, name) if isinstance(name, str) and name else ""
+    m = sp.terminal(SPELLINGS.NAME_ATTR).fullmatch(text) if text else None
     value = None if m is None else (m.group("q") if m.group("q") is not None else m.group("v"))
     return text if value is not None and value.strip() == name else None
 
@@ -91,7 +91,7 @@ def _json(value: Any) -> str:
 
 
 def _cdata(sp: Spelling, text: str) -> str:
-    open_, close = sp["CDATA_OPEN"], sp["CDATA_CLOSE"]
+    open_, close = sp[SPELLINGS.CDATA_OPEN], sp[SPELLINGS.CDATA_CLOSE]
     split = close[:-1] + close + open_ + close[-1:]
     return open_ + text.replace(close, split) + close
 
@@ -99,17 +99,17 @@ def _cdata(sp: Spelling, text: str) -> str:
 def _param(sp: Spelling, key: str, value: Any) -> str:
     is_str = isinstance(value, str)
     head = (
-        sp["PARAM_OPEN"]
+        sp[SPELLINGS.PARAM_OPEN]
         + name_attr(sp, key, "parameter")
-        + sp.fill("ATTR", _TRUE if is_str else _FALSE)
-        + sp["TAG_END"]
+        + sp.fill(SPELLINGS.ATTR, _TRUE if is_str else _FALSE)
+        + sp[SPELLINGS.TAG_END]
     )
     text = value if is_str else _json(value)
-    if not is_str or sp.get("STRING_BODY") != "cdata":
-        plain = head + text + sp["PARAM_CLOSE"]
+    if not is_str or sp.get(SPELLINGS.STRING_BODY) != "cdata":
+        plain = head + text + sp[SPELLINGS.PARAM_CLOSE]
         if _plain_reads_back(sp, text, is_str):
             return plain
-    return head + _cdata(sp, text) + sp["PARAM_CLOSE"]
+    return head + _cdata(sp, text) + sp[SPELLINGS.PARAM_CLOSE]
 
 
 @functools.lru_cache(maxsize=64)
@@ -130,12 +130,12 @@ def _plain_reads_back(sp: Spelling, text: str, is_str: bool) -> bool:
     text, ``string="false"`` the JSON, which has no white space at its ends, when no entity
     is there to decode. (A superset of the terminals a body can meet: a ``<b>`` passes, an
     ``<invoke`` does not.)"""
-    run = sp.grammar.terminals.get(_BODY_RUN)
+    run = sp.grammar.terminals.get(TEXT_RUN)
     if run is None or not run.is_run or run.stop is None:
         return False
     if not is_str and decode_entities(text) != text:
         return False
-    context = text + sp["PARAM_CLOSE"]
+    context = text + sp[SPELLINGS.PARAM_CLOSE]
     bounded = _bounded(sp)
     for m in run.stop.finditer(text):
         i, c = m.start(), text[m.start()]
@@ -151,13 +151,15 @@ def markup_calls(sp: Spelling, calls: list[tuple[str, dict[str, Any]]]) -> str:
     """One block holding ``calls``, one tag per line; ``""`` for no calls."""
     if not calls:
         return ""
-    lines = [sp["CALLS_OPEN"]]
+    lines = [sp[SPELLINGS.CALLS_OPEN]]
     for name, arguments in calls:
-        lines.append(sp["INVOKE_OPEN"] + name_attr(sp, name, "tool") + sp["TAG_END"])
+        lines.append(
+            sp[SPELLINGS.INVOKE_OPEN] + name_attr(sp, name, "tool") + sp[SPELLINGS.TAG_END]
+        )
         if all(_attr(sp, key) is not None for key in arguments):
             lines += [_param(sp, key, value) for key, value in arguments.items()]
         else:
             lines.append(_json_body(sp, arguments))
-        lines.append(sp["INVOKE_CLOSE"])
-    lines.append(sp["CALLS_CLOSE"])
+        lines.append(sp[SPELLINGS.INVOKE_CLOSE])
+    lines.append(sp[SPELLINGS.CALLS_CLOSE])
     return "\n".join(lines)

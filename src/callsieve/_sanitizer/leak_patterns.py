@@ -2,12 +2,12 @@
 written in Python.
 
 What it does: ``leak_patterns()`` joins ``common.lark`` and ``_leaks.lark`` (a data file, not a
-dialect: ``_grammar_files``) and has Lark read the terminals its ``leaks`` rule lists; the
+dialect: ``_grammar.files``) and has Lark read the terminals its ``leaks`` rule lists; the
 wrapper blocks come from the default dialects' compiled grammar (``load_grammar``): their
 openers (the entries that are not repairs) and the terminals that end a block. It compiles
 ``tokens`` (the tags removed where they stand, one named group per kind), ``openers`` and
 ``enders`` (a leaked block's ends), ``json_open`` (where a leaked JSON value may begin),
-``empty_fence``, and for each of them the prefix closure (``_prefix``) that says whether a
+``empty_fence``, and for each of them the prefix closure (``_grammar.prefix``) that says whether a
 text's tail may still become one (what a ``LeakFilter`` holds back), and the characters a
 match can start with (what the filter's fence tracker stops at).
 What it guarantees: one ``LeakPatterns`` per process, built on first use under a lock
@@ -27,14 +27,15 @@ from lark import Lark
 from .._base.errors import GrammarError
 from .._grammar.compiled import load_grammar
 from .._grammar.files import _read, grammar_dirs
+from .._grammar.names import THINK_CLOSE, THINK_OPEN
 from .._grammar.prefix import first_chars, max_width, prefix_closure
 
 __all__ = ["TOKEN_KINDS", "LeakPatterns", "leak_patterns"]
 
 #: The terminals removed where they stand, by the kind the filter acts on (``_leaks.lark``).
 TOKEN_KINDS = {
-    "THINK_OPEN": "think_open",
-    "THINK_CLOSE": "think_close",
+    THINK_OPEN: "think_open",
+    THINK_CLOSE: "think_close",
     "LEAK_SPECIAL": "special",
     "LEAK_SHELL_OPEN": "shell_open",
     "LEAK_SHELL_CLOSE": "shell_close",
@@ -66,7 +67,7 @@ class LeakPatterns:
         self.tokens = re.compile(
             "|".join(f"(?P<{kind}>{terminals[name]})" for name, kind in TOKEN_KINDS.items())
         )
-        self.think_close = re.compile(terminals["THINK_CLOSE"])
+        self.think_close = re.compile(terminals[THINK_CLOSE])
         self.openers = re.compile("|".join(f"(?:{s})" for s in openers))
         self.enders = re.compile("|".join(f"(?:{s})" for s in enders))
         self.json_open = re.compile(terminals["LEAK_JSON_OPEN"])
@@ -82,7 +83,7 @@ class LeakPatterns:
         self.fence_viable = _viable([terminals["LEAK_EMPTY_FENCE"]])
         self.fence_width = max_width(terminals["LEAK_EMPTY_FENCE"])
         self.fence_lead = self._leads([terminals["LEAK_EMPTY_FENCE"]])
-        self.close_width = max(max_width(terminals["THINK_CLOSE"]), *(max_width(s) for s in enders))
+        self.close_width = max(max_width(terminals[THINK_CLOSE]), *(max_width(s) for s in enders))
         self.opener_leads = self._leads(openers)  # (what may follow an opener: a tag)
         #: What a match can start with: the filter's fence tracker stops at these.
         self.leads = self._leads([*token_sources, *openers, terminals["LEAK_JSON_OPEN"]])

@@ -4,14 +4,14 @@ the user, even when it got past the sieve.
 
 What it does: two stages, each fed text as it comes. The first removes empty ```` ```json ````
 fences (``LEAK_EMPTY_FENCE``), holding back a tail that may still become one. The second walks
-the rest with a Markdown fence tracker (``_fences``: code spans and fenced code are left as
+the rest with a Markdown fence tracker (``_scan.fences``: code spans and fenced code are left as
 they are) that stops at each character a leak can start with, and decides there:
 - a *tag removed where it stands*: ``<think>`` (when a ``</think>`` follows; without one the
   rest of the text is a dangling think and goes too), ``</think>``, a DeepSeek special token,
   an agent shell tag, and inside a shell its ``<result>`` tags (``_leaks.lark``);
 - a *leaked wrapper block*: a default dialect's opener followed, after white space, by a tag,
   up to the first terminal that ends a block; an opener followed by prose is a mention: text;
-- *leaked JSON*: a ``[{"`` or ``{"`` whose value ends (``_leak_json.JsonScan``) and is a
+- *leaked JSON*: a ``[{"`` or ``{"`` whose value ends (``_sanitizer.leak_json.JsonScan``) and is a
   wire-format call array or a tool result (``is_leak``): removed; other JSON is text;
 - a tail that may still become any of these (its prefix closure): held back; anything else
   is text.

@@ -41,28 +41,9 @@ _BEFORE, _VALUE, _STRING, _ESCAPE, _DONE, _FAILED = range(6)
 _WS = re.compile(r"\s*")
 _SPECIAL = re.compile(r'["{}\[\]]')
 _STRING_BODY = re.compile(r'[^"\\]*(?:\\[\s\S][^"\\]*)*')
-_SPEC_SLOTS = (
-    "name",
-    "priority",
-    "source",
-    "pattern",
-    "first",
-    "viable",
-    "_closure",
-    "reach",
-    "is_run",
-    "soft",
-    "stop_source",
-    "stop",
-    "tail_source",
-    "tail",
-    "tail_span",
-    "end_chars",
-    "width",
-    "end_probe",
-    "placeholder",
-    "balanced",
-    "lead_ws",
+#: The spec's fields a run copies (the others it sets itself: it reads its own stop).
+_SPEC_SLOTS = tuple(
+    n for n in TerminalSpec.__slots__ if n not in ("stop_char", "find_stop", "may_stop")
 )
 
 
@@ -131,10 +112,8 @@ class JsonRun(TerminalSpec):
                 p = m.end() if m is not None else p
                 if p >= n:
                     break
-                if buf[p] == '"':
-                    mode = _VALUE
-                else:  # a backslash that ends the buffer
-                    mode = _ESCAPE
+                # the string's end, or a backslash that ends the buffer
+                mode = _VALUE if buf[p] == '"' else _ESCAPE
                 p += 1
             elif mode == _VALUE:
                 m = _SPECIAL.search(buf, p)
@@ -145,7 +124,7 @@ class JsonRun(TerminalSpec):
                 c = m.group()
                 if c == '"':
                     mode = _STRING
-                elif c == "{" or c == "[":
+                elif c in "{[":  # (``_SPECIAL`` matches one character)
                     depth += 1
                     if depth > MAX_JSON_DEPTH:
                         return self._fail(f"JSON nested deeper than {MAX_JSON_DEPTH}", p)
@@ -160,16 +139,10 @@ class JsonRun(TerminalSpec):
                 mode = _STRING
                 p += 1
             elif mode == _BEFORE:
-                if self.lead_ws:
-                    m = _WS.match(buf, p)
-                    p = m.end() if m is not None else p
-                    if p >= n:
-                        break
-                if buf[p] != "{":
-                    return self._fail(f"a JSON body must begin with '{{', not {buf[p]!r}", p)
-                mode, depth = _VALUE, 1
-                self.stop_char = "}"
-                p += 1
+                p = self._begin(buf, p)
+                if p < 0:
+                    return -1
+                mode, depth = self.mode, self.depth
             elif mode == _DONE:
                 return p
             else:
@@ -178,6 +151,20 @@ class JsonRun(TerminalSpec):
         self.mode = mode
         self.depth = depth
         return n
+
+    def _begin(self, buf: str, p: int) -> int:
+        """Before the object: white space (where the run allows it), then its ``{``, from
+        which the object is read (``mode`` and ``depth`` set). Where reading goes on —
+        ``len(buf)`` after white space only — or -1."""
+        if self.lead_ws:
+            m = _WS.match(buf, p)
+            p = m.end() if m is not None else p
+            if p >= len(buf):
+                return p
+        if buf[p] != "{":
+            return self._fail(f"a JSON body must begin with '{{', not {buf[p]!r}", p)
+        self.mode, self.depth, self.stop_char = _VALUE, 1, "}"
+        return p + 1
 
     def _fail(self, why: str, at: int) -> int:
         self.mode = _FAILED

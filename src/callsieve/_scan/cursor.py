@@ -26,15 +26,34 @@ from collections.abc import Callable
 
 from .fences import FenceState, FenceTracker, tail_after
 
-__all__ = ["HOT_BUDGET", "Cursor"]
+__all__ = ["HOT_BUDGET", "Cursor", "RunText"]
 
 HOT_BUDGET = 256  # chunks a hot path may take between two folds (it holds their references)
 _LIVE = FenceState.LIVE
 
 
-class Cursor:
+class RunText:
+    """The text of a capture's current run, in pieces, and its one writer: the capture adds
+    each stretch it reads (``add_piece``) and starts every run empty (``new_run``). The
+    sieve's ``Cursor`` is one (its run hot path appends through the budget it hands out); a
+    repair's trial has one of its own. Read as ``pieces``."""
+
+    __slots__ = ("pieces",)
+
+    def __init__(self) -> None:
+        self.pieces: list[str] = []
+
+    def add_piece(self, piece: str) -> None:
+        self.pieces.append(piece)
+
+    def new_run(self) -> None:
+        self.pieces.clear()
+
+
+class Cursor(RunText):
     """The stream's position (see the module docstring). The fields are read by the sieve
-    and written only here."""
+    and written only here; the buffers change only through these methods and the bound
+    appends handed out (``grow``, the budgets)."""
 
     __slots__ = (
         "total",
@@ -44,7 +63,6 @@ class Cursor:
         "tail",
         "fences",
         "log",
-        "pieces",
         "room",
         "prose_live",
         "_refill",
@@ -57,13 +75,14 @@ class Cursor:
     )
 
     def __init__(self, fences: FenceTracker) -> None:
+        super().__init__()  # (``pieces``: the run's text, every capture's in turn)
         self.total = 0
         self.held = ""
         # Text that only grows the held text (a candidate or a cut tag read on): appended
         # through ``grow``, one C call, and joined to ``held`` and counted by ``held_now``.
         # A held candidate is all here (``held`` is "" then), so when it dies the sieve
-        # empties the list itself and logs its text, or holds a later lead of it instead:
-        # text no one counted, moved from one uncounted log to another.
+        # drops it (``drop_grown``) and logs its text, or holds a later lead of it instead
+        # (``regrow``): text no one counted, moved from one uncounted log to another.
         self.grown: list[str] = []
         self.grow = self.grown.append
         self.tail = "\n"  # "\n": a line start
@@ -71,9 +90,8 @@ class Cursor:
         self.log: list[str] = []
         self._refill = (self.log.append,) * HOT_BUDGET
         self.prose_live: list[Callable[[str], None]] = list(self._refill)
-        # Every capture keeps its run's text in this one list (``Capture(pieces=…)``), so
+        # Every capture keeps its run's text in this one list (``Capture(run_text=…)``), so
         # the run hot path's budget is built once per sieve.
-        self.pieces: list[str] = []
         self._rrefill = (self.pieces.append,) * HOT_BUDGET
         self.run_live: list[Callable[[str], None]] = list(self._rrefill)
         # The run's counters (``begin_run``): room left under max_block_chars for the pieces
@@ -126,6 +144,22 @@ class Cursor:
             self.fold()
         if self.grown:
             self.held_now()
+
+    def drop_grown(self) -> None:
+        """The held candidate died: its text (in ``grown``, uncounted) is the caller's to log
+        as prose, uncounted as it was."""
+        self.grown.clear()
+
+    def regrow(self, text: str) -> None:
+        """The held candidate is now ``text`` (a later lead of the one that died), uncounted;
+        the caller logs what came before it."""
+        self.grown.clear()
+        self.grown.append(text)
+
+    def use_fences(self, fences: FenceTracker) -> None:
+        """The fence tracker the logged prose is run through from now on (reasoning's sees
+        no code, SPEC §15)."""
+        self.fences = fences
 
     def hold(self, text: str) -> None:
         """The machine holds ``text``, the end of the buffer it read (counted already)."""

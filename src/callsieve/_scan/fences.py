@@ -129,22 +129,16 @@ class FenceTracker:
 
     def advance(self, buf: str, pos: int, final: bool, tail: str) -> int:
         """Index of the next possible tag lead outside code, or ``len(buf)``.
-        ``tail``: the last (up to four) characters before ``buf``."""
+        ``tail``: the last (up to four) characters before ``buf``. In prose (LIVE) a lead
+        that is no backtick or tilde is found here; each other step returns where to go on
+        (``len(buf)``: nothing more to decide in this buffer): a backtick or tilde run
+        (``_lead_run``, or ``_run_goes_on`` for one the previous buffer cut), code
+        (``_in_code``), a fence's lines (``_fence_line``)."""
         n = len(buf)
         while pos < n:
             if self.run_len:  # a run cut by the previous buffer goes on here?
-                c = self.run_char
-                j = pos
-                while j < n and buf[j] == c:
-                    j += 1
-                self.run_len += j - pos
-                if j == n and not final:
-                    return n
-                self._run_done(c, self.run_len, self.run_ls)
-                pos = j
-                continue
-            state = self.state
-            if state is _LIVE:
+                pos = self._run_goes_on(buf, pos, final)
+            elif self.state is _LIVE:
                 m = self._live_lead.search(buf, pos)
                 if m is None:
                     return n
@@ -152,47 +146,62 @@ class FenceTracker:
                 c = buf[i]
                 if c != "`" and c != "~":
                     return i
-                j = i + 1
-                while j < n and buf[j] == c:
-                    j += 1
-                line_start = self._line_start(buf, i, tail)
-                if j == n and not final:
-                    self.run_char, self.run_len, self.run_ls = c, j - i, line_start
-                    return n
-                self._run_done(c, j - i, line_start)
-                pos = j
-            elif state is _CODE:
-                if self.blank_pending:
-                    p = pos
-                    while p < n and buf[p] in " \t":
-                        p += 1
-                    if p == n:
-                        return n
-                    self.blank_pending = False
-                    if buf[p] == "\n":  # a blank line ends an unclosed span
-                        self.state = _LIVE
-                        pos = p + 1
-                        continue
-                    pos = p
-                m = _CODE_LEAD.search(buf, pos)
-                if m is None:
-                    return n
-                i = m.start()
-                if buf[i] == "\n":
-                    self.blank_pending = True
-                    pos = i + 1
-                    continue
-                j = i + 1
-                while j < n and buf[j] == "`":
-                    j += 1
-                if j == n and not final:
-                    self.run_char, self.run_len, self.run_ls = "`", j - i, False
-                    return n
-                self._run_done("`", j - i, False)
-                pos = j
+                pos = self._lead_run(buf, i, c, final, self._line_start(buf, i, tail))
+            elif self.state is _CODE:
+                pos = self._in_code(buf, pos, final)
             else:
                 pos = self._fence_line(buf, pos)
         return n
+
+    def _lead_run(self, buf: str, i: int, c: str, final: bool, line_start: bool) -> int:
+        """A run of ``c`` (backtick or tilde) from ``buf[i]``: done (``_run_done``), or, cut
+        by the end of the buffer, pending (``run_len``)."""
+        n = len(buf)
+        j = i + 1
+        while j < n and buf[j] == c:
+            j += 1
+        if j == n and not final:
+            self.run_char, self.run_len, self.run_ls = c, j - i, line_start
+            return n
+        self._run_done(c, j - i, line_start)
+        return j
+
+    def _run_goes_on(self, buf: str, pos: int, final: bool) -> int:
+        """The pending run, cut by the previous buffer, goes on from ``buf[pos]``."""
+        n = len(buf)
+        c = self.run_char
+        j = pos
+        while j < n and buf[j] == c:
+            j += 1
+        self.run_len += j - pos
+        if j == n and not final:
+            return n
+        self._run_done(c, self.run_len, self.run_ls)
+        return j
+
+    def _in_code(self, buf: str, pos: int, final: bool) -> int:
+        """Inside a code span: a blank line ends an unclosed one; a backtick run may close
+        it (``_lead_run``)."""
+        n = len(buf)
+        if self.blank_pending:
+            p = pos
+            while p < n and buf[p] in " \t":
+                p += 1
+            if p == n:
+                return n
+            self.blank_pending = False
+            if buf[p] == "\n":  # a blank line ends an unclosed span
+                self.state = _LIVE
+                return p + 1
+            pos = p
+        m = _CODE_LEAD.search(buf, pos)
+        if m is None:
+            return n
+        i = m.start()
+        if buf[i] == "\n":
+            self.blank_pending = True
+            return i + 1
+        return self._lead_run(buf, i, "`", final, False)
 
     def consume(self, text: str, tail: str) -> None:
         """``advance`` over all of ``text``, prose in which the sieve found every tag lead
@@ -236,7 +245,13 @@ class FenceTracker:
             if j < n:
                 self.phase = _AFTER
             return j
-        # _AFTER: the run, then only blanks so far
+        return self._after_fence_run(buf, pos)
+
+    def _after_fence_run(self, buf: str, pos: int) -> int:
+        """A line's backtick or tilde run read, then only blanks so far: a bare fence line
+        closes the innermost fence (if it is long enough), one with an info string opens a
+        nested fence."""
+        n = len(buf)
         while pos < n and buf[pos] in " \t\r":
             pos += 1
         if pos == n:

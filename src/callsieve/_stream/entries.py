@@ -35,7 +35,7 @@ _SETTLE_SPAN = 16  # settles() remembers its answers for texts this short (from 
 
 class EntryFinder:
     """One per sieve and entry table (``state`` and ``seen`` are its last answer's
-    scratch): ``table`` says which entries count (``_entry_tables``: the answer's, or, before
+    scratch): ``table`` says which entries count (``_grammar.entry_tables``: the answer's, or, before
     the answer and in reasoning, the reasoning tag's too)."""
 
     __slots__ = (

@@ -1,17 +1,33 @@
-"""Strategy: the sieve's states as values — what ``Sieve.state`` tells users, and the finer
-``Mode`` the machine reads each chunk in (docs/architecture.md, "The modes").
+"""Strategy: the sieve's states and its transitions as data, in one place (as h11 keeps its
+state machine in ``_state``): what ``Sieve.state`` tells users, the finer ``Mode`` the
+machine reads each chunk in, the ``Context`` of the reply that prose stands in (SPEC §15)
+with what each context means (``CONTEXTS``), where a reply starts (``FIRST_CONTEXT``), and
+the one choice of the mode after the machine ran (``next_mode``). docs/architecture.md,
+"The modes", draws it.
 
-What it does: two enums, and the ``Mode`` members as module globals for the hot paths.
-What it guarantees: a ``Mode`` member hashes by identity (``_READERS[mode]`` is a plain dict
-lookup, no Python-level ``Enum.__hash__``).
-What it costs: nothing per chunk.
+What it does: three enums (their members also as module globals for the hot paths), the
+table of contexts, and ``next_mode``. The readers that run in each mode, and the one writer
+of the mode that arms them (``SieveMachine._enter``), are in ``sieve``.
+What it guarantees: a ``Mode`` or ``Context`` member hashes by identity (a table lookup is a
+plain dict lookup, no Python-level ``Enum.__hash__``); every change of context reads its
+meaning from ``CONTEXTS``, every mode the machine leaves the sieve in comes from
+``next_mode``.
+What it costs: nothing per chunk; a context change is one table lookup, the choice after
+the machine a few attribute tests.
 """
 
 from __future__ import annotations
 
 import enum
+from typing import TYPE_CHECKING, NamedTuple
 
-__all__ = ["Context", "Mode", "SieveState"]
+from .._base.events import Reasoning, Text
+from .._grammar.names import STRAY_RUN
+
+if TYPE_CHECKING:
+    from .._blocks.capture import Capture
+
+__all__ = ["CONTEXTS", "FIRST_CONTEXT", "Context", "ContextSpec", "Mode", "SieveState", "next_mode"]
 
 
 class SieveState(enum.Enum):
@@ -23,7 +39,7 @@ class SieveState(enum.Enum):
 
 
 class Mode(enum.Enum):
-    """What the next chunk is read as (each mode's reader is ``ModeReaders._read_<mode>``)."""
+    """What the next chunk is read as (each mode's reader is ``SieveMachine._read_<mode>``)."""
 
     PROSE = "prose"  # between blocks, nothing held
     REASONING = "reasoning"  # between blocks inside reasoning (SPEC §15), nothing held
@@ -41,7 +57,7 @@ class Mode(enum.Enum):
 
 class Context(enum.Enum):
     """Where in the reply the prose between blocks stands (SPEC §15): what it is searched for
-    (``_entry_tables``) and what it is released as."""
+    (``_grammar.entry_tables``) and what it is released as — ``CONTEXTS`` says."""
 
     PREAMBLE = "preamble"  # before the answer: a <think> opens reasoning; text, read whole
     OPENING = "opening"  # reasoning="open", before any reasoning: as PREAMBLE, but reasoning
@@ -58,6 +74,63 @@ MACHINE, CLOSED, REASONING = Mode.MACHINE, Mode.CLOSED, Mode.REASONING
 BEFORE_TEXT = Mode.BEFORE_TEXT
 PREAMBLE, IN_REASONING, ANSWER = Context.PREAMBLE, Context.REASONING, Context.ANSWER
 OPENING = Context.OPENING
-#: The contexts that end at the first character of text that is not white space, and the
-#: context each then gives way to (a ``<think>`` may only stand after white space).
-UNTIL_TEXT = {PREAMBLE: ANSWER, OPENING: IN_REASONING}
+
+
+class ContextSpec(NamedTuple):
+    """What one ``Context`` means to the machine."""
+
+    #: The entry tables (``CompiledGrammar.entry_tables``) it needs, its own first: the
+    #: sieve has the context only if the grammar has them all.
+    tables: tuple[str, ...]
+    #: Whether Markdown code is tracked in it (reasoning is read without code: SPEC §15).
+    code: bool
+    #: What its prose is released as.
+    kind: type[Text | Reasoning]
+    #: The mode it is read in with nothing held.
+    home: Mode
+    #: The context that takes over at the first character of text that is not white space
+    #: (a ``<think>`` may only stand after white space), or None: it lasts.
+    until_text: Context | None
+    #: The context after a reasoning tag found in it: the first of these the sieve has.
+    after_tag: tuple[Context, ...]
+
+
+#: Every context, by what it means (the reasoning tags are ``THINK_OPEN``/``THINK_CLOSE``,
+#: read only where a context's table has them: ``_grammar.entry_tables``).
+CONTEXTS: dict[Context, ContextSpec] = {
+    PREAMBLE: ContextSpec(
+        ("preamble", "reasoning"), True, Text, BEFORE_TEXT, ANSWER, (IN_REASONING,)
+    ),
+    OPENING: ContextSpec(
+        ("preamble", "reasoning"), False, Reasoning, BEFORE_TEXT, IN_REASONING, (IN_REASONING,)
+    ),
+    IN_REASONING: ContextSpec(
+        ("reasoning",), False, Reasoning, REASONING, None, (PREAMBLE, ANSWER)
+    ),
+    ANSWER: ContextSpec(("answer",), True, Text, PROSE, None, (IN_REASONING,)),
+}
+
+#: Where a reply starts, by the ``reasoning`` option: the first of these the sieve has
+#: (``"open"``: white space, then a ``<think>`` the model wrote anyway, is a tag; a grammar
+#: without the reasoning tags has only the answer). ``"off"`` has the answer only.
+FIRST_CONTEXT: dict[str, tuple[Context, ...]] = {
+    "tags": (PREAMBLE, ANSWER),
+    "open": (OPENING, IN_REASONING),
+    "off": (ANSWER,),
+}
+
+
+def next_mode(cap: Capture | None, held: str, candidate: bool, home: Mode) -> Mode:
+    """The mode the machine leaves the sieve in (after ``_process``): between blocks, the
+    context's ``home`` — or CANDIDATE when it holds a ``candidate`` opener (but before the
+    text begins, BEFORE_TEXT hands that to the machine); inside a block, CUT_TAG when a tag
+    cut by the chunk boundary is ``held``, RUN in a streaming run (not a strict capture's
+    stray text, which it checks itself), else MACHINE."""
+    if cap is None:
+        return CANDIDATE if candidate and home is not BEFORE_TEXT else home
+    if cap.waiting and held:
+        return CUT_TAG
+    run = cap.run
+    if run is not None and not (cap.strict and run.name == STRAY_RUN):
+        return RUN
+    return MACHINE

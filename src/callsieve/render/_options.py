@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable, Mapping
 
 from .._base.errors import ConfigurationError
+from .._config.options import make_call_id
 
 __all__ = ["USAGE_KEYS", "Usage", "make_id", "token_counts"]
 
@@ -53,15 +54,4 @@ def make_id(
     pattern: re.Pattern[str] | None = None,
 ) -> str:
     """One id from ``factory`` (the option ``option``), checked against ``pattern``."""
-    try:
-        value: object = factory()
-    except Exception as exc:
-        raise ConfigurationError(f"{option} raised {type(exc).__name__}: {exc}") from exc
-    if not isinstance(value, str):
-        raise ConfigurationError(f"{option} must return a str, got {type(value).__name__}")
-    if pattern is not None and pattern.fullmatch(value) is None:
-        raise ConfigurationError(
-            f"{option} returned {value!r}, which the API does not accept "
-            f"as an id (it must match {pattern.pattern})"
-        )
-    return value
+    return make_call_id(factory, option, pattern)  # (the one id validator: the core's)

@@ -116,10 +116,7 @@ class Reply:
                 if e.text and self._reasoning:
                     self._think(e.text, out)
             elif isinstance(e, ToolCalls):
-                skip = min(self._unsettled, len(e.calls))
-                self._unsettled -= skip
-                for call in e.calls[skip:]:
-                    self._whole(call, out)
+                self._calls(e, out)
             elif isinstance(e, CallStarted):
                 if not self._aborts_seen and not self._open:
                     self._before = (self._held[:], self._edge, self._r_held[:], self._r_edge)
@@ -128,20 +125,30 @@ class Reply:
                 if e.delta and e.index in self._open:
                     out.append(ArgumentsDelta(self._open[e.index], e.delta))
             elif isinstance(e, CallFinished):
-                k = self._open.pop(e.index, -1)
-                self._unsettled += 1
-                if k < 0:  # (a call never started: all of it now)
-                    self._whole(e.call, out)
-                    continue
-                out.append(CallFinished(k, e.call))
-                self._before = None
-                self._ended()
+                self._finished(e, out)
             elif isinstance(e, CallAborted):
                 k = self._open.pop(e.index, -1)
                 if k >= 0:
                     out.append(CallAborted(k, e.reason))
                     self._aborted()
         return out
+
+    def _calls(self, e: ToolCalls, out: list[Event]) -> None:
+        """A block's calls: those a ``CallFinished`` already gave are skipped."""
+        skip = min(self._unsettled, len(e.calls))
+        self._unsettled -= skip
+        for call in e.calls[skip:]:
+            self._whole(call, out)
+
+    def _finished(self, e: CallFinished, out: list[Event]) -> None:
+        k = self._open.pop(e.index, -1)
+        self._unsettled += 1
+        if k < 0:  # (a call never started: all of it now)
+            self._whole(e.call, out)
+            return
+        out.append(CallFinished(k, e.call))
+        self._before = None
+        self._ended()
 
     def close(self) -> list[Event]:
         """End of the reply: trailing white space goes; a call still open is aborted, cut

@@ -1,47 +1,111 @@
-"""Strategy: the gateway's settings in one checked value, from the command line and an
-optional TOML file, so a bad setting stops the server before it listens.
+"""Strategy: the gateway's settings in one checked value, from the command line, the
+environment and an optional TOML file, so a bad setting stops the server before it listens.
 
 What it does: ``ServerConfig`` holds the mode (``upstream`` URL with its model name, prompt
-dialect, API key and timeouts; or a ``transcript`` replayed in ``chunk_size`` pieces every
-``delay_ms``), ``host`` and ``port``, the request body limit, the model name the gateway
-reports, and ``sieve``: keyword options for every request's ``Sieve`` (``early_emit``,
-``dialects``, ``mode`` and any option the installed callsieve has — reasoning, policy,
-sanitizing — checked by ``SieveOptions``, so a new sieve option needs no change here).
-``load_toml(path)`` reads a config file (tables ``[server]``, ``[upstream]``, ``[replay]``,
-``[sieve]``; docs/gateway.md) into keyword arguments; ``ServerConfig.build(**values)`` checks
-everything and reads the transcript.
+dialect, API key, timeouts and size limits; or a ``transcript`` replayed in ``chunk_size``
+pieces every ``delay_ms``), who may call (``api_keys``, ``allowed_hosts``, ``cors_origins``,
+``allow_unauthenticated``), how it runs (``host``, ``port``, ``workers``, ``shutdown_grace``,
+``keepalive_interval``, ``metrics_port``), the request limits (``max_body_bytes``,
+``max_json_depth``), the model name the gateway reports, and ``sieve``: keyword options for
+every request's ``Sieve`` (checked by ``SieveOptions``, so a new sieve option needs no change
+here). ``load_toml(path)`` reads a config file (tables ``[server]``, ``[upstream]``,
+``[replay]``, ``[sieve]``; docs/gateway.md) into keyword arguments; ``ServerConfig.build``
+checks everything, reads the keys from the environment (``CALLSIEVE_API_KEYS`` for clients,
+``CALLSIEVE_UPSTREAM_API_KEY`` for the upstream) and reads the transcript.
 What it guarantees: every refusal is a ``ConfigurationError`` naming the setting: not exactly
-one of upstream and transcript, a prompt ``dialect`` that cannot be written, an unknown key or table, a value of the wrong type, a sieve
-option ``SieveOptions`` refuses (or one set per request: ``tools``, ``id_factory``), a
-transcript that cannot be read as UTF-8.
+one of upstream and transcript, a prompt ``dialect`` that cannot be written, an unknown key or
+table, a value of the wrong type, a sieve option ``SieveOptions`` refuses (or one set per
+request: ``tools``, ``id_factory``), a transcript that cannot be read as UTF-8 — and a bind
+to an address other than loopback without client keys, unless ``allow_unauthenticated``
+says so. ``secrets`` lists every configured key, for redaction (``_errors.Redactor``).
 What it costs: reading the files once at start-up.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import re
 import sys
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from .._base.errors import ConfigurationError
-from .._config.options import SieveOptions
+from .. import ConfigurationError
 from ..prompt import DEFAULT_PROMPT_DIALECT, format_results
 
-__all__ = ["API_KEY_ENV", "DEFAULT_PORT", "ServerConfig", "load_toml"]
+__all__ = [
+    "API_KEYS_ENV",
+    "API_KEY_ENV",
+    "DEFAULT_PORT",
+    "LOOPBACK_NAMES",
+    "ServerConfig",
+    "is_loopback",
+    "load_toml",
+]
 
 DEFAULT_PORT = 8000
 #: The environment variable the upstream's API key is read from (sent as a bearer token).
 API_KEY_ENV = "CALLSIEVE_UPSTREAM_API_KEY"
+#: The environment variable the clients' API keys are read from (comma or space separated).
+API_KEYS_ENV = "CALLSIEVE_API_KEYS"
+#: The ``Host`` names allowed by default: the loopback ones.
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 _PER_REQUEST = ("tools", "id_factory")
 _SAMPLE_TOOL = {"name": "sample", "parameters": {"type": "object", "properties": {}}}
 _TABLES = {
-    "server": {"host": "host", "port": "port", "max_body_bytes": "max_body_bytes",
-               "model": "model"},
-    "upstream": {"url": "upstream", "model": "upstream_model", "dialect": "dialect",
-                 "connect_timeout": "connect_timeout", "read_timeout": "read_timeout"},
-    "replay": {"transcript": "transcript", "chunk_size": "chunk_size", "delay_ms": "delay_ms"},
+    "server": (
+        "host",
+        "port",
+        "max_body_bytes",
+        "max_json_depth",
+        "model",
+        "api_keys",
+        "allow_unauthenticated",
+        "allowed_hosts",
+        "cors_origins",
+        "workers",
+        "shutdown_grace",
+        "keepalive_interval",
+        "metrics_port",
+    ),
+    "upstream": (
+        "url",
+        "model",
+        "dialect",
+        "connect_timeout",
+        "first_byte_timeout",
+        "idle_timeout",
+        "total_timeout",
+        "max_line_bytes",
+        "max_event_bytes",
+        "max_reply_bytes",
+    ),
+    "replay": ("transcript", "chunk_size", "delay_ms"),
 }
+_RENAMED = {("upstream", "url"): "upstream", ("upstream", "model"): "upstream_model"}
+_INTS = {
+    "chunk_size": 1,
+    "port": 0,
+    "max_body_bytes": 1,
+    "max_json_depth": 1,
+    "workers": 1,
+    "max_line_bytes": 64,
+    "max_event_bytes": 64,
+    "max_reply_bytes": 64,
+    "metrics_port": 0,
+}
+_NUMBERS = (
+    "connect_timeout",
+    "first_byte_timeout",
+    "idle_timeout",
+    "total_timeout",
+    "delay_ms",
+    "shutdown_grace",
+    "keepalive_interval",
+)
+_STRINGS = ("upstream", "upstream_model", "dialect", "transcript", "host", "model")
+_LISTS = ("api_keys", "allowed_hosts", "cors_origins")
+MiB = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -50,7 +114,15 @@ class ServerConfig:
     upstream_model: str | None = None
     dialect: str = DEFAULT_PROMPT_DIALECT
     connect_timeout: float = 10.0
-    read_timeout: float = 300.0
+    #: Seconds from sending the request to the upstream's first data event.
+    first_byte_timeout: float = 120.0
+    #: Seconds between two data events (SSE comments do not count).
+    idle_timeout: float = 60.0
+    #: Seconds for the whole upstream reply.
+    total_timeout: float = 1800.0
+    max_line_bytes: int = 4 * MiB
+    max_event_bytes: int = 4 * MiB
+    max_reply_bytes: int = 64 * MiB
     api_key: str | None = field(default=None, repr=False)
     transcript: str | None = None
     transcript_text: str = field(default="", repr=False)
@@ -58,14 +130,28 @@ class ServerConfig:
     delay_ms: float = 0.0
     host: str = "127.0.0.1"
     port: int = DEFAULT_PORT
-    max_body_bytes: int = 4 * 1024 * 1024
+    max_body_bytes: int = 4 * MiB
+    max_json_depth: int = 128
     model: str | None = None
+    api_keys: tuple[str, ...] = field(default=(), repr=False)
+    allow_unauthenticated: bool = False
+    allowed_hosts: tuple[str, ...] = ()
+    cors_origins: tuple[str, ...] = ()
+    workers: int = 1
+    shutdown_grace: float = 25.0
+    keepalive_interval: float = 15.0
+    metrics_port: int | None = None
     sieve: dict[str, Any] = field(default_factory=dict)
 
     @property
     def model_name(self) -> str:
         """The model ``/v1/models`` lists."""
         return self.model or self.upstream_model or "callsieve"
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """Every configured key (the upstream's and the clients'), never to be shown."""
+        return tuple(k for k in (self.api_key, *self.api_keys) if k)
 
     @classmethod
     def build(cls, **values: Any) -> ServerConfig:
@@ -74,29 +160,87 @@ class ServerConfig:
         if unknown:
             raise ConfigurationError(f"unknown setting: {', '.join(unknown)}")
         values = {k: v for k, v in values.items() if v is not None}
-        for name in ("chunk_size", "port", "max_body_bytes"):
-            if name in values:
-                values[name] = _int(name, values[name], minimum=0 if name == "port" else 1)
-        for name in ("connect_timeout", "read_timeout", "delay_ms"):
-            if name in values:
-                values[name] = _number(name, values[name])
-        for name in ("upstream", "upstream_model", "dialect", "transcript", "host", "model"):
-            if name in values and not isinstance(values[name], str):
-                raise ConfigurationError(f"{name} must be a string, not {values[name]!r}")
+        _check_types(values)
         if ("upstream" in values) == ("transcript" in values):
-            raise ConfigurationError("give exactly one of --upstream URL (a model server) "
-                                     "and --transcript FILE (replay a saved reply)")
+            raise ConfigurationError(
+                "give exactly one of --upstream URL (a model server) "
+                "and --transcript FILE (replay a saved reply)"
+            )
         values["sieve"] = _sieve(values.get("sieve", {}))
         if "transcript" in values:
             values["transcript_text"] = _read(values["transcript"])
         if "upstream" in values:
             values["upstream"] = values["upstream"].rstrip("/")
             if not values["upstream"].startswith(("http://", "https://")):
-                raise ConfigurationError(f"upstream must be an http:// or https:// URL, not "
-                                         f"{values['upstream']!r}")
+                raise ConfigurationError(
+                    f"upstream must be an http:// or https:// URL, not {values['upstream']!r}"
+                )
             values.setdefault("api_key", os.environ.get(API_KEY_ENV) or None)
             check_dialect(values.get("dialect", DEFAULT_PROMPT_DIALECT))
+        keys = [*values.get("api_keys", ()), *_split(os.environ.get(API_KEYS_ENV, ""))]
+        values["api_keys"] = tuple(dict.fromkeys(keys))
+        host = values.get("host", "127.0.0.1")
+        if (
+            not values["api_keys"]
+            and not values.get("allow_unauthenticated")
+            and not is_loopback(host)
+        ):
+            raise ConfigurationError(
+                f"host {host!r} is not a loopback address and no client API key is set: "
+                f"anyone who reaches it could spend the upstream; give --api-key KEY (or "
+                f"{API_KEYS_ENV}), or --allow-unauthenticated if a proxy in front checks"
+            )
+        values.setdefault("allowed_hosts", _default_hosts(host))
         return cls(**values)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a bind address or a name) is on this machine only."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _default_hosts(host: str) -> tuple[str, ...]:
+    """Loopback names, and the bind address itself when it is one address (not 0.0.0.0)."""
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return (
+            (*LOOPBACK_NAMES, host.lower())
+            if host.lower() not in LOOPBACK_NAMES
+            else LOOPBACK_NAMES
+        )
+    if address.is_unspecified or address.is_loopback:
+        return LOOPBACK_NAMES
+    return (*LOOPBACK_NAMES, str(address))
+
+
+def _split(text: str) -> list[str]:
+    return [k for k in re.split(r"[\s,]+", text) if k]
+
+
+def _check_types(values: dict[str, Any]) -> None:
+    for name, minimum in _INTS.items():
+        if name in values:
+            values[name] = _int(name, values[name], minimum=minimum)
+    for name in _NUMBERS:
+        if name in values:
+            values[name] = _number(name, values[name])
+    for name in _STRINGS:
+        if name in values and not isinstance(values[name], str):
+            raise ConfigurationError(f"{name} must be a string, not {values[name]!r}")
+    for name in _LISTS:
+        if name in values:
+            value = values[name]
+            if isinstance(value, str) or not all(isinstance(v, str) and v for v in value):
+                raise ConfigurationError(f"{name} must be a list of non-empty strings")
+            values[name] = tuple(value)
+    if "allow_unauthenticated" in values and not isinstance(values["allow_unauthenticated"], bool):
+        raise ConfigurationError("allow_unauthenticated must be true or false")
 
 
 def load_toml(path: str) -> dict[str, Any]:
@@ -119,13 +263,15 @@ def load_toml(path: str) -> dict[str, Any]:
             continue
         keys = _TABLES.get(table)
         if keys is None or not isinstance(body, dict):
-            raise ConfigurationError(f"{path}: unknown table [{table}]; the tables are "
-                                     f"{', '.join([*_TABLES, 'sieve'])}")
+            raise ConfigurationError(
+                f"{path}: unknown table [{table}]; the tables are {', '.join([*_TABLES, 'sieve'])}"
+            )
         for key, value in body.items():
             if key not in keys:
-                raise ConfigurationError(f"{path}: [{table}] has no setting {key!r}; it has "
-                                         f"{', '.join(keys)}")
-            out[keys[key]] = value
+                raise ConfigurationError(
+                    f"{path}: [{table}] has no setting {key!r}; it has {', '.join(keys)}"
+                )
+            out[_RENAMED.get((table, key)) or key] = value
     return out
 
 
@@ -142,10 +288,13 @@ def _sieve(options: Any) -> dict[str, Any]:
         raise ConfigurationError("sieve options must be a table of option = value")
     fixed = [k for k in _PER_REQUEST if k in options]
     if fixed:
-        raise ConfigurationError(f"sieve option {fixed[0]!r} is set per request, not in the "
-                                 "server's settings")
+        raise ConfigurationError(
+            f"sieve option {fixed[0]!r} is set per request, not in the server's settings"
+        )
+    from .. import Sieve
+
     try:  # checked as a request with tools builds it (a policy needs tools to judge by)
-        SieveOptions(tools=[_SAMPLE_TOOL], **options)
+        Sieve(tools=[_SAMPLE_TOOL], **options).close()
     except TypeError as exc:  # UnknownOptionError is a TypeError and a CallsieveError
         raise ConfigurationError(f"sieve: {exc}") from None
     except ConfigurationError as exc:
@@ -155,8 +304,7 @@ def _sieve(options: Any) -> dict[str, Any]:
 
 def _int(name: str, value: Any, *, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ConfigurationError(f"{name} must be an integer of at least {minimum}, not "
-                                 f"{value!r}")
+        raise ConfigurationError(f"{name} must be an integer of at least {minimum}, not {value!r}")
     return value
 
 

@@ -6,9 +6,12 @@ What it does: ``Turn`` is a conversation message (``role`` one of ``system``, ``
 result's ``call_id`` and ``name``). ``ModelRequest`` is the request: the model asked for, the
 turns, the tool definitions in OpenAI's function shape (as the client sent them, for the
 sieve and for echoing), ``tool_choice`` read to ``"auto"``, ``"none"``, ``"required"`` or a
-tool's name, ``stream``, whether usage was asked for, and the sampling settings passed on
-upstream (``temperature``, ``top_p``, ``max_tokens``, ``stop``, ``seed``), and ``echo``: what
-the response repeats of the request (Responses' ``tools`` and ``tool_choice``).
+tool's name, ``stream``, whether usage was asked for, ``sampling``: the fields sent upstream
+as they are (``fields``: ``temperature``, ``max_tokens``, ``stop``, …), ``max_calls``: the
+most calls the reply may carry (1 for ``parallel_tool_calls=false``; ``None``: no limit),
+``thinking``: whether the client asked for reasoning (Anthropic's ``thinking``; ``None``: it
+did not say), and ``echo``: keyword options of the API's renderer (Responses' ``tools`` and
+``tool_choice``, Gemini's ``include_reasoning``).
 ``ModelRequest.parses`` says whether the reply goes through the sieve: tools were given and
 ``tool_choice`` is not ``"none"``; otherwise the reply is text only.
 Small readers shared by the three request parsers: ``need`` (a field of a type, or a 400
@@ -23,13 +26,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._errors import ApiError
+from .._errors import ApiError
 
-__all__ = ["SAMPLING", "ModelRequest", "Turn", "need", "text_of"]
-
-#: Settings passed on to the upstream as they are (OpenAI chat names).
-SAMPLING = ("temperature", "top_p", "max_tokens", "stop", "seed", "presence_penalty",
-            "frequency_penalty")
+__all__ = ["ModelRequest", "Turn", "need", "text_of"]
 
 
 @dataclass
@@ -51,14 +50,22 @@ class ModelRequest:
     include_usage: bool = False
     sampling: dict[str, Any] = field(default_factory=dict)
     echo: dict[str, Any] = field(default_factory=dict)
+    max_calls: int | None = None
+    thinking: bool | None = None
 
     @property
     def parses(self) -> bool:
         return bool(self.tools) and self.tool_choice != "none"
 
 
-def need(obj: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str = "",
-         *, required: bool = True) -> Any:
+def need(
+    obj: dict[str, Any],
+    key: str,
+    kind: type | tuple[type, ...],
+    where: str = "",
+    *,
+    required: bool = True,
+) -> Any:
     """``obj[key]`` if it is of ``kind``; a 400 naming ``where + key`` if missing or not."""
     name = f"{where}{key}"
     if key not in obj or obj[key] is None:
@@ -69,8 +76,7 @@ def need(obj: dict[str, Any], key: str, kind: type | tuple[type, ...], where: st
     if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
         raise ApiError(400, f"{name}: expected {_names(kind)}, got bool", param=name)
     if not isinstance(value, kind):
-        raise ApiError(400, f"{name}: expected {_names(kind)}, got {_json_kind(value)}",
-                       param=name)
+        raise ApiError(400, f"{name}: expected {_names(kind)}, got {_json_kind(value)}", param=name)
     return value
 
 
@@ -86,8 +92,11 @@ def text_of(value: Any, where: str, part_types: tuple[str, ...]) -> str:
     out = []
     for i, part in enumerate(value):
         if not isinstance(part, dict) or part.get("type") not in part_types:
-            raise ApiError(400, f"{where}[{i}]: expected a part of type "
-                           f"{' or '.join(part_types)}", param=f"{where}[{i}]")
+            raise ApiError(
+                400,
+                f"{where}[{i}]: expected a part of type {' or '.join(part_types)}",
+                param=f"{where}[{i}]",
+            )
         out.append(need(part, "text", str, f"{where}[{i}]."))
     return "".join(out)
 
@@ -98,8 +107,14 @@ def _names(kind: type | tuple[type, ...]) -> str:
 
 
 def _json_kind(value: Any) -> str:
-    names = {dict: "object", list: "array", str: "string", int: "number", float: "number",
-             bool: "boolean"}
+    names = {
+        dict: "object",
+        list: "array",
+        str: "string",
+        int: "number",
+        float: "number",
+        bool: "boolean",
+    }
     if isinstance(value, type):
         return names.get(value, value.__name__)
     return next((n for t, n in names.items() if type(value) is t), type(value).__name__)

@@ -7,7 +7,8 @@ upstream: ``model`` (``--upstream-model``, else the client's), the sampling sett
 ``messages``. When the reply is parsed (tools given, ``tool_choice`` not ``"none"``), the
 system prompt starts with ``callsieve.prompt.tool_instructions(tools, dialect=D)`` (only the
 named tool, and a line asking for a call, when ``tool_choice`` names one or is
-``"required"``). An assistant turn's calls are appended to its text as
+``"required"``; a line asking for one call at most when the request allows one,
+``parallel_tool_calls=false``). An assistant turn's calls are appended to its text as
 ``format_calls(calls, dialect=D)``; a run of tool results becomes one user message,
 ``format_results(results, dialect=D)``. A request without tools or history of calls is sent as
 its text turns.
@@ -21,11 +22,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import prompt
-from .._base.errors import CallsieveError
-from ._config import ServerConfig
-from ._errors import ApiError
-from ._turns import ModelRequest, Turn
+from ... import CallsieveError, prompt
+from .._config import ServerConfig
+from .._errors import ApiError
+from .._read.turns import ModelRequest, Turn
 
 __all__ = ["upstream_payload"]
 
@@ -34,8 +34,9 @@ def upstream_payload(config: ServerConfig, req: ModelRequest) -> dict[str, Any]:
     try:
         messages = _messages(config.dialect, req)
     except CallsieveError as exc:  # FormatError: a name or value the dialect cannot write
-        raise ApiError(400, f"cannot write this conversation for the model: {exc}",
-                       code="unwritable") from None
+        raise ApiError(
+            400, f"cannot write this conversation for the model: {exc}", code="unwritable"
+        ) from None
     return {"model": config.upstream_model or req.model, "messages": messages, **req.sampling}
 
 
@@ -43,8 +44,9 @@ def _messages(dialect: str, req: ModelRequest) -> list[dict[str, Any]]:
     system = [t.text for t in req.turns if t.role == "system" and t.text]
     if req.parses:
         system.insert(0, _instructions(dialect, req))
-    out: list[dict[str, Any]] = [{"role": "system", "content": "\n\n".join(system)}] \
-        if system else []
+    out: list[dict[str, Any]] = (
+        [{"role": "system", "content": "\n\n".join(system)}] if system else []
+    )
     results: list[Turn] = []
     for turn in req.turns:
         if turn.role == "tool":
@@ -76,6 +78,10 @@ def _instructions(dialect: str, req: ModelRequest) -> str:
         text += "\n\nAnswer with at least one tool call."
     elif req.tool_choice != "auto":
         text += f"\n\nAnswer with a call of the tool {req.tool_choice}."
+    if req.max_calls == 1:
+        text += "\n\nMake at most one tool call in your reply."
+    elif req.max_calls is not None:
+        text += f"\n\nMake at most {req.max_calls} tool calls in your reply."
     return text
 
 
@@ -87,4 +93,3 @@ def _results(dialect: str, results: list[Turn]) -> dict[str, Any]:
 def _tool_name(tool: dict[str, Any]) -> str:
     fn = tool.get("function")
     return str((fn if isinstance(fn, dict) else tool).get("name", ""))
-
