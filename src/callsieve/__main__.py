@@ -23,7 +23,8 @@ as a Server-Sent Events frame (``data: <json>`` and a blank line). Both commands
 ``CALLS_IN_REASONING``, so a new mode needs no change here), and ``--format API`` (the
 API's wire JSON, reasoning as that API carries it; ``--no-reasoning-output`` leaves it out); ``-`` reads standard input. ``callsieve --version`` prints
 ``callsieve <version>``; ``callsieve serve`` runs the gateway (``_cli_serve``: its flags,
-and the server imported only then); a bare ``callsieve`` prints the help (usage and the commands, one
+and the server imported only then); ``callsieve grammar`` prints the constraint a decoding
+engine takes for a tools file (``_cli_constrain``); a bare ``callsieve`` prints the help (usage and the commands, one
 line each) to standard output and exits 0, as ``--help`` does.
 Where output is chosen: ``_stream_writer(args, out)`` builds the ``StreamWriter`` every stream
 event goes through (text merging, an encoder of records, a frame; ``_cli_output``), and
@@ -52,6 +53,7 @@ from typing import Any, NoReturn, TextIO
 
 from . import __version__
 from ._base.errors import CallsieveError, ConfigurationError
+from ._cli_constrain import add_constrain, run_constrain
 from ._cli_output import (
     SSE_DONE,
     EventRecords,
@@ -294,12 +296,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="print each line as a Server-Sent Events frame (data: ...)",
     )
     add_serve(sub, _positive_int, DEFAULT_CHUNK_SIZE)
+    add_constrain(sub)
     return parser
 
 
 def _cmd_serve(args: argparse.Namespace, out: TextIO) -> int:
     run_serve(args)
     return EXIT_OK
+
+
+def _cmd_constrain(args: argparse.Namespace, out: TextIO) -> int:
+    return run_constrain(args, out, _load_tools)
 
 
 #: ``--format`` values (a contract outside harnesses use) and their ``callsieve.render`` modules.
@@ -393,7 +400,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout.flush()
             return EXIT_OK
         args = parser.parse_args(argv)
-        command = {"parse": _cmd_parse, "stream": _cmd_stream, "serve": _cmd_serve}[args.command]
+        command = {
+            "parse": _cmd_parse,
+            "stream": _cmd_stream,
+            "serve": _cmd_serve,
+            "grammar": _cmd_constrain,
+        }[args.command]
         return command(args, sys.stdout)
     except (_UsageError, CallsieveError) as exc:  # CallsieveError: e.g. a bad option value
         print(f"{PROG}: error: {_one_line(str(exc))}", file=sys.stderr)

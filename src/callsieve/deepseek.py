@@ -4,8 +4,9 @@
 What it does: every marker is read from the grammar when this module is imported — the
 parser's own terminals (``<｜tool▁calls▁begin｜>`` …) and the chat template's tokens
 (``<｜User｜>``, ``<｜tool▁outputs▁begin｜>`` …) from ``grammar/spelling/deepseek_native.lark``,
-each parser marker checked against the ``deepseek_native`` terminal it spells (``_grammar.spelling``).
-Writers: ``format_call_header``, ``format_arguments``, ``format_call_tail``,
+each parser marker checked against the ``deepseek_native`` terminal it spells
+(``_grammar.spelling``). Writers: ``format_call_header`` (what the framework writes after the
+model's call-begin marker), ``format_call_prefix``, ``format_arguments``, ``format_call_tail``,
 ``format_calls``, ``format_result``, ``format_results``. Readers: ``has_tool_call_signal``,
 ``has_call_terminator``, ``try_extract_tool_name``, ``try_parse_calls``,
 ``parse_argument_object`` (in ``_blocks.native_read``; they find markers with the grammar's
@@ -68,6 +69,7 @@ __all__ = [
     "NativeCalls",
     "format_arguments",
     "format_call_header",
+    "format_call_prefix",
     "format_call_tail",
     "format_calls",
     "format_result",
@@ -133,12 +135,15 @@ _NAME_LINE = _SP.terminal(SPELLINGS.NATIVE_NAME_LINE)
 
 
 def format_call_header(name: str) -> str:
-    """Everything of one call before its JSON arguments: the call-begin marker, ``function``,
-    the separator, the name on its line and the opening fence (not the block's
-    calls-begin marker). A name the grammar cannot read back is a ``FormatError``.
+    """What the framework writes of a call's header once the model has named the tool
+    (SPEC §11): ``function``, the separator, the name on its line and the opening fence —
+    neither the calls-begin nor the call-begin marker, which the model writes as its signal
+    (``try_extract_tool_name``'s ``after_marker`` is how much of this the model has already
+    written). ``format_call_prefix`` is the whole prefix of a call. A name the grammar
+    cannot read back is a ``FormatError``.
 
     >>> format_call_header("get_weather")
-    '<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\\n```json\\n'
+    'function<｜tool▁sep｜>get_weather\\n```json\\n'
     """
     line = _SP.fill(SPELLINGS.NATIVE_NAME_LINE, name)
     m = _NAME_LINE.fullmatch(line) if isinstance(name, str) else None
@@ -152,7 +157,17 @@ def format_call_header(name: str) -> str:
                 ),
             ),
         )
-    return TOOL_CALL_BEGIN + FUNCTION + TOOL_SEP + line
+    return FUNCTION + TOOL_SEP + line
+
+
+def format_call_prefix(name: str) -> str:
+    """Everything of one call before its JSON arguments: the call-begin marker and the
+    header (``format_call_header``); not the block's calls-begin marker.
+
+    >>> format_call_prefix("get_weather")
+    '<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\\n```json\\n'
+    """
+    return TOOL_CALL_BEGIN + format_call_header(name)
 
 
 def format_arguments(arguments: Mapping[str, Any]) -> str:
@@ -212,7 +227,7 @@ def format_calls(calls: Iterable[ToolCall | tuple[str, Mapping[str, Any]]]) -> s
     out = [TOOL_CALLS_BEGIN]
     for k, (name, arguments) in enumerate(items):
         out += [
-            format_call_header(name),
+            format_call_prefix(name),
             format_arguments(arguments),
             format_call_tail(k == len(items) - 1),
         ]

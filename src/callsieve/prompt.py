@@ -141,10 +141,10 @@ def _skeleton(sp: Spelling) -> str:
         args = deepseek.format_arguments({"$PARAMETER_NAME": "$VALUE"})
         return (
             deepseek.TOOL_CALLS_BEGIN
-            + deepseek.format_call_header("$TOOL_NAME")
+            + deepseek.format_call_prefix("$TOOL_NAME")
             + args
             + deepseek.format_call_tail(False)
-            + deepseek.format_call_header("$TOOL_NAME2")
+            + deepseek.format_call_prefix("$TOOL_NAME2")
             + args
             + deepseek.format_call_tail(True)
         )

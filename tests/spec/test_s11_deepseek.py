@@ -62,13 +62,23 @@ def test_the_docstring_examples_hold(module: str) -> None:
     assert result.attempted > 0 and result.failed == 0
 
 
-def test_header_and_tail_make_a_call() -> None:
-    assert ds.format_call_header("get_weather") == (
+def test_the_header_is_what_follows_the_call_begin_marker() -> None:
+    """SPEC §11: exactly ``function<｜tool▁sep｜>NAME\\n```json\\n`` — neither marker, which
+    the model writes as its signal; ``format_call_prefix`` is the whole prefix of a call."""
+    assert ds.format_call_header("get_weather") == ("function<｜tool▁sep｜>get_weather\n```json\n")
+    assert ds.format_call_prefix("get_weather") == (
         "<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n"
     )
     assert ds.format_call_tail(last=False) == "\n```<｜tool▁call▁end｜>\n"
     assert ds.format_call_tail(last=True) == "\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
-    text = ds.TOOL_CALLS_BEGIN + ds.format_call_header("f") + '{"a": 1}' + ds.format_call_tail(True)
+    text = (
+        ds.TOOL_CALLS_BEGIN
+        + ds.TOOL_CALL_BEGIN
+        + ds.format_call_header("f")
+        + '{"a": 1}'
+        + ds.format_call_tail(True)
+    )
+    assert text == ds.format_calls([("f", {"a": 1})])
     assert canon_calls(run_all_ways(text).calls) == [("f", canon_value({"a": 1}))]
 
 
@@ -183,7 +193,7 @@ def test_the_readers_never_raise(text: str) -> None:
     ds.has_tool_call_signal(text)
     ds.has_call_terminator(text)
     found = ds.try_extract_tool_name(text)
-    assert found is None or (found[0] and 0 < found[1] <= len(text))
+    assert found is None or (found[0] and text.endswith(found[1]))
 
 
 def test_signals_take_every_alias_spelling() -> None:
@@ -197,12 +207,29 @@ def test_signals_take_every_alias_spelling() -> None:
 
 
 def test_extract_tool_name() -> None:
-    v3 = ds.format_call_header("get_weather")
-    assert ds.try_extract_tool_name("x" + v3) == ("get_weather", len(v3) + 1)
-    assert ds.try_extract_tool_name(v3[:-3]) is None  # the fence has not arrived
+    """``(name, after_marker)``: the text after the call-begin marker, so a caller writes only
+    what the model has not (SPEC §11)."""
+    header = ds.format_call_header("get_weather")
+    marker = "x" + ds.TOOL_CALLS_BEGIN + ds.TOOL_CALL_BEGIN
+    for k in range(len(header) + 1):  # the model stopped anywhere in the header
+        found = ds.try_extract_tool_name(marker + header[:k])
+        complete = "get_weather\n" in header[:k]  # V3: the name's line has ended
+        assert (found is not None) == complete, header[:k]
+        if found is not None:
+            name, after = found
+            assert (name, after) == ("get_weather", header[:k])
+            assert after + ds.format_call_header(name)[len(after) :] == header
+    beyond = header + '{"city": "Hangzhou"}'  # the model wrote past the header
+    assert ds.try_extract_tool_name(marker + beyond) == ("get_weather", beyond)
+    assert ds.try_extract_tool_name(marker + "function<｜tool▁sep｜>get_wea") is None
+    assert ds.try_extract_tool_name(marker + "function<｜tool▁sep｜>two words\n") is None
     v31 = "<｜tool▁call▁begin｜>browser::search<｜tool▁sep｜>"
-    assert ds.try_extract_tool_name(v31 + "{") == ("browser::search", len(v31))
+    assert ds.try_extract_tool_name(v31 + "{") == (
+        "browser::search",
+        "browser::search<｜tool▁sep｜>{",
+    )
     assert ds.try_extract_tool_name("<｜tool▁call▁begin｜>get") is None
+    assert ds.try_extract_tool_name("no marker") is None
 
 
 def test_parse_argument_object() -> None:

@@ -628,7 +628,7 @@ def test_bare_command_prints_help(
     assert err == ""
     assert out.startswith("usage: callsieve")
     commands = [line.split(None, 1) for line in out.splitlines() if line.startswith("    ")]
-    assert [c[0] for c in commands] == ["parse", "stream", "serve"]  # one line each, with its help
+    assert [c[0] for c in commands] == ["parse", "stream", "serve", "grammar"]  # one line each
     assert all(len(c) == 2 for c in commands)
     assert run(capsys, "--help") == (0, out, "")
 

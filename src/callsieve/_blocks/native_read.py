@@ -47,6 +47,7 @@ _NAME_LINE = SPELL.terminal(SPELLINGS.NATIVE_NAME_LINE)
 _FENCE_OPEN = SPELL.terminal(SPELLINGS.NATIVE_FENCE_OPEN)
 _FUNCTION = SPELL[SPELLINGS.NATIVE_HEAD]
 _FENCE = SPELL[SPELLINGS.NATIVE_FENCE_END].strip()
+_FENCE_LINE = SPELL[SPELLINGS.NATIVE_FENCE_OPEN]
 _DECODER = json.JSONDecoder()
 
 
@@ -108,19 +109,41 @@ def _name_at(text: str, begin: int) -> tuple[str, int, bool] | None:
     return (name, fence.end(), True) if fence is not None else (name, sep.end(), False)
 
 
-def try_extract_tool_name(text: str) -> tuple[str, int] | None:
-    """The name of the first call in ``text`` and the offset where its arguments start
-    (after the name, and for V3 the name's line and the opening fence), or None while no
-    name is complete.
+def _ended_name(text: str, begin: int) -> str | None:
+    """After a call-begin marker ending at ``begin``, the V3 name whose line has ended (a
+    line break after it) though the fence has not arrived yet: read as the grammar reads
+    the name line with the fence the header writes (``NATIVE_FENCE_OPEN``'s spelling)."""
+    head = _HEAD.match(text, begin)
+    sep = _SEP.match(text, head.end()) if head is not None else None
+    if sep is None or _value(head) != _FUNCTION:
+        return None
+    nl = text.find("\n", sep.end())
+    if nl < 0:
+        return None
+    line = _NAME_LINE.fullmatch(text[sep.end() : nl + 1] + _FENCE_LINE)
+    return _value(line) if line is not None else None
 
-    >>> try_extract_tool_name("<｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{")
-    ('get_weather', 42)
+
+def try_extract_tool_name(text: str) -> tuple[str, str] | None:
+    """The name of the first call in ``text`` and ``after_marker``, the text after its
+    call-begin marker (what the model has written of the header: a caller writes only what
+    it lacks, ``deepseek.format_call_header(name)[len(after_marker):]`` when the header
+    starts with it), or None while no name is complete: for V3, until the line break after
+    the name (or the fence) has arrived; for V3.1, until the separator after it.
+
+    >>> try_extract_tool_name("<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\\n")
+    ('get_weather', 'function<｜tool▁sep｜>get_weather\\n')
+    >>> try_extract_tool_name("<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_wea") is None
+    True
     """
     if not isinstance(text, str):
         return None
     m = _CALL_BEGIN.search(text)
-    found = _name_at(text, m.end()) if m is not None else None
-    return None if found is None or not found[0] else (found[0], found[1])
+    if m is None:
+        return None
+    found = _name_at(text, m.end())
+    name = found[0] if found is not None else _ended_name(text, m.end())
+    return (name, text[m.end() :]) if name else None
 
 
 def _arguments(text: str, start: int, fenced: bool) -> tuple[str, int] | None:

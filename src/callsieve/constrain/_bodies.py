@@ -1,0 +1,168 @@
+"""Strategy: what stands between a block's fixed tags — a JSON value under a schema, a raw
+string body — for each export target, so that the shapes (``_shapes``) say only where
+things go.
+
+What it does: a ``Target`` builds two kinds of node into a grammar. ``json(schema, …)``:
+for ``"lark"``, llguidance's ``%json`` of the schema made safe for its context
+(``_schema.safe_schema``), with ``json.dumps``'s separators (the space optional) and no
+other white space; for ``"gbnf"``, our converter's rules (``_jsonir``). ``raw_string(…)``:
+a string parameter's body as the parser reads it back verbatim — ``plain`` text without the
+characters at which the body's run would stop, or CDATA: in a ``Cdata`` context one or
+more sections, none holding the section's end (so any value can be spelled: a ``]]>`` is
+split across two sections, as the prompt side writes it), or one section where the schema
+constrains the value. The schema's string languages (``_values``) are intersected with the
+context: for llguidance with ``&`` in one terminal, for GBNF by keeping the forbidden
+characters out of the language (and the last character of a forbidden sequence); GBNF
+cannot intersect two languages of the schema itself (a ``ConfigurationError``).
+What it guarantees: what the node accepts reads back, in its context, as a value the schema
+allows. What it costs: linear in the schema; the JSON text of a ``%json`` is built once.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from .._base.errors import ConfigurationError
+from ._ir import ANY, Both, Chars, Grammar, Json, Lit, Node, alt, plus, seq, star
+from ._jsonir import JsonRules
+from ._regex import restrict
+from ._schema import Safety, safe_schema_text
+from ._strings import avoid, split_units
+from ._values import string_constraints
+
+__all__ = ["Cdata", "Target", "with_defs"]
+
+#: JSON text as ``json.dumps`` writes it (the space after separators optional), no other
+#: white space: the same language as ``_jsonir``'s separators.
+X_GUIDANCE = {"item_separator": ", ?", "key_separator": ": ?", "whitespace_flexible": False}
+
+
+@dataclass(frozen=True)
+class Cdata:
+    """A CDATA section's spelling: its opener and its end (the sequence it cannot hold)."""
+
+    open: str
+    close: str
+
+    def section(self, value: str) -> str:
+        """``value`` in sections, a ``close`` inside split across two (as the writer does)."""
+        split = self.close[:-1] + self.close + self.open + self.close[-1:]
+        return self.open + value.replace(self.close, split) + self.close
+
+
+class Target:
+    """Builds bodies for one export format: ``"lark"`` or ``"gbnf"``."""
+
+    def __init__(self, name: str, g: Grammar) -> None:
+        self.name = name
+        self.g = g
+        self._rules: dict[tuple[int, Safety], JsonRules] = {}
+        self._shared: dict[Safety, dict[str, Any]] = {}
+
+    def json(self, schema: Any, root: Any, safety: Safety, where: str) -> Node:
+        """One JSON value under ``schema`` (``root``: the tool's schema, for ``$ref``)."""
+        if self.name == "lark":
+            text = safe_schema_text(json.dumps(with_defs(schema, root), ensure_ascii=False), safety)
+            return Json(_with_guidance(text))
+        key = (id(root), safety)
+        rules = self._rules.get(key)
+        if rules is None:
+            rules = self._rules[key] = JsonRules(
+                self.g, root, safety, where, self._shared.setdefault(safety, {})
+            )
+        return rules.value(schema, where)
+
+    def raw_string(
+        self, schema: dict[str, Any], plain: Chars | None, cdata: Cdata | None, where: str
+    ) -> Node:
+        """A string body: ``plain`` (the characters a plain body cannot hold; None: no plain
+        form) and/or CDATA sections (``cdata``; None: no CDATA form)."""
+        langs, values = string_constraints(schema, where)
+        forms: list[Node] = []
+        if values is not None:
+            if plain is not None:
+                forms += [Lit(v) for v in values if not any(c in plain for c in v)]
+            if cdata is not None:
+                forms += [Lit(cdata.section(v)) for v in values]
+            if not forms:
+                raise ConfigurationError(
+                    f"{where}: no enum value can be written here",
+                    expected=("a value without markup",),
+                )
+            return alt(*forms)
+        if plain is not None:
+            forms.append(self._constrained(langs, star(ANY - plain), plain, "", where))
+        if cdata is not None:
+            inside = _without(cdata.close)
+            if langs:  # (one terminal with its delimiters: a lexer that never backs up
+                # would take the "]]" of "]]>" into the value)
+                forms.append(
+                    self._constrained(
+                        langs, inside, Chars(()), cdata.close, where, (cdata.open, cdata.close)
+                    )
+                )
+            else:
+                section = self.g.define(
+                    "cdata_section", seq(Lit(cdata.open), inside, Lit(cdata.close)), terminal=True
+                )
+                forms.append(plus(section))
+        return alt(*forms)
+
+    def _constrained(
+        self,
+        langs: list[Node],
+        context: Node,
+        chars: Chars,
+        sequence: str,
+        where: str,
+        around: tuple[str, str] = ("", ""),
+    ) -> Node:
+        """The schema's languages within the context's, ``around`` the delimiters (one
+        terminal)."""
+        if not langs:
+            return self.g.define("raw_text", context, terminal=True)
+        if self.name == "lark":
+            node = context
+            for lang in langs:
+                node = Both(lang, node)
+        elif len(langs) > 1:
+            raise ConfigurationError(
+                f"{where}: pattern, format and minLength/maxLength "
+                "together cannot be enforced in gbnf (use one)",
+                expected=("one of them",),
+            )
+        else:
+            node = restrict(
+                langs[0], ANY - chars - (Chars.of(sequence[-1]) if sequence else Chars(()))
+            )
+        return self.g.define("raw_value", seq(Lit(around[0]), node, Lit(around[1])), terminal=True)
+
+
+@functools.lru_cache(maxsize=4096)
+def _with_guidance(schema_json: str) -> str:
+    """The schema's JSON with llguidance's formatting options at its top level."""
+    if not schema_json.startswith("{"):  # (a boolean schema)
+        schema_json = "{}" if schema_json == "true" else '{"not": {}}'
+    body = schema_json[1:-1].strip()
+    return "{" + body + (", " if body else "") + '"x-guidance": ' + _GUIDANCE + "}"
+
+
+_GUIDANCE = json.dumps(X_GUIDANCE)
+
+
+@functools.lru_cache(maxsize=16)
+def _without(sequence: str) -> Node:
+    """Any text that does not hold ``sequence`` (a CDATA section's content)."""
+    return avoid(split_units(ANY, sequence, []), sequence)
+
+
+def with_defs(schema: Any, root: Any) -> Any:
+    """``schema`` carrying the tool schema's ``$defs``/``definitions``, so that its local
+    references resolve inside its own ``%json``."""
+    if not isinstance(schema, dict) or schema is root or not isinstance(root, dict):
+        return schema
+    defs = {k: root[k] for k in ("$defs", "definitions") if k in root}
+    return {**defs, **schema} if defs else schema

@@ -1,0 +1,321 @@
+"""Strategy: the layout of a tool block for each *shape* of dialect, read from the dialect's
+spelling file (``grammar/spelling/<dialect>.lark``) and its parser terminals — never from
+per-dialect Python — as grammar IR with holes for the values.
+
+What it does: ``shape_of(dialect, dirs)`` picks the shape the spelling file has the pieces
+for (a new family with such a file is exported with no code):
+  - ``Markup`` (``CALLS_OPEN``/``CALLS_CLOSE``, ``INVOKE_OPEN``/``INVOKE_CLOSE``,
+    ``PARAM_OPEN``/``PARAM_CLOSE``, ``NAME_ATTR``, ``ATTR``, ``TAG_END``, ``CDATA_OPEN``/
+    ``CDATA_CLOSE``, ``STRING_BODY``): a wrapper line, one invoke per call, one line per
+    parameter — ``string="true"`` and the raw value, or ``string="false"`` and JSON — or one
+    JSON object as the invoke's body, exactly as ``callsieve.prompt.format_calls`` lays it
+    out (``_prompt_write``); a plain body cannot hold the characters at which the body's run
+    (the parser's ``TEXT_RUN``) stops, plain JSON not the character entities start with;
+  - ``Native`` (``NATIVE_CALLS_BEGIN`` … ``NATIVE_CALLS_END``, ``NATIVE_NAME_LINE``,
+    ``NATIVE_FENCE_END``, ``CALL_SEP``): the calls-begin marker, per call the call-begin
+    marker, the head, the separator, the name line and fence, JSON that cannot hold the
+    closing fence, the fence and the call-end marker; as ``callsieve.deepseek`` writes it.
+A shape gives ``call(tool)``, ``arguments(tool)`` (what stands between a call's header and
+its tail), ``free_call()`` (any name the dialect spells, any JSON object), and what stands
+around calls: ``opener`` + ``lead``, calls parted by ``separator``, ``trail`` + ``closer``. Holes: ``JsonSlot`` (a JSON value under a schema, with the ``Safety`` its
+context needs), ``RawSlot`` (a raw string body). ``lower`` fills them for a ``Target``.
+What it guarantees: names are checked against the parser's own name terminal (a tool name
+the dialect cannot spell is a ``ConfigurationError``); every layout is the writer's.
+What it costs: one spelling read per dialect (cached by ``_spelling``).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+from .._base.errors import ConfigurationError
+from .._grammar.names import QUOTED_GROUP, TEXT_RUN, VALUE_GROUP
+from .._grammar.names import SPELLINGS as S
+from .._grammar.prefix import first_chars
+from .._grammar.spelling import Spelling, spelling
+from .._prompt.write import _FALSE, _TRUE, _attr
+from ._bodies import Cdata, Target
+from ._ir import Alt, Chars, Hole, Lit, Node, Rep, Seq, alt, opt, seq, star
+from ._schema import NO_SAFETY, Safety
+from ._values import is_string_typed, string_schemas
+
+__all__ = ["JsonSlot", "Markup", "Native", "RawSlot", "Tool", "lower", "shape_of"]
+
+#: The characters a free name (``free_names=True``) may hold where the dialect spells them:
+#: OpenAI's function-name alphabet, and ``.`` and ``:`` for namespaced names.
+NAME_ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.:"
+NAME_MAX = 64
+#: What XML character entities start with (a plain body's are decoded, SPEC §5).
+_ENTITY = "&"
+_LINE = "\n"  # what the writers put between a block's lines and between native calls
+MARKUP_NAMES = (
+    S.CALLS_OPEN,
+    S.CALLS_CLOSE,
+    S.INVOKE_OPEN,
+    S.INVOKE_CLOSE,
+    S.PARAM_OPEN,
+    S.PARAM_CLOSE,
+    S.NAME_ATTR,
+    S.ATTR,
+    S.TAG_END,
+    S.CDATA_OPEN,
+    S.CDATA_CLOSE,
+)
+NATIVE_NAMES = (
+    S.NATIVE_CALLS_BEGIN,
+    S.NATIVE_CALLS_END,
+    S.NATIVE_CALL_BEGIN,
+    S.NATIVE_CALL_END,
+    S.NATIVE_SEP,
+    S.NATIVE_HEAD,
+    S.NATIVE_NAME_LINE,
+    S.NATIVE_FENCE_END,
+    S.CALL_SEP,
+)
+
+
+@dataclass(frozen=True, eq=False)
+class Tool:
+    name: str
+    schema: dict[str, Any]
+    where: str
+
+
+@dataclass(frozen=True, eq=False)
+class JsonSlot(Hole):
+    schema: Any
+    root: Any
+    safety: Safety
+    where: str
+
+
+@dataclass(frozen=True, eq=False)
+class RawSlot(Hole):
+    schema: dict[str, Any]
+    plain: Chars | None
+    cdata: Cdata | None
+    where: str
+
+
+@dataclass(frozen=True, eq=False)
+class NameSlot(Hole):
+    """A name the dialect spells, free (``free_names``): ``chars`` 1 to ``NAME_MAX`` times."""
+
+    chars: Chars
+
+
+def shape_of(dialect: str, dirs: tuple[str, ...] = ()) -> Markup | Native:
+    """The shape ``dialect``'s spelling file fits (``ConfigurationError`` if none)."""
+    return _shape(dialect, dirs)
+
+
+@functools.lru_cache(maxsize=64)
+def _shape(dialect: str, dirs: tuple[str, ...]) -> Markup | Native:
+    sp = spelling(dialect, dirs)
+    if all(n in sp for n in MARKUP_NAMES):
+        return Markup(sp)
+    if all(n in sp for n in NATIVE_NAMES):
+        return Native(sp)
+    raise ConfigurationError(
+        f"dialect {dialect!r}: its spelling file fits no exported shape (markup needs "
+        f"{', '.join(MARKUP_NAMES)}; native needs {', '.join(NATIVE_NAMES)})",
+        expected=("a markup or native spelling file",),
+    )
+
+
+class Markup:
+    """Wrapper, invokes and parameters (the DSML and XML families)."""
+
+    def __init__(self, sp: Spelling) -> None:
+        self.sp = sp
+        self.dialect = sp.dialect
+        self.opener, self.closer = sp[S.CALLS_OPEN], sp[S.CALLS_CLOSE]
+        run = sp.grammar.terminals.get(TEXT_RUN)
+        stops = first_chars(run.stop_source) if run is not None and run.stop_source else None
+        if not stops:
+            raise ConfigurationError(
+                f"dialect {self.dialect!r}: no plain body run (TEXT_RUN) "
+                "with a stop of fixed characters"
+            )
+        self.stops = Chars.of("".join(sorted(stops)))
+        self.cdata = Cdata(sp[S.CDATA_OPEN], sp[S.CDATA_CLOSE])
+        self.cdata_strings = sp.get(S.STRING_BODY) == "cdata"
+        self.names = _name_chars(self._spells)
+
+    def _spells(self, name: str) -> bool:
+        return _attr(self.sp, name) is not None
+
+    def check_name(self, tool: Tool) -> None:
+        if not self._spells(tool.name):
+            raise ConfigurationError(
+                f"{tool.where}: tool name {tool.name!r} cannot be written in {self.dialect}",
+                expected=('a name name="…" holds',),
+            )
+
+    #: What stands between two calls, and after the opener and before the closer.
+    separator = lead = trail = _LINE
+
+    def call(self, tool: Tool) -> Node:
+        sp = self.sp
+        head = sp[S.INVOKE_OPEN] + sp.fill(S.NAME_ATTR, tool.name) + sp[S.TAG_END] + _LINE
+        return seq(Lit(head), self.arguments(tool), Lit(sp[S.INVOKE_CLOSE]))
+
+    def arguments(self, tool: Tool) -> Node:
+        """The lines between an invoke's head and its close, each ending in a line break:
+        one per declared parameter (required ones always, in the schema's order), or one
+        JSON object — where a name cannot be spelled, or other keys are allowed."""
+        schema = tool.schema
+        props = schema.get("properties")
+        props = props if isinstance(props, dict) else {}
+        required = set(schema.get("required") or [])
+        extra = schema.get("additionalProperties", "properties" not in schema)
+        forms: list[Node] = []
+        if all(self._spells(k) for k in props) and required <= set(props):
+            lines = [
+                self._param(k, v, schema, f"{tool.where}.properties.{k}") for k, v in props.items()
+            ]
+            if not props and extra in (True, {}):
+                forms.append(star(self._free_param()))
+            else:
+                forms.append(
+                    seq(*(ln if k in required else opt(ln) for k, ln in zip(props, lines)))
+                )
+        if not forms or extra is not False:
+            forms.append(seq(JsonSlot(schema, schema, NO_SAFETY, tool.where), Lit(_LINE)))
+        return alt(*forms)
+
+    def _param(self, key: str, prop: Any, root: Any, where: str) -> Node:
+        sp = self.sp
+        head = sp[S.PARAM_OPEN] + sp.fill(S.NAME_ATTR, key)
+        close = Lit(sp[S.PARAM_CLOSE] + _LINE)
+        strings = [prop] if is_string_typed(prop) else string_schemas(prop)
+        forms = [
+            seq(Lit(head + sp.fill(S.ATTR, _TRUE) + sp[S.TAG_END]), self._raw(s, where), close)
+            for s in strings
+        ]
+        if not is_string_typed(prop):
+            forms.append(
+                seq(
+                    Lit(head + sp.fill(S.ATTR, _FALSE) + sp[S.TAG_END]),
+                    self._json(prop, root, where),
+                    close,
+                )
+            )
+        return alt(*forms)
+
+    def _raw(self, schema: Any, where: str) -> RawSlot:
+        return RawSlot(
+            schema if isinstance(schema, dict) else {},
+            None if self.cdata_strings else self.stops,
+            self.cdata,
+            where,
+        )
+
+    def _json(self, schema: Any, root: Any, where: str) -> Node:
+        plain = JsonSlot(schema, root, Safety(self.stops | Chars.of(_ENTITY)), where)
+        cdata = JsonSlot(schema, root, Safety(seq=self.cdata.close), where)
+        return alt(plain, seq(Lit(self.cdata.open), cdata, Lit(self.cdata.close)))
+
+    def _free_param(self) -> Node:
+        """A parameter line with any name the dialect spells and any value."""
+        sp = self.sp
+        before, _, after = sp[S.NAME_ATTR].partition("{}")
+        head = seq(Lit(sp[S.PARAM_OPEN] + before), NameSlot(self.names), Lit(after))
+        close = Lit(sp[S.PARAM_CLOSE] + _LINE)
+        return alt(
+            seq(head, Lit(sp.fill(S.ATTR, _TRUE) + sp[S.TAG_END]), self._raw({}, "*"), close),
+            seq(head, Lit(sp.fill(S.ATTR, _FALSE) + sp[S.TAG_END]), self._json({}, {}, "*"), close),
+        )
+
+    def free_call(self) -> Node:
+        sp = self.sp
+        before, _, after = sp[S.NAME_ATTR].partition("{}")
+        head = seq(
+            Lit(sp[S.INVOKE_OPEN] + before),
+            NameSlot(self.names),
+            Lit(after + sp[S.TAG_END] + _LINE),
+        )
+        body = alt(
+            star(self._free_param()),
+            seq(JsonSlot({"type": "object"}, {}, NO_SAFETY, "*"), Lit(_LINE)),
+        )
+        return seq(head, body, Lit(sp[S.INVOKE_CLOSE]))
+
+
+class Native:
+    """Special-token calls with fenced JSON arguments (DeepSeek V3/R1)."""
+
+    def __init__(self, sp: Spelling) -> None:
+        self.sp = sp
+        self.dialect = sp.dialect
+        self.opener, self.closer = sp[S.NATIVE_CALLS_BEGIN], sp[S.NATIVE_CALLS_END]
+        self.head = sp[S.NATIVE_CALL_BEGIN] + sp[S.NATIVE_HEAD] + sp[S.NATIVE_SEP]
+        self.tail = sp[S.NATIVE_FENCE_END] + sp[S.NATIVE_CALL_END]
+        self.safety = Safety(seq=sp[S.NATIVE_FENCE_END].strip())
+        self.names = _name_chars(self._spells)
+
+    def _spells(self, name: str) -> bool:
+        line = self.sp.fill(S.NATIVE_NAME_LINE, name)
+        m = self.sp.terminal(S.NATIVE_NAME_LINE).fullmatch(line)
+        return (
+            m is not None
+            and (
+                m.group(QUOTED_GROUP) if m.group(QUOTED_GROUP) is not None else m.group(VALUE_GROUP)
+            )
+            == name
+        )
+
+    def check_name(self, tool: Tool) -> None:
+        if not self._spells(tool.name):
+            raise ConfigurationError(
+                f"{tool.where}: tool name {tool.name!r} cannot be written in {self.dialect}",
+                expected=(("a name without white space, quotes, brackets or backticks"),),
+            )
+
+    lead = trail = ""
+
+    @property
+    def separator(self) -> str:
+        return self.sp[S.CALL_SEP]
+
+    def call(self, tool: Tool) -> Node:
+        head = self.head + self.sp.fill(S.NATIVE_NAME_LINE, tool.name)
+        return seq(Lit(head), self.arguments(tool), Lit(self.tail))
+
+    def arguments(self, tool: Tool) -> Node:
+        schema = tool.schema if tool.schema else {"type": "object"}
+        return JsonSlot(schema, schema, self.safety, tool.where)
+
+    def free_call(self) -> Node:
+        before, _, after = self.sp[S.NATIVE_NAME_LINE].partition("{}")
+        return seq(
+            Lit(self.head + before),
+            NameSlot(self.names),
+            Lit(after),
+            JsonSlot({"type": "object"}, {}, self.safety, "*"),
+            Lit(self.tail),
+        )
+
+
+def _name_chars(spells: Any) -> Chars:
+    """The characters of ``NAME_ALPHABET`` a name may hold in this dialect."""
+    return Chars.of("".join(c for c in NAME_ALPHABET if spells(f"a{c}a") and spells(c)))
+
+
+def lower(node: Node, target: Target) -> Node:
+    """``node`` with its holes filled for ``target``."""
+    if isinstance(node, JsonSlot):
+        return target.json(node.schema, node.root, node.safety, node.where)
+    if isinstance(node, RawSlot):
+        return target.raw_string(node.schema, node.plain, node.cdata, node.where)
+    if isinstance(node, NameSlot):
+        return target.g.define("free_name", Rep(node.chars, 1, NAME_MAX), terminal=True)
+    if isinstance(node, Seq):
+        return seq(*(lower(i, target) for i in node.items))
+    if isinstance(node, Alt):
+        return alt(*(lower(i, target) for i in node.items))
+    if isinstance(node, Rep):
+        return Rep(lower(node.item, target), node.lo, node.hi)
+    return node

@@ -1,0 +1,354 @@
+"""SPEC §18 Constrained decoding: "the grammar exports the constraint a decoding engine
+takes … Property: whatever the constraint accepts, ``parse()`` reads back as the calls it
+spells; schema-breaking calls and unknown tools are rejected."
+
+Checked by a real consumer, llguidance's matcher over a byte-level tokenizer
+(``engines.py``), for every default dialect and both grammar formats (GBNF through
+llguidance's own converter): calls drawn from the tools' schemas, written by
+``prompt.format_calls`` after free text, are accepted and read back; random walks through
+the matcher's masks end in replies whose calls ``parse()`` reads and the schemas accept;
+schema-breaking calls, tools not offered, blocks cut short, text alone under
+``"required"`` and free text that would hide or add a block are rejected.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import jsonschema
+import pytest
+from engines import EOS, ByteMatcher, accepts, complete
+from helpers import canon_calls, canon_value
+from hypothesis import assume, given
+from hypothesis import strategies as st
+from schema_values import SCHEMAS, TOOLS, arguments, breaking
+from strategies import INLINE_CODE, LOOKALIKES, NAMES, PROSE_SNIPPETS, soak_settings
+from strategies import PROSE as PROSE_PIECES
+from test_s16_prompt import HOSTILE
+
+from callsieve import DEFAULT_DIALECTS, parse
+from callsieve.constrain import gbnf, lark_grammar
+from callsieve.prompt import format_calls
+
+DIALECTS = DEFAULT_DIALECTS
+FORMATS = ("lark", "gbnf")
+#: The dialects that write a string plain where it reads back (``STRING_BODY: "plain"``).
+PLAIN_DIALECTS = ("dsml_v4", "dsml_v32", "dsml_v41")
+NATIVE = "deepseek_native"
+DEL = "\x7f"
+
+
+def export(fmt: str, dialect: str, choice: Any = "auto", **options: Any) -> str:
+    make = lark_grammar if fmt == "lark" else gbnf
+    return make(TOOLS, dialect, choice, **options)
+
+
+# ------------------------------------------------------------------------- strategies
+TEXT = st.lists(
+    st.one_of(
+        st.sampled_from(HOSTILE), st.text(st.characters(blacklist_categories=("Cs",)), max_size=6)
+    ),
+    max_size=5,
+).map("".join)
+
+
+def _scrub(bad: str, no_fence: bool) -> Any:
+    def clean(s: str) -> str:
+        s = "".join(c for c in s if c not in bad)
+        while no_fence and "```" in s:
+            s = s.replace("```", "``")
+        return s
+
+    return clean
+
+
+def strings(dialect: str, nested: bool) -> st.SearchStrategy[str]:
+    """Strings a value of ``dialect`` may hold under the constraint and that
+    ``format_calls`` writes in a form the constraint accepts (docs/constrained-decoding.md:
+    a plain body holds no tag lead, plain JSON no ``&``; native JSON no fence, no DEL)."""
+    if dialect == NATIVE:
+        return TEXT.map(_scrub(DEL, no_fence=True))
+    if nested:
+        return TEXT.map(_scrub("<＜〈&" + DEL, no_fence=False))
+    return TEXT.map(_scrub("<＜〈" if dialect in PLAIN_DIALECTS else "", no_fence=False))
+
+
+def calls_for(dialect: str) -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
+    return st.sampled_from(sorted(SCHEMAS)).flatmap(
+        lambda name: arguments(
+            SCHEMAS[name], strings(dialect, nested=False), strings(dialect, nested=True)
+        ).map(lambda args: (name, args))
+    )
+
+
+#: Free text the constraint allows: prose, tag leads the parser drops at once, closed code.
+PROSE = st.lists(
+    st.sampled_from(
+        [
+            "Let me check. ",
+            "a < b ",
+            "x <= 3 ",
+            "<> ",
+            "1 <'x' ",
+            "héllo 你好 💥 ",
+            "\n",
+            "\n\n",
+            "use `code` here ",
+            "quote `<tool_calls>` as code ",
+            "~5 min ",
+            "</b> ",
+            "| ｜ ▁ ",
+            "\n```py\nprint('<tool_calls><invoke name=\"f\">')\n```\n",
+            "\n```\n  <｜tool▁calls▁begin｜>\n```\n",
+            "&amp; ",
+            "]]> ",
+            '{"a": 1} ',
+            "“q” ",
+            "\t",
+        ]
+    ),
+    max_size=5,
+).map("".join)
+
+
+def _want(calls: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, str]]:
+    return [(n, canon_value(i)) for n, i in calls]
+
+
+def validate(args: Any, name: str) -> None:
+    """jsonschema's verdict, formats checked, no undeclared properties (as exported)."""
+    schema = {**SCHEMAS[name], "additionalProperties": False}
+    jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker()).validate(
+        args
+    )
+
+
+# ------------------------------------------------------------------ every export validates
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("choice", ["auto", "required", "none", {"name": "search"}])
+def test_every_export_validates_in_llguidance(fmt: str, dialect: str, choice: Any) -> None:
+    m = ByteMatcher(export(fmt, dialect, choice), fmt)
+    assert not m.error()
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_free_names_and_single_calls_validate(fmt: str, dialect: str) -> None:
+    for options in ({"free_names": True}, {"parallel_tool_calls": False}):
+        assert not ByteMatcher(export(fmt, dialect, "required", **options), fmt).error()
+
+
+# ------------------------------------------------------- written calls: accepted, read back
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("fmt", FORMATS)
+@soak_settings(40)
+@given(data=st.data())
+def test_written_calls_are_accepted_and_read_back(
+    fmt: str, dialect: str, data: st.DataObject
+) -> None:
+    calls = data.draw(st.lists(calls_for(dialect), min_size=1, max_size=3))
+    prose = data.draw(PROSE)
+    text = prose + format_calls(calls, dialect=dialect)
+    assert accepts(export(fmt, dialect), text, fmt), text
+    assert accepts(export(fmt, dialect, "required"), text, fmt), text
+    result = parse(text)
+    assert canon_calls(result.calls) == _want(calls), text
+    assert result.text == prose
+    typed = parse(text, dialects=(dialect,), tools=TOOLS)
+    assert canon_calls(typed.calls) == _want(calls), text
+    for call in typed.calls:
+        validate(call.input, call.name)
+
+
+# ---------------------------------------------------------------------------- rejected
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("fmt", FORMATS)
+@soak_settings(30)
+@given(data=st.data())
+def test_schema_breaking_calls_are_rejected(fmt: str, dialect: str, data: st.DataObject) -> None:
+    name = data.draw(st.sampled_from(sorted(n for n in SCHEMAS if SCHEMAS[n]["properties"])))
+    args = data.draw(breaking(SCHEMAS[name]))
+    with pytest.raises(jsonschema.ValidationError):
+        validate(args, name)
+    text = "Sure.\n" + format_calls([(name, args)], dialect=dialect)
+    assert not accepts(export(fmt, dialect), text, fmt), text
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_unknown_tools_and_cut_blocks_are_rejected(fmt: str, dialect: str) -> None:
+    grammar = export(fmt, dialect)
+    assert not accepts(grammar, format_calls([("delete_all", {})], dialect=dialect), fmt)
+    assert not accepts(grammar, format_calls([("get_weathe", {"city": "x"})], dialect=dialect), fmt)
+    prose = "Checking. "
+    text = prose + format_calls(
+        [("get_weather", {"city": "Hangzhou", "days": 3}), ("now", {})], dialect=dialect
+    )
+    m = ByteMatcher(grammar, fmt)
+    data = text.encode("utf-8")
+    for k, byte in enumerate(data):
+        if k > len(prose.encode("utf-8")):
+            assert not m.accepting(), data[:k].decode("utf-8", "replace")
+        assert m.feed(bytes([byte])), m.error()
+    assert m.accepting()
+
+
+#: Names no offered tool has: near misses of the offered names, and other names.
+UNKNOWN = st.one_of(
+    st.sampled_from(sorted(SCHEMAS)).flatmap(
+        lambda n: st.sampled_from([n[:-1], n + "s", n.upper(), "x" + n, n[1:]])
+    ),
+    NAMES,
+).filter(lambda n: n not in SCHEMAS)
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("fmt", FORMATS)
+@soak_settings(25)
+@given(data=st.data())
+def test_unknown_tools_cut_blocks_and_text_alone_under_required_are_rejected(
+    fmt: str, dialect: str, data: st.DataObject
+) -> None:
+    prose = data.draw(PROSE)
+    calls = data.draw(st.lists(calls_for(dialect), min_size=1, max_size=3))
+    auto = export(fmt, dialect)
+    # a tool not offered, at any place in the block, with an offered tool's arguments
+    k = data.draw(st.integers(0, len(calls) - 1))
+    swapped = [*calls[:k], (data.draw(UNKNOWN), calls[k][1]), *calls[k + 1 :]]
+    assert not accepts(auto, prose + format_calls(swapped, dialect=dialect), fmt), swapped
+    # the block cut anywhere after its first character
+    text = prose + format_calls(calls, dialect=dialect)
+    cut = data.draw(st.integers(len(prose) + 1, len(text) - 1))
+    assert not accepts(auto, text[:cut], fmt), text[:cut]
+    assert not accepts(export(fmt, dialect, "required"), text[:cut], fmt), text[:cut]
+    # the text alone: a whole reply under "auto", never under "required" or a named tool
+    assert accepts(auto, prose, fmt), prose
+    assert not accepts(export(fmt, dialect, "required"), prose, fmt), prose
+    assert not accepts(export(fmt, dialect, {"name": calls[0][0]}), prose, fmt), prose
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_tool_choice_is_enforced(fmt: str, dialect: str) -> None:
+    weather = format_calls([("get_weather", {"city": "Paris"})], dialect=dialect)
+    two = format_calls([("get_weather", {"city": "Paris"}), ("now", {})], dialect=dialect)
+    assert accepts(export(fmt, dialect), "Just text.", fmt)
+    assert not accepts(export(fmt, dialect, "required"), "Just text.", fmt)
+    assert not accepts(export(fmt, dialect, "none"), "Hi " + weather, fmt)
+    assert accepts(export(fmt, dialect, "none"), "Hi, no tools today.", fmt)
+    named = {"type": "function", "function": {"name": "now"}}
+    assert not accepts(export(fmt, dialect, named), weather, fmt)
+    assert accepts(export(fmt, dialect, named), format_calls([("now", {})], dialect=dialect), fmt)
+    assert not accepts(export(fmt, dialect, parallel_tool_calls=False), two, fmt)
+    assert accepts(export(fmt, dialect), two, fmt)
+
+
+#: Free text the parser would not release as text before a block: an opener (any dialect's,
+#: or an alias spelling), a call whose wrapper the repair inserts, reasoning, open code.
+HIDING = [
+    "<tool_calls> ",
+    "<|DSML|tool_calls>",
+    "<DSML|tool_calls>",
+    "<｜DSML｜ calls>",
+    '<invoke name="f">',
+    "<｜tool▁call▁begin｜>",
+    "<think>",
+    "＜tool_calls＞",
+    "```\ncode\n",
+    "~~~\ncode\n",
+    "`open span ",
+    "``two`` ",
+    "<\u200btool_calls>",
+]
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("hiding", HIDING)
+def test_free_text_cannot_hide_or_add_a_block(fmt: str, dialect: str, hiding: str) -> None:
+    text = "Well, " + hiding + format_calls([("now", {})], dialect=dialect)
+    assert not accepts(export(fmt, dialect), text, fmt), text
+
+
+#: Hostile prose: the pieces the invariant properties use (look-alike tags, code, leads).
+HOSTILE_PROSE = st.lists(
+    st.one_of(st.sampled_from(PROSE_SNIPPETS), LOOKALIKES, INLINE_CODE, PROSE_PIECES), max_size=6
+).map("".join)
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@soak_settings(200)
+@given(prose=HOSTILE_PROSE)
+def test_free_text_the_constraint_accepts_is_released_as_text(dialect: str, prose: str) -> None:
+    """Whatever free text the constraint allows, the block after it is read as its call and
+    the text is released whole (the lark and gbnf exports share this language)."""
+    block = format_calls([("now", {})], dialect=dialect)
+    if accepts(export("lark", dialect, "none"), prose):
+        result = parse(prose + block)
+        assert [c.name for c in result.calls] == ["now"], prose
+        assert result.text == prose and not result.reasoning, prose
+        assert accepts(export("gbnf", dialect, "none"), prose, "gbnf"), prose
+
+
+# ------------------------------------------------------------------- whatever it accepts
+def walk(grammar: str, fmt: str, template: bytes, data: st.DataObject) -> bytes:
+    """A reply the matcher allows: it follows ``template`` (a written reply) byte by byte
+    until the draw turns off at some point, then takes a few bytes the draw picks among
+    the allowed ones, then the shortest ending (``engines.complete``)."""
+    m = ByteMatcher(grammar, fmt)
+    out = bytearray()
+    turn = data.draw(st.integers(0, len(template)))
+    out += template[:turn]
+    assert m.feed(bytes(out)), m.error()
+    for _ in range(data.draw(st.integers(0, 24))):
+        allowed = m.allowed()
+        pick = data.draw(st.sampled_from(allowed))
+        if pick == EOS:
+            return bytes(out)
+        assert m.feed(bytes([pick])), m.error()
+        out.append(pick)
+    ending = rejoin(m, template[turn:]) or complete(m)
+    assume(ending is not None)
+    assert ending is not None and m.feed(ending) and m.accepting(), m.error()
+    return bytes(out + ending)
+
+
+def rejoin(m: ByteMatcher, rest: bytes) -> bytes | None:
+    """The shortest tail of the template that ``m`` accepts to the end, if any."""
+    for k in range(len(rest) + 1):
+        trial = m.copy()
+        if trial.feed(rest[k:]) and trial.accepting():
+            return rest[k:]
+    return None
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("fmt", FORMATS)
+@soak_settings(30)
+@given(data=st.data())
+def test_whatever_the_constraint_accepts_parses_as_calls_it_allows(
+    fmt: str, dialect: str, data: st.DataObject
+) -> None:
+    choice = data.draw(st.sampled_from(["auto", "required"]))
+    calls = data.draw(st.lists(calls_for(dialect), min_size=1, max_size=2))
+    template = (data.draw(PROSE) + format_calls(calls, dialect=dialect)).encode("utf-8")
+    text = walk(export(fmt, dialect, choice), fmt, template, data).decode("utf-8")
+    result = parse(text)
+    assert len(result.blocks) == (1 if result.calls else 0), text
+    assert [b.status for b in result.blocks] == ["complete"] * len(result.blocks), text
+    if choice == "required":
+        assert result.calls, text
+    for call in result.calls:
+        validate(call.input, call.name)
+    typed = parse(text, dialects=(dialect,), tools=TOOLS)
+    assert canon_calls(typed.calls) == canon_calls(result.calls), text
+    start = result.blocks[0].span[0] if result.blocks else len(text)
+    assert result.text == text[:start], text
+
+
+def test_an_export_is_cached_per_tool_set() -> None:
+    first = lark_grammar(TOOLS, "dsml")
+    assert lark_grammar(json.loads(json.dumps(TOOLS)), "dsml") is first
+    assert lark_grammar(TOOLS[:2], "dsml") != first
