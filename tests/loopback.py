@@ -222,6 +222,7 @@ class Script:
     raw: list[bytes] | None = None
     huge_line: int = 0
     tool_calls: list[list[dict[str, Any]]] | None = None
+    deltas: list[dict[str, Any]] | None = None
     delay: float = 0.0
     content_type: str = "text/event-stream"
 
@@ -353,6 +354,8 @@ class ScriptedModel:
         ]
         deltas += [{"content": s.text[i : i + s.chunk]} for i in range(0, len(s.text), s.chunk)]
         deltas += [{"tool_calls": calls} for calls in s.tool_calls or []]
+        if s.deltas is not None:
+            deltas = [{"role": "assistant", "content": ""}, *s.deltas]
         for n, delta in enumerate(deltas):
             if s.die_after is not None and n == s.die_after:
                 return  # the connection closes without [DONE]

@@ -8,10 +8,12 @@ replay settings, ``--host``/``--port``, ``--max-body-bytes``, who may call (``--
 repeatable; ``--allow-unauthenticated``; ``--allowed-host`` and ``--cors-origin``, repeatable),
 how it runs (``--workers``, ``--shutdown-grace``, ``--metrics-port``), the upstream's deadlines
 (``--connect-timeout``, ``--first-byte-timeout``, ``--idle-timeout``, ``--total-timeout``),
-``--config FILE`` (TOML), and the sieve's options (``--early-emit``, ``--dialects``, and ``--sieve-option NAME=JSON`` for any other
-option the installed callsieve has). ``serve_settings(args, load_toml)`` merges the config file
-and the flags (a flag wins; sieve options merge key by key); ``run_serve(args)`` imports the
-server, builds its ``ServerConfig`` and runs it.
+``--on-abort`` (the renderers' choice when a streamed call aborts), ``--config FILE`` (TOML;
+its ``[models]`` table has no flags), and the sieve's options (``--early-emit``,
+``--dialects``, and ``--sieve-option NAME=JSON`` for any other option the installed callsieve
+has). ``serve_settings(args, load_toml)`` merges the config file and the flags (a flag wins;
+sieve options merge key by key); ``run_serve(args)`` imports the server, builds its
+``ServerConfig`` and runs it.
 What it guarantees: a missing ``server`` extra, a bad flag value or a bad setting is a
 ``ConfigurationError`` (the CLI prints one line and exits 2) before anything listens.
 What it costs: nothing unless ``serve`` runs.
@@ -53,6 +55,7 @@ _FLAGS = (
     "first_byte_timeout",
     "idle_timeout",
     "total_timeout",
+    "on_abort",
 )
 #: Repeatable flags, added to the config file's lists.
 _LISTS = ("api_keys", "allowed_hosts", "cors_origins")
@@ -153,6 +156,12 @@ def add_serve(sub: Any, positive_int: Callable[[str], int], chunk_size: int) -> 
             type=float,
             help=f"upstream {name.replace('-', ' ')} timeout (default {default} s)",
         )
+    serve.add_argument(
+        "--on-abort",
+        metavar="WHAT",
+        help="when a call that began to stream aborts: error (end the reply with the API's "
+        "error, the default) or continue",
+    )
     serve.add_argument(
         "--early-emit", choices=_options.EARLY_EMIT, help="the sieve's early_emit (default block)"
     )

@@ -7,7 +7,9 @@ one ``prometheus_client`` metric per counter of ``callsieve.Metrics`` —
 ``callsieve_blocks_failed_total{reason}``, ``callsieve_blocks_repaired_total``,
 ``callsieve_repairs_total{kind}``, ``callsieve_calls_total``,
 ``callsieve_rejected_total{reason}``, ``callsieve_coercions_total``,
-``callsieve_chars_in_total``, ``callsieve_chars_released_total`` and the gauge
+``callsieve_chars_in_total``, ``callsieve_chars_released_total``,
+``callsieve_calls_aborted_total{reason}``, ``callsieve_stray_reasoning_closes_total``,
+``callsieve_reasoning_unclosed_total`` and the gauge
 ``callsieve_holdback_max_chars`` — and subscribes to ``source`` (the process-wide
 ``aggregate_metrics()`` unless told otherwise): each closed sieve's counts are added to them
 as it closes. ``close()`` unsubscribes (the metrics stay registered).
@@ -41,12 +43,16 @@ _HELP = {
     "blocks_failed": "Blocks released as text, by reason",
     "repairs": "Repairs made, by kind",
     "rejected": "Calls the tool policy rejected, by reason",
+    "calls_aborted": "Calls that began to stream and then aborted, by reason",
+    "stray_reasoning_closes": "A </think> with no <think> open (reasoning='tags')",
+    "reasoning_unclosed": "Replies that ended inside reasoning",
 }
 _LABEL = {
     "blocks_parsed": "dialect",
     "blocks_failed": "reason",
     "repairs": "kind",
     "rejected": "reason",
+    "calls_aborted": "reason",
 }
 
 

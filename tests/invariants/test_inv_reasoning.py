@@ -150,3 +150,30 @@ def test_reasoning_agrees_at_random_splits(doc: str, data: Any) -> None:
     want = _whole(doc)
     events = stream(chunk_at(doc, cuts))
     assert (*drive(events), reasoning_of(events)) == want
+
+
+@SETTINGS
+@given(CASES, REASONING_OPTIONS)
+def test_what_the_sieve_tells_of_reasoning_does_not_depend_on_the_split(
+    case: tuple[str, list[str]], opts: dict[str, Any]
+) -> None:
+    """``reasoning_unclosed`` and where a ``</think>`` closed nothing (SPEC §15.1) are the
+    whole text's, for any split; each stray close is a ``</think>`` released as text."""
+    doc, chunks = case
+    whole = callsieve.parse(doc, **opts)
+    for split in (chunks, list(doc)):
+        sieve = callsieve.Sieve(**opts)
+        events = [e for c in split for e in sieve.feed(c)] + sieve.close()
+        assert sieve.reasoning_unclosed == whole.reasoning_unclosed
+        assert sieve.stray_reasoning_closes == whole.stray_reasoning_closes
+    if opts.get("reasoning", "tags") != "tags":
+        assert whole.stray_reasoning_closes == ()
+    pos = 0
+    texts: dict[int, str] = {}
+    for e in events:
+        n = len(e.text) if isinstance(e, Text) else len(e.source) if isinstance(e, Reasoning) else 0
+        if isinstance(e, Text):
+            texts[pos] = e.text
+        pos = e.block.span[1] if isinstance(e, ToolCalls) else pos + n
+    for at in whole.stray_reasoning_closes:
+        assert at in texts and "think" in texts[at].lower()  # (a tag of its own: its event)

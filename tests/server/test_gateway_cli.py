@@ -82,6 +82,18 @@ def test_serve_without_the_server_extra_says_how_to_install_it() -> None:
         (("--transcript", str(TRANSCRIPT)), "[server\n", "not valid TOML"),
         (("--transcript", str(TRANSCRIPT), "--host", "0.0.0.0"), None, "--api-key KEY"),
         (("--transcript", str(TRANSCRIPT)), "[upstream]\nread_timeout = 3\n", "idle_timeout"),
+        (
+            ("--transcript", str(TRANSCRIPT)),
+            '[models."deepseek-r1*"]\nthinking = "maybe"\n',
+            '[models."deepseek-r1*"] thinking must be one of always, on, off, never',
+        ),
+        (
+            ("--transcript", str(TRANSCRIPT)),
+            '[models."qwen3*"]\nprewrites = true\n',
+            "[models.\"qwen3*\"] has no setting 'prewrites'",
+        ),
+        (("--transcript", str(TRANSCRIPT)), "models = 3\n", "[models] must hold one table"),
+        (("--transcript", str(TRANSCRIPT), "--on-abort", "ignore"), None, "on_abort must be"),
     ],
 )
 def test_bad_settings_are_one_line_and_exit_2(
@@ -136,11 +148,18 @@ def test_the_server_modules_declare_all() -> None:
 
 
 def test_the_config_file_in_the_docs_is_valid(tmp_path: Path) -> None:
-    """docs/gateway.md's example config file reads and builds as it is written."""
+    """docs/gateway.md's example config file reads and builds as it is written, and so does
+    its ``[models]`` example."""
     doc = (ROOT / "docs" / "gateway.md").read_text(encoding="utf-8")
-    [example] = [
+    example, models = [
         block.split("\n", 1)[1] for block in doc.split("```")[1::2] if block.startswith("toml\n")
     ]
+    (tmp_path / "models.toml").write_text(models, encoding="utf-8")
+    table = callsieve.server.ServerConfig.build(
+        transcript=str(TRANSCRIPT), **callsieve.server.load_toml(str(tmp_path / "models.toml"))
+    )
+    instruct = table.profile("Qwen/Qwen3-30B-A3B-Instruct-2507")
+    assert instruct is not None and instruct.thinking == "never"
     (tmp_path / "gateway.toml").write_text(example, encoding="utf-8")
     config = callsieve.server.ServerConfig.build(
         **callsieve.server.load_toml(str(tmp_path / "gateway.toml"))
@@ -151,3 +170,8 @@ def test_the_config_file_in_the_docs_is_valid(tmp_path: Path) -> None:
         "dialects": ["dsml", "xml", "deepseek_native"],
     }
     assert (config.port, config.idle_timeout, config.model_name) == (8000, 60.0, "my-model")
+    assert config.on_abort == "error"
+    r1 = config.profile("deepseek-ai/DeepSeek-R1-0528")
+    assert r1 is not None and r1.thinking == "always"
+    v31 = config.profile("deepseek-ai/DeepSeek-V3.1-Terminus")
+    assert v31 is not None and v31.thinking == "off" and v31.prewrites_think

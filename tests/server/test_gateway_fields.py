@@ -99,7 +99,7 @@ def test_fields_are_forwarded_under_the_upstreams_names() -> None:
         "user": "u",
         "store": False,
         "min_p": 0.1,
-        "chat_template_kwargs": {"thinking": True},
+        "chat_template_kwargs": {"thinking": True, "enable_thinking": True},
     }
     assert "logprobs" not in chat and "n" not in chat
     assert (
@@ -108,6 +108,7 @@ def test_fields_are_forwarded_under_the_upstreams_names() -> None:
         responses["verbosity"],
         responses["temperature"],
     ) == (9, "low", "low", 0.2)
+    assert responses["chat_template_kwargs"] == {"thinking": True, "enable_thinking": True}
     assert (claude["top_k"], claude["stop"], claude["user"], claude["max_tokens"]) == (
         4,
         ["Z"],

@@ -92,12 +92,21 @@ def test_chat_stream_with_usage_asked_ends_with_a_usage_chunk(oai: openai.OpenAI
     assert all(c.usage is None for c in chunks[:-1])
 
 
+#: The transcript as a reply to a request without tools: its blocks are leaked markup,
+#: dropped (the example in its code fence is text, and stays).
+TEXT_ONLY = callsieve.parse(TEXT).text.strip()
+
+
 def test_without_tools_the_reply_is_text_only(oai: openai.OpenAI) -> None:
+    """No call, and no markup of one: a block that parses is dropped; the text around it
+    is the reply's, as the model wrote it."""
     reply = oai.chat.completions.create(model="m", messages=ASK)
-    assert reply.choices[0].message.content == TEXT.strip()
-    assert not reply.choices[0].message.tool_calls
+    content = reply.choices[0].message.content
+    assert content == TEXT_ONLY and not reply.choices[0].message.tool_calls
+    assert "README.md" not in content and "tool▁calls▁begin" not in content
+    assert "docs/example.md" in content and "I will report back" in content
     none = oai.chat.completions.create(model="m", messages=ASK, tools=TOOLS, tool_choice="none")
-    assert none.choices[0].message.content == TEXT.strip()
+    assert none.choices[0].message.content == TEXT_ONLY
 
 
 # ---------------------------------------------------------------------- responses
@@ -232,7 +241,7 @@ def test_a_policy_set_in_the_settings_refuses_unlisted_tools() -> None:
     with running(config) as base:
         reply = openai_client(base).chat.completions.create(model="m", messages=ASK, tools=weather)
         text_only = openai_client(base).chat.completions.create(model="m", messages=ASK)
-    assert text_only.choices[0].message.content == TEXT.strip()
+    assert text_only.choices[0].message.content == TEXT_ONLY
     expected = callsieve.parse(TEXT, tools=weather, policy="allowlist")
     assert calls_of(expected) == [("get_weather", {"location": "Tokyo"})]
     assert chat_calls(reply.choices[0].message) == calls_of(expected)

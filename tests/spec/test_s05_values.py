@@ -32,6 +32,12 @@ VALUE_ROWS = [
     ("cdata-concat-split-close", "<![CDATA[x]]]]><![CDATA[>y]]>", "x]]>y"),
     ("cdata-number-stays-string", "<![CDATA[42]]>", "42"),
     ("cdata-empty", "<![CDATA[]]>", ""),
+    # plain text beside CDATA keeps its place: the body reads in order, its plain white
+    # space trimmed at both ends, CDATA verbatim (what streamed is the value's start, §7.5)
+    ("text-then-cdata", "see <![CDATA[x < y]]>", "see x < y"),
+    ("cdata-then-text", "<![CDATA[x]]> and &lt;y&gt;  ", "x and <y>"),
+    ("text-between-cdata", "<![CDATA[a]]>\n &amp; <![CDATA[b]]>", "a\n & b"),
+    ("white-space-around-cdata", "\n  <![CDATA[ x ]]>\n", " x "),
     # plain bodies trimmed, entities decoded
     ("trim", "  hello world \n", "hello world"),
     ("entities-named", "&lt;a&gt; &amp; &quot;q&quot; &apos;s&apos;", "<a> & \"q\" 's'"),
@@ -113,6 +119,7 @@ STRING_ATTR_ROWS = [
     ("true-bool", "true", "true", "true"),
     ("true-array", "true", "[1]", "[1]"),
     ("true-word", "true", "杭州", "杭州"),
+    ("true-beside-cdata", "true", " a &amp; <![CDATA[b]]>\n", " a &amp; b\n"),
     ("false-number", "false", "3", 3),
     ("false-array", "false", "[1, 2]", [1, 2]),
     ("false-object", "false", '{"a": {"b": null}}', {"a": {"b": None}}),

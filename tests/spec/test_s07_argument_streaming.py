@@ -302,8 +302,87 @@ def test_deepseek_native_arguments_stream_as_compact_json() -> None:
         assert len(deltas) > 10 and deltas[0].delta == "{"
 
 
-def test_loose_cdata_repaired_at_the_end_resends_its_call() -> None:
-    doc = one("<![CDATA[abc", name="p")
+def test_a_cdata_the_repair_closes_streamed_only_what_no_cut_can_change() -> None:
+    """A CDATA string streams up to the first text where a tag that could close its
+    parameter matches or may begin; the rest waits for ``]]>``. If the input ends first,
+    the loose-CDATA repair cuts the CDATA at such a tag (SPEC §4.3), so what streamed is
+    the start of the value: the call finishes, nothing is sent again."""
+    doc = one("<![CDATA[abc", name="p")  # ... </parameter></invoke></tool_calls>, no ]]>
+    for chunks in (list(doc), [doc], in_chunks(doc, 4)):
+        events = streamed(chunks)
+        found = check_stream(doc, events)
+        assert found["aborted"] == [] and [c.input for c in found["finished"]] == [{"p": "abc"}]
+        assert found["deltas"] == {0: '{"p":"abc"}'}
+    # What waits: from a tag that could close the parameter (all of it once one is whole) ...
+    held = one("<![CDATA[a < b </para and </div> then </parameter> x y", name="p")
+    assert deltas_before_close(held) == '{"p":"a < b </para and </div> then '
+    # ... to its "]]>": then it is content after all, and goes out.
+    closed = one("<![CDATA[x </parameter> y]]>", name="p")
+    events = streamed(list(closed))
+    assert check_stream(closed, events)["finished"][0].input == {"p": "x </parameter> y"}
+    deltas = [e.delta for e in events if isinstance(e, ArgumentsDelta)]
+    assert "".join(deltas[:3]) == '{"p":"x ' and deltas[3] == "</parameter> y"
+
+
+# ------------------------------------------------------------- what streamed stays the start
+def test_text_before_cdata_streams_in_the_order_written() -> None:
+    """SPEC §5: plain text beside CDATA keeps its place, so the text that streamed before a
+    CDATA is the start of the value: no call is sent again."""
+    doc = one("see <![CDATA[x < y]]> then")
     found = check_stream(doc, streamed(list(doc)))
-    assert found["aborted"] == [0]
-    assert [c.input for c in found["finished"]] == [{"p": "abc"}]
+    assert found["aborted"] == [] and found["finished"][0].input == {"p": "see x < y then"}
+    # (" then" may still be the body's trailing white space and text: out with the parameter)
+    assert deltas_before_close(doc) == '{"p":"see x < y'
+    raw = one(" a &amp; <![CDATA[b]]>", attrs=' string="true"')
+    assert deltas_before_close(raw) == '{"p":" a &amp; b'
+    assert check_stream(raw, streamed(in_chunks(raw, 3)))["aborted"] == []
+
+
+def test_a_list_parameter_and_what_follows_it_go_out_with_the_call() -> None:
+    """A parameter the schema types as an array may repeat (one parameter per item): its
+    value, and the place of the parameters after it, are known only when the call ends."""
+    tools = [{"name": "f", "parameters": {"properties": {"p": {"type": "array"}}}}]
+    doc = (
+        '<tool_calls><invoke name="f"><parameter name="q">1</parameter>'
+        '<parameter name="p">a</parameter><parameter name="r">x</parameter>'
+        '<parameter name="p">b</parameter></invoke></tool_calls>'
+    )
+    for chunks in (list(doc), [doc], in_chunks(doc, 7)):
+        events = streamed(chunks, tools=tools)
+        found = check_stream(doc, events, tools=tools)
+        assert found["aborted"] == []
+        assert found["finished"][0].input == {"q": 1, "p": ["a", "b"], "r": "x"}
+    deltas = [e.delta for e in streamed(list(doc), tools=tools) if isinstance(e, ArgumentsDelta)]
+    assert deltas == ['{"q":1', ',"p":["a","b"],"r":"x"}']
+
+
+def test_under_a_schema_policy_a_value_that_breaks_it_is_not_sent() -> None:
+    """SPEC §9.3: a typed value goes out when it is complete; one that breaks its property's
+    schema dooms the call, so nothing more of it goes out before the ``CallAborted``."""
+    tools = [
+        {
+            "name": "w",
+            "parameters": {
+                "type": "object",
+                "$defs": {"n": {"type": "integer", "minimum": 1}},
+                "properties": {"city": {"type": "string"}, "days": {"$ref": "#/$defs/n"}},
+            },
+        }
+    ]
+    doc = (
+        '<tool_calls><invoke name="w"><parameter name="city">Paris</parameter>'
+        '<parameter name="days">0</parameter><parameter name="x">y</parameter>'
+        "</invoke></tool_calls>"
+    )
+    for chunks in (list(doc), [doc]):
+        events = streamed(chunks, tools=tools, policy="schema")
+        check_stream(doc, events, tools=tools, policy="schema")
+        sent = "".join(e.delta for e in events if isinstance(e, ArgumentsDelta))
+        assert sent == '{"city":"Paris"'
+        assert [(e.index, e.reason) for e in events if isinstance(e, CallAborted)] == [
+            (0, "rejected")
+        ]
+    # A value its schema accepts goes out whole, coerced, and the call finishes.
+    good = doc.replace(">0<", ">3<")
+    found = check_stream(good, streamed(list(good), tools=tools, policy="schema"), tools=tools)
+    assert found["aborted"] == [] and found["finished"][0].input["days"] == 3

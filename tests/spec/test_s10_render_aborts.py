@@ -83,16 +83,8 @@ def aborts(doc: str, chunks: list[str], **opts: Any) -> list[CallAborted]:
         (BAD_SCHEMA, {"tools": WEATHER, "policy": "schema"}, "rejected"),
         (REPEATED, {}, "repeated_name"),
         (BROKEN, {}, "failed"),
-        (
-            INVOKE + '<parameter name="path">x <![CDATA[y]]></parameter></invoke></tool_calls>',
-            {},
-            "text_before_cdata",
-        ),
-        (
-            INVOKE + '<parameter name="path"><![CDATA[a</parameter></invoke></tool_calls>',
-            {},
-            "loose_cdata",
-        ),
+        # (text before CDATA and a CDATA the loose-CDATA repair closes no longer abort:
+        # tests/spec/test_s07_argument_streaming.py)
         ('<tool_calls><invoke name="f">{"a": 1, "a": 2}</invoke></tool_calls>', {}, "repeated_key"),
     ],
 )

@@ -173,3 +173,14 @@ def test_s14_chars_released_under_a_policy(early_emit: str) -> None:
     released = callsieve.parse(text, **opts).text
     for chunks in ([text], list(text)):
         assert _counts(text, chunks, **opts)["chars_released"] == len(released)
+
+
+def test_s14_calls_aborted_after_they_began_to_stream() -> None:
+    """SPEC §14: calls aborted after they started streaming, by ``CallAborted.reason``."""
+    repeated = INV("f", P("p", "<![CDATA[a]]>") + P("p", "<![CDATA[b]]>")) + "</tool_calls>"
+    cut = '<tool_calls><invoke name="g"><parameter name="x"><![CDATA[cut'
+    reply = "<tool_calls>" + repeated + " then " + cut
+    for chunks in ([reply], list(reply)):
+        snap = _counts(reply, chunks, early_emit="arguments")
+        assert snap["calls_aborted"] == {"repeated_name": 1, "cut_off": 1}
+    assert _counts(reply)["calls_aborted"] == {}  # (only argument streaming aborts calls)

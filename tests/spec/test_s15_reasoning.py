@@ -11,7 +11,17 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from helpers import DSML, XML, Calls, canon_calls, canon_value, run_all_ways, table
+from helpers import (
+    DSML,
+    XML,
+    Calls,
+    canon_calls,
+    canon_value,
+    random_chunkings,
+    run_all_ways,
+    stream,
+    table,
+)
 
 import callsieve
 from callsieve import (
@@ -233,3 +243,71 @@ def test_bad_values_are_configuration_errors(option: str, value: Any) -> None:
 
 def test_the_options_are_public() -> None:
     assert {"reasoning", "calls_in_reasoning"} <= set(callsieve._config.options.OPTIONS)
+
+
+# ------------------------------------------------------- when </think> never comes; a stray one
+@pytest.mark.parametrize(
+    ("text", "reasoning", "unclosed"),
+    [
+        ("all thought", "open", True),  # the model was cut off while thinking
+        ("<think>a leading tag, then thought", "open", True),  # (a leading <think> is a tag)
+        ("", "open", True),  # (the template opened a thought no reply closed)
+        ("thought</think>answer", "open", False),
+        ("<think>thought</think>answer", "open", False),
+        ("<think>never closed", "tags", True),
+        ("<think>closed</think>then <think>text", "tags", False),  # (a <think> after text)
+        ("plain answer", "tags", False),
+        ("<think>x", "off", False),
+    ],
+)
+def test_the_result_says_when_reasoning_was_never_closed(
+    text: str, reasoning: str, unclosed: bool
+) -> None:
+    """SPEC §15.1: so that a server tells "the model thought until the end" from "the answer
+    is missing" (an upstream that had split the reasoning off already, or thinking off)."""
+    assert parse(text, reasoning=reasoning).reasoning_unclosed is unclosed
+    for chunks in random_chunkings(text, seeds=(0, 1)) if text else ([],):
+        sieve = Sieve(reasoning=reasoning)
+        for c in chunks:
+            sieve.feed(c)
+        assert sieve.reasoning_unclosed is False  # (nothing has ended before close())
+        sieve.close()
+        assert sieve.reasoning_unclosed is unclosed
+    if unclosed:
+        snap = Sieve(reasoning=reasoning, metrics=True)
+        snap.feed(text)
+        snap.close()
+        assert snap.metrics is not None and snap.metrics.snapshot()["reasoning_unclosed"] == 1
+
+
+def test_open_mode_takes_a_leading_think_as_a_tag() -> None:
+    """A template that did not write ``<think>`` after all, under ``"open"``: the model's own
+    ``<think>`` (after white space only) is a tag, not reasoning text."""
+    events = stream(["\n<thi", "nk>a", "</think>b"], reasoning="open")
+    assert [e.raw for e in events if isinstance(e, Reasoning) and e.raw] == ["<think>", "</think>"]
+    r = parse("\n<think>a</think>b", reasoning="open")
+    assert (r.reasoning, r.text, r.reasoning_unclosed) == ("\na", "b", False)
+
+
+STRAY = "The user asks for X. I'll answer.</think>Here is X.\n```\n</think>\n``` and `</think>`."
+
+
+def test_a_close_with_no_think_open_is_text_and_noticed() -> None:
+    """SPEC §15.1, §14: under "tags", a ``</think>`` where no ``<think>`` is open stays
+    text; the sieve notes where (the sign of a template that wrote ``<think>``), under every
+    chunking; in code it is text like any tag and not noted."""
+    at = STRAY.index("</think>")
+    r = parse(STRAY)
+    assert (r.text, r.reasoning, r.stray_reasoning_closes) == (STRAY, "", (at,))
+    for chunks in random_chunkings(STRAY, seeds=(0, 1, 2)):
+        sieve = Sieve(metrics=True)
+        events = [e for c in chunks for e in sieve.feed(c)] + sieve.close()
+        assert "".join(e.text for e in events if isinstance(e, Text)) == STRAY
+        assert sieve.stray_reasoning_closes == (at,)
+        assert sieve.metrics is not None
+        assert sieve.metrics.snapshot()["stray_reasoning_closes"] == 1
+    # After reasoning that closed, and before any: the same. Not under "open" or "off".
+    assert parse("<think>a</think>b</think>").stray_reasoning_closes == (len("<think>a</think>b"),)
+    assert parse(" </think>b").stray_reasoning_closes == (1,)
+    assert parse("a</think>b</think>c", reasoning="open").stray_reasoning_closes == ()
+    assert parse("a</think>b", reasoning="off").stray_reasoning_closes == ()

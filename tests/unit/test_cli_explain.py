@@ -106,3 +106,22 @@ def test_stream_with_policy_and_sanitize(
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert "".join(x["text"] for x in lines if x["event"] == "text") == "ab "
     assert [c["name"] for x in lines if x["event"] == "tool_calls" for c in x["calls"]] == ["f"]
+
+
+def test_explain_reasoning_a_stray_close_and_an_unclosed_thought(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SPEC §14.2: a ``</think>`` with no ``<think>`` open under "tags" (the sign of a chat
+    template that wrote the ``<think>``) is shown where it stands; so is a thought that
+    never closed."""
+    text = "Let me think about it.</think>The answer is 4."
+    view = explain(tmp_path, capsys, text)
+    at = text.index("</think>")
+    assert view["reasoning"] == {
+        "unclosed": False,
+        "stray_closes": [{"offset": at, "found": text[at : at + 24]}],
+    }
+    view = explain(tmp_path, capsys, text, "--reasoning", "open")
+    assert view["reasoning"] == {"unclosed": False, "stray_closes": []}
+    view = explain(tmp_path, capsys, "<think>cut off while thinking")
+    assert view["reasoning"] == {"unclosed": True, "stray_closes": []}

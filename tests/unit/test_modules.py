@@ -73,7 +73,8 @@ def test_decode_entities(text: str, decoded: str) -> None:
     [
         ("p", [(False, "  x &lt; y  ")], None, None, "x < y"),
         ("p", [(True, " raw ")], None, None, " raw "),
-        ("p", [(True, "a"), (False, "\n"), (True, "b")], None, None, "ab"),
+        ("p", [(True, "a"), (False, "\n"), (True, "b")], None, None, "a\nb"),  # (in order)
+        ("p", [(False, "\n"), (True, "a"), (False, "\n")], None, None, "a"),
         ("p", [(False, " 12 ")], "true", None, " 12 "),
         ("p", [(False, "[1]")], "false", None, [1]),
         ("p", [(False, "not json")], "false", None, "not json"),

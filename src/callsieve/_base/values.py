@@ -1,7 +1,7 @@
 """Strategy: turn a parameter body into a JSON value (SPEC §5).
 
-What it does: CDATA is verbatim (several sections concatenate); a plain text body is trimmed
-and its XML entities decoded; ``string="true"`` keeps the raw string, ``string="false"`` parses
+What it does: CDATA is verbatim (several sections concatenate, plain text between them in
+its place); a plain text body is trimmed and its XML entities decoded; ``string="true"`` keeps the raw string, ``string="false"`` parses
 JSON; otherwise a JSON literal becomes its value. Element children become arrays (all
 ``<item>``) or objects (repeated names collect into arrays), recursively; structured XML
 inside CDATA is decoded the same way unless the parameter is a raw-text field or the
@@ -118,10 +118,8 @@ def decode_param(
 ) -> Any:
     """Decode one parameter body. ``parts`` are ``(is_cdata, text)`` in order."""
     force_string = _is_string_type(schema_type)
-    cdata = [t for is_cdata, t in parts if is_cdata]
-    if cdata:
-        loose = "".join(t for is_cdata, t in parts if not is_cdata)
-        value = "".join(cdata) + (decode_entities(loose.strip()) if loose.strip() else "")
+    if any(is_cdata for is_cdata, _ in parts):
+        value = _with_cdata(parts, string_attr == "true")
         if string_attr == "true" or force_string:
             return value
         if string_attr == "false":
@@ -143,6 +141,32 @@ def decode_param(
             return structured
     decoded = decode_entities(text)
     return decoded if force_string else json_literal(decoded)
+
+
+def _with_cdata(parts: list[tuple[bool, str]], raw: bool) -> str:
+    """A body that holds CDATA, read in the order written: CDATA verbatim, the plain text
+    between as written (``raw``: ``string="true"``) or with its entities decoded and the
+    body's plain white space trimmed at both ends (CDATA content is never trimmed). What
+    argument streaming sends of a body is then always the start of its value, wherever the
+    CDATA stands (``_blocks.argstream``)."""
+    if raw:
+        return "".join(t for _, t in parts)
+    texts = [t for _, t in parts]
+    k = 0
+    while k < len(parts) and not parts[k][0]:  # plain white space before the first content
+        texts[k] = texts[k].lstrip()
+        if texts[k]:
+            break
+        k += 1
+    k = len(parts) - 1
+    while k >= 0 and not parts[k][0]:  # ... and after the last
+        texts[k] = texts[k].rstrip()
+        if texts[k]:
+            break
+        k -= 1
+    return "".join(
+        t if is_cdata else decode_entities(t) for (is_cdata, _), t in zip(parts, texts, strict=True)
+    )
 
 
 def _json_or_string(text: str) -> Any:

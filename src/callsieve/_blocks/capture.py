@@ -426,8 +426,8 @@ class Capture:
         self.run = JsonRun(run) if run.balanced else run
         self.run_start = self.start + self.raw_len
         self.run_text.new_run()
-        if self.args is not None:
-            self.args.run(run)
+        if self.args is not None:  # (the state inside the run: a CDATA string's guard)
+            self.args.run(run, self.ps.state_stack[-1])
         return VIABLE
 
     def _unexpected(self, what: str, buf: str, p: int) -> int:

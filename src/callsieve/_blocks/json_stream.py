@@ -5,25 +5,29 @@ streaming of JSON bodies (DeepSeek's native calls, a ``call_json``).
 What it does: ``JsonStream.feed(text)`` returns the compact JSON that ``text`` settles:
 structure at once, white space between tokens dropped, a string's characters as they arrive
 (escapes decoded, then escaped as ``json.dumps`` escapes them), a number or literal once it
-ends (then written as ``json.dumps`` writes its value: ``1e5`` is ``100000.0``). It raises
-``NotStreamable`` where the text is no JSON object, or holds what it does not rewrite
-exactly (``NaN``, an escape it cannot read); the caller then holds the rest back.
-What it guarantees: what it returned is what ``json.dumps`` of the parsed object starts
-with — unless a key repeats (the last value wins, at the first one's place): the argument
-stream checks that at the end and sends the call again if so.
+ends (then written as ``json.dumps`` writes its value: ``1e5`` is ``100000.0``). A key
+goes out once it is whole. The value of a top-level key the caller asks to ``hold`` (one a
+tool's schema types, which coercion may change: ``_blocks.argstream``) goes out when it ends, as
+``settle(key, its compact text)`` writes it. It raises ``NotStreamable`` where the text is
+no JSON object, or holds what it does not rewrite exactly (``NaN``, an escape it cannot
+read), and ``RepeatedKey`` at a key an object already has (its last value wins, at the first
+one's place, which went out); the caller then holds the rest back.
+What it guarantees: what it returned is what ``json.dumps`` of the parsed object, its held
+values settled, starts with.
 What it costs: a few operations per token; inside a string, one search per run of plain
-characters.
+characters; each object's keys, kept to tell a repeated one.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 
 from .._base.values import load_json
 from .._scan.balanced import MAX_JSON_DEPTH
 
-__all__ = ["JsonStream", "NotStreamable"]
+__all__ = ["JsonStream", "NotStreamable", "RepeatedKey"]
 
 _PLAIN = re.compile(r'[^"\\\x00-\x1f]+')  # string characters that need nothing done
 _SPACE = " \t\n\r"
@@ -55,29 +59,66 @@ class NotStreamable(Exception):
     """The text is no JSON object, or not one this rewrites exactly."""
 
 
+class RepeatedKey(NotStreamable):
+    """A key an object already has: its last value wins, at the first one's place."""
+
+
 class JsonStream:
     """One JSON object's text, fed in pieces (see the module's docstring)."""
 
-    __slots__ = ("state", "stack", "atom", "hexes", "high", "is_key")
+    __slots__ = (
+        "state",
+        "stack",
+        "atom",
+        "hexes",
+        "high",
+        "is_key",
+        "keys",
+        "out",
+        "mark",
+        "holding",
+        "hold",
+        "settle",
+    )
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        hold: Callable[[str], bool] | None = None,
+        settle: Callable[[str, str], str] | None = None,
+    ) -> None:
         self.state = _VALUE
         self.stack: list[str] = []  # "{" or "[" per open container
+        self.keys: list[set[str] | None] = []  # per open container: an object's keys so far
         self.atom: list[str] = []  # a number or literal so far
         self.hexes = ""  # the hex digits of a \u escape so far
         self.high = ""  # a high surrogate waiting for its low half
         self.is_key = False  # the string being read is an object key
+        # What the steps settled and ``feed`` did not return yet: from ``mark`` on (-1: none)
+        # a key not yet whole, or a held value (``holding``: its key) not yet ended.
+        self.out: list[str] = []
+        self.mark = -1
+        self.holding: str | None = None
+        self.hold = hold  # hold(key): hold this top-level key's value until it ends?
+        self.settle = settle  # settle(key, compact text) -> the text that goes out for it
 
     def feed(self, text: str) -> str:
         """The compact JSON that ``text``, the object's next piece, settles. Each character
         (a run of plain string characters at once) is read by the step of the state the
         reader stands in (``_STEPS``), which says where to go on."""
-        out: list[str] = []
+        out = self.out
         i = 0
         n = len(text)
         while i < n:
             i = _STEPS[self.state](self, text, i, out)
-        return "".join(out)
+        mark = self.mark
+        if mark < 0:
+            settled = "".join(out)
+            out.clear()
+        else:  # (a key or a held value goes on in the next piece)
+            settled = "".join(out[:mark])
+            del out[:mark]
+            self.mark = 0
+        return settled
 
     # ------------------------------------------------------------------ the steps
     # Each reads ``text`` at ``i``, appends what it settles to ``out``, and returns where
@@ -96,6 +137,7 @@ class JsonStream:
         if c == "}":
             self._close(c, out)
         elif c == '"':
+            self.mark = len(out)  # (a key goes out whole: it may repeat)
             out.append('"')
             self.is_key = True
             self.state = _STRING
@@ -134,7 +176,10 @@ class JsonStream:
         if c == '"':
             self._flush_high(out)
             out.append('"')
-            self.state = _COLON if self.is_key else _AFTER
+            if self.is_key:
+                self._key_read(out)
+            else:
+                self._value_ends(out)
         elif c == "\\":
             self.state = _ESCAPE
         else:  # a raw control character: json.loads refuses it
@@ -177,11 +222,40 @@ class JsonStream:
             raise NotStreamable("text after the object")
         return i + 1
 
+    def _key_read(self, out: list[str]) -> None:
+        """A key is whole (from ``mark`` on in ``out``): refused if its object has it
+        already; the value of a top-level one the caller holds is held from here on."""
+        key = json.loads("".join(out[self.mark :]))
+        seen = self.keys[-1]
+        assert seen is not None
+        if key in seen:
+            raise RepeatedKey(f"the key {key!r} repeats")
+        seen.add(key)
+        self.state = _COLON
+        if len(self.stack) == 1 and self.hold is not None and self.hold(key):
+            self.holding = key
+            self.mark = len(out)
+        else:
+            self.mark = -1
+
+    def _value_ends(self, out: list[str]) -> None:
+        """A value ended: a held top-level one goes out as ``settle`` writes it."""
+        self.state = _AFTER
+        key = self.holding
+        if key is not None and len(self.stack) == 1:
+            assert self.settle is not None
+            held = "".join(out[self.mark :])  # (":" and the value)
+            del out[self.mark :]
+            out.append(":" + self.settle(key, held[1:]))
+            self.holding = None
+            self.mark = -1
+
     def _value(self, c: str, out: list[str]) -> None:
         if c in "{[":
             if len(self.stack) >= MAX_JSON_DEPTH:  # (the state stays small on any input)
                 raise NotStreamable(f"nested deeper than {MAX_JSON_DEPTH}")
             self.stack.append(c)
+            self.keys.append(set() if c == "{" else None)
             out.append(c)
             self.state = _KEY if c == "{" else _VALUE
         elif c == '"':
@@ -199,8 +273,12 @@ class JsonStream:
     def _close(self, c: str, out: list[str]) -> None:
         if not self.stack or self.stack.pop() != ("{" if c == "}" else "["):
             raise NotStreamable(f"{c!r} closes nothing open")
+        self.keys.pop()
         out.append(c)
-        self.state = _AFTER if self.stack else _DONE
+        if self.stack:
+            self._value_ends(out)
+        else:
+            self.state = _DONE
 
     def _end_atom(self, out: list[str]) -> None:
         text = "".join(self.atom)
@@ -209,7 +287,7 @@ class JsonStream:
         except (ValueError, RecursionError):
             raise NotStreamable(f"{text!r} is no JSON value") from None
         out.append(json.dumps(value))
-        self.state = _AFTER
+        self._value_ends(out)
 
     def _unicode(self, out: list[str]) -> None:
         try:

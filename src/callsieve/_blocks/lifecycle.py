@@ -66,6 +66,8 @@ class BlockLife:
         "rejections",
         "tail_text",
         "consumed",
+        "stray_closes",
+        "reasoning_unclosed",
     )
 
     def __init__(
@@ -107,6 +109,24 @@ class BlockLife:
         #: choice it is read under, ``"text"`` (it emits nothing: a block that closes is
         #: reasoning text) or ``"call"``; None in the answer. Its blocks record it.
         self.in_reasoning: str | None = None
+        #: SPEC §15: where a ``</think>`` stood with no ``<think>`` open (``reasoning="tags"``),
+        #: the first ``KEPT_BLOCKS`` (``stray_close``); the input ended inside reasoning.
+        self.stray_closes: list[int] = []
+        self.reasoning_unclosed = False
+
+    def stray_close(self, offset: int) -> None:
+        """A ``</think>`` at ``offset`` closed no reasoning (it is released as text): noted
+        and counted (the sign of a chat template that wrote ``<think>`` itself)."""
+        if len(self.stray_closes) < KEPT_BLOCKS:
+            self.stray_closes.append(offset)
+        if self.metrics is not None:
+            self.metrics.count("stray_reasoning_closes")
+
+    def ended_in_reasoning(self, unclosed: bool) -> None:
+        """At ``close()``: whether the input ended inside reasoning (counted if so)."""
+        self.reasoning_unclosed = unclosed
+        if unclosed and self.metrics is not None:
+            self.metrics.count("reasoning_unclosed")
 
     def take_out(self) -> list[Event]:
         """Argument streaming's events so far, taken out of ``out``."""
@@ -419,3 +439,17 @@ class LifeView:
     def metrics(self) -> Metrics | None:
         """This sieve's counters (``metrics=``; SPEC §14), or None."""
         return self._life.metrics
+
+    @property
+    def reasoning_unclosed(self) -> bool:
+        """The input ended inside reasoning (SPEC §15): a ``<think>`` (or, under
+        ``reasoning="open"``, the template's) never closed — the model was still thinking
+        when the reply ended, and there is no answer. False until ``close()``."""
+        return self._life.reasoning_unclosed
+
+    @property
+    def stray_reasoning_closes(self) -> tuple[int, ...]:
+        """Where a ``</think>`` stood with no ``<think>`` open under ``reasoning="tags"``
+        (released as text; the first 64 offsets): the sign of a chat template that wrote
+        ``<think>`` into the prompt (SPEC §15, docs/reasoning.md)."""
+        return tuple(self._life.stray_closes)

@@ -65,14 +65,12 @@ def finish(cap: Capture, buf: str, p: int, limit: int) -> tuple[int, int]:
         text, base = buf, buf_base
     else:  # the CDATA began in an earlier chunk: one copy of the block
         text, base = cap.raw_text() + buf[p:], cap.start
-    g = cap.g
-    probe = g.fork_parser(snap_ip)
-    try:
-        probe.feed_token(run.placeholder)
-        probe.feed_token(Token(CDATA_CLOSE, ""))
-    except LarkError:
+    # Where the CDATA may be cut: where a terminal matches that its parser state accepts
+    # after "]]>" (the one place that says so: argument streaming holds from the first such
+    # text, ``_blocks.argstream.CdataGuard``). The capture stands inside the CDATA's run.
+    after = cap.g.after_cdata(cap.ps.state_stack[-1])
+    if after is None:
         return cap.fail("the input ended inside CDATA"), p
-    after = g.states[probe.parser_state.position]
     cuts: set[int] = set()
     for term in after.bounded:
         if term.name != CDATA_OPEN:

@@ -5,8 +5,13 @@ What it does: a ``Metrics`` holds integer counters, some by label: ``blocks_seen
 ``blocks_parsed`` (by dialect, the ``parse_source``), ``blocks_failed`` (by reason: one of
 ``FAILURE_REASONS``), ``blocks_repaired`` and ``repairs`` (by repair kind), ``calls``
 (handed out), ``rejected`` (by reason: ``unknown_tool``, ``schema``), ``coercions``,
-``chars_in`` and ``chars_released`` (text released to the user), and ``holdback_max`` (the
-most characters held back at once: a tag prefix or a block being captured). A sieve made
+``chars_in`` and ``chars_released`` (text released to the user), ``holdback_max`` (the
+most characters held back at once: a tag prefix or a block being captured),
+``calls_aborted`` (argument streaming: calls that started and then aborted, by
+``CallAborted.reason``), ``stray_reasoning_closes`` (under ``reasoning="tags"``, a
+``</think>`` read as text because no ``<think>`` was open: the signature of a chat template
+that wrote the ``<think>`` itself) and ``reasoning_unclosed`` (replies that ended inside
+reasoning). A sieve made
 with ``metrics=True`` (or with a ``Metrics`` to count into) counts into it; when it is
 closed its counts are added to the process-wide aggregate, ``aggregate_metrics()``, which
 calls its subscribers (the Prometheus exporter, ``callsieve.prometheus``) with what was
@@ -41,8 +46,17 @@ __all__ = [
 ]
 
 #: The plain counters, and the counters kept by label (SPEC §14).
-COUNTERS = ("blocks_seen", "blocks_repaired", "calls", "coercions", "chars_in", "chars_released")
-LABELLED = ("blocks_parsed", "blocks_failed", "repairs", "rejected")
+COUNTERS = (
+    "blocks_seen",
+    "blocks_repaired",
+    "calls",
+    "coercions",
+    "chars_in",
+    "chars_released",
+    "stray_reasoning_closes",
+    "reasoning_unclosed",
+)
+LABELLED = ("blocks_parsed", "blocks_failed", "repairs", "rejected", "calls_aborted")
 #: What a failure message is counted as (a small fixed set: a label value per reason).
 FAILURE_REASONS = (
     "too_long",

@@ -11,7 +11,8 @@ verdict: ``None`` (the call goes out), or the reason it is rejected — ``unknow
 under ``policy="allowlist"`` and ``"schema"``, ``schema: <path>: <message>`` (the first,
 best-matching ``jsonschema`` error) under ``"schema"``. ``allows_name`` answers the early
 question argument streaming asks when a call's name is known (no ``CallStarted`` for a name
-the allowlist refuses). ``Rejection`` is the record of one rejected call.
+the allowlist refuses), ``refuses`` the one it asks before a typed value goes out (a value
+that breaks its property's schema dooms the call: nothing more of it is sent). ``Rejection`` is the record of one rejected call.
 What it guarantees: a value whose schema type admits ``string`` is never turned into
 anything else; a value is only replaced by one of the type the schema asks for (a text that
 does not read as that type stays as it is, and the schema check then says so); every
@@ -21,7 +22,8 @@ Without schemas there is nothing to coerce; without ``policy`` nothing is reject
 ``ConfigurationError`` saying what to install, raised at construction, and so is a schema
 that is not a valid JSON Schema.
 What it costs: nothing per chunk; per call, a walk over the input's values that have a
-schema (depth bounded by ``MAX_COERCE_DEPTH``), and under ``"schema"`` one validation.
+schema (depth bounded by ``MAX_COERCE_DEPTH``), and under ``"schema"`` one validation (with
+argument streaming, also one per parameter sent whole, of that property alone).
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ ON_REJECT = ("drop", "text")
 MAX_COERCE_DEPTH = 32
 
 _NUMBER_CHARS = frozenset("0123456789+-.eE")
+_UNSET: Any = object()
 _SCHEMA = "schema: "
 
 
@@ -158,7 +161,7 @@ class Policy:
     """What a call may become (see the module docstring). ``kind`` is ``None`` (coercion
     only), ``"allowlist"`` or ``"schema"``; ``on_reject`` ``"drop"`` or ``"text"``."""
 
-    __slots__ = ("kind", "on_reject", "names", "schemas", "_validators")
+    __slots__ = ("kind", "on_reject", "names", "schemas", "_validators", "_property_validators")
 
     def __init__(
         self, kind: str | None, on_reject: str, schemas: dict[str, dict[str, Any]]
@@ -170,6 +173,8 @@ class Policy:
         self._validators: dict[str, Any] = {}
         if kind == "schema":
             self._validators = _validators(schemas)
+        # (tool, property) -> a validator of that property's schema, or None: made on first use
+        self._property_validators: dict[tuple[str, str], Any] = {}
 
     def allows_name(self, name: str) -> bool:
         """Whether a call of this name can go out (asked when its name is known)."""
@@ -182,6 +187,26 @@ class Policy:
         if not isinstance(props, dict) or param not in props:
             return value
         return coerce(value, props[param], f"/{param}", out)
+
+    def refuses(self, call: str, param: str, value: Any) -> bool:
+        """Under ``"schema"``: whether ``value`` (as the call holds it, coerced) breaks the
+        schema the tool's ``properties`` give ``param``. The call's arguments then break the
+        tool's schema too (``properties`` checks each property present on its own, whatever
+        else the schema says), so argument streaming sends no more of it: the call will be
+        rejected (SPEC §9.3). False when nothing says so: no schema policy, no such
+        property. (The property's schema is checked as a part of the tool's, so its
+        ``$ref``s resolve against the tool's schema.)"""
+        validator = self._validators.get(call)
+        if validator is None:
+            return False
+        key = (call, param)
+        check = self._property_validators.get(key, _UNSET)
+        if check is _UNSET:
+            props = validator.schema.get("properties")
+            sub = props.get(param) if isinstance(props, dict) else None
+            check = None if sub is None else validator.evolve(schema=sub)
+            self._property_validators[key] = check  # (a benign race: either is the same)
+        return check is not None and not check.is_valid(value)
 
     def settle(
         self, name: str, args: dict[str, Any]

@@ -5,7 +5,9 @@ What it does: ``explain_json(result, text)`` is the view ``--explain`` prints: e
 with its span, dialect, status, repairs, diagnostics, the calls it gave and the policy's
 decisions on its calls, and for a failed block ``failure``: ``offset``, ``expected``,
 ``found`` and the message, read back from that message (``_blocks.messages``, which writes
-it).
+it); then ``reasoning``: whether the input ended inside it (``unclosed``) and each
+``</think>`` that closed nothing under ``reasoning="tags"`` (``stray_closes``: its offset
+and the text found there — the sign of a chat template that wrote ``<think>`` itself).
 What it guarantees: the view is derived from what ``parse()`` returns (plus the input text,
 to show what was found).
 What it costs: linear in the result.
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .._blocks.messages import read_failure
+from .._blocks.messages import FOUND_CHARS, read_failure
 
 if TYPE_CHECKING:
     from .results import ParseResult
@@ -61,4 +63,11 @@ def explain_json(result: ParseResult, text: str) -> dict[str, Any]:
         "blocks": blocks,
         "calls": calls,
         "rejected_tool_names": list(result.rejected_tool_names),
+        "reasoning": {
+            "unclosed": result.reasoning_unclosed,
+            "stray_closes": [
+                {"offset": at, "found": text[at : at + FOUND_CHARS]}
+                for at in result.stray_reasoning_closes
+            ],
+        },
     }

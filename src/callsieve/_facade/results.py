@@ -19,7 +19,9 @@ __all__ = ["ParseResult", "parse"]
 
 class ParseResult:
     """What ``parse()`` found: the user's ``text``, the ``calls``, the model's ``reasoning``
-    (SPEC §15, its pieces joined, without the tags), every ``block`` captured (complete,
+    (SPEC §15, its pieces joined, without the tags; ``reasoning_unclosed``: the input ended
+    inside it; ``stray_reasoning_closes``: where a ``</think>`` closed nothing, under
+    ``reasoning="tags"``), every ``block`` captured (complete,
     partial or failed), the §8/§9 flags, and ``parts``: the reply in order, each a ``str``
     (text, adjacent text joined), a ``Reasoning`` (adjacent reasoning joined, its ``text``
     only) or a ``ToolCall`` — what a renderer needs to put reasoning, text and calls back in
@@ -35,6 +37,8 @@ class ParseResult:
         "rejections",
         "saw_tool_call_syntax",
         "text",
+        "reasoning_unclosed",
+        "stray_reasoning_closes",
     )
 
     def __init__(
@@ -48,6 +52,8 @@ class ParseResult:
         parts: tuple[str | Reasoning | ToolCall, ...] | None = None,
         reasoning: str = "",
         rejections: tuple[Rejection, ...] = (),
+        reasoning_unclosed: bool = False,
+        stray_reasoning_closes: tuple[int, ...] = (),
     ) -> None:
         self.text = text
         self.calls = calls
@@ -58,6 +64,10 @@ class ParseResult:
         #: Each call the policy rejected (SPEC §9): name, reason, span, raw, action, call.
         self.rejections = rejections
         self.reasoning = reasoning
+        #: The input ended inside reasoning: the model was still thinking (SPEC §15).
+        self.reasoning_unclosed = reasoning_unclosed
+        #: Offsets of each ``</think>`` with no ``<think>`` open (``reasoning="tags"``).
+        self.stray_reasoning_closes = stray_reasoning_closes
         self.parts: tuple[str | Reasoning | ToolCall, ...] = (
             parts if parts is not None else ((text,) if text else ()) + calls
         )
@@ -114,4 +124,6 @@ def parse(text: str, *, tools: Any = None, **options: Any) -> ParseResult:
         parts=tuple(parts),
         reasoning="".join(thought),
         rejections=sieve.rejections,
+        reasoning_unclosed=sieve.reasoning_unclosed,
+        stray_reasoning_closes=sieve.stray_reasoning_closes,
     )

@@ -54,7 +54,7 @@ from .files import (
     default_dialects,
     grammar_dirs,
 )
-from .names import CLOSE_GROUP, START
+from .names import CDATA_CLOSE, CLOSE_GROUP, START
 from .no_lexer import NoLexer
 from .patterns import freeze as freeze_pattern
 from .patterns import learn as learn_patterns
@@ -287,6 +287,18 @@ class CompiledGrammar:
         ps = ip.parser_state
         twin = ParserState(self._conf, self._thread, ps.state_stack[:], ps.value_stack[:])
         return InteractiveParser(self._lalr, twin, self._thread)
+
+    def after_cdata(self, state: int) -> StateSpec | None:
+        """The state a CDATA closed in parser state ``state`` (inside its run: after the run's
+        placeholder) goes to — the terminals it accepts are where the loose-CDATA repair
+        may cut an unclosed CDATA (``_repair``), which argument streaming must not send
+        past before ``]]>`` (``_blocks.argstream``). None: ``state`` shifts no CDATA close.
+        (The close is a shift, never after a reduce: ``cdata: CDATA_OPEN CDATA_RUN?
+        CDATA_CLOSE``; a look-up in the parse table.)"""
+        action = self.table.states.get(state, {}).get(CDATA_CLOSE)
+        if action is None or getattr(action[0], "name", "") != "Shift":
+            return None
+        return self.states.get(action[1])
 
     def dialect_of(self, stack: list[int], fallback: str) -> str:
         """The dialect a parser with state stack ``stack`` is reading: the first enabled of

@@ -66,6 +66,7 @@ from .modes import (
     FIRST_CONTEXT,
     IN_REASONING,
     MACHINE,
+    OPENING,
     PROSE,
     REASONING,
     RUN,
@@ -114,6 +115,8 @@ class SieveMachine(LifeView):
         "_run_hot",
         "_arg_hot",
         "_arg_send",
+        "_arg_lead",
+        "_arg_others",
         "_idle",
         "_cand",
         "_cand_seen",
@@ -154,6 +157,8 @@ class SieveMachine(LifeView):
     _run_hot: Budget
     _arg_hot: Budget
     _arg_send: Callable[[str], list[Event]]
+    _arg_lead: str
+    _arg_others: Callable[[str], Any]
     _idle: Budget
     _cand: int
     _cand_seen: bool
@@ -250,6 +255,7 @@ class SieveMachine(LifeView):
         self._idle = []  # (never filled: a hot half that is off)
         self._prose_hot = self._run_hot = self._arg_hot = self._reason_hot = self._idle
         self._arg_send = _no_stream  # (``_arg_hot``'s: ArgStream.hot)
+        self._arg_lead, self._arg_others = "\0", _no_stream  # (... and what it hands over)
         self._mode = MACHINE
         self._reader = SieveMachine._read_machine
         self._enter(MACHINE if self._off else self._home)
@@ -320,6 +326,8 @@ class SieveMachine(LifeView):
             self._arg_hot
             and chunk.__class__ is str
             and (self._run_char not in chunk or not self._run_may_stop(chunk))
+            and self._arg_lead not in chunk  # (where a closing tag may begin: ``text``)
+            and (chunk.isascii() or self._arg_others(chunk) is None)
         ):
             self._arg_hot.pop()(chunk)
             return self._arg_send(chunk)
@@ -346,6 +354,8 @@ class SieveMachine(LifeView):
                 self._cap.took(cur.sync_run())
             cand = self._cand if self._mode is CANDIDATE else NO_CANDIDATE
             events = self._process(cur.take(""), True, cand)
+            # (under "open", a reply that never left the opening never closed the thought)
+            self._life.ended_in_reasoning(self._context in (IN_REASONING, OPENING))
         self._enter(CLOSED)
         metrics = self._life.metrics
         if metrics is not None:
@@ -553,6 +563,7 @@ class SieveMachine(LifeView):
         elif stream.streams_as_is():
             self._arg_hot = self._cur.run_live or self._cur.run_budget()
             self._arg_send = stream.hot
+            self._arg_lead, self._arg_others = stream.hot_leads()
 
     def _read_cut_tag(self, chunk: Any) -> list[Event]:
         """CUT_TAG: unless this chunk holds a character that could complete the tag, hold
@@ -680,7 +691,7 @@ class SieveMachine(LifeView):
                 self._hold(buf, i, value)
                 break
             if value.lastgroup == self._finder.table.tag:
-                pos = text_start = self._reasoning_tag(buf, value, events)
+                pos = text_start = self._reasoning_tag(buf, base, value, events)
                 continue
             buf, base, text_start, pos = self._open(value, buf, base, i, final)
         if not final:
@@ -707,11 +718,18 @@ class SieveMachine(LifeView):
         if metrics is not None:
             metrics.held(len(buf) - i)
 
-    def _reasoning_tag(self, buf: str, tag: Any, events: list[Event]) -> int:
-        """A reasoning tag (SPEC §15, the match ``tag``): it goes nowhere but its event; after
-        it the reply is in the context ``CONTEXTS`` says. Where the scan goes on."""
-        events.append(Reasoning("", tag.group()))
-        self._set_context(self._after_tag())
+    def _reasoning_tag(self, buf: str, base: int, tag: Any, events: list[Event]) -> int:
+        """A reasoning tag (SPEC §15, the match ``tag``; ``base``: the offset of ``buf[0]``):
+        it goes nowhere but its event; after it the reply is in the context ``CONTEXTS``
+        says. In the answer (``reasoning="tags"``: ``_finders``) it is a ``</think>`` with no
+        ``<think>`` open — text, noted where it stands (``BlockLife.stray_close``). Where the
+        scan goes on."""
+        if self._context is ANSWER:
+            events.append(Text(tag.group()))
+            self._life.stray_close(base + tag.start())
+        else:
+            events.append(Reasoning("", tag.group()))
+            self._set_context(self._after_tag())
         end: int = tag.end()
         self._cur.passed(buf, end)
         return end
@@ -806,7 +824,13 @@ def _finders(
         tracker = fences
         if not spec.code:
             tracker = plain = plain or FenceTracker(g.lead_chars, code=False)
-        finders[context] = EntryFinder(g, tables[spec.tables[0]], tracker.live_lead.search, tracker)
+        table = tables[spec.tables[0]]
+        if context is ANSWER and reasoning == "tags" and "reasoning" in tables:
+            # The answer's entries and THINK_CLOSE: a </think> there closes nothing — the sign
+            # of a template that wrote <think> itself — and is noticed as the openers are,
+            # with no search of its own (``_reasoning_tag``; docs/reasoning.md).
+            table = tables["reasoning"]
+        finders[context] = EntryFinder(g, table, tracker.live_lead.search, tracker)
     return finders
 
 

@@ -5,15 +5,16 @@ package.
 
 What it does: ``create_app(config)`` is the ASGI app (``_app``); ``serve(config)`` runs it
 with Uvicorn (``_run``: one process, or ``workers`` processes sharing the sockets);
-``ServerConfig.build(**settings)`` checks the settings (``_config``) and ``load_toml(path)``
-reads a config file. Each request passes the access checks (``_access``: Host, Origin, API
-key, Content-Type), is read strictly (``_json``) in its API (``_read``: ``openai``,
-``anthropic``, ``gemini`` into ``turns.ModelRequest``; ``fields``: every field forwarded, read
-or refused), and runs as one exchange (``_reply.exchange``: cancellation, keep-alive, drain)
-that takes the reply from a replay file (``_reply.replay``) or an upstream chat-completions
-server (``_reply.upstream``, reading SSE with ``_reply.sse``, with the prompt written by
-``_reply.prompting``) and answers through the sieve and the API's renderer
-(``_reply.respond``, ``_reply.apis``); faults are the API's error shape (``_errors``).
+``ServerConfig.build(**settings)`` checks the settings (``_config``; the ``[models]`` table,
+``_models``) and ``load_toml(path)`` reads a config file. Each request passes the access
+checks (``_access``: Host, Origin, API key, Content-Type), is read strictly (``_json``) in its
+API (``_read``: ``openai``, ``anthropic``, ``gemini`` into ``turns.ModelRequest``; ``fields``:
+every field forwarded, read or refused), and runs as one exchange (``_reply.exchange``:
+cancellation, keep-alive, drain) that takes the reply from a replay file (``_reply.replay``)
+or an upstream chat-completions server (``_reply.upstream``, reading SSE with ``_reply.sse``,
+with the prompt written by ``_reply.prompting``) and answers through the sieve and the API's
+renderer (``_reply.respond``, ``_reply.apis``), its reasoning read as the request and the
+model say (``_reply.thinking``); faults are the API's error shape (``_errors``).
 What it guarantees and costs: see each module.
 """
 

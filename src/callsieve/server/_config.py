@@ -6,18 +6,24 @@ dialect, API key, timeouts and size limits; or a ``transcript`` replayed in ``ch
 pieces every ``delay_ms``), who may call (``api_keys``, ``allowed_hosts``, ``cors_origins``,
 ``allow_unauthenticated``), how it runs (``host``, ``port``, ``workers``, ``shutdown_grace``,
 ``keepalive_interval``, ``metrics_port``), the request limits (``max_body_bytes``,
-``max_json_depth``), the model name the gateway reports, and ``sieve``: keyword options for
-every request's ``Sieve`` (checked by ``SieveOptions``, so a new sieve option needs no change
-here). ``load_toml(path)`` reads a config file (tables ``[server]``, ``[upstream]``,
-``[replay]``, ``[sieve]``; docs/gateway.md) into keyword arguments; ``ServerConfig.build``
-checks everything, reads the keys from the environment (``CALLSIEVE_API_KEYS`` for clients,
-``CALLSIEVE_UPSTREAM_API_KEY`` for the upstream) and reads the transcript.
+``max_json_depth``), the model name the gateway reports, ``on_abort`` (the renderers'
+choice when a call that began to stream aborts: ``"error"``, the default, or
+``"continue"``), ``sieve``: keyword options for every request's ``Sieve`` (checked by
+``SieveOptions``, so a new sieve option needs no change here), and ``models``: what the
+operator says of each model (``_models``: its thinking, its template, its server).
+``load_toml(path)`` reads a config file (tables ``[server]``, ``[upstream]``, ``[replay]``,
+``[sieve]``, ``[models]``; docs/gateway.md) into keyword arguments; ``ServerConfig.build``
+checks everything, finds whether the sieve's grammar has reasoning tags
+(``reasoning_tags``), reads the keys from the environment (``CALLSIEVE_API_KEYS`` for
+clients, ``CALLSIEVE_UPSTREAM_API_KEY`` for the upstream) and reads the transcript;
+``profile(model)`` is a model's ``[models]`` entry.
 What it guarantees: every refusal is a ``ConfigurationError`` naming the setting: not exactly
 one of upstream and transcript, a prompt ``dialect`` that cannot be written, an unknown key or
-table, a value of the wrong type, a sieve option ``SieveOptions`` refuses (or one set per
-request: ``tools``, ``id_factory``), a transcript that cannot be read as UTF-8 — and a bind
-to an address other than loopback without client keys, unless ``allow_unauthenticated``
-says so. ``secrets`` lists every configured key, for redaction (``_errors.Redactor``).
+table, a value of the wrong type, a malformed ``[models]`` entry, a bad ``on_abort``, a sieve
+option ``SieveOptions`` refuses (or one set per request: ``tools``, ``id_factory``), a
+transcript that cannot be read as UTF-8 — and a bind to an address other than loopback
+without client keys, unless ``allow_unauthenticated`` says so. ``secrets`` lists every
+configured key, for redaction (``_errors.Redactor``).
 What it costs: reading the files once at start-up.
 """
 
@@ -32,6 +38,8 @@ from typing import Any
 
 from .. import ConfigurationError
 from ..prompt import DEFAULT_PROMPT_DIALECT, format_results
+from ..render import ON_ABORT
+from ._models import ModelProfile, profile_for, read_models
 
 __all__ = [
     "API_KEYS_ENV",
@@ -67,6 +75,7 @@ _TABLES = {
         "shutdown_grace",
         "keepalive_interval",
         "metrics_port",
+        "on_abort",
     ),
     "upstream": (
         "url",
@@ -103,7 +112,9 @@ _NUMBERS = (
     "shutdown_grace",
     "keepalive_interval",
 )
-_STRINGS = ("upstream", "upstream_model", "dialect", "transcript", "host", "model")
+_STRINGS = ("upstream", "upstream_model", "dialect", "transcript", "host", "model", "on_abort")
+#: Tables that are not settings of their own: each is read whole by its reader.
+_WHOLE = ("sieve", "models")
 _LISTS = ("api_keys", "allowed_hosts", "cors_origins")
 MiB = 1024 * 1024
 
@@ -141,12 +152,23 @@ class ServerConfig:
     shutdown_grace: float = 25.0
     keepalive_interval: float = 15.0
     metrics_port: int | None = None
+    #: What the renderers do when a call that began to stream aborts (``callsieve.render``).
+    on_abort: str = "error"
     sieve: dict[str, Any] = field(default_factory=dict)
+    #: The ``[models]`` entries, in the file's order (``_models``).
+    models: tuple[ModelProfile, ...] = ()
+    #: Whether the sieve's grammar has reasoning tags (``reasoning="open"`` builds): found
+    #: by ``build``, not set.
+    reasoning_tags: bool = True
 
     @property
     def model_name(self) -> str:
         """The model ``/v1/models`` lists."""
         return self.model or self.upstream_model or "callsieve"
+
+    def profile(self, model: str) -> ModelProfile | None:
+        """The ``[models]`` entry of ``model`` (the name sent upstream), if any."""
+        return profile_for(self.models, model) if self.models else None
 
     @property
     def secrets(self) -> tuple[str, ...]:
@@ -167,6 +189,13 @@ class ServerConfig:
                 "and --transcript FILE (replay a saved reply)"
             )
         values["sieve"] = _sieve(values.get("sieve", {}))
+        values["reasoning_tags"] = _has_reasoning_tags(values["sieve"])
+        if "models" in values and not _profiles(values["models"]):
+            values["models"] = read_models(values["models"])
+        if values.get("on_abort", "error") not in ON_ABORT:
+            raise ConfigurationError(
+                f"on_abort must be one of {', '.join(ON_ABORT)}, not {values['on_abort']!r}"
+            )
         if "transcript" in values:
             values["transcript_text"] = _read(values["transcript"])
         if "upstream" in values:
@@ -258,13 +287,13 @@ def load_toml(path: str) -> dict[str, Any]:
         raise ConfigurationError(f"{path}: not valid TOML ({exc})") from None
     out: dict[str, Any] = {}
     for table, body in data.items():
-        if table == "sieve" and isinstance(body, dict):
-            out["sieve"] = body
+        if table in _WHOLE:
+            out[table] = body
             continue
         keys = _TABLES.get(table)
         if keys is None or not isinstance(body, dict):
             raise ConfigurationError(
-                f"{path}: unknown table [{table}]; the tables are {', '.join([*_TABLES, 'sieve'])}"
+                f"{path}: unknown table [{table}]; the tables are {', '.join([*_TABLES, *_WHOLE])}"
             )
         for key, value in body.items():
             if key not in keys:
@@ -273,6 +302,12 @@ def load_toml(path: str) -> dict[str, Any]:
                 )
             out[_RENAMED.get((table, key)) or key] = value
     return out
+
+
+def _profiles(value: Any) -> bool:
+    """Whether ``value`` is already read (``ModelProfile``s, as ``build`` is given them in
+    code)."""
+    return isinstance(value, tuple) and all(isinstance(p, ModelProfile) for p in value)
 
 
 def check_dialect(dialect: str) -> None:
@@ -300,6 +335,18 @@ def _sieve(options: Any) -> dict[str, Any]:
     except ConfigurationError as exc:
         raise ConfigurationError(f"sieve: {exc}") from None
     return dict(options)
+
+
+def _has_reasoning_tags(options: dict[str, Any]) -> bool:
+    """Whether a reply can be read as starting inside a thought (``reasoning="open"``): the
+    grammar has reasoning tags (SPEC §15)."""
+    from .. import Sieve
+
+    try:
+        Sieve(tools=[_SAMPLE_TOOL], **{**options, "reasoning": "open"}).close()
+    except ConfigurationError:
+        return False
+    return True
 
 
 def _int(name: str, value: Any, *, minimum: int) -> int:

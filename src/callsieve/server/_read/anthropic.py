@@ -7,12 +7,11 @@ message's content (a string or ``text``, ``tool_use``, ``tool_result`` blocks; `
 blocks a client sends back are dropped), ``tools`` (custom tools with ``input_schema``),
 ``tool_choice`` (``auto``, ``any``, ``tool``, ``none``; ``disable_parallel_tool_use``: at most
 one call), ``stream``, ``stop_sequences`` (sent as ``stop``), ``thinking`` (``enabled`` /
-``adaptive`` / ``disabled``: recorded on the request and sent upstream as
-``chat_template_kwargs`` ``thinking`` and ``enable_thinking``, the switch the DeepSeek and
-Qwen chat templates read) and ``metadata.user_id`` (sent as ``user``). A user message's
-``tool_result`` blocks become tool turns, its text a user turn after them. Every other field
-is forwarded (``temperature``, ``top_p``, ``top_k``, ``service_tier``) or refused as
-``fields.ANTHROPIC`` says.
+``adaptive`` / ``disabled``: the request's ``thinking``, which decides how the reply is read
+and is sent upstream as the chat template's switch, ``_reply.thinking``) and
+``metadata.user_id`` (sent as ``user``). A user message's ``tool_result`` blocks become tool
+turns, its text a user turn after them. Every other field is forwarded (``temperature``,
+``top_p``, ``top_k``, ``service_tier``) or refused as ``fields.ANTHROPIC`` says.
 What it guarantees: a field of the wrong shape is an ``ApiError(400)`` naming it.
 What it costs: one pass over the body.
 """
@@ -53,8 +52,6 @@ def read_messages(body: dict[str, Any], params: dict[str, str] | None = None) ->
     if need(metadata, "user_id", str, "metadata.", required=False):
         sampling["user"] = metadata["user_id"]
     thinking = _thinking(need(body, "thinking", dict, required=False))
-    if thinking is not None:
-        sampling["chat_template_kwargs"] = {"thinking": thinking, "enable_thinking": thinking}
     tools = need(body, "tools", list, required=False) or []
     choice = body.get("tool_choice")
     single = isinstance(choice, dict) and choice.get("disable_parallel_tool_use") is True

@@ -12,8 +12,9 @@ OpenAPI subset, upper-case type names — read as JSON Schema, or its
 tools taught), and ``generationConfig`` (forwarded under the chat-completions names as
 ``fields.GEMINI_GENERATION`` says; ``responseMimeType: application/json`` as a JSON
 ``response_format`` when no tools are parsed; ``thinkingConfig.includeThoughts`` — as Gemini,
-thoughts are sent only when it is true — and ``thinkingBudget`` 0 (thinking off, sent as
-``chat_template_kwargs``) or -1).
+thoughts are sent only when it is true — and ``thinkingBudget`` 0 (thinking off: the
+request's ``thinking`` is ``False``) or -1 (the model decides: ``None``); both also in the
+proto spelling google-genai sends, ``include_thoughts`` and ``thinking_budget``).
 What it guarantees: a field of the wrong shape, or one the gateway cannot honour, is an
 ``ApiError(400)`` naming it (``contents[1].parts[0]``).
 What it costs: one pass over the body.
@@ -30,6 +31,9 @@ from .turns import ModelRequest, Turn, need
 
 __all__ = ["read_generate"]
 
+#: Names Gemini also reads in their proto spelling (google-genai sends ``thinkingConfig``'s
+#: fields so).
+_PROTO_NAMES = {"thinking_budget": "thinkingBudget", "include_thoughts": "includeThoughts"}
 _MODES = {
     "AUTO": "auto",
     "ANY": "required",
@@ -57,10 +61,10 @@ def read_generate(body: dict[str, Any], params: dict[str, str] | None = None) ->
         _content(content, f"contents[{i}]", turns)
     tools, choice = _tools(body)
     thinking = need(config, "thinkingConfig", dict, "generationConfig.", required=False) or {}
+    thinking = {_PROTO_NAMES.get(k, k): v for k, v in thinking.items()}
     include = need(
         thinking, "includeThoughts", bool, "generationConfig.thinkingConfig.", required=False
     )
-    _budget(thinking, sampling)
     req = ModelRequest(
         model=params.get("model", ""),
         turns=turns,
@@ -70,6 +74,7 @@ def read_generate(body: dict[str, Any], params: dict[str, str] | None = None) ->
         include_usage=True,
         sampling=sampling,
         echo={"include_reasoning": bool(include)},
+        thinking=_budget(thinking),
     )
     mime = need(config, "responseMimeType", str, "generationConfig.", required=False)
     if mime not in (None, "text/plain"):
@@ -89,14 +94,15 @@ def read_generate(body: dict[str, Any], params: dict[str, str] | None = None) ->
     return req
 
 
-def _budget(thinking: dict[str, Any], sampling: dict[str, Any]) -> None:
+def _budget(thinking: dict[str, Any]) -> bool | None:
+    """``False`` for a budget of 0 (no thinking); ``None`` when the model decides."""
     where = "generationConfig.thinkingConfig."
     for key in thinking:
         if key not in ("includeThoughts", "thinkingBudget"):
             raise ApiError(400, f"{where}{key}: not supported", param=f"{where}{key}")
     budget = need(thinking, "thinkingBudget", int, where, required=False)
     if budget is None or budget == -1:
-        return
+        return None
     if budget != 0:
         raise ApiError(
             400,
@@ -104,7 +110,7 @@ def _budget(thinking: dict[str, Any], sampling: dict[str, Any]) -> None:
             "decides) can be honoured",
             param=f"{where}thinkingBudget",
         )
-    sampling["chat_template_kwargs"] = {"thinking": False, "enable_thinking": False}
+    return False
 
 
 def _text(content: Any, where: str) -> str:

@@ -13,7 +13,10 @@ only), ``tool_choice``, ``stream``, ``max_output_tokens``, ``parallel_tool_calls
 ``max_tool_calls``, ``text.format`` (as Chat's ``response_format``) and ``text.verbosity``,
 ``reasoning.effort`` (forwarded as ``reasoning_effort``; ``reasoning.summary`` is accepted:
 reasoning is shown as the model wrote it). Every other field is forwarded or refused as the
-API's table in ``fields`` says.
+API's table in ``fields`` says. Both read the request's ``thinking`` from what they forward:
+``chat_template_kwargs.thinking`` or ``enable_thinking`` (the chat template's own switch;
+two that disagree are a 400), else ``reasoning_effort`` (``"none"``: off; any other effort:
+on); neither: ``None``.
 What it guarantees: a field of the wrong shape is an ``ApiError(400)`` naming it (``param``
 as OpenAI writes it, e.g. ``messages[2].tool_calls[0].function.arguments``); the tools are
 checked by the caller with ``SieveOptions``.
@@ -33,6 +36,8 @@ __all__ = ["read_chat", "read_responses"]
 
 _CHAT_PARTS = ("text",)
 _RESPONSES_PARTS = ("input_text", "output_text", "text")
+#: The chat template's thinking switches (DeepSeek's ``thinking``, Qwen's ``enable_thinking``).
+_SWITCHES = ("thinking", "enable_thinking")
 
 
 def read_chat(body: dict[str, Any], params: dict[str, str] | None = None) -> ModelRequest:
@@ -56,6 +61,7 @@ def read_chat(body: dict[str, Any], params: dict[str, str] | None = None) -> Mod
         include_usage=bool(options.get("include_usage")),
         sampling=sampling,
         max_calls=_max_calls(body),
+        thinking=_thinking(sampling),
     )
     _format(need(body, "response_format", dict, required=False), "response_format", req)
     return req
@@ -95,6 +101,7 @@ def read_responses(body: dict[str, Any], params: dict[str, str] | None = None) -
         sampling=sampling,
         max_calls=calls,
         echo={"tools": body.get("tools") or [], "tool_choice": body.get("tool_choice") or "auto"},
+        thinking=_thinking(sampling),
     )
     text = need(body, "text", dict, required=False) or {}
     if need(text, "verbosity", str, "text.", required=False):
@@ -233,6 +240,39 @@ def _limit(body: dict[str, Any], name: str, other: str | None, sampling: dict[st
         if key is not None and need(body, key, int, required=False) is not None:
             sampling["max_tokens"] = body[key]
             return
+
+
+def _thinking(sampling: dict[str, Any]) -> bool | None:
+    """Whether the request asks the model to think: the chat template's switch
+    (``chat_template_kwargs.thinking`` / ``enable_thinking``), else ``reasoning_effort``."""
+    kwargs = sampling.get("chat_template_kwargs")
+    if kwargs is not None and not isinstance(kwargs, dict):
+        raise ApiError(
+            400, "chat_template_kwargs: expected an object", param="chat_template_kwargs"
+        )
+    said: dict[str, bool] = {}
+    for key in _SWITCHES:
+        value = (kwargs or {}).get(key)
+        if value is None:
+            continue
+        if not isinstance(value, bool):
+            where = f"chat_template_kwargs.{key}"
+            raise ApiError(400, f"{where}: expected true or false", param=where)
+        said[key] = value
+    if len(set(said.values())) > 1:
+        raise ApiError(
+            400,
+            "chat_template_kwargs: thinking and enable_thinking disagree",
+            param="chat_template_kwargs",
+        )
+    if said:
+        return next(iter(said.values()))
+    effort = sampling.get("reasoning_effort")
+    if effort is None:
+        return None
+    if not isinstance(effort, str):
+        raise ApiError(400, "reasoning_effort: expected a string", param="reasoning_effort")
+    return effort != "none"
 
 
 def _max_calls(body: dict[str, Any]) -> int | None:

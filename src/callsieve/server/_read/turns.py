@@ -9,11 +9,13 @@ sieve and for echoing), ``tool_choice`` read to ``"auto"``, ``"none"``, ``"requi
 tool's name, ``stream``, whether usage was asked for, ``sampling``: the fields sent upstream
 as they are (``fields``: ``temperature``, ``max_tokens``, ``stop``, …), ``max_calls``: the
 most calls the reply may carry (1 for ``parallel_tool_calls=false``; ``None``: no limit),
-``thinking``: whether the client asked for reasoning (Anthropic's ``thinking``; ``None``: it
-did not say), and ``echo``: keyword options of the API's renderer (Responses' ``tools`` and
-``tool_choice``, Gemini's ``include_reasoning``).
-``ModelRequest.parses`` says whether the reply goes through the sieve: tools were given and
-``tool_choice`` is not ``"none"``; otherwise the reply is text only.
+``thinking``: whether the client asked the model to think (Chat's ``chat_template_kwargs``
+switch or ``reasoning_effort``, Responses' ``reasoning.effort``, Anthropic's ``thinking``,
+Gemini's ``thinkingBudget`` 0; ``None``: it did not say), and ``echo``: keyword options of
+the API's renderer (Responses' ``tools`` and ``tool_choice``, Gemini's ``include_reasoning``).
+``ModelRequest.parses`` says whether the reply is read for calls: tools were given and
+``tool_choice`` is not ``"none"``; otherwise the reply is text only. ``json_reply``: the
+request asked for a JSON reply (``response_format``).
 Small readers shared by the three request parsers: ``need`` (a field of a type, or a 400
 naming it), ``text_of`` (a string, or a list of text parts, as text).
 What it guarantees: every reader raises ``ApiError(400, param=...)`` for a field of the wrong
@@ -56,6 +58,11 @@ class ModelRequest:
     @property
     def parses(self) -> bool:
         return bool(self.tools) and self.tool_choice != "none"
+
+    @property
+    def json_reply(self) -> bool:
+        form = self.sampling.get("response_format")
+        return isinstance(form, dict) and form.get("type") in ("json_object", "json_schema")
 
 
 def need(

@@ -3,10 +3,10 @@ read, which renderer answers, how a stream is framed, kept alive and ended, and 
 is shaped — so the responder and the routes are written once.
 
 What it does: ``Api`` has ``read`` (the body and the route's parameters to a
-``ModelRequest``), ``stream_renderer(req)`` and ``whole(result, req, finish_reason, usage)``
-(the ``callsieve.render`` module's ``StreamRenderer`` and ``render_response``, with the
-request's model and ``echo``), ``frame(obj)`` (one SSE frame: ``data:`` for OpenAI Chat and
-Gemini, ``event:`` + ``data:`` for Responses and Anthropic), ``end`` (``data: [DONE]`` for
+``ModelRequest``), ``stream_renderer(req, on_abort)`` and ``whole(result, req, finish_reason,
+usage)`` (the ``callsieve.render`` module's ``StreamRenderer`` and ``render_response``, with
+the request's model and ``echo``), ``frame(obj)`` (one SSE frame: ``data:`` for OpenAI Chat
+and Gemini, ``event:`` + ``data:`` for Responses and Anthropic), ``end`` (``data: [DONE]`` for
 Chat), ``keepalive`` (what is sent while the upstream thinks: an SSE comment, Anthropic's own
 ``ping`` event, nothing for Gemini, whose client reads every line as JSON),
 ``error_body(err)`` and ``error_frame(err, sent)`` (a fault after the stream began: OpenAI
@@ -56,7 +56,7 @@ def _event(obj: dict[str, Any]) -> str:
 class Api:
     name: str
     read: Reader
-    stream_renderer: Callable[[ModelRequest], Any]
+    stream_renderer: Callable[[ModelRequest, str], Any]
     whole: Callable[[ParseResult, ModelRequest, str | None, Usage | None], dict[str, Any]]
     frame: Callable[[dict[str, Any]], str]
     end: str
@@ -95,7 +95,9 @@ def _api(
     return Api(
         name=name,
         read=read,
-        stream_renderer=lambda req: module.StreamRenderer(model=req.model, **req.echo),
+        stream_renderer=lambda req, on_abort: module.StreamRenderer(
+            model=req.model, on_abort=on_abort, **req.echo
+        ),
         whole=lambda result, req, finish, usage: module.render_response(
             result, model=req.model, finish_reason=finish, usage=usage, **req.echo
         ),

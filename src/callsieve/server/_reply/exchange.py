@@ -40,7 +40,7 @@ from .._read.turns import ModelRequest
 from .apis import Api
 from .prompting import upstream_payload
 from .replay import ReplaySource
-from .respond import ReplyEvents, Source, make_sieve, sieve_options, stream_reply, whole_reply
+from .respond import ReplyEvents, Source, reply_events, stream_reply, whole_reply
 from .upstream import open_upstream
 
 if TYPE_CHECKING:
@@ -81,9 +81,7 @@ class Endpoint:
             if not isinstance(body, dict):
                 raise ApiError(400, "the body must be a JSON object", code="invalid_json")
             req = api.read(body, self.params(scope) if self.params else {})
-            events = ReplyEvents(
-                make_sieve(sieve_options(gw.config, req, gw.metrics.sieve_defaults)), req.max_calls
-            )
+            events = reply_events(gw.config, req, gw.metrics.sieve_defaults)
             payload = upstream_payload(gw.config, req) if gw.config.upstream else None
         except ClientGone:
             self._done(scope, 499, "cancelled", started)
@@ -175,7 +173,7 @@ class Exchange:
                     await self._start_stream()
                     tg.start_soon(self._keepalive)
                     self.outcome = await stream_reply(
-                        self.api, self.req, source, self.events, self.emit
+                        self.api, self.req, source, self.events, self.emit, self.gw.config.on_abort
                     )
                 else:
                     reply = await whole_reply(self.api, self.req, source, self.events)

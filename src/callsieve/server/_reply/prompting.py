@@ -3,7 +3,9 @@ in the system prompt, earlier calls and tool results written in the dialect's ow
 sent upstream as plain chat messages without ``tools``.
 
 What it does: ``upstream_payload(config, req)`` is the chat-completions body for the
-upstream: ``model`` (``--upstream-model``, else the client's), the sampling settings, and
+upstream: ``model`` (``--upstream-model``, else the client's), the sampling settings, the
+chat template's thinking switch (``chat_template_kwargs`` ``thinking`` and
+``enable_thinking``, when the request or the model's entry decides it: ``thinking``), and
 ``messages``. When the reply is parsed (tools given, ``tool_choice`` not ``"none"``), the
 system prompt starts with ``callsieve.prompt.tool_instructions(tools, dialect=D)`` (only the
 named tool, and a line asking for a call, when ``tool_choice`` names one or is
@@ -26,6 +28,7 @@ from ... import CallsieveError, prompt
 from .._config import ServerConfig
 from .._errors import ApiError
 from .._read.turns import ModelRequest, Turn
+from .thinking import decide, with_switch
 
 __all__ = ["upstream_payload"]
 
@@ -37,7 +40,8 @@ def upstream_payload(config: ServerConfig, req: ModelRequest) -> dict[str, Any]:
         raise ApiError(
             400, f"cannot write this conversation for the model: {exc}", code="unwritable"
         ) from None
-    return {"model": config.upstream_model or req.model, "messages": messages, **req.sampling}
+    payload = {"model": config.upstream_model or req.model, "messages": messages, **req.sampling}
+    return with_switch(payload, decide(config, req).template)
 
 
 def _messages(dialect: str, req: ModelRequest) -> list[dict[str, Any]]:

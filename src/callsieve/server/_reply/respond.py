@@ -3,24 +3,58 @@ Server-Sent Events, or whole — with each decision about a reply made in one pl
 
 What it does:
   - ``sieve_options(config, req, defaults)`` is *the* place a request's sieve options are
-    decided: the app's defaults, the server's settings over them, the request's tools, and
-    ``mode="off"`` (without a policy) when the reply is text only (no tools, or
-    ``tool_choice="none"``). ``make_sieve`` builds the sieve from them (a tool the sieve
-    refuses is a 400 naming ``tools``).
+    decided: the app's defaults, the server's settings over them, the request's tools, the
+    reasoning setting ``thinking.decide`` reads from the request and the model's entry
+    (SPEC §17), and for a reply that is text only (no tools, or ``tool_choice="none"``)
+    what suits one: no policy (there is nothing to judge by) and ``early_emit="block"``, so
+    its reasoning is split off and a block in it is read whole (and dropped, below); a JSON
+    reply is never sanitized (its text is data, even with ``[sieve] sanitize = true``).
+    ``reply_events(config, req, defaults)`` builds the reply's ``ReplyEvents`` from them
+    (a tool the sieve refuses is a 400 naming ``tools``).
   - ``ReplyEvents`` is *the* place a reply's events are decided before a renderer sees them:
     the sieve's events for the model's text; at the end, the sieve's last events and the
     upstream's own tool calls (``delta.tool_calls``, merged after what the sieve found, as
-    one ``ToolCalls``); and the request's call limit (``parallel_tool_calls=false``: the
-    first call is kept, later ones are dropped whole — ``CallLimit``).
+    one ``ToolCalls``); the request's call limit (``parallel_tool_calls=false``: the first
+    call is kept, later ones are dropped whole — ``CallLimit``); in a text-only reply, no
+    call of the sieve's (a block that parsed there is leaked markup: it is dropped whole, as
+    SPEC §13's sanitizer drops a complete block; the rest is text as the model wrote it);
+    a guessed thought held, and the reading of an upstream that separates reasoning itself
+    (both below).
+  - **A guessed thought** (``thinking.Reading.guess``: the request asked for thinking and
+    no model entry says how the template starts a reply): reading the reply as starting
+    inside a thought would take the whole answer of a model that does not think for one.
+    So ``ReplyEvents`` holds the text of that thought, up to ``HOLD`` (64 Ki) characters,
+    until it is settled, and then reads it again with the sieve that reads the rest: when
+    ``</think>`` comes, as the thought it was (``"open"``); when the reply ends on its own
+    still inside it (``stop``, ``tool_calls`` or no reason), as no thought at all
+    (``"tags"``: its text and calls are the answer); when it ends for any other reason
+    (``length``, ``content_filter``), as the thought it was; when the upstream sends
+    reasoning of its own, as the answer (``"off"``, below); when the next piece would take
+    it past ``HOLD``, as the thought it seems (it streams on from there). White space
+    alone settles nothing. A thought an entry vouches for is never held: it streams as it
+    comes.
+  - **Reasoning the upstream sends itself** (``delta.reasoning_content``): such a server
+    splits the reasoning off, so the content it sends is the answer only — read with
+    ``reasoning="off"``, whatever the request asked (an ``"open"`` reading would take the
+    whole answer for a thought). ``ReplyEvents.upstream_reasoning()`` decides it once, at
+    the first piece that carries reasoning: if no content came before it (white space
+    aside, which is held until the reading is known), or only a held guessed thought, that
+    content and the rest are read with ``reasoning="off"``; if content came first that an
+    entry's reading took for a thought, and the sieve still stands inside it with no call
+    begun, what it read stays as it went out, and a sieve with ``reasoning="off"`` reads the
+    rest; if the answer had begun, the sieve reads on. A model's entry that says
+    ``upstream_reasoning`` reads the reply so from its first character, whatever order the
+    upstream sends things in.
   - ``stream_reply(api, req, source, events, emit)`` is the body of a streamed response:
     each piece of the model's text goes through ``ReplyEvents`` and the API's
     ``StreamRenderer``, and the frames of one piece are handed to ``emit`` as one string; a
     piece's reasoning (an upstream's ``reasoning_content``) goes to the renderer first, as a
     ``Reasoning`` event. ``end_of_reply`` is *the* place the end is rendered: the last
-    events, the renderer's ``close(finish_reason, usage)``, the API's end marker — unless a
-    call that began to stream aborted, and the renderer ended the reply with the API's error
-    signal (SPEC §17): then the stream stops there (no end marker; the upstream is closed)
-    and its outcome is ``stream_aborted``.
+    events, the renderer's ``close(finish_reason, usage, blocks)`` — the sieve's blocks, so
+    a reply cut off inside a call says ``length`` in the API's words —, the API's end
+    marker — unless a call that began to stream aborted, and the renderer ended the reply
+    with the API's error signal (``on_abort="error"``, SPEC §17): then the stream stops
+    there (no end marker; the upstream is closed) and its outcome is ``stream_aborted``.
   - ``whole_reply`` feeds the same ``ReplyEvents`` as the pieces arrive (never one parse of
     the whole text at the end, which would hold the event loop for as long as it takes) and
     renders ``render_response`` of what they collected (``Collected``, a ``ParseResult``
@@ -33,7 +67,8 @@ outcome says which (``"ok"``, ``"stream_aborted"``, ``"server_error"``); what wa
 stays valid (held text and an open block are not released: the reply is broken). The caller
 closes the source, whatever ends the reply.
 What it costs: the sieve and the renderer per piece; a whole reply holds its text once
-(joined as it grows, never one object per upstream event).
+(joined as it grows, never one object per upstream event); a guessed thought is read twice
+(at most ``HOLD`` characters, held meanwhile; the second reading is at most one slice's).
 """
 
 from __future__ import annotations
@@ -66,9 +101,11 @@ from .._errors import ApiError
 from .._json import Deferred
 from .._read.turns import ModelRequest
 from .apis import Api
+from .thinking import decide
 from .upstream import Piece
 
 __all__ = [
+    "HOLD",
     "SLICE",
     "CallLimit",
     "Collected",
@@ -76,6 +113,7 @@ __all__ = [
     "Source",
     "end_of_reply",
     "make_sieve",
+    "reply_events",
     "sieve_options",
     "stream_reply",
     "whole_reply",
@@ -87,7 +125,14 @@ _JUDGING = ("policy", "on_reject")
 _FINISH = ("stop", "length", "content_filter", "tool_calls")
 #: The most characters fed to the sieve at once (a checkpoint between slices).
 SLICE = 1 << 16
+#: The most characters of a guessed thought held until it is settled: read again in one piece,
+#: so no more than one slice (the most the event loop waits for the sieve at once).
+HOLD = SLICE
+#: The upstream's reasons for a reply that ended on its own (not cut).
+_NATURAL = (None, "stop", "tool_calls")
 _UPSTREAM_BLOCK = Block((0, 0), "upstream", "complete")
+#: The events of a call: a text-only reply has none of the sieve's.
+_CALL_EVENTS = (CallStarted, ArgumentsDelta, CallFinished, CallAborted, ToolCalls)
 
 
 class Source(Protocol):
@@ -105,12 +150,32 @@ def sieve_options(
     config: ServerConfig, req: ModelRequest, defaults: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     options = {**(defaults or {}), **config.sieve}
-    if not req.parses:  # text only: nothing is parsed, so there is no call to judge
-        options["mode"] = "off"
+    reasoning = decide(config, req).reasoning
+    if reasoning is not None:
+        options["reasoning"] = reasoning
+    if not req.parses:  # text only: no call to judge or to stream, a block is a leak
         for name in _JUDGING:
             options.pop(name, None)
+        options["early_emit"] = "block"
+        if req.json_reply:
+            options["sanitize"] = False
     options["tools"] = req.tools or None
     return options
+
+
+def reply_events(
+    config: ServerConfig, req: ModelRequest, defaults: dict[str, Any] | None = None
+) -> ReplyEvents:
+    """The reply's events: its sieve (``sieve_options``), and whether its thought is only
+    guessed at (``thinking.Reading.guess``)."""
+    options = sieve_options(config, req, defaults)
+    return ReplyEvents(
+        make_sieve(options),
+        req.max_calls,
+        options=options,
+        calls=req.parses,
+        guess=decide(config, req).guess,
+    )
 
 
 def make_sieve(options: dict[str, Any]) -> Sieve:
@@ -171,23 +236,145 @@ class CallLimit:
 
 
 class ReplyEvents:
-    """The events a reply's renderer gets (see the module's docstring)."""
+    """The events a reply's renderer gets (see the module's docstring). ``options``: the
+    sieve's, to read the reply again another way (``None``: never); ``calls=False``: a
+    text-only reply, whose sieve's calls are dropped; ``guess``: the reply is read as
+    starting inside a thought only because the request asked for thinking (no model entry
+    says how its template starts a reply), so that thought is held until it is settled."""
 
-    __slots__ = ("sieve", "_limit")
+    __slots__ = (
+        "sieve",
+        "_limit",
+        "_options",
+        "_calls",
+        "_lead",
+        "_fed",
+        "_begun",
+        "_known",
+        "_guess",
+    )
 
-    def __init__(self, sieve: Sieve, max_calls: int | None = None) -> None:
+    def __init__(
+        self,
+        sieve: Sieve,
+        max_calls: int | None = None,
+        *,
+        options: dict[str, Any] | None = None,
+        calls: bool = True,
+        guess: bool = False,
+    ) -> None:
         self.sieve = sieve
         self._limit = CallLimit(max_calls) if max_calls is not None else None
+        self._options = options
+        self._calls = calls
+        self._lead = ""  # white space at the reply's start, until the reading is known
+        self._fed = False  # the sieve has read text that is not white space
+        self._begun = False  # a call has begun (its events went out)
+        #: Whether the upstream's reasoning can still change the reading.
+        self._known = options is None or options.get("reasoning") == "off"
+        #: The text of a guessed thought, held until it is settled (``None``: nothing held).
+        self._guess = _Guess() if guess and options is not None else None
+
+    @property
+    def blocks(self) -> tuple[Block, ...]:
+        """The sieve's blocks, for ``cut_off`` (none in a text-only reply: no call was
+        cut)."""
+        return self.sieve.blocks if self._calls else ()
 
     def feed(self, text: str) -> list[Event]:
-        events = self.sieve.feed(text)
-        return self._limit(events) if self._limit is not None and events else events
+        if not self._fed:
+            if not self._known and not text.strip():
+                self._lead += text
+                return []
+            self._fed = True
+            text, self._lead = self._lead + text, ""
+        return self._read(text)
 
-    def close(self, upstream_calls: list[ToolCall]) -> list[Event]:
-        events = self.sieve.close()
+    def upstream_reasoning(self) -> list[Event]:
+        """The upstream sent reasoning of its own: from here on its content is the answer
+        only (the module's docstring has the rule); the events that end the sieve read so
+        far, if it is replaced."""
+        if self._known:
+            return []
+        self._known = True
+        if self._guess is not None:  # (the content held was the answer)
+            return self._settle("off")
+        if self._fed and not (self.sieve.in_reasoning and not self._begun):
+            return []  # (the answer began: it reads on)
+        last = self._pass(self.sieve.close()) if self._fed else []
+        self.sieve = self._sieve("off")
+        return last
+
+    def close(self, upstream_calls: list[ToolCall], finish: str | None = None) -> list[Event]:
+        """The reply's last events; ``finish``: the upstream's reason (a guessed thought
+        that never closed was one only if the reply was cut)."""
+        events = self._read(self._lead) if self._lead else []
+        self._lead = ""
+        if self._guess is not None:
+            unclosed = self._guess.thought and self.sieve.in_reasoning
+            events += self._settle("tags" if unclosed and finish in _NATURAL else "open")
+        events += self._pass(self.sieve.close())
         if upstream_calls:
-            events.append(ToolCalls(tuple(upstream_calls), _UPSTREAM_BLOCK))
+            upstream = [ToolCalls(tuple(upstream_calls), _UPSTREAM_BLOCK)]
+            events += self._limit(upstream) if self._limit is not None else upstream
+        return events
+
+    def _read(self, text: str) -> list[Event]:
+        guess = self._guess
+        if guess is not None and guess.size + len(text) > HOLD:
+            # (too long to hold: taken for the thought it seems, and read on as it comes)
+            return self._settle("open") + self._pass(self.sieve.feed(text))
+        events = self.sieve.feed(text)
+        if guess is None:
+            return self._pass(events)
+        guess.hold(text, events)
+        if guess.thought and not self.sieve.in_reasoning:
+            return self._settle("open")  # (it closed: it was a thought)
+        return []
+
+    def _settle(self, reasoning: str) -> list[Event]:
+        """The held text read again, as a thought (``"open"``) or not, by the sieve that
+        reads the rest of the reply."""
+        assert self._guess is not None
+        text, self._guess = self._guess.text(), None
+        self.sieve = self._sieve(reasoning)
+        return self._pass(self.sieve.feed(text)) if text else []
+
+    def _sieve(self, reasoning: str) -> Sieve:
+        assert self._options is not None
+        return make_sieve({**self._options, "reasoning": reasoning})
+
+    def _pass(self, events: list[Event]) -> list[Event]:
+        if not events:
+            return events
+        if not self._calls:
+            return [e for e in events if not isinstance(e, _CALL_EVENTS)]
+        if not self._begun:
+            self._begun = any(isinstance(e, (CallStarted, ToolCalls)) for e in events)
         return self._limit(events) if self._limit is not None else events
+
+
+class _Guess:
+    """A guessed thought held: its text, and whether it has begun (reasoning that is not
+    white space, or a reasoning tag)."""
+
+    __slots__ = ("_run", "size", "thought")
+
+    def __init__(self) -> None:
+        self._run = _Run()
+        self.size = 0
+        self.thought = False
+
+    def hold(self, text: str, events: list[Event]) -> None:
+        self._run.add(text)
+        self.size += len(text)
+        if not self.thought:
+            self.thought = any(
+                isinstance(e, Reasoning) and (e.raw is not None or e.text.strip()) for e in events
+            )
+
+    def text(self) -> str:
+        return self._run.joined()
 
 
 def _finish(source: Source) -> str | None:
@@ -206,15 +393,20 @@ async def stream_reply(
     source: Source,
     events: ReplyEvents,
     emit: Callable[[str, int], Awaitable[None]],
+    on_abort: str = "error",
 ) -> str:
     """Stream the reply through ``emit``; the outcome (``"ok"``, ``"stream_aborted"``,
-    ``"server_error"``)."""
+    ``"server_error"``). ``on_abort``: the renderer's (``ServerConfig.on_abort``)."""
     frame = api.frame
     sent = 0
     try:
-        renderer = api.stream_renderer(req)
+        renderer = api.stream_renderer(req, on_abort)
         async for piece in source.pieces():
-            objs = renderer.feed([Reasoning(piece.reasoning)]) if piece.reasoning else []
+            objs = (
+                renderer.feed([*events.upstream_reasoning(), Reasoning(piece.reasoning)])
+                if piece.reasoning
+                else []
+            )
             if piece.text:
                 slices = _slices(piece.text)
                 for i, part in enumerate(slices):
@@ -261,10 +453,11 @@ def end_of_reply(
     api: Api, req: ModelRequest, source: Source, events: ReplyEvents, renderer: Any
 ) -> list[dict[str, Any]]:
     """The reply's last objects: what the sieve still held, the upstream's own calls, and
-    the renderer's end (finish reason, usage)."""
+    the renderer's end (finish reason, usage; the sieve's blocks, so that a reply cut off
+    inside a call says so)."""
     usage = (source.usage or {}) if api.wants_usage(req) else None
-    objs: list[dict[str, Any]] = renderer.feed(events.close(source.calls()))
-    end: list[dict[str, Any]] = renderer.close(_finish(source), usage=usage)
+    objs: list[dict[str, Any]] = renderer.feed(events.close(source.calls(), _finish(source)))
+    end: list[dict[str, Any]] = renderer.close(_finish(source), usage=usage, blocks=events.blocks)
     return objs + end
 
 
@@ -276,14 +469,16 @@ async def whole_reply(
     collected = Collected()
     async for piece in source.pieces():
         if piece.reasoning:
+            collected.add(events.upstream_reasoning())
             collected.add([Reasoning(piece.reasoning)])
         if piece.text:
             for i, part in enumerate(_slices(piece.text)):
                 if i:
                     await anyio.lowlevel.checkpoint()
                 collected.add(events.feed(part))
-    collected.add(events.close(source.calls()))
-    response = api.whole(collected.result(events.sieve), req, _finish(source), source.usage or {})
+    collected.add(events.close(source.calls(), _finish(source)))
+    result = collected.result(events.sieve, events.blocks)
+    response = api.whole(result, req, _finish(source), source.usage or {})
     return response, collected.deferred
 
 
@@ -318,6 +513,10 @@ class _Run:
         self._flush()
         out, self._pieces = deferred.text(self._pieces), []
         return out
+
+    def joined(self) -> str:
+        self._flush()
+        return "".join(self._pieces)
 
     def __bool__(self) -> bool:
         return bool(self._pieces or self._small)
@@ -358,7 +557,8 @@ class Collected:
             joined = self._run.take(self.deferred)
             self._parts.append(joined if self._in_text else Reasoning(joined))
 
-    def result(self, sieve: Sieve) -> ParseResult:
+    def result(self, sieve: Sieve, blocks: tuple[Block, ...] | None = None) -> ParseResult:
+        """The reply as a ``ParseResult``; ``blocks``: the sieve's unless given."""
         self._end_run()
         parts = tuple(self._parts)
         text = "".join([p for p in parts if isinstance(p, str)])
@@ -366,7 +566,7 @@ class Collected:
         return ParseResult(
             text,
             tuple(self._calls),
-            sieve.blocks,
+            sieve.blocks if blocks is None else blocks,
             sieve.saw_tool_call_syntax,
             sieve.rejected_by_policy,
             sieve.rejected_tool_names,
