@@ -423,21 +423,27 @@ class ArgStream:
         return kind == _TEXT and (body >= _PLAIN_WAIT or body == _STREAM)
 
     def streams_as_is(self) -> bool:
-        """Whether each chunk of the current run goes out as it is, escaped (a CDATA string:
-        the sieve's hot half then sends it, ``hot``)."""
+        """Whether each chunk of the current run goes out as it is, escaped — a CDATA string,
+        or the plain text of a ``string="true"`` body (DeepSeek V3.2's raw strings, whose
+        run stops at every ``<``, so no guard is asked): the sieve's hot half then sends it,
+        ``hot``."""
+        if self.stopped:
+            return False
+        if self.run_kind == _TEXT:
+            return self.body == _RAW
         guard = self.guard
         return (
             self.run_kind == _CDATA
             and self.body == _STREAM
-            and not self.stopped
             and not self.guarded
             and (guard is None or bool(guard.lead))
         )
 
     def hot(self, chunk: str) -> list[Event]:
-        """The sieve's hot half appended ``chunk`` to a CDATA string (``streams_as_is``): its
-        delta (none for an empty chunk). The hot half hands over only chunks that hold none
-        of the guard's leads (``hot_leads``); the others go through ``text``."""
+        """The sieve's hot half appended ``chunk`` to a string that streams as it is
+        (``streams_as_is``): its delta (none for an empty chunk). The hot half hands over
+        only chunks that hold none of the guard's leads (``hot_leads``); the others go
+        through ``text``."""
         if not chunk:
             return []
         piece = chunk if _NEEDS_ESCAPE(chunk) is None else escape(chunk)

@@ -319,8 +319,9 @@ class SieveMachine(LifeView):
         ):
             self._run_hot.pop()(chunk)
             return []
-        # RUN, a CDATA string streaming as arguments (``_blocks.argstream``), the same chunk: append,
-        # and its delta (one event per chunk, as ``Text`` in prose).
+        # RUN, a string streaming as arguments as it is (CDATA, or a ``string="true"`` body:
+        # ``_blocks.argstream``, ``ArgStream.streams_as_is``), the same chunk: append, and its
+        # delta (one event per chunk, as ``Text`` in prose).
         elif (
             self._arg_hot
             and chunk.__class__ is str
@@ -552,9 +553,10 @@ class SieveMachine(LifeView):
         return self._read_machine(chunk)
 
     def _arm_run(self) -> None:
-        """RUN with nothing held: its hot half — the one that only appends, or, for a CDATA
-        string streaming as arguments, the one that appends and sends it (``_arg_hot``);
-        text that the stream must still decide on goes through ``_read_run``."""
+        """RUN with nothing held: its hot half — the one that only appends, or, for a string
+        streaming as arguments as it is (CDATA, or a ``string="true"`` body), the one that
+        appends and sends it (``_arg_hot``); text that the stream must still decide on goes
+        through ``_read_run``."""
         stream = self._cap.args if self._cap is not None else None
         if stream is None or not stream.wants_text():
             self._run_hot = self._cur.run_live or self._cur.run_budget()

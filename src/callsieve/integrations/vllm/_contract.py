@@ -42,14 +42,17 @@ class IncompatibleVllmError(CallsieveError, ImportError):
 
 class CallAbortedError(CallsieveError, RuntimeError):
     """A tool call began streaming and then was not made (SPEC §17): raised from the tool
-    parser, it ends vLLM's stream with the API's error event."""
+    parser, it ends vLLM's stream with the API's error event. ``reason`` is the
+    ``CallAborted`` event's: ``"cut_off"`` (the reply ended inside it), ``"failed"``,
+    ``"rejected"``, ``"repeated_name"``, ... (docs/rendering.md lists them)."""
 
-    def __init__(self, index: int, name: str) -> None:
+    def __init__(self, index: int, name: str, reason: str = "failed") -> None:
         super().__init__(
-            f"tool call {index} ({name!r}) began streaming but was not made (the reply ended "
-            "inside it, or its block failed or was rejected); discard it and retry")
+            f"tool call {index} ({name!r}) began streaming but was not made (reason: {reason}); "
+            "discard it and retry")
         self.index = index
         self.name = name
+        self.reason = reason
 
 
 def _range() -> str:

@@ -159,7 +159,7 @@ class ReplyStream:
                 self._calls(content, tool_calls, e)  # type: ignore[arg-type]
             elif cls is CallAborted:
                 index = e.index  # type: ignore[union-attr]
-                raise CallAbortedError(index, self._names.get(index, "?"))
+                raise CallAbortedError(index, self._names.get(index, "?"), e.reason)  # type: ignore[union-attr]
         return message("".join(content), "".join(reasoning), tool_calls)
 
     @staticmethod
