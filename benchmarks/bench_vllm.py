@@ -30,16 +30,34 @@ detokenizer delivers them) and whole; "calls" counts the cases whose calls (name
 arguments) are the expected ones, "calls + text" those whose content is exact too. A parser
 that raises counts the case as wrong.
 
-Usage: ``python benchmarks/bench_vllm.py [--quick | --corpus]`` in an environment with vLLM
-and callsieve (docs/vllm.md). It is a report: it exits 1 only when callsieve is wrong.
+``--instructions`` counts instead, under valgrind's callgrind, the instructions of each row's
+loop over (c)'s chunks (``--sizes``, 100 kB and 1 MB by default), which repeat where wall
+times on a shared machine do not: the parser built and warmed up outside the count, each
+row counted two ways — ``parse_delta`` alone, and ``server chunk``: what vLLM's streaming
+chat does per chunk besides, ``ChatStreamProcessor.step`` and one serialized
+``ChatCompletionStreamResponse`` per delta — and in two collector modes, ``gc`` off (the
+timing's setting) and as ``vllm serve`` runs (collector on, start-up heap frozen, the
+parser metrics registered). The floor row bounds what any parser can gain: vLLM's
+deepseek_v32 count over the floor's.
+
+Usage: ``python benchmarks/bench_vllm.py [--quick | --corpus | --instructions]`` in an
+environment with vLLM and callsieve (docs/vllm.md). It is a report: it exits 1 only when
+callsieve is wrong.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
+import operator
+import os
 import random
+import re
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -56,6 +74,11 @@ import _workloads
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     from vllm.entrypoints.generate.base.protocol import DeltaMessage
+    from vllm.entrypoints.openai.chat_completion.protocol import (
+        ChatCompletionResponseStreamChoice,
+        ChatCompletionStreamResponse,
+    )
+    from vllm.entrypoints.openai.chat_completion.stream_processor import ChatStreamProcessor
     from vllm.parser import ParserManager
     from vllm.tool_parsers import ToolParser, ToolParserManager
     from vllm_harness import chunked, load_plugins, request, stream, tokenizer, whole
@@ -130,12 +153,48 @@ def factory(tool: str, reasoning: str | None, names: Sequence[str]) -> Callable[
 
 def feed(make: Callable[[], Any], chunks: Sequence[str]) -> list[Any]:
     parser, req = make()
+    return run_parse_delta(parser, req, chunks)
+
+
+def run_parse_delta(parser: Any, req: Any, chunks: Sequence[str]) -> list[Any]:
+    """``Parser.parse_delta`` per chunk, as ``ChatStreamProcessor.step`` calls it."""
     out = []
     last = len(chunks) - 1
     for i, chunk in enumerate(chunks):
         delta = parser.parse_delta(chunk, [0], req, prompt_token_ids=[], finished=i == last)
         if delta is not None:
             out.append(delta)
+    return out
+
+
+def run_server_chunks(parser: Any, req: Any, chunks: Sequence[str]) -> list[Any]:
+    """What vLLM's streaming chat (``chat_completion_stream_generator``) does per chunk
+    besides parsing: ``ChatStreamProcessor.step`` (``parse_delta`` and its tool-call
+    filters), then, for a chunk whose delta is not ``None``, a
+    ``ChatCompletionStreamResponse`` holding one choice, serialized to an SSE line. (Its
+    logging, logprobs and usage branches are off by default and left out.)"""
+    processor = ChatStreamProcessor(req, parser, enable_auto_tools=True, parser_cls=type(parser))
+    out = []
+    last = len(chunks) - 1
+    for i, chunk in enumerate(chunks):
+        delta, finish = processor.step(chunk, [0], "stop" if i == last else None, [])
+        if delta is None:
+            if finish is None:
+                continue
+            delta = DeltaMessage()
+        choice = ChatCompletionResponseStreamChoice(
+            index=0, delta=delta, logprobs=None, finish_reason=finish, token_ids=None
+        )
+        response = ChatCompletionStreamResponse(
+            id="chatcmpl-0",
+            object="chat.completion.chunk",
+            created=0,
+            choices=[choice],
+            model="m",
+            kv_transfer_params=None,
+        )
+        data = response.model_dump_json(exclude_unset=True, exclude_none=not response.choices)
+        out.append(f"data: {data}\n\n")
     return out
 
 
@@ -166,6 +225,126 @@ def check(make: Callable[[], Any], chunks: Sequence[str], want: Expected) -> tup
 def timed(makes: Sequence[Callable[[], Any]], chunks: Sequence[str], reps: int) -> list[float]:
     runs = [lambda c, m=m: feed(m, c) for m in makes]
     return _timing.best_of_runs(runs, chunks, reps)
+
+
+# ---------------------------------------------------------------- instruction counts
+#: How the collector runs: off (the timing's setting), or as vLLM's API server runs it —
+#: enabled, with the start-up heap frozen (``freeze_gc_heap()``: ``gc.collect()`` and
+#: ``gc.freeze()`` in the server's lifespan) and the parser-invocation counter registered
+#: (``init_parser_metrics``, which ``vllm serve`` calls when a tool parser is named: one
+#: Prometheus increment per chunk, in every row alike).
+GC_MODES = ("off", "server")
+WAYS = {"parse_delta": run_parse_delta, "server chunk": run_server_chunks}
+WARM_CHUNKS = 2000
+_TOTALS = re.compile(r"^totals:\s+(\d+)", re.MULTILINE)
+
+
+def chat_at(size: int) -> tuple[str, Expected]:
+    """(c) at ``size`` characters, with ``N_CALLS`` calls per MB."""
+    calls = max(1, _workloads.N_CALLS * size // _workloads.SIZE)
+    return in_v32(_workloads.chat, random.Random(_workloads.DOC_SEED + 2), size, calls)
+
+
+def server_conditions() -> None:
+    """The collector and the metrics as in a running ``vllm serve`` (see ``GC_MODES``)."""
+    from vllm.parser.metrics import init_parser_metrics
+
+    init_parser_metrics(model_name="m")
+    gc.enable()
+    gc.collect()
+    gc.freeze()
+
+
+def instructions_child(size: int, ways: Sequence[str], modes: Sequence[str]) -> None:
+    """Inside callgrind: every row's loop once per way and collector mode, each through
+    ``operator.call`` (callgrind collects only inside it and dumps a profile as it
+    leaves); the loops' labels go to stdout, one JSON line each, in the dumps' order."""
+    load_plugins()
+    ToolParserManager.register_module("_echo", module=EchoToolParser)
+    doc, want = chat_at(size)
+    chunks = _workloads.random_chunks(doc)
+    names = [n for n, _ in want[1]]
+    makes = {row: factory(tool, thought, names) for row, (tool, thought) in ROWS.items()}
+    for make in makes.values():  # (compiled patterns, lazy imports: not the loop's cost)
+        for way in ways:
+            WAYS[way](*make(), chunks[:WARM_CHUNKS])
+    for mode in modes:
+        if mode == "server":
+            server_conditions()
+        else:
+            gc.collect()
+            gc.disable()
+        for way in ways:
+            for row, make in makes.items():
+                parser, req = make()
+                operator.call(WAYS[way], parser, req, chunks)
+                print(json.dumps([row, way, mode]), flush=True)
+
+
+def count_instructions(
+    size: int, ways: Sequence[str], modes: Sequence[str], src: str
+) -> dict[tuple[str, str, str], int]:
+    """Instructions of each loop of ``instructions_child`` under callgrind, which counts
+    only inside ``operator.call`` (``--toggle-collect``; nothing else here calls it, which
+    the dump count checks)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "cg"
+        cmd = [
+            "valgrind", "--tool=callgrind", "--collect-atstart=no",
+            "--toggle-collect=_operator_call", "--dump-after=_operator_call",
+            f"--callgrind-out-file={out}", sys.executable, __file__,
+            "--instructions-child", str(size), ",".join(ways), ",".join(modes),
+        ]  # fmt: skip
+        env = dict(os.environ, PYTHONHASHSEED="0", PYTHONPATH=src)
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+        labels = [tuple(json.loads(line)) for line in done.stdout.splitlines() if line[:1] == "["]
+        dumps = sorted(Path(tmp).glob("cg.*"), key=lambda p: int(p.suffix[1:]))
+        if done.returncode != 0 or len(dumps) != len(labels):
+            raise SystemExit(
+                f"bench_vllm: callgrind run failed ({len(dumps)} dumps, {len(labels)} loops):"
+                f"\n{done.stderr[-3000:]}"
+            )
+        counts = {}
+        for label, dump in zip(labels, dumps):
+            found = _TOTALS.search(dump.read_text())
+            counts[label] = int(found.group(1)) if found else 0
+        return counts  # type: ignore[return-value]
+
+
+def instructions_table(sizes: Sequence[int], ways: Sequence[str], src: str) -> None:
+    if shutil.which("valgrind") is None:
+        raise SystemExit("bench_vllm: --instructions needs valgrind on the PATH")
+    print(f"## (c) instructions per row (callgrind), 1-8-character chunks, callsieve from {src}\n")
+    print(
+        "Millions of instructions of the loop over the chunks (parser built, warmed up on "
+        f"{WARM_CHUNKS} chunks, outside it); in brackets, vLLM deepseek_v32's count over "
+        "the row's, in the same way and collector mode.\n"
+    )
+    for size in sizes:
+        doc, want = chat_at(size)
+        counts = count_instructions(size, ways, GC_MODES, src)
+        n = len(_workloads.random_chunks(doc))
+        cols = [(w, m) for w in ways for m in GC_MODES]
+        print(f"### {size:,} characters, {len(want[1])} calls, {n:,} chunks\n")
+        print("| row | " + " | ".join(f"{w}, gc {m}" for w, m in cols) + " |")
+        print("|---|" + "---:|" * len(cols))
+        for row in ROWS:
+            cells = []
+            for w, m in cols:
+                ir, base = counts[(row, w, m)], counts[("vLLM deepseek_v32", w, m)]
+                cells.append(f"{ir / 1e6:,.1f} M ({base / ir:.2f}x)")
+            print(f"| {row} | " + " | ".join(cells) + " |")
+        floor_key, ours_key = "floor (vLLM's parse_delta)", "callsieve (tool parser)"
+        for w, m in cols:
+            floor, ours, base = (
+                counts[(r, w, m)] for r in (floor_key, ours_key, "vLLM deepseek_v32")
+            )
+            print(
+                f"\n{w}, gc {m}: the floor caps any parser at {base / floor:.2f}x; callsieve's "
+                f"own share per chunk is {(ours - floor) / n:.0f} instructions, the floor's "
+                f"{floor / n:.0f}, deepseek_v32's {(base - floor) / n:.0f} over the floor."
+            )
+        print()
 
 
 CORPUS_PARSERS = (
@@ -203,8 +382,6 @@ def corpus_table() -> int:
     )
     print("|---|---|---|---|---|")
     bad = 0
-    import os
-
     for row in CORPUS_PARSERS:
         name = row.split()[0]
         if "invoke" in row:
@@ -256,9 +433,38 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="count the DeepSeek corpus cases each DeepSeek parser gets right",
     )
+    ap.add_argument(
+        "--instructions",
+        action="store_true",
+        help="count each row's instructions on (c) under callgrind instead of timing",
+    )
+    ap.add_argument(
+        "--sizes",
+        default="100000,1000000",
+        help="--instructions: the (c) document sizes, comma-separated",
+    )
+    ap.add_argument(
+        "--ways",
+        default="parse_delta,server chunk",
+        help="--instructions: parse_delta, server chunk (both by default)",
+    )
+    ap.add_argument(
+        "--src",
+        default=str(ROOT / "src"),
+        help="--instructions: the source tree whose callsieve is counted",
+    )
+    ap.add_argument("--instructions-child", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.instructions_child:
+        size, ways, modes = args.instructions_child
+        instructions_child(int(size), ways.split(","), modes.split(","))
+        return 0
     if args.corpus:
         return corpus_table()
+    if args.instructions:
+        sizes = [int(x) for x in args.sizes.split(",")]
+        instructions_table(sizes, args.ways.split(","), str(Path(args.src).resolve()))
+        return 0
     reps = 1 if args.quick else 3
     load_plugins()
     ToolParserManager.register_module("_echo", module=EchoToolParser)

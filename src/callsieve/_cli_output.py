@@ -126,7 +126,7 @@ def event_json(event: Event) -> Record:
     if isinstance(event, CallFinished):
         return {"event": "call_finished", "index": event.index, "call": call_json(event.call)}
     if isinstance(event, CallAborted):
-        return {"event": "call_aborted", "index": event.index}
+        return {"event": "call_aborted", "index": event.index, "reason": event.reason}
     raise TypeError(f"unknown event {event!r}")  # pragma: no cover - Event is a closed union
 
 

@@ -86,8 +86,9 @@ def test_argument_fragments_stream_with_index_id_and_name() -> None:
 def test_a_call_cut_off_after_it_began_ends_the_stream_with_an_error() -> None:
     req = request(TOOLS)
     cut = WEATHER[:-40]
-    with pytest.raises(CallAbortedError, match=r"tool call 0 \('get_weather'\)"):
+    with pytest.raises(CallAbortedError, match=r"tool call 0 \('get_weather'\)") as caught:
         stream(make_parser("callsieve", "callsieve", req), req, char_chunks(cut, 5))
+    assert caught.value.reason == "cut_off" and "reason: cut_off" in str(caught.value)
 
 
 # ----------------------------------------------------------------------- the request

@@ -74,6 +74,59 @@ def test_a_long_cdata_argument_streams_before_its_closing_tag() -> None:
     assert found["finished"][0].input == {"path": "src/app.py", "content": body}
 
 
+V32_CALL = (
+    '<｜DSML｜function_calls>\n<｜DSML｜invoke name="write_file">\n'
+    '<｜DSML｜parameter name="content" string="true">{body}{close}\n'
+    "</｜DSML｜invoke>\n</｜DSML｜function_calls>"
+)
+#: Text that could begin the parameter's closing tag, or another tag, and does not: code's
+#: ``<``, a cut-short closing tag, one without its ``>``, other tags of the dialect.
+V32_TRAPS = (
+    "if a<{i}: # 1 < 2, </｜DSML｜param, </｜DSML｜parameter x, <｜DSML｜parameter "
+    '"q">, </｜DSML｜invoke>, </｜DSML｜function_calls>\n\tprint("x\\y")\n'
+)
+STREAM_LEADS = "<＜〈"  # (what every tag the dialect closes a parameter with begins with)
+#: A ``<`` that a chunk boundary cuts is held until a character that could complete its tag
+#: arrives, within the longest tag's width (docs/architecture.md, ``CUT_TAG``).
+TAG_ROOM = 160
+
+
+@pytest.mark.parametrize("close", ["</｜DSML｜parameter>", "</|DSML|parameter>"])
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 8, 32])
+def test_a_raw_string_argument_streams_as_it_arrives(size: int, close: str) -> None:
+    """DeepSeek V3.2's ``string="true"`` body streams each chunk as it arrives, escaped
+    (the hot half of a CDATA string): after every chunk, what streamed is the start of
+    the call's ``arguments`` and holds all of the body read so far but a tail that may
+    begin the closing tag (at most ``TAG_ROOM`` long, a fraction of the body); text that
+    only looks like a closing tag streams once it cannot be one, and the closing tag (an
+    alias spelling too) never does; the deltas spell the arguments exactly, no abort."""
+    body = "".join(V32_TRAPS.format(i=i) for i in range(12))
+    assert len(body) > 5 * TAG_ROOM
+    doc = V32_CALL.format(body=body, close=close)
+    at, end = doc.index(body), doc.index(body) + len(body)
+    found = check_stream(doc, streamed(in_chunks(doc, size)))
+    assert found["aborted"] == []
+    (call,) = found["finished"]
+    assert call.input == {"content": body}
+    head = '{"content":"'
+    assert call.arguments.startswith(head)
+    sieve = Sieve(early_emit="arguments")
+    sent = ""
+    for k, chunk in enumerate(in_chunks(doc, size)):
+        sent += "".join(e.delta for e in sieve.feed(chunk) if isinstance(e, ArgumentsDelta))
+        assert call.arguments.startswith(sent)
+        fed = min(len(doc), (k + 1) * size)
+        if at < fed <= end:  # the body is being read: all of it streamed but a held tail
+            streamed_body = json.loads(f'"{sent[len(head) :]}"') if len(sent) > len(head) else ""
+            held = body[: fed - at][len(streamed_body) :]
+            assert body.startswith(streamed_body)
+            assert held == "" or (held[0] in STREAM_LEADS and len(held) <= TAG_ROOM), held
+    assert (
+        sent + "".join(e.delta for e in sieve.close() if isinstance(e, ArgumentsDelta))
+        == call.arguments
+    )
+
+
 @pytest.mark.parametrize("body", ['<parameter name="a">1</parameter>', '{"a": 1}'])
 def test_the_call_starts_once_its_name_is_final(body: str) -> None:
     """In markup, with the invoke tag's ``>`` (a terminal that can belong to the arguments:

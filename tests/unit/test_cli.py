@@ -283,6 +283,16 @@ def test_stream_early_emit_invoke(capsys: pytest.CaptureFixture[str]) -> None:
     assert text == callsieve.parse(example_text()).text
 
 
+def test_stream_call_aborted_says_why(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    cut = tmp_path / "cut.txt"  # the reply ends inside the first call's argument
+    text = example_text()
+    cut.write_text(text[: text.index("[CDATA[README") + 10], encoding="utf-8")
+    code, out, err = run(capsys, "stream", str(cut), "--early-emit", "arguments")
+    assert code == 0, err
+    aborted = [e for e in stream_events(out) if e["event"] == "call_aborted"]
+    assert aborted == [{"event": "call_aborted", "index": 0, "reason": "cut_off"}]
+
+
 @pytest.mark.parametrize("extra", [[], ["--raw-events"], ["--early-emit", "invoke"]])
 def test_stream_sse(capsys: pytest.CaptureFixture[str], extra: list[str]) -> None:
     code, out, _ = run(capsys, "stream", str(EXAMPLE), *extra)

@@ -319,9 +319,10 @@ class SieveMachine(LifeView):
         ):
             self._run_hot.pop()(chunk)
             return []
-        # RUN, a run streaming as arguments (``_blocks.argstream``: a CDATA string, a JSON
-        # body), the same chunk: append, and its delta (one event per chunk, as ``Text`` in
-        # prose; the stream reads in full what does not go out as it is).
+        # RUN, a run streaming as arguments as it is (``_blocks.argstream``,
+        # ``ArgStream.streams_as_is``: CDATA, a ``string="true"`` body, a JSON body's strings),
+        # the same chunk: append, and its delta (one event per chunk, as ``Text`` in prose;
+        # the stream reads in full what does not go out as it is).
         elif (
             self._arg_hot
             and chunk.__class__ is str
@@ -557,10 +558,10 @@ class SieveMachine(LifeView):
         return self._read_machine(chunk)
 
     def _arm_run(self) -> None:
-        """RUN with nothing held: its hot half — the one that only appends, or, for a CDATA
-        string or a JSON body streaming as arguments, the one that appends and sends it
-        (``_arg_hot``, ``ArgStream.hot``); text that the stream must still decide on goes
-        through ``_read_run``."""
+        """RUN with nothing held: its hot half — the one that only appends, or, for a run
+        streaming as arguments as it is (CDATA, a ``string="true"`` body, a JSON body's
+        strings), the one that appends and sends it (``_arg_hot``, ``ArgStream.hot``); text
+        that the stream must still decide on goes through ``_read_run``."""
         stream = self._cap.args if self._cap is not None else None
         if stream is None or not stream.wants_text():
             self._run_hot = self._cur.run_live or self._cur.run_budget()

@@ -24,7 +24,18 @@ from ._contract import (
 from ._plugin import register
 from ._variants import VARIANTS, Variant, active_variants, reasoning_setting, thinking_requested
 
-__all__ = ["ENV_OPTIONS", "SUPPORTED", "VARIANTS", "CallAbortedError", "IncompatibleVllmError",
-           "Variant",
-           "active_variants", "check_vllm", "operator_options", "reasoning_setting",
-           "register", "thinking_requested", "version_problem"]
+__all__ = [
+    "ENV_OPTIONS",
+    "SUPPORTED",
+    "VARIANTS",
+    "CallAbortedError",
+    "IncompatibleVllmError",
+    "Variant",
+    "active_variants",
+    "check_vllm",
+    "operator_options",
+    "reasoning_setting",
+    "register",
+    "thinking_requested",
+    "version_problem",
+]

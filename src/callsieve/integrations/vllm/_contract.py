@@ -26,8 +26,16 @@ from typing import Any
 
 from ... import CallsieveError, ConfigurationError, Sieve
 
-__all__ = ["ENV_OPTIONS", "SUPPORTED", "CallAbortedError", "IncompatibleVllmError", "check_vllm",
-           "installed_vllm", "operator_options", "version_problem"]
+__all__ = [
+    "ENV_OPTIONS",
+    "SUPPORTED",
+    "CallAbortedError",
+    "IncompatibleVllmError",
+    "check_vllm",
+    "installed_vllm",
+    "operator_options",
+    "version_problem",
+]
 
 #: ``(lowest, first unsupported)`` (major, minor) of vLLM: ``vllm>=0.33,<0.34``.
 SUPPORTED: tuple[tuple[int, int], tuple[int, int]] = ((0, 33), (0, 34))
@@ -42,14 +50,18 @@ class IncompatibleVllmError(CallsieveError, ImportError):
 
 class CallAbortedError(CallsieveError, RuntimeError):
     """A tool call began streaming and then was not made (SPEC §17): raised from the tool
-    parser, it ends vLLM's stream with the API's error event."""
+    parser, it ends vLLM's stream with the API's error event. ``reason`` is the
+    ``CallAborted`` event's: ``"cut_off"`` (the reply ended inside it), ``"failed"``,
+    ``"rejected"``, ``"repeated_name"``, ... (docs/rendering.md lists them)."""
 
-    def __init__(self, index: int, name: str) -> None:
+    def __init__(self, index: int, name: str, reason: str = "failed") -> None:
         super().__init__(
-            f"tool call {index} ({name!r}) began streaming but was not made (the reply ended "
-            "inside it, or its block failed or was rejected); discard it and retry")
+            f"tool call {index} ({name!r}) began streaming but was not made (reason: {reason}); "
+            "discard it and retry"
+        )
         self.index = index
         self.name = name
+        self.reason = reason
 
 
 def _range() -> str:
@@ -75,8 +87,10 @@ def version_problem(version: str | None) -> str | None:
     release = (int(found.group(1)), int(found.group(2)))
     if SUPPORTED[0] <= release < SUPPORTED[1]:
         return None
-    return (f"callsieve's vLLM plugin supports {_range()}, but vLLM {version} is installed; "
-            f"{fix}, or a callsieve release built for vLLM {release[0]}.{release[1]}")
+    return (
+        f"callsieve's vLLM plugin supports {_range()}, but vLLM {version} is installed; "
+        f"{fix}, or a callsieve release built for vLLM {release[0]}.{release[1]}"
+    )
 
 
 def check_vllm() -> None:
@@ -100,11 +114,13 @@ def _read_options(raw: str) -> dict[str, Any]:
         raise ConfigurationError(f"{ENV_OPTIONS}: not JSON ({exc})") from None
     if not isinstance(options, dict):
         raise ConfigurationError(
-            f"{ENV_OPTIONS}: expected a JSON object of Sieve options, got {raw[:40]!r}")
+            f"{ENV_OPTIONS}: expected a JSON object of Sieve options, got {raw[:40]!r}"
+        )
     for name in _PER_REQUEST:
         if name in options:
             raise ConfigurationError(
-                f"{ENV_OPTIONS}: {name!r} comes from each request; it cannot be set here")
+                f"{ENV_OPTIONS}: {name!r} comes from each request; it cannot be set here"
+            )
     try:  # (a policy is checked against a stand-in tool: the request brings the real ones)
         Sieve([{"name": "tool"}] if options.get("policy") else None, **options)
     except CallsieveError as exc:

@@ -59,9 +59,14 @@ def trusted(cls: Any, always: tuple[str, ...] = ()) -> Callable[..., Any]:
     other model gets ``model_construct`` itself. A test checks that both give equal objects
     that serialize alike."""
     fields = cls.model_fields
-    if (cls.__pydantic_post_init__ or cls.__pydantic_root_model__
-            or any(f.alias or f.validation_alias or (f.default_factory and name not in always)
-                   for name, f in fields.items())):
+    if (
+        cls.__pydantic_post_init__
+        or cls.__pydantic_root_model__
+        or any(
+            f.alias or f.validation_alias or (f.default_factory and name not in always)
+            for name, f in fields.items()
+        )
+    ):
         return cls.model_construct  # type: ignore[no-any-return]
     defaults = {name: f.default for name, f in fields.items() if name not in always}
     allow_extra = cls.model_config.get("extra") == "allow"
@@ -84,15 +89,19 @@ _new_call = trusted(DeltaToolCall)
 _new_function = trusted(DeltaFunctionCall)
 
 
-def _tool_call(index: int, id: str | None = None, name: str | None = None,
-               arguments: str | None = None) -> Any:
+def _tool_call(
+    index: int, id: str | None = None, name: str | None = None, arguments: str | None = None
+) -> Any:
     """A ``DeltaToolCall`` whose unset fields stay unset (vLLM serializes with
     ``exclude_unset``: a continuation carries no ``id``, ``type`` or ``name``)."""
     if name is None:
         fn = _new_function() if arguments is None else _new_function(arguments=arguments)
     else:
-        fn = (_new_function(name=name) if arguments is None
-              else _new_function(name=name, arguments=arguments))
+        fn = (
+            _new_function(name=name)
+            if arguments is None
+            else _new_function(name=name, arguments=arguments)
+        )
     if id is None:
         return _new_call(index=index, function=fn)
     return _new_call(id=id, type="function", index=index, function=fn)
@@ -112,8 +121,9 @@ def message(content: str, reasoning: str, tool_calls: list[Any]) -> Any:
 class ReplyStream:
     """A reply's sieve and the indexes it handed out (see the module docstring)."""
 
-    def __init__(self, sieve: Sieve, *, calls: bool, reasoning_as_content: bool,
-                 streams_arguments: bool) -> None:
+    def __init__(
+        self, sieve: Sieve, *, calls: bool, reasoning_as_content: bool, streams_arguments: bool
+    ) -> None:
         self.sieve = sieve
         self.calls = calls
         self.reasoning_as_content = reasoning_as_content
@@ -159,7 +169,7 @@ class ReplyStream:
                 self._calls(content, tool_calls, e)  # type: ignore[arg-type]
             elif cls is CallAborted:
                 index = e.index  # type: ignore[union-attr]
-                raise CallAbortedError(index, self._names.get(index, "?"))
+                raise CallAbortedError(index, self._names.get(index, "?"), e.reason)  # type: ignore[union-attr]
         return message("".join(content), "".join(reasoning), tool_calls)
 
     @staticmethod
@@ -175,8 +185,7 @@ class ReplyStream:
             content.append(e.block.raw)
         elif not self.streams_arguments:
             for call in e.calls:
-                tool_calls.append(_tool_call(self._next_index, call.id, call.name,
-                                             call.arguments))
+                tool_calls.append(_tool_call(self._next_index, call.id, call.name, call.arguments))
                 self._next_index += 1
 
 
@@ -202,7 +211,8 @@ def whole_reply(sieve: Sieve, text: str, *, calls: bool, reasoning_as_content: b
             answer.append(e.text)
         elif isinstance(e, Reasoning):
             (content if reasoning_as_content else reasoning).append(
-                e.source if reasoning_as_content else e.text)
+                e.source if reasoning_as_content else e.text
+            )
         elif isinstance(e, ToolCalls):
             answer.append(e.block.raw)
             if calls:

@@ -88,23 +88,36 @@ class CallsieveToolParser(ToolParser):  # type: ignore[misc]
 
     def _sieve(self, request: Any, *, whole: bool) -> tuple[Sieve, dict[str, Any], bool]:
         reasoning, as_content = self._reading()
-        options = sieve_options(self._state, request, reasoning=reasoning,
-                                calls=_calls(request), id_factory=make_tool_call_id)
+        options = sieve_options(
+            self._state,
+            request,
+            reasoning=reasoning,
+            calls=_calls(request),
+            id_factory=make_tool_call_id,
+        )
         if whole:
             options["early_emit"] = "block"
         return Sieve(**options), options, as_content
 
     def extract_tool_calls_streaming(
-        self, previous_text: str, current_text: str, delta_text: str,
-        previous_token_ids: Sequence[int], current_token_ids: Sequence[int],
-        delta_token_ids: Sequence[int], request: Any,
+        self,
+        previous_text: str,
+        current_text: str,
+        delta_text: str,
+        previous_token_ids: Sequence[int],
+        current_token_ids: Sequence[int],
+        delta_token_ids: Sequence[int],
+        request: Any,
     ) -> Any:
         stream = self._stream
         if stream is None:
             sieve, options, as_content = self._sieve(request, whole=False)
             stream = self._stream = ReplyStream(
-                sieve, calls=_calls(request), reasoning_as_content=as_content,
-                streams_arguments=options["early_emit"] == "arguments")
+                sieve,
+                calls=_calls(request),
+                reasoning_as_content=as_content,
+                streams_arguments=options["early_emit"] == "arguments",
+            )
         return stream.feed(delta_text)
 
     def finish_streaming(self) -> Any:
@@ -120,13 +133,20 @@ class CallsieveToolParser(ToolParser):  # type: ignore[misc]
             reply = left[1]
         else:
             sieve, _, as_content = self._sieve(request, whole=True)
-            reply = whole_reply(sieve, model_output, calls=_calls(request),
-                                reasoning_as_content=as_content)
-        calls = [ToolCall(id=c.id, type="function",
-                          function=FunctionCall(id=c.id, name=c.name, arguments=c.arguments))
-                 for c in reply.calls]
-        return ExtractedToolCallInformation(tools_called=bool(calls), tool_calls=calls,
-                                            content=reply.content or None)
+            reply = whole_reply(
+                sieve, model_output, calls=_calls(request), reasoning_as_content=as_content
+            )
+        calls = [
+            ToolCall(
+                id=c.id,
+                type="function",
+                function=FunctionCall(id=c.id, name=c.name, arguments=c.arguments),
+            )
+            for c in reply.calls
+        ]
+        return ExtractedToolCallInformation(
+            tools_called=bool(calls), tool_calls=calls, content=reply.content or None
+        )
 
 
 class CallsieveReasoningParser(ReasoningParser):  # type: ignore[misc]
@@ -136,8 +156,11 @@ class CallsieveReasoningParser(ReasoningParser):  # type: ignore[misc]
     def __init__(self, tokenizer: Any, *args: Any, **kwargs: Any) -> None:
         super().__init__(tokenizer, *args, **kwargs)
         self._state = RequestState(
-            tokenizer, reasoning_variant=self.variant, has_reasoning_side=True,
-            chat_template_kwargs=dict(kwargs.get("chat_template_kwargs") or {}))
+            tokenizer,
+            reasoning_variant=self.variant,
+            has_reasoning_side=True,
+            chat_template_kwargs=dict(kwargs.get("chat_template_kwargs") or {}),
+        )
         offer(self._state)
         self._ids = think_ids(tokenizer)
         self._stream: ReplyStream | None = None  # (alone: the thought's own sieve)
@@ -160,14 +183,15 @@ class CallsieveReasoningParser(ReasoningParser):  # type: ignore[misc]
             return True  # nothing the engine could wait for
         return prompt_marker(self._ids, input_ids) == "close"
 
-    def is_reasoning_end_streaming(self, input_ids: Sequence[int],
-                                   delta_ids: Iterable[int]) -> bool:
+    def is_reasoning_end_streaming(
+        self, input_ids: Sequence[int], delta_ids: Iterable[int]
+    ) -> bool:
         return self._off() or any(i in self._ids.closes for i in delta_ids)
 
     def extract_content_ids(self, input_ids: list[int]) -> list[int]:
         for at, token_id in enumerate(input_ids):
             if token_id in self._ids.closes:
-                return input_ids[at + 1:]
+                return input_ids[at + 1 :]
         return []
 
     def count_reasoning_tokens(self, token_ids: Sequence[int]) -> int:
@@ -187,36 +211,52 @@ class CallsieveReasoningParser(ReasoningParser):  # type: ignore[misc]
 
     # ------------------------------------------------------------ text
     def _own_sieve(self) -> Sieve:
-        options = {"dialects": self.variant.dialects, **operator_options(),
-                   "reasoning": self._state.reasoning(), "early_emit": "block"}
+        options = {
+            "dialects": self.variant.dialects,
+            **operator_options(),
+            "reasoning": self._state.reasoning(),
+            "early_emit": "block",
+        }
         options.pop("policy", None)
         return Sieve(**options)
 
     def extract_reasoning(self, model_output: str, request: Any) -> tuple[str | None, str | None]:
         state = self._state
         if state.paired:  # read it all now, for the tool parser asked next
-            options = sieve_options(state, request, reasoning=state.reasoning(),
-                                    calls=_calls(request), id_factory=make_tool_call_id)
+            options = sieve_options(
+                state,
+                request,
+                reasoning=state.reasoning(),
+                calls=_calls(request),
+                id_factory=make_tool_call_id,
+            )
             options["early_emit"] = "block"
-            reply = whole_reply(Sieve(**options), model_output, calls=_calls(request),
-                                reasoning_as_content=False)
+            reply = whole_reply(
+                Sieve(**options), model_output, calls=_calls(request), reasoning_as_content=False
+            )
             state.whole = (reply.answer, reply)
         else:
-            reply = whole_reply(self._own_sieve(), model_output, calls=False,
-                                reasoning_as_content=False)
+            reply = whole_reply(
+                self._own_sieve(), model_output, calls=False, reasoning_as_content=False
+            )
         return reply.reasoning or None, reply.answer or None
 
     def extract_reasoning_streaming(
-        self, previous_text: str, current_text: str, delta_text: str,
-        previous_token_ids: Sequence[int], current_token_ids: Sequence[int],
+        self,
+        previous_text: str,
+        current_text: str,
+        delta_text: str,
+        previous_token_ids: Sequence[int],
+        current_token_ids: Sequence[int],
         delta_token_ids: Sequence[int],
     ) -> Any:
         if self._state.paired:  # the tool parser reads the thought too: pass it on
             self._ended = True
             return message(delta_text, "", [])
         if self._stream is None:
-            self._stream = ReplyStream(self._own_sieve(), calls=False,
-                                       reasoning_as_content=False, streams_arguments=False)
+            self._stream = ReplyStream(
+                self._own_sieve(), calls=False, reasoning_as_content=False, streams_arguments=False
+            )
         delta = self._stream.feed(delta_text)
         if delta is not None and (delta.content or "").strip():
             self._ended = True  # the answer began: vLLM flushes us and moves on
@@ -230,20 +270,30 @@ class CallsieveReasoningParser(ReasoningParser):  # type: ignore[misc]
 
 
 def _subclass(base: type, variant: Variant, role: str) -> type:
-    return type(f"{variant.class_stem}{role}", (base,),
-                {"variant": variant, "__module__": __name__, "__doc__": base.__doc__})
+    return type(
+        f"{variant.class_stem}{role}",
+        (base,),
+        {"variant": variant, "__module__": __name__, "__doc__": base.__doc__},
+    )
 
 
 def parser_classes() -> dict[str, tuple[type, type]]:
     """Each active variant's name: its (tool parser, reasoning parser) classes."""
-    return {v.name: (globals()[f"{v.class_stem}ToolParser"],
-                     globals()[f"{v.class_stem}ReasoningParser"]) for v in active_variants()}
+    return {
+        v.name: (
+            globals()[f"{v.class_stem}ToolParser"],
+            globals()[f"{v.class_stem}ReasoningParser"],
+        )
+        for v in active_variants()
+    }
 
 
 for _variant in active_variants():
     if _variant is VARIANTS[0]:
         continue
-    globals()[f"{_variant.class_stem}ToolParser"] = _subclass(CallsieveToolParser, _variant,
-                                                               "ToolParser")
+    globals()[f"{_variant.class_stem}ToolParser"] = _subclass(
+        CallsieveToolParser, _variant, "ToolParser"
+    )
     globals()[f"{_variant.class_stem}ReasoningParser"] = _subclass(
-        CallsieveReasoningParser, _variant, "ReasoningParser")
+        CallsieveReasoningParser, _variant, "ReasoningParser"
+    )

@@ -38,7 +38,9 @@ def register() -> None:
         log.warning("%s (the callsieve parsers are not usable)", problem)
     operator_options()
     for variant in active_variants():
-        ToolParserManager.register_lazy_module(variant.name, PARSERS_MODULE,
-                                               f"{variant.class_stem}ToolParser")
-        ReasoningParserManager.register_lazy_module(variant.name, PARSERS_MODULE,
-                                                    f"{variant.class_stem}ReasoningParser")
+        ToolParserManager.register_lazy_module(
+            variant.name, PARSERS_MODULE, f"{variant.class_stem}ToolParser"
+        )
+        ReasoningParserManager.register_lazy_module(
+            variant.name, PARSERS_MODULE, f"{variant.class_stem}ReasoningParser"
+        )

@@ -35,8 +35,15 @@ from ... import Reasoning, Sieve
 from ._contract import operator_options
 from ._variants import VARIANTS, PromptMarker, Variant, reasoning_setting
 
-__all__ = ["RequestState", "ThinkIds", "claim", "offer", "prompt_marker", "sieve_options",
-           "think_ids"]
+__all__ = [
+    "RequestState",
+    "ThinkIds",
+    "claim",
+    "offer",
+    "prompt_marker",
+    "sieve_options",
+    "think_ids",
+]
 
 
 @dataclass(frozen=True)
@@ -92,8 +99,7 @@ _think_cache: dict[int, tuple[weakref.ref[Any] | None, ThinkIds]] = {}
 
 def _reads_as_tag(token: str, reasoning: str, inside_after: bool) -> bool:
     sieve = Sieve(reasoning=reasoning)
-    return (sieve.feed(token) == [Reasoning("", raw=token)]
-            and sieve.in_reasoning == inside_after)
+    return sieve.feed(token) == [Reasoning("", raw=token)] and sieve.in_reasoning == inside_after
 
 
 def _probe(tokens: Iterable[tuple[str, int]]) -> ThinkIds:
@@ -106,8 +112,12 @@ def _probe(tokens: Iterable[tuple[str, int]]) -> ThinkIds:
             opens[token_id] = token
         elif _reads_as_tag(token, "open", False):
             closes[token_id] = token
-    return ThinkIds(frozenset(opens), frozenset(closes), next(iter(opens.values()), None),
-                    next(iter(closes.values()), None))
+    return ThinkIds(
+        frozenset(opens),
+        frozenset(closes),
+        next(iter(opens.values()), None),
+        next(iter(closes.values()), None),
+    )
 
 
 def think_ids(tokenizer: Any) -> ThinkIds:
@@ -156,13 +166,17 @@ def named_choice(tool_choice: Any) -> str | None:
     return _tool_name(tool_choice)
 
 
-def sieve_options(state: RequestState, request: Any, *, reasoning: str, calls: bool,
-                  id_factory: Callable[[], str]) -> dict[str, Any]:
+def sieve_options(
+    state: RequestState, request: Any, *, reasoning: str, calls: bool, id_factory: Callable[[], str]
+) -> dict[str, Any]:
     """The ``Sieve`` options for one reply (see the module docstring)."""
     tools = list(getattr(request, "tools", None) or [])
-    options: dict[str, Any] = {"dialects": state.tool_variant.dialects,
-                               "reasoning": reasoning, "id_factory": id_factory,
-                               "early_emit": "arguments" if calls else "block"}
+    options: dict[str, Any] = {
+        "dialects": state.tool_variant.dialects,
+        "reasoning": reasoning,
+        "id_factory": id_factory,
+        "early_emit": "arguments" if calls else "block",
+    }
     options.update(operator_options())
     if not calls:  # tool_choice "none": nothing is judged, blocks go out as text
         options["early_emit"] = "block"

@@ -55,18 +55,34 @@ VARIANTS: tuple[Variant, ...] = (
     # R1 always thinks, its template opening the thought.
     Variant("callsieve_deepseek_r1", thinks_by_default=True, replaces=("deepseek_r1",)),
     # V4 and V4.1 think unless the request turns it off (as vLLM's own deepseek_v4 does).
-    Variant("callsieve_deepseek_v4", thinks_by_default=True,
-            replaces=("deepseek_v4", "deepseek_v41")),
+    Variant(
+        "callsieve_deepseek_v4", thinks_by_default=True, replaces=("deepseek_v4", "deepseek_v41")
+    ),
     # Issue 25's families (SPEC §19): registered once their grammar modules exist. Their
     # templates let the model write <think> itself: "tags" is right whatever the request.
-    Variant("callsieve_hermes", ("hermes",), template_opens_thought=False,
-            replaces=("hermes", "qwen3")),
-    Variant("callsieve_qwen3_coder", ("qwen3_coder",), template_opens_thought=False,
-            replaces=("qwen3_coder", "qwen3_xml")),
-    Variant("callsieve_glm45", ("glm45",), thinks_by_default=True,
-            template_opens_thought=False, replaces=("glm45", "glm47")),
-    Variant("callsieve_kimi_k2", ("kimi_k2",), thinks_by_default=True,
-            template_opens_thought=False, replaces=("kimi_k2",)),
+    Variant(
+        "callsieve_hermes", ("hermes",), template_opens_thought=False, replaces=("hermes", "qwen3")
+    ),
+    Variant(
+        "callsieve_qwen3_coder",
+        ("qwen3_coder",),
+        template_opens_thought=False,
+        replaces=("qwen3_coder", "qwen3_xml"),
+    ),
+    Variant(
+        "callsieve_glm45",
+        ("glm45",),
+        thinks_by_default=True,
+        template_opens_thought=False,
+        replaces=("glm45", "glm47"),
+    ),
+    Variant(
+        "callsieve_kimi_k2",
+        ("kimi_k2",),
+        thinks_by_default=True,
+        template_opens_thought=False,
+        replaces=("kimi_k2",),
+    ),
 )
 
 
@@ -88,8 +104,11 @@ def thinking_requested(variant: Variant, chat_template_kwargs: Mapping[str, Any]
     return variant.thinks_by_default
 
 
-def reasoning_setting(variant: Variant, chat_template_kwargs: Mapping[str, Any] | None,
-                      prompt_marker: PromptMarker = None) -> Literal["open", "tags"]:
+def reasoning_setting(
+    variant: Variant,
+    chat_template_kwargs: Mapping[str, Any] | None,
+    prompt_marker: PromptMarker = None,
+) -> Literal["open", "tags"]:
     """The ``reasoning=`` option for one request: ``"open"`` when the reply starts inside the
     thought (the prompt ends inside one; else thinking was asked for and the template opens
     the thought), ``"tags"`` otherwise (a ``<think>`` the model writes itself still opens
