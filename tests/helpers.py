@@ -35,7 +35,15 @@ from typing import Any
 import pytest
 
 import callsieve
-from callsieve import ArgumentsDelta, CallFinished, CallStarted, Reasoning, Text, ToolCalls
+from callsieve import (
+    ArgumentsDelta,
+    CallAborted,
+    CallFinished,
+    CallStarted,
+    Reasoning,
+    Text,
+    ToolCalls,
+)
 
 __all__ = [
     "CASES_PATH",
@@ -60,6 +68,7 @@ __all__ = [
     "canon_calls",
     "canon_value",
     "check",
+    "check_argument_stream",
     "chunk_at",
     "conformance_cases",
     "conformance_collected",
@@ -71,6 +80,7 @@ __all__ = [
     "rejections_of",
     "run_all_ways",
     "stream",
+    "stream_arguments",
     "stream_sieve",
     "table",
     "text_of",
@@ -84,6 +94,10 @@ GRAMMARS = ROOT / "tests" / "grammars"
 RANDOM_SEEDS = (0, 1, 2, 3, 4, 5)
 #: Above this many characters the per-character run is replaced by 2-character chunks.
 PER_CHAR_LIMIT = 20_000
+
+
+#: Expected calls: ``[(name, input)]``.
+Calls = list[tuple[str, dict[str, Any]]]
 
 
 def canon_value(value: Any) -> str:
@@ -254,11 +268,54 @@ def run_all_ways(
     return result
 
 
+def stream_arguments(chunks: Iterable[str], **opts: Any) -> list[Any]:
+    """All events of one ``Sieve(early_emit="arguments")`` run over ``chunks``."""
+    return stream(chunks, early_emit="arguments", **opts)
+
+
+def check_argument_stream(doc: str, events: list[Any], **opts: Any) -> dict[str, Any]:
+    """Every rule of argument streaming (SPEC §7) on one event list of ``doc``: indexes count
+    the calls, a delta belongs to a started open call, each finished call's deltas spell its
+    ``arguments``, every started call ends, ``CallFinished`` gives the very calls the
+    ``ToolCalls`` events settle, and the calls and text are those of ``parse(doc)`` under
+    ``early_emit="arguments"`` and ``"invoke"``. Returns what it found."""
+    state: dict[int, str] = {}  # index -> "open" | "finished" | "aborted"
+    deltas: dict[int, str] = {}
+    finished: list[Any] = []
+    aborted: list[int] = []
+    for e in events:
+        if isinstance(e, CallStarted):
+            assert e.index == len(state), "indexes count the calls: 0, 1, 2, ..."
+            assert e.name and e.id
+            state[e.index] = "open"
+        elif isinstance(e, ArgumentsDelta):
+            assert state.get(e.index) == "open", "a delta belongs to a started, open call"
+            assert e.delta
+            deltas[e.index] = deltas.get(e.index, "") + e.delta
+        elif isinstance(e, CallFinished):
+            assert state.get(e.index) == "open"
+            state[e.index] = "finished"
+            assert deltas.get(e.index, "") == e.call.arguments
+            finished.append(e.call)
+        elif isinstance(e, CallAborted):
+            assert state.get(e.index) == "open"
+            state[e.index] = "aborted"
+            aborted.append(e.index)
+    assert "open" not in state.values(), "every started call ends"
+    calls = [c for e in events if isinstance(e, ToolCalls) for c in e.calls]
+    assert len(finished) == len(calls) and all(a is b for a, b in zip(finished, calls)), (
+        "CallFinished gives the very calls the ToolCalls events settle, in order"
+    )
+    # The calls and the text are those of the whole text, and of early_emit="invoke".
+    text = "".join(e.text for e in events if isinstance(e, Text))
+    for mode in ("arguments", "invoke"):
+        whole = callsieve.parse(doc, early_emit=mode, **opts)
+        assert text == whole.text
+        assert [(c.name, c.input) for c in calls] == [(c.name, c.input) for c in whole.calls]
+    return {"finished": finished, "aborted": aborted, "deltas": deltas}
+
+
 # ---------------------------------------------------------------- the SPEC tables' helpers
-#: Expected calls: ``[(name, input)]``.
-Calls = list[tuple[str, dict[str, Any]]]
-
-
 def check(text: str, want_text: str, want_calls: Calls, **opts: Any) -> Any:
     """Run ``text`` every way and compare with the expected text and calls."""
     r = run_all_ways(text, **opts)

@@ -386,3 +386,147 @@ REASONING_OPTIONS = st.sampled_from(
         {"reasoning": "off"},
     ]
 )
+
+
+# ---------------------------------------------------------------------------- opt-in families
+# (SPEC §2 and §19: the families whose blocks have no closing tag, or lead with no `<`.)
+FAMILIES = ("mistral", "llama3_json", "pythonic", "json", "text_kv", "tool_use")
+ARG_DICTS = st.dictionaries(NAMES, JSON_VALUES, max_size=3)
+JWS = st.sampled_from(["", " ", "\n", "  "])
+
+
+def _dumps(value: Any, draw: Any) -> str:
+    """JSON as models write it: compact, spaced, or indented."""
+    style = draw(st.integers(0, 2))
+    if style == 0:
+        return json.dumps(value, ensure_ascii=False)
+    if style == 1:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(value, ensure_ascii=False, indent=2)
+
+
+def _envelope(draw: Any, name: str, args: dict[str, Any], keys: tuple[str, ...]) -> str:
+    """A call object with its name first (the bare forms need it) or anywhere."""
+    key = draw(st.sampled_from(keys))
+    items = [("name", name), (key, args)]
+    if draw(st.booleans()):
+        items.append(("id", draw(st.from_regex(r"call_[A-Za-z0-9]{4}", fullmatch=True))))
+    if draw(st.booleans()):
+        items[1:] = draw(st.permutations(items[1:]))
+    return _dumps(dict(items), draw)
+
+
+@st.composite
+def family_block_spec(draw: Any, dialect: str) -> tuple[str, list[str]]:
+    """A valid block of an opt-in family and the names of its calls, in order."""
+    n = draw(st.integers(1, 3))
+    names = [draw(NAMES) for _ in range(n)]
+    args = [draw(ARG_DICTS) for _ in range(n)]
+    if dialect == "mistral":
+        shape = draw(st.integers(0, 2))
+        if shape == 0:  # pre-v11: one list
+            items = [_envelope(draw, a, b, ("arguments",)) for a, b in zip(names, args)]
+            sep = draw(st.sampled_from([", ", ","]))
+            return f"[TOOL_CALLS]{draw(JWS)}[{sep.join(items)}]", names
+        name, arg = names[0], args[0]  # v11+: one call per block
+        mid = draw(st.sampled_from(["[ARGS]", "", "[CALL_ID]a1b2c3d4e[ARGS]"]))
+        return f"[TOOL_CALLS]{name}{mid}{_dumps(arg, draw)}", names[:1]
+    if dialect == "llama3_json":
+        sep = draw(st.sampled_from(["; ", ";", ";\n", " ; "]))
+        objs = [_envelope(draw, a, b, ("parameters", "arguments")) for a, b in zip(names, args)]
+        if draw(st.booleans()):
+            return "<|python_tag|>" + sep.join(objs), names
+        first = json.dumps({"name": names[0], "parameters": args[0]}, ensure_ascii=False)
+        return sep.join([first, *objs[1:]]), names
+    if dialect == "pythonic":
+        calls = [
+            f"{a}({', '.join(f'{k}={v!r}' for k, v in b.items())})" for a, b in zip(names, args)
+        ]
+        body = "[" + draw(st.sampled_from([", ", ","])).join(calls) + "]"
+        if draw(st.booleans()):
+            body = "<|python_start|>" + body + draw(st.sampled_from(["<|python_end|>", ""]))
+        return body, names
+    if dialect == "json":
+        shape = draw(st.integers(0, 2))
+        if shape == 0:
+            items = [
+                _envelope(draw, a, b, ("arguments", "input", "parameters"))
+                for a, b in zip(names, args)
+            ]
+            return '{"tool_calls": [' + ", ".join(items) + "]}", names
+        strict = [
+            json.dumps({"name": a, "arguments": b}, ensure_ascii=False) for a, b in zip(names, args)
+        ]
+        if shape == 1:
+            return "[" + ", ".join(strict) + "]", names
+        return strict[0], names[:1]
+    if dialect == "text_kv":
+        lines = [f"function.name: {names[0]}", f"function.arguments: {_dumps(args[0], draw)}"]
+        if draw(st.booleans()):
+            lines.append("status: completed")
+        return "\n".join(lines), names[:1]
+    assert dialect == "tool_use"
+    block = {"type": "tool_use", "id": "toolu_01", "name": names[0], "input": args[0]}
+    return _dumps(block, draw), names[:1]
+
+
+#: Prose the families' leads meet: braces, brackets, JSON that is no call, near-misses.
+FAMILY_LOOKALIKES = st.sampled_from(
+    [
+        "{",
+        "}",
+        "[",
+        "]",
+        "{x}",
+        "[1]",
+        "[a](b)",
+        "{{t}}",
+        '{"',
+        "[{",
+        '[{"id": 1}]',
+        '{"name": "prod", "replicas": 3}',
+        '{"name": "f"}',
+        '{"tool_calls": "none"}',
+        "[TOOL_CALLS]",
+        "[TOOL_CALLS] oops",
+        "[TOOL_CALLS]f",
+        "[TOOL_CALLS][",
+        "[f(x)]",
+        "[g(",
+        "<|python_tag|>",
+        "<|python_start|>",
+        "; ",
+        "function.name: x\n",
+        "function.name:",
+        "f",
+        "fun",
+        '{"type": "tool_use"',
+        '{"type": "text", "text": "x"}',
+        "[calc(x=1e999)]",
+    ]
+)
+
+
+def family_pieces(dialects: tuple[str, ...]) -> st.SearchStrategy[str]:
+    """Document pieces for ``dialects``: prose, look-alikes of every kind, the families'
+    blocks (valid, cut short, quoted in a fence or a code span)."""
+    mine = [d for d in dialects if d in FAMILIES]
+    valid = st.one_of(*(family_block_spec(d).map(lambda spec: spec[0]) for d in mine))
+    cut = valid.flatmap(lambda b: st.integers(1, max(1, len(b) - 1)).map(lambda k: b[:k]))
+    return st.one_of(
+        PROSE,
+        PROSE,
+        LOOKALIKES,
+        FAMILY_LOOKALIKES,
+        FAMILY_LOOKALIKES,
+        valid,
+        valid,
+        cut,
+        fenced(valid),
+        valid.map(lambda b: f"`{b}`"),
+        VALID_BLOCK,
+    )
+
+
+def family_docs(dialects: tuple[str, ...]) -> st.SearchStrategy[str]:
+    return st.lists(family_pieces(dialects), min_size=1, max_size=6).map("".join)

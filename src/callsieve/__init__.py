@@ -34,6 +34,7 @@ from ._config.policy import Rejection
 from ._facade.results import ParseResult, parse
 from ._facade.sieve import Sieve
 from ._grammar.compiled import DEFAULT_DIALECTS, available_dialects
+from ._grammar.files import dialects
 from ._sanitizer.leaks import LeakFilter, sanitize_leaked_output
 from ._stream.sieve import SieveState, new_call_id
 
@@ -67,6 +68,7 @@ __all__ = [
     "__version__",
     "aggregate_metrics",
     "available_dialects",
+    "dialects",
     "new_call_id",
     "parse",
     "sanitize_leaked_output",

@@ -22,7 +22,9 @@ as a Server-Sent Events frame (``data: <json>`` and a blank line). Both commands
 (SPEC §15; choices read from ``_config.options.EARLY_EMIT``, ``REASONING`` and
 ``CALLS_IN_REASONING``, so a new mode needs no change here), and ``--format API`` (the
 API's wire JSON, reasoning as that API carries it; ``--no-reasoning-output`` leaves it out); ``-`` reads standard input. ``callsieve --version`` prints
-``callsieve <version>``; ``callsieve serve`` runs the gateway (``_cli_serve``: its flags,
+``callsieve <version>``; ``callsieve dialects`` lists the dialects and ``callsieve check-grammar
+FILE`` checks a grammar file of one's own (``_cli_grammar``, which also gives ``parse`` and
+``stream`` their ``--dialects`` and ``--grammar-dir``); ``callsieve serve`` runs the gateway (``_cli_serve``: its flags,
 and the server imported only then); ``callsieve grammar`` prints the constraint a decoding
 engine takes for a tools file (``_cli_constrain``); a bare ``callsieve`` prints the help (usage and the commands, one
 line each) to standard output and exits 0, as ``--help`` does.
@@ -54,6 +56,7 @@ from typing import Any, NoReturn, TextIO
 from . import __version__
 from ._base.errors import CallsieveError, ConfigurationError
 from ._cli_constrain import add_constrain, run_constrain
+from ._cli_grammar import add_dialect_options, add_grammar_commands, dialect_options, run_grammar
 from ._cli_output import (
     SSE_DONE,
     EventRecords,
@@ -73,6 +76,7 @@ from ._config.policy import ON_REJECT, POLICIES
 from ._facade.explain import explain_json
 from ._facade.results import ParseResult, parse
 from ._facade.sieve import Sieve
+from ._grammar.compiled import load_grammar
 
 __all__ = ["main"]
 
@@ -177,8 +181,10 @@ def _sieve_options(args: argparse.Namespace) -> tuple[list[Any] | None, dict[str
         "policy": args.policy,
         "on_reject": args.on_reject,
         "sanitize": args.sanitize,
+        **dialect_options(args),
     }
-    SieveOptions(tools, **options)
+    checked = SieveOptions(tools, **options)
+    load_grammar(checked.dialects, checked.grammar_dirs)  # (an unknown dialect: before input)
     return tools, options
 
 
@@ -244,6 +250,7 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument(
         "--sanitize", action="store_true", help="remove leaked protocol from the released text"
     )
+    add_dialect_options(common)
     common.add_argument(
         "--format",
         choices=tuple(FORMATS),
@@ -296,6 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="print each line as a Server-Sent Events frame (data: ...)",
     )
     add_serve(sub, _positive_int, DEFAULT_CHUNK_SIZE)
+    add_grammar_commands(sub)
     add_constrain(sub)
     return parser
 
@@ -404,6 +412,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "parse": _cmd_parse,
             "stream": _cmd_stream,
             "serve": _cmd_serve,
+            "dialects": run_grammar,
+            "check-grammar": run_grammar,
             "grammar": _cmd_constrain,
         }[args.command]
         return command(args, sys.stdout)

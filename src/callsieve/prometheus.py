@@ -6,6 +6,7 @@ one ``prometheus_client`` metric per counter of ``callsieve.Metrics`` —
 ``callsieve_blocks_seen_total``, ``callsieve_blocks_parsed_total{dialect}``,
 ``callsieve_blocks_failed_total{reason}``, ``callsieve_blocks_repaired_total``,
 ``callsieve_repairs_total{kind}``, ``callsieve_calls_total``,
+``callsieve_calls_by_dialect_total{dialect}``, ``callsieve_failed_by_dialect_total{dialect}``,
 ``callsieve_rejected_total{reason}``, ``callsieve_coercions_total``,
 ``callsieve_chars_in_total``, ``callsieve_chars_released_total``,
 ``callsieve_calls_aborted_total{reason}``, ``callsieve_stray_reasoning_closes_total``,
@@ -46,6 +47,8 @@ _HELP = {
     "calls_aborted": "Calls that began to stream and then aborted, by reason",
     "stray_reasoning_closes": "A </think> with no <think> open (reasoning='tags')",
     "reasoning_unclosed": "Replies that ended inside reasoning",
+    "calls_by_dialect": "Tool calls handed out, by the dialect of their block",
+    "failed_by_dialect": "Blocks released as text, by the dialect their parse was in",
 }
 _LABEL = {
     "blocks_parsed": "dialect",
@@ -53,6 +56,8 @@ _LABEL = {
     "repairs": "kind",
     "rejected": "reason",
     "calls_aborted": "reason",
+    "calls_by_dialect": "dialect",
+    "failed_by_dialect": "dialect",
 }
 
 

@@ -40,9 +40,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import deepseek
+from ._base.errors import FormatError
 from ._grammar.names import SPELLINGS
-from ._grammar.spelling import Spelling, spelling
-from ._prompt.inputs import read_calls, read_results, read_tools
+from ._grammar.spelling import SLOT, Spelling, spelling
+from ._prompt.inputs import read_calls, read_result_ids, read_results, read_tools
+from ._prompt.template import template_calls, templated
 from ._prompt.write import markup_calls, name_attr
 
 __all__ = ["DEFAULT_PROMPT_DIALECT", "format_calls", "format_results", "tool_instructions"]
@@ -79,6 +81,8 @@ def format_calls(
     sp = _spelling(dialect, grammar_dirs)
     if _native(sp):
         return deepseek.format_calls(items)
+    if templated(sp):
+        return template_calls(sp, items, tuple(str(d) for d in grammar_dirs))
     return markup_calls(sp, items)
 
 
@@ -98,8 +102,11 @@ def format_results(
         return ""
     if _native(sp):
         return deepseek.format_results(texts)
+    # (a RESULT_OPEN with a slot takes the id of the call the result answers, else its number)
+    ids = read_result_ids(results)
+    opens = [sp.get(SPELLINGS.RESULT_OPEN).replace(SLOT, i or str(k), 1) for k, i in enumerate(ids)]
     body = sp.get(SPELLINGS.RESULT_SEP).join(
-        sp[SPELLINGS.RESULT_OPEN] + t + sp[SPELLINGS.RESULT_CLOSE] for t in texts
+        o + t + sp.get(SPELLINGS.RESULT_CLOSE) for o, t in zip(opens, texts)
     )
     return sp.get(SPELLINGS.RESULTS_OPEN) + body + sp.get(SPELLINGS.RESULTS_CLOSE)
 
@@ -135,7 +142,24 @@ def _example(tool: tuple[str, str, dict[str, Any]]) -> tuple[str, dict[str, Any]
     return name, {k: _example_value(props[k]) for k in keys}
 
 
+#: The placeholder calls a template dialect's skeleton is written with (and, where a family's
+#: names must be identifiers, as in Python calls, the same without the ``$``).
+_PLACEHOLDERS = [
+    ("$TOOL_NAME", {"$PARAMETER_NAME": "$VALUE"}),
+    ("$TOOL_NAME2", {"$PARAMETER_NAME": "$VALUE"}),
+]
+_IDENTIFIER_PLACEHOLDERS = [
+    ("TOOL_NAME", {"PARAMETER_NAME": "$VALUE"}),
+    ("TOOL_NAME2", {"PARAMETER_NAME": "$VALUE"}),
+]
+
+
 def _skeleton(sp: Spelling) -> str:
+    if templated(sp):  # (written by the writer: a shape that parses)
+        try:
+            return template_calls(sp, _PLACEHOLDERS, ())
+        except FormatError:
+            return template_calls(sp, _IDENTIFIER_PLACEHOLDERS, ())
     if _native(sp):  # a block that parses (a failed one
         # would be text, and its line-start fences would open a code fence, SPEC §6)
         args = deepseek.format_arguments({"$PARAMETER_NAME": "$VALUE"})
@@ -173,7 +197,32 @@ def _skeleton(sp: Spelling) -> str:
     )
 
 
+def _template_rules(sp: Spelling) -> list[str]:
+    together = "BLOCK_OPEN" in sp
+    rules = [
+        "Several calls go in one block, one after another; they run in order."
+        if together
+        else "Write each call in a block of its own, one after another; they run in order."
+    ]
+    if sp["ARGS"] == "python":
+        rules.append(
+            "Write the arguments as Python keyword arguments (name=value), each value a Python "
+            "literal: a quoted string, a number, True, False, None, a list or a dict."
+        )
+    elif sp["ARGS"] == "raw":
+        rules.append(
+            "Write a string value as it is, without quotes or escaping; write numbers, "
+            "booleans, null, arrays and objects as JSON (a string that would read as one, "
+            'such as "42", as a JSON string in quotes).'
+        )
+    else:
+        rules.append("Write the arguments as one JSON object.")
+    return rules
+
+
 def _rules(sp: Spelling) -> list[str]:
+    if templated(sp):
+        return _template_rules(sp)
     if _native(sp):
         return [
             "Write the arguments as one JSON object between the fences.",
@@ -213,7 +262,7 @@ def tool_instructions(
     """
     defs = read_tools(tools)
     sp = _spelling(dialect, grammar_dirs)
-    opener = sp[SPELLINGS.CALLS_OPEN]
+    opener = sp[SPELLINGS.CALLS_OPEN].replace(SLOT, "NAME")
     parts = [
         "## Tools",
         "",

@@ -14,10 +14,21 @@ import pytest
 from helpers import assert_conserves, canon_calls, chunk_at, drive, stream
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from strategies import INLINE_CODE, LOOKALIKES, PROSE, VALID_SPEC, doc_and_chunks, soak_settings
+from strategies import (
+    FAMILIES,
+    INLINE_CODE,
+    LOOKALIKES,
+    PROSE,
+    VALID_SPEC,
+    doc_and_chunks,
+    family_block_spec,
+    family_docs,
+    soak_settings,
+)
 
 import callsieve
 from callsieve import InputTypeError, SieveClosedError, Text, ToolCalls
+from callsieve._grammar.compiled import load_grammar
 
 SETTINGS = soak_settings(120)  # (CALLSIEVE_EXAMPLES: a longer soak)
 
@@ -40,11 +51,11 @@ def check_invariance(doc: str, chunks: list[str], **opts: Any) -> None:
     assert drive(stream(list(doc), **opts)) == want
 
 
-def check_conservation(doc: str, chunks: list[str]) -> None:
+def check_conservation(doc: str, chunks: list[str], **opts: Any) -> None:
     """§Inv 2: released text and the raw of emitted blocks, in event order, are the input;
     parse().blocks' raw are input slices; parse().text is the input minus complete blocks."""
-    assert_conserves(doc, stream(chunks), "stream")
-    r = callsieve.parse(doc)
+    assert_conserves(doc, stream(chunks, **opts), "stream")
+    r = callsieve.parse(doc, **opts)
     pos = 0
     rebuilt = []
     for b in r.blocks:
@@ -60,10 +71,12 @@ def check_conservation(doc: str, chunks: list[str]) -> None:
     assert "".join(rebuilt) == r.text
 
 
-def check_conservation_invoke(doc: str, chunks: list[str], early_emit: str = "invoke") -> None:
+def check_conservation_invoke(
+    doc: str, chunks: list[str], early_emit: str = "invoke", **opts: Any
+) -> None:
     """§Inv 2 under early_emit="invoke" (and "arguments", which emits calls as it does):
     text is the input minus complete/partial blocks."""
-    r = callsieve.parse(doc, early_emit=early_emit)
+    r = callsieve.parse(doc, early_emit=early_emit, **opts)
     pos = 0
     rest = []
     for b in r.blocks:
@@ -74,7 +87,7 @@ def check_conservation_invoke(doc: str, chunks: list[str], early_emit: str = "in
         pos = end
     rest.append(doc[pos:])
     assert "".join(rest) == r.text
-    events = stream(chunks, early_emit=early_emit)
+    events = stream(chunks, early_emit=early_emit, **opts)
     assert drive(events)[0] == r.text
     # Event by event: each ToolCalls' block is the slice of input that event settles, so the
     # Text events and those slices, in order, are the input.
@@ -225,6 +238,40 @@ def test_no_leak_early_emit_invoke(early_emit: str, case: tuple[str, list[str]])
     check_no_leak(*case, early_emit=early_emit)
 
 
+# ---------------------------------------------------------------------------- opt-in families
+# SPEC §2, §19: the families without a closing tag or a `<` lead keep the invariants, alone,
+# all together, and beside the defaults.
+FAMILY_SETS = [(d,) for d in FAMILIES] + [FAMILIES, callsieve.DEFAULT_DIALECTS + FAMILIES]
+FAMILY_SETTINGS = soak_settings(40)
+
+
+@pytest.mark.parametrize("dialects", FAMILY_SETS, ids=["+".join(s) for s in FAMILY_SETS])
+@FAMILY_SETTINGS
+@given(st.data())
+def test_family_invariants(dialects: tuple[str, ...], data: Any) -> None:
+    doc, chunks = data.draw(doc_and_chunks(family_docs(dialects)))
+    check_invariance(doc, chunks, dialects=dialects)
+    check_invariance(doc, chunks, dialects=dialects, early_emit="invoke")
+    check_conservation(doc, chunks, dialects=dialects)
+    check_conservation_invoke(doc, chunks, dialects=dialects)
+    check_no_leak(doc, chunks, dialects=dialects)
+    check_no_leak(doc, chunks, dialects=dialects, early_emit="invoke")
+
+
+@pytest.mark.parametrize("dialect", FAMILIES)
+@FAMILY_SETTINGS
+@given(st.data())
+def test_family_blocks_parse_whatever_the_split(dialect: str, data: Any) -> None:
+    """A generated valid block of a family between prose parses, one call per call written."""
+    block, names = data.draw(family_block_spec(dialect))
+    doc = "Intro.\n" + block + "\nDone."
+    r = callsieve.parse(doc, dialects=(dialect,))
+    assert [c.name for c in r.calls] == names, r
+    assert r.text == "Intro.\n\nDone."
+    cuts = data.draw(st.lists(st.integers(1, len(doc) - 1), max_size=30))
+    assert drive(stream(chunk_at(doc, cuts), dialects=(dialect,))) == (r.text, canon_calls(r.calls))
+
+
 # ---------------------------------------------------------------------------- §7 hold-back
 SPECIALS_HOLD = [
     "<",
@@ -252,22 +299,58 @@ PROSE_DOCS = st.lists(
 ).map("".join)
 
 
+HOLD_SETS = [callsieve.DEFAULT_DIALECTS, FAMILIES]
+#: ... and the families' lead characters: `[` and `{` of their openers, `f` of `function.name:`
+FAMILY_PROSE_DOCS = st.lists(
+    st.one_of(
+        PROSE,
+        st.sampled_from(
+            [
+                "{",
+                "[",
+                '{"na',
+                "[TOOL_",
+                "[TOOL_CALLS",
+                "[f",
+                "[f(",
+                "function.na",
+                '{"tool_calls": ',
+                " " * 40,
+                "[1]",
+                "{x}",
+                "[a](b)",
+                "fun",
+                "<|python_",
+                '{"type": "tool_',
+            ]
+        ),
+    ),
+    max_size=8,
+).map("".join)
+
+
+@pytest.mark.parametrize("dialects", HOLD_SETS, ids=["defaults", "families"])
 @SETTINGS
-@given(PROSE_DOCS)
-def test_hold_back_is_only_a_bounded_tag_prefix(doc: str) -> None:
+@given(st.data())
+def test_hold_back_is_only_a_bounded_tag_prefix(dialects: tuple[str, ...], data: Any) -> None:
     """SPEC §7: "the only text held back is a tail that is a viable prefix of a tag (bounded
     by the longest tag shell), or a block being captured". For documents where no block is
     ever captured, after every character fed the unreleased tail starts with a tag lead and
     is short."""
-    assume(callsieve.parse(doc).blocks == ())
-    sieve = callsieve.Sieve()
+    doc = data.draw(PROSE_DOCS if dialects == HOLD_SETS[0] else FAMILY_PROSE_DOCS)
+    assume(callsieve.parse(doc, dialects=dialects).blocks == ())
+    sieve = callsieve.Sieve(dialects=dialects)
+    g = load_grammar(dialects)
+    leads = g.lead_chars
+    # (the families' entries allow 64 white space characters twice, `{ "name" :`)
+    bound = max(MAX_HELD, *(g.terminals[e.terminal].width for e in g.entries))
     out = ""
     for i, ch in enumerate(doc):
         out += "".join(e.text for e in sieve.feed(ch) if isinstance(e, Text))
         assert doc.startswith(out)
         held = doc[len(out) : i + 1]
-        assert held == "" or held[0] in "<＜〈", f"held {held!r} after {doc[: i + 1]!r}"
-        assert len(held) <= MAX_HELD, f"held {len(held)} characters: {held!r}"
+        assert held == "" or held[0] in leads, f"held {held!r} after {doc[: i + 1]!r}"
+        assert len(held) <= bound, f"held {len(held)} characters: {held!r}"
     out += "".join(e.text for e in sieve.close() if isinstance(e, Text))
     assert out == doc
 

@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 import pytest
-from helpers import chunk_at
+from helpers import check_argument_stream, chunk_at, stream_arguments
 from hypothesis import given
 from strategies import doc_and_chunks, soak_settings
 
@@ -24,61 +24,20 @@ from callsieve import (
     CallStarted,
     Sieve,
     Text,
-    ToolCalls,
-    parse,
 )
 
 SETTINGS = soak_settings(120)  # (CALLSIEVE_EXAMPLES: a longer soak)
 
 
 def streamed(chunks: list[str], **opts: Any) -> list[Any]:
-    sieve = Sieve(early_emit="arguments", **opts)
-    events: list[Any] = []
-    for c in chunks:
-        events += sieve.feed(c)
-    return events + sieve.close()
+    return stream_arguments(chunks, **opts)
 
 
 def in_chunks(doc: str, size: int) -> list[str]:
     return chunk_at(doc, range(size, len(doc), size))
 
 
-def check_stream(doc: str, events: list[Any], **opts: Any) -> dict[str, Any]:
-    """Every rule of argument streaming on one event list; returns what it found."""
-    state: dict[int, str] = {}  # index -> "open" | "finished" | "aborted"
-    deltas: dict[int, str] = {}
-    finished: list[Any] = []
-    aborted: list[int] = []
-    for e in events:
-        if isinstance(e, CallStarted):
-            assert e.index == len(state), "indexes count the calls: 0, 1, 2, ..."
-            assert e.name and e.id
-            state[e.index] = "open"
-        elif isinstance(e, ArgumentsDelta):
-            assert state.get(e.index) == "open", "a delta belongs to a started, open call"
-            assert e.delta
-            deltas[e.index] = deltas.get(e.index, "") + e.delta
-        elif isinstance(e, CallFinished):
-            assert state.get(e.index) == "open"
-            state[e.index] = "finished"
-            assert deltas.get(e.index, "") == e.call.arguments
-            finished.append(e.call)
-        elif isinstance(e, CallAborted):
-            assert state.get(e.index) == "open"
-            state[e.index] = "aborted"
-            aborted.append(e.index)
-    assert "open" not in state.values(), "every started call ends"
-    calls = [c for e in events if isinstance(e, ToolCalls) for c in e.calls]
-    assert len(finished) == len(calls) and all(a is b for a, b in zip(finished, calls)), (
-        "CallFinished gives the very calls the ToolCalls events settle, in order"
-    )
-    # The calls and the text are those of the whole text, and of early_emit="invoke".
-    text = "".join(e.text for e in events if isinstance(e, Text))
-    for mode in ("arguments", "invoke"):
-        whole = parse(doc, early_emit=mode, **opts)
-        assert text == whole.text
-        assert [(c.name, c.input) for c in calls] == [(c.name, c.input) for c in whole.calls]
-    return {"finished": finished, "aborted": aborted, "deltas": deltas}
+check_stream = check_argument_stream
 
 
 # ---------------------------------------------------------------------------- the property
@@ -386,3 +345,126 @@ def test_under_a_schema_policy_a_value_that_breaks_it_is_not_sent() -> None:
     good = doc.replace(">0<", ">3<")
     found = check_stream(good, streamed(list(good), tools=tools, policy="schema"), tools=tools)
     assert found["aborted"] == [] and found["finished"][0].input["days"] == 3
+
+
+# ---------------------------------------------------------------- JSON envelopes
+ENVELOPES = [
+    (
+        "hermes",
+        '<tool_call>\n{"name": "write", "arguments": {"path": "a.txt", "body": "%s"}}\n</tool_call>',
+    ),
+    ("llama3_json", '{"name": "write", "parameters": {"path": "a.txt", "body": "%s"}}'),
+    ("mistral", '[TOOL_CALLS][{"name": "write", "arguments": {"path": "a.txt", "body": "%s"}}]'),
+    ("json", '{"tool_calls": [{"name": "write", "arguments": {"path": "a.txt", "body": "%s"}}]}'),
+    ("tool_use", '{"type": "tool_use", "name": "write", "input": {"path": "a.txt", "body": "%s"}}'),
+    (
+        "json",
+        (
+            '[{"id": "call_1", "type": "function", "function": {"name": "write", "arguments": '
+            '{"path": "a.txt", "body": "%s"}}}]'
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("dialect", "shape"), ENVELOPES, ids=[f"{d}-{k}" for k, (d, _) in enumerate(ENVELOPES)]
+)
+def test_an_envelopes_arguments_stream_once_its_name_has_closed(dialect: str, shape: str) -> None:
+    """A call whose name is inside its JSON (``call_json`` with no name, ``call_envelope``):
+    ``CallStarted`` when the name's string closes, then the arguments as they arrive — long
+    before the object closes."""
+    body = "line\\n" * 2000
+    doc = shape % body
+    sieve = Sieve(dialects=(dialect,), early_emit="arguments")
+    events: list[Any] = []
+    before_end: list[Any] = []
+    for k, c in enumerate(in_chunks(doc, 5)):
+        events += sieve.feed(c)
+        if k * 5 < len(doc) // 2:
+            before_end = list(events)
+    events += sieve.close()
+    assert any(isinstance(e, CallStarted) for e in before_end)
+    streamed = "".join(e.delta for e in before_end if isinstance(e, ArgumentsDelta))
+    assert len(streamed) > len(body) // 3, streamed[:80]
+    found = check_stream(doc, events, dialects=(dialect,))
+    assert [c.input for c in found["finished"]] == [{"path": "a.txt", "body": "line\n" * 2000}]
+    assert found["aborted"] == []
+
+
+def test_an_envelope_whose_arguments_come_first_sends_them_whole() -> None:
+    doc = '{"tool_calls": [{"arguments": {"a": 1}, "name": "f"}]}'
+    events = streamed(list(doc), dialects=("json",))
+    deltas = [e.delta for e in events if isinstance(e, ArgumentsDelta)]
+    assert deltas == ['{"a":1}']
+    check_stream(doc, events, dialects=("json",))
+
+
+#: A JSON string with every kind of escape: those ``json.dumps`` writes alike (``\"``,
+#: ``\\``, ``\n``, ``\t``, ``\b``, ``\f``, ``\r``) and those it does not (``\/``, ``\u``,
+#: a surrogate pair, a lone high surrogate), between plain characters.
+ESCAPED = 'a\\"b\\\\c\\/d\\ne\\tf\\bg\\fh\\ri\\u00e9j\\ud83d\\ude00k\\ud800l ' * 40
+JSON_BODIES = [
+    ("hermes", '<tool_call>\n{"name": "write", "arguments": {"body": "%s", "n": 1}}\n</tool_call>'),
+    (
+        "deepseek_native",
+        (
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>write<｜tool▁sep｜>"
+            '{"body": "%s", "n": 1}<｜tool▁call▁end｜><｜tool▁calls▁end｜>'
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 8])
+@pytest.mark.parametrize(("dialect", "shape"), JSON_BODIES, ids=[d for d, _ in JSON_BODIES])
+def test_a_json_strings_escapes_stream_exactly_in_chunks_of_any_size(
+    dialect: str, shape: str, size: int
+) -> None:
+    """A JSON body's string streams through the sieve's hot half: a chunk of plain characters
+    and escapes that ``json.dumps`` writes alike goes out as it is; one with a quote, a cut
+    escape, ``\\/``, ``\\u`` or a surrogate half waiting is read in full. Whatever the chunk
+    size, the deltas spell the arguments and nothing is sent again."""
+    doc = shape % ESCAPED
+    events = streamed(in_chunks(doc, size), dialects=(dialect,))
+    found = check_stream(doc, events, dialects=(dialect,))
+    assert found["aborted"] == []
+    assert [c.input for c in found["finished"]] == [
+        {"body": json.loads('"' + ESCAPED + '"'), "n": 1}
+    ]
+
+
+def test_an_envelopes_value_the_schema_may_coerce_goes_out_coerced_when_it_ends() -> None:
+    """As in a JSON body: an envelope's top-level argument that the tool's schema types
+    (``"3"`` under ``integer``) is held until it ends and goes out as the call holds it, so
+    nothing is sent again; a string argument beside it streams as it arrives."""
+    tools = [
+        {
+            "name": "get",
+            "parameters": {"properties": {"days": {"type": "integer"}, "city": {"type": "string"}}},
+        }
+    ]
+    doc = (
+        '<tool_call>\n{"name": "get", "arguments": {"city": "Paris is a long name",'
+        ' "days": "3"}}\n</tool_call>'
+    )
+    for chunks in (list(doc), in_chunks(doc, 3), [doc]):
+        events = streamed(chunks, dialects=("hermes",), tools=tools)
+        found = check_stream(doc, events, dialects=("hermes",), tools=tools)
+        assert found["aborted"] == []
+        assert found["deltas"] == {0: '{"city":"Paris is a long name","days":3}'}
+    events = streamed(list(doc), dialects=("hermes",), tools=tools)
+    deltas = [e.delta for e in events if isinstance(e, ArgumentsDelta)]
+    assert ":3" in deltas  # (held to its end, then out at once, coerced)
+
+
+def test_an_envelopes_repeated_key_stops_its_stream_and_says_why() -> None:
+    """A key the envelope's arguments already have: the last value wins at the first one's
+    place, which went out, so the call is sent again whole, as ``repeated_key``."""
+    doc = '<tool_call>\n{"name": "f", "arguments": {"a": "x", "a": "y"}}\n</tool_call>'
+    for chunks in (list(doc), [doc]):
+        events = streamed(chunks, dialects=("hermes",))
+        found = check_stream(doc, events, dialects=("hermes",))
+        assert [c.input for c in found["finished"]] == [{"a": "y"}]
+        reasons = [e.reason for e in events if isinstance(e, CallAborted)]
+        assert reasons == ["repeated_key"] or (reasons == [] and chunks == [doc])

@@ -131,8 +131,8 @@ def test_misuse_is_a_clear_error() -> None:
         lark_grammar(TOOLS, "xml", parse_dialects=("dsml",))
     with pytest.raises(ConfigurationError, match="needs tools"):
         lark_grammar([], "xml", "required")
-    with pytest.raises(ConfigurationError, match="no spelling file"):
-        lark_grammar(TOOLS, "nope")
+    with pytest.raises(ConfigurationError, match="unknown dialect 'nope'; the dialects are"):
+        lark_grammar(TOOLS, "nope")  # (the one error every place that takes a name gives)
     with pytest.raises(ConfigurationError, match="free_text"):
         structural_tag(TOOLS, "xml", free_text="some")
     with pytest.raises(ConfigurationError, match="not among the tools"):

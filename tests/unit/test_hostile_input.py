@@ -16,6 +16,8 @@ from helpers import drive, run_all_ways
 from lark.parsers.lalr_parser_state import ParserState
 
 from callsieve import Sieve, parse
+from callsieve._scan.balanced import MAX_JSON_DEPTH
+from callsieve._scan.cursor import HOT_BUDGET
 
 INV = '<invoke name="f"><parameter name="p">v</parameter></invoke>\n'
 
@@ -202,3 +204,97 @@ def test_inv4_a_value_of_100k_nested_elements_is_not_built_as_a_tree() -> None:
         tracemalloc.stop()
     assert isinstance(r.calls[0].input["p"], str)
     assert peak < 8 * len(text), peak / len(text)
+
+
+# ---------------------------------------------------------------- the families without a closer
+# (SPEC §2, §19: a `{` or `[` in prose begins a candidate; a balanced run reads JSON or a
+# Python argument list; a failed block's text is scanned again for openers.) The work —
+# tokens fed to the parser, and characters the balanced runs' readers read — grows linearly:
+# 8x the input, 8x the work; or, where captures begin inside a failed block's run (a flood of
+# `{"name": "`), each character is read by at most the captures that began within the
+# 2 x MAX_JSON_DEPTH openers before it (a run nested deeper fails, and quotes flip at most
+# every other opener), so the work per character stays under that bound at every size.
+FAMILY_HOSTILE = {
+    "brace-flood": ("llama3_json", "{"),
+    "bracket-flood": ("pythonic", "["),
+    "name-key-flood": ("llama3_json", '{"name": '),
+    "name-key-in-strings": ("llama3_json", '{"name": "'),
+    "tool-calls-flood": ("json", '{"tool_calls": ['),
+    "list-first-flood": ("json", '[{"name": "a", "arguments": {'),
+    "tool-use-flood": ("tool_use", '{"type": "tool_use", "x": "'),
+    "mistral-flood": ("mistral", "[TOOL_CALLS]"),
+    "mistral-open-list": ("mistral", '[TOOL_CALLS][{"name": "f", "arguments": {'),
+    "mistral-v13-open": ("mistral", "[TOOL_CALLS]f[ARGS]{"),
+    "python-open-flood": ("pythonic", "[f("),
+    "python-quotes": ("pythonic", "[f(x='a', y=\""),
+    "semicolons": ("llama3_json", '{"name": "a", "parameters": {}}; '),
+    "kv-name-flood": ("text_kv", "function.name: f\n"),
+    "kv-record-flood": ("text_kv", "function.name: f\nfunction.arguments: {\nk: v\n"),
+}
+
+
+@pytest.fixture
+def work(monkeypatch: pytest.MonkeyPatch, tokens_fed: list[int]) -> Iterator[list[int]]:
+    """Tokens fed to every parser plus the characters every balanced run's reader reads."""
+    from callsieve._scan.balanced import JsonRun
+
+    read = JsonRun.read
+
+    def counting(self: JsonRun, buf: str, p: int) -> int:
+        end = read(self, buf, p)
+        tokens_fed[0] += max(0, (end if end >= 0 else self.at) - p)
+        return end
+
+    monkeypatch.setattr(JsonRun, "read", counting)
+    yield tokens_fed
+
+
+def family_cost(count: list[int], dialect: str, text: str, chunk: int | None) -> int:
+    count[0] = 0
+    if chunk is None:
+        parse(text, dialects=(dialect,))
+    else:
+        s = Sieve(dialects=(dialect,))
+        for i in range(0, len(text), chunk):
+            s.feed(text[i : i + chunk])
+        s.close()
+    return count[0]
+
+
+@pytest.mark.parametrize("chunk", [None, 7])
+@pytest.mark.parametrize("shape", list(FAMILY_HOSTILE))
+def test_inv4_the_families_hostile_input_is_linear(
+    work: list[int], shape: str, chunk: int | None
+) -> None:
+    dialect, unit = FAMILY_HOSTILE[shape]
+    small, large = unit * 200, unit * 1600
+    a = family_cost(work, dialect, small, chunk)
+    b = family_cost(work, dialect, large, chunk)
+    bound = 2 * MAX_JSON_DEPTH + 16
+    assert b <= 8 * a * 1.25 + 64 or b <= bound * len(large) and a <= bound * len(small), (a, b)
+    r = parse(large, dialects=(dialect,))
+    assert r.text + "".join(b.raw for b in r.blocks if b.status == "complete") != ""
+    # (conservation: the released text and the blocks that parsed are the input)
+    assert len(r.text) + sum(len(b.raw) for b in r.blocks if b.status == "complete") == len(large)
+
+
+@pytest.mark.parametrize("dialect", ["llama3_json", "json", "mistral", "pythonic", "tool_use"])
+def test_inv4_a_huge_unclosed_value_is_held_to_max_block_chars_then_released(dialect: str) -> None:
+    opener = {
+        "llama3_json": '{"name": "f", "parameters": {"a": "',
+        "json": '{"tool_calls": [{"name": "f", "arguments": {"a": "',
+        "mistral": '[TOOL_CALLS]f[ARGS]{"a": "',
+        "pythonic": "[f(a='",
+        "tool_use": '{"type": "tool_use", "name": "f", "input": {"a": "',
+    }[dialect]
+    text = opener + "x" * 5000 + " and the reply goes on."
+    s = Sieve(dialects=(dialect,), max_block_chars=1000)
+    events: list[object] = []
+    for i in range(0, len(text), 7):
+        events += s.feed(text[i : i + 7])
+        held = i + 7 - sum(len(getattr(e, "text", "")) for e in events)
+        # (never much more than the limit: the run's hot half counts what it appends in bulk,
+        # every HOT_BUDGET chunks)
+        assert held <= 1000 + (HOT_BUDGET + 2) * 7, held
+    events += s.close()
+    assert drive(events) == (text, [])

@@ -46,6 +46,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "server",
             "_cli_output",
             "_cli_serve",
+            "_cli_grammar",
             "__main__",
         ),
     ),

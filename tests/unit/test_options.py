@@ -164,13 +164,14 @@ BAD: list[tuple[str, dict[str, Any], type[CallsieveError], tuple[str, ...]]] = [
         ("tools[0]", "'name'"),
     ),
     # ---- §12 grammar: dialects, grammar_dirs
-    ("dialects-none", {"dialects": None}, ConfigurationError, ("dialects", "None")),
     ("dialects-int", {"dialects": (1,)}, ConfigurationError, ("dialects[0]", "str", "int")),
     (
         "dialects-str",
         {"dialects": "xml"},
         ConfigurationError,
-        ("dialects must be a sequence of dialect names such as ('dsml', 'xml'), not a str",),
+        (
+            "dialects must be a sequence of dialect names such as ('dsml', 'xml'), or 'all', not a str",
+        ),
     ),
     ("dialects-bytes", {"dialects": b"xml"}, ConfigurationError, ("dialects", "bytes")),
     ("dialects-empty", {"dialects": ()}, ConfigurationError, ("dialects", "at least one")),

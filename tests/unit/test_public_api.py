@@ -39,6 +39,7 @@ PUBLIC = {
     "UnknownOptionError",
     "__version__",
     "available_dialects",
+    "dialects",
     "new_call_id",
     "parse",
     "sanitize_leaked_output",

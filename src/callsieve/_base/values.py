@@ -26,6 +26,7 @@ __all__ = [
     "RAW_TEXT_FIELDS",
     "decode_entities",
     "decode_param",
+    "decode_raw",
     "json_literal",
     "load_json",
     "parse_argument_object",
@@ -113,10 +114,39 @@ def _is_string_type(schema_type: Any) -> bool:
     )
 
 
+#: What a JSON value can begin with (``decode_raw`` reads no other text as JSON).
+_JSON_STARTS = frozenset('-0123456789tfn["{')
+
+
+def decode_raw(text: str, string_attr: str | None = None, schema_type: Any = None) -> Any:
+    """A raw-text body (the contract's ``raw_value``: the families that write values as raw
+    text, grammar/README.md): the text as written when the schema types it ``string`` or a
+    ``string="true"`` attribute says so; otherwise a body that is one JSON value, white space
+    around it aside, is that value (a number, ``true``/``false``/``null``, an array, an
+    object, a quoted string: what those templates write for anything but a string), and any
+    other text stays the text as written — no trimming, no entities, no XML."""
+    if string_attr == "true" or _is_string_type(schema_type):
+        return text
+    body = text.strip()
+    if not body or body[0] not in _JSON_STARTS:
+        return text
+    try:
+        return load_json(body)
+    except (ValueError, RecursionError):
+        return text
+
+
 def decode_param(
-    name: str, parts: list[tuple[bool, str]], string_attr: str | None, schema_type: Any = None
+    name: str,
+    parts: list[tuple[bool, str]],
+    string_attr: str | None,
+    schema_type: Any = None,
+    raw: bool = False,
 ) -> Any:
-    """Decode one parameter body. ``parts`` are ``(is_cdata, text)`` in order."""
+    """Decode one parameter body. ``parts`` are ``(is_cdata, text)`` in order; ``raw``: the
+    body is a ``raw_value`` (``decode_raw``)."""
+    if raw:
+        return decode_raw("".join(t for _, t in parts), string_attr, schema_type)
     force_string = _is_string_type(schema_type)
     if any(is_cdata for is_cdata, _ in parts):
         value = _with_cdata(parts, string_attr == "true")
@@ -129,10 +159,10 @@ def decode_param(
             if ok:
                 return structured
         return value
-    raw = "".join(t for _, t in parts)
+    plain = "".join(t for _, t in parts)
     if string_attr == "true":
-        return raw
-    text = raw.strip()
+        return plain
+    text = plain.strip()
     if string_attr == "false" and not force_string:
         return _json_or_string(decode_entities(text))
     if "<" in text and not force_string:

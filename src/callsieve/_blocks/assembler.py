@@ -5,7 +5,9 @@ What it does: ``CallTransformer`` works bottom-up, one method per contract node 
 own name or an alias ``-> name``): ``call_name`` and ``param_name`` read a name, ``attr`` a
 ``string="true|false"`` attribute, ``cdata`` and ``param_value`` a body's parts,
 ``call_args`` a JSON arguments text, ``call_json`` a JSON body (the arguments, or, in a call
-with no ``call_name``, an envelope ``{"name", "arguments"}``), ``call_id`` the model's id for
+with no ``call_name``, an envelope ``{"name", "arguments"}``), ``call_envelope`` a JSON object
+that must be an envelope (JSON in prose), ``call_kwargs`` Python keyword arguments (literals
+only, ``_base.values.python_kwargs``), ``call_id`` the model's id for
 the call (a ``call_name`` inside it names the call too), ``param`` one parameter, ``call`` the
 call (where the schemas decide each body's type). Each node but ``call`` becomes a tuple tagged with its
 kind, and a method reads only the tags of its own direct children, so a contract node where
@@ -34,6 +36,7 @@ from typing import Any
 
 from lark import Discard, Token, Transformer, Tree
 
+from .._base.python_args import python_kwargs
 from .._base.values import decode_param, load_json, parse_argument_object
 from .._grammar import names as n
 
@@ -89,14 +92,24 @@ _STRING = 3  # (_STRING, the value of a string="…" attribute, lower-cased)
 _CDATA = 4  # (_CDATA, verbatim content)
 _BODY = 5  # (_BODY, [(is_cdata, text), …])
 _ARGS = 6  # (_ARGS, JSON object text)
-_PARAM = 7  # (_PARAM, name or "" if it had none, body parts, string attribute)
+_PARAM = 7  # (_PARAM, name or "" if it had none, body parts, string attribute, raw?)
 _JSON = 8  # (_JSON, the JSON body's text)
 _ID = 9  # (_ID, the model's id for the call, the name a call_name inside it gave or None)
+_RAW = 10  # (_RAW, a raw_value's text, verbatim)
+_ENVELOPE = 11  # (_ENVELOPE, the JSON text of an object that must be an envelope)
+_KWARGS = 12  # (_KWARGS, Python keyword arguments' text, up to the closing parenthesis)
 
-#: The keys of a JSON envelope (``call_json`` in a call without a ``call_name``): the name,
-#: then the arguments, under the first of these keys it has.
+#: The keys of a JSON envelope (``call_json`` in a call without a ``call_name``, and
+#: ``call_envelope``): the name, then the arguments, under the first of these keys it has;
+#: without a name, an object under ``function`` may be the envelope (OpenAI's wire form);
+#: ``id`` is the model's id for the call. A ``call_envelope`` has no key but these.
 ENVELOPE_NAME = "name"
-ENVELOPE_ARGUMENTS = ("arguments", "parameters")
+ENVELOPE_ARGUMENTS = ("arguments", "parameters", "input")
+ENVELOPE_FUNCTION = "function"
+ENVELOPE_ID = "id"
+ENVELOPE_KEYS = frozenset(
+    {ENVELOPE_NAME, *ENVELOPE_ARGUMENTS, ENVELOPE_FUNCTION, ENVELOPE_ID, "type"}
+)
 
 Parts = list[tuple[bool, str]]
 
@@ -173,13 +186,25 @@ class CallTransformer(Transformer[Token, Any]):
                 parts.append((True, part[1]))
         return (_BODY, parts)
 
+    def raw_value(self, children: list[Any]) -> tuple[int, str]:
+        text = ""  # its tokens' text, as written
+        for tok in children:
+            if isinstance(tok, Token):
+                text += tok
+        return (_RAW, str(text))
+
     def call_args(self, children: list[Any]) -> tuple[int, str]:
         tok = _token_of(children)
         return (_ARGS, "" if tok is None else str(tok))
 
     def call_json(self, children: list[Any]) -> tuple[int, str]:
-        tok = _token_of(children)
-        return (_JSON, "" if tok is None else str(tok))
+        return (_JSON, _joined(children))
+
+    def call_envelope(self, children: list[Any]) -> tuple[int, str]:
+        return (_ENVELOPE, _joined(children))
+
+    def call_kwargs(self, children: list[Any]) -> tuple[int, str]:
+        return (_KWARGS, _joined(children))
 
     def call_id(self, children: list[Any]) -> Any:
         """The id: the values of the tokens below it, in order (``v`` or the text, as for a
@@ -202,10 +227,11 @@ class CallTransformer(Transformer[Token, Any]):
         ident = "".join(parts).strip()
         return Discard if not ident and name is None else (_ID, ident, name)
 
-    def param(self, children: list[Any]) -> tuple[int, str, Parts, str | None]:
+    def param(self, children: list[Any]) -> tuple[int, str, Parts, str | None, bool]:
         name = ""  # (the last name wins; none: its call fails, see ``call``)
         string_attr: str | None = None
         parts: Parts | None = None  # (several bodies join in order)
+        raw = False  # a raw_value body (``decode_raw``)
         for child in children:
             if type(child) is tuple:
                 kind = child[0]
@@ -215,17 +241,21 @@ class CallTransformer(Transformer[Token, Any]):
                     string_attr = child[1]
                 elif kind == _BODY:
                     parts = child[1] if parts is None else parts + child[1]
-        return (_PARAM, name, [] if parts is None else parts, string_attr)
+                elif kind == _RAW:
+                    raw = True
+                    parts = [(False, child[1])] if parts is None else [*parts, (False, child[1])]
+        return (_PARAM, name, [] if parts is None else parts, string_attr, raw)
 
     def call(self, children: list[Any]) -> Any:
         """``(name, input)`` (``(name, input, id)`` if a ``call_id`` gave one), or the error
         that keeps it from being built (raised by ``transform`` for the root only: no node
         below it can fail it). Its children sorted (``_CallParts``), the JSON bodies read
-        (an envelope may give the name), then the input collected: the parameters, then the
-        argument objects, then the JSON bodies, each later one over the earlier."""
+        (an envelope may give the name and the id), then the input collected: the parameters,
+        then the argument objects and keyword arguments, then the JSON bodies, each later one
+        over the earlier."""
         try:
             parts = _CallParts(children)
-            name, json_args = _json_bodies(parts.bodies, parts.name)
+            name, ident, json_args = _json_bodies(parts.bodies, parts.name, parts.ident)
             if not name:
                 raise _NotBuilt("a call needs a non-empty name")
             collected = self._parameters(name, parts.params)
@@ -234,22 +264,29 @@ class CallTransformer(Transformer[Token, Any]):
                 if obj is None:
                     raise _NotBuilt("call arguments are not a JSON object")
                 collected.update(obj)
+            for text in parts.kwargs:
+                try:
+                    collected.update(python_kwargs(text))
+                except ValueError as exc:
+                    raise _NotBuilt(
+                        f"call arguments are not Python keyword arguments: {exc}"
+                    ) from None
         except _NotBuilt as exc:
             return ValueError(*exc.args)  # (``transform`` raises a ValueError it gets)
         for obj in json_args:
             collected.update(obj)
-        return (name, collected, parts.ident) if parts.ident else (name, collected)
+        return (name, collected, ident) if ident else (name, collected)
 
     def _parameters(
-        self, name: str, params: list[tuple[int, str, Parts, str | None]]
+        self, name: str, params: list[tuple[int, str, Parts, str | None, bool]]
     ) -> dict[str, Any]:
-        """The parameters' values by name, each decoded by its schema's type; a repeated
-        name collects into an array, in order."""
+        """The parameters' values by name, each decoded by its schema's type (a raw one as
+        written, ``decode_raw``); a repeated name collects into an array, in order."""
         collected: dict[str, Any] = {}
         repeated: set[str] = set()
-        for _, pname, parts, string_attr in params:
+        for _, pname, parts, string_attr, raw in params:
             schema_type = param_schema_type(self._schemas, name, pname)
-            value = decode_param(pname, parts, string_attr, schema_type)
+            value = decode_param(pname, parts, string_attr, schema_type, raw)
             if pname in collected:
                 if pname not in repeated:
                     collected[pname] = [collected[pname]]
@@ -266,15 +303,17 @@ class _NotBuilt(ValueError):
 
 class _CallParts:
     """A call node's children, sorted: the name (the last wins: DeepSeek V3 says `function`
-    first, then the name), the parameters, argument objects, JSON bodies and the id."""
+    first, then the name), the parameters, argument objects, keyword arguments, JSON bodies
+    (each with whether it must be a whole envelope, ``call_envelope``) and the id."""
 
-    __slots__ = ("name", "params", "args", "bodies", "ident")
+    __slots__ = ("name", "params", "args", "kwargs", "bodies", "ident")
 
     def __init__(self, children: list[Any]) -> None:
         self.name = ""
-        self.params: list[tuple[int, str, Parts, str | None]] = []
+        self.params: list[tuple[int, str, Parts, str | None, bool]] = []
         self.args: list[str] = []
-        self.bodies: list[str] = []
+        self.kwargs: list[str] = []
+        self.bodies: list[tuple[str, bool]] = []
         self.ident = ""
         for child in children:
             if type(child) is not tuple:
@@ -288,36 +327,82 @@ class _CallParts:
                 self.params.append(child)
             elif kind == _ARGS:
                 self.args.append(child[1])
-            elif kind == _JSON:
-                self.bodies.append(child[1])
+            elif kind == _JSON or kind == _ENVELOPE:
+                self.bodies.append((child[1], kind == _ENVELOPE))
+            elif kind == _KWARGS:
+                self.kwargs.append(child[1])
             elif kind == _ID:
                 self.ident = child[1] or self.ident
                 if child[2] is not None:
                     self.name = child[2]
 
 
-def _json_bodies(bodies: list[str], name: str) -> tuple[str, list[dict[str, Any]]]:
-    """The JSON bodies as objects, and the call's name: ``name``, or, if it has none, the
-    one an envelope body gives (``{"name": …, "arguments": …}``, whose arguments are then
-    the body; OpenAI's wire form holds them as a string)."""
+def _json_bodies(
+    bodies: list[tuple[str, bool]], name: str, ident: str
+) -> tuple[str, str, list[dict[str, Any]]]:
+    """The JSON bodies as objects, and the call's name and id: ``name`` and ``ident``, or, if
+    it has none, those an envelope body gives (``_envelope``: its arguments are then the
+    body); a ``call_envelope`` body must be a whole envelope."""
     json_args: list[dict[str, Any]] = []
-    for text in bodies:
+    for text, strict in bodies:
         body = _json_object(text)
         if body is None:
             raise _NotBuilt("a JSON body is not a JSON object")
-        if not name and ENVELOPE_NAME in body:
-            named = body[ENVELOPE_NAME]
-            if not isinstance(named, str):
-                raise _NotBuilt("a JSON body's name is not a string")
-            name = named.strip()
-            key = next((k for k in ENVELOPE_ARGUMENTS if k in body), None)
-            body = {} if key is None else body[key]
-            if isinstance(body, str):  # (OpenAI's wire form: the object as a string)
-                body = _json_object(body)
-            if not isinstance(body, dict):
-                raise _NotBuilt("a JSON body's arguments are not a JSON object")
+        if strict or not name:
+            read = _envelope(body, strict)
+            if isinstance(read, ValueError):
+                raise _NotBuilt(*read.args)
+            if read is not None:
+                named, body, their_id = read
+                name = name or named
+                ident = ident or their_id
         json_args.append(body)
-    return name, json_args
+    return name, ident, json_args
+
+
+def _joined(children: list[Any]) -> str:
+    """The values of a node's tokens, joined: a token's group ``v`` where its terminal has one
+    (the part of the token that belongs to the value), else its text."""
+    parts: list[str] = []
+    for tok in children:
+        if isinstance(tok, Token):
+            groups = getattr(tok, "groups", None)
+            value = groups.get("v") if groups else None
+            parts.append(str(tok) if value is None else str(value))
+    return parts[0] if len(parts) == 1 else "".join(parts)
+
+
+def _envelope(
+    body: dict[str, Any], strict: bool
+) -> tuple[str, dict[str, Any], str] | ValueError | None:
+    """What a JSON envelope says (grammar/README.md, ``call_json``): ``(name, arguments,
+    id)``; None if ``body`` is no envelope (it is then the arguments), or, ``strict``
+    (``call_envelope``), the error that it is not a whole one."""
+    ident = body.get(ENVELOPE_ID)
+    inner = body
+    if ENVELOPE_NAME not in body and isinstance(body.get(ENVELOPE_FUNCTION), dict):
+        inner = body[ENVELOPE_FUNCTION]
+        if not isinstance(ident, str):
+            ident = inner.get(ENVELOPE_ID)
+    key = next((k for k in ENVELOPE_ARGUMENTS if k in inner), None)
+    if strict and (
+        ENVELOPE_NAME not in inner
+        or key is None
+        or not body.keys() <= ENVELOPE_KEYS
+        or not inner.keys() <= ENVELOPE_KEYS
+    ):
+        return ValueError("a JSON object in prose is no call envelope")
+    if ENVELOPE_NAME not in inner:
+        return None
+    named = inner[ENVELOPE_NAME]
+    if not isinstance(named, str):
+        return ValueError("a JSON body's name is not a string")
+    args: Any = {} if key is None else inner[key]
+    if isinstance(args, str):  # (OpenAI's wire form: the object as a string)
+        args = _json_object(args)
+    if not isinstance(args, dict):
+        return ValueError("a JSON body's arguments are not a JSON object")
+    return named.strip(), args, ident.strip() if isinstance(ident, str) else ""
 
 
 def _json_object(text: str) -> dict[str, Any] | None:
@@ -336,12 +421,15 @@ _CONTRACT: dict[str, tuple[Callable[[CallTransformer, list[Any]], Any], bool]] =
     n.CALL_NAME: (CallTransformer.call_name, False),
     n.CALL_ARGS: (CallTransformer.call_args, False),
     n.CALL_JSON: (CallTransformer.call_json, False),
+    n.CALL_ENVELOPE: (CallTransformer.call_envelope, False),
+    n.CALL_KWARGS: (CallTransformer.call_kwargs, False),
     n.CALL_ID: (CallTransformer.call_id, False),
     n.PARAM: (CallTransformer.param, True),
     n.PARAM_NAME: (CallTransformer.param_name, False),
     n.ATTR: (CallTransformer.attr, False),
     n.PARAM_VALUE: (CallTransformer.param_value, True),
     n.CDATA: (CallTransformer.cdata, False),
+    n.RAW_VALUE: (CallTransformer.raw_value, False),
 }
 
 #: The transformer of the schemas last asked for (one slot, replaced whole: safe under
@@ -364,7 +452,7 @@ def contract_value(tree: Tree[Token], schemas: dict[str, dict[str, Any]]) -> Any
     argument stream (``_blocks.argstream``), which reads a call's nodes as they are reduced:
     ``("call_name", str)``, ``("param_name", str)``, ``("string", value)`` for a
     ``string`` attribute, ``("id", ident, name or None)`` for ``call_id``, ``("param",
-    name, body parts, string attribute)`` for a ``param`` (``decode_param`` makes its value
+    name, body parts, string attribute, raw?)`` for a ``param`` (``decode_param`` makes its value
     as ``call`` will), else None."""
     result = _transformer(schemas)._transform_tree(tree)
     if type(result) is not tuple:
@@ -379,7 +467,7 @@ def contract_value(tree: Tree[Token], schemas: dict[str, dict[str, Any]]) -> Any
     if kind == _ID:
         return ("id", result[1], result[2])
     if kind == _PARAM:
-        return (n.PARAM, result[1], result[2], result[3])
+        return (n.PARAM, result[1], result[2], result[3], result[4])
     return None
 
 

@@ -36,6 +36,7 @@ from lark.exceptions import LarkError
 from .._config.policy import Policy, Settled, settled
 from .._grammar.compiled import CompiledGrammar, EntrySpec, StateSpec, TerminalSpec
 from .._grammar.names import CDATA_CLOSE, CDATA_OPEN, STRAY_RUN
+from .._grammar.rule_sets import repairs_in
 from .._scan.balanced import JsonRun
 from .._scan.cursor import RunText
 from .._scan.decide import DECISION_SPAN, Decision, GroupToken, decide, new_token
@@ -83,6 +84,7 @@ class Capture:
         "policy",
         "probe",
         "ps",
+        "ran",
         "raw",
         "raw_len",
         "repairs",
@@ -148,6 +150,7 @@ class Capture:
         # Text after the block that the loose-CDATA repair read from a copy of the block
         # (a block begun in an earlier chunk): the sieve goes on with it. None: no such text.
         self.leftover: str | None = None
+        self.ran = False  # a balanced run ended before the next token (``_settle``)
         self.waiting = False  # the held tail is a bounded token cut by the chunk boundary
         self.pending: TerminalSpec | None = None  # ... and the one terminal it may become
         if entry.synthetic is not None:
@@ -159,6 +162,8 @@ class Capture:
             tok = new_token(GroupToken, entry.terminal, opener)
             tok.groups = groups
             self.ps.feed_token(tok)
+        if args is not None:  # (the opener may be part of the arguments: `{"name":`)
+            args.token(entry.terminal, (groups.get("v") if groups else None) or opener)
         self.spec: StateSpec = g.states[self.ps.state_stack[-1]]
 
     # ------------------------------------------------------------------ helpers
@@ -214,7 +219,8 @@ class Capture:
             return self.fail(unexpected(self, name, self.start + self.raw_len - len(value), value))
         args = self.args
         if args is not None:
-            args.token(name)
+            groups = getattr(tok, "groups", None)
+            args.token(name, (groups.get("v") if groups else None) or value)
         spec = self.spec = self.g.states[self.ps.state_stack[-1]]
         self.last_value = value
         if after_run or name in self.g.call_openers:
@@ -236,28 +242,82 @@ class Capture:
                 self.snap = (snapshot, self.raw_len, len(self.calls), len(self.diagnostics))
         elif name == CDATA_CLOSE:
             self.snap = None
-        if spec.call_rule is not None:
-            if self.probe:  # only whether the block completes matters
-                return COMPLETE if spec.end_ok else VIABLE
-            rule = spec.call_rule
+        if spec.call_rule is not None and self._call_done(spec) == FAILED:
+            return FAILED
+        return self._at_end() if spec.end_ok else VIABLE
+
+    def _call_done(self, spec: StateSpec) -> int:
+        """The state reduces a call (``spec.call_rule``): build it from the parser's values
+        and assemble it (its tree is built here; the parser's own callback for it discards
+        it); FAILED if it cannot be built. A probe builds nothing."""
+        if self.probe:  # only whether the block completes matters
+            return VIABLE
+        args = self.args
+        rule = spec.call_rule
+        size = len(rule.expansion)
+        tree = self.g.build_call[rule](self.ps.value_stack[-size:])
+        try:
+            built = assemble_call(tree, self.schemas)
+        except Exception as exc:  # noqa: BLE001 - model output never raises (§Inv. 5)
+            return self.fail(f"call at offset {self.start + self.raw_len} not built: {exc}")
+        if rule in self.g.repairing_calls:  # (the grammar's own repairs, ``repair_*``)
+            self.repairs += repairs_in(tree)
+        call = settled(self.policy, built)  # (coerced, and the policy's verdict)
+        self.calls.append(call)
+        if args is not None:
+            args.call(*call[:3], self.dialect_now(), tuple(self.repairs), *call[3:])
+        # One string per call: a block of many calls keeps a few objects per call.
+        k = self.call_pieces[-1] if self.call_pieces else 1
+        if len(self.raw) > k + 1:
+            self.raw[k:] = ["".join(self.raw[k:])]
+        self.call_ends.append(self.raw_len)
+        self.call_pieces.append(len(self.raw))
+        self.call_diags.append(len(self.diagnostics))
+        return VIABLE
+
+    def _at_end(self) -> int:
+        """The parser state may end the block here (``spec.end_ok``): it closes it if it takes
+        nothing else, COMPLETE (``_ends``); else the block may end or go on, and the text
+        that follows decides (VIABLE: ``scan`` looks at it, grammar/README.md, "Where a block
+        ends")."""
+        return self._ends() if self.spec.closes else VIABLE
+
+    def _ends(self) -> int:
+        """The block ends here: COMPLETE — once the parser agrees, where the state's end of
+        input is a reduction LALR merged in from another context (not ``end_sure``: a copy of
+        the parser is fed the end), else FAILED."""
+        if self.spec.end_sure:
+            return COMPLETE
+        fork = self.g.fork_parser(self.ip)
+        try:
+            fork.parser_state.feed_token(new_token(Token, "$END", ""), True)
+        except LarkError:
+            return self.fail(f"the block cannot end at offset {self.start + self.raw_len}")
+        return COMPLETE
+
+    def _settle(self) -> int:
+        """A balanced run ended where a call, or the block, may end with it: reduce what the
+        states after it reduce whatever comes next (``spec.default_rule``, LALR's default
+        reductions, performed here as the parser would on the next token), up to the call;
+        build the call; then the block closes, may end, or goes on (``_at_end``)."""
+        spec = self.spec
+        ps = self.ps
+        states = self.g.states
+        while spec.default_rule is not None:
+            rule = spec.default_rule
             size = len(rule.expansion)
-            tree = self.g.build_call[rule](self.ps.value_stack[-size:])
-            try:
-                built = assemble_call(tree, self.schemas)
-            except Exception as exc:  # noqa: BLE001 - model output never raises (§Inv. 5)
-                return self.fail(f"call at offset {self.start + self.raw_len} not built: {exc}")
-            call = settled(self.policy, built)  # (coerced, and the policy's verdict)
-            self.calls.append(call)
-            if args is not None:
-                args.call(*call[:3], self.dialect_now(), tuple(self.repairs), *call[3:])
-            # One string per call: a block of many calls keeps a few objects per call.
-            k = self.call_pieces[-1] if self.call_pieces else 1
-            if len(self.raw) > k + 1:
-                self.raw[k:] = ["".join(self.raw[k:])]
-            self.call_ends.append(self.raw_len)
-            self.call_pieces.append(len(self.raw))
-            self.call_diags.append(len(self.diagnostics))
-        return COMPLETE if spec.end_ok else VIABLE
+            stack, values = ps.state_stack, ps.value_stack
+            children = values[-size:] if size else []
+            if size:
+                del stack[-size:]
+                del values[-size:]
+            value = ps.parse_conf.callbacks[rule](children)
+            stack.append(ps.parse_conf.states[stack[-1]][rule.origin.name][1])
+            values.append(value)
+            spec = self.spec = states[stack[-1]]
+        if spec.call_rule is not None and self._call_done(spec) == FAILED:
+            return FAILED
+        return self._at_end() if spec.end_ok else VIABLE
 
     def _end_run(self, buf: str, seg: int, p: int) -> None:
         """The run ends at ``buf[p]`` (its last stretch began at ``seg``): its text becomes
@@ -311,14 +371,17 @@ class Capture:
         """Read ``buf`` from ``p`` (the character after what the capture has read):
         ``(VIABLE, where the held rest begins)``, ``(COMPLETE, where the block ended)`` or
         ``(FAILED, where it stopped)``. ``final``: ``buf`` runs to the end of the input (a block
-        still open there is VIABLE: ``repair.scan_to_end`` settles it).
+        still open there is VIABLE: ``repair.scan_to_end`` settles it; one whose state may end
+        there ends: ``_end_of_input``).
         A run's text in ``buf`` is counted as it is read and kept as one piece per stretch
         (``seg`` to ``p``), however many stops in it turn out to be content. The steps: in a
-        run, read on to its next stop (``_read_run``); at a token boundary, the scanner's
+        run, read on to its next stop (``_read_run``; a balanced run that ends a call or may
+        end the block settles it there, ``_settle``); at a token boundary, the scanner's
         decision (``_token_at``): a token (the run, if any, ends: ``_end_run``; the parser
         takes it: ``_feed``), a tag cut by the end of ``buf`` (held), a stop that starts no
-        token (the run's content, or the end of a balanced run: ``_stop_in_run``), or the
-        start of the parser state's run (``_start_run``)."""
+        token (the run's content, the end of a balanced run, or where the block ends:
+        ``_stop_in_run``), or the start of the parser state's run (``_start_run``; where the
+        state may end and nothing goes on with the block, it ends)."""
         n = len(buf)
         self.waiting = False
         seg = p  # where the current run's stretch in buf began (when a run is on)
@@ -326,16 +389,15 @@ class Capture:
         while True:
             run = self.run
             if run is not None:
-                status, p, stop = self._read_run(run, buf, p, final, limit)
+                status, p, stop = self._read_run(run, buf, seg, p, final, limit)
                 if stop:
                     break
+                run = self.run  # (None: a balanced run that settled its call has ended)
             if p >= n:
                 break
             term, value, tok, cut, _ = self._token_at(buf, p, final)
             if term is not None:
-                after_run = self.run is not None
-                if after_run:
-                    self._end_run(buf, seg, p)
+                after_run = self._run_ended(buf, seg, p)
                 if self.raw_len + len(value) > limit:
                     return self.too_long(limit), p
                 self.raw.append(value)
@@ -355,27 +417,72 @@ class Capture:
                 if self.run is not None:  # (content: the run goes on after it)
                     p += 1
                 continue
-            status = self._start_run(buf, p)
+            status = self._start_run(buf, p, final)
             if status != VIABLE:
                 return status, p
             seg = p
         if self.run is not None:
             self._piece(buf, seg, p)
+        if final:
+            return self._end_of_input(buf, p, status), p
         return status, p
 
+    def _run_ended(self, buf: str, seg: int, p: int) -> bool:
+        """A token comes at ``buf[p]``: the run on, if any, ends there. Whether a run ended
+        right before the token — that one, or a balanced one ``_settle`` closed — which makes
+        the token a checkpoint (``_blocks.lessons``)."""
+        ended = self.ran
+        self.ran = False
+        if self.run is not None:
+            self._end_run(buf, seg, p)
+            return True
+        return ended
+
+    def _end_of_input(self, buf: str, p: int, status: int) -> int:
+        """The scan stopped with ``status`` at the end of the input: if VIABLE, where the
+        block's state may end and no tag is held, the block ends there — unless a run is on
+        that is not a hard one read to the end (VIABLE: the end-of-input repair decides)."""
+        if status != VIABLE or not self.spec.end_ok or self.waiting:
+            return status
+        run = self.run
+        if run is None:
+            return self._ends()
+        if not run.balanced and p == len(buf):  # (a hard run to the end of the input)
+            self._end_run(buf, p, p)
+            return self._ends()
+        return VIABLE
+
     def _read_run(
-        self, run: TerminalSpec | JsonRun, buf: str, p: int, final: bool, limit: int
+        self, run: TerminalSpec | JsonRun, buf: str, seg: int, p: int, final: bool, limit: int
     ) -> tuple[int, int, bool]:
         """Read the current run on from ``buf[p]`` to its next stop: ``(status, p, stop)``,
         ``stop`` when the scan ends here (the run reaches the end of ``buf``, or its tail may
-        begin the stop, or the capture failed). A balanced run's reader knows where it ends;
-        at the end of the input, a run known to reach it is not read again (``_blocks.lessons``)."""
+        begin the stop, or the capture failed or completed). A balanced run's reader knows
+        where it ends, and one that ends a call or may end the block settles it at once
+        (``_settle``), not at the next token; at the end of the input, a run known to reach it
+        is not read again (``_blocks.lessons``)."""
         if type(run) is JsonRun:
             s, is_tail = run.read(buf, p), False
             if s < 0:
                 why = f"the JSON body from offset {self.run_start} fails: {run.why}"
                 return self.fail(why), p, True
-        elif final and self.lessons.reaches_end(run, self.spec, self.start + self.raw_len):
+            spec = self.spec
+            if run.done and (
+                spec.default_rule is not None or spec.call_rule is not None or spec.end_ok
+            ):
+                self.raw_len += s - p
+                p = s
+                if self.raw_len > limit:
+                    return self.too_long(limit), p, True
+                self._end_run(buf, seg, p)
+                self.ran = True
+                status = self._settle()
+                return status, p, status != VIABLE
+        elif (
+            final
+            and not self.spec.end_ok
+            and self.lessons.reaches_end(run, self.spec, self.start + self.raw_len)
+        ):
             return (
                 VIABLE,
                 p,
@@ -399,23 +506,31 @@ class Capture:
     def _stop_in_run(self, run: TerminalSpec | JsonRun, buf: str, seg: int, p: int) -> int:
         """A stop of the run at ``buf[p]`` that starts no token: a balanced run's object ended
         there (the run ends: what follows may be another); in a soft run it is content
-        (counted; VIABLE either way); in a hard one, or stray text in a strict capture, the
-        block fails."""
+        (counted; VIABLE either way); in a hard one the block ends there if its state may end
+        (``_ends``), else it fails, as it does on stray text in a strict capture."""
         if run.balanced:
             self._end_run(buf, seg, p)
             return VIABLE
         if not run.soft:
+            if self.spec.end_ok:  # the block may end where its run stops
+                self._end_run(buf, seg, p)
+                return self._ends()
             return self._unexpected(repr(buf[p]), buf, p)
         if self.strict and run.name == STRAY_RUN and not buf[p].isspace():
             return self._stray()
         self.raw_len += 1
         return VIABLE
 
-    def _start_run(self, buf: str, p: int) -> int:
-        """No token starts at ``buf[p]``: the parser state's run starts there, fed to the
-        parser as its placeholder (its value is set when it ends: ``_end_run``). No run, or
-        one the parser does not take here: the block fails."""
-        run = self.spec.run
+    def _start_run(self, buf: str, p: int, final: bool) -> int:
+        """No token starts at ``buf[p]``: where the state may end and its run (if any) would
+        not start here, nothing goes on with the block: it ends (``_ends``). Else the parser
+        state's run starts there, fed to the parser as its placeholder (its value is set when
+        it ends: ``_end_run``). No run, or one the parser does not take here: the block
+        fails."""
+        spec = self.spec
+        run = spec.run
+        if spec.end_ok and (run is None or run.find_stop(buf, p, final)[0] == p):
+            return self._ends()
         if run is None:
             return self._unexpected(repr(buf[p]), buf, p)
         try:

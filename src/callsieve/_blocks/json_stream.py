@@ -23,13 +23,17 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from typing import Any
 
 from .._base.values import load_json
 from .._scan.balanced import MAX_JSON_DEPTH
 
-__all__ = ["JsonStream", "NotStreamable", "RepeatedKey"]
+__all__ = ["EnvelopeStream", "JsonStream", "NotStreamable", "RepeatedKey"]
 
 _PLAIN = re.compile(r'[^"\\\x00-\x1f]+')  # string characters that need nothing done
+#: String content that comes out as it is: plain characters, and the escapes ``json.dumps``
+#: writes the same (not ``\/`` nor ``\u``).
+_AS_IS = re.compile(r'[^"\\\x00-\x1f]*(?:\\["\\bfnrt][^"\\\x00-\x1f]*)*')
 _SPACE = " \t\n\r"
 _NUMBER_CHARS = frozenset("0123456789+-.eE")
 _ESCAPES = {
@@ -102,13 +106,22 @@ class JsonStream:
         self.settle = settle  # settle(key, compact text) -> the text that goes out for it
 
     def feed(self, text: str) -> str:
-        """The compact JSON that ``text``, the object's next piece, settles. Each character
-        (a run of plain string characters at once) is read by the step of the state the
-        reader stands in (``_STEPS``), which says where to go on."""
+        """The compact JSON that ``text``, the object's next piece, settles; ``NotStreamable``
+        where it is no JSON object (text after the object's end included)."""
+        settled, used = self.feed_part(text)
+        if text[used:].strip(_SPACE):
+            raise NotStreamable("text after the object")
+        return settled
+
+    def feed_part(self, text: str) -> tuple[str, int]:
+        """As ``feed``, but reading stops where the object ends: ``(the compact JSON, how
+        much of text was read)`` (an envelope's arguments end before the envelope does).
+        Each character (a run of plain string characters at once) is read by the step of
+        the state the reader stands in (``_STEPS``), which says where to go on."""
         out = self.out
         i = 0
         n = len(text)
-        while i < n:
+        while i < n and self.state != _DONE:
             i = _STEPS[self.state](self, text, i, out)
         mark = self.mark
         if mark < 0:
@@ -118,7 +131,19 @@ class JsonStream:
             settled = "".join(out[:mark])
             del out[:mark]
             self.mark = 0
-        return settled
+        return settled, i
+
+    def as_is(self, text: str) -> bool:
+        """Whether ``text``, read next, is string content that comes out as it is (``_AS_IS``:
+        no quote, control character or cut escape; no surrogate half waiting, no key or held
+        value being read): reading it would change nothing but append it, so the caller may
+        send it itself (the sieve's hot half)."""
+        return (
+            self.state == _STRING
+            and self.mark < 0
+            and not self.high
+            and _AS_IS.fullmatch(text) is not None
+        )
 
     # ------------------------------------------------------------------ the steps
     # Each reads ``text`` at ``i``, appends what it settles to ``out``, and returns where
@@ -325,3 +350,256 @@ _STEPS = (
     JsonStream._in_atom,
     JsonStream._at_done,
 )
+
+
+# Where an envelope's reader stands (``EnvelopeStream``).
+_E_OPEN = 0  # before the object's `{`
+_E_KEY = 1  # a key, a comma or the closing `}` comes
+_E_KEY_STR = 2  # in a key
+_E_COLON = 3
+_E_VALUE = 4  # a value comes
+_E_NAME_STR = 5  # in the name's string
+_E_ARGS = 6  # in the arguments object (its ``JsonStream``)
+_E_SKIP = 7  # in a value that does not matter
+_E_AFTER = 8  # after a value: a comma or `}`
+_E_DONE = 9
+
+#: The keys an envelope's arguments may stand under, and its name's (as ``call_json`` reads
+#: them: grammar/README.md), and the key whose object may be the envelope itself.
+ENVELOPE_ARGUMENTS = ("arguments", "parameters", "input")
+ENVELOPE_NAME = "name"
+ENVELOPE_FUNCTION = "function"
+ENVELOPE_ID = "id"
+
+
+class EnvelopeStream:
+    """A call envelope's JSON text as it arrives — ``{"name": "f", "arguments": {…}}``, or
+    that inside ``"function"`` — for argument streaming of calls whose name is in their JSON:
+    ``feed`` gives the name once its string closes, and then, if the arguments come after it
+    and are an object, their compact JSON as it arrives (a ``JsonStream``). Anything else
+    (the arguments first, as a string, text that is no JSON) streams nothing: the call sends
+    its arguments whole when it is built, and the argument stream checks what went out."""
+
+    __slots__ = (
+        "state",
+        "level",
+        "buf",
+        "key",
+        "name",
+        "args",
+        "skip",
+        "named_at",
+        "dead",
+        "escape",
+        "ident",
+        "repeated",
+        "on_name",
+        "hold",
+        "settle",
+    )
+
+    def __init__(
+        self,
+        on_name: Callable[[str], None] | None = None,
+        hold: Callable[[str], bool] | None = None,
+        settle: Callable[[str, str], str] | None = None,
+    ) -> None:
+        self.state = _E_OPEN
+        self.level = 0  # 1: the envelope; 2: the envelope inside "function"
+        self.buf: list[str] = []  # a key's or the name's raw text so far
+        self.key = ""
+        self.name: str | None = None
+        self.args: JsonStream | None = None
+        self.skip: list[Any] = []  # a skipped value: its brackets open, and string state
+        self.named_at = 0  # the level whose "name" gave the name
+        self.dead = False  # no more to stream (text that is no envelope, or the args done)
+        self.escape = False  # a key's or the name's string: just after a backslash
+        self.ident: str | None = None  # the envelope's "id", once read
+        self.repeated = False  # the arguments repeat a key (``RepeatedKey``): stopped there
+        #: told the name the moment its string closes, before the arguments are read (which
+        #: may hold a value by the tool's schema: ``hold``, ``settle``, the ``JsonStream``'s)
+        self.on_name = on_name
+        self.hold, self.settle = hold, settle
+
+    def feed(self, text: str) -> str:
+        """Read ``text``: the arguments' compact JSON it settles (the name goes to
+        ``on_name`` when its string closes). The arguments are read by their own
+        ``JsonStream`` (``_in_args``), a key's or the name's string by ``_string``, a skipped
+        value by ``_skip``, and the envelope's own punctuation by ``_structural``."""
+        out: list[str] = []
+        i, n = 0, len(text)
+        while i < n and not self.dead:
+            state = self.state
+            if state == _E_ARGS:
+                i = self._in_args(text, i, out)
+            elif state in (_E_KEY_STR, _E_NAME_STR):
+                had = self.name
+                i = self._string(text, i)
+                if self.name is not None and had is None and self.on_name is not None:
+                    self.on_name(self.name)
+                if self.state == state:  # (the string goes on in the next text)
+                    break
+            elif state == _E_SKIP:
+                i = self._skip(text, i)
+            elif text[i] in " \t\r\n":
+                i += 1
+            else:
+                i = self._structural(state, text[i], i)
+        return "".join(out)
+
+    def as_is(self, text: str) -> bool:
+        """As ``JsonStream.as_is``: ``text`` is string content inside the arguments."""
+        return self.state == _E_ARGS and self.args is not None and self.args.as_is(text)
+
+    def _in_args(self, text: str, i: int, out: list[str]) -> int:
+        """The arguments object's text from ``text[i]``: its compact JSON to ``out``; where
+        reading goes on (past the object: the rest does not matter)."""
+        assert self.args is not None
+        try:
+            piece, used = self.args.feed_part(text[i:])
+        except NotStreamable as exc:
+            self.repeated = isinstance(exc, RepeatedKey)
+            self.dead = True
+            return len(text)
+        out.append(piece)
+        if self.args.state == _DONE:
+            self.dead = True  # (the arguments are out; the rest does not matter)
+        return i + used
+
+    def _structural(self, state: int, c: str, i: int) -> int:
+        """The envelope's own punctuation ``c`` (at ``i``, not white space): where reading
+        goes on (``i`` again where a value's first character is read by its reader)."""
+        if state == _E_OPEN:
+            if c != "{":
+                self.dead = True
+                return i
+            self.level, self.state = 1, _E_KEY
+        elif state == _E_KEY:
+            if c == '"':
+                self.state = _E_KEY_STR
+                self.buf = []
+            elif c == "}":
+                self._close()
+            elif c != ",":
+                self.dead = True
+        elif state == _E_COLON:
+            if c != ":":
+                self.dead = True
+            self.state = _E_VALUE
+        elif state == _E_VALUE:
+            self._value(c)
+            if self.state in (_E_SKIP, _E_ARGS):
+                return i  # (the character is read again: by the skipper, the arguments')
+        elif state == _E_AFTER:
+            if c == ",":
+                self.state = _E_KEY
+            elif c == "}":
+                self._close()
+            else:
+                self.dead = True
+        return i + 1
+
+    def _string(self, text: str, i: int) -> int:
+        """Read a key's or the name's string from ``text[i]`` (its body, escapes and all; a
+        backslash that ends the text is remembered): where it ends, its value decides the
+        state. Returns the index after what was read."""
+        n = len(text)
+        buf = self.buf
+        while i < n:
+            c = text[i]
+            i += 1
+            if self.escape:
+                self.escape = False
+            elif c == "\\":
+                self.escape = True
+            elif c == '"':
+                value = _json_string("".join(buf))
+                self.buf = []
+                if self.state == _E_KEY_STR:
+                    self.key = value if value is not None else "\0"
+                    self.state = _E_COLON
+                else:
+                    if value is None:
+                        pass
+                    elif self.key == ENVELOPE_ID:
+                        self.ident = self.ident or value.strip()
+                    elif self.name is None:
+                        self.name = value.strip()
+                        self.named_at = self.level
+                    self.state = _E_AFTER
+                return i
+            buf.append(c)
+        return n
+
+    def _value(self, c: str) -> None:
+        """A value begins with ``c``: the name's string, the arguments object, the envelope
+        inside ``"function"``, or a value to skip."""
+        key = self.key
+        if (key == ENVELOPE_NAME or key == ENVELOPE_ID) and c == '"':
+            self.state = _E_NAME_STR
+            self.buf = []
+        elif (
+            key in ENVELOPE_ARGUMENTS
+            and c == "{"
+            and self.name is not None
+            and (self.named_at == self.level)
+        ):
+            self.args = JsonStream(self.hold, self.settle)
+            self.state = _E_ARGS
+        elif key == ENVELOPE_FUNCTION and c == "{" and self.level == 1 and self.name is None:
+            self.level, self.state = 2, _E_KEY
+        else:
+            self.skip = [False, False, 0]  # (in a string, after a backslash, depth)
+            self.state = _E_SKIP
+
+    def _close(self) -> None:
+        if self.level == 2:
+            self.level, self.state = 1, _E_AFTER
+        else:
+            self.state, self.dead = _E_DONE, True
+
+    def _skip(self, text: str, i: int) -> int:
+        """Skip a value that does not matter; where it ends, the state is ``_E_AFTER`` and
+        the index that of the character after it (a `,` or `}` that ends a scalar is not
+        taken)."""
+        in_string, escaped, depth = self.skip
+        n = len(text)
+        while i < n:
+            c = text[i]
+            if in_string:
+                if escaped:
+                    escaped = False
+                elif c == "\\":
+                    escaped = True
+                elif c == '"':
+                    in_string = False
+                    if depth == 0:
+                        self.state = _E_AFTER
+                        return i + 1
+            elif c == '"':
+                in_string = True
+            elif c in "{[":
+                depth += 1
+            elif c in "}]":
+                if depth == 0:  # (a scalar ended at the object's end)
+                    self.state = _E_AFTER
+                    return i
+                depth -= 1
+                if depth == 0:
+                    self.state = _E_AFTER
+                    return i + 1
+            elif c == "," and depth == 0:
+                self.state = _E_AFTER
+                return i
+            i += 1
+        self.skip = [in_string, escaped, depth]
+        return n
+
+
+def _json_string(raw: str) -> str | None:
+    """A JSON string's value from its body's text (None: no valid string)."""
+    try:
+        value = json.loads('"' + raw + '"')
+    except ValueError:
+        return None
+    return value if isinstance(value, str) else None

@@ -228,7 +228,7 @@ class BlockLife:
         metrics = self.metrics
         accepted = tuple(c for c, reason in settled if reason is None)
         if metrics is not None:
-            metrics.count("calls", len(accepted))
+            metrics.calls_out(block.dialect, len(accepted))
             coerced = sum(len(c.coercions) for c, _ in settled)
             if coerced:
                 metrics.count("coercions", coerced)
@@ -319,7 +319,7 @@ class BlockLife:
         """The one ``ToolCalls`` of calls no policy looked at."""
         calls = tuple(c for c, _ in settled)
         if self.metrics is not None:
-            self.metrics.count("calls", len(calls))
+            self.metrics.calls_out(block.dialect, len(calls))
         return [ToolCalls(calls, block)]
 
     def complete(self, cap: Capture) -> tuple[list[Event], str]:
@@ -367,7 +367,7 @@ class BlockLife:
         of the buffer once (its text was only ever in the capture)."""
         cap.learn()
         if self.metrics is not None and (cap.emitted or not cap.strict):
-            self.metrics.block_failed(cap.failure or "")
+            self.metrics.block_failed(cap.failure or "", cap.dialect_now())
         at = cap.start - base
         if at >= 0:
             raw_len = p - at

@@ -3,8 +3,8 @@ read as a plain dict — at the places a block ends, never per character.
 
 What it does: a ``Metrics`` holds integer counters, some by label: ``blocks_seen``,
 ``blocks_parsed`` (by dialect, the ``parse_source``), ``blocks_failed`` (by reason: one of
-``FAILURE_REASONS``), ``blocks_repaired`` and ``repairs`` (by repair kind), ``calls``
-(handed out), ``rejected`` (by reason: ``unknown_tool``, ``schema``), ``coercions``,
+``FAILURE_REASONS``; and ``failed_by_dialect``, by the dialect the block's parse was in), ``blocks_repaired`` and ``repairs`` (by repair kind), ``calls``
+(handed out; ``calls_by_dialect``: by their block's dialect), ``rejected`` (by reason: ``unknown_tool``, ``schema``), ``coercions``,
 ``chars_in`` and ``chars_released`` (text released to the user), ``holdback_max`` (the
 most characters held back at once: a tag prefix or a block being captured),
 ``calls_aborted`` (argument streaming: calls that started and then aborted, by
@@ -56,7 +56,15 @@ COUNTERS = (
     "stray_reasoning_closes",
     "reasoning_unclosed",
 )
-LABELLED = ("blocks_parsed", "blocks_failed", "repairs", "rejected", "calls_aborted")
+LABELLED = (
+    "blocks_parsed",
+    "blocks_failed",
+    "repairs",
+    "rejected",
+    "calls_aborted",
+    "calls_by_dialect",
+    "failed_by_dialect",
+)
 #: What a failure message is counted as (a small fixed set: a label value per reason).
 FAILURE_REASONS = (
     "too_long",
@@ -130,12 +138,23 @@ class Metrics:
                 for kind in repairs:
                     kinds[kind] = kinds.get(kind, 0) + 1
 
-    def block_failed(self, message: str) -> None:
+    def calls_out(self, dialect: str, n: int) -> None:
+        """``n`` calls of a block of ``dialect`` were handed out."""
+        with self._lock:
+            self._plain["calls"] += n
+            per = self._labelled["calls_by_dialect"]
+            per[dialect] = per.get(dialect, 0) + n
+
+    def block_failed(self, message: str, dialect: str = "") -> None:
+        """A block released as text; ``dialect``: the one its parse was in when it failed."""
         with self._lock:
             self._plain["blocks_seen"] += 1
             per = self._labelled["blocks_failed"]
             reason = failure_reason(message)
             per[reason] = per.get(reason, 0) + 1
+            if dialect:
+                by = self._labelled["failed_by_dialect"]
+                by[dialect] = by.get(dialect, 0) + 1
 
     def held(self, n: int) -> None:
         """``n`` characters are held back right now."""

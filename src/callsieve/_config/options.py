@@ -15,8 +15,10 @@ and the schemas, None when there is neither a policy nor a schema to coerce by. 
 What it guarantees: every refusal is a ``ConfigurationError`` (a ``ValueError``) raised at
 construction, naming the option (and the index, for an element) and what was expected; an
 unknown option name is an ``UnknownOptionError`` (also a ``TypeError``) that lists the known
-ones. Nothing here touches the file system: whether a dialect has a grammar file, or a
-grammar directory exists, is ``load_grammar``'s to say.
+ones. Whether a dialect has a grammar file, or a grammar directory exists, is
+``load_grammar``'s to say; the file system is read here only to expand ``dialects="all"`` and,
+with ``grammar_dirs`` and no ``dialects``, to add the dialects of those folders to the
+defaults (``_grammar.files.resolve_dialects``).
 The one check that cannot be made at construction: what ``id_factory`` returns. Its
 callability and that it takes no arguments are checked here; ``make_call_id(factory)`` is what
 the sieve calls for each call id, and turns a non-``str`` result or an exception from the
@@ -42,6 +44,7 @@ from typing import Any, SupportsIndex
 
 from .._base.errors import ConfigurationError, UnknownOptionError
 from .._grammar.compiled import DEFAULT_DIALECTS
+from .._grammar.files import ALL, resolve_dialects
 from .metrics import Metrics
 from .policy import ON_REJECT, POLICIES, Policy
 from .tools import ToolSpec, read_tools, schemas_of
@@ -147,7 +150,7 @@ class SieveOptions:
         early_emit: str = "block",
         mode: str = "on",
         max_block_chars: int = DEFAULT_MAX_BLOCK_CHARS,
-        dialects: Iterable[str] = DEFAULT_DIALECTS,
+        dialects: Iterable[str] | str | None = None,
         grammar_dirs: Iterable[str | os.PathLike[str]] = (),
         id_factory: Callable[[], str] = new_call_id,
         reasoning: str = "tags",
@@ -162,6 +165,7 @@ class SieveOptions:
             raise UnknownOptionError(_unknown_message(unknown), expected=OPTIONS)
         specs = read_tools(tools)
         schemas = schemas_of(specs)
+        dirs = _grammar_dirs(grammar_dirs)
         values = {
             "tools": tuple(t.definition for t in specs),
             "tool_specs": specs,
@@ -169,8 +173,8 @@ class SieveOptions:
             "early_emit": _choice("early_emit", early_emit, EARLY_EMIT),
             "mode": _choice("mode", mode, MODES),
             "max_block_chars": _max_block_chars(max_block_chars),
-            "dialects": _dialects(dialects),
-            "grammar_dirs": _grammar_dirs(grammar_dirs),
+            "dialects": _dialects(dialects, dirs),
+            "grammar_dirs": dirs,
             "id_factory": _id_factory(id_factory),
             "reasoning": _choice("reasoning", reasoning, REASONING),
             "calls_in_reasoning": _choice(
@@ -290,8 +294,13 @@ def _sequence(option: str, value: object, example: str) -> tuple[Any, ...]:
     return tuple(items)
 
 
-def _dialects(value: object) -> tuple[str, ...]:
-    items = _sequence("dialects", value, "dialect names such as ('dsml', 'xml')")
+def _dialects(value: object, dirs: tuple[str, ...]) -> tuple[str, ...]:
+    """The dialects to enable: as named (a repeated one once); ``"all"``: every one there is;
+    not named: the defaults, and with ``grammar_dirs`` the dialects of those folders too
+    (``_grammar.files.resolve_dialects``: the only options that look at the folders)."""
+    if value is None or value == ALL or value == [ALL] or value == (ALL,):
+        return resolve_dialects(None if value is None else ALL, dirs)
+    items = _sequence("dialects", value, "dialect names such as ('dsml', 'xml'), or 'all'")
     for i, name in enumerate(items):
         if not isinstance(name, str):
             raise ConfigurationError(

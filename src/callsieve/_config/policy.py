@@ -4,9 +4,10 @@ parser found may become before it is handed out.
 What it does: a ``Policy`` is built once per ``Sieve`` from the validated tool definitions
 (``SieveOptions``). ``settle(name, input)`` is asked once per call, the moment the capture
 has built it: it first *coerces* the input where the tool's JSON Schema types a property
-(``"10"`` → ``10`` for ``integer``, ``"2.5"`` → ``2.5`` for ``number``, ``"true"`` →
-``true`` for ``boolean``, ``"null"`` → ``null`` for ``null``, a JSON text → the object or
-array for ``object``/``array``; nested properties and array items too), then gives the
+(``"10"`` → ``10`` for ``integer``, ``"2.5"`` → ``2.5`` for ``number``, ``"true"`` (or
+``"True"``) → ``true`` for ``boolean``, ``"null"`` (or ``"None"``) → ``null`` for ``null``, a
+JSON text — or a Python literal of JSON's kinds, as templates that write values with ``str()``
+do — → the object or array for ``object``/``array``; nested properties and array items too), then gives the
 verdict: ``None`` (the call goes out), or the reason it is rejected — ``unknown tool 'x'``
 under ``policy="allowlist"`` and ``"schema"``, ``schema: <path>: <message>`` (the first,
 best-matching ``jsonschema`` error) under ``"schema"``. ``allows_name`` answers the early
@@ -28,6 +29,7 @@ argument streaming, also one per parameter sent whole, of that property alone).
 
 from __future__ import annotations
 
+import ast
 import json
 from typing import Any
 
@@ -48,6 +50,8 @@ __all__ = [
 
 POLICIES = ("allowlist", "schema")
 ON_REJECT = ("drop", "text")
+#: A Python literal longer than this is not read as an object or array (``_python_literal``).
+MAX_LITERAL = 65536
 #: Coercion follows nested ``properties``/``items`` at most this deep.
 MAX_COERCE_DEPTH = 32
 
@@ -110,15 +114,29 @@ def _read_as(text: str, kind: str) -> tuple[bool, Any]:
         low = s.lower()
         return (low in ("true", "false")), low == "true"
     if kind == "null":
-        return s.lower() == "null", None
+        return s.lower() in ("null", "none"), None
     if kind in ("object", "array") and s[:1] in "{[":
+        want = dict if kind == "object" else list
         try:
             value = json.loads(s)
         except ValueError:
-            return False, None
-        want = dict if kind == "object" else list
+            value = _python_literal(s)  # (the templates that write Python's str() of a value)
         return isinstance(value, want), value
     return False, None
+
+
+def _python_literal(text: str) -> Any:
+    """``text`` as a Python literal holding only JSON's kinds of value (``{'a': True}``, as
+    Seed-OSS's and Qwen's templates write a dict with ``str()``), else None. Only literals are
+    read (``ast.literal_eval``), at most ``MAX_LITERAL`` characters."""
+    if len(text) > MAX_LITERAL:
+        return None
+    try:
+        value = ast.literal_eval(text)
+        json.dumps(value, allow_nan=False)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return value
 
 
 def coerce(value: Any, schema: Any, path: str, out: list[str], depth: int = 0) -> Any:

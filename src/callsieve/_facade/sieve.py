@@ -26,7 +26,9 @@ class Sieve(SieveMachine):
     """Pulls tool calls out of a stream of model text.
 
     ``Sieve(tools=None, *, early_emit="block", mode="on", max_block_chars=8 MiB,
-    dialects=DEFAULT_DIALECTS, grammar_dirs=(), id_factory=new_call_id)``
+    dialects=None, grammar_dirs=(), id_factory=new_call_id)``: ``dialects`` names the
+    dialects to enable, or is ``"all"``; None is ``DEFAULT_DIALECTS``, and with
+    ``grammar_dirs`` the dialects of those folders too.
 
     ``state`` (``SieveState``) is PROSE between blocks, CAPTURE while a block is read, and
     CLOSED after ``close()``. The modes (``Mode``) and what moves the sieve between them

@@ -53,6 +53,7 @@ from .files import (
     available_dialects,
     default_dialects,
     grammar_dirs,
+    unknown_dialect,
 )
 from .names import CDATA_CLOSE, CLOSE_GROUP, START
 from .no_lexer import NoLexer
@@ -60,11 +61,14 @@ from .patterns import freeze as freeze_pattern
 from .patterns import learn as learn_patterns
 from .rule_sets import (
     ARG_NODES,
+    ENVELOPE_NODES,
     JSON_NODES,
+    RAW_NODES,
     STREAM_NODES,
     discard,
     is_call,
     listening,
+    repairing_calls,
     rules_above_calls,
     terminals_below,
 )
@@ -142,6 +146,8 @@ class CompiledGrammar:
             if is_call(rule):
                 self.build_call[rule] = callbacks[rule]
             callbacks[rule] = discard
+        #: The call rules whose tree may hold a ``repair_*`` node (the capture reads those).
+        self.repairing_calls = repairing_calls(self.lark.rules)
         self._conf = ParseConf(table, callbacks, START)
         #: Argument streaming (``_blocks.argstream``): the rules whose nodes the stream reads as they
         #: are reduced, and the terminals that begin or hold a call's arguments (those below
@@ -152,6 +158,11 @@ class CompiledGrammar:
         self.arg_terminals = terminals_below(self.lark.rules, ARG_NODES)
         #: ... and those that hold a JSON object of arguments (``call_args``, ``call_json``)
         self.json_terminals = terminals_below(self.lark.rules, JSON_NODES)
+        #: ... and those of a ``raw_value`` (a body taken as written, ``decode_raw``)
+        self.raw_terminals = terminals_below(self.lark.rules, RAW_NODES)
+        #: ... and those of a JSON body that may be an envelope (``call_json`` in a call with
+        #: no name yet, ``call_envelope``): its arguments stream once its name has closed
+        self.envelope_terminals = terminals_below(self.lark.rules, ENVELOPE_NODES)
         self._thread = model.lexer_thread
         self.terminals: dict[str, TerminalSpec] = {
             kw["name"]: TerminalSpec(**kw) for kw in blueprint["terminals"]
@@ -163,8 +174,10 @@ class CompiledGrammar:
                 terms[run] if run else None,
                 end_ok,
                 table.states[s][call][1] if call is not None else None,
+                table.states[s][default][1] if default is not None else None,
+                sure,
             )
-            for s, (bounded, run, end_ok, call) in blueprint["states"].items()
+            for s, (bounded, run, end_ok, call, default, sure) in blueprint["states"].items()
         }
         self._lock = threading.Lock()  # taken to store an answer in the caches below
         self._remembered = 0  # decisions stored in the states' caches since the last clear
@@ -198,21 +211,23 @@ class CompiledGrammar:
         #: Terminals that open a call and can also start a block whose opening wrapper is
         #: missing: captures note a checkpoint at each (see ``_blocks.lessons``).
         self.call_openers = frozenset(e.terminal for e in self.entries if e.synthetic is not None)
-        #: The bounded terminals after which a block may end: nothing completes a block
-        #: where none of them matches further on.
+        #: The bounded terminals after which a block may end, and for a run after which it
+        #: may, what its end can be: the bracket that closes a balanced run, any character
+        #: for another run. Nothing completes a block where none of them matches further on.
+        enders = {
+            name
+            for actions in table.states.values()
+            for name, (action, arg) in actions.items()
+            if getattr(action, "name", "") == "Shift"
+            and "$END" in table.states[arg]
+            and name in self.terminals
+        }
         self.block_enders = tuple(
-            self.terminals[name]
-            for name in sorted(
-                {
-                    name
-                    for actions in table.states.values()
-                    for name, (action, arg) in actions.items()
-                    if getattr(action, "name", "") == "Shift"
-                    and "$END" in table.states[arg]
-                    and name in self.terminals
-                    and not self.terminals[name].is_run
-                }
-            )
+            self.terminals[name] for name in sorted(enders) if not self.terminals[name].is_run
+        ) + tuple(
+            TerminalSpec(f"<end of {name}>", 0, _run_end(self.terminals[name]))
+            for name in sorted(enders)
+            if self.terminals[name].is_run
         )
 
     def entry_groups(self, m: re.Match[str], k: int) -> dict[str, str | None] | None:
@@ -338,6 +353,12 @@ class CompiledGrammar:
         return fallback
 
 
+def _run_end(run: TerminalSpec) -> str:
+    """Where a run after which a block may end can end: after its closing bracket, for a
+    balanced one; after any character, for another."""
+    return re.escape(run.closer) if run.balanced else "[\\s\\S]"
+
+
 _loaded: cache.OncePerKey[tuple[tuple[str, ...], tuple[str, ...]], CompiledGrammar] = (
     cache.OncePerKey(LOADED_LIMIT)
 )
@@ -360,8 +381,8 @@ def _load(key: tuple[tuple[str, ...], tuple[str, ...]]) -> CompiledGrammar:
     if not dialects:
         raise ConfigurationError("at least one dialect must be enabled")
     for name in dialects:
-        if not _is_dialect_name(name):
-            raise ConfigurationError(f"dialect name {name!r} must be a lower-case Lark rule name")
+        if not _is_dialect_name(name):  # (not a name a file could be for)
+            raise unknown_dialect(name, extra_dirs)
     dirs = grammar_dirs(extra_dirs)
     parts = [_read(_find(name, dirs, extra_dirs)) for name in ("common", *dialects)]
     _declared(*parts[0], dirs)  # (a malformed declaration is an error wherever it is read)

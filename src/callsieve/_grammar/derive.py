@@ -38,7 +38,16 @@ from lark.lexer import TerminalDef
 
 from .._base.errors import GrammarError
 from .automaton import nfa_table
-from .dialects import callless, state_dialects
+from .dialects import callless, kernels, state_dialects
+from .endings import (
+    call_firsts,
+    check_call_ends,
+    check_tails,
+    default_key,
+    end_sure,
+    open_ended,
+    tail_rules,
+)
 from .entry_tables import THINK_TABLES
 from .names import RUN_SUFFIX, START, check_terminals
 from .namespace import same_spellings
@@ -64,11 +73,21 @@ Blueprint = dict[str, Any]
 
 _SOFT_RUN = re.compile(r"^\(\?:\(\?!(?P<stop>.+)\)\[\\s\\S\]\)\+$", re.DOTALL)
 _HARD_RUN = re.compile(r"^\[(?P<cls>.+)\]\+$", re.DOTALL)
-#: A balanced run: one JSON object, white space before it if ``\s*`` says so.
-_JSON_RUN = re.compile(r"^(?P<ws>\\s\*)?\\\{\[\\s\\S\]\*\\\}$")
-_JSON_RUN_FORMS = ("\\s*\\{[\\s\\S]*\\}", "\\{[\\s\\S]*\\}")
+#: The balanced runs (grammar/README.md): their patterns, each with the bracket that closes
+#: it, whether white space may come before its opening bracket, and whether the token before
+#: it read that bracket (the rest of a value).
+_BALANCED = {
+    "\\s*\\{[\\s\\S]*\\}": ("}", True, False),
+    "\\{[\\s\\S]*\\}": ("}", False, False),
+    "\\s*\\[[\\s\\S]*\\]": ("]", True, False),
+    "\\[[\\s\\S]*\\]": ("]", False, False),
+    "[\\s\\S]*\\}": ("}", False, True),
+    "[\\s\\S]*\\]": ("]", False, True),
+    "[\\s\\S]*\\)": (")", False, True),
+}
+_JSON_RUN_FORMS = tuple(_BALANCED)
 #: What a pattern that means to be one begins with (refused unless it is one exactly).
-_JSON_RUN_LIKE = re.compile(r"^(?:\\s[*+]|\[\\s\]\*)?\\\{")
+_JSON_RUN_LIKE = re.compile(r"^(?:(?:\\s[*+]|\[\\s\]\*)?\\[\{\[]|\[\\s\\S\]\*)")
 #: Escapes, classes and named groups in a pattern's source (to rename the groups).
 _GROUP_SYNTAX = re.compile(r"\\.|\[\^?\]?(?:\\.|[^\]\\])*\]|\(\?P<(\w+)>|\(\?P=(\w+)\)", re.DOTALL)
 
@@ -109,19 +128,18 @@ def derive(dialects: tuple[str, ...], src: Sources) -> tuple[Blueprint, Lark]:
     table = lark.parser.parser.parser.parse_table
     terms = {t.name: _terminal(t, src) for t in lark.terminals}
     check_terminals(terms, src.where)
-    for rule in lark.rules:
-        if is_call(rule) and not (rule.expansion and rule.expansion[-1].is_term):
-            raise GrammarError(
-                f"{src.where(str(rule.origin.name))}: rule {src.label(rule.origin.name)} (a call) "
-                "must end with a terminal, so the scanner sees the moment the call is complete"
-            )
-    states = {s: _state(actions, terms, src) for s, actions in table.states.items()}
-    opener_dialect: dict[str, str] = {}
-    for rule in lark.rules:
-        if rule.origin.name in dialects and rule.expansion:
-            opener_dialect.setdefault(rule.expansion[0].name, str(rule.origin.name))
+    check_call_ends(lark.rules, terms, src)
     start = table.start_states[START]
-    entries, lead = _entries(table.states, start, terms, opener_dialect, dialects, src)
+    kernel = kernels(lark.rules, table.states, start)
+    tails = tail_rules(lark.rules)
+    check_tails(table.states, kernel, tails, src)
+    states = {
+        s: _state(actions, terms, src, tails, dialects) for s, actions in table.states.items()
+    }
+    masks = state_dialects(lark.rules, table.states, start, dialects, kernel)
+    opener_dialect = _opener_dialects(lark.rules, dialects)
+    repairable = (call_firsts(lark.rules), open_ended(table.states, masks, dialects))
+    entries, lead = _entries(table.states, start, terms, opener_dialect, dialects, src, repairable)
     sources = [terms[e[0]]["source"] for e in entries]
     exact = "|".join(
         f"(?P<{e[0]}>{rename_groups(s, entry_group_prefix(k))})"
@@ -150,31 +168,65 @@ def derive(dialects: tuple[str, ...], src: Sources) -> tuple[Blueprint, Lark]:
         "entry_exact": exact,
         "nfa": nfa,
         "think": {k: {n: v for n, v in t.items() if n != "first"} for k, t in think.items()},
-        "state_dialects": state_dialects(lark.rules, table.states, start, dialects),
+        "state_dialects": masks,
     }
     return blueprint, lark
+
+
+def _opener_dialects(rules: list[Any], dialects: tuple[str, ...]) -> dict[str, str]:
+    """The terminals a dialect's block can begin with (its rule's first symbols, through the
+    rules it begins with: a block may begin with its call, ``hermes: hermes_call``), each
+    mapped to the first enabled dialect that begins with it."""
+    by_origin: dict[str, list[Any]] = {}
+    for r in rules:
+        by_origin.setdefault(str(r.origin.name), []).append(r)
+    out: dict[str, str] = {}
+    for dialect in dialects:
+        todo, seen = list(by_origin.get(dialect, ())), set()
+        while todo:
+            rule = todo.pop(0)
+            if not rule.expansion or id(rule) in seen:
+                continue
+            seen.add(id(rule))
+            first = rule.expansion[0]
+            if first.is_term:
+                out.setdefault(str(first.name), dialect)
+            else:
+                todo += by_origin.get(str(first.name), [])
+    return out
 
 
 def _think_tables(
     src: Sources, entries: tuple[tuple[str, str, str | None], ...], sources: list[str], exact: str
 ) -> dict[str, dict[str, Any]]:
     """The entry tables of the reasoning contexts (SPEC §15, ``_grammar.entry_tables``): for each of
-    ``THINK_OPEN`` (the "preamble" table) and ``THINK_CLOSE`` (the "reasoning" one) that
-    ``common.lark`` defines, the block entries and that tag, last: its terminal, exact
-    alternation and NFA. The tags belong to no block rule, so Lark, which drops terminals no
-    rule uses, compiles them from ``common.lark`` alone."""
-    common = src.parts[0][1]
-    names = [
-        (table, name)
-        for table, name in THINK_TABLES
-        if re.search(rf"^{name}\s*[.:]", common, re.MULTILINE)
+    ``THINK_OPEN`` (the "preamble" table) and ``THINK_CLOSE`` (the "reasoning" one), the
+    block entries and that tag, last: its terminal, exact alternation and NFA. The tag is the
+    one ``common.lark`` defines and those the enabled dialect files define (a family's own
+    reasoning tags, grammar/README.md): one pattern, their alternation. The tags belong to no
+    block rule, so Lark, which drops terminals no rule uses, compiles them from those files
+    alone."""
+    files = [
+        (k, space)
+        for k, space in enumerate(src.spaces[: len(src.original)])
+        if k == 0 or space is not None
     ]
-    if not names:
+    found: dict[str, list[str]] = {}  # tag -> its terminal in each file that defines it
+    used: list[int] = []
+    for k, space in files:
+        text = src.original[k][1]
+        for _, name in THINK_TABLES:
+            if re.search(rf"^{name}\s*[.:]", text, re.MULTILINE):
+                found.setdefault(name, []).append(name if space is None else _joined(space, name))
+                if k not in used:
+                    used.append(k)
+    if not found:
         return {}
-    mini = Sources([src.original[0]], (None,))
+    mini = Sources([src.original[k] for k in used], tuple(src.spaces[k] for k in used))
+    names = [n for tags in found.values() for n in tags]
     try:
         lark = Lark(
-            mini.text + "\nstart: " + " | ".join(n for _, n in names) + "\n",
+            mini.text + "\nstart: " + " | ".join(names) + "\n",
             parser="lalr",
             lexer=NoLexer,
             maybe_placeholders=False,
@@ -184,22 +236,35 @@ def _think_tables(
     terms = {t.name: _terminal(t, mini) for t in lark.terminals}
     out: dict[str, dict[str, Any]] = {}
     k = len(entries)
-    for table, name in names:
-        spec = terms[name]
-        first = first_chars(spec["source"]) if spec["source"] is not None else None
-        if spec["is_run"] or first is None:
-            raise GrammarError(
-                f"{mini.where(name)}: terminal {name} must be a bounded tag "
-                "whose first character is a fixed set (a reasoning tag)"
-            )
-        part = f"(?P<{name}>{rename_groups(spec['source'], entry_group_prefix(k))})"
+    for table, name in THINK_TABLES:
+        if name not in found:
+            continue
+        parts: list[str] = []
+        first: set[str] = set()
+        for i, tag in enumerate(found[name]):
+            spec = terms[tag]
+            tag_first = first_chars(spec["source"]) if spec["source"] is not None else None
+            if spec["is_run"] or tag_first is None:
+                raise GrammarError(
+                    f"{mini.where(tag)}: terminal {mini.label(tag)} must be a bounded tag "
+                    "whose first character is a fixed set (a reasoning tag)"
+                )
+            first |= tag_first
+            parts.append(rename_groups(spec["source"], f"_t{i}_"))
+        tag_source = parts[0] if len(parts) == 1 else "|".join(f"(?:{p})" for p in parts)
+        part = f"(?P<{name}>{rename_groups(tag_source, entry_group_prefix(k))})"
         out[table] = {
             "terminal": name,
             "exact": f"{exact}|{part}" if exact else part,
-            "nfa": nfa_table([*sources, spec["source"]]),
-            "first": first,
+            "nfa": nfa_table([*sources, tag_source]),
+            "first": frozenset(first),
         }
     return out
+
+
+def _joined(space: str, name: str) -> str:
+    """A dialect file's own terminal ``name`` as joined (``namespace``)."""
+    return f"{space.upper()}__{name}"
 
 
 def _compile(src: Sources) -> Lark:
@@ -242,10 +307,16 @@ def _nfa(entries: tuple[tuple[str, str, str | None], ...], sources: list[str], s
 
 
 def _state(
-    actions: dict[str, Any], terms: dict[str, dict[str, Any]], src: Sources
-) -> tuple[tuple[str, ...], str | None, bool, str | None]:
+    actions: dict[str, Any],
+    terms: dict[str, dict[str, Any]],
+    src: Sources,
+    tails: set[Any],
+    dialects: tuple[str, ...],
+) -> tuple[tuple[str, ...], str | None, bool, str | None, str | None, bool]:
     """One parser state: its bounded terminals (priority order), its run, whether the block
-    may end there, and an action key whose reduce builds a call (or None)."""
+    may end there, an action key whose reduce builds a call (or None), one whose reduce is
+    the tail rule it reduces whatever comes next (or None), and whether its end is sure
+    (``endings``)."""
     bounded: list[dict[str, Any]] = []
     run: str | None = None
     call_rule = None
@@ -267,7 +338,9 @@ def _state(
             run = name
         else:
             bounded.append(spec)
-    bounded.sort(key=lambda t: -t["priority"])
+    # (priority first; between equals the name, never the table's order, which follows string
+    # hashing and so differs between processes)
+    bounded.sort(key=lambda t: (-t["priority"], t["name"]))
     if call_rule is not None and any(
         getattr(action, "name", "") != "Reduce" or arg is not call_rule
         for action, arg in actions.values()
@@ -278,7 +351,23 @@ def _state(
             "may be complete or may go on after the same tokens; a call must be complete the "
             "moment its last token arrives"
         )
-    return tuple(t["name"] for t in bounded), run, "$END" in actions, call_key
+    may_end = "$END" in actions
+    if may_end and run is not None and (terms[run].get("soft") or terms[run].get("balanced")):
+        raise GrammarError(
+            f"{src.where(run)}: terminal {src.label(run)} (a soft or balanced run) may follow "
+            "where a block may end; the scanner could not tell from the next character "
+            "whether the block goes on. Let a bounded token come first there (`;` and a "
+            "look-ahead at the `{`), or make it a hard run",
+            expected=("a bounded terminal", "a hard run"),
+        )
+    return (
+        tuple(t["name"] for t in bounded),
+        run,
+        may_end,
+        call_key,
+        default_key(actions, tails),
+        end_sure(actions, dialects),
+    )
 
 
 def _entries(
@@ -288,12 +377,17 @@ def _entries(
     opener_dialect: dict[str, str],
     dialects: tuple[str, ...],
     src: Sources,
+    repairable: tuple[set[str], set[str]] = (set(), set()),
 ) -> tuple[tuple[tuple[str, str, str | None], ...], str]:
     """The entry terminals ``(terminal, dialect, synthetic opener or None)``, best first,
     and the characters they can start with. Best first: the higher priority, then the
     opener of the first enabled dialect, then the name — never the parse table's order of
     its actions, which follows Python's string hashing and so differs between processes
-    (where two entries match the same text, the first one is taken)."""
+    (where two entries match the same text, the first one is taken). The missing-wrapper
+    repair's entries are the terminals an opener accepts first that begin a call
+    (``repairable[0]``), in dialects whose calls are followed by a closer (not in
+    ``repairable[1]``, whose calls may end their block)."""
+    firsts, open_ = repairable
     rank = {d: k for k, d in enumerate(dialects)}
 
     def best(t: dict[str, Any]) -> tuple[int, int, str]:
@@ -305,13 +399,13 @@ def _entries(
     seen = {e[0] for e in entries}
     for opener in openers:
         action, after = start_actions[opener["name"]]
-        if getattr(action, "name", "") != "Shift":
+        if getattr(action, "name", "") != "Shift" or opener_dialect.get(opener["name"]) in open_:
             continue
         for name in sorted(
             states[after], key=lambda n: (-terms[n]["priority"], n) if n in terms else (0, n)
         ):
             spec = terms.get(name)
-            if spec is None or spec["is_run"] or name in seen:
+            if spec is None or spec["is_run"] or name in seen or name not in firsts:
                 continue
             seen.add(name)
             entries.append((name, opener_dialect.get(opener["name"], ""), opener["name"]))
@@ -351,29 +445,33 @@ def _terminal(t: Any, src: Sources) -> dict[str, Any]:
             expected=("a pattern that reads only from its own start on (look-aheads are fine)",),
         )
     if t.name.endswith(RUN_SUFFIX):
-        balanced = _JSON_RUN.match(source)
-        if balanced is not None:
+        shape = _BALANCED.get(source)
+        if shape is not None:
+            closer, lead_ws, opened = shape
             return {
                 "name": t.name,
                 "priority": t.priority,
                 "source": None,
                 "is_run": True,
                 "balanced": True,
-                "lead_ws": balanced.group("ws") is not None,
+                "lead_ws": lead_ws,
+                "closer": closer,
+                "opened": opened,
             }
         if _JSON_RUN_LIKE.match(source):
             raise GrammarError(
-                f"{where}: a balanced (JSON object) run must be written exactly "
-                + " or ".join(f"/{f}/" for f in _JSON_RUN_FORMS)
-                + "; the scanner finds where the object ends, the pattern only declares it",
+                f"{where}: a balanced run must be written exactly as one of "
+                + ", ".join(f"/{f}/" for f in _JSON_RUN_FORMS)
+                + "; the scanner finds where the value ends, the pattern only declares it",
                 expected=tuple(f"/{f}/" for f in _JSON_RUN_FORMS),
             )
         soft = _SOFT_RUN.match(source)
         hard = _HARD_RUN.match(source) if soft is None else None
         if soft is not None:
             stop_src = soft.group("stop")
-        elif hard is not None:
-            stop_src = f"[^{hard.group('cls')}]"
+        elif hard is not None:  # (its stop: a character outside the class, `[^\r\n]+` too)
+            cls = hard.group("cls")
+            stop_src = f"[{cls[1:]}]" if cls.startswith("^") else f"[^{cls}]"
         else:
             raise GrammarError(
                 f"{where}: a run terminal must be written (?:(?!STOP)[\\s\\S])+, [CLASS]+ "
@@ -397,6 +495,7 @@ def _terminal(t: Any, src: Sources) -> dict[str, Any]:
             "tail_span": width,
             "stop_literal": literal_text(stop_src),
             "stop_char": next(iter(first)) if first is not None and len(first) == 1 else None,
+            "stop_first": "".join(sorted(first)) if first is not None and len(first) > 1 else None,
         }
     if t.pattern.max_width > MAX_BOUNDED_WIDTH:
         raise GrammarError(

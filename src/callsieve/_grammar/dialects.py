@@ -2,10 +2,10 @@
 parser state can be part of, so that a block's dialect is read from its parse, and which
 dialect's block could be complete without a call — part of the cold path (``_grammar.derive``).
 
-What it does: ``state_dialects`` rebuilds the LR(0) kernel of every state of Lark's parse
-table (the rule items the state's symbols have advanced, found by walking the table's shifts
-and gotos from the start state, the items of each state closed over the rules), and gives
-each state a bit mask of the dialects whose derivations hold one of its kernel items (bit
+What it does: ``kernels`` rebuilds the LR(0) kernel of every state of Lark's parse table
+(the rule items the state's symbols have advanced, found by walking the table's shifts and
+gotos from the start state, the items of each state closed over the rules; ``endings`` reads
+them too), and ``state_dialects`` gives each state a bit mask of the dialects whose derivations hold one of its kernel items (bit
 ``k``: ``dialects[k]``; a rule belongs to every dialect it can be reached from). A parser's
 state stack then tells its dialect: the dialects in every mask on the stack
 (``CompiledGrammar.dialect_of``). Two dialects that share an opener share the state after
@@ -29,7 +29,7 @@ from typing import Any
 from .names import START
 from .rule_sets import is_call
 
-__all__ = ["callless", "state_dialects"]
+__all__ = ["callless", "kernels", "state_dialects"]
 
 
 def _owners(rules: list[Any], dialects: tuple[str, ...]) -> dict[str, int]:
@@ -52,21 +52,20 @@ def _owners(rules: list[Any], dialects: tuple[str, ...]) -> dict[str, int]:
     return owners
 
 
-def state_dialects(
-    rules: list[Any], states: dict[int, dict[str, Any]], start: int, dialects: tuple[str, ...]
-) -> dict[int, int]:
-    """Each parser state -> the mask of the dialects its kernel items belong to (the start
-    state, and any state not reached from it: all)."""
-    everyone = (1 << len(dialects)) - 1
-    owners = _owners(rules, dialects)
+def kernels(
+    rules: list[Any], states: dict[int, dict[str, Any]], start: int
+) -> dict[int, set[tuple[Any, int]]]:
+    """Each parser state reached from ``start`` -> its LR(0) kernel: the rule items ``(rule,
+    dot)`` its symbols have advanced (walking the table's shifts and gotos, each state's
+    items closed over the rules)."""
     by_origin: dict[str, list[Any]] = {}
     for r in rules:
         by_origin.setdefault(str(r.origin.name), []).append(r)
-    kernels: dict[int, set[tuple[Any, int]]] = {start: {(r, 0) for r in by_origin[START]}}
+    found: dict[int, set[tuple[Any, int]]] = {start: {(r, 0) for r in by_origin[START]}}
     todo = [start]
     while todo:
         s = todo.pop()
-        items = set(kernels[s])
+        items = set(found[s])
         stack = list(items)
         while stack:  # the closure
             r, i = stack.pop()
@@ -84,14 +83,30 @@ def state_dialects(
             if action is None or getattr(action[0], "name", "") != "Shift":
                 continue
             t = action[1]
-            known = kernels.setdefault(t, set())
+            known = found.setdefault(t, set())
             if not kernel <= known:
                 known |= kernel
                 todo.append(t)
+    return found
+
+
+def state_dialects(
+    rules: list[Any],
+    states: dict[int, dict[str, Any]],
+    start: int,
+    dialects: tuple[str, ...],
+    kernel: dict[int, set[tuple[Any, int]]] | None = None,
+) -> dict[int, int]:
+    """Each parser state -> the mask of the dialects its kernel items belong to (the start
+    state, and any state not reached from it: all). ``kernel``: ``kernels``'s answer, if
+    the caller has it."""
+    everyone = (1 << len(dialects)) - 1
+    owners = _owners(rules, dialects)
+    found = kernels(rules, states, start) if kernel is None else kernel
     out: dict[int, int] = {}
     for s in states:
         mask = 0
-        for r, _ in kernels.get(s, ()):
+        for r, _ in found.get(s, ()):
             mask |= owners.get(str(r.origin.name), everyone)
         out[s] = mask or everyone
     return out

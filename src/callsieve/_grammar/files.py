@@ -12,17 +12,26 @@ What it costs: a few small file reads, once per process for the defaults.
 
 from __future__ import annotations
 
+import os
+import re
+from collections.abc import Iterable
 from pathlib import Path
 
 from .._base.errors import ConfigurationError, GrammarError
 
 __all__ = [
+    "ALL",
     "DEFAULTS_DIRECTIVE",
     "DEFAULT_DIALECTS",
     "DIRECTIVE",
+    "all_dialects",
     "available_dialects",
     "default_dialects",
+    "dialect_summaries",
+    "dialects",
     "grammar_dirs",
+    "resolve_dialects",
+    "unknown_dialect",
 ]
 
 #: A line of ``common.lark`` the loader reads (to Lark, a comment): ``//%name value …``.
@@ -144,15 +153,84 @@ def _dialects_in(dirs: tuple[Path, ...]) -> tuple[str, ...]:
     return tuple(names)
 
 
+#: The name that enables every dialect there is (``dialects="all"``).
+ALL = "all"
+#: A dialect file's first comment line of this shape is its one-line summary.
+_SUMMARY = re.compile(r"\A//\s*dialect:\s*([a-z][a-z0-9_]*)\s*[—:-]+\s*(.+)$", re.MULTILINE)
+
+
+def all_dialects(extra_dirs: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """What ``dialects="all"`` enables: the default dialects (as ``default_dialects``), then
+    every other dialect a ``.lark`` file in the folders is for, by name, the caller's folders'
+    before the built-in ones."""
+    defaults = default_dialects(extra_dirs)
+    return defaults + tuple(d for d in available_dialects(extra_dirs) if d not in defaults)
+
+
+def resolve_dialects(
+    dialects: str | tuple[str, ...] | None, extra_dirs: tuple[str, ...] = ()
+) -> tuple[str, ...]:
+    """The dialects a ``Sieve`` enables: ``dialects`` as named; ``"all"``: ``all_dialects``;
+    None (not named): ``DEFAULT_DIALECTS``, then every dialect the caller's folders have a
+    file for (a folder of one's own dialects is there to be used) — unless one of those folders
+    brings a ``common.lark`` of its own: then what that file declares (``default_dialects``)."""
+    if isinstance(dialects, tuple):
+        return dialects
+    # (a folder that is not there is ``load_grammar``'s to refuse, with its own message)
+    dirs = tuple(d for d in extra_dirs if Path(d).is_dir())
+    if dialects == ALL:
+        return all_dialects(dirs)
+    if not dirs:
+        return DEFAULT_DIALECTS
+    if any((Path(d) / "common.lark").is_file() for d in dirs):
+        return default_dialects(dirs)  # (a folder with a common.lark of its own declares them)
+    own = _dialects_in(tuple(Path(d) for d in dirs))
+    return DEFAULT_DIALECTS + tuple(d for d in own if d not in DEFAULT_DIALECTS)
+
+
+def unknown_dialect(name: object, extra_dirs: tuple[str, ...] = ()) -> ConfigurationError:
+    """The one error for a dialect name that names no dialect, wherever a name is taken: it
+    lists the dialects there are (``expected``)."""
+    known = available_dialects(extra_dirs)
+    return ConfigurationError(
+        f"unknown dialect {name!r}; the dialects are {', '.join(known)} (or {ALL!r} for every one)",
+        expected=(*known, ALL),
+    )
+
+
+def dialect_summaries(extra_dirs: tuple[str, ...] = ()) -> dict[str, str]:
+    """``{dialect: its one-line summary}`` for every dialect there is, the defaults first:
+    the summary is the rest of the ``// dialect: NAME — …`` line a dialect file starts with
+    (grammar/README.md), "" for a file without one."""
+    dirs = grammar_dirs(extra_dirs)
+    out: dict[str, str] = {}
+    for name in all_dialects(extra_dirs):
+        _, text = _read(_find(name, dirs, extra_dirs))
+        m = _SUMMARY.search(text)
+        out[name] = m.group(2).strip() if m is not None and m.group(1) == name else ""
+    return out
+
+
+def dialects(grammar_dirs: Iterable[str | os.PathLike[str]] = ()) -> dict[str, str]:
+    """Every dialect there is, with its one-line summary, the defaults first (then by name;
+    ``grammar_dirs``' own before the built-in ones): what ``callsieve dialects`` prints.
+
+    >>> import callsieve
+    >>> callsieve.dialects()["hermes"].split(":")[0]
+    'Hermes 2 Pro/3, Qwen2.5, QwQ, Qwen3'
+    """
+    return dialect_summaries(tuple(os.fspath(d) for d in grammar_dirs))
+
+
 def _find(name: str, dirs: tuple[Path, ...], extra_dirs: tuple[str, ...]) -> Path:
     """The first ``<name>.lark`` in ``dirs``; none is a ConfigurationError."""
     for d in dirs:
         f = d / f"{name}.lark"
         if f.is_file():
             return f
-    raise ConfigurationError(
-        f"no grammar file for dialect {name!r}", expected=available_dialects(extra_dirs)
-    )
+    if name == "common":
+        raise ConfigurationError(f"no common.lark in the grammar folders {extra_dirs!r}")
+    raise unknown_dialect(name, extra_dirs)
 
 
 #: The dialects enabled when none are named: what the built-in ``common.lark`` declares.

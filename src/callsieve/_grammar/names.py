@@ -25,8 +25,10 @@ __all__ = [
     "ATTR",
     "CALL",
     "CALL_ARGS",
+    "CALL_ENVELOPE",
     "CALL_ID",
     "CALL_JSON",
+    "CALL_KWARGS",
     "CALL_NAME",
     "CDATA",
     "CDATA_CLOSE",
@@ -40,6 +42,8 @@ __all__ = [
     "PARAM_NAME",
     "PARAM_VALUE",
     "QUOTED_GROUP",
+    "RAW_VALUE",
+    "REPAIR_PREFIX",
     "RUN_SUFFIX",
     "SPELLINGS",
     "START",
@@ -64,12 +68,33 @@ CALL_ID = "call_id"
 PARAM = "param"
 PARAM_NAME = "param_name"
 PARAM_VALUE = "param_value"
+#: A body a family writes as raw text (``decode_raw``).
+RAW_VALUE = "raw_value"
+#: A JSON envelope of the call (its name and arguments inside), and Python keyword arguments.
+CALL_ENVELOPE = "call_envelope"
+CALL_KWARGS = "call_kwargs"
 ATTR = "attr"
 CDATA = "cdata"
 #: The nodes the assembler makes calls of (a rule's name or its alias).
 CONTRACT_RULES = frozenset(
-    {CALL, CALL_NAME, CALL_ARGS, CALL_JSON, CALL_ID, PARAM, PARAM_NAME, PARAM_VALUE, ATTR, CDATA}
+    {
+        CALL,
+        CALL_NAME,
+        CALL_ARGS,
+        CALL_JSON,
+        CALL_ID,
+        CALL_ENVELOPE,
+        CALL_KWARGS,
+        PARAM,
+        PARAM_NAME,
+        PARAM_VALUE,
+        RAW_VALUE,
+        ATTR,
+        CDATA,
+    }
 )
+#: A node named ``repair_<kind>`` inside a call records the repair ``<kind>`` (grammar/README.md).
+REPAIR_PREFIX = "repair_"
 
 # ------------------------------------------------------------------ terminals
 #: A terminal whose name ends so is a run: it streams, its pattern says where it stops.

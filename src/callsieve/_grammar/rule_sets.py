@@ -12,15 +12,33 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .names import ATTR, CALL, CALL_ARGS, CALL_ID, CALL_JSON, CALL_NAME, PARAM, PARAM_NAME
+from .names import (
+    ATTR,
+    CALL,
+    CALL_ARGS,
+    CALL_ENVELOPE,
+    CALL_ID,
+    CALL_JSON,
+    CALL_KWARGS,
+    CALL_NAME,
+    PARAM,
+    PARAM_NAME,
+    RAW_VALUE,
+    REPAIR_PREFIX,
+)
 
 __all__ = [
     "ARG_NODES",
+    "ENVELOPE_NODES",
     "JSON_NODES",
+    "RAW_NODES",
+    "REPAIR_PREFIX",
     "STREAM_NODES",
     "discard",
     "is_call",
     "listening",
+    "repairing_calls",
+    "repairs_in",
     "rules_above_calls",
     "terminals_below",
 ]
@@ -28,9 +46,13 @@ __all__ = [
 #: The nodes the argument stream reads as they are reduced (``_blocks.argstream``).
 STREAM_NODES = frozenset({CALL_NAME, PARAM_NAME, ATTR, PARAM, CALL_ID})
 #: The nodes that hold a call's arguments: a call has started once a terminal below one is read.
-ARG_NODES = frozenset({PARAM, CALL_ARGS, CALL_JSON})
+ARG_NODES = frozenset({PARAM, CALL_ARGS, CALL_JSON, CALL_ENVELOPE, CALL_KWARGS})
+#: The nodes whose text is a body taken as written (``raw_value``, ``decode_raw``).
+RAW_NODES = frozenset({RAW_VALUE})
 #: The nodes whose text is a JSON object of arguments (streamed by ``_blocks.json_stream``).
 JSON_NODES = frozenset({CALL_ARGS, CALL_JSON})
+#: The nodes that may be a JSON envelope, the call's name inside (``EnvelopeStream``).
+ENVELOPE_NODES = frozenset({CALL_JSON, CALL_ENVELOPE})
 
 
 def is_call(rule: Any) -> bool:
@@ -88,3 +110,33 @@ def rules_above_calls(rules: list[Any]) -> list[Any]:
                 above.add(name)
                 grew = True
     return [r for r in rules if str(r.origin.name) in above]
+
+
+def repairing_calls(rules: list[Any]) -> frozenset[Any]:
+    """The call rules below which a ``repair_*`` node can stand (not through another call)."""
+    by_origin: dict[str, list[Any]] = {}
+    for r in rules:
+        by_origin.setdefault(str(r.origin.name), []).append(r)
+    out = set()
+    for call in (r for r in rules if is_call(r)):
+        todo, seen = [call], {id(call)}
+        while todo:
+            rule = todo.pop()
+            if str(rule.alias or rule.origin.name).startswith(REPAIR_PREFIX):
+                out.add(call)
+                break
+            for sym in rule.expansion:
+                for q in () if sym.is_term else by_origin.get(str(sym.name), ()):
+                    if id(q) not in seen and not is_call(q):
+                        seen.add(id(q))
+                        todo.append(q)
+    return frozenset(out)
+
+
+def repairs_in(tree: Any) -> list[str]:
+    """The repairs a call's tree records: its ``repair_<kind>`` nodes' kinds, in order."""
+    return [
+        str(t.data)[len(REPAIR_PREFIX) :]
+        for t in tree.iter_subtrees_topdown()
+        if str(t.data).startswith(REPAIR_PREFIX)
+    ]

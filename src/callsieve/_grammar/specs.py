@@ -5,9 +5,11 @@ What it does: a ``TerminalSpec`` is a bounded token (its exact pattern, its pref
 ``viable``: "could this text still become the token?", the characters that can start and
 complete it) or a streaming run (its stop, and the tail of a buffer that may still become
 the stop; or, for a *balanced* run, a JSON value whose end only the run's own reader knows,
-``_scan.balanced``); a ``StateSpec`` lists the bounded terminals a parser state accepts (priority
-order, by first character), its run, whether the block may end there and the call rule that
-reduces there; it also holds the scanner's remembered decisions there (see
+``_scan.balanced``); a ``StateSpec`` lists the bounded terminals a parser state accepts
+(priority order, by first character), its run, whether the block may end there (and whether
+it must: ``closes``; and whether that end is certain, ``end_sure``), the call rule that reduces
+there, and the rule it reduces whatever comes next on the way to a call (``default_rule``, where
+a balanced run ends a call); it also holds the scanner's remembered decisions there (see
 ``CompiledGrammar.remember``).
 What it guarantees: a pattern is compiled the first time it is read (``pattern``, ``stop``,
 ``tail`` through ``__getattr__``; ``viable`` on its first call), from its frozen form when the
@@ -74,6 +76,7 @@ class TerminalSpec:
         "tail",
         "tail_span",
         "stop_char",
+        "stop_probe",
         "end_chars",
         "width",
         "end_probe",
@@ -82,6 +85,9 @@ class TerminalSpec:
         "placeholder",
         "balanced",
         "lead_ws",
+        "closer",
+        "opened",
+        "quotes",
     )
 
     pattern: Any  # re.Pattern: the whole token (bounded terminals), else None
@@ -99,6 +105,7 @@ class TerminalSpec:
         tail_source: str | None = None,
         tail_span: int = 0,
         stop_char: str | None = None,
+        stop_first: str | None = None,
         stop_literal: str | None = None,
         end_chars: frozenset[str] | None = None,
         width: int = 0,
@@ -107,6 +114,8 @@ class TerminalSpec:
         first: frozenset[str] | None = None,
         balanced: bool = False,
         lead_ws: bool = False,
+        closer: str = "",
+        opened: bool = False,
     ) -> None:
         self.name = name
         self.priority = priority
@@ -124,11 +133,17 @@ class TerminalSpec:
         self.reach = reach
         self.is_run = is_run
         self.soft = soft  # soft run: a stop that starts no token is taken as content
-        #: a balanced run (a JSON object, ``*_JSON_RUN``): each run of it is read by a
-        #: ``_scan.balanced.JsonRun`` of its own (``lead_ws``: white space may come before the
-        #: ``{``); this spec only describes the terminal
+        #: a balanced run (grammar/README.md): each run of it is read by a
+        #: ``_scan.balanced.JsonRun`` of its own; this spec only describes the terminal: the
+        #: bracket that closes it (``closer``), whether the token before read its opening
+        #: one (``opened``: the rest of a value) or white space may come before it
+        #: (``lead_ws``), and the quotes of its strings (Python's in an argument list)
         self.balanced = balanced
         self.lead_ws = lead_ws
+        self.closer = closer
+        self.opened = opened
+        self.quotes = "\"'" if closer == ")" else '"'
+
         self.stop_source = stop_source
         if stop_source is None:
             self.stop = None
@@ -138,6 +153,11 @@ class TerminalSpec:
         self.tail_span = tail_span  # such a tail is shorter than this
         #: the one character every stop starts with (``ch not in chunk``: no stop), or None
         self.stop_char = stop_char
+        #: a soft run whose stop starts with one of a few characters: ``_may_stop`` first looks
+        #: for one of them (``\n?<``, qwen3_coder's values: the chunks of a long value hold
+        #: neither, and a class search is one call where the stop and its tail were two
+        #: searches — bench_families.py, qwen3_coder chat at 1-8-character chunks: 0.56 -> 0.36 s)
+        self.stop_probe = _char_search(frozenset(stop_first)) if stop_first else None
         #: bounded: the characters that can complete a match (None: any), its longest match
         self.end_chars = end_chars
         self.width = width
@@ -213,6 +233,9 @@ class TerminalSpec:
 
     def _may_stop(self, chunk: str) -> bool:
         """``chunk`` holds the run's stop, or ends in what may begin it (any stop)."""
+        probe = self.stop_probe
+        if probe is not None and probe(chunk) is None:
+            return False  # (no character a stop begins with: neither a stop nor its tail)
         s, tail = self.find_stop(chunk, 0, False)
         return tail or s < len(chunk)
 
@@ -232,6 +255,9 @@ class StateSpec:
         "bounded",
         "call_rule",
         "end_ok",
+        "closes",
+        "end_sure",
+        "default_rule",
         "run",
         "shell_probe",
         "shell_width",
@@ -247,11 +273,21 @@ class StateSpec:
         run: TerminalSpec | None,
         end_ok: bool,
         call_rule: Any,
+        default_rule: Any = None,
+        end_sure: bool = True,
     ) -> None:
         self.bounded = bounded
         self.run = run
+        #: the block may end here (the state takes the end of input); it *closes* here when
+        #: it takes nothing else (grammar/README.md, "Where a block ends"), and the end is
+        #: sure when it is the block rule's own reduction, not one LALR merged in
         self.end_ok = end_ok
+        self.closes = end_ok and not bounded and run is None
+        self.end_sure = end_sure
         self.call_rule = call_rule  # the Lark rule that reduces to a call here, or None
+        #: the rule this state reduces whatever comes next, where that is on the way from a
+        #: balanced run to the call it ends (the capture reduces it itself), or None
+        self.default_rule = default_rule
         # While a token cut by a chunk boundary is pending here, a chunk with none of these
         # characters cannot complete it (``shell_probe(chunk) is None``): append, re-match
         # later. None: any character might.

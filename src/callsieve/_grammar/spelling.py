@@ -30,7 +30,8 @@ from lark import Lark
 from lark.exceptions import LarkError
 
 from .._base.errors import ConfigurationError, GrammarError
-from .compiled import CompiledGrammar, grammar_dirs, load_grammar
+from .compiled import CompiledGrammar, available_dialects, grammar_dirs, load_grammar
+from .files import unknown_dialect
 from .names import SPELLINGS
 
 __all__ = ["SLOT", "SPELLING_DIR", "Spelling", "spelling"]
@@ -132,6 +133,8 @@ def _matches(pattern: Any, text: str, others: list[str]) -> bool:
 
 def _check(path: Path, dialect: str, texts: dict[str, str], g: CompiledGrammar) -> None:
     others = [t.replace(SLOT, "f") for t in texts.values()]
+    if texts.get("ARGS") in ("envelope", "json"):  # (a template's JSON object may follow)
+        others.append("{")
     for name, text in texts.items():
         sample = text.replace(SLOT, _SAMPLE.get(name, "x"))
         if name == OPENER:
@@ -187,18 +190,17 @@ def _special_tokens() -> dict[str, Any]:
 @functools.lru_cache(maxsize=64)
 def spelling(dialect: str, extra_dirs: tuple[str, ...] = ()) -> Spelling:
     """The checked spellings of ``dialect`` (see the module docstring)."""
-    if not isinstance(dialect, str) or not dialect.isidentifier():
-        raise ConfigurationError(
-            f"dialect must be a dialect name, not {dialect!r}", expected=_written(extra_dirs)
-        )
+    if not isinstance(dialect, str) or dialect not in available_dialects(extra_dirs):
+        raise unknown_dialect(dialect, extra_dirs)
     for d in grammar_dirs(extra_dirs):
         path = d / SPELLING_DIR / f"{dialect}.lark"
         if path.is_file():
             break
     else:
         raise ConfigurationError(
-            f"dialect {dialect!r} has no spelling file for writing "
-            f"({SPELLING_DIR}/{dialect}.lark in a grammar folder)",
+            f"dialect {dialect!r} has no writer: no spelling file for writing "
+            f"({SPELLING_DIR}/{dialect}.lark in a grammar folder); the dialects written are "
+            + ", ".join(_written(extra_dirs)),
             expected=_written(extra_dirs),
         )
     texts = _read(path)

@@ -28,7 +28,7 @@ from .._base.values import load_json
 from .._config.tools import SHAPES as TOOL_SHAPES
 from .._config.tools import read_tools as read_tools_of
 
-__all__ = ["read_calls", "read_results", "read_tools"]
+__all__ = ["read_calls", "read_result_ids", "read_results", "read_tools"]
 
 _CALL_SHAPES = (
     "ToolCall",
@@ -178,3 +178,30 @@ def read_results(results: Any) -> list[str]:
         else:
             raise FormatError(f"{where}: not a tool result", expected=_RESULT_SHAPES)
     return out
+
+
+def read_result_ids(results: Any) -> list[str | None]:
+    """The id of the call each result answers (OpenAI's ``tool_call_id``, Anthropic's
+    ``tool_use_id``), None where it has none (a plain string), one per result as
+    ``read_results`` reads them."""
+    out: list[str | None] = []
+    for item in _seq(results, "results"):
+        if (
+            isinstance(item, Mapping)
+            and item.get("role") == "user"
+            and isinstance(item.get("content"), list)
+        ):
+            out += [
+                _id_of(b.get("tool_use_id"))
+                for b in item["content"]
+                if isinstance(b, Mapping) and b.get("type") == "tool_result"
+            ]
+        elif isinstance(item, Mapping):
+            out.append(_id_of(item.get("tool_call_id", item.get("tool_use_id"))))
+        else:
+            out.append(None)
+    return out
+
+
+def _id_of(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None

@@ -1,0 +1,211 @@
+"""Strategy: where a call and a block end, read from the grammar's rules and parse table — the
+part of the cold path (``derive``) that checks the scanner's contract for endings and says,
+per parser state, what the capture does when a run closes (grammar/README.md, "Rule names
+that become calls" and "Where a block ends").
+
+What it does: ``check_call_ends`` refuses a call rule whose last symbol the scanner could not
+see complete: a soft or hard run (its end is known only at the next token), or a rule that
+can end with anything but a balanced run. ``tail_rules`` are the rules a call ends with (the
+last symbol of a call rule, and of those, recursively); ``check_tails`` makes sure that
+every state holding one of them complete only reduces it, whatever comes next — LALR's
+*default reduction*, which the capture performs itself when a balanced run closes, up to the
+call. ``default_key`` and ``end_sure`` say, per state, which tail rule it reduces (an action
+key of the table, as ``call_key`` is) and whether its end of input is the block rule's own
+reduction (else one LALR merged from another context, which the capture checks).
+``ends_blocks`` tells whether any run can end a block (the end-of-input shortcut must then
+know where). ``call_firsts`` are the terminals a call can begin with; ``open_ended`` the
+dialects whose calls may end their block (no closer follows: no missing-wrapper repair).
+What it guarantees: a grammar it passes lets the scanner emit each call the moment its last
+token or balanced run is read, and end each block where its rule can end.
+What it costs: a few passes over the rules and the states, on a cold load only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._base.errors import GrammarError
+from .rule_sets import is_call
+from .sources import Sources
+
+__all__ = [
+    "call_firsts",
+    "check_call_ends",
+    "check_tails",
+    "default_key",
+    "end_sure",
+    "open_ended",
+    "tail_rules",
+]
+
+
+def _by_origin(rules: list[Any]) -> dict[str, list[Any]]:
+    out: dict[str, list[Any]] = {}
+    for r in rules:
+        out.setdefault(str(r.origin.name), []).append(r)
+    return out
+
+
+def _ending_balanced(rules: list[Any], balanced: set[str]) -> set[str]:
+    """The nonterminals every rule of which ends with a balanced run (directly, or through
+    another such nonterminal): a least fixed point."""
+    by_origin = _by_origin(rules)
+    found: set[str] = set()
+    grew = True
+    while grew:
+        grew = False
+        for name, alts in by_origin.items():
+            if name in found:
+                continue
+            if all(
+                r.expansion
+                and (
+                    str(r.expansion[-1].name) in balanced
+                    if r.expansion[-1].is_term
+                    else str(r.expansion[-1].name) in found
+                )
+                for r in alts
+            ):
+                found.add(name)
+                grew = True
+    return found
+
+
+def check_call_ends(rules: list[Any], terms: dict[str, dict[str, Any]], src: Sources) -> None:
+    """Refuse a call rule that does not end with a bounded terminal, a balanced run, or a
+    rule that always ends with one (``GrammarError`` naming the file and rule)."""
+    balanced = {n for n, t in terms.items() if t.get("balanced")}
+    ending = _ending_balanced(rules, balanced)
+    for rule in rules:
+        if not is_call(rule):
+            continue
+        where = f"{src.where(str(rule.origin.name))}: rule {src.label(rule.origin.name)} (a call)"
+        last = rule.expansion[-1] if rule.expansion else None
+        name = str(last.name) if last is not None else ""
+        if last is not None and last.is_term:
+            spec = terms.get(name, {})
+            if spec.get("is_run") and not spec.get("balanced"):
+                raise GrammarError(
+                    f"{where} ends with the run {src.label(name)}, whose end the scanner "
+                    "sees only at the next token; end the call with a closing token or a "
+                    "balanced run, so the scanner sees the moment the call is complete",
+                    expected=("a bounded terminal", "a balanced run"),
+                )
+            continue
+        if last is None or name not in ending:
+            raise GrammarError(
+                f"{where} must end with a terminal, or with a rule that always ends with a "
+                "balanced run, so the scanner sees the moment the call is complete",
+                expected=("a bounded terminal", "a balanced run"),
+            )
+
+
+def tail_rules(rules: list[Any]) -> set[Any]:
+    """The rules a call ends with: those of the nonterminal a call rule ends with, and of the
+    one those end with, and so on (the call rules themselves are not among them)."""
+    by_origin = _by_origin(rules)
+    out: set[Any] = set()
+    todo = [r for r in rules if is_call(r)]
+    while todo:
+        r = todo.pop()
+        last = r.expansion[-1] if r.expansion else None
+        if last is None or last.is_term:
+            continue
+        for q in by_origin.get(str(last.name), ()):
+            if q not in out and not is_call(q):
+                out.add(q)
+                todo.append(q)
+    return out
+
+
+def check_tails(
+    states: dict[int, dict[str, Any]],
+    kernel: dict[int, set[tuple[Any, int]]],
+    tails: set[Any],
+    src: Sources,
+) -> None:
+    """Every state where a tail rule is complete must reduce it whatever comes next."""
+    for s, items in kernel.items():
+        for r, i in items:
+            if r not in tails or i != len(r.expansion):
+                continue
+            if any(
+                getattr(action, "name", "") != "Reduce" or arg is not r
+                for action, arg in states[s].values()
+            ):
+                raise GrammarError(
+                    f"{src.where(str(r.origin.name))}: rule {src.label(r.origin.name)} (the end "
+                    "of a call) may be complete or may go on after the same tokens; a call must "
+                    "be complete the moment its last token arrives"
+                )
+
+
+def default_key(actions: dict[str, Any], tails: set[Any]) -> str | None:
+    """An action key of a state that reduces one tail rule whatever comes next, or None."""
+    rules = {id(arg) for _, arg in actions.values()}
+    if len(rules) != 1:
+        return None
+    key, (action, arg) = next(iter(actions.items()))
+    if getattr(action, "name", "") != "Reduce" or arg not in tails:
+        return None
+    return str(key)
+
+
+def end_sure(actions: dict[str, Any], dialects: tuple[str, ...]) -> bool:
+    """Whether the state's end of input (if it takes one) reduces a block rule: the end of the
+    block, whatever the stack. Else LALR may have merged it in from another context."""
+    act = actions.get("$END")
+    if act is None:
+        return True
+    action, arg = act
+    return getattr(action, "name", "") == "Reduce" and str(arg.origin.name) in dialects
+
+
+def call_firsts(rules: list[Any]) -> set[str]:
+    """The terminals a call can begin with (FIRST of the call rules)."""
+    by_origin = _by_origin(rules)
+    nullable: set[str] = set()
+    first: dict[str, set[str]] = {}
+    grew = True
+    while grew:
+        grew = False
+        for name, alts in by_origin.items():
+            have = first.setdefault(name, set())
+            for r in alts:
+                for sym in r.expansion:
+                    sname = str(sym.name)
+                    add = {sname} if sym.is_term else first.get(sname, set())
+                    if not add <= have:
+                        have |= add
+                        grew = True
+                    if sym.is_term or sname not in nullable:
+                        break
+                else:
+                    if name not in nullable:
+                        nullable.add(name)
+                        grew = True
+    out: set[str] = set()
+    for r in rules:
+        if is_call(r):
+            for sym in r.expansion:
+                sname = str(sym.name)
+                out |= {sname} if sym.is_term else first.get(sname, set())
+                if sym.is_term or sname not in nullable:
+                    break
+    return out
+
+
+def open_ended(
+    states: dict[int, dict[str, Any]], masks: dict[int, int], dialects: tuple[str, ...]
+) -> set[str]:
+    """The dialects whose block may end right after a call: a state that builds a call and
+    takes the end of input belongs to them."""
+    out: set[str] = set()
+    for s, actions in states.items():
+        if "$END" not in actions:
+            continue
+        if not any(getattr(a, "name", "") == "Reduce" and is_call(r) for a, r in actions.values()):
+            continue
+        mask = masks.get(s, -1)
+        out |= {d for k, d in enumerate(dialects) if mask >> k & 1}
+    return out

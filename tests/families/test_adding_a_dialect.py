@@ -1,0 +1,107 @@
+"""docs/adding-a-dialect.md's worked example, built from the page itself in a temporary
+folder: the grammar file and its spelling are the page's ``lark`` blocks, checked with
+``check-grammar``, then used as the page says — whole and per character, the reasoning split,
+the written calls read back."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+from family_cases import Case, FamilySuite, check_every_way
+from helpers import ROOT, run_all_ways
+
+from callsieve import parse
+from callsieve.prompt import format_calls, format_results
+
+PAGE = ROOT / "docs" / "adding-a-dialect.md"
+REPLY = (
+    "<acme:thought>The user wants the weather.</acme:thought>\n<acme:calls>\n"
+    '<call name="get_weather">\n<arg name="city">Paris</arg>\n<arg name="days">3</arg>\n'
+    "</call>\n</acme:calls>"
+)
+
+
+def _blocks(kind: str) -> list[str]:
+    return re.findall(rf"```{kind}\n(.*?)```", PAGE.read_text(encoding="utf-8"), re.DOTALL)
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: Any) -> str:
+    d = tmp_path_factory.mktemp("my_grammars")
+    grammar, spelling = _blocks("lark")
+    (d / "acme.lark").write_text(grammar, encoding="utf-8")
+    (d / "spelling").mkdir()
+    (d / "spelling" / "acme.lark").write_text(spelling, encoding="utf-8")
+    return str(d)
+
+
+def test_the_page_shows_this_reply() -> None:
+    assert REPLY.replace("\n", "") in _blocks("text")[0].replace("\n", "")
+    assert "'get_weather', {'city': 'Paris', 'days': 3}, 'acme'" in _blocks("python")[0]
+
+
+def test_check_grammar_takes_the_file(folder: str, capsys: Any) -> None:
+    from callsieve.__main__ import main
+
+    assert main(["check-grammar", str(Path(folder) / "acme.lark")]) == 0
+    assert ": ok — dialects acme;" in capsys.readouterr().out
+
+
+def test_the_reply_parses_whole_and_per_character(folder: str) -> None:
+    for opts in ({"grammar_dirs": [folder]}, {"grammar_dirs": [folder], "dialects": ["acme"]}):
+        r = run_all_ways(REPLY, **opts)
+        assert [(c.name, c.input, c.dialect) for c in r.calls] == [
+            ("get_weather", {"city": "Paris", "days": 3}, "acme")
+        ]
+        assert r.reasoning == "The user wants the weather."
+        assert r.text == "\n"
+
+
+def test_the_writer_writes_what_the_page_shows(folder: str) -> None:
+    text = format_calls(
+        [("get_weather", {"city": "Paris", "days": 3})], dialect="acme", grammar_dirs=[folder]
+    )
+    shown = _blocks("python")[1].rsplit(")\n", 1)[1]  # (what the call prints, as comments)
+    assert text == "\n".join(line[2:] for line in shown.strip().splitlines())
+    hard = [("w", {"code": "x = '</arg>'", "n": "42", "v": [1, {"a": None}]})]
+    back = parse(
+        format_calls(hard, dialect="acme", grammar_dirs=[folder]),
+        grammar_dirs=[folder],
+        dialects=["acme"],
+    )
+    assert [(c.name, c.input) for c in back.calls] == hard
+    assert format_results(["ok"], dialect="acme", grammar_dirs=[folder]) == "<result>ok</result>"
+
+
+class TestAcme(FamilySuite):
+    """The page's last advice, taken: the family harness over a few cases."""
+
+    dialect = "acme"
+    cases: ClassVar[list[Case]] = [
+        Case(
+            "page-reply", REPLY.split("\n", 1)[1], [("get_weather", {"city": "Paris", "days": 3})]
+        ),
+        Case(
+            "markup-in-a-value",
+            '<acme:calls><call name="w"><arg name="html"><b>a < b</b></arg></call></acme:calls>',
+            [("w", {"html": "<b>a < b</b>"})],
+            answer="",
+        ),
+    ]
+
+    @pytest.fixture(autouse=True)
+    def _folder(self, folder: str, monkeypatch: Any) -> None:
+        import family_cases
+
+        real = family_cases._options
+
+        def with_folder(case: Case, dialects: Any) -> dict[str, Any]:
+            return {**real(case, dialects), "grammar_dirs": [folder]}
+
+        monkeypatch.setattr(family_cases, "_options", with_folder)
+
+    def test_with_every_dialect_enabled(self, case: Case) -> None:
+        check_every_way(self.dialect, case, "all")
