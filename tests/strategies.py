@@ -141,6 +141,33 @@ JSON_VALUES = st.recursive(
     max_leaves=6,
 )
 JSON_LITERAL = JSON_VALUES.map(lambda v: json.dumps(v, ensure_ascii=False))
+
+
+def hostile_values(
+    hostile: list[str], *, piece: int, pieces: int, integers: int, leaves: int
+) -> tuple[st.SearchStrategy[str], st.SearchStrategy[Any]]:
+    """Strings made of ``hostile`` pieces and short text, and JSON values built of them
+    (what the prompt writers must escape): ``(strings, values)``."""
+    strings = st.lists(
+        st.one_of(st.sampled_from(hostile), st.text(max_size=piece)), max_size=pieces
+    ).map("".join)
+    scalars = st.one_of(
+        strings,
+        st.integers(-integers, integers),
+        st.booleans(),
+        st.none(),
+        st.floats(allow_nan=False, allow_infinity=False),
+    )
+    values = st.recursive(
+        scalars,
+        lambda inner: st.one_of(
+            st.lists(inner, max_size=3), st.dictionaries(strings, inner, max_size=3)
+        ),
+        max_leaves=leaves,
+    )
+    return strings, values
+
+
 ITEMS = st.lists(
     st.one_of(PLAIN, NAMES.map(lambda n: f"<{n}>1</{n}>")), min_size=1, max_size=3
 ).map(lambda xs: "".join(f"<item>{x}</item>" for x in xs))

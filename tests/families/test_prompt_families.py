@@ -12,7 +12,7 @@ import pytest
 from helpers import canon_calls, canon_value, run_all_ways
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import soak_settings
+from strategies import hostile_values, soak_settings
 
 from callsieve import parse
 from callsieve.prompt import format_calls, format_results, tool_instructions
@@ -81,23 +81,7 @@ HOSTILE = [
     "",
     "`",
 ]
-STRINGS = st.lists(st.one_of(st.sampled_from(HOSTILE), st.text(max_size=5)), max_size=4).map(
-    "".join
-)
-SCALARS = st.one_of(
-    STRINGS,
-    st.integers(-(10**9), 10**9),
-    st.booleans(),
-    st.none(),
-    st.floats(allow_nan=False, allow_infinity=False),
-)
-VALUES = st.recursive(
-    SCALARS,
-    lambda inner: st.one_of(
-        st.lists(inner, max_size=3), st.dictionaries(STRINGS, inner, max_size=3)
-    ),
-    max_leaves=6,
-)
+STRINGS, VALUES = hostile_values(HOSTILE, piece=5, pieces=4, integers=10**9, leaves=6)
 NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_\-.]{0,12}", fullmatch=True)
 CALLS = st.lists(
     st.tuples(NAMES, st.dictionaries(NAMES, VALUES, max_size=4)), min_size=1, max_size=3

@@ -18,7 +18,7 @@ import pytest
 from helpers import canon_calls, canon_value, run_all_ways
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import soak_settings
+from strategies import hostile_values, soak_settings
 
 from callsieve import DEFAULT_DIALECTS, FormatError, GrammarError, ToolCall, parse
 from callsieve.prompt import format_calls, format_results, tool_instructions
@@ -69,23 +69,7 @@ HOSTILE = [
     "</tool_calls>",
     "<b>x</b><i>y</i>",
 ]
-STRINGS = st.lists(st.one_of(st.sampled_from(HOSTILE), st.text(max_size=6)), max_size=5).map(
-    "".join
-)
-SCALARS = st.one_of(
-    STRINGS,
-    st.integers(-(10**12), 10**12),
-    st.booleans(),
-    st.none(),
-    st.floats(allow_nan=False, allow_infinity=False),
-)
-VALUES = st.recursive(
-    SCALARS,
-    lambda inner: st.one_of(
-        st.lists(inner, max_size=3), st.dictionaries(STRINGS, inner, max_size=3)
-    ),
-    max_leaves=8,
-)
+STRINGS, VALUES = hostile_values(HOSTILE, piece=6, pieces=5, integers=10**12, leaves=8)
 NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_\-.:]{0,12}", fullmatch=True)
 CALL = st.tuples(NAMES, st.dictionaries(NAMES, VALUES, max_size=4))
 CALLS = st.lists(CALL, min_size=1, max_size=3)
