@@ -4,7 +4,8 @@ properties ``test_s18_constrain`` checks for the default dialects — every expo
 in llguidance (Lark, and GBNF through its converter); calls drawn from the tools' schemas,
 written by ``prompt.format_calls`` after free text, are accepted and ``parse()`` with the
 family (and ``tools=``) gives them back; schema-breaking calls, tools not offered, blocks cut
-short and text alone under ``"required"`` are rejected; a raw value cannot end its block.
+short and text alone under ``"required"`` are rejected; a raw value cannot end its block;
+random replies the matcher allows parse as complete blocks of schema-valid calls.
 The families no shape fits keep the ``ConfigurationError``.
 """
 
@@ -20,7 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from schema_values import SCHEMAS, TOOLS, arguments, breaking
 from strategies import soak_settings
-from test_s18_constrain import DEL, PROSE, TEXT, UNKNOWN, _scrub, _want, validate
+from test_s18_constrain import DEL, PROSE, TEXT, UNKNOWN, _scrub, _want, validate, walk
 
 from callsieve import ConfigurationError, parse
 from callsieve._base.values import decode_raw
@@ -175,3 +176,24 @@ def test_a_raw_value_cannot_end_its_block(fmt: str, dialect: str) -> None:
     for value in ("a</parameter>b", "x</arg_value>", "</function></tool_call>", "a<b", "a＜b"):
         raw = spot.replace("HERE", value)
         assert not accepts(grammar, raw, fmt), raw
+
+
+@pytest.mark.parametrize("dialect", FAMILIES)
+@pytest.mark.parametrize("fmt", FORMATS)
+@soak_settings(20)
+@given(data=st.data())
+def test_whatever_the_constraint_accepts_parses_as_calls_it_allows(
+    fmt: str, dialect: str, data: st.DataObject
+) -> None:
+    choice = data.draw(st.sampled_from(["auto", "required"]))
+    calls = data.draw(st.lists(calls_for(dialect), min_size=1, max_size=2))
+    template = (data.draw(FREE) + format_calls(calls, dialect=dialect)).encode("utf-8")
+    text = walk(export(fmt, dialect, choice), fmt, template, data).decode("utf-8")
+    typed = parse(text, dialects=(dialect,), tools=TOOLS)
+    assert [b.status for b in typed.blocks] == ["complete"] * len(typed.blocks), text
+    if choice == "required":
+        assert typed.calls, text
+    for call in typed.calls:
+        validate(call.input, call.name)
+    start = typed.blocks[0].span[0] if typed.blocks else len(text)
+    assert typed.text[:start] == text[:start], text
