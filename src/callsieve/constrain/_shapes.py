@@ -420,7 +420,7 @@ class Template:
         if self.kind == "envelope":
             key = json.dumps(self.sp.get(ARGS_KEY) or "arguments")
             body = seq(Lit('{"name": "'), name, Lit(f'", {key}: '), arguments, Lit("}"))
-            return seq(Lit(self.head), body, Lit(self.tail))
+            return seq(self._head(name), body, Lit(self.tail))
         return seq(self._head(name), arguments, Lit(self.tail))
 
     def arguments(self, tool: Tool) -> Node:
