@@ -13,7 +13,8 @@ the closing fence, a tag lead in a plain body: ``_bodies``). ``arguments_grammar
 call's arguments alone, for a framework that writes the header itself (SPEC §11; the loop
 is in docs/constrained-decoding.md). A dialect is exported from its grammar data — its
 spelling file and the parser's terminals — so a family whose spelling file fits a shape
-(``Markup`` or ``Native``) is exported with no code of its own.
+(``Markup``, ``Native``, or ``Template``: a call template whose ``ARGS`` is ``"envelope"``,
+``"json"`` or ``"raw"``) is exported with no code of its own.
 What it guarantees: what the constraint accepts, ``parse()`` reads back as the calls it
 spells (tested with llguidance's matcher and the parser, as properties, for every default
 dialect); what cannot be constrained exactly is a ``ConfigurationError`` naming the tool and
@@ -183,5 +184,5 @@ def export(
 
 
 def shape_name(dialect: str, grammar_dirs: Sequence[str] = ()) -> str:
-    """``"markup"`` or ``"native"``: the shape ``dialect`` is exported in."""
+    """``"markup"``, ``"native"`` or ``"template"``: the shape ``dialect`` is exported in."""
     return type(shape_of(dialect, tuple(str(d) for d in grammar_dirs))).__name__.lower()

@@ -76,15 +76,25 @@ class Target:
         return rules.value(schema, where)
 
     def raw_string(
-        self, schema: dict[str, Any], plain: Chars | None, cdata: Cdata | None, where: str
+        self,
+        schema: dict[str, Any],
+        plain: Chars | None,
+        cdata: Cdata | None,
+        where: str,
+        suffix: str = "",
     ) -> Node:
         """A string body: ``plain`` (the characters a plain body cannot hold; None: no plain
-        form) and/or CDATA sections (``cdata``; None: no CDATA form)."""
+        form) and/or CDATA sections (``cdata``; None: no CDATA form). ``suffix``: text
+        after a plain body, before the first character it cannot hold (the raw families'
+        line break before ``</parameter>``), in the body's terminal: llguidance's lexer never
+        backs up, so a body that may hold it would take it."""
+        if suffix and cdata is not None:
+            raise ValueError("a suffix is for plain bodies only")
         langs, values = string_constraints(schema, where)
         forms: list[Node] = []
         if values is not None:
             if plain is not None:
-                forms += [Lit(v) for v in values if not any(c in plain for c in v)]
+                forms += [Lit(v + suffix) for v in values if not any(c in plain for c in v)]
             if cdata is not None:
                 forms += [Lit(cdata.section(v)) for v in values]
             if not forms:
@@ -94,7 +104,9 @@ class Target:
                 )
             return alt(*forms)
         if plain is not None:
-            forms.append(self._constrained(langs, star(ANY - plain), plain, "", where))
+            forms.append(
+                self._constrained(langs, star(ANY - plain), plain, "", where, ("", suffix))
+            )
         if cdata is not None:
             inside = _without(cdata.close)
             if langs:  # (one terminal with its delimiters: a lexer that never backs up
@@ -123,7 +135,8 @@ class Target:
         """The schema's languages within the context's, ``around`` the delimiters (one
         terminal)."""
         if not langs:
-            return self.g.define("raw_text", context, terminal=True)
+            body = seq(Lit(around[0]), context, Lit(around[1])) if any(around) else context
+            return self.g.define("raw_text", body, terminal=True)
         if self.name == "lark":
             node = context
             for lang in langs:

@@ -27,21 +27,25 @@ What it costs: one spelling read per dialect (cached by ``_spelling``).
 from __future__ import annotations
 
 import functools
+import json
 from dataclasses import dataclass
 from typing import Any
 
-from .._base.errors import ConfigurationError
+from .._base.errors import CallsieveError, ConfigurationError
+from .._facade.results import parse
+from .._grammar.compiled import load_grammar
 from .._grammar.names import QUOTED_GROUP, TEXT_RUN, VALUE_GROUP
 from .._grammar.names import SPELLINGS as S
 from .._grammar.prefix import first_chars
-from .._grammar.spelling import Spelling, spelling
+from .._grammar.spelling import SLOT, Spelling, spelling
+from .._prompt.template import template_calls
 from .._prompt.write import _FALSE, _TRUE, _attr
 from ._bodies import Cdata, Target
 from ._ir import Alt, Chars, Hole, Lit, Node, Rep, Seq, alt, opt, seq, star
 from ._schema import NO_SAFETY, Safety
 from ._values import is_string_typed, string_schemas
 
-__all__ = ["JsonSlot", "Markup", "Native", "RawSlot", "Tool", "lower", "shape_of"]
+__all__ = ["JsonSlot", "Markup", "Native", "RawSlot", "Template", "Tool", "lower", "shape_of"]
 
 #: The characters a free name (``free_names=True``) may hold where the dialect spells them:
 #: OpenAI's function-name alphabet, and ``.`` and ``:`` for namespaced names.
@@ -49,6 +53,7 @@ NAME_ALPHABET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_
 NAME_MAX = 64
 #: What XML character entities start with (a plain body's are decoded, SPEC §5).
 _ENTITY = "&"
+_WHITE = " \t\r\n"
 _LINE = "\n"  # what the writers put between a block's lines and between native calls
 MARKUP_NAMES = (
     S.CALLS_OPEN,
@@ -74,6 +79,13 @@ NATIVE_NAMES = (
     S.NATIVE_FENCE_END,
     S.CALL_SEP,
 )
+#: The names of a call template's spelling (``callsieve.prompt``'s, ``_prompt.template``):
+#: ``ARGS`` says how the arguments are written; the others may be absent (empty).
+ARGS, ARGS_KEY, CALL_HEAD, CALL_TAIL = "ARGS", "ARGS_KEY", "CALL_HEAD", "CALL_TAIL"
+ARG_OPEN, ARG_CLOSE = "ARG_OPEN", "ARG_CLOSE"
+BLOCK_OPEN, BLOCK_CLOSE, BLOCK_SEP, CALL_SEP = "BLOCK_OPEN", "BLOCK_CLOSE", "BLOCK_SEP", "CALL_SEP"
+#: The ``ARGS`` kinds the template shape exports (``"python"``: Python literals, not).
+TEMPLATE_ARGS = ("envelope", "json", "raw")
 
 
 @dataclass(frozen=True, eq=False)
@@ -97,6 +109,7 @@ class RawSlot(Hole):
     plain: Chars | None
     cdata: Cdata | None
     where: str
+    suffix: str = ""
 
 
 @dataclass(frozen=True, eq=False)
@@ -106,22 +119,25 @@ class NameSlot(Hole):
     chars: Chars
 
 
-def shape_of(dialect: str, dirs: tuple[str, ...] = ()) -> Markup | Native:
+def shape_of(dialect: str, dirs: tuple[str, ...] = ()) -> Markup | Native | Template:
     """The shape ``dialect``'s spelling file fits (``ConfigurationError`` if none)."""
     return _shape(dialect, dirs)
 
 
 @functools.lru_cache(maxsize=64)
-def _shape(dialect: str, dirs: tuple[str, ...]) -> Markup | Native:
+def _shape(dialect: str, dirs: tuple[str, ...]) -> Markup | Native | Template:
     sp = spelling(dialect, dirs)
     if all(n in sp for n in MARKUP_NAMES):
         return Markup(sp)
     if all(n in sp for n in NATIVE_NAMES):
         return Native(sp)
+    if sp.get(ARGS) in TEMPLATE_ARGS:
+        return Template(sp, dirs)
     raise ConfigurationError(
         f"dialect {dialect!r}: its spelling file fits no exported shape (markup needs "
-        f"{', '.join(MARKUP_NAMES)}; native needs {', '.join(NATIVE_NAMES)})",
-        expected=("a markup or native spelling file",),
+        f"{', '.join(MARKUP_NAMES)}; native needs {', '.join(NATIVE_NAMES)}; template needs "
+        f"ARGS one of {', '.join(TEMPLATE_ARGS)}, CALL_HEAD, CALL_TAIL, ARG_OPEN, ARG_CLOSE)",
+        expected=("a markup, native or template spelling file",),
     )
 
 
@@ -309,7 +325,7 @@ def lower(node: Node, target: Target) -> Node:
     if isinstance(node, JsonSlot):
         return target.json(node.schema, node.root, node.safety, node.where)
     if isinstance(node, RawSlot):
-        return target.raw_string(node.schema, node.plain, node.cdata, node.where)
+        return target.raw_string(node.schema, node.plain, node.cdata, node.where, node.suffix)
     if isinstance(node, NameSlot):
         return target.g.define("free_name", Rep(node.chars, 1, NAME_MAX), terminal=True)
     if isinstance(node, Seq):
@@ -319,3 +335,158 @@ def lower(node: Node, target: Target) -> Node:
     if isinstance(node, Rep):
         return Rep(lower(node.item, target), node.lo, node.hi)
     return node
+
+
+class Template:
+    """Calls written from a call template (``CALL_HEAD``, the arguments as ``ARGS`` says,
+    ``CALL_TAIL``): the JSON envelope (hermes, llama3_json, json), JSON arguments after a
+    head (mistral, gpt_oss, the legacy element formats) and raw parameters (qwen3_coder,
+    glm45, minimax_m2, seed_oss). Calls stand in one block (``BLOCK_OPEN`` … ``BLOCK_CLOSE``,
+    parted by ``CALL_SEP``) or each in a block of its own (parted by ``BLOCK_SEP``), as
+    ``callsieve.prompt`` writes them (``_prompt.template``)."""
+
+    def __init__(self, sp: Spelling, dirs: tuple[str, ...]) -> None:
+        self.sp, self.dirs = sp, dirs
+        self.dialect = sp.dialect
+        self.kind = sp[ARGS]
+        self.head = sp.get(CALL_HEAD)
+        self.tail = sp.get(CALL_TAIL)
+        if self.head.count(SLOT) > 1 or (self.kind != "envelope" and SLOT not in self.head):
+            raise ConfigurationError(
+                f"dialect {self.dialect!r}: CALL_HEAD {self.head!r} must hold the name's slot "
+                "once and no other (a call's index cannot be constrained)",
+                expected=("a CALL_HEAD with one slot",),
+            )
+        if self.kind == "raw" and sp.get(ARG_OPEN).count(SLOT) != 1:
+            raise ConfigurationError(
+                f"dialect {self.dialect!r}: ARG_OPEN must hold the key's slot once",
+                expected=("an ARG_OPEN with one slot",),
+            )
+        if BLOCK_OPEN in sp:
+            self.opener, self.closer = sp[BLOCK_OPEN], sp.get(BLOCK_CLOSE)
+            self.separator = sp.get(CALL_SEP)
+        else:  # (each call a block of its own)
+            self.opener = self.closer = ""
+            self.separator = sp.get(BLOCK_SEP)
+        # The characters at which a raw value's run may end (a tag may begin there): the
+        # parser's tag leads; a raw value holds none of them, nor does a JSON string in it.
+        self.stops = Chars.of(load_grammar((self.dialect,), dirs).lead_chars)
+        self.names = _name_chars(self._spells)
+        # A raw string body holds no white space the family's tags trim off it (seed_oss's
+        # line breaks around a value): each is tried at both ends of a value, as written.
+        self.body_stops = self.stops
+        if self.kind == "raw":
+            trimmed = "".join(c for c in _WHITE if not self._raw_reads_back(c + "x" + c))
+            self.body_stops = self.stops | Chars.of(trimmed)
+
+    lead = trail = ""
+
+    def _spells(self, name: str) -> bool:
+        return self._reads_back(name, {})
+
+    def _reads_back(self, name: str, args: dict[str, Any]) -> bool:
+        """Does a call to ``name`` with ``args`` read back as written (the writer parses
+        what it writes and refuses what does not)?"""
+        try:
+            template_calls(self.sp, [(name, args)], self.dirs)
+        except CallsieveError:
+            return False
+        return True
+
+    def check_name(self, tool: Tool) -> None:
+        if not self._spells(tool.name):
+            raise ConfigurationError(
+                f"{tool.where}: tool name {tool.name!r} cannot be written in {self.dialect}",
+                expected=("a name the family's call template carries",),
+            )
+
+    def _raw_reads_back(self, value: str) -> bool:
+        """Does a string parameter written as ``value`` (raw) read back as it is?"""
+        sp = self.sp
+        call = sp.fill(CALL_HEAD, "f") + sp.fill(ARG_OPEN, "s") + value + sp.get(ARG_CLOSE)
+        text = sp.get(BLOCK_OPEN) + call + self.tail + sp.get(BLOCK_CLOSE)
+        tools = [{"name": "f", "parameters": {"properties": {"s": {"type": "string"}}}}]
+        got = parse(text, dialects=(self.dialect,), tools=tools, grammar_dirs=self.dirs).calls
+        return len(got) == 1 and got[0].input == {"s": value}
+
+    def _head(self, name: Node) -> Node:
+        before, _, after = self.head.partition(SLOT)
+        return seq(Lit(before), name, Lit(after)) if SLOT in self.head else Lit(self.head)
+
+    def call(self, tool: Tool) -> Node:
+        return self._call(Lit(_name_text(self, tool.name)), self.arguments(tool))
+
+    def _call(self, name: Node, arguments: Node) -> Node:
+        if self.kind == "envelope":
+            key = json.dumps(self.sp.get(ARGS_KEY) or "arguments")
+            body = seq(Lit('{"name": "'), name, Lit(f'", {key}: '), arguments, Lit("}"))
+            return seq(self._head(name), body, Lit(self.tail))
+        return seq(self._head(name), arguments, Lit(self.tail))
+
+    def arguments(self, tool: Tool) -> Node:
+        """What stands between a call's head and its tail: one JSON object (the envelope's
+        arguments, or ``ARGS "json"``), or one raw parameter per declared property (required
+        ones always, in the schema's order; other keys are not offered)."""
+        schema = tool.schema if tool.schema else {"type": "object"}
+        if self.kind != "raw":
+            return JsonSlot(schema, schema, NO_SAFETY, tool.where)
+        props = schema.get("properties")
+        props = props if isinstance(props, dict) else {}
+        required = set(schema.get("required") or [])
+        if not required <= set(props):
+            raise ConfigurationError(
+                f"{tool.where}: required keys {sorted(required - set(props))} are not declared "
+                f"properties; {self.dialect} writes declared parameters only",
+                expected=("required keys among the properties",),
+            )
+        extra = schema.get("additionalProperties", "properties" not in schema)
+        if not props and extra in (True, {}):
+            return star(self._free_param())
+        lines = []
+        for k, v in props.items():
+            where = f"{tool.where}.properties.{k}"
+            if not self._reads_back("f", {k: "x"}):
+                raise ConfigurationError(
+                    f"{where}: key {k!r} cannot be written in {self.dialect}",
+                    expected=("a key the family's parameter tag carries",),
+                )
+            lines.append(seq(Lit(self.sp.fill(ARG_OPEN, k)), self._value(v, schema, where)))
+        return seq(*(ln if k in required else opt(ln) for k, ln in zip(props, lines)))
+
+    def _value(self, prop: Any, root: Any, where: str) -> Node:
+        """A raw value: a string as it is (no tag lead in it), anything else JSON whose
+        strings hold no tag lead."""
+        strings = [prop] if is_string_typed(prop) else string_schemas(prop)
+        pre, rest = self._close
+        forms: list[Node] = [
+            seq(RawSlot(s if isinstance(s, dict) else {}, self.body_stops, None, where, pre), rest)
+            for s in strings
+        ]
+        if not is_string_typed(prop):
+            forms.append(seq(JsonSlot(prop, root, Safety(self.stops), where), Lit(pre), rest))
+        return alt(*forms)
+
+    @property
+    def _close(self) -> tuple[str, Node]:
+        """``ARG_CLOSE`` parted before its first tag lead: the text a raw body's terminal
+        takes with it, and the rest."""
+        close = self.sp.get(ARG_CLOSE)
+        cut = next((i for i, c in enumerate(close) if c in self.stops), len(close))
+        return close[:cut], Lit(close[cut:])
+
+    def _free_param(self) -> Node:
+        before, _, after = self.sp.get(ARG_OPEN).partition(SLOT)
+        return seq(Lit(before), NameSlot(self.names), Lit(after), self._value({}, {}, "*"))
+
+    def free_call(self) -> Node:
+        args: Node = (
+            star(self._free_param())
+            if self.kind == "raw"
+            else JsonSlot({"type": "object"}, {}, NO_SAFETY, "*")
+        )
+        return self._call(NameSlot(self.names), args)
+
+
+def _name_text(shape: Template, name: str) -> str:
+    """A name as the template writes it: inside a JSON string for the envelope."""
+    return json.dumps(name, ensure_ascii=False)[1:-1] if shape.kind == "envelope" else name

@@ -35,7 +35,7 @@ from .._grammar.spelling import spelling
 from ._bodies import Target
 from ._export import Request, calls
 from ._ir import Alt, Grammar, Lit, Rep, Seq, gbnf
-from ._shapes import JsonSlot, NameSlot, RawSlot, lower, shape_of
+from ._shapes import JsonSlot, NameSlot, RawSlot, Template, lower, shape_of
 from ._strings import regex_text
 from ._text import free_text as text_rules
 
@@ -63,6 +63,12 @@ def _structural(req: Request, free_text: str) -> dict[str, Any]:
             f"free_text must be one of {FREE_TEXT}, not {free_text!r}", expected=FREE_TEXT
         )
     shape = shape_of(req.dialect, req.dirs)
+    if isinstance(shape, Template):  # (a block per call, or none closed: not built yet)
+        raise ConfigurationError(
+            f"dialect {req.dialect!r}: structural tags are exported for the markup and "
+            "native shapes only; use lark_grammar or gbnf",
+            expected=("a markup or native dialect",),
+        )
     excludes = _excludes(req, shape.opener)
     text: dict[str, Any] = (
         {"type": "grammar", "grammar": _text_grammar(req)}

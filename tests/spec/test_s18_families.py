@@ -1,0 +1,199 @@
+"""SPEC §18 Constrained decoding, for the families written from a call template (issue 25's:
+``ARGS`` ``"envelope"``, ``"json"`` or ``"raw"`` in their spelling files): the same
+properties ``test_s18_constrain`` checks for the default dialects — every export validates
+in llguidance (Lark, and GBNF through its converter); calls drawn from the tools' schemas,
+written by ``prompt.format_calls`` after free text, are accepted and ``parse()`` with the
+family (and ``tools=``) gives them back; schema-breaking calls, tools not offered, blocks cut
+short and text alone under ``"required"`` are rejected; a raw value cannot end its block;
+random replies the matcher allows parse as complete blocks of schema-valid calls.
+The families no shape fits keep the ``ConfigurationError``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jsonschema
+import pytest
+from engines import ByteMatcher, accepts
+from helpers import canon_calls
+from hypothesis import given
+from hypothesis import strategies as st
+from schema_values import SCHEMAS, TOOLS, arguments, breaking
+from strategies import soak_settings
+from test_s18_constrain import DEL, PROSE, TEXT, UNKNOWN, _scrub, _want, validate, walk
+
+from callsieve import ConfigurationError, parse
+from callsieve._base.values import decode_raw
+from callsieve.constrain import gbnf, lark_grammar, shape_name, structural_tag
+from callsieve.prompt import format_calls
+
+#: JSON arguments: the envelope, or one object after a head.
+JSON_FAMILIES = (
+    "hermes",
+    "llama3_json",
+    "json",
+    "mistral",
+    "gpt_oss",
+    "tool_call_xml",
+    "tool_use",
+    "function_call",
+    "text_kv",
+)
+#: Raw parameters: a string as it is, anything else as JSON.
+RAW_FAMILIES = ("qwen3_coder", "glm45", "minimax_m2", "seed_oss")
+FAMILIES = JSON_FAMILIES + RAW_FAMILIES
+#: Raw families whose parser trims a line break at a value's ends (the constraint keeps
+#: line breaks out of their string bodies).
+TRIMMING = ("seed_oss",)
+#: No exported shape: a call index in the head (kimi_k2), Python literals (pythonic).
+NOT_EXPORTED = ("kimi_k2", "pythonic")
+FORMATS = ("lark", "gbnf")
+LEADS = "<＜〈"
+
+
+#: Free text: ``test_s18_constrain``'s, less a JSON object (``{"``: one may begin a json or
+#: llama3_json block, so the constraint keeps it out of their free text).
+FREE = PROSE.filter(lambda p: '{"' not in p)
+
+
+def export(fmt: str, dialect: str, choice: Any = "auto", **options: Any) -> str:
+    make = lark_grammar if fmt == "lark" else gbnf
+    return make(TOOLS, dialect, choice, **options)
+
+
+def strings(dialect: str, nested: bool) -> st.SearchStrategy[str]:
+    """Strings the constraint allows and ``format_calls`` writes in a form it accepts: a raw
+    value holds no tag lead and, being a string, does not read as JSON (the writer would
+    write it as a JSON string); llguidance's JSON strings escape DEL."""
+    if dialect in RAW_FAMILIES:
+        trimmed = "\n" if dialect in TRIMMING and not nested else ""
+        raw = TEXT.map(_scrub(LEADS + DEL + trimmed, no_fence=False))
+        return raw if nested else raw.filter(lambda s: decode_raw(s) == s)
+    return TEXT.map(_scrub(DEL, no_fence=False))
+
+
+def calls_for(dialect: str) -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
+    return st.sampled_from(sorted(SCHEMAS)).flatmap(
+        lambda name: arguments(
+            SCHEMAS[name], strings(dialect, nested=False), strings(dialect, nested=True)
+        ).map(lambda args: (name, args))
+    )
+
+
+def test_the_template_families_export_as_templates() -> None:
+    for dialect in FAMILIES:
+        assert shape_name(dialect) == "template", dialect
+
+
+@pytest.mark.parametrize("dialect", NOT_EXPORTED)
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_families_no_shape_fits_are_a_configuration_error(fmt: str, dialect: str) -> None:
+    with pytest.raises(ConfigurationError, match=dialect):
+        export(fmt, dialect)
+
+
+@pytest.mark.parametrize("dialect", FAMILIES)
+def test_structural_tags_are_not_exported_for_templates(dialect: str) -> None:
+    with pytest.raises(ConfigurationError, match="structural"):
+        structural_tag(TOOLS, dialect)
+
+
+@pytest.mark.parametrize("dialect", FAMILIES)
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("choice", ["auto", "required", "none", {"name": "search"}])
+def test_every_export_validates_in_llguidance(fmt: str, dialect: str, choice: Any) -> None:
+    assert not ByteMatcher(export(fmt, dialect, choice), fmt).error()
+    for options in ({"free_names": True}, {"parallel_tool_calls": False}):
+        assert not ByteMatcher(export(fmt, dialect, "required", **options), fmt).error()
+
+
+@pytest.mark.parametrize("dialect", FAMILIES)
+@pytest.mark.parametrize("fmt", FORMATS)
+@soak_settings(30)
+@given(data=st.data())
+def test_written_calls_are_accepted_and_read_back(
+    fmt: str, dialect: str, data: st.DataObject
+) -> None:
+    calls = data.draw(st.lists(calls_for(dialect), min_size=1, max_size=3))
+    prose = data.draw(FREE)
+    text = prose + format_calls(calls, dialect=dialect)
+    assert accepts(export(fmt, dialect), text, fmt), text
+    assert accepts(export(fmt, dialect, "required"), text, fmt), text
+    typed = parse(text, dialects=(dialect,), tools=TOOLS)
+    assert canon_calls(typed.calls) == _want(calls), text
+    # (a family that writes each call in a block of its own parts them with white space,
+    # which is text between the blocks)
+    assert typed.text[: len(prose)] == prose and not typed.text[len(prose) :].strip(), text
+    for call in typed.calls:
+        validate(call.input, call.name)
+
+
+@pytest.mark.parametrize("dialect", FAMILIES)
+@pytest.mark.parametrize("fmt", FORMATS)
+@soak_settings(20)
+@given(data=st.data())
+def test_schema_breaking_calls_unknown_tools_and_cut_blocks_are_rejected(
+    fmt: str, dialect: str, data: st.DataObject
+) -> None:
+    name = data.draw(st.sampled_from(sorted(n for n in SCHEMAS if SCHEMAS[n]["properties"])))
+    args = data.draw(breaking(SCHEMAS[name]))
+    with pytest.raises(jsonschema.ValidationError):
+        validate(args, name)
+    auto = export(fmt, dialect)
+    text = "Sure.\n" + format_calls([(name, args)], dialect=dialect)
+    if dialect in JSON_FAMILIES:
+        assert not accepts(auto, text, fmt), text
+    elif accepts(auto, text, fmt):  # a raw value's text has no type: 5 and "5" are one
+        typed = parse(text, dialects=(dialect,), tools=TOOLS).calls
+        assert typed, text
+        for call in typed:
+            validate(call.input, call.name)
+    prose = data.draw(FREE)
+    calls = data.draw(st.lists(calls_for(dialect), min_size=1, max_size=3))
+    k = data.draw(st.integers(0, len(calls) - 1))
+    swapped = [*calls[:k], (data.draw(UNKNOWN), calls[k][1]), *calls[k + 1 :]]
+    assert not accepts(auto, prose + format_calls(swapped, dialect=dialect), fmt), swapped
+    whole = prose + format_calls(calls, dialect=dialect)
+    cut = data.draw(st.integers(len(prose) + 1, len(whole) - 1))
+    if not parse(whole[:cut], dialects=(dialect,), tools=TOOLS).calls:
+        # (a block that may end where its balanced run closes is whole at that point:
+        # only a cut the parser reads no call from must be refused)
+        assert not accepts(auto, whole[:cut], fmt), whole[:cut]
+    assert accepts(auto, prose, fmt), prose
+    assert not accepts(export(fmt, dialect, "required"), prose, fmt), prose
+    assert not accepts(export(fmt, dialect, {"name": calls[0][0]}), prose, fmt), prose
+
+
+@pytest.mark.parametrize("dialect", RAW_FAMILIES)
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_raw_value_cannot_end_its_block(fmt: str, dialect: str) -> None:
+    """No tag lead stands in a raw value, so neither the family's closing tags nor any other
+    tag can end it early; a value without one is taken as it is."""
+    grammar = export(fmt, dialect)
+    spot = format_calls([("get_weather", {"city": "HERE"})], dialect=dialect)
+    assert accepts(grammar, spot, fmt), spot
+    for value in ("a</parameter>b", "x</arg_value>", "</function></tool_call>", "a<b", "a＜b"):
+        raw = spot.replace("HERE", value)
+        assert not accepts(grammar, raw, fmt), raw
+
+
+@pytest.mark.parametrize("dialect", FAMILIES)
+@pytest.mark.parametrize("fmt", FORMATS)
+@soak_settings(20)
+@given(data=st.data())
+def test_whatever_the_constraint_accepts_parses_as_calls_it_allows(
+    fmt: str, dialect: str, data: st.DataObject
+) -> None:
+    choice = data.draw(st.sampled_from(["auto", "required"]))
+    calls = data.draw(st.lists(calls_for(dialect), min_size=1, max_size=2))
+    template = (data.draw(FREE) + format_calls(calls, dialect=dialect)).encode("utf-8")
+    text = walk(export(fmt, dialect, choice), fmt, template, data).decode("utf-8")
+    typed = parse(text, dialects=(dialect,), tools=TOOLS)
+    assert [b.status for b in typed.blocks] == ["complete"] * len(typed.blocks), text
+    if choice == "required":
+        assert typed.calls, text
+    for call in typed.calls:
+        validate(call.input, call.name)
+    start = typed.blocks[0].span[0] if typed.blocks else len(text)
+    assert typed.text[:start] == text[:start], text
