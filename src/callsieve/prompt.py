@@ -25,9 +25,12 @@ and what they are based on.
 '<function_results>\\n<result>22°C, sunny</result>\\n</function_results>'
 
 What it guarantees: ``parse(format_calls(calls, dialect=d), dialects=(d,))`` gives back the
-same names and inputs whatever the values hold (property-tested for every default
-dialect); what cannot be written exactly is a ``FormatError``. ``tool_instructions``'s
-example call is written by ``format_calls``, so it parses as the call it shows.
+same names and inputs whatever the values hold, and so does
+``parse(format_calls(calls, d, tools=T), dialects=(d,), tools=T)`` for calls whose values
+have the types ``T``'s schemas give them (property-tested for every dialect with a writer;
+``tools`` changes how the raw-text families write a string-typed parameter, see
+``format_calls``); what cannot be written exactly is a ``FormatError``. ``tool_instructions``'s
+example call is written by ``format_calls`` under its tools, so it parses as the call it shows.
 What it costs: the dialect's spellings and grammar are loaded once per process; writing is
 linear in the calls (a plain parameter body is checked against the grammar's terminals
 where its run would stop, ``_prompt.write``).
@@ -64,11 +67,22 @@ def _native(sp: Spelling) -> bool:
 
 
 def format_calls(
-    calls: Any, dialect: str = DEFAULT_PROMPT_DIALECT, *, grammar_dirs: Sequence[str] = ()
+    calls: Any,
+    dialect: str = DEFAULT_PROMPT_DIALECT,
+    *,
+    tools: Any = None,
+    grammar_dirs: Sequence[str] = (),
 ) -> str:
     """Past assistant tool calls as the model writes them in ``dialect``: one block holding
-    every call, in order (messages are flattened: all their calls go in the one block);
+    every call, in order (messages are flattened: all their calls go in one block);
     ``""`` for no calls.
+
+    ``tools`` (the definitions ``parse`` and ``Sieve`` take) tell a raw-text family
+    (qwen3_coder, glm45, minimax_m2, seed_oss) which parameters are typed ``string``: it
+    writes their strings as they are, as its template does, and the parser reads them back
+    as strings under the same tools. Without a schema a string that would read as another
+    JSON value (``"42"``) is written as a JSON string. The other dialects carry a value's
+    type in the value itself and write the same with or without ``tools``.
 
     >>> print(format_calls([{"type": "tool_use", "id": "toolu_1", "name": "now", "input": {}}],
     ...                    dialect="xml"))
@@ -76,13 +90,21 @@ def format_calls(
     <invoke name="now">
     </invoke>
     </tool_calls>
+    >>> tools = [{"name": "f", "input_schema": {"properties": {"s": {"type": "string"}}}}]
+    >>> print(format_calls([("f", {"s": "42"})], "seed_oss", tools=tools))
+    <seed:tool_call>
+    <function=f>
+    <parameter=s>42</parameter>
+    </function>
+    </seed:tool_call>
     """
     items = read_calls(calls)
+    schemas = {name: schema for name, _, schema in read_tools(tools)} if tools is not None else {}
     sp = _spelling(dialect, grammar_dirs)
     if _native(sp):
         return deepseek.format_calls(items)
     if templated(sp):
-        return template_calls(sp, items, tuple(str(d) for d in grammar_dirs))
+        return template_calls(sp, items, tuple(str(d) for d in grammar_dirs), schemas)
     return markup_calls(sp, items)
 
 
@@ -140,6 +162,18 @@ def _example(tool: tuple[str, str, dict[str, Any]]) -> tuple[str, dict[str, Any]
     )
     keys = required or list(props)[:2]
     return name, {k: _example_value(props[k]) for k in keys}
+
+
+def _example_calls(
+    tools: Any, tool: tuple[str, str, dict[str, Any]], dialect: str, grammar_dirs: Sequence[str]
+) -> str:
+    """The example call, written under the tools' schemas; one whose values the schema's types
+    cannot carry in the dialect (an example or default of another type) as without them."""
+    calls = [_example(tool)]
+    try:
+        return format_calls(calls, dialect, tools=tools, grammar_dirs=grammar_dirs)
+    except FormatError:
+        return format_calls(calls, dialect, grammar_dirs=grammar_dirs)
 
 
 #: The placeholder calls a template dialect's skeleton is written with (and, where a family's
@@ -212,8 +246,9 @@ def _template_rules(sp: Spelling) -> list[str]:
     elif sp["ARGS"] == "raw":
         rules.append(
             "Write a string value as it is, without quotes or escaping; write numbers, "
-            "booleans, null, arrays and objects as JSON (a string that would read as one, "
-            'such as "42", as a JSON string in quotes).'
+            "booleans, null, arrays and objects as JSON. Where a parameter is not of type "
+            '"string", write a string that would read as JSON, such as "42", as a JSON '
+            "string in quotes."
         )
     else:
         rules.append("Write the arguments as one JSON object.")
@@ -284,7 +319,7 @@ def tool_instructions(
             "",
             f"For example, to call {defs[0][0]}:",
             "",
-            format_calls([_example(defs[0])], dialect, grammar_dirs=grammar_dirs),
+            _example_calls(tools, defs[0], dialect, grammar_dirs),
         ]
     parts += ["", "Here are the tools, one JSON Schema per line:"]
     lines = [

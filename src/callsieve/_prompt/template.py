@@ -10,29 +10,38 @@ key ``ARGS_KEY`` where the family's template writes another: Llama's ``"paramete
 ``city='SF', days=3``: each value a Python literal) or ``"raw"`` (``ARG_OPEN`` with the key's
 slot, the value, ``ARG_CLOSE``, for each argument) — and ``CALL_TAIL``; calls stand in one block
 (``BLOCK_OPEN`` … ``BLOCK_CLOSE``) or, where the spelling has no ``BLOCK_OPEN``, each in a
-block of its own, joined by ``BLOCK_SEP``. A raw value is a string written as it is, and
-anything else as JSON; a string the parser would not read back as it is — one that reads
-as JSON (``"42"``, ``"true"``), or that holds the family's own closing tags — is written as
-a JSON string instead, every ``<`` in it as ``\\u003c`` (the families' raw values read a
-JSON string back as the string, ``decode_raw``).
-What it guarantees: every call written is parsed back (``parse`` with the dialect alone) and
-compared with what was asked for; a call that does not read back — a name the dialect
-cannot carry, a key the format cannot hold — is a ``FormatError`` naming it, never text that
-reads back different. JSON nested deeper than the balanced run reads (``MAX_JSON_DEPTH``) is
-one too.
-What it costs: one parse of each call written (linear in its text), a second for a call
-whose raw strings had to be written as JSON.
+block of its own, joined by ``BLOCK_SEP``.
+A raw value is written as the families' templates write it: a string as it is, anything else
+as JSON. Where the tool's schema (``schemas``, from ``format_calls(tools=)``) types the
+parameter ``string``, the parser keeps its text as the string (``decode_raw``), so the string
+is written as it is, always — ``"42"`` as ``42``. Elsewhere (no schema, or another type) a
+string the parser would read as another JSON value (``"42"``, ``"true"``) is written as a JSON
+string, every ``<`` in it as ``\\u003c`` (a raw value that is one JSON value is that value).
+A string holding a tag lead or white space at its ends is parsed alone in its place first;
+one that does not read back between the template's tags is tried on lines of its own where
+the spelling has ``ARG_OPEN_LINES``/``ARG_CLOSE_LINES`` (seed_oss's tags take a line break at
+either end), then as a JSON string — except under a ``string`` schema, where nothing else
+reads back: that, and a value that is no string in a string-typed parameter, is a
+``FormatError`` naming the parameter.
+What it guarantees: every call written is parsed back (``parse`` with the dialect alone, and
+for a raw family the string-typed parameters' schema) and compared with what was asked for;
+a call that does not read back — a name the dialect cannot carry, a key the format cannot
+hold — is a ``FormatError`` naming it, never text that reads back different. JSON nested
+deeper than the balanced run reads (``MAX_JSON_DEPTH``) is one too.
+What it costs: one parse of each call written (linear in its text), one more for each raw
+string with a tag lead or white space at its ends (the call with that argument alone), and
+a second of the call for one whose raw strings had to be written as JSON.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from .._base.errors import FormatError
-from .._base.values import decode_raw
+from .._base.values import _is_string_type, decode_raw
+from .._blocks.assembler import param_schema_type
 from .._facade.results import parse
 from .._grammar.spelling import SLOT, Spelling
 from .._scan.balanced import MAX_JSON_DEPTH
@@ -77,13 +86,6 @@ def _json(value: Any, escape_lt: bool = False) -> str:
 _TAG_LEADS = frozenset("<＜〈")
 
 
-def _raw(value: Any, as_json: bool) -> str:
-    """A raw value's text: a string as it is (unless ``as_json``), else JSON."""
-    if isinstance(value, str) and not as_json:
-        return value
-    return _json(value, escape_lt=True)
-
-
 def _python(value: Any) -> str:
     """A JSON value as a Python literal (what ``call_kwargs`` reads back)."""
     if value is None or isinstance(value, bool):
@@ -103,24 +105,18 @@ def _python(value: Any) -> str:
     raise FormatError(f"argument is not JSON: {type(value).__name__}", expected=("JSON values",))
 
 
-def _arguments(sp: Spelling, kind: str, name: str, args: dict[str, Any], probe: Any = None) -> str:
+def _arguments(sp: Spelling, kind: str, name: str, args: dict[str, Any]) -> str:
+    """The arguments of a call of an ``"envelope"``, ``"json"`` or ``"python"`` dialect."""
     if kind == "envelope":
         return _json({"name": name, sp.get("ARGS_KEY") or "arguments": args})
     if kind == "json":
         return _json(args)
-    if kind == "python":
-        if _depth(args) >= MAX_JSON_DEPTH:  # (the argument list's parenthesis is one level)
-            raise FormatError(
-                f"arguments nest deeper than {MAX_JSON_DEPTH - 1}",
-                expected=("JSON nested less deep",),
-            )
-        return ", ".join(f"{key}={_python(value)}" for key, value in args.items())
-    return "".join(
-        sp.fill("ARG_OPEN", key)
-        + _raw(value, probe is None or not probe(key, value))
-        + sp.get("ARG_CLOSE")
-        for key, value in args.items()
-    )
+    if _depth(args) >= MAX_JSON_DEPTH:  # (the argument list's parenthesis is one level)
+        raise FormatError(
+            f"arguments nest deeper than {MAX_JSON_DEPTH - 1}",
+            expected=("JSON nested less deep",),
+        )
+    return ", ".join(f"{key}={_python(value)}" for key, value in args.items())
 
 
 def _block(sp: Spelling, calls: list[str]) -> str:
@@ -129,8 +125,15 @@ def _block(sp: Spelling, calls: list[str]) -> str:
     return sp.get("BLOCK_SEP").join(calls)
 
 
-def _reads_back(sp: Spelling, dirs: tuple[str, ...], text: str, name: str, args: Any) -> bool:
-    got = parse(text, dialects=(sp.dialect,), grammar_dirs=dirs).calls
+def _reads_back(
+    sp: Spelling,
+    dirs: tuple[str, ...],
+    text: str,
+    name: str,
+    args: Any,
+    tools: list[dict[str, Any]] | None = None,
+) -> bool:
+    got = parse(text, dialects=(sp.dialect,), grammar_dirs=dirs, tools=tools).calls
     return len(got) == 1 and got[0].name == name and _same(got[0].input, args)
 
 
@@ -139,28 +142,127 @@ def _same(a: Any, b: Any) -> bool:
     return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
 
 
-def _prober(
-    sp: Spelling, dirs: tuple[str, ...], head: str, tail: str, name: str
-) -> Callable[[str, Any], bool]:
-    """Does a string read back as it is, written raw in this call's place? Only one holding a
-    tag's lead character is tried (parsed alone in the call)."""
+#: The tags around a raw value, in the order tried: the template's own, then (where the
+#: spelling has them) the same tags with the value on lines of its own, for a value whose
+#: line break at either end the template's tags would take (seed_oss).
+_ARG_TAGS = (("ARG_OPEN", "ARG_CLOSE"), ("ARG_OPEN_LINES", "ARG_CLOSE_LINES"))
 
-    def plain(key: str, value: Any) -> bool:
-        if not isinstance(value, str) or decode_raw(value) != value:
-            return False
-        if _TAG_LEADS.isdisjoint(value):
-            return True
-        one = head + sp.fill("ARG_OPEN", key) + value + sp.get("ARG_CLOSE") + tail
-        return _reads_back(sp, dirs, _block(sp, [one]), name, {key: value})
 
-    return plain
+class _RawCall(NamedTuple):
+    """One call of a ``"raw"`` dialect being written: where it stands (``position``), its
+    ``head`` and ``tail``, and ``strings``, the keys its tool's schema types ``string`` (the
+    parser keeps their text as the string, ``decode_raw``)."""
+
+    sp: Spelling
+    dirs: tuple[str, ...]
+    position: int
+    name: str
+    head: str
+    tail: str
+    strings: frozenset[str]
+
+    def tools(self) -> list[dict[str, Any]] | None:
+        """The schema a read-back is parsed with: the string-typed keys alone (what decides
+        how a raw value reads; coercing the other types is SPEC §9's, not the writer's)."""
+        if not self.strings:
+            return None
+        props = {key: {"type": "string"} for key in self.strings}
+        return [{"name": self.name, "parameters": {"type": "object", "properties": props}}]
+
+    def refuse(self, key: str, why: str, expected: str) -> FormatError:
+        return FormatError(
+            f"calls[{self.position}] ({self.name!r}) cannot be written in {self.sp.dialect}: "
+            f"parameter {key!r} is typed string in the tool's schema, and {why}",
+            expected=(expected,),
+        )
+
+
+def _raw_text(call: _RawCall, key: str, value: str) -> str | None:
+    """``value`` as it is between the argument's tags: the first pair of ``_ARG_TAGS``
+    whose text reads back as the value (parsed alone in the call, unless it holds no tag
+    lead and no white space at its ends, which every family reads back), or None."""
+    sp = call.sp
+    for open_, close in _ARG_TAGS:
+        if open_ not in sp:
+            continue
+        text = sp.fill(open_, key) + value + sp.get(close)
+        if _TAG_LEADS.isdisjoint(value) and value == value.strip():
+            return text
+        one = _block(sp, [call.head + text + call.tail])
+        if _reads_back(sp, call.dirs, one, call.name, {key: value}, call.tools()):
+            return text
+    return None
+
+
+def _raw_arg(call: _RawCall, key: str, value: Any, as_json: bool) -> str:
+    """One argument of a ``"raw"`` dialect: a string as it is where it reads back so (under
+    a ``string`` schema always, or it is a ``FormatError``), else — and, unless the key is
+    string-typed, for every value when ``as_json`` — JSON, ``<`` as ``\\u003c``."""
+    if key in call.strings:
+        if not isinstance(value, str):
+            raise call.refuse(
+                key,
+                f"its value is {_kind(value)}: the family reads such a parameter's text as the "
+                "string, so no text gives this value back",
+                "a string for a parameter typed string",
+            )
+        text = _raw_text(call, key, value)
+        if text is None:
+            raise call.refuse(
+                key,
+                "its value holds text that would end it early (the family's closing tag): "
+                "written as it is it would not read back, and under a string schema a JSON "
+                "string reads back with its quotes",
+                "a string that holds none of the family's closing tags",
+            )
+        return text
+    if isinstance(value, str) and not as_json and decode_raw(value) == value:
+        text = _raw_text(call, key, value)
+        if text is not None:
+            return text
+    return call.sp.fill("ARG_OPEN", key) + _json(value, escape_lt=True) + call.sp.get("ARG_CLOSE")
+
+
+def _kind(value: Any) -> str:
+    """What a JSON value is, in words."""
+    if value is None:
+        return "null"
+    return {bool: "a boolean", int: "an integer", float: "a number", list: "an array"}.get(
+        type(value), "an object"
+    )
+
+
+def _raw_call(call: _RawCall, args: dict[str, Any]) -> str:
+    """The call, its raw strings as they are where they read back so; if the call as a whole
+    does not read back, again with every value JSON but the string-typed ones."""
+    for as_json in (False, True):
+        text = (
+            call.head
+            + "".join(_raw_arg(call, key, value, as_json) for key, value in args.items())
+            + call.tail
+        )
+        if _reads_back(call.sp, call.dirs, _block(call.sp, [text]), call.name, args, call.tools()):
+            return text
+    raise _unwritable(call.sp, call.position, call.name)
+
+
+def _unwritable(sp: Spelling, index: int, name: str) -> FormatError:
+    return FormatError(
+        f"calls[{index}] ({name!r}) cannot be written in {sp.dialect}: it would not "
+        "read back the same (a name or a key the format cannot carry)",
+        expected=("names and keys without the format's own delimiters",),
+    )
 
 
 def template_calls(
-    sp: Spelling, calls: list[tuple[str, dict[str, Any]]], dirs: tuple[str, ...] = ()
+    sp: Spelling,
+    calls: list[tuple[str, dict[str, Any]]],
+    dirs: tuple[str, ...] = (),
+    schemas: dict[str, dict[str, Any]] | None = None,
 ) -> str:
     """The calls in the dialect's template, each checked to read back (see the module's
-    docstring); ``""`` for no calls."""
+    docstring); ``schemas`` (tool name: its parameters' schema) says which parameters of a
+    ``"raw"`` dialect are typed ``string``; ``""`` for no calls."""
     if not calls:
         return ""
     kind = sp["ARGS"]
@@ -170,16 +272,14 @@ def template_calls(
     for index, (name, args) in enumerate(calls):
         head = _fill(sp.get("CALL_HEAD"), [name, str(index)])
         tail = sp.get("CALL_TAIL")
-
-        plain = _prober(sp, dirs, head, tail, name)
-        text = head + _arguments(sp, kind, name, args, plain) + tail
+        if kind == "raw":
+            strings = frozenset(
+                key for key in args if _is_string_type(param_schema_type(schemas or {}, name, key))
+            )
+            written.append(_raw_call(_RawCall(sp, dirs, index, name, head, tail, strings), args))
+            continue
+        text = head + _arguments(sp, kind, name, args) + tail
         if not _reads_back(sp, dirs, _block(sp, [text]), name, args):
-            text = head + _arguments(sp, kind, name, args) + tail  # (every value as JSON)
-            if not _reads_back(sp, dirs, _block(sp, [text]), name, args):
-                raise FormatError(
-                    f"calls[{index}] ({name!r}) cannot be written in {sp.dialect}: it would not "
-                    "read back the same (a name or a key the format cannot carry)",
-                    expected=("names and keys without the format's own delimiters",),
-                )
+            raise _unwritable(sp, index, name)
         written.append(text)
     return _block(sp, written)

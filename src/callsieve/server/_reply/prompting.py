@@ -11,7 +11,9 @@ system prompt starts with ``callsieve.prompt.tool_instructions(tools, dialect=D)
 named tool, and a line asking for a call, when ``tool_choice`` names one or is
 ``"required"``; a line asking for one call at most when the request allows one,
 ``parallel_tool_calls=false``). An assistant turn's calls are appended to its text as
-``format_calls(calls, dialect=D)``; a run of tool results becomes one user message,
+``format_calls(calls, dialect=D, tools=tools)`` (the request's tools: a raw-text family writes
+a string-typed parameter's string as it is; a call those schemas cannot carry, as without
+them); a run of tool results becomes one user message,
 ``format_results(results, dialect=D)``. A request without tools or history of calls is sent as
 its text turns.
 What it guarantees: the upstream never receives ``tools``, ``tool_choice`` or the roles
@@ -24,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ... import CallsieveError, prompt
+from ... import CallsieveError, FormatError, prompt
 from .._config import ServerConfig
 from .._errors import ApiError
 from .._read.turns import ModelRequest, Turn
@@ -64,13 +66,24 @@ def _messages(dialect: str, req: ModelRequest) -> list[dict[str, Any]]:
         elif turn.role == "assistant":
             text = turn.text
             if turn.calls:
-                calls = [{"id": i, "name": n, "input": a} for i, n, a in turn.calls]
-                written = prompt.format_calls(calls, dialect=dialect)
+                written = _calls(dialect, req, turn)
                 text = f"{text}\n\n{written}" if text else written
             out.append({"role": "assistant", "content": text})
     if results:
         out.append(_results(dialect, results))
     return out
+
+
+def _calls(dialect: str, req: ModelRequest, turn: Turn) -> str:
+    """The turn's calls, written under the request's tools (a raw-text family writes a
+    string-typed parameter's string as it is); a call whose values those schemas' types
+    cannot carry in the dialect (a string-typed value holding the family's closing tag, a
+    number where the schema says string) as without them, which the model reads as well."""
+    calls = [{"id": i, "name": n, "input": a} for i, n, a in turn.calls]
+    try:
+        return prompt.format_calls(calls, dialect=dialect, tools=req.tools)
+    except FormatError:
+        return prompt.format_calls(calls, dialect=dialect)
 
 
 def _instructions(dialect: str, req: ModelRequest) -> str:
