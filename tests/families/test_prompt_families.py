@@ -1,11 +1,15 @@
 """SPEC §16 for the families (SPEC §19, §2): ``format_calls`` writes each family's own format,
 and ``parse(format_calls(calls, d), dialects=(d,))`` gives back the same calls for any values,
 the family's own closing tags, JSON-looking strings and markup included (a hypothesis
-property); the instructions' example parses as the call it shows; results take the shape
-the family's template writes."""
+property); with the tools' schemas too, ``parse(format_calls(calls, d, tools=T),
+dialects=(d,), tools=T)``, in every dialect the prompt side writes, T typing each value as it
+is — a raw-text family writes a string-typed parameter's string as it is, as its template
+does; the instructions' example parses as the call it shows; results take the shape the
+family's template writes."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -14,7 +18,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from strategies import hostile_values, soak_settings
 
-from callsieve import parse
+import callsieve
+from callsieve import DEFAULT_DIALECTS, FormatError, parse
 from callsieve.prompt import format_calls, format_results, tool_instructions
 
 FAMILIES = (
@@ -114,6 +119,217 @@ def test_format_calls_round_trips(dialect: str, data: Any) -> None:
     assert {b.dialect for b in result.blocks} == {dialect}
 
 
+#: The families that write a value as raw text, typed by the tool's schema (SPEC §19).
+RAW = ("qwen3_coder", "glm45", "minimax_m2", "seed_oss")
+#: Every dialect the prompt side writes.
+WRITTEN = tuple(callsieve.dialects())
+#: Where a raw value's run may stop (a tag may begin there).
+TAG_LEADS = frozenset("<＜〈")
+#: The families' hostile strings, and the default dialects' closing tags and CDATA.
+_, TYPED_VALUES = hostile_values(
+    [*HOSTILE, "</｜DSML｜parameter>", "</|DSML|parameter>", "<![CDATA[", "```"],
+    piece=5,
+    pieces=4,
+    integers=10**9,
+    leaves=6,
+)
+#: Strings a schemaless read takes for another JSON value (a raw-text family quotes them
+#: without a schema, and writes them as they are under a string one).
+JSON_LOOKING = st.one_of(
+    st.sampled_from(["42", "true", "false", "null", '"q"', "[1]", "{}", " 7 ", "-0.5", "1e5"]),
+    st.integers().map(str),
+    TYPED_VALUES.map(lambda v: json.dumps(v, ensure_ascii=False)),
+)
+ARGUMENTS = st.dictionaries(NAMES, st.one_of(JSON_LOOKING, TYPED_VALUES), max_size=4)
+#: Calls of distinct tools (each tool's schema types its own calls' values).
+TYPED_CALLS = st.lists(
+    st.tuples(NAMES, ARGUMENTS),
+    min_size=1,
+    max_size=3,
+    unique_by=lambda call: call[0],
+)
+TYPED_PYTHON_CALLS = st.lists(
+    st.tuples(
+        st.from_regex(r"[A-Za-z_][A-Za-z0-9_.]{0,12}", fullmatch=True),
+        st.dictionaries(IDENTIFIERS, st.one_of(JSON_LOOKING, TYPED_VALUES), max_size=4),
+    ),
+    min_size=1,
+    max_size=3,
+    unique_by=lambda call: call[0],
+)
+_JSON_TYPES = (
+    (bool, "boolean"),
+    (int, "integer"),
+    (float, "number"),
+    (str, "string"),
+    (list, "array"),
+    (dict, "object"),
+    (type(None), "null"),
+)
+
+
+def _schema(value: Any) -> dict[str, Any]:
+    """A JSON Schema typing ``value`` as it is (an object's properties and a list's items,
+    when they are all of one schema, too)."""
+    out: dict[str, Any] = {"type": next(t for k, t in _JSON_TYPES if isinstance(value, k))}
+    if isinstance(value, dict):
+        out["properties"] = {k: _schema(v) for k, v in value.items()}
+    elif isinstance(value, list) and value:
+        items = [_schema(v) for v in value]
+        if len({json.dumps(i, sort_keys=True) for i in items}) == 1:
+            out["items"] = items[0]
+    return out
+
+
+def _tool(name: str, schema: dict[str, Any], shape: str) -> dict[str, Any]:
+    if shape == "openai":
+        return {"type": "function", "function": {"name": name, "parameters": schema}}
+    return {"name": name, ("input_schema" if shape == "anthropic" else "parameters"): schema}
+
+
+@st.composite
+def typed_calls(draw: Any, dialect: str) -> tuple[list[tuple[str, dict[str, Any]]], Any]:
+    """Calls, and tools whose schemas type some of their parameters (most) as their values
+    are, in one of the shapes ``parse`` takes (a tool without a schema, or a parameter left
+    untyped, is written and read as without one)."""
+    calls = draw(TYPED_PYTHON_CALLS if dialect == "pythonic" else TYPED_CALLS)
+    tools = []
+    for name, args in calls:
+        typed = [k for k in args if draw(st.integers(0, 3))]
+        props = {k: _schema(args[k]) for k in typed}
+        shape = draw(st.sampled_from(["openai", "anthropic", "flat"]))
+        tools.append(_tool(name, {"type": "object", "properties": props}, shape))
+    return calls, tools
+
+
+def _typed_strings(tools: list[dict[str, Any]]) -> dict[str, set[str]]:
+    """The string-typed parameters of each tool."""
+    out = {}
+    for tool in tools:
+        spec = tool.get("function", tool)
+        schema = spec.get("parameters") or spec.get("input_schema")
+        out[spec["name"]] = {k for k, p in schema["properties"].items() if p["type"] == "string"}
+    return out
+
+
+def _without_unwritable(
+    calls: list[tuple[str, dict[str, Any]]], tools: list[dict[str, Any]]
+) -> list[tuple[str, dict[str, Any]]]:
+    """The calls less each string-typed parameter whose string holds a tag lead: the one kind
+    of value a raw-text family may refuse under a string schema (its closing tag would end
+    it, and a JSON string reads back with its quotes)."""
+    strings = _typed_strings(tools)
+    return [
+        (
+            name,
+            {
+                k: v
+                for k, v in args.items()
+                if not (k in strings[name] and isinstance(v, str) and not TAG_LEADS.isdisjoint(v))
+            },
+        )
+        for name, args in calls
+    ]
+
+
+def test_every_dialect_has_a_writer() -> None:
+    assert set(WRITTEN) == {*FAMILIES, *DEFAULT_DIALECTS}
+
+
+@pytest.mark.parametrize("dialect", WRITTEN)
+@soak_settings(60)
+@given(data=st.data())
+def test_format_calls_round_trips_under_the_tools_schemas(dialect: str, data: Any) -> None:
+    """``parse(format_calls(calls, d, tools=T), dialects=(d,), tools=T)`` gives the calls back,
+    T's schemas typing their values as they are; a raw-text family refuses only a
+    string-typed string that holds a tag lead its closing tag would end (a ``FormatError``
+    naming the parameter), and the rest of the calls then round-trips. Without the tools the
+    same calls round-trip as they always did, those strings included."""
+    calls, tools = data.draw(typed_calls(dialect))
+    plain = parse(format_calls(calls, dialect=dialect), dialects=(dialect,))
+    assert canon_calls(plain.calls) == _want(calls)
+    try:
+        text = format_calls(calls, dialect=dialect, tools=tools)
+    except FormatError as exc:
+        assert dialect in RAW and "is typed string" in str(exc), exc
+        kept = _without_unwritable(calls, tools)
+        assert kept != calls, exc
+        calls = kept
+        text = format_calls(calls, dialect=dialect, tools=tools)
+    result = parse(text, dialects=(dialect,), tools=tools)
+    assert canon_calls(result.calls) == _want(calls), text
+    assert result.text.strip() == "", text
+    assert {b.dialect for b in result.blocks} == {dialect}
+
+
+@pytest.mark.parametrize("dialect", [d for d in WRITTEN if d not in RAW])
+def test_the_other_dialects_write_the_same_with_or_without_tools(dialect: str) -> None:
+    calls = [("f", {"s": "42", "t": "true", "n": 42, "o": {"k": "null"}})]
+    tools = [{"name": "f", "parameters": _schema(calls[0][1])}]
+    assert format_calls(calls, dialect=dialect, tools=tools) == format_calls(calls, dialect=dialect)
+
+
+STRING_TOOLS = [
+    {
+        "name": "f",
+        "input_schema": {
+            "type": "object",
+            "properties": {"s": {"type": "string"}, "n": {"type": "integer"}},
+        },
+    }
+]
+#: How each raw-text family writes a string-typed ``s`` holding ``42`` (as its template does)
+#: and an untyped one (as a JSON string, so a schemaless read gives the string back).
+RAW_42 = {
+    "qwen3_coder": ("<parameter=s>\n42\n</parameter>", '<parameter=s>\n"42"\n</parameter>'),
+    "glm45": ("<arg_value>42</arg_value>", '<arg_value>"42"</arg_value>'),
+    "minimax_m2": ('<parameter name="s">42</parameter>', '<parameter name="s">"42"</parameter>'),
+    "seed_oss": ("<parameter=s>42</parameter>", '<parameter=s>"42"</parameter>'),
+}
+
+
+@pytest.mark.parametrize("dialect", RAW)
+def test_a_string_typed_parameter_is_written_as_it_is(dialect: str) -> None:
+    """Issue 25: ``"42"`` in a parameter the schema types ``string`` is written ``42``, as the
+    template writes a string, and the parser reads it back under the same tools; without
+    tools it is still quoted, and reads back without them."""
+    calls = [("f", {"s": "42", "n": 42})]
+    typed, untyped = RAW_42[dialect]
+    text = format_calls(calls, dialect=dialect, tools=STRING_TOOLS)
+    assert typed in text and untyped not in text
+    assert parse(text, dialects=(dialect,), tools=STRING_TOOLS).calls[0].input == {
+        "s": "42",
+        "n": 42,
+    }
+    plain = format_calls(calls, dialect=dialect)
+    assert untyped in plain
+    assert parse(plain, dialects=(dialect,)).calls[0].input == {"s": "42", "n": 42}
+
+
+@pytest.mark.parametrize("dialect", RAW)
+def test_what_a_string_schema_cannot_carry_is_a_format_error(dialect: str) -> None:
+    """A string-typed string holding the family's closing tag, and a value that is not a
+    string in a string-typed parameter: no text reads back as them under that schema."""
+    close_tag = "</arg_value>" if dialect == "glm45" else "</parameter>"
+    for value, why in ((f"a{close_tag}b", "would end it early"), (7, "its value is an integer")):
+        with pytest.raises(FormatError, match=f"parameter 's' is typed string.*{why}"):
+            format_calls([("f", {"s": value})], dialect=dialect, tools=STRING_TOOLS)
+        written = format_calls([("f", {"s": value})], dialect=dialect)  # (no schema: as JSON)
+        assert parse(written, dialects=(dialect,)).calls[0].input == {"s": value}
+
+
+@pytest.mark.parametrize("dialect", RAW)
+def test_line_breaks_at_a_strings_ends_are_kept(dialect: str) -> None:
+    """A string that begins or ends with a line break reads back as it is, under a string
+    schema or none (seed_oss writes it on lines of its own: its tags take one line break each
+    side); the other values of the call stay as the template writes them."""
+    calls = [("f", {"s": "\ndef f():\n    pass\n", "n": 1})]
+    for tools in (STRING_TOOLS, None):
+        text = format_calls(calls, dialect=dialect, tools=tools)
+        assert "\\n" not in text, text  # (no JSON string)
+        assert parse(text, dialects=(dialect,), tools=tools).calls[0].input == calls[0][1]
+
+
 HARD = [
     (
         "write",
@@ -155,6 +371,34 @@ def test_the_instructions_example_parses_as_the_call_it_shows(dialect: str) -> N
     assert text.startswith("## Tools\n")
     calls = parse(text, dialects=(dialect,)).calls
     assert [(c.name, c.input) for c in calls][-1] == ("get_weather", {"city": "value", "days": 1})
+
+
+def _pick(odd: dict[str, Any]) -> list[dict[str, Any]]:
+    props = {"code": {"type": "string", "enum": ["42", "7"]}, "odd": odd}
+    schema = {"type": "object", "required": ["code", "odd"], "properties": props}
+    return [{"name": "pick", "input_schema": schema}]
+
+
+@pytest.mark.parametrize("dialect", WRITTEN)
+def test_the_instructions_example_is_written_under_the_tools(dialect: str) -> None:
+    """The example's values come from the schema (an enum's first): a string-typed ``"42"``
+    is written as the dialect writes a string, and reads back as it under those tools."""
+    tools = _pick({"type": "integer", "default": 3})
+    text = tool_instructions(tools, dialect=dialect)
+    example = parse(text, dialects=(dialect,), tools=tools).calls[-1]
+    assert (example.name, example.input) == ("pick", {"code": "42", "odd": 3})
+    if dialect in RAW:
+        assert "a JSON string in quotes" in text
+        assert parse(text, dialects=(dialect,)).calls[-1].input == {"code": 42, "odd": 3}
+
+
+@pytest.mark.parametrize("dialect", RAW)
+def test_an_example_the_schema_cannot_carry_is_written_as_without_it(dialect: str) -> None:
+    """A number in a string-typed enum (no value fits such a schema): the example is written
+    as without the tools' schemas, and reads back so."""
+    tools = _pick({"type": "string", "enum": [3]})
+    text = tool_instructions(tools, dialect=dialect)
+    assert parse(text, dialects=(dialect,)).calls[-1].input == {"code": "42", "odd": 3}
 
 
 RESULTS = [

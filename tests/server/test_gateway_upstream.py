@@ -211,6 +211,42 @@ def test_two_turns_anthropic_in_the_deepseek_native_dialect() -> None:
     ]
 
 
+def _assistant_call(ident: str, city: str) -> dict[str, object]:
+    arguments = json.dumps({"city": city})
+    call = {
+        "id": ident,
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": arguments},
+    }
+    return {"role": "assistant", "content": "", "tool_calls": [call]}
+
+
+def test_the_history_is_written_under_the_requests_tools() -> None:
+    """A raw-text family writes a past call's string-typed argument as it is (``42``, as the
+    template does, which the reply's parser reads back as the string under the same tools); a
+    call those schemas cannot carry (a string holding the family's closing tag) goes as it
+    would without them, not as a 400."""
+    history = [
+        {"role": "user", "content": "Weather in 42 and in a tag?"},
+        _assistant_call("c1", "42"),
+        {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
+        _assistant_call("c2", "a</parameter>b"),
+        {"role": "tool", "tool_call_id": "c2", "content": "rain"},
+    ]
+    with scripted(Script(text="Done.")) as model, gateway(model, dialect="qwen3_coder") as base:
+        openai_client(base).chat.completions.create(model="m", tools=TOOLS, messages=history)
+    sent = [m["content"] for m in model.requests[0]["messages"] if m["role"] == "assistant"]
+    typed = format_calls([("get_weather", {"city": "42"})], dialect="qwen3_coder", tools=TOOLS)
+    assert sent == [
+        typed,
+        format_calls([("get_weather", {"city": "a</parameter>b"})], dialect="qwen3_coder"),
+    ]
+    assert "\n42\n" in typed
+    assert callsieve.parse(typed, dialects=("qwen3_coder",), tools=TOOLS).calls[0].input == {
+        "city": "42"
+    }
+
+
 def test_a_named_tool_choice_teaches_that_tool_and_asks_for_it() -> None:
     two = [*TOOLS, {"type": "function", "function": {"name": "other", "parameters": {}}}]
     with scripted(Script(text=CALL)) as model, gateway(model) as base:
