@@ -241,12 +241,49 @@ def test_name_terminal_without_value_group_stands_for_itself(tmp_path: Path) -> 
             "bad: O bad_call C\nbad_call: N -> call\n | N X -> call\n",
             "may be complete or may go on",
         ),
+        # ... also where the block may end after N: the call is complete at the end of the
+        # input and before C, not only where its block ends
+        (
+            "bad: O bad_call | O bad_call C\nbad_call: N -> call\n | N X -> call\n",
+            "may be complete or may go on",
+        ),
     ],
 )
 def test_call_contract_is_enforced(tmp_path: Path, rules: str, why: str) -> None:
     d = _grammar_dir(tmp_path, "bad", rules + 'O: "<o>"\nC: "</o>"\nX: "x"\nN: /n(?=[x<])/\n')
     with pytest.raises(GrammarError, match=why):
         load_grammar(("bad",), (d,))
+
+
+def test_a_call_may_end_where_its_block_ends(tmp_path: Path) -> None:
+    """A call with no closer of its own (``function_call``'s open form): the parser reduces
+    it at the end of the input only, and the capture builds it where its block ends, at the
+    first text that starts no further argument — whole, per character, at random splits."""
+    d = _grammar_dir(
+        tmp_path,
+        "opn",
+        (
+            "opn: opn_call\n"
+            "opn_call: opn_name opn_arg* -> call\n"
+            "opn_name: OPN_NAME -> call_name\n"
+            "opn_arg: opn_key opn_value? OPN_END -> param\n"
+            "opn_value: OPN_VALUE_RUN -> param_value\n"
+            "opn_key: OPN_KEY -> param_name\n"
+            "OPN_NAME: /@call (?P<v>[a-z_]{1,64});/\n"
+            "OPN_KEY: /\\s{0,8}@arg (?P<v>[a-z_]{1,64})=/\n"
+            "OPN_VALUE_RUN: /(?:(?!;)[\\s\\S])+/\n"
+            'OPN_END: ";"\n'
+        ),
+    )
+    opts = {"dialects": ("opn",), "grammar_dirs": [d]}
+    text = "Go: @call f; @arg a=1; @arg b=x y;\n\nthen @call g; done @call h;"
+    r = run_all_ways(text, **opts)
+    assert r.text == "Go: \n\nthen  done "
+    assert [(c.name, c.input) for c in r.calls] == [
+        ("f", {"a": 1, "b": "x y"}),
+        ("g", {}),
+        ("h", {}),
+    ]
 
 
 _BRACKET = (

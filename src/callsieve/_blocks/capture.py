@@ -36,7 +36,7 @@ from lark.exceptions import LarkError
 from .._config.policy import Policy, Settled, settled
 from .._grammar.compiled import CompiledGrammar, EntrySpec, StateSpec, TerminalSpec
 from .._grammar.names import CDATA_CLOSE, CDATA_OPEN, STRAY_RUN
-from .._grammar.rule_sets import repairs_in
+from .._grammar.rule_sets import is_call, repairs_in
 from .._scan.balanced import JsonRun
 from .._scan.cursor import RunText
 from .._scan.decide import DECISION_SPAN, Decision, GroupToken, decide, new_token
@@ -242,20 +242,22 @@ class Capture:
                 self.snap = (snapshot, self.raw_len, len(self.calls), len(self.diagnostics))
         elif name == CDATA_CLOSE:
             self.snap = None
-        if spec.call_rule is not None and self._call_done(spec) == FAILED:
+        if (
+            spec.call_rule is not None
+            and self._call_done(spec.call_rule, self.ps.value_stack) == FAILED
+        ):
             return FAILED
         return self._at_end() if spec.end_ok else VIABLE
 
-    def _call_done(self, spec: StateSpec) -> int:
-        """The state reduces a call (``spec.call_rule``): build it from the parser's values
-        and assemble it (its tree is built here; the parser's own callback for it discards
-        it); FAILED if it cannot be built. A probe builds nothing."""
+    def _call_done(self, rule: Any, values: list[Any]) -> int:
+        """The call ``rule`` is complete, its children on top of ``values`` (the parser's
+        value stack, or the copy ``_end_call`` reduces): build it and assemble it (its tree
+        is built here; the parser's own callback for it discards it); FAILED if it cannot be
+        built. A probe builds nothing."""
         if self.probe:  # only whether the block completes matters
             return VIABLE
         args = self.args
-        rule = spec.call_rule
-        size = len(rule.expansion)
-        tree = self.g.build_call[rule](self.ps.value_stack[-size:])
+        tree = self.g.build_call[rule](values[-len(rule.expansion) :])
         try:
             built = assemble_call(tree, self.schemas)
         except Exception as exc:  # noqa: BLE001 - model output never raises (§Inv. 5)
@@ -285,7 +287,10 @@ class Capture:
     def _ends(self) -> int:
         """The block ends here: COMPLETE — once the parser agrees, where the state's end of
         input is a reduction LALR merged in from another context (not ``end_sure``: a copy of
-        the parser is fed the end), else FAILED."""
+        the parser is fed the end), else FAILED. A grammar with calls that end where their
+        block ends reads the end itself (``_end_call``)."""
+        if self.g.end_calls:
+            return self._end_call()
         if self.spec.end_sure:
             return COMPLETE
         fork = self.g.fork_parser(self.ip)
@@ -293,6 +298,34 @@ class Capture:
             fork.parser_state.feed_token(new_token(Token, "$END", ""), True)
         except LarkError:
             return self.fail(f"the block cannot end at offset {self.start + self.raw_len}")
+        return COMPLETE
+
+    def _end_call(self) -> int:
+        """The block ends here, and a call may end with it (``function_call``'s open form: no
+        token closes its parameters). Make the reductions the end of input makes, as Lark's
+        ``feed_token`` would, on copies of the parser's stacks; where one reduces a call that
+        its state did not build when its last token arrived (``StateSpec.call_rule``), keep
+        its children, and build it once the end is reached: COMPLETE. FAILED if the parser
+        cannot end here, or the call cannot be built."""
+        ps = self.ps
+        conf = ps.parse_conf
+        stack, values = list(ps.state_stack), list(ps.value_stack)
+        call: tuple[Any, list[Any]] | None = None
+        while stack[-1] != conf.end_state:
+            action, rule = conf.states[stack[-1]].get("$END", (None, None))
+            if getattr(action, "name", "") != "Reduce":
+                return self.fail(f"the block cannot end at offset {self.start + self.raw_len}")
+            size = len(rule.expansion)
+            children = values[-size:] if size else []
+            if call is None and is_call(rule) and self.g.states[stack[-1]].call_rule is None:
+                call = (rule, children)
+            if size:
+                del stack[-size:]
+                del values[-size:]
+            values.append(conf.callbacks[rule](children))
+            stack.append(conf.states[stack[-1]][rule.origin.name][1])
+        if call is not None and self._call_done(*call) == FAILED:
+            return FAILED
         return COMPLETE
 
     def _settle(self) -> int:
@@ -315,7 +348,7 @@ class Capture:
             stack.append(ps.parse_conf.states[stack[-1]][rule.origin.name][1])
             values.append(value)
             spec = self.spec = states[stack[-1]]
-        if spec.call_rule is not None and self._call_done(spec) == FAILED:
+        if spec.call_rule is not None and self._call_done(spec.call_rule, ps.value_stack) == FAILED:
             return FAILED
         return self._at_end() if spec.end_ok else VIABLE
 

@@ -42,6 +42,7 @@ from lark.parsers.lalr_parser_state import ParseConf, ParserState
 from .._base.errors import ConfigurationError, GrammarError
 from . import cache
 from .automaton import EntryAutomaton
+from .endings import end_call_key
 from .entry_tables import DECISION_LIMIT, entry_tables
 from .files import (
     DEFAULT_DIALECTS,
@@ -146,6 +147,9 @@ class CompiledGrammar:
             if is_call(rule):
                 self.build_call[rule] = callbacks[rule]
             callbacks[rule] = discard
+        #: Whether a call may end where its block ends (``_grammar.endings.end_call_key``):
+        #: the capture then builds it when the block ends (``Capture._ends``).
+        self.end_calls = any(end_call_key(actions) for actions in table.states.values())
         #: The call rules whose tree may hold a ``repair_*`` node (the capture reads those).
         self.repairing_calls = repairing_calls(self.lark.rules)
         self._conf = ParseConf(table, callbacks, START)

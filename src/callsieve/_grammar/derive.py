@@ -44,7 +44,9 @@ from .endings import (
     check_call_ends,
     check_tails,
     default_key,
+    end_call_key,
     end_sure,
+    ends_with_block,
     open_ended,
     tail_rules,
 )
@@ -128,7 +130,7 @@ def derive(dialects: tuple[str, ...], src: Sources) -> tuple[Blueprint, Lark]:
     table = lark.parser.parser.parser.parse_table
     terms = {t.name: _terminal(t, src) for t in lark.terminals}
     check_terminals(terms, src.where)
-    check_call_ends(lark.rules, terms, src)
+    check_call_ends(lark.rules, terms, src, ends_with_block(table.states))
     start = table.start_states[START]
     kernel = kernels(lark.rules, table.states, start)
     tails = tail_rules(lark.rules)
@@ -341,6 +343,8 @@ def _state(
     # (priority first; between equals the name, never the table's order, which follows string
     # hashing and so differs between processes)
     bounded.sort(key=lambda t: (-t["priority"], t["name"]))
+    if end_call_key(actions) is not None:  # (a call that ends with its block: built then)
+        call_rule = call_key = None
     if call_rule is not None and any(
         getattr(action, "name", "") != "Reduce" or arg is not call_rule
         for action, arg in actions.values()
@@ -349,7 +353,8 @@ def _state(
             f"{src.where(str(call_rule.origin.name))}: rule "
             f"{src.label(call_rule.origin.name)} (a call) "
             "may be complete or may go on after the same tokens; a call must be complete the "
-            "moment its last token arrives"
+            "moment its last token arrives, or only where its block ends (at the end of the "
+            'input alone: grammar/README.md, "Where a block ends")'
         )
     may_end = "$END" in actions
     if may_end and run is not None and (terms[run].get("soft") or terms[run].get("balanced")):

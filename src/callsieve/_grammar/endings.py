@@ -3,9 +3,12 @@ part of the cold path (``derive``) that checks the scanner's contract for ending
 per parser state, what the capture does when a run closes (grammar/README.md, "Rule names
 that become calls" and "Where a block ends").
 
-What it does: ``check_call_ends`` refuses a call rule whose last symbol the scanner could not
-see complete: a soft or hard run (its end is known only at the next token), or a rule that
-can end with anything but a balanced run. ``tail_rules`` are the rules a call ends with (the
+What it does: ``ends_with_block`` finds the call rules that end where their block ends
+(reduced only at the end of input, in states that could go on: ``function_call``'s open
+form, whose parameters follow its name with no closer); ``check_call_ends`` refuses any
+other call rule whose last symbol the scanner could not see complete: a soft or hard run
+(its end is known only at the next token), or a rule that can end with anything but a
+balanced run. ``tail_rules`` are the rules a call ends with (the
 last symbol of a call rule, and of those, recursively); ``check_tails`` makes sure that
 every state holding one of them complete only reduces it, whatever comes next — LALR's
 *default reduction*, which the capture performs itself when a balanced run closes, up to the
@@ -16,7 +19,8 @@ reduction (else one LALR merged from another context, which the capture checks).
 know where). ``call_firsts`` are the terminals a call can begin with; ``open_ended`` the
 dialects whose calls may end their block (no closer follows: no missing-wrapper repair).
 What it guarantees: a grammar it passes lets the scanner emit each call the moment its last
-token or balanced run is read, and end each block where its rule can end.
+token or balanced run is read (a call that ends with its block: the moment the block ends),
+and end each block where its rule can end.
 What it costs: a few passes over the rules and the states, on a cold load only.
 """
 
@@ -33,7 +37,9 @@ __all__ = [
     "check_call_ends",
     "check_tails",
     "default_key",
+    "end_call_key",
     "end_sure",
+    "ends_with_block",
     "open_ended",
     "tail_rules",
 ]
@@ -71,13 +77,47 @@ def _ending_balanced(rules: list[Any], balanced: set[str]) -> set[str]:
     return found
 
 
-def check_call_ends(rules: list[Any], terms: dict[str, dict[str, Any]], src: Sources) -> None:
+def end_call_key(actions: dict[str, Any]) -> Any:
+    """The call rule a state reduces at the end of input and only there, while it takes
+    something else too (the block may go on): a call that ends where its block ends, built
+    when the block ends. None: no such call here."""
+    act = actions.get("$END")
+    if act is None or getattr(act[0], "name", "") != "Reduce" or not is_call(act[1]):
+        return None
+    rule = act[1]
+    if len(actions) == 1 or any(
+        k != "$END" and getattr(a, "name", "") == "Reduce" and is_call(r)
+        for k, (a, r) in actions.items()
+    ):
+        return None  # (built when its last token arrives, or refused by ``derive._state``)
+    return rule
+
+
+def ends_with_block(states: dict[int, dict[str, Any]]) -> set[Any]:
+    """The call rules that end where their block ends, wherever they are complete: each is
+    reduced only at the end of input, in a state that takes more (``end_call_key``). Their
+    last symbol need not show the call complete: the block's end does."""
+    at_end: set[Any] = set()
+    other: set[Any] = set()
+    for actions in states.values():
+        rule = end_call_key(actions)
+        if rule is not None:
+            at_end.add(rule)
+            continue
+        other |= {r for a, r in actions.values() if getattr(a, "name", "") == "Reduce"}
+    return at_end - other
+
+
+def check_call_ends(
+    rules: list[Any], terms: dict[str, dict[str, Any]], src: Sources, with_block: set[Any]
+) -> None:
     """Refuse a call rule that does not end with a bounded terminal, a balanced run, or a
-    rule that always ends with one (``GrammarError`` naming the file and rule)."""
+    rule that always ends with one (``GrammarError`` naming the file and rule), unless it
+    ends where its block ends (``with_block``: ``ends_with_block``)."""
     balanced = {n for n, t in terms.items() if t.get("balanced")}
     ending = _ending_balanced(rules, balanced)
     for rule in rules:
-        if not is_call(rule):
+        if not is_call(rule) or rule in with_block:
             continue
         where = f"{src.where(str(rule.origin.name))}: rule {src.label(rule.origin.name)} (a call)"
         last = rule.expansion[-1] if rule.expansion else None
