@@ -417,7 +417,7 @@ REASONING_OPTIONS = st.sampled_from(
 
 # ---------------------------------------------------------------------------- opt-in families
 # (SPEC §2 and §19: the families whose blocks have no closing tag, or lead with no `<`.)
-FAMILIES = ("mistral", "llama3_json", "pythonic", "json", "text_kv", "tool_use")
+FAMILIES = ("mistral", "llama3_json", "pythonic", "json", "text_kv", "tool_use", "function_call")
 ARG_DICTS = st.dictionaries(NAMES, JSON_VALUES, max_size=3)
 JWS = st.sampled_from(["", " ", "\n", "  "])
 
@@ -492,6 +492,16 @@ def family_block_spec(draw: Any, dialect: str) -> tuple[str, list[str]]:
         if draw(st.booleans()):
             lines.append("status: completed")
         return "\n".join(lines), names[:1]
+    if dialect == "function_call":  # the open form (its call ends where its block does)
+        sep = draw(st.sampled_from(["", "\n", " ", "\n  "]))
+        values = {
+            k: json.dumps(v, ensure_ascii=False).replace("<", "\\u003c") for k, v in args[0].items()
+        }
+        params = "".join(
+            f'{sep}<function parameter name="{k}">{v}</function parameter>'
+            for k, v in values.items()
+        )
+        return f"<function_call>{names[0]}</function_call>{params}", names[:1]
     assert dialect == "tool_use"
     block = {"type": "tool_use", "id": "toolu_01", "name": names[0], "input": args[0]}
     return _dumps(block, draw), names[:1]
@@ -530,6 +540,10 @@ FAMILY_LOOKALIKES = st.sampled_from(
         '{"type": "tool_use"',
         '{"type": "text", "text": "x"}',
         "[calc(x=1e999)]",
+        "<function_call>",
+        "<function_call>f</function_call>",
+        '<function parameter name="x">',
+        "</function parameter>",
     ]
 )
 
