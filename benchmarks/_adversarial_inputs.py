@@ -173,32 +173,49 @@ def chat_units(count: int) -> str:
 
 #: The opt-in families' entries repeated, each the worst of its family's we tried (an entry
 #: with its body left open: every entry in prose begins a block that fails, then the text after
-#: its opener is read again, SPEC §7). A row of these is ``family-…``, run with its dialect.
+#: its opener is read again, SPEC §7), then a character that may end a block of the family (so
+#: that ``close()`` cannot fail the captures at once for want of any: ``Lessons.no_end_after``,
+#: which streamed rows would measure instead). A row of these is ``family-…``, run with its
+#: dialects.
 KIMI_ARGS = (
     "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>"
 )
-FAMILY_UNITS: tuple[tuple[str, str, tuple[str, ...] | str, str], ...] = (
-    ("json-name-keys", '{"name": "', ("json",), '`{"name": "` repeated, json'),
-    ("all-name-keys", '{"name": "', "all", '`{"name": "` repeated, dialects="all"'),
-    ("llama3-name-keys", '{"name": "', ("llama3_json",), '`{"name": "` repeated, llama3_json'),
-    ("pythonic-calls", "[a(", ("pythonic",), "`[a(` repeated, pythonic"),
+FAMILY_UNITS: tuple[tuple[str, str, str, tuple[str, ...] | str, str], ...] = (
+    ("json-name-keys", '{"name": "', "}", ("json",), '`{"name": "` repeated, json'),
+    ("all-name-keys", '{"name": "', "}", "all", '`{"name": "` repeated, dialects="all"'),
+    ("llama3-name-keys", '{"name": "', "}", ("llama3_json",), '`{"name": "` repeated, llama3_json'),
+    ("pythonic-calls", "[a(", "]", ("pythonic",), "`[a(` repeated, pythonic"),
     (
         "pythonic-nested",
         "[a(" * 30 + ")" * 30,
+        "]",
         ("pythonic",),
         "`[a(` 30 deep, closed, repeated, pythonic",
     ),
-    ("all-calls", "[a(", "all", '`[a(` repeated, dialects="all"'),
-    ("mistral-args", '[TOOL_CALLS]f{"a": "', ("mistral",), '`[TOOL_CALLS]f{"a": "` repeated'),
-    ("hermes-bodies", '<tool_call>{"a": "', ("hermes",), '`<tool_call>{"a": "` repeated'),
-    ("kimi-args", KIMI_ARGS + '{"a": "', ("kimi_k2",), 'kimi_k2 section, call, `{"a": "` repeated'),
+    ("all-calls", "[a(", "]", "all", '`[a(` repeated, dialects="all"'),
+    ("mistral-args", '[TOOL_CALLS]f{"a": "', "}", ("mistral",), '`[TOOL_CALLS]f{"a": "` repeated'),
+    (
+        "hermes-bodies",
+        '<tool_call>{"a": "',
+        "</tool_call>",
+        ("hermes",),
+        '`<tool_call>{"a": "` repeated',
+    ),
+    (
+        "kimi-args",
+        KIMI_ARGS + '{"a": "',
+        "<|tool_calls_section_end|>",
+        ("kimi_k2",),
+        'kimi_k2 section, call, `{"a": "` repeated',
+    ),
     (
         "text_kv-args",
         'function.name: f\nfunction.arguments: {"a": "',
+        "}",
         ("text_kv",),
         '`function.name: f` and `function.arguments: {"a": "` lines repeated',
     ),
-    ("text_kv-names", "function.name: f\n", ("text_kv",), "`function.name: f` lines repeated"),
+    ("text_kv-names", "function.name: f\n", "}", ("text_kv",), "`function.name: f` lines repeated"),
 )
 
 
@@ -326,8 +343,15 @@ CASES: tuple[Case, ...] = (
     ),
 )
 CASES += tuple(
-    Case(name, title, lambda n, u=unit: repeat_to(u, n), (125_000, 1_000_000), "chars", dialects=d)
-    for name, unit, d, title in FAMILY_UNITS
+    Case(
+        name,
+        f"{title}, then `{end}`",
+        lambda n, u=unit, e=end: repeat_to(u, n) + e,
+        (125_000, 1_000_000),
+        "chars",
+        dialects=d,
+    )
+    for name, unit, end, d, title in FAMILY_UNITS
 )
 BY_NAME = {c.name: c for c in CASES}
 
