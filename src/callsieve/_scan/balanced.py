@@ -203,6 +203,8 @@ class JsonRun(TerminalSpec):
 
     def __getattr__(self, name: str) -> Any:
         """A field the run does not copy: its spec's."""
+        if name == "_spec":  # (not set yet: no spec to ask)
+            raise AttributeError(name)
         return getattr(self._spec, name)
 
     # ------------------------------------------------------------------ the sieve's view
