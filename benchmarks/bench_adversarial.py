@@ -6,7 +6,11 @@ What it measures. The inputs are in ``_adversarial_inputs.py`` (``--list`` print
 CDATA repair, bare invokes, unclosed wrappers and CDATA sections, many complete and many
 failed blocks, prose mentions, runs of ``<`` and of ``<tool_calls>``, deeply nested values,
 10 MB unclosed bodies, backtick/tilde runs, lone surrogates and NULs, a chat fed one character
-at a time and 50 MB in one chunk. Each is fed streamed in 7-character chunks, streamed in
+at a time and 50 MB in one chunk; and for the opt-in families (``json``, ``llama3_json``,
+``pythonic``, ``mistral``, ``hermes``, ``kimi_k2``, ``text_kv``, ``dialects="all"``; SPEC §2, §19),
+each run with its dialects, the entry that was the worst of its family's we tried, repeated (an
+entry whose body is left open or nested, so every entry in prose begins a block that fails and
+the text after its opener is read again). Each is fed streamed in 7-character chunks, streamed in
 4096-character chunks, and whole (``parse``); the one-character row streams 1-character chunks
 instead, the 50 MB rows have no 7-character column (the table says why). "Size" is always
 ``len(doc)`` in characters; MB is 10^6 characters.
@@ -127,10 +131,12 @@ def child(case_name: str, mode: str, param: int, reps: int, src: str) -> None:
     sys.path.insert(0, src)
     import callsieve as cs
 
-    doc = inputs.BY_NAME[case_name].make(param)
+    case = inputs.BY_NAME[case_name]
+    doc = case.make(param)
+    options = case.options()
     warm = inputs.DSML_BLOCK + '<tool_calls><invoke name="f"></invoke></tool_calls>' + " <"
-    cs.parse(warm)
-    inputs.run_stream(cs, warm, 7)
+    cs.parse(warm, **options)
+    inputs.run_stream(cs, warm, 7, **options)
     say(ready=True, n=len(doc), file=cs.__file__)
     total, done, loops = 0.0, 0, 1
     while done < reps and total < REP_BUDGET:
@@ -142,9 +148,9 @@ def child(case_name: str, mode: str, param: int, reps: int, src: str) -> None:
             t0 = time.perf_counter()
             for _ in range(loops):
                 if mode == "whole":
-                    r = cs.parse(doc)
+                    r = cs.parse(doc, **options)
                 else:
-                    res = inputs.run_stream(cs, doc, int(mode))
+                    res = inputs.run_stream(cs, doc, int(mode), **options)
             dt = (time.perf_counter() - t0) / loops
             total += dt * loops
         except Exception as exc:  # noqa: BLE001 - the library raised: an error row, go on

@@ -9,7 +9,8 @@ runs whole, per character and at random splits (``run_all_ways``), and must agre
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from bisect import bisect_right
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,8 @@ from callsieve import (
     parse,
 )
 from callsieve._grammar.compiled import load_grammar
-from callsieve._scan.balanced import MAX_JSON_DEPTH, JsonRun
+from callsieve._scan import balanced
+from callsieve._scan.balanced import MAX_JSON_DEPTH, JsonRun, Walks
 
 JINV = """\
 // <jcalls><invoke name="f">{"a": 1}</invoke></tool_calls>: the name from the tag
@@ -485,3 +487,172 @@ def test_max_block_chars_counts_a_json_body_whatever_the_chunks(scratch: dict[st
     ]
     r = run_all_ways(text, max_block_chars=len(text) - 1, **scratch)
     assert r.calls == () and r.text == text
+
+
+# ---------------------------------------------------------------- 7. text read again
+# A failed block is scanned again from after its opener (SPEC §7): a balanced run of a later
+# capture that begins where an earlier one read goes along the walk the earlier one noted
+# (``_scan.balanced``). Its answer must be the one reading gives, for any chunking, and the
+# brackets read must stay a few per character where every entry in prose begins a block that
+# reads its body up to the nesting limit.
+_KIMI = "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>"
+_READ_AGAIN = [
+    # (the rows of benchmarks/bench_adversarial.py)
+    ('{"name": "', ("json",)),
+    ('{"name": "', "all"),
+    ('{"name": "', ("llama3_json",)),
+    ("[a(", ("pythonic",)),
+    ("[a(" * 30 + ")" * 30, ("pythonic",)),
+    ('[TOOL_CALLS]f{"a": "', ("mistral",)),
+    ('<tool_call>{"a": "', ("hermes",)),
+    (_KIMI + '{"a": "', ("kimi_k2",)),
+    ('function.name: f\nfunction.arguments: {"a": "', ("text_kv",)),
+    # bodies that close inside what an earlier reader read, strings with escapes, two kinds
+    ('{"name": ' * 40 + "0" + "}" * 40, ("json",)),
+    ('[{"name": "\\"", "x": [', ("json",)),
+    ("[a(b='\\'', c=[(", ("pythonic",)),
+    ('[a(b="{"name": ', ("pythonic", "json")),
+]
+
+
+def _reread_doc(unit: str, n: int) -> str:
+    """``unit`` repeated to ``n`` characters, then a call each family reads."""
+    tail = (
+        ' {"name": "f", "arguments": {"a": 1}} [f(a=1)] [TOOL_CALLS]f{"a": 1}'
+        ' <tool_call>{"name": "f", "arguments": {}}</tool_call>'
+    )
+    return (unit * (n // len(unit) + 1))[:n] + tail
+
+
+def _blocks(r: Any) -> list[tuple[Any, ...]]:
+    return [(b.span, b.status, tuple(b.diagnostics)) for b in r.blocks]
+
+
+@pytest.mark.parametrize(("unit", "dialects"), _READ_AGAIN)
+def test_text_read_again_reads_as_it_does_without_walks(
+    monkeypatch: pytest.MonkeyPatch, unit: str, dialects: tuple[str, ...] | str
+) -> None:
+    doc = _reread_doc(unit, 2_500)
+    got = run_all_ways(doc, dialects=dialects)  # whole, per character, random splits
+    with monkeypatch.context() as m:
+        m.setattr(Walks, "find", lambda self, at, but: None)  # never meets a walk
+        want = parse(doc, dialects=dialects)
+    assert (got.text, calls(got), _blocks(got)) == (want.text, calls(want), _blocks(want))
+
+
+@pytest.fixture
+def brackets_read(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+    """A counter of the searches the balanced runs' readers make outside strings (one per
+    bracket or quote read, one per text that ends there)."""
+    count = [0]
+
+    class Counting:
+        def __init__(self, pattern: Any) -> None:
+            self.pattern = pattern
+
+        def search(self, buf: str, p: int) -> Any:
+            count[0] += 1
+            return self.pattern.search(buf, p)
+
+    monkeypatch.setattr(
+        balanced, "_SPECIAL", {q: Counting(pat) for q, pat in balanced._SPECIAL.items()}
+    )
+    yield count
+
+
+@pytest.mark.parametrize("chunk", [None, 1, 7])
+@pytest.mark.parametrize(("unit", "dialects"), _READ_AGAIN[:9])
+def test_text_read_again_costs_a_few_brackets_a_character(
+    brackets_read: list[int], unit: str, dialects: tuple[str, ...] | str, chunk: int | None
+) -> None:
+    def work(n: int) -> int:
+        doc = _reread_doc(unit, n)
+        brackets_read[0] = 0
+        if chunk is None:
+            parse(doc, dialects=dialects)
+        else:
+            stream([doc[i : i + chunk] for i in range(0, len(doc), chunk)], dialects=dialects)
+        return brackets_read[0]
+
+    # (reading each entry's body to the nesting limit again was 1.3 to 25 a character at the
+    # larger size; going along the walks, at most about one)
+    for n in (2_000, 16_000):
+        assert work(n) <= 1.25 * n + 200, n
+
+
+_RUN_SPECS = [
+    ("json", "JSON__JSON_OBJECT_RUN"),  # an object, white space before it
+    ("json", "JSON__JSON_REST_RUN"),  # the rest of one
+    ("pythonic", "PYTHONIC__PY_ARGS_RUN"),  # the rest of a Python argument list
+]
+
+
+def _readers_agree(spec: Any, text: str, starts: list[int], chunk: Callable[[int], int]) -> None:
+    """Readers of ``spec`` from each of ``starts`` in ``text`` (in that order, sharing the
+    walks; a later one that begins earlier is deeper than the walk it meets; ``chunk(a)``
+    says where the chunk that begins at ``a`` ends) end, or fail, where a reader of their own
+    that reads the text whole does."""
+    walks: dict[str, Walks] = {}
+    for s in starts:
+        plain = JsonRun(spec)
+        end = plain.read(text[s:], 0)
+        want = (s + end, "", -1) if end >= 0 else (-1, plain.why, s + plain.at)
+        run = JsonRun(spec, walks, s)
+        got = (len(text), "", -1)
+        a = s
+        while a < len(text):
+            b = min(len(text), chunk(a))
+            run.base = a
+            end = run.read(text[a:b], 0)
+            if end < 0:
+                got = (-1, run.why, a + run.at)
+                break
+            if end < b - a:
+                got = (a + end, "", -1)
+                break
+            a = b
+        assert got == want, (s, text[s : s + 80])
+        assert run.done == plain.done, (s, text[s : s + 80])
+
+
+#: Pieces of the texts below: brackets of three kinds, strings of two quotes, escapes.
+_PIECES = ("{", "[", "(", "[[", "((", "}", "]", ")", '"', "'", "\\", " a", '{"a": "', "[(", "'\\''")
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    pieces=st.lists(st.sampled_from(_PIECES), max_size=240),
+    data=st.data(),
+)
+def test_a_reader_that_meets_a_walk_ends_where_reading_ends(pieces: list[str], data: Any) -> None:
+    text = "".join(pieces)
+    starts = data.draw(st.lists(st.integers(0, len(text)), max_size=12))
+    cuts = sorted(data.draw(st.sets(st.integers(1, max(1, len(text))), max_size=20)))
+
+    def chunk_end(a: int) -> int:
+        i = bisect_right(cuts, a)
+        return cuts[i] if i < len(cuts) else len(text)
+
+    for dialect, name in _RUN_SPECS:
+        spec = load_grammar((dialect,), ()).terminals[name]
+        _readers_agree(spec, text, starts, chunk_end)
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 1 << 30])
+@pytest.mark.parametrize(
+    ("unit", "at"),
+    [
+        ('{"name": "', '"'),  # each deeper than the limit, one phase in two
+        ('{"name": ' * 40 + "0" + "}" * 40 + " ", ":"),  # each ends inside the one before
+        ('[{"a": "\\"", "b": [', "["),  # escapes
+        ("[a(b='\\'', c=[(", "("),  # Python's strings
+        ('{"a": [1, {"b": "}"}, 2], "c": ', "{"),
+    ],
+)
+def test_readers_from_every_entry_end_where_reading_ends(unit: str, at: str, chunk: int) -> None:
+    text = unit * 60
+    starts = [i + 1 for i, c in enumerate(text) if c == at]
+    for dialect, name in _RUN_SPECS:
+        spec = load_grammar((dialect,), ()).terminals[name]
+        # (then from the end back: each reader deeper than the walks it meets)
+        _readers_agree(spec, text, starts + starts[::-1], lambda a: a + chunk)

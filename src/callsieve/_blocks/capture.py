@@ -173,7 +173,7 @@ class Capture:
         self.raw_len += n
         run = self.run
         if type(run) is JsonRun:
-            run.took(self.run_text.pieces, n)
+            run.took(self.run_text.pieces, n, self.start + self.raw_len - n)
 
     def emitted_all(self) -> None:
         """Every call read so far has been handed out (``early_emit="invoke"``)."""
@@ -495,6 +495,7 @@ class Capture:
         (``_settle``), not at the next token; at the end of the input, a run known to reach it
         is not read again (``_blocks.lessons``)."""
         if type(run) is JsonRun:
+            run.base = self.start + self.raw_len - p
             s, is_tail = run.read(buf, p), False
             if s < 0:
                 why = f"the JSON body from offset {self.run_start} fails: {run.why}"
@@ -571,8 +572,8 @@ class Capture:
         except LarkError:
             return self._unexpected("text", buf, p)
         self.spec = self.g.states[self.ps.state_stack[-1]]
-        self.run = JsonRun(run) if run.balanced else run
         self.run_start = self.start + self.raw_len
+        self.run = JsonRun(run, self.lessons.walks, self.run_start) if run.balanced else run
         self.run_text.new_run()
         if self.args is not None:  # (the state inside the run: a CDATA string's guard)
             self.args.run(run, self.ps.state_stack[-1])

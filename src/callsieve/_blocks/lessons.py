@@ -6,7 +6,8 @@ What it does. A failed block is released as text and scanned again from just aft
 opener (SPEC §7), so every entry inside it starts a capture of its own; without this
 module each of those would read on to where the first one failed, which is quadratic in
 the failed block's length (and, at the end of the input, in the input's). Four facts are
-kept:
+kept (and a fifth, the brackets balanced runs read, is ``_scan.balanced``'s walks, which
+``Lessons`` holds for the stream):
 
 - **Checkpoints.** A capture notes, at every token that ends a run and at every call opener
   (a terminal that can also start a block whose opening wrapper is missing), the absolute
@@ -43,6 +44,8 @@ from bisect import bisect_left
 from collections.abc import Sequence
 from typing import Any
 
+from .._scan.balanced import Walks
+
 __all__ = ["ANY_CAPTURE", "REPAIRABLE", "Lessons"]
 
 #: Flags of a noted checkpoint: the failure holds for a capture with its opening wrapper
@@ -56,7 +59,7 @@ _STACKS_KEPT = 4096  # distinct stacks shared before the table starts afresh
 class Lessons:
     """The facts one sieve's captures share. Sans-IO state of one stream, never shared."""
 
-    __slots__ = ("ends", "fails", "horizon", "matches", "run_end", "_stacks")
+    __slots__ = ("ends", "fails", "horizon", "matches", "run_end", "walks", "_stacks")
 
     def __init__(self) -> None:
         #: (offset, state stack) -> (flags, reason)
@@ -69,6 +72,8 @@ class Lessons:
         self.matches: dict[Any, tuple[int, list[int]]] = {}
         #: (offset searched from, the last offset from there where a block may end, or -1)
         self.ends: tuple[int, int] | None = None
+        #: what the balanced runs' readers read, by their kind of strings (``_scan.balanced``)
+        self.walks: dict[str, Walks] = {}
 
     # ------------------------------------------------------------------ checkpoints
     def stack_key(self, stack: list[int]) -> tuple[int, ...]:
