@@ -54,6 +54,19 @@ FAILED = 2
 MISSING_OPENER = "missing_opener"
 
 
+def _reduce_by_hand(conf: Any, stack: list[int], values: list[Any], rule: Any) -> list[Any]:
+    """One reduction of ``rule`` on a parser's ``stack`` and ``values``, as Lark's
+    ``feed_token`` makes it (the rule's callback, then the goto): the children it took."""
+    size = len(rule.expansion)
+    children = values[-size:] if size else []
+    if size:
+        del stack[-size:]
+        del values[-size:]
+    values.append(conf.callbacks[rule](children))
+    stack.append(conf.states[stack[-1]][rule.origin.name][1])
+    return children
+
+
 class Capture:
     """The state of one block being captured. Created at an entry token in prose; read by
     the sieve through ``scan``, ``cut_at``, ``raw_text`` and the fields documented below,
@@ -297,8 +310,11 @@ class Capture:
         try:
             fork.parser_state.feed_token(new_token(Token, "$END", ""), True)
         except LarkError:
-            return self.fail(f"the block cannot end at offset {self.start + self.raw_len}")
+            return self._cannot_end()
         return COMPLETE
+
+    def _cannot_end(self) -> int:
+        return self.fail(f"the block cannot end at offset {self.start + self.raw_len}")
 
     def _end_call(self) -> int:
         """The block ends here, and a call may end with it (``function_call``'s open form: no
@@ -314,16 +330,11 @@ class Capture:
         while stack[-1] != conf.end_state:
             action, rule = conf.states[stack[-1]].get("$END", (None, None))
             if getattr(action, "name", "") != "Reduce":
-                return self.fail(f"the block cannot end at offset {self.start + self.raw_len}")
-            size = len(rule.expansion)
-            children = values[-size:] if size else []
-            if call is None and is_call(rule) and self.g.states[stack[-1]].call_rule is None:
+                return self._cannot_end()
+            built = self.g.states[stack[-1]].call_rule is not None
+            children = _reduce_by_hand(conf, stack, values, rule)
+            if call is None and is_call(rule) and not built:
                 call = (rule, children)
-            if size:
-                del stack[-size:]
-                del values[-size:]
-            values.append(conf.callbacks[rule](children))
-            stack.append(conf.states[stack[-1]][rule.origin.name][1])
         if call is not None and self._call_done(*call) == FAILED:
             return FAILED
         return COMPLETE
@@ -337,17 +348,8 @@ class Capture:
         ps = self.ps
         states = self.g.states
         while spec.default_rule is not None:
-            rule = spec.default_rule
-            size = len(rule.expansion)
-            stack, values = ps.state_stack, ps.value_stack
-            children = values[-size:] if size else []
-            if size:
-                del stack[-size:]
-                del values[-size:]
-            value = ps.parse_conf.callbacks[rule](children)
-            stack.append(ps.parse_conf.states[stack[-1]][rule.origin.name][1])
-            values.append(value)
-            spec = self.spec = states[stack[-1]]
+            _reduce_by_hand(ps.parse_conf, ps.state_stack, ps.value_stack, spec.default_rule)
+            spec = self.spec = states[ps.state_stack[-1]]
         if spec.call_rule is not None and self._call_done(spec.call_rule, ps.value_stack) == FAILED:
             return FAILED
         return self._at_end() if spec.end_ok else VIABLE
