@@ -22,7 +22,6 @@ their vendors; they are read where they are and skipped cleanly when absent.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
