@@ -244,6 +244,20 @@ FAMILY_UNITS: tuple[tuple[str, str, str, tuple[str, ...] | str, str], ...] = (
         ("internlm2",),
         '`<|action_start|><|plugin|>{"a": "` repeated',
     ),
+    (
+        "phi4_mini-items",
+        'functools[{"a": "',
+        "]",
+        ("phi4_mini",),
+        '`functools[{"a": "` repeated, phi4_mini',
+    ),
+    (
+        "firefunction-items",
+        ' functools[{"name": "f", "arguments": {"a": "',
+        "]",
+        ("firefunction",),
+        '` functools[{"name": "f", "arguments": {"a": "` repeated',
+    ),
 )
 
 

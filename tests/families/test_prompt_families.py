@@ -43,6 +43,8 @@ FAMILIES = (
     "nemotron",
     "longcat",
     "internlm2",
+    "phi4_mini",
+    "firefunction",
 )
 P = "antml" + ":"
 CLOSERS = [
@@ -445,6 +447,12 @@ RESULTS = [
         "internlm2",
         "<|im_start|>environment name=<|plugin|>\nSunny<|im_end|>\n"
         "<|im_start|>environment name=<|plugin|>\n22<|im_end|>\n",
+    ),
+    ("phi4_mini", "<|tool_response|>Sunny<|end|><|tool_response|>22<|end|>"),
+    (
+        "firefunction",
+        "<|start_header_id|>tool<|end_header_id|>\n\nSunny<|eot_id|>"
+        "<|start_header_id|>tool<|end_header_id|>\n\n22<|eot_id|>",
     ),
 ]
 

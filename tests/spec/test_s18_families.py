@@ -43,6 +43,8 @@ JSON_FAMILIES = (
     "nemotron",
     "longcat",
     "internlm2",
+    "phi4_mini",
+    "firefunction",
 )
 #: Raw parameters: a string as it is, anything else as JSON.
 RAW_FAMILIES = ("qwen3_coder", "glm45", "minimax_m2", "seed_oss")
