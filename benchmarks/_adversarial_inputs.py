@@ -258,6 +258,7 @@ FAMILY_UNITS: tuple[tuple[str, str, str, tuple[str, ...] | str, str], ...] = (
         ("firefunction",),
         '` functools[{"name": "f", "arguments": {"a": "` repeated',
     ),
+    ("xlam-name-keys", '[{"name": "', "]", ("xlam",), '`[{"name": "` repeated, xlam'),
 )
 
 

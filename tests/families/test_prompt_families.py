@@ -45,6 +45,7 @@ FAMILIES = (
     "internlm2",
     "phi4_mini",
     "firefunction",
+    "xlam",
 )
 P = "antml" + ":"
 CLOSERS = [
@@ -454,6 +455,7 @@ RESULTS = [
         "<|start_header_id|>tool<|end_header_id|>\n\nSunny<|eot_id|>"
         "<|start_header_id|>tool<|end_header_id|>\n\n22<|eot_id|>",
     ),
+    ("xlam", "<|im_start|>tool\nSunny<|im_end|>\n<|im_start|>tool\n22<|im_end|>\n"),
 ]
 
 

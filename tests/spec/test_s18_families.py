@@ -45,6 +45,7 @@ JSON_FAMILIES = (
     "internlm2",
     "phi4_mini",
     "firefunction",
+    "xlam",
 )
 #: Raw parameters: a string as it is, anything else as JSON.
 RAW_FAMILIES = ("qwen3_coder", "glm45", "minimax_m2", "seed_oss")
