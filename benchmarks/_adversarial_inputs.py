@@ -259,6 +259,13 @@ FAMILY_UNITS: tuple[tuple[str, str, str, tuple[str, ...] | str, str], ...] = (
         '` functools[{"name": "f", "arguments": {"a": "` repeated',
     ),
     ("xlam-name-keys", '[{"name": "', "]", ("xlam",), '`[{"name": "` repeated, xlam'),
+    (
+        "llamacpp_generic-calls",
+        '{"tool_call": {"name": "',
+        "}",
+        ("llamacpp_generic",),
+        '`{"tool_call": {"name": "` repeated',
+    ),
 )
 
 

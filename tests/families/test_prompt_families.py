@@ -46,6 +46,7 @@ FAMILIES = (
     "phi4_mini",
     "firefunction",
     "xlam",
+    "llamacpp_generic",
 )
 P = "antml" + ":"
 CLOSERS = [
@@ -456,6 +457,7 @@ RESULTS = [
         "<|start_header_id|>tool<|end_header_id|>\n\n22<|eot_id|>",
     ),
     ("xlam", "<|im_start|>tool\nSunny<|im_end|>\n<|im_start|>tool\n22<|im_end|>\n"),
+    ("llamacpp_generic", "Sunny\n22"),
 ]
 
 

@@ -46,6 +46,7 @@ JSON_FAMILIES = (
     "phi4_mini",
     "firefunction",
     "xlam",
+    "llamacpp_generic",
 )
 #: Raw parameters: a string as it is, anything else as JSON.
 RAW_FAMILIES = ("qwen3_coder", "glm45", "minimax_m2", "seed_oss")
