@@ -1,11 +1,12 @@
 """``longcat``: Meituan LongCat-Flash. One JSON object per ``<longcat_tool_call>`` block,
-Hermes' shape under LongCat's own tags. The cases follow vLLM's ``longcat`` parser tests
+Hermes' shape under LongCat's own tags; or its XML form, GLM-4.5's shape under LongCat's tags
+(mlx-lm's ``longcat`` parser reads both). The cases follow vLLM's ``longcat`` parser tests
 (rewritten): one call, parallel blocks, every JSON type, escapes, text around the calls,
-reasoning; and what must stay text."""
+reasoning; the XML form's values, raw text typed by the schema; and what must stay text."""
 
 from __future__ import annotations
 
-from family_cases import Case, FamilySuite
+from family_cases import Case, FamilySuite, check_every_way
 
 TYPES = {
     "string_field": "hello",
@@ -86,6 +87,23 @@ CASES = [
         answer="\n",
         wraps=False,
     ),
+    Case(
+        "xml-form",
+        "I will look.\n<longcat_tool_call>get_weather\n<longcat_arg_key>city</longcat_arg_key>\n"
+        "<longcat_arg_value>Tokyo</longcat_arg_value>\n<longcat_arg_key>days</longcat_arg_key>\n"
+        "<longcat_arg_value>3</longcat_arg_value>\n<longcat_arg_key>opts</longcat_arg_key>\n"
+        '<longcat_arg_value>{"units": ["C"], "x": null}</longcat_arg_value>\n</longcat_tool_call>',
+        [("get_weather", {"city": "Tokyo", "days": 3, "opts": {"units": ["C"], "x": None}})],
+        answer="I will look.\n",
+    ),
+    Case(
+        "xml-form-no-line-breaks-and-markup",
+        "<longcat_tool_call>write_file<longcat_arg_key>path</longcat_arg_key>"
+        "<longcat_arg_value>a.html</longcat_arg_value><longcat_arg_key>body</longcat_arg_key>"
+        "<longcat_arg_value><p>a < b</p></longcat_arg_value></longcat_tool_call>",
+        [("write_file", {"path": "a.html", "body": "<p>a < b</p>"})],
+        answer="",
+    ),
     # what is no call stays text
     Case(
         "cut-off",
@@ -98,8 +116,7 @@ CASES = [
         "arguments-not-an-object",
         '<longcat_tool_call>{"name": "func", "arguments": "not a dict"}</longcat_tool_call>',
         [],
-        answer='<longcat_tool_call>{"name": "func", "arguments": "not a dict"}'
-        "</longcat_tool_call>",
+        answer='<longcat_tool_call>{"name": "func", "arguments": "not a dict"}</longcat_tool_call>',
         wraps=False,
     ),
     Case(
@@ -115,3 +132,19 @@ CASES = [
 class TestLongcat(FamilySuite):
     dialect = "longcat"
     cases = CASES
+
+
+def test_a_string_schema_keeps_an_xml_value_as_text() -> None:
+    """``42`` is a number without the tool's schema, the text ``"42"`` under a string type."""
+    tools = [
+        {
+            "name": "f",
+            "parameters": {"type": "object", "properties": {"code": {"type": "string"}}},
+        }
+    ]
+    text = (
+        "<longcat_tool_call>f<longcat_arg_key>code</longcat_arg_key>"
+        "<longcat_arg_value>42</longcat_arg_value></longcat_tool_call>"
+    )
+    check_every_way("longcat", Case("string-typed", text, [("f", {"code": "42"})], tools=tools))
+    check_every_way("longcat", Case("untyped", text, [("f", {"code": 42})]))

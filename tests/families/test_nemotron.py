@@ -32,8 +32,7 @@ CASES = [
     ),
     Case(
         "arguments-as-a-string",
-        '<TOOLCALL>[{"name": "run_query", "arguments": "{\\"sql\\": \\"select 1\\"}"}]'
-        "</TOOLCALL>",
+        '<TOOLCALL>[{"name": "run_query", "arguments": "{\\"sql\\": \\"select 1\\"}"}]</TOOLCALL>',
         [("run_query", {"sql": "select 1"})],
         answer="",
     ),

@@ -442,19 +442,25 @@ RESULTS = [
     ("nemotron", "<TOOL_RESPONSE>[Sunny, 22]</TOOL_RESPONSE>"),
     (
         "longcat",
-        "<longcat_tool_response>Sunny</longcat_tool_response>\n"
-        "<longcat_tool_response>22</longcat_tool_response>",
+        (
+            "<longcat_tool_response>Sunny</longcat_tool_response>\n"
+            "<longcat_tool_response>22</longcat_tool_response>"
+        ),
     ),
     (
         "internlm2",
-        "<|im_start|>environment name=<|plugin|>\nSunny<|im_end|>\n"
-        "<|im_start|>environment name=<|plugin|>\n22<|im_end|>\n",
+        (
+            "<|im_start|>environment name=<|plugin|>\nSunny<|im_end|>\n"
+            "<|im_start|>environment name=<|plugin|>\n22<|im_end|>\n"
+        ),
     ),
     ("phi4_mini", "<|tool_response|>Sunny<|end|><|tool_response|>22<|end|>"),
     (
         "firefunction",
-        "<|start_header_id|>tool<|end_header_id|>\n\nSunny<|eot_id|>"
-        "<|start_header_id|>tool<|end_header_id|>\n\n22<|eot_id|>",
+        (
+            "<|start_header_id|>tool<|end_header_id|>\n\nSunny<|eot_id|>"
+            "<|start_header_id|>tool<|end_header_id|>\n\n22<|eot_id|>"
+        ),
     ),
     ("xlam", "<|im_start|>tool\nSunny<|im_end|>\n<|im_start|>tool\n22<|im_end|>\n"),
     ("llamacpp_generic", "Sunny\n22"),

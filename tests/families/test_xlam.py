@@ -42,7 +42,7 @@ CASES = [
     ),
     Case(
         "in-tool-call-tags",
-        "I'll help you check the weather.<tool_call>[{\"name\": \"get_current_weather\", "
+        'I\'ll help you check the weather.<tool_call>[{"name": "get_current_weather", '
         '"arguments": {"city": "Dallas", "state": "TX", "unit": "fahrenheit"}}]</tool_call>',
         [("get_current_weather", DALLAS)],
         answer="I'll help you check the weather.",
@@ -50,7 +50,7 @@ CASES = [
     bare(
         # (`[TOOL_CALLS]` is Mistral's token: text here, the list a call)
         "after-mistral-token",
-        "I'll check the weather for you.[TOOL_CALLS][{\"name\": \"get_current_weather\", "
+        'I\'ll check the weather for you.[TOOL_CALLS][{"name": "get_current_weather", '
         '"arguments": {"city": "Dallas", "state": "TX", "unit": "fahrenheit"}}]',
         [("get_current_weather", DALLAS)],
         "I'll check the weather for you.[TOOL_CALLS]",
@@ -59,8 +59,10 @@ CASES = [
         "template-shape-nested",
         '[{"name": "search", "arguments": {"q": "lark [parser]", "filters": '
         '{"lang": ["en", "fr"], "max": null}}}, {"name": "refresh", "arguments": {}}]',
-        [("search", {"q": "lark [parser]", "filters": {"lang": ["en", "fr"], "max": None}}),
-         ("refresh", {})],
+        [
+            ("search", {"q": "lark [parser]", "filters": {"lang": ["en", "fr"], "max": None}}),
+            ("refresh", {}),
+        ],
         "",
     ),
     bare(
