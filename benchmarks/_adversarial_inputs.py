@@ -253,18 +253,18 @@ FAMILY_UNITS: tuple[tuple[str, str, str, tuple[str, ...] | str, str], ...] = (
     ),
     (
         "firefunction-items",
-        ' functools[{"name": "f", "arguments": {"a": "',
+        'functools[{"a": "',
         "]",
         ("firefunction",),
-        '` functools[{"name": "f", "arguments": {"a": "` repeated',
+        '`functools[{"a": "` repeated, firefunction',
     ),
     ("xlam-name-keys", '[{"name": "', "]", ("xlam",), '`[{"name": "` repeated, xlam'),
     (
         "llamacpp_generic-calls",
-        '{"tool_call": {"name": "',
-        "}",
+        '{"tool_calls": [{"a": "',
+        "]}",
         ("llamacpp_generic",),
-        '`{"tool_call": {"name": "` repeated',
+        '`{"tool_calls": [{"a": "` repeated',
     ),
 )
 
