@@ -216,6 +216,56 @@ FAMILY_UNITS: tuple[tuple[str, str, str, tuple[str, ...] | str, str], ...] = (
         '`function.name: f` and `function.arguments: {"a": "` lines repeated',
     ),
     ("text_kv-names", "function.name: f\n", "}", ("text_kv",), "`function.name: f` lines repeated"),
+    (
+        "hunyuan-items",
+        '<tool_calls>[{"a": "',
+        "</tool_calls>",
+        ("hunyuan",),
+        '`<tool_calls>[{"a": "` repeated, hunyuan',
+    ),
+    (
+        "nemotron-items",
+        '<TOOLCALL>[{"a": "',
+        "</TOOLCALL>",
+        ("nemotron",),
+        '`<TOOLCALL>[{"a": "` repeated',
+    ),
+    (
+        "longcat-bodies",
+        '<longcat_tool_call>{"a": "',
+        "</longcat_tool_call>",
+        ("longcat",),
+        '`<longcat_tool_call>{"a": "` repeated',
+    ),
+    (
+        "internlm2-bodies",
+        '<|action_start|><|plugin|>{"a": "',
+        "<|action_end|>",
+        ("internlm2",),
+        '`<|action_start|><|plugin|>{"a": "` repeated',
+    ),
+    (
+        "phi4_mini-items",
+        'functools[{"a": "',
+        "]",
+        ("phi4_mini",),
+        '`functools[{"a": "` repeated, phi4_mini',
+    ),
+    (
+        "firefunction-items",
+        'functools[{"a": "',
+        "]",
+        ("firefunction",),
+        '`functools[{"a": "` repeated, firefunction',
+    ),
+    ("xlam-name-keys", '[{"name": "', "]", ("xlam",), '`[{"name": "` repeated, xlam'),
+    (
+        "llamacpp_generic-calls",
+        '{"tool_calls": [{"a": "',
+        "]}",
+        ("llamacpp_generic",),
+        '`{"tool_calls": [{"a": "` repeated',
+    ),
 )
 
 

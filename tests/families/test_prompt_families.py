@@ -39,6 +39,14 @@ FAMILIES = (
     "pythonic",
     "json",
     "text_kv",
+    "hunyuan",
+    "nemotron",
+    "longcat",
+    "internlm2",
+    "phi4_mini",
+    "firefunction",
+    "xlam",
+    "llamacpp_generic",
 )
 P = "antml" + ":"
 CLOSERS = [
@@ -64,6 +72,11 @@ CLOSERS = [
     "</" + P + "invoke>",
     "</tool_use>",
     "</function_call>",
+    "</tool_calls>",
+    "]</tool_calls>",
+    "</TOOLCALL>",
+    "</longcat_tool_call>",
+    "<|action_end|>",
 ]
 HOSTILE = [
     *CLOSERS,
@@ -425,6 +438,32 @@ RESULTS = [
         "text_kv",
         "tool_call_id: functions.get_weather:0\noutput: Sunny\n\ntool_call_id: 1\noutput: 22",
     ),
+    ("hunyuan", "Sunny\n22"),
+    ("nemotron", "<TOOL_RESPONSE>[Sunny, 22]</TOOL_RESPONSE>"),
+    (
+        "longcat",
+        (
+            "<longcat_tool_response>Sunny</longcat_tool_response>\n"
+            "<longcat_tool_response>22</longcat_tool_response>"
+        ),
+    ),
+    (
+        "internlm2",
+        (
+            "<|im_start|>environment name=<|plugin|>\nSunny<|im_end|>\n"
+            "<|im_start|>environment name=<|plugin|>\n22<|im_end|>\n"
+        ),
+    ),
+    ("phi4_mini", "<|tool_response|>Sunny<|end|><|tool_response|>22<|end|>"),
+    (
+        "firefunction",
+        (
+            "<|start_header_id|>tool<|end_header_id|>\n\nSunny<|eot_id|>"
+            "<|start_header_id|>tool<|end_header_id|>\n\n22<|eot_id|>"
+        ),
+    ),
+    ("xlam", "<|im_start|>tool\nSunny<|im_end|>\n<|im_start|>tool\n22<|im_end|>\n"),
+    ("llamacpp_generic", "Sunny\n22"),
 ]
 
 

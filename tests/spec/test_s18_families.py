@@ -39,6 +39,14 @@ JSON_FAMILIES = (
     "tool_use",
     "function_call",
     "text_kv",
+    "hunyuan",
+    "nemotron",
+    "longcat",
+    "internlm2",
+    "phi4_mini",
+    "firefunction",
+    "xlam",
+    "llamacpp_generic",
 )
 #: Raw parameters: a string as it is, anything else as JSON.
 RAW_FAMILIES = ("qwen3_coder", "glm45", "minimax_m2", "seed_oss")
