@@ -216,6 +216,20 @@ FAMILY_UNITS: tuple[tuple[str, str, str, tuple[str, ...] | str, str], ...] = (
         '`function.name: f` and `function.arguments: {"a": "` lines repeated',
     ),
     ("text_kv-names", "function.name: f\n", "}", ("text_kv",), "`function.name: f` lines repeated"),
+    (
+        "lfm2-calls",
+        "<|tool_call_start|>[a(",
+        "<|tool_call_end|>",
+        ("lfm2",),
+        "`<|tool_call_start|>[a(` repeated, lfm2",
+    ),
+    (
+        "lfm2-json",
+        '<|tool_call_start|>[{"a": "',
+        "<|tool_call_end|>",
+        ("lfm2",),
+        '`<|tool_call_start|>[{"a": "` repeated, lfm2',
+    ),
 )
 
 

@@ -39,7 +39,10 @@ FAMILIES = (
     "pythonic",
     "json",
     "text_kv",
+    "lfm2",
 )
+#: The families whose calls are Python calls (keyword arguments named by identifiers).
+PYTHONIC = ("pythonic", "lfm2")
 P = "antml" + ":"
 CLOSERS = [
     "</tool_call>",
@@ -111,7 +114,7 @@ def _want(calls: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, str]]:
 @soak_settings(60)
 @given(data=st.data())
 def test_format_calls_round_trips(dialect: str, data: Any) -> None:
-    calls = data.draw(PYTHON_CALLS if dialect == "pythonic" else CALLS)
+    calls = data.draw(PYTHON_CALLS if dialect in PYTHONIC else CALLS)
     text = format_calls(calls, dialect=dialect)
     result = parse(text, dialects=(dialect,))
     assert canon_calls(result.calls) == _want(calls), text
@@ -192,7 +195,7 @@ def typed_calls(draw: Any, dialect: str) -> tuple[list[tuple[str, dict[str, Any]
     """Calls, and tools whose schemas type some of their parameters (most) as their values
     are, in one of the shapes ``parse`` takes (a tool without a schema, or a parameter left
     untyped, is written and read as without one)."""
-    calls = draw(TYPED_PYTHON_CALLS if dialect == "pythonic" else TYPED_CALLS)
+    calls = draw(TYPED_PYTHON_CALLS if dialect in PYTHONIC else TYPED_CALLS)
     tools = []
     for name, args in calls:
         typed = [k for k in args if draw(st.integers(0, 3))]
@@ -424,6 +427,13 @@ RESULTS = [
     (
         "text_kv",
         "tool_call_id: functions.get_weather:0\noutput: Sunny\n\ntool_call_id: 1\noutput: 22",
+    ),
+    (
+        "lfm2",
+        (
+            "<|im_start|>tool\n<|tool_response_start|>Sunny<|tool_response_end|><|im_end|>\n"
+            "<|im_start|>tool\n<|tool_response_start|>22<|tool_response_end|><|im_end|>"
+        ),
     ),
 ]
 
