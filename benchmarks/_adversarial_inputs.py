@@ -217,6 +217,13 @@ FAMILY_UNITS: tuple[tuple[str, str, str, tuple[str, ...] | str, str], ...] = (
     ),
     ("text_kv-names", "function.name: f\n", "}", ("text_kv",), "`function.name: f` lines repeated"),
     (
+        "minimax_m3-elements",
+        ']<]minimax[>[<tool_call>]<]minimax[>[<invoke name="f">]<]minimax[>[<a>',
+        "]<]minimax[>[</tool_call>",
+        ("minimax_m3",),
+        "minimax_m3 block, invoke, `<a>` element repeated",
+    ),
+    (
         "lfm2-calls",
         "<|tool_call_start|>[a(",
         "<|tool_call_end|>",

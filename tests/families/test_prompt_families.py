@@ -40,6 +40,7 @@ FAMILIES = (
     "json",
     "text_kv",
     "lfm2",
+    "minimax_m3",
 )
 #: The families whose calls are Python calls (keyword arguments named by identifiers).
 PYTHONIC = ("pythonic", "lfm2")
@@ -57,6 +58,7 @@ CLOSERS = [
     "<|tool_call_end|>",
     "<|tool_calls_section_end|>",
     "</minimax:tool_call>",
+    "]<]minimax[>[</x>",
     "</invoke>",
     "</seed:tool_call>",
     "<|call|>",
@@ -123,7 +125,7 @@ def test_format_calls_round_trips(dialect: str, data: Any) -> None:
 
 
 #: The families that write a value as raw text, typed by the tool's schema (SPEC §19).
-RAW = ("qwen3_coder", "glm45", "minimax_m2", "seed_oss")
+RAW = ("qwen3_coder", "glm45", "minimax_m2", "seed_oss", "minimax_m3")
 #: Every dialect the prompt side writes.
 WRITTEN = tuple(callsieve.dialects())
 #: Where a raw value's run may stop (a tag may begin there).
@@ -288,6 +290,7 @@ RAW_42 = {
     "glm45": ("<arg_value>42</arg_value>", '<arg_value>"42"</arg_value>'),
     "minimax_m2": ('<parameter name="s">42</parameter>', '<parameter name="s">"42"</parameter>'),
     "seed_oss": ("<parameter=s>42</parameter>", '<parameter=s>"42"</parameter>'),
+    "minimax_m3": ("<s>42]<]minimax[>[</s>", '<s>"42"]<]minimax[>[</s>'),
 }
 
 
@@ -313,7 +316,9 @@ def test_a_string_typed_parameter_is_written_as_it_is(dialect: str) -> None:
 def test_what_a_string_schema_cannot_carry_is_a_format_error(dialect: str) -> None:
     """A string-typed string holding the family's closing tag, and a value that is not a
     string in a string-typed parameter: no text reads back as them under that schema."""
-    close_tag = "</arg_value>" if dialect == "glm45" else "</parameter>"
+    close_tag = {"glm45": "</arg_value>", "minimax_m3": "]<]minimax[>[</s>"}.get(
+        dialect, "</parameter>"
+    )
     for value, why in ((f"a{close_tag}b", "would end it early"), (7, "its value is an integer")):
         with pytest.raises(FormatError, match=f"parameter 's' is typed string.*{why}"):
             format_calls([("f", {"s": value})], dialect=dialect, tools=STRING_TOOLS)
@@ -428,6 +433,7 @@ RESULTS = [
         "text_kv",
         "tool_call_id: functions.get_weather:0\noutput: Sunny\n\ntool_call_id: 1\noutput: 22",
     ),
+    ("minimax_m3", "<response>Sunny</response>\n<response>22</response>"),
     (
         "lfm2",
         (
