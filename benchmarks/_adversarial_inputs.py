@@ -180,6 +180,7 @@ def chat_units(count: int) -> str:
 KIMI_ARGS = (
     "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>"
 )
+K3_CALL = '<|open|>tools<|sep|><|open|>call tool="f" index="1"<|sep|>'
 FAMILY_UNITS: tuple[tuple[str, str, str, tuple[str, ...] | str, str], ...] = (
     ("json-name-keys", '{"name": "', "}", ("json",), '`{"name": "` repeated, json'),
     ("all-name-keys", '{"name": "', "}", "all", '`{"name": "` repeated, dialects="all"'),
@@ -216,6 +217,20 @@ FAMILY_UNITS: tuple[tuple[str, str, str, tuple[str, ...] | str, str], ...] = (
         '`function.name: f` and `function.arguments: {"a": "` lines repeated',
     ),
     ("text_kv-names", "function.name: f\n", "}", ("text_kv",), "`function.name: f` lines repeated"),
+    (
+        "kimi_k3-json",
+        K3_CALL + '<|open|>json type="object"<|sep|>{"a": "',
+        "<|close|>tools<|sep|>",
+        ("kimi_k3",),
+        'kimi_k3 tools, call, json section, `{"a": "` repeated',
+    ),
+    (
+        "kimi_k3-args",
+        K3_CALL + '<|open|>argument key="a" type="number"<|sep|>1',
+        "<|close|>tools<|sep|>",
+        ("kimi_k3",),
+        "kimi_k3 tools, call, an argument left open, repeated",
+    ),
     (
         "minimax_m3-elements",
         ']<]minimax[>[<tool_call>]<]minimax[>[<invoke name="f">]<]minimax[>[<a>',

@@ -37,6 +37,7 @@ THINK_TAGS: dict[str, tuple[str, str]] = {
     "seed_oss": ("<seed:think>", "</seed:think>"),
     "gpt_oss": ("<|channel|>analysis<|message|>", "<|end|>"),
     "minimax_m3": ("<mm:think>", "</mm:think>"),
+    "kimi_k3": ("<|open|>think<|sep|>", "<|close|>think<|sep|>"),
 }
 _THINK = ("<think>", "</think>")
 

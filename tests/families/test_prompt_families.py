@@ -41,6 +41,7 @@ FAMILIES = (
     "text_kv",
     "lfm2",
     "minimax_m3",
+    "kimi_k3",
 )
 #: The families whose calls are Python calls (keyword arguments named by identifiers).
 PYTHONIC = ("pythonic", "lfm2")
@@ -59,6 +60,7 @@ CLOSERS = [
     "<|tool_calls_section_end|>",
     "</minimax:tool_call>",
     "]<]minimax[>[</x>",
+    "<|close|>json<|sep|>",
     "</invoke>",
     "</seed:tool_call>",
     "<|call|>",
@@ -434,6 +436,13 @@ RESULTS = [
         "tool_call_id: functions.get_weather:0\noutput: Sunny\n\ntool_call_id: 1\noutput: 22",
     ),
     ("minimax_m3", "<response>Sunny</response>\n<response>22</response>"),
+    (
+        "kimi_k3",
+        (
+            '<|open|>message role="tool"<|sep|>Sunny<|close|>message<|sep|><|end_of_msg|>'
+            '<|open|>message role="tool"<|sep|>22<|close|>message<|sep|><|end_of_msg|>'
+        ),
+    ),
     (
         "lfm2",
         (
