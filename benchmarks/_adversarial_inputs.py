@@ -180,6 +180,7 @@ def chat_units(count: int) -> str:
 KIMI_ARGS = (
     "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>"
 )
+HY_CALL = "<tool_calls:opensource><tool_call:opensource>f<tool_sep:opensource>"
 K3_CALL = '<|open|>tools<|sep|><|open|>call tool="f" index="1"<|sep|>'
 FAMILY_UNITS: tuple[tuple[str, str, str, tuple[str, ...] | str, str], ...] = (
     ("json-name-keys", '{"name": "', "}", ("json",), '`{"name": "` repeated, json'),
@@ -230,6 +231,13 @@ FAMILY_UNITS: tuple[tuple[str, str, str, tuple[str, ...] | str, str], ...] = (
         "<|close|>tools<|sep|>",
         ("kimi_k3",),
         "kimi_k3 tools, call, an argument left open, repeated",
+    ),
+    (
+        "hy_v3-values",
+        HY_CALL + "<arg_key:opensource>a</arg_key:opensource><arg_value:opensource>",
+        "</tool_calls:opensource>",
+        ("hy_v3",),
+        "hy_v3 block, call, a value left open, repeated",
     ),
     (
         "minimax_m3-elements",

@@ -38,6 +38,7 @@ THINK_TAGS: dict[str, tuple[str, str]] = {
     "gpt_oss": ("<|channel|>analysis<|message|>", "<|end|>"),
     "minimax_m3": ("<mm:think>", "</mm:think>"),
     "kimi_k3": ("<|open|>think<|sep|>", "<|close|>think<|sep|>"),
+    "hy_v3": ("<think:opensource>", "</think:opensource>"),
 }
 _THINK = ("<think>", "</think>")
 

@@ -42,6 +42,7 @@ FAMILIES = (
     "lfm2",
     "minimax_m3",
     "kimi_k3",
+    "hy_v3",
 )
 #: The families whose calls are Python calls (keyword arguments named by identifiers).
 PYTHONIC = ("pythonic", "lfm2")
@@ -61,6 +62,7 @@ CLOSERS = [
     "</minimax:tool_call>",
     "]<]minimax[>[</x>",
     "<|close|>json<|sep|>",
+    "</arg_value:opensource>",
     "</invoke>",
     "</seed:tool_call>",
     "<|call|>",
@@ -127,7 +129,7 @@ def test_format_calls_round_trips(dialect: str, data: Any) -> None:
 
 
 #: The families that write a value as raw text, typed by the tool's schema (SPEC §19).
-RAW = ("qwen3_coder", "glm45", "minimax_m2", "seed_oss", "minimax_m3")
+RAW = ("qwen3_coder", "glm45", "minimax_m2", "seed_oss", "minimax_m3", "hy_v3")
 #: Every dialect the prompt side writes.
 WRITTEN = tuple(callsieve.dialects())
 #: Where a raw value's run may stop (a tag may begin there).
@@ -293,6 +295,10 @@ RAW_42 = {
     "minimax_m2": ('<parameter name="s">42</parameter>', '<parameter name="s">"42"</parameter>'),
     "seed_oss": ("<parameter=s>42</parameter>", '<parameter=s>"42"</parameter>'),
     "minimax_m3": ("<s>42]<]minimax[>[</s>", '<s>"42"]<]minimax[>[</s>'),
+    "hy_v3": (
+        "<arg_value:opensource>42</arg_value:opensource>",
+        '<arg_value:opensource>"42"</arg_value:opensource>',
+    ),
 }
 
 
@@ -318,9 +324,11 @@ def test_a_string_typed_parameter_is_written_as_it_is(dialect: str) -> None:
 def test_what_a_string_schema_cannot_carry_is_a_format_error(dialect: str) -> None:
     """A string-typed string holding the family's closing tag, and a value that is not a
     string in a string-typed parameter: no text reads back as them under that schema."""
-    close_tag = {"glm45": "</arg_value>", "minimax_m3": "]<]minimax[>[</s>"}.get(
-        dialect, "</parameter>"
-    )
+    close_tag = {
+        "glm45": "</arg_value>",
+        "minimax_m3": "]<]minimax[>[</s>",
+        "hy_v3": "</arg_value:opensource>",
+    }.get(dialect, "</parameter>")
     for value, why in ((f"a{close_tag}b", "would end it early"), (7, "its value is an integer")):
         with pytest.raises(FormatError, match=f"parameter 's' is typed string.*{why}"):
             format_calls([("f", {"s": value})], dialect=dialect, tools=STRING_TOOLS)
@@ -436,6 +444,14 @@ RESULTS = [
         "tool_call_id: functions.get_weather:0\noutput: Sunny\n\ntool_call_id: 1\noutput: 22",
     ),
     ("minimax_m3", "<response>Sunny</response>\n<response>22</response>"),
+    (
+        "hy_v3",
+        (
+            "<tool_responses:opensource>\n<tool_response:opensource>\nSunny\n"
+            "</tool_response:opensource>\n<tool_response:opensource>\n22\n"
+            "</tool_response:opensource>\n</tool_responses:opensource>"
+        ),
+    ),
     (
         "kimi_k3",
         (
