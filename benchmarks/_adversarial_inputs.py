@@ -240,6 +240,13 @@ FAMILY_UNITS: tuple[tuple[str, str, str, tuple[str, ...] | str, str], ...] = (
         "hy_v3 block, call, a value left open, repeated",
     ),
     (
+        "gemma4-strings",
+        '<|tool_call>call:f{a:<|"|>',
+        "<tool_call|>",
+        ("gemma4",),
+        '`<|tool_call>call:f{a:<|"|>` repeated, gemma4',
+    ),
+    (
         "minimax_m3-elements",
         ']<]minimax[>[<tool_call>]<]minimax[>[<invoke name="f">]<]minimax[>[<a>',
         "]<]minimax[>[</tool_call>",

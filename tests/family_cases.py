@@ -39,6 +39,7 @@ THINK_TAGS: dict[str, tuple[str, str]] = {
     "minimax_m3": ("<mm:think>", "</mm:think>"),
     "kimi_k3": ("<|open|>think<|sep|>", "<|close|>think<|sep|>"),
     "hy_v3": ("<think:opensource>", "</think:opensource>"),
+    "gemma4": ("<|channel>thought\n", "<channel|>"),
 }
 _THINK = ("<think>", "</think>")
 

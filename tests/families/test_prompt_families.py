@@ -130,8 +130,11 @@ def test_format_calls_round_trips(dialect: str, data: Any) -> None:
 
 #: The families that write a value as raw text, typed by the tool's schema (SPEC §19).
 RAW = ("qwen3_coder", "glm45", "minimax_m2", "seed_oss", "minimax_m3", "hy_v3")
+#: The families with no writer: their values are a syntax of their own no template writes
+#: (Gemma's unquoted keys and `<|"|>` strings), grammar/gemma4.lark.
+UNWRITTEN = ("gemma4",)
 #: Every dialect the prompt side writes.
-WRITTEN = tuple(callsieve.dialects())
+WRITTEN = tuple(d for d in callsieve.dialects() if d not in UNWRITTEN)
 #: Where a raw value's run may stop (a tag may begin there).
 TAG_LEADS = frozenset("<＜〈")
 #: The families' hostile strings, and the default dialects' closing tags and CDATA.
@@ -243,6 +246,12 @@ def _without_unwritable(
 
 def test_every_dialect_has_a_writer() -> None:
     assert set(WRITTEN) == {*FAMILIES, *DEFAULT_DIALECTS}
+
+
+@pytest.mark.parametrize("dialect", UNWRITTEN)
+def test_a_family_without_a_spelling_is_not_written(dialect: str) -> None:
+    with pytest.raises(callsieve.ConfigurationError, match=dialect):
+        format_calls([("f", {"a": 1})], dialect=dialect)
 
 
 @pytest.mark.parametrize("dialect", WRITTEN)
