@@ -247,6 +247,20 @@ FAMILY_UNITS: tuple[tuple[str, str, str, tuple[str, ...] | str, str], ...] = (
         '`<|tool_call>call:f{a:<|"|>` repeated, gemma4',
     ),
     (
+        "functiongemma-strings",
+        "<start_function_call>call:f{a:<escape>",
+        "<end_function_call>",
+        ("functiongemma",),
+        "`<start_function_call>call:f{a:<escape>` repeated, functiongemma",
+    ),
+    (
+        "functiongemma-json",
+        '<start_function_call>call:f{a:{"b": "',
+        "<end_function_call>",
+        ("functiongemma",),
+        '`<start_function_call>call:f{a:{"b": "` repeated, functiongemma',
+    ),
+    (
         "minimax_m3-elements",
         ']<]minimax[>[<tool_call>]<]minimax[>[<invoke name="f">]<]minimax[>[<a>',
         "]<]minimax[>[</tool_call>",

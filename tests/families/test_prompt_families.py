@@ -43,6 +43,7 @@ FAMILIES = (
     "minimax_m3",
     "kimi_k3",
     "hy_v3",
+    "functiongemma",
 )
 #: The families whose calls are Python calls (keyword arguments named by identifiers).
 PYTHONIC = ("pythonic", "lfm2")
@@ -63,6 +64,8 @@ CLOSERS = [
     "]<]minimax[>[</x>",
     "<|close|>json<|sep|>",
     "</arg_value:opensource>",
+    "<escape>",
+    "<end_function_call>",
     "</invoke>",
     "</seed:tool_call>",
     "<|call|>",
@@ -129,7 +132,15 @@ def test_format_calls_round_trips(dialect: str, data: Any) -> None:
 
 
 #: The families that write a value as raw text, typed by the tool's schema (SPEC §19).
-RAW = ("qwen3_coder", "glm45", "minimax_m2", "seed_oss", "minimax_m3", "hy_v3")
+RAW = (
+    "qwen3_coder",
+    "glm45",
+    "minimax_m2",
+    "seed_oss",
+    "minimax_m3",
+    "hy_v3",
+    "functiongemma",
+)
 #: The families with no writer: their values are a syntax of their own no template writes
 #: (Gemma's unquoted keys and `<|"|>` strings), grammar/gemma4.lark.
 UNWRITTEN = ("gemma4",)
@@ -308,6 +319,7 @@ RAW_42 = {
         "<arg_value:opensource>42</arg_value:opensource>",
         '<arg_value:opensource>"42"</arg_value:opensource>',
     ),
+    "functiongemma": ("s:<escape>42<escape>", 's:<escape>"42"<escape>'),
 }
 
 
@@ -337,6 +349,7 @@ def test_what_a_string_schema_cannot_carry_is_a_format_error(dialect: str) -> No
         "glm45": "</arg_value>",
         "minimax_m3": "]<]minimax[>[</s>",
         "hy_v3": "</arg_value:opensource>",
+        "functiongemma": "<escape>",
     }.get(dialect, "</parameter>")
     for value, why in ((f"a{close_tag}b", "would end it early"), (7, "its value is an integer")):
         with pytest.raises(FormatError, match=f"parameter 's' is typed string.*{why}"):
@@ -453,6 +466,13 @@ RESULTS = [
         "tool_call_id: functions.get_weather:0\noutput: Sunny\n\ntool_call_id: 1\noutput: 22",
     ),
     ("minimax_m3", "<response>Sunny</response>\n<response>22</response>"),
+    (
+        "functiongemma",
+        (
+            "<start_function_response>response:<escape>Sunny<escape><end_function_response>\n"
+            "<start_function_response>response:<escape>22<escape><end_function_response>"
+        ),
+    ),
     (
         "hy_v3",
         (

@@ -8,7 +8,8 @@ What it does: ``template_calls`` fills the dialect's spelling (``grammar/spellin
 key ``ARGS_KEY`` where the family's template writes another: Llama's ``"parameters"``),
 ``"json"`` (the arguments, one JSON object), ``"python"`` (Python keyword arguments,
 ``city='SF', days=3``: each value a Python literal) or ``"raw"`` (``ARG_OPEN`` with the key's
-slot, the value, ``ARG_CLOSE``, for each argument; ``ARG_CLOSE`` may hold the key's slot too)
+slot, the value, ``ARG_CLOSE``, for each argument, ``ARG_SEP`` between two; ``ARG_CLOSE`` may
+hold the key's slot too)
 — and ``CALL_TAIL``; calls stand in one block (``BLOCK_OPEN`` … ``BLOCK_CLOSE``) or, where the
 spelling has no ``BLOCK_OPEN``, each in a block of its own, joined by ``BLOCK_SEP``.
 A raw value is written as the families' templates write it: a string as it is, anything else
@@ -245,7 +246,9 @@ def _raw_call(call: _RawCall, args: dict[str, Any]) -> str:
     for as_json in (False, True):
         text = (
             call.head
-            + "".join(_raw_arg(call, key, value, as_json) for key, value in args.items())
+            + call.sp.get("ARG_SEP").join(
+                _raw_arg(call, key, value, as_json) for key, value in args.items()
+            )
             + call.tail
         )
         if _reads_back(call.sp, call.dirs, _block(call.sp, [text]), call.name, args, call.tools()):

@@ -362,6 +362,12 @@ class Template:
                 f"dialect {self.dialect!r}: ARG_OPEN must hold the key's slot once",
                 expected=("an ARG_OPEN with one slot",),
             )
+        if "ARG_SEP" in sp:
+            raise ConfigurationError(
+                f"dialect {self.dialect!r}: ARG_SEP (a separator between raw arguments) is not "
+                "exported: optional parameters would need it only between those written",
+                expected=("a spelling without ARG_SEP",),
+            )
         if SLOT in sp.get(ARG_CLOSE):
             raise ConfigurationError(
                 f"dialect {self.dialect!r}: ARG_CLOSE holds the key's slot (an element named by "
