@@ -4,8 +4,9 @@
 SDK clients pointed at a gateway (no retries); ``close_clients()`` closes every one made (the
 tests' conftest does it after each test, so no connection is left for the garbage collector
 to complain about). ``running(config)`` serves ``callsieve.server.create_app(config)`` with
-Uvicorn in a thread on an ephemeral port and yields its base URL; leaving the ``with`` shuts
-it down and joins the thread. ``serving(*args)`` runs ``callsieve serve`` as a real process
+Uvicorn in a thread on an ephemeral port, with the settings ``callsieve serve`` gives it
+(``_run.uvicorn_config``: the connection guard, the keep-alive), and yields its base URL
+(``running_server``: and the server); leaving the ``with`` shuts it down and joins the thread. ``serving(*args)`` runs ``callsieve serve`` as a real process
 (``Served``: its URL, pid, resident memory, log). ``scripted(*scripts)`` runs a
 ``ScriptedModel``, the model on the other side of upstream mode: a real HTTP server on
 127.0.0.1 (raw sockets, one thread per connection, ``Connection: close``) that answers each
@@ -37,6 +38,7 @@ import openai
 import uvicorn
 
 from callsieve.server import ServerConfig, create_app
+from callsieve.server._run import uvicorn_config
 
 __all__ = [
     "Conn",
@@ -49,6 +51,7 @@ __all__ = [
     "genai_client",
     "openai_client",
     "running",
+    "running_server",
     "scripted",
     "serving",
 ]
@@ -90,12 +93,20 @@ def close_clients() -> None:
 
 @contextmanager
 def running(config: ServerConfig) -> Iterator[str]:
+    with running_server(config) as (url, _):
+        yield url
+
+
+@contextmanager
+def running_server(config: ServerConfig) -> Iterator[tuple[str, uvicorn.Server]]:
+    """``running``, with the Uvicorn server (its lifespan state holds the worker's
+    connections, ``callsieve.server._conn``)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     server = uvicorn.Server(
-        uvicorn.Config(create_app(config), log_level="warning", timeout_graceful_shutdown=2)
+        uvicorn_config(config, create_app(config), log_level="warning", timeout_graceful_shutdown=2)
     )
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -105,7 +116,7 @@ def running(config: ServerConfig) -> Iterator[str]:
             raise RuntimeError("the gateway did not start")
         time.sleep(0.01)
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield f"http://127.0.0.1:{port}", server
     finally:
         server.should_exit = True
         thread.join(20)
@@ -200,7 +211,7 @@ class Script:
     ``delta.tool_calls`` list of its own), then ``finish`` and ``usage``, ``data: [DONE]``.
     Or: ``status`` with ``error`` as its JSON body (``headers`` added); ``hang`` seconds
     before answering; ``die_after`` events, then the connection closes without ``[DONE]``;
-    ``endless``: events every 10 ms until the client goes away; ``stall``: after the events,
+    ``endless``: events (of ``endless_text``) every 10 ms until the client goes away; ``stall``: after the events,
     nothing more until the client goes away; ``trickle``: after the events, an SSE comment
     every ``trickle`` seconds until the client goes away; ``raw``: these bytes as the whole
     body, written piece by piece (``delay`` seconds apart); ``huge_line``: that many bytes
@@ -217,6 +228,7 @@ class Script:
     hang: float = 0.0
     die_after: int | None = None
     endless: bool = False
+    endless_text: str = "la "
     stall: bool = False
     trickle: float | None = None
     raw: list[bytes] | None = None
@@ -383,7 +395,11 @@ class ScriptedModel:
         while s.endless and not self.stop.is_set():
             self._event(
                 sock,
-                {"choices": [{"index": 0, "delta": {"content": "la "}, "finish_reason": None}]},
+                {
+                    "choices": [
+                        {"index": 0, "delta": {"content": s.endless_text}, "finish_reason": None}
+                    ]
+                },
             )
             self._wait(sock, 0.01)
         while s.stall and not self.stop.is_set():
