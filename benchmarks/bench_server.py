@@ -27,13 +27,23 @@ the tests' fake upstream (``tests/loopback.py``) serves one whole reply of that 
 megabytes while a stream beside it ticks every 10 ms; the row is the stream's longest gap
 between two chunks while the whole reply is served (before issue 24: 0.41 s for 50 MB).
 
+**Whole-request latency** (``--latency N``, default 200; 0 skips it): the openai SDK's
+``chat.completions.create()``, not streamed, N times against the tests' fake upstream
+directly (a JSON answer) and N times through a gateway in upstream mode in front of it
+(default settings), alternating; the row is each one's p50 and p99 and the difference of
+the medians (target: within 2 ms). ``--latency-before SRC`` adds a gateway run from another
+``src`` folder (e.g. /work/main/src: before issue 33 the accepted connections had no
+TCP_NODELAY, and a whole request waited ~40 ms for the client's delayed ACK).
+``--no-load`` skips the load phases, to run a row alone.
+
 It is a report, not a test: it prints a Markdown table and exits 0 whatever the figures;
 1 only when the sieve server's calls are wrong. The client shares the machine with the
 server: on a 2-core machine it slows the wall-clock figures of both phases alike, but not
 the server's CPU time per request.
 
 Usage: ``python benchmarks/bench_server.py [--clients 100] [--requests 2] [--rounds 2]
-[--freeze-mb 50]`` (needs the ``server`` extra).
+[--freeze-mb 50] [--latency 200] [--latency-before SRC] [--no-load]`` (needs the ``server``
+extra).
 """
 
 from __future__ import annotations
@@ -244,7 +254,36 @@ def main() -> int:
         default=50,
         help="size of the whole reply of the freeze row (0: skip it)",
     )
+    ap.add_argument("--latency", type=int, default=200, help="whole requests (0: skip)")
+    ap.add_argument("--latency-before", metavar="SRC", help="also time a gateway from SRC")
+    ap.add_argument("--no-load", action="store_true", help="skip the load phases")
     args = ap.parse_args()
+    wrong = False
+    if not args.no_load:
+        wrong = load_phases(args)
+    if args.latency:
+        latency_row(args.latency, args.latency_before)
+    if args.freeze_mb:
+        gap, control, wall = freeze(args.freeze_mb)
+        print(
+            f"\nfreeze: a stream's longest gap between two chunks while a whole "
+            f"{args.freeze_mb} MB reply is served: {gap * 1000:.1f} ms; over as long a stretch "
+            f"just before it: {control * 1000:.1f} ms (the whole reply took {wall:.2f} s; "
+            f"before issue 24: 410 ms for 50 MB)"
+        )
+    if args.freeze_mb:
+        longest, p99 = loop_steps(args.freeze_mb)
+        print(
+            f"event loop while a whole {args.freeze_mb} MB reply is served: its longest step "
+            f"{longest * 1000:.1f} ms of CPU time, 99th percentile {p99 * 1000:.1f} ms"
+        )
+    load1 = os.getloadavg()[0]
+    print(f"load average (1 min) at the end: {load1:.2f} on {os.cpu_count()} cores")
+    return 1 if wrong else 0
+
+
+def load_phases(args: argparse.Namespace) -> bool:
+    """The load table; whether the sieve server's calls were wrong."""
     reply = transcript()
     expected = [(c.name, c.input) for c in callsieve.parse(reply, tools=TOOLS).calls]
     assert len(expected) == 5, expected
@@ -302,23 +341,69 @@ def main() -> int:
             f"(target <= 1.20x, 0 errors, 100 % exact calls): {verdict}"
         )
         wrong |= on.exact + on.errors != on.requests and not on.errors
-    if args.freeze_mb:
-        gap, control, wall = freeze(args.freeze_mb)
-        print(
-            f"\nfreeze: a stream's longest gap between two chunks while a whole "
-            f"{args.freeze_mb} MB reply is served: {gap * 1000:.1f} ms; over as long a stretch "
-            f"just before it: {control * 1000:.1f} ms (the whole reply took {wall:.2f} s; "
-            f"before issue 24: 410 ms for 50 MB)"
-        )
-    if args.freeze_mb:
-        longest, p99 = loop_steps(args.freeze_mb)
-        print(
-            f"event loop while a whole {args.freeze_mb} MB reply is served: its longest step "
-            f"{longest * 1000:.1f} ms of CPU time, 99th percentile {p99 * 1000:.1f} ms"
-        )
-    load1 = os.getloadavg()[0]
-    print(f"load average (1 min) at the end: {load1:.2f} on {os.cpu_count()} cores")
-    return 1 if wrong else 0
+    return wrong
+
+
+def start_gateway(upstream: str, src: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """``callsieve serve --upstream URL`` from ``src``, once it answers."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "callsieve", "serve", "--upstream", upstream, "--port", str(port)],
+        env={**os.environ, "PYTHONPATH": str(src)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            httpx.get(f"{base}/healthz", timeout=2)
+            return proc, base
+        except httpx.TransportError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("the gateway did not start") from None
+            time.sleep(0.1)
+
+
+def latency_row(n: int, before: str | None) -> None:
+    """The whole-request latency table (see the module's docstring)."""
+    import openai
+    from loopback import Script, scripted
+
+    ask = [{"role": "user", "content": "What is the weather in Paris?"}]
+    with scripted(Script(text="It is sunny in Paris today, 21 degrees.")) as model:
+        gateways = {"through the gateway": start_gateway(model.url, ROOT / "src")}
+        if before:
+            gateways["through the gateway (before)"] = start_gateway(model.url, Path(before))
+        clients = {"upstream directly": openai.OpenAI(base_url=model.url, api_key="x")}
+        for name, (_, base) in gateways.items():
+            clients[name] = openai.OpenAI(base_url=f"{base}/v1", api_key="x", max_retries=0)
+        times: dict[str, list[float]] = {name: [] for name in clients}
+        try:
+            for i in range(n + 10):
+                for name, client in clients.items():
+                    t0 = time.perf_counter()
+                    reply = client.chat.completions.create(model="m", messages=ask)
+                    took = time.perf_counter() - t0
+                    assert reply.choices[0].message.content
+                    if i >= 10:  # (warm-up: imports, the grammar, the first connections)
+                        times[name].append(took)
+        finally:
+            for client in clients.values():
+                client.close()
+            for proc, _ in gateways.values():
+                proc.terminate()
+                proc.wait(30)
+    direct = pct(times["upstream directly"], 0.5)
+    print(f"\nwhole-request latency, openai SDK create(), {n} requests each, alternating:\n")
+    print("| path | p50 ms | p99 ms | p50 - direct p50 ms |")
+    print("|---|---|---|---|")
+    for name, values in times.items():
+        p50 = pct(values, 0.5)
+        print(f"| {name} | {p50:.2f} | {pct(values, 0.99):.2f} | {p50 - direct:+.2f} |")
+    overhead = pct(times["through the gateway"], 0.5) - direct
+    verdict = "PASS" if overhead <= 2 else "FAIL"
+    print(f"\ngateway overhead at the median: {overhead:.2f} ms (target <= 2 ms): {verdict}")
 
 
 _TICKER = """

@@ -6,11 +6,13 @@ tests' conftest does it after each test, so no connection is left for the garbag
 to complain about). ``running(config)`` serves ``callsieve.server.create_app(config)`` with
 Uvicorn in a thread on an ephemeral port, with the settings ``callsieve serve`` gives it
 (``_run.uvicorn_config``: the connection guard, the keep-alive), and yields its base URL
-(``running_server``: and the server); leaving the ``with`` shuts it down and joins the thread. ``serving(*args)`` runs ``callsieve serve`` as a real process
-(``Served``: its URL, pid, resident memory, log). ``scripted(*scripts)`` runs a
+(``running_server``: and the server); leaving the ``with`` shuts it down and joins the
+thread. ``serving(*args)`` runs ``callsieve serve`` as a real process (``Served``: its URL,
+pid, resident memory, log). ``scripted(*scripts)`` runs a
 ``ScriptedModel``, the model on the other side of upstream mode: a real HTTP server on
 127.0.0.1 (raw sockets, one thread per connection, ``Connection: close``) that answers each
-POST with the next ``Script``, written byte by byte as the script says — OpenAI SSE events,
+POST with the next ``Script``, written byte by byte as the script says — OpenAI SSE events
+(or, to a request that does not ask for a stream, one chat completion),
 an error status, raw frames (comments, multi-line ``data:``, CRLF), a line of hundreds of
 megabytes without a newline, a stall, a trickle of comments — and records what it was sent
 (``requests``, ``headers``) and, per connection, when the gateway closed it (``conns``).
@@ -309,8 +311,11 @@ class ScriptedModel:
                 with self._lock:
                     script = self.scripts.pop(0) if len(self.scripts) > 1 else self.scripts[0]
                     self.headers.append(headers)
-                    self.requests.append(json.loads(body) if body else {})
-                self._answer(sock, script)
+                    self.requests.append(request := json.loads(body) if body else {})
+                if request.get("stream") or script.status != 200 or script.raw is not None:
+                    self._answer(sock, script)
+                else:
+                    self._whole(sock, script)
         except (_Closed, ConnectionResetError, BrokenPipeError):
             conn.closed_at = time.monotonic()
             self.disconnected.set()
@@ -390,6 +395,35 @@ class ScriptedModel:
             },
         )
         self._write(sock, b"data: [DONE]\n\n")
+
+    def _whole(self, sock: socket.socket, s: Script) -> None:
+        """A request that did not ask for a stream (a client calling the model directly):
+        ``text`` as one chat completion."""
+        body = json.dumps(
+            {
+                "id": "chatcmpl-1",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "m",
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": s.text},
+                        "finish_reason": s.finish,
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": s.usage[0],
+                    "completion_tokens": s.usage[1],
+                    "total_tokens": sum(s.usage),
+                },
+            }
+        ).encode()
+        self._write(
+            sock,
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body) + body,
+        )
 
     def _tail(self, sock: socket.socket, s: Script) -> None:
         while s.endless and not self.stop.is_set():
