@@ -10,6 +10,7 @@ import json
 import socket
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import anthropic
@@ -27,7 +28,7 @@ from loopback import (
 )
 
 from callsieve import ConfigurationError
-from callsieve.server import ServerConfig
+from callsieve.server import ServerConfig, load_toml
 from callsieve.server._conn import STATE_KEY
 from callsieve.server._run import bind
 
@@ -74,6 +75,28 @@ def test_the_defaults_are_no_looser_than_nginx() -> None:
         ServerConfig.build(transcript=TRANSCRIPT, header_timeout=0)
     with pytest.raises(ConfigurationError, match="max_connections must be an integer"):
         ServerConfig.build(transcript=TRANSCRIPT, max_connections=0)
+
+
+def test_each_limit_is_a_flag_and_a_config_key(tmp_path: Path) -> None:
+    from callsieve.__main__ import build_parser
+    from callsieve._cli_serve import serve_settings
+
+    path = tmp_path / "gateway.toml"
+    path.write_text(
+        "[server]\nheader_timeout = 7\nbody_timeout = 8\nkeepalive_timeout = 2\n"
+        "send_timeout = 9\nmax_connections = 40\n[upstream]\nurl = 'http://127.0.0.1:1/v1'\n"
+        "max_connections = 20\n",
+        encoding="utf-8",
+    )
+    config = ServerConfig.build(**load_toml(str(path)))
+    assert (config.header_timeout, config.body_timeout, config.keepalive_timeout) == (7, 8, 2)
+    assert (config.send_timeout, config.max_connections, config.upstream_pool) == (9, 40, 20)
+    flags = "--header-timeout 1 --body-timeout 2 --keepalive-timeout 3 --send-timeout 4 "
+    flags += "--max-connections 5 --upstream-max-connections 6"
+    args = build_parser().parse_args(["serve", "--config", str(path), *flags.split()])
+    config = ServerConfig.build(**serve_settings(args, load_toml))
+    assert (config.header_timeout, config.body_timeout, config.keepalive_timeout) == (1, 2, 3)
+    assert (config.send_timeout, config.max_connections, config.upstream_pool) == (4, 5, 6)
 
 
 # --- the header deadline ---------------------------------------------------------------
