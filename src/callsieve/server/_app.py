@@ -7,14 +7,18 @@ What it does: ``create_app(config)`` serves ``POST /v1/chat/completions``,
 and ``POST /v1beta/models/{model}:streamGenerateContent?alt=sse`` (Gemini), ``GET /v1/models``
 (the one model the gateway serves), ``GET /healthz`` and, when ``prometheus_client`` is
 installed, ``GET /metrics`` (``_metrics``) — on the main port behind the API keys, or, with
-``metrics_port``, only on that port (``ByPort`` sends each connection to the app of the port
-it came in on). ``Gateway`` holds the settings, the metrics, the drain (``_drain``), the
+``metrics_port``, only on that port, behind the same Host and Origin checks (``ByPort`` sends
+each connection to the app of the port it came in on); all of it behind ``_wire.Wire`` (the
+body and send deadlines, one access-log line per request). ``Gateway`` holds the settings, the metrics, the drain (``_drain``), the
 redactor of configured keys (``_errors.Redactor``, also on the ``callsieve.server`` log) and
-the upstream client (``httpx.AsyncClient``, one per app, pooled), which lives for the app's
-lifespan.
+the upstream client (``httpx.AsyncClient``, one per app, pooled: ``upstream_pool``
+connections, a request waits ``UPSTREAM_POOL_WAIT`` seconds for one), which lives for the
+app's lifespan; the lifespan state holds the worker's ``_conn.Connections``, for the
+connection guard.
 What it guarantees: every answer that is not a success is the API's own error shape
 (``_errors``): 400 bad JSON or field, 401 no key, 403 a foreign origin, 404 unknown path, 405
-wrong method, 413 body too large, 415 not JSON, 502/504 upstream faults, 503 shutting down;
+wrong method, 408 a stalled body, 413 body too large, 415 not JSON, 502/504 upstream faults,
+503 shutting down, too many connections or a full upstream pool;
 an unexpected exception is logged and answered 500 in the same shape — never a traceback to
 the client.
 What it costs: a few dict operations per request besides the reply itself.
