@@ -197,8 +197,8 @@ def test_past_the_cap_a_fast_503_in_the_apis_shape_and_the_cap_frees_up() -> Non
 
 @pytest.mark.parametrize(
     ("settings", "bound"),
-    [({"send_timeout": 0.5}, 0.5), ({"total_timeout": 1.5}, 1.5)],
-    ids=["send_timeout", "total_timeout"],
+    [({"send_timeout": 0.5}, 0.5), ({"idle_timeout": 1.0}, 1.0), ({"total_timeout": 1.5}, 1.5)],
+    ids=["send_timeout", "idle_timeout", "total_timeout"],
 )
 def test_a_client_that_does_not_read_loses_its_stream_and_upstream_at_the_deadline(
     settings: dict[str, Any], bound: float

@@ -6,7 +6,8 @@ tells the connection's guard (``_conn``) that the head is complete, then:
   - each ``receive()`` of the body waits at most ``body_timeout`` seconds; a body that stalls
     longer is ``ApiError(408, body_timeout)``, answered by the route in the API's shape with
     ``Connection: close``;
-  - each ``send()`` waits at most ``send_timeout`` seconds, and never past ``total_timeout``
+  - each ``send()`` waits at most ``send_timeout`` seconds (in upstream mode, nor longer than
+    ``idle_timeout``: the upstream is not read meanwhile), and never past ``total_timeout``
     from the request's start: a client that does not read is dropped (``abort()``), so its
     request ends as a client gone (the upstream connection is closed with it);
   - when it ends, one log line on ``callsieve.server``: the client, the method and path,
@@ -53,6 +54,13 @@ class Wire:
     def __init__(self, app: ASGIApp, config: ServerConfig) -> None:
         self.app = app
         self.config = config
+        #: A write waits no longer than this (upstream mode: nor than the upstream's idle
+        #: deadline, since the upstream is not read meanwhile).
+        self.longest_write = (
+            min(config.send_timeout, config.idle_timeout)
+            if config.upstream
+            else config.send_timeout
+        )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -65,6 +73,7 @@ class Wire:
         scope[RECORD_KEY] = record
         config = self.config
         deadline = anyio.current_time() + config.total_timeout
+        longest = self.longest_write
         body_done = False
 
         async def timed_receive() -> Message:
@@ -88,7 +97,7 @@ class Wire:
                 record.status = int(message["status"])
             else:
                 record.bytes += len(message.get("body", b""))
-            wait = min(config.send_timeout, deadline - anyio.current_time())
+            wait = min(longest, deadline - anyio.current_time())
             with anyio.move_on_after(max(wait, 0.0)) as waited:
                 await send(message)
             if waited.cancelled_caught:
