@@ -6,7 +6,9 @@ total deadlines); TCP_NODELAY; the upstream pool's size and its honest 503."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import socket
 import threading
 import time
@@ -29,7 +31,7 @@ from loopback import (
 
 from callsieve import ConfigurationError
 from callsieve.server import ServerConfig, load_toml
-from callsieve.server._conn import STATE_KEY
+from callsieve.server._conn import STATE_KEY, quiet_accept_errors
 from callsieve.server._run import bind
 
 TRANSCRIPT = str(ROOT / "examples" / "transcript.txt")
@@ -284,3 +286,26 @@ def test_the_cap_holds_under_a_burst_of_clients() -> None:
             t.join(20)
     assert len(results) == 16 and set(results) <= {200, 503}, results
     assert 200 in results
+
+
+def test_accept_out_of_descriptors_is_one_line_not_a_traceback_a_second(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    loop = asyncio.new_event_loop()
+    try:
+        quiet_accept_errors(loop)
+        caplog.set_level(logging.WARNING)
+        failure = {
+            "message": "socket.accept() out of system resource",
+            "exception": OSError(24, "Too many open files"),
+        }
+        for _ in range(50):  # (asyncio retries once a second, per listening socket)
+            loop.call_exception_handler(failure)
+        other = {"message": "something else", "exception": ValueError("x")}
+        loop.call_exception_handler(other)
+    finally:
+        loop.close()
+    accept = [r for r in caplog.records if "accept()" in r.getMessage()]
+    assert len(accept) == 1 and accept[0].exc_info is None
+    assert "Too many open files" in accept[0].getMessage()
+    assert any(r.getMessage() == "something else" for r in caplog.records)
