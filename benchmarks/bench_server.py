@@ -22,19 +22,19 @@ see the same machine. Per phase:
 A warm-up request per server is not counted (the first request loads the grammar; with
 two workers, a few, so that both have loaded it).
 
+**Whole-request latency** (``--latency N``, default 200; 0 skips it; ``--only-latency``
+runs it alone): the openai SDK's ``chat.completions.create()``, not streamed, N times
+against the tests' fake upstream directly (a JSON answer) and N times through a gateway in
+upstream mode in front of it (default settings), alternating; the row is each one's p50 and
+p99 and the difference of the medians (target: within 2 ms). ``--latency-before SRC`` adds a
+gateway run from another ``src`` folder (e.g. /work/main/src: before issue 33 the accepted
+connections had no TCP_NODELAY, and a whole request waited ~40 ms for the client's delayed
+ACK).
+
 **Freeze** (``--freeze-mb``, default 50; 0 skips it): a gateway in upstream mode in front of
 the tests' fake upstream (``tests/loopback.py``) serves one whole reply of that many
 megabytes while a stream beside it ticks every 10 ms; the row is the stream's longest gap
 between two chunks while the whole reply is served (before issue 24: 0.41 s for 50 MB).
-
-**Whole-request latency** (``--latency N``, default 200; 0 skips it): the openai SDK's
-``chat.completions.create()``, not streamed, N times against the tests' fake upstream
-directly (a JSON answer) and N times through a gateway in upstream mode in front of it
-(default settings), alternating; the row is each one's p50 and p99 and the difference of
-the medians (target: within 2 ms). ``--latency-before SRC`` adds a gateway run from another
-``src`` folder (e.g. /work/main/src: before issue 33 the accepted connections had no
-TCP_NODELAY, and a whole request waited ~40 ms for the client's delayed ACK).
-``--no-load`` skips the load phases, to run a row alone.
 
 It is a report, not a test: it prints a Markdown table and exits 0 whatever the figures;
 1 only when the sieve server's calls are wrong. The client shares the machine with the
@@ -42,8 +42,7 @@ server: on a 2-core machine it slows the wall-clock figures of both phases alike
 the server's CPU time per request.
 
 Usage: ``python benchmarks/bench_server.py [--clients 100] [--requests 2] [--rounds 2]
-[--freeze-mb 50] [--latency 200] [--latency-before SRC] [--no-load]`` (needs the ``server``
-extra).
+[--freeze-mb 50]`` (needs the ``server`` extra).
 """
 
 from __future__ import annotations
@@ -248,45 +247,22 @@ def main() -> int:
     ap.add_argument("--clients", type=int, default=100)
     ap.add_argument("--requests", type=int, default=2, help="per client per round")
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--latency", type=int, default=200, help="whole requests (0: skip)")
+    ap.add_argument("--latency-before", metavar="SRC", help="also time a gateway from SRC")
+    ap.add_argument("--only-latency", action="store_true", help="run the latency row alone")
     ap.add_argument(
         "--freeze-mb",
         type=int,
         default=50,
         help="size of the whole reply of the freeze row (0: skip it)",
     )
-    ap.add_argument("--latency", type=int, default=200, help="whole requests (0: skip)")
-    ap.add_argument("--latency-before", metavar="SRC", help="also time a gateway from SRC")
-    ap.add_argument("--no-load", action="store_true", help="skip the load phases")
     args = ap.parse_args()
-    wrong = False
-    if not args.no_load:
-        wrong = load_phases(args)
-    if args.latency:
-        latency_row(args.latency, args.latency_before)
-    if args.freeze_mb:
-        gap, control, wall = freeze(args.freeze_mb)
-        print(
-            f"\nfreeze: a stream's longest gap between two chunks while a whole "
-            f"{args.freeze_mb} MB reply is served: {gap * 1000:.1f} ms; over as long a stretch "
-            f"just before it: {control * 1000:.1f} ms (the whole reply took {wall:.2f} s; "
-            f"before issue 24: 410 ms for 50 MB)"
-        )
-    if args.freeze_mb:
-        longest, p99 = loop_steps(args.freeze_mb)
-        print(
-            f"event loop while a whole {args.freeze_mb} MB reply is served: its longest step "
-            f"{longest * 1000:.1f} ms of CPU time, 99th percentile {p99 * 1000:.1f} ms"
-        )
-    load1 = os.getloadavg()[0]
-    print(f"load average (1 min) at the end: {load1:.2f} on {os.cpu_count()} cores")
-    return 1 if wrong else 0
-
-
-def load_phases(args: argparse.Namespace) -> bool:
-    """The load table; whether the sieve server's calls were wrong."""
     reply = transcript()
     expected = [(c.name, c.input) for c in callsieve.parse(reply, tools=TOOLS).calls]
     assert len(expected) == 5, expected
+    if args.only_latency:
+        latency_row(args.latency, args.latency_before)
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "reply.txt")
         Path(path).write_text(reply, encoding="utf-8")
@@ -341,7 +317,25 @@ def load_phases(args: argparse.Namespace) -> bool:
             f"(target <= 1.20x, 0 errors, 100 % exact calls): {verdict}"
         )
         wrong |= on.exact + on.errors != on.requests and not on.errors
-    return wrong
+    if args.latency:
+        latency_row(args.latency, args.latency_before)
+    if args.freeze_mb:
+        gap, control, wall = freeze(args.freeze_mb)
+        print(
+            f"\nfreeze: a stream's longest gap between two chunks while a whole "
+            f"{args.freeze_mb} MB reply is served: {gap * 1000:.1f} ms; over as long a stretch "
+            f"just before it: {control * 1000:.1f} ms (the whole reply took {wall:.2f} s; "
+            f"before issue 24: 410 ms for 50 MB)"
+        )
+    if args.freeze_mb:
+        longest, p99 = loop_steps(args.freeze_mb)
+        print(
+            f"event loop while a whole {args.freeze_mb} MB reply is served: its longest step "
+            f"{longest * 1000:.1f} ms of CPU time, 99th percentile {p99 * 1000:.1f} ms"
+        )
+    load1 = os.getloadavg()[0]
+    print(f"load average (1 min) at the end: {load1:.2f} on {os.cpu_count()} cores")
+    return 1 if wrong else 0
 
 
 def start_gateway(upstream: str, src: Path) -> tuple[subprocess.Popen[bytes], str]:
