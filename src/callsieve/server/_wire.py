@@ -138,6 +138,8 @@ def _log(scope: Scope, record: Record) -> None:
 
 
 def _by_status(status: int) -> str:
+    if status == 0:  # (no answer began: the client went away first)
+        return "cancelled"
     if status < 400:
         return "ok"
     return "client_error" if status < 500 else "server_error"
