@@ -35,6 +35,7 @@ from typing import Any
 
 from .._base.errors import ConfigurationError
 from .._base.events import ToolCall, _Value
+from . import safe_schema
 
 __all__ = [
     "MAX_COERCE_DEPTH",
@@ -224,7 +225,12 @@ class Policy:
             sub = props.get(param) if isinstance(props, dict) else None
             check = None if sub is None else validator.evolve(schema=sub)
             self._property_validators[key] = check  # (a benign race: either is the same)
-        return check is not None and not check.is_valid(value)
+        if check is None:
+            return False
+        try:
+            return not safe_schema.counted(lambda: check.is_valid(value))
+        except safe_schema.uncheckable():  # (settle rejects the call too)
+            return True
 
     def settle(
         self, name: str, args: dict[str, Any]
@@ -276,6 +282,8 @@ def _validators(schemas: dict[str, dict[str, Any]]) -> dict[str, Any]:
             "policy='schema' needs the jsonschema library: pip install 'callsieve[schema]'",
             expected=("callsieve[schema]",),
         ) from None
+    from referencing import Registry
+
     out: dict[str, Any] = {}
     for name, schema in schemas.items():
         if not schema:
@@ -287,14 +295,23 @@ def _validators(schemas: dict[str, dict[str, Any]]) -> dict[str, Any]:
             raise ConfigurationError(
                 f"the schema of tool {name!r} is not a valid JSON Schema: {exc.message}"
             ) from None
-        out[name] = cls(schema)
+        safe_schema.check(name, schema)
+        # (an empty registry: a reference outside the schema is never retrieved)
+        out[name] = safe_schema.validator_class(cls)(schema, registry=Registry())
     return out
 
 
 def _schema_error(validator: Any, args: dict[str, Any]) -> str | None:
     import jsonschema.exceptions
 
-    error = jsonschema.exceptions.best_match(validator.iter_errors(args))
+    try:
+        error = safe_schema.counted(
+            lambda: jsonschema.exceptions.best_match(validator.iter_errors(args))
+        )
+    except safe_schema.OverBudget as exc:
+        return f"{_SCHEMA}/: {exc}"
+    except safe_schema.uncheckable() as exc:  # (never a crash)
+        return f"{_SCHEMA}/: cannot be checked ({type(exc).__name__})"
     if error is None:
         return None
     path = "/" + "/".join(str(p) for p in error.absolute_path)

@@ -27,6 +27,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
 import httpx
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -57,6 +58,8 @@ class Gateway:
         self.drain = Drain(config.shutdown_grace)
         self.redact = Redactor(config.secrets)
         self.client: httpx.AsyncClient = None  # type: ignore[assignment]  # (lifespan)
+        #: The worker thread large bodies are parsed in, one at a time (``exchange``).
+        self.parsing: anyio.CapacityLimiter | None = None
 
     @asynccontextmanager
     async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
