@@ -4,7 +4,8 @@ shares (``Gateway``) made once.
 
 What it does: ``create_app(config)`` serves ``POST /v1/chat/completions``,
 ``POST /v1/responses``, ``POST /v1/messages``, ``POST /v1beta/models/{model}:generateContent``
-and ``POST /v1beta/models/{model}:streamGenerateContent?alt=sse`` (Gemini), ``GET /v1/models``
+and ``POST /v1beta/models/{model}:streamGenerateContent?alt=sse`` (Gemini; the same under
+``/v1/``, google-genai's default), ``GET /v1/models``
 (the one model the gateway serves), ``GET /healthz`` and, when ``prometheus_client`` is
 installed, ``GET /metrics`` (``_metrics``) — on the main port behind the API keys, or, with
 ``metrics_port``, only on that port (``ByPort`` sends each connection to the app of the port
@@ -41,7 +42,7 @@ from ._config import ServerConfig
 from ._drain import Drain
 from ._errors import ApiError, RedactingFilter, Redactor
 from ._metrics import Metrics
-from ._reply.apis import CHAT, GEMINI, MESSAGES, RESPONSES, error_shape
+from ._reply.apis import CHAT, GEMINI, GEMINI_VERSIONS, MESSAGES, RESPONSES, error_shape
 from ._reply.exchange import Endpoint
 
 __all__ = ["ByPort", "Gateway", "create_app"]
@@ -128,16 +129,15 @@ def create_app(config: ServerConfig) -> ASGIApp:
         Route("/v1/chat/completions", Endpoint(gw, CHAT), methods=["POST"]),
         Route("/v1/responses", Endpoint(gw, RESPONSES), methods=["POST"]),
         Route("/v1/messages", Endpoint(gw, MESSAGES), methods=["POST"]),
-        Route(
-            "/v1beta/models/{model}:generateContent",
-            Endpoint(gw, GEMINI, _gemini(False)),
-            methods=["POST"],
-        ),
-        Route(
-            "/v1beta/models/{model}:streamGenerateContent",
-            Endpoint(gw, GEMINI, _gemini(True)),
-            methods=["POST"],
-        ),
+        *[
+            Route(
+                f"/{version}/models/{{model}}:{verb}",
+                Endpoint(gw, GEMINI, _gemini(stream)),
+                methods=["POST"],
+            )
+            for version in GEMINI_VERSIONS
+            for verb, stream in (("generateContent", False), ("streamGenerateContent", True))
+        ],
         Route("/v1/models", models, methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
     ]

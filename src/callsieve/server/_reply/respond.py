@@ -172,10 +172,16 @@ def reply_events(
     return ReplyEvents(
         make_sieve(options),
         req.max_calls,
+        only=named(req),
         options=options,
         calls=req.parses,
         guess=decide(config, req).guess,
     )
+
+
+def named(req: ModelRequest) -> str | None:
+    """The tool a named ``tool_choice`` asks for (``None``: any tool)."""
+    return None if req.tool_choice in ("auto", "none", "required") else req.tool_choice
 
 
 def make_sieve(options: dict[str, Any]) -> Sieve:
@@ -186,14 +192,16 @@ def make_sieve(options: dict[str, Any]) -> Sieve:
 
 
 class CallLimit:
-    """Sieve events in, the same events out with only the reply's first ``limit`` calls:
-    a later call is dropped whole (its start, arguments and end, and its place in the
-    ``ToolCalls`` that settles it), so a renderer never sees it begin."""
+    """Sieve events in, the same events out with only the reply's first ``limit`` calls
+    (``None``: no limit) of the tool ``only`` (``None``: of any tool; a named
+    ``tool_choice``): another call is dropped whole (its start, arguments and end, and its
+    place in the ``ToolCalls`` that settles it), so a renderer never sees it begin."""
 
-    __slots__ = ("limit", "_kept", "_open", "_settle")
+    __slots__ = ("limit", "only", "_kept", "_open", "_settle")
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int | None, only: str | None = None) -> None:
         self.limit = limit
+        self.only = only
         self._kept = 0  # calls kept, finished or open
         self._open: dict[int, bool] = {}  # a started call's index -> kept
         self._settle: deque[bool] = deque()  # per CallFinished not yet settled: kept
@@ -202,13 +210,13 @@ class CallLimit:
         out: list[Event] = []
         for e in events:
             if isinstance(e, CallStarted):
-                keep = self._take()
+                keep = self._take(e.name)
                 self._open[e.index] = keep
             elif isinstance(e, ArgumentsDelta):
                 keep = self._open.get(e.index, False)
             elif isinstance(e, CallFinished):
                 started = self._open.pop(e.index, None)
-                keep = self._take() if started is None else started
+                keep = self._take(e.call.name) if started is None else started
                 self._settle.append(keep)
             elif isinstance(e, CallAborted):
                 keep = self._open.pop(e.index, False)
@@ -216,7 +224,7 @@ class CallLimit:
             elif isinstance(e, ToolCalls):
                 k = min(len(self._settle), len(e.calls))
                 calls = [c for c in e.calls[:k] if self._settle.popleft()]
-                calls += [c for c in e.calls[k:] if self._take()]
+                calls += [c for c in e.calls[k:] if self._take(c.name)]
                 if len(calls) == len(e.calls):
                     out.append(e)
                 elif calls:
@@ -228,8 +236,10 @@ class CallLimit:
                 out.append(e)
         return out
 
-    def _take(self) -> bool:
-        if self._kept < self.limit:
+    def _take(self, name: str) -> bool:
+        if self.only is not None and name != self.only:
+            return False
+        if self.limit is None or self._kept < self.limit:
             self._kept += 1
             return True
         return False
@@ -259,12 +269,14 @@ class ReplyEvents:
         sieve: Sieve,
         max_calls: int | None = None,
         *,
+        only: str | None = None,
         options: dict[str, Any] | None = None,
         calls: bool = True,
         guess: bool = False,
     ) -> None:
         self.sieve = sieve
-        self._limit = CallLimit(max_calls) if max_calls is not None else None
+        limited = max_calls is not None or only is not None
+        self._limit = CallLimit(max_calls, only) if limited else None
         self._options = options
         self._calls = calls
         self._lead = ""  # white space at the reply's start, until the reading is known
