@@ -35,7 +35,6 @@ from typing import Any
 
 from .._base.errors import ConfigurationError
 from .._base.events import ToolCall, _Value
-from . import safe_schema
 
 __all__ = [
     "MAX_COERCE_DEPTH",
@@ -227,6 +226,8 @@ class Policy:
             self._property_validators[key] = check  # (a benign race: either is the same)
         if check is None:
             return False
+        from . import safe_schema
+
         try:
             return not safe_schema.counted(lambda: check.is_valid(value))
         except safe_schema.uncheckable():  # (settle rejects the call too)
@@ -284,6 +285,8 @@ def _validators(schemas: dict[str, dict[str, Any]]) -> dict[str, Any]:
         ) from None
     from referencing import Registry
 
+    from . import safe_schema
+
     out: dict[str, Any] = {}
     for name, schema in schemas.items():
         if not schema:
@@ -303,6 +306,8 @@ def _validators(schemas: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 def _schema_error(validator: Any, args: dict[str, Any]) -> str | None:
     import jsonschema.exceptions
+
+    from . import safe_schema
 
     try:
         error = safe_schema.counted(

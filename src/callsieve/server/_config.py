@@ -13,7 +13,8 @@ choice when a call that began to stream aborts: ``"error"``, the default, or
 operator says of each model (``_models``: its thinking, its template, its server).
 ``load_toml(path)`` reads a config file (tables ``[server]``, ``[upstream]``, ``[replay]``,
 ``[sieve]``, ``[models]``; docs/gateway.md) into keyword arguments; ``ServerConfig.build``
-checks everything, finds whether the sieve's grammar has reasoning tags
+checks everything, adds the prompt ``dialect`` given to the dialects the sieve reads
+(``read_too``: the model is read in the format it is taught, in both modes), finds whether the sieve's grammar has reasoning tags
 (``reasoning_tags``), reads the keys from the environment (``CALLSIEVE_API_KEYS`` for
 clients, ``CALLSIEVE_UPSTREAM_API_KEY`` for the upstream) and reads the transcript;
 ``profile(model)`` is a model's ``[models]`` entry.
