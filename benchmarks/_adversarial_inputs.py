@@ -216,6 +216,13 @@ FAMILY_UNITS: tuple[tuple[str, str, str, tuple[str, ...] | str, str], ...] = (
         '`function.name: f` and `function.arguments: {"a": "` lines repeated',
     ),
     ("text_kv-names", "function.name: f\n", "}", ("text_kv",), "`function.name: f` lines repeated"),
+    (
+        "gigachat3-args",
+        '<|function_call|>{"a": "',
+        "}",
+        ("gigachat3",),
+        '`<|function_call|>{"a": "` repeated, gigachat3',
+    ),
 )
 
 

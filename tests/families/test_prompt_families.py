@@ -39,6 +39,7 @@ FAMILIES = (
     "pythonic",
     "json",
     "text_kv",
+    "gigachat3",
 )
 P = "antml" + ":"
 CLOSERS = [
@@ -64,6 +65,8 @@ CLOSERS = [
     "</" + P + "invoke>",
     "</tool_use>",
     "</function_call>",
+    "<|message_sep|>",
+    "<|function_call|>",
 ]
 HOSTILE = [
     *CLOSERS,
