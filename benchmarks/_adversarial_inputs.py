@@ -223,6 +223,13 @@ FAMILY_UNITS: tuple[tuple[str, str, str, tuple[str, ...] | str, str], ...] = (
         ("gigachat3",),
         '`<|function_call|>{"a": "` repeated, gigachat3',
     ),
+    (
+        "apertus-args",
+        '<|tools_prefix|>[{"f": {"a": "',
+        "}",
+        ("apertus",),
+        '`<|tools_prefix|>[{"f": {"a": "` repeated, apertus',
+    ),
 )
 
 

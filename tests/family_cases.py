@@ -36,6 +36,7 @@ ALL_DIALECTS = "all"
 THINK_TAGS: dict[str, tuple[str, str]] = {
     "seed_oss": ("<seed:think>", "</seed:think>"),
     "gpt_oss": ("<|channel|>analysis<|message|>", "<|end|>"),
+    "apertus": ("<|inner_prefix|>", "<|inner_suffix|>"),
 }
 _THINK = ("<think>", "</think>")
 

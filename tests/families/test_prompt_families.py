@@ -40,6 +40,7 @@ FAMILIES = (
     "json",
     "text_kv",
     "gigachat3",
+    "apertus",
 )
 P = "antml" + ":"
 CLOSERS = [
@@ -67,6 +68,8 @@ CLOSERS = [
     "</function_call>",
     "<|message_sep|>",
     "<|function_call|>",
+    "<|tools_suffix|>",
+    "}]",
 ]
 HOSTILE = [
     *CLOSERS,

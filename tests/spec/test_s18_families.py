@@ -40,6 +40,7 @@ JSON_FAMILIES = (
     "function_call",
     "text_kv",
     "gigachat3",
+    "apertus",
 )
 #: Raw parameters: a string as it is, anything else as JSON.
 RAW_FAMILIES = ("qwen3_coder", "glm45", "minimax_m2", "seed_oss")
