@@ -230,6 +230,20 @@ FAMILY_UNITS: tuple[tuple[str, str, str, tuple[str, ...] | str, str], ...] = (
         ("apertus",),
         '`<|tools_prefix|>[{"f": {"a": "` repeated, apertus',
     ),
+    (
+        "olmo3-calls",
+        "<function_calls>a(",
+        "</function_calls>",
+        ("olmo3",),
+        "`<function_calls>a(` repeated, olmo3",
+    ),
+    (
+        "olmo3-nested",
+        "<function_calls>a(" + "[" * 30 + "]" * 30,
+        "</function_calls>",
+        ("olmo3",),
+        "`<function_calls>a(` then 30 `[` closed, repeated, olmo3",
+    ),
 )
 
 

@@ -41,7 +41,10 @@ FAMILIES = (
     "text_kv",
     "gigachat3",
     "apertus",
+    "olmo3",
 )
+#: The families whose calls are Python calls (keyword arguments named by identifiers).
+PYTHON_FAMILIES = ("pythonic", "olmo3")
 P = "antml" + ":"
 CLOSERS = [
     "</tool_call>",
@@ -69,6 +72,7 @@ CLOSERS = [
     "<|message_sep|>",
     "<|function_call|>",
     "<|tools_suffix|>",
+    "</function_calls>",
     "}]",
 ]
 HOSTILE = [
@@ -117,7 +121,7 @@ def _want(calls: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, str]]:
 @soak_settings(60)
 @given(data=st.data())
 def test_format_calls_round_trips(dialect: str, data: Any) -> None:
-    calls = data.draw(PYTHON_CALLS if dialect == "pythonic" else CALLS)
+    calls = data.draw(PYTHON_CALLS if dialect in PYTHON_FAMILIES else CALLS)
     text = format_calls(calls, dialect=dialect)
     result = parse(text, dialects=(dialect,))
     assert canon_calls(result.calls) == _want(calls), text
@@ -198,7 +202,7 @@ def typed_calls(draw: Any, dialect: str) -> tuple[list[tuple[str, dict[str, Any]
     """Calls, and tools whose schemas type some of their parameters (most) as their values
     are, in one of the shapes ``parse`` takes (a tool without a schema, or a parameter left
     untyped, is written and read as without one)."""
-    calls = draw(TYPED_PYTHON_CALLS if dialect == "pythonic" else TYPED_CALLS)
+    calls = draw(TYPED_PYTHON_CALLS if dialect in PYTHON_FAMILIES else TYPED_CALLS)
     tools = []
     for name, args in calls:
         typed = [k for k in args if draw(st.integers(0, 3))]
