@@ -244,6 +244,13 @@ FAMILY_UNITS: tuple[tuple[str, str, str, tuple[str, ...] | str, str], ...] = (
         ("olmo3",),
         "`<function_calls>a(` then 30 `[` closed, repeated, olmo3",
     ),
+    (
+        "llama3_builtin-calls",
+        "<|python_tag|>a.call(",
+        ")",
+        ("llama3_builtin",),
+        "`<|python_tag|>a.call(` repeated, llama3_builtin",
+    ),
 )
 
 

@@ -42,9 +42,10 @@ FAMILIES = (
     "gigachat3",
     "apertus",
     "olmo3",
+    "llama3_builtin",
 )
 #: The families whose calls are Python calls (keyword arguments named by identifiers).
-PYTHON_FAMILIES = ("pythonic", "olmo3")
+PYTHON_FAMILIES = ("pythonic", "olmo3", "llama3_builtin")
 P = "antml" + ":"
 CLOSERS = [
     "</tool_call>",
@@ -73,6 +74,8 @@ CLOSERS = [
     "<|function_call|>",
     "<|tools_suffix|>",
     "</function_calls>",
+    "<|eom_id|>",
+    "<|python_tag|>",
     "}]",
 ]
 HOSTILE = [

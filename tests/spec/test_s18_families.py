@@ -48,8 +48,9 @@ FAMILIES = JSON_FAMILIES + RAW_FAMILIES
 #: Raw families whose parser trims a line break at a value's ends (the constraint keeps
 #: line breaks out of their string bodies).
 TRIMMING = ("seed_oss",)
-#: No exported shape: a call index in the head (kimi_k2), Python literals (pythonic, olmo3).
-NOT_EXPORTED = ("kimi_k2", "pythonic", "olmo3")
+#: No exported shape: a call index in the head (kimi_k2), Python literals (pythonic, olmo3,
+#: llama3_builtin).
+NOT_EXPORTED = ("kimi_k2", "pythonic", "olmo3", "llama3_builtin")
 FORMATS = ("lark", "gbnf")
 LEADS = "<＜〈"
 
