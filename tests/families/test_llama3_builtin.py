@@ -34,7 +34,7 @@ CASES = [
     ),
     Case(
         "wolfram-alpha",
-        "<|python_tag|>wolfram_alpha.call(query=\"solve x^2 + 2x + 1 = 0 for x\")<|eom_id|>",
+        '<|python_tag|>wolfram_alpha.call(query="solve x^2 + 2x + 1 = 0 for x")<|eom_id|>',
         [("wolfram_alpha", {"query": "solve x^2 + 2x + 1 = 0 for x"})],
         answer="",
     ),
