@@ -251,6 +251,13 @@ FAMILY_UNITS: tuple[tuple[str, str, str, tuple[str, ...] | str, str], ...] = (
         ("llama3_builtin",),
         "`<|python_tag|>a.call(` repeated, llama3_builtin",
     ),
+    (
+        "ernie45-bodies",
+        '<tool_call>{"a": "',
+        "</tool_call>",
+        ("ernie45",),
+        '`<tool_call>{"a": "` repeated, ernie45',
+    ),
 )
 
 

@@ -43,6 +43,7 @@ FAMILIES = (
     "apertus",
     "olmo3",
     "llama3_builtin",
+    "ernie45",
 )
 #: The families whose calls are Python calls (keyword arguments named by identifiers).
 PYTHON_FAMILIES = ("pythonic", "olmo3", "llama3_builtin")

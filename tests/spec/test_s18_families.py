@@ -41,6 +41,7 @@ JSON_FAMILIES = (
     "text_kv",
     "gigachat3",
     "apertus",
+    "ernie45",
 )
 #: Raw parameters: a string as it is, anything else as JSON.
 RAW_FAMILIES = ("qwen3_coder", "glm45", "minimax_m2", "seed_oss")
