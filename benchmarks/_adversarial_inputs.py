@@ -258,6 +258,13 @@ FAMILY_UNITS: tuple[tuple[str, str, str, tuple[str, ...] | str, str], ...] = (
         ("ernie45",),
         '`<tool_call>{"a": "` repeated, ernie45',
     ),
+    (
+        "solar_open2-args",
+        '<|tool_calls|><|tool_call:begin|>1<|tool_call:name|>f<|tool_call:args|>{"a": "',
+        "<|calls|>",
+        ("solar_open2",),
+        'a Solar Open call up to `{"a": "`, repeated',
+    ),
 )
 
 

@@ -37,6 +37,7 @@ THINK_TAGS: dict[str, tuple[str, str]] = {
     "seed_oss": ("<seed:think>", "</seed:think>"),
     "gpt_oss": ("<|channel|>analysis<|message|>", "<|end|>"),
     "apertus": ("<|inner_prefix|>", "<|inner_suffix|>"),
+    "solar_open2": ("<|think|>", "<|end|><|begin|>assistant"),
 }
 _THINK = ("<think>", "</think>")
 

@@ -44,6 +44,7 @@ FAMILIES = (
     "olmo3",
     "llama3_builtin",
     "ernie45",
+    "solar_open2",
 )
 #: The families whose calls are Python calls (keyword arguments named by identifiers).
 PYTHON_FAMILIES = ("pythonic", "olmo3", "llama3_builtin")
@@ -77,6 +78,8 @@ CLOSERS = [
     "</function_calls>",
     "<|eom_id|>",
     "<|python_tag|>",
+    "<|tool_call:end|>",
+    "<|calls|>",
     "}]",
 ]
 HOSTILE = [

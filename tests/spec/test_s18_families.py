@@ -42,6 +42,7 @@ JSON_FAMILIES = (
     "gigachat3",
     "apertus",
     "ernie45",
+    "solar_open2",
 )
 #: Raw parameters: a string as it is, anything else as JSON.
 RAW_FAMILIES = ("qwen3_coder", "glm45", "minimax_m2", "seed_oss")
