@@ -265,6 +265,20 @@ FAMILY_UNITS: tuple[tuple[str, str, str, tuple[str, ...] | str, str], ...] = (
         ("solar_open2",),
         'a Solar Open call up to `{"a": "`, repeated',
     ),
+    (
+        "minicpm5-params",
+        '<function name="f"><param name="a">x',
+        "</function>",
+        ("minicpm5",),
+        '`<function name="f"><param name="a">x` repeated, minicpm5',
+    ),
+    (
+        "minicpm5-cdata",
+        '<function name="f"><param name="a"><![CDATA[x',
+        "]]>",
+        ("minicpm5",),
+        '`<function name="f"><param name="a"><![CDATA[x` repeated, minicpm5',
+    ),
 )
 
 

@@ -45,6 +45,7 @@ FAMILIES = (
     "llama3_builtin",
     "ernie45",
     "solar_open2",
+    "minicpm5",
 )
 #: The families whose calls are Python calls (keyword arguments named by identifiers).
 PYTHON_FAMILIES = ("pythonic", "olmo3", "llama3_builtin")
@@ -80,6 +81,7 @@ CLOSERS = [
     "<|python_tag|>",
     "<|tool_call:end|>",
     "<|calls|>",
+    "</param>",
     "}]",
 ]
 HOSTILE = [

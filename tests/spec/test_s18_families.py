@@ -51,8 +51,8 @@ FAMILIES = JSON_FAMILIES + RAW_FAMILIES
 #: line breaks out of their string bodies).
 TRIMMING = ("seed_oss",)
 #: No exported shape: a call index in the head (kimi_k2), Python literals (pythonic, olmo3,
-#: llama3_builtin).
-NOT_EXPORTED = ("kimi_k2", "pythonic", "olmo3", "llama3_builtin")
+#: llama3_builtin), SPEC §5 markup values without an invoke (minicpm5).
+NOT_EXPORTED = ("kimi_k2", "pythonic", "olmo3", "llama3_builtin", "minicpm5")
 FORMATS = ("lark", "gbnf")
 LEADS = "<＜〈"
 
