@@ -279,6 +279,13 @@ FAMILY_UNITS: tuple[tuple[str, str, str, tuple[str, ...] | str, str], ...] = (
         ("minicpm5",),
         '`<function name="f"><param name="a"><![CDATA[x` repeated, minicpm5',
     ),
+    (
+        "inkling-args",
+        '<|message_model|>f<|content_invoke_tool_json|>{"name": "f", "args": {"a": "',
+        "<|end_message|>",
+        ("inkling",),
+        'an Inkling call up to `"args": {"a": "`, repeated',
+    ),
 )
 
 

@@ -38,6 +38,7 @@ THINK_TAGS: dict[str, tuple[str, str]] = {
     "gpt_oss": ("<|channel|>analysis<|message|>", "<|end|>"),
     "apertus": ("<|inner_prefix|>", "<|inner_suffix|>"),
     "solar_open2": ("<|think|>", "<|end|><|begin|>assistant"),
+    "inkling": ("<|content_thinking|>", "<|end_message|>"),
 }
 _THINK = ("<think>", "</think>")
 

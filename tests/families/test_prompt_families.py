@@ -46,6 +46,7 @@ FAMILIES = (
     "ernie45",
     "solar_open2",
     "minicpm5",
+    "inkling",
 )
 #: The families whose calls are Python calls (keyword arguments named by identifiers).
 PYTHON_FAMILIES = ("pythonic", "olmo3", "llama3_builtin")
@@ -82,6 +83,7 @@ CLOSERS = [
     "<|tool_call:end|>",
     "<|calls|>",
     "</param>",
+    "<|end_message|>",
     "}]",
 ]
 HOSTILE = [

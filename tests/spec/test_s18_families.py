@@ -43,6 +43,7 @@ JSON_FAMILIES = (
     "apertus",
     "ernie45",
     "solar_open2",
+    "inkling",
 )
 #: Raw parameters: a string as it is, anything else as JSON.
 RAW_FAMILIES = ("qwen3_coder", "glm45", "minimax_m2", "seed_oss")
