@@ -2,7 +2,8 @@
 line, inside ``<function_calls>`` tags; values are Python literals or JSON's
 ``true``/``false``/``null``, as the template writes them. The cases follow the chat template
 (``tool_chat_template_olmo3.jinja``, its examples and its rendering of past calls) and the
-inputs vLLM's olmo3 parser reads.
+inputs of vLLM's olmo3 parser tests (escaped quotes, Python and JSON literals, empty
+containers, calls one a line).
 
 ``<function_calls>`` is antml's opener too: the first character after it that is not white
 space tells them apart (a name: olmo3; a ``<``: antml), also with every dialect enabled.
@@ -47,6 +48,33 @@ CASES = [
                     "extra": {"view": "sea"},
                 },
             )
+        ],
+        answer="",
+    ),
+    Case(
+        "escaped-quotes",
+        "<function_calls>get_weather(city='Martha\\'s Vineyard', metric='\\\"cool units\\\"')"
+        "</function_calls>",
+        [("get_weather", {"city": "Martha's Vineyard", "metric": '"cool units"'})],
+        answer="",
+    ),
+    Case(
+        "python-literals-and-empty-containers",
+        "<function_calls>register_user(name='John Doe', age=37, role=None, passed_test=True, "
+        "aliases=['John', 'Johnny'])\ndo_something_cool(additional_data={}, steps=[])"
+        "</function_calls>",
+        [
+            (
+                "register_user",
+                {
+                    "name": "John Doe",
+                    "age": 37,
+                    "role": None,
+                    "passed_test": True,
+                    "aliases": ["John", "Johnny"],
+                },
+            ),
+            ("do_something_cool", {"additional_data": {}, "steps": []}),
         ],
         answer="",
     ),
