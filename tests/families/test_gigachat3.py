@@ -2,7 +2,7 @@
 ``{"name": …, "arguments": {…}}`` after GigaChat 3's ``<|message_sep|>`` and ``function
 call<|role_sep|>`` role header, or after GigaChat 3.1's ``<|function_call|>``. The cases
 follow the chat templates (``GigaChat3-10B-A1.8B.jinja``, ``GigaChat3.1-10B-A1.8B.jinja``),
-llama.cpp's PR #19931 and the shapes vLLM's and SGLang's gigachat3 parsers read.
+llama.cpp's PR #19931 and the inputs of vLLM's gigachat3 parser tests.
 
 Where the peers differ, on purpose: they find ``function call<|role_sep|>`` anywhere; here it
 must follow the ``<|message_sep|>`` that ends the model's message (so a block never starts at
@@ -34,6 +34,24 @@ CASES = [
         "<|message_sep|>\n\nfunction call<|role_sep|>\n" + ARGS + "<|message_sep|>\n\n",
         [WEATHER],
         answer="\n\n",
+    ),
+    Case(
+        "vllm-memory-tool-then-eos",
+        "I'll check that for you.<|message_sep|>\n\nfunction call<|role_sep|>\n"
+        '{"name": "manage_user_memory", "arguments": {"action": "create", "id": "preferences", '
+        '"content": {"short_answers": true, "english_ui": false}}}</s>',
+        [
+            (
+                "manage_user_memory",
+                {
+                    "action": "create",
+                    "id": "preferences",
+                    "content": {"short_answers": True, "english_ui": False},
+                },
+            )
+        ],
+        # (the end-of-sequence token stays text: a framing tag the grammar cannot drop yet)
+        answer="I'll check that for you.</s>",
     ),
     Case(
         "v31-marker",
