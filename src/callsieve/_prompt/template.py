@@ -8,9 +8,10 @@ What it does: ``template_calls`` fills the dialect's spelling (``grammar/spellin
 key ``ARGS_KEY`` where the family's template writes another: Llama's ``"parameters"``),
 ``"json"`` (the arguments, one JSON object), ``"python"`` (Python keyword arguments,
 ``city='SF', days=3``: each value a Python literal), ``"raw"`` or ``"markup"`` (``ARG_OPEN``
-with the key's slot, the value, ``ARG_CLOSE``, for each argument) — and ``CALL_TAIL``; calls stand in one block
-(``BLOCK_OPEN`` … ``BLOCK_CLOSE``) or, where the spelling has no ``BLOCK_OPEN``, each in a
-block of its own, joined by ``BLOCK_SEP``.
+with the key's slot, the value, ``ARG_CLOSE``, for each argument, ``ARG_SEP`` between two;
+``ARG_CLOSE`` may hold the key's slot too)
+— and ``CALL_TAIL``; calls stand in one block (``BLOCK_OPEN`` … ``BLOCK_CLOSE``) or, where the
+spelling has no ``BLOCK_OPEN``, each in a block of its own, joined by ``BLOCK_SEP``.
 A markup value is read by SPEC §5. A string is written plain where that reads back. Else it
 goes in CDATA: one holding ``<``, ``&`` or a line break, or one that reads as another value.
 Any other value is JSON, ``<`` and ``&`` escaped.
@@ -138,8 +139,8 @@ def _markup(sp: Spelling, args: dict[str, Any], cdata: bool = False) -> str:
         else:
             open_, close = sp.get("CDATA_OPEN"), sp.get("CDATA_CLOSE")
             body = open_ + value.replace(close, close[:-1] + close + open_ + close[-1:]) + close
-        out.append(sp.fill("ARG_OPEN", key) + body + sp.get("ARG_CLOSE"))
-    return "".join(out)
+        out.append(sp.fill("ARG_OPEN", key) + body + _arg_close(sp, "ARG_CLOSE", key))
+    return sp.get("ARG_SEP").join(out)
 
 
 def _plain(value: str) -> bool:
@@ -218,7 +219,7 @@ def _raw_text(call: _RawCall, key: str, value: str) -> str | None:
     for open_, close in _ARG_TAGS:
         if open_ not in sp:
             continue
-        text = sp.fill(open_, key) + value + sp.get(close)
+        text = sp.fill(open_, key) + value + _arg_close(sp, close, key)
         if _TAG_LEADS.isdisjoint(value) and value == value.strip():
             return text
         one = _block(sp, [call.head + text + call.tail])
@@ -253,7 +254,14 @@ def _raw_arg(call: _RawCall, key: str, value: Any, as_json: bool) -> str:
         text = _raw_text(call, key, value)
         if text is not None:
             return text
-    return call.sp.fill("ARG_OPEN", key) + _json(value, escape_lt=True) + call.sp.get("ARG_CLOSE")
+    value_text = _json(value, escape_lt=True)
+    return call.sp.fill("ARG_OPEN", key) + value_text + _arg_close(call.sp, "ARG_CLOSE", key)
+
+
+def _arg_close(sp: Spelling, name: str, key: str) -> str:
+    """The tag that ends an argument: the spelling's ``name``, the key in its slot where it
+    has one (minimax_m3's element, ``</city>``)."""
+    return sp.fill(name, key) if name in sp else ""
 
 
 def _kind(value: Any) -> str:
@@ -271,7 +279,9 @@ def _raw_call(call: _RawCall, args: dict[str, Any]) -> str:
     for as_json in (False, True):
         text = (
             call.head
-            + "".join(_raw_arg(call, key, value, as_json) for key, value in args.items())
+            + call.sp.get("ARG_SEP").join(
+                _raw_arg(call, key, value, as_json) for key, value in args.items()
+            )
             + call.tail
         )
         if _reads_back(call.sp, call.dirs, _block(call.sp, [text]), call.name, args, call.tools()):
