@@ -52,9 +52,17 @@ FAMILIES = (
     "kimi_k3",
     "hy_v3",
     "functiongemma",
+    "gigachat3",
+    "apertus",
+    "olmo3",
+    "llama3_builtin",
+    "ernie45",
+    "solar_open2",
+    "minicpm5",
+    "inkling",
 )
 #: The families whose calls are Python calls (keyword arguments named by identifiers).
-PYTHONIC = ("pythonic", "lfm2")
+PYTHONIC = ("pythonic", "lfm2", "olmo3", "llama3_builtin")
 P = "antml" + ":"
 CLOSERS = [
     "</tool_call>",
@@ -89,6 +97,17 @@ CLOSERS = [
     "</TOOLCALL>",
     "</longcat_tool_call>",
     "<|action_end|>",
+    "<|message_sep|>",
+    "<|function_call|>",
+    "<|tools_suffix|>",
+    "</function_calls>",
+    "<|eom_id|>",
+    "<|python_tag|>",
+    "<|tool_call:end|>",
+    "<|calls|>",
+    "</param>",
+    "<|end_message|>",
+    "}]",
 ]
 HOSTILE = [
     *CLOSERS,
