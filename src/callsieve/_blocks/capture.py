@@ -525,7 +525,7 @@ class Capture:
                 True,
             )  # the rest of the input is this run's (``_blocks.repair`` reads it)
         else:
-            s, is_tail = run.find_stop(buf, p, final)
+            s, is_tail = self._find_stop(run, buf, p, final)
         if s > p:
             if self.strict and run.name == STRAY_RUN and not buf[p:s].isspace():
                 return self._stray(), p, True
@@ -538,6 +538,19 @@ class Capture:
                 self.lessons.ran_to_end(run, self.spec, self.run_start)
             return VIABLE, p, True
         return VIABLE, p, False
+
+    def _find_stop(self, run: TerminalSpec, buf: str, p: int, final: bool) -> tuple[int, bool]:
+        """``run.find_stop``, asking the lessons first where a run of it searched from here
+        stops (an unclosed CDATA's ``]]>`` far ahead is searched for once, not once per
+        capture: ``_blocks.lessons``)."""
+        at = self.start + self.raw_len
+        known = self.lessons.stop_from(run, at)
+        if known >= 0 and p + known - at <= len(buf):
+            return p + known - at, False
+        s, is_tail = run.find_stop(buf, p, final)
+        if s < len(buf) and not is_tail:
+            self.lessons.stopped(run, at, at + s - p)
+        return s, is_tail
 
     def _stop_in_run(self, run: TerminalSpec | JsonRun, buf: str, seg: int, p: int) -> int:
         """A stop of the run at ``buf[p]`` that starts no token: a balanced run's object ended
