@@ -94,7 +94,7 @@ def test_flood_through_a_sieve_keeps_memory_bounded() -> None:
 
 def test_tracker_holds_no_text() -> None:
     """Every attribute is a counter, a flag, a state, a single character, the fixed lead
-    pattern, or the capped stack of (character, run length)."""
+    pattern and the lead sets, or the capped stack of (character, run length)."""
     tracker = feed_tracker([FLOOD[:5000], "```" + "y" * 10_000, "\n~~~~", "~" * 10_000])
     for name in FenceTracker.__slots__:
         value = getattr(tracker, name)
