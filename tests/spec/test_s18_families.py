@@ -39,6 +39,7 @@ JSON_FAMILIES = (
     "tool_use",
     "function_call",
     "text_kv",
+    "functionary",
 )
 #: Raw parameters: a string as it is, anything else as JSON.
 RAW_FAMILIES = ("qwen3_coder", "glm45", "minimax_m2", "seed_oss")
