@@ -174,6 +174,8 @@ CASES = [
         [],
         answer='<|python_tag|>brave_search.call(query="weather in SF")',
         wraps=False,
+        # (with every dialect, code after `<|python_tag|>` is Functionary v3.1's python call)
+        with_all=[("python", {"code": 'brave_search.call(query="weather in SF")'})],
     ),
     Case(
         "braces-in-prose",
