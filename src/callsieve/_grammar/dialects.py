@@ -11,9 +11,9 @@ state stack then tells its dialect: the dialects in every mask on the stack
 (``CompiledGrammar.dialect_of``). Two dialects that share an opener share the state after
 it, but the first state only one of them has narrows the stack's masks to it; once the block
 is complete, its top state holds the dialect rule's last item. ``callless`` names the
-dialect rules that can derive a block without a ``call`` (or ``frame``) node (a least fixed point over the
-rules: a rule can if it is no call and every symbol it expands to is a terminal or a rule
-that can).
+dialect rules that can derive a block without a ``call`` (or ``frame``) node (a least fixed
+point over the rules: a rule can if it is no call and every symbol it expands to is a
+terminal or a rule that can).
 What it guarantees: the dialect a block was parsed as is in every mask on its stack (each
 stack state's kernel holds an item of the derivation being parsed), so the masks' common
 part is never empty, and holds that dialect alone as soon as the tokens read so far fit no

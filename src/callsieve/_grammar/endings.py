@@ -15,10 +15,9 @@ every state holding one of them complete only reduces it, whatever comes next â€
 call. ``default_key`` and ``end_sure`` say, per state, which tail rule it reduces (an action
 key of the table, as ``call_key`` is) and whether its end of input is the block rule's own
 reduction (else one LALR merged from another context, which the capture checks).
-``raw_rest`` finds the call rules
-that end with a soft or hard run where the block can only end (a raw body, the rest of its
-block: built when the block ends). ``ends_blocks`` tells whether any run can end a block (the end-of-input shortcut must then
-know where). ``call_firsts`` are the terminals a call can begin with; ``open_ended`` the
+``raw_rest`` finds the call rules that end with a soft or hard run where the block can only
+end (a raw body, the rest of its block: built when the block ends). ``ends_blocks`` tells
+whether any run can end a block (the end-of-input shortcut must then know where). ``call_firsts`` are the terminals a call can begin with; ``open_ended`` the
 dialects whose calls may end their block (no closer follows: no missing-wrapper repair).
 What it guarantees: a grammar it passes lets the scanner emit each call the moment its last
 token or balanced run is read (a call that ends with its block: the moment the block ends),
