@@ -58,8 +58,17 @@ FAMILIES = JSON_FAMILIES + RAW_FAMILIES
 TRIMMING = ("seed_oss",)
 #: No exported shape: a call index in the head (kimi_k2), Python literals (pythonic, lfm2),
 #: a parameter's closing tag named by its key (minimax_m3), a separator between raw arguments
-#: (functiongemma), no spelling at all (gemma4).
-NOT_EXPORTED = ("kimi_k2", "pythonic", "lfm2", "minimax_m3", "functiongemma", "gemma4")
+#: (functiongemma), no spelling at all (gemma4), openers anchored at the reply's start
+#: (functionary_v32).
+NOT_EXPORTED = (
+    "kimi_k2",
+    "pythonic",
+    "lfm2",
+    "minimax_m3",
+    "functiongemma",
+    "gemma4",
+    "functionary_v32",
+)
 FORMATS = ("lark", "gbnf")
 LEADS = "<＜〈"
 
