@@ -219,6 +219,20 @@ FAMILY_UNITS: tuple[tuple[str, str, str, tuple[str, ...] | str, str], ...] = (
     ),
     ("text_kv-names", "function.name: f\n", "}", ("text_kv",), "`function.name: f` lines repeated"),
     (
+        "functionary_v32-args",
+        '>>>f\n{"a": "',
+        "}",
+        ("functionary_v32",),
+        '`>>>f\\n{"a": "` repeated, functionary_v32',
+    ),
+    (
+        "functionary-args",
+        '<function=f>{"a": "',
+        "</function>",
+        ("functionary",),
+        '`<function=f>{"a": "` repeated, functionary',
+    ),
+    (
         "hunyuan-items",
         '<tool_calls>[{"a": "',
         "</tool_calls>",

@@ -39,6 +39,8 @@ FAMILIES = (
     "pythonic",
     "json",
     "text_kv",
+    "functionary_v32",
+    "functionary",
     "hunyuan",
     "nemotron",
     "longcat",

@@ -39,6 +39,7 @@ JSON_FAMILIES = (
     "tool_use",
     "function_call",
     "text_kv",
+    "functionary",
     "hunyuan",
     "nemotron",
     "longcat",
@@ -63,7 +64,8 @@ TRIMMING = ("seed_oss",)
 #: No exported shape: a call index in the head (kimi_k2), Python literals (pythonic, lfm2,
 #: olmo3, llama3_builtin), a parameter's closing tag named by its key (minimax_m3), a
 #: separator between raw arguments (functiongemma), no spelling at all (gemma4), SPEC §5
-#: markup values without an invoke (minicpm5).
+#: markup values without an invoke (minicpm5), openers anchored at the reply's start
+#: (functionary_v32).
 NOT_EXPORTED = (
     "kimi_k2",
     "pythonic",
@@ -74,6 +76,7 @@ NOT_EXPORTED = (
     "olmo3",
     "llama3_builtin",
     "minicpm5",
+    "functionary_v32",
 )
 FORMATS = ("lark", "gbnf")
 LEADS = "<＜〈"
