@@ -70,6 +70,8 @@ CASES = [
         [],
         answer="<|python_tag|>import math\nprint(math.sqrt(2))",
         wraps=False,
+        # (with every dialect, raw code after the tag is Functionary v3.1's `python` call)
+        with_all=[("python", {"code": "import math\nprint(math.sqrt(2))"})],
     ),
 ]
 
