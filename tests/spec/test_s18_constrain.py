@@ -66,11 +66,15 @@ def _scrub(bad: str, no_fence: bool) -> Any:
 def strings(dialect: str, nested: bool) -> st.SearchStrategy[str]:
     """Any string, tag leads, ``]]>``, quotes, line breaks and the dialect's own tags
     included (issue 35: whatever ``format_calls`` writes for schema-valid arguments, the
-    constraint accepts; docs/constrained-decoding.md). Native JSON holds no run of three
-    backticks and no DEL: the writer escapes those (``\\u0060``), which the constraint's
-    JSON strings do not spell yet."""
+    constraint accepts; docs/constrained-decoding.md). The narrowings left: native JSON
+    holds no run of three backticks (the writer escapes those as ``\\u0060``, which the
+    constraint's JSON strings do not spell yet) and no DEL (llguidance's JSON escapes it);
+    a string inside a JSON value holds no tag lead or ``&`` (the value would be written in
+    CDATA, split at a ``]]>``, where the constraint takes one section) and no DEL."""
     if dialect == NATIVE:
         return TEXT.map(_scrub(DEL, no_fence=True))
+    if nested:
+        return TEXT.map(_scrub("<＜〈&" + DEL, no_fence=False))
     return TEXT
 
 

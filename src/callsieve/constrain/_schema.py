@@ -31,6 +31,7 @@ from typing import Any
 from .._base.errors import ConfigurationError
 from ._ir import ANY, NOTHING, Chars
 from ._strings import avoid, regex_text, split_units
+from ._values import FORMAT_PATTERNS
 
 __all__ = [
     "ANNOTATIONS",
@@ -299,6 +300,11 @@ def _rewrite(node: dict[str, Any], value: str | None, safety: Safety, seen: set[
     for key in ("enum", "const"):
         if key in node:
             _keep_safe(node, key, safety)
+    fmt = node.get("format")
+    if isinstance(fmt, str) and fmt in FORMAT_PATTERNS:
+        # (llguidance's own date takes the year 0000, which the parser's schema check
+        # refuses: the exact RFC 3339 pattern must hold too)
+        _safe_string(node, FORMAT_PATTERNS[fmt], seen)
     if value is None or set(node) - ANNOTATIONS == {"$ref"}:
         return  # (a reference's target is a value position of its own)
     if kinds is None or "string" in kinds:
