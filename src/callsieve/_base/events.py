@@ -93,7 +93,9 @@ class Block(_Value):
     the block was still open (the event that closes the block is ``"complete"``).
     ``reasoning`` is None for a block in the answer; for one inside reasoning (SPEC §15), the
     ``calls_in_reasoning`` choice it was read under: ``"text"`` (it went out as reasoning
-    text, its calls were not emitted) or ``"call"`` (its calls were).
+    text, its calls were not emitted) or ``"call"`` (its calls were); or ``"ended"``: its
+    dialect's models open calls in a thought they never close, so its opener ended the
+    thought and its calls were emitted.
     """
 
     __slots__ = ("span", "dialect", "status", "repairs", "diagnostics", "raw", "reasoning")
