@@ -22,6 +22,15 @@ see the same machine. Per phase:
 A warm-up request per server is not counted (the first request loads the grammar; with
 two workers, a few, so that both have loaded it).
 
+**Whole-request latency** (``--latency N``, default 200; 0 skips it; ``--only-latency``
+runs it alone): the openai SDK's ``chat.completions.create()``, not streamed, N times
+against the tests' fake upstream directly (a JSON answer) and N times through a gateway in
+upstream mode in front of it (default settings), alternating; the row is each one's p50 and
+p99 and the difference of the medians (target: within 2 ms). ``--latency-before SRC`` adds a
+gateway run from another ``src`` folder (e.g. /work/main/src: before issue 33 the accepted
+connections had no TCP_NODELAY, and a whole request waited ~40 ms for the client's delayed
+ACK).
+
 **Freeze** (``--freeze-mb``, default 50; 0 skips it): a gateway in upstream mode in front of
 the tests' fake upstream (``tests/loopback.py``) serves one whole reply of that many
 megabytes while a stream beside it ticks every 10 ms; the row is the stream's longest gap
@@ -238,6 +247,9 @@ def main() -> int:
     ap.add_argument("--clients", type=int, default=100)
     ap.add_argument("--requests", type=int, default=2, help="per client per round")
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--latency", type=int, default=200, help="whole requests (0: skip)")
+    ap.add_argument("--latency-before", metavar="SRC", help="also time a gateway from SRC")
+    ap.add_argument("--only-latency", action="store_true", help="run the latency row alone")
     ap.add_argument(
         "--freeze-mb",
         type=int,
@@ -248,6 +260,9 @@ def main() -> int:
     reply = transcript()
     expected = [(c.name, c.input) for c in callsieve.parse(reply, tools=TOOLS).calls]
     assert len(expected) == 5, expected
+    if args.only_latency:
+        latency_row(args.latency, args.latency_before)
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "reply.txt")
         Path(path).write_text(reply, encoding="utf-8")
@@ -302,6 +317,8 @@ def main() -> int:
             f"(target <= 1.20x, 0 errors, 100 % exact calls): {verdict}"
         )
         wrong |= on.exact + on.errors != on.requests and not on.errors
+    if args.latency:
+        latency_row(args.latency, args.latency_before)
     if args.freeze_mb:
         gap, control, wall = freeze(args.freeze_mb)
         print(
@@ -319,6 +336,68 @@ def main() -> int:
     load1 = os.getloadavg()[0]
     print(f"load average (1 min) at the end: {load1:.2f} on {os.cpu_count()} cores")
     return 1 if wrong else 0
+
+
+def start_gateway(upstream: str, src: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """``callsieve serve --upstream URL`` from ``src``, once it answers."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "callsieve", "serve", "--upstream", upstream, "--port", str(port)],
+        env={**os.environ, "PYTHONPATH": str(src)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            httpx.get(f"{base}/healthz", timeout=2)
+            return proc, base
+        except httpx.TransportError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("the gateway did not start") from None
+            time.sleep(0.1)
+
+
+def latency_row(n: int, before: str | None) -> None:
+    """The whole-request latency table (see the module's docstring)."""
+    import openai
+    from loopback import Script, scripted
+
+    ask = [{"role": "user", "content": "What is the weather in Paris?"}]
+    with scripted(Script(text="It is sunny in Paris today, 21 degrees.")) as model:
+        gateways = {"through the gateway": start_gateway(model.url, ROOT / "src")}
+        if before:
+            gateways["through the gateway (before)"] = start_gateway(model.url, Path(before))
+        clients = {"upstream directly": openai.OpenAI(base_url=model.url, api_key="x")}
+        for name, (_, base) in gateways.items():
+            clients[name] = openai.OpenAI(base_url=f"{base}/v1", api_key="x", max_retries=0)
+        times: dict[str, list[float]] = {name: [] for name in clients}
+        try:
+            for i in range(n + 10):
+                for name, client in clients.items():
+                    t0 = time.perf_counter()
+                    reply = client.chat.completions.create(model="m", messages=ask)
+                    took = time.perf_counter() - t0
+                    assert reply.choices[0].message.content
+                    if i >= 10:  # (warm-up: imports, the grammar, the first connections)
+                        times[name].append(took)
+        finally:
+            for client in clients.values():
+                client.close()
+            for proc, _ in gateways.values():
+                proc.terminate()
+                proc.wait(30)
+    direct = pct(times["upstream directly"], 0.5)
+    print(f"\nwhole-request latency, openai SDK create(), {n} requests each, alternating:\n")
+    print("| path | p50 ms | p99 ms | p50 - direct p50 ms |")
+    print("|---|---|---|---|")
+    for name, values in times.items():
+        p50 = pct(values, 0.5)
+        print(f"| {name} | {p50:.2f} | {pct(values, 0.99):.2f} | {p50 - direct:+.2f} |")
+    overhead = pct(times["through the gateway"], 0.5) - direct
+    verdict = "PASS" if overhead <= 2 else "FAIL"
+    print(f"\ngateway overhead at the median: {overhead:.2f} ms (target <= 2 ms): {verdict}")
 
 
 _TICKER = """
