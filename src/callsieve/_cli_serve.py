@@ -72,9 +72,10 @@ _LISTS = ("api_keys", "allowed_hosts", "cors_origins")
 def add_serve(sub: Any, positive_int: Callable[[str], int], chunk_size: int) -> None:
     serve = sub.add_parser(
         "serve",
-        help="run the OpenAI- and Anthropic-compatible gateway",
-        description="Serve /v1/chat/completions, /v1/responses and /v1/messages with tool "
-        "calls parsed from a model's text: from an upstream OpenAI-compatible "
+        help="run the OpenAI-, Anthropic- and Gemini-compatible gateway",
+        description="Serve /v1/chat/completions, /v1/responses, /v1/messages and Gemini's "
+        "/v1beta/models/M:generateContent and :streamGenerateContent (also under /v1/) "
+        "with tool calls parsed from a model's text: from an upstream OpenAI-compatible "
         "server, or replayed from a file (docs/gateway.md).",
     )
     source = serve.add_argument_group("model (exactly one)")

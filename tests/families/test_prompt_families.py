@@ -40,6 +40,8 @@ FAMILIES = (
     "pythonic",
     "json",
     "text_kv",
+    "functionary_v32",
+    "functionary",
     "hunyuan",
     "nemotron",
     "longcat",
@@ -53,9 +55,17 @@ FAMILIES = (
     "kimi_k3",
     "hy_v3",
     "functiongemma",
+    "gigachat3",
+    "apertus",
+    "olmo3",
+    "llama3_builtin",
+    "ernie45",
+    "solar_open2",
+    "minicpm5",
+    "inkling",
 )
 #: The families whose calls are Python calls (keyword arguments named by identifiers).
-PYTHONIC = ("pythonic", "lfm2")
+PYTHONIC = ("pythonic", "lfm2", "olmo3", "llama3_builtin")
 P = "antml" + ":"
 CLOSERS = [
     "</tool_call>",
@@ -90,6 +100,17 @@ CLOSERS = [
     "</TOOLCALL>",
     "</longcat_tool_call>",
     "<|action_end|>",
+    "<|message_sep|>",
+    "<|function_call|>",
+    "<|tools_suffix|>",
+    "</function_calls>",
+    "<|eom_id|>",
+    "<|python_tag|>",
+    "<|tool_call:end|>",
+    "<|calls|>",
+    "</param>",
+    "<|end_message|>",
+    "}]",
 ]
 HOSTILE = [
     *CLOSERS,

@@ -4,7 +4,8 @@ shares (``Gateway``) made once.
 
 What it does: ``create_app(config)`` serves ``POST /v1/chat/completions``,
 ``POST /v1/responses``, ``POST /v1/messages``, ``POST /v1beta/models/{model}:generateContent``
-and ``POST /v1beta/models/{model}:streamGenerateContent?alt=sse`` (Gemini), ``GET /v1/models``
+and ``POST /v1beta/models/{model}:streamGenerateContent?alt=sse`` (Gemini; the same under
+``/v1/``, google-genai's default), ``GET /v1/models``
 (the one model the gateway serves), ``GET /healthz`` and, when ``prometheus_client`` is
 installed, ``GET /metrics`` (``_metrics``) — on the main port behind the API keys, or, with
 ``metrics_port``, only on that port, behind the same Host and Origin checks (``ByPort`` sends
@@ -32,6 +33,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
 import httpx
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -46,7 +48,7 @@ from ._conn import STATE_KEY, ConnectionLimits, Connections, quiet_accept_errors
 from ._drain import Drain
 from ._errors import ApiError, RedactingFilter, Redactor
 from ._metrics import Metrics
-from ._reply.apis import CHAT, GEMINI, MESSAGES, RESPONSES, error_shape
+from ._reply.apis import CHAT, GEMINI, GEMINI_VERSIONS, MESSAGES, RESPONSES, error_shape
 from ._reply.exchange import Endpoint
 from ._wire import Wire
 
@@ -66,6 +68,8 @@ class Gateway:
         self.drain = Drain(config.shutdown_grace)
         self.redact = Redactor(config.secrets)
         self.client: httpx.AsyncClient = None  # type: ignore[assignment]  # (lifespan)
+        #: The worker thread large bodies are parsed in, one at a time (``exchange``).
+        self.parsing: anyio.CapacityLimiter | None = None
 
     @asynccontextmanager
     async def lifespan(self, app: Starlette) -> AsyncIterator[dict[str, Any]]:
@@ -138,16 +142,15 @@ def create_app(config: ServerConfig) -> ASGIApp:
         Route("/v1/chat/completions", Endpoint(gw, CHAT), methods=["POST"]),
         Route("/v1/responses", Endpoint(gw, RESPONSES), methods=["POST"]),
         Route("/v1/messages", Endpoint(gw, MESSAGES), methods=["POST"]),
-        Route(
-            "/v1beta/models/{model}:generateContent",
-            Endpoint(gw, GEMINI, _gemini(False)),
-            methods=["POST"],
-        ),
-        Route(
-            "/v1beta/models/{model}:streamGenerateContent",
-            Endpoint(gw, GEMINI, _gemini(True)),
-            methods=["POST"],
-        ),
+        *[
+            Route(
+                f"/{version}/models/{{model}}:{verb}",
+                Endpoint(gw, GEMINI, _gemini(stream)),
+                methods=["POST"],
+            )
+            for version in GEMINI_VERSIONS
+            for verb, stream in (("generateContent", False), ("streamGenerateContent", True))
+        ],
         Route("/v1/models", models, methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
     ]

@@ -15,7 +15,8 @@ choice when a call that began to stream aborts: ``"error"``, the default, or
 operator says of each model (``_models``: its thinking, its template, its server).
 ``load_toml(path)`` reads a config file (tables ``[server]``, ``[upstream]``, ``[replay]``,
 ``[sieve]``, ``[models]``; docs/gateway.md) into keyword arguments; ``ServerConfig.build``
-checks everything, finds whether the sieve's grammar has reasoning tags
+checks everything, adds the prompt ``dialect`` given to the dialects the sieve reads
+(``read_too``: the model is read in the format it is taught, in both modes), finds whether the sieve's grammar has reasoning tags
 (``reasoning_tags``), reads the keys from the environment (``CALLSIEVE_API_KEYS`` for
 clients, ``CALLSIEVE_UPSTREAM_API_KEY`` for the upstream) and reads the transcript;
 ``profile(model)`` is a model's ``[models]`` entry.
@@ -228,6 +229,11 @@ class ServerConfig:
                 "give exactly one of --upstream URL (a model server) "
                 "and --transcript FILE (replay a saved reply)"
             )
+        if "dialect" in values:  # (the sieve reads what the model is taught, in every mode)
+            sieve = values.get("sieve", {})
+            dirs = sieve.get("grammar_dirs", ()) if isinstance(sieve, dict) else ()
+            check_dialect(values["dialect"], dirs)
+            values["sieve"] = read_too(values["dialect"], sieve)
         values["sieve"] = _sieve(values.get("sieve", {}))
         values["reasoning_tags"] = _has_reasoning_tags(values["sieve"])
         if "models" in values and not _profiles(values["models"]):
@@ -245,7 +251,6 @@ class ServerConfig:
                     f"upstream must be an http:// or https:// URL, not {values['upstream']!r}"
                 )
             values.setdefault("api_key", os.environ.get(API_KEY_ENV) or None)
-            check_dialect(values.get("dialect", DEFAULT_PROMPT_DIALECT))
         keys = [*values.get("api_keys", ()), *_split(os.environ.get(API_KEYS_ENV, ""))]
         values["api_keys"] = tuple(dict.fromkeys(keys))
         host = values.get("host", "127.0.0.1")
@@ -350,12 +355,38 @@ def _profiles(value: Any) -> bool:
     return isinstance(value, tuple) and all(isinstance(p, ModelProfile) for p in value)
 
 
-def check_dialect(dialect: str) -> None:
-    """Refuse a prompt dialect that cannot be written (it names no spelling file)."""
+def check_dialect(dialect: str, grammar_dirs: Any = ()) -> None:
+    """Refuse a prompt dialect that cannot be written (it names no spelling file, built in
+    or in ``grammar_dirs``)."""
     try:
-        format_results([""], dialect=dialect)
+        format_results([""], dialect=dialect, grammar_dirs=_strings(grammar_dirs))
     except ConfigurationError as exc:
         raise ConfigurationError(f"dialect: {exc}") from None
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    return tuple(str(v) for v in value) if isinstance(value, (list, tuple)) else ()
+
+
+def read_too(dialect: str, options: Any) -> Any:
+    """The sieve's options with ``dialect`` among the dialects it reads: added to the
+    ``dialects`` named, or to those it reads by default (``grammar_dirs``' too)."""
+    if not isinstance(options, dict):
+        return options  # (``_sieve`` refuses it)
+    named = options.get("dialects")
+    if named == "all":
+        return options
+    if named is None:
+        from .._grammar.files import resolve_dialects
+
+        named = resolve_dialects(None, _strings(options.get("grammar_dirs", ())))
+    if isinstance(named, str):
+        named = [named]
+    if not isinstance(named, (list, tuple)) or dialect in named:
+        return options
+    return {**options, "dialects": [*named, dialect]}
 
 
 def _sieve(options: Any) -> dict[str, Any]:
