@@ -5,7 +5,8 @@ A ``Case`` is one realistic model output and what it must give. ``FamilySuite`` 
 suite a family's file subclasses (``dialect``, ``cases``): each case parsed whole, per
 character and at random splits (``run_all_ways``), with argument streaming and under
 ``early_emit="invoke"``, inside the family's reasoning (a drafted block is reasoning, the
-answer's block a call; with ``calls_in_reasoning="call"`` both), quoted in a Markdown fence
+answer's block a call; with ``calls_in_reasoning="call"`` both; in a family whose calls end
+a thought never closed, the opener ends it and the block is a call), quoted in a Markdown fence
 and an inline code span (text), and with every built-in dialect enabled at once (the same
 calls, read as this family's).
 """
@@ -26,8 +27,9 @@ from helpers import (
 )
 
 from callsieve import parse
+from callsieve._grammar.compiled import load_grammar
 
-__all__ = ["ALL_DIALECTS", "THINK_TAGS", "Case", "FamilySuite", "expect"]
+__all__ = ["ALL_DIALECTS", "THINK_TAGS", "Case", "FamilySuite", "ends_thought", "expect"]
 
 #: Every built-in dialect at once (SPEC §19).
 ALL_DIALECTS = "all"
@@ -120,9 +122,21 @@ def check_invoke(dialect: str, case: Case) -> None:
         assert (result.text, canon_calls(result.calls)) == (whole.text, canon_calls(whole.calls))
 
 
+def ends_thought(dialect: str, case: Case) -> bool:
+    """Whether ``dialect`` (from the grammar folders the case is read with) declares that
+    its models open calls in a thought they never close (``//%calls_end_thought``, §15)."""
+    dirs = tuple(str(d) for d in _options(case, (dialect,)).get("grammar_dirs") or ())
+    return bool(load_grammar((dialect,), dirs).traits[dialect].flag("calls_end_thought"))
+
+
 def check_in_reasoning(dialect: str, case: Case) -> None:
     """The case drafted inside the family's reasoning, then written in the answer: the
-    draft is reasoning, only the answer's blocks are calls."""
+    draft is reasoning, only the answer's blocks are calls. A family whose calls end a
+    thought never closed (``ends_thought``): ``check_calls_end_thought`` (not a block
+    missing its opener: no opener stands there to end the thought)."""
+    if ends_thought(dialect, case) and "missing_opener" not in case.repairs:
+        check_calls_end_thought(dialect, case)
+        return
     think_open, think_close = THINK_TAGS.get(dialect, _THINK)
     draft = "Draft:\n" + case.text
     text = think_open + draft + think_close + "\n" + case.text
@@ -132,6 +146,27 @@ def check_in_reasoning(dialect: str, case: Case) -> None:
     # (calls_in_reasoning="call": the draft's calls are calls too, SPEC §15)
     drafted = run_all_ways(text, calls_in_reasoning="call", **_options(case, (dialect,)))
     assert canon_calls(drafted.calls) == [(n, canon_value(i)) for n, i in case.calls] * 2
+
+
+def check_calls_end_thought(dialect: str, case: Case) -> None:
+    """SPEC §15, a family whose models open calls in a thought they never close: the case
+    written inside a thought never closed gives its calls, and the thought ends at the first
+    block that is a call (the block records it); a block that fails stays reasoning. The
+    opener decides, so a block in a thought closed after it is a call too."""
+    think_open, think_close = THINK_TAGS.get(dialect, _THINK)
+    opts = _options(case, (dialect,))
+    want = [(n, canon_value(i)) for n, i in case.calls]
+    thought = "Thinking.\n"
+    result = run_all_ways(think_open + thought + case.text, **opts)
+    assert canon_calls(result.calls) == want, f"{case.id}: calls {result.calls}"
+    if case.calls:
+        assert result.reasoning.startswith(thought), f"{case.id}: {result.reasoning!r}"
+        assert any(b.reasoning == "ended" for b in result.blocks), case.id
+    else:
+        assert result.reasoning == thought + case.text, f"{case.id}: {result.reasoning!r}"
+    draft = "Draft:\n" + case.text
+    closed = run_all_ways(think_open + draft + think_close + "\n" + case.text, **opts)
+    assert canon_calls(closed.calls) == want * 2, f"{case.id}: calls {closed.calls}"
 
 
 def check_fenced(dialect: str, case: Case) -> None:

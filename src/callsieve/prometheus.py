@@ -10,7 +10,7 @@ one ``prometheus_client`` metric per counter of ``callsieve.Metrics`` —
 ``callsieve_rejected_total{reason}``, ``callsieve_coercions_total``,
 ``callsieve_chars_in_total``, ``callsieve_chars_released_total``,
 ``callsieve_calls_aborted_total{reason}``, ``callsieve_stray_reasoning_closes_total``,
-``callsieve_reasoning_unclosed_total`` and the gauge
+``callsieve_reasoning_unclosed_total``, ``callsieve_reasoning_ended_by_calls_total`` and the gauge
 ``callsieve_holdback_max_chars`` — and subscribes to ``source`` (the process-wide
 ``aggregate_metrics()`` unless told otherwise): each closed sieve's counts are added to them
 as it closes. ``close()`` unsubscribes (the metrics stay registered).
@@ -47,6 +47,7 @@ _HELP = {
     "calls_aborted": "Calls that began to stream and then aborted, by reason",
     "stray_reasoning_closes": "A </think> with no <think> open (reasoning='tags')",
     "reasoning_unclosed": "Replies that ended inside reasoning",
+    "reasoning_ended_by_calls": "Thoughts never closed that a block of calls ended",
     "calls_by_dialect": "Tool calls handed out, by the dialect of their block",
     "failed_by_dialect": "Blocks released as text, by the dialect their parse was in",
 }

@@ -47,7 +47,7 @@ from ._base.errors import FormatError
 from ._grammar.names import SPELLINGS
 from ._grammar.spelling import SLOT, Spelling, spelling
 from ._prompt.inputs import read_calls, read_result_ids, read_results, read_tools
-from ._prompt.template import template_calls, templated
+from ._prompt.template import raw_strings, template_calls, templated
 from ._prompt.write import markup_calls, name_attr
 
 __all__ = ["DEFAULT_PROMPT_DIALECT", "format_calls", "format_results", "tool_instructions"]
@@ -246,9 +246,13 @@ def _template_rules(sp: Spelling) -> list[str]:
     elif sp["ARGS"] == "raw":
         rules.append(
             "Write a string value as it is, without quotes or escaping; write numbers, "
-            "booleans, null, arrays and objects as JSON. Where a parameter is not of type "
-            '"string", write a string that would read as JSON, such as "42", as a JSON '
-            "string in quotes."
+            "booleans, null, arrays and objects as JSON."
+            + (
+                ""
+                if raw_strings(sp)
+                else ' Where a parameter is not of type "string", write a string that would '
+                'read as JSON, such as "42", as a JSON string in quotes.'
+            )
         )
     else:
         rules.append("Write the arguments as one JSON object.")

@@ -1,7 +1,9 @@
 """SPEC §19 ``glm45``: GLM-4.5, 4.6 and 4.7. The name right after ``<tool_call>``, then
 ``<arg_key>``/``<arg_value>`` pairs; values raw text, verbatim (the template writes a string as
-it is and anything else as JSON), typed by the tool's schema. GLM-4.5/4.6 write a newline
-before each tag, GLM-4.7 none; a bare name is a call without arguments."""
+it is and anything else as JSON), typed by the tool's schema; without one a value is its text
+(``null`` is null, SPEC §19), and a key named twice keeps its last value. GLM-4.5/4.6 write a
+newline before each tag, GLM-4.7 none; a bare name is a call without arguments. GLM-4.7 and
+later may open a call inside a thought they never close: the call ends it (SPEC §15)."""
 
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ CASES = [
         "glm47-no-newlines",
         "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Beijing</arg_value>"
         "<arg_key>days</arg_key><arg_value>3</arg_value></tool_call>",
-        [("get_weather", {"city": "Beijing", "days": 3})],
+        [("get_weather", {"city": "Beijing", "days": "3"})],
         answer="",
     ),
     Case(
@@ -52,6 +54,26 @@ CASES = [
                 },
             )
         ],
+        answer="",
+        tools=[
+            {
+                "name": "create_event",
+                "parameters": {
+                    "type": "object",
+                    "properties": {
+                        "attendees": {"type": "array"},
+                        "options": {"type": "object"},
+                        "public": {"type": "boolean"},
+                    },
+                },
+            }
+        ],
+    ),
+    Case(
+        "no-schema-text-null-and-last-key",
+        "<tool_call>f<arg_key>n</arg_key><arg_value>7</arg_value><arg_key>x</arg_key>"
+        "<arg_value>Null</arg_value><arg_key>n</arg_key><arg_value>[8]</arg_value></tool_call>",
+        [("f", {"n": "[8]", "x": None})],
         answer="",
     ),
     Case(

@@ -1,8 +1,9 @@
 """SPEC §19 ``gpt_oss``: gpt-oss's Harmony format read as text. A call is a message to a
 ``functions.`` recipient on the commentary channel (the header in either order, the
 ``<|constrain|>json`` type optional, ``<|start|>assistant`` missing where the prompt ended
-with it), its arguments one JSON object, ended by ``<|call|>``. The analysis channel is
-reasoning; its ``<|end|>`` and a final answer's header after it are no text."""
+with it), its arguments one JSON object, ended by ``<|call|>`` — or, as openai/harmony's
+parser ends any message, by ``<|end|>`` or ``<|return|>``. The analysis channel is reasoning;
+its ``<|end|>`` and a final answer's header after it are no text."""
 
 from __future__ import annotations
 
@@ -52,6 +53,18 @@ CASES = [
             )
         ],
         answer="",
+    ),
+    Case(
+        "call-ended-by-end",
+        '<|channel|>commentary to=functions.lookup json<|message|>{"id": 7}<|end|>',
+        [("lookup", {"id": 7})],
+        answer="",
+    ),
+    Case(
+        "call-ended-by-return-then-text",
+        '<|channel|>commentary to=functions.lookup<|message|>{"id": 8} <|return|>Done.',
+        [("lookup", {"id": 8})],
+        answer="Done.",
     ),
     Case(
         "builtin-tool-is-no-function-call",

@@ -1,7 +1,9 @@
 """SPEC §19 ``minimax_m2``: MiniMax-M2's ``<minimax:tool_call>`` blocks of invokes, values raw
 text kept verbatim (as MiniMax's own parser does), typed by the tool's schema. The cases
 follow MiniMax-M2's chat template (parallel invokes in one block, a string as it is, anything
-else as JSON) and its interleaved thinking (``<think>`` before the calls)."""
+else as JSON) and its interleaved thinking (``<think>`` before the calls). A parameter named
+twice keeps its last value, as vLLM's, SGLang's and lmdeploy's parsers read it; without a
+schema a JSON-looking value is JSON (the peers disagree there: docs/families.md)."""
 
 from __future__ import annotations
 
@@ -59,6 +61,13 @@ CASES = [
         answer='<minimax:tool_call>\n<invoke name="f">\n<parameter name="a">1</parameter>\n'
         "</minimax:tool_call>",
         wraps=False,
+    ),
+    Case(
+        "repeated-parameter-keeps-the-last-json-stays-json",
+        '<minimax:tool_call>\n<invoke name="f">\n<parameter name="a">1</parameter>\n'
+        '<parameter name="a">[2]</parameter>\n</invoke>\n</minimax:tool_call>',
+        [("f", {"a": [2]})],
+        answer="",
     ),
 ]
 

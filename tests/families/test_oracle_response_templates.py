@@ -26,10 +26,12 @@ from typing import Any
 
 import pytest
 from helpers import ROOT, run_all_ways
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import callsieve
+from callsieve import FormatError
+from callsieve._grammar.compiled import load_grammar
 from callsieve.prompt import format_calls
 
 response_parser = pytest.importorskip("transformers.utils.chat_parsing.response_parser")
@@ -46,6 +48,13 @@ DIALECT = {
     "qwen3": "qwen3_coder",  # (the fixture's shape is Qwen3-Coder's XML calls)
     "smollm": "hermes",
 }
+
+#: Why a Qwen3-Coder value reads otherwise: with no tools, parse_response's template reads JSON.
+_RAW_TEXT = (
+    "with no schema for a parameter, qwen3_coder reads a raw value as its text, as vLLM's, "
+    "SGLang's and ollama's parsers do (SPEC §19, //%raw_values_are_strings); the fixture's "
+    "template tries JSON"
+)
 
 #: Where callsieve reads a fixture's reply otherwise than ``parse_response``, and why.
 #: ERNIE's and Inkling's framing tags (``<response>``, ``</s>``, ``<|content_text|>``, …) need
@@ -87,6 +96,8 @@ DIFFERENCES = {
     ("qwen3", "test_coercion_never_reworks_already_typed_values"): (
         "a block with no </function> before </tool_call> does not parse, so it is text (SPEC §4)"
     ),
+    ("qwen3", "test_qwen3_tool_calls"): _RAW_TEXT,
+    ("qwen3", "test_qwen3_tools_coerces_strings_left_by_value_parser"): _RAW_TEXT,
     ("qwen3", "test_prefix_partial_pattern_at_boundary"): (
         "the prompt ends inside a tag (`<thi`) that the reply finishes (`nk>`): callsieve reads "
         "the reply, not the prompt, so it cannot join them"
@@ -214,6 +225,39 @@ _values = st.recursive(
 _calls = st.lists(st.tuples(_names, st.dictionaries(_names, _values, max_size=3)), max_size=3)
 
 
+_JSON_TYPES = ((bool, "boolean"), (int, "integer"), (list, "array"), (dict, "object"))
+
+
+def _raw_tools(dialect: str, calls: list[tuple[str, dict[str, Any]]]) -> Any:
+    """Where the family reads a raw value without a schema as its text (SPEC §19), the tools
+    that type the calls' other values as they are: callsieve reads them typed, and
+    ``parse_response``'s template reads JSON. A string that reads as JSON is no case: the
+    template would read it as that value, callsieve as the string it is."""
+    g = load_grammar((dialect,))
+    if not g.value_readings[dialect].raw_strings:
+        return None
+    props: dict[str, dict[str, dict[str, str]]] = {}
+    for name, args in calls:
+        for key, value in args.items():
+            if isinstance(value, str):
+                assume(not _reads_as_json(value))
+                continue
+            kind = next(t for k, t in _JSON_TYPES if isinstance(value, k))
+            known = props.setdefault(name, {}).setdefault(key, {"type": kind})
+            assume(known["type"] == kind)
+    return [
+        {"name": n, "parameters": {"type": "object", "properties": p}} for n, p in props.items()
+    ]
+
+
+def _reads_as_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return text.strip().lower() == "null"
+    return True
+
+
 def _plain_text_is_content(template: dict[str, Any]) -> bool:
     """Whether text outside every field is the answer: the template's content field opens
     implicitly (it has no ``open``). Elsewhere ``parse_response`` drops such text."""
@@ -233,8 +277,12 @@ def test_written_calls_are_read_by_both_alike(
     template = _template(name)
     if not _plain_text_is_content(template):
         before = ""
-    reply = before + (format_calls(calls, dialect) if calls else "")
-    result = run_all_ways(reply, dialects=(dialect,))
+    tools = _raw_tools(dialect, calls)
+    try:
+        reply = before + (format_calls(calls, dialect, tools=tools) if calls else "")
+    except FormatError:  # (a raw-strings family: a string no text carries, _raw_tools)
+        assume(False)
+    result = run_all_ways(reply, dialects=(dialect,), tools=tools)
     assert [(c.name, c.input) for c in result.calls] == calls
     ours, theirs = _message(result), _oracle(template, reply)
     if "content" not in theirs:

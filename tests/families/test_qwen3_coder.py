@@ -1,6 +1,7 @@
 """SPEC §19 ``qwen3_coder``: Qwen3-Coder and Qwen3.5's XML calls. Values are raw text with one
 newline dropped on each side (the template writes ``<parameter=p>\\nVALUE\\n</parameter>``),
-typed by the tool's schema; without one, a value that is one JSON value is that value. The
+typed by the tool's schema; without one, a value is its text (``null`` is null), as vLLM's,
+SGLang's and ollama's parsers read it, and a parameter named twice keeps its last value. The
 cases follow the template and what vLLM's and SGLang's parser tests feed their parsers,
 the known malformations included: a ``</parameter>`` the model left out (closed at
 ``</function>`` or the next ``<parameter=``, the repair recorded) and a call written without
@@ -33,12 +34,19 @@ TOOLS = [
 ]
 
 CASES = [
-    Case("template-shape", WEATHER, [("get_weather", {"city": "Tokyo", "days": 3})], answer=""),
+    Case(
+        "template-shape",
+        WEATHER,
+        [("get_weather", {"city": "Tokyo", "days": 3})],
+        answer="",
+        tools=TOOLS,
+    ),
     Case(
         "text-around",
         "Let me look that up.\n\n" + WEATHER + "\n\nOne moment.",
         [("get_weather", {"city": "Tokyo", "days": 3})],
         answer="Let me look that up.\n\n\n\nOne moment.",
+        tools=TOOLS,
     ),
     Case(
         "parallel-blocks",
@@ -46,12 +54,13 @@ CASES = [
         "</parameter>\n</function>\n</tool_call>",
         [("get_weather", {"city": "Tokyo", "days": 3}), ("get_time", {"tz": "Asia/Tokyo"})],
         answer="\n",
+        tools=TOOLS,
     ),
     Case(
         "two-functions-in-one-block",
         "<tool_call>\n<function=a>\n<parameter=x>\n1\n</parameter>\n</function>\n"
         "<function=b>\n</function>\n</tool_call>",
-        [("a", {"x": 1}), ("b", {})],
+        [("a", {"x": "1"}), ("b", {})],
         answer="",
     ),
     Case(
@@ -78,12 +87,21 @@ CASES = [
             )
         ],
         answer="",
+        tools=[
+            {
+                "name": "plan",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"stops": {"type": "array"}, "options": {"type": "object"}},
+                },
+            }
+        ],
     ),
     Case(
         "inline-values-without-newlines",
         "<tool_call><function=f><parameter=a>x y</parameter><parameter=b> 7 </parameter>"
         "</function></tool_call>",
-        [("f", {"a": "x y", "b": 7})],
+        [("f", {"a": "x y", "b": " 7 "})],
         answer="",
     ),
     Case(
@@ -104,7 +122,7 @@ CASES = [
         "missing-parameter-close-before-the-next-parameter",
         "<tool_call>\n<function=run>\n<parameter=command>\nls\n<parameter=timeout>\n30\n"
         "</parameter>\n</function>\n</tool_call>",
-        [("run", {"command": "ls", "timeout": 30})],
+        [("run", {"command": "ls", "timeout": "30"})],
         answer="",
         repairs=("unclosed_parameter",),
     ),
@@ -123,6 +141,21 @@ CASES = [
         [("get_weather", {"city": "42", "days": 3, "zip": "07001"})],
         answer="",
         tools=TOOLS,
+    ),
+    Case(
+        "no-schema-strings-and-null",
+        "<tool_call>\n<function=f>\n<parameter=n>\n1\n</parameter>\n<parameter=ok>\ntrue\n"
+        "</parameter>\n<parameter=list>\n[1, 2]\n</parameter>\n<parameter=none>\nNULL\n"
+        "</parameter>\n</function>\n</tool_call>",
+        [("f", {"n": "1", "ok": "true", "list": "[1, 2]", "none": None})],
+        answer="",
+    ),
+    Case(
+        "repeated-parameter-keeps-the-last",
+        "<tool_call>\n<function=f>\n<parameter=a>\nfirst\n</parameter>\n<parameter=b>\nx\n"
+        "</parameter>\n<parameter=a>\nsecond\n</parameter>\n</function>\n</tool_call>",
+        [("f", {"a": "second", "b": "x"})],
+        answer="",
     ),
     Case(
         "mention-in-prose",
@@ -146,7 +179,7 @@ class TestQwen3Coder(FamilySuite):
     cases = CASES
 
 
-def test_without_a_schema_text_that_is_no_json_value_stays_text() -> None:
+def test_without_a_schema_a_value_is_its_text() -> None:
     check_every_way(
         "qwen3_coder",
         Case(
@@ -154,7 +187,7 @@ def test_without_a_schema_text_that_is_no_json_value_stays_text() -> None:
             "<tool_call>\n<function=f>\n<parameter=a>\nTrue\n</parameter>\n"
             '<parameter=b>\n007\n</parameter>\n<parameter=c>\n"quoted"\n</parameter>\n'
             "</function>\n</tool_call>",
-            [("f", {"a": "True", "b": "007", "c": "quoted"})],
+            [("f", {"a": "True", "b": "007", "c": '"quoted"'})],
             answer="",
         ),
     )

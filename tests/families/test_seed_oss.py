@@ -1,7 +1,9 @@
 """SPEC §19 ``seed_oss``: ByteDance Seed-OSS. qwen3_coder's ``<function=…>`` body inside
 ``<seed:tool_call>``, one block per call; reasoning in ``<seed:think>`` (its
 ``<seed:cot_budget_reflect>`` notes are reasoning text). The cases are the outputs vLLM's
-Seed-OSS parser is tested on, with thinking budgets of 0, 512 and unlimited."""
+Seed-OSS parser is tested on, with thinking budgets of 0, 512 and unlimited. Without a schema
+a value is its text (``null`` is null) and a parameter named twice keeps its last value, as
+vLLM's parser reads them (SPEC §19)."""
 
 from __future__ import annotations
 
@@ -64,6 +66,19 @@ CASES = [
                 },
             )
         ],
+        answer="",
+        tools=[
+            {
+                "name": "report",
+                "parameters": {"type": "object", "properties": {"ids": {"type": "array"}}},
+            }
+        ],
+    ),
+    Case(
+        "no-schema-text-null-and-last-parameter",
+        "<seed:tool_call>\n<function=f>\n<parameter=a>1</parameter>\n<parameter=b>null"
+        "</parameter>\n<parameter=a>2</parameter>\n</function>\n</seed:tool_call>",
+        [("f", {"a": "2", "b": None})],
         answer="",
     ),
     Case(

@@ -29,9 +29,16 @@ from strategies import (
 )
 
 import callsieve
-from callsieve import Reasoning, Text, ToolCalls
+from callsieve import DEFAULT_DIALECTS, Reasoning, Text, ToolCalls
+from callsieve._grammar.compiled import load_grammar
 
 SETTINGS = soak_settings(150)
+#: The default dialects whose calls never end a thought (SPEC §15: ``dsml_v4``'s do).
+KEEPS_THOUGHTS = tuple(
+    d
+    for d in DEFAULT_DIALECTS
+    if not load_grammar(DEFAULT_DIALECTS).traits[d].flag("calls_end_thought")
+)
 CASES = doc_and_chunks(REASONING_DOCS)
 EARLY = st.sampled_from(["block", "invoke", "arguments"])
 
@@ -60,7 +67,7 @@ def test_conservation_with_reasoning(case: tuple[str, list[str]], opts: dict[str
     assert_conserves(doc, stream(chunks, **opts), "stream")
     for b in callsieve.parse(doc, **opts).blocks:
         assert b.raw == doc[b.span[0] : b.span[1]]
-        assert b.reasoning in (None, "text", "call")
+        assert b.reasoning in (None, "text", "call", "ended")
 
 
 @SETTINGS
@@ -95,19 +102,43 @@ def test_a_thought_is_never_a_call_and_never_text(
     ws: str, thought: str, close: str, answer: str
 ) -> None:
     """Under the default, everything between a ``<think>`` at the start and the ``</think>``
-    that ends it is reasoning — blocks, fences and all — and nothing in it is a call."""
+    that ends it is reasoning — blocks, fences and all — and nothing in it is a call, in
+    every dialect whose calls do not end a thought (SPEC §15: ``KEEPS_THOUGHTS``)."""
     assume(
         "think" not in answer.lower()
         and "think" not in thought[:-1].lower()
         and "</" not in thought[-2:]
     )
     doc = f"{ws}<think>{thought}</think>{answer}"
-    r = callsieve.parse(doc)
+    r = callsieve.parse(doc, dialects=KEEPS_THOUGHTS)
     assert r.reasoning == thought
     assert r.calls == ()
-    assert r.text == ws + callsieve.parse(answer, reasoning="off").text
+    assert r.text == ws + callsieve.parse(answer, reasoning="off", dialects=KEEPS_THOUGHTS).text
     assert all(b.reasoning == "text" for b in r.blocks if b.span[1] <= len(ws) + 7 + len(thought))
-    assert drive(stream(list(doc))) == (r.text, [])
+    assert drive(stream(list(doc), dialects=KEEPS_THOUGHTS)) == (r.text, [])
+
+
+@SETTINGS
+@given(st.sampled_from(["", " ", "\n"]), THOUGHT, st.lists(PROSE, max_size=3).map("".join))
+def test_in_the_defaults_a_thought_ends_only_at_a_block_that_declares_it(
+    ws: str, thought: str, answer: str
+) -> None:
+    """With every default dialect, a thought's calls come only from a block whose dialect
+    declares that its calls end a thought (``dsml_v4``): the first such block that parses
+    ends the thought (``Block.reasoning == "ended"``), and all before it is reasoning."""
+    assume("think" not in answer.lower() and "think" not in thought[:-1].lower())
+    doc = f"{ws}<think>{thought}</think>{answer}"
+    r = callsieve.parse(doc)
+    inside = [b for b in r.blocks if b.span[0] < len(ws) + 7 + len(thought)]
+    ended = [b for b in inside if b.reasoning == "ended"]
+    assert all(b.dialect not in KEEPS_THOUGHTS for b in ended)
+    if not ended:
+        assert r.reasoning == thought and all(b.reasoning == "text" for b in inside)
+        return
+    first = ended[0]
+    assert r.reasoning == doc[len(ws) + 7 : first.span[0]]
+    assert all(b.reasoning == "text" for b in inside if b.span[1] <= first.span[0])
+    assert r.calls and drive(stream(list(doc)))[1] == canon_calls(r.calls)
 
 
 SPECIALS_HOLD = ["<", "＜", "<think", "</think", "</", "<thi", "\n", " ", "`", "a" * 20]

@@ -311,3 +311,63 @@ def test_a_close_with_no_think_open_is_text_and_noticed() -> None:
     assert parse(" </think>b").stray_reasoning_closes == (1,)
     assert parse("a</think>b</think>c", reasoning="open").stray_reasoning_closes == ()
     assert parse("a</think>b", reasoning="off").stray_reasoning_closes == ()
+
+
+# ------------------------------------------- calls in a thought never closed (SPEC §15)
+KIMI = (
+    "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>"
+    '{"a": 1}<|tool_call_end|><|tool_calls_section_end|>'
+)
+V4 = (
+    '<｜DSML｜tool_calls><｜DSML｜invoke name="f"><｜DSML｜parameter name="a" string="false">1'
+    "</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜tool_calls>"
+)
+
+
+@pytest.mark.parametrize(
+    ("block", "dialects"),
+    [(KIMI, ("kimi_k2",)), (V4, callsieve.DEFAULT_DIALECTS)],
+    ids=["kimi_k2", "dsml_v4"],
+)
+def test_a_call_opener_in_a_thought_never_closed_ends_it(block: str, dialects: Any) -> None:
+    """A dialect that declares it (``//%calls_end_thought``): the block is a call, the
+    thought ends at its opener, the block records it, and the reply goes on before the
+    answer (a ``<think>`` may follow)."""
+    text = "<think>Let me check." + block + "\n<think>again</think>Done."
+    r = check3(text, "Let me check.again", "\nDone.", [("f", {"a": 1})], dialects=dialects)
+    assert [b.reasoning for b in r.blocks] == ["ended"]
+    assert not r.reasoning_unclosed
+    opened = check3(
+        "Let me check." + block,
+        "Let me check.",
+        "",
+        [("f", {"a": 1})],
+        dialects=dialects,
+        reasoning="open",
+    )
+    assert [b.reasoning for b in opened.blocks] == ["ended"]
+
+
+def test_a_block_that_fails_there_stays_reasoning_and_the_thought_goes_on() -> None:
+    text = "<think>I would write <tool_call> here.</think>Answer."
+    check3(text, "I would write <tool_call> here.", "Answer.", [], dialects=("qwen3_coder",))
+
+
+def test_the_opener_decides_a_block_in_a_thought_closed_later_is_a_call_too() -> None:
+    """Nothing waits for a ``</think>`` that may never come: the ``</think>`` after the
+    block stands in the answer, a close with nothing open (noted)."""
+    text = "<think>x" + KIMI + "y</think>z"
+    r = check3(text, "x", "y</think>z", [("f", {"a": 1})], dialects=("kimi_k2",))
+    assert len(r.stray_reasoning_closes) == 1
+
+
+def test_a_family_that_does_not_declare_it_keeps_the_draft_as_reasoning() -> None:
+    block = '<tool_call>\n{"name": "f", "arguments": {"a": 1}}\n</tool_call>'
+    check3("<think>x" + block, "x" + block, "", [], dialects=("hermes",))
+
+
+def test_a_thought_ended_by_calls_is_counted() -> None:
+    sieve = Sieve(dialects=("kimi_k2",), metrics=True)
+    sieve.feed("<think>x" + KIMI)
+    sieve.close()
+    assert sieve.metrics.snapshot()["reasoning_ended_by_calls"] == 1

@@ -444,9 +444,20 @@ def test_assemble_call_keeps_one_transformer_per_schemas() -> None:
     s2: dict[str, Any] = {}
     tree = call("f", param("n", "1"))
     assert assemble_call(tree, s1) == ("f", {"n": "1"})
-    first = asm._last[1]
-    assert assemble_call(tree, s1) == ("f", {"n": "1"}) and asm._last[1] is first
-    assert assemble_call(tree, s2) == ("f", {"n": 1}) and asm._last[1] is not first
+    first = asm._last[-1]
+    assert assemble_call(tree, s1) == ("f", {"n": "1"}) and asm._last[-1] is first
+    assert assemble_call(tree, s2) == ("f", {"n": 1}) and asm._last[-1] is not first
+
+
+def test_a_dialects_value_reading_keeps_the_last_value_of_a_repeated_parameter() -> None:
+    """``ValueReading.last_wins`` (``//%repeated_parameter_keeps_last``): the last value, at
+    the first one's place; SPEC §5's array otherwise."""
+    from callsieve._grammar.directives import ValueReading
+
+    tree = call("f", param("a", "1"), param("b", "x"), param("a", "2"))
+    assert assemble_call(tree, {}) == ("f", {"a": [1, 2], "b": "x"})
+    got = assemble_call(tree, {}, ValueReading(last_wins=True))
+    assert got == ("f", {"a": 2, "b": "x"}) and list(got[1]) == ["a", "b"]
 
 
 # ---------------------------------------------------------------------------- random trees

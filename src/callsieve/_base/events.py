@@ -130,7 +130,9 @@ class Block(_Value):
     SPEC §12), which holds no call and goes out as a ``ToolCalls`` event with none.
     ``reasoning`` is None for a block in the answer; for one inside reasoning (SPEC §15), the
     ``calls_in_reasoning`` choice it was read under: ``"text"`` (it went out as reasoning
-    text, its calls were not emitted) or ``"call"`` (its calls were).
+    text, its calls were not emitted) or ``"call"`` (its calls were); or ``"ended"``: its
+    dialect's models open calls in a thought they never close, so its opener ended the
+    thought and its calls were emitted.
     """
 
     __slots__ = ("_span", "_dialect", "_status", "_repairs", "_diagnostics", "_raw", "_reasoning")

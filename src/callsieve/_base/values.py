@@ -23,6 +23,7 @@ from typing import Any
 
 __all__ = [
     "MAX_XML_DEPTH",
+    "RAW_NULL",
     "RAW_TEXT_FIELDS",
     "decode_entities",
     "decode_param",
@@ -118,15 +119,27 @@ def _is_string_type(schema_type: Any) -> bool:
 _JSON_STARTS = frozenset('-0123456789tfn["{')
 
 
-def decode_raw(text: str, string_attr: str | None = None, schema_type: Any = None) -> Any:
+#: A raw value read as null by the families whose raw values are strings (their parsers
+#: compare it without case).
+RAW_NULL = "null"
+
+
+def decode_raw(
+    text: str, string_attr: str | None = None, schema_type: Any = None, strings: bool = False
+) -> Any:
     """A raw-text body (the contract's ``raw_value``: the families that write values as raw
     text, grammar/README.md): the text as written when the schema types it ``string`` or a
-    ``string="true"`` attribute says so; otherwise a body that is one JSON value, white space
-    around it aside, is that value (a number, ``true``/``false``/``null``, an array, an
-    object, a quoted string: what those templates write for anything but a string), and any
-    other text stays the text as written — no trimming, no entities, no XML."""
+    ``string="true"`` attribute says so. Otherwise, where the family's raw values are
+    ``strings`` (and no schema speaks of the parameter: the caller says), the text as written (``null``, in any case, is null:
+    the family's reference parsers read it so, SPEC §19); else a body that is one JSON value,
+    white space around it aside, is that value (a number, ``true``/``false``/``null``, an
+    array, an object, a quoted string: what those templates write for anything but a
+    string), and any other text stays the text as written — no trimming, no entities, no
+    XML."""
     if string_attr == "true" or _is_string_type(schema_type):
         return text
+    if strings:
+        return None if text.lower() == RAW_NULL else text
     body = text.strip()
     if not body or body[0] not in _JSON_STARTS:
         return text
@@ -142,11 +155,12 @@ def decode_param(
     string_attr: str | None,
     schema_type: Any = None,
     raw: bool = False,
+    raw_strings: bool = False,
 ) -> Any:
     """Decode one parameter body. ``parts`` are ``(is_cdata, text)`` in order; ``raw``: the
-    body is a ``raw_value`` (``decode_raw``)."""
+    body is a ``raw_value`` (``decode_raw``, its family's raw values ``raw_strings`` or not)."""
     if raw:
-        return decode_raw("".join(t for _, t in parts), string_attr, schema_type)
+        return decode_raw("".join(t for _, t in parts), string_attr, schema_type, raw_strings)
     force_string = _is_string_type(schema_type)
     if any(is_cdata for is_cdata, _ in parts):
         value = _with_cdata(parts, string_attr == "true")

@@ -57,9 +57,10 @@ from .._base.values import (
 )
 from .._config.options import make_call_id
 from .._config.policy import coerced
+from .._grammar.directives import PLAIN_VALUES, ValueReading
 from .._grammar.names import CALL_NAME, CDATA_CLOSE, CDATA_OPEN, CDATA_RUN, PARAM, PARAM_NAME
 from .._grammar.patterns import compile as compile_pattern
-from .assembler import contract_value, param_schema_type
+from .assembler import contract_value, param_schema, param_schema_type
 from .json_stream import EnvelopeStream, JsonStream, NotStreamable, RepeatedKey
 
 if TYPE_CHECKING:
@@ -225,6 +226,7 @@ class ArgStream:
         "closing_seen",
         "json_terminals",
         "raw_terminals",
+        "raw_strings",
         "envelope_terminals",
         "json",
         "envelope",
@@ -240,6 +242,9 @@ class ArgStream:
         self.arg_terminals = life.g.arg_terminals
         self.json_terminals = life.g.json_terminals
         self.raw_terminals = life.g.raw_terminals
+        #: The raw values of the block's dialect are strings without a schema
+        #: (``ValueReading.raw_strings``): said by the capture as each raw run starts.
+        self.raw_strings = False
         self.envelope_terminals = life.g.envelope_terminals
         self.out = life.out
         #: the block's calls, as CallFinished gave them (None: one the policy rejected)
@@ -330,7 +335,7 @@ class ArgStream:
             self.life.policy,
             self.name,
             pname,
-            decode_param(pname, parts, string_attr, kind, raw),  # (as the call has it)
+            decode_param(pname, parts, string_attr, kind, raw, self._raw_strings(pname)),
         )
         policy = self.life.policy
         if policy is not None and policy.refuses(self.name, pname, value):
@@ -360,12 +365,16 @@ class ArgStream:
                 self._send(escape(self.guarded))
             self._no_guard()
 
-    def run(self, run: TerminalSpec, state: int | None = None) -> None:
+    def run(
+        self, run: TerminalSpec, state: int | None = None, reading: ValueReading = PLAIN_VALUES
+    ) -> None:
         """A run starts (its start is a terminal read, too): a JSON envelope (the call's name
         inside it), a JSON object of arguments, or in a parameter's body, CDATA, plain or raw
         text. ``state``: the parser state inside the run (a CDATA string's guard comes from
-        it, ``CdataGuard``; None: no guard)."""
+        it, ``CdataGuard``; None: no guard); ``reading``: how the block's dialect reads
+        values."""
         self.token(run.name)
+        self.raw_strings = reading.raw_strings
         self.run_kind = _NO_RUN
         if self._envelope_run(run) or self.index < 0 or self.broken or self.stopped:
             return
@@ -433,6 +442,11 @@ class ArgStream:
         elif body == _STREAM and self.between:  # text between two CDATA: inside the value
             self._flush(self.between)
             self.between = []
+
+    def _raw_strings(self, pname: str) -> bool:
+        """A raw value of ``pname`` is its text: the dialect says so and no schema speaks
+        of the parameter (as the call reads it, ``CallTransformer._parameters``)."""
+        return self.raw_strings and param_schema(self.schemas, self.name, pname) is None
 
     def _raw_run(self) -> None:
         """A raw_value's run starts: its text goes out as it is (``decode_raw``) where it is

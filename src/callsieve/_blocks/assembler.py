@@ -39,8 +39,15 @@ from lark import Discard, Token, Transformer, Tree
 from .._base.python_args import python_kwargs
 from .._base.values import decode_param, load_json, parse_argument_object
 from .._grammar import names as n
+from .._grammar.directives import PLAIN_VALUES, ValueReading
 
-__all__ = ["CallTransformer", "assemble_call", "contract_value", "param_schema_type"]
+__all__ = [
+    "CallTransformer",
+    "assemble_call",
+    "contract_value",
+    "param_schema",
+    "param_schema_type",
+]
 
 
 def _group(tok: Token, group: str) -> str:
@@ -127,9 +134,12 @@ class CallTransformer(Transformer[Token, Any]):
     its children as they are: what its child nodes would become is ignored anyway, and
     transforming them has no effect, since no method raises or keeps state."""
 
-    def __init__(self, schemas: dict[str, dict[str, Any]]) -> None:
+    def __init__(
+        self, schemas: dict[str, dict[str, Any]], reading: ValueReading = PLAIN_VALUES
+    ) -> None:
         super().__init__(visit_tokens=False)
         self._schemas = schemas
+        self._reading = reading  # (the dialect's: raw values as strings, the last value wins)
 
     def transform(self, tree: Tree[Token]) -> Any:
         """Lark's ``transform`` for a tree: what the root became (None if it is dropped);
@@ -290,13 +300,19 @@ class CallTransformer(Transformer[Token, Any]):
         self, name: str, params: list[tuple[int, str, Parts, str | None, bool]]
     ) -> dict[str, Any]:
         """The parameters' values by name, each decoded by its schema's type (a raw one as
-        written, ``decode_raw``); a repeated name collects into an array, in order."""
+        written, ``decode_raw``); a repeated name collects into an array, in order — or,
+        where the dialect says so (``ValueReading.last_wins``), keeps its last value."""
         collected: dict[str, Any] = {}
         repeated: set[str] = set()
+        strings, last_wins = self._reading.raw_strings, self._reading.last_wins
         for _, pname, parts, string_attr, raw in params:
-            schema_type = param_schema_type(self._schemas, name, pname)
-            value = decode_param(pname, parts, string_attr, schema_type, raw)
-            if pname in collected:
+            prop = param_schema(self._schemas, name, pname)
+            schema_type = None if prop is None else prop.get("type")
+            # (a raw value is its text only where no schema speaks of the parameter)
+            value = decode_param(
+                pname, parts, string_attr, schema_type, raw, strings and prop is None
+            )
+            if pname in collected and not last_wins:
                 if pname not in repeated:
                     collected[pname] = [collected[pname]]
                     repeated.add(pname)
@@ -441,19 +457,29 @@ _CONTRACT: dict[str, tuple[Callable[[CallTransformer, list[Any]], Any], bool]] =
     n.RAW_VALUE: (CallTransformer.raw_value, False),
 }
 
-#: The transformer of the schemas last asked for (one slot, replaced whole: safe under
-#: threads; a sieve passes the same schemas for every call).
-_last: tuple[dict[str, dict[str, Any]], CallTransformer] = ({}, CallTransformer({}))
+#: The transformer of the schemas and value reading last asked for (one slot, replaced
+#: whole: safe under threads; a sieve passes the same schemas for every call).
+_last: tuple[dict[str, dict[str, Any]], ValueReading, CallTransformer] = (
+    {},
+    PLAIN_VALUES,
+    CallTransformer({}),
+)
 
 
 Built = tuple[str, dict[str, Any]] | tuple[str, dict[str, Any], str]
 
 
-def param_schema_type(schemas: dict[str, dict[str, Any]], call: str, param: str) -> Any:
-    """The ``type`` the tool ``call``'s schema gives its property ``param`` (None: none)."""
+def param_schema(schemas: dict[str, dict[str, Any]], call: str, param: str) -> Any:
+    """The schema the tool ``call`` gives its property ``param`` (None: none)."""
     props = (schemas.get(call) or {}).get("properties")
     prop = props.get(param) if isinstance(props, dict) else None
-    return prop.get("type") if isinstance(prop, dict) else None
+    return prop if isinstance(prop, dict) else None
+
+
+def param_schema_type(schemas: dict[str, dict[str, Any]], call: str, param: str) -> Any:
+    """The ``type`` the tool ``call``'s schema gives its property ``param`` (None: none)."""
+    prop = param_schema(schemas, call, param)
+    return None if prop is None else prop.get("type")
 
 
 def contract_value(tree: Tree[Token], schemas: dict[str, dict[str, Any]]) -> Any:
@@ -480,19 +506,24 @@ def contract_value(tree: Tree[Token], schemas: dict[str, dict[str, Any]]) -> Any
     return None
 
 
-def _transformer(schemas: dict[str, dict[str, Any]]) -> CallTransformer:
+def _transformer(
+    schemas: dict[str, dict[str, Any]], reading: ValueReading = PLAIN_VALUES
+) -> CallTransformer:
     global _last
-    held, transformer = _last
-    if held is not schemas:
-        transformer = CallTransformer(schemas)
-        _last = (schemas, transformer)
+    held, read, transformer = _last
+    if held is not schemas or read is not reading:
+        transformer = CallTransformer(schemas, reading)
+        _last = (schemas, reading, transformer)
     return transformer
 
 
-def assemble_call(tree: Tree[Token], schemas: dict[str, dict[str, Any]]) -> Built:
+def assemble_call(
+    tree: Tree[Token], schemas: dict[str, dict[str, Any]], reading: ValueReading = PLAIN_VALUES
+) -> Built:
     """``(name, input)`` for one ``call`` node, ``(name, input, id)`` if it carries the
-    model's id (``call_id``); ``ValueError`` if it cannot be built."""
-    transformer = _transformer(schemas)
+    model's id (``call_id``); ``ValueError`` if it cannot be built. ``reading``: how the
+    block's dialect reads values (``CompiledGrammar.value_reading_of``)."""
+    transformer = _transformer(schemas, reading)
     if tree.data != n.CALL:
         raise ValueError(f"not a call node: {tree.data}")
     result: Built = transformer.transform(tree)

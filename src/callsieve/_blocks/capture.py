@@ -270,12 +270,14 @@ class Capture:
         if self.probe:  # only whether the block completes matters
             return VIABLE
         args = self.args
-        tree = self.g.build_call[rule](values[-len(rule.expansion) :])
+        g = self.g
+        tree = g.build_call[rule](values[-len(rule.expansion) :])
+        reading = g.value_reading_of(self.ps.state_stack, self.dialect)
         try:
-            built = assemble_call(tree, self.schemas)
+            built = assemble_call(tree, self.schemas, reading)
         except Exception as exc:  # noqa: BLE001 - model output never raises (§Inv. 5)
             return self.fail(f"call at offset {self.start + self.raw_len} not built: {exc}")
-        if rule in self.g.repairing_calls:  # (the grammar's own repairs, ``repair_*``)
+        if rule in g.repairing_calls:  # (the grammar's own repairs, ``repair_*``)
             self.repairs += repairs_in(tree)
         call = settled(self.policy, built)  # (coerced, and the policy's verdict)
         self.calls.append(call)
@@ -593,7 +595,8 @@ class Capture:
         self.run = JsonRun(run, self.lessons.walks, self.run_start) if run.balanced else run
         self.run_text.new_run()
         if self.args is not None:  # (the state inside the run: a CDATA string's guard)
-            self.args.run(run, self.ps.state_stack[-1])
+            stack = self.ps.state_stack
+            self.args.run(run, stack[-1], self.g.value_reading_of(stack, self.dialect))
         return VIABLE
 
     def _unexpected(self, what: str, buf: str, p: int) -> int:

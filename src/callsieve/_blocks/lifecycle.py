@@ -38,10 +38,14 @@ from .argstream import ArgStream
 from .capture import Capture
 from .lessons import Lessons
 
-__all__ = ["KEPT_BLOCKS", "BlockLife", "LifeView"]
+__all__ = ["ENDS_THOUGHT", "KEPT_BLOCKS", "BlockLife", "LifeView"]
 
 #: How many parsed blocks a ``Sieve`` keeps (``Sieve.blocks``): the latest.
 KEPT_BLOCKS = 64
+
+#: ``Block.reasoning`` of a block whose opener, inside a thought still open, ended it: its
+#: dialect declares ``calls_end_thought`` (SPEC §15). Its calls are calls.
+ENDS_THOUGHT = "ended"
 
 
 class BlockLife:
@@ -107,7 +111,8 @@ class BlockLife:
         self.out: list[Event] = []
         #: The open capture stands inside reasoning (SPEC §15): the ``calls_in_reasoning``
         #: choice it is read under, ``"text"`` (it emits nothing: a block that closes is
-        #: reasoning text) or ``"call"``; None in the answer. Its blocks record it.
+        #: reasoning text) or ``"call"``, or ``ENDS_THOUGHT`` (its calls end the thought);
+        #: None in the answer. Its blocks record it.
         self.in_reasoning: str | None = None
         #: SPEC §15: where a ``</think>`` stood with no ``<think>`` open (``reasoning="tags"``),
         #: the first ``KEPT_BLOCKS`` (``stray_close``); the input ended inside reasoning.
@@ -121,6 +126,11 @@ class BlockLife:
             self.stray_closes.append(offset)
         if self.metrics is not None:
             self.metrics.count("stray_reasoning_closes")
+
+    def thought_ended(self) -> None:
+        """A block of calls ended the thought it was opened in (``ENDS_THOUGHT``): counted."""
+        if self.metrics is not None:
+            self.metrics.count("reasoning_ended_by_calls")
 
     def ended_in_reasoning(self, unclosed: bool) -> None:
         """At ``close()``: whether the input ended inside reasoning (counted if so)."""
@@ -410,7 +420,8 @@ class BlockLife:
                     tuple(cap.repairs),
                     (*cap.diagnostics, cap.failure),
                     raw,
-                    self.in_reasoning,
+                    # (one that would have ended the thought is reasoning text, SPEC §15)
+                    "text" if self.in_reasoning == ENDS_THOUGHT else self.in_reasoning,
                 )
             )
         return buf, base, at, at + cap.opener_len

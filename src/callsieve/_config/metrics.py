@@ -10,8 +10,9 @@ most characters held back at once: a tag prefix or a block being captured),
 ``calls_aborted`` (argument streaming: calls that started and then aborted, by
 ``CallAborted.reason``), ``stray_reasoning_closes`` (under ``reasoning="tags"``, a
 ``</think>`` read as text because no ``<think>`` was open: the signature of a chat template
-that wrote the ``<think>`` itself) and ``reasoning_unclosed`` (replies that ended inside
-reasoning). A sieve made
+that wrote the ``<think>`` itself), ``reasoning_unclosed`` (replies that ended inside
+reasoning) and ``reasoning_ended_by_calls`` (thoughts never closed that a block of calls
+ended, in a dialect that declares ``calls_end_thought``, SPEC §15). A sieve made
 with ``metrics=True`` (or with a ``Metrics`` to count into) counts into it; when it is
 closed its counts are added to the process-wide aggregate, ``aggregate_metrics()``, which
 calls its subscribers (the Prometheus exporter, ``callsieve.prometheus``) with what was
@@ -55,6 +56,7 @@ COUNTERS = (
     "chars_released",
     "stray_reasoning_closes",
     "reasoning_unclosed",
+    "reasoning_ended_by_calls",
 )
 LABELLED = (
     "blocks_parsed",

@@ -42,7 +42,7 @@ from lark.parsers.lalr_parser_state import ParseConf, ParserState
 from .._base.errors import ConfigurationError
 from . import cache
 from .automaton import EntryAutomaton
-from .directives import NO_TRAITS, DialectTraits
+from .directives import NO_TRAITS, PLAIN_VALUES, DialectTraits, ValueReading, value_reading
 from .directives import read as read_traits
 from .endings import end_call_key
 from .entry_tables import DECISION_LIMIT, entry_tables
@@ -219,6 +219,13 @@ class CompiledGrammar:
         ascii_leads = [c for c in self.lead_chars if c.isascii()]
         self.prose_lead = ascii_leads[0] if len(ascii_leads) == 1 else "" if ascii_leads else "\0"
         self.entry_index = {e.terminal: k for k, e in enumerate(self.entries)}
+        #: How each dialect's call values are read (its directives, ``ValueReading``); all
+        #: SPEC §5's (``plain_values``), the capture asks no parser state for its dialect.
+        self.value_readings = {d: value_reading(self.traits[d]) for d in self.dialects}
+        self.plain_values = all(r is PLAIN_VALUES for r in self.value_readings.values())
+        #: The entries that end a thought still open where they stand (SPEC §15): those of a
+        #: dialect that declares ``calls_end_thought`` (``thought_enders``).
+        self.thought_enders = thought_enders(self)
         #: What prose is searched for in each context of a reply (``_grammar.entry_tables``): the
         #: answer's block entries, and before the answer and in reasoning, the tags too.
         self.entry_tables = entry_tables(
@@ -351,6 +358,13 @@ class CompiledGrammar:
             return fallback
         return self.dialects[(mask & -mask).bit_length() - 1]
 
+    def value_reading_of(self, stack: list[int], fallback: str) -> ValueReading:
+        """How the calls of the block a parser with state stack ``stack`` reads take their
+        values (``dialect_of``'s dialect's ``ValueReading``; none asked where all are plain)."""
+        if self.plain_values:
+            return PLAIN_VALUES
+        return self.value_readings[self.dialect_of(stack, fallback)]
+
     def dialect_of_close(self, close_value: str, fallback: str) -> str:
         """The dialect a closing wrapper is spelled in (for blocks whose opener was repaired):
         ``fallback`` (the parse's) if the opener of that spelling opens it too, else the
@@ -374,6 +388,30 @@ class CompiledGrammar:
                     return fallback
                 return e.dialect
         return fallback
+
+
+def thought_enders(g: CompiledGrammar) -> frozenset[str]:
+    """The entry terminals that end a thought still open (SPEC §15): an entry is one where a
+    dialect it may begin declares ``calls_end_thought`` (with several dialects sharing an
+    opener, as SGLang's Qwen3 detector ends the thought at ``<tool_call>`` in either of its
+    families' formats). The dialects an entry may begin are those of the parser state its
+    opener leads to. A missing-wrapper entry (a bare invoke) is none: its opener is not
+    there, and its closer, not it, says whose block it is."""
+    flagged = [g.traits[d].flag("calls_end_thought") for d in g.dialects]
+    if not any(flagged):
+        return frozenset()
+    start = g.table.states[g.start_state]
+    out = set()
+    for e in g.entries:
+        if e.synthetic is not None:
+            continue
+        action = start.get(e.terminal)
+        mask = g.state_dialects.get(action[1], 0) if action is not None else 0
+        if mask <= 0:  # (no state known: the entry's own dialect)
+            mask = 1 << g.dialects.index(e.dialect) if e.dialect in g.dialects else 0
+        if any(f and mask >> k & 1 for k, f in enumerate(flagged)):
+            out.add(e.terminal)
+    return frozenset(out)
 
 
 def _run_end(run: TerminalSpec) -> str:

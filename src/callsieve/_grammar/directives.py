@@ -21,7 +21,16 @@ from typing import Literal
 from .._base.errors import GrammarError
 from .files import DEFAULTS_DIRECTIVE, DIRECTIVE
 
-__all__ = ["DIRECTIVES", "NO_TRAITS", "DialectTraits", "Directive", "read"]
+__all__ = [
+    "DIRECTIVES",
+    "NO_TRAITS",
+    "PLAIN_VALUES",
+    "DialectTraits",
+    "Directive",
+    "ValueReading",
+    "read",
+    "value_reading",
+]
 
 #: What a directive takes: nothing (a flag), or one or more words (``[A-Za-z0-9_.:-]``).
 Shape = Literal["flag", "words"]
@@ -46,6 +55,18 @@ DIRECTIVES: dict[str, Directive] = {
             "the family's models open calls inside a thought they never close: a call opener "
             "inside an open thought ends it (SPEC §15)",
         ),
+        Directive(
+            "raw_values_are_strings",
+            "flag",
+            "a raw value with no schema for its parameter is its text (`null` aside), as the "
+            "family's reference parsers read it (SPEC §19)",
+        ),
+        Directive(
+            "repeated_parameter_keeps_last",
+            "flag",
+            "a parameter named twice in a call keeps its last value, as the family's "
+            "reference parsers read it (SPEC §19), not an array (SPEC §5)",
+        ),
     )
 }
 
@@ -69,6 +90,28 @@ class DialectTraits:
 
 #: The traits of a dialect file without directives.
 NO_TRAITS = DialectTraits()
+
+
+@dataclass(frozen=True)
+class ValueReading:
+    """How a dialect's call values are read, where its family's directives say (SPEC §19):
+    ``raw_strings``, a raw value with no schema is its text; ``last_wins``, a repeated
+    parameter keeps its last value."""
+
+    raw_strings: bool = False
+    last_wins: bool = False
+
+
+#: SPEC §5's reading: raw JSON-looking values are JSON, a repeated parameter an array.
+PLAIN_VALUES = ValueReading()
+
+
+def value_reading(traits: DialectTraits) -> ValueReading:
+    """The ``ValueReading`` a dialect's traits declare (``PLAIN_VALUES`` itself for none)."""
+    reading = ValueReading(
+        traits.flag("raw_values_are_strings"), traits.flag("repeated_parameter_keeps_last")
+    )
+    return PLAIN_VALUES if reading == PLAIN_VALUES else reading
 
 
 def _known(name: str) -> None:

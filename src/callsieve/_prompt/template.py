@@ -21,6 +21,10 @@ parameter ``string``, the parser keeps its text as the string (``decode_raw``), 
 is written as it is, always — ``"42"`` as ``42``. Elsewhere (no schema, or another type) a
 string the parser would read as another JSON value (``"42"``, ``"true"``) is written as a JSON
 string, every ``<`` in it as ``\\u003c`` (a raw value that is one JSON value is that value).
+A family whose raw values are strings without a schema (``ValueReading.raw_strings``: its
+reference parsers read them so) writes every string as it is; one that reads as ``null``, or
+that its closing tag would end, is a ``FormatError`` there (no text gives it back); any
+other value is its JSON, which a schemaless read gives back as that text.
 A string holding a tag lead or white space at its ends is parsed alone in its place first;
 one that does not read back between the template's tags is tried on lines of its own where
 the spelling has ``ARG_OPEN_LINES``/``ARG_CLOSE_LINES`` (seed_oss's tags take a line break at
@@ -44,14 +48,14 @@ import math
 from typing import Any, NamedTuple
 
 from .._base.errors import FormatError
-from .._base.values import _is_string_type, decode_raw
-from .._blocks.assembler import param_schema_type
+from .._base.values import RAW_NULL, _is_string_type, decode_raw
+from .._blocks.assembler import param_schema, param_schema_type
 from .._facade.results import parse
 from .._grammar.spelling import SLOT, Spelling
 from .._scan.balanced import MAX_JSON_DEPTH
 from .write import _depth
 
-__all__ = ["template_calls", "templated"]
+__all__ = ["raw_strings", "template_calls", "templated"]
 
 #: How a template dialect writes arguments (its spelling's ``ARGS``).
 ARG_KINDS = ("envelope", "json", "python", "raw", "markup")
@@ -184,8 +188,10 @@ _ARG_TAGS = (("ARG_OPEN", "ARG_CLOSE"), ("ARG_OPEN_LINES", "ARG_CLOSE_LINES"))
 
 class _RawCall(NamedTuple):
     """One call of a ``"raw"`` dialect being written: where it stands (``position``), its
-    ``head`` and ``tail``, and ``strings``, the keys its tool's schema types ``string`` (the
-    parser keeps their text as the string, ``decode_raw``)."""
+    ``head`` and ``tail``, ``strings``, the keys its tool's schema types ``string`` (the
+    parser keeps their text as the string, ``decode_raw``), ``raw_strings``, whether the
+    family reads a raw value as its text where no schema speaks of its parameter, and
+    ``typed``, the keys a schema speaks of."""
 
     sp: Spelling
     dirs: tuple[str, ...]
@@ -194,13 +200,18 @@ class _RawCall(NamedTuple):
     head: str
     tail: str
     strings: frozenset[str]
+    raw_strings: bool = False
+    typed: frozenset[str] = frozenset()
 
     def tools(self) -> list[dict[str, Any]] | None:
         """The schema a read-back is parsed with: the string-typed keys alone (what decides
         how a raw value reads; coercing the other types is SPEC §9's, not the writer's)."""
-        if not self.strings:
+        if not self.strings and not (self.raw_strings and self.typed):
             return None
-        props = {key: {"type": "string"} for key in self.strings}
+        # (the other typed keys, where the family's raw values are strings: a schema that
+        # speaks of them, so their values read as JSON, as under the tools' own schema)
+        props: dict[str, Any] = {key: {} for key in self.typed} if self.raw_strings else {}
+        props.update({key: {"type": "string"} for key in self.strings})
         return [{"name": self.name, "parameters": {"type": "object", "properties": props}}]
 
     def refuse(self, key: str, why: str, expected: str) -> FormatError:
@@ -209,6 +220,16 @@ class _RawCall(NamedTuple):
             f"parameter {key!r} is typed string in the tool's schema, and {why}",
             expected=(expected,),
         )
+
+    def read_back(self, args: dict[str, Any]) -> dict[str, Any]:
+        """What the arguments read back as with ``tools()`` (``raw_strings``: a value that
+        is no string, in a parameter not typed string, as the JSON text written)."""
+        if not self.raw_strings:
+            return args
+        return {
+            k: v if k in self.typed or v is None or isinstance(v, str) else _json(v, True)
+            for k, v in args.items()
+        }
 
 
 def _raw_text(call: _RawCall, key: str, value: str) -> str | None:
@@ -250,6 +271,17 @@ def _raw_arg(call: _RawCall, key: str, value: Any, as_json: bool) -> str:
                 "a string that holds none of the family's closing tags",
             )
         return text
+    if call.raw_strings and key not in call.typed and isinstance(value, str):
+        text = None if value.lower() == RAW_NULL else _raw_text(call, key, value)
+        if text is None:
+            raise FormatError(
+                f"calls[{call.position}] ({call.name!r}) cannot be written in "
+                f"{call.sp.dialect} without a schema for parameter {key!r}: the family reads "
+                "such a value as its text and null as null, and this string is null or holds "
+                "text that would end it early",
+                expected=("a string typed string in the tools, or another string",),
+            )
+        return text
     if isinstance(value, str) and not as_json and decode_raw(value) == value:
         text = _raw_text(call, key, value)
         if text is not None:
@@ -276,6 +308,7 @@ def _kind(value: Any) -> str:
 def _raw_call(call: _RawCall, args: dict[str, Any]) -> str:
     """The call, its raw strings as they are where they read back so; if the call as a whole
     does not read back, again with every value JSON but the string-typed ones."""
+    want = call.read_back(args)
     for as_json in (False, True):
         text = (
             call.head
@@ -284,7 +317,7 @@ def _raw_call(call: _RawCall, args: dict[str, Any]) -> str:
             )
             + call.tail
         )
-        if _reads_back(call.sp, call.dirs, _block(call.sp, [text]), call.name, args, call.tools()):
+        if _reads_back(call.sp, call.dirs, _block(call.sp, [text]), call.name, want, call.tools()):
             return text
     raise _unwritable(call.sp, call.position, call.name)
 
@@ -295,6 +328,13 @@ def _unwritable(sp: Spelling, index: int, name: str) -> FormatError:
         "read back the same (a name or a key the format cannot carry)",
         expected=("names and keys without the format's own delimiters",),
     )
+
+
+def raw_strings(sp: Spelling) -> bool:
+    """Whether the family reads a raw value without a schema as its text (its dialect file's
+    ``//%raw_values_are_strings``)."""
+    reading = sp.grammar.value_readings.get(sp.dialect)
+    return reading is not None and reading.raw_strings
 
 
 def template_calls(
@@ -319,7 +359,9 @@ def template_calls(
             strings = frozenset(
                 key for key in args if _is_string_type(param_schema_type(schemas or {}, name, key))
             )
-            written.append(_raw_call(_RawCall(sp, dirs, index, name, head, tail, strings), args))
+            typed = frozenset(k for k in args if param_schema(schemas or {}, name, k) is not None)
+            raw = _RawCall(sp, dirs, index, name, head, tail, strings, raw_strings(sp), typed)
+            written.append(_raw_call(raw, args))
             continue
         if kind == "markup":
             text = head + _markup(sp, args) + tail

@@ -40,7 +40,7 @@ from typing import Any
 from .._base.errors import ConfigurationError, InputTypeError, SieveClosedError
 from .._base.events import Block, Event, Reasoning, Text
 from .._blocks.capture import COMPLETE, FAILED, VIABLE, Capture
-from .._blocks.lifecycle import BlockLife, LifeView
+from .._blocks.lifecycle import ENDS_THOUGHT, BlockLife, LifeView
 from .._blocks.repair import scan_to_end
 from .._config.metrics import Metrics, close_counts
 from .._config.options import (
@@ -749,7 +749,10 @@ class SieveMachine(LifeView):
         can end a block, and that would emit nothing before failing, fails at once, without
         reading the rest of the input."""
         life = self._life
-        reasoning = None if self._context is not IN_REASONING else self._reason_calls
+        reasoning = None
+        if self._context is IN_REASONING:  # (SPEC §15: a draft, or a call ending the thought)
+            ends = opener.lastgroup in self._g.thought_enders
+            reasoning = ENDS_THOUGHT if ends else self._reason_calls
         cap = self._cap = life.open(opener, base + i, reasoning)
         after = CONTEXTS[self._context].after_block
         if after:  # (the reply's start is over: its anchored entries with it)
@@ -764,6 +767,13 @@ class SieveMachine(LifeView):
             self._cap = None
             return life.fail(cap, buf, base, pos, self._cur)
         return buf, base, pos, pos
+
+    def _end_thought(self, life: BlockLife) -> None:
+        """A block read in a thought still open, in a dialect whose calls end it
+        (``ENDS_THOUGHT``), gave its first calls: the thought ends here (SPEC §15)."""
+        if life.in_reasoning == ENDS_THOUGHT and self._context is IN_REASONING:
+            life.thought_ended()
+            self._set_context(self._after_tag())
 
     def _read_block(
         self, cap: Capture, buf: str, base: int, pos: int, final: bool, events: list[Event]
@@ -789,6 +799,7 @@ class SieveMachine(LifeView):
             and life.in_reasoning != "text"
         ):
             events += life.early(cap)
+            self._end_thought(life)
         if status == VIABLE:
             if p < len(buf):  # (``take`` left nothing held)
                 self._cur.hold(buf[p:])
@@ -803,6 +814,7 @@ class SieveMachine(LifeView):
             events += life.take_out()
         # (a block inside reasoning, under calls_in_reasoning="text": reasoning)
         events += [Reasoning(raw)] if life.in_reasoning == "text" else done
+        self._end_thought(life)
         self._cur.passed(raw, len(raw))  # (so the tail again stands before buf[pos])
         if cap.leftover is not None:  # a repair read on from a copy of the block
             return cap.leftover, cap.start + cap.raw_len, 0, 0

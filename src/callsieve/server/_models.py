@@ -20,6 +20,10 @@ What it does: ``read_models(table)`` reads the config file's ``[models]`` table 
   (vLLM or SGLang started with a reasoning parser, llama.cpp's default ``--reasoning-format``):
   what it sends as content is the answer only (default ``false``).
 
+Whether a call may end a thought the model never closes (Kimi K2.5, GLM-4.7, Qwen3.5,
+DeepSeek V4) is no entry's setting: the dialect declares it (SPEC §15, ``//%calls_end_thought``),
+so the ``[sieve]`` dialects bring it to every model they read.
+
 ``profile_for(profiles, name)`` is the entry for a model: the one whose key is the name
 (compared without case), else the first whose pattern matches it, else ``None``.
 What it guarantees: a malformed table is a ``ConfigurationError`` naming the entry and the

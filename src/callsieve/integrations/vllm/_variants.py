@@ -2,8 +2,9 @@
 per-request reasoning decision (SPEC §15, §17) they feed.
 
 What it does: every row of ``VARIANTS`` is one name a user passes to vLLM
-(``--tool-call-parser NAME --reasoning-parser NAME``): the dialects its tool parser reads,
-whether the model thinks when the request says nothing (``thinks_by_default``), whether its
+(``--tool-call-parser NAME --reasoning-parser NAME``): the dialects its tool parser reads (and
+with them whether its calls end a thought never closed, ``thought_enders``), whether the
+model thinks when the request says nothing (``thinks_by_default``), whether its
 chat template writes ``<think>`` into the prompt when it does (``template_opens_thought``:
 then the reply starts inside the thought, ``reasoning="open"``), and the vLLM parsers it
 stands in for (for docs/vllm.md and the tests). A family becomes a variant by adding a row; a
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ... import DEFAULT_DIALECTS, available_dialects
+from ..._grammar.compiled import load_grammar
 
 __all__ = ["VARIANTS", "Variant", "active_variants", "reasoning_setting", "thinking_requested"]
 
@@ -46,6 +48,15 @@ class Variant:
     @property
     def available(self) -> bool:
         return set(self.dialects) <= set(available_dialects())
+
+    @property
+    def thought_enders(self) -> tuple[str, ...]:
+        """The row's dialects whose models open calls in a thought they never close: their
+        dialect files declare it (``//%calls_end_thought``), and a call opener inside a
+        thought still open ends it there (SPEC §15). The row takes the setting with its
+        dialects; it is said here for docs/vllm.md and the tests."""
+        g = load_grammar(self.dialects)
+        return tuple(d for d in self.dialects if g.traits[d].flag("calls_end_thought"))
 
 
 VARIANTS: tuple[Variant, ...] = (
