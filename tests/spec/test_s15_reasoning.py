@@ -326,8 +326,8 @@ V4 = (
 
 @pytest.mark.parametrize(
     ("block", "dialects"),
-    [(KIMI, ("kimi_k2",)), (V4, callsieve.DEFAULT_DIALECTS)],
-    ids=["kimi_k2", "dsml_v4"],
+    [(KIMI, ("kimi_k2",)), (KIMI, "all")],
+    ids=["kimi_k2", "every dialect"],
 )
 def test_a_call_opener_in_a_thought_never_closed_ends_it(block: str, dialects: Any) -> None:
     """A dialect that declares it (``//%calls_end_thought``): the block is a call, the
@@ -364,6 +364,9 @@ def test_the_opener_decides_a_block_in_a_thought_closed_later_is_a_call_too() ->
 def test_a_family_that_does_not_declare_it_keeps_the_draft_as_reasoning() -> None:
     block = '<tool_call>\n{"name": "f", "arguments": {"a": 1}}\n</tool_call>'
     check3("<think>x" + block, "x" + block, "", [], dialects=("hermes",))
+    # (the default dialects declare it nowhere: DeepSeek V4's DSML drafted in a thought is
+    # reasoning, as SGLang's V4 detector reads it; docs/families.md says why)
+    check3("<think>x" + V4, "x" + V4, "", [], dialects=callsieve.DEFAULT_DIALECTS)
 
 
 def test_a_thought_ended_by_calls_is_counted() -> None:
