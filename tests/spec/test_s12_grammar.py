@@ -74,6 +74,18 @@ def test_token_that_could_grow_past_its_look_ahead_is_refused(tmp_path: Path) ->
         Sieve(dialects=("grow",), grammar_dirs=(d,))
 
 
+@pytest.mark.parametrize("value", [r"\S{1,64}", r"(?P<v>\S{1,64})"])
+def test_token_that_could_grow_is_refused_inside_a_named_group(tmp_path: Path, value: str) -> None:
+    """The check looks inside groups: ``(?P<v>\\S{1,64})(?=[\\s>])`` is refused as the bare
+    repeat is. Accepted, ``<o get>weather>`` was no call whole and, cut after ``get>``, a
+    call ``get>weather`` (issue 32)."""
+    rules = "grow: O g_call\ng_call: g_name C -> call\ng_name: X -> call_name\n"
+    terms = f'O: "<o "\nC: ">"\nX: /{value}(?=[\\s>])/\n'
+    d = _grammar_dir(tmp_path, "grow", rules + terms)
+    with pytest.raises(GrammarError, match="look-ahead"):
+        Sieve(dialects=("grow",), grammar_dirs=(d,))
+
+
 def test_unbounded_token_is_refused(tmp_path: Path) -> None:
     d = _grammar_dir(tmp_path, "unb", 'unb: O X C\nO: "<o>"\nC: "</o>"\nX: /x+>/\n')
     with pytest.raises(GrammarError, match="longer than"):
