@@ -23,6 +23,7 @@ PUBLIC = {
     "Event",
     "FormatError",
     "GrammarError",
+    "GrammarWarning",
     "InputTypeError",
     "LeakFilter",
     "Metrics",

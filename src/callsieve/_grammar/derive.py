@@ -157,6 +157,7 @@ def derive(dialects: tuple[str, ...], src: Sources) -> tuple[Blueprint, Lark]:
     nfa = _nfa(entries, sources, src)
     think = _think_tables(src, entries, sources, exact)
     lead = "".join(sorted(set(lead).union(*(t["first"] for t in think.values()))))
+    widened = _widened(entries, terms, think, src)
     _blocks_need_calls(dialects, lark.rules, src)
     data, memo = lark.memo_serialize([TerminalDef, Rule])
     blueprint: Blueprint = {
@@ -171,8 +172,45 @@ def derive(dialects: tuple[str, ...], src: Sources) -> tuple[Blueprint, Lark]:
         "nfa": nfa,
         "think": {k: {n: v for n, v in t.items() if n != "first"} for k, t in think.items()},
         "state_dialects": masks,
+        "widened": widened,
     }
     return blueprint, lark
+
+
+def _shown(chars: set[str]) -> str:
+    """A lead set as a message shows it: white space as ``\\s``, the rest as written."""
+    spaces = {c for c in chars if c.isspace()}
+    rest = "".join(sorted(chars - spaces))
+    return " ".join(([r"\s"] if spaces else []) + ([repr(rest)] if rest else []))
+
+
+def _widened(
+    entries: tuple[tuple[str, str, str | None], ...],
+    terms: dict[str, dict[str, Any]],
+    think: dict[str, dict[str, Any]],
+    src: Sources,
+) -> list[str]:
+    """One message for each missing-opener entry that begins with a character no opener (nor
+    reasoning tag) begins with: prose is then searched for that character too, which the
+    author never wrote (a call opener that may begin with white space makes every space a
+    place a block may start). The loader warns with these (``GrammarWarning``)."""
+    searched: set[str] = set().union(*(t["first"] for t in think.values()))
+    for name, _, synthetic in entries:
+        if synthetic is None:
+            searched |= first_chars(terms[name]["source"]) or set()
+    out = []
+    for name, _, synthetic in entries:
+        extra = (first_chars(terms[name]["source"]) or set()) - searched
+        if synthetic is not None and extra:
+            out.append(
+                f"{src.where(name)}: terminal {src.label(name)} begins a call, so the "
+                f"missing-opener repair makes it an entry: prose is now searched for "
+                f"{_shown(extra)} too (its lead set: "
+                f"{_shown(first_chars(terms[name]['source']) or set())}); begin it "
+                "with a character its opener begins with, or let the opener take what "
+                "comes first (grammar/README.md, Entries)"
+            )
+    return out
 
 
 def _opener_dialects(rules: list[Any], dialects: tuple[str, ...]) -> dict[str, str]:
