@@ -298,5 +298,47 @@ def test_a_directive_in_a_dialect_file_is_a_grammar_error(tmp_path: Path) -> Non
         "//%default_dialects pb\n" + (tmp_path / "pb.lark").read_text(encoding="utf-8"),
         encoding="utf-8",
     )
-    with pytest.raises(GrammarError, match="pb.lark: a loader directive"):
+    with pytest.raises(GrammarError, match="pb.lark:1: the default dialects are declared in"):
         load_grammar(("pa", "pb"), (d,))
+
+
+def _with_directives(tmp_path: Path, lines: str) -> str:
+    """The scratch folder, with ``lines`` heading dialect ``pb``'s file."""
+    d = _scratch_defaults(tmp_path, "//%default_dialects pa")
+    body = (tmp_path / "pb.lark").read_text(encoding="utf-8")
+    (tmp_path / "pb.lark").write_text(f"// pb\n{lines}\n{body}", encoding="utf-8")
+    return d
+
+
+def test_a_dialect_file_declares_its_family_s_traits(tmp_path: Path) -> None:
+    """grammar/README.md, "Dialect directives": one record per dialect, read warm or cold."""
+    from callsieve._grammar.compiled import load_grammar
+    from callsieve._grammar.directives import DIRECTIVES, NO_TRAITS
+
+    d = _with_directives(tmp_path, "//%calls_end_thought")
+    g = load_grammar(("pa", "pb"), (d,))
+    assert g.traits["pb"].flag("calls_end_thought")
+    assert g.traits["pa"] == NO_TRAITS and not g.traits["pa"].flag("calls_end_thought")
+    assert g.traits["pb"].words("calls_end_thought") == ()
+    with pytest.raises(KeyError):  # (an engine typo, not a grammar error)
+        g.traits["pb"].flag("no_such_trait")
+    assert all(x.meaning and x.shape in ("flag", "words") for x in DIRECTIVES.values())
+
+
+@pytest.mark.parametrize(
+    ("lines", "why", "line"),
+    [
+        ("//%no_such_trait", "unknown loader directive '//%no_such_trait'", 2),
+        ("//%calls_end_thought\n//%calls_end_thought", "declared twice", 3),
+        ("//%calls_end_thought yes", "takes no arguments", 2),
+    ],
+)
+def test_a_malformed_dialect_directive_is_a_grammar_error(
+    tmp_path: Path, lines: str, why: str, line: int
+) -> None:
+    from callsieve._grammar.compiled import load_grammar
+
+    d = _with_directives(tmp_path, lines)
+    with pytest.raises(GrammarError) as info:
+        load_grammar(("pa", "pb"), (d,))
+    assert why in str(info.value) and f"pb.lark:{line}:" in str(info.value), info.value

@@ -40,14 +40,15 @@ from lark import Lark
 from lark.parsers.lalr_interactive_parser import InteractiveParser
 from lark.parsers.lalr_parser_state import ParseConf, ParserState
 
-from .._base.errors import ConfigurationError, GrammarError, GrammarWarning
+from .._base.errors import ConfigurationError, GrammarWarning
 from . import cache
 from .automaton import EntryAutomaton
+from .directives import NO_TRAITS, DialectTraits
+from .directives import read as read_traits
 from .endings import end_call_key
 from .entry_tables import DECISION_LIMIT, entry_tables
 from .files import (
     DEFAULT_DIALECTS,
-    DIRECTIVE,
     _declared,
     _find,
     _is_dialect_name,
@@ -114,8 +115,18 @@ class CompiledGrammar:
     a hit is one lock-free ``dict`` lookup), with values built before they are stored, and
     each is bounded by ``DECISION_LIMIT``."""
 
-    def __init__(self, blueprint: dict[str, Any], lark: Lark | None = None, text: str = "") -> None:
+    def __init__(
+        self,
+        blueprint: dict[str, Any],
+        lark: Lark | None = None,
+        text: str = "",
+        traits: dict[str, DialectTraits] | None = None,
+    ) -> None:
         self.dialects: tuple[str, ...] = tuple(blueprint["dialects"])
+        #: What each dialect's file declares of its family (``_grammar.directives``).
+        self.traits: dict[str, DialectTraits] = {
+            d: (traits or {}).get(d, NO_TRAITS) for d in self.dialects
+        }
         learn_patterns(blueprint.get("patterns", {}))
         self.text = text
         if lark is None:  # (read back from the cache: Lark's parser from its serialisation)
@@ -394,25 +405,20 @@ def _load(key: tuple[tuple[str, ...], tuple[str, ...]]) -> CompiledGrammar:
     dirs = grammar_dirs(extra_dirs)
     parts = [_read(_find(name, dirs, extra_dirs)) for name in ("common", *dialects)]
     _declared(*parts[0], dirs)  # (a malformed declaration is an error wherever it is read)
-    for path, dialect_text in parts[1:]:
-        if dialect_text.startswith(DIRECTIVE) or "\n" + DIRECTIVE in dialect_text:
-            raise GrammarError(
-                f"{path}: a loader directive ({DIRECTIVE}…) belongs in common.lark",
-                expected=("common.lark",),
-            )
+    traits = {name: read_traits(*part) for name, part in zip(dialects, parts[1:])}
     parts.append(("<start rule>", "start: " + " | ".join(dialects) + "\n"))
     text = "\n".join(t for _, t in parts)
     digest = cache.digest(text, dialects)
     blueprint = cache.read(digest, _CACHE_GLOBALS)
     if blueprint is not None:
         try:
-            warm = CompiledGrammar(blueprint, None, text)
+            warm = CompiledGrammar(blueprint, None, text, traits)
         except Exception:  # noqa: BLE001 - a stale or damaged blueprint: rebuilt below
             warm = None
         if warm is not None:
             return _warned(warm, blueprint)
     blueprint, lark = _build(dialects, parts)
-    g = CompiledGrammar(blueprint, lark, text)
+    g = CompiledGrammar(blueprint, lark, text, traits)
 
     def with_patterns() -> dict[str, Any]:
         # Every pattern's compiled form, so a warm process compiles none (``_grammar.patterns``).

@@ -1,0 +1,117 @@
+"""Strategy: what a dialect file declares about its family, besides its rules — one table of
+the loader directives a dialect file may hold, read into one frozen record per dialect.
+
+What it does: a line ``//%name arg …`` of a dialect file (to Lark, a comment) declares a
+trait of the family that no rule can say: how its models behave, not what they write.
+``DIRECTIVES`` lists the names a dialect file may use and the shape of their arguments;
+``read`` turns a file's lines into a ``DialectTraits``. ``common.lark``'s own directive
+(``default_dialects``) is ``_grammar.files``'; it is not a dialect's trait.
+What it guarantees: an unknown directive, a directive twice, or arguments of the wrong shape
+is a ``GrammarError`` at the file and line, with the directives there are. A dialect with
+no directive has ``NO_TRAITS``. Adding a trait is one row of ``DIRECTIVES`` and the code
+that reads it (``DialectTraits.flag`` or ``DialectTraits.words``).
+What it costs: one pass over a dialect file's lines per grammar load (warm or cold).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from .._base.errors import GrammarError
+from .files import DEFAULTS_DIRECTIVE, DIRECTIVE
+
+__all__ = ["DIRECTIVES", "NO_TRAITS", "DialectTraits", "Directive", "read"]
+
+#: What a directive takes: nothing (a flag), or one or more words (``[A-Za-z0-9_.:-]``).
+Shape = Literal["flag", "words"]
+
+
+@dataclass(frozen=True)
+class Directive:
+    """One directive a dialect file may hold: its name, what it takes, and what it means."""
+
+    name: str
+    shape: Shape
+    meaning: str
+
+
+#: Every directive a dialect file may hold (grammar/README.md, "Dialect directives").
+DIRECTIVES: dict[str, Directive] = {
+    d.name: d
+    for d in (
+        Directive(
+            "calls_end_thought",
+            "flag",
+            "the family's models open calls inside a thought they never close: a call opener "
+            "inside an open thought ends it (SPEC §15)",
+        ),
+    )
+}
+
+
+@dataclass(frozen=True)
+class DialectTraits:
+    """What one dialect file declares: each directive it holds and its words (a flag: none)."""
+
+    declared: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def flag(self, name: str) -> bool:
+        """Whether the file holds directive ``name`` (which must be in ``DIRECTIVES``)."""
+        _known(name)
+        return any(n == name for n, _ in self.declared)
+
+    def words(self, name: str) -> tuple[str, ...]:
+        """The words of directive ``name`` in the file (``()`` if it has none)."""
+        _known(name)
+        return next((w for n, w in self.declared if n == name), ())
+
+
+#: The traits of a dialect file without directives.
+NO_TRAITS = DialectTraits()
+
+
+def _known(name: str) -> None:
+    if name not in DIRECTIVES:  # (a typo in the engine, not in a grammar file)
+        raise KeyError(f"no dialect directive {name!r}")
+
+
+def _is_word(word: str) -> bool:
+    return (
+        word.isascii()
+        and word.replace("_", "").replace(".", "").replace(":", "").replace("-", "").isalnum()
+    )
+
+
+def read(path: str, text: str) -> DialectTraits:
+    """The directives of dialect file ``path`` (its ``text``). ``common.lark``'s directive,
+    an unknown one, one twice, or arguments of the wrong shape are GrammarErrors at the file
+    and line."""
+    if DIRECTIVE not in text:
+        return NO_TRAITS
+    expected = tuple(f"{DIRECTIVE}{name}" for name in DIRECTIVES)
+    found: dict[str, tuple[str, ...]] = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.startswith(DIRECTIVE):
+            continue
+        where = f"{path}:{n}"
+        name, *words = line[len(DIRECTIVE) :].split() or [""]
+        if name == DEFAULTS_DIRECTIVE:
+            raise GrammarError(
+                f"{where}: the default dialects are declared in common.lark, not in a dialect file",
+                expected=("common.lark",),
+            )
+        directive = DIRECTIVES.get(name)
+        if directive is None:
+            raise GrammarError(
+                f"{where}: unknown loader directive {line.strip()!r}", expected=expected
+            )
+        if name in found:
+            raise GrammarError(f"{where}: {DIRECTIVE}{name} is declared twice", expected=expected)
+        if (directive.shape == "flag") != (not words) or not all(map(_is_word, words)):
+            what = "no arguments" if directive.shape == "flag" else "one or more words"
+            raise GrammarError(
+                f"{where}: {DIRECTIVE}{name} takes {what}", expected=(f"{DIRECTIVE}{name}",)
+            )
+        found[name] = tuple(words)
+    return DialectTraits(tuple(found.items()))
