@@ -444,9 +444,9 @@ def test_assemble_call_keeps_one_transformer_per_schemas() -> None:
     s2: dict[str, Any] = {}
     tree = call("f", param("n", "1"))
     assert assemble_call(tree, s1) == ("f", {"n": "1"})
-    first = asm._last[1]
-    assert assemble_call(tree, s1) == ("f", {"n": "1"}) and asm._last[1] is first
-    assert assemble_call(tree, s2) == ("f", {"n": 1}) and asm._last[1] is not first
+    first = asm._last[-1]
+    assert assemble_call(tree, s1) == ("f", {"n": "1"}) and asm._last[-1] is first
+    assert assemble_call(tree, s2) == ("f", {"n": 1}) and asm._last[-1] is not first
 
 
 # ---------------------------------------------------------------------------- random trees

@@ -39,6 +39,7 @@ from lark import Discard, Token, Transformer, Tree
 from .._base.python_args import python_kwargs
 from .._base.values import decode_param, load_json, parse_argument_object
 from .._grammar import names as n
+from .._grammar.directives import DEFAULT_ENVELOPE, EnvelopeKeys
 
 __all__ = ["CallTransformer", "assemble_call", "contract_value", "param_schema_type"]
 
@@ -99,18 +100,6 @@ _RAW = 10  # (_RAW, a raw_value's text, verbatim)
 _ENVELOPE = 11  # (_ENVELOPE, the JSON text of an object that must be an envelope)
 _KWARGS = 12  # (_KWARGS, Python keyword arguments' text, up to the closing parenthesis)
 
-#: The keys of a JSON envelope (``call_json`` in a call without a ``call_name``, and
-#: ``call_envelope``): the name, then the arguments, under the first of these keys it has;
-#: without a name, an object under ``function`` may be the envelope (OpenAI's wire form);
-#: ``id`` is the model's id for the call. A ``call_envelope`` has no key but these.
-ENVELOPE_NAME = "name"
-ENVELOPE_ARGUMENTS = ("arguments", "parameters", "input")
-ENVELOPE_FUNCTION = "function"
-ENVELOPE_ID = "id"
-ENVELOPE_KEYS = frozenset(
-    {ENVELOPE_NAME, *ENVELOPE_ARGUMENTS, ENVELOPE_FUNCTION, ENVELOPE_ID, "type"}
-)
-
 Parts = list[tuple[bool, str]]
 
 
@@ -118,7 +107,8 @@ class CallTransformer(Transformer[Token, Any]):
     """The rule-name contract as a Lark ``Transformer``: ``transform`` on a ``call`` node
     gives ``(name, input)``, or raises ``ValueError`` (a call without a name, a parameter
     without one, arguments that are not a JSON object). ``schemas``: as
-    ``_config.tools.schemas_of`` gives them, read only.
+    ``_config.tools.schemas_of`` gives them, read only; ``envelope``: the keys a JSON
+    envelope is read by (its dialect's, ``_grammar.directives``).
 
     Two departures from Lark's default, both invisible in the result: the method of a node
     is found in ``_CONTRACT`` (one ``dict`` lookup; a user rule named after some other
@@ -127,9 +117,12 @@ class CallTransformer(Transformer[Token, Any]):
     its children as they are: what its child nodes would become is ignored anyway, and
     transforming them has no effect, since no method raises or keeps state."""
 
-    def __init__(self, schemas: dict[str, dict[str, Any]]) -> None:
+    def __init__(
+        self, schemas: dict[str, dict[str, Any]], envelope: EnvelopeKeys = DEFAULT_ENVELOPE
+    ) -> None:
         super().__init__(visit_tokens=False)
         self._schemas = schemas
+        self._envelope = envelope
 
     def transform(self, tree: Tree[Token]) -> Any:
         """Lark's ``transform`` for a tree: what the root became (None if it is dropped);
@@ -255,7 +248,7 @@ class CallTransformer(Transformer[Token, Any]):
         over the earlier."""
         try:
             parts = _CallParts(children)
-            name, ident, json_args = _json_bodies(parts.bodies, parts.name, parts.ident)
+            name, ident, json_args = _json_bodies(parts, self._envelope)
             if not name:
                 raise _NotBuilt("a call needs a non-empty name")
             collected = self._parameters(name, parts.params)
@@ -337,19 +330,18 @@ class _CallParts:
                     self.name = child[2]
 
 
-def _json_bodies(
-    bodies: list[tuple[str, bool]], name: str, ident: str
-) -> tuple[str, str, list[dict[str, Any]]]:
-    """The JSON bodies as objects, and the call's name and id: ``name`` and ``ident``, or, if
-    it has none, those an envelope body gives (``_envelope``: its arguments are then the
-    body); a ``call_envelope`` body must be a whole envelope."""
+def _json_bodies(parts: _CallParts, keys: EnvelopeKeys) -> tuple[str, str, list[dict[str, Any]]]:
+    """The JSON bodies as objects, and the call's name and id: the parts' own, or, if it has
+    none, those an envelope body gives (``_envelope``, by ``keys``: its arguments are then
+    the body); a ``call_envelope`` body must be a whole envelope."""
+    name, ident = parts.name, parts.ident
     json_args: list[dict[str, Any]] = []
-    for text, strict in bodies:
+    for text, strict in parts.bodies:
         body = _json_object(text)
         if body is None:
             raise _NotBuilt("a JSON body is not a JSON object")
         if strict or not name:
-            read = _envelope(body, strict)
+            read = _envelope(body, strict, keys)
             if isinstance(read, ValueError):
                 raise _NotBuilt(*read.args)
             if read is not None:
@@ -373,28 +365,29 @@ def _joined(children: list[Any]) -> str:
 
 
 def _envelope(
-    body: dict[str, Any], strict: bool
+    body: dict[str, Any], strict: bool, keys: EnvelopeKeys
 ) -> tuple[str, dict[str, Any], str] | ValueError | None:
-    """What a JSON envelope says (grammar/README.md, ``call_json``): ``(name, arguments,
-    id)``; None if ``body`` is no envelope (it is then the arguments), or, ``strict``
-    (``call_envelope``), the error that it is not a whole one."""
-    ident = body.get(ENVELOPE_ID)
+    """What a JSON envelope says (grammar/README.md, ``call_json``), read by ``keys``:
+    ``(name, arguments, id)``; None if ``body`` is no envelope (it is then the arguments),
+    or, ``strict`` (``call_envelope``), the error that it is not a whole one."""
+    ident = _first(body, keys.ident)
     inner = body
-    if ENVELOPE_NAME not in body and isinstance(body.get(ENVELOPE_FUNCTION), dict):
-        inner = body[ENVELOPE_FUNCTION]
+    if _first_key(body, keys.name) is None and isinstance(body.get(keys.function), dict):
+        inner = body[keys.function]
         if not isinstance(ident, str):
-            ident = inner.get(ENVELOPE_ID)
-    key = next((k for k in ENVELOPE_ARGUMENTS if k in inner), None)
+            ident = _first(inner, keys.ident)
+    name_key = _first_key(inner, keys.name)
+    key = _first_key(inner, keys.arguments)
     if strict and (
-        ENVELOPE_NAME not in inner
+        name_key is None
         or key is None
-        or not body.keys() <= ENVELOPE_KEYS
-        or not inner.keys() <= ENVELOPE_KEYS
+        or not body.keys() <= keys.known
+        or not inner.keys() <= keys.known
     ):
         return ValueError("a JSON object in prose is no call envelope")
-    if ENVELOPE_NAME not in inner:
+    if name_key is None:
         return None
-    named = inner[ENVELOPE_NAME]
+    named = inner[name_key]
     if not isinstance(named, str):
         return ValueError("a JSON body's name is not a string")
     args: Any = {} if key is None else inner[key]
@@ -403,6 +396,17 @@ def _envelope(
     if not isinstance(args, dict):
         return ValueError("a JSON body's arguments are not a JSON object")
     return named.strip(), args, ident.strip() if isinstance(ident, str) else ""
+
+
+def _first_key(obj: dict[str, Any], keys: tuple[str, ...]) -> str | None:
+    """The first of ``keys`` that ``obj`` has (None: none)."""
+    return next((k for k in keys if k in obj), None)
+
+
+def _first(obj: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    """The value under the first of ``keys`` that ``obj`` has (None: none)."""
+    key = _first_key(obj, keys)
+    return None if key is None else obj[key]
 
 
 def _json_object(text: str) -> dict[str, Any] | None:
@@ -432,9 +436,13 @@ _CONTRACT: dict[str, tuple[Callable[[CallTransformer, list[Any]], Any], bool]] =
     n.RAW_VALUE: (CallTransformer.raw_value, False),
 }
 
-#: The transformer of the schemas last asked for (one slot, replaced whole: safe under
-#: threads; a sieve passes the same schemas for every call).
-_last: tuple[dict[str, dict[str, Any]], CallTransformer] = ({}, CallTransformer({}))
+#: The transformer of the schemas and envelope keys last asked for (one slot, replaced
+#: whole: safe under threads; a sieve passes the same schemas for every call).
+_last: tuple[dict[str, dict[str, Any]], EnvelopeKeys, CallTransformer] = (
+    {},
+    DEFAULT_ENVELOPE,
+    CallTransformer({}),
+)
 
 
 Built = tuple[str, dict[str, Any]] | tuple[str, dict[str, Any], str]
@@ -471,19 +479,26 @@ def contract_value(tree: Tree[Token], schemas: dict[str, dict[str, Any]]) -> Any
     return None
 
 
-def _transformer(schemas: dict[str, dict[str, Any]]) -> CallTransformer:
+def _transformer(
+    schemas: dict[str, dict[str, Any]], envelope: EnvelopeKeys = DEFAULT_ENVELOPE
+) -> CallTransformer:
     global _last
-    held, transformer = _last
-    if held is not schemas:
-        transformer = CallTransformer(schemas)
-        _last = (schemas, transformer)
+    held, keys, transformer = _last
+    if held is not schemas or keys is not envelope:
+        transformer = CallTransformer(schemas, envelope)
+        _last = (schemas, envelope, transformer)
     return transformer
 
 
-def assemble_call(tree: Tree[Token], schemas: dict[str, dict[str, Any]]) -> Built:
+def assemble_call(
+    tree: Tree[Token],
+    schemas: dict[str, dict[str, Any]],
+    envelope: EnvelopeKeys = DEFAULT_ENVELOPE,
+) -> Built:
     """``(name, input)`` for one ``call`` node, ``(name, input, id)`` if it carries the
-    model's id (``call_id``); ``ValueError`` if it cannot be built."""
-    transformer = _transformer(schemas)
+    model's id (``call_id``); ``ValueError`` if it cannot be built. ``envelope``: the keys
+    its JSON envelope is read by (the call's dialect's)."""
+    transformer = _transformer(schemas, envelope)
     if tree.data != n.CALL:
         raise ValueError(f"not a call node: {tree.data}")
     result: Built = transformer.transform(tree)

@@ -272,7 +272,9 @@ class Capture:
         args = self.args
         tree = self.g.build_call[rule](values[-len(rule.expansion) :])
         try:
-            built = assemble_call(tree, self.schemas)
+            built = assemble_call(
+                tree, self.schemas, self.g.envelope_of(self.ps.state_stack, self.dialect)
+            )
         except Exception as exc:  # noqa: BLE001 - model output never raises (§Inv. 5)
             return self.fail(f"call at offset {self.start + self.raw_len} not built: {exc}")
         if rule in self.g.repairing_calls:  # (the grammar's own repairs, ``repair_*``)
@@ -578,7 +580,8 @@ class Capture:
         self.run = JsonRun(run, self.lessons.walks, self.run_start) if run.balanced else run
         self.run_text.new_run()
         if self.args is not None:  # (the state inside the run: a CDATA string's guard)
-            self.args.run(run, self.ps.state_stack[-1])
+            stack = self.ps.state_stack
+            self.args.run(run, stack[-1], self.g.envelope_of(stack, self.dialect))
         return VIABLE
 
     def _unexpected(self, what: str, buf: str, p: int) -> int:

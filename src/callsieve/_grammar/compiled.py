@@ -43,7 +43,7 @@ from lark.parsers.lalr_parser_state import ParseConf, ParserState
 from .._base.errors import ConfigurationError, GrammarWarning
 from . import cache
 from .automaton import EntryAutomaton
-from .directives import NO_TRAITS, DialectTraits
+from .directives import DEFAULT_ENVELOPE, NO_TRAITS, DialectTraits, EnvelopeKeys
 from .directives import read as read_traits
 from .endings import end_call_key
 from .entry_tables import DECISION_LIMIT, entry_tables
@@ -126,6 +126,10 @@ class CompiledGrammar:
         #: What each dialect's file declares of its family (``_grammar.directives``).
         self.traits: dict[str, DialectTraits] = {
             d: (traits or {}).get(d, NO_TRAITS) for d in self.dialects
+        }
+        #: The dialects whose JSON envelopes have keys of their own (``envelope_of``).
+        self.envelopes: dict[str, EnvelopeKeys] = {
+            d: t.envelope for d, t in self.traits.items() if t.envelope != DEFAULT_ENVELOPE
         }
         learn_patterns(blueprint.get("patterns", {}))
         self.text = text
@@ -346,6 +350,13 @@ class CompiledGrammar:
         if mask <= 0:
             return fallback
         return self.dialects[(mask & -mask).bit_length() - 1]
+
+    def envelope_of(self, stack: list[int], fallback: str) -> EnvelopeKeys:
+        """The keys a JSON envelope read with state stack ``stack`` has: its dialect's
+        (``dialect_of``), or the default ones where no enabled dialect declares any."""
+        if not self.envelopes:
+            return DEFAULT_ENVELOPE
+        return self.envelopes.get(self.dialect_of(stack, fallback), DEFAULT_ENVELOPE)
 
     def dialect_of_close(self, close_value: str, fallback: str) -> str:
         """The dialect a closing wrapper is spelled in (for blocks whose opener was repaired):

@@ -21,7 +21,15 @@ from typing import Literal
 from .._base.errors import GrammarError
 from .files import DEFAULTS_DIRECTIVE, DIRECTIVE
 
-__all__ = ["DIRECTIVES", "NO_TRAITS", "DialectTraits", "Directive", "read"]
+__all__ = [
+    "DEFAULT_ENVELOPE",
+    "DIRECTIVES",
+    "NO_TRAITS",
+    "DialectTraits",
+    "Directive",
+    "EnvelopeKeys",
+    "read",
+]
 
 #: What a directive takes: nothing (a flag), or one or more words (``[A-Za-z0-9_.:-]``).
 Shape = Literal["flag", "words"]
@@ -46,8 +54,48 @@ DIRECTIVES: dict[str, Directive] = {
             "the family's models open calls inside a thought they never close: a call opener "
             "inside an open thought ends it (SPEC §15)",
         ),
+        Directive(
+            "envelope_name",
+            "words",
+            "the keys a JSON envelope of the dialect names its call under, first found wins "
+            '(instead of "name")',
+        ),
+        Directive(
+            "envelope_arguments",
+            "words",
+            "the keys a JSON envelope of the dialect holds its arguments under, first found "
+            'wins (instead of "arguments", "parameters", "input")',
+        ),
+        Directive(
+            "envelope_id",
+            "words",
+            'the keys a JSON envelope of the dialect holds its call\'s id under (instead of "id")',
+        ),
     )
 }
+
+
+@dataclass(frozen=True)
+class EnvelopeKeys:
+    """The keys a JSON envelope (``call_json`` in a call without a name, ``call_envelope``)
+    is read by, in any order: its call's name (the first of ``name`` it has), its arguments
+    (the first of ``arguments``), the model's id (the first of ``ident``), and ``function``,
+    whose object may be the envelope itself (OpenAI's wire form). A ``call_envelope`` has no
+    key but these and ``type``."""
+
+    name: tuple[str, ...] = ("name",)
+    arguments: tuple[str, ...] = ("arguments", "parameters", "input")
+    ident: tuple[str, ...] = ("id",)
+    function: str = "function"
+
+    @property
+    def known(self) -> frozenset[str]:
+        """Every key an envelope may have (``call_envelope``: no other)."""
+        return frozenset((*self.name, *self.arguments, *self.ident, self.function, "type"))
+
+
+#: The keys of a dialect that declares none (grammar/README.md, ``call_json``).
+DEFAULT_ENVELOPE = EnvelopeKeys()
 
 
 @dataclass(frozen=True)
@@ -65,6 +113,17 @@ class DialectTraits:
         """The words of directive ``name`` in the file (``()`` if it has none)."""
         _known(name)
         return next((w for n, w in self.declared if n == name), ())
+
+    @property
+    def envelope(self) -> EnvelopeKeys:
+        """The JSON envelope's keys: those the file declares (``//%envelope_name``,
+        ``//%envelope_arguments``, ``//%envelope_id``), the default ones for the rest."""
+        d = DEFAULT_ENVELOPE
+        return EnvelopeKeys(
+            self.words("envelope_name") or d.name,
+            self.words("envelope_arguments") or d.arguments,
+            self.words("envelope_id") or d.ident,
+        )
 
 
 #: The traits of a dialect file without directives.
