@@ -702,7 +702,7 @@ def test_a_dialect_declares_its_envelopes_keys_read_in_any_order(
         f'Go.\n<act>[{obj}, {{"tool_name": "g", "parameters": {{}}}}]</act>', **declared
     )
     assert (r.text, calls(r)) == ("Go.\n", [("f", {"a": 1}), ("g", {})])
-    assert [c.id for c in r.calls][0] == "0"
+    assert r.calls[0].id == "0"
 
 
 def test_declared_keys_are_the_dialects_own(declared: dict[str, Any]) -> None:

@@ -54,6 +54,7 @@ from .entry_tables import THINK_TABLES
 from .names import RUN_SUFFIX, START, check_terminals
 from .namespace import same_spellings
 from .no_lexer import NoLexer
+from .overlap import relation
 from .patterns import freeze
 from .prefix import (
     end_chars,
@@ -438,6 +439,7 @@ def _entries(
 
     start_actions = states[start]
     openers = sorted((terms[n] for n in start_actions if n in terms), key=best)
+    openers = _isolated(openers, states, start_actions, opener_dialect, src)
     entries = [(t["name"], opener_dialect.get(t["name"], ""), None) for t in openers]
     seen = {e[0] for e in entries}
     for opener in openers:
@@ -462,6 +464,59 @@ def _entries(
             )
         lead |= first
     return tuple(entries), "".join(sorted(lead))
+
+
+def _isolated(
+    openers: list[dict[str, Any]],
+    states: dict[int, Any],
+    start_actions: dict[str, Any],
+    opener_dialect: dict[str, str],
+    src: Sources,
+) -> list[dict[str, Any]]:
+    """Dialect isolation (grammar/README.md, "Entries"): ``openers`` (best first), with each
+    one moved before the openers of other dialects that match its text too, when it is the
+    more specific (``_grammar.overlap``) and the block it opens reads otherwise. Two such
+    openers that neither resolves — neither the more specific, one priority — or a more
+    specific one a higher priority would always shadow, are a ``GrammarError`` naming both
+    files."""
+
+    def follow(t: dict[str, Any]) -> frozenset[str]:
+        return frozenset(states[start_actions[t["name"]][1]])
+
+    out: list[dict[str, Any]] = []
+    for t in openers:
+        at = len(out)
+        for k, other in enumerate(out):
+            if opener_dialect.get(other["name"]) == opener_dialect.get(t["name"]):
+                continue
+            if follow(other) == follow(t):
+                continue  # (the same block either way: only the dialect's name differs)
+            rel = relation(other["source"], t["source"])
+            if not rel.overlap:
+                continue
+            shadowed = other if rel.a_within_b else t if rel.b_within_a else None
+            if shadowed is None and other["priority"] != t["priority"]:
+                continue  # (the author ordered them: the higher priority wins)
+            if shadowed is None or shadowed["priority"] < max(t["priority"], other["priority"]):
+                raise _overlapping(other["name"], t["name"], src, shadowed is None)
+            if shadowed is t:
+                at = min(at, k)
+        out.insert(at, t)
+    return out
+
+
+def _overlapping(a: str, b: str, src: Sources, equal: bool) -> GrammarError:
+    why = (
+        "neither is the more specific"
+        if equal
+        else "the more specific one has the lower priority, so it would never open a block"
+    )
+    return GrammarError(
+        f"{src.where(a)}: terminal {src.label(a)} and {src.where(b)}: terminal {src.label(b)} "
+        f"open blocks of two dialects on the same text, and {why}; spell one more specifically, "
+        "give the one that should win a higher priority (NAME.2), or enable one of them only",
+        expected=(src.label(a), src.label(b)),
+    )
 
 
 def _compiled(source: str, what: str) -> None:
