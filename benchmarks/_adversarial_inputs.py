@@ -180,6 +180,8 @@ def chat_units(count: int) -> str:
 KIMI_ARGS = (
     "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>"
 )
+HY_CALL = "<tool_calls:opensource><tool_call:opensource>f<tool_sep:opensource>"
+K3_CALL = '<|open|>tools<|sep|><|open|>call tool="f" index="1"<|sep|>'
 FAMILY_UNITS: tuple[tuple[str, str, str, tuple[str, ...] | str, str], ...] = (
     ("json-name-keys", '{"name": "', "}", ("json",), '`{"name": "` repeated, json'),
     ("all-name-keys", '{"name": "', "}", "all", '`{"name": "` repeated, dialects="all"'),
@@ -216,6 +218,119 @@ FAMILY_UNITS: tuple[tuple[str, str, str, tuple[str, ...] | str, str], ...] = (
         '`function.name: f` and `function.arguments: {"a": "` lines repeated',
     ),
     ("text_kv-names", "function.name: f\n", "}", ("text_kv",), "`function.name: f` lines repeated"),
+    (
+        "hunyuan-items",
+        '<tool_calls>[{"a": "',
+        "</tool_calls>",
+        ("hunyuan",),
+        '`<tool_calls>[{"a": "` repeated, hunyuan',
+    ),
+    (
+        "nemotron-items",
+        '<TOOLCALL>[{"a": "',
+        "</TOOLCALL>",
+        ("nemotron",),
+        '`<TOOLCALL>[{"a": "` repeated',
+    ),
+    (
+        "longcat-bodies",
+        '<longcat_tool_call>{"a": "',
+        "</longcat_tool_call>",
+        ("longcat",),
+        '`<longcat_tool_call>{"a": "` repeated',
+    ),
+    (
+        "internlm2-bodies",
+        '<|action_start|><|plugin|>{"a": "',
+        "<|action_end|>",
+        ("internlm2",),
+        '`<|action_start|><|plugin|>{"a": "` repeated',
+    ),
+    (
+        "phi4_mini-items",
+        'functools[{"a": "',
+        "]",
+        ("phi4_mini",),
+        '`functools[{"a": "` repeated, phi4_mini',
+    ),
+    (
+        "firefunction-items",
+        'functools[{"a": "',
+        "]",
+        ("firefunction",),
+        '`functools[{"a": "` repeated, firefunction',
+    ),
+    ("xlam-name-keys", '[{"name": "', "]", ("xlam",), '`[{"name": "` repeated, xlam'),
+    (
+        "llamacpp_generic-calls",
+        '{"tool_calls": [{"a": "',
+        "]}",
+        ("llamacpp_generic",),
+        '`{"tool_calls": [{"a": "` repeated',
+    ),
+    (
+        "kimi_k3-json",
+        K3_CALL + '<|open|>json type="object"<|sep|>{"a": "',
+        "<|close|>tools<|sep|>",
+        ("kimi_k3",),
+        'kimi_k3 tools, call, json section, `{"a": "` repeated',
+    ),
+    (
+        "kimi_k3-args",
+        K3_CALL + '<|open|>argument key="a" type="number"<|sep|>1',
+        "<|close|>tools<|sep|>",
+        ("kimi_k3",),
+        "kimi_k3 tools, call, an argument left open, repeated",
+    ),
+    (
+        "hy_v3-values",
+        HY_CALL + "<arg_key:opensource>a</arg_key:opensource><arg_value:opensource>",
+        "</tool_calls:opensource>",
+        ("hy_v3",),
+        "hy_v3 block, call, a value left open, repeated",
+    ),
+    (
+        "gemma4-strings",
+        '<|tool_call>call:f{a:<|"|>',
+        "<tool_call|>",
+        ("gemma4",),
+        '`<|tool_call>call:f{a:<|"|>` repeated, gemma4',
+    ),
+    (
+        "functiongemma-strings",
+        "<start_function_call>call:f{a:<escape>",
+        "<end_function_call>",
+        ("functiongemma",),
+        "`<start_function_call>call:f{a:<escape>` repeated, functiongemma",
+    ),
+    (
+        "functiongemma-json",
+        '<start_function_call>call:f{a:{"b": "',
+        "<end_function_call>",
+        ("functiongemma",),
+        '`<start_function_call>call:f{a:{"b": "` repeated, functiongemma',
+    ),
+    (
+        "minimax_m3-elements",
+        ']<]minimax[>[<tool_call>]<]minimax[>[<invoke name="f">]<]minimax[>[<a>',
+        "]<]minimax[>[</tool_call>",
+        ("minimax_m3",),
+        "minimax_m3 block, invoke, `<a>` element repeated",
+    ),
+    (
+        "lfm2-calls",
+        "<|tool_call_start|>[a(",
+        "<|tool_call_end|>",
+        ("lfm2",),
+        "`<|tool_call_start|>[a(` repeated, lfm2",
+    ),
+    (
+        "lfm2-json",
+        '<|tool_call_start|>[{"a": "',
+        "<|tool_call_end|>",
+        ("lfm2",),
+        '`<|tool_call_start|>[{"a": "` repeated, lfm2',
+    ),
 )
 
 

@@ -7,7 +7,9 @@ CDATA repair, bare invokes, unclosed wrappers and CDATA sections, many complete 
 failed blocks, prose mentions, runs of ``<`` and of ``<tool_calls>``, deeply nested values,
 10 MB unclosed bodies, backtick/tilde runs, lone surrogates and NULs, a chat fed one character
 at a time and 50 MB in one chunk; and for the opt-in families (``json``, ``llama3_json``,
-``pythonic``, ``mistral``, ``hermes``, ``kimi_k2``, ``text_kv``, ``dialects="all"``; SPEC §2, §19),
+``pythonic``, ``mistral``, ``hermes``, ``kimi_k2``, ``text_kv``, issue 32's families
+(``hunyuan`` to ``llamacpp_generic``, ``lfm2``, ``kimi_k3``, ``minimax_m3``, ``hy_v3``,
+``gemma4``, ``functiongemma``), ``dialects="all"``; SPEC §2, §19),
 each run with its dialects, the entry that was the worst of its family's we tried, repeated (an
 entry whose body is left open or nested, so every entry in prose begins a block that fails and
 the text after its opener is read again). Each is fed streamed in 7-character chunks, streamed in

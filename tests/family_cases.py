@@ -36,6 +36,10 @@ ALL_DIALECTS = "all"
 THINK_TAGS: dict[str, tuple[str, str]] = {
     "seed_oss": ("<seed:think>", "</seed:think>"),
     "gpt_oss": ("<|channel|>analysis<|message|>", "<|end|>"),
+    "minimax_m3": ("<mm:think>", "</mm:think>"),
+    "kimi_k3": ("<|open|>think<|sep|>", "<|close|>think<|sep|>"),
+    "hy_v3": ("<think:opensource>", "</think:opensource>"),
+    "gemma4": ("<|channel>thought\n", "<channel|>"),
 }
 _THINK = ("<think>", "</think>")
 

@@ -417,7 +417,19 @@ REASONING_OPTIONS = st.sampled_from(
 
 # ---------------------------------------------------------------------------- opt-in families
 # (SPEC §2 and §19: the families whose blocks have no closing tag, or lead with no `<`.)
-FAMILIES = ("mistral", "llama3_json", "pythonic", "json", "text_kv", "tool_use", "function_call")
+FAMILIES = (
+    "mistral",
+    "llama3_json",
+    "pythonic",
+    "json",
+    "text_kv",
+    "tool_use",
+    "function_call",
+    "phi4_mini",
+    "firefunction",
+    "xlam",
+    "llamacpp_generic",
+)
 ARG_DICTS = st.dictionaries(NAMES, JSON_VALUES, max_size=3)
 JWS = st.sampled_from(["", " ", "\n", "  "])
 
@@ -502,9 +514,30 @@ def family_block_spec(draw: Any, dialect: str) -> tuple[str, list[str]]:
             for k, v in values.items()
         )
         return f"<function_call>{names[0]}</function_call>{params}", names[:1]
+    if dialect in ("phi4_mini", "firefunction", "xlam", "llamacpp_generic"):
+        return _json_list_block(draw, dialect, names, args), names
     assert dialect == "tool_use"
     block = {"type": "tool_use", "id": "toolu_01", "name": names[0], "input": args[0]}
     return _dumps(block, draw), names[:1]
+
+
+def _json_list_block(draw: Any, dialect: str, names: list[str], args: list[Any]) -> str:
+    """A block of the issue-32 JSON list families: ``functools[…]`` (phi4_mini,
+    firefunction), the bare list (xlam), ``{"tool_call(s)": …}`` (llamacpp_generic), or their
+    tagged forms."""
+    keys = ("arguments",) if dialect == "llamacpp_generic" else ("arguments", "parameters")
+    items = [_envelope(draw, a, b, keys) for a, b in zip(names, args)]
+    body = "[" + draw(st.sampled_from([", ", ",", ",\n  "])).join(items) + "]"
+    tagged = draw(st.booleans())
+    if dialect == "phi4_mini" and tagged:
+        return "".join(f"<|tool_call|>{i}<|/tool_call|>" for i in items)
+    if dialect in ("phi4_mini", "firefunction"):
+        return "functools" + body
+    if dialect == "xlam":
+        return f"<tool_call>{draw(JWS)}{body}</tool_call>" if tagged else body
+    if tagged and len(items) == 1:
+        return '{"tool_call": ' + items[0] + "}"
+    return '{"tool_calls": ' + body + "}"
 
 
 #: Prose the families' leads meet: braces, brackets, JSON that is no call, near-misses.
@@ -544,6 +577,16 @@ FAMILY_LOOKALIKES = st.sampled_from(
         "<function_call>f</function_call>",
         '<function parameter name="x">',
         "</function parameter>",
+        "functools",
+        "functools[",
+        "functools[]",
+        'functools[{"name": "f"}]',
+        '[{"name": "Alice"}]',
+        '{"tool_call": 1}',
+        '{"tool_call": {"name": "f"',
+        '{"tool_calls": [',
+        '{"response": "hi"}',
+        "<|tool_call|>",
     ]
 )
 

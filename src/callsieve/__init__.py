@@ -19,8 +19,12 @@ from ._base.errors import (
     UnknownOptionError,
 )
 from ._base.events import (
+    ABORT_REASONS,
+    BLOCK_STATUSES,
+    AbortReason,
     ArgumentsDelta,
     Block,
+    BlockStatus,
     CallAborted,
     CallFinished,
     CallStarted,
@@ -42,9 +46,13 @@ from ._stream.sieve import SieveState, new_call_id
 __version__ = "0.1.0"
 
 __all__ = [
+    "ABORT_REASONS",
+    "BLOCK_STATUSES",
     "DEFAULT_DIALECTS",
+    "AbortReason",
     "ArgumentsDelta",
     "Block",
+    "BlockStatus",
     "CallAborted",
     "CallFinished",
     "CallStarted",

@@ -39,7 +39,22 @@ FAMILIES = (
     "pythonic",
     "json",
     "text_kv",
+    "hunyuan",
+    "nemotron",
+    "longcat",
+    "internlm2",
+    "phi4_mini",
+    "firefunction",
+    "xlam",
+    "llamacpp_generic",
+    "lfm2",
+    "minimax_m3",
+    "kimi_k3",
+    "hy_v3",
+    "functiongemma",
 )
+#: The families whose calls are Python calls (keyword arguments named by identifiers).
+PYTHONIC = ("pythonic", "lfm2")
 P = "antml" + ":"
 CLOSERS = [
     "</tool_call>",
@@ -54,6 +69,11 @@ CLOSERS = [
     "<|tool_call_end|>",
     "<|tool_calls_section_end|>",
     "</minimax:tool_call>",
+    "]<]minimax[>[</x>",
+    "<|close|>json<|sep|>",
+    "</arg_value:opensource>",
+    "<escape>",
+    "<end_function_call>",
     "</invoke>",
     "</seed:tool_call>",
     "<|call|>",
@@ -64,6 +84,11 @@ CLOSERS = [
     "</" + P + "invoke>",
     "</tool_use>",
     "</function_call>",
+    "</tool_calls>",
+    "]</tool_calls>",
+    "</TOOLCALL>",
+    "</longcat_tool_call>",
+    "<|action_end|>",
 ]
 HOSTILE = [
     *CLOSERS,
@@ -111,7 +136,7 @@ def _want(calls: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, str]]:
 @soak_settings(60)
 @given(data=st.data())
 def test_format_calls_round_trips(dialect: str, data: Any) -> None:
-    calls = data.draw(PYTHON_CALLS if dialect == "pythonic" else CALLS)
+    calls = data.draw(PYTHON_CALLS if dialect in PYTHONIC else CALLS)
     text = format_calls(calls, dialect=dialect)
     result = parse(text, dialects=(dialect,))
     assert canon_calls(result.calls) == _want(calls), text
@@ -120,9 +145,20 @@ def test_format_calls_round_trips(dialect: str, data: Any) -> None:
 
 
 #: The families that write a value as raw text, typed by the tool's schema (SPEC §19).
-RAW = ("qwen3_coder", "glm45", "minimax_m2", "seed_oss")
+RAW = (
+    "qwen3_coder",
+    "glm45",
+    "minimax_m2",
+    "seed_oss",
+    "minimax_m3",
+    "hy_v3",
+    "functiongemma",
+)
+#: The families with no writer: their values are a syntax of their own no template writes
+#: (Gemma's unquoted keys and `<|"|>` strings), grammar/gemma4.lark.
+UNWRITTEN = ("gemma4",)
 #: Every dialect the prompt side writes.
-WRITTEN = tuple(callsieve.dialects())
+WRITTEN = tuple(d for d in callsieve.dialects() if d not in UNWRITTEN)
 #: Where a raw value's run may stop (a tag may begin there).
 TAG_LEADS = frozenset("<＜〈")
 #: The families' hostile strings, and the default dialects' closing tags and CDATA.
@@ -192,7 +228,7 @@ def typed_calls(draw: Any, dialect: str) -> tuple[list[tuple[str, dict[str, Any]
     """Calls, and tools whose schemas type some of their parameters (most) as their values
     are, in one of the shapes ``parse`` takes (a tool without a schema, or a parameter left
     untyped, is written and read as without one)."""
-    calls = draw(TYPED_PYTHON_CALLS if dialect == "pythonic" else TYPED_CALLS)
+    calls = draw(TYPED_PYTHON_CALLS if dialect in PYTHONIC else TYPED_CALLS)
     tools = []
     for name, args in calls:
         typed = [k for k in args if draw(st.integers(0, 3))]
@@ -234,6 +270,12 @@ def _without_unwritable(
 
 def test_every_dialect_has_a_writer() -> None:
     assert set(WRITTEN) == {*FAMILIES, *DEFAULT_DIALECTS}
+
+
+@pytest.mark.parametrize("dialect", UNWRITTEN)
+def test_a_family_without_a_spelling_is_not_written(dialect: str) -> None:
+    with pytest.raises(callsieve.ConfigurationError, match=dialect):
+        format_calls([("f", {"a": 1})], dialect=dialect)
 
 
 @pytest.mark.parametrize("dialect", WRITTEN)
@@ -285,6 +327,12 @@ RAW_42 = {
     "glm45": ("<arg_value>42</arg_value>", '<arg_value>"42"</arg_value>'),
     "minimax_m2": ('<parameter name="s">42</parameter>', '<parameter name="s">"42"</parameter>'),
     "seed_oss": ("<parameter=s>42</parameter>", '<parameter=s>"42"</parameter>'),
+    "minimax_m3": ("<s>42]<]minimax[>[</s>", '<s>"42"]<]minimax[>[</s>'),
+    "hy_v3": (
+        "<arg_value:opensource>42</arg_value:opensource>",
+        '<arg_value:opensource>"42"</arg_value:opensource>',
+    ),
+    "functiongemma": ("s:<escape>42<escape>", 's:<escape>"42"<escape>'),
 }
 
 
@@ -310,7 +358,12 @@ def test_a_string_typed_parameter_is_written_as_it_is(dialect: str) -> None:
 def test_what_a_string_schema_cannot_carry_is_a_format_error(dialect: str) -> None:
     """A string-typed string holding the family's closing tag, and a value that is not a
     string in a string-typed parameter: no text reads back as them under that schema."""
-    close_tag = "</arg_value>" if dialect == "glm45" else "</parameter>"
+    close_tag = {
+        "glm45": "</arg_value>",
+        "minimax_m3": "]<]minimax[>[</s>",
+        "hy_v3": "</arg_value:opensource>",
+        "functiongemma": "<escape>",
+    }.get(dialect, "</parameter>")
     for value, why in ((f"a{close_tag}b", "would end it early"), (7, "its value is an integer")):
         with pytest.raises(FormatError, match=f"parameter 's' is typed string.*{why}"):
             format_calls([("f", {"s": value})], dialect=dialect, tools=STRING_TOOLS)
@@ -424,6 +477,62 @@ RESULTS = [
     (
         "text_kv",
         "tool_call_id: functions.get_weather:0\noutput: Sunny\n\ntool_call_id: 1\noutput: 22",
+    ),
+    ("hunyuan", "Sunny\n22"),
+    ("nemotron", "<TOOL_RESPONSE>[Sunny, 22]</TOOL_RESPONSE>"),
+    (
+        "longcat",
+        (
+            "<longcat_tool_response>Sunny</longcat_tool_response>\n"
+            "<longcat_tool_response>22</longcat_tool_response>"
+        ),
+    ),
+    (
+        "internlm2",
+        (
+            "<|im_start|>environment name=<|plugin|>\nSunny<|im_end|>\n"
+            "<|im_start|>environment name=<|plugin|>\n22<|im_end|>\n"
+        ),
+    ),
+    ("phi4_mini", "<|tool_response|>Sunny<|end|><|tool_response|>22<|end|>"),
+    (
+        "firefunction",
+        (
+            "<|start_header_id|>tool<|end_header_id|>\n\nSunny<|eot_id|>"
+            "<|start_header_id|>tool<|end_header_id|>\n\n22<|eot_id|>"
+        ),
+    ),
+    ("xlam", "<|im_start|>tool\nSunny<|im_end|>\n<|im_start|>tool\n22<|im_end|>\n"),
+    ("llamacpp_generic", "Sunny\n22"),
+    ("minimax_m3", "<response>Sunny</response>\n<response>22</response>"),
+    (
+        "functiongemma",
+        (
+            "<start_function_response>response:<escape>Sunny<escape><end_function_response>\n"
+            "<start_function_response>response:<escape>22<escape><end_function_response>"
+        ),
+    ),
+    (
+        "hy_v3",
+        (
+            "<tool_responses:opensource>\n<tool_response:opensource>\nSunny\n"
+            "</tool_response:opensource>\n<tool_response:opensource>\n22\n"
+            "</tool_response:opensource>\n</tool_responses:opensource>"
+        ),
+    ),
+    (
+        "kimi_k3",
+        (
+            '<|open|>message role="tool"<|sep|>Sunny<|close|>message<|sep|><|end_of_msg|>'
+            '<|open|>message role="tool"<|sep|>22<|close|>message<|sep|><|end_of_msg|>'
+        ),
+    ),
+    (
+        "lfm2",
+        (
+            "<|im_start|>tool\n<|tool_response_start|>Sunny<|tool_response_end|><|im_end|>\n"
+            "<|im_start|>tool\n<|tool_response_start|>22<|tool_response_end|><|im_end|>"
+        ),
     ),
 ]
 

@@ -64,14 +64,14 @@ def _scrub(bad: str, no_fence: bool) -> Any:
 
 
 def strings(dialect: str, nested: bool) -> st.SearchStrategy[str]:
-    """Strings a value of ``dialect`` may hold under the constraint and that
-    ``format_calls`` writes in a form the constraint accepts (docs/constrained-decoding.md:
-    a plain body holds no tag lead, plain JSON no ``&``; native JSON no fence, no DEL)."""
+    """Any string, tag leads, ``]]>``, quotes, line breaks and the dialect's own tags
+    included (issue 35: whatever ``format_calls`` writes for schema-valid arguments, the
+    constraint accepts; docs/constrained-decoding.md). Native JSON holds no run of three
+    backticks and no DEL: the writer escapes those (``\\u0060``), which the constraint's
+    JSON strings do not spell yet."""
     if dialect == NATIVE:
         return TEXT.map(_scrub(DEL, no_fence=True))
-    if nested:
-        return TEXT.map(_scrub("<＜〈&" + DEL, no_fence=False))
-    return TEXT.map(_scrub("<＜〈" if dialect in PLAIN_DIALECTS else "", no_fence=False))
+    return TEXT
 
 
 def calls_for(dialect: str) -> st.SearchStrategy[tuple[str, dict[str, Any]]]:

@@ -39,15 +39,26 @@ JSON_FAMILIES = (
     "tool_use",
     "function_call",
     "text_kv",
+    "hunyuan",
+    "nemotron",
+    "longcat",
+    "internlm2",
+    "phi4_mini",
+    "firefunction",
+    "xlam",
+    "llamacpp_generic",
+    "kimi_k3",
 )
 #: Raw parameters: a string as it is, anything else as JSON.
-RAW_FAMILIES = ("qwen3_coder", "glm45", "minimax_m2", "seed_oss")
+RAW_FAMILIES = ("qwen3_coder", "glm45", "minimax_m2", "seed_oss", "hy_v3")
 FAMILIES = JSON_FAMILIES + RAW_FAMILIES
 #: Raw families whose parser trims a line break at a value's ends (the constraint keeps
 #: line breaks out of their string bodies).
 TRIMMING = ("seed_oss",)
-#: No exported shape: a call index in the head (kimi_k2), Python literals (pythonic).
-NOT_EXPORTED = ("kimi_k2", "pythonic")
+#: No exported shape: a call index in the head (kimi_k2), Python literals (pythonic, lfm2),
+#: a parameter's closing tag named by its key (minimax_m3), a separator between raw arguments
+#: (functiongemma), no spelling at all (gemma4).
+NOT_EXPORTED = ("kimi_k2", "pythonic", "lfm2", "minimax_m3", "functiongemma", "gemma4")
 FORMATS = ("lark", "gbnf")
 LEADS = "<＜〈"
 

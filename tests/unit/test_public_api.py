@@ -12,9 +12,13 @@ import callsieve
 
 #: The names the package promises; adding one is a decision, removing one a breaking change.
 PUBLIC = {
+    "ABORT_REASONS",
+    "BLOCK_STATUSES",
     "DEFAULT_DIALECTS",
+    "AbortReason",
     "ArgumentsDelta",
     "Block",
+    "BlockStatus",
     "CallAborted",
     "CallFinished",
     "CallStarted",

@@ -1,22 +1,29 @@
 """Strategy: the value classes the sieve hands out — events, calls, blocks.
 
-What it guarantees: every class is small, immutable by convention, slotted, compares by value
-and has a readable repr; collections are tuples, never lists. What it costs: these objects
-are created on the per-chunk path (one ``Text`` per chunk of prose), so they are plain
-slotted classes with a hand-written ``__init__`` (about half the cost of a frozen dataclass
-on this machine) and no validation.
+What it guarantees: every class is small, slotted and immutable (a field is a read-only
+name over a private slot: assigning or deleting it raises ``AttributeError``), compares by
+value and has a readable repr; collections are tuples, never lists. Equal values hash equal. ``ToolCall``, and the events that carry
+one (``ToolCalls``, ``CallFinished``), are unhashable by design: a call's ``input`` is a
+``dict``. Statuses and reasons are ``Literal`` types (``BlockStatus``, ``AbortReason``).
+What it costs: these objects are created on the per-chunk path (one ``Text`` per chunk of
+prose), so they are plain slotted classes with a hand-written ``__init__`` (about half the
+cost of a frozen dataclass) and no validation.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+import operator
+from typing import Any, Literal, TypeVar, get_args
 
 __all__ = [
     "ABORT_REASONS",
+    "BLOCK_STATUSES",
     "RESENT",
+    "AbortReason",
     "ArgumentsDelta",
     "Block",
+    "BlockStatus",
     "CallAborted",
     "CallFinished",
     "CallStarted",
@@ -25,11 +32,17 @@ __all__ = [
     "Text",
     "ToolCall",
     "ToolCalls",
+    "value",
 ]
+
+#: What became of a captured block (``Block.status``; see ``Block``).
+BlockStatus = Literal["complete", "partial", "failed"]
+BLOCK_STATUSES: tuple[BlockStatus, ...] = get_args(BlockStatus)
 
 
 class _Value:
-    """Equality, hashing and repr from ``__slots__``; subclasses only list their fields."""
+    """Equality, hashing and repr from ``__slots__``; subclasses list their fields there as
+    private slots (``_text``), which ``value`` turns into read-only public names (``text``)."""
 
     __slots__: tuple[str, ...] = ()
 
@@ -46,19 +59,40 @@ class _Value:
         return result if result is NotImplemented else not result
 
     def __hash__(self) -> int:
-        return hash((self.__class__.__name__, repr(self._fields())))
+        return hash((self.__class__, self._fields()))
 
     def __repr__(self) -> str:
-        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        inner = ", ".join(f"{name[1:]}={getattr(self, name)!r}" for name in self.__slots__)
         return f"{self.__class__.__name__}({inner})"
 
 
+_C = TypeVar("_C", bound=type)
+
+
+def value(cls: _C) -> _C:
+    """Give each private slot of ``cls`` (``_text``) a read-only public name (``text``): a
+    property over the slot, so reading costs one C call, building costs nothing more, and
+    assigning or deleting the public name raises ``AttributeError``."""
+    slots: tuple[str, ...] = cls.__dict__["__slots__"]
+    for slot in slots:
+        setattr(cls, slot[1:], property(operator.attrgetter(slot), doc=f"The value's {slot[1:]}."))
+    return cls
+
+
+@value
 class ToolCall(_Value):
     """One structured call: ``name`` and ``input`` (a dict), plus where it came from:
     ``repairs`` (the block's, SPEC §4) and ``coercions`` (each value the tool's schema had
     changed, ``"<path>: string -> <type>"``, ``_config.policy``)."""
 
-    __slots__ = ("name", "input", "id", "dialect", "repairs", "coercions")
+    __slots__ = ("_name", "_input", "_id", "_dialect", "_repairs", "_coercions")
+    name: str
+    input: dict[str, Any]
+    id: str
+    dialect: str
+    repairs: tuple[str, ...]
+    coercions: tuple[str, ...]
+    __hash__ = None  # type: ignore[assignment]  # (``input`` is a dict: unhashable by design)
 
     def __init__(
         self,
@@ -69,12 +103,12 @@ class ToolCall(_Value):
         repairs: tuple[str, ...] = (),
         coercions: tuple[str, ...] = (),
     ) -> None:
-        self.name = name
-        self.input = input
-        self.id = id
-        self.dialect = dialect
-        self.repairs = repairs
-        self.coercions = coercions
+        self._name = name
+        self._input = input
+        self._id = id
+        self._dialect = dialect
+        self._repairs = repairs
+        self._coercions = coercions
 
     @property
     def arguments(self) -> str:
@@ -82,6 +116,7 @@ class ToolCall(_Value):
         return json.dumps(self.input, ensure_ascii=False, separators=(",", ":"))
 
 
+@value
 class Block(_Value):
     """A captured tool-call block.
 
@@ -96,36 +131,46 @@ class Block(_Value):
     text, its calls were not emitted) or ``"call"`` (its calls were).
     """
 
-    __slots__ = ("span", "dialect", "status", "repairs", "diagnostics", "raw", "reasoning")
+    __slots__ = ("_span", "_dialect", "_status", "_repairs", "_diagnostics", "_raw", "_reasoning")
+    span: tuple[int, int]
+    dialect: str
+    status: BlockStatus
+    repairs: tuple[str, ...]
+    diagnostics: tuple[str, ...]
+    raw: str
+    reasoning: str | None
 
     def __init__(
         self,
         span: tuple[int, int],
         dialect: str,
-        status: str,
+        status: BlockStatus,
         repairs: tuple[str, ...] = (),
         diagnostics: tuple[str, ...] = (),
         raw: str = "",
         reasoning: str | None = None,
     ) -> None:
-        self.span = span
-        self.dialect = dialect
-        self.status = status
-        self.repairs = repairs
-        self.diagnostics = diagnostics
-        self.raw = raw
-        self.reasoning = reasoning
+        self._span = span
+        self._dialect = dialect
+        self._status = status
+        self._repairs = repairs
+        self._diagnostics = diagnostics
+        self._raw = raw
+        self._reasoning = reasoning
 
 
+@value
 class Text(_Value):
     """Text for the user, released as soon as it cannot be part of a tool block."""
 
-    __slots__ = ("text",)
+    __slots__ = ("_text",)
+    text: str
 
     def __init__(self, text: str) -> None:
-        self.text = text
+        self._text = text
 
 
+@value
 class Reasoning(_Value):
     """The model's reasoning (SPEC §15), released as soon as it cannot be part of a tag.
 
@@ -136,11 +181,13 @@ class Reasoning(_Value):
     input it stands for.
     """
 
-    __slots__ = ("text", "raw")
+    __slots__ = ("_text", "_raw")
+    text: str
+    raw: str | None
 
     def __init__(self, text: str, raw: str | None = None) -> None:
-        self.text = text
-        self.raw = raw
+        self._text = text
+        self._raw = raw
 
     @property
     def source(self) -> str:
@@ -148,45 +195,60 @@ class Reasoning(_Value):
         return self.text if self.raw is None else self.raw
 
 
+@value
 class ToolCalls(_Value):
     """Calls parsed from one block (with ``early_emit="invoke"``: from one invoke)."""
 
-    __slots__ = ("calls", "block")
+    __slots__ = ("_calls", "_block")
+    calls: tuple[ToolCall, ...]
+    block: Block
+    __hash__ = None  # type: ignore[assignment]  # (its calls are unhashable, ``ToolCall``)
 
     def __init__(self, calls: tuple[ToolCall, ...], block: Block) -> None:
-        self.calls = calls
-        self.block = block
+        self._calls = calls
+        self._block = block
 
 
+@value
 class CallStarted(_Value):
     """Argument streaming: a call's name is known."""
 
-    __slots__ = ("index", "id", "name")
+    __slots__ = ("_index", "_id", "_name")
+    index: int
+    id: str
+    name: str
 
     def __init__(self, index: int, id: str, name: str) -> None:
-        self.index = index
-        self.id = id
-        self.name = name
+        self._index = index
+        self._id = id
+        self._name = name
 
 
+@value
 class ArgumentsDelta(_Value):
     """Argument streaming: the next fragment of the call's arguments JSON."""
 
-    __slots__ = ("index", "delta")
+    __slots__ = ("_index", "_delta")
+    index: int
+    delta: str
 
     def __init__(self, index: int, delta: str) -> None:
-        self.index = index
-        self.delta = delta
+        self._index = index
+        self._delta = delta
 
 
+@value
 class CallFinished(_Value):
     """Argument streaming: the call is complete."""
 
-    __slots__ = ("index", "call")
+    __slots__ = ("_index", "_call")
+    index: int
+    call: ToolCall
+    __hash__ = None  # type: ignore[assignment]  # (its call is unhashable, ``ToolCall``)
 
     def __init__(self, index: int, call: ToolCall) -> None:
-        self.index = index
-        self.call = call
+        self._index = index
+        self._call = call
 
 
 #: Why a started call aborted (``CallAborted.reason``): its block ``"failed"``; the input
@@ -196,7 +258,7 @@ class CallFinished(_Value):
 #: CDATA the loose-CDATA repair closed, a key that repeats in a JSON body, a name or id a
 #: later node gave, or any other difference (``"rewritten"``; docs/streaming.md, "When a
 #: call is sent again").
-ABORT_REASONS = (
+AbortReason = Literal[
     "failed",
     "cut_off",
     "rejected",
@@ -206,19 +268,32 @@ ABORT_REASONS = (
     "repeated_key",
     "renamed",
     "rewritten",
+]
+ABORT_REASONS: tuple[AbortReason, ...] = get_args(AbortReason)
+RESENT: frozenset[AbortReason] = frozenset(
+    (
+        "repeated_name",
+        "text_before_cdata",
+        "loose_cdata",
+        "repeated_key",
+        "renamed",
+        "rewritten",
+    )
 )
-RESENT = frozenset(ABORT_REASONS[3:])
 
 
+@value
 class CallAborted(_Value):
     """Argument streaming: a started call turned out not to be one; ``reason`` says why (one
     of ``ABORT_REASONS``; ``resent``: the call follows again, whole, under the next index)."""
 
-    __slots__ = ("index", "reason")
+    __slots__ = ("_index", "_reason")
+    index: int
+    reason: AbortReason
 
-    def __init__(self, index: int, reason: str = "failed") -> None:
-        self.index = index
-        self.reason = reason
+    def __init__(self, index: int, reason: AbortReason = "failed") -> None:
+        self._index = index
+        self._reason = reason
 
     @property
     def resent(self) -> bool:

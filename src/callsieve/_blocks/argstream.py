@@ -39,7 +39,15 @@ from typing import TYPE_CHECKING, Any
 
 from lark import Tree
 
-from .._base.events import ArgumentsDelta, CallAborted, CallFinished, CallStarted, Event, ToolCall
+from .._base.events import (
+    AbortReason,
+    ArgumentsDelta,
+    CallAborted,
+    CallFinished,
+    CallStarted,
+    Event,
+    ToolCall,
+)
 from .._base.values import (
     RAW_TEXT_FIELDS,
     _is_string_type,
@@ -247,9 +255,9 @@ class ArgStream:
         self.started_name = ""
         self.sent: list[str] = []
         self.keys: set[str] = set()
-        # Why what was sent is no longer known to lead to the arguments ("": it is): an
+        # Why what was sent is no longer known to lead to the arguments (None: it is): an
         # ``ABORT_REASONS`` entry, for the ``CallAborted`` that follows.
-        self.broken = ""
+        self.broken: AbortReason | None = None
         # Nothing more goes out before the call is built (then the rest, checked): a value
         # the schema refused (the call will be rejected), or a list whose name may repeat.
         self.stopped = False
@@ -712,7 +720,7 @@ class ArgStream:
         self._next_call()
         return call
 
-    def abort(self, reason: str = "") -> None:
+    def abort(self, reason: AbortReason | None = None) -> None:
         """The block failed (or the policy rejected the call, ``reason="rejected"``): a
         started call is aborted — ``"cut_off"`` when the input ended inside it (the sieve is
         closing: only the end of the input fails a block then), else ``"failed"``."""
@@ -720,12 +728,12 @@ class ArgStream:
             self._aborted(reason or ("cut_off" if self.life.closing else "failed"))
         self._next_call()
 
-    def _aborted(self, why: str) -> None:
+    def _aborted(self, why: AbortReason) -> None:
         self.out.append(CallAborted(self.index, why))
         if self.life.metrics is not None:
             self.life.metrics.count_label("calls_aborted", why)
 
-    def _resent_why(self, name: str, ident: str) -> str:
+    def _resent_why(self, name: str, ident: str) -> AbortReason:
         """Why a call built is sent again (``call``): what broke the stream, a later name or
         id, a JSON body whose keys repeat (the last value wins, at the first one's place:
         the one difference between a JSON body that streamed to its end and ``arguments``),

@@ -18,7 +18,7 @@ import json
 from typing import Any
 
 from .._base.errors import FormatError
-from .._base.events import ToolCall, _Value
+from .._base.events import ToolCall, _Value, value
 from .._base.values import load_json
 from .._config.options import new_call_id
 from .._grammar.names import SPELLINGS
@@ -51,18 +51,23 @@ _FENCE_LINE = SPELL[SPELLINGS.NATIVE_FENCE_OPEN]
 _DECODER = json.JSONDecoder()
 
 
+@value
 class NativeCalls(_Value):
     """What ``try_parse_calls`` read: ``calls`` (complete calls, in order) and ``reason``
     (``""`` when calls were read, else why none could be); ``end`` is the offset just past
     the last call read (and the block's calls-end marker, if it follows). True when it holds
     calls."""
 
-    __slots__ = ("calls", "reason", "end")
+    __hash__ = None  # type: ignore[assignment]  # (its calls are unhashable, ``ToolCall``)
+    __slots__ = ("_calls", "_reason", "_end")
+    calls: tuple[ToolCall, ...]
+    reason: str
+    end: int
 
     def __init__(self, calls: tuple[ToolCall, ...], reason: str = "", end: int = 0) -> None:
-        self.calls = calls
-        self.reason = reason
-        self.end = end
+        self._calls = calls
+        self._reason = reason
+        self._end = end
 
     def __bool__(self) -> bool:
         return bool(self.calls)

@@ -34,7 +34,7 @@ import json
 from typing import Any
 
 from .._base.errors import ConfigurationError
-from .._base.events import ToolCall, _Value
+from .._base.events import ToolCall, _Value, value
 
 __all__ = [
     "MAX_COERCE_DEPTH",
@@ -60,23 +60,32 @@ _UNSET: Any = object()
 _SCHEMA = "schema: "
 
 
+@value
 class Rejection(_Value):
     """One call the policy refused: its ``name``, the ``reason``, the ``span`` (offsets of the
     whole input) and ``raw`` text of the stretch of the block it stood in (SPEC §Invariants 2),
     ``action`` (``"drop"`` or ``"text"``: what ``on_reject`` did with that text) and the
     ``call`` as it would have gone out."""
 
-    __slots__ = ("name", "reason", "span", "raw", "action", "call")
+    __hash__ = None  # type: ignore[assignment]  # (its call is unhashable, ``ToolCall``)
+
+    __slots__ = ("_name", "_reason", "_span", "_raw", "_action", "_call")
+    name: str
+    reason: str
+    span: tuple[int, int]
+    raw: str
+    action: str
+    call: ToolCall
 
     def __init__(
         self, name: str, reason: str, span: tuple[int, int], raw: str, action: str, call: ToolCall
     ) -> None:
-        self.name = name
-        self.reason = reason
-        self.span = span
-        self.raw = raw
-        self.action = action
-        self.call = call
+        self._name = name
+        self._reason = reason
+        self._span = span
+        self._raw = raw
+        self._action = action
+        self._call = call
 
 
 def reason_kind(reason: str) -> str:

@@ -10,13 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 from .._base.errors import InputTypeError
-from .._base.events import Block, Reasoning, Text, ToolCall, ToolCalls
+from .._base.events import Block, Reasoning, Text, ToolCall, ToolCalls, value
 from .._config.policy import Rejection
 from .sieve import Sieve
 
 __all__ = ["ParseResult", "parse"]
 
 
+@value
 class ParseResult:
     """What ``parse()`` found: the user's ``text``, the ``calls``, the model's ``reasoning``
     (SPEC §15, its pieces joined, without the tags; ``reasoning_unclosed``: the input ended
@@ -25,21 +26,32 @@ class ParseResult:
     partial or failed), the §8/§9 flags, and ``parts``: the reply in order, each a ``str``
     (text, adjacent text joined), a ``Reasoning`` (adjacent reasoning joined, its ``text``
     only) or a ``ToolCall`` — what a renderer needs to put reasoning, text and calls back in
-    the order the model wrote them."""
+    the order the model wrote them. Immutable: assigning a field raises ``AttributeError``."""
 
     __slots__ = (
-        "blocks",
-        "calls",
-        "parts",
-        "reasoning",
-        "rejected_by_policy",
-        "rejected_tool_names",
-        "rejections",
-        "saw_tool_call_syntax",
-        "text",
-        "reasoning_unclosed",
-        "stray_reasoning_closes",
+        "_blocks",
+        "_calls",
+        "_parts",
+        "_reasoning",
+        "_rejected_by_policy",
+        "_rejected_tool_names",
+        "_rejections",
+        "_saw_tool_call_syntax",
+        "_text",
+        "_reasoning_unclosed",
+        "_stray_reasoning_closes",
     )
+    text: str
+    calls: tuple[ToolCall, ...]
+    blocks: tuple[Block, ...]
+    saw_tool_call_syntax: bool
+    rejected_by_policy: bool
+    rejected_tool_names: tuple[str, ...]
+    rejections: tuple[Rejection, ...]
+    reasoning: str
+    reasoning_unclosed: bool
+    stray_reasoning_closes: tuple[int, ...]
+    parts: tuple[str | Reasoning | ToolCall, ...]
 
     def __init__(
         self,
@@ -55,22 +67,20 @@ class ParseResult:
         reasoning_unclosed: bool = False,
         stray_reasoning_closes: tuple[int, ...] = (),
     ) -> None:
-        self.text = text
-        self.calls = calls
-        self.blocks = blocks
-        self.saw_tool_call_syntax = saw_tool_call_syntax
-        self.rejected_by_policy = rejected_by_policy
-        self.rejected_tool_names = rejected_tool_names
+        self._text = text
+        self._calls = calls
+        self._blocks = blocks
+        self._saw_tool_call_syntax = saw_tool_call_syntax
+        self._rejected_by_policy = rejected_by_policy
+        self._rejected_tool_names = rejected_tool_names
         #: Each call the policy rejected (SPEC §9): name, reason, span, raw, action, call.
-        self.rejections = rejections
-        self.reasoning = reasoning
+        self._rejections = rejections
+        self._reasoning = reasoning
         #: The input ended inside reasoning: the model was still thinking (SPEC §15).
-        self.reasoning_unclosed = reasoning_unclosed
+        self._reasoning_unclosed = reasoning_unclosed
         #: Offsets of each ``</think>`` with no ``<think>`` open (``reasoning="tags"``).
-        self.stray_reasoning_closes = stray_reasoning_closes
-        self.parts: tuple[str | Reasoning | ToolCall, ...] = (
-            parts if parts is not None else ((text,) if text else ()) + calls
-        )
+        self._stray_reasoning_closes = stray_reasoning_closes
+        self._parts = parts if parts is not None else ((text,) if text else ()) + calls
 
     def __repr__(self) -> str:
         thought = f"reasoning={self.reasoning!r}, " if self.reasoning else ""

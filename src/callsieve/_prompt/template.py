@@ -8,9 +8,10 @@ What it does: ``template_calls`` fills the dialect's spelling (``grammar/spellin
 key ``ARGS_KEY`` where the family's template writes another: Llama's ``"parameters"``),
 ``"json"`` (the arguments, one JSON object), ``"python"`` (Python keyword arguments,
 ``city='SF', days=3``: each value a Python literal) or ``"raw"`` (``ARG_OPEN`` with the key's
-slot, the value, ``ARG_CLOSE``, for each argument) — and ``CALL_TAIL``; calls stand in one block
-(``BLOCK_OPEN`` … ``BLOCK_CLOSE``) or, where the spelling has no ``BLOCK_OPEN``, each in a
-block of its own, joined by ``BLOCK_SEP``.
+slot, the value, ``ARG_CLOSE``, for each argument, ``ARG_SEP`` between two; ``ARG_CLOSE`` may
+hold the key's slot too)
+— and ``CALL_TAIL``; calls stand in one block (``BLOCK_OPEN`` … ``BLOCK_CLOSE``) or, where the
+spelling has no ``BLOCK_OPEN``, each in a block of its own, joined by ``BLOCK_SEP``.
 A raw value is written as the families' templates write it: a string as it is, anything else
 as JSON. Where the tool's schema (``schemas``, from ``format_calls(tools=)``) types the
 parameter ``string``, the parser keeps its text as the string (``decode_raw``), so the string
@@ -185,7 +186,7 @@ def _raw_text(call: _RawCall, key: str, value: str) -> str | None:
     for open_, close in _ARG_TAGS:
         if open_ not in sp:
             continue
-        text = sp.fill(open_, key) + value + sp.get(close)
+        text = sp.fill(open_, key) + value + _arg_close(sp, close, key)
         if _TAG_LEADS.isdisjoint(value) and value == value.strip():
             return text
         one = _block(sp, [call.head + text + call.tail])
@@ -220,7 +221,14 @@ def _raw_arg(call: _RawCall, key: str, value: Any, as_json: bool) -> str:
         text = _raw_text(call, key, value)
         if text is not None:
             return text
-    return call.sp.fill("ARG_OPEN", key) + _json(value, escape_lt=True) + call.sp.get("ARG_CLOSE")
+    value_text = _json(value, escape_lt=True)
+    return call.sp.fill("ARG_OPEN", key) + value_text + _arg_close(call.sp, "ARG_CLOSE", key)
+
+
+def _arg_close(sp: Spelling, name: str, key: str) -> str:
+    """The tag that ends an argument: the spelling's ``name``, the key in its slot where it
+    has one (minimax_m3's element, ``</city>``)."""
+    return sp.fill(name, key) if name in sp else ""
 
 
 def _kind(value: Any) -> str:
@@ -238,7 +246,9 @@ def _raw_call(call: _RawCall, args: dict[str, Any]) -> str:
     for as_json in (False, True):
         text = (
             call.head
-            + "".join(_raw_arg(call, key, value, as_json) for key, value in args.items())
+            + call.sp.get("ARG_SEP").join(
+                _raw_arg(call, key, value, as_json) for key, value in args.items()
+            )
             + call.tail
         )
         if _reads_back(call.sp, call.dirs, _block(call.sp, [text]), call.name, args, call.tools()):

@@ -6,9 +6,9 @@ parameter per argument, each with ``string="true"`` (a string) or ``string="fals
 other JSON value, written as JSON), every tag spelled by ``grammar/spelling/<dialect>.lark``.
 A body is written as the dialect's templates write it — plain — when the dialect's
 spelling says ``STRING_BODY: "plain"`` (DeepSeek's) or the value is not a string, and only
-if the parser reads that plain body back as the value (no terminal of the grammar matches
-where the body's run would stop); otherwise, and for every string in a ``"cdata"``
-dialect, as CDATA, a
+if it holds none of the characters at which the plain body's run stops (a ``<``-like
+character; the exported constraint's rule for a plain body too); otherwise, and for every
+string in a ``"cdata"`` dialect, as CDATA, a
 ``]]>`` inside split across two sections (``]]]]><![CDATA[>``), which reads back verbatim.
 A call whose argument names are not all ones ``name="…"`` can carry exactly (quotes, line
 breaks, white space at either end, over 512 characters, empty) is written with a JSON object
@@ -16,9 +16,8 @@ as its invoke body instead (SPEC §4: every markup dialect reads one), which hol
 What it guarantees: every value reads back equal; what cannot — a tool name ``name="…"``
 cannot carry, a value that is not JSON, a JSON body nested deeper than the balanced run
 reads (``MAX_JSON_DEPTH``) — is a ``FormatError``, never a call that reads back different.
-What it costs: a plain body is checked with one regex search for the body run's stop (no
-``<``-like character: the common case), and at each stop the few terminals that can start
-with its character; CDATA costs one ``str.replace``. Linear in the values.
+What it costs: a plain body is checked for the body run's stop characters, once; CDATA
+costs one ``str.replace``. Linear in the values.
 """
 
 from __future__ import annotations
@@ -30,6 +29,7 @@ from typing import Any
 from .._base.errors import FormatError
 from .._base.values import decode_entities
 from .._grammar.names import SPELLINGS, TEXT_RUN
+from .._grammar.prefix import first_chars
 from .._grammar.spelling import Spelling
 from .._scan.balanced import MAX_JSON_DEPTH
 
@@ -113,38 +113,27 @@ def _param(sp: Spelling, key: str, value: Any) -> str:
 
 
 @functools.lru_cache(maxsize=64)
-def _bounded(sp: Spelling) -> tuple[tuple[frozenset[str] | None, Any], ...]:
-    """Every bounded terminal of the dialect's grammar: (its first characters, its pattern)."""
-    return tuple(
-        (t.first, t.pattern)
-        for t in sp.grammar.terminals.values()
-        if not t.is_run and t.source is not None
-    )
+def _stops(sp: Spelling) -> frozenset[str] | None:
+    """The characters at which the run that reads a plain body (``TEXT_RUN``) stops (None:
+    the dialect has no such run, or its stop is no small fixed set)."""
+    run = sp.grammar.terminals.get(TEXT_RUN)
+    if run is None or not run.is_run or run.stop_source is None:
+        return None
+    chars = first_chars(run.stop_source)
+    return frozenset(chars) if chars else None
 
 
 def _plain_reads_back(sp: Spelling, text: str, is_str: bool) -> bool:
-    """Does the parser read ``text``, as a plain body, back as it is? Where the run that
-    reads a plain body (``TEXT_RUN``) would stop (a ``<``-like character), no terminal of
-    the grammar may match (the text and the closing tag after it: a tag's context): then the
-    run takes the whole text, and the value rules give it back — ``string="true"`` the raw
-    text, ``string="false"`` the JSON, which has no white space at its ends, when no entity
-    is there to decode. (A superset of the terminals a body can meet: a ``<b>`` passes, an
-    ``<invoke`` does not.)"""
-    run = sp.grammar.terminals.get(TEXT_RUN)
-    if run is None or not run.is_run or run.stop is None:
+    """Is ``text`` written plain? Only where it holds none of the characters at which the
+    plain body's run stops (a ``<``-like character): the run then takes the whole text, and
+    the value rules give it back — ``string="true"`` the raw text, ``string="false"`` the
+    JSON, which has no white space at its ends, when no entity is there to decode. This is
+    also what the exported constraint allows in a plain body (``constrain``'s ``Markup``), so
+    every call written here is one the constraint accepts (SPEC §18)."""
+    stops = _stops(sp)
+    if stops is None or any(c in stops for c in text):
         return False
-    if not is_str and decode_entities(text) != text:
-        return False
-    context = text + sp[SPELLINGS.PARAM_CLOSE]
-    bounded = _bounded(sp)
-    for m in run.stop.finditer(text):
-        i, c = m.start(), text[m.start()]
-        if any(
-            (first is None or c in first) and pattern.match(context, i)
-            for first, pattern in bounded
-        ):
-            return False
-    return True
+    return is_str or decode_entities(text) == text
 
 
 def markup_calls(sp: Spelling, calls: list[tuple[str, dict[str, Any]]]) -> str:

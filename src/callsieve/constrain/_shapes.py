@@ -362,6 +362,18 @@ class Template:
                 f"dialect {self.dialect!r}: ARG_OPEN must hold the key's slot once",
                 expected=("an ARG_OPEN with one slot",),
             )
+        if "ARG_SEP" in sp:
+            raise ConfigurationError(
+                f"dialect {self.dialect!r}: ARG_SEP (a separator between raw arguments) is not "
+                "exported: optional parameters would need it only between those written",
+                expected=("a spelling without ARG_SEP",),
+            )
+        if SLOT in sp.get(ARG_CLOSE):
+            raise ConfigurationError(
+                f"dialect {self.dialect!r}: ARG_CLOSE holds the key's slot (an element named by "
+                "its key), which no exported shape constrains",
+                expected=("an ARG_CLOSE without a slot",),
+            )
         if BLOCK_OPEN in sp:
             self.opener, self.closer = sp[BLOCK_OPEN], sp.get(BLOCK_CLOSE)
             self.separator = sp.get(CALL_SEP)

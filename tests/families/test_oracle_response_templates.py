@@ -1,0 +1,201 @@
+"""SPEC §19 (issue 32, item 4): a vendor's own parser as the oracle — transformers'
+``parse_response`` with the ``response_template`` fixtures its tests ship.
+
+Each fixture in ``../shared/templates/response/`` is a model's template and the replies its
+tests assert. For each one whose family is built here, two checks:
+
+- the fixture's replies: callsieve reads each (whole, per character, at random splits) as
+  ``parse_response`` does;
+- a property: calls our writer puts into the family's shape (``callsieve.prompt.format_calls``;
+  these vendors ship no encoder), after some text where the template has a place for it, are
+  read by both alike, under every chunking. ``parse_response`` keeps one stretch of content,
+  so where it drops the text before two calls, only the calls and the thinking are compared.
+
+"Alike" compares the message ``parse_response`` builds: the calls (names and arguments,
+exactly), the thinking and the content. Those two are compared without their outer white
+space: ``parse_response`` strips it, while callsieve releases every character (SPEC §1).
+Where the two differ by design, the case is in ``DIFFERENCES`` with the reason (an
+``xfail(strict=True)``: if the difference goes, the test says so). The fixtures are data from
+their vendors; they are read where they are and skipped cleanly when absent.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from helpers import ROOT, run_all_ways
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import callsieve
+from callsieve.prompt import format_calls
+
+response_parser = pytest.importorskip("transformers.utils.chat_parsing.response_parser")
+
+FIXTURES = ROOT.parent / "shared" / "templates" / "response"
+
+#: Each fixture's family: the dialect that reads what its template describes.
+DIALECT = {
+    "cohere": "command_r7b",
+    "ernie": "ernie45",
+    "gemma4": "gemma4",
+    "gpt_oss": "gpt_oss",
+    "inkling": "inkling",
+    "qwen3": "qwen3_coder",  # (the fixture's shape is Qwen3-Coder's XML calls)
+    "smollm": "hermes",
+}
+
+#: Where callsieve reads a fixture's reply otherwise than ``parse_response``, and why.
+DIFFERENCES = {
+    ("gpt_oss", "test_gpt_oss_with_tool_call"): (
+        "the reply ends after the call's JSON with no <|call|> (a server that strips stop "
+        "tokens); callsieve never makes a call whose block did not end (docs/families.md)"
+    ),
+    ("gpt_oss", "streaming 0"): (
+        "a final channel right after the analysis channel's <|end|>, with no <|start|>assistant "
+        "header, is not read as the answer's header (docs/families.md, gpt-oss)"
+    ),
+    ("qwen3", "test_coercion_never_reworks_already_typed_values"): (
+        "a block with no </function> before </tool_call> does not parse, so it is text (SPEC §4)"
+    ),
+    ("qwen3", "test_prefix_partial_pattern_at_boundary"): (
+        "the prompt ends inside a tag (`<thi`) that the reply finishes (`nk>`): callsieve reads "
+        "the reply, not the prompt, so it cannot join them"
+    ),
+}
+
+
+def _fixtures() -> list[str]:
+    if not FIXTURES.is_dir():
+        return []
+    return sorted(p.name.removesuffix(".cases.json") for p in FIXTURES.glob("*.cases.json"))
+
+
+def _template(name: str) -> dict[str, Any]:
+    return dict(json.loads((FIXTURES / f"{name}.json").read_text(encoding="utf-8")))
+
+
+def _replies(name: str) -> list[tuple[str, str, str]]:
+    """Each of the fixture's replies: (its test's name, the reply, the prompt before it)."""
+    data = json.loads((FIXTURES / f"{name}.cases.json").read_text(encoding="utf-8"))
+    out = [(c["test"].split(".")[-1], c["input"], c.get("prefix", "")) for c in data["cases"]]
+    for i, s in enumerate(data.get("streaming_fixtures", [])):
+        out.append((f"streaming {i}", s if isinstance(s, str) else s["input"], ""))
+    return out
+
+
+def _built(name: str) -> str:
+    dialect = DIALECT.get(name)
+    if dialect is None or dialect not in callsieve.dialects():
+        pytest.skip(f"fixture {name!r}: its family ({dialect}) has no dialect here")
+    return dialect
+
+
+def _reasoning(template: dict[str, Any], prompt: str) -> str:
+    """What a server passes for a prompt (SPEC §15): "open" when the prompt's last turn leaves
+    the template's thinking field open (the reply starts inside the thought), else "tags"."""
+    thinking = template["fields"].get("thinking", {})
+    opener, closer = thinking.get("open"), thinking.get("close")
+    turn = prompt.rsplit(template.get("start_anchor") or "\0", 1)[-1]
+    if opener and turn.rfind(opener) > (turn.rfind(closer) if closer else -1):
+        return "open"
+    return "tags"
+
+
+def _message(result: Any) -> dict[str, Any]:
+    """A ``ParseResult`` as the message ``parse_response`` builds."""
+    out: dict[str, Any] = {"role": "assistant"}
+    if result.reasoning.strip():
+        out["thinking"] = result.reasoning.strip()
+    if result.text.strip():
+        out["content"] = result.text.strip()
+    if result.calls:
+        out["tool_calls"] = [
+            {"type": "function", "function": {"name": c.name, "arguments": c.input}}
+            for c in result.calls
+        ]
+    return out
+
+
+def _oracle(template: dict[str, Any], reply: str, prompt: str = "") -> dict[str, Any]:
+    got = dict(response_parser.parse_response(reply, template, prefix=prompt))
+    for key in ("thinking", "content"):
+        if isinstance(got.get(key), str):
+            got[key] = got[key].strip()
+            if not got[key]:
+                del got[key]
+    return got
+
+
+def _cases() -> list[Any]:
+    out = []
+    for name in _fixtures():
+        for test, _, _ in _replies(name):
+            why = DIFFERENCES.get((name, test))
+            marks = [pytest.mark.xfail(reason=why, strict=True)] if why else []
+            out.append(pytest.param(name, test, id=f"{name}-{test}", marks=marks))
+    return out
+
+
+# ------------------------------------------------------------------ the fixtures' replies
+
+
+@pytest.mark.parametrize(("name", "test"), _cases())
+def test_a_fixture_reply_is_read_as_the_vendor_reads_it(name: str, test: str) -> None:
+    dialect = _built(name)
+    template = _template(name)
+    reply, prompt = next((r, p) for t, r, p in _replies(name) if t == test)
+    result = run_all_ways(reply, dialects=(dialect,), reasoning=_reasoning(template, prompt))
+    assert _message(result) == _oracle(template, reply, prompt)
+
+
+def test_every_difference_names_a_reply_of_its_fixture() -> None:
+    for name, test in DIFFERENCES:
+        if (FIXTURES / f"{name}.cases.json").is_file():
+            assert test in [t for t, _, _ in _replies(name)], (name, test)
+
+
+# ------------------------------------------------------------------ written calls, both readers
+
+_names = st.from_regex(r"[a-z][a-z_]{0,11}", fullmatch=True)
+_scalars = st.one_of(
+    st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=12),
+    st.integers(-1000, 1000),
+    st.booleans(),
+)
+_values = st.recursive(
+    _scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_names, inner, max_size=3),
+    max_leaves=6,
+)
+_calls = st.lists(st.tuples(_names, st.dictionaries(_names, _values, max_size=3)), max_size=3)
+
+
+def _plain_text_is_content(template: dict[str, Any]) -> bool:
+    """Whether text outside every field is the answer: the template's content field opens
+    implicitly (it has no ``open``). Elsewhere ``parse_response`` drops such text."""
+    content = template["fields"].get("content")
+    return content is not None and not content.get("open") and not content.get("open_pattern")
+
+
+@pytest.mark.parametrize("name", [n for n in _fixtures() if n in DIALECT])
+@settings(max_examples=40, deadline=None)
+@given(calls=_calls, before=st.sampled_from(["", "Checking.\n", "Sure.\n\n"]))
+def test_written_calls_are_read_by_both_alike(
+    name: str, calls: list[tuple[str, dict[str, Any]]], before: str
+) -> None:
+    dialect = _built(name)
+    template = _template(name)
+    if not _plain_text_is_content(template):
+        before = ""
+    reply = before + (format_calls(calls, dialect) if calls else "")
+    result = run_all_ways(reply, dialects=(dialect,))
+    assert [(c.name, c.input) for c in result.calls] == calls
+    ours, theirs = _message(result), _oracle(template, reply)
+    if "content" not in theirs:
+        # parse_response keeps one stretch of content: text before two calls is dropped
+        # ("Checking.\n<tool_call>…<tool_call>…" gives no content). callsieve loses none.
+        ours.pop("content", None)
+    assert ours == theirs
