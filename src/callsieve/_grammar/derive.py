@@ -439,7 +439,7 @@ def _entries(
 
     start_actions = states[start]
     openers = sorted((terms[n] for n in start_actions if n in terms), key=best)
-    openers = _isolated(openers, states, start_actions, opener_dialect, src)
+    openers = _isolated(openers, states, start_actions, terms, opener_dialect, src)
     entries = [(t["name"], opener_dialect.get(t["name"], ""), None) for t in openers]
     seen = {e[0] for e in entries}
     for opener in openers:
@@ -470,6 +470,7 @@ def _isolated(
     openers: list[dict[str, Any]],
     states: dict[int, Any],
     start_actions: dict[str, Any],
+    terms: dict[str, dict[str, Any]],
     opener_dialect: dict[str, str],
     src: Sources,
 ) -> list[dict[str, Any]]:
@@ -481,7 +482,13 @@ def _isolated(
     files."""
 
     def follow(t: dict[str, Any]) -> frozenset[str]:
-        return frozenset(states[start_actions[t["name"]][1]])
+        """What the block may read after opener ``t``: its terminals' spellings (their specs
+        but for the names), or the names of what is no terminal (the end)."""
+        after = states[start_actions[t["name"]][1]]
+        return frozenset(
+            repr(sorted((k, v) for k, v in terms[n].items() if k != "name")) if n in terms else n
+            for n in after
+        )
 
     out: list[dict[str, Any]] = []
     for t in openers:
@@ -490,7 +497,7 @@ def _isolated(
             if opener_dialect.get(other["name"]) == opener_dialect.get(t["name"]):
                 continue
             if follow(other) == follow(t):
-                continue  # (the same block either way: only the dialect's name differs)
+                continue  # (the same text follows either way: the parser tells them apart)
             rel = relation(other["source"], t["source"])
             if not rel.overlap:
                 continue

@@ -1,13 +1,13 @@
 """Strategy: dialect isolation — whether two entry terminals of different dialects open
 blocks on the same text, and which one is the more specific (grammar/README.md, "Entries").
 
-What it does: ``sample(pattern)`` writes one text the pattern matches, its plainest: the
-first alternative of each choice, the fewest repeats, the first character of each class
-(and what a trailing look-ahead needs). ``relation(a, b)`` asks each pattern whether it
-matches the other's sample. ``b`` is *within* ``a`` when ``a`` matches ``b``'s text but
-``b`` does not match ``a``'s: ``b`` is the more specific spelling (Step-3's
+What it does: ``samples(pattern)`` writes a few texts the pattern matches, its plainest: the
+fewest repeats, and the k-th alternative of each choice and the k-th character of each class,
+for the first few k (with what a trailing look-ahead needs). ``relation(a, b)`` asks each
+pattern whether it matches the other's samples. ``b`` is *within* ``a`` when ``a`` matches
+all of ``b``'s texts but ``b`` not all of ``a``'s: ``b`` is the more specific (Step-3's
 ``<｜tool_calls_begin｜>`` within DeepSeek's noisy ``<[|｜]tool[▁_ ]calls[▁_ ]begin[|｜]>``).
-Both matching the other's text is an overlap neither resolves.
+Each matching all of the other's texts is an overlap neither resolves.
 What it guarantees: an overlap reported is real (a text both match); an overlap found
 only past the plainest spellings is not looked for.
 What it costs: two pattern matches per pair of entries whose first characters meet, when a
@@ -27,11 +27,13 @@ except ImportError:  # pragma: no cover - Python 3.10
 
 from .patterns import compile as compile_pattern
 
-__all__ = ["Relation", "relation", "sample"]
+__all__ = ["Relation", "relation", "samples"]
 
 #: Stand-ins for a class with no literal first member (a category, a negated set).
 _STAND_INS = "a0 _<x{\n"
 _CATEGORY = {"CATEGORY_SPACE": " ", "CATEGORY_DIGIT": "0", "CATEGORY_WORD": "a"}
+#: How many variants ``samples`` writes (the k-th alternative, k below this).
+_VARIANTS = 4
 
 
 @dataclass(frozen=True)
@@ -48,13 +50,14 @@ class _NoSample(Exception):
     """A construct ``sample`` does not write (the pair is then not compared)."""
 
 
-def _char(op: str, av: Any) -> str:
+def _char(op: str, av: Any, k: int) -> str:
     if op == "LITERAL":
         return chr(av)
     if op == "ANY":
         return "a"
     if op == "IN":
-        first = av[0] if av else None
+        plain = av and all(str(m[0]) != "NEGATE" for m in av)
+        first = av[min(k, len(av) - 1)] if plain else None
         if first is not None and str(first[0]) == "LITERAL":
             return chr(first[1])
         if first is not None and str(first[0]) == "RANGE":
@@ -73,42 +76,51 @@ def _char(op: str, av: Any) -> str:
     raise _NoSample
 
 
-def _write(items: Any, out: list[str]) -> None:
+def _write(items: Any, out: list[str], k: int) -> None:
     for op, av in items:
         name = str(op)
         if name in ("LITERAL", "NOT_LITERAL", "ANY", "IN"):
-            out.append(_char(name, av))
+            out.append(_char(name, av, k))
         elif name == "SUBPATTERN":
-            _write(av[3], out)
+            _write(av[3], out, k)
         elif name == "BRANCH":
-            _write(av[1][0], out)
+            _write(av[1][min(k, len(av[1]) - 1)], out, k)
         elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
             for _ in range(av[0]):
-                _write(av[2], out)
+                _write(av[2], out, k)
         elif name == "ASSERT" and av[0] == 1:
             ahead: list[str] = []
-            _write(av[1], ahead)
+            _write(av[1], ahead, k)
             out.append("\0" + "".join(ahead))  # (what follows the match: joined last)
         elif name not in ("AT", "ASSERT_NOT"):
             raise _NoSample
 
 
-def sample(pattern: str) -> str | None:
-    """The plainest text ``pattern`` matches (see the module docstring), or None."""
+def samples(pattern: str) -> list[str]:
+    """Plain texts ``pattern`` matches (see the module docstring); none if it has a construct
+    they are not written for."""
+    parsed = _p.parse(pattern)
+    test = compile_pattern(pattern)
     out: list[str] = []
-    try:
-        _write(_p.parse(pattern), out)
-    except _NoSample:
-        return None
-    text = "".join(part.lstrip("\0") for part in out)
-    return text if compile_pattern(pattern).match(text) else None
+    for k in range(_VARIANTS):
+        parts: list[str] = []
+        try:
+            _write(parsed, parts, k)
+        except _NoSample:
+            return []
+        text = "".join(part.lstrip("\0") for part in parts)
+        if text not in out and test.match(text):
+            out.append(text)
+    return out
 
 
 def relation(a: str, b: str) -> Relation:
     """How entry patterns ``a`` and ``b`` relate (see the module docstring)."""
-    sa, sb = sample(a), sample(b)
-    b_takes_a = sa is not None and compile_pattern(b).match(sa) is not None
-    a_takes_b = sb is not None and compile_pattern(a).match(sb) is not None
-    return Relation(
-        a_takes_b or b_takes_a, b_takes_a and not a_takes_b, a_takes_b and not b_takes_a
-    )
+    sa, sb = samples(a), samples(b)
+    ta, tb = compile_pattern(a), compile_pattern(b)
+    a_hits = [ta.match(t) is not None for t in sb]  # (``a`` on ``b``'s texts)
+    b_hits = [tb.match(t) is not None for t in sa]
+    overlap = any(a_hits) or any(b_hits)
+    a_takes_b = bool(sb) and all(a_hits)
+    b_takes_a = bool(sa) and all(b_hits)
+    return Relation(overlap, b_takes_a and not a_takes_b, a_takes_b and not b_takes_a)
