@@ -20,12 +20,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-try:  # Python >= 3.11
-    from re import _parser as _p
-except ImportError:  # pragma: no cover - Python 3.10
-    import sre_parse as _p
-
 from .patterns import compile as compile_pattern
+from .prefix import char_class_source, regex_items
 
 __all__ = ["Relation", "relation", "samples"]
 
@@ -64,8 +60,6 @@ def _char(op: str, av: Any, k: int) -> str:
             return chr(first[1][0])
         if first is not None and str(first[0]) == "CATEGORY" and str(first[1]) in _CATEGORY:
             return _CATEGORY[str(first[1])]
-    from .prefix import char_class_source
-
     try:
         test = re.compile(char_class_source(op, av))
     except ValueError:
@@ -99,7 +93,7 @@ def _write(items: Any, out: list[str], k: int) -> None:
 def samples(pattern: str) -> list[str]:
     """Plain texts ``pattern`` matches (see the module docstring); none if it has a construct
     they are not written for."""
-    parsed = _p.parse(pattern)
+    parsed = regex_items(pattern)
     test = compile_pattern(pattern)
     out: list[str] = []
     for k in range(_VARIANTS):

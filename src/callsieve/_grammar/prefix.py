@@ -36,6 +36,7 @@ __all__ = [
     "max_width",
     "prefix_closure",
     "reads_before",
+    "regex_items",
 ]
 
 _CATEGORIES = {
@@ -306,6 +307,13 @@ def _ending_repeats(item: tuple[Any, Any]) -> list[tuple[Any, Any]]:
     if name == "BRANCH":
         return [r for alt in av[1] if alt for r in _ending_repeats(list(alt)[-1])]
     return []
+
+
+def regex_items(pattern: str) -> list[tuple[Any, Any]]:
+    """``pattern`` as ``re`` parses it (its items: op and argument), for the grammar's other
+    readers of a pattern's structure (``_grammar.overlap``), so ``re``'s internals are
+    reached from here."""
+    return list(_p.parse(pattern))
 
 
 def max_width(pattern: str) -> int:
