@@ -52,6 +52,7 @@ FAMILIES = (
     "kimi_k3",
     "hy_v3",
     "functiongemma",
+    "command_r7b",
 )
 #: The families whose calls are Python calls (keyword arguments named by identifiers).
 PYTHONIC = ("pythonic", "lfm2")
