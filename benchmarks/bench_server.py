@@ -22,10 +22,25 @@ see the same machine. Per phase:
 A warm-up request per server is not counted (the first request loads the grammar; with
 two workers, a few, so that both have loaded it).
 
+**Whole-request latency** (``--latency N``, default 200; 0 skips it; ``--only-latency``
+runs it alone): the openai SDK's ``chat.completions.create()``, not streamed, N times
+against the tests' fake upstream directly (a JSON answer) and N times through a gateway in
+upstream mode in front of it (default settings), alternating; the row is each one's p50 and
+p99 and the difference of the medians (target: within 2 ms). ``--latency-before SRC`` adds a
+gateway run from another ``src`` folder (e.g. /work/main/src: before issue 33 the accepted
+connections had no TCP_NODELAY, and a whole request waited ~40 ms for the client's delayed
+ACK).
+
 **Freeze** (``--freeze-mb``, default 50; 0 skips it): a gateway in upstream mode in front of
 the tests' fake upstream (``tests/loopback.py``) serves one whole reply of that many
 megabytes while a stream beside it ticks every 10 ms; the row is the stream's longest gap
 between two chunks while the whole reply is served (before issue 24: 0.41 s for 50 MB).
+
+**Stall** (``--stall``, default 16; 0 skips it): a gateway in replay mode gets that many
+concurrent bodies just under its 4 MiB limit (a chat of about 60,000 short messages each),
+while a process of its own asks ``/healthz`` every 20 ms; the row is that probe's p50 / p99 /
+longest latency while the bodies are parsed, against as long a stretch just before (issue 33:
+16 bodies stalled every other request 4.9 s while they were parsed on the event loop).
 
 It is a report, not a test: it prints a Markdown table and exits 0 whatever the figures;
 1 only when the sieve server's calls are wrong. The client shares the machine with the
@@ -33,7 +48,7 @@ server: on a 2-core machine it slows the wall-clock figures of both phases alike
 the server's CPU time per request.
 
 Usage: ``python benchmarks/bench_server.py [--clients 100] [--requests 2] [--rounds 2]
-[--freeze-mb 50]`` (needs the ``server`` extra).
+[--freeze-mb 50] [--stall 16]`` (needs the ``server`` extra).
 """
 
 from __future__ import annotations
@@ -238,16 +253,29 @@ def main() -> int:
     ap.add_argument("--clients", type=int, default=100)
     ap.add_argument("--requests", type=int, default=2, help="per client per round")
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--latency", type=int, default=200, help="whole requests (0: skip)")
+    ap.add_argument("--latency-before", metavar="SRC", help="also time a gateway from SRC")
+    ap.add_argument("--only-latency", action="store_true", help="run the latency row alone")
     ap.add_argument(
         "--freeze-mb",
         type=int,
         default=50,
         help="size of the whole reply of the freeze row (0: skip it)",
     )
+    ap.add_argument(
+        "--stall", type=int, default=16, help="near-limit bodies of the stall row (0: skip it)"
+    )
+    ap.add_argument("--only-stall", action="store_true", help="run the stall row alone")
     args = ap.parse_args()
+    if args.only_stall:
+        print_stall(args.stall)
+        return 0
     reply = transcript()
     expected = [(c.name, c.input) for c in callsieve.parse(reply, tools=TOOLS).calls]
     assert len(expected) == 5, expected
+    if args.only_latency:
+        latency_row(args.latency, args.latency_before)
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "reply.txt")
         Path(path).write_text(reply, encoding="utf-8")
@@ -302,6 +330,8 @@ def main() -> int:
             f"(target <= 1.20x, 0 errors, 100 % exact calls): {verdict}"
         )
         wrong |= on.exact + on.errors != on.requests and not on.errors
+    if args.latency:
+        latency_row(args.latency, args.latency_before)
     if args.freeze_mb:
         gap, control, wall = freeze(args.freeze_mb)
         print(
@@ -316,9 +346,73 @@ def main() -> int:
             f"event loop while a whole {args.freeze_mb} MB reply is served: its longest step "
             f"{longest * 1000:.1f} ms of CPU time, 99th percentile {p99 * 1000:.1f} ms"
         )
+    if args.stall:
+        print_stall(args.stall)
     load1 = os.getloadavg()[0]
     print(f"load average (1 min) at the end: {load1:.2f} on {os.cpu_count()} cores")
     return 1 if wrong else 0
+
+
+def start_gateway(upstream: str, src: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """``callsieve serve --upstream URL`` from ``src``, once it answers."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "callsieve", "serve", "--upstream", upstream, "--port", str(port)],
+        env={**os.environ, "PYTHONPATH": str(src)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            httpx.get(f"{base}/healthz", timeout=2)
+            return proc, base
+        except httpx.TransportError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("the gateway did not start") from None
+            time.sleep(0.1)
+
+
+def latency_row(n: int, before: str | None) -> None:
+    """The whole-request latency table (see the module's docstring)."""
+    import openai
+    from loopback import Script, scripted
+
+    ask = [{"role": "user", "content": "What is the weather in Paris?"}]
+    with scripted(Script(text="It is sunny in Paris today, 21 degrees.")) as model:
+        gateways = {"through the gateway": start_gateway(model.url, ROOT / "src")}
+        if before:
+            gateways["through the gateway (before)"] = start_gateway(model.url, Path(before))
+        clients = {"upstream directly": openai.OpenAI(base_url=model.url, api_key="x")}
+        for name, (_, base) in gateways.items():
+            clients[name] = openai.OpenAI(base_url=f"{base}/v1", api_key="x", max_retries=0)
+        times: dict[str, list[float]] = {name: [] for name in clients}
+        try:
+            for i in range(n + 10):
+                for name, client in clients.items():
+                    t0 = time.perf_counter()
+                    reply = client.chat.completions.create(model="m", messages=ask)
+                    took = time.perf_counter() - t0
+                    assert reply.choices[0].message.content
+                    if i >= 10:  # (warm-up: imports, the grammar, the first connections)
+                        times[name].append(took)
+        finally:
+            for client in clients.values():
+                client.close()
+            for proc, _ in gateways.values():
+                proc.terminate()
+                proc.wait(30)
+    direct = pct(times["upstream directly"], 0.5)
+    print(f"\nwhole-request latency, openai SDK create(), {n} requests each, alternating:\n")
+    print("| path | p50 ms | p99 ms | p50 - direct p50 ms |")
+    print("|---|---|---|---|")
+    for name, values in times.items():
+        p50 = pct(values, 0.5)
+        print(f"| {name} | {p50:.2f} | {pct(values, 0.99):.2f} | {p50 - direct:+.2f} |")
+    overhead = pct(times["through the gateway"], 0.5) - direct
+    verdict = "PASS" if overhead <= 2 else "FAIL"
+    print(f"\ngateway overhead at the median: {overhead:.2f} ms (target <= 2 ms): {verdict}")
 
 
 _TICKER = """
@@ -462,6 +556,89 @@ def freeze(megabytes: int) -> tuple[float, float, float]:
         max(before) if before else float("nan"),
         t1 - t0,
     )
+
+
+_PROBE = """
+import sys, time, httpx
+end = time.time() + float(sys.argv[2])
+with httpx.Client(timeout=60) as client:
+    while time.time() < end:
+        t = time.time()
+        client.get(sys.argv[1])
+        print(t, time.time() - t, flush=True)
+        time.sleep(0.02)
+"""
+
+
+def near_limit_body(limit: int = 4 * 1024 * 1024) -> bytes:
+    """A chat request just under ``limit`` bytes: many short messages (what costs the most
+    to read per byte)."""
+    turn = {"role": "user", "content": "a short message of the conversation"}
+    one = len(json.dumps(turn)) + 2
+    body = {"model": "m", "messages": [turn] * ((limit - 200) // one)}
+    data = json.dumps(body).encode()
+    assert len(data) < limit, len(data)
+    return data
+
+
+def stall(bodies: int) -> tuple[list[float], list[float], float, list[int]]:
+    """``/healthz``'s latencies while ``bodies`` near-limit bodies are parsed, and just
+    before; how long the bodies took; their statuses."""
+    data = near_limit_body()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "reply.txt")
+        Path(path).write_text("ok", encoding="utf-8")
+        server = Server("stall", path, off=False)
+        try:
+            base = f"http://127.0.0.1:{server.port}"
+            httpx.post(f"{base}/v1/chat/completions", content=data, timeout=60)  # (warm)
+            probe = subprocess.Popen(
+                [sys.executable, "-c", _PROBE, f"{base}/healthz", "12"],
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            time.sleep(4)  # (the control stretch)
+
+            async def send_all() -> list[int]:
+                async with httpx.AsyncClient(timeout=120) as client:
+                    answers = await asyncio.gather(
+                        *[
+                            client.post(
+                                f"{base}/v1/chat/completions",
+                                content=data,
+                                headers={"Content-Type": "application/json"},
+                            )
+                            for _ in range(bodies)
+                        ]
+                    )
+                return [a.status_code for a in answers]
+
+            t0 = time.time()
+            statuses = asyncio.run(send_all())
+            t1 = time.time()
+            rows = [line.split() for line in (probe.communicate()[0] or "").splitlines()]
+        finally:
+            server.stop()
+    samples = [(float(a), float(b)) for a, b in rows]
+    during = [lat for t, lat in samples if t0 <= t <= t1 or t < t0 < t + lat]
+    before = [lat for t, lat in samples if t0 - 3.5 <= t < t0 and t + lat < t0]
+    return during, before, t1 - t0, statuses
+
+
+def print_stall(bodies: int) -> None:
+    during, before, wall, statuses = stall(bodies)
+    print(
+        f"\nstall: /healthz every 20 ms while {bodies} bodies of "
+        f"{len(near_limit_body()) / 2**20:.2f} MiB are parsed ({wall:.2f} s for all of them; "
+        f"statuses {sorted(set(statuses))})\n"
+    )
+    print("| stretch | probes | p50 ms | p99 ms | longest ms |")
+    print("|---|---|---|---|---|")
+    for name, lat in (("before", before), ("while parsing", during)):
+        print(
+            f"| {name} | {len(lat)} | {pct(lat, 0.5):.1f} | {pct(lat, 0.99):.1f} "
+            f"| {max(lat, default=float('nan')) * 1000:.1f} |"
+        )
 
 
 if __name__ == "__main__":

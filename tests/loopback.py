@@ -4,12 +4,15 @@
 SDK clients pointed at a gateway (no retries); ``close_clients()`` closes every one made (the
 tests' conftest does it after each test, so no connection is left for the garbage collector
 to complain about). ``running(config)`` serves ``callsieve.server.create_app(config)`` with
-Uvicorn in a thread on an ephemeral port and yields its base URL; leaving the ``with`` shuts
-it down and joins the thread. ``serving(*args)`` runs ``callsieve serve`` as a real process
-(``Served``: its URL, pid, resident memory, log). ``scripted(*scripts)`` runs a
+Uvicorn in a thread on an ephemeral port, with the settings ``callsieve serve`` gives it
+(``_run.uvicorn_config``: the connection guard, the keep-alive), and yields its base URL
+(``running_server``: and the server); leaving the ``with`` shuts it down and joins the
+thread. ``serving(*args)`` runs ``callsieve serve`` as a real process (``Served``: its URL,
+pid, resident memory, log). ``scripted(*scripts)`` runs a
 ``ScriptedModel``, the model on the other side of upstream mode: a real HTTP server on
 127.0.0.1 (raw sockets, one thread per connection, ``Connection: close``) that answers each
-POST with the next ``Script``, written byte by byte as the script says — OpenAI SSE events,
+POST with the next ``Script``, written byte by byte as the script says — OpenAI SSE events
+(or, to a request that does not ask for a stream, one chat completion),
 an error status, raw frames (comments, multi-line ``data:``, CRLF), a line of hundreds of
 megabytes without a newline, a stall, a trickle of comments — and records what it was sent
 (``requests``, ``headers``) and, per connection, when the gateway closed it (``conns``).
@@ -37,6 +40,7 @@ import openai
 import uvicorn
 
 from callsieve.server import ServerConfig, create_app
+from callsieve.server._run import uvicorn_config
 
 __all__ = [
     "Conn",
@@ -49,6 +53,7 @@ __all__ = [
     "genai_client",
     "openai_client",
     "running",
+    "running_server",
     "scripted",
     "serving",
 ]
@@ -90,12 +95,20 @@ def close_clients() -> None:
 
 @contextmanager
 def running(config: ServerConfig) -> Iterator[str]:
+    with running_server(config) as (url, _):
+        yield url
+
+
+@contextmanager
+def running_server(config: ServerConfig) -> Iterator[tuple[str, uvicorn.Server]]:
+    """``running``, with the Uvicorn server (its lifespan state holds the worker's
+    connections, ``callsieve.server._conn``)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     server = uvicorn.Server(
-        uvicorn.Config(create_app(config), log_level="warning", timeout_graceful_shutdown=2)
+        uvicorn_config(config, create_app(config), log_level="warning", timeout_graceful_shutdown=2)
     )
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -105,7 +118,7 @@ def running(config: ServerConfig) -> Iterator[str]:
             raise RuntimeError("the gateway did not start")
         time.sleep(0.01)
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield f"http://127.0.0.1:{port}", server
     finally:
         server.should_exit = True
         thread.join(20)
@@ -200,7 +213,7 @@ class Script:
     ``delta.tool_calls`` list of its own), then ``finish`` and ``usage``, ``data: [DONE]``.
     Or: ``status`` with ``error`` as its JSON body (``headers`` added); ``hang`` seconds
     before answering; ``die_after`` events, then the connection closes without ``[DONE]``;
-    ``endless``: events every 10 ms until the client goes away; ``stall``: after the events,
+    ``endless``: events (of ``endless_text``) every 10 ms until the client goes away; ``stall``: after the events,
     nothing more until the client goes away; ``trickle``: after the events, an SSE comment
     every ``trickle`` seconds until the client goes away; ``raw``: these bytes as the whole
     body, written piece by piece (``delay`` seconds apart); ``huge_line``: that many bytes
@@ -217,6 +230,7 @@ class Script:
     hang: float = 0.0
     die_after: int | None = None
     endless: bool = False
+    endless_text: str = "la "
     stall: bool = False
     trickle: float | None = None
     raw: list[bytes] | None = None
@@ -285,6 +299,7 @@ class ScriptedModel:
             except OSError:
                 return
             sock.settimeout(None)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # (as model servers do)
             threading.Thread(target=self._serve, args=(sock,), daemon=True).start()
 
     def _serve(self, sock: socket.socket) -> None:
@@ -297,8 +312,11 @@ class ScriptedModel:
                 with self._lock:
                     script = self.scripts.pop(0) if len(self.scripts) > 1 else self.scripts[0]
                     self.headers.append(headers)
-                    self.requests.append(json.loads(body) if body else {})
-                self._answer(sock, script)
+                    self.requests.append(request := json.loads(body) if body else {})
+                if request.get("stream") or script.status != 200 or script.raw is not None:
+                    self._answer(sock, script)
+                else:
+                    self._whole(sock, script)
         except (_Closed, ConnectionResetError, BrokenPipeError):
             conn.closed_at = time.monotonic()
             self.disconnected.set()
@@ -379,11 +397,44 @@ class ScriptedModel:
         )
         self._write(sock, b"data: [DONE]\n\n")
 
+    def _whole(self, sock: socket.socket, s: Script) -> None:
+        """A request that did not ask for a stream (a client calling the model directly):
+        ``text`` as one chat completion."""
+        body = json.dumps(
+            {
+                "id": "chatcmpl-1",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "m",
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": s.text},
+                        "finish_reason": s.finish,
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": s.usage[0],
+                    "completion_tokens": s.usage[1],
+                    "total_tokens": sum(s.usage),
+                },
+            }
+        ).encode()
+        self._write(
+            sock,
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body) + body,
+        )
+
     def _tail(self, sock: socket.socket, s: Script) -> None:
         while s.endless and not self.stop.is_set():
             self._event(
                 sock,
-                {"choices": [{"index": 0, "delta": {"content": "la "}, "finish_reason": None}]},
+                {
+                    "choices": [
+                        {"index": 0, "delta": {"content": s.endless_text}, "finish_reason": None}
+                    ]
+                },
             )
             self._wait(sock, 0.01)
         while s.stall and not self.stop.is_set():

@@ -6,7 +6,9 @@ What it does: ``add_serve(sub, positive_int, chunk_size)`` adds the ``serve`` su
 the CLI's argparse: the model (``--upstream URL`` or ``--transcript FILE``), upstream and
 replay settings, ``--host``/``--port``, ``--max-body-bytes``, who may call (``--api-key``,
 repeatable; ``--allow-unauthenticated``; ``--allowed-host`` and ``--cors-origin``, repeatable),
-how it runs (``--workers``, ``--shutdown-grace``, ``--metrics-port``), the upstream's deadlines
+how it runs (``--workers``, ``--shutdown-grace``, ``--metrics-port``), the client
+connections' limits (``--header-timeout``, ``--body-timeout``, ``--keepalive-timeout``,
+``--send-timeout``, ``--max-connections``, ``--upstream-max-connections``), the upstream's deadlines
 (``--connect-timeout``, ``--first-byte-timeout``, ``--idle-timeout``, ``--total-timeout``),
 ``--on-abort`` (the renderers' choice when a streamed call aborts), ``--config FILE`` (TOML;
 its ``[models]`` table has no flags), and the sieve's options (``--early-emit``,
@@ -56,6 +58,12 @@ _FLAGS = (
     "idle_timeout",
     "total_timeout",
     "on_abort",
+    "header_timeout",
+    "body_timeout",
+    "keepalive_timeout",
+    "send_timeout",
+    "max_connections",
+    "upstream_max_connections",
 )
 #: Repeatable flags, added to the config file's lists.
 _LISTS = ("api_keys", "allowed_hosts", "cors_origins")
@@ -64,9 +72,10 @@ _LISTS = ("api_keys", "allowed_hosts", "cors_origins")
 def add_serve(sub: Any, positive_int: Callable[[str], int], chunk_size: int) -> None:
     serve = sub.add_parser(
         "serve",
-        help="run the OpenAI- and Anthropic-compatible gateway",
-        description="Serve /v1/chat/completions, /v1/responses and /v1/messages with tool "
-        "calls parsed from a model's text: from an upstream OpenAI-compatible "
+        help="run the OpenAI-, Anthropic- and Gemini-compatible gateway",
+        description="Serve /v1/chat/completions, /v1/responses, /v1/messages and Gemini's "
+        "/v1beta/models/M:generateContent and :streamGenerateContent (also under /v1/) "
+        "with tool calls parsed from a model's text: from an upstream OpenAI-compatible "
         "server, or replayed from a file (docs/gateway.md).",
     )
     source = serve.add_argument_group("model (exactly one)")
@@ -156,6 +165,31 @@ def add_serve(sub: Any, positive_int: Callable[[str], int], chunk_size: int) -> 
             type=float,
             help=f"upstream {name.replace('-', ' ')} timeout (default {default} s)",
         )
+    conn = serve.add_argument_group("client connections (per worker; docs/gateway.md)")
+    for name, default, what in (
+        ("header", 30, "from a connection's start or last response to a whole request head"),
+        ("body", 30, "a request body may stall between two reads"),
+        ("keepalive", 5, "an idle connection stays open after a response"),
+        ("send", 60, "one write to a client that does not read may wait"),
+    ):
+        conn.add_argument(
+            f"--{name}-timeout",
+            metavar="S",
+            type=float,
+            help=f"seconds {what} (default {default})",
+        )
+    conn.add_argument(
+        "--max-connections",
+        metavar="N",
+        type=positive_int,
+        help="open connections per worker; past it a 503 (default 512)",
+    )
+    conn.add_argument(
+        "--upstream-max-connections",
+        metavar="N",
+        type=positive_int,
+        help="upstream connections per worker; past it a 503 (default: --max-connections)",
+    )
     serve.add_argument(
         "--on-abort",
         metavar="WHAT",

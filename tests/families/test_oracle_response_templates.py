@@ -49,6 +49,14 @@ DIALECT = {
 
 #: Where callsieve reads a fixture's reply otherwise than ``parse_response``, and why.
 DIFFERENCES = {
+    ("gemma4", "test_gemma4_tool_call"): (
+        "the reply ends in <|tool_response>, Gemma's cue for the tool's answer: framing no "
+        "dialect drops yet, so it stays text"
+    ),
+    ("gemma4", "test_gemma4_complex_tool_call"): (
+        "Gemma's object and list values (unquoted keys, <|\"|> strings) have no contract value "
+        "node yet, so the call stays text (docs/families.md)"
+    ),
     ("gpt_oss", "test_gpt_oss_with_tool_call"): (
         "the reply ends after the call's JSON with no <|call|> (a server that strips stop "
         "tokens); callsieve never makes a call whose block did not end (docs/families.md)"
@@ -105,15 +113,26 @@ def _built(name: str) -> str:
     return dialect
 
 
+def _strings(value: Any) -> list[str]:
+    """A template's marker: one string, a list of them, or none."""
+    return [value] if isinstance(value, str) else list(value or [])
+
+
+def _last(text: str, markers: list[str]) -> int:
+    return max((text.rfind(m) for m in markers), default=-1)
+
+
 def _reasoning(template: dict[str, Any], prompt: str) -> str:
     """What a server passes for a prompt (SPEC §15): "open" when the prompt's last turn leaves
     the template's thinking field open (the reply starts inside the thought), else "tags"."""
     thinking = template["fields"].get("thinking", {})
-    opener, closer = thinking.get("open"), thinking.get("close")
-    turn = prompt.rsplit(template.get("start_anchor") or "\0", 1)[-1]
-    if opener and turn.rfind(opener) > (turn.rfind(closer) if closer else -1):
-        return "open"
-    return "tags"
+    anchors = _strings(template.get("start_anchor"))
+    at = _last(prompt, anchors)
+    turn = prompt if at < 0 else prompt[at:]
+    opened = _last(turn, _strings(thinking.get("open")))
+    return (
+        "open" if opened >= 0 and opened > _last(turn, _strings(thinking.get("close"))) else "tags"
+    )
 
 
 def _message(result: Any) -> dict[str, Any]:
@@ -171,6 +190,9 @@ def test_every_difference_names_a_reply_of_its_fixture() -> None:
 
 # ------------------------------------------------------------------ written calls, both readers
 
+#: The dialects ``format_calls`` writes: those with a spelling file.
+WRITTEN = {p.stem for p in (ROOT / "grammar" / "spelling").glob("*.lark")}
+
 _names = st.from_regex(r"[a-z][a-z_]{0,11}", fullmatch=True)
 _scalars = st.one_of(
     st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=12),
@@ -199,6 +221,8 @@ def test_written_calls_are_read_by_both_alike(
     name: str, calls: list[tuple[str, dict[str, Any]]], before: str
 ) -> None:
     dialect = _built(name)
+    if dialect not in WRITTEN:
+        pytest.skip(f"{dialect} has no writer (docs/families.md)")
     template = _template(name)
     if not _plain_text_is_content(template):
         before = ""

@@ -288,9 +288,11 @@ def test_a_call_that_aborts_ends_the_stream_with_the_error_and_closes_the_upstre
     the stream ends with the API's error, no ``[DONE]`` after it, and the gateway stops
     reading the upstream, which goes on writing (SPEC §17)."""
     broken = CUT + "]]></|DSML|parameter>\n</|DSML|tool_calls>"  # (the invoke never closed)
+    # (``reasoning`` said: otherwise the call is held until the endless reply ends, issue 33)
+    streaming = {"early_emit": "arguments", "reasoning": "tags"}
     with (
         scripted(Script(text=broken, chunk=3, endless=True)) as model,
-        upstream_gateway(model.url, sieve={"early_emit": "arguments"}) as base,
+        upstream_gateway(model.url, sieve=streaming) as base,
     ):
         body = {**CHAT, "stream": True, "tools": WEATHER}
         text = post(base, "/v1/chat/completions", body).text

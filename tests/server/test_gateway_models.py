@@ -72,7 +72,7 @@ def test_the_upstream_model_name_is_the_one_looked_up() -> None:
         # until it closes), off -> "tags", silent -> [sieve]
         ("Qwen/Qwen3-8B", True, Reading("open", True, guess=True)),
         ("Qwen/Qwen3-8B", False, Reading("tags", False)),
-        ("Qwen/Qwen3-8B", None, Reading(None, None)),
+        ("Qwen/Qwen3-8B", None, Reading(None, None, unknown=True)),  # (its calls held)
         # the entry's default, and the request over it
         ("deepseek-ai/DeepSeek-V3.1", None, Reading("tags", False)),
         ("deepseek-ai/DeepSeek-V3.1", True, Reading("open", True)),
@@ -85,7 +85,7 @@ def test_the_upstream_model_name_is_the_one_looked_up() -> None:
         # a template that does not write <think>, and a server that splits reasoning
         ("zai-org/GLM-4.5-Air", None, Reading("tags", True)),
         ("behind-vllm/DeepSeek-R1", True, Reading("off", True)),
-        ("only-prewrites", None, Reading(None, None)),
+        ("only-prewrites", None, Reading(None, None, unknown=True)),
     ],
 )
 def test_the_request_goes_over_the_models_default_which_goes_over_the_sieve_setting(

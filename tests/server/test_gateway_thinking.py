@@ -236,7 +236,9 @@ def test_a_model_entry_reads_every_reply_of_a_template_that_always_thinks(
             assert chat_calls(reply.choices[0].message) == ANSWER_CALLS
             assert reasoning_of(reply.choices[0].message) == THOUGHT
         other = client.chat.completions.create(model="another", messages=ASK, tools=TOOLS)
-    assert next(n for n, _ in chat_calls(other.choices[0].message)) == "delete_everything"
+    # (no entry, nothing said: the call drafted before the unopened ``</think>`` is dropped,
+    # where it used to go out as a call, issue 33)
+    assert chat_calls(other.choices[0].message) == ANSWER_CALLS
 
 
 def test_thinking_asked_of_a_model_that_does_not_think_keeps_the_answer(plain: str) -> None:

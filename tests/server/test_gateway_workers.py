@@ -1,9 +1,12 @@
 """Scale out (issue 24, item 8), as real processes: ``--workers 2`` shares the port, and a
 scrape of ``/metrics`` (on its own port here) sums what every worker counted; SIGTERM to
-the parent stops them all, exit 0."""
+the parent stops them all, exit 0; while they drain, a new connection is refused at once
+(issue 33, item 4)."""
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
 
 import httpx
@@ -65,4 +68,48 @@ def test_two_workers_share_the_port_and_one_scrape_sums_them() -> None:
         code = gw.stop()
     assert len(busy) >= 2, "only one worker served"
     assert scrapes == [40.0] * 6, scrapes
+    assert code == 0, "".join(gw.log)
+
+
+def knock(url: str) -> tuple[str, float]:
+    """A new connection's fate while the gateway drains: ``refused`` (at once), or the
+    status it was answered, or ``reset``/``closed``; and how long that took."""
+    started = time.monotonic()
+    try:
+        response = httpx.get(f"{url}/healthz", headers={"Connection": "close"}, timeout=3)
+        what = str(response.status_code)
+    except httpx.ConnectError:
+        what = "refused"
+    except httpx.TimeoutException:
+        what = "hung"
+    except httpx.TransportError:
+        what = "reset"
+    return what, time.monotonic() - started
+
+
+def test_during_a_drain_with_two_workers_new_connections_are_refused_at_once() -> None:
+    """Issue 33, item 4: with a stream in flight, SIGTERM to the parent; every connection
+    tried during the drain is refused or answered at once, never queued and left hanging."""
+    with (
+        scripted(Script(text="Hi", stall=True)) as model,
+        serving("--upstream", model.url, "--workers", "2", "--shutdown-grace", "4") as gw,
+    ):
+        stream = threading.Thread(
+            target=lambda: httpx.post(
+                f"{gw.url}/v1/chat/completions",
+                json={"model": "m", "stream": True, "messages": [{"role": "user", "content": "x"}]},
+                timeout=30,
+            ),
+            daemon=True,
+        )
+        stream.start()
+        model.wait_requests(1)
+        gw.proc.send_signal(signal.SIGTERM)
+        time.sleep(1.0)  # (the supervisor reads its signals every 0.5 s)
+        knocks = [knock(gw.url) for _ in range(6)]
+        draining = stream.is_alive()
+        code = gw.proc.wait(30)
+        stream.join(10)
+    assert all(what in ("refused", "503") and took < 1 for what, took in knocks), knocks
+    assert draining, "the drain did not wait for the stream"
     assert code == 0, "".join(gw.log)

@@ -233,7 +233,14 @@ class Policy:
             sub = props.get(param) if isinstance(props, dict) else None
             check = None if sub is None else validator.evolve(schema=sub)
             self._property_validators[key] = check  # (a benign race: either is the same)
-        return check is not None and not check.is_valid(value)
+        if check is None:
+            return False
+        from . import safe_schema
+
+        try:
+            return not safe_schema.counted(lambda: check.is_valid(value))
+        except safe_schema.uncheckable():  # (settle rejects the call too)
+            return True
 
     def settle(
         self, name: str, args: dict[str, Any]
@@ -285,6 +292,10 @@ def _validators(schemas: dict[str, dict[str, Any]]) -> dict[str, Any]:
             "policy='schema' needs the jsonschema library: pip install 'callsieve[schema]'",
             expected=("callsieve[schema]",),
         ) from None
+    from referencing import Registry
+
+    from . import safe_schema
+
     out: dict[str, Any] = {}
     for name, schema in schemas.items():
         if not schema:
@@ -296,14 +307,25 @@ def _validators(schemas: dict[str, dict[str, Any]]) -> dict[str, Any]:
             raise ConfigurationError(
                 f"the schema of tool {name!r} is not a valid JSON Schema: {exc.message}"
             ) from None
-        out[name] = cls(schema)
+        safe_schema.check(name, schema)
+        # (an empty registry: a reference outside the schema is never retrieved)
+        out[name] = safe_schema.validator_class(cls)(schema, registry=Registry())
     return out
 
 
 def _schema_error(validator: Any, args: dict[str, Any]) -> str | None:
     import jsonschema.exceptions
 
-    error = jsonschema.exceptions.best_match(validator.iter_errors(args))
+    from . import safe_schema
+
+    try:
+        error = safe_schema.counted(
+            lambda: jsonschema.exceptions.best_match(validator.iter_errors(args))
+        )
+    except safe_schema.OverBudget as exc:
+        return f"{_SCHEMA}/: {exc}"
+    except safe_schema.uncheckable() as exc:  # (never a crash)
+        return f"{_SCHEMA}/: cannot be checked ({type(exc).__name__})"
     if error is None:
         return None
     path = "/" + "/".join(str(p) for p in error.absolute_path)

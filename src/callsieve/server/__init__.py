@@ -4,11 +4,12 @@ puts a ``Sieve`` between any model and its clients (docs/gateway.md). An optiona
 package.
 
 What it does: ``create_app(config)`` is the ASGI app (``_app``); ``serve(config)`` runs it
-with Uvicorn (``_run``: one process, or ``workers`` processes sharing the sockets);
+with Uvicorn (``_run``: one process, or ``workers`` processes sharing the sockets; each
+connection behind ``_conn``'s guard: TCP_NODELAY, the header deadline, the cap per worker);
 ``ServerConfig.build(**settings)`` checks the settings (``_config``; the ``[models]`` table,
-``_models``) and ``load_toml(path)`` reads a config file. Each request passes the access
-checks (``_access``: Host, Origin, API key, Content-Type), is read strictly (``_json``) in its
-API (``_read``: ``openai``, ``anthropic``, ``gemini`` into ``turns.ModelRequest``; ``fields``:
+``_models``) and ``load_toml(path)`` reads a config file. Each request passes ``_wire``
+(its body and send deadlines, its access-log line) and the access checks (``_access``:
+Host, Origin, API key, Content-Type), is read strictly (``_json``) in its API (``_read``: ``openai``, ``anthropic``, ``gemini`` into ``turns.ModelRequest``; ``fields``:
 every field forwarded, read or refused), and runs as one exchange (``_reply.exchange``:
 cancellation, keep-alive, drain) that takes the reply from a replay file (``_reply.replay``)
 or an upstream chat-completions server (``_reply.upstream``, reading SSE with ``_reply.sse``,

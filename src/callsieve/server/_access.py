@@ -63,7 +63,7 @@ class Access:
         try:
             cors = self._check(scope)
         except ApiError as err:
-            log_answer(scope, err.status, err.code or err.kind, started)
+            log_answer(scope, err.status, f"client_error {err.code or err.kind}", started)
             await send_json(
                 send,
                 err.status,
@@ -89,7 +89,7 @@ class Access:
                 }
             )
             await send({"type": "http.response.body", "body": b""})
-            log_answer(scope, 204, "preflight", started)
+            log_answer(scope, 204, "ok preflight", started)
             return
 
         async def with_cors(message: Message) -> None:

@@ -4,17 +4,22 @@ shares (``Gateway``) made once.
 
 What it does: ``create_app(config)`` serves ``POST /v1/chat/completions``,
 ``POST /v1/responses``, ``POST /v1/messages``, ``POST /v1beta/models/{model}:generateContent``
-and ``POST /v1beta/models/{model}:streamGenerateContent?alt=sse`` (Gemini), ``GET /v1/models``
+and ``POST /v1beta/models/{model}:streamGenerateContent?alt=sse`` (Gemini; the same under
+``/v1/``, google-genai's default), ``GET /v1/models``
 (the one model the gateway serves), ``GET /healthz`` and, when ``prometheus_client`` is
 installed, ``GET /metrics`` (``_metrics``) — on the main port behind the API keys, or, with
-``metrics_port``, only on that port (``ByPort`` sends each connection to the app of the port
-it came in on). ``Gateway`` holds the settings, the metrics, the drain (``_drain``), the
+``metrics_port``, only on that port, behind the same Host and Origin checks (``ByPort`` sends
+each connection to the app of the port it came in on); all of it behind ``_wire.Wire`` (the
+body and send deadlines, one access-log line per request). ``Gateway`` holds the settings, the metrics, the drain (``_drain``), the
 redactor of configured keys (``_errors.Redactor``, also on the ``callsieve.server`` log) and
-the upstream client (``httpx.AsyncClient``, one per app, pooled), which lives for the app's
-lifespan.
+the upstream client (``httpx.AsyncClient``, one per app, pooled: ``upstream_pool``
+connections, a request waits ``UPSTREAM_POOL_WAIT`` seconds for one), which lives for the
+app's lifespan; the lifespan state holds the worker's ``_conn.Connections``, for the
+connection guard.
 What it guarantees: every answer that is not a success is the API's own error shape
 (``_errors``): 400 bad JSON or field, 401 no key, 403 a foreign origin, 404 unknown path, 405
-wrong method, 413 body too large, 415 not JSON, 502/504 upstream faults, 503 shutting down;
+wrong method, 408 a stalled body, 413 body too large, 415 not JSON, 502/504 upstream faults,
+503 shutting down, too many connections or a full upstream pool;
 an unexpected exception is logged and answered 500 in the same shape — never a traceback to
 the client.
 What it costs: a few dict operations per request besides the reply itself.
@@ -22,11 +27,13 @@ What it costs: a few dict operations per request besides the reply itself.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
 import httpx
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -37,15 +44,19 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ._access import Access
 from ._config import ServerConfig
+from ._conn import STATE_KEY, ConnectionLimits, Connections, quiet_accept_errors
 from ._drain import Drain
 from ._errors import ApiError, RedactingFilter, Redactor
 from ._metrics import Metrics
-from ._reply.apis import CHAT, GEMINI, MESSAGES, RESPONSES, error_shape
+from ._reply.apis import CHAT, GEMINI, GEMINI_VERSIONS, MESSAGES, RESPONSES, error_shape
 from ._reply.exchange import Endpoint
+from ._wire import Wire
 
-__all__ = ["ByPort", "Gateway", "create_app"]
+__all__ = ["UPSTREAM_POOL_WAIT", "ByPort", "Gateway", "create_app"]
 
 log = logging.getLogger("callsieve.server")
+#: Seconds a request waits for a free upstream connection before its 503.
+UPSTREAM_POOL_WAIT = 1.0
 
 
 class Gateway:
@@ -57,20 +68,26 @@ class Gateway:
         self.drain = Drain(config.shutdown_grace)
         self.redact = Redactor(config.secrets)
         self.client: httpx.AsyncClient = None  # type: ignore[assignment]  # (lifespan)
+        #: The worker thread large bodies are parsed in, one at a time (``exchange``).
+        self.parsing: anyio.CapacityLimiter | None = None
 
     @asynccontextmanager
-    async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
+    async def lifespan(self, app: Starlette) -> AsyncIterator[dict[str, Any]]:
         redacting = RedactingFilter(self.redact)
         log.addFilter(redacting)
         self.drain.start()
+        quiet_accept_errors(asyncio.get_running_loop())
+        config = self.config
+        connections = Connections(ConnectionLimits(config.max_connections, config.header_timeout))
         try:
-            timeout = httpx.Timeout(
-                None, connect=self.config.connect_timeout, pool=self.config.connect_timeout
+            timeout = httpx.Timeout(None, connect=config.connect_timeout, pool=UPSTREAM_POOL_WAIT)
+            limits = httpx.Limits(
+                max_connections=config.upstream_pool,
+                max_keepalive_connections=min(100, config.upstream_pool),
             )
-            limits = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
             async with httpx.AsyncClient(timeout=timeout, limits=limits, trust_env=False) as client:
                 self.client = client
-                yield
+                yield {STATE_KEY: connections}
         finally:
             self.drain.stop()
             self.metrics.close()
@@ -125,16 +142,15 @@ def create_app(config: ServerConfig) -> ASGIApp:
         Route("/v1/chat/completions", Endpoint(gw, CHAT), methods=["POST"]),
         Route("/v1/responses", Endpoint(gw, RESPONSES), methods=["POST"]),
         Route("/v1/messages", Endpoint(gw, MESSAGES), methods=["POST"]),
-        Route(
-            "/v1beta/models/{model}:generateContent",
-            Endpoint(gw, GEMINI, _gemini(False)),
-            methods=["POST"],
-        ),
-        Route(
-            "/v1beta/models/{model}:streamGenerateContent",
-            Endpoint(gw, GEMINI, _gemini(True)),
-            methods=["POST"],
-        ),
+        *[
+            Route(
+                f"/{version}/models/{{model}}:{verb}",
+                Endpoint(gw, GEMINI, _gemini(stream)),
+                methods=["POST"],
+            )
+            for version in GEMINI_VERSIONS
+            for verb, stream in (("generateContent", False), ("streamGenerateContent", True))
+        ],
         Route("/v1/models", models, methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
     ]
@@ -148,11 +164,10 @@ def create_app(config: ServerConfig) -> ASGIApp:
         exception_handlers=handlers,
     )
     app: ASGIApp = Access(main, config)
-    if config.metrics_port:
-        app = ByPort(
-            app, {config.metrics_port: Starlette(routes=metrics, exception_handlers=handlers)}
-        )
-    return app
+    if config.metrics_port:  # (its own port: no key, but the same Host and Origin checks)
+        scrape = Starlette(routes=metrics, exception_handlers=handlers)
+        app = ByPort(app, {config.metrics_port: Access(scrape, config, keys=False)})
+    return Wire(app, config)
 
 
 class ByPort:

@@ -6,14 +6,17 @@ dialect, API key, timeouts and size limits; or a ``transcript`` replayed in ``ch
 pieces every ``delay_ms``), who may call (``api_keys``, ``allowed_hosts``, ``cors_origins``,
 ``allow_unauthenticated``), how it runs (``host``, ``port``, ``workers``, ``shutdown_grace``,
 ``keepalive_interval``, ``metrics_port``), the request limits (``max_body_bytes``,
-``max_json_depth``), the model name the gateway reports, ``on_abort`` (the renderers'
+``max_json_depth``), the client connections' limits (``header_timeout``, ``body_timeout``,
+``keepalive_timeout``, ``send_timeout``, ``max_connections``; ``upstream_max_connections``
+for the upstream pool, ``upstream_pool``), the model name the gateway reports, ``on_abort`` (the renderers'
 choice when a call that began to stream aborts: ``"error"``, the default, or
 ``"continue"``), ``sieve``: keyword options for every request's ``Sieve`` (checked by
 ``SieveOptions``, so a new sieve option needs no change here), and ``models``: what the
 operator says of each model (``_models``: its thinking, its template, its server).
 ``load_toml(path)`` reads a config file (tables ``[server]``, ``[upstream]``, ``[replay]``,
 ``[sieve]``, ``[models]``; docs/gateway.md) into keyword arguments; ``ServerConfig.build``
-checks everything, finds whether the sieve's grammar has reasoning tags
+checks everything, adds the prompt ``dialect`` given to the dialects the sieve reads
+(``read_too``: the model is read in the format it is taught, in both modes), finds whether the sieve's grammar has reasoning tags
 (``reasoning_tags``), reads the keys from the environment (``CALLSIEVE_API_KEYS`` for
 clients, ``CALLSIEVE_UPSTREAM_API_KEY`` for the upstream) and reads the transcript;
 ``profile(model)`` is a model's ``[models]`` entry.
@@ -76,6 +79,11 @@ _TABLES = {
         "keepalive_interval",
         "metrics_port",
         "on_abort",
+        "header_timeout",
+        "body_timeout",
+        "keepalive_timeout",
+        "send_timeout",
+        "max_connections",
     ),
     "upstream": (
         "url",
@@ -88,10 +96,15 @@ _TABLES = {
         "max_line_bytes",
         "max_event_bytes",
         "max_reply_bytes",
+        "max_connections",
     ),
     "replay": ("transcript", "chunk_size", "delay_ms"),
 }
-_RENAMED = {("upstream", "url"): "upstream", ("upstream", "model"): "upstream_model"}
+_RENAMED = {
+    ("upstream", "url"): "upstream",
+    ("upstream", "model"): "upstream_model",
+    ("upstream", "max_connections"): "upstream_max_connections",
+}
 _INTS = {
     "chunk_size": 1,
     "port": 0,
@@ -102,6 +115,8 @@ _INTS = {
     "max_event_bytes": 64,
     "max_reply_bytes": 64,
     "metrics_port": 0,
+    "max_connections": 1,
+    "upstream_max_connections": 1,
 }
 _NUMBERS = (
     "connect_timeout",
@@ -111,7 +126,13 @@ _NUMBERS = (
     "delay_ms",
     "shutdown_grace",
     "keepalive_interval",
+    "header_timeout",
+    "body_timeout",
+    "keepalive_timeout",
+    "send_timeout",
 )
+#: The client connection's deadlines: above 0 (0 would close every connection at once).
+_CONNECTION_TIMEOUTS = ("header_timeout", "body_timeout", "keepalive_timeout", "send_timeout")
 _STRINGS = ("upstream", "upstream_model", "dialect", "transcript", "host", "model", "on_abort")
 #: Tables that are not settings of their own: each is read whole by its reader.
 _WHOLE = ("sieve", "models")
@@ -152,6 +173,18 @@ class ServerConfig:
     shutdown_grace: float = 25.0
     keepalive_interval: float = 15.0
     metrics_port: int | None = None
+    #: Seconds from a connection's start, or its last response, to a whole request head.
+    header_timeout: float = 30.0
+    #: Seconds the request body may stall between two reads.
+    body_timeout: float = 30.0
+    #: Seconds an idle connection is kept open after a response (Uvicorn's keep-alive).
+    keepalive_timeout: float = 5.0
+    #: Seconds one write to a client that does not read may wait.
+    send_timeout: float = 60.0
+    #: Open connections per worker; past it, a 503 (``_conn``).
+    max_connections: int = 512
+    #: Upstream connections per worker (``None``: as many as ``max_connections``).
+    upstream_max_connections: int | None = None
     #: What the renderers do when a call that began to stream aborts (``callsieve.render``).
     on_abort: str = "error"
     sieve: dict[str, Any] = field(default_factory=dict)
@@ -171,6 +204,11 @@ class ServerConfig:
         return profile_for(self.models, model) if self.models else None
 
     @property
+    def upstream_pool(self) -> int:
+        """Upstream connections per worker."""
+        return self.upstream_max_connections or self.max_connections
+
+    @property
     def secrets(self) -> tuple[str, ...]:
         """Every configured key (the upstream's and the clients'), never to be shown."""
         return tuple(k for k in (self.api_key, *self.api_keys) if k)
@@ -183,11 +221,19 @@ class ServerConfig:
             raise ConfigurationError(f"unknown setting: {', '.join(unknown)}")
         values = {k: v for k, v in values.items() if v is not None}
         _check_types(values)
+        for name in _CONNECTION_TIMEOUTS:
+            if name in values and not values[name] > 0:
+                raise ConfigurationError(f"{name} must be a number above 0, not {values[name]!r}")
         if ("upstream" in values) == ("transcript" in values):
             raise ConfigurationError(
                 "give exactly one of --upstream URL (a model server) "
                 "and --transcript FILE (replay a saved reply)"
             )
+        if "dialect" in values:  # (the sieve reads what the model is taught, in every mode)
+            sieve = values.get("sieve", {})
+            dirs = sieve.get("grammar_dirs", ()) if isinstance(sieve, dict) else ()
+            check_dialect(values["dialect"], dirs)
+            values["sieve"] = read_too(values["dialect"], sieve)
         values["sieve"] = _sieve(values.get("sieve", {}))
         values["reasoning_tags"] = _has_reasoning_tags(values["sieve"])
         if "models" in values and not _profiles(values["models"]):
@@ -205,7 +251,6 @@ class ServerConfig:
                     f"upstream must be an http:// or https:// URL, not {values['upstream']!r}"
                 )
             values.setdefault("api_key", os.environ.get(API_KEY_ENV) or None)
-            check_dialect(values.get("dialect", DEFAULT_PROMPT_DIALECT))
         keys = [*values.get("api_keys", ()), *_split(os.environ.get(API_KEYS_ENV, ""))]
         values["api_keys"] = tuple(dict.fromkeys(keys))
         host = values.get("host", "127.0.0.1")
@@ -310,12 +355,38 @@ def _profiles(value: Any) -> bool:
     return isinstance(value, tuple) and all(isinstance(p, ModelProfile) for p in value)
 
 
-def check_dialect(dialect: str) -> None:
-    """Refuse a prompt dialect that cannot be written (it names no spelling file)."""
+def check_dialect(dialect: str, grammar_dirs: Any = ()) -> None:
+    """Refuse a prompt dialect that cannot be written (it names no spelling file, built in
+    or in ``grammar_dirs``)."""
     try:
-        format_results([""], dialect=dialect)
+        format_results([""], dialect=dialect, grammar_dirs=_strings(grammar_dirs))
     except ConfigurationError as exc:
         raise ConfigurationError(f"dialect: {exc}") from None
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    return tuple(str(v) for v in value) if isinstance(value, (list, tuple)) else ()
+
+
+def read_too(dialect: str, options: Any) -> Any:
+    """The sieve's options with ``dialect`` among the dialects it reads: added to the
+    ``dialects`` named, or to those it reads by default (``grammar_dirs``' too)."""
+    if not isinstance(options, dict):
+        return options  # (``_sieve`` refuses it)
+    named = options.get("dialects")
+    if named == "all":
+        return options
+    if named is None:
+        from .._grammar.files import resolve_dialects
+
+        named = resolve_dialects(None, _strings(options.get("grammar_dirs", ())))
+    if isinstance(named, str):
+        named = [named]
+    if not isinstance(named, (list, tuple)) or dialect in named:
+        return options
+    return {**options, "dialects": [*named, dialect]}
 
 
 def _sieve(options: Any) -> dict[str, Any]:

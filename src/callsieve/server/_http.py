@@ -6,8 +6,8 @@ What it does: ``header(scope, name)`` reads a request header; ``read_body(receiv
 limit)`` reads the body (a ``Content-Length`` over ``limit`` is refused before reading; a
 chunked body as it passes it); ``send_json(send, status, obj, headers)`` answers a JSON
 object, in ``_json.dumps_sliced`` pieces with a checkpoint between them when it is large;
-``log_answer(scope, status, what, started)`` writes the answer's one log line
-(``POST /v1/chat/completions 400 invalid_json 1.2 ms``) — never a header, a body or a key.
+``log_answer(scope, status, what, started)`` gives the answer's status and outcome to the
+request's ``Record`` (``_wire`` writes its one log line: never a header, a body or a key).
 What it guarantees: a body over the limit is an ``ApiError(413)``; a client that closes the
 connection while its body is read is ``ClientGone``.
 What it costs: one copy of the body.
@@ -15,8 +15,7 @@ What it costs: one copy of the body.
 
 from __future__ import annotations
 
-import logging
-import time
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -26,10 +25,33 @@ from starlette.types import Receive, Scope, Send
 from ._errors import ApiError
 from ._json import Deferred, dumps_sliced
 
-__all__ = ["ClientGone", "header", "log_answer", "read_body", "send_json"]
+__all__ = [
+    "RECORD_KEY",
+    "ClientGone",
+    "Record",
+    "header",
+    "log_answer",
+    "read_body",
+    "send_json",
+]
 
-log = logging.getLogger("callsieve.server")
 _JSON = [(b"content-type", b"application/json")]
+#: Where a request's scope holds its ``Record`` (set by ``_wire``).
+RECORD_KEY = "callsieve.record"
+
+
+@dataclass
+class Record:
+    """What one request's access-log line says, filled in as it runs."""
+
+    started: float
+    status: int = 0
+    #: The outcome and code a route gave (``"client_error invalid_json"``).
+    outcome: str | None = None
+    bytes: int = 0
+    #: What the wire itself did (``send_timeout``).
+    note: str | None = None
+    complete: bool = False
 
 
 class ClientGone(Exception):
@@ -91,14 +113,8 @@ async def send_json(
 
 
 def log_answer(scope: Scope, status: int, what: str, started: float) -> None:
-    ms = (time.perf_counter() - started) * 1000
-    level = logging.WARNING if status >= 500 else logging.INFO
-    log.log(
-        level,
-        "%s %s %d %s %.1f ms",
-        scope.get("method", "-"),
-        scope.get("path", "-"),
-        status,
-        what,
-        ms,
-    )
+    """Give the request's ``Record`` its status and outcome (``_wire`` logs it once, at the
+    request's end, with the duration it measured from the start)."""
+    record = scope.get(RECORD_KEY)
+    if isinstance(record, Record):
+        record.status, record.outcome = status, what

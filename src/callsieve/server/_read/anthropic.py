@@ -146,7 +146,7 @@ def _choice(value: Any) -> str:
         return "auto"
     if isinstance(value, dict):
         kind = value.get("type")
-        if kind in _CHOICES:
+        if isinstance(kind, str) and kind in _CHOICES:
             return _CHOICES[kind]
         if kind == "tool" and isinstance(value.get("name"), str):
             return str(value["name"])

@@ -220,6 +220,12 @@ def _tools(body: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
     names = need(
         calling, "allowedFunctionNames", list, "toolConfig.functionCallingConfig.", required=False
     )
+    if names is not None and not all(isinstance(n, str) for n in names):
+        raise ApiError(
+            400,
+            "toolConfig.functionCallingConfig.allowedFunctionNames: expected a list of names",
+            param="toolConfig.functionCallingConfig.allowedFunctionNames",
+        )
     if names:
         out = [t for t in out if t["function"]["name"] in names]
         if choice == "required" and len(names) == 1:

@@ -55,6 +55,18 @@ class ModelRequest:
     max_calls: int | None = None
     thinking: bool | None = None
 
+    def __post_init__(self) -> None:
+        choice = self.tool_choice
+        if choice in ("auto", "none", "required"):
+            return
+        names = [_name(t) for t in self.tools]
+        if choice not in names:
+            raise ApiError(
+                400,
+                f"tool_choice names {choice!r}, which is not one of the tools",
+                param="tool_choice",
+            )
+
     @property
     def parses(self) -> bool:
         return bool(self.tools) and self.tool_choice != "none"
@@ -63,6 +75,12 @@ class ModelRequest:
     def json_reply(self) -> bool:
         form = self.sampling.get("response_format")
         return isinstance(form, dict) and form.get("type") in ("json_object", "json_schema")
+
+
+def _name(tool: dict[str, Any]) -> Any:
+    """A tool's name, in OpenAI's function shape or Responses' and Anthropic's flat one."""
+    inner = tool.get("function")
+    return (inner if isinstance(inner, dict) else tool).get("name")
 
 
 def need(

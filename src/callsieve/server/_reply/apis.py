@@ -34,7 +34,19 @@ from .._read.gemini import read_generate
 from .._read.openai import read_chat, read_responses
 from .._read.turns import ModelRequest
 
-__all__ = ["CHAT", "GEMINI", "MESSAGES", "RESPONSES", "Api", "dumps", "error_shape"]
+__all__ = [
+    "CHAT",
+    "GEMINI",
+    "GEMINI_VERSIONS",
+    "MESSAGES",
+    "RESPONSES",
+    "Api",
+    "dumps",
+    "error_shape",
+]
+
+#: The API versions Gemini's routes are served under (google-genai calls ``v1`` by default).
+GEMINI_VERSIONS = ("v1beta", "v1")
 
 Usage = dict[str, int]
 Reader = Callable[[dict[str, Any], dict[str, str]], ModelRequest]
@@ -161,6 +173,6 @@ def error_shape(path: str) -> Callable[[ApiError], dict[str, Any]]:
     """The error body of the API ``path`` belongs to (OpenAI's for anything else)."""
     if path.startswith("/v1/messages"):
         return anthropic_body
-    if path.startswith("/v1beta/"):
+    if path.startswith("/v1beta/") or (path.startswith("/v1/models/") and ":" in path):
         return gemini_body
     return openai_body

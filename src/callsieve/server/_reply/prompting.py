@@ -37,7 +37,7 @@ __all__ = ["upstream_payload"]
 
 def upstream_payload(config: ServerConfig, req: ModelRequest) -> dict[str, Any]:
     try:
-        messages = _messages(config.dialect, req)
+        messages = _messages(spelling_of(config), req)
     except CallsieveError as exc:  # FormatError: a name or value the dialect cannot write
         raise ApiError(
             400, f"cannot write this conversation for the model: {exc}", code="unwritable"
@@ -46,10 +46,15 @@ def upstream_payload(config: ServerConfig, req: ModelRequest) -> dict[str, Any]:
     return with_switch(payload, decide(config, req).template)
 
 
-def _messages(dialect: str, req: ModelRequest) -> list[dict[str, Any]]:
+def spelling_of(config: ServerConfig) -> dict[str, Any]:
+    """How the prompt is written: the dialect, and the grammar folders it may come from."""
+    return {"dialect": config.dialect, "grammar_dirs": config.sieve.get("grammar_dirs", ())}
+
+
+def _messages(spelled: dict[str, Any], req: ModelRequest) -> list[dict[str, Any]]:
     system = [t.text for t in req.turns if t.role == "system" and t.text]
     if req.parses:
-        system.insert(0, _instructions(dialect, req))
+        system.insert(0, _instructions(spelled, req))
     out: list[dict[str, Any]] = (
         [{"role": "system", "content": "\n\n".join(system)}] if system else []
     )
@@ -59,38 +64,38 @@ def _messages(dialect: str, req: ModelRequest) -> list[dict[str, Any]]:
             results.append(turn)
             continue
         if results:
-            out.append(_results(dialect, results))
+            out.append(_results(spelled, results))
             results = []
         if turn.role == "user":
             out.append({"role": "user", "content": turn.text})
         elif turn.role == "assistant":
             text = turn.text
             if turn.calls:
-                written = _calls(dialect, req, turn)
+                written = _calls(spelled, req, turn)
                 text = f"{text}\n\n{written}" if text else written
             out.append({"role": "assistant", "content": text})
     if results:
-        out.append(_results(dialect, results))
+        out.append(_results(spelled, results))
     return out
 
 
-def _calls(dialect: str, req: ModelRequest, turn: Turn) -> str:
+def _calls(spelled: dict[str, Any], req: ModelRequest, turn: Turn) -> str:
     """The turn's calls, written under the request's tools (a raw-text family writes a
     string-typed parameter's string as it is); a call whose values those schemas' types
     cannot carry in the dialect (a string-typed value holding the family's closing tag, a
     number where the schema says string) as without them, which the model reads as well."""
     calls = [{"id": i, "name": n, "input": a} for i, n, a in turn.calls]
     try:
-        return prompt.format_calls(calls, dialect=dialect, tools=req.tools)
+        return prompt.format_calls(calls, **spelled, tools=req.tools)
     except FormatError:
-        return prompt.format_calls(calls, dialect=dialect)
+        return prompt.format_calls(calls, **spelled)
 
 
-def _instructions(dialect: str, req: ModelRequest) -> str:
+def _instructions(spelled: dict[str, Any], req: ModelRequest) -> str:
     tools = req.tools
     if req.tool_choice not in ("auto", "required"):
         tools = [t for t in tools if _tool_name(t) == req.tool_choice] or tools
-    text = prompt.tool_instructions(tools, dialect=dialect)
+    text = prompt.tool_instructions(tools, **spelled)
     if req.tool_choice == "required":
         text += "\n\nAnswer with at least one tool call."
     elif req.tool_choice != "auto":
@@ -102,9 +107,9 @@ def _instructions(dialect: str, req: ModelRequest) -> str:
     return text
 
 
-def _results(dialect: str, results: list[Turn]) -> dict[str, Any]:
+def _results(spelled: dict[str, Any], results: list[Turn]) -> dict[str, Any]:
     texts = [t.text for t in results]
-    return {"role": "user", "content": prompt.format_results(texts, dialect=dialect)}
+    return {"role": "user", "content": prompt.format_results(texts, **spelled)}
 
 
 def _tool_name(tool: dict[str, Any]) -> str:

@@ -15,7 +15,8 @@ What it does:
     the sieve's events for the model's text; at the end, the sieve's last events and the
     upstream's own tool calls (``delta.tool_calls``, merged after what the sieve found, as
     one ``ToolCalls``); the request's call limit (``parallel_tool_calls=false``: the first
-    call is kept, later ones are dropped whole — ``CallLimit``); in a text-only reply, no
+    call is kept, later ones are dropped whole — ``CallLimit``) and its named
+    ``tool_choice`` (a call of another tool is dropped whole); in a text-only reply, no
     call of the sieve's (a block that parsed there is leaked markup: it is dropped whole, as
     SPEC §13's sanitizer drops a complete block; the rest is text as the model wrote it);
     a guessed thought held, and the reading of an upstream that separates reasoning itself
@@ -33,6 +34,13 @@ What it does:
     it past ``HOLD``, as the thought it seems (it streams on from there). White space
     alone settles nothing. A thought an entry vouches for is never held: it streams as it
     comes.
+  - **Drafts** (``thinking.Reading.unknown``: nothing says whether the template pre-writes
+    ``<think>``): the events from the reply's first call on are held (``_Drafts``; past
+    ``HOLD`` characters of text only the calls) until the reply shows which side of a
+    ``</think>`` they stand on. A ``</think>`` with no opener: the calls of the blocks
+    before it were drafted in a thought, and are dropped (counted as
+    ``rejected{reason="draft"}``); a ``<think>`` the model writes, reasoning from the
+    upstream, or the reply's end: they were calls, and go out.
   - **Reasoning the upstream sends itself** (``delta.reasoning_content``): such a server
     splits the reasoning off, so the content it sends is the answer only — read with
     ``reasoning="off"``, whatever the request asked (an ``"open"`` reading would take the
@@ -89,12 +97,14 @@ from ... import (
     CallStarted,
     ConfigurationError,
     Event,
+    Metrics,
     ParseResult,
     Reasoning,
     Sieve,
     Text,
     ToolCall,
     ToolCalls,
+    aggregate_metrics,
 )
 from .._config import ServerConfig
 from .._errors import ApiError
@@ -133,6 +143,8 @@ _NATURAL = (None, "stop", "tool_calls")
 _UPSTREAM_BLOCK = Block((0, 0), "upstream", "complete")
 #: The events of a call: a text-only reply has none of the sieve's.
 _CALL_EVENTS = (CallStarted, ArgumentsDelta, CallFinished, CallAborted, ToolCalls)
+#: The events of one call as it streams (each has the call's ``index``).
+_STREAMED = (CallStarted, ArgumentsDelta, CallFinished, CallAborted)
 
 
 class Source(Protocol):
@@ -169,13 +181,21 @@ def reply_events(
     """The reply's events: its sieve (``sieve_options``), and whether its thought is only
     guessed at (``thinking.Reading.guess``)."""
     options = sieve_options(config, req, defaults)
+    reading = decide(config, req)
     return ReplyEvents(
         make_sieve(options),
         req.max_calls,
+        only=named(req),
         options=options,
         calls=req.parses,
-        guess=decide(config, req).guess,
+        guess=reading.guess,
+        drafts=reading.unknown and req.parses and options.get("mode") != "off",
     )
+
+
+def named(req: ModelRequest) -> str | None:
+    """The tool a named ``tool_choice`` asks for (``None``: any tool)."""
+    return None if req.tool_choice in ("auto", "none", "required") else req.tool_choice
 
 
 def make_sieve(options: dict[str, Any]) -> Sieve:
@@ -186,14 +206,16 @@ def make_sieve(options: dict[str, Any]) -> Sieve:
 
 
 class CallLimit:
-    """Sieve events in, the same events out with only the reply's first ``limit`` calls:
-    a later call is dropped whole (its start, arguments and end, and its place in the
-    ``ToolCalls`` that settles it), so a renderer never sees it begin."""
+    """Sieve events in, the same events out with only the reply's first ``limit`` calls
+    (``None``: no limit) of the tool ``only`` (``None``: of any tool; a named
+    ``tool_choice``): another call is dropped whole (its start, arguments and end, and its
+    place in the ``ToolCalls`` that settles it), so a renderer never sees it begin."""
 
-    __slots__ = ("limit", "_kept", "_open", "_settle")
+    __slots__ = ("limit", "only", "_kept", "_open", "_settle")
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int | None, only: str | None = None) -> None:
         self.limit = limit
+        self.only = only
         self._kept = 0  # calls kept, finished or open
         self._open: dict[int, bool] = {}  # a started call's index -> kept
         self._settle: deque[bool] = deque()  # per CallFinished not yet settled: kept
@@ -202,13 +224,13 @@ class CallLimit:
         out: list[Event] = []
         for e in events:
             if isinstance(e, CallStarted):
-                keep = self._take()
+                keep = self._take(e.name)
                 self._open[e.index] = keep
             elif isinstance(e, ArgumentsDelta):
                 keep = self._open.get(e.index, False)
             elif isinstance(e, CallFinished):
                 started = self._open.pop(e.index, None)
-                keep = self._take() if started is None else started
+                keep = self._take(e.call.name) if started is None else started
                 self._settle.append(keep)
             elif isinstance(e, CallAborted):
                 keep = self._open.pop(e.index, False)
@@ -216,7 +238,7 @@ class CallLimit:
             elif isinstance(e, ToolCalls):
                 k = min(len(self._settle), len(e.calls))
                 calls = [c for c in e.calls[:k] if self._settle.popleft()]
-                calls += [c for c in e.calls[k:] if self._take()]
+                calls += [c for c in e.calls[k:] if self._take(c.name)]
                 if len(calls) == len(e.calls):
                     out.append(e)
                 elif calls:
@@ -228,8 +250,10 @@ class CallLimit:
                 out.append(e)
         return out
 
-    def _take(self) -> bool:
-        if self._kept < self.limit:
+    def _take(self, name: str) -> bool:
+        if self.only is not None and name != self.only:
+            return False
+        if self.limit is None or self._kept < self.limit:
             self._kept += 1
             return True
         return False
@@ -252,6 +276,7 @@ class ReplyEvents:
         "_begun",
         "_known",
         "_guess",
+        "_drafts",
     )
 
     def __init__(
@@ -259,12 +284,15 @@ class ReplyEvents:
         sieve: Sieve,
         max_calls: int | None = None,
         *,
+        only: str | None = None,
         options: dict[str, Any] | None = None,
         calls: bool = True,
         guess: bool = False,
+        drafts: bool = False,
     ) -> None:
         self.sieve = sieve
-        self._limit = CallLimit(max_calls) if max_calls is not None else None
+        limited = max_calls is not None or only is not None
+        self._limit = CallLimit(max_calls, only) if limited else None
         self._options = options
         self._calls = calls
         self._lead = ""  # white space at the reply's start, until the reading is known
@@ -274,6 +302,14 @@ class ReplyEvents:
         self._known = options is None or options.get("reasoning") == "off"
         #: The text of a guessed thought, held until it is settled (``None``: nothing held).
         self._guess = _Guess() if guess and options is not None else None
+        #: The calls held until the reply shows which side of a ``</think>`` they stand on
+        #: (``None``: none are held).
+        self._drafts = _Drafts() if drafts else None
+
+    @property
+    def drafts(self) -> int:
+        """The calls dropped as drafts: they stood before a ``</think>`` with no opener."""
+        return self._drafts.dropped if self._drafts is not None else 0
 
     @property
     def blocks(self) -> tuple[Block, ...]:
@@ -294,9 +330,13 @@ class ReplyEvents:
         """The upstream sent reasoning of its own: from here on its content is the answer
         only (the module's docstring has the rule); the events that end the sieve read so
         far, if it is replaced."""
+        held = self._settle_drafts()  # (the content is the answer: its calls are real)
         if self._known:
-            return []
+            return held
         self._known = True
+        return held + self._read_as_answer()
+
+    def _read_as_answer(self) -> list[Event]:
         if self._guess is not None:  # (the content held was the answer)
             return self._settle("off")
         if self._fed and not (self.sieve.in_reasoning and not self._begun):
@@ -314,6 +354,7 @@ class ReplyEvents:
             unclosed = self._guess.thought and self.sieve.in_reasoning
             events += self._settle("tags" if unclosed and finish in _NATURAL else "open")
         events += self._pass(self.sieve.close())
+        events += self._settle_drafts()  # (no </think> came: they were calls)
         if upstream_calls:
             upstream = [ToolCalls(tuple(upstream_calls), _UPSTREAM_BLOCK)]
             events += self._limit(upstream) if self._limit is not None else upstream
@@ -344,7 +385,24 @@ class ReplyEvents:
         assert self._options is not None
         return make_sieve({**self._options, "reasoning": reasoning})
 
+    def _settle_drafts(self) -> list[Event]:
+        drafts = self._drafts
+        if drafts is None or drafts.done:
+            return []
+        released = drafts.release(None)
+        if drafts.dropped and self._options and self._options.get("metrics"):
+            _count_drafts(drafts.dropped)
+        return self._out(released)
+
     def _pass(self, events: list[Event]) -> list[Event]:
+        drafts = self._drafts
+        if drafts is not None and not drafts.done and events:
+            events = drafts.sift(events, self.sieve.stray_reasoning_closes)
+            if drafts.done and drafts.dropped and self._options and self._options.get("metrics"):
+                _count_drafts(drafts.dropped)
+        return self._out(events)
+
+    def _out(self, events: list[Event]) -> list[Event]:
         if not events:
             return events
         if not self._calls:
@@ -352,6 +410,70 @@ class ReplyEvents:
         if not self._begun:
             self._begun = any(isinstance(e, (CallStarted, ToolCalls)) for e in events)
         return self._limit(events) if self._limit is not None else events
+
+
+class _Drafts:
+    """A reply's events from its first call on, held while nobody knows whether the
+    template pre-wrote ``<think>`` (past ``HOLD`` characters of text, the text goes out and
+    only the calls stay held). Settled by the first ``</think>`` with no opener (the
+    calls before it were drafts: dropped; the rest goes out), by a ``<think>`` the model
+    writes (its template did not write one: all goes out), or by the reply's end."""
+
+    __slots__ = ("held", "done", "dropped", "_size", "_over")
+
+    def __init__(self) -> None:
+        self.held: list[Event] = []
+        self.done = False
+        self.dropped = 0
+        self._size = 0  # characters of text held
+        self._over = False  # past ``HOLD``: text goes out, only calls are held
+
+    def sift(self, events: list[Event], strays: tuple[int, ...]) -> list[Event]:
+        out: list[Event] = []
+        for i, e in enumerate(events):
+            if isinstance(e, Reasoning) and e.raw is not None:  # (a <think> of the model's)
+                return out + self.release(None) + events[i:]
+            if isinstance(e, _CALL_EVENTS) or (self.held and not self._over):
+                self.held.append(e)
+                if isinstance(e, (Text, Reasoning)):
+                    self._size += len(e.text)
+                    if self._size > HOLD:  # (the text goes out; the calls stay held)
+                        self._over = True
+                        out += [x for x in self.held if not isinstance(x, _CALL_EVENTS)]
+                        self.held = [x for x in self.held if isinstance(x, _CALL_EVENTS)]
+            else:
+                out.append(e)
+        return out + self.release(strays[0]) if strays else out
+
+    def release(self, stray: int | None) -> list[Event]:
+        """The held events, less the calls of the blocks that began before ``stray`` and,
+        when there is one, the calls that aborted while held (which side they stood on is
+        not known: they never began for the client)."""
+        if stray is None:
+            held, self.held, self.done = self.held, [], True
+            return held
+        aborted = {e.index for e in self.held if isinstance(e, CallAborted)}
+        kept: list[Event] = []
+        block: list[Event] = []  # the events since the last block's end
+        for e in self.held:
+            if isinstance(e, _STREAMED) and e.index in aborted:
+                continue
+            block.append(e)
+            if isinstance(e, ToolCalls):
+                if e.block.span[0] < stray:  # (a draft: its calls go, its text stays)
+                    self.dropped += len(e.calls)
+                    block = [x for x in block if not isinstance(x, _CALL_EVENTS)]
+                kept += block
+                block = []
+        self.held, self.done = [], True
+        return kept + block
+
+
+def _count_drafts(n: int) -> None:
+    """``callsieve_rejected_total{reason="draft"}``: calls dropped as drafts."""
+    counts = Metrics()
+    counts.count_label("rejected", "draft", n)
+    aggregate_metrics().merge(counts.snapshot())
 
 
 class _Guess:

@@ -26,6 +26,10 @@ What it does: ``decide(config, req)`` gives a ``Reading``:
   for thinking — no entry says how the model's template starts a reply, and a model that
   does not think at all would have its whole answer taken for a thought. ``respond``
   holds such a thought until it is settled (``ReplyEvents``: the rule is written there).
+- ``unknown``: nothing above decided, and the ``[sieve]`` settings name no ``reasoning``:
+  the reply is read with ``"tags"``, but a template that pre-wrote ``<think>`` would leave
+  only a ``</think>`` in it, and the calls before it would be drafts. ``respond`` holds the
+  calls until the reply shows which side they stand on (``ReplyEvents``).
 - ``template``, the thinking switch sent upstream in ``chat_template_kwargs`` (``thinking``
   and ``enable_thinking``, the names the DeepSeek, Qwen, GLM and Kimi templates read, as
   vLLM, SGLang and llama.cpp pass them to the template): the request's choice, else the
@@ -61,6 +65,10 @@ class Reading:
     reasoning: str | None = None
     template: bool | None = None
     guess: bool = False
+    #: Nothing says whether the template pre-writes ``<think>`` (no entry, nothing in the
+    #: request, no ``[sieve] reasoning``): ``respond`` holds the calls until the reply shows
+    #: which side of a ``</think>`` they stand on.
+    unknown: bool = False
 
 
 def decide(config: ServerConfig, req: ModelRequest) -> Reading:
@@ -80,7 +88,8 @@ def decide(config: ServerConfig, req: ModelRequest) -> Reading:
         reasoning = "open"
     else:
         reasoning = "tags"
-    return Reading(reasoning, template, reasoning == "open" and profile is None)
+    unknown = reasoning is None and config.reasoning_tags and "reasoning" not in config.sieve
+    return Reading(reasoning, template, reasoning == "open" and profile is None, unknown)
 
 
 def with_switch(payload: dict[str, Any], switch: bool | None) -> dict[str, Any]:

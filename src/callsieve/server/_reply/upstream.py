@@ -20,7 +20,8 @@ reply. Limits: ``max_line_bytes`` per SSE line, ``max_event_bytes`` per event,
 ``max_reply_bytes`` for the whole body.
 What it guarantees: faults are ``ApiError``s: the upstream unreachable ``502``, a deadline
 ``504``, an error status mapped by ``_errors.from_upstream`` (its body is never read into an
-answer: it is logged, redacted, in one line); after the stream has begun, a broken
+answer: it is logged, redacted, in one line); no free connection in the gateway's own
+pool (``upstream_pool``) within a second is a ``503`` (``upstream_pool_full``); after the stream has begun, a broken
 connection, a deadline, a limit, an ``error`` event, an event that is not JSON, text that is
 not encodable (a lone surrogate escaped in the JSON), a tool call whose arguments are not a
 JSON object, or a stream that ends before ``[DONE]`` and without a ``finish_reason`` raise
@@ -96,6 +97,14 @@ async def open_upstream(
     try:
         with anyio.fail_after(max(first - now, 0)):
             response = await client.send(request, stream=True)
+    except httpx.PoolTimeout:  # (the upstream was not contacted: our own pool is full)
+        raise ApiError(
+            503,
+            f"all {config.upstream_pool} upstream connections of this gateway worker are in "
+            "use (upstream max_connections); retry later",
+            code="upstream_pool_full",
+            headers={"Retry-After": "1"},
+        ) from None
     except (TimeoutError, httpx.TimeoutException):
         raise _timeout(
             "did not answer", min(config.first_byte_timeout, config.total_timeout)
