@@ -501,12 +501,12 @@ def _isolated(
             rel = relation(other["source"], t["source"])
             if not rel.overlap:
                 continue
-            shadowed = other if rel.a_within_b else t if rel.b_within_a else None
-            if shadowed is None and other["priority"] != t["priority"]:
+            specific = other if rel.a_within_b else t if rel.b_within_a else None
+            if specific is None and other["priority"] != t["priority"]:
                 continue  # (the author ordered them: the higher priority wins)
-            if shadowed is None or shadowed["priority"] < max(t["priority"], other["priority"]):
-                raise _overlapping(other["name"], t["name"], src, shadowed is None)
-            if shadowed is t:
+            if specific is None or specific["priority"] < max(t["priority"], other["priority"]):
+                raise _overlapping(other["name"], t["name"], src, specific is None)
+            if specific is t:
                 at = min(at, k)
         out.insert(at, t)
     return out
