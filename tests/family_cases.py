@@ -41,6 +41,9 @@ THINK_TAGS: dict[str, tuple[str, str]] = {
     "kimi_k3": ("<|open|>think<|sep|>", "<|close|>think<|sep|>"),
     "hy_v3": ("<think:opensource>", "</think:opensource>"),
     "gemma4": ("<|channel>thought\n", "<channel|>"),
+    "apertus": ("<|inner_prefix|>", "<|inner_suffix|>"),
+    "solar_open2": ("<|think|>", "<|end|><|begin|>assistant"),
+    "inkling": ("<|content_thinking|>", "<|end_message|>"),
 }
 _THINK = ("<think>", "</think>")
 

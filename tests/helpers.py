@@ -232,12 +232,12 @@ def run_all_ways(
         rebuilt = []
         pos = 0
         for b in result.blocks:
-            if b.status == "complete":
+            if b.status in ("complete", "frame"):  # (a frame: framing dropped, SPEC §12)
                 rebuilt.append(text[pos : b.span[0]])
                 pos = b.span[1]
         rebuilt.append(text[pos:])
         assert "".join(rebuilt) == result.text, (
-            f"parse().text is not the input minus its complete blocks: {text!r}"
+            f"parse().text is not the input minus its complete blocks and frames: {text!r}"
         )
     per_char = list(text) if len(text) <= PER_CHAR_LIMIT else chunk_at(text, range(2, len(text), 2))
     ways: list[tuple[str, Sequence[str]]] = [("one chunk", [text]), ("per char", per_char)]

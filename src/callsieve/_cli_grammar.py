@@ -31,6 +31,7 @@ from typing import Any, TextIO
 from ._base.errors import CallsieveError, GrammarError, GrammarWarning
 from ._grammar.compiled import DEFAULT_DIALECTS, load_grammar
 from ._grammar.files import ALL, all_dialects, dialect_summaries, grammar_dirs
+from ._grammar.names import BODY_PREFIX
 from ._grammar.namespace import CONTRACT
 from ._grammar.rule_sets import REPAIR_PREFIX
 from ._grammar.spelling import SPELLING_DIR, spelling
@@ -142,7 +143,13 @@ def _check(path: Path, out: TextIO) -> int:
     entries = ", ".join(sorted({e.terminal for e in g.entries if e.synthetic is None}))
     out.write(
         f"{path}: ok — dialects {', '.join(g.dialects)}; {len(g.states)} parser states; "
-        f"opened by {entries}; prose searched for {g.lead_chars!r}\n"
+        f"opened by {entries}; prose searched for {g.lead_chars!r}"
+        + (
+            f" (at the reply's start, for {g.start_lead_chars!r})"
+            if g.start_lead_chars != g.lead_chars
+            else ""
+        )
+        + "\n"
     )
     out.flush()
     return EXIT_OK
@@ -169,7 +176,7 @@ def _warnings(path: Path) -> list[str]:
         code = line.split("//", 1)[0]
         for m in _ALIAS.finditer(code):
             alias = m.group(1)
-            if alias in _NODES or alias.startswith(REPAIR_PREFIX):
+            if alias in _NODES or alias.startswith((REPAIR_PREFIX, BODY_PREFIX)):
                 continue
             close = difflib.get_close_matches(alias, _NODES, n=1, cutoff=0.8)
             if close:

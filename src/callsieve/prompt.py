@@ -297,7 +297,7 @@ def tool_instructions(
     """
     defs = read_tools(tools)
     sp = _spelling(dialect, grammar_dirs)
-    opener = sp[SPELLINGS.CALLS_OPEN].replace(SLOT, "NAME")
+    opener = sp[SPELLINGS.CALLS_OPEN].replace(SLOT, "NAME").strip()  # (`>>>NAME\n`)
     parts = [
         "## Tools",
         "",

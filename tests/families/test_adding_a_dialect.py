@@ -1,7 +1,8 @@
-"""docs/adding-a-dialect.md's worked example, built from the page itself in a temporary
-folder: the grammar file and its spelling are the page's ``lark`` blocks, checked with
+"""docs/adding-a-dialect.md's worked examples, built from the page itself in a temporary
+folder: the grammar files and the spelling are the page's ``lark`` blocks, checked with
 ``check-grammar``, then used as the page says — whole and per character, the reasoning split,
-the written calls read back."""
+the written calls read back; and section 7's Acme-2 (framing dropped, the reply's start, a raw
+body: SPEC §12's second edition)."""
 
 from __future__ import annotations
 
@@ -31,9 +32,10 @@ def _blocks(kind: str) -> list[str]:
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: Any) -> str:
     d = tmp_path_factory.mktemp("my_grammars")
-    grammar, spelling, json_family = _blocks("lark")
+    grammar, spelling, acme2, acme3 = _blocks("lark")
     (d / "acme.lark").write_text(grammar, encoding="utf-8")
-    (d / "acme2.lark").write_text(json_family, encoding="utf-8")
+    (d / "acme2.lark").write_text(acme2, encoding="utf-8")
+    (d / "acme3.lark").write_text(acme3, encoding="utf-8")
     (d / "spelling").mkdir()
     (d / "spelling" / "acme.lark").write_text(spelling, encoding="utf-8")
     return str(d)
@@ -77,6 +79,49 @@ def test_the_writer_writes_what_the_page_shows(folder: str) -> None:
     assert format_results(["ok"], dialect="acme", grammar_dirs=[folder]) == "<result>ok</result>"
 
 
+# ---------------------------------------------------------------- section 7: Acme-2
+REPLY2 = 'user\nLet me look that up.\n@@get_weather {"city": "Paris"}\n@@shell\nls /tmp'
+
+
+def test_section_7_parses_as_the_page_shows(folder: str) -> None:
+    assert f"reply = {REPLY2!r}" in _blocks("python")[2]
+    r = run_all_ways(REPLY2, grammar_dirs=[folder], dialects=["acme2"])
+    shown = _blocks("python")[2]
+    assert repr([(c.name, c.input) for c in r.calls]) in shown
+    assert repr(r.text) in shown and repr([b.status for b in r.blocks]) in shown
+    assert [(c.name, c.input) for c in r.calls] == [
+        ("get_weather", {"city": "Paris"}),
+        ("shell", {"command": "ls /tmp"}),
+    ]
+
+
+def test_section_7_check_grammar_takes_it(folder: str, capsys: Any) -> None:
+    from callsieve.__main__ import main
+
+    assert main(["check-grammar", str(Path(folder) / "acme2.lark")]) == 0
+    assert ": ok — dialects acme2;" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'Sure.\nget_weather {"city": "Paris"}',  # (not at the start: text)
+        "Hello\nuser\nthere",
+        "The shell\nis fine",
+    ],
+)
+def test_section_7_anchored_heads_only_at_the_start(folder: str, text: str) -> None:
+    r = run_all_ways(text, grammar_dirs=[folder], dialects=["acme2"])
+    assert (r.calls, r.text) == ((), text)
+
+
+def test_section_7_anchored_after_reasoning(folder: str) -> None:
+    text = '<think>Paris?</think>\nget_weather {"city": "Paris"}'
+    r = run_all_ways(text, grammar_dirs=[folder], dialects=["acme2"])
+    assert [(c.name, c.input) for c in r.calls] == [("get_weather", {"city": "Paris"})]
+    assert (r.reasoning, r.text) == ("Paris?", "\n")
+
+
 class TestAcme(FamilySuite):
     """The page's last advice, taken: the family harness over a few cases."""
 
@@ -109,14 +154,14 @@ class TestAcme(FamilySuite):
 
 
 def test_the_json_family_reads_its_own_keys(folder: str) -> None:
-    """Section 7: Acme-2's envelope keys, declared by directives, in any order."""
+    """Section 8: Acme-3's envelope keys, declared by directives, in any order."""
     text = (
-        "Checking.\n<acme:action>[\n"
+        "Checking.\n<acme3:action>[\n"
         '  {"call_id": "0", "tool": "get_weather", "args": {"city": "Paris"}},\n'
-        '  {"args": {}, "tool": "now", "call_id": "1"}\n]</acme:action> done'
+        '  {"args": {}, "tool": "now", "call_id": "1"}\n]</acme3:action> done'
     )
     assert text.split("\n", 1)[1].startswith(_blocks("text")[-1][:14])
-    r = run_all_ways(text, dialects=["acme2"], grammar_dirs=[folder])
+    r = run_all_ways(text, dialects=["acme3"], grammar_dirs=[folder])
     assert r.text == "Checking.\n done"
     assert [(c.name, c.input, c.id) for c in r.calls] == [
         ("get_weather", {"city": "Paris"}, "0"),

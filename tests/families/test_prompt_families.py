@@ -39,6 +39,8 @@ FAMILIES = (
     "pythonic",
     "json",
     "text_kv",
+    "functionary_v32",
+    "functionary",
     "hunyuan",
     "nemotron",
     "longcat",
@@ -54,9 +56,17 @@ FAMILIES = (
     "functiongemma",
     "command_r7b",
     "step3",
+    "gigachat3",
+    "apertus",
+    "olmo3",
+    "llama3_builtin",
+    "ernie45",
+    "solar_open2",
+    "minicpm5",
+    "inkling",
 )
 #: The families whose calls are Python calls (keyword arguments named by identifiers).
-PYTHONIC = ("pythonic", "lfm2")
+PYTHONIC = ("pythonic", "lfm2", "olmo3", "llama3_builtin")
 P = "antml" + ":"
 CLOSERS = [
     "</tool_call>",
@@ -91,6 +101,17 @@ CLOSERS = [
     "</TOOLCALL>",
     "</longcat_tool_call>",
     "<|action_end|>",
+    "<|message_sep|>",
+    "<|function_call|>",
+    "<|tools_suffix|>",
+    "</function_calls>",
+    "<|eom_id|>",
+    "<|python_tag|>",
+    "<|tool_call:end|>",
+    "<|calls|>",
+    "</param>",
+    "<|end_message|>",
+    "}]",
 ]
 HOSTILE = [
     *CLOSERS,

@@ -31,12 +31,13 @@ def refused(tmp_path: Path, name: str, text: str) -> str:
 
 
 # ---------------------------------------------------------------- what the loader refuses
-def test_a_call_may_not_end_with_a_soft_run(tmp_path: Path) -> None:
+def test_a_call_may_not_end_with_a_soft_run_the_block_goes_on_after(tmp_path: Path) -> None:
+    # (where the block can only end after it, the run is the raw rest of the block: allowed)
     message = refused(
         tmp_path,
         "sr",
-        'sr: SR_OPEN sr_call\nsr_call: SR_NAME SR_TEXT_RUN -> call\nSR_OPEN: "<sr>"\n'
-        "SR_NAME: /[a-z]{1,9}:/\nSR_TEXT_RUN: /(?:(?!<)[\\s\\S])+/\n",
+        'sr: SR_OPEN sr_call SR_CLOSE\nsr_call: SR_NAME SR_TEXT_RUN -> call\nSR_OPEN: "<sr>"\n'
+        'SR_CLOSE: "</sr>"\nSR_NAME: /[a-z]{1,9}:/\nSR_TEXT_RUN: /(?:(?!<)[\\s\\S])+/\n',
     )
     assert "sr.lark" in message and "ends with the run SR_TEXT_RUN" in message
 

@@ -39,6 +39,7 @@ JSON_FAMILIES = (
     "tool_use",
     "function_call",
     "text_kv",
+    "functionary",
     "hunyuan",
     "nemotron",
     "longcat",
@@ -48,6 +49,11 @@ JSON_FAMILIES = (
     "xlam",
     "llamacpp_generic",
     "kimi_k3",
+    "gigachat3",
+    "apertus",
+    "ernie45",
+    "solar_open2",
+    "inkling",
 )
 #: Raw parameters: a string as it is, anything else as JSON.
 RAW_FAMILIES = ("qwen3_coder", "glm45", "minimax_m2", "seed_oss", "hy_v3")
@@ -55,9 +61,12 @@ FAMILIES = JSON_FAMILIES + RAW_FAMILIES
 #: Raw families whose parser trims a line break at a value's ends (the constraint keeps
 #: line breaks out of their string bodies).
 TRIMMING = ("seed_oss",)
-#: No exported shape: a call index in the head (kimi_k2, command_r7b), Python literals (pythonic, lfm2),
-#: a parameter's closing tag named by its key (minimax_m3), a separator between raw arguments
-#: (functiongemma), no spelling at all (gemma4).
+#: No exported shape: a call index in the head (kimi_k2,
+#: command_r7b), Python literals (pythonic, lfm2,
+#: olmo3, llama3_builtin), a parameter's closing tag named by its key (minimax_m3), a
+#: separator between raw arguments (functiongemma), no spelling at all (gemma4), SPEC §5
+#: markup values without an invoke (minicpm5), openers anchored at the reply's start
+#: (functionary_v32).
 NOT_EXPORTED = (
     "kimi_k2",
     "command_r7b",
@@ -66,6 +75,10 @@ NOT_EXPORTED = (
     "minimax_m3",
     "functiongemma",
     "gemma4",
+    "olmo3",
+    "llama3_builtin",
+    "minicpm5",
+    "functionary_v32",
 )
 FORMATS = ("lark", "gbnf")
 LEADS = "<＜〈"

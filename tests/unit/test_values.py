@@ -137,7 +137,7 @@ def test_each_value_is_hashable_or_unhashable_by_design(value: Any) -> None:
 # --------------------------------------------------------------------------- literals
 def test_statuses_and_reasons_are_exported_literal_types() -> None:
     assert BLOCK_STATUSES == typing.get_args(callsieve.BlockStatus)
-    assert set(BLOCK_STATUSES) == {"complete", "partial", "failed"}
+    assert set(BLOCK_STATUSES) == {"complete", "partial", "failed", "frame"}
     assert ABORT_REASONS == typing.get_args(callsieve.AbortReason)
     assert {"failed", "cut_off", "rejected"} | RESENT == set(ABORT_REASONS)
     assert {"failed", "cut_off", "rejected"}.isdisjoint(RESENT)

@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 #: What became of a captured block (``Block.status``; see ``Block``).
-BlockStatus = Literal["complete", "partial", "failed"]
+BlockStatus = Literal["complete", "partial", "failed", "frame"]
 BLOCK_STATUSES: tuple[BlockStatus, ...] = get_args(BlockStatus)
 
 
@@ -125,7 +125,9 @@ class Block(_Value):
     calls), ``"failed"`` (released as text) or ``"partial"``, which marks part of a block
     under ``early_emit="invoke"``: in ``ParseResult.blocks``, a block whose first calls went
     out before it broke off; on a ``ToolCalls`` event, the stretch up to a call emitted while
-    the block was still open (the event that closes the block is ``"complete"``).
+    the block was still open (the event that closes the block is ``"complete"``); or
+    ``"frame"``: framing a dialect drops from the text (a recipient line, a response wrapper,
+    SPEC §12), which holds no call and goes out as a ``ToolCalls`` event with none.
     ``reasoning`` is None for a block in the answer; for one inside reasoning (SPEC §15), the
     ``calls_in_reasoning`` choice it was read under: ``"text"`` (it went out as reasoning
     text, its calls were not emitted) or ``"call"`` (its calls were).

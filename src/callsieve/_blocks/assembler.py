@@ -145,8 +145,17 @@ class CallTransformer(Transformer[Token, Any]):
         return method(self, children)
 
     def __default__(self, data: Any, children: list[Any], meta: Any) -> Any:
-        """A rule outside the contract: dropped, with all that is below it."""
+        """A rule outside the contract: dropped, with all that is below it — except a
+        ``body_<name>`` node, the parameter ``<name>`` (``body``)."""
+        if str(data).startswith(n.BODY_PREFIX):
+            return self.body(str(data)[len(n.BODY_PREFIX) :], children)
         return Discard
+
+    def body(self, name: str, children: list[Any]) -> tuple[int, str, Parts, str | None, bool]:
+        """A ``body_<name>`` node: the parameter ``name``, its tokens' text as written, a
+        string whatever it looks like (a raw body: ``string="true"``)."""
+        text = "".join(str(t) for t in children if isinstance(t, Token))
+        return (_PARAM, name, [(False, text)], "true", True)
 
     # ------------------------------------------------------------------ the contract
     def call_name(self, children: list[Any]) -> Any:

@@ -527,7 +527,7 @@ class Capture:
                 True,
             )  # the rest of the input is this run's (``_blocks.repair`` reads it)
         else:
-            s, is_tail = run.find_stop(buf, p, final)
+            s, is_tail = self._find_stop(run, buf, p, final)
         if s > p:
             if self.strict and run.name == STRAY_RUN and not buf[p:s].isspace():
                 return self._stray(), p, True
@@ -541,18 +541,33 @@ class Capture:
             return VIABLE, p, True
         return VIABLE, p, False
 
+    def _find_stop(self, run: TerminalSpec, buf: str, p: int, final: bool) -> tuple[int, bool]:
+        """``run.find_stop``, asking the lessons first where a run of it searched from here
+        stops (an unclosed CDATA's ``]]>`` far ahead is searched for once, not once per
+        capture: ``_blocks.lessons``)."""
+        at = self.start + self.raw_len
+        known = self.lessons.stop_from(run, at)
+        if known >= 0 and p + known - at <= len(buf):
+            return p + known - at, False
+        s, is_tail = run.find_stop(buf, p, final)
+        if s < len(buf) and not is_tail:
+            self.lessons.stopped(run, at, at + s - p)
+        return s, is_tail
+
     def _stop_in_run(self, run: TerminalSpec | JsonRun, buf: str, seg: int, p: int) -> int:
         """A stop of the run at ``buf[p]`` that starts no token: a balanced run's object ended
-        there (the run ends: what follows may be another); in a soft run it is content
-        (counted; VIABLE either way); in a hard one the block ends there if its state may end
-        (``_ends``), else it fails, as it does on stray text in a strict capture."""
+        there (the run ends: what follows may be another); where the state after the run may
+        end the block, the block ends there (``_ends``: a raw rest-of-block body, soft or
+        hard, grammar/README.md "Where a block ends"); else in a soft run it is content
+        (counted; VIABLE either way), and a hard one fails, as does stray text in a strict
+        capture."""
         if run.balanced:
             self._end_run(buf, seg, p)
             return VIABLE
+        if self.spec.end_ok:  # the block may end where its run stops
+            self._end_run(buf, seg, p)
+            return self._ends()
         if not run.soft:
-            if self.spec.end_ok:  # the block may end where its run stops
-                self._end_run(buf, seg, p)
-                return self._ends()
             return self._unexpected(repr(buf[p]), buf, p)
         if self.strict and run.name == STRAY_RUN and not buf[p].isspace():
             return self._stray()

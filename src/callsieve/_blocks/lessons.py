@@ -20,6 +20,11 @@ kept (and a fifth, the brackets balanced runs read, is ``_scan.balanced``'s walk
   never one over ``max_block_chars`` (a later capture is shorter), and a failure only a
   missing-wrapper capture has (stray text) applies only to such captures; a failure
   reached without the loose-CDATA repair (a repair's trial) applies only to such scans.
+- **Where a run stops.** A run whose stop is a fixed text (CDATA's ``]]>``) that was
+  searched from offset ``a`` and stopped at ``z`` stops at ``z`` from any offset in
+  ``[a, z]`` too: the text holds no stop between. A later capture's run there (every
+  capture inside a failed block that holds an unclosed CDATA reaches it) does not search the
+  same text again.
 - **Runs that reach the end** (at ``close()`` only): a run of one terminal in one parser
   state that went on to the end of the input from offset ``y`` goes on to the end from
   any later offset too, in that state (its stop, or a stop the state takes as content,
@@ -44,6 +49,7 @@ from bisect import bisect_left
 from collections.abc import Sequence
 from typing import Any
 
+from .._grammar.prefix import literal_text
 from .._scan.balanced import Walks
 
 __all__ = ["ANY_CAPTURE", "REPAIRABLE", "Lessons"]
@@ -59,7 +65,7 @@ _STACKS_KEPT = 4096  # distinct stacks shared before the table starts afresh
 class Lessons:
     """The facts one sieve's captures share. Sans-IO state of one stream, never shared."""
 
-    __slots__ = ("ends", "fails", "horizon", "matches", "run_end", "walks", "_stacks")
+    __slots__ = ("ends", "fails", "horizon", "matches", "run_end", "stops", "walks", "_stacks")
 
     def __init__(self) -> None:
         #: (offset, state stack) -> (flags, reason)
@@ -68,6 +74,8 @@ class Lessons:
         self._stacks: dict[tuple[int, ...], tuple[int, ...]] = {}  # one copy of each stack
         #: (run terminal, parser state) -> the smallest offset it ran to the end from
         self.run_end: dict[tuple[Any, Any], int] = {}
+        #: run terminal (a fixed stop) -> (an offset searched from, the stop found from there)
+        self.stops: dict[str, tuple[int, int]] = {}
         #: terminal -> (lowest offset searched from, offsets where it matches from there)
         self.matches: dict[Any, tuple[int, list[int]]] = {}
         #: (offset searched from, the last offset from there where a block may end, or -1)
@@ -113,6 +121,24 @@ class Lessons:
         if offset > self.horizon and self.fails:
             self.fails.clear()
             self._stacks.clear()
+
+    # ------------------------------------------------------------------ where runs stop
+    def stop_from(self, run: Any, offset: int) -> int:
+        """Where a run of ``run`` searched from ``offset`` stops, if a search from an offset
+        at or before it found a stop at or after it (else -1)."""
+        known = self.stops.get(run.name)
+        if known is None or not known[0] <= offset <= known[1]:
+            return -1
+        return known[1]
+
+    def stopped(self, run: Any, offset: int, stop: int) -> None:
+        """A run of ``run`` searched from ``offset`` stopped at ``stop``: noted if its stop is
+        a fixed text (a pattern's stop may look around it, so where it matches may depend on
+        more than the text after the search's start)."""
+        if _fixed_stop(run.stop_source):
+            known = self.stops.get(run.name)
+            if known is None or not known[0] <= offset <= known[1]:
+                self.stops[run.name] = (offset, stop)
 
     # ------------------------------------------------------------------ end of input
     def reaches_end(self, run: Any, spec: Any, offset: int) -> bool:
@@ -161,6 +187,19 @@ class Lessons:
                 offsets = [base + i for i in more] + offsets
                 self.matches[term] = (lo, offsets)
         return offsets[max(bisect_left(offsets, lo), len(offsets) - most) :]
+
+
+_FIXED: dict[str, bool] = {}
+
+
+def _fixed_stop(source: str | None) -> bool:
+    """Is a run's stop (its pattern's source) a fixed text? (Memoised: a few runs a grammar.)"""
+    if source is None:
+        return False
+    fixed = _FIXED.get(source)
+    if fixed is None:
+        fixed = _FIXED[source] = literal_text(source) is not None
+    return fixed
 
 
 def _starts(pattern: Any, text: str, lo: int, hi: int, endpos: int) -> list[int]:

@@ -332,7 +332,7 @@ class BlockLife:
         block = Block(
             (cap.start, cap.start + len(raw)),
             dialect,
-            "complete",
+            "complete" if cap.calls else "frame",  # (no call: the loader let only a frame)
             tuple(cap.repairs),
             tuple(cap.diagnostics),
             raw,
@@ -342,6 +342,8 @@ class BlockLife:
         if self.metrics is not None:
             self.metrics.block_parsed(dialect, block.repairs, 0)
             self.consumed += len(raw)
+        if not cap.calls:  # framing the dialect drops: its record, no call (SPEC §12)
+            return [ToolCalls((), block)], raw
         settled = self._calls(cap, cap.emitted, dialect)
         if cap.emitted:  # early_emit="invoke": this event settles the rest of the block
             cut = cap.call_ends[cap.emitted - 1]

@@ -165,7 +165,10 @@ class CompiledGrammar:
             callbacks[rule] = discard
         #: Whether a call may end where its block ends (``_grammar.endings.end_call_key``):
         #: the capture then builds it when the block ends (``Capture._ends``).
-        self.end_calls = any(end_call_key(actions) for actions in table.states.values())
+        #: (and a raw body that runs to the end of its block: ``endings.raw_rest``).
+        self.end_calls = blueprint.get("raw_rest", False) or any(
+            end_call_key(actions) for actions in table.states.values()
+        )
         #: The call rules whose tree may hold a ``repair_*`` node (the capture reads those).
         self.repairing_calls = repairing_calls(self.lark.rules)
         self._conf = ParseConf(table, callbacks, START)
@@ -212,6 +215,8 @@ class CompiledGrammar:
         #: have 40 groups: 87,994 -> 63,062 a character.)
         self._entry_groups: dict[int, tuple[tuple[str, str], ...]] = {}
         self.lead_chars: str = blueprint["lead_chars"]
+        #: ... and those of the reply's start, where anchored entries are tried too.
+        self.start_lead_chars: str = blueprint.get("start_lead_chars", self.lead_chars)
         #: What the prose hot path (``Sieve.feed``) tests an ASCII chunk for with one ``in``:
         #: the grammar's one ASCII tag lead. With none, a character no text needs ("\0": a
         #: chunk holding it takes the searching path); with several, "" (in every chunk: each

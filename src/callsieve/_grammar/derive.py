@@ -48,6 +48,7 @@ from .endings import (
     end_sure,
     ends_with_block,
     open_ended,
+    raw_rest,
     tail_rules,
 )
 from .entry_tables import THINK_TABLES
@@ -130,35 +131,45 @@ def derive(dialects: tuple[str, ...], src: Sources) -> tuple[Blueprint, Lark]:
             ) from None
     table = lark.parser.parser.parser.parse_table
     terms = {t.name: _terminal(t, src) for t in lark.terminals}
+    anchored = _anchored(terms, table.states, table.start_states[START], src)
     check_terminals(terms, src.where)
-    check_call_ends(lark.rules, terms, src, ends_with_block(table.states))
+    rest = raw_rest(lark.rules, terms, table.states)
+    check_call_ends(lark.rules, terms, src, ends_with_block(table.states) | rest)
     start = table.start_states[START]
     kernel = kernels(lark.rules, table.states, start)
     tails = tail_rules(lark.rules)
     check_tails(table.states, kernel, tails, src)
     states = {
-        s: _state(actions, terms, src, tails, dialects) for s, actions in table.states.items()
+        s: _state(actions, terms, src, tails, dialects, rest) for s, actions in table.states.items()
     }
     masks = state_dialects(lark.rules, table.states, start, dialects, kernel)
     opener_dialect = _opener_dialects(lark.rules, dialects)
     repairable = (call_firsts(lark.rules), open_ended(table.states, masks, dialects))
-    entries, lead = _entries(table.states, start, terms, opener_dialect, dialects, src, repairable)
+    entries, _ = _entries(table.states, start, terms, opener_dialect, dialects, src, repairable)
+    # (the anchored entries last: the answer's and reasoning's tables are the others)
+    entries = tuple(sorted(entries, key=lambda e: e[0] in anchored))
+    plain = len(entries) - sum(e[0] in anchored for e in entries)
     sources = [terms[e[0]]["source"] for e in entries]
-    exact = "|".join(
+    groups = [
         f"(?P<{e[0]}>{rename_groups(s, entry_group_prefix(k))})"
         for k, (e, s) in enumerate(zip(entries, sources))
-    )
+    ]
+    exact = "|".join(groups[:plain])
     try:
-        freeze(exact)
+        freeze("|".join(groups))
     except re.error as exc:  # pragma: no cover - each part compiled on its own already
         raise GrammarError(
             f"{src.where(*(e[0] for e in entries))}: the entry terminals' "
             f"alternation does not compile: {exc}"
         ) from None
-    nfa = _nfa(entries, sources, src)
-    think = _think_tables(src, entries, sources, exact)
-    lead = "".join(sorted(set(lead).union(*(t["first"] for t in think.values()))))
-    widened = _widened(entries, terms, think, src)
+    nfa = _nfa(entries[:plain], sources[:plain], src)
+    think = _think_tables(src, entries[:plain], sources[:plain], exact)
+    lead_set: set[str] = set()
+    for source in sources[:plain]:
+        lead_set |= first_chars(source) or set()
+    lead = "".join(sorted(lead_set.union(*(t["first"] for t in think.values()))))
+    start_tables = _start_tables(src, entries, sources, groups, plain)
+    widened = _widened(entries[:plain], terms, think, src)
     _blocks_need_calls(dialects, lark.rules, src)
     data, memo = lark.memo_serialize([TerminalDef, Rule])
     blueprint: Blueprint = {
@@ -174,6 +185,8 @@ def derive(dialects: tuple[str, ...], src: Sources) -> tuple[Blueprint, Lark]:
         "think": {k: {n: v for n, v in t.items() if n != "first"} for k, t in think.items()},
         "state_dialects": masks,
         "widened": widened,
+        "raw_rest": bool(rest),
+        **start_tables,
     }
     return blueprint, lark
 
@@ -212,6 +225,49 @@ def _widened(
                 "comes first (grammar/README.md, Entries)"
             )
     return out
+
+
+def _anchored(
+    terms: dict[str, dict[str, Any]], states: dict[int, dict[str, Any]], start: int, src: Sources
+) -> set[str]:
+    """The terminals written ``/^…/``: they may stand only at the start of the reply (or right
+    after reasoning), as a block's first token; anywhere else the loader refuses them."""
+    found = {name for name, t in terms.items() if t.pop("anchored", False)}
+    for s, actions in states.items():
+        for name in found:
+            if s != start and name in actions:
+                raise GrammarError(
+                    f"{src.where(name)}: terminal {src.label(name)} is anchored (^) but may "
+                    "stand inside a block; an anchored terminal may only begin one",
+                    expected=("an anchored terminal that only begins a block",),
+                )
+    return found
+
+
+def _start_tables(
+    src: Sources,
+    entries: tuple[tuple[str, str, str | None], ...],
+    sources: list[str],
+    groups: list[str],
+    plain: int,
+) -> dict[str, Any]:
+    """The entry tables of the reply's start, when some entries are anchored (``entries``
+    from ``plain`` on): ``"start"`` (every entry) and ``"start_think"`` (every entry and
+    ``THINK_OPEN``), with the characters they begin with. None anchored: nothing."""
+    if plain == len(entries):
+        return {}
+    exact = "|".join(groups)
+    lead: set[str] = set()
+    for source in sources:
+        lead |= first_chars(source) or set()
+    think = _think_tables(src, entries, sources, exact).get("preamble")
+    if think is not None:
+        lead |= think["first"]
+        think = {n: v for n, v in think.items() if n != "first"}
+    return {
+        "start": {"exact": exact, "nfa": _nfa(entries, sources, src), "think": think},
+        "start_lead_chars": "".join(sorted(lead)),
+    }
 
 
 def _opener_dialects(rules: list[Any], dialects: tuple[str, ...]) -> dict[str, str]:
@@ -353,6 +409,7 @@ def _state(
     src: Sources,
     tails: set[Any],
     dialects: tuple[str, ...],
+    rest: set[Any],
 ) -> tuple[tuple[str, ...], str | None, bool, str | None, str | None, bool]:
     """One parser state: its bounded terminals (priority order), its run, whether the block
     may end there, an action key whose reduce builds a call (or None), one whose reduce is
@@ -382,7 +439,7 @@ def _state(
     # (priority first; between equals the name, never the table's order, which follows string
     # hashing and so differs between processes)
     bounded.sort(key=lambda t: (-t["priority"], t["name"]))
-    if end_call_key(actions) is not None:  # (a call that ends with its block: built then)
+    if end_call_key(actions) is not None or call_rule in rest:  # (built when the block ends)
         call_rule = call_key = None
     if call_rule is not None and any(
         getattr(action, "name", "") != "Reduce" or arg is not call_rule
@@ -542,6 +599,9 @@ def _terminal(t: Any, src: Sources) -> dict[str, Any]:
     where = f"{src.where(t.name)}: terminal {src.label(t.name)}"
     source = t.pattern.to_regexp()
     _compiled(source, where)
+    anchored = source.startswith("^") and not t.name.endswith(RUN_SUFFIX)
+    if anchored:  # (only at the start of the reply: ``_anchored``)
+        source = source[1:]
     if reads_before(source):
         raise GrammarError(
             f"{where} looks before the position it is matched at (a look-behind, "
@@ -624,6 +684,7 @@ def _terminal(t: Any, src: Sources) -> dict[str, Any]:
     ends = end_chars(source)
     first = first_chars(source)
     return {
+        **({"anchored": True} if anchored else {}),
         "name": t.name,
         "priority": t.priority,
         "source": source,

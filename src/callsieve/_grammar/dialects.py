@@ -11,9 +11,9 @@ state stack then tells its dialect: the dialects in every mask on the stack
 (``CompiledGrammar.dialect_of``). Two dialects that share an opener share the state after
 it, but the first state only one of them has narrows the stack's masks to it; once the block
 is complete, its top state holds the dialect rule's last item. ``callless`` names the
-dialect rules that can derive a block without a ``call`` node (a least fixed point over the
-rules: a rule can if it is no call and every symbol it expands to is a terminal or a rule
-that can).
+dialect rules that can derive a block without a ``call`` (or ``frame``) node (a least fixed
+point over the rules: a rule can if it is no call and every symbol it expands to is a
+terminal or a rule that can).
 What it guarantees: the dialect a block was parsed as is in every mask on its stack (each
 stack state's kernel holds an item of the derivation being parsed), so the masks' common
 part is never empty, and holds that dialect alone as soon as the tokens read so far fit no
@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import Any
 
 from .names import START
-from .rule_sets import is_call
+from .rule_sets import is_call, is_frame
 
 __all__ = ["callless", "kernels", "state_dialects"]
 
@@ -113,14 +113,15 @@ def state_dialects(
 
 
 def callless(rules: list[Any], dialects: tuple[str, ...]) -> list[str]:
-    """The dialects whose block rule can derive a sentence without a ``call`` node."""
+    """The dialects whose block rule can derive a sentence without a ``call`` node (or a
+    ``frame`` node: framing the dialect drops, a block that holds no call by design)."""
     can: set[str] = set()
     grew = True
     while grew:
         grew = False
         for r in rules:
             name = str(r.origin.name)
-            if name in can or is_call(r):
+            if name in can or is_call(r) or is_frame(r):
                 continue
             if all(s.is_term or str(s.name) in can for s in r.expansion):
                 can.add(name)

@@ -15,8 +15,9 @@ every state holding one of them complete only reduces it, whatever comes next â€
 call. ``default_key`` and ``end_sure`` say, per state, which tail rule it reduces (an action
 key of the table, as ``call_key`` is) and whether its end of input is the block rule's own
 reduction (else one LALR merged from another context, which the capture checks).
-``ends_blocks`` tells whether any run can end a block (the end-of-input shortcut must then
-know where). ``call_firsts`` are the terminals a call can begin with; ``open_ended`` the
+``raw_rest`` finds the call rules that end with a soft or hard run where the block can only
+end (a raw body, the rest of its block: built when the block ends). ``ends_blocks`` tells
+whether any run can end a block (the end-of-input shortcut must then know where). ``call_firsts`` are the terminals a call can begin with; ``open_ended`` the
 dialects whose calls may end their block (no closer follows: no missing-wrapper repair).
 What it guarantees: a grammar it passes lets the scanner emit each call the moment its last
 token or balanced run is read (a call that ends with its block: the moment the block ends),
@@ -41,6 +42,7 @@ __all__ = [
     "end_sure",
     "ends_with_block",
     "open_ended",
+    "raw_rest",
     "tail_rules",
 ]
 
@@ -54,7 +56,7 @@ def _by_origin(rules: list[Any]) -> dict[str, list[Any]]:
 
 def _ending_balanced(rules: list[Any], balanced: set[str]) -> set[str]:
     """The nonterminals every rule of which ends with a balanced run (directly, or through
-    another such nonterminal): a least fixed point."""
+    another such nonterminal): a least fixed point. (Any set of terminals: ``raw_rest``.)"""
     by_origin = _by_origin(rules)
     found: set[str] = set()
     grew = True
@@ -106,6 +108,27 @@ def ends_with_block(states: dict[int, dict[str, Any]]) -> set[Any]:
             continue
         other |= {r for a, r in actions.values() if getattr(a, "name", "") == "Reduce"}
     return at_end - other
+
+
+def raw_rest(
+    rules: list[Any], terms: dict[str, dict[str, Any]], states: dict[int, dict[str, Any]]
+) -> set[Any]:
+    """The call rules that end with a soft or hard run (directly, or through rules that
+    always do) and are reduced only where the block can do nothing but end: a raw body that
+    runs to the end of its block (grammar/README.md, "Where a block ends"), built when the
+    block ends."""
+    runs = {n for n, t in terms.items() if t.get("is_run") and not t.get("balanced")}
+    ending = _ending_balanced(rules, runs)
+    found = set()
+    for r in rules:
+        last = r.expansion[-1] if is_call(r) and r.expansion else None
+        if last is not None and str(last.name) in (runs if last.is_term else ending):
+            found.add(r)
+    for actions in states.values():
+        for key, (action, rule) in actions.items():
+            if rule in found and (key != "$END" or len(actions) != 1):
+                found.discard(rule)  # (the block could go on after it: refused below)
+    return found
 
 
 def check_call_ends(

@@ -3,11 +3,14 @@
 What it does: an ``EntryTable`` is one set of entries — the terminals that can begin
 something in prose — with what the sieve reads them with: the entry automaton (a lazy DFA),
 the exact alternation, each entry's index, and the settled tag leads. A grammar has up to
-three (``CompiledGrammar.entry_tables``):
+five (``CompiledGrammar.entry_tables``):
   - ``"answer"``: the block entries (every grammar has it);
   - ``"preamble"``: the block entries and ``THINK_OPEN``, last — before the answer, where a
     ``<think>`` opens reasoning (only white space, reasoning or blocks stand before it);
-  - ``"reasoning"``: the block entries and ``THINK_CLOSE``, last — inside reasoning.
+  - ``"reasoning"``: the block entries and ``THINK_CLOSE``, last — inside reasoning;
+  - ``"start"`` and ``"start_think"`` (``THINK_OPEN`` last), when some entries are anchored
+    (``/^…/``, grammar/README.md): every entry, those too — at the start of the reply and
+    right after reasoning, until its first text.
 The reasoning tables exist when ``common.lark`` defines those terminals (``_grammar.derive``).
 What it guarantees: the block entries keep their index in every table (``entry_index``,
 ``entry_groups`` and the entries' groups are the grammar's), so a match means the same block
@@ -85,4 +88,17 @@ def entry_tables(
             {**index, t["terminal"]: len(index)},
             t["terminal"],
         )
+    start = blueprint.get("start")
+    if start is not None:  # (anchored entries: ``derive._start_tables``)
+        tables["start"] = EntryTable(
+            start["exact"], EntryAutomaton(table=start["nfa"]), index, None
+        )
+        t = start["think"]
+        if t is not None:
+            tables["start_think"] = EntryTable(
+                t["exact"],
+                EntryAutomaton(table=t["nfa"]),
+                {**index, t["terminal"]: len(index)},
+                t["terminal"],
+            )
     return tables

@@ -23,6 +23,7 @@ from .._base.errors import GrammarError
 
 __all__ = [
     "ATTR",
+    "BODY_PREFIX",
     "CALL",
     "CALL_ARGS",
     "CALL_ENVELOPE",
@@ -37,6 +38,7 @@ __all__ = [
     "CLOSE_GROUP",
     "CONTRACT",
     "CONTRACT_RULES",
+    "FRAME",
     "KEY_GROUP",
     "PARAM",
     "PARAM_NAME",
@@ -95,6 +97,12 @@ CONTRACT_RULES = frozenset(
 )
 #: A node named ``repair_<kind>`` inside a call records the repair ``<kind>`` (grammar/README.md).
 REPAIR_PREFIX = "repair_"
+#: A node named ``body_<name>`` inside a call is the parameter ``<name>``: its text, verbatim,
+#: a string (a body the model writes with no parameter name, Functionary's raw code).
+BODY_PREFIX = "body_"
+#: A block alternative that holds no call, only framing the dialect drops from the text (a
+#: recipient line, a response wrapper): the block is a ``Block`` of status ``"frame"``.
+FRAME = "frame"
 
 # ------------------------------------------------------------------ terminals
 #: A terminal whose name ends so is a run: it streams, its pattern says where it stops.
@@ -129,7 +137,7 @@ KEY_GROUP = "k"
 
 #: Names every file means alike, which no dialect file's namespace renames: the rules of the
 #: contract, the start rule and the terminals the repairs know by name.
-CONTRACT = CONTRACT_RULES | {START, STRAY_RUN, CDATA_OPEN, CDATA_RUN, CDATA_CLOSE}
+CONTRACT = CONTRACT_RULES | {START, FRAME, STRAY_RUN, CDATA_OPEN, CDATA_RUN, CDATA_CLOSE}
 
 
 class SPELLINGS:

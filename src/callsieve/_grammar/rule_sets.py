@@ -21,6 +21,7 @@ from .names import (
     CALL_JSON,
     CALL_KWARGS,
     CALL_NAME,
+    FRAME,
     PARAM,
     PARAM_NAME,
     RAW_VALUE,
@@ -36,6 +37,7 @@ __all__ = [
     "STREAM_NODES",
     "discard",
     "is_call",
+    "is_frame",
     "listening",
     "repairing_calls",
     "repairs_in",
@@ -58,6 +60,11 @@ ENVELOPE_NODES = frozenset({CALL_JSON, CALL_ENVELOPE})
 def is_call(rule: Any) -> bool:
     """Whether a Lark rule builds a ``call`` node (by its own name or an alias)."""
     return bool((rule.alias or rule.origin.name) == CALL)
+
+
+def is_frame(rule: Any) -> bool:
+    """Whether a Lark rule builds a ``frame`` node (a block of framing, no call)."""
+    return bool((rule.alias or rule.origin.name) == FRAME)
 
 
 def listening(

@@ -7,11 +7,14 @@ What it does: ``template_calls`` fills the dialect's spelling (``grammar/spellin
 ``ARGS`` says — ``"envelope"`` (one JSON object ``{"name", "arguments"}``, the arguments'
 key ``ARGS_KEY`` where the family's template writes another: Llama's ``"parameters"``),
 ``"json"`` (the arguments, one JSON object), ``"python"`` (Python keyword arguments,
-``city='SF', days=3``: each value a Python literal) or ``"raw"`` (``ARG_OPEN`` with the key's
-slot, the value, ``ARG_CLOSE``, for each argument, ``ARG_SEP`` between two; ``ARG_CLOSE`` may
-hold the key's slot too)
+``city='SF', days=3``: each value a Python literal), ``"raw"`` or ``"markup"`` (``ARG_OPEN``
+with the key's slot, the value, ``ARG_CLOSE``, for each argument, ``ARG_SEP`` between two;
+``ARG_CLOSE`` may hold the key's slot too)
 — and ``CALL_TAIL``; calls stand in one block (``BLOCK_OPEN`` … ``BLOCK_CLOSE``) or, where the
 spelling has no ``BLOCK_OPEN``, each in a block of its own, joined by ``BLOCK_SEP``.
+A markup value is read by SPEC §5. A string is written plain where that reads back. Else it
+goes in CDATA: one holding ``<``, ``&`` or a line break, or one that reads as another value.
+Any other value is JSON, ``<`` and ``&`` escaped.
 A raw value is written as the families' templates write it: a string as it is, anything else
 as JSON. Where the tool's schema (``schemas``, from ``format_calls(tools=)``) types the
 parameter ``string``, the parser keeps its text as the string (``decode_raw``), so the string
@@ -51,7 +54,9 @@ from .write import _depth
 __all__ = ["template_calls", "templated"]
 
 #: How a template dialect writes arguments (its spelling's ``ARGS``).
-ARG_KINDS = ("envelope", "json", "python", "raw")
+ARG_KINDS = ("envelope", "json", "python", "raw", "markup")
+#: What a ``"markup"`` string may hold and still be written plain (else it goes in CDATA).
+_MARKUP_SPECIAL = frozenset("<＜〈&\r\n")
 
 
 def templated(sp: Spelling) -> bool:
@@ -118,6 +123,34 @@ def _arguments(sp: Spelling, kind: str, name: str, args: dict[str, Any]) -> str:
             expected=("JSON nested less deep",),
         )
     return ", ".join(f"{key}={_python(value)}" for key, value in args.items())
+
+
+def _markup(sp: Spelling, args: dict[str, Any], cdata: bool = False) -> str:
+    """The arguments of a ``"markup"`` dialect: each between ``ARG_OPEN`` and ``ARG_CLOSE``,
+    a string plain where it holds nothing SPEC §5 would read otherwise (``cdata``: never),
+    else in CDATA (a ``]]>`` in it split across two sections); any other value JSON, ``<``
+    and ``&`` escaped (a body's entities are decoded before its JSON is read)."""
+    out = []
+    for key, value in args.items():
+        if not isinstance(value, str):
+            body = _json(value, escape_lt=True).replace("&", "\\u0026")
+        elif not cdata and _plain(value):
+            body = value
+        else:
+            open_, close = sp.get("CDATA_OPEN"), sp.get("CDATA_CLOSE")
+            body = open_ + value.replace(close, close[:-1] + close + open_ + close[-1:]) + close
+        out.append(sp.fill("ARG_OPEN", key) + body + _arg_close(sp, "ARG_CLOSE", key))
+    return sp.get("ARG_SEP").join(out)
+
+
+def _plain(value: str) -> bool:
+    """Does ``value``, written as it is, read back as this string (SPEC §5)?"""
+    return (
+        value != ""
+        and value == value.strip()
+        and _MARKUP_SPECIAL.isdisjoint(value)
+        and decode_raw(value) == value
+    )
 
 
 def _block(sp: Spelling, calls: list[str]) -> str:
@@ -288,7 +321,12 @@ def template_calls(
             )
             written.append(_raw_call(_RawCall(sp, dirs, index, name, head, tail, strings), args))
             continue
-        text = head + _arguments(sp, kind, name, args) + tail
+        if kind == "markup":
+            text = head + _markup(sp, args) + tail
+            if not _reads_back(sp, dirs, _block(sp, [text]), name, args):
+                text = head + _markup(sp, args, cdata=True) + tail
+        else:
+            text = head + _arguments(sp, kind, name, args) + tail
         if not _reads_back(sp, dirs, _block(sp, [text]), name, args):
             raise _unwritable(sp, index, name)
         written.append(text)

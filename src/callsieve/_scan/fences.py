@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import enum
 import re
+from typing import Any
 
-__all__ = ["MAX_FENCE_DEPTH", "FenceState", "FenceTracker", "tail_after"]
+__all__ = ["MAX_FENCE_DEPTH", "FenceState", "FenceTracker", "lead_search", "tail_after"]
 
 #: At most this many fences are open at once. Markdown in model output nests two or three
 #: deep (a ````md fence quoting a ```xml one); 64 is far past any real document, yet keeps
@@ -59,6 +60,23 @@ _RUN = 2  # a run of fence characters
 _AFTER = 3  # the run, then only blanks
 
 
+_PATTERNS: dict[str, re.Pattern[str]] = {}
+
+
+def _lead_pattern(leads: str) -> re.Pattern[str]:
+    """The class of ``leads``, one compiled pattern per set (shared: the contexts that
+    switch a tracker's leads find the same one)."""
+    found = _PATTERNS.get(leads)
+    if found is None:
+        found = _PATTERNS[leads] = re.compile("[" + re.escape(leads) + "]")
+    return found
+
+
+def lead_search(tag_leads: str, code: bool) -> Any:
+    """The search a tracker given ``tag_leads`` (``use_leads``) stops LIVE prose with."""
+    return _lead_pattern(tag_leads + ("`~" if code else "")).search
+
+
 class FenceTracker:
     __slots__ = (
         "state",
@@ -67,6 +85,7 @@ class FenceTracker:
         "blank_pending",
         "leads",
         "_live_lead",
+        "_tags",
         "run_char",
         "run_len",
         "run_ls",
@@ -84,7 +103,8 @@ class FenceTracker:
         self.stack: list[tuple[str, int]] = []  # open fences, innermost last, capped
         self.blank_pending = False  # CODE: a line break, then only blanks so far
         self.leads = tag_leads + ("`~" if code else "")  # what LIVE prose stops at
-        self._live_lead = re.compile("[" + re.escape(self.leads) + "]")
+        self._live_lead = _lead_pattern(self.leads)
+        self._tags = tag_leads
         self.run_char = ""  # LIVE/CODE: a run cut by the end of the buffer ...
         self.run_len = 0  # ... its length so far ...
         self.run_ls = False  # ... and whether it started a line
@@ -97,6 +117,15 @@ class FenceTracker:
     def depth(self) -> int:
         """How many fences are open (0 outside fences; never more than MAX_FENCE_DEPTH)."""
         return len(self.stack)
+
+    def use_leads(self, tag_leads: str) -> None:
+        """Stop at ``tag_leads`` from now on, in place of the tag leads it stopped at (the
+        reply's start, where anchored entries lead with more: ``lead_search``)."""
+        if tag_leads != self._tags:
+            code = self.leads != self._tags  # (a tracker that sees code stops at "`~" too)
+            self._tags = tag_leads
+            self.leads = tag_leads + ("`~" if code else "")
+            self._live_lead = _lead_pattern(self.leads)
 
     @property
     def live_lead(self) -> re.Pattern[str]:

@@ -40,6 +40,7 @@ class EntryFinder:
 
     __slots__ = (
         "table",
+        "leads",
         "tracker",
         "auto",
         "lead_search",
@@ -50,14 +51,22 @@ class EntryFinder:
     )
 
     def __init__(
-        self, g: CompiledGrammar, table: EntryTable, lead_search: Any, tracker: Any = None
+        self,
+        g: CompiledGrammar,
+        table: EntryTable,
+        lead_search: Any,
+        tracker: Any = None,
+        leads: str | None = None,
     ) -> None:
         self.table = table
+        #: The tag leads ``lead_search`` stops at (the grammar's; the start's, with anchored
+        #: entries, more): the sieve sets its tracker's to them (``FenceTracker.use_leads``).
+        self.leads = g.lead_chars if leads is None else leads
         self.tracker = tracker  # (the fence tracker whose ``live_lead`` ``lead_search`` is)
         self.auto = table.automaton
         self.lead_search = lead_search
         self._settlements = table.settlements
-        self._lead_state = {c: self.auto.step(0, c) for c in g.lead_chars}
+        self._lead_state = {c: self.auto.step(0, c) for c in self.leads}
         self.state = 0  # settles(): a live candidate's automaton state; candidate(): HOLD's
         self.seen = False  # candidate(): the held candidate has passed an accepting state
 

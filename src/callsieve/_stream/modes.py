@@ -59,6 +59,7 @@ class Context(enum.Enum):
     """Where in the reply the prose between blocks stands (SPEC §15): what it is searched for
     (``_grammar.entry_tables``) and what it is released as — ``CONTEXTS`` says."""
 
+    START = "start"  # the reply's start (and right after reasoning): anchored entries too
     PREAMBLE = "preamble"  # before the answer: a <think> opens reasoning; text, read whole
     OPENING = "opening"  # reasoning="open", before any reasoning: as PREAMBLE, but reasoning
     REASONING = "reasoning"  # inside reasoning: a </think> ends it; released as Reasoning
@@ -73,7 +74,7 @@ PROSE, CANDIDATE, RUN, CUT_TAG = Mode.PROSE, Mode.CANDIDATE, Mode.RUN, Mode.CUT_
 MACHINE, CLOSED, REASONING = Mode.MACHINE, Mode.CLOSED, Mode.REASONING
 BEFORE_TEXT = Mode.BEFORE_TEXT
 PREAMBLE, IN_REASONING, ANSWER = Context.PREAMBLE, Context.REASONING, Context.ANSWER
-OPENING = Context.OPENING
+OPENING, START = Context.OPENING, Context.START
 
 
 class ContextSpec(NamedTuple):
@@ -93,11 +94,17 @@ class ContextSpec(NamedTuple):
     until_text: Context | None
     #: The context after a reasoning tag found in it: the first of these the sieve has.
     after_tag: tuple[Context, ...]
+    #: The context once a block opens in it: the first of these the sieve has (none: it stays).
+    after_block: tuple[Context, ...] = ()
 
 
 #: Every context, by what it means (the reasoning tags are ``THINK_OPEN``/``THINK_CLOSE``,
 #: read only where a context's table has them: ``_grammar.entry_tables``).
 CONTEXTS: dict[Context, ContextSpec] = {
+    # (a grammar with anchored entries only: ``_grammar.derive._start_tables``)
+    START: ContextSpec(
+        ("start",), True, Text, BEFORE_TEXT, ANSWER, (IN_REASONING,), (PREAMBLE, ANSWER)
+    ),
     PREAMBLE: ContextSpec(
         ("preamble", "reasoning"), True, Text, BEFORE_TEXT, ANSWER, (IN_REASONING,)
     ),
@@ -105,7 +112,7 @@ CONTEXTS: dict[Context, ContextSpec] = {
         ("preamble", "reasoning"), False, Reasoning, BEFORE_TEXT, IN_REASONING, (IN_REASONING,)
     ),
     IN_REASONING: ContextSpec(
-        ("reasoning",), False, Reasoning, REASONING, None, (PREAMBLE, ANSWER)
+        ("reasoning",), False, Reasoning, REASONING, None, (START, PREAMBLE, ANSWER)
     ),
     ANSWER: ContextSpec(("answer",), True, Text, PROSE, None, (IN_REASONING,)),
 }
@@ -114,9 +121,9 @@ CONTEXTS: dict[Context, ContextSpec] = {
 #: (``"open"``: white space, then a ``<think>`` the model wrote anyway, is a tag; a grammar
 #: without the reasoning tags has only the answer). ``"off"`` has the answer only.
 FIRST_CONTEXT: dict[str, tuple[Context, ...]] = {
-    "tags": (PREAMBLE, ANSWER),
+    "tags": (START, PREAMBLE, ANSWER),
     "open": (OPENING, IN_REASONING),
-    "off": (ANSWER,),
+    "off": (START, ANSWER),
 }
 
 

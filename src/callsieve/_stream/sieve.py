@@ -54,7 +54,7 @@ from .._grammar.automaton import DEAD, UNKNOWN, EntryAutomaton
 from .._grammar.compiled import CompiledGrammar, load_grammar
 from .._grammar.names import THINK_CLOSE
 from .._scan.cursor import Cursor
-from .._scan.fences import FenceState, FenceTracker
+from .._scan.fences import FenceState, FenceTracker, lead_search
 from .entries import ALL_PROSE, HOLD, TEXT, EntryFinder
 from .modes import (
     ANSWER,
@@ -70,6 +70,7 @@ from .modes import (
     PROSE,
     REASONING,
     RUN,
+    START,
     Context,
     Mode,
     SieveState,
@@ -427,7 +428,8 @@ class SieveMachine(LifeView):
         if finder.tracker is not self._fences:  # (reasoning's sees no code: SPEC §15)
             self._fences = finder.tracker
             self._cur.use_fences(finder.tracker)
-            self._lead_search = finder.lead_search
+        self._fences.use_leads(finder.leads)  # (the start's anchored entries lead with more)
+        self._lead_search = finder.lead_search
         auto = self._auto = finder.auto
         self._accepting, self._onward, self._trans = auto.accepting, auto.onward, auto.trans
         self._until_text = spec.until_text
@@ -749,6 +751,9 @@ class SieveMachine(LifeView):
         life = self._life
         reasoning = None if self._context is not IN_REASONING else self._reason_calls
         cap = self._cap = life.open(opener, base + i, reasoning)
+        after = CONTEXTS[self._context].after_block
+        if after:  # (the reply's start is over: its anchored entries with it)
+            self._set_context(next(c for c in after if c in self._finders))
         pos = opener.end()
         if (
             final
@@ -822,7 +827,7 @@ def _finders(
     plain: FenceTracker | None = None
     finders: dict[Context, EntryFinder] = {}
     for context, spec in CONTEXTS.items():
-        if (reasoning == "off" and context is not ANSWER) or not all(
+        if (reasoning == "off" and context not in (ANSWER, START)) or not all(
             t in tables for t in spec.tables
         ):
             continue
@@ -835,6 +840,14 @@ def _finders(
             # of a template that wrote <think> itself — and is noticed as the openers are,
             # with no search of its own (``_reasoning_tag``; docs/reasoning.md).
             table = tables["reasoning"]
+        if context is START:
+            # Anchored entries too, and a <think> where reasoning may open: their leads.
+            if reasoning != "off" and "start_think" in tables:
+                table = tables["start_think"]
+            finders[context] = EntryFinder(
+                g, table, lead_search(g.start_lead_chars, True), tracker, g.start_lead_chars
+            )
+            continue
         finders[context] = EntryFinder(g, table, tracker.live_lead.search, tracker)
     return finders
 
