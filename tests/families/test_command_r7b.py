@@ -5,8 +5,8 @@ and ``<|END_THINKING|>``, then the calls, a JSON list between ``<|START_ACTION|>
 chat templates (``CohereForAI-c4ai-command-r7b-12-2024-tool_use.jinja``, ``Cohere2MoE.jinja``:
 the list on lines of its own, ids ``"0"``, ``"1"``, …) and transformers' Cohere response
 template tests (``response/cohere.cases.json``, rewritten). The answer's
-``<|START_RESPONSE|>`` and ``<|END_RESPONSE|>`` wrappers stay in the text: a dialect cannot
-yet declare framing tags dropped (issue 32)."""
+``<|START_RESPONSE|>`` and ``<|END_RESPONSE|>`` wrappers and ``<|END_OF_TURN_TOKEN|>`` are
+frames: dropped from the text, the answer between them kept."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ CASES = [
         + END
         + "<|END_OF_TURN_TOKEN|>",
         [("simple_tool", {"temperature_format": "Celsius"})],
-        answer="<|END_OF_TURN_TOKEN|>",
+        answer="",
         ids=("0",),
         wraps=False,  # (its own thought: not drafted inside another)
     ),
@@ -67,10 +67,10 @@ CASES = [
         answer="",
     ),
     Case(
-        "answer-keeps-its-wrappers",
-        "<|START_RESPONSE|>It is sunny in Paris.<|END_RESPONSE|>",
+        "answer-loses-its-wrappers",
+        "<|START_RESPONSE|>It is sunny in Paris.<|END_RESPONSE|><|END_OF_TURN_TOKEN|>",
         [],
-        answer="<|START_RESPONSE|>It is sunny in Paris.<|END_RESPONSE|>",
+        answer="It is sunny in Paris.",
     ),
     Case(
         "an-object-with-no-tool-name-stays-text",

@@ -84,18 +84,6 @@ DIFFERENCES = {
         "a final channel right after the analysis channel's <|end|>, with no <|start|>assistant "
         "header, is not read as the answer's header (docs/families.md, gpt-oss)"
     ),
-    ("cohere", "test_cohere"): (
-        "the reply ends with <|END_OF_TURN_TOKEN|>, which parse_response drops and callsieve "
-        "keeps in the text: a dialect cannot yet declare framing tokens dropped (issue 32)"
-    ),
-    ("cohere", "test_tokenizer_parse_response"): (
-        "the reply ends with <|END_OF_TURN_TOKEN|>, which parse_response drops and callsieve "
-        "keeps in the text: a dialect cannot yet declare framing tokens dropped (issue 32)"
-    ),
-    ("cohere", "test_tools_is_a_noop_for_typed_json_tool_calls"): (
-        "the reply ends with <|END_OF_TURN_TOKEN|>, which parse_response drops and callsieve "
-        "keeps in the text: a dialect cannot yet declare framing tokens dropped (issue 32)"
-    ),
     ("qwen3", "test_coercion_never_reworks_already_typed_values"): (
         "a block with no </function> before </tool_call> does not parse, so it is text (SPEC §4)"
     ),
