@@ -346,6 +346,23 @@ FAMILY_UNITS: tuple[tuple[str, str, str, tuple[str, ...] | str, str], ...] = (
         '`<|tool_call_start|>[{"a": "` repeated, lfm2',
     ),
     (
+        "command_r7b-json",
+        '<|START_ACTION|>[{"tool_name": "f", "parameters": {"a": "',
+        "<|END_ACTION|>",
+        ("command_r7b",),
+        '`<|START_ACTION|>[{"tool_name": "f", "parameters": {"a": "` repeated, command_r7b',
+    ),
+    (
+        "step3-values",
+        (
+            "<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜>"
+            '<steptml:invoke name="f"><steptml:parameter name="a">'
+        ),
+        "<｜tool_calls_end｜>",
+        ("step3",),
+        "step3 block, invoke, a value left open, repeated",
+    ),
+    (
         "gigachat3-args",
         '<|function_call|>{"a": "',
         "}",

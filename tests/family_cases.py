@@ -38,6 +38,7 @@ ALL_DIALECTS = "all"
 THINK_TAGS: dict[str, tuple[str, str]] = {
     "seed_oss": ("<seed:think>", "</seed:think>"),
     "gpt_oss": ("<|channel|>analysis<|message|>", "<|end|>"),
+    "command_r7b": ("<|START_THINKING|>", "<|END_THINKING|>"),
     "minimax_m3": ("<mm:think>", "</mm:think>"),
     "kimi_k3": ("<|open|>think<|sep|>", "<|close|>think<|sep|>"),
     "hy_v3": ("<think:opensource>", "</think:opensource>"),

@@ -11,7 +11,9 @@ the dialect it spells) exactly as ``Sieve`` would, and prints either ``FILE: ok`
 was found (the block's entries, the lead characters prose is searched for, whether a
 spelling for writing is there) or the loader's refusal, which names the file and line. It
 also warns of a rule alias that is close to a contract name but is none (``-> call_nmae``),
-which the loader accepts and the contract then ignores.
+which the loader accepts and the contract then ignores. A dialect file is loaded alone, then
+beside the default dialects and beside ``"all"`` (dialect isolation, a conflict between
+dialects), and the loader's warnings (``GrammarWarning``) are printed.
 What it guarantees: the same checks ``Sieve`` makes, nothing else refused; exit code 0 for a
 file the loader takes, 1 for one it refuses (one line per problem, ``FILE:LINE: …``).
 What it costs: one grammar load (cold: ~100 ms).
@@ -22,12 +24,13 @@ from __future__ import annotations
 import argparse
 import difflib
 import re
+import warnings
 from pathlib import Path
 from typing import Any, TextIO
 
-from ._base.errors import CallsieveError, GrammarError
+from ._base.errors import CallsieveError, GrammarError, GrammarWarning
 from ._grammar.compiled import DEFAULT_DIALECTS, load_grammar
-from ._grammar.files import ALL, dialect_summaries, grammar_dirs
+from ._grammar.files import ALL, all_dialects, dialect_summaries, grammar_dirs
 from ._grammar.names import BODY_PREFIX
 from ._grammar.namespace import CONTRACT
 from ._grammar.rule_sets import REPAIR_PREFIX
@@ -121,17 +124,21 @@ def _check(path: Path, out: TextIO) -> int:
     if spelled:
         folder = folder.parent
     dirs = (str(folder),)
-    try:
-        if name == "common":
-            g = load_grammar(DEFAULT_DIALECTS, dirs)
-        else:
-            g = load_grammar((name,), dirs)
-            if spelled or (folder / SPELLING_DIR / f"{name}.lark").is_file():
-                spelling(name, dirs)
-    except GrammarError as exc:
-        out.writelines(f"{line}\n" for line in str(exc).splitlines())
-        out.flush()
-        return EXIT_REFUSED
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", GrammarWarning)
+        try:
+            if name == "common":
+                g = load_grammar(DEFAULT_DIALECTS, dirs)
+            else:
+                g = load_grammar((name,), dirs)
+                if spelled or (folder / SPELLING_DIR / f"{name}.lark").is_file():
+                    spelling(name, dirs)
+                _beside_others(name, dirs)
+        except GrammarError as exc:
+            out.writelines(f"{line}\n" for line in str(exc).splitlines())
+            out.flush()
+            return EXIT_REFUSED
+    out.writelines(f"warning: {w.message}\n" for w in caught if w.category is GrammarWarning)
     out.writelines(f"{warning}\n" for warning in _warnings(path))
     entries = ", ".join(sorted({e.terminal for e in g.entries if e.synthetic is None}))
     out.write(
@@ -146,6 +153,20 @@ def _check(path: Path, out: TextIO) -> int:
     )
     out.flush()
     return EXIT_OK
+
+
+def _beside_others(name: str, dirs: tuple[str, ...]) -> None:
+    """Load dialect ``name`` as ``Sieve(grammar_dirs=dirs)`` and ``Sieve(dialects="all",
+    grammar_dirs=dirs)`` would: beside the default dialects, and beside every dialect (a
+    conflict or an opener another dialect shadows shows only there). A refusal says which."""
+    for company, dialects in (
+        ("the default dialects", (*DEFAULT_DIALECTS, name)),
+        (f"{ALL!r}", all_dialects(dirs)),
+    ):
+        try:
+            load_grammar(tuple(dict.fromkeys(dialects)), dirs)
+        except GrammarError as exc:
+            raise GrammarError(f"loaded beside {company}: {exc}", expected=exc.expected) from None
 
 
 def _warnings(path: Path) -> list[str]:

@@ -32,9 +32,10 @@ def _blocks(kind: str) -> list[str]:
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: Any) -> str:
     d = tmp_path_factory.mktemp("my_grammars")
-    grammar, spelling, acme2 = _blocks("lark")
+    grammar, spelling, acme2, acme3 = _blocks("lark")
     (d / "acme.lark").write_text(grammar, encoding="utf-8")
     (d / "acme2.lark").write_text(acme2, encoding="utf-8")
+    (d / "acme3.lark").write_text(acme3, encoding="utf-8")
     (d / "spelling").mkdir()
     (d / "spelling" / "acme.lark").write_text(spelling, encoding="utf-8")
     return str(d)
@@ -150,3 +151,19 @@ class TestAcme(FamilySuite):
 
     def test_with_every_dialect_enabled(self, case: Case) -> None:
         check_every_way(self.dialect, case, "all")
+
+
+def test_the_json_family_reads_its_own_keys(folder: str) -> None:
+    """Section 8: Acme-3's envelope keys, declared by directives, in any order."""
+    text = (
+        "Checking.\n<acme3:action>[\n"
+        '  {"call_id": "0", "tool": "get_weather", "args": {"city": "Paris"}},\n'
+        '  {"args": {}, "tool": "now", "call_id": "1"}\n]</acme3:action> done'
+    )
+    assert text.split("\n", 1)[1].startswith(_blocks("text")[-1][:14])
+    r = run_all_ways(text, dialects=["acme3"], grammar_dirs=[folder])
+    assert r.text == "Checking.\n done"
+    assert [(c.name, c.input, c.id) for c in r.calls] == [
+        ("get_weather", {"city": "Paris"}, "0"),
+        ("now", {}, "1"),
+    ]

@@ -166,3 +166,56 @@ def test_check_grammar_runs_as_a_command() -> None:
         check=False,
     )
     assert done.returncode == 0 and "ok" in done.stdout
+
+
+SHADOW = """\
+// dialect: shadow — spelled as dsml_v4's opener, read otherwise
+shadow: SHADOW_OPEN shadow_call SHADOW_CLOSE
+shadow_call: shadow_name ";" -> call
+shadow_name: SHADOW_NAME -> call_name
+SHADOW_OPEN: "<｜DSML｜tool_calls>"
+SHADOW_CLOSE: "</x>"
+SHADOW_NAME: /<(?P<v>[a-z]{1,9})(?=;)/
+"""
+
+
+@pytest.mark.parametrize(
+    ("files", "company"),
+    [
+        ({"shadow": SHADOW}, "the default dialects"),
+        (
+            {
+                "shadow": SHADOW.replace("<｜DSML｜tool_calls>", "<tc>"),
+                "twin": SHADOW.replace("shadow", "twin").replace(
+                    '"<｜DSML｜tool_calls>"', "/<[t]c>/"
+                ),
+            },
+            "'all'",
+        ),
+    ],
+)
+def test_check_grammar_loads_the_file_beside_the_defaults_and_all(
+    tmp_path: Path, capsys: Any, files: dict[str, str], company: str
+) -> None:
+    """A file the loader takes alone may clash with the dialects enabled beside it, as
+    ``Sieve(grammar_dirs=[dir])`` or ``dialects="all"`` enable them (issue 32): check-grammar
+    loads it there too and says where it was refused, naming both files."""
+    from callsieve.__main__ import main
+
+    for name, text in files.items():
+        (tmp_path / f"{name}.lark").write_text(text, encoding="utf-8")
+    callsieve._grammar.compiled.load_grammar(("shadow",), (str(tmp_path),))  # (alone: fine)
+    assert main(["check-grammar", str(tmp_path / "shadow.lark")]) == 1
+    out = capsys.readouterr().out
+    assert f"loaded beside {company}:" in out and "shadow.lark:5" in out
+
+
+def test_check_grammar_prints_the_loaders_warnings(tmp_path: Path, capsys: Any) -> None:
+    from callsieve.__main__ import main
+
+    text = SHADOW.replace('"<｜DSML｜tool_calls>"', '"<sh>"').replace("/<(?P<v>", "/(?P<v>")
+    (tmp_path / "shadow.lark").write_text(text, encoding="utf-8")
+    assert main(["check-grammar", str(tmp_path / "shadow.lark")]) == 0
+    assert (
+        "warning: " in capsys.readouterr().out and "SHADOW_NAME" in capsys.readouterr().out + text
+    )

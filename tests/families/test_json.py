@@ -6,6 +6,9 @@ prose comes out unchanged, and so does any payload inside a Markdown fence (SPEC
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
+
 import pytest
 from family_cases import Case, FamilySuite
 from helpers import run_all_ways
@@ -174,8 +177,9 @@ CASES = [
         '{"tool_calls": [{"name": "a", "arguments": {}}',
         [("a", {})],
         answer='{"tool_calls": [',
-        # (with llama3_json enabled too, a bare object is its: the same call)
-        with_all=[("a", {})],
+        # (with every dialect enabled, llamacpp_generic's more specific opener takes the
+        # first object's `{` too, and its block fails at the end of the text: no call)
+        with_all=[],
     ),
     Case(
         "braces",
@@ -184,6 +188,16 @@ CASES = [
         answer='a {b} c [d] {"e" f} [{x}] {{',
         wraps=False,
     ),
+]
+
+#: With every dialect enabled, ``{"tool_calls": [{`` opens a ``llamacpp_generic`` block: its
+#: opener, which takes the first object's ``{`` too, is the more specific (dialect isolation,
+#: grammar/README.md "Entries"). The same calls.
+CASES = [
+    replace(c, with_all=c.calls)
+    if re.search(r'\{\s*"tool_calls"\s*:\s*\[\s*\{', c.text) and c.with_all is None
+    else c
+    for c in CASES
 ]
 
 

@@ -55,6 +55,8 @@ FAMILIES = (
     "kimi_k3",
     "hy_v3",
     "functiongemma",
+    "command_r7b",
+    "step3",
     "gigachat3",
     "apertus",
     "olmo3",
@@ -265,6 +267,7 @@ def test_format_calls_round_trips(dialect: str, data: Any) -> None:
 
 #: The families that write a value as raw text, typed by the tool's schema (SPEC §19).
 RAW = (
+    "step3",
     "qwen3_coder",
     "glm45",
     "minimax_m2",
@@ -467,6 +470,10 @@ RAW_42 = {
         '<arg_value:opensource>"42"</arg_value:opensource>',
     ),
     "functiongemma": ("s:<escape>42<escape>", 's:<escape>"42"<escape>'),
+    "step3": (
+        '<steptml:parameter name="s">42</steptml:parameter>',
+        '<steptml:parameter name="s">"42"</steptml:parameter>',
+    ),
 }
 
 
@@ -498,6 +505,7 @@ def test_what_a_string_schema_cannot_carry_is_a_format_error(dialect: str) -> No
         "minimax_m3": "]<]minimax[>[</s>",
         "hy_v3": "</arg_value:opensource>",
         "functiongemma": "<escape>",
+        "step3": "</steptml:parameter>",
     }.get(dialect, "</parameter>")
     for value, why in ((f"a{close_tag}b", "would end it early"), (7, "its value is an integer")):
         with pytest.raises(FormatError, match=f"parameter 's' is typed string.*{why}"):

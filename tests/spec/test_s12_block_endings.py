@@ -78,6 +78,7 @@ def test_the_missing_wrapper_repair_needs_a_closer(tmp_path: Path) -> None:
     }
 
 
+@pytest.mark.filterwarnings("ignore::callsieve.GrammarWarning")  # (a bare name is an entry)
 def test_a_hard_run_with_a_negated_class_stops_at_the_class_it_negates(tmp_path: Path) -> None:
     dirs = write(
         tmp_path,

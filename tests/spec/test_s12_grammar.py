@@ -14,6 +14,7 @@ from callsieve import (
     DEFAULT_DIALECTS,
     ConfigurationError,
     GrammarError,
+    GrammarWarning,
     Sieve,
     available_dialects,
     parse,
@@ -72,6 +73,42 @@ def test_token_that_could_grow_past_its_look_ahead_is_refused(tmp_path: Path) ->
     )
     with pytest.raises(GrammarError, match="look-ahead"):
         Sieve(dialects=("grow",), grammar_dirs=(d,))
+
+
+@pytest.mark.parametrize("value", [r"\S{1,64}", r"(?P<v>\S{1,64})"])
+def test_token_that_could_grow_is_refused_inside_a_named_group(tmp_path: Path, value: str) -> None:
+    """The check looks inside groups: ``(?P<v>\\S{1,64})(?=[\\s>])`` is refused as the bare
+    repeat is. Accepted, ``<o get>weather>`` was no call whole and, cut after ``get>``, a
+    call ``get>weather`` (issue 32)."""
+    rules = "grow: O g_call\ng_call: g_name C -> call\ng_name: X -> call_name\n"
+    terms = f'O: "<o "\nC: ">"\nX: /{value}(?=[\\s>])/\n'
+    d = _grammar_dir(tmp_path, "grow", rules + terms)
+    with pytest.raises(GrammarError, match="look-ahead"):
+        Sieve(dialects=("grow",), grammar_dirs=(d,))
+
+
+WSD = (
+    "wsd: WSD_OPEN wsd_call+ WSD_CLOSE\n"
+    'wsd_call: WSD_CALL_OPEN wsd_name ">" -> call\n'
+    "wsd_name: WSD_NAME -> call_name\n"
+    'WSD_OPEN: "<calls>"\nWSD_CLOSE: "</calls>"\n'
+    "WSD_NAME: /[a-z]{1,9}(?=>)/\n"
+)
+
+
+def test_missing_opener_entry_that_widens_the_lead_set_warns(tmp_path: Path) -> None:
+    """A call opener that may begin with white space is, for the missing-opener repair, an
+    entry: prose is then searched for white space. The loader says so, naming the terminal
+    and its lead set (issue 32); the grammar still loads and reads."""
+    d = _grammar_dir(tmp_path, "wsd", WSD + "WSD_CALL_OPEN: /\\s{0,4}<c /\n")
+    with pytest.warns(GrammarWarning, match=r"WSD_CALL_OPEN .* searched for \\s too"):
+        r = parse("hi <calls> <c f></calls>", dialects=("wsd",), grammar_dirs=(d,))
+    assert [c.name for c in r.calls] == ["f"]
+
+
+def test_missing_opener_entry_within_the_lead_set_is_silent(tmp_path: Path) -> None:
+    d = _grammar_dir(tmp_path, "wsd", WSD + 'WSD_CALL_OPEN: "<c "\n')
+    assert [c.name for c in parse("<c f>", dialects=("wsd",), grammar_dirs=(d,)).calls] == []
 
 
 def test_unbounded_token_is_refused(tmp_path: Path) -> None:
@@ -224,7 +261,8 @@ def test_name_terminal_without_value_group_stands_for_itself(tmp_path: Path) -> 
             "PLAIN_NAME: /[a-z_]{1,64}(?=;)/\n"
         ),
     )
-    r = parse("go <plain>do_it;</plain>!", dialects=("plain",), grammar_dirs=[d])
+    with pytest.warns(GrammarWarning, match="PLAIN_NAME"):  # (a bare name is an entry)
+        r = parse("go <plain>do_it;</plain>!", dialects=("plain",), grammar_dirs=[d])
     assert (r.text, [(c.name, c.input) for c in r.calls]) == ("go !", [("do_it", {})])
 
 

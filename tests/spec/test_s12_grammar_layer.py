@@ -18,6 +18,11 @@ from callsieve._grammar import names
 from callsieve._grammar.compiled import load_grammar
 from callsieve._grammar.files import all_dialects
 
+#: The small dialects here begin a call with a bare name (``pa:NAME``), which the
+#: missing-opener repair makes an entry: the loader's warning about it is right, and beside
+#: the point of these tests (tests/spec/test_s12_grammar.py tests it).
+pytestmark = pytest.mark.filterwarnings("ignore::callsieve.GrammarWarning")
+
 
 def _write(folder: Path, **files: str) -> str:
     folder.mkdir(parents=True, exist_ok=True)
@@ -321,3 +326,49 @@ def test_deepseeks_special_tokens_are_defined_once(tmp_path: Path) -> None:
     (d / "deepseek_native.lark").write_text(text.replace("<｜User｜>", "<｜Usr｜>"), "utf-8")
     with pytest.raises(GrammarError, match=r"USER .*special token USER of _leaks\.lark"):
         spelling("deepseek_native", (str(tmp_path),))
+
+
+# ---------------------------------------------------------------- dialect isolation (issue 32)
+def _opened(n: str, opener: str) -> str:
+    """Dialect ``n``: ``OPENER n:NAME;</tc>``, its opener as given (a pattern or a string)."""
+    return (
+        f"{n}: {n.upper()}_OPEN {n}_call+ MY_CLOSE\n"
+        f"{n}_call: {n}_name CALL_END -> call\n"
+        f"{n}_name: NAME -> call_name\n"
+        f'{n.upper()}_OPEN{opener}\nMY_CLOSE: "</tc>"\nCALL_END: ";"\n'
+        f"NAME: /{n}:(?P<v>[a-z_]{{1,64}})(?=;)/\n"
+    )
+
+
+def test_the_more_specific_opener_wins_whatever_the_dialects_order(tmp_path: Path) -> None:
+    """``wide`` opens at ``<[|｜]tc[_ ]begin[|｜]>``, ``narrow`` at ``<｜tc_begin｜>`` only: the
+    text both match opens the more specific one's block, though ``wide`` comes first (Step-3's
+    ``<｜tool_calls_begin｜>`` beside DeepSeek's noisy spelling)."""
+    d = _write(
+        tmp_path,
+        wide=_opened("wide", ": /<[|｜]tc[_ ]begin[|｜]>/"),
+        narrow=_opened("narrow", ': "<｜tc_begin｜>"'),
+    )
+    opts = {"dialects": ("wide", "narrow"), "grammar_dirs": [d]}
+    r = run_all_ways("<｜tc_begin｜>narrow:f;</tc> <|tc begin|>wide:g;</tc>", **opts)
+    assert [(c.name, c.dialect) for c in r.calls] == [("f", "narrow"), ("g", "wide")]
+
+
+@pytest.mark.parametrize(
+    ("wide", "narrow", "why"),
+    [
+        (": /<[t]c>/", ': "<tc>"', "neither is the more specific"),
+        (".2: /<t[dc]>/", ': "<tc>"', "more specific one has the lower priority"),
+    ],
+)
+def test_openers_nothing_tells_apart_are_refused_naming_both_files(
+    tmp_path: Path, wide: str, narrow: str, why: str
+) -> None:
+    d = _write(tmp_path, wide=_opened("wide", wide), narrow=_opened("narrow", narrow))
+    message = _refused(d, ("wide", "narrow"))
+    assert "wide.lark:" in message and "narrow.lark:" in message and why in message
+
+
+def test_openers_of_one_block_shape_are_not_isolated() -> None:
+    """The default dialects' openers overlap (aliases), but open the same body: they load."""
+    assert load_grammar(DEFAULT_DIALECTS).dialects == DEFAULT_DIALECTS

@@ -656,3 +656,91 @@ def test_readers_from_every_entry_end_where_reading_ends(unit: str, at: str, chu
         spec = load_grammar((dialect,), ()).terminals[name]
         # (then from the end back: each reader deeper than the walks it meets)
         _readers_agree(spec, text, starts + starts[::-1], lambda a: a + chunk)
+
+
+# ---------------------------------------------------------------- 5. envelope keys a dialect declares
+ACT = """\
+// <act>[{"tool_call_id": "0", "tool_name": "f", "parameters": {...}}, ...]</act>
+//%envelope_name tool_name
+//%envelope_arguments parameters
+//%envelope_id tool_call_id
+act: ACT_OPEN ACT_LIST_OPEN act_item (ACT_COMMA act_item)* ACT_LIST_CLOSE ACT_CLOSE
+act_item: act_object -> call
+act_object: ACT_OBJECT_RUN -> call_json
+ACT_OPEN: "<act>"
+ACT_CLOSE: /\\s{0,32}<\\/act>/
+ACT_LIST_OPEN: /\\s{0,32}\\[/
+ACT_COMMA: /\\s{0,32},/
+ACT_LIST_CLOSE: /\\s{0,32}\\]/
+ACT_OBJECT_RUN: /\\s*\\{[\\s\\S]*\\}/
+"""
+
+
+@pytest.fixture(scope="module")
+def declared(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    folder = tmp_path_factory.mktemp("declared_keys")
+    (folder / "act.lark").write_text(ACT, encoding="utf-8")
+    (folder / "herm.lark").write_text(HERM, encoding="utf-8")
+    return {"dialects": ("act", "herm"), "grammar_dirs": (str(folder),)}
+
+
+@pytest.mark.parametrize(
+    "obj",
+    [
+        '{"tool_call_id": "0", "tool_name": "f", "parameters": {"a": 1}}',
+        '{"parameters": {"a": 1}, "tool_name": "f", "tool_call_id": "0"}',
+        '{"tool_name": "f", "tool_call_id": "0", "parameters": {"a": 1}, "extra": [1]}',
+    ],
+)
+def test_a_dialect_declares_its_envelopes_keys_read_in_any_order(
+    declared: dict[str, Any], obj: str
+) -> None:
+    """``//%envelope_name``, ``//%envelope_arguments``, ``//%envelope_id``: the keys a JSON
+    envelope of the dialect is read by, whatever their order (Command R7B's
+    ``tool_name``/``parameters``/``tool_call_id``)."""
+    r = run_all_ways(
+        f'Go.\n<act>[{obj}, {{"tool_name": "g", "parameters": {{}}}}]</act>', **declared
+    )
+    assert (r.text, calls(r)) == ("Go.\n", [("f", {"a": 1}), ("g", {})])
+    assert r.calls[0].id == "0"
+
+
+def test_declared_keys_are_the_dialects_own(declared: dict[str, Any]) -> None:
+    """Another dialect's envelopes keep the default keys: ``tool_name`` names no call in
+    ``herm``, and ``name`` none in ``act``."""
+    assert (
+        calls(parse('<tool_call>{"tool_name": "f", "parameters": {}}</tool_call>', **declared))
+        == []
+    )
+    assert calls(parse('<tool_call>{"name": "f", "parameters": {}}</tool_call>', **declared)) == [
+        ("f", {})
+    ]
+    assert calls(parse('<act>[{"name": "f", "arguments": {}}]</act>', **declared)) == []
+
+
+def test_declared_keys_stream_the_arguments(declared: dict[str, Any]) -> None:
+    """With ``early_emit="arguments"`` a declared envelope streams as the default one does:
+    the call starts when its name closes, its arguments go out as they arrive."""
+    body = '{"q": "a long query", "n": [1, 2]}'
+    text = f'<act>[{{"tool_call_id": "7", "tool_name": "search", "parameters": {body}}}]</act>'
+    sieve = Sieve(early_emit="arguments", **declared)
+    events: list[Any] = []
+    before_end = 0
+    for k, ch in enumerate(text):
+        got = sieve.feed(ch)
+        events += got
+        if k < text.index(body) + len(body) - 1:
+            before_end += sum(isinstance(e, ArgumentsDelta) for e in got)
+    events += sieve.close()
+    deltas = "".join(e.delta for e in events if isinstance(e, ArgumentsDelta))
+    (finished,) = [e.call for e in events if isinstance(e, CallFinished)]
+    assert (finished.name, finished.id) == ("search", "7")
+    assert deltas == finished.arguments == '{"q":"a long query","n":[1,2]}'
+    assert before_end > 10
+
+
+@pytest.mark.parametrize("line", ["//%envelope_name", "//%envelope_name a=b"])
+def test_an_envelope_directive_takes_words(tmp_path: Path, line: str) -> None:
+    (tmp_path / "act.lark").write_text(ACT.replace("//%envelope_name tool_name", line))
+    with pytest.raises(GrammarError, match="act.lark:2: //%envelope_name takes one or more"):
+        load_grammar(("act",), (str(tmp_path),))

@@ -61,13 +61,15 @@ FAMILIES = JSON_FAMILIES + RAW_FAMILIES
 #: Raw families whose parser trims a line break at a value's ends (the constraint keeps
 #: line breaks out of their string bodies).
 TRIMMING = ("seed_oss",)
-#: No exported shape: a call index in the head (kimi_k2), Python literals (pythonic, lfm2,
+#: No exported shape: a call index in the head (kimi_k2,
+#: command_r7b), Python literals (pythonic, lfm2,
 #: olmo3, llama3_builtin), a parameter's closing tag named by its key (minimax_m3), a
 #: separator between raw arguments (functiongemma), no spelling at all (gemma4), SPEC §5
 #: markup values without an invoke (minicpm5), openers anchored at the reply's start
 #: (functionary_v32).
 NOT_EXPORTED = (
     "kimi_k2",
+    "command_r7b",
     "pythonic",
     "lfm2",
     "minimax_m3",

@@ -243,6 +243,9 @@ def test_regex_edges(pattern: str, first: Any, last: Any, width: int) -> None:
         (r"[^\s>]{3}(?=[\s>\u200b])", set()),  # a fixed count cannot back off
         (r"[^\s>]{1,9}(?=[\s>])", set()),  # the look-ahead takes nothing the repeat takes
         (r"(?P<v>\"[^\"]*\"|[a-z]{1,9}(?=[a>]))", {"a"}),  # found inside groups and branches
+        (r"(?P<v>\S{1,64})(?=[\s>])", {">"}),  # the repeat ends a named group (issue 32)
+        (r"(?:(?P<v>[a-z]{1,9})|\d)(?=[a>])", {"a"}),  # ... or a branch of a group
+        (r"(?P<v>[a-z]{1,9}x)(?=[a>])", set()),  # the group ends on a fixed character
     ],
 )
 def test_growable_before_lookahead(pattern: str, grows: set[str]) -> None:

@@ -27,6 +27,7 @@ PUBLIC = {
     "Event",
     "FormatError",
     "GrammarError",
+    "GrammarWarning",
     "InputTypeError",
     "LeakFilter",
     "Metrics",

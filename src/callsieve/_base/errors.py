@@ -14,6 +14,7 @@ __all__ = [
     "ConfigurationError",
     "FormatError",
     "GrammarError",
+    "GrammarWarning",
     "InputTypeError",
     "SieveClosedError",
     "UnknownOptionError",
@@ -50,6 +51,12 @@ class FormatError(CallsieveError, ValueError):
 
 class GrammarError(CallsieveError):
     """A grammar file breaks the scanner contract (see grammar/README.md)."""
+
+
+class GrammarWarning(UserWarning):
+    """A grammar the loader accepts but whose author may not mean what it does: a
+    missing-opener entry that widens the characters prose is searched for (grammar/README.md,
+    Entries). Not a ``CallsieveError``: nothing is raised."""
 
 
 class UnknownOptionError(ConfigurationError, TypeError):

@@ -57,7 +57,7 @@ from .._base.values import (
 )
 from .._config.options import make_call_id
 from .._config.policy import coerced
-from .._grammar.directives import PLAIN_VALUES, ValueReading
+from .._grammar.directives import PLAIN_VALUES, EnvelopeKeys, ValueReading
 from .._grammar.names import CALL_NAME, CDATA_CLOSE, CDATA_OPEN, CDATA_RUN, PARAM, PARAM_NAME
 from .._grammar.patterns import compile as compile_pattern
 from .assembler import contract_value, param_schema, param_schema_type
@@ -376,7 +376,12 @@ class ArgStream:
         self.token(run.name)
         self.raw_strings = reading.raw_strings
         self.run_kind = _NO_RUN
-        if self._envelope_run(run) or self.index < 0 or self.broken or self.stopped:
+        if (
+            self._envelope_run(run, reading.envelope)
+            or self.index < 0
+            or self.broken
+            or self.stopped
+        ):
             return
         if run.name in self.json_terminals:
             if not self.sent:  # (the object is all the arguments: none went out before)
@@ -390,14 +395,14 @@ class ArgStream:
         else:
             self._body_run(run, state)
 
-    def _envelope_run(self, run: TerminalSpec) -> bool:
+    def _envelope_run(self, run: TerminalSpec, keys: EnvelopeKeys) -> bool:
         """A call whose name is in its JSON (an envelope) starts: the name once it closes,
         then the arguments (``EnvelopeStream``; a value the schema may coerce held as in a
         JSON body). Whether it was one."""
         if self.index >= 0 or self.name or self.sent or run.name not in self.envelope_terminals:
             return False
         self.run_kind = _ENVELOPE
-        self.envelope = EnvelopeStream(self._named, self._json_holds, self._json_value)
+        self.envelope = EnvelopeStream(self._named, self._json_holds, self._json_value, keys)
         if self.head:
             self._envelope("".join(self.head))
             self.head = []

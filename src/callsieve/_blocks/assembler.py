@@ -39,7 +39,7 @@ from lark import Discard, Token, Transformer, Tree
 from .._base.python_args import python_kwargs
 from .._base.values import decode_param, load_json, parse_argument_object
 from .._grammar import names as n
-from .._grammar.directives import PLAIN_VALUES, ValueReading
+from .._grammar.directives import PLAIN_VALUES, EnvelopeKeys, ValueReading
 
 __all__ = [
     "CallTransformer",
@@ -106,18 +106,6 @@ _RAW = 10  # (_RAW, a raw_value's text, verbatim)
 _ENVELOPE = 11  # (_ENVELOPE, the JSON text of an object that must be an envelope)
 _KWARGS = 12  # (_KWARGS, Python keyword arguments' text, up to the closing parenthesis)
 
-#: The keys of a JSON envelope (``call_json`` in a call without a ``call_name``, and
-#: ``call_envelope``): the name, then the arguments, under the first of these keys it has;
-#: without a name, an object under ``function`` may be the envelope (OpenAI's wire form);
-#: ``id`` is the model's id for the call. A ``call_envelope`` has no key but these.
-ENVELOPE_NAME = "name"
-ENVELOPE_ARGUMENTS = ("arguments", "parameters", "input")
-ENVELOPE_FUNCTION = "function"
-ENVELOPE_ID = "id"
-ENVELOPE_KEYS = frozenset(
-    {ENVELOPE_NAME, *ENVELOPE_ARGUMENTS, ENVELOPE_FUNCTION, ENVELOPE_ID, "type"}
-)
-
 Parts = list[tuple[bool, str]]
 
 
@@ -125,7 +113,8 @@ class CallTransformer(Transformer[Token, Any]):
     """The rule-name contract as a Lark ``Transformer``: ``transform`` on a ``call`` node
     gives ``(name, input)``, or raises ``ValueError`` (a call without a name, a parameter
     without one, arguments that are not a JSON object). ``schemas``: as
-    ``_config.tools.schemas_of`` gives them, read only.
+    ``_config.tools.schemas_of`` gives them, read only; ``envelope``: the keys a JSON
+    envelope is read by (its dialect's, ``_grammar.directives``).
 
     Two departures from Lark's default, both invisible in the result: the method of a node
     is found in ``_CONTRACT`` (one ``dict`` lookup; a user rule named after some other
@@ -274,7 +263,7 @@ class CallTransformer(Transformer[Token, Any]):
         over the earlier."""
         try:
             parts = _CallParts(children)
-            name, ident, json_args = _json_bodies(parts.bodies, parts.name, parts.ident)
+            name, ident, json_args = _json_bodies(parts, self._reading.envelope)
             if not name:
                 raise _NotBuilt("a call needs a non-empty name")
             collected = self._parameters(name, parts.params)
@@ -362,19 +351,18 @@ class _CallParts:
                     self.name = child[2]
 
 
-def _json_bodies(
-    bodies: list[tuple[str, bool]], name: str, ident: str
-) -> tuple[str, str, list[dict[str, Any]]]:
-    """The JSON bodies as objects, and the call's name and id: ``name`` and ``ident``, or, if
-    it has none, those an envelope body gives (``_envelope``: its arguments are then the
-    body); a ``call_envelope`` body must be a whole envelope."""
+def _json_bodies(parts: _CallParts, keys: EnvelopeKeys) -> tuple[str, str, list[dict[str, Any]]]:
+    """The JSON bodies as objects, and the call's name and id: the parts' own, or, if it has
+    none, those an envelope body gives (``_envelope``, by ``keys``: its arguments are then
+    the body); a ``call_envelope`` body must be a whole envelope."""
+    name, ident = parts.name, parts.ident
     json_args: list[dict[str, Any]] = []
-    for text, strict in bodies:
+    for text, strict in parts.bodies:
         body = _json_object(text)
         if body is None:
             raise _NotBuilt("a JSON body is not a JSON object")
         if strict or not name:
-            read = _envelope(body, strict)
+            read = _envelope(body, strict, keys)
             if isinstance(read, ValueError):
                 raise _NotBuilt(*read.args)
             if read is not None:
@@ -398,28 +386,29 @@ def _joined(children: list[Any]) -> str:
 
 
 def _envelope(
-    body: dict[str, Any], strict: bool
+    body: dict[str, Any], strict: bool, keys: EnvelopeKeys
 ) -> tuple[str, dict[str, Any], str] | ValueError | None:
-    """What a JSON envelope says (grammar/README.md, ``call_json``): ``(name, arguments,
-    id)``; None if ``body`` is no envelope (it is then the arguments), or, ``strict``
-    (``call_envelope``), the error that it is not a whole one."""
-    ident = body.get(ENVELOPE_ID)
+    """What a JSON envelope says (grammar/README.md, ``call_json``), read by ``keys``:
+    ``(name, arguments, id)``; None if ``body`` is no envelope (it is then the arguments),
+    or, ``strict`` (``call_envelope``), the error that it is not a whole one."""
+    ident = _first(body, keys.ident)
     inner = body
-    if ENVELOPE_NAME not in body and isinstance(body.get(ENVELOPE_FUNCTION), dict):
-        inner = body[ENVELOPE_FUNCTION]
+    if _first_key(body, keys.name) is None and isinstance(body.get(keys.function), dict):
+        inner = body[keys.function]
         if not isinstance(ident, str):
-            ident = inner.get(ENVELOPE_ID)
-    key = next((k for k in ENVELOPE_ARGUMENTS if k in inner), None)
+            ident = _first(inner, keys.ident)
+    name_key = _first_key(inner, keys.name)
+    key = _first_key(inner, keys.arguments)
     if strict and (
-        ENVELOPE_NAME not in inner
+        name_key is None
         or key is None
-        or not body.keys() <= ENVELOPE_KEYS
-        or not inner.keys() <= ENVELOPE_KEYS
+        or not body.keys() <= keys.known
+        or not inner.keys() <= keys.known
     ):
         return ValueError("a JSON object in prose is no call envelope")
-    if ENVELOPE_NAME not in inner:
+    if name_key is None:
         return None
-    named = inner[ENVELOPE_NAME]
+    named = inner[name_key]
     if not isinstance(named, str):
         return ValueError("a JSON body's name is not a string")
     args: Any = {} if key is None else inner[key]
@@ -428,6 +417,17 @@ def _envelope(
     if not isinstance(args, dict):
         return ValueError("a JSON body's arguments are not a JSON object")
     return named.strip(), args, ident.strip() if isinstance(ident, str) else ""
+
+
+def _first_key(obj: dict[str, Any], keys: tuple[str, ...]) -> str | None:
+    """The first of ``keys`` that ``obj`` has (None: none)."""
+    return next((k for k in keys if k in obj), None)
+
+
+def _first(obj: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    """The value under the first of ``keys`` that ``obj`` has (None: none)."""
+    key = _first_key(obj, keys)
+    return None if key is None else obj[key]
 
 
 def _json_object(text: str) -> dict[str, Any] | None:

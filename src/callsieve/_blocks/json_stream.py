@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._base.values import load_json
+from .._grammar.directives import DEFAULT_ENVELOPE, EnvelopeKeys
 from .._scan.balanced import MAX_JSON_DEPTH
 
 __all__ = ["EnvelopeStream", "JsonStream", "NotStreamable", "RepeatedKey"]
@@ -364,17 +365,11 @@ _E_SKIP = 7  # in a value that does not matter
 _E_AFTER = 8  # after a value: a comma or `}`
 _E_DONE = 9
 
-#: The keys an envelope's arguments may stand under, and its name's (as ``call_json`` reads
-#: them: grammar/README.md), and the key whose object may be the envelope itself.
-ENVELOPE_ARGUMENTS = ("arguments", "parameters", "input")
-ENVELOPE_NAME = "name"
-ENVELOPE_FUNCTION = "function"
-ENVELOPE_ID = "id"
-
 
 class EnvelopeStream:
     """A call envelope's JSON text as it arrives — ``{"name": "f", "arguments": {…}}``, or
-    that inside ``"function"`` — for argument streaming of calls whose name is in their JSON:
+    that inside ``"function"``, read by ``keys`` (its dialect's, as ``call_json`` reads them:
+    grammar/README.md) — for argument streaming of calls whose name is in their JSON:
     ``feed`` gives the name once its string closes, and then, if the arguments come after it
     and are an object, their compact JSON as it arrives (a ``JsonStream``). Anything else
     (the arguments first, as a string, text that is no JSON) streams nothing: the call sends
@@ -396,6 +391,7 @@ class EnvelopeStream:
         "on_name",
         "hold",
         "settle",
+        "keys",
     )
 
     def __init__(
@@ -403,7 +399,9 @@ class EnvelopeStream:
         on_name: Callable[[str], None] | None = None,
         hold: Callable[[str], bool] | None = None,
         settle: Callable[[str, str], str] | None = None,
+        keys: EnvelopeKeys = DEFAULT_ENVELOPE,
     ) -> None:
+        self.keys = keys
         self.state = _E_OPEN
         self.level = 0  # 1: the envelope; 2: the envelope inside "function"
         self.buf: list[str] = []  # a key's or the name's raw text so far
@@ -521,7 +519,7 @@ class EnvelopeStream:
                 else:
                     if value is None:
                         pass
-                    elif self.key == ENVELOPE_ID:
+                    elif self.key in self.keys.ident:
                         self.ident = self.ident or value.strip()
                     elif self.name is None:
                         self.name = value.strip()
@@ -534,19 +532,19 @@ class EnvelopeStream:
     def _value(self, c: str) -> None:
         """A value begins with ``c``: the name's string, the arguments object, the envelope
         inside ``"function"``, or a value to skip."""
-        key = self.key
-        if (key == ENVELOPE_NAME or key == ENVELOPE_ID) and c == '"':
+        key, keys = self.key, self.keys
+        if (key in keys.name or key in keys.ident) and c == '"':
             self.state = _E_NAME_STR
             self.buf = []
         elif (
-            key in ENVELOPE_ARGUMENTS
+            key in keys.arguments
             and c == "{"
             and self.name is not None
             and (self.named_at == self.level)
         ):
             self.args = JsonStream(self.hold, self.settle)
             self.state = _E_ARGS
-        elif key == ENVELOPE_FUNCTION and c == "{" and self.level == 1 and self.name is None:
+        elif key == keys.function and c == "{" and self.level == 1 and self.name is None:
             self.level, self.state = 2, _E_KEY
         else:
             self.skip = [False, False, 0]  # (in a string, after a backslash, depth)

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import re
 import threading
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -39,7 +40,7 @@ from lark import Lark
 from lark.parsers.lalr_interactive_parser import InteractiveParser
 from lark.parsers.lalr_parser_state import ParseConf, ParserState
 
-from .._base.errors import ConfigurationError
+from .._base.errors import ConfigurationError, GrammarWarning
 from . import cache
 from .automaton import EntryAutomaton
 from .directives import NO_TRAITS, PLAIN_VALUES, DialectTraits, ValueReading, value_reading
@@ -454,9 +455,11 @@ def _load(key: tuple[tuple[str, ...], tuple[str, ...]]) -> CompiledGrammar:
     blueprint = cache.read(digest, _CACHE_GLOBALS)
     if blueprint is not None:
         try:
-            return CompiledGrammar(blueprint, None, text, traits)
-        except Exception:  # noqa: BLE001,S110 - a stale or damaged blueprint: rebuilt below
-            pass
+            warm = CompiledGrammar(blueprint, None, text, traits)
+        except Exception:  # noqa: BLE001 - a stale or damaged blueprint: rebuilt below
+            warm = None
+        if warm is not None:
+            return _warned(warm, blueprint)
     blueprint, lark = _build(dialects, parts)
     g = CompiledGrammar(blueprint, lark, text, traits)
 
@@ -466,6 +469,13 @@ def _load(key: tuple[tuple[str, ...], tuple[str, ...]]) -> CompiledGrammar:
         return {**blueprint, "patterns": {s: f for s, f in frozen if f is not None}}
 
     cache.write(digest, with_patterns)
+    return _warned(g, blueprint)
+
+
+def _warned(g: CompiledGrammar, blueprint: dict[str, Any]) -> CompiledGrammar:
+    """``g``, once the blueprint's warnings are issued (once a process: loads are memoised)."""
+    for message in blueprint.get("widened", ()):
+        warnings.warn(message, GrammarWarning, stacklevel=2)
     return g
 
 

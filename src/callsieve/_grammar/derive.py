@@ -55,6 +55,7 @@ from .entry_tables import THINK_TABLES
 from .names import RUN_SUFFIX, START, check_terminals
 from .namespace import same_spellings
 from .no_lexer import NoLexer
+from .overlap import relation
 from .patterns import freeze
 from .prefix import (
     end_chars,
@@ -168,6 +169,7 @@ def derive(dialects: tuple[str, ...], src: Sources) -> tuple[Blueprint, Lark]:
         lead_set |= first_chars(source) or set()
     lead = "".join(sorted(lead_set.union(*(t["first"] for t in think.values()))))
     start_tables = _start_tables(src, entries, sources, groups, plain)
+    widened = _widened(entries[:plain], terms, think, src)
     _blocks_need_calls(dialects, lark.rules, src)
     data, memo = lark.memo_serialize([TerminalDef, Rule])
     blueprint: Blueprint = {
@@ -182,10 +184,47 @@ def derive(dialects: tuple[str, ...], src: Sources) -> tuple[Blueprint, Lark]:
         "nfa": nfa,
         "think": {k: {n: v for n, v in t.items() if n != "first"} for k, t in think.items()},
         "state_dialects": masks,
+        "widened": widened,
         "raw_rest": bool(rest),
         **start_tables,
     }
     return blueprint, lark
+
+
+def _shown(chars: set[str]) -> str:
+    """A lead set as a message shows it: white space as ``\\s``, the rest as written."""
+    spaces = {c for c in chars if c.isspace()}
+    rest = "".join(sorted(chars - spaces))
+    return " ".join(([r"\s"] if spaces else []) + ([repr(rest)] if rest else []))
+
+
+def _widened(
+    entries: tuple[tuple[str, str, str | None], ...],
+    terms: dict[str, dict[str, Any]],
+    think: dict[str, dict[str, Any]],
+    src: Sources,
+) -> list[str]:
+    """One message for each missing-opener entry that begins with a character no opener (nor
+    reasoning tag) begins with: prose is then searched for that character too, which the
+    author never wrote (a call opener that may begin with white space makes every space a
+    place a block may start). The loader warns with these (``GrammarWarning``)."""
+    searched: set[str] = set().union(*(t["first"] for t in think.values()))
+    for name, _, synthetic in entries:
+        if synthetic is None:
+            searched |= first_chars(terms[name]["source"]) or set()
+    out = []
+    for name, _, synthetic in entries:
+        extra = (first_chars(terms[name]["source"]) or set()) - searched
+        if synthetic is not None and extra:
+            out.append(
+                f"{src.where(name)}: terminal {src.label(name)} begins a call, so the "
+                f"missing-opener repair makes it an entry: prose is now searched for "
+                f"{_shown(extra)} too (its lead set: "
+                f"{_shown(first_chars(terms[name]['source']) or set())}); begin it "
+                "with a character its opener begins with, or let the opener take what "
+                "comes first (grammar/README.md, Entries)"
+            )
+    return out
 
 
 def _anchored(
@@ -457,6 +496,7 @@ def _entries(
 
     start_actions = states[start]
     openers = sorted((terms[n] for n in start_actions if n in terms), key=best)
+    openers = _isolated(openers, states, start_actions, terms, opener_dialect, src)
     entries = [(t["name"], opener_dialect.get(t["name"], ""), None) for t in openers]
     seen = {e[0] for e in entries}
     for opener in openers:
@@ -481,6 +521,66 @@ def _entries(
             )
         lead |= first
     return tuple(entries), "".join(sorted(lead))
+
+
+def _isolated(
+    openers: list[dict[str, Any]],
+    states: dict[int, Any],
+    start_actions: dict[str, Any],
+    terms: dict[str, dict[str, Any]],
+    opener_dialect: dict[str, str],
+    src: Sources,
+) -> list[dict[str, Any]]:
+    """Dialect isolation (grammar/README.md, "Entries"): ``openers`` (best first), with each
+    one moved before the openers of other dialects that match its text too, when it is the
+    more specific (``_grammar.overlap``) and the block it opens reads otherwise. Two such
+    openers that neither resolves — neither the more specific, one priority — or a more
+    specific one a higher priority would always shadow, are a ``GrammarError`` naming both
+    files."""
+
+    def follow(t: dict[str, Any]) -> frozenset[str]:
+        """What the block may read after opener ``t``: its terminals' spellings (their specs
+        but for the names), or the names of what is no terminal (the end)."""
+        after = states[start_actions[t["name"]][1]]
+        return frozenset(
+            repr(sorted((k, v) for k, v in terms[n].items() if k != "name")) if n in terms else n
+            for n in after
+        )
+
+    out: list[dict[str, Any]] = []
+    for t in openers:
+        at = len(out)
+        for k, other in enumerate(out):
+            if opener_dialect.get(other["name"]) == opener_dialect.get(t["name"]):
+                continue
+            if follow(other) == follow(t):
+                continue  # (the same text follows either way: the parser tells them apart)
+            rel = relation(other["source"], t["source"])
+            if not rel.overlap:
+                continue
+            specific = other if rel.a_within_b else t if rel.b_within_a else None
+            if specific is None and other["priority"] != t["priority"]:
+                continue  # (the author ordered them: the higher priority wins)
+            if specific is None or specific["priority"] < max(t["priority"], other["priority"]):
+                raise _overlapping(other["name"], t["name"], src, specific is None)
+            if specific is t:
+                at = min(at, k)
+        out.insert(at, t)
+    return out
+
+
+def _overlapping(a: str, b: str, src: Sources, equal: bool) -> GrammarError:
+    why = (
+        "neither is the more specific"
+        if equal
+        else "the more specific one has the lower priority, so it would never open a block"
+    )
+    return GrammarError(
+        f"{src.where(a)}: terminal {src.label(a)} and {src.where(b)}: terminal {src.label(b)} "
+        f"open blocks of two dialects on the same text, and {why}; spell one more specifically, "
+        "give the one that should win a higher priority (NAME.2), or enable one of them only",
+        expected=(src.label(a), src.label(b)),
+    )
 
 
 def _compiled(source: str, what: str) -> None:

@@ -22,11 +22,13 @@ from .._base.errors import GrammarError
 from .files import DEFAULTS_DIRECTIVE, DIRECTIVE
 
 __all__ = [
+    "DEFAULT_ENVELOPE",
     "DIRECTIVES",
     "NO_TRAITS",
     "PLAIN_VALUES",
     "DialectTraits",
     "Directive",
+    "EnvelopeKeys",
     "ValueReading",
     "read",
     "value_reading",
@@ -67,8 +69,48 @@ DIRECTIVES: dict[str, Directive] = {
             "a parameter named twice in a call keeps its last value, as the family's "
             "reference parsers read it (SPEC §19), not an array (SPEC §5)",
         ),
+        Directive(
+            "envelope_name",
+            "words",
+            "the keys a JSON envelope of the dialect names its call under, first found wins "
+            '(instead of "name")',
+        ),
+        Directive(
+            "envelope_arguments",
+            "words",
+            "the keys a JSON envelope of the dialect holds its arguments under, first found "
+            'wins (instead of "arguments", "parameters", "input")',
+        ),
+        Directive(
+            "envelope_id",
+            "words",
+            'the keys a JSON envelope of the dialect holds its call\'s id under (instead of "id")',
+        ),
     )
 }
+
+
+@dataclass(frozen=True)
+class EnvelopeKeys:
+    """The keys a JSON envelope (``call_json`` in a call without a name, ``call_envelope``)
+    is read by, in any order: its call's name (the first of ``name`` it has), its arguments
+    (the first of ``arguments``), the model's id (the first of ``ident``), and ``function``,
+    whose object may be the envelope itself (OpenAI's wire form). A ``call_envelope`` has no
+    key but these and ``type``."""
+
+    name: tuple[str, ...] = ("name",)
+    arguments: tuple[str, ...] = ("arguments", "parameters", "input")
+    ident: tuple[str, ...] = ("id",)
+    function: str = "function"
+
+    @property
+    def known(self) -> frozenset[str]:
+        """Every key an envelope may have (``call_envelope``: no other)."""
+        return frozenset((*self.name, *self.arguments, *self.ident, self.function, "type"))
+
+
+#: The keys of a dialect that declares none (grammar/README.md, ``call_json``).
+DEFAULT_ENVELOPE = EnvelopeKeys()
 
 
 @dataclass(frozen=True)
@@ -87,6 +129,17 @@ class DialectTraits:
         _known(name)
         return next((w for n, w in self.declared if n == name), ())
 
+    @property
+    def envelope(self) -> EnvelopeKeys:
+        """The JSON envelope's keys: those the file declares (``//%envelope_name``,
+        ``//%envelope_arguments``, ``//%envelope_id``), the default ones for the rest."""
+        d = DEFAULT_ENVELOPE
+        return EnvelopeKeys(
+            self.words("envelope_name") or d.name,
+            self.words("envelope_arguments") or d.arguments,
+            self.words("envelope_id") or d.ident,
+        )
+
 
 #: The traits of a dialect file without directives.
 NO_TRAITS = DialectTraits()
@@ -94,12 +147,13 @@ NO_TRAITS = DialectTraits()
 
 @dataclass(frozen=True)
 class ValueReading:
-    """How a dialect's call values are read, where its family's directives say (SPEC §19):
+    """How a dialect's calls are read, where its family's directives say (SPEC §19):
     ``raw_strings``, a raw value with no schema is its text; ``last_wins``, a repeated
-    parameter keeps its last value."""
+    parameter keeps its last value; ``envelope``, the keys its JSON envelopes are read by."""
 
     raw_strings: bool = False
     last_wins: bool = False
+    envelope: EnvelopeKeys = DEFAULT_ENVELOPE
 
 
 #: SPEC §5's reading: raw JSON-looking values are JSON, a repeated parameter an array.
@@ -109,7 +163,9 @@ PLAIN_VALUES = ValueReading()
 def value_reading(traits: DialectTraits) -> ValueReading:
     """The ``ValueReading`` a dialect's traits declare (``PLAIN_VALUES`` itself for none)."""
     reading = ValueReading(
-        traits.flag("raw_values_are_strings"), traits.flag("repeated_parameter_keeps_last")
+        traits.flag("raw_values_are_strings"),
+        traits.flag("repeated_parameter_keeps_last"),
+        traits.envelope,
     )
     return PLAIN_VALUES if reading == PLAIN_VALUES else reading
 

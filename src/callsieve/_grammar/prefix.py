@@ -36,6 +36,7 @@ __all__ = [
     "max_width",
     "prefix_closure",
     "reads_before",
+    "regex_items",
 ]
 
 _CATEGORIES = {
@@ -280,19 +281,39 @@ def _growable(items: list[tuple[Any, Any]]) -> set[str]:
         elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
             out |= _growable(list(av[2]))
         elif name == "ASSERT" and av[0] == 1 and k:
-            prev_op, prev_av = items[k - 1]
-            if str(prev_op) != "MAX_REPEAT" or prev_av[0] == prev_av[1]:
-                continue
-            body = list(prev_av[2])
             looked = first_chars(_full(list(av[1])))
-            if len(body) != 1 or looked is None:
+            if looked is None:
                 continue
-            try:
-                cls = re.compile(char_class_source(*body[0]))
-            except _Unsupported:
-                continue
-            out |= {c for c in looked if cls.fullmatch(c)}
+            for body in _ending_repeats(items[k - 1]):
+                try:
+                    cls = re.compile(char_class_source(*body))
+                except _Unsupported:
+                    continue
+                out |= {c for c in looked if cls.fullmatch(c)}
     return out
+
+
+def _ending_repeats(item: tuple[Any, Any]) -> list[tuple[Any, Any]]:
+    """The one-character bodies of the greedy, variable repeats that may end ``item``'s
+    match: the item itself, or the last item of a group (named or not) or of any branch."""
+    op, av = item
+    name = str(op)
+    if name == "MAX_REPEAT":
+        body = list(av[2])
+        return body if av[0] != av[1] and len(body) == 1 else []
+    if name == "SUBPATTERN":
+        inner = list(av[3])
+        return _ending_repeats(inner[-1]) if inner else []
+    if name == "BRANCH":
+        return [r for alt in av[1] if alt for r in _ending_repeats(list(alt)[-1])]
+    return []
+
+
+def regex_items(pattern: str) -> list[tuple[Any, Any]]:
+    """``pattern`` as ``re`` parses it (its items: op and argument), for the grammar's other
+    readers of a pattern's structure (``_grammar.overlap``), so ``re``'s internals are
+    reached from here."""
+    return list(_p.parse(pattern))
 
 
 def max_width(pattern: str) -> int:
