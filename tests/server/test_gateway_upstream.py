@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import openai
 import pytest
 from gateway_probe_helpers import gateway
 from loopback import Script, anthropic_client, openai_client, scripted
@@ -223,24 +224,28 @@ def _assistant_call(ident: str, city: str) -> dict[str, object]:
 
 def test_the_history_is_written_under_the_requests_tools() -> None:
     """A raw-text family writes a past call's string-typed argument as it is (``42``, as the
-    template does, which the reply's parser reads back as the string under the same tools); a
-    call those schemas cannot carry (a string holding the family's closing tag) goes as it
-    would without them, not as a 400."""
+    template does, which the reply's parser reads back as the string under the same tools).
+    A call the family cannot write at all (a string holding its closing tag: qwen3_coder
+    reads a raw value as its text, so neither form carries it) is a 400 in the API's shape,
+    naming the call, never a 500 or a history the model would misread."""
     history = [
-        {"role": "user", "content": "Weather in 42 and in a tag?"},
+        {"role": "user", "content": "Weather in 42?"},
         _assistant_call("c1", "42"),
         {"role": "tool", "tool_call_id": "c1", "content": "sunny"},
-        _assistant_call("c2", "a</parameter>b"),
-        {"role": "tool", "tool_call_id": "c2", "content": "rain"},
     ]
     with scripted(Script(text="Done.")) as model, gateway(model, dialect="qwen3_coder") as base:
         openai_client(base).chat.completions.create(model="m", tools=TOOLS, messages=history)
+        tagged = [
+            *history,
+            _assistant_call("c2", "a</parameter>b"),
+            {"role": "tool", "tool_call_id": "c2", "content": "rain"},
+        ]
+        with pytest.raises(openai.BadRequestError) as info:
+            openai_client(base).chat.completions.create(model="m", tools=TOOLS, messages=tagged)
+    assert "get_weather" in str(info.value) and len(model.requests) == 1
     sent = [m["content"] for m in model.requests[0]["messages"] if m["role"] == "assistant"]
     typed = format_calls([("get_weather", {"city": "42"})], dialect="qwen3_coder", tools=TOOLS)
-    assert sent == [
-        typed,
-        format_calls([("get_weather", {"city": "a</parameter>b"})], dialect="qwen3_coder"),
-    ]
+    assert sent == [typed]
     assert "\n42\n" in typed
     assert callsieve.parse(typed, dialects=("qwen3_coder",), tools=TOOLS).calls[0].input == {
         "city": "42"

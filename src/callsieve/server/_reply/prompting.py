@@ -82,8 +82,9 @@ def _messages(spelled: dict[str, Any], req: ModelRequest) -> list[dict[str, Any]
 def _calls(spelled: dict[str, Any], req: ModelRequest, turn: Turn) -> str:
     """The turn's calls, written under the request's tools (a raw-text family writes a
     string-typed parameter's string as it is); a call whose values those schemas' types
-    cannot carry in the dialect (a string-typed value holding the family's closing tag, a
-    number where the schema says string) as without them, which the model reads as well."""
+    cannot carry in the dialect (a number where the schema says string) as without them,
+    which the model reads as well. One no form carries (a string holding the family's
+    closing tag) is the ``FormatError`` ``upstream_payload`` answers with a 400."""
     calls = [{"id": i, "name": n, "input": a} for i, n, a in turn.calls]
     try:
         return prompt.format_calls(calls, **spelled, tools=req.tools)
