@@ -232,7 +232,8 @@ def _raw_tools(dialect: str, calls: list[tuple[str, dict[str, Any]]]) -> Any:
     """Where the family reads a raw value without a schema as its text (SPEC §19), the tools
     that type the calls' other values as they are: callsieve reads them typed, and
     ``parse_response``'s template reads JSON. A string that reads as JSON is no case: the
-    template would read it as that value, callsieve as the string it is."""
+    template would read it as that value, callsieve as the string it is. Nor is one with
+    white space at its ends, which the template's value pattern trims."""
     g = load_grammar((dialect,))
     if not g.value_readings[dialect].raw_strings:
         return None
@@ -240,7 +241,9 @@ def _raw_tools(dialect: str, calls: list[tuple[str, dict[str, Any]]]) -> Any:
     for name, args in calls:
         for key, value in args.items():
             if isinstance(value, str):
-                assume(not _reads_as_json(value))
+                # (nor does white space at a string's ends: the template's value pattern,
+                # `\s*(?P<value>.*?)\s*`, trims all of it; the family trims one line break)
+                assume(not _reads_as_json(value) and value == value.strip())
                 continue
             kind = next(t for k, t in _JSON_TYPES if isinstance(value, k))
             known = props.setdefault(name, {}).setdefault(key, {"type": kind})
