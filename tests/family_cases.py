@@ -102,6 +102,28 @@ def check_every_way(dialect: str, case: Case, dialects: Sequence[str] | str | No
     return result
 
 
+#: A tool whose ``code`` is typed ``string`` and ``n`` ``number`` (``check_typed_by_schema``).
+CODE_AND_NUMBER = [
+    {
+        "name": "f",
+        "parameters": {
+            "type": "object",
+            "properties": {"code": {"type": "string"}, "n": {"type": "number"}},
+        },
+    }
+]
+
+
+def check_typed_by_schema(dialect: str, text: str, code: str = "0042") -> None:
+    """SPEC §9's coercion in a family that writes values as text: ``text`` holds one call
+    ``f`` whose ``code`` reads as a number and ``n`` as ``2.5``; under ``CODE_AND_NUMBER`` the
+    string-typed ``code`` stays the text ``code`` and ``n`` is the number, every way."""
+    check_every_way(
+        dialect,
+        Case("typed", text, [("f", {"code": code, "n": 2.5})], tools=CODE_AND_NUMBER),
+    )
+
+
 def check_arguments(dialect: str, case: Case) -> None:
     """Argument streaming (SPEC §7): per character and at random splits, every rule of the
     stream holds (``helpers.check_argument_stream``: indexes count the calls, each finished

@@ -11,7 +11,7 @@ says why); such a call stays text, pinned below."""
 
 from __future__ import annotations
 
-from family_cases import Case, FamilySuite, check_every_way
+from family_cases import Case, FamilySuite, check_typed_by_schema
 
 E = "<escape>"
 
@@ -101,21 +101,4 @@ class TestFunctionGemma(FamilySuite):
 
 
 def test_a_string_schema_keeps_an_escaped_number_as_text() -> None:
-    tools = [
-        {
-            "name": "f",
-            "parameters": {
-                "type": "object",
-                "properties": {"code": {"type": "string"}, "n": {"type": "number"}},
-            },
-        }
-    ]
-    check_every_way(
-        "functiongemma",
-        Case(
-            "typed",
-            call("f", f"code:{E}0042{E},n:2.5"),
-            [("f", {"code": "0042", "n": 2.5})],
-            tools=tools,
-        ),
-    )
+    check_typed_by_schema("functiongemma", call("f", f"code:{E}0042{E},n:2.5"))
