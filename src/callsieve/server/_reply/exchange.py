@@ -12,7 +12,8 @@ the client (``http.disconnect`` cancels everything: the source is closed, shield
 closes the upstream connection — before the upstream's headers, during a whole request,
 during a stream) and the drain (at the grace period's end the work is cancelled and the
 request is answered as a shutdown). The source is opened (an upstream fault before the
-reply: its status, ``upstream_error``); a streamed reply starts with 200 and
+reply: its status, ``upstream_error``): a streamed request asks the upstream for a stream,
+a whole one for a whole reply (``upstream.open_upstream``); a streamed reply starts with 200 and
 ``text/event-stream``, goes through ``respond.stream_reply``, and while nothing is sent for
 ``keepalive_interval`` seconds the API's keep-alive goes out (an SSE comment; Anthropic's
 ``ping``); a whole reply is ``respond.whole_reply``, sent with ``_http.send_json`` in
@@ -221,7 +222,9 @@ class Exchange:
         if config.upstream is None:
             return ReplaySource(config.transcript_text, config.chunk_size, config.delay_ms)
         assert self.payload is not None
-        return await open_upstream(self.gw.client, config, self.payload, self.gw.redact)
+        return await open_upstream(
+            self.gw.client, config, self.payload, self.gw.redact, stream=self.req.stream
+        )
 
     async def _start_stream(self) -> None:
         await self._send({"type": "http.response.start", "status": 200, "headers": _SSE})
