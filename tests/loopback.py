@@ -219,7 +219,9 @@ class Script:
     nothing more until the client goes away; ``trickle``: after the events, an SSE comment
     every ``trickle`` seconds until the client goes away; ``raw``: these bytes as the whole
     body, written piece by piece (``delay`` seconds apart); ``huge_line``: that many bytes
-    without a newline after the first event. ``delay`` seconds between events."""
+    without a newline after the first event; ``deltas``: these deltas instead, in this
+    order. ``delay`` seconds between events. A request without ``stream`` gets the same
+    answer whole (``whole_reply``), unless it is ``raw`` or ``deltas`` (streamed anyway)."""
 
     text: str = ""
     chunk: int = 4
@@ -315,7 +317,8 @@ class ScriptedModel:
                     script = self.scripts.pop(0) if len(self.scripts) > 1 else self.scripts[0]
                     self.headers.append(headers)
                     self.requests.append(request := json.loads(body) if body else {})
-                if request.get("stream") or script.status != 200 or script.raw is not None:
+                streams = script.raw is not None or script.deltas is not None
+                if request.get("stream") or script.status != 200 or streams:
                     self._answer(sock, script)
                 else:
                     self._whole(sock, script)
@@ -462,12 +465,11 @@ class ScriptedModel:
 
 def whole_reply(s: Script) -> dict[str, Any]:
     """The chat completion a script stands for, as a server answers a request that did not
-    ask for a stream: its deltas merged."""
+    ask for a stream: its pieces merged (``deltas`` are always streamed: one body cannot say
+    which of content and reasoning came first)."""
     deltas: list[dict[str, Any]] = [{"reasoning_content": s.reasoning}] if s.reasoning else []
     deltas += [{"content": s.text}] if s.text else []
     deltas += [{"tool_calls": calls} for calls in s.tool_calls or []]
-    if s.deltas is not None:
-        deltas = list(s.deltas)
     message: dict[str, Any] = {"role": "assistant", "content": None}
     calls: dict[int, dict[str, Any]] = {}
     for delta in deltas:

@@ -430,7 +430,8 @@ async def read_whole(response: httpx.Response, config: ServerConfig, total: floa
             code="upstream_disconnected",
         ) from None
     finally:
-        await response.aclose()
+        with anyio.CancelScope(shield=True):  # (closed even when the client went away)
+            await response.aclose()
     if late:
         if anyio.current_time() >= total:
             raise _timeout("did not finish", config.total_timeout)
