@@ -219,16 +219,24 @@ class UpstreamSource:
         self.finish_reason: str | None = None
         self.usage: dict[str, int] | None = None
 
-    def _deadline(self, seen_data: bool) -> tuple[float, ApiError]:
-        now = anyio.current_time()
-        config = self._config
+    def _deadline(self, seen_data: bool) -> tuple[float, str]:
+        """The next read's deadline, and which one it is (its error is made only when it
+        passes: ``_late``)."""
         if not seen_data:
-            when, err = self._first, _timeout("sent no data", config.first_byte_timeout)
+            when, which = self._first, "first_byte"
         else:
-            when, err = now + config.idle_timeout, _timeout("sent nothing", config.idle_timeout)
+            when, which = anyio.current_time() + self._config.idle_timeout, "idle"
         if self._total <= when:
-            when, err = self._total, _timeout("did not finish", config.total_timeout)
-        return when, err
+            when, which = self._total, "total"
+        return when, which
+
+    def _late(self, which: str) -> ApiError:
+        config = self._config
+        if which == "first_byte":
+            return _timeout("sent no data", config.first_byte_timeout)
+        if which == "idle":
+            return _timeout("sent nothing", config.idle_timeout)
+        return _timeout("did not finish", config.total_timeout)
 
     async def pieces(self) -> AsyncIterator[Piece]:
         raw: Any = self._response.aiter_raw()
@@ -241,7 +249,7 @@ class UpstreamSource:
                 except StopAsyncIteration:
                     break
                 except TimeoutError:
-                    raise late from None
+                    raise self._late(late) from None
                 self._received += len(chunk)
                 if self._received > self._config.max_reply_bytes:
                     raise ApiError(
@@ -430,8 +438,9 @@ async def read_whole(response: httpx.Response, config: ServerConfig, total: floa
             code="upstream_disconnected",
         ) from None
     finally:
-        with anyio.CancelScope(shield=True):  # (closed even when the client went away)
-            await response.aclose()
+        if not response.is_closed:  # (read to its end, it is closed already)
+            with anyio.CancelScope(shield=True):  # (closed even when the client went away)
+                await response.aclose()
     if late:
         if anyio.current_time() >= total:
             raise _timeout("did not finish", config.total_timeout)
