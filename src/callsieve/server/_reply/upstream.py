@@ -447,12 +447,12 @@ async def read_whole(response: httpx.Response, config: ServerConfig, total: floa
         raise _timeout("sent nothing", config.idle_timeout)
     try:  # (a large body a slice at a time in a worker thread: the event loop goes on)
         body = (
-            json.loads(data)
+            json.loads(data.decode("utf-8"))  # (strict UTF-8, as ``loads_sliced`` and ``sse``)
             if len(data) <= INLINE_PARSE
             else await anyio.to_thread.run_sync(loads_sliced, bytes(data))
         )
     except (ValueError, RecursionError):
-        raise _bad_reply("is not JSON") from None
+        raise _bad_reply("is not UTF-8 JSON") from None
     return WholeSource.of(body)
 
 
