@@ -206,9 +206,8 @@ class CompiledGrammar:
         self.state_dialects: dict[int, int] = dict(blueprint["state_dialects"])
         self.entries = tuple(EntrySpec(*e) for e in blueprint["entries"])
         #: Per entry, its own groups' names in ``entry_exact`` and in its pattern, filled on
-        #: first use. (Picking them out of all the match's groups, ``groupdict``, was 28 % of
-        #: the instructions in prose made of ``[a(`` under ``dialects="all"``, whose entries
-        #: have 40 groups: 87,994 -> 63,062 a character.)
+        #: first use, not picked out of all the match's groups (benchmarks/README.md, "Fast
+        #: paths", "entry groups").
         self._entry_groups: dict[int, tuple[tuple[str, str], ...]] = {}
         self.lead_chars: str = blueprint["lead_chars"]
         #: ... and those of the reply's start, where anchored entries are tried too.
