@@ -36,7 +36,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from lark import Lark
+from lark import Lark, Token
 from lark.parsers.lalr_interactive_parser import InteractiveParser
 from lark.parsers.lalr_parser_state import ParseConf, ParserState
 
@@ -101,8 +101,12 @@ __all__ = [
 LOADED_LIMIT = 32
 
 
-#: The only global a cached blueprint may name (Lark's options hold the lexer class).
-_CACHE_GLOBALS: dict[tuple[str, str], Any] = {(NoLexer.__module__, "NoLexer"): NoLexer}
+#: The only globals a cached blueprint may name: Lark's options hold the lexer class, and Lark
+#: before 1.2 serialises rule names as ``Token``s (a ``str`` subclass).
+_CACHE_GLOBALS: dict[tuple[str, str], Any] = {
+    (NoLexer.__module__, "NoLexer"): NoLexer,
+    (Token.__module__, "Token"): Token,
+}
 
 
 class CompiledGrammar:
