@@ -32,6 +32,21 @@ CASES = [
         answer="",
     ),
     Case(
+        # (openai/harmony's encoder writes the recipient first; the prompt wrote the role)
+        "prompt-wrote-the-role-recipient-first",
+        ' to=functions.lookup<|channel|>commentary <|constrain|>json<|message|>{"id": 7}<|call|>',
+        [("lookup", {"id": 7})],
+        answer=" ",
+        wraps=False,
+    ),
+    Case(
+        "recipient-first-later-in-prose-is-text",
+        'See to=functions.lookup<|channel|>commentary json<|message|>{"id": 7}<|call|>',
+        [],
+        answer='See to=functions.lookup<|channel|>commentary json<|message|>{"id": 7}<|call|>',
+        wraps=False,
+    ),
+    Case(
         "after-analysis",
         ANALYSIS + CALL,
         [("get_weather", {"location": "San Francisco"})],
