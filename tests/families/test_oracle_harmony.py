@@ -77,11 +77,15 @@ def _message(channel: str, text: str, to: str | None = None, kind: str | None = 
 
 
 def _reply(encoding: Any, messages: list[Any]) -> list[int]:
-    """The tokens a model writes for ``messages``: rendered by harmony, after the prompt's
-    ``<|start|>assistant`` (its first two tokens)."""
-    tokens = [t for m in messages for t in encoding.render(m)]
+    """The tokens a model writes for ``messages``, rendered by harmony as a completion (a final
+    answer ends with ``<|return|>``, the thought kept), after the prompt's
+    ``<|start|>assistant`` (the first two tokens)."""
+    tokens = encoding.render_conversation_for_training(
+        harmony.Conversation.from_messages(messages),
+        harmony.RenderConversationConfig(auto_drop_analysis=False),
+    )
     assert encoding.decode(tokens[:2]) == "<|start|>assistant"
-    return tokens[2:]
+    return list(tokens[2:])
 
 
 def _theirs(encoding: Any, tokens: list[int]) -> dict[str, Any]:
@@ -133,29 +137,57 @@ def _call(name: str = "get_weather", args: str = _CALL_TEXT) -> Any:
     return _message("commentary", args, f"functions.{name}", "<|constrain|>json")
 
 
+_THOUGHT = _message("analysis", "The user wants a tool.")
+
+
 def _cases() -> dict[str, list[Any]]:
     return {
         "a call first": [_call()],
         "a call after thinking": [_message("analysis", "Need the weather."), _call()],
-        "two calls": [_call(), _call("get_time", '{"zone": "JST"}')],
-        "a call typed json": [_message("commentary", "{}", "functions.ping", "json")],
-        "a call on the analysis channel": [_message("analysis", "{}", "functions.ping", "json")],
+        "two calls": [_THOUGHT, _call(), _call("get_time", '{"zone": "JST"}')],
+        "a call typed json": [_THOUGHT, _message("commentary", "{}", "functions.ping", "json")],
+        "a call on the analysis channel": [
+            _THOUGHT,
+            _message("analysis", "{}", "functions.ping", "json"),
+        ],
         "an answer after thinking": [_message("analysis", "Easy."), _message("final", "Four.")],
         "an answer alone": [_message("final", "Four.")],
+        "an answer that spells a call": [
+            _message("final", "See <|channel|>commentary to=functions.f<|message|>{}<|call|>.")
+        ],
+        "an answer that spells tokens": [_message("final", "Say <|call|> or <|end|>.")],
+        "a thought alone": [_message("analysis", "Hmm.")],
+        "an answer that leaves a code span open": [_message("final", "Run `ls")],
         "a preamble before a call": [_message("commentary", "Checking."), _call()],
     }
 
 
 #: Where callsieve reads harmony's rendering otherwise than harmony, and why.
-_FRAMING = (
-    "a message's framing stays text: the header of a message to no one "
-    "(`<|channel|>final<|message|>`, `<|channel|>commentary<|message|>`) and the `<|end|>` "
-    "that closes it; gpt_oss declares no frame for them yet (grammar/README.md, `frame`)"
-)
 DIFFERENCES = {
-    "an answer after thinking": _FRAMING,
-    "an answer alone": _FRAMING,
-    "a preamble before a call": _FRAMING,
+    "an answer that leaves a code span open": (
+        "tags inside code are text (SPEC §6): the reply's `<|return|>` after a backtick that "
+        "no backtick closes is inside inline code, so it stays text"
+    ),
+    "a call first": (
+        "harmony's encoder writes a call's recipient in the role (`<|start|>assistant "
+        "to=functions.f<|channel|>commentary …`); after the prompt's `<|start|>assistant` the "
+        "reply starts with a bare ` to=functions.f`. Only an opener tied to the reply's start "
+        "(`^`) could read it, and a dialect with one exports no constraint (callsieve.constrain)"
+    ),
+    "an answer that spells a call": (
+        "harmony's encoder writes a special token spelt in a message as text, and its parser "
+        "reads tokens; read from text, the spelling is the token (callsieve reads text)"
+    ),
+    "a thought alone": (
+        "an `<|end|>` that ends the reply stays in the thought: the close waits for what "
+        "follows it, to take a final answer's header (grammar/gpt_oss.lark); a model's reply "
+        "ends with <|call|> or <|return|>, never there"
+    ),
+    "a preamble before a call": (
+        "the `<|end|>` that closes a preamble (a commentary message to no one) stays text: as "
+        "a frame it would be a block inside the thought too, where `<|end|>` is the close "
+        "(grammar/gpt_oss.lark)"
+    ),
 }
 
 
@@ -199,13 +231,18 @@ _values = st.recursive(
     max_leaves=6,
 )
 _arguments = st.dictionaries(_keys, _values, max_size=3)
-_thoughts = st.one_of(st.just(""), st.text(min_size=1, max_size=30))
+_prose = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=30)
+
+
+def _plain(text: str) -> bool:
+    """Text that spells no special token (read from text, a spelling is the token)."""
+    return not any(s in text for s in SPECIALS)
 
 
 @settings(max_examples=60, deadline=None)
 @given(
     calls=st.lists(st.tuples(_names, _arguments), min_size=1, max_size=3),
-    thinking=_thoughts,
+    thinking=_prose,
     channel=st.sampled_from(["commentary", "analysis"]),
     kind=st.sampled_from(["<|constrain|>json", "json", None]),
     ascii_only=st.booleans(),
@@ -220,9 +257,9 @@ def test_calls_harmony_writes_are_read_by_both_alike(
     ascii_only: bool,
     indent: int | None,
 ) -> None:
-    # A thought that spells a special token is read as that token from text: no case.
-    assume(not any(s in thinking for s in SPECIALS))
-    messages = [_message("analysis", thinking)] if thinking else []
+    # (the thought first: a reply that starts with a call is in DIFFERENCES, "a call first")
+    assume(_plain(thinking))
+    messages = [_message("analysis", thinking)]
     for name, args in calls:
         text = json.dumps(args, ensure_ascii=ascii_only, indent=indent)
         messages.append(_message(channel, text, f"functions.{name}", kind))
@@ -230,3 +267,15 @@ def test_calls_harmony_writes_are_read_by_both_alike(
     theirs = _theirs(encoding, tokens)
     assert theirs["calls"] == calls
     assert _ours(encoding, tokens) == theirs
+
+
+@settings(max_examples=40, deadline=None)
+@given(thinking=st.one_of(st.just(""), _prose), answer=_prose)
+def test_an_answer_harmony_writes_is_read_by_both_alike(
+    encoding: Any, thinking: str, answer: str
+) -> None:
+    # (an answer that leaves code open keeps the `<|return|>` after it: DIFFERENCES says why)
+    assume(_plain(thinking) and _plain(answer) and "`" not in answer and "~" not in answer)
+    messages = [_message("analysis", thinking)] if thinking else []
+    tokens = _reply(encoding, [*messages, _message("final", answer)])
+    assert _ours(encoding, tokens) == _theirs(encoding, tokens)
