@@ -1,10 +1,11 @@
 """SPEC §19 (issue 32, item 4): a vendor's own parser as the oracle — openai/harmony's, for
 ``gpt_oss``.
 
-Harmony ships an encoder and a decoder. A property: messages its encoder renders (an optional
-analysis message, then one to three calls to ``functions.NAME``) are read by callsieve as by
-harmony's ``parse_messages_from_completion_tokens``, under every chunking, the token
-boundaries among them. The reply starts after ``<|start|>assistant``, where the prompt ends.
+Harmony ships an encoder and a decoder. Two properties: messages its encoder renders (a
+thought, then one to three calls to ``functions.NAME``; or a final answer, a thought before it
+or not) are read by callsieve as by harmony's ``parse_messages_from_completion_tokens``, under
+every chunking, the token boundaries among them. The reply starts after
+``<|start|>assistant``, where the prompt ends.
 
 "Alike" compares the calls (names and arguments, exactly), the thinking (the analysis
 channel) and the answer (the final channel's text and a commentary message to no one). The
@@ -14,8 +15,9 @@ Where the two differ by design, the case is in ``DIFFERENCES`` with the reason (
 
 Harmony loads the o200k_base vocabulary, from the network unless ``TIKTOKEN_ENCODINGS_BASE``
 names a folder that holds it. litellm's wheel ships the file (in tiktoken's cache, under its
-cache name); the test copies it to a temporary folder, checks its sha256, and points harmony
-there. Without harmony, or without the file, the test skips.
+cache name); the test copies it (or the file such a folder already holds) to a temporary
+folder, checks its sha256, and points harmony there. Without harmony, or without the file, the
+test skips.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -41,11 +44,17 @@ O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d
 LITELLM_COPY = Path("litellm_core_utils", "tokenizers", "fb374d419588a4632f3f557e76b4b70aebbca790")
 
 #: Harmony's special tokens: text that spells one reads as text only at the token level.
-SPECIALS = ("<|start|>", "<|end|>", "<|message|>", "<|channel|>", "<|constrain|>", "<|call|>")
-SPECIALS += ("<|return|>",)
+SPECIALS = (
+    *("<|start|>", "<|end|>", "<|message|>", "<|channel|>"),
+    *("<|constrain|>", "<|call|>", "<|return|>"),
+)
 
 
 def _vocabulary() -> Path:
+    """The o200k_base file: in a folder ``TIKTOKEN_ENCODINGS_BASE`` names, or litellm's copy."""
+    given = Path(os.environ.get("TIKTOKEN_ENCODINGS_BASE", "/nonexistent"), "o200k_base.tiktoken")
+    if given.is_file() and hashlib.sha256(given.read_bytes()).hexdigest() == O200K_SHA256:
+        return given
     spec = importlib.util.find_spec("litellm")  # (found, not imported: litellm is slow to load)
     if spec is None or not spec.submodule_search_locations:
         pytest.skip("no o200k_base vocabulary offline: litellm, which ships it, is absent")
