@@ -46,7 +46,7 @@ _FIELD_KEYS = frozenset(
         "transform_each",
     }
 )
-_TOP_KEYS = frozenset({"defaults", "start_anchor", "fields"})
+_TOP_KEYS = frozenset({"version", "defaults", "start_anchor", "start_anchor_pattern", "fields"})
 _NAME_RE = re.compile(r"[a-z][a-z0-9_]{0,63}")
 
 
@@ -130,8 +130,8 @@ def _compile(template: Mapping[str, Any], name: str) -> tuple[_Draft, Literal["t
     draft.add(f"// dialect: {name} — compiled from a transformers response_template")
     calls = fields.get("tool_calls")
     body = [] if calls is None else _tool_calls(calls)
-    for directive in [] if calls is None else _envelope_directives(calls):
-        draft.add(directive, "fields.tool_calls.transform")
+    for directive in [] if calls is None else _directives(calls):
+        draft.add(directive, "fields.tool_calls")
     frames = _frames(template, fields)
     alternatives = (["rt_call"] if calls is not None else []) + (["rt_frame"] if frames else [])
     if not alternatives:
@@ -246,6 +246,9 @@ def _pattern(pattern: Any, where: str, groups: tuple[str, ...]) -> str:
             raise ConfigurationError(f"{where}: {ch} ties a marker to the text's ends")
         elif pattern.startswith(("(?<=", "(?<!"), i):
             raise ConfigurationError(f"{where}: a look-behind looks before the match")
+        elif ch == ".":  # (transformers compiles its patterns with DOTALL)
+            out.append("[\\s\\S]")
+            i += 1
         elif ch in "*+":
             out.append(f"{{{0 if ch == '*' else 1},{REPEAT_BOUND}}}")
             i += 1
@@ -387,6 +390,13 @@ def _envelope_directives(spec: Mapping[str, Any]) -> list[str]:
     return [f"//%envelope_name {keys[0]}", f"//%envelope_arguments {keys[1]}"]
 
 
+def _directives(spec: Mapping[str, Any]) -> list[str]:
+    """The dialect's traits the tool_calls field implies (grammar/README.md, directives)."""
+    if spec.get("content") == "xml-inline":  # (a key named twice keeps its last value there)
+        return ["//%repeated_parameter_keeps_last"]
+    return _envelope_directives(spec)
+
+
 def _tool_calls(spec: Mapping[str, Any]) -> list[str]:
     """The call rule's lines (each with the spec field it is for, after a tab)."""
     at = "fields.tool_calls"
@@ -451,10 +461,10 @@ def _tool_calls(spec: Mapping[str, Any]) -> list[str]:
 
 #: An xml-inline ``tag_pattern`` callsieve reads: literal text, the key group, literal text,
 #: the lazy value group (white space around it optional), literal text.
+_LITERAL = r"(?:[^()\\\[\]*+?{}|^$.]|\\s\*|\\.)"
 _TAG_SHAPE = re.compile(
-    r"(?P<pre>(?:[^()\\\[\]*+?{}|^$.]|\\.)+)\(\?P<key>(?P<cls>[^()]+)\)"
-    r"(?P<mid>(?:[^()\\\[\]*+?{}|^$.]|\\.)*?)(?:\\s\*)?\(\?P<value>\.\*\?\)(?:\\s\*)?"
-    r"(?P<post>(?:[^()\\\[\]*+?{}|^$.]|\\.)+)"
+    rf"(?P<pre>{_LITERAL}+)\(\?P<key>(?P<cls>[^()]+)\)(?P<mid>{_LITERAL}*?)"
+    rf"(?:\\s\*)?\(\?P<value>\.\*\?\)(?:\\s\*)?(?P<post>{_LITERAL}+)"
 )
 
 
