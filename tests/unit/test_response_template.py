@@ -130,3 +130,24 @@ def test_a_file_with_no_template_is_refused(tmp_path: Path) -> None:
     config.write_text('{"model_max_length": 4096}')
     with pytest.raises(ConfigurationError, match="holds no response_template"):
         callsieve.dialect_from_response_template(config)
+
+
+def test_a_pattern_with_slashes_and_line_breaks_is_written_as_lark_holds_it(tmp_path: Path) -> None:
+    spec = {
+        "fields": {
+            "tool_calls": {
+                "open_pattern": "<a/b[/x]>\n\\/(?P<name>\\w+)>",
+                "close": "</a/b>",
+                "content": "json",
+                "transform": {
+                    "type": "function",
+                    "function": {"name": "{name}", "arguments": "{content}"},
+                },
+            }
+        }
+    }
+    d = callsieve.dialect_from_response_template(spec, "slashes")
+    reply = 'x <a/b/>\n/fn>{"q": 1}</a/b> y'
+    result = run_all_ways(reply, dialects=[d.name], grammar_dirs=[d.write(tmp_path)])
+    assert [(c.name, c.input) for c in result.calls] == [("fn", {"q": 1})]
+    assert result.text == "x  y"

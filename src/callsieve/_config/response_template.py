@@ -236,11 +236,11 @@ def _pattern(pattern: Any, where: str, groups: tuple[str, ...]) -> str:
         if ch == "\\":
             if pattern[i + 1 : i + 2] in ("A", "Z", "b", "B", "z"):
                 raise ConfigurationError(f"{where}: \\{pattern[i + 1]} looks outside the match")
-            out.append(pattern[i : i + 2])
+            out.append(_lark_safe(pattern[i : i + 2]))
             i += 2
         elif ch == "[":
             end = _class_end(pattern, i)
-            out.append(pattern[i:end])
+            out.append(_lark_safe(pattern[i:end]))
             i = end
         elif ch in "^$":
             raise ConfigurationError(f"{where}: {ch} ties a marker to the text's ends")
@@ -257,12 +257,19 @@ def _pattern(pattern: Any, where: str, groups: tuple[str, ...]) -> str:
             out.append(f"{{{low},{REPEAT_BOUND}}}")
             i = pattern.index("}", i) + 1
         else:
-            out.append(ch)
+            out.append(_lark_safe(ch))
             i += 1
     text = "".join(out)
     for g, contract in zip(groups, ("v", "k")):
         text = text.replace(f"(?P<{g}>", f"(?P<{contract}>")
-    return text.replace("/", "\\/")
+    return text
+
+
+def _lark_safe(piece: str) -> str:
+    """A piece of a regex as a Lark ``/…/`` literal holds it: ``/`` and line breaks escaped."""
+    if piece.startswith("\\") and len(piece) == 2:
+        return piece
+    return piece.replace("/", "\\/").replace("\n", "\\n").replace("\r", "\\r")
 
 
 def _class_end(pattern: str, start: int) -> int:
