@@ -12,12 +12,15 @@ The check is the real consumer: transformers' ``parse_response`` reads with the 
   rest are deviations callsieve tolerates and the spec's regexes do not (other key names, a
   closing tag inside a JSON string, a header in another order, a malformed call, on which
   ``parse_response`` raises).
+- The round trip: each exported spec compiles back into a dialect
+  (``dialect_from_response_template``) that reads the written calls alike.
 """
 
 from __future__ import annotations
 
 import importlib
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -117,11 +120,27 @@ def test_the_command_says_why_a_dialect_does_not_export(capsys: pytest.CaptureFi
     assert "dialect 'dsml'" in capsys.readouterr().err
 
 
-def test_an_exported_spec_compiles_back_to_a_dialect() -> None:
-    for dialect in EXPORTED:
+_backs: dict[str, tuple[callsieve.ResponseTemplateDialect, str]] = {}
+
+
+@pytest.fixture(scope="module")
+def backs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("back")
+
+
+def _back(dialect: str, folder: Path) -> tuple[callsieve.ResponseTemplateDialect, str]:
+    """The exported spec compiled back into a dialect (``back_<dialect>``), and its folder."""
+    if dialect not in _backs:
         spec = response_template_for(dialect, ANCHOR)
         d = callsieve.dialect_from_response_template(spec, f"back_{dialect}")
-        assert d.name == f"back_{dialect}"
+        _backs[dialect] = (d, d.write(folder / dialect))
+    return _backs[dialect]
+
+
+@pytest.mark.parametrize("dialect", EXPORTED)
+def test_an_exported_spec_compiles_back_to_a_dialect(dialect: str, backs: Path) -> None:
+    d, _ = _back(dialect, backs)
+    assert d.name == f"back_{dialect}"
 
 
 # ------------------------------------------------------------------ written calls, both readers
@@ -181,7 +200,9 @@ def _element_tools(dialect: str, spec: dict[str, Any], calls: list[tuple[str, An
 @pytest.mark.parametrize("dialect", EXPORTED)
 @settings(max_examples=25, deadline=None)
 @given(calls=_calls)
-def test_written_calls_are_read_by_both_alike(dialect: str, calls: list[tuple[str, Any]]) -> None:
+def test_written_calls_are_read_by_both_alike(
+    dialect: str, calls: list[tuple[str, Any]], backs: Path
+) -> None:
     spec = response_template_for(dialect, ANCHOR)
     tools = _element_tools(dialect, spec, calls)
     try:
@@ -191,6 +212,9 @@ def test_written_calls_are_read_by_both_alike(dialect: str, calls: list[tuple[st
     result = run_all_ways(reply, dialects=(dialect,), tools=tools)
     assert [(c.name, c.input) for c in result.calls] == calls
     assert _theirs(spec, reply, tools) == calls
+    back, folder = _back(dialect, backs)
+    again = callsieve.parse(reply, dialects=[back.name], grammar_dirs=[folder], tools=tools)
+    assert [(c.name, c.input) for c in again.calls] == calls
 
 
 # ------------------------------------------------------------------ the family's own tests

@@ -400,7 +400,12 @@ def _envelope_directives(spec: Mapping[str, Any]) -> list[str]:
 def _directives(spec: Mapping[str, Any]) -> list[str]:
     """The dialect's traits the tool_calls field implies (grammar/README.md, directives)."""
     if spec.get("content") == "xml-inline":  # (a key named twice keeps its last value there)
-        return ["//%repeated_parameter_keeps_last"]
+        args = spec.get("content_args")
+        typed = isinstance(args, dict) and args.get("value_parser") is not None
+        # (with no value parser, transformers keeps each value's text)
+        return ["//%repeated_parameter_keeps_last"] + (
+            [] if typed else ["//%raw_values_are_strings"]
+        )
     return _envelope_directives(spec)
 
 
