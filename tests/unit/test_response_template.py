@@ -120,6 +120,11 @@ def test_an_xml_inline_tag_pattern_of_another_shape_names_its_field() -> None:
         callsieve.dialect_from_response_template(spec)
 
 
+def test_a_spec_that_is_no_mapping_is_refused() -> None:
+    with pytest.raises(ConfigurationError, match="^response_template:"):
+        callsieve.dialect_from_response_template([HERMES_LIKE])  # type: ignore[arg-type]
+
+
 def test_a_name_that_is_no_dialect_name_is_refused() -> None:
     with pytest.raises(ConfigurationError, match="^name:"):
         callsieve.dialect_from_response_template(HERMES_LIKE, "My-Model")

@@ -100,6 +100,8 @@ def dialect_from_response_template(
     ``response_template``). Raises ``ConfigurationError`` naming the field it cannot compile.
     """
     template = _read_spec(spec) if isinstance(spec, (str, os.PathLike)) else spec
+    if not isinstance(template, Mapping):
+        raise ConfigurationError("response_template: a spec is a mapping (or a file's path)")
     dialect = name if name is not None else "response_template"
     if not _NAME_RE.fullmatch(dialect) or dialect == "common":
         raise ConfigurationError(f"name: {dialect!r} is not a dialect name (a-z, 0-9, _)")
