@@ -31,6 +31,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar
 
 from ... import Sieve
+from ._constrain import enforce
 from ._contract import IncompatibleVllmError, check_vllm, operator_options
 from ._request import (
     RequestState,
@@ -120,6 +121,11 @@ class CallsieveToolParser(ToolParser):  # type: ignore[misc]
             )
         return stream.feed(delta_text)
 
+    def adjust_request(self, request: Any) -> Any:
+        """vLLM asks this once per request, before generating: the request gets the
+        constraint that makes a forced ``tool_choice`` hold (``_constrain``)."""
+        return enforce(self._state, request, starts_in_thought=self._reading()[0] == "open")
+
     def finish_streaming(self) -> Any:
         return None if self._stream is None else self._stream.close()
 
@@ -207,6 +213,7 @@ class CallsieveReasoningParser(ReasoningParser):  # type: ignore[misc]
         return count
 
     def set_prompt_token_ids(self, prompt_token_ids: Sequence[int]) -> None:
+        self._state.prompt_ids = prompt_token_ids
         self._state.marker = prompt_marker(self._ids, prompt_token_ids)
 
     # ------------------------------------------------------------ text
