@@ -409,3 +409,12 @@ def test_text_alone_another_tool_and_a_second_call_are_refused(
             assert not gen.would_end(ids("Just text, no call.")), (dialect, forced)
         if bad is not None:
             assert not gen.would_end(ids(format_calls(bad, dialect=dialect, tools=tools)))
+
+
+def test_a_bad_setting_stops_vllm_at_start_up_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from callsieve import ConfigurationError
+    from callsieve.integrations.vllm import register
+
+    monkeypatch.setenv(ENV_CONSTRAIN, "xgramar")
+    with pytest.raises(ConfigurationError, match="CALLSIEVE_VLLM_CONSTRAIN"):
+        register()

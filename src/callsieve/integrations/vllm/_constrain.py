@@ -1,23 +1,25 @@
 """Strategy: vLLM enforces ``tool_choice`` with callsieve's own grammars (SPEC §18, issue 35).
 
-What it does: the tool parser's ``adjust_request`` hands vLLM the constraint for a request
-that forces calls: ``tool_choice="required"``, a named tool, or ``parallel_tool_calls=false``.
-The constraint is exported by ``callsieve.constrain`` for the request's tools, its choice
-and its parallel setting, in the dialect the model writes (``writing_dialect``). It goes
-into ``request.structured_outputs``, where vLLM's own backends compile it: a structural tag
-for xgrammar, or a Lark grammar for guidance (llguidance). Which one follows the operator's
-``CALLSIEVE_VLLM_CONSTRAIN``, which names vLLM's structured-output backend (``auto``, the
-default, ``xgrammar``, ``guidance``), or ``off``. With ``auto`` a dialect that has a
-structural tag gets one (vLLM's ``auto`` backend compiles it in xgrammar); another gets its
-Lark grammar (xgrammar refuses it, and vLLM's ``auto`` falls back to guidance).
-``tool_choice="auto"`` with parallel calls and ``"none"`` are left free: a constraint there
-would also hold back the plain answer (the free text has no Markdown fences, say).
-What it guarantees: a request is never failed by the plugin. A dialect with no export, a
-tool schema no export can enforce exactly, or a prompt showing no dialect, leaves the
-request as it came (the parser still reads the reply), and says why in the log once per
-process and reason.
-What it costs: per forced request, one export (cached per tool set) and, for a row of
-several dialects, one decode of the prompt.
+What it does: the tool parser's ``adjust_request`` gives vLLM a constraint when a request
+forces calls. That is ``tool_choice="required"``, a named tool, or
+``parallel_tool_calls=false``. ``callsieve.constrain`` exports it for the request's tools,
+choice and parallel setting. It is in the dialect the model writes (``writing_dialect``).
+It goes into ``request.structured_outputs``, and vLLM's own backend compiles it.
+xgrammar takes a structural tag; guidance (llguidance) takes a Lark grammar.
+``CALLSIEVE_VLLM_CONSTRAIN`` names vLLM's backend: ``auto`` (the default), ``xgrammar``,
+``guidance``, or ``off``. Under ``auto``, markup and native dialects get a structural tag.
+The template families get their Lark grammar: xgrammar refuses it, and vLLM falls back to
+guidance. The free text before the block is the parser's own (``free_text="checked"``).
+``supports_required_and_named`` stays False. In vLLM 0.33, True makes the serving layer
+read a required or named reply as JSON, not through the tool parser.
+``"auto"`` with parallel calls, and ``"none"``, are left free. A constraint there would
+hold back plain answers too (no Markdown fences in the free text, say).
+What it guarantees: the plugin never fails a request. When nothing can be exported, the
+request stays as it came, and the parser reads the reply as before. That happens for a
+dialect with no export, a schema keyword no export enforces, or a prompt showing no
+dialect. The log says why, once per process and reason.
+What it costs: per forced request, one export (cached per tool set). A row of several
+dialects also decodes the prompt once.
 """
 
 from __future__ import annotations

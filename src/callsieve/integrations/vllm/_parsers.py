@@ -16,7 +16,8 @@ and passes the answer on as the model wrote it; the tool parser alone reads the 
 given (with no reasoning parser configured at all, a thought's characters are content, as vLLM
 does, while a call drafted inside it is still not made). ``tool_choice="none"`` leaves blocks
 as text; ``required`` and named choices are read like ``auto`` (our formats are not JSON, so
-vLLM's JSON-schema forcing is off: ``supports_required_and_named=False``). The token-id
+vLLM's JSON-schema forcing is off: ``supports_required_and_named=False``), and enforced by
+the constraint ``adjust_request`` gives vLLM (``_constrain``: callsieve's own grammar). The token-id
 questions vLLM's engine asks (``is_reasoning_end``, ``count_reasoning_tokens``, ...) are
 answered from the tokenizer's thought markers. A variant is a subclass per row of
 ``VARIANTS``, named from it (``callsieve_deepseek_r1`` -> ``CallsieveDeepseekR1ToolParser``).
