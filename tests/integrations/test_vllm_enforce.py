@@ -226,6 +226,16 @@ def test_auto_with_parallel_calls_and_none_are_left_free(choice: str) -> None:
     assert parser.adjust_request(req).structured_outputs is None
 
 
+def test_a_format_the_request_asks_for_is_kept_under_auto(constrain_as: Any) -> None:
+    constrain_as("auto")
+    fmt = {"type": "json_schema", "json_schema": {"name": "a", "schema": {"type": "object"}}}
+    req = request(TOOLS, tool_choice="auto", parallel_tool_calls=False, response_format=fmt)
+    parser = make_parser("callsieve", "callsieve", req)
+    parser.set_prompt_token_ids(prompt_ids("dsml_v32"))
+    after = parser.adjust_request(req)
+    assert after.structured_outputs is None and after.response_format is not None
+
+
 def test_off_leaves_every_request_as_it_came(constrain_as: Any) -> None:
     constrain_as("off")
     assert adjusted("dsml_v32", "required").structured_outputs is None

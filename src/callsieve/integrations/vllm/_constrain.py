@@ -162,12 +162,25 @@ def _export(
     return Constraint(dialect, "grammar", lark_grammar(tools, dialect, choice, **common))
 
 
+def _asks_a_format(request: Any) -> bool:
+    """Does the request ask for its own output format (``response_format`` and the like)?"""
+    extract = getattr(request, "extract_structured_outputs", None)
+    return callable(extract) and extract() is not None
+
+
 def plan(variant: Variant, request: Any, named: str | None, ctx: Context) -> Constraint | None:
     """The constraint for ``request``, or None (nothing forced, or not exportable: logged
     once per reason)."""
     parallel = getattr(request, "parallel_tool_calls", None)
     choice = forced_choice(getattr(request, "tool_choice", None), parallel, named)
     if ctx.setting == "off" or choice is None or not getattr(request, "tools", None):
+        return None
+    if choice == "auto" and _asks_a_format(request):
+        say_once(
+            ("format",),
+            "callsieve: parallel_tool_calls=false is not enforced beside the request's own "
+            "response format under tool_choice=auto (the request's format applies)",
+        )
         return None
     dialect = writing_dialect(variant, ctx.dialects, ctx.prompt, ctx.grammar_dirs)
     if dialect is None:
