@@ -323,6 +323,8 @@ def written(
     else:
         calls = data.draw(st.lists(cases.calls_for(dialect), min_size=1, max_size=1))
     prose = data.draw(markup_cases.PROSE)
+    if specials_ok:  # (a structural tag's free text is the engine's: no opener, no fence)
+        prose = "".join(c for c in prose if c not in "<`")
     tools = TOOLS if dialect in FAMILIES else None
     text = prose + format_calls(calls, dialect=dialect, tools=tools)
     assume(specials_ok or not special_in(text))

@@ -242,8 +242,6 @@ def test_the_render_server_hands_the_engine_the_constraint_for_a_forced_choice(
         sent[choice] = got.json()["sampling_params"].get("structured_outputs")
     assert sent["auto"] is None
     tag = json.loads(sent["required"]["structural_tag"])
-    assert tag == structural_tag(
-        TOOLS, "dsml_v32", "required", free_text="checked", parse_dialects=DEFAULT_DIALECTS
-    )
+    assert tag == structural_tag(TOOLS, "dsml_v32", "required", parse_dialects=DEFAULT_DIALECTS)
     answer = REPLY.split("</think>", 1)[1].removesuffix("<｜end▁of▁sentence｜>")
     assert xgrammar_accepts(tag, [answer, "Checking.\n"]) == [True, False]

@@ -9,7 +9,9 @@ xgrammar takes a structural tag; guidance (llguidance) takes a Lark grammar.
 ``CALLSIEVE_VLLM_CONSTRAIN`` names vLLM's backend: ``auto`` (the default), ``xgrammar``,
 ``guidance``, or ``off``. Under ``auto``, markup and native dialects get a structural tag.
 The template families get their Lark grammar: xgrammar refuses it, and vLLM falls back to
-guidance. The free text before the block is the parser's own (``free_text="checked"``).
+guidance. A structural tag leaves the free text before the block to xgrammar's any-text,
+less the openers and fences (``free_text="engine"``): the exact free text
+(``"checked"``) costs a thousand times more CPU per token to mask (docs/vllm.md).
 ``supports_required_and_named`` stays False. In vLLM 0.33, True makes the serving layer
 read a required or named reply as JSON, not through the tool parser.
 ``"auto"`` with parallel calls, and ``"none"``, are left free. A constraint there would
@@ -135,7 +137,7 @@ def _export(
         "grammar_dirs": ctx.grammar_dirs,
     }
     if kind != "template" and ctx.setting in ("auto", "xgrammar"):
-        exported = structural_tag(tools, dialect, choice, free_text="checked", **common)
+        exported = structural_tag(tools, dialect, choice, **common)  # (free text: the engine's)
         return Constraint(dialect, "structural_tag", json.dumps(exported, ensure_ascii=False))
     if ctx.setting == "xgrammar":
         say_once(
