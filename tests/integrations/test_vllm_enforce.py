@@ -36,7 +36,16 @@ from helpers import canon_value
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from schema_values import SCHEMAS
-from vllm_harness import chunked, make_parser, request, save_model_dir, stream, tokenizer, whole
+from vllm_harness import (
+    chunked,
+    load_plugins,
+    make_parser,
+    request,
+    save_model_dir,
+    stream,
+    tokenizer,
+    whole,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "spec"))
 import test_s18_constrain as markup_cases
@@ -234,6 +243,32 @@ def test_a_format_the_request_asks_for_is_kept_under_auto(constrain_as: Any) -> 
     parser.set_prompt_token_ids(prompt_ids("dsml_v32"))
     after = parser.adjust_request(req)
     assert after.structured_outputs is None and after.response_format is not None
+
+
+def test_the_responses_api_gets_the_constraint_too(constrain_as: Any) -> None:
+    from vllm.entrypoints.openai.responses.protocol import ResponsesRequest
+    from vllm.parser import ParserManager
+
+    constrain_as("auto")
+    load_plugins()
+    flat = [{"type": "function", "name": n, "parameters": SCHEMAS[n]} for n in SCHEMAS]
+    req = ResponsesRequest(
+        model="m", input="hi", tools=flat, tool_choice={"type": "function", "name": "search"}
+    )
+    cls = ParserManager.get_parser(
+        tool_parser_name="callsieve",
+        reasoning_parser_name="callsieve",
+        enable_auto_tools=True,
+        tokenizer=tokenizer(),
+    )
+    parser = cls(tokenizer(), req.tools, chat_template_kwargs={}, model_config=None)
+    parser.set_prompt_token_ids(prompt_ids("dsml_v32"))
+    after = parser.adjust_request(req)
+    assert after.text is None
+    gen = Generation(verified(after, "auto"))
+    call = format_calls([("search", {"query": "q"})], dialect="dsml_v32")
+    other = format_calls([("now", {})], dialect="dsml_v32")
+    assert gen.would_end(ids(call)) and not gen.would_end(ids(other))
 
 
 def test_off_leaves_every_request_as_it_came(constrain_as: Any) -> None:
