@@ -271,6 +271,26 @@ def test_the_responses_api_gets_the_constraint_too(constrain_as: Any) -> None:
     assert gen.would_end(ids(call)) and not gen.would_end(ids(other))
 
 
+@pytest.mark.parametrize(
+    ("reasoning", "include_reasoning", "enforced"),
+    [
+        ("callsieve_deepseek_r1", True, True),
+        ("callsieve_deepseek_r1", False, False),
+        (None, True, False),
+    ],
+)
+def test_a_thought_vllm_would_constrain_too_is_left_free(
+    constrain_as: Any, reasoning: str | None, include_reasoning: bool, enforced: bool
+) -> None:
+    """R1's reply starts inside the thought. vLLM holds the constraint back until the thought
+    ends only with our reasoning parser and the reasoning included."""
+    constrain_as("auto")
+    req = request(TOOLS, tool_choice="required", include_reasoning=include_reasoning)
+    parser = make_parser("callsieve_deepseek_r1", reasoning, req)
+    parser.set_prompt_token_ids(ids("<｜User｜>hi<｜Assistant｜><think>"))
+    assert (parser.adjust_request(req).structured_outputs is not None) is enforced
+
+
 def test_off_leaves_every_request_as_it_came(constrain_as: Any) -> None:
     constrain_as("off")
     assert adjusted("dsml_v32", "required").structured_outputs is None
