@@ -291,6 +291,20 @@ def test_a_thought_vllm_would_constrain_too_is_left_free(
     assert (parser.adjust_request(req).structured_outputs is not None) is enforced
 
 
+def test_supports_required_and_named_stays_false(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With True, vLLM 0.33's serving layer reads a required reply as a JSON list of calls
+    and never asks the tool parser: our calls would be lost."""
+    req = request(TOOLS, tool_choice="required")
+    text = "Sure.\n" + format_calls([("get_weather", {"city": "Paris"})], dialect="dsml_v32")
+    prompt = prompt_ids("dsml_v32")
+    parser = make_parser("callsieve", "callsieve", req)
+    assert not parser.tool_parser.supports_required_and_named
+    assert whole(parser, req, text, prompt).named_calls() == [("get_weather", {"city": "Paris"})]
+    monkeypatch.setattr(type(parser.tool_parser), "supports_required_and_named", True)
+    flipped = make_parser("callsieve", "callsieve", req)
+    assert whole(flipped, req, text, prompt).named_calls() == []
+
+
 def test_off_leaves_every_request_as_it_came(constrain_as: Any) -> None:
     constrain_as("off")
     assert adjusted("dsml_v32", "required").structured_outputs is None
