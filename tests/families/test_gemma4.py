@@ -18,6 +18,9 @@ from pathlib import Path
 import pytest
 from family_cases import Case, FamilySuite, check_every_way
 
+from callsieve import FormatError
+from callsieve.prompt import format_calls
+
 Q = '<|"|>'
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "templates" / "response"
 
@@ -180,3 +183,16 @@ def test_transformers_fixtures() -> None:
         calls = [(c["function"]["name"], c["function"]["arguments"]) for c in want["tool_calls"]]
         result = check_every_way("gemma4", Case(case["test"], case["input"], calls))
         assert result.reasoning == want["thinking"]
+
+
+def test_the_writer_writes_gemma_syntax_and_refuses_what_it_cannot_carry() -> None:
+    """``format_calls`` writes nested values as the chat template's ``format_argument`` does
+    (keys bare, strings between ``<|"|>``s); a string holding ``<|"|>`` (Gemma's strings have
+    no escape) and a key that is no name are ``FormatError``s."""
+    args = {"o": {"k": [1, "a, b", {"n": None}]}, "s": "x}"}
+    text = format_calls([("f", args)], dialect="gemma4")
+    assert text == call("f", f"o:{{k:[1,{Q}a, b{Q},{{n:null}}]}},s:{Q}x}}{Q}")
+    assert check_every_way("gemma4", Case("written", text, [("f", args)])).text == ""
+    for bad in ({"s": f"a{Q}b"}, {"o": {"a b": 1}}):
+        with pytest.raises(FormatError):
+            format_calls([("f", bad)], dialect="gemma4")
