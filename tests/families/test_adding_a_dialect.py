@@ -32,7 +32,7 @@ def _blocks(kind: str) -> list[str]:
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: Any) -> str:
     d = tmp_path_factory.mktemp("my_grammars")
-    grammar, spelling, acme2, acme3 = _blocks("lark")
+    grammar, spelling, acme2, acme3, _ = _blocks("lark")
     (d / "acme.lark").write_text(grammar, encoding="utf-8")
     (d / "acme2.lark").write_text(acme2, encoding="utf-8")
     (d / "acme3.lark").write_text(acme3, encoding="utf-8")
@@ -167,3 +167,13 @@ def test_the_json_family_reads_its_own_keys(folder: str) -> None:
         ("get_weather", {"city": "Paris"}, "0"),
         ("now", {}, "1"),
     ]
+
+
+def test_section_9_reads_another_dialects_grammar(tmp_path: Path) -> None:
+    """The page's file, alone in a folder, reads GLM-4.7's text as its own dialect's calls,
+    by its own directives (a raw value a string)."""
+    (tmp_path / "glm53_flash.lark").write_text(_blocks("lark")[4], encoding="utf-8")
+    dirs = [str(tmp_path)]
+    text = "<tool_call>f<arg_key>n</arg_key><arg_value>1</arg_value></tool_call>"
+    r = parse(text, grammar_dirs=dirs, dialects=["glm53_flash"])
+    assert [(c.name, c.input, c.dialect) for c in r.calls] == [("f", {"n": "1"}, "glm53_flash")]
