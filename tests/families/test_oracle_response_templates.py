@@ -62,8 +62,10 @@ _ERNIE_FRAMING = (
     'reasoning="open" (test_ernie45.py does, and agrees), this fixture\'s empty prompt says "tags"'
 )
 _INKLING_FRAMING = (
-    "Inkling's answer keeps its framing in the text (`<|message_model|><|content_text|>` … "
-    "`<|end_message|>`, `<|content_model_end_sampling|>`); the calls and the thinking agree"
+    "Inkling's answer message keeps its `<|end_message|>` before the call message: it is the "
+    "thought's close tag too, so no frame may have that spelling (docs/families.md); the head "
+    "`<|content_text|>` and the end `<|content_model_end_sampling|>` are dropped, and the "
+    "calls and the thinking agree"
 )
 DIFFERENCES = {
     ("gemma4", "test_gemma4_tool_call"): (
