@@ -228,3 +228,25 @@ def test_a_dialect_that_reads_another_writes_as_it_without_a_spelling(tmp_path: 
     dirs = reader(tmp_path, "glm_plain", "//%reads glm45")
     calls_in = [("f", {"a": "x"})]
     assert format_calls(calls_in, "glm_plain", grammar_dirs=dirs) == format_calls(calls_in, "glm45")
+
+
+def test_a_frame_a_longer_opener_outranks_is_a_frame_at_the_end_of_the_input(
+    tmp_path: Path,
+) -> None:
+    """The frame's spelling begins the opener of a call that outranks it: held while that
+    opener may still come, the frame is one at the end of the input too."""
+    dirs = write(
+        tmp_path,
+        "sep",
+        "sep: sep_call | sep_frame\nsep_call: SEP_OPEN sep_args -> call\n"
+        "sep_args: SEP_ARGS_RUN -> call_json\nsep_frame: SEP_END -> frame\n"
+        'SEP_OPEN.2: /<sep>call:(?=\\{)/\nSEP_END: "<sep>"\nSEP_ARGS_RUN: /\\{[\\s\\S]*\\}/\n',
+    )
+    for tail in ("", " ", "call"):
+        r = run_all_ways("Done.<sep>" + tail, grammar_dirs=dirs, dialects=["sep"])
+        assert r.text == "Done." + tail
+        assert [b.status for b in r.blocks][:1] == ["frame"]
+    r = run_all_ways(
+        '<sep>call:{"name": "f", "arguments": {}}', grammar_dirs=dirs, dialects=["sep"]
+    )
+    assert calls(r) == [("f", {})]

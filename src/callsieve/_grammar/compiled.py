@@ -259,6 +259,16 @@ class CompiledGrammar:
             and "$END" in table.states[arg]
             and name in self.terminals
         }
+        #: The openers that are a block by themselves (a frame): the block may end right
+        #: after one, whatever follows it.
+        start = table.states[self.start_state]
+        self.whole_openers = frozenset(
+            name
+            for name, (action, arg) in start.items()
+            if getattr(action, "name", "") == "Shift"
+            and "$END" in table.states[arg]
+            and name in self.terminals
+        )
         self.block_enders = tuple(
             self.terminals[name] for name in sorted(enders) if not self.terminals[name].is_run
         ) + tuple(
