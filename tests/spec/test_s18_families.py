@@ -56,7 +56,7 @@ JSON_FAMILIES = (
     "inkling",
 )
 #: Raw parameters: a string as it is, anything else as JSON.
-RAW_FAMILIES = ("qwen3_coder", "glm45", "glm53_flash", "minimax_m2", "seed_oss", "hy_v3")
+RAW_FAMILIES = ("qwen3_coder", "glm45", "glm53_flash", "minimax_m2", "seed_oss", "hy_v3", "step3")
 FAMILIES = JSON_FAMILIES + RAW_FAMILIES
 #: Raw families whose parser trims a line break at a value's ends (the constraint keeps
 #: line breaks out of their string bodies).
