@@ -35,7 +35,7 @@ from .files import _find, reads, unknown_dialect
 from .files import _read as _read_grammar
 from .names import SPELLINGS
 
-__all__ = ["SLOT", "SPELLING_DIR", "Spelling", "spelling"]
+__all__ = ["SLOT", "SPELLING_DIR", "Spelling", "spelling", "spelling_file"]
 
 #: Where the spelling files are, in each grammar folder.
 SPELLING_DIR = "spelling"
@@ -193,7 +193,7 @@ def spelling(dialect: str, extra_dirs: tuple[str, ...] = ()) -> Spelling:
     """The checked spellings of ``dialect`` (see the module docstring)."""
     if not isinstance(dialect, str) or dialect not in available_dialects(extra_dirs):
         raise unknown_dialect(dialect, extra_dirs)
-    path = _spelling_file(dialect, extra_dirs)
+    path = spelling_file(dialect, extra_dirs)
     if path is None:
         raise ConfigurationError(
             f"dialect {dialect!r} has no writer: no spelling file for writing "
@@ -207,7 +207,7 @@ def spelling(dialect: str, extra_dirs: tuple[str, ...] = ()) -> Spelling:
     return Spelling(dialect, str(path), texts, g)
 
 
-def _spelling_file(dialect: str, extra_dirs: tuple[str, ...]) -> Path | None:
+def spelling_file(dialect: str, extra_dirs: tuple[str, ...]) -> Path | None:
     """The dialect's spelling file, else that of the dialect whose grammar it reads
     (``//%reads``), else None."""
     dirs = grammar_dirs(extra_dirs)
