@@ -133,12 +133,12 @@ class CallTransformer(Transformer[Token, Any]):
     def transform(self, tree: Tree[Token]) -> Any:
         """Lark's ``transform`` for a tree: what the root became (None if it is dropped);
         a ``call`` that cannot be built raises its ``ValueError``."""
-        result = self._transform_tree(tree)
+        result = self._node(tree)
         if type(result) is ValueError:
             raise result
         return None if result is Discard else result
 
-    def _transform_tree(self, tree: Tree[Token]) -> Any:
+    def _node(self, tree: Tree[Token]) -> Any:
         entry = _CONTRACT.get(tree.data)
         if entry is None:
             return self.__default__(tree.data, tree.children, tree.meta)
@@ -147,7 +147,7 @@ class CallTransformer(Transformer[Token, Any]):
             return method(self, tree.children)
         children = []  # (a loop, not a comprehension: cheaper on Python 3.11)
         for c in tree.children:
-            children.append(self._transform_tree(c) if isinstance(c, Tree) else c)
+            children.append(self._node(c) if isinstance(c, Tree) else c)
         return method(self, children)
 
     def __default__(self, data: Any, children: list[Any], meta: Any) -> Any:
@@ -489,7 +489,7 @@ def contract_value(tree: Tree[Token], schemas: dict[str, dict[str, Any]]) -> Any
     ``string`` attribute, ``("id", ident, name or None)`` for ``call_id``, ``("param",
     name, body parts, string attribute, raw?)`` for a ``param`` (``decode_param`` makes its value
     as ``call`` will), else None."""
-    result = _transformer(schemas)._transform_tree(tree)
+    result = _transformer(schemas)._node(tree)
     if type(result) is not tuple:
         return None
     kind = result[0]

@@ -33,6 +33,7 @@ from .._base.errors import ConfigurationError, GrammarError
 from .compiled import CompiledGrammar, available_dialects, grammar_dirs, load_grammar
 from .files import _find, reads, unknown_dialect
 from .files import _read as _read_grammar
+from .lark_internals import terminal_source
 from .names import SPELLINGS
 
 __all__ = ["SLOT", "SPELLING_DIR", "Spelling", "spelling", "spelling_file"]
@@ -185,7 +186,7 @@ def _special_tokens() -> dict[str, Any]:
         )
     except LarkError as exc:  # pragma: no cover - the built-in file is tested
         raise GrammarError(f"{folder / _SPECIAL_FILE}.lark: {exc}".strip()) from None
-    return {t.name: re.compile(t.pattern.to_regexp()) for t in lark.terminals if t.name in names}
+    return {t.name: re.compile(terminal_source(t)) for t in lark.terminals if t.name in names}
 
 
 @functools.lru_cache(maxsize=64)
