@@ -207,6 +207,8 @@ class _Stream:
         if self.closed:
             return []
         self.closed = True
+        if self.last is None:  # (no Chat Completions chunk came: another route's stream)
+            return self.held
         sieve = self._sieve()
         out = self._render(self.renderer.feed(sieve.close()))
         if self.renderer.aborted is None:
