@@ -10,7 +10,7 @@ chunk; ``_process_tool_calls`` for a whole reply): on every public conformance c
 DeepSeek corpus, at 1, 5 and random chunk sizes, the content, reasoning and calls equal
 ``callsieve.parse()``. The serving class itself (``OpenAIServingChat``) needs a running
 tokenizer manager and scheduler, which SGLang starts only with a GPU: that is where the test
-stops. The module runs where SGLang is installed (``pip install '.[sglang,test]'``).
+stops. The module runs where SGLang is installed (``pip install '.[sglang]' pytest``).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import pytest
 
 pytest.importorskip(
     "sglang",
-    reason="SGLang is not installed here: pip install '.[sglang,test]' (.ci/run does, in a "
+    reason="SGLang is not installed here: pip install '.[sglang]' pytest (.ci/run does, in a "
     "second environment)",
 )
 
