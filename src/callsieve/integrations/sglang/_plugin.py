@@ -63,7 +63,7 @@ def _tool_dicts(tools: Iterable[Any] | None) -> list[Any] | None:
     return out or None
 
 
-class CallsieveDetector(BaseFormatDetector):  # type: ignore[misc]
+class CallsieveDetector(BaseFormatDetector):  # type: ignore[misc,unused-ignore]
     """SGLang's tool-call detector for one variant row (see the module docstring)."""
 
     variant: ClassVar[Variant] = VARIANTS[0]
@@ -168,7 +168,7 @@ def _names(tools: Iterable[Any] | None) -> list[str]:
     return out
 
 
-class CallsieveReasoningDetector(BaseReasoningFormatDetector):  # type: ignore[misc]
+class CallsieveReasoningDetector(BaseReasoningFormatDetector):  # type: ignore[misc,unused-ignore]
     """SGLang's reasoning detector for one variant row (see the module docstring)."""
 
     variant: ClassVar[Variant] = VARIANTS[0]
