@@ -43,7 +43,7 @@ from .._scan.decide import DECISION_SPAN, Decision, GroupToken, decide, new_toke
 from .argstream import ArgStream
 from .assembler import assemble_call
 from .lessons import ANY_CAPTURE, REPAIRABLE, Lessons
-from .messages import FOUND_CHARS, unexpected
+from .messages import FOUND_CHARS, json_body_failed, too_long, unexpected
 
 __all__ = ["COMPLETE", "FAILED", "VIABLE", "Capture"]
 
@@ -210,7 +210,7 @@ class Capture:
 
     def too_long(self, limit: int) -> int:
         self.limited = True
-        return self.fail(f"block longer than max_block_chars ({limit})")
+        return self.fail(too_long(limit))
 
     def learn(self) -> None:
         """A failed capture: note its checkpoints, unless where it began could matter (over
@@ -502,8 +502,7 @@ class Capture:
             run.base = self.start + self.raw_len - p
             s, is_tail = run.read(buf, p), False
             if s < 0:
-                why = f"the JSON body from offset {self.run_start} fails: {run.why}"
-                return self.fail(why), p, True
+                return self.fail(json_body_failed(self.run_start, run.why)), p, True
             spec = self.spec
             if run.done and (
                 spec.default_rule is not None or spec.call_rule is not None or spec.end_ok

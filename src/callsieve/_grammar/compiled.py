@@ -34,9 +34,10 @@ import re
 import threading
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
-from lark import Lark
+from lark import Lark, Token
+from lark.exceptions import LarkError
 from lark.parsers.lalr_interactive_parser import InteractiveParser
 from lark.parsers.lalr_parser_state import ParseConf, ParserState
 
@@ -89,6 +90,7 @@ __all__ = [
     "DEFAULT_DIALECTS",
     "CompiledGrammar",
     "EntrySpec",
+    "Opening",
     "StateSpec",
     "TerminalSpec",
     "available_dialects",
@@ -103,6 +105,15 @@ LOADED_LIMIT = 32
 
 #: The only global a cached blueprint may name (Lark's options hold the lexer class).
 _CACHE_GLOBALS: dict[tuple[str, str], Any] = {(NoLexer.__module__, "NoLexer"): NoLexer}
+
+
+class Opening(NamedTuple):
+    """What a block opened at an entry reads first, where the grammar leaves one choice
+    (``CompiledGrammar.opening``): the balanced ``run`` its parser state starts right after
+    the opener, and the block's ``dialect`` while it reads that run."""
+
+    run: TerminalSpec
+    dialect: str
 
 
 class CompiledGrammar:
@@ -210,6 +221,8 @@ class CompiledGrammar:
         #: the instructions in prose made of ``[a(`` under ``dialects="all"``, whose entries
         #: have 40 groups: 87,994 -> 63,062 a character.)
         self._entry_groups: dict[int, tuple[tuple[str, str], ...]] = {}
+        #: Per entry, what a block opened at it reads first (``opening``), filled on first use.
+        self._openings: dict[int, Opening | None] = {}
         self.lead_chars: str = blueprint["lead_chars"]
         #: ... and those of the reply's start, where anchored entries are tried too.
         self.start_lead_chars: str = blueprint.get("start_lead_chars", self.lead_chars)
@@ -272,6 +285,30 @@ class CompiledGrammar:
             own = self.terminals[self.entries[k].terminal].pattern.groupindex
             names = self._entry_groups[k] = tuple((prefix + name, name) for name in own)
         return {name: m.group(full) for full, name in names} if names else None
+
+    def opening(self, k: int) -> Opening | None:
+        """What a block opened at entry ``k`` reads right after its opener, where the
+        grammar leaves one choice: the parser state there takes no bounded terminal, cannot
+        end the block, and its run is balanced (``Opening``). None otherwise. Derived once
+        per entry by feeding a parser what a capture feeds it (its own parse table decides)."""
+        if k in self._openings:
+            return self._openings[k]
+        entry = self.entries[k]
+        ps = self.new_parser().parser_state
+        if entry.synthetic is not None:
+            ps.feed_token(Token(entry.synthetic, ""))
+        ps.feed_token(Token(entry.terminal, ""))
+        spec = self.states[ps.state_stack[-1]]
+        plan = None
+        if not spec.bounded and not spec.end_ok and spec.run is not None and spec.run.balanced:
+            try:
+                ps.feed_token(spec.run.placeholder)
+            except LarkError:
+                pass
+            else:  # (the dialect a block reading that run has: its ``dialect_now``)
+                plan = Opening(spec.run, self.dialect_of(ps.state_stack, entry.dialect))
+        self._openings[k] = plan  # (the same answer whoever stores it first: no lock needed)
+        return plan
 
     @property
     def entry_exact(self) -> re.Pattern[str]:

@@ -1,0 +1,68 @@
+"""Strategy: a named fast path — at the end of the input, a block whose opener leaves its
+parser one way on, a balanced run, fails at once where that run fails, with no capture made.
+
+What it does. Where prose fails as a block every few characters (``[a(`` or ``{"name": "``
+repeated), each failed block's text is scanned again at ``close()`` (SPEC §7), and every
+entry in it opens a block whose run reads on along the walks of the runs before it
+(``_scan.balanced``). The grammar says, per entry, whether the parser state after the
+opener takes nothing but a balanced run (``CompiledGrammar.opening``). There,
+``fails_at_once`` reads that run exactly as the capture's would (the same ``JsonRun``, the
+same walks, from the same offset): if it fails, or goes on to the end of the input, the
+block fails, and ``QuickFailure`` says what the capture would have said and where it would
+have stopped. It buys what making, feeding and failing a ``Capture`` costs (a Lark
+parser, two parser steps, the scan); benchmarks/README.md has the figures.
+What it guarantees: the same events and the same failed ``Block`` as the capture's path.
+It is taken only where the capture could emit nothing before failing: at the end of the
+input, with no argument stream, and (under ``early_emit``) only for a block whose opening
+wrapper is missing. A run that ends makes the capture as before (it reads the run again).
+What it costs: nothing off this path; on it, one ``JsonRun`` and its read.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from .._grammar.compiled import CompiledGrammar
+from .._scan.balanced import JsonRun
+from .lessons import Lessons
+from .messages import INPUT_ENDED, json_body_failed, too_long
+
+__all__ = ["QuickFailure", "fails_at_once"]
+
+
+class QuickFailure(NamedTuple):
+    """A block failed at its opener: the capture's ``failure``, where in the text it would
+    have stopped reading (``stop``), and its ``dialect_now`` there."""
+
+    failure: str
+    stop: int
+    dialect: str
+
+
+def fails_at_once(
+    g: CompiledGrammar,
+    k: int,
+    lessons: Lessons,
+    buf: str,
+    base: int,
+    opened: tuple[int, int],
+    limit: int,
+) -> QuickFailure | None:
+    """At the end of the input (``buf`` runs to it; ``buf[0]`` is at offset ``base``): does
+    the block opened at entry ``k``, whose opener is ``buf[i:p]`` (``opened``), fail in the
+    run the grammar makes it read first? None: it may not (or the entry has no such run)."""
+    plan = g.opening(k)
+    i, p = opened
+    n = len(buf)
+    if plan is None or p >= n:
+        return None
+    run = JsonRun(plan.run, lessons.walks, base + p)
+    run.base = base
+    s = run.read(buf, p)
+    if s < 0:  # (the capture stops where the run began, as its ``_read_run`` does)
+        return QuickFailure(json_body_failed(base + p, run.why), p, plan.dialect)
+    if run.done:
+        return None
+    # The run goes on to the end of the input: the block is over max_block_chars there, or
+    # ends inside it (``_blocks.repair.finish``: a balanced run has no repair).
+    return QuickFailure(too_long(limit) if n - i > limit else INPUT_ENDED, n, plan.dialect)
