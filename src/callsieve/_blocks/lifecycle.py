@@ -202,27 +202,28 @@ class BlockLife:
         cursor: Cursor,
         early: bool,
         limit: int,
+        final: bool,
     ) -> tuple[str, int, int, int] | None:
-        """At the end of the input (``buf`` runs to it): a block opened at the entry match
-        ``m`` (at offset ``start``, its opener ending at ``buf[pos]``) that could emit nothing
-        before failing, and fails at once, is released as ``fail`` releases it: where nothing
-        after it could end a block (``Lessons.no_end_after``), or in the run its opener
-        leaves it (``_blocks.opening``, made without a capture). ``early``: calls may be
-        emitted before the block ends; ``limit``: ``max_block_chars``. None: open it."""
+        """A block opened at the entry match ``m`` (at offset ``start``, its opener ending at
+        ``buf[pos]``) that could emit nothing before failing, and fails at once, is released
+        as ``fail`` releases it: at the end of the input (``final``: ``buf`` runs to it),
+        where nothing after it could end a block (``Lessons.no_end_after``); or in the run
+        its opener leaves it (``_blocks.opening``, made without a capture). ``early``: calls
+        may be emitted before the block ends; ``limit``: ``max_block_chars``. None: open it."""
         g = self.g
         k = g.entry_index[m.lastgroup]
         entry = g.entries[k]
         strict = entry.synthetic is not None
         if early and not strict:
             return None
-        if self.lessons.no_end_after(g.block_enders, buf, base, start):
+        if final and self.lessons.no_end_after(g.block_enders, buf, base, start):
             cap = self.open(m, start, reasoning)
             cap.fail("no tag that could close the block follows")
             return self.fail(cap, buf, base, pos, cursor)
         if self.stream_args and not strict and reasoning != "text":
             return None  # (an argument stream may start a call at the opener)
         at = start - base
-        quick = fails_at_once(g, k, self.lessons, buf, base, (at, pos), limit)
+        quick = fails_at_once(g, k, self.lessons, buf, base, (at, pos, final), limit)
         if quick is None:
             return None
         self._begin(entry, start, reasoning)

@@ -1,5 +1,5 @@
-"""Strategy: a named fast path — at the end of the input, a block whose opener leaves its
-parser one way on, a balanced run, fails at once where that run fails, with no capture made.
+"""Strategy: a named fast path — a block whose opener leaves its parser one way on, a
+balanced run, fails at once where that run fails, with no capture made.
 
 What it does. Where prose fails as a block every few characters (``[a(`` or ``{"name": "``
 repeated), each failed block's text is scanned again at ``close()`` (SPEC §7), and every
@@ -12,9 +12,10 @@ block fails, and ``QuickFailure`` says what the capture would have said and wher
 have stopped. It buys what making, feeding and failing a ``Capture`` costs (a Lark
 parser, two parser steps, the scan); benchmarks/README.md has the figures.
 What it guarantees: the same events and the same failed ``Block`` as the capture's path.
-It is taken only where the capture could emit nothing before failing: at the end of the
-input, with no argument stream, and (under ``early_emit``) only for a block whose opening
-wrapper is missing. A run that ends makes the capture as before (it reads the run again).
+It is taken only where the capture could emit nothing before failing: with no argument
+stream, and (under ``early_emit``) only for a block whose opening wrapper is missing. Before
+the end of the input it is tried only in text read again (a failed block's), so a valid
+block's run is never read twice. A run that ends makes the capture as before.
 What it costs: nothing off this path; on it, one ``JsonRun`` and its read.
 """
 
@@ -45,23 +46,30 @@ def fails_at_once(
     lessons: Lessons,
     buf: str,
     base: int,
-    opened: tuple[int, int],
+    opened: tuple[int, int, bool],
     limit: int,
 ) -> QuickFailure | None:
-    """At the end of the input (``buf`` runs to it; ``buf[0]`` is at offset ``base``): does
-    the block opened at entry ``k``, whose opener is ``buf[i:p]`` (``opened``), fail in the
-    run the grammar makes it read first? None: it may not (or the entry has no such run)."""
+    """Does the block opened at entry ``k``, whose opener is ``buf[i:p]`` (``buf[0]`` is at
+    offset ``base``; ``opened`` is ``(i, p, final)``), fail in the run the grammar makes it
+    read first? At the end of the input (``final``: ``buf`` runs to it), if the run fails
+    or goes on to the end; before it, only in text a balanced run has read already (a
+    failed block's, scanned again), if the run fails within ``buf``. None: it may not, or
+    the entry has no such run (then a capture reads the block)."""
     plan = g.opening(k)
-    i, p = opened
+    i, p, final = opened
     n = len(buf)
     if plan is None or p >= n:
         return None
+    if not final:
+        walks = lessons.walks.get(plan.run.quotes)
+        if walks is None or base + p >= walks.seen:  # (new text: the capture reads it once)
+            return None
     run = JsonRun(plan.run, lessons.walks, base + p)
     run.base = base
     s = run.read(buf, p)
     if s < 0:  # (the capture stops where the run began, as its ``_read_run`` does)
         return QuickFailure(json_body_failed(base + p, run.why), p, plan.dialect)
-    if run.done:
+    if run.done or not final:
         return None
     # The run goes on to the end of the input: the block is over max_block_chars there, or
     # ends inside it (``_blocks.repair.finish``: a balanced run has no repair).

@@ -745,9 +745,8 @@ class SieveMachine(LifeView):
         self, opener: Any, buf: str, base: int, i: int, final: bool
     ) -> tuple[str, int, int, int]:
         """Open a capture at the entry match ``opener`` (at ``buf[i]``); ``(buf, base,
-        text_start, pos)`` to go on with. At the end of the input, one that would emit
-        nothing before failing and fails at once is released with no capture read
-        (``BlockLife.fail_at_once``)."""
+        text_start, pos)`` to go on with. One that would emit nothing before failing and
+        fails at once is released with no capture read (``BlockLife.fail_at_once``)."""
         life = self._life
         reasoning = None
         if self._context is IN_REASONING:  # (SPEC §15: a draft, or a call ending the thought)
@@ -757,12 +756,11 @@ class SieveMachine(LifeView):
         if after:  # (the reply's start is over: its anchored entries with it)
             self._set_context(next(c for c in after if c in self._finders))
         pos = opener.end()
-        if final:
-            went_on = life.fail_at_once(
-                opener, base + i, reasoning, buf, base, pos, self._cur, self._early, self._limit
-            )
-            if went_on is not None:
-                return went_on
+        went_on = life.fail_at_once(
+            opener, base + i, reasoning, buf, base, pos, self._cur, self._early, self._limit, final
+        )
+        if went_on is not None:
+            return went_on
         self._cap = life.open(opener, base + i, reasoning)
         return buf, base, pos, pos
 
