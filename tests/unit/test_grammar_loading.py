@@ -19,6 +19,7 @@ from helpers import canon_calls
 
 import callsieve._grammar.compiled as grammar_module
 from callsieve import DEFAULT_DIALECTS, ConfigurationError, GrammarError, available_dialects, parse
+from callsieve._base.re_internals import CompiledCode, pattern_from_code
 from callsieve._grammar import cache, patterns
 from callsieve._grammar.compiled import CompiledGrammar, grammar_dirs, load_grammar
 
@@ -397,7 +398,7 @@ def test_frozen_patterns_equal_compiled_ones() -> None:
         pytest.skip("frozen patterns are not usable on this Python")
     for source, form in zip(sources, frozen):
         assert form is not None
-        assert patterns._thaw(source, form) == re.compile(source)
+        assert pattern_from_code(source, CompiledCode(*form)) == re.compile(source)
     form = frozen[0]
     assert form is not None
     patterns.learn({"ab+c": (form[0], b"\xff\xff\x00\x00" * 3, 0, {}, (None,))})

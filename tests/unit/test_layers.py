@@ -197,3 +197,43 @@ def test_the_architecture_page_lists_every_module() -> None:
         if named not in page:
             missing.append(named)
     assert not missing, missing
+
+
+#: CPython's private ``re`` modules, and the one module that may import them.
+RE_PRIVATE = frozenset(
+    {
+        "re._parser",
+        "re._constants",
+        "re._compiler",
+        "_sre",
+        "sre_parse",
+        "sre_constants",
+        "sre_compile",
+    }
+)
+RE_DOOR = "callsieve._base.re_internals"
+
+
+def private_re_uses(module: str) -> list[int]:
+    """The lines of ``module`` that import a private ``re`` module, or name one as a string
+    (what ``importlib.import_module`` is given)."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    lines = []
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            names = [node.value]
+        if RE_PRIVATE.intersection(names):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_only_one_module_reaches_re_internals() -> None:
+    """Issue 34's fence: CPython's ``re`` internals live behind ``_base/re_internals.py``."""
+    assert private_re_uses(RE_DOOR), "the door itself must be found by the check"
+    outside = {m: lines for m in MODULES if m != RE_DOOR and (lines := private_re_uses(m))}
+    assert not outside, outside

@@ -10,8 +10,11 @@ only between those.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+import tokenize
+from pathlib import Path
 
 from helpers import ROOT
 
@@ -41,3 +44,33 @@ def test_no_function_is_over_the_complexity_budget() -> None:
         "split these into named steps, or say why one must stay whole (`# noqa: C901`)\n"
         f"{proc.stdout}{proc.stderr}"
     )
+
+
+#: A measured figure: a time per operation, a share of instructions, a count of them.
+FIGURE = re.compile(
+    r"\d\s*(?:ns|µs|us)\b|\d\s*%\s*(?:of|on|fewer|more|dearer|cheaper)\b"
+    r"|\d\s*M\b.*(?:instructions|against)|->\s*[\d,]+\s*(?:M\b|a character)"
+)
+
+
+def comments(path: Path) -> list[tuple[int, str]]:
+    with path.open(encoding="utf-8") as f:
+        return [
+            (tok.start[0], tok.string)
+            for tok in tokenize.generate_tokens(f.readline)
+            if tok.type == tokenize.COMMENT
+        ]
+
+
+def test_benchmark_figures_live_in_the_benchmarks_readme() -> None:
+    """Issue 34: a fast path's figure is in benchmarks/README.md ("Fast paths"); its code
+    comment names the row. (Docstrings' "What it costs" lines are the house's strategy
+    notes, not a fast path's figure.)"""
+    found = [
+        f"{path.relative_to(ROOT)}:{line}: {text}"
+        for path in sorted((ROOT / "src").rglob("*.py"))
+        for line, text in comments(path)
+        if FIGURE.search(text)
+    ]
+    assert not found, "\n".join(found)
+    assert FIGURE.search("# costs about 90 ns") and FIGURE.search("# 290 -> 259 M on it")

@@ -549,9 +549,7 @@ class ArgStream:
         guard's one ASCII lead (``"\0"`` without a guard) and a search for its others: a
         chunk that holds one, where a tag that could close the parameter may begin, goes
         through ``text`` and the guard instead. (Two tests in the sieve, not a call and a
-        search per chunk in here: a guard asked in ``hot`` made workload (c) under
-        ``early_emit="arguments"`` 7 % dearer in instructions, 1,857 M against 1,733 M,
-        ``benchmarks/bench_instructions.py --cases c --exec`` with a what-if for each.)"""
+        search per chunk in here: benchmarks/README.md, "Fast paths", "hot leads".)"""
         guard = self.guard
         if guard is None:
             return "\0", _nowhere

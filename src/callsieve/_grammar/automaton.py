@@ -30,13 +30,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-try:  # Python >= 3.11
-    from re import _constants as _c
-    from re import _parser as _p
-except ImportError:  # pragma: no cover - Python 3.10
-    import sre_constants as _c
-    import sre_parse as _p
-
+from .._base import re_internals as _re
 from .._base.errors import GrammarError
 from .patterns import compile as compile_pattern
 
@@ -101,11 +95,11 @@ class _NFA:
         if op in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
             lo, hi, body = av
             body = list(body)
-            if lo > _UNROLL_LIMIT or (hi != _c.MAXREPEAT and hi > _UNROLL_LIMIT):
+            if lo > _UNROLL_LIMIT or (hi != _re.MAXREPEAT and hi > _UNROLL_LIMIT):
                 raise GrammarError("repetition too long for an entry terminal")
             for _ in range(lo):
                 s = self.build(body, s)
-            if hi == _c.MAXREPEAT:
+            if hi == _re.MAXREPEAT:
                 loop = self.state()
                 self.eps[s].append(loop)
                 self.eps[self.build(body, loop)].append(loop)
@@ -129,7 +123,7 @@ def nfa_table(sources: Sequence[str]) -> NfaTable:
         nfa.current = k
         a = nfa.state()
         nfa.eps[start].append(a)
-        nfa.final.add(nfa.build(list(_p.parse(source)), a))
+        nfa.final.add(nfa.build(_re.parse(source), a))
     return nfa.tag, nfa.eps, nfa.moves, frozenset(nfa.final), start
 
 

@@ -46,8 +46,9 @@ _OFF = ("", "off", "0", "false", "none")
 #: Grammar tables kept in the folder; past it the least recently written are dropped.
 KEEP_FILES = 64
 #: The modules whose code decides what a grammar's derived tables hold.
-#: (All in this folder, ``_grammar/``: found beside this file in a checkout and in a wheel.)
+#: (Found beside this file, in a checkout and in a wheel.)
 _DERIVERS = (
+    "../_base/re_internals.py",
     "compiled.py",
     "specs.py",
     "derive.py",

@@ -103,8 +103,12 @@ __all__ = [
 LOADED_LIMIT = 32
 
 
-#: The only global a cached blueprint may name (Lark's options hold the lexer class).
-_CACHE_GLOBALS: dict[tuple[str, str], Any] = {(NoLexer.__module__, "NoLexer"): NoLexer}
+#: The only globals a cached blueprint may name: Lark's options hold the lexer class, and Lark
+#: before 1.2 serialises rule names as ``Token``s (a ``str`` subclass).
+_CACHE_GLOBALS: dict[tuple[str, str], Any] = {
+    (NoLexer.__module__, "NoLexer"): NoLexer,
+    (Token.__module__, "Token"): Token,
+}
 
 
 class Opening(NamedTuple):
@@ -217,9 +221,8 @@ class CompiledGrammar:
         self.state_dialects: dict[int, int] = dict(blueprint["state_dialects"])
         self.entries = tuple(EntrySpec(*e) for e in blueprint["entries"])
         #: Per entry, its own groups' names in ``entry_exact`` and in its pattern, filled on
-        #: first use. (Picking them out of all the match's groups, ``groupdict``, was 28 % of
-        #: the instructions in prose made of ``[a(`` under ``dialects="all"``, whose entries
-        #: have 40 groups: 87,994 -> 63,062 a character.)
+        #: first use, not picked out of all the match's groups (benchmarks/README.md, "Fast
+        #: paths", "entry groups").
         self._entry_groups: dict[int, tuple[tuple[str, str], ...]] = {}
         #: Per entry, what a block opened at it reads first (``opening``), filled on first use.
         self._openings: dict[int, Opening | None] = {}

@@ -20,12 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-try:  # Python >= 3.11
-    from re import _constants as _c
-    from re import _parser as _p
-except ImportError:  # pragma: no cover - Python 3.10
-    import sre_constants as _c
-    import sre_parse as _p
+from .._base import re_internals as _re
 
 __all__ = [
     "char_class_source",
@@ -103,7 +98,7 @@ def _full_item(op: Any, av: Any) -> str:
         return "(?:" + "|".join(_full(list(alt)) for alt in av[1]) + ")"
     if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
         lo, hi, body = av
-        hi_s = "" if hi == _c.MAXREPEAT else str(hi)
+        hi_s = "" if hi == _re.MAXREPEAT else str(hi)
         return f"(?:{_full(list(body))}){{{lo},{hi_s}}}"
     if name in ("AT", "ASSERT", "ASSERT_NOT"):
         return ""  # zero-width: dropped (see module docstring)
@@ -140,7 +135,7 @@ def _pre_item(op: Any, av: Any) -> str:
         if hi == 0:
             return ""
         body_items = list(body)
-        hi_s = "" if hi == _c.MAXREPEAT else str(hi - 1)
+        hi_s = "" if hi == _re.MAXREPEAT else str(hi - 1)
         return f"(?:(?:{_full(body_items)}){{0,{hi_s}}}{_pre_seq(body_items)})"
     if name in ("AT", "ASSERT", "ASSERT_NOT"):
         return ""
@@ -151,9 +146,9 @@ def prefix_closure(source: str) -> str | None:
     """A regex source matching every prefix (the empty one included) of every match of
     ``source``, or None if ``source`` uses a construct this does not handle."""
     try:
-        parsed = _p.parse(source)
+        parsed = _re.parse(source)
         return _pre_seq(list(parsed))
-    except (_Unsupported, re.error, RecursionError):
+    except (_Unsupported, _re.ReInternalsUnavailable, re.error, RecursionError):
         return None
 
 
@@ -172,8 +167,8 @@ def end_chars(pattern: str) -> set[str] | None:
 
 def _edge_chars(pattern: str, last: bool) -> set[str] | None:
     try:
-        parsed = _p.parse(pattern)
-    except re.error:  # pragma: no cover - Lark validated it
+        parsed = _re.parse(pattern)
+    except (re.error, _re.ReInternalsUnavailable):  # pragma: no cover - Lark validated it
         return None
     chars, nullable = _edge(list(parsed), last)
     return None if (chars is None or nullable) else chars
@@ -247,8 +242,8 @@ def literal_text(pattern: str) -> str | None:
     """The one string ``pattern`` matches, if it is a plain sequence of literal characters
     (no flags, classes, repeats or look-arounds); else None."""
     try:
-        items = list(_p.parse(pattern))
-    except re.error:
+        items = _re.parse(pattern)
+    except (re.error, _re.ReInternalsUnavailable):
         return None
     if not items or any(str(op) != "LITERAL" for op, _ in items):
         return None
@@ -263,8 +258,8 @@ def growable_before_lookahead(pattern: str) -> set[str]:
     possessive repeat, or a fixed count, cannot do that. Empty: none found (only this
     adjacent shape is checked)."""
     try:
-        items = list(_p.parse(pattern))
-    except re.error:  # pragma: no cover - Lark validated it
+        items = _re.parse(pattern)
+    except (re.error, _re.ReInternalsUnavailable):  # pragma: no cover - Lark validated it
         return set()
     return _growable(items)
 
@@ -312,13 +307,13 @@ def _ending_repeats(item: tuple[Any, Any]) -> list[tuple[Any, Any]]:
 def regex_items(pattern: str) -> list[tuple[Any, Any]]:
     """``pattern`` as ``re`` parses it (its items: op and argument), for the grammar's other
     readers of a pattern's structure (``_grammar.overlap``), so ``re``'s internals are
-    reached from here."""
-    return list(_p.parse(pattern))
+    reached through one module (``_base.re_internals``)."""
+    return _re.parse(pattern)
 
 
 def max_width(pattern: str) -> int:
     """The length of the longest match of ``pattern`` (a very large number if unbounded)."""
-    return int(_p.parse(pattern).getwidth()[1])
+    return _re.max_width(pattern)
 
 
 #: Anchors that look at the text before the match position (or at its absolute position).
@@ -341,8 +336,8 @@ def reads_before(pattern: str) -> bool:
     """Whether ``pattern.match(buf, p)`` may depend on ``buf[:p]``: a look-behind, ``^``,
     ``\\A`` or ``\\b``. If not, matching ``buf[p:]`` alone gives the same answer."""
     try:
-        items = list(_p.parse(pattern))
-    except re.error:  # pragma: no cover - Lark validated it
+        items = _re.parse(pattern)
+    except (re.error, _re.ReInternalsUnavailable):  # pragma: no cover - Lark validated it
         return True
     return _reads_before(items)
 

@@ -74,8 +74,8 @@ _OPENS = {"}": "{", "]": "[", ")": "("}
 _WHAT = {"}": "JSON object", "]": "JSON list", ")": "argument list"}
 #: The spec's fields a run copies: those the capture and the sieve read of a run (any other is
 #: read from the spec, ``__getattr__``; the run sets its own stop: ``stop_char``, ``find_stop``,
-#: ``may_stop``). Copying all 28 cost 9 % of the instructions in prose made of ``[a(`` under
-#: ``pythonic``, a capture every 3 characters (69,859 -> 63,466 a character).
+#: ``may_stop``). Copying only these is a fast path (benchmarks/README.md, "Fast paths",
+#: "run slots").
 _SPEC_SLOTS = ("name", "is_run", "soft", "balanced", "lead_ws", "closer", "opened", "quotes")
 #: Steps a walk holds (a new one goes on from there); walks kept per kind of strings; the
 #: steps a walk has when it is kept (a reader reads a few brackets again as fast as it would

@@ -47,8 +47,8 @@ class FenceState(enum.Enum):
     FENCE = "fence"
 
 
-# The members as plain module globals: in CPython 3.11 ``FenceState.LIVE`` goes through the
-# enum's descriptor, about 90 ns, several times per chunk on the scanning paths.
+# The members as plain module globals, read several times per chunk on the scanning paths
+# (benchmarks/README.md, "Fast paths", "enum members as globals").
 _LIVE, _CODE, _FENCE = FenceState.LIVE, FenceState.CODE, FenceState.FENCE
 
 _CODE_LEAD = re.compile(r"[`\n]")

@@ -68,8 +68,8 @@ class Context(enum.Enum):
     __hash__ = object.__hash__
 
 
-# The members as plain module globals (``Mode.RUN`` costs an enum descriptor call, about
-# 90 ns in CPython 3.11, on paths that run once per chunk).
+# The members as plain module globals, on paths that run once per chunk (benchmarks/README.md,
+# "Fast paths", "enum members as globals").
 PROSE, CANDIDATE, RUN, CUT_TAG = Mode.PROSE, Mode.CANDIDATE, Mode.RUN, Mode.CUT_TAG
 MACHINE, CLOSED, REASONING = Mode.MACHINE, Mode.CLOSED, Mode.REASONING
 BEFORE_TEXT = Mode.BEFORE_TEXT

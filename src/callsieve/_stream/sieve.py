@@ -301,8 +301,7 @@ class SieveMachine(LifeView):
     def feed(self, chunk: str) -> list[Event]:
         """Take the next chunk; return the events it decides (possibly none)."""
         # The PROSE and RUN readers' common cases, inlined (a hot half is armed only in its
-        # mode, by ``_enter``): one more call costs about 12 % on the prose path at 1-8-
-        # character chunks (benchmarks/README.md, "The readers' hot halves").
+        # mode, by ``_enter``): benchmarks/README.md, "The readers' hot halves".
         # PROSE: an ASCII chunk without the tag lead is text, whatever else it holds; it is
         # logged (a pop from the budget, then its bound append) and counted later.
         if self._prose_hot:
@@ -380,8 +379,7 @@ class SieveMachine(LifeView):
                 self._run_char = cap.run.stop_char or ""
                 # (a stop of a few first characters: the hot half asks the class search
                 # itself, in C — a chunk holding one goes to the reader, which finds the stop
-                # or its tail: bench_families' qwen3_coder chat at 1-8-character chunks, 11 %
-                # fewer instructions, cachegrind, 290 -> 259 M on 200 kB of it)
+                # or its tail: benchmarks/README.md, "Fast paths", "stop probe")
                 self._run_may_stop = getattr(cap.run, "stop_probe", None) or cap.run.may_stop
                 self._cur.begin_run(self._limit - cap.raw_len)
         self._mode = mode

@@ -20,13 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-try:  # Python >= 3.11
-    from re import _constants as _c
-    from re import _parser as _p
-except ImportError:  # pragma: no cover - Python 3.10
-    import sre_constants as _c
-    import sre_parse as _p
-
+from .._base import re_internals as _re
 from .._base.errors import ConfigurationError
 from ._ir import ANY, Alt, Chars, Lit, Node, Rep, Seq, alt, seq, star
 
@@ -52,7 +46,7 @@ _CATEGORY = {
 def regex_node(source: str, where: str = "pattern") -> Node:
     """The IR of ``source`` matched in full, with JSON Schema's anchoring (see above)."""
     try:
-        items = list(_p.parse(source))
+        items = _re.parse(source)
     except Exception as exc:  # noqa: BLE001 - re's errors, and anything else it may raise
         raise ConfigurationError(
             f"{where}: not a regular expression: {exc}", expected=("a regular expression",)
@@ -91,7 +85,7 @@ def _item(op: Any, av: Any, where: str) -> Node:
         return alt(*(_seq(list(b), where) for b in av[1]))
     if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
         lo, hi, body = av
-        return Rep(_seq(list(body), where), lo, None if hi == _c.MAXREPEAT else hi)
+        return Rep(_seq(list(body), where), lo, None if hi == _re.MAXREPEAT else hi)
     if name == "AT":
         raise _unsupported("an anchor inside the pattern", where)
     if name in ("ASSERT", "ASSERT_NOT"):
