@@ -64,14 +64,17 @@ def documents(draw: st.DrawFn) -> tuple[str, list[str]]:
     return doc, chunk_at(doc, sorted(set(cuts)))
 
 
-def _run(chunks: list[str], opts: dict[str, Any]) -> tuple[list[Any], tuple[Any, ...]]:
+def _run(chunks: list[str], opts: dict[str, Any]) -> tuple[Any, ...]:
+    """The events, the blocks kept, the counters and ``saw_tool_call_syntax`` of a stream."""
     ids = itertools.count()
-    s = callsieve.Sieve(id_factory=lambda: f"call_{next(ids)}", **opts)
+    s = callsieve.Sieve(id_factory=lambda: f"call_{next(ids)}", metrics=True, **opts)
     events: list[Any] = []
     for c in chunks:
         events += s.feed(c)
     events += s.close()
-    return events, tuple(s.blocks)
+    assert s.metrics is not None
+    counts = {k: v for k, v in s.metrics.snapshot().items() if "seconds" not in k}
+    return events, tuple(s.blocks), counts, s.saw_tool_call_syntax
 
 
 def _parsed(doc: str, opts: dict[str, Any]) -> tuple[Any, ...]:
@@ -134,7 +137,7 @@ def test_inv4_failing_at_once_is_taken_on_hostile_text(monkeypatch: pytest.Monke
     monkeypatch.setattr(lifecycle, "fails_at_once", spy)
     text = "[a(" * 200 + "]"
     # (streamed, the first block holds the text to the end: every entry is read at close)
-    events, _ = _run([text[i : i + 5] for i in range(0, len(text), 5)], {"dialects": "all"})
+    events = _run([text[i : i + 5] for i in range(0, len(text), 5)], {"dialects": "all"})[0]
     assert "".join(e.text for e in events) == text
     assert sum(q is not None for q in taken) >= 190
 
