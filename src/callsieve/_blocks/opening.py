@@ -4,12 +4,12 @@ balanced run, fails at once where that run fails, with no capture made.
 What it does. Where prose fails as a block every few characters (``[a(`` or ``{"name": "``
 repeated), each failed block's text is scanned again at ``close()`` (SPEC §7), and every
 entry in it opens a block whose run reads on along the walks of the runs before it
-(``_scan.balanced``). The grammar says, per entry, whether the parser state after the
-opener takes nothing but a balanced run (``CompiledGrammar.opening``). There,
-``fails_at_once`` reads that run exactly as the capture's would (the same ``JsonRun``, the
-same walks, from the same offset): if it fails, or goes on to the end of the input, the
-block fails, and ``QuickFailure`` says what the capture would have said and where it would
-have stopped. It buys what making, feeding and failing a ``Capture`` costs (a Lark
+(``_scan.balanced``). The grammar says, per entry and the few bounded tokens after it,
+what the parser state there takes: tokens, a balanced run, or more (``CompiledGrammar.opening``).
+``fails_at_once`` decides those tokens as the capture's scanner would, then reads the run
+exactly as the capture's would (the same ``JsonRun``, the same walks, from the same offset):
+if it fails, or goes on to the end of the input, the block fails, and ``QuickFailure`` says
+what the capture would have said and where it would have stopped. It buys what making, feeding and failing a ``Capture`` costs (a Lark
 parser, two parser steps, the scan); benchmarks/README.md has the figures.
 What it guarantees: the same events and the same failed ``Block`` as the capture's path.
 It is taken only where the capture could emit nothing before failing: with no argument
@@ -23,12 +23,17 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .._grammar.compiled import CompiledGrammar
+from .._grammar.compiled import CompiledGrammar, Opening
 from .._scan.balanced import JsonRun
+from .._scan.decide import decide
 from .lessons import Lessons
 from .messages import INPUT_ENDED, json_body_failed, too_long
 
-__all__ = ["QuickFailure", "fails_at_once"]
+__all__ = ["LEAD_TOKENS", "QuickFailure", "fails_at_once"]
+
+#: The bounded tokens a block may read before its first run for this path to be tried
+#: (``[TOOL_CALLS]`` then a name, ``<TOOLCALL>`` then ``[``: one or two in the families).
+LEAD_TOKENS = 4
 
 
 class QuickFailure(NamedTuple):
@@ -50,20 +55,46 @@ def fails_at_once(
     limit: int,
 ) -> QuickFailure | None:
     """Does the block opened at entry ``k``, whose opener is ``buf[i:p]`` (``buf[0]`` is at
-    offset ``base``; ``opened`` is ``(i, p, final)``), fail in the run the grammar makes it
-    read first? At the end of the input (``final``: ``buf`` runs to it), if the run fails
-    or goes on to the end; before it, only in text a balanced run has read already (a
-    failed block's, scanned again), if the run fails within ``buf``. None: it may not, or
-    the entry has no such run (then a capture reads the block)."""
-    plan = g.opening(k)
+    offset ``base``; ``opened`` is ``(i, p, final)``), fail in the first run the grammar
+    makes it read? At the end of the input (``final``: ``buf`` runs to it), after at most
+    ``LEAD_TOKENS`` bounded tokens, if the run fails or goes on to the end; before it, only
+    right after the opener and in text a balanced run has read already (a failed block's,
+    scanned again), if the run fails within ``buf``. None: it may not, or the grammar
+    leaves more than one way on (then a capture reads the block)."""
     i, p, final = opened
     n = len(buf)
-    if plan is None or p >= n:
-        return None
+    plan = g.opening(k)
     if not final:
+        if plan is None or plan.state is not None or plan.run is None:
+            return None
         walks = lessons.walks.get(plan.run.quotes)
         if walks is None or base + p >= walks.seen:  # (new text: the capture reads it once)
             return None
+    path: tuple[str, ...] = ()
+    while plan is not None and p < n:
+        if plan.state is not None:  # (a bounded token may come first, as ``Capture.scan``)
+            term, value, _, cut, _ = decide(plan.state, buf, p, final)
+            if term is not None:
+                if len(path) >= LEAD_TOKENS or p + len(value) - i > limit:
+                    return None
+                path += (term.name,)
+                p += len(value)
+                plan = g.opening(k, path)
+                continue
+            if cut:
+                return None
+        return _run_fails(plan, lessons, buf, base, (i, p, final), limit)
+    return None
+
+
+def _run_fails(
+    plan: Opening, lessons: Lessons, buf: str, base: int, at: tuple[int, int, bool], limit: int
+) -> QuickFailure | None:
+    """The block (its opener at ``buf[i]``) starts ``plan``'s run at ``buf[p]`` (``at`` is
+    ``(i, p, final)``): does it fail there?"""
+    i, p, final = at
+    if plan.run is None:
+        return None
     run = JsonRun(plan.run, lessons.walks, base + p)
     run.base = base
     s = run.read(buf, p)
@@ -73,4 +104,5 @@ def fails_at_once(
         return None
     # The run goes on to the end of the input: the block is over max_block_chars there, or
     # ends inside it (``_blocks.repair.finish``: a balanced run has no repair).
+    n = len(buf)
     return QuickFailure(too_long(limit) if n - i > limit else INPUT_ENDED, n, plan.dialect)
