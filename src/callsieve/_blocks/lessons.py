@@ -158,10 +158,7 @@ class Lessons:
         grammar's ``block_enders``) match after ``offset``? Then no capture from there can
         complete. The rest of the input is searched once."""
         if self.ends is None or offset < self.ends[0]:
-            lo = offset - base
-            last = -1
-            for term in enders:  # (only a later match than the last found matters)
-                last = max(last, _last_start(term.pattern, text, max(lo, last + 1)))
+            last = _last_start([term.pattern for term in enders], text, offset - base)
             self.ends = (offset, base + last if last >= 0 else -1)
         return self.ends[1] <= offset
 
@@ -204,23 +201,23 @@ def _fixed_stop(source: str | None) -> bool:
 _LAST_WINDOW = 256
 
 
-def _last_start(pattern: re.Pattern[str], text: str, lo: int) -> int:
-    """The last offset from ``lo`` on where ``pattern`` matches ``text`` (a search from
-    there finds it), or -1. Fast path: stretches searched backwards from the end, each
-    twice the last, so the cost is the distance from the last match to the end, not the
-    number of matches (under ``dialects="all"`` a name terminal matches every few
-    characters)."""
+def _last_start(patterns: Sequence[re.Pattern[str]], text: str, lo: int) -> int:
+    """The last offset from ``lo`` on where one of ``patterns`` matches ``text`` (a search
+    from there finds it), or -1. Fast path: stretches searched backwards from the end, each
+    twice the last, every pattern in each, so the cost is the distance from the last match
+    to the end, not the number of matches (under ``dialects="all"`` a name terminal matches
+    every few characters)."""
     hi = len(text) + 1  # (no match starts at or after ``hi``)
     width = _LAST_WINDOW
     while hi > lo:
         a = max(lo, hi - width)
-        m = pattern.search(text, a)
-        if m is not None and m.start() < hi:
-            last = m.start()
-            m = pattern.search(text, last + 1)
+        last = -1
+        for pattern in patterns:
+            m = pattern.search(text, max(a, last + 1))
             while m is not None and m.start() < hi:
                 last = m.start()
                 m = pattern.search(text, last + 1)
+        if last >= 0:
             return last
         hi = a
         width *= 2
