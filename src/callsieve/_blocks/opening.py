@@ -1,21 +1,22 @@
-"""Strategy: a named fast path — a block whose opener leaves its parser one way on, a
-balanced run, fails at once where that run fails, with no capture made.
+"""Strategy: a named fast path. A block whose opener leaves its parser one way on, a few
+bounded tokens and then a balanced run, fails at once where that run fails. No capture is
+made.
 
-What it does. Where prose fails as a block every few characters (``[a(`` or ``{"name": "``
-repeated), each failed block's text is scanned again at ``close()`` (SPEC §7), and every
-entry in it opens a block whose run reads on along the walks of the runs before it
-(``_scan.balanced``). The grammar says, per entry and the few bounded tokens after it,
-what the parser state there takes: tokens, a balanced run, or more (``CompiledGrammar.opening``).
-``fails_at_once`` decides those tokens as the capture's scanner would, then reads the run
-exactly as the capture's would (the same ``JsonRun``, the same walks, from the same offset):
-if it fails, or goes on to the end of the input, the block fails, and ``QuickFailure`` says
-what the capture would have said and where it would have stopped. It buys what making, feeding and failing a ``Capture`` costs (a Lark
-parser, two parser steps, the scan); benchmarks/README.md has the figures.
-What it guarantees: the same events and the same failed ``Block`` as the capture's path.
-It is taken only where the capture could emit nothing before failing: with no argument
-stream, and (under ``early_emit``) only for a block whose opening wrapper is missing. Before
-the end of the input it is tried only in text read again (a failed block's), so a valid
-block's run is never read twice. A run that ends makes the capture as before.
+What it does. Prose may fail as a block every few characters (``[a(`` or ``{"name": "``
+repeated). Each failed block's text is scanned again (SPEC §7), and every entry in it opens
+a block. That block's run reads on along the walks of the runs before it
+(``_scan.balanced``). The grammar says, per entry and token path, what the parser state
+there takes (``CompiledGrammar.opening``). ``fails_at_once`` decides those tokens as the
+capture's scanner would. It then reads the run as the capture's would: the same
+``JsonRun``, the same walks, the same offset. If the run fails, or goes on to the end of
+the input, so does the block. ``QuickFailure`` says what the capture would have said, and
+where it would have stopped. It buys a Lark parser, its steps and the scan per entry;
+benchmarks/README.md ("Fast paths") has the figures.
+What it guarantees: the same events, blocks and counters as the capture's path. It is
+taken only where the capture could emit nothing before failing: no argument stream, and
+under ``early_emit`` only a block whose opening wrapper is missing. Before the end of the
+input it is tried only right after the opener, in text read again (a failed block's). So a
+valid block's run is never read twice. A run that ends makes the capture as before.
 What it costs: nothing off this path; on it, one ``JsonRun`` and its read.
 """
 
