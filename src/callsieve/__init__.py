@@ -36,6 +36,7 @@ from ._base.events import (
 )
 from ._config.metrics import Metrics, aggregate_metrics
 from ._config.policy import Rejection
+from ._config.response_template import ResponseTemplateDialect, dialect_from_response_template
 from ._facade.results import ParseResult, parse
 from ._facade.sieve import Sieve
 from ._grammar.compiled import DEFAULT_DIALECTS, available_dialects
@@ -68,6 +69,7 @@ __all__ = [
     "ParseResult",
     "Reasoning",
     "Rejection",
+    "ResponseTemplateDialect",
     "Sieve",
     "SieveClosedError",
     "SieveState",
@@ -78,6 +80,7 @@ __all__ = [
     "__version__",
     "aggregate_metrics",
     "available_dialects",
+    "dialect_from_response_template",
     "dialects",
     "new_call_id",
     "parse",

@@ -414,6 +414,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "serve": _cmd_serve,
             "dialects": run_grammar,
             "check-grammar": run_grammar,
+            "export-response-template": run_grammar,
             "grammar": _cmd_constrain,
         }[args.command]
         return command(args, sys.stdout)

@@ -1,6 +1,8 @@
-"""Strategy: the command line's grammar commands — ``callsieve dialects`` (what there is) and
+"""Strategy: the command line's grammar commands — ``callsieve dialects`` (what there is),
 ``callsieve check-grammar FILE`` (what the loader would say about a grammar file of one's
-own), and the ``--dialects`` / ``--grammar-dir`` options of ``parse`` and ``stream``.
+own), ``callsieve export-response-template`` (a dialect's shape as a transformers
+``response_template``, docs/model-metadata.md), and the ``--dialects`` / ``--grammar-dir``
+options of ``parse`` and ``stream``.
 
 What it does: ``dialects`` prints one line per dialect — its name, ``default`` for the
 default dialects, ``write`` for those the prompt side can write, and the one-line summary
@@ -23,12 +25,14 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import json
 import re
 import warnings
 from pathlib import Path
 from typing import Any, TextIO
 
 from ._base.errors import CallsieveError, GrammarError, GrammarWarning
+from ._config.response_export import response_template_for
 from ._grammar.compiled import DEFAULT_DIALECTS, load_grammar
 from ._grammar.files import ALL, all_dialects, dialect_summaries, grammar_dirs
 from ._grammar.names import BODY_PREFIX
@@ -92,11 +96,38 @@ def add_grammar_commands(sub: Any) -> None:
         "would, and print what the loader refuses, or what it found.",
     )
     check.add_argument("file", metavar="FILE", help="a .lark file")
+    export = sub.add_parser(
+        "export-response-template",
+        help="print a dialect's shape as a transformers response_template",
+        description="Print the response_template (JSON) that transformers' parse_response "
+        "reads a dialect's calls with. Dialects the format cannot express are an error "
+        "saying why (docs/model-metadata.md).",
+    )
+    export.add_argument("--dialect", required=True, metavar="D", help="the dialect's name")
+    export.add_argument(
+        "--start-anchor",
+        required=True,
+        metavar="TEXT",
+        help="the chat template's text just before a reply, e.g. '<|im_start|>assistant\\n'",
+    )
+    export.add_argument(
+        "--grammar-dir",
+        metavar="DIR",
+        action="append",
+        default=[],
+        help="a folder of grammar files of your own (may be repeated)",
+    )
 
 
 def run_grammar(args: argparse.Namespace, out: TextIO) -> int:
     if args.command == "dialects":
         return _list(tuple(args.grammar_dir), out)
+    if args.command == "export-response-template":
+        anchor = args.start_anchor.replace("\\n", "\n").replace("\\t", "\t")
+        spec = response_template_for(args.dialect, anchor, tuple(args.grammar_dir))
+        out.write(json.dumps(spec, indent=2, ensure_ascii=False) + "\n")
+        out.flush()
+        return EXIT_OK
     return _check(Path(args.file), out)
 
 

@@ -3,7 +3,8 @@
 ``<|constrain|>json`` type optional, ``<|start|>assistant`` missing where the prompt ended
 with it), its arguments one JSON object, ended by ``<|call|>`` — or, as openai/harmony's
 parser ends any message, by ``<|end|>`` or ``<|return|>``. The analysis channel is reasoning;
-its ``<|end|>`` and a final answer's header after it are no text."""
+its ``<|end|>`` and a final answer's header after it are no text. The header of a message to
+no one (the final answer, a preamble) and ``<|return|>`` are framing, dropped from the text."""
 
 from __future__ import annotations
 
@@ -65,6 +66,22 @@ CASES = [
         '<|channel|>commentary to=functions.lookup<|message|>{"id": 8} <|return|>Done.',
         [("lookup", {"id": 8})],
         answer="Done.",
+    ),
+    Case(
+        # (a message to no one: its header and the reply's <|return|> are framing, dropped)
+        "final-answer-without-analysis",
+        "<|channel|>final<|message|>It is 18°C.<|return|>",
+        [],
+        answer="It is 18°C.",
+        wraps=False,
+    ),
+    Case(
+        # (a preamble's <|end|> stays text: grammar/gpt_oss.lark says why)
+        "preamble-then-call",
+        "<|channel|>commentary<|message|>Checking.<|end|>" + CALL,
+        [("get_weather", {"location": "San Francisco"})],
+        answer="Checking.<|end|>",
+        wraps=False,
     ),
     Case(
         "builtin-tool-is-no-function-call",

@@ -214,3 +214,34 @@ def test_the_render_server_streams_a_reply_with_callsieve(server: tuple[str, str
             finish = choice.finish_reason or finish
     assert (reasoning, content, names) == (THOUGHT, "Checking.\n", ["get_weather"])
     assert json.loads(arguments) == {"location": "Tokyo"} and finish == "tool_calls"
+
+
+def test_the_render_server_hands_the_engine_the_constraint_for_a_forced_choice(
+    server: tuple[str, str],
+) -> None:
+    """Issue 35: ``tool_choice="required"`` goes to the engine as callsieve's structural
+    tag, in the dialect the prompt shows (here V3.2's DSML); ``"auto"`` goes free."""
+    from engines import xgrammar_accepts
+
+    from callsieve import DEFAULT_DIALECTS
+    from callsieve.constrain import structural_tag
+
+    base, model = server
+    shown = "Call tools as <｜DSML｜function_calls>… Weather in Tokyo?"
+    sent: dict[str, Any] = {}
+    for choice in ("required", "auto"):
+        body = {
+            "model": model,
+            "messages": [{"role": "user", "content": shown}],
+            "tools": TOOLS,
+            "tool_choice": choice,
+            "chat_template_kwargs": {"thinking": True},
+        }
+        got = httpx.post(f"{base}/v1/chat/completions/render", json=body, timeout=60)
+        assert got.status_code == 200, got.text
+        sent[choice] = got.json()["sampling_params"].get("structured_outputs")
+    assert sent["auto"] is None
+    tag = json.loads(sent["required"]["structural_tag"])
+    assert tag == structural_tag(TOOLS, "dsml_v32", "required", parse_dialects=DEFAULT_DIALECTS)
+    answer = REPLY.split("</think>", 1)[1].removesuffix("<｜end▁of▁sentence｜>")
+    assert xgrammar_accepts(tag, [answer, "Checking.\n"]) == [True, False]

@@ -637,6 +637,7 @@ def test_bare_command_prints_help(
         "serve",
         "dialects",
         "check-grammar",
+        "export-response-template",
         "grammar",
     ]
     assert all(len(c) == 2 for c in commands)

@@ -237,3 +237,43 @@ def test_only_one_module_reaches_re_internals() -> None:
     assert private_re_uses(RE_DOOR), "the door itself must be found by the check"
     outside = {m: lines for m in MODULES if m != RE_DOOR and (lines := private_re_uses(m))}
     assert not outside, outside
+
+
+#: Lark's private interfaces (docs/architecture.md), and the one module that may use them.
+LARK_DOOR = "callsieve._grammar.lark_internals"
+LARK_PRIVATE_ATTRIBUTES = frozenset(
+    {
+        "parse_table",
+        "parse_conf",
+        "lexer_thread",
+        "_load_from_dict",
+        "memo_serialize",
+        "_transform_tree",
+        "to_regexp",
+        "callbacks",
+    }
+)
+LARK_PRIVATE_STRINGS = frozenset({"Shift", "Reduce", "$END"})
+
+
+def private_lark_uses(module: str) -> list[str]:
+    """What ``module`` reaches of Lark's private interfaces: an import from
+    ``lark.parsers``, one of the attributes above, or an action's name as a string."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("lark.parsers"):
+            found.append(f"{node.lineno}: from {node.module}")
+        elif isinstance(node, ast.Attribute) and node.attr in LARK_PRIVATE_ATTRIBUTES:
+            found.append(f"{node.lineno}: .{node.attr}")
+        elif isinstance(node, ast.Constant) and node.value in LARK_PRIVATE_STRINGS:
+            found.append(f"{node.lineno}: {node.value!r}")
+    return found
+
+
+def test_only_one_module_reaches_lark_internals() -> None:
+    """Issue 34's fence: Lark's private interfaces live behind ``_grammar/lark_internals.py``
+    (a parser state's stacks and ``feed_token`` are used through its ``ParserStateView``)."""
+    assert private_lark_uses(LARK_DOOR), "the door itself must be found by the check"
+    outside = {m: uses for m in MODULES if m != LARK_DOOR and (uses := private_lark_uses(m))}
+    assert not outside, outside

@@ -35,6 +35,7 @@ from lark.exceptions import LarkError
 
 from .._config.policy import Policy, Settled, settled
 from .._grammar.compiled import CompiledGrammar, EntrySpec, StateSpec, TerminalSpec
+from .._grammar.lark_internals import end_action, end_state, feed_end, is_reduce, reduce_by_hand
 from .._grammar.names import CDATA_CLOSE, CDATA_OPEN, STRAY_RUN
 from .._grammar.rule_sets import is_call, repairs_in
 from .._scan.balanced import JsonRun
@@ -52,19 +53,10 @@ COMPLETE = 1
 FAILED = 2
 
 MISSING_OPENER = "missing_opener"
-
-
-def _reduce_by_hand(conf: Any, stack: list[int], values: list[Any], rule: Any) -> list[Any]:
-    """One reduction of ``rule`` on a parser's ``stack`` and ``values``, as Lark's
-    ``feed_token`` makes it (the rule's callback, then the goto): the children it took."""
-    size = len(rule.expansion)
-    children = values[-size:] if size else []
-    if size:
-        del stack[-size:]
-        del values[-size:]
-    values.append(conf.callbacks[rule](children))
-    stack.append(conf.states[stack[-1]][rule.origin.name][1])
-    return children
+#: A block whose parser stack grows past this fails. Only a recursive grammar (value nodes,
+#: grammar/README.md) nests: its checkpoints copy the stack, so an unbounded one would be
+#: quadratic. The built-in families stay under 20 (300 calls in one block too).
+MAX_PARSE_DEPTH = 1024
 
 
 class Capture:
@@ -230,6 +222,8 @@ class Capture:
             self.ps.feed_token(tok)
         except LarkError:
             return self.fail(unexpected(self, name, self.start + self.raw_len - len(value), value))
+        if len(self.ps.state_stack) > MAX_PARSE_DEPTH:
+            return self.fail(f"the block nests deeper than {MAX_PARSE_DEPTH} parser states")
         args = self.args
         if args is not None:
             groups = getattr(tok, "groups", None)
@@ -308,9 +302,8 @@ class Capture:
             return self._end_call()
         if self.spec.end_sure:
             return COMPLETE
-        fork = self.g.fork_parser(self.ip)
         try:
-            fork.parser_state.feed_token(new_token(Token, "$END", ""), True)
+            feed_end(self.g.fork_parser(self.ip))
         except LarkError:
             return self._cannot_end()
         return COMPLETE
@@ -326,15 +319,15 @@ class Capture:
         its children, and build it once the end is reached: COMPLETE. FAILED if the parser
         cannot end here, or the call cannot be built."""
         ps = self.ps
-        conf = ps.parse_conf
         stack, values = list(ps.state_stack), list(ps.value_stack)
         call: tuple[Any, list[Any]] | None = None
-        while stack[-1] != conf.end_state:
-            action, rule = conf.states[stack[-1]].get("$END", (None, None))
-            if getattr(action, "name", "") != "Reduce":
+        done = end_state(ps)
+        while stack[-1] != done:
+            action, rule = end_action(ps, stack[-1])
+            if not is_reduce(action):
                 return self._cannot_end()
             built = self.g.states[stack[-1]].call_rule is not None
-            children = _reduce_by_hand(conf, stack, values, rule)
+            children = reduce_by_hand(ps, stack, values, rule)
             if call is None and is_call(rule) and not built:
                 call = (rule, children)
         if call is not None and self._call_done(*call) == FAILED:
@@ -350,7 +343,7 @@ class Capture:
         ps = self.ps
         states = self.g.states
         while spec.default_rule is not None:
-            _reduce_by_hand(ps.parse_conf, ps.state_stack, ps.value_stack, spec.default_rule)
+            reduce_by_hand(ps, ps.state_stack, ps.value_stack, spec.default_rule)
             spec = self.spec = states[ps.state_stack[-1]]
         if spec.call_rule is not None and self._call_done(spec.call_rule, ps.value_stack) == FAILED:
             return FAILED

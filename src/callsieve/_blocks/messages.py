@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from .._grammar.lark_internals import state_row
+
 if TYPE_CHECKING:
     from .capture import Capture
 
@@ -55,7 +57,7 @@ def expected_terminals(cap: Capture) -> str:
     state = cap.ps.state_stack[-1]
     spec = cap.g.states[state]
     if spec.expected is None:
-        row = cap.ps.parse_conf.parse_table.states[state]
+        row = state_row(cap.ps, state)
         names = [str(n) for n in row if str(n).upper() == str(n)]  # (terminals, not rules)
         run = spec.run
         if run is not None and run.name not in names:

@@ -63,6 +63,7 @@ _DERIVERS = (
     "names.py",
     "rule_sets.py",
     "entry_tables.py",
+    "lark_internals.py",
 )
 _code_digest: str | None = None
 

@@ -38,8 +38,6 @@ from typing import Any, NamedTuple
 
 from lark import Lark, Token
 from lark.exceptions import LarkError
-from lark.parsers.lalr_interactive_parser import InteractiveParser
-from lark.parsers.lalr_parser_state import ParseConf, ParserState
 
 from .._base.errors import ConfigurationError, GrammarWarning
 from . import cache
@@ -59,6 +57,14 @@ from .files import (
     grammar_dirs,
     unknown_dialect,
 )
+from .lark_internals import (
+    END,
+    InteractiveParser,
+    ShareableParser,
+    is_shift,
+    load_lark,
+    plain_rule_names,
+)
 from .names import CDATA_CLOSE, CDATA_OPEN, CLOSE_GROUP, START
 from .no_lexer import NoLexer
 from .patterns import freeze as freeze_pattern
@@ -69,6 +75,7 @@ from .rule_sets import (
     JSON_NODES,
     RAW_NODES,
     STREAM_NODES,
+    VALUE_NODES,
     discard,
     is_call,
     listening,
@@ -147,31 +154,21 @@ class CompiledGrammar:
         learn_patterns(blueprint.get("patterns", {}))
         self.text = text
         if lark is None:  # (read back from the cache: Lark's parser from its serialisation)
-            data, memo = blueprint["lark"]
-            lark = Lark._load_from_dict(data, memo)  # type: ignore[no-untyped-call]
+            lark = load_lark(*blueprint["lark"])
         self.lark = lark
-        table = self.lark.parser.parser.parser.parse_table
-        self.table = table
-        # The parse table's keys are plain str, but most rules' names are lark Tokens (str
-        # with a Python __eq__), so every goto after a reduce ran that __eq__. Plain names
-        # keep those lookups in C; hashes and equality are unchanged.
-        for rule in self.lark.rules:
-            rule.origin.name = str(rule.origin.name)
+        plain_rule_names(lark)
+        # Every block's parser is a fresh parser state around the grammar's shared
+        # configuration (``lark_internals.ShareableParser``).
+        self._parser = ShareableParser(lark)
+        table = self.table = self._parser.table
         self.start_state: int = table.start_states[START]
-        # One interactive parser made the documented way; every block's parser is a fresh
-        # parser state around its (immutable) configuration and its idle lexer thread:
-        # ``Lark.parse_interactive`` builds those again each time, which costs more than
-        # parsing a whole tag.
-        model = self.lark.parse_interactive()
-        self._lalr = model.parser
-        conf = model.parser_state.parse_conf
         #: The tree-building callback of each rule that builds a call (the capture builds a
         #: call's tree itself, the moment its last token arrives, and assembles it). The
         #: parser's own callbacks for those rules and every rule above them return None: a
         #: block's parser keeps no tree of the calls it has read, so a block of many calls
         #: holds their values, not their trees, until it closes.
         self.build_call: dict[Any, Callable[[list[Any]], Any]] = {}
-        callbacks = dict(conf.callbacks)
+        callbacks = self._parser.rule_callbacks
         for rule in rules_above_calls(self.lark.rules):
             if is_call(rule):
                 self.build_call[rule] = callbacks[rule]
@@ -184,7 +181,7 @@ class CompiledGrammar:
         )
         #: The call rules whose tree may hold a ``repair_*`` node (the capture reads those).
         self.repairing_calls = repairing_calls(self.lark.rules)
-        self._conf = ParseConf(table, callbacks, START)
+        self._conf = self._parser.with_callbacks(callbacks, START)
         #: Argument streaming (``_blocks.argstream``): the rules whose nodes the stream reads as they
         #: are reduced, and the terminals that begin or hold a call's arguments (those below
         #: a ``param``, ``call_args`` or ``call_json``): a call has started once one is read.
@@ -196,10 +193,11 @@ class CompiledGrammar:
         self.json_terminals = terminals_below(self.lark.rules, JSON_NODES)
         #: ... and those of a ``raw_value`` (a body taken as written, ``decode_raw``)
         self.raw_terminals = terminals_below(self.lark.rules, RAW_NODES)
+        #: ... and those of a value node (``value_object``, …): the parameter goes out whole
+        self.value_terminals = terminals_below(self.lark.rules, VALUE_NODES)
         #: ... and those of a JSON body that may be an envelope (``call_json`` in a call with
         #: no name yet, ``call_envelope``): its arguments stream once its name has closed
         self.envelope_terminals = terminals_below(self.lark.rules, ENVELOPE_NODES)
-        self._thread = model.lexer_thread
         self.terminals: dict[str, TerminalSpec] = {
             kw["name"]: TerminalSpec(**kw) for kw in blueprint["terminals"]
         }
@@ -269,9 +267,7 @@ class CompiledGrammar:
             name
             for actions in table.states.values()
             for name, (action, arg) in actions.items()
-            if getattr(action, "name", "") == "Shift"
-            and "$END" in table.states[arg]
-            and name in self.terminals
+            if is_shift(action) and END in table.states[arg] and name in self.terminals
         }
         self.block_enders = tuple(
             self.terminals[name] for name in sorted(enders) if not self.terminals[name].is_run
@@ -375,27 +371,23 @@ class CompiledGrammar:
     def new_parser(self) -> InteractiveParser:
         """A Lark ``InteractiveParser`` at the start of a block (what
         ``lark.parse_interactive()`` returns, made cheaply)."""
-        ps = ParserState(self._conf, self._thread, [self.start_state], [])
-        return InteractiveParser(self._lalr, ps, self._thread)
+        return self._parser.new_parser(self._conf, self.start_state)
 
     def listening_parser(self, listener: Callable[[Any], None]) -> InteractiveParser:
         """``new_parser`` whose ``stream_rules`` hand each node they build to ``listener``
         as well (its own callbacks: a few microseconds a block). Forks of it
         (``fork_parser``) do not listen."""
-        callbacks: dict[Any, Callable[..., Any]] = dict(self._conf.callbacks)
+        callbacks: dict[Any, Callable[..., Any]] = dict(self._parser.rule_callbacks)
         for rule in self.stream_rules:
             callbacks[rule] = listening(callbacks[rule], listener)
-        ps = ParserState(
-            ParseConf(self.table, callbacks, START), self._thread, [self.start_state], []
+        return self._parser.new_parser(
+            self._parser.with_callbacks(callbacks, START), self.start_state
         )
-        return InteractiveParser(self._lalr, ps, self._thread)
 
     def fork_parser(self, ip: InteractiveParser) -> InteractiveParser:
         """A copy of ``ip`` that shares its values (``ip.copy(deepcopy_values=False)``,
         without copying the idle lexer thread)."""
-        ps = ip.parser_state
-        twin = ParserState(self._conf, self._thread, ps.state_stack[:], ps.value_stack[:])
-        return InteractiveParser(self._lalr, twin, self._thread)
+        return self._parser.fork_parser(self._conf, ip)
 
     def after_cdata(self, state: int) -> StateSpec | None:
         """The state a CDATA closed in parser state ``state`` (inside its run: after the run's
@@ -405,7 +397,7 @@ class CompiledGrammar:
         (The close is a shift, never after a reduce: ``cdata: CDATA_OPEN CDATA_RUN?
         CDATA_CLOSE``; a look-up in the parse table.)"""
         action = self.table.states.get(state, {}).get(CDATA_CLOSE)
-        if action is None or getattr(action[0], "name", "") != "Shift":
+        if action is None or not is_shift(action[0]):
             return None
         return self.states.get(action[1])
 

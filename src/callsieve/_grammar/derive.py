@@ -33,8 +33,6 @@ import re
 from typing import Any
 
 from lark import Lark
-from lark.grammar import Rule
-from lark.lexer import TerminalDef
 
 from .._base.errors import GrammarError
 from .automaton import nfa_table
@@ -52,6 +50,15 @@ from .endings import (
     tail_rules,
 )
 from .entry_tables import THINK_TABLES
+from .lark_internals import (
+    END,
+    is_reduce,
+    is_shift,
+    parse_table,
+    serialize_lark,
+    terminal_source,
+    terminal_width,
+)
 from .names import RUN_SUFFIX, START, check_terminals
 from .namespace import same_spellings
 from .no_lexer import NoLexer
@@ -113,7 +120,7 @@ def derive(dialects: tuple[str, ...], src: Sources) -> tuple[Blueprint, Lark]:
     """Compile ``src`` and derive its blueprint (or raise ``GrammarError``)."""
     lark = _compile(src)
     for _ in range(8):  # merging may bring two more spellings alike into one state
-        merge = same_spellings(lark.terminals, lark.parser.parser.parser.parse_table.states)
+        merge = same_spellings(lark.terminals, parse_table(lark).states)
         if not merge:
             break
         src = src.merged(merge)
@@ -129,7 +136,7 @@ def derive(dialects: tuple[str, ...], src: Sources) -> tuple[Blueprint, Lark]:
                 f"state, so they are one terminal; as one, the grammar does not "
                 f"compile: {exc}"
             ) from None
-    table = lark.parser.parser.parser.parse_table
+    table = parse_table(lark)
     terms = {t.name: _terminal(t, src) for t in lark.terminals}
     anchored = _anchored(terms, table.states, table.start_states[START], src)
     check_terminals(terms, src.where)
@@ -171,7 +178,7 @@ def derive(dialects: tuple[str, ...], src: Sources) -> tuple[Blueprint, Lark]:
     start_tables = _start_tables(src, entries, sources, groups, plain)
     widened = _widened(entries[:plain], terms, think, src)
     _blocks_need_calls(dialects, lark.rules, src)
-    data, memo = lark.memo_serialize([TerminalDef, Rule])
+    data, memo = serialize_lark(lark)
     blueprint: Blueprint = {
         "dialects": dialects,
         "lark": (data, memo),
@@ -421,7 +428,7 @@ def _state(
     call_key = None
     for name, (action, arg) in actions.items():
         spec = terms.get(name)
-        if getattr(action, "name", "") == "Reduce" and is_call(arg):
+        if is_reduce(action) and is_call(arg):
             call_rule, call_key = arg, name
         if spec is None:
             continue
@@ -442,8 +449,7 @@ def _state(
     if end_call_key(actions) is not None or call_rule in rest:  # (built when the block ends)
         call_rule = call_key = None
     if call_rule is not None and any(
-        getattr(action, "name", "") != "Reduce" or arg is not call_rule
-        for action, arg in actions.values()
+        not is_reduce(action) or arg is not call_rule for action, arg in actions.values()
     ):
         raise GrammarError(
             f"{src.where(str(call_rule.origin.name))}: rule "
@@ -452,7 +458,7 @@ def _state(
             "moment its last token arrives, or only where its block ends (at the end of the "
             'input alone: grammar/README.md, "Where a block ends")'
         )
-    may_end = "$END" in actions
+    may_end = END in actions
     if may_end and run is not None and (terms[run].get("soft") or terms[run].get("balanced")):
         raise GrammarError(
             f"{src.where(run)}: terminal {src.label(run)} (a soft or balanced run) may follow "
@@ -501,7 +507,7 @@ def _entries(
     seen = {e[0] for e in entries}
     for opener in openers:
         action, after = start_actions[opener["name"]]
-        if getattr(action, "name", "") != "Shift" or opener_dialect.get(opener["name"]) in open_:
+        if not is_shift(action) or opener_dialect.get(opener["name"]) in open_:
             continue
         for name in sorted(
             states[after], key=lambda n: (-terms[n]["priority"], n) if n in terms else (0, n)
@@ -597,7 +603,7 @@ def _compiled(source: str, what: str) -> None:
 def _terminal(t: Any, src: Sources) -> dict[str, Any]:
     """The ``TerminalSpec`` arguments of one Lark terminal."""
     where = f"{src.where(t.name)}: terminal {src.label(t.name)}"
-    source = t.pattern.to_regexp()
+    source = terminal_source(t)
     _compiled(source, where)
     anchored = source.startswith("^") and not t.name.endswith(RUN_SUFFIX)
     if anchored:  # (only at the start of the reply: ``_anchored``)
@@ -662,7 +668,7 @@ def _terminal(t: Any, src: Sources) -> dict[str, Any]:
             "stop_char": next(iter(first)) if first is not None and len(first) == 1 else None,
             "stop_first": "".join(sorted(first)) if first is not None and len(first) > 1 else None,
         }
-    if t.pattern.max_width > MAX_BOUNDED_WIDTH:
+    if terminal_width(t) > MAX_BOUNDED_WIDTH:
         raise GrammarError(
             f"{where} can be longer than {MAX_BOUNDED_WIDTH} characters; bound its "
             "repetitions or make it a run (name ending in _RUN)"

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .lark_internals import is_shift
 from .names import START
 from .rule_sets import is_call, is_frame
 
@@ -80,7 +81,7 @@ def kernels(
                 moved.setdefault(str(r.expansion[i].name), set()).add((r, i + 1))
         for symbol, kernel in moved.items():
             action = states[s].get(symbol)
-            if action is None or getattr(action[0], "name", "") != "Shift":
+            if action is None or not is_shift(action[0]):
                 continue
             t = action[1]
             known = found.setdefault(t, set())

@@ -30,6 +30,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._base.errors import GrammarError
+from .lark_internals import END, is_reduce
 from .rule_sets import is_call
 from .sources import Sources
 
@@ -83,13 +84,12 @@ def end_call_key(actions: dict[str, Any]) -> Any:
     """The call rule a state reduces at the end of input and only there, while it takes
     something else too (the block may go on): a call that ends where its block ends, built
     when the block ends. None: no such call here."""
-    act = actions.get("$END")
-    if act is None or getattr(act[0], "name", "") != "Reduce" or not is_call(act[1]):
+    act = actions.get(END)
+    if act is None or not is_reduce(act[0]) or not is_call(act[1]):
         return None
     rule = act[1]
     if len(actions) == 1 or any(
-        k != "$END" and getattr(a, "name", "") == "Reduce" and is_call(r)
-        for k, (a, r) in actions.items()
+        k != END and is_reduce(a) and is_call(r) for k, (a, r) in actions.items()
     ):
         return None  # (built when its last token arrives, or refused by ``derive._state``)
     return rule
@@ -106,7 +106,7 @@ def ends_with_block(states: dict[int, dict[str, Any]]) -> set[Any]:
         if rule is not None:
             at_end.add(rule)
             continue
-        other |= {r for a, r in actions.values() if getattr(a, "name", "") == "Reduce"}
+        other |= {r for a, r in actions.values() if is_reduce(a)}
     return at_end - other
 
 
@@ -126,7 +126,7 @@ def raw_rest(
             found.add(r)
     for actions in states.values():
         for key, (action, rule) in actions.items():
-            if rule in found and (key != "$END" or len(actions) != 1):
+            if rule in found and (key != END or len(actions) != 1):
                 found.discard(rule)  # (the block could go on after it: refused below)
     return found
 
@@ -192,10 +192,7 @@ def check_tails(
         for r, i in items:
             if r not in tails or i != len(r.expansion):
                 continue
-            if any(
-                getattr(action, "name", "") != "Reduce" or arg is not r
-                for action, arg in states[s].values()
-            ):
+            if any(not is_reduce(action) or arg is not r for action, arg in states[s].values()):
                 raise GrammarError(
                     f"{src.where(str(r.origin.name))}: rule {src.label(r.origin.name)} (the end "
                     "of a call) may be complete or may go on after the same tokens; a call must "
@@ -209,7 +206,7 @@ def default_key(actions: dict[str, Any], tails: set[Any]) -> str | None:
     if len(rules) != 1:
         return None
     key, (action, arg) = next(iter(actions.items()))
-    if getattr(action, "name", "") != "Reduce" or arg not in tails:
+    if not is_reduce(action) or arg not in tails:
         return None
     return str(key)
 
@@ -217,11 +214,11 @@ def default_key(actions: dict[str, Any], tails: set[Any]) -> str | None:
 def end_sure(actions: dict[str, Any], dialects: tuple[str, ...]) -> bool:
     """Whether the state's end of input (if it takes one) reduces a block rule: the end of the
     block, whatever the stack. Else LALR may have merged it in from another context."""
-    act = actions.get("$END")
+    act = actions.get(END)
     if act is None:
         return True
     action, arg = act
-    return getattr(action, "name", "") == "Reduce" and str(arg.origin.name) in dialects
+    return is_reduce(action) and str(arg.origin.name) in dialects
 
 
 def call_firsts(rules: list[Any]) -> set[str]:
@@ -265,9 +262,9 @@ def open_ended(
     takes the end of input belongs to them."""
     out: set[str] = set()
     for s, actions in states.items():
-        if "$END" not in actions:
+        if END not in actions:
             continue
-        if not any(getattr(a, "name", "") == "Reduce" and is_call(r) for a, r in actions.values()):
+        if not any(is_reduce(a) and is_call(r) for a, r in actions.values()):
             continue
         mask = masks.get(s, -1)
         out |= {d for k, d in enumerate(dialects) if mask >> k & 1}

@@ -29,6 +29,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from .lark_internals import terminal_source
 from .names import CONTRACT, RUN_SUFFIX
 
 __all__ = ["CONTRACT", "Renamed", "namespace", "same_spellings"]
@@ -154,7 +155,7 @@ def same_spellings(terminals: Iterable[Any], states: dict[int, dict[str, Any]]) 
     terminals = list(terminals)
     order = {t.name: k for k, t in enumerate(terminals)}
     spelling = {
-        t.name: (t.pattern.to_regexp(), t.priority)
+        t.name: (terminal_source(t), t.priority)
         for t in terminals
         if not t.name.endswith(RUN_SUFFIX)
     }

@@ -26,6 +26,7 @@ from .names import (
     PARAM_NAME,
     RAW_VALUE,
     REPAIR_PREFIX,
+    VALUE_NODES,
 )
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "RAW_NODES",
     "REPAIR_PREFIX",
     "STREAM_NODES",
+    "VALUE_NODES",
     "discard",
     "is_call",
     "is_frame",

@@ -32,6 +32,7 @@ from lark.exceptions import LarkError
 from .._base.errors import ConfigurationError, GrammarError
 from .compiled import CompiledGrammar, available_dialects, grammar_dirs, load_grammar
 from .files import unknown_dialect
+from .lark_internals import terminal_source
 from .names import SPELLINGS
 
 __all__ = ["SLOT", "SPELLING_DIR", "Spelling", "spelling"]
@@ -184,7 +185,7 @@ def _special_tokens() -> dict[str, Any]:
         )
     except LarkError as exc:  # pragma: no cover - the built-in file is tested
         raise GrammarError(f"{folder / _SPECIAL_FILE}.lark: {exc}".strip()) from None
-    return {t.name: re.compile(t.pattern.to_regexp()) for t in lark.terminals if t.name in names}
+    return {t.name: re.compile(terminal_source(t)) for t in lark.terminals if t.name in names}
 
 
 @functools.lru_cache(maxsize=64)

@@ -27,6 +27,7 @@ from lark import Lark
 from .._base.errors import GrammarError
 from .._grammar.compiled import load_grammar
 from .._grammar.files import _read, grammar_dirs
+from .._grammar.lark_internals import terminal_source
 from .._grammar.names import THINK_CLOSE, THINK_OPEN
 from .._grammar.prefix import first_chars, max_width, prefix_closure
 
@@ -112,7 +113,7 @@ def _load() -> LeakPatterns:
     dirs = grammar_dirs()
     texts = [_read(d / f"{name}.lark")[1] for name in ("common", _DATA_FILE) for d in dirs[-1:]]
     lark = Lark("\n".join(texts), start="leaks", parser="lalr")
-    terminals = {t.name: _anonymous(t.pattern.to_regexp()) for t in lark.terminals}
+    terminals = {t.name: _anonymous(terminal_source(t)) for t in lark.terminals}
     g = load_grammar()
     openers = [
         _anonymous(g.terminals[e.terminal].source or "") for e in g.entries if e.synthetic is None

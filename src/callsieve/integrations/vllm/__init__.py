@@ -13,11 +13,14 @@ What it costs: nothing until vLLM loads a parser.
 from __future__ import annotations
 
 from ._contract import (
+    BACKENDS,
+    ENV_CONSTRAIN,
     ENV_OPTIONS,
     SUPPORTED,
     CallAbortedError,
     IncompatibleVllmError,
     check_vllm,
+    constrain_setting,
     operator_options,
     version_problem,
 )
@@ -25,6 +28,8 @@ from ._plugin import register
 from ._variants import VARIANTS, Variant, active_variants, reasoning_setting, thinking_requested
 
 __all__ = [
+    "BACKENDS",
+    "ENV_CONSTRAIN",
     "ENV_OPTIONS",
     "SUPPORTED",
     "VARIANTS",
@@ -33,6 +38,7 @@ __all__ = [
     "Variant",
     "active_variants",
     "check_vllm",
+    "constrain_setting",
     "operator_options",
     "reasoning_setting",
     "register",

@@ -9,6 +9,9 @@ sentence. ``operator_options()`` reads ``CALLSIEVE_VLLM_OPTIONS`` — a JSON obj
 ``Sieve`` options (``early_emit``, ``policy``, ``on_reject``, ``dialects``, ``reasoning``,
 ``calls_in_reasoning``, ``max_block_chars``, ``metrics``, ``grammar_dirs``, ``mode``) laid
 over the plugin's defaults for every request — and checks it as a ``Sieve`` would.
+``constrain_setting()`` reads ``CALLSIEVE_VLLM_CONSTRAIN``: the structured-output backend
+the constraint for a forced ``tool_choice`` is made for (``auto``, ``xgrammar``,
+``guidance``), or ``off``.
 What it guarantees: no vLLM import (the version is read from the installed metadata), so the
 check runs before any vLLM module that might have moved; every problem is a
 ``CallsieveError`` naming the setting and what was expected.
@@ -21,17 +24,21 @@ import functools
 import json
 import os
 import re
+from collections.abc import Mapping
 from importlib import metadata
 from typing import Any
 
 from ... import CallsieveError, ConfigurationError, Sieve
 
 __all__ = [
+    "BACKENDS",
+    "ENV_CONSTRAIN",
     "ENV_OPTIONS",
     "SUPPORTED",
     "CallAbortedError",
     "IncompatibleVllmError",
     "check_vllm",
+    "constrain_setting",
     "installed_vllm",
     "operator_options",
     "version_problem",
@@ -40,6 +47,9 @@ __all__ = [
 #: ``(lowest, first unsupported)`` (major, minor) of vLLM: ``vllm>=0.33,<0.34``.
 SUPPORTED: tuple[tuple[int, int], tuple[int, int]] = ((0, 33), (0, 34))
 ENV_OPTIONS = "CALLSIEVE_VLLM_OPTIONS"
+#: How the plugin enforces ``tool_choice``: vLLM's structured-output backend, or ``off``.
+ENV_CONSTRAIN = "CALLSIEVE_VLLM_CONSTRAIN"
+BACKENDS = ("auto", "xgrammar", "guidance", "off")
 #: Options the plugin sets from each request, which the operator cannot set for all.
 _PER_REQUEST = ("tools", "id_factory")
 
@@ -126,3 +136,14 @@ def _read_options(raw: str) -> dict[str, Any]:
     except CallsieveError as exc:
         raise ConfigurationError(f"{ENV_OPTIONS}: {exc}") from None
     return options
+
+
+def constrain_setting(environ: Mapping[str, str] | None = None) -> str:
+    """``CALLSIEVE_VLLM_CONSTRAIN`` (``auto`` when unset), checked."""
+    raw = (os.environ if environ is None else environ).get(ENV_CONSTRAIN, "").strip()
+    setting = raw.lower() or "auto"
+    if setting not in BACKENDS:
+        raise ConfigurationError(
+            f"{ENV_CONSTRAIN}: expected one of {BACKENDS}, got {raw!r}", expected=BACKENDS
+        )
+    return setting

@@ -16,7 +16,8 @@ and passes the answer on as the model wrote it; the tool parser alone reads the 
 given (with no reasoning parser configured at all, a thought's characters are content, as vLLM
 does, while a call drafted inside it is still not made). ``tool_choice="none"`` leaves blocks
 as text; ``required`` and named choices are read like ``auto`` (our formats are not JSON, so
-vLLM's JSON-schema forcing is off: ``supports_required_and_named=False``). The token-id
+vLLM's JSON-schema forcing is off: ``supports_required_and_named=False``), and enforced by
+the constraint ``adjust_request`` gives vLLM (``_constrain``: callsieve's own grammar). The token-id
 questions vLLM's engine asks (``is_reasoning_end``, ``count_reasoning_tokens``, ...) are
 answered from the tokenizer's thought markers. A variant is a subclass per row of
 ``VARIANTS``, named from it (``callsieve_deepseek_r1`` -> ``CallsieveDeepseekR1ToolParser``).
@@ -31,6 +32,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar
 
 from ... import Sieve
+from ._constrain import enforce
 from ._contract import IncompatibleVllmError, check_vllm, operator_options
 from ._request import (
     RequestState,
@@ -120,6 +122,11 @@ class CallsieveToolParser(ToolParser):  # type: ignore[misc]
             )
         return stream.feed(delta_text)
 
+    def adjust_request(self, request: Any) -> Any:
+        """vLLM asks this once per request, before generating: the request gets the
+        constraint that makes a forced ``tool_choice`` hold (``_constrain``)."""
+        return enforce(self._state, request, starts_in_thought=self._reading()[0] == "open")
+
     def finish_streaming(self) -> Any:
         return None if self._stream is None else self._stream.close()
 
@@ -207,6 +214,7 @@ class CallsieveReasoningParser(ReasoningParser):  # type: ignore[misc]
         return count
 
     def set_prompt_token_ids(self, prompt_token_ids: Sequence[int]) -> None:
+        self._state.prompt_ids = prompt_token_ids
         self._state.marker = prompt_marker(self._ids, prompt_token_ids)
 
     # ------------------------------------------------------------ text

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 
-from ._contract import installed_vllm, operator_options, version_problem
+from ._contract import constrain_setting, installed_vllm, operator_options, version_problem
 from ._variants import active_variants
 
 __all__ = ["PARSERS_MODULE", "register"]
@@ -37,6 +37,7 @@ def register() -> None:
     if problem is not None:
         log.warning("%s (the callsieve parsers are not usable)", problem)
     operator_options()
+    constrain_setting()
     for variant in active_variants():
         ToolParserManager.register_lazy_module(
             variant.name, PARSERS_MODULE, f"{variant.class_stem}ToolParser"

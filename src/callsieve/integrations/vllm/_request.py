@@ -62,6 +62,8 @@ class RequestState:
     tool_variant: Variant = VARIANTS[0]
     chat_template_kwargs: dict[str, Any] = field(default_factory=dict)
     marker: PromptMarker = None
+    #: The rendered prompt's token ids (the reasoning parser is given them).
+    prompt_ids: Sequence[int] | None = None
     #: A reasoning parser of ours made this state; a tool parser of ours claimed it.
     has_reasoning_side: bool = False
     has_tool_side: bool = False

@@ -39,6 +39,8 @@ class Variant:
     thinks_by_default: bool = False
     template_opens_thought: bool = True
     replaces: tuple[str, ...] = ()
+    #: The dialect its models write, when a prompt shows none (``tool_choice`` enforced in it).
+    writes: str | None = None
 
     @property
     def class_stem(self) -> str:
@@ -64,7 +66,12 @@ VARIANTS: tuple[Variant, ...] = (
     # thinking only when the request asks for it, the DeepSeek V3.1+ template's behaviour.
     Variant("callsieve", replaces=("deepseek_v3", "deepseek_v31", "deepseek_v32")),
     # R1 always thinks, its template opening the thought.
-    Variant("callsieve_deepseek_r1", thinks_by_default=True, replaces=("deepseek_r1",)),
+    Variant(
+        "callsieve_deepseek_r1",
+        thinks_by_default=True,
+        replaces=("deepseek_r1",),
+        writes="deepseek_native",
+    ),
     # V4 and V4.1 think unless the request turns it off (as vLLM's own deepseek_v4 does).
     Variant(
         "callsieve_deepseek_v4", thinks_by_default=True, replaces=("deepseek_v4", "deepseek_v41")

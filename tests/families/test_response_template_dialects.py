@@ -1,0 +1,346 @@
+"""Issue 36, item 1: a model's own ``response_template`` compiled into a dialect
+(``callsieve.dialect_from_response_template``, docs/model-metadata.md).
+
+For every fixture in ``../shared/templates/response/`` (transformers' own test templates), one
+of two things holds:
+
+- it compiles, and its cases read (whole, per character, at random splits) as the fixture's
+  test asserts; or
+- it is refused with a ``ConfigurationError`` naming the field (``REFUSED``, with the reason).
+
+Where callsieve reads a case otherwise by design, the case is in ``DIFFERENCES`` with the
+reason (``xfail(strict=True)``). A property then renders random calls into each compiled
+template's shape and asks callsieve and transformers' ``parse_response`` for the same message,
+under every chunking. The fixtures are data from their vendors, read where they are and
+skipped cleanly when absent.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import ROOT, run_all_ways
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+import callsieve
+from callsieve import ConfigurationError, ResponseTemplateDialect
+
+FIXTURES = ROOT.parent / "shared" / "templates" / "response"
+
+#: The fixtures callsieve refuses, the field the error names, and why.
+REFUSED = {
+    "gemma4": (
+        "fields.tool_calls.content_args",
+        "Gemma's JSON-like arguments (unquoted keys, <|\"|> strings) have no contract node",
+    ),
+    "inkling": (
+        "fields.tool_calls.open_pattern",
+        (
+            "its openers may begin with any character ([^<]* before the tag), so prose "
+            "cannot be searched for them"
+        ),
+    ),
+}
+
+_OUTSIDE = (
+    "text outside every field: parse_response drops it where the content field has an "
+    "opener, callsieve keeps it as text (SPEC §1)"
+)
+
+#: Where callsieve reads a fixture's case otherwise than its test asserts, and why.
+DIFFERENCES = {
+    ("cohere", "test_cohere"): _OUTSIDE + " (<|END_OF_TURN_TOKEN|>)",
+    ("cohere", "test_tokenizer_parse_response"): _OUTSIDE + " (<|END_OF_TURN_TOKEN|>)",
+    ("ernie", "test_ernie_with_tools"): _OUTSIDE + " (</s>)",
+    ("ernie", "test_ernie_no_tools"): _OUTSIDE + " (</s>)",
+    ("ernie", "streaming 0"): _OUTSIDE + " (</s>)",
+    ("gpt_oss", "test_gpt_oss_with_tool_call"): (
+        "the reply ends after the call's JSON with no <|call|>: callsieve makes no call whose "
+        "block did not end"
+    ),
+    ("qwen3", "test_coercion_never_reworks_already_typed_values"): (
+        "the schema says string, so callsieve keeps the raw value's text ('1.50'); "
+        "parse_response keeps the JSON number its value parser read"
+    ),
+    ("qwen3", "test_qwen3_tools_coerces_strings_left_by_value_parser"): (
+        "'007' under an integer schema: callsieve coerces a value only where its text is one "
+        "JSON value of the type (SPEC §5), parse_response reads 7"
+    ),
+    ("qwen3", "test_prefix_partial_pattern_at_boundary"): (
+        "the prompt ends inside a tag (`<thi`) that the reply finishes (`nk>`): callsieve reads "
+        "the reply, not the prompt"
+    ),
+}
+
+
+def _fixtures() -> list[str]:
+    if not FIXTURES.is_dir():
+        return []
+    return sorted(p.name.removesuffix(".cases.json") for p in FIXTURES.glob("*.cases.json"))
+
+
+def _template(name: str) -> dict[str, Any]:
+    return dict(json.loads((FIXTURES / f"{name}.json").read_text(encoding="utf-8")))
+
+
+def _cases(name: str) -> list[dict[str, Any]]:
+    data = json.loads((FIXTURES / f"{name}.cases.json").read_text(encoding="utf-8"))
+    out = [dict(c, test=c["test"].split(".")[-1]) for c in data["cases"]]
+    for i, s in enumerate(data.get("streaming_fixtures", [])):
+        out.append({"test": f"streaming {i}", "input": s["input"], "prefix": ""})
+    return out
+
+
+_compiled: dict[str, tuple[ResponseTemplateDialect, str]] = {}
+
+
+def _dialect(name: str, folder: Path) -> tuple[ResponseTemplateDialect, str]:
+    """The fixture's compiled dialect (``rt_<fixture>``) and the folder it is written to."""
+    if name in REFUSED:
+        pytest.skip(f"{name}: refused ({REFUSED[name][1]})")
+    if name not in _compiled:
+        d = callsieve.dialect_from_response_template(FIXTURES / f"{name}.json", f"rt_{name}")
+        _compiled[name] = (d, d.write(folder / name))
+    return _compiled[name]
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("response_templates")
+
+
+def _strings(value: Any) -> list[str]:
+    return [value] if isinstance(value, str) else list(value or [])
+
+
+def _last(text: str, markers: list[str]) -> int:
+    return max((text.rfind(m) for m in markers), default=-1)
+
+
+def _reasoning(template: dict[str, Any], d: ResponseTemplateDialect, prompt: str) -> str:
+    """What a server passes (SPEC §15): "open" where the prompt's last turn leaves the thinking
+    field open, or where the dialect says its replies start inside the thought."""
+    if d.reasoning == "open":
+        return "open"
+    thinking = template["fields"].get("thinking", {})
+    at = _last(prompt, _strings(template.get("start_anchor")))
+    turn = prompt if at < 0 else prompt[at:]
+    opened = _last(turn, _strings(thinking.get("open")))
+    closed = _last(turn, _strings(thinking.get("close")))
+    return "open" if opened >= 0 and opened > closed else "tags"
+
+
+def _message(result: Any) -> dict[str, Any]:
+    """A ``ParseResult`` as the message ``parse_response`` builds (outer white space off)."""
+    out: dict[str, Any] = {"role": "assistant"}
+    if result.reasoning.strip():
+        out["thinking"] = result.reasoning.strip()
+    if result.text.strip():
+        out["content"] = result.text.strip()
+    if result.calls:
+        out["tool_calls"] = [
+            {"type": "function", "function": {"name": c.name, "arguments": c.input}}
+            for c in result.calls
+        ]
+    return out
+
+
+def _oracle(template: dict[str, Any], reply: str, prompt: str = "") -> dict[str, Any]:
+    parser = pytest.importorskip("transformers.utils.chat_parsing.response_parser")
+    got = dict(parser.parse_response(reply, template, prefix=prompt))
+    for key in ("thinking", "content"):
+        if isinstance(got.get(key), str):
+            got[key] = got[key].strip()
+            if not got[key]:
+                del got[key]
+    return got
+
+
+def _params() -> list[Any]:
+    out = []
+    for name in _fixtures():
+        for case in _cases(name):
+            why = DIFFERENCES.get((name, case["test"]))
+            marks = [pytest.mark.xfail(reason=why, strict=True)] if why else []
+            out.append(pytest.param(name, case["test"], id=f"{name}-{case['test']}", marks=marks))
+    return out
+
+
+# ------------------------------------------------------------------ compiling the fixtures
+
+
+@pytest.mark.parametrize("name", _fixtures())
+def test_a_fixture_compiles_or_is_refused_naming_its_field(name: str) -> None:
+    path = FIXTURES / f"{name}.json"
+    if name in REFUSED:
+        field = REFUSED[name][0]
+        with pytest.raises(ConfigurationError, match="^" + re.escape(field) + ":"):
+            callsieve.dialect_from_response_template(path, f"rt_{name}")
+        return
+    d = callsieve.dialect_from_response_template(path, f"rt_{name}")
+    assert d.name == f"rt_{name}"
+    assert d.grammar_text.startswith(f"// dialect: rt_{name} — ")
+    assert callsieve.dialect_from_response_template(_template(name), f"rt_{name}") == d
+
+
+def test_a_tokenizer_config_is_read_for_its_template(tmp_path: Path) -> None:
+    if "smollm" not in _fixtures():
+        pytest.skip("no fixtures")
+    config = tmp_path / "tokenizer_config.json"
+    config.write_text(
+        json.dumps({"model_max_length": 8192, "response_template": _template("smollm")})
+    )
+    d = callsieve.dialect_from_response_template(config, "mine")
+    result = callsieve.parse(
+        '<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>',
+        dialects=[d.name],
+        grammar_dirs=[d.write(tmp_path / "g")],
+    )
+    assert [(c.name, c.input) for c in result.calls] == [("f", {"a": 1})]
+
+
+# ------------------------------------------------------------------ the fixtures' cases
+
+
+def _expectations(case: dict[str, Any]) -> list[tuple[str, Any]]:
+    keys = (
+        "expected",
+        "expected_first_tool_args",
+        "expected_first_tool_args_with_tools",
+        "expected_first_tool_args_without_tools",
+        "expected_first_tool_name",
+        "expected_tool_call_count",
+    )
+    return [(k, case[k]) for k in keys if k in case]
+
+
+@pytest.mark.parametrize(("name", "test"), _params())
+def test_a_fixture_case_reads_as_its_test_asserts(name: str, test: str, folder: Path) -> None:
+    d, where = _dialect(name, folder)
+    template = _template(name)
+    case = next(c for c in _cases(name) if c["test"] == test)
+    opts = {
+        "dialects": (d.name,),
+        "grammar_dirs": (where,),
+        "reasoning": _reasoning(template, d, case["prefix"]),
+    }
+    expectations = _expectations(case) or [("expected", _oracle(template, case["input"]))]
+    for key, want in expectations:
+        typed = key in ("expected_first_tool_args", "expected_first_tool_args_with_tools")
+        result = run_all_ways(case["input"], tools=case["tools"] if typed else None, **opts)
+        got = {
+            "expected": lambda r: _message(r),
+            "expected_first_tool_name": lambda r: r.calls[0].name,
+            "expected_tool_call_count": lambda r: len(r.calls),
+        }.get(key, lambda r: r.calls[0].input)(result)
+        assert got == want, key
+
+
+def test_every_difference_names_a_case_of_its_fixture() -> None:
+    for name, test in DIFFERENCES:
+        if (FIXTURES / f"{name}.cases.json").is_file():
+            assert test in [c["test"] for c in _cases(name)], (name, test)
+
+
+# ------------------------------------------------------------------ random calls, both readers
+
+_names = st.from_regex(r"[a-z][a-z_]{0,11}", fullmatch=True)
+_plain = st.text(st.sampled_from("abc XYZ.,:;!?-_é"), min_size=1, max_size=12)
+_scalars = st.one_of(_plain, st.integers(-1000, 1000), st.booleans())
+_values = st.recursive(
+    _scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_names, inner, max_size=3),
+    max_leaves=6,
+)
+_calls = st.lists(
+    st.tuples(_names, st.dictionaries(_names, _values, max_size=3)), min_size=1, max_size=3
+)
+
+Calls = list[tuple[str, dict[str, Any]]]
+
+
+def _envelopes(open_: str, close: str, name: str = "name", args: str = "arguments") -> Any:
+    def render(calls: Calls) -> str:
+        return "".join(f"{open_}\n{json.dumps({name: n, args: a})}\n{close}" for n, a in calls)
+
+    return render
+
+
+def _cohere(calls: Calls) -> str:
+    items = [
+        {"tool_call_id": str(i), "tool_name": n, "parameters": a} for i, (n, a) in enumerate(calls)
+    ]
+    return f"<|START_ACTION|>{json.dumps(items, indent=4)}<|END_ACTION|>"
+
+
+def _gpt_oss(calls: Calls) -> str:
+    return "".join(
+        f"<|start|>assistant<|channel|>commentary to=functions.{n} <|constrain|>json"
+        f"<|message|>{json.dumps(a)}<|call|>"
+        for n, a in calls
+    )
+
+
+def _qwen3_value(value: Any) -> str:
+    if isinstance(value, str):
+        # (a string that reads as JSON, or with white space at its ends, is no case: the
+        # template's value parser reads it as that value and its pattern trims the ends)
+        assume(value == value.strip() and not _reads_as_json(value))
+        return value
+    return json.dumps(value)
+
+
+def _reads_as_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _qwen3(calls: Calls) -> str:
+    out = []
+    for n, a in calls:
+        params = "".join(
+            f"<parameter={k}>\n{_qwen3_value(v)}\n</parameter>\n" for k, v in a.items()
+        )
+        out.append(f"<tool_call>\n<function={n}>\n{params}</function>\n</tool_call>")
+    return "".join(out)
+
+
+#: Each compiled fixture's shape, as its model writes calls (no vendor ships an encoder).
+RENDER: dict[str, Callable[[Calls], str]] = {
+    "cohere": _cohere,
+    "ernie": _envelopes("<tool_call>", "</tool_call>"),
+    "gpt_oss": _gpt_oss,
+    "qwen3": _qwen3,
+    "smollm": _envelopes("<tool_call>", "</tool_call>"),
+}
+
+
+def _thought(template: dict[str, Any]) -> str:
+    thinking = template["fields"].get("thinking")
+    if thinking is None or "open" not in thinking:
+        return ""
+    return _strings(thinking["open"])[0] + "Let me see." + _strings(thinking["close"])[0]
+
+
+@pytest.mark.parametrize("name", [n for n in _fixtures() if n not in REFUSED])
+@settings(max_examples=25, deadline=None)
+@given(calls=_calls, think=st.booleans())
+def test_random_calls_are_read_by_both_alike(
+    name: str, calls: Calls, think: bool, folder: Path
+) -> None:
+    assert name in RENDER, f"{name}: compiled, so it needs a renderer here"
+    d, where = _dialect(name, folder)
+    template = _template(name)
+    reply = (_thought(template) if think else "") + RENDER[name](calls)
+    result = run_all_ways(reply, dialects=(d.name,), grammar_dirs=(where,))
+    assert [(c.name, c.input) for c in result.calls] == calls
+    assert _message(result) == _oracle(template, reply)
