@@ -493,6 +493,14 @@ CASES: tuple[Case, ...] = (
         "blocks",
     ),
     Case(
+        "open-cdata-json",
+        "blocks each opening a CDATA, one `]]>` at the end, with json (its `]` may end a block)",
+        lambda n: OPEN_CDATA_BLOCK * n + "]]>",
+        (2_048, 16_384),
+        "blocks",
+        dialects=("xml", "json"),
+    ),
+    Case(
         "dsml-blocks",
         "complete DSML blocks back to back",
         lambda n: DSML_BLOCK * n,

@@ -298,3 +298,38 @@ def test_inv4_a_huge_unclosed_value_is_held_to_max_block_chars_then_released(dia
         assert held <= 1000 + (HOT_BUDGET + 2) * 7, held
     events += s.close()
     assert drive(events) == (text, [])
+
+
+@pytest.mark.parametrize("dialects", [("minicpm5", "json"), ("xml", "json")])
+def test_inv4_entries_in_a_failed_block_with_a_far_cdata_close_do_not_copy_its_text(
+    monkeypatch: pytest.MonkeyPatch, tokens_fed: list[int], dialects: tuple[str, ...]
+) -> None:
+    # Units that each open a CDATA, and one `]]>` at the end (json's `]` is a place a block
+    # may end, so no capture fails at its opener): every capture's run stops at that far
+    # `]]>`. Each used to copy the text up to it, quadratic in the input; a capture whose
+    # run stops where a failed one's did, with its stack, fails at the run's start.
+    from callsieve._scan.cursor import RunText
+
+    add = RunText.add_piece
+
+    def counting(self: RunText, piece: str) -> None:
+        tokens_fed[0] += len(piece)
+        add(self, piece)
+
+    monkeypatch.setattr(RunText, "add_piece", counting)
+    unit = {
+        "minicpm5": '<function name="f"><param name="a"><![CDATA[x',
+        "xml": '<tool_calls><invoke name="f"><parameter name="p"><![CDATA[xx',
+    }[dialects[0]]
+
+    def work(n: int) -> int:
+        tokens_fed[0] = 0
+        s = Sieve(dialects=dialects)
+        text = unit * n + "]]>"
+        for i in range(0, len(text), 7):
+            s.feed(text[i : i + 7])
+        assert drive(s.close())[1] == []
+        return tokens_fed[0]
+
+    a, b = work(100), work(800)
+    assert b <= 8 * a * 1.25 + 64, (a, b)

@@ -44,7 +44,7 @@ from .._scan.decide import DECISION_SPAN, Decision, GroupToken, decide, new_toke
 from .argstream import ArgStream
 from .assembler import assemble_call
 from .lessons import ANY_CAPTURE, REPAIRABLE, Lessons
-from .messages import FOUND_CHARS, unexpected
+from .messages import FOUND_CHARS, json_body_failed, too_long, unexpected
 
 __all__ = ["COMPLETE", "FAILED", "VIABLE", "Capture"]
 
@@ -202,7 +202,7 @@ class Capture:
 
     def too_long(self, limit: int) -> int:
         self.limited = True
-        return self.fail(f"block longer than max_block_chars ({limit})")
+        return self.fail(too_long(limit))
 
     def learn(self) -> None:
         """A failed capture: note its checkpoints, unless where it began could matter (over
@@ -463,10 +463,32 @@ class Capture:
         the token a checkpoint (``_blocks.lessons``)."""
         ended = self.ran
         self.ran = False
-        if self.run is not None:
+        run = self.run
+        if run is not None:
+            if run.name in self.lessons.stops:  # (a run with a fixed stop: ``_doomed_run``)
+                self._checkpoint(self.start + self.raw_len)
             self._end_run(buf, seg, p)
             return True
         return ended
+
+    def _checkpoint(self, at: int) -> None:
+        """Note a checkpoint (``_blocks.lessons``): offset ``at``, the parser's stack now."""
+        self.check_at.append(at)
+        self.check_stack.append(self.lessons.stack_key(self.ps.state_stack))
+
+    def _doomed_run(self, run: TerminalSpec) -> str | None:
+        """A fast path, at the start of a run with a fixed stop: where a run of it from here
+        stops is known (``Lessons.stop_from``), and a capture whose run stopped there, with
+        this stack, failed (the checkpoint ``_run_ended`` notes before the run's text is
+        joined). Why this capture fails then, without reading the run: in a failed block
+        holding an unclosed CDATA, every later capture's run reaches the same far stop."""
+        lessons = self.lessons
+        z = lessons.stop_from(run, self.run_start)
+        if z < 0:
+            return None
+        stack = lessons.stack_key(self.ps.state_stack)
+        why = lessons.doomed(z, stack, self.strict, self.may_repair)
+        return None if why is None else f"{why} (as a block read before found, from offset {z})"
 
     def _end_of_input(self, buf: str, p: int, status: int) -> int:
         """The scan stopped with ``status`` at the end of the input: if VIABLE, where the
@@ -495,8 +517,7 @@ class Capture:
             run.base = self.start + self.raw_len - p
             s, is_tail = run.read(buf, p), False
             if s < 0:
-                why = f"the JSON body from offset {self.run_start} fails: {run.why}"
-                return self.fail(why), p, True
+                return self.fail(json_body_failed(self.run_start, run.why)), p, True
             spec = self.spec
             if run.done and (
                 spec.default_rule is not None or spec.call_rule is not None or spec.end_ok
@@ -585,6 +606,10 @@ class Capture:
             return self._unexpected("text", buf, p)
         self.spec = self.g.states[self.ps.state_stack[-1]]
         self.run_start = self.start + self.raw_len
+        if self.lessons.fails and not run.balanced:
+            why = self._doomed_run(run)
+            if why is not None:
+                return self.fail(why)
         self.run = JsonRun(run, self.lessons.walks, self.run_start) if run.balanced else run
         self.run_text.new_run()
         if self.args is not None:  # (the state inside the run: a CDATA string's guard)

@@ -45,6 +45,7 @@ checkpoint of the failed blocks whose text the scan has not yet passed (``forget
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left
 from collections.abc import Sequence
 from typing import Any
@@ -157,13 +158,7 @@ class Lessons:
         grammar's ``block_enders``) match after ``offset``? Then no capture from there can
         complete. The rest of the input is searched once."""
         if self.ends is None or offset < self.ends[0]:
-            lo = offset - base
-            last = -1
-            for term in enders:
-                m = term.pattern.search(text, lo)
-                while m is not None:
-                    last = max(last, m.start())
-                    m = term.pattern.search(text, m.start() + 1)
+            last = _last_start([term.pattern for term in enders], text, offset - base)
             self.ends = (offset, base + last if last >= 0 else -1)
         return self.ends[1] <= offset
 
@@ -200,6 +195,33 @@ def _fixed_stop(source: str | None) -> bool:
     if fixed is None:
         fixed = _FIXED[source] = literal_text(source) is not None
     return fixed
+
+
+#: The first stretch ``_last_start`` searches, at the end of the text (it doubles).
+_LAST_WINDOW = 256
+
+
+def _last_start(patterns: Sequence[re.Pattern[str]], text: str, lo: int) -> int:
+    """The last offset from ``lo`` on where one of ``patterns`` matches ``text`` (a search
+    from there finds it), or -1. Fast path: stretches searched backwards from the end, each
+    twice the last, every pattern in each, so the cost is the distance from the last match
+    to the end, not the number of matches (under ``dialects="all"`` a name terminal matches
+    every few characters)."""
+    hi = len(text) + 1  # (no match starts at or after ``hi``)
+    width = _LAST_WINDOW
+    while hi > lo:
+        a = max(lo, hi - width)
+        last = -1
+        for pattern in patterns:
+            m = pattern.search(text, max(a, last + 1))
+            while m is not None and m.start() < hi:
+                last = m.start()
+                m = pattern.search(text, last + 1)
+        if last >= 0:
+            return last
+        hi = a
+        width *= 2
+    return -1
 
 
 def _starts(pattern: Any, text: str, lo: int, hi: int, endpos: int) -> list[int]:

@@ -32,11 +32,12 @@ from .._base.events import (
 from .._config.metrics import Metrics
 from .._config.options import make_call_id
 from .._config.policy import Policy, Rejection, reason_kind
-from .._grammar.compiled import CompiledGrammar
+from .._grammar.compiled import CompiledGrammar, EntrySpec
 from .._scan.cursor import Cursor, RunText
 from .argstream import ArgStream
 from .capture import Capture
 from .lessons import Lessons
+from .opening import fails_at_once
 
 __all__ = ["ENDS_THOUGHT", "KEPT_BLOCKS", "BlockLife", "LifeView"]
 
@@ -158,12 +159,8 @@ class BlockLife:
         # last group to close (``lastgroup``), whatever groups the terminal has inside.
         k = g.entry_index[m.lastgroup]
         entry = g.entries[k]
-        self.lessons.forget(start)
-        self.tail_text = False
-        self.in_reasoning = reasoning
+        self._begin(entry, start, reasoning)
         quiet = reasoning == "text"
-        if entry.synthetic is None and not quiet:
-            self.saw_syntax = True
         args = None
         if self.stream_args and entry.synthetic is None and not quiet:
             # (a block missing its opener emits nothing before its closing wrapper)
@@ -185,6 +182,82 @@ class BlockLife:
             # closed wherever one can be, past the </think> and into the answer.
             cap.may_repair = False
         return cap
+
+    def _begin(self, entry: EntrySpec, start: int, reasoning: str | None) -> None:
+        """A block begins at offset ``start``, at ``entry`` (``reasoning``: ``in_reasoning``)."""
+        self.lessons.forget(start)
+        self.tail_text = False
+        self.in_reasoning = reasoning
+        if entry.synthetic is None and reasoning != "text":
+            self.saw_syntax = True
+
+    def fail_at_once(
+        self,
+        m: Any,
+        start: int,
+        reasoning: str | None,
+        buf: str,
+        base: int,
+        pos: int,
+        cursor: Cursor,
+        early: bool,
+        limit: int,
+        final: bool,
+    ) -> tuple[str, int, int, int] | None:
+        """A block opened at the entry match ``m`` (at offset ``start``, its opener ending at
+        ``buf[pos]``) that could emit nothing before failing, and fails at once, is released
+        as ``fail`` releases it: at the end of the input (``final``: ``buf`` runs to it),
+        where nothing after it could end a block (``Lessons.no_end_after``); or in the run
+        its opener leaves it (``_blocks.opening``, made without a capture). ``early``: calls
+        may be emitted before the block ends; ``limit``: ``max_block_chars``. None: open it."""
+        g = self.g
+        k = g.entry_index[m.lastgroup]
+        entry = g.entries[k]
+        strict = entry.synthetic is not None
+        if early and not strict:
+            return None
+        if (
+            final
+            and m.lastgroup not in g.whole_openers  # (a frame ends where it stands)
+            and self.lessons.no_end_after(g.block_enders, buf, base, start)
+        ):
+            cap = self.open(m, start, reasoning)
+            cap.fail("no tag that could close the block follows")
+            return self.fail(cap, buf, base, pos, cursor)
+        if self.stream_args and not strict and reasoning != "text":
+            return None  # (an argument stream may start a call at the opener)
+        at = start - base
+        quick = fails_at_once(g, k, self.lessons, buf, base, (at, pos, final), limit)
+        if quick is None:
+            return None
+        self._begin(entry, start, reasoning)
+        if not strict:
+            if self.metrics is not None:
+                self.metrics.block_failed(quick.failure, quick.dialect)
+            if self.record or self.closing:
+                raw = buf[at : quick.stop]
+                self.blocks.append(self._failed(start, quick.dialect, (), (quick.failure,), raw))
+        return buf, base, at, pos
+
+    def _failed(
+        self,
+        start: int,
+        dialect: str,
+        repairs: tuple[str, ...],
+        diagnostics: tuple[str, ...],
+        raw: str,
+    ) -> Block:
+        """The ``Block`` of a block that failed with no call emitted (its text released)."""
+        return Block(
+            (start, start + len(raw)),
+            dialect,
+            "failed",
+            repairs,
+            diagnostics,
+            raw,
+            # (one that would have ended the thought is reasoning text, SPEC §15)
+            "text" if self.in_reasoning == ENDS_THOUGHT else self.in_reasoning,
+        )
 
     def _calls(self, cap: Capture, start: int, dialect: str) -> list[tuple[ToolCall, str | None]]:
         """The block's calls from its ``start``-th on, each with the policy's reason to reject
@@ -413,15 +486,12 @@ class BlockLife:
         if (self.record or self.closing) and not cap.strict:  # (a bare invoke: only text)
             raw = buf[at : at + raw_len] if raw is None else raw
             self.blocks.append(
-                Block(
-                    (cap.start, cap.start + raw_len),
+                self._failed(
+                    cap.start,
                     cap.dialect_now(),
-                    "failed",
                     tuple(cap.repairs),
                     (*cap.diagnostics, cap.failure),
                     raw,
-                    # (one that would have ended the thought is reasoning text, SPEC §15)
-                    "text" if self.in_reasoning == ENDS_THOUGHT else self.in_reasoning,
                 )
             )
         return buf, base, at, at + cap.opener_len

@@ -21,13 +21,33 @@ from .._grammar.lark_internals import state_row
 if TYPE_CHECKING:
     from .capture import Capture
 
-__all__ = ["FOUND_CHARS", "expected_terminals", "read_failure", "unexpected"]
+__all__ = [
+    "FOUND_CHARS",
+    "INPUT_ENDED",
+    "expected_terminals",
+    "json_body_failed",
+    "read_failure",
+    "too_long",
+    "unexpected",
+]
 
 #: How much of the text found where a block failed its message quotes.
 FOUND_CHARS = 24
 _EXPECTED = "; expected one of: "
 _FOUND = "; found "
 _AT = re.compile(r"at offset (\d+)")
+#: The failure of a block still open where the input ends (``_blocks.repair.finish``).
+INPUT_ENDED = "the input ended inside the block"
+
+
+def too_long(limit: int) -> str:
+    """The failure of a block longer than ``max_block_chars``."""
+    return f"block longer than max_block_chars ({limit})"
+
+
+def json_body_failed(offset: int, why: str) -> str:
+    """The failure of a balanced run (a JSON body) that began at ``offset``: ``why``."""
+    return f"the JSON body from offset {offset} fails: {why}"
 
 
 def expected_terminals(cap: Capture) -> str:

@@ -28,6 +28,7 @@ from lark.exceptions import LarkError
 from .._grammar.names import CDATA_CLOSE, CDATA_OPEN, CDATA_RUN
 from .._scan.cursor import RunText
 from .capture import COMPLETE, VIABLE, Capture
+from .messages import INPUT_ENDED
 
 __all__ = ["LOOSE_CDATA", "MAX_CUTS", "finish", "scan_to_end"]
 
@@ -54,7 +55,7 @@ def finish(cap: Capture, buf: str, p: int, limit: int) -> tuple[int, int]:
         return cap.too_long(limit), p
     run = cap.run
     if run is None or run.name != CDATA_RUN or cap.snap is None or not cap.may_repair:
-        why = "the input ended inside the block"
+        why = INPUT_ENDED
         if p < n:
             why += f" (its text from offset {cap.start + cap.raw_len} on is one run to the end)"
         return cap.fail(why), p

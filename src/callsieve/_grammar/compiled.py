@@ -35,9 +35,10 @@ import threading
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from lark import Lark, Token
+from lark.exceptions import LarkError
 
 from .._base.errors import ConfigurationError, GrammarError, GrammarWarning
 from . import cache
@@ -67,7 +68,7 @@ from .lark_internals import (
     load_lark,
     plain_rule_names,
 )
-from .names import CDATA_CLOSE, CLOSE_GROUP, START
+from .names import CDATA_CLOSE, CDATA_OPEN, CLOSE_GROUP, START
 from .namespace import defined_names, renamed_rule
 from .no_lexer import NoLexer
 from .patterns import freeze as freeze_pattern
@@ -100,6 +101,7 @@ __all__ = [
     "DEFAULT_DIALECTS",
     "CompiledGrammar",
     "EntrySpec",
+    "Opening",
     "StateSpec",
     "TerminalSpec",
     "available_dialects",
@@ -118,6 +120,17 @@ _CACHE_GLOBALS: dict[tuple[str, str], Any] = {
     (NoLexer.__module__, "NoLexer"): NoLexer,
     (Token.__module__, "Token"): Token,
 }
+
+
+class Opening(NamedTuple):
+    """What a block opened at an entry reads next, after a few bounded tokens
+    (``CompiledGrammar.opening``): the parser ``state`` there if it takes bounded
+    terminals (a token may come), the balanced ``run`` it starts where none does (or None),
+    and the block's ``dialect`` while it reads that run."""
+
+    state: StateSpec | None
+    run: TerminalSpec | None
+    dialect: str
 
 
 class CompiledGrammar:
@@ -215,6 +228,8 @@ class CompiledGrammar:
         #: first use, not picked out of all the match's groups (benchmarks/README.md, "Fast
         #: paths", "entry groups").
         self._entry_groups: dict[int, tuple[tuple[str, str], ...]] = {}
+        #: Per entry, what a block opened at it reads first (``opening``), filled on first use.
+        self._openings: dict[tuple[int, tuple[str, ...]], Opening | None] = {}
         self.lead_chars: str = blueprint["lead_chars"]
         #: ... and those of the reply's start, where anchored entries are tried too.
         self.start_lead_chars: str = blueprint.get("start_lead_chars", self.lead_chars)
@@ -283,6 +298,51 @@ class CompiledGrammar:
             own = self.terminals[self.entries[k].terminal].pattern.groupindex
             names = self._entry_groups[k] = tuple((prefix + name, name) for name in own)
         return {name: m.group(full) for full, name in names} if names else None
+
+    def opening(self, k: int, path: tuple[str, ...] = ()) -> Opening | None:
+        """What a block opened at entry ``k`` reads next, after the bounded tokens ``path``,
+        where no call can complete before (``Opening``): the parser state there, if it takes
+        bounded terminals, and its run, if it is balanced. None where the block may end
+        there, or a token on the way completes a call, opens a CDATA or is a call opener (a
+        checkpoint, ``_blocks.lessons``), or the parser refuses a token. Derived once per
+        entry and path by feeding a parser what a capture feeds it (its own table decides)."""
+        key = (k, path)
+        if key in self._openings:
+            return self._openings[key]
+        plan = self._opening(self.entries[k], path)
+        self._openings[key] = plan  # (the same answer whoever stores it first: no lock needed)
+        return plan
+
+    def _opening(self, entry: EntrySpec, path: tuple[str, ...]) -> Opening | None:
+        ps = self.new_parser().parser_state
+        try:
+            if entry.synthetic is not None:
+                ps.feed_token(Token(entry.synthetic, ""))
+            ps.feed_token(Token(entry.terminal, ""))
+            for name in path:
+                ps.feed_token(Token(name, ""))
+                if name in self.call_openers or name == CDATA_OPEN:
+                    return None
+                if self.states[ps.state_stack[-1]].call_rule is not None:
+                    return None
+        except LarkError:
+            return None
+        spec = self.states[ps.state_stack[-1]]
+        if spec.end_ok:
+            return None
+        run, dialect = spec.run, ""
+        if run is not None and run.balanced:
+            try:
+                ps.feed_token(run.placeholder)
+            except LarkError:
+                run = None
+            else:  # (the dialect a block reading that run has: its ``dialect_now``)
+                dialect = self.dialect_of(ps.state_stack, entry.dialect)
+        else:
+            run = None
+        if run is None and not spec.bounded:
+            return None
+        return Opening(spec if spec.bounded else None, run, dialect)
 
     @property
     def entry_exact(self) -> re.Pattern[str]:

@@ -743,28 +743,23 @@ class SieveMachine(LifeView):
         self, opener: Any, buf: str, base: int, i: int, final: bool
     ) -> tuple[str, int, int, int]:
         """Open a capture at the entry match ``opener`` (at ``buf[i]``); ``(buf, base,
-        text_start, pos)`` to go on with. At the end of the input, one after which nothing
-        can end a block, and that would emit nothing before failing, fails at once, without
-        reading the rest of the input."""
+        text_start, pos)`` to go on with. One that would emit nothing before failing and
+        fails at once is released with no capture read (``BlockLife.fail_at_once``)."""
         life = self._life
         reasoning = None
         if self._context is IN_REASONING:  # (SPEC §15: a draft, or a call ending the thought)
             ends = opener.lastgroup in self._g.thought_enders
             reasoning = ENDS_THOUGHT if ends else self._reason_calls
-        cap = self._cap = life.open(opener, base + i, reasoning)
         after = CONTEXTS[self._context].after_block
         if after:  # (the reply's start is over: its anchored entries with it)
             self._set_context(next(c for c in after if c in self._finders))
         pos = opener.end()
-        if (
-            final
-            and (cap.strict or not self._early)
-            and opener.lastgroup not in self._g.whole_openers  # (a frame ends where it stands)
-            and life.lessons.no_end_after(self._g.block_enders, buf, base, base + i)
-        ):
-            cap.fail("no tag that could close the block follows")
-            self._cap = None
-            return life.fail(cap, buf, base, pos, self._cur)
+        went_on = life.fail_at_once(
+            opener, base + i, reasoning, buf, base, pos, self._cur, self._early, self._limit, final
+        )
+        if went_on is not None:
+            return went_on
+        self._cap = life.open(opener, base + i, reasoning)
         return buf, base, pos, pos
 
     def _end_thought(self, life: BlockLife) -> None:

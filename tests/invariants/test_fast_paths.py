@@ -1,0 +1,166 @@
+"""SPEC §Invariants 1 and 4: a fast path changes no answer. Each named fast path of the
+engine is switched off, and the same documents, fed in the same chunks, must give the same
+events and the same blocks with it and without it.
+
+``_blocks.opening`` (a block that fails at once at the end of the input, with no capture
+made) is switched off by making its test answer "may not fail" everywhere.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from helpers import chunk_at
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import callsieve
+from callsieve._blocks import lifecycle
+from callsieve._blocks.lessons import _last_start
+from callsieve._grammar.compiled import load_grammar
+
+#: Pieces that open blocks whose first run is balanced (and some that close them), in the
+#: families' shapes, with prose, reasoning tags and valid calls between them.
+PIECES = (
+    "[a(",
+    "[a(b=1)]",
+    "[a(x=')')",
+    ")",
+    "]",
+    '{"name": "',
+    '{"name": "f", "arguments": {}}',
+    '{"name": "f", "parameters": {"a": [1, {"b": "}"}]}}',
+    "}",
+    '<tool_call>{"a": "',
+    '<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>',
+    "</tool_call>",
+    '[TOOL_CALLS]f{"a": "',
+    '[TOOL_CALLS][{"name": "f", "arguments": {',
+    '[TOOL_CALLS]f[ARGS]{"a": 1}',
+    '<start_function_call>call:f{a:{"b": "',
+    'function.name: f\nfunction.arguments: {"a": "',
+    '<|action_start|><|plugin|>{"a": "',
+    '<TOOLCALL>[{"a": "',
+    'functools[{"a": "',
+    '<function=f>{"a": "',
+    '>>>f\n{"a": "',
+    "<think>",
+    "</think>",
+    "prose, ",
+    "\n",
+    '"',
+    "{",
+    "[",
+)
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@st.composite
+def documents(draw: st.DrawFn) -> tuple[str, list[str]]:
+    pieces = draw(st.lists(st.sampled_from(PIECES), min_size=1, max_size=40))
+    repeat = draw(st.integers(1, 6))
+    doc = "".join(pieces) * repeat
+    cuts = draw(st.lists(st.integers(1, max(1, len(doc) - 1)), max_size=24))
+    return doc, chunk_at(doc, sorted(set(cuts)))
+
+
+def _run(chunks: list[str], opts: dict[str, Any]) -> tuple[Any, ...]:
+    """The events, the blocks kept, the counters and ``saw_tool_call_syntax`` of a stream."""
+    ids = itertools.count()
+    s = callsieve.Sieve(id_factory=lambda: f"call_{next(ids)}", metrics=True, **opts)
+    events: list[Any] = []
+    for c in chunks:
+        events += s.feed(c)
+    events += s.close()
+    assert s.metrics is not None
+    counts = {k: v for k, v in s.metrics.snapshot().items() if "seconds" not in k}
+    return events, tuple(s.blocks), counts, s.saw_tool_call_syntax
+
+
+def _parsed(doc: str, opts: dict[str, Any]) -> tuple[Any, ...]:
+    ids = itertools.count()
+    r = callsieve.parse(doc, id_factory=lambda: f"call_{next(ids)}", **opts)
+    return r.text, r.calls, r.blocks
+
+
+def _without(
+    fast_path: str, answer: Callable[..., Any], run: Callable[..., Any], *args: Any
+) -> Any:
+    """``run(*args)`` with ``fast_path`` (a name in ``_blocks.lifecycle``) giving ``answer``."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(lifecycle, fast_path, answer)
+        return run(*args)
+
+
+def _never(*args: Any) -> None:
+    """The fast path's test, answering "may not fail" everywhere: the path off."""
+
+
+OPTIONS = st.sampled_from(
+    [
+        {"dialects": "all"},
+        {"dialects": ("pythonic", "json", "hermes")},
+        {"dialects": "all", "early_emit": "invoke"},
+        {"dialects": "all", "early_emit": "arguments"},
+        {"dialects": "all", "max_block_chars": 40},
+        {"dialects": ("llama3_json", "mistral"), "reasoning": "tags"},
+        {"dialects": "all", "reasoning": "open", "calls_in_reasoning": "text"},
+    ]
+)
+
+
+@SETTINGS
+@given(documents(), OPTIONS)
+def test_inv1_failing_at_once_changes_no_event_and_no_block(
+    doc_chunks: tuple[str, list[str]], opts: dict[str, Any]
+) -> None:
+    doc, chunks = doc_chunks
+    for feed in (chunks, [doc], list(doc)):
+        fast = _run(feed, opts)
+        slow = _without("fails_at_once", _never, _run, feed, opts)
+        assert fast == slow
+    fast_parse = _parsed(doc, opts)
+    slow_parse = _without("fails_at_once", _never, _parsed, doc, opts)
+    assert fast_parse == slow_parse
+
+
+def test_inv4_failing_at_once_is_taken_on_hostile_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The fast path is not dead code: in ``[a(`` repeated, every block fails at once.
+    taken: list[object] = []
+    real = lifecycle.fails_at_once
+
+    def spy(*args: Any) -> Any:
+        quick = real(*args)
+        taken.append(quick)
+        return quick
+
+    monkeypatch.setattr(lifecycle, "fails_at_once", spy)
+    text = "[a(" * 200 + "]"
+    # (streamed, the first block holds the text to the end: every entry is read at close)
+    events = _run([text[i : i + 5] for i in range(0, len(text), 5)], {"dialects": "all"})[0]
+    assert "".join(e.text for e in events) == text
+    assert sum(q is not None for q in taken) >= 190
+
+
+@st.composite
+def ender_searches(draw: st.DrawFn) -> tuple[list[Any], str, int]:
+    g = load_grammar(tuple(callsieve.dialects()))
+    terms = draw(st.lists(st.sampled_from(g.block_enders), min_size=1, max_size=6))
+    text = draw(st.text(st.sampled_from('ab(){}[]<>/|\n ,:"_'), max_size=600))
+    return [t.pattern for t in terms], text, draw(st.integers(0, len(text) + 1))
+
+
+@SETTINGS
+@given(ender_searches())
+def test_inv4_the_last_ender_is_found_from_the_end(search: tuple[list[Any], str, int]) -> None:
+    # ``Lessons.no_end_after`` searches backwards for the last match: the one a search from
+    # every offset would find last.
+    patterns, text, lo = search
+    starts = [
+        m.start() for p in patterns for i in range(lo, len(text) + 1) if (m := p.search(text, i))
+    ]
+    assert _last_start(patterns, text, lo) == max(starts, default=-1)
