@@ -32,7 +32,7 @@ from loopback import (
 from callsieve import ConfigurationError
 from callsieve.server import ServerConfig, load_toml
 from callsieve.server._conn import STATE_KEY, Joined, quiet_accept_errors
-from callsieve.server._run import bind
+from callsieve.server._run import bind, uvicorn_config
 
 TRANSCRIPT = str(ROOT / "examples" / "transcript.txt")
 ASK = [{"role": "user", "content": "hi"}]
@@ -348,3 +348,9 @@ def test_accept_out_of_descriptors_is_one_line_not_a_traceback_a_second(
     assert len(accept) == 1 and accept[0].exc_info is None
     assert "Too many open files" in accept[0].getMessage()
     assert any(r.getMessage() == "something else" for r in caplog.records)
+
+
+def test_the_gateway_runs_on_asyncio_s_own_loop_even_with_uvloop_installed() -> None:
+    """The connection guard wraps asyncio's protocol calls. Under uvloop (installed beside
+    LiteLLM's proxy, for one), a stream cut inside a call was never answered."""
+    assert uvicorn_config(ServerConfig(), object()).loop == "asyncio"

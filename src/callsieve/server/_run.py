@@ -78,6 +78,10 @@ def uvicorn_config(config: ServerConfig, app: Any, **options: Any) -> Any:
     return uvicorn.Config(
         app,
         http=ConnectionGuard,
+        # asyncio's own loop, even where uvloop is installed: the guard wraps asyncio's
+        # protocol calls (``server/_conn.py``), and under uvloop a stream cut inside a call
+        # never answered (tests/server/test_gateway_aborts.py hung).
+        loop="asyncio",
         ws="none",
         timeout_keep_alive=config.keepalive_timeout,  # type: ignore[arg-type]
         access_log=False,
