@@ -410,7 +410,11 @@ class ArgStream:
 
     def _body_run(self, run: TerminalSpec, state: int | None) -> None:
         """A parameter body's CDATA or plain text starts: how it goes out (as it arrives, when
-        it is decided, or when the parameter is complete)."""
+        it is decided, or when the parameter is complete). A run the body does not hold is
+        not read: glm45's white space between ``</arg_key>`` and ``<arg_value>`` opened a
+        plain body before its raw value, which then went out trimmed and decoded."""
+        if run.name not in self.life.g.body_terminals:
+            return
         if run.name == CDATA_RUN:
             self.run_kind = _CDATA
             self._cdata_starts()

@@ -24,12 +24,14 @@ from .names import (
     FRAME,
     PARAM,
     PARAM_NAME,
+    PARAM_VALUE,
     RAW_VALUE,
     REPAIR_PREFIX,
 )
 
 __all__ = [
     "ARG_NODES",
+    "BODY_NODES",
     "ENVELOPE_NODES",
     "JSON_NODES",
     "RAW_NODES",
@@ -49,6 +51,9 @@ __all__ = [
 STREAM_NODES = frozenset({CALL_NAME, PARAM_NAME, ATTR, PARAM, CALL_ID})
 #: The nodes that hold a call's arguments: a call has started once a terminal below one is read.
 ARG_NODES = frozenset({PARAM, CALL_ARGS, CALL_JSON, CALL_ENVELOPE, CALL_KWARGS})
+#: The nodes whose text is a parameter's body read by SPEC §5 (plain text, CDATA): a run
+#: elsewhere in a ``param`` (white space before its value's tag) is not its value's.
+BODY_NODES = frozenset({PARAM_VALUE})
 #: The nodes whose text is a body taken as written (``raw_value``, ``decode_raw``).
 RAW_NODES = frozenset({RAW_VALUE})
 #: The nodes whose text is a JSON object of arguments (streamed by ``_blocks.json_stream``).
