@@ -318,6 +318,20 @@ FAMILY_UNITS: tuple[tuple[str, str, str, tuple[str, ...] | str, str], ...] = (
         "`<start_function_call>call:f{a:<escape>` repeated, functiongemma",
     ),
     (
+        "gemma4-nested",
+        '<|tool_call>call:f{a:{b:[{c:<|"|>x<|"|>,d:[1,',
+        "<tool_call|>",
+        ("gemma4",),
+        '`<|tool_call>call:f{a:{b:[{c:<|"|>x<|"|>,d:[1,` repeated (value nodes left open), gemma4',
+    ),
+    (
+        "functiongemma-nested",
+        "<start_function_call>call:f{a:{b:[<escape>x<escape>,{c:[1,",
+        "<end_function_call>",
+        ("functiongemma",),
+        "`<start_function_call>call:f{a:{b:[<escape>x<escape>,{c:[1,` repeated, functiongemma",
+    ),
+    (
         "functiongemma-json",
         '<start_function_call>call:f{a:{"b": "',
         "<end_function_call>",
@@ -568,6 +582,16 @@ CASES += tuple(
         dialects=d,
     )
     for name, unit, end, d, title in FAMILY_UNITS
+)
+CASES += (
+    Case(
+        "gemma4-deep",
+        'gemma4: one call, an argument of `[<|"|>a<|"|>,` nested deeper and deeper',
+        lambda n: "<|tool_call>call:f{a:" + repeat_to('[<|"|>a<|"|>,', n) + "<tool_call|>",
+        (125_000, 1_000_000),
+        "chars",
+        dialects=("gemma4",),
+    ),
 )
 BY_NAME = {c.name: c for c in CASES}
 

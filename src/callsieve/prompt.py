@@ -254,6 +254,13 @@ def _template_rules(sp: Spelling) -> list[str]:
                 'read as JSON, such as "42", as a JSON string in quotes.'
             )
         )
+    elif sp["ARGS"] == "values":
+        quote = sp.get("STRING_OPEN") + "..." + sp.get("STRING_CLOSE")
+        rules.append(
+            f"Write a string as it is between {quote}, without escaping; write keys without "
+            "quotes, numbers, booleans and null as JSON, and objects and lists in this same "
+            "syntax."
+        )
     else:
         rules.append("Write the arguments as one JSON object.")
     return rules

@@ -2,7 +2,7 @@
 folder: the grammar files and the spelling are the page's ``lark`` blocks, checked with
 ``check-grammar``, then used as the page says — whole and per character, the reasoning split,
 the written calls read back; and section 7's Acme-2 (framing dropped, the reply's start, a raw
-body: SPEC §12's second edition)."""
+body: SPEC §12's second edition), section 9's Acme-4 (values in a syntax of their own)."""
 
 from __future__ import annotations
 
@@ -32,10 +32,11 @@ def _blocks(kind: str) -> list[str]:
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: Any) -> str:
     d = tmp_path_factory.mktemp("my_grammars")
-    grammar, spelling, acme2, acme3 = _blocks("lark")
+    grammar, spelling, acme2, acme3, acme4 = _blocks("lark")
     (d / "acme.lark").write_text(grammar, encoding="utf-8")
     (d / "acme2.lark").write_text(acme2, encoding="utf-8")
     (d / "acme3.lark").write_text(acme3, encoding="utf-8")
+    (d / "acme4.lark").write_text(acme4, encoding="utf-8")
     (d / "spelling").mkdir()
     (d / "spelling" / "acme.lark").write_text(spelling, encoding="utf-8")
     return str(d)
@@ -160,10 +161,29 @@ def test_the_json_family_reads_its_own_keys(folder: str) -> None:
         '  {"call_id": "0", "tool": "get_weather", "args": {"city": "Paris"}},\n'
         '  {"args": {}, "tool": "now", "call_id": "1"}\n]</acme3:action> done'
     )
-    assert text.split("\n", 1)[1].startswith(_blocks("text")[-1][:14])
+    shown = next(b for b in _blocks("text") if b.startswith("<acme3"))
+    assert text.split("\n", 1)[1].startswith(shown[:14])
     r = run_all_ways(text, dialects=["acme3"], grammar_dirs=[folder])
     assert r.text == "Checking.\n done"
     assert [(c.name, c.input, c.id) for c in r.calls] == [
         ("get_weather", {"city": "Paris"}, "0"),
         ("now", {}, "1"),
     ]
+
+
+ACME4 = "<acme4>plan{city:'Paris',size:{h:2,w:3},tags:['a','b']}</acme4>"
+
+
+def test_section_9_reads_values_in_their_own_syntax(folder: str, capsys: Any) -> None:
+    from callsieve.__main__ import main
+
+    assert main(["check-grammar", str(Path(folder) / "acme4.lark")]) == 0
+    assert ": ok — dialects acme4;" in capsys.readouterr().out
+    assert ACME4 in [b.strip() for b in _blocks("text")]
+    opts = {"grammar_dirs": [folder], "dialects": ["acme4"]}
+    r = run_all_ways(ACME4, **opts)
+    assert [(c.name, c.input) for c in r.calls] == [
+        ("plan", {"city": "Paris", "size": {"h": 2, "w": 3}, "tags": ["a", "b"]})
+    ]
+    broken = ACME4.replace("w:3}", "w:3")
+    assert run_all_ways(broken, **opts).text == broken

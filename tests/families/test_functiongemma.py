@@ -6,8 +6,9 @@ parsers' tests of vLLM and llama.cpp, rewritten here.
 
 Where the peers differ: a value between ``<escape>``s is JSON where it is one (vLLM's reading,
 its template writes every value so) unless the tool's schema types it ``string`` (llama.cpp
-keeps the text). Not read: an object or list in Gemma's own syntax (grammar/functiongemma.lark
-says why); such a call stays text, pinned below."""
+keeps the text). An object or list in Gemma's own syntax (unquoted keys, ``<escape>``
+strings), at any depth, is read by the contract's value nodes (grammar/README.md, "Value
+nodes"), as Gemma 4's is; JSON (the template's ``tojson``) is read as JSON."""
 
 from __future__ import annotations
 
@@ -84,12 +85,44 @@ CASES = [
         wraps=False,
     ),
     Case(
-        # (the missing contract node: Gemma's own object syntax; vLLM reads nothing here,
-        # a schema-led parser {"config": {"theme": "dark"}})
-        "gemma-syntax-object-stays-text-until-the-contract-reads-it",
-        call("set_config", f"config:{{theme:{E}dark{E}}}"),
+        # (Gemma's own syntax, as Gemma 4's template writes a mapping)
+        "gemma-syntax-object",
+        call("set_config", f"config:{{theme:{E}dark{E},size:{{h:2,w:3}}}}"),
+        [("set_config", {"config": {"theme": "dark", "size": {"h": 2, "w": 3}}})],
+        answer="",
+    ),
+    Case(
+        "gemma-syntax-lists",
+        call(
+            "plan",
+            f"steps:[{E}a, b{E},{E}c:{{d}}{E}],"
+            f"people:[{{name:{E}Ada{E},langs:[{E}en{E},{E}fr{E}]}},{{name:{E}Bo{E},langs:[]}}]",
+        ),
+        [
+            (
+                "plan",
+                {
+                    "steps": ["a, b", "c:{d}"],
+                    "people": [
+                        {"name": "Ada", "langs": ["en", "fr"]},
+                        {"name": "Bo", "langs": []},
+                    ],
+                },
+            )
+        ],
+        answer="",
+    ),
+    Case(
+        "gemma-syntax-empty-and-scalars-inside",
+        call("f", f"o:{{a:{{}},b:[],c:[1,-2.5,true,null,{E}x{E}],d:false}},j:{{}}"),
+        [("f", {"o": {"a": {}, "b": [], "c": [1, -2.5, True, None, "x"], "d": False}, "j": {}})],
+        answer="",
+    ),
+    Case(
+        "gemma-syntax-object-unclosed-is-text",
+        call("f", f"o:{{k:{E}v{E},l:[1}}"),
         [],
-        answer=call("set_config", f"config:{{theme:{E}dark{E}}}"),
+        answer=call("f", f"o:{{k:{E}v{E},l:[1}}"),
         wraps=False,
     ),
 ]

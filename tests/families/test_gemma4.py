@@ -5,18 +5,21 @@ booleans and null as JSON. The cases follow transformers' ``gemma4_template`` te
 llama.cpp's Gemma 4 tests (test-chat.cpp), rewritten here; reasoning in
 ``<|channel>thought`` … ``<channel|>``.
 
-Not read (grammar/gemma4.lark says why): an argument whose value is an object or a list needs
-a contract value node that reads Gemma's syntax as JSON. Such a call stays text, pinned below,
-so that the day the node lands this test says so."""
+Objects and lists, at any depth, are read by the contract's value nodes (grammar/README.md,
+"Value nodes") as transformers' ``content_args`` and vLLM's Gemma 4 parser read them: keys
+unquoted, strings verbatim between ``<|"|>``s, scalars as JSON. A malformed nested value
+fails the call, and its block stays text."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from family_cases import Case, FamilySuite, check_every_way
+
+from callsieve import FormatError
+from callsieve.prompt import format_calls
 
 Q = '<|"|>'
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "templates" / "response"
@@ -41,7 +44,7 @@ CASES = [
                 {"detail_level": 0, "location": "Paris, France", "unit": "celsius"},
             )
         ],
-        answer="<|tool_response>",
+        answer="",
         wraps=False,
     ),
     Case(
@@ -98,12 +101,66 @@ CASES = [
         wraps=False,
     ),
     Case(
-        # (the missing contract node: a list or an object value; the reference parsers read
-        # {"todos": ["buy milk", "walk dog"]})
-        "list-value-stays-text-until-the-contract-reads-it",
+        # (llama.cpp's and vLLM's list of strings)
+        "list-of-strings",
         call("todo_list", f"todos:[{Q}buy milk{Q},{Q}walk dog{Q}]"),
+        [("todo_list", {"todos": ["buy milk", "walk dog"]})],
+        answer="",
+    ),
+    Case(
+        # (the chat template's `format_argument` of a nested mapping: keys sorted, unquoted)
+        "nested-objects-and-lists-of-objects",
+        "Booking.\n"
+        + call(
+            "book",
+            f"guests:[{{age:34,name:{Q}Ada{Q}}},{{age:7,name:{Q}Bo{Q},tags:[]}}],"
+            f"stay:{{dates:{{from:{Q}2026-05-01{Q},to:{Q}2026-05-03{Q}}},nights:2}}",
+        ),
+        [
+            (
+                "book",
+                {
+                    "guests": [{"age": 34, "name": "Ada"}, {"age": 7, "name": "Bo", "tags": []}],
+                    "stay": {"dates": {"from": "2026-05-01", "to": "2026-05-03"}, "nights": 2},
+                },
+            )
+        ],
+        answer="Booking.\n",
+    ),
+    Case(
+        "nested-strings-hold-the-syntax",
+        call("note", f"o:{{t:{Q}a {{b}}, c: [d]{Q},u:[{Q},{Q},{Q}:}}{Q}]}}"),
+        [("note", {"o": {"t": "a {b}, c: [d]", "u": [",", ":}"]}})],
+        answer="",
+    ),
+    Case(
+        "empty-nested-and-scalars",
+        call("f", f"o:{{}},l:[],m:[[],{{}}],s:{{x:-1.5,y:true,z:null,w:{Q}{Q},v:false}}"),
+        [
+            (
+                "f",
+                {
+                    "o": {},
+                    "l": [],
+                    "m": [[], {}],
+                    "s": {"x": -1.5, "y": True, "z": None, "w": "", "v": False},
+                },
+            )
+        ],
+        answer="",
+    ),
+    Case(
+        "nested-value-unclosed-is-text",
+        call("f", f"o:{{k:{Q}v{Q}") + " then prose",
         [],
-        answer=call("todo_list", f"todos:[{Q}buy milk{Q},{Q}walk dog{Q}]"),
+        answer=call("f", f"o:{{k:{Q}v{Q}") + " then prose",
+        wraps=False,
+    ),
+    Case(
+        "nested-bare-word-is-text",
+        call("f", "o:{k:maybe}"),
+        [],
+        answer=call("f", "o:{k:maybe}"),
         wraps=False,
     ),
 ]
@@ -114,13 +171,8 @@ class TestGemma4(FamilySuite):
     cases = CASES
 
 
-def _flat(args: dict[str, Any]) -> bool:
-    return not any(isinstance(v, (dict, list)) for v in args.values())
-
-
-def test_transformers_fixtures_with_flat_arguments() -> None:
-    """transformers' own Gemma 4 cases: those whose arguments are flat give its calls and
-    thinking; the others (a list or an object value) stay text."""
+def test_transformers_fixtures() -> None:
+    """transformers' own Gemma 4 cases give its calls and thinking, nested values too."""
     path = FIXTURES / "gemma4.cases.json"
     if not path.is_file():
         pytest.skip("../shared/templates is absent")
@@ -129,9 +181,18 @@ def test_transformers_fixtures_with_flat_arguments() -> None:
     for case in cases:
         want = case["expected"]
         calls = [(c["function"]["name"], c["function"]["arguments"]) for c in want["tool_calls"]]
-        flat = all(_flat(a) for _, a in calls)
-        result = check_every_way(
-            "gemma4",
-            Case(case["test"], case["input"], calls if flat else []),
-        )
+        result = check_every_way("gemma4", Case(case["test"], case["input"], calls))
         assert result.reasoning == want["thinking"]
+
+
+def test_the_writer_writes_gemma_syntax_and_refuses_what_it_cannot_carry() -> None:
+    """``format_calls`` writes nested values as the chat template's ``format_argument`` does
+    (keys bare, strings between ``<|"|>``s); a string holding ``<|"|>`` (Gemma's strings have
+    no escape) and a key that is no name are ``FormatError``s."""
+    args = {"o": {"k": [1, "a, b", {"n": None}]}, "s": "x}"}
+    text = format_calls([("f", args)], dialect="gemma4")
+    assert text == call("f", f"o:{{k:[1,{Q}a, b{Q},{{n:null}}]}},s:{Q}x}}{Q}")
+    assert check_every_way("gemma4", Case("written", text, [("f", args)])).text == ""
+    for bad in ({"s": f"a{Q}b"}, {"o": {"a b": 1}}):
+        with pytest.raises(FormatError):
+            format_calls([("f", bad)], dialect="gemma4")

@@ -69,14 +69,6 @@ _INKLING_FRAMING = (
     "`<|end_message|>`, `<|content_model_end_sampling|>`); the calls and the thinking agree"
 )
 DIFFERENCES = {
-    ("gemma4", "test_gemma4_tool_call"): (
-        "the reply ends in <|tool_response>, Gemma's cue for the tool's answer: framing no "
-        "dialect drops yet, so it stays text"
-    ),
-    ("gemma4", "test_gemma4_complex_tool_call"): (
-        "Gemma's object and list values (unquoted keys, <|\"|> strings) have no contract value "
-        "node yet, so the call stays text (docs/families.md)"
-    ),
     ("ernie", "test_ernie_with_tools"): _ERNIE_FRAMING,
     ("ernie", "test_ernie_no_tools"): _ERNIE_FRAMING,
     ("ernie", "streaming 0"): (

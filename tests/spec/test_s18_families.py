@@ -64,7 +64,7 @@ TRIMMING = ("seed_oss",)
 #: No exported shape: a call index in the head (kimi_k2,
 #: command_r7b), Python literals (pythonic, lfm2,
 #: olmo3, llama3_builtin), a parameter's closing tag named by its key (minimax_m3), a
-#: separator between raw arguments (functiongemma), no spelling at all (gemma4), SPEC §5
+#: separator between raw arguments (functiongemma), Gemma's value syntax (gemma4), SPEC §5
 #: markup values without an invoke (minicpm5), openers anchored at the reply's start
 #: (functionary_v32).
 NOT_EXPORTED = (

@@ -19,12 +19,14 @@ import itertools
 import json
 import re
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
     "MAX_XML_DEPTH",
     "RAW_NULL",
     "RAW_TEXT_FIELDS",
+    "Structured",
     "decode_entities",
     "decode_param",
     "decode_raw",
@@ -149,16 +151,27 @@ def decode_raw(
         return text
 
 
+@dataclass(frozen=True, slots=True)
+class Structured:
+    """A parameter's value read from the contract's value nodes (a family's own value
+    language, ``_blocks.value_nodes``): JSON already, never decoded again."""
+
+    value: Any
+
+
 def decode_param(
     name: str,
-    parts: list[tuple[bool, str]],
+    parts: list[tuple[bool, str]] | Structured,
     string_attr: str | None,
     schema_type: Any = None,
     raw: bool = False,
     raw_strings: bool = False,
 ) -> Any:
-    """Decode one parameter body. ``parts`` are ``(is_cdata, text)`` in order; ``raw``: the
-    body is a ``raw_value`` (``decode_raw``, its family's raw values ``raw_strings`` or not)."""
+    """Decode one parameter body. ``parts`` are ``(is_cdata, text)`` in order, or the value
+    value nodes gave (``Structured``: it is the value); ``raw``: the body is a ``raw_value``
+    (``decode_raw``, its family's raw values ``raw_strings`` or not)."""
+    if isinstance(parts, Structured):
+        return parts.value
     if raw:
         return decode_raw("".join(t for _, t in parts), string_attr, schema_type, raw_strings)
     force_string = _is_string_type(schema_type)

@@ -50,6 +50,7 @@ from .._base.events import (
 )
 from .._base.values import (
     RAW_TEXT_FIELDS,
+    Structured,
     _is_string_type,
     decode_entities,
     decode_param,
@@ -315,7 +316,11 @@ class ArgStream:
             self._param(value[1], value[2], value[3], value[4])
 
     def _param(
-        self, pname: str, parts: list[tuple[bool, str]], string_attr: str | None, raw: bool
+        self,
+        pname: str,
+        parts: list[tuple[bool, str]] | Structured,
+        string_attr: str | None,
+        raw: bool,
     ) -> None:
         streamed = self.value_at >= 0  # (its value began to go out: '"' and what followed)
         sent = '"' + "".join(self.sent[self.value_at :]) if streamed else ""
@@ -390,7 +395,9 @@ class ArgStream:
             return
         if self.pname is None:
             return
-        if run.name in self.raw_terminals:
+        if run.name in self.life.g.value_terminals:
+            self.body = _HOLD  # (a value node's value: out whole, when its parameter is)
+        elif run.name in self.raw_terminals:
             self._raw_run()
         else:
             self._body_run(run, state)

@@ -37,9 +37,10 @@ from typing import Any
 from lark import Discard, Token, Transformer, Tree
 
 from .._base.python_args import python_kwargs
-from .._base.values import decode_param, load_json, parse_argument_object
+from .._base.values import Structured, decode_param, load_json, parse_argument_object
 from .._grammar import names as n
 from .._grammar.directives import PLAIN_VALUES, EnvelopeKeys, ValueReading
+from .value_nodes import BadValue, read_value
 
 __all__ = [
     "CallTransformer",
@@ -105,8 +106,12 @@ _ID = 9  # (_ID, the model's id for the call, the name a call_name inside it gav
 _RAW = 10  # (_RAW, a raw_value's text, verbatim)
 _ENVELOPE = 11  # (_ENVELOPE, the JSON text of an object that must be an envelope)
 _KWARGS = 12  # (_KWARGS, Python keyword arguments' text, up to the closing parenthesis)
+_VALUE = 13  # (_VALUE, the JSON value a value node gave, ``_blocks.value_nodes``)
+_BAD_VALUE = 14  # (_BAD_VALUE, why a value node, and so its call, cannot be read)
 
 Parts = list[tuple[bool, str]]
+#: A parameter's body: its parts, or the value its value node gave.
+Body = Parts | Structured
 
 
 class CallTransformer(Transformer[Token, Any]):
@@ -201,6 +206,18 @@ class CallTransformer(Transformer[Token, Any]):
                 text += tok
         return (_RAW, str(text))
 
+    def value_object(self, children: list[Any]) -> tuple[int, Any]:
+        return _value_node(n.VALUE_OBJECT, children)
+
+    def value_array(self, children: list[Any]) -> tuple[int, Any]:
+        return _value_node(n.VALUE_ARRAY, children)
+
+    def value_string(self, children: list[Any]) -> tuple[int, Any]:
+        return _value_node(n.VALUE_STRING, children)
+
+    def value_scalar(self, children: list[Any]) -> tuple[int, Any]:
+        return _value_node(n.VALUE_SCALAR, children)
+
     def call_args(self, children: list[Any]) -> tuple[int, str]:
         tok = _token_of(children)
         return (_ARGS, "" if tok is None else str(tok))
@@ -235,11 +252,12 @@ class CallTransformer(Transformer[Token, Any]):
         ident = "".join(parts).strip()
         return Discard if not ident and name is None else (_ID, ident, name)
 
-    def param(self, children: list[Any]) -> tuple[int, str, Parts, str | None, bool]:
+    def param(self, children: list[Any]) -> Any:
         name = ""  # (the last name wins; none: its call fails, see ``call``)
         string_attr: str | None = None
         parts: Parts | None = None  # (several bodies join in order)
         raw = False  # a raw_value body (``decode_raw``)
+        structured: Structured | None = None  # a value node's value: it is the value
         for child in children:
             if type(child) is tuple:
                 kind = child[0]
@@ -252,7 +270,12 @@ class CallTransformer(Transformer[Token, Any]):
                 elif kind == _RAW:
                     raw = True
                     parts = [(False, child[1])] if parts is None else [*parts, (False, child[1])]
-        return (_PARAM, name, [] if parts is None else parts, string_attr, raw)
+                elif kind == _VALUE:
+                    structured = Structured(child[1])
+                elif kind == _BAD_VALUE:
+                    return child  # (its call fails: ``_CallParts``)
+        body: Body = [] if parts is None else parts
+        return (_PARAM, name, body if structured is None else structured, string_attr, raw)
 
     def call(self, children: list[Any]) -> Any:
         """``(name, input)`` (``(name, input, id)`` if a ``call_id`` gave one), or the error
@@ -286,7 +309,7 @@ class CallTransformer(Transformer[Token, Any]):
         return (name, collected, ident) if ident else (name, collected)
 
     def _parameters(
-        self, name: str, params: list[tuple[int, str, Parts, str | None, bool]]
+        self, name: str, params: list[tuple[int, str, Body, str | None, bool]]
     ) -> dict[str, Any]:
         """The parameters' values by name, each decoded by its schema's type (a raw one as
         written, ``decode_raw``); a repeated name collects into an array, in order — or,
@@ -324,7 +347,7 @@ class _CallParts:
 
     def __init__(self, children: list[Any]) -> None:
         self.name = ""
-        self.params: list[tuple[int, str, Parts, str | None, bool]] = []
+        self.params: list[tuple[int, str, Body, str | None, bool]] = []
         self.args: list[str] = []
         self.kwargs: list[str] = []
         self.bodies: list[tuple[str, bool]] = []
@@ -349,6 +372,8 @@ class _CallParts:
                 self.ident = child[1] or self.ident
                 if child[2] is not None:
                     self.name = child[2]
+            elif kind == _BAD_VALUE:
+                raise _NotBuilt(child[1])
 
 
 def _json_bodies(parts: _CallParts, keys: EnvelopeKeys) -> tuple[str, str, list[dict[str, Any]]]:
@@ -371,6 +396,14 @@ def _json_bodies(parts: _CallParts, keys: EnvelopeKeys) -> tuple[str, str, list[
                 ident = ident or their_id
         json_args.append(body)
     return name, ident, json_args
+
+
+def _value_node(kind: str, children: list[Any]) -> tuple[int, Any]:
+    """What a value node becomes: ``(_VALUE, its JSON value)``, or ``(_BAD_VALUE, why)``."""
+    try:
+        return (_VALUE, read_value(kind, children))
+    except BadValue as exc:
+        return (_BAD_VALUE, str(exc))
 
 
 def _joined(children: list[Any]) -> str:
@@ -455,6 +488,11 @@ _CONTRACT: dict[str, tuple[Callable[[CallTransformer, list[Any]], Any], bool]] =
     n.PARAM_VALUE: (CallTransformer.param_value, True),
     n.CDATA: (CallTransformer.cdata, False),
     n.RAW_VALUE: (CallTransformer.raw_value, False),
+    # (a value node reads the nodes below it itself, ``_blocks.value_nodes``: depth-bounded)
+    n.VALUE_OBJECT: (CallTransformer.value_object, False),
+    n.VALUE_ARRAY: (CallTransformer.value_array, False),
+    n.VALUE_STRING: (CallTransformer.value_string, False),
+    n.VALUE_SCALAR: (CallTransformer.value_scalar, False),
 }
 
 #: The transformer of the schemas and value reading last asked for (one slot, replaced

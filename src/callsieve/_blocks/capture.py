@@ -53,6 +53,10 @@ COMPLETE = 1
 FAILED = 2
 
 MISSING_OPENER = "missing_opener"
+#: A block whose parser stack grows past this fails. Only a recursive grammar (value nodes,
+#: grammar/README.md) nests: its checkpoints copy the stack, so an unbounded one would be
+#: quadratic. The built-in families stay under 20 (300 calls in one block too).
+MAX_PARSE_DEPTH = 1024
 
 
 class Capture:
@@ -218,6 +222,8 @@ class Capture:
             self.ps.feed_token(tok)
         except LarkError:
             return self.fail(unexpected(self, name, self.start + self.raw_len - len(value), value))
+        if len(self.ps.state_stack) > MAX_PARSE_DEPTH:
+            return self.fail(f"the block nests deeper than {MAX_PARSE_DEPTH} parser states")
         args = self.args
         if args is not None:
             groups = getattr(tok, "groups", None)

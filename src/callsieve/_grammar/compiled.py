@@ -75,6 +75,7 @@ from .rule_sets import (
     JSON_NODES,
     RAW_NODES,
     STREAM_NODES,
+    VALUE_NODES,
     discard,
     is_call,
     listening,
@@ -180,6 +181,8 @@ class CompiledGrammar:
         self.json_terminals = terminals_below(self.lark.rules, JSON_NODES)
         #: ... and those of a ``raw_value`` (a body taken as written, ``decode_raw``)
         self.raw_terminals = terminals_below(self.lark.rules, RAW_NODES)
+        #: ... and those of a value node (``value_object``, …): the parameter goes out whole
+        self.value_terminals = terminals_below(self.lark.rules, VALUE_NODES)
         #: ... and those of a JSON body that may be an envelope (``call_json`` in a call with
         #: no name yet, ``call_envelope``): its arguments stream once its name has closed
         self.envelope_terminals = terminals_below(self.lark.rules, ENVELOPE_NODES)

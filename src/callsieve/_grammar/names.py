@@ -55,7 +55,14 @@ __all__ = [
     "THINK_CLOSE",
     "THINK_OPEN",
     "TOGETHER",
+    "VALUE_ARRAY",
     "VALUE_GROUP",
+    "VALUE_KEY",
+    "VALUE_MEMBER",
+    "VALUE_NODES",
+    "VALUE_OBJECT",
+    "VALUE_SCALAR",
+    "VALUE_STRING",
     "check_terminals",
 ]
 
@@ -77,6 +84,17 @@ CALL_ENVELOPE = "call_envelope"
 CALL_KWARGS = "call_kwargs"
 ATTR = "attr"
 CDATA = "cdata"
+#: A family's own value language (Gemma's ``{key:<|"|>text<|"|>}``), read into JSON: an
+#: object of members (a key and a value), an array, a delimited string, a bare scalar.
+VALUE_OBJECT = "value_object"
+VALUE_ARRAY = "value_array"
+VALUE_MEMBER = "value_member"
+VALUE_KEY = "value_key"
+VALUE_STRING = "value_string"
+VALUE_SCALAR = "value_scalar"
+VALUE_NODES = frozenset(
+    {VALUE_OBJECT, VALUE_ARRAY, VALUE_MEMBER, VALUE_KEY, VALUE_STRING, VALUE_SCALAR}
+)
 #: The nodes the assembler makes calls of (a rule's name or its alias).
 CONTRACT_RULES = frozenset(
     {
@@ -94,6 +112,7 @@ CONTRACT_RULES = frozenset(
         ATTR,
         CDATA,
     }
+    | VALUE_NODES
 )
 #: A node named ``repair_<kind>`` inside a call records the repair ``<kind>`` (grammar/README.md).
 REPAIR_PREFIX = "repair_"

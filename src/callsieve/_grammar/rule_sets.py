@@ -27,6 +27,7 @@ from .names import (
     PARAM_VALUE,
     RAW_VALUE,
     REPAIR_PREFIX,
+    VALUE_NODES,
 )
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "RAW_NODES",
     "REPAIR_PREFIX",
     "STREAM_NODES",
+    "VALUE_NODES",
     "discard",
     "is_call",
     "is_frame",

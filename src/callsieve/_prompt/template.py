@@ -7,14 +7,19 @@ What it does: ``template_calls`` fills the dialect's spelling (``grammar/spellin
 ``ARGS`` says — ``"envelope"`` (one JSON object ``{"name", "arguments"}``, the arguments'
 key ``ARGS_KEY`` where the family's template writes another: Llama's ``"parameters"``),
 ``"json"`` (the arguments, one JSON object), ``"python"`` (Python keyword arguments,
-``city='SF', days=3``: each value a Python literal), ``"raw"`` or ``"markup"`` (``ARG_OPEN``
-with the key's slot, the value, ``ARG_CLOSE``, for each argument, ``ARG_SEP`` between two;
-``ARG_CLOSE`` may hold the key's slot too)
+``city='SF', days=3``: each value a Python literal), ``"raw"``, ``"markup"`` or ``"values"``
+(``ARG_OPEN`` with the key's slot, the value, ``ARG_CLOSE``, for each argument, ``ARG_SEP``
+between two; ``ARG_CLOSE`` may hold the key's slot too)
 — and ``CALL_TAIL``; calls stand in one block (``BLOCK_OPEN`` … ``BLOCK_CLOSE``) or, where the
 spelling has no ``BLOCK_OPEN``, each in a block of its own, joined by ``BLOCK_SEP``.
 A markup value is read by SPEC §5. A string is written plain where that reads back. Else it
 goes in CDATA: one holding ``<``, ``&`` or a line break, or one that reads as another value.
 Any other value is JSON, ``<`` and ``&`` escaped.
+A ``"values"`` value is written in the family's own value language (gemma4, read by the
+contract's value nodes): a string as it is between ``STRING_OPEN`` and ``STRING_CLOSE``, an
+object between ``OBJECT_OPEN`` and ``OBJECT_CLOSE`` (each member ``ARG_OPEN`` with its key,
+then its value; ``ARG_SEP`` between two), a list between ``ARRAY_OPEN`` and ``ARRAY_CLOSE``,
+anything else JSON.
 A raw value is written as the families' templates write it: a string as it is, anything else
 as JSON. Where the tool's schema (``schemas``, from ``format_calls(tools=)``) types the
 parameter ``string``, the parser keeps its text as the string (``decode_raw``), so the string
@@ -58,7 +63,7 @@ from .write import _depth
 __all__ = ["raw_strings", "template_calls", "templated"]
 
 #: How a template dialect writes arguments (its spelling's ``ARGS``).
-ARG_KINDS = ("envelope", "json", "python", "raw", "markup")
+ARG_KINDS = ("envelope", "json", "python", "raw", "markup", "values")
 #: What a ``"markup"`` string may hold and still be written plain (else it goes in CDATA).
 _MARKUP_SPECIAL = frozenset("<＜〈&\r\n")
 
@@ -115,8 +120,40 @@ def _python(value: Any) -> str:
     raise FormatError(f"argument is not JSON: {type(value).__name__}", expected=("JSON values",))
 
 
+def _in_values(sp: Spelling, value: Any, depth: int = 0) -> str:
+    """A JSON value in the family's own value language (``"values"``, see the module's
+    docstring); a value nested deeper than the parser reads is a ``FormatError``."""
+    if isinstance(value, str):
+        close = sp.get("STRING_CLOSE")
+        if close in value:  # (the family's strings have no escape)
+            raise FormatError(
+                f"a string holding {close!r} cannot be written in {sp.dialect}: it would end there",
+                expected=(f"strings without {close!r}",),
+            )
+        return sp.get("STRING_OPEN") + value + close
+    if isinstance(value, (dict, list)) and depth >= MAX_JSON_DEPTH:
+        raise FormatError(
+            f"arguments nest deeper than {MAX_JSON_DEPTH}",
+            expected=("values nested at most 64 deep",),
+        )
+    if isinstance(value, dict):
+        members = (
+            sp.fill("ARG_OPEN", str(k)) + _in_values(sp, v, depth + 1) for k, v in value.items()
+        )
+        return sp.get("OBJECT_OPEN") + sp.get("ARG_SEP").join(members) + sp.get("OBJECT_CLOSE")
+    if isinstance(value, list):
+        items = (_in_values(sp, v, depth + 1) for v in value)
+        return sp.get("ARRAY_OPEN") + sp.get("ARG_SEP").join(items) + sp.get("ARRAY_CLOSE")
+    return _json(value)
+
+
 def _arguments(sp: Spelling, kind: str, name: str, args: dict[str, Any]) -> str:
-    """The arguments of a call of an ``"envelope"``, ``"json"`` or ``"python"`` dialect."""
+    """The arguments of a call of an ``"envelope"``, ``"json"``, ``"python"`` or ``"values"``
+    dialect."""
+    if kind == "values":
+        return sp.get("ARG_SEP").join(
+            sp.fill("ARG_OPEN", key) + _in_values(sp, value) for key, value in args.items()
+        )
     if kind == "envelope":
         return _json({"name": name, sp.get("ARGS_KEY") or "arguments": args})
     if kind == "json":
