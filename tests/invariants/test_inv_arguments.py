@@ -184,9 +184,11 @@ def test_under_a_schema_policy_a_rejected_call_is_only_ever_begun(
 
 # ------------------------------------------------------------------ raw values (SPEC §7.5)
 #: The writers that write a string as raw text (a ``raw_value``, read back by
-#: ``decode_raw``): glm45 and hy_v3 put white space between a key and its value's tag.
+#: ``decode_raw``; gemma4's a ``cdata`` node between ``<|"|>``): glm45 and hy_v3 put white
+#: space between a key and its value's tag.
 RAW_WRITERS = (
     "functiongemma",
+    "gemma4",
     "glm45",
     "hy_v3",
     "minimax_m2",

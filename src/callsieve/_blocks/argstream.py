@@ -59,7 +59,7 @@ from .._base.values import (
 from .._config.options import make_call_id
 from .._config.policy import coerced
 from .._grammar.directives import PLAIN_VALUES, EnvelopeKeys, ValueReading
-from .._grammar.names import CALL_NAME, CDATA_CLOSE, CDATA_OPEN, CDATA_RUN, PARAM, PARAM_NAME
+from .._grammar.names import CALL_NAME, CDATA_CLOSE, CDATA_OPEN, PARAM, PARAM_NAME
 from .._grammar.patterns import compile as compile_pattern
 from .assembler import contract_value, param_schema, param_schema_type
 from .json_stream import EnvelopeStream, JsonStream, NotStreamable, RepeatedKey
@@ -422,7 +422,7 @@ class ArgStream:
         plain body before its raw value, which then went out trimmed and decoded."""
         if run.name not in self.life.g.body_terminals:
             return
-        if run.name == CDATA_RUN:
+        if run.name in self.life.g.cdata_terminals:  # (gemma4's <|"|> strings, too)
             self.run_kind = _CDATA
             self._cdata_starts()
             if state is not None:
