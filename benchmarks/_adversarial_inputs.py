@@ -412,6 +412,13 @@ FAMILY_UNITS: tuple[tuple[str, str, str, tuple[str, ...] | str, str], ...] = (
         "`<|python_tag|>a.call(` repeated, llama3_builtin",
     ),
     (
+        "llama3_builtin-code",
+        "<|python_tag|>a.cal",
+        "<|eom_id|>",
+        ("llama3_builtin",),
+        "`<|python_tag|>a.cal` repeated (a built-in call's head, dead: raw code), llama3_builtin",
+    ),
+    (
         "ernie45-bodies",
         '<tool_call>{"a": "',
         "</tool_call>",

@@ -30,6 +30,9 @@ from typing import Any
 # (a test that checks the cache itself points CALLSIEVE_CACHE_DIR elsewhere), never into
 # the user's cache.
 os.environ["CALLSIEVE_CACHE_DIR"] = tempfile.mkdtemp(prefix="callsieve-test-cache-")
+# LiteLLM (the litellm extra) fetches a price list from the network when imported, unless
+# told to use the copy it ships: no test reaches the network for it.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 _TESTS = Path(__file__).resolve().parent
 _SRC = _TESTS.parent / "src"

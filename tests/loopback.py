@@ -12,7 +12,8 @@ pid, resident memory, log). ``scripted(*scripts)`` runs a
 ``ScriptedModel``, the model on the other side of upstream mode: a real HTTP server on
 127.0.0.1 (raw sockets, one thread per connection, ``Connection: close``) that answers each
 POST with the next ``Script``, written byte by byte as the script says — OpenAI SSE events
-(or, to a request that does not ask for a stream, one chat completion),
+(or, to a request that does not ask for a stream, the same script as one chat completion:
+``whole_reply``),
 an error status, raw frames (comments, multi-line ``data:``, CRLF), a line of hundreds of
 megabytes without a newline, a stall, a trickle of comments — and records what it was sent
 (``requests``, ``headers``) and, per connection, when the gateway closed it (``conns``).
@@ -56,6 +57,7 @@ __all__ = [
     "running_server",
     "scripted",
     "serving",
+    "whole_reply",
 ]
 
 _CLIENTS: list[Any] = []
@@ -217,7 +219,9 @@ class Script:
     nothing more until the client goes away; ``trickle``: after the events, an SSE comment
     every ``trickle`` seconds until the client goes away; ``raw``: these bytes as the whole
     body, written piece by piece (``delay`` seconds apart); ``huge_line``: that many bytes
-    without a newline after the first event. ``delay`` seconds between events."""
+    without a newline after the first event; ``deltas``: these deltas instead, in this
+    order. ``delay`` seconds between events. A request without ``stream`` gets the same
+    answer whole (``whole_reply``), unless it is ``raw`` or ``deltas`` (streamed anyway)."""
 
     text: str = ""
     chunk: int = 4
@@ -313,7 +317,8 @@ class ScriptedModel:
                     script = self.scripts.pop(0) if len(self.scripts) > 1 else self.scripts[0]
                     self.headers.append(headers)
                     self.requests.append(request := json.loads(body) if body else {})
-                if request.get("stream") or script.status != 200 or script.raw is not None:
+                streams = script.raw is not None or script.deltas is not None
+                if request.get("stream") or script.status != 200 or streams:
                     self._answer(sock, script)
                 else:
                     self._whole(sock, script)
@@ -398,33 +403,36 @@ class ScriptedModel:
         self._write(sock, b"data: [DONE]\n\n")
 
     def _whole(self, sock: socket.socket, s: Script) -> None:
-        """A request that did not ask for a stream (a client calling the model directly):
-        ``text`` as one chat completion."""
-        body = json.dumps(
-            {
-                "id": "chatcmpl-1",
-                "object": "chat.completion",
-                "created": 0,
-                "model": "m",
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": s.text},
-                        "finish_reason": s.finish,
-                    }
-                ],
-                "usage": {
-                    "prompt_tokens": s.usage[0],
-                    "completion_tokens": s.usage[1],
-                    "total_tokens": sum(s.usage),
-                },
-            }
+        """A request that did not ask for a stream: the same script as one chat completion
+        (``reasoning`` as ``reasoning_content``, the ``tool_calls`` pieces merged as a
+        client would). ``hang``: before answering; ``die_after``: half the body, then the
+        connection closes; ``stall``, ``endless`` or ``trickle``: half the body, then nothing
+        until the gateway goes away; ``huge_line``: a body of that many bytes."""
+        if s.hang:
+            self._wait(sock, s.hang)
+        if s.huge_line:
+            self._write(
+                sock,
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"
+                b'{"choices":[{"index":0,"message":{"content":"',
+            )
+            self._huge(sock, s.huge_line)
+            return
+        body = json.dumps(whole_reply(s)).encode()
+        extra = "".join(f"{k}: {v}\r\n" for k, v in s.headers.items())
+        head = (
+            f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n{extra}"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
         ).encode()
-        self._write(
-            sock,
-            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-            b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body) + body,
-        )
+        if s.die_after is not None:
+            self._write(sock, head + body[: len(body) // 2])
+            return  # the connection closes before the body's end
+        if s.stall or s.endless or s.trickle:
+            self._write(sock, head + body[: len(body) // 2])
+            while not self.stop.is_set():
+                self._wait(sock, 0.05)
+            return
+        self._write(sock, head + body)
 
     def _tail(self, sock: socket.socket, s: Script) -> None:
         while s.endless and not self.stop.is_set():
@@ -453,6 +461,44 @@ class ScriptedModel:
 
     def _event(self, sock: socket.socket, obj: dict[str, Any]) -> None:
         self._write(sock, f"data: {json.dumps(obj)}\n\n".encode())
+
+
+def whole_reply(s: Script) -> dict[str, Any]:
+    """The chat completion a script stands for, as a server answers a request that did not
+    ask for a stream: its pieces merged (``deltas`` are always streamed: one body cannot say
+    which of content and reasoning came first)."""
+    deltas: list[dict[str, Any]] = [{"reasoning_content": s.reasoning}] if s.reasoning else []
+    deltas += [{"content": s.text}] if s.text else []
+    deltas += [{"tool_calls": calls} for calls in s.tool_calls or []]
+    message: dict[str, Any] = {"role": "assistant", "content": None}
+    calls: dict[int, dict[str, Any]] = {}
+    for delta in deltas:
+        for key in ("content", "reasoning_content", "reasoning"):
+            if isinstance(delta.get(key), str):
+                message[key] = (message.get(key) or "") + delta[key]
+        for i, piece in enumerate(delta.get("tool_calls") or []):
+            call = calls.setdefault(
+                piece.get("index", i),
+                {"id": "", "type": "function", "function": {"name": "", "arguments": ""}},
+            )
+            call["id"] = piece.get("id") or call["id"]
+            fn = piece.get("function") or {}
+            call["function"]["name"] += fn.get("name") or ""
+            call["function"]["arguments"] += fn.get("arguments") or ""
+    if calls:
+        message["tool_calls"] = [calls[i] for i in sorted(calls)]
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "m",
+        "choices": [{"index": 0, "message": message, "finish_reason": s.finish}],
+        "usage": {
+            "prompt_tokens": s.usage[0],
+            "completion_tokens": s.usage[1],
+            "total_tokens": sum(s.usage),
+        },
+    }
 
 
 def _read_request(sock: socket.socket) -> tuple[dict[str, str], bytes]:

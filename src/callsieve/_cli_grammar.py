@@ -34,11 +34,11 @@ from typing import Any, TextIO
 from ._base.errors import CallsieveError, GrammarError, GrammarWarning
 from ._config.response_export import response_template_for
 from ._grammar.compiled import DEFAULT_DIALECTS, load_grammar
-from ._grammar.files import ALL, all_dialects, dialect_summaries, grammar_dirs
+from ._grammar.files import ALL, all_dialects, dialect_summaries
 from ._grammar.names import BODY_PREFIX
 from ._grammar.namespace import CONTRACT
 from ._grammar.rule_sets import REPAIR_PREFIX
-from ._grammar.spelling import SPELLING_DIR, spelling
+from ._grammar.spelling import SPELLING_DIR, spelling, spelling_file
 
 __all__ = ["add_dialect_options", "add_grammar_commands", "dialect_options", "run_grammar"]
 
@@ -144,7 +144,7 @@ def _list(dirs: tuple[str, ...], out: TextIO) -> int:
 
 
 def _writable(name: str, dirs: tuple[str, ...]) -> bool:
-    return any((d / SPELLING_DIR / f"{name}.lark").is_file() for d in grammar_dirs(dirs))
+    return spelling_file(name, dirs) is not None  # (its own, or the one of a dialect it reads)
 
 
 def _check(path: Path, out: TextIO) -> int:

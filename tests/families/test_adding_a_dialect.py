@@ -2,7 +2,7 @@
 folder: the grammar files and the spelling are the page's ``lark`` blocks, checked with
 ``check-grammar``, then used as the page says — whole and per character, the reasoning split,
 the written calls read back; and section 7's Acme-2 (framing dropped, the reply's start, a raw
-body: SPEC §12's second edition), section 9's Acme-4 (values in a syntax of their own)."""
+body: SPEC §12's second edition), section 9's Acme-4 (values in a syntax of their own), section 10's GLM-5 (another dialect's grammar)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def _blocks(kind: str) -> list[str]:
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: Any) -> str:
     d = tmp_path_factory.mktemp("my_grammars")
-    grammar, spelling, acme2, acme3, acme4 = _blocks("lark")
+    grammar, spelling, acme2, acme3, acme4, _ = _blocks("lark")
     (d / "acme.lark").write_text(grammar, encoding="utf-8")
     (d / "acme2.lark").write_text(acme2, encoding="utf-8")
     (d / "acme3.lark").write_text(acme3, encoding="utf-8")
@@ -187,3 +187,13 @@ def test_section_9_reads_values_in_their_own_syntax(folder: str, capsys: Any) ->
     ]
     broken = ACME4.replace("w:3}", "w:3")
     assert run_all_ways(broken, **opts).text == broken
+
+
+def test_section_10_reads_another_dialects_grammar(tmp_path: Path) -> None:
+    """The page's file, alone in a folder, reads GLM-4.7's text as its own dialect's calls,
+    by its own directives (a raw value a string)."""
+    (tmp_path / "glm53_flash.lark").write_text(_blocks("lark")[5], encoding="utf-8")
+    dirs = [str(tmp_path)]
+    text = "<tool_call>f<arg_key>n</arg_key><arg_value>1</arg_value></tool_call>"
+    r = parse(text, grammar_dirs=dirs, dialects=["glm53_flash"])
+    assert [(c.name, c.input, c.dialect) for c in r.calls] == [("f", {"n": "1"}, "glm53_flash")]

@@ -6,9 +6,9 @@ transformers' ERNIE response template and its test fixtures (read from
 ``../shared/templates/response/ernie.cases.json`` where that folder is present).
 
 With hermes enabled too (``dialects="all"``) the same text gives the same calls, read as
-hermes's (its opener outranks this one's). Not read here: the ``<response>``/``</response>``
-framing of an answer with no call and the ``</s>`` at the end stay in the text (the grammar
-contract cannot yet declare framing tags that are dropped).
+hermes's (its opener outranks this one's). The ``<response>``/``</response>`` framing of an
+answer with no call, and the ``</s>`` after it or after a call, are frames: dropped from the
+text, kept as blocks of status ``"frame"``.
 """
 
 from __future__ import annotations
@@ -78,6 +78,28 @@ CASES = [
         ],
     ),
     Case(
+        "answer-framed",
+        "Greeting the user.\n</think>\n\n<response>\nHello! How can I help?\n</response>\n</s>",
+        [],
+        answer="\n\nHello! How can I help?\n",
+        wraps=False,
+        opts={"reasoning": "open"},
+    ),
+    Case(
+        "end-of-turn-after-a-call",
+        PARIS_BLOCK + "\n</s>",
+        [PARIS],
+        answer="",
+        with_all=[PARIS],
+    ),
+    Case(
+        "strike-through-in-prose-stays",
+        "Use <s>old</s> new.",
+        [],
+        answer="Use <s>old</s> new.",
+        wraps=False,
+    ),
+    Case(
         "broken-json-is-text",
         '<tool_call>\n{"name": "get_time", "arguments": {\n</tool_call>',
         [],
@@ -114,5 +136,14 @@ def test_transformers_ernie_fixtures() -> None:
         ]
         assert canon_calls(result.calls) == calls, case["test"]
         assert result.reasoning.strip() == want["thinking"], case["test"]
-        if "content" in want:  # (the answer's <response> framing stays text)
-            assert want["content"] in result.text
+        assert result.text.strip() == want.get("content", "")  # (the framing dropped)
+        assert all(b.status in ("complete", "frame") for b in result.blocks), case["test"]
+
+
+def test_the_framing_is_kept_as_frame_blocks() -> None:
+    """Conservation: the dropped framing is in the blocks of status ``"frame"``."""
+    text = "<response>\nHi.\n</response>\n</s>"
+    r = run_all_ways(text, dialects=("ernie45",))
+    assert r.text == "Hi.\n"
+    frames = [b for b in r.blocks if b.status == "frame"]
+    assert [b.raw for b in frames] == ["<response>\n", "</response>\n</s>"]

@@ -29,9 +29,11 @@ DSML = '<|DSML|tool_calls><|DSML|invoke name="f"></|DSML|invoke></|DSML|tool_cal
 
 
 def test_all_enables_every_dialect_the_defaults_first() -> None:
+    """Every dialect, less those that read another's grammar (``//%reads``: glm53_flash
+    reads glm45's, which is there)."""
     names = Sieve(dialects="all")._g.dialects
     assert names[: len(DEFAULT_DIALECTS)] == DEFAULT_DIALECTS
-    assert set(names) == set(callsieve.available_dialects())
+    assert set(names) == set(callsieve.available_dialects()) - {"glm53_flash"}
 
 
 def test_families_sharing_tool_call_are_told_apart_by_what_follows() -> None:

@@ -6,7 +6,8 @@ llama.cpp's PR #19931 and the inputs of vLLM's gigachat3 parser tests.
 
 Where the peers differ, on purpose: they find ``function call<|role_sep|>`` anywhere; here it
 must follow the ``<|message_sep|>`` that ends the model's message (so a block never starts at
-a letter), and a mention of the role in prose stays text.
+a letter), and a mention of the role in prose stays text. A ``<|message_sep|>`` with no call
+after it ends the model's message: a frame, dropped from the text.
 """
 
 from __future__ import annotations
@@ -97,6 +98,20 @@ CASES = [
         "<|function_call|>{get_weather: Moscow}",
         [],
         answer="<|function_call|>{get_weather: Moscow}",
+        wraps=False,
+    ),
+    Case(
+        "answer-then-message-end",
+        "Погода в Москве: +5, облачно.<|message_sep|>",
+        [],
+        answer="Погода в Москве: +5, облачно.",
+        wraps=False,
+    ),
+    Case(
+        "message-end-then-next-message",
+        "Готово.<|message_sep|>\n\nuser<|role_sep|>Спасибо",
+        [],
+        answer="Готово.\n\nuser<|role_sep|>Спасибо",
         wraps=False,
     ),
 ]

@@ -2,7 +2,8 @@
 (the default ``xml`` dialect's opener, told apart by the ``[`` after it). The cases follow
 vLLM's ``hunyuan_a13b`` parser tests (rewritten): one call, parallel calls with every JSON
 type, text before and after, deep nesting, non-ASCII values, the model's ``<think>`` and
-``<answer>`` sections; and what must stay text."""
+``<answer>`` sections; and what must stay text. The ``<answer>`` tags are frames, dropped
+from the text."""
 
 from __future__ import annotations
 
@@ -67,13 +68,20 @@ CASES = [
         answer="",
     ),
     Case(
-        # (the model's `<answer>` tags are not read: they stay in the text)
+        # (the model's `<answer>` tags are frames: dropped from the text)
         "think-then-answer",
         "<think>\nThe user asks for the weather in Boston.\n</think>\n<answer>\n"
         '<tool_calls>[{"name": "get_weather", "arguments": {"city": "Boston"}}]</tool_calls>'
         "\n</answer>",
         [("get_weather", {"city": "Boston"})],
-        answer="\n<answer>\n\n</answer>",
+        answer="\n\n",
+        wraps=False,
+    ),
+    Case(
+        "answer-framed",
+        "<think>\nA greeting.\n</think>\n<answer>\nHello! How can I help you today?\n</answer>",
+        [],
+        answer="\nHello! How can I help you today?\n",
         wraps=False,
     ),
     # what is no call stays text

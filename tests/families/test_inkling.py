@@ -6,10 +6,12 @@ response template and its fixtures (read from ``../shared/templates/response/ink
 where that folder is present) and SGLang's inkling detector.
 
 Every call ends with ``<|end_message|>``, which also ends a thought, so a call drafted inside
-reasoning is no case here (``wraps=False``). Not read yet: the answer's framing
-(``<|message_model|><|content_text|>`` … ``<|end_message|>``, ``<|content_model_end_sampling|>``)
-stays in the text, and an envelope with keys other than ``name`` and ``args`` fails: both need
-grammar contract features (dropped framing terminals; envelope keys declared by name).
+reasoning is no case here (``wraps=False``). The answer's head
+(``<|message_model|><|content_text|>``) and the reply's end (``<|end_message|>`` and
+``<|content_model_end_sampling|>``) are frames, dropped from the text. An answer message's
+``<|end_message|>`` before another message stays text: it is also the thought's close tag, and
+a frame of that spelling would keep a thought from closing. An envelope with keys other than
+``name`` and ``args`` fails.
 """
 
 from __future__ import annotations
@@ -43,7 +45,22 @@ CASES = [
         "end-of-sampling",
         CALL + "<|content_model_end_sampling|>",
         [TOKYO],
-        answer="<|content_model_end_sampling|>",
+        answer="",
+        wraps=False,
+    ),
+    Case(
+        "answer-framed",
+        "<|message_model|><|content_text|>It is sunny in Tokyo.<|end_message|>"
+        "<|content_model_end_sampling|>",
+        [],
+        answer="It is sunny in Tokyo.",
+        wraps=False,
+    ),
+    Case(
+        "answer-then-call-keeps-the-answers-end",
+        "<|content_text|>Checking.<|end_message|>" + CALL,
+        [TOKYO],
+        answer="Checking.<|end_message|>",
         wraps=False,
     ),
     Case(
@@ -111,4 +128,19 @@ def test_transformers_inkling_fixtures() -> None:
         ]
         assert canon_calls(result.calls) == calls
         assert result.reasoning == want["thinking"]
-        assert want["content"] in result.text
+        # (the answer's head and the reply's end dropped; its <|end_message|> before the
+        # call stays, the thought's close tag)
+        assert result.text == want["content"] + "<|end_message|>"
+        assert [b.status for b in result.blocks] == ["frame", "complete", "frame"]
+
+
+def test_a_cut_head_that_dies_ends_the_block_at_once() -> None:
+    """A call block may go on with another call's head. Cut after ``<|``, that head is asked
+    again at the next ``>``: the block goes out with that chunk, not at the end of the
+    reply, and the frame after it with the next text."""
+    from callsieve import Sieve, ToolCalls
+
+    sieve = Sieve(dialects=("inkling",))
+    assert sieve.feed(CALL + "<|") == []
+    got = sieve.feed("content_model_end_sampling|>") + sieve.feed("Z")
+    assert [len(e.calls) for e in got if isinstance(e, ToolCalls)] == [1, 0]

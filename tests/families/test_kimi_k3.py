@@ -4,9 +4,9 @@ JSON ``type`` (``string``: the text as written; any other: JSON), or one ``json`
 all the arguments. The cases follow the Kimi K3 chat template (``render_assistant``) and
 llama.cpp's Kimi-K3 parser tests (test-chat.cpp), rewritten here.
 
-Where llama.cpp differs: it drops the ``response`` section's tags and ``<|close|>message<|sep|>``
-from the answer; today's grammar contract cannot drop framing, so they stay in the text
-(issue 32's dropped framing terminals)."""
+The ``response`` section's tags, ``<|close|>message<|sep|>`` and ``<|end_of_msg|>`` are
+frames: dropped from the answer, as llama.cpp drops them, and kept as blocks of status
+``"frame"``."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ CASES = [
         "one-number-argument",
         RESPONSE.format("") + tools(call("special_function", 1, arg("arg1", "number", "1"))) + END,
         [("special_function", {"arg1": 1})],
-        answer=RESPONSE.format("") + END,
+        answer="",
     ),
     Case(
         "typed-arguments",
@@ -91,7 +91,7 @@ CASES = [
         )
         + END,
         [("special_function", {"arg1": 1}), ("special_function_with_opt", {"arg1": 1, "arg2": 2})],
-        answer=RESPONSE.format("On it.") + END,
+        answer="On it.",
     ),
     Case(
         "json-arguments-and-no-arguments",
@@ -113,7 +113,7 @@ CASES = [
         + tools(call("special_function", 1, arg("arg1", "number", "1")))
         + END,
         [("special_function", {"arg1": 1})],
-        answer=RESPONSE.format("On it.") + END,
+        answer="On it.",
         wraps=False,
         opts={"reasoning": "open"},
     ),
@@ -136,7 +136,7 @@ CASES = [
         "prose-mentions-the-section-names",
         RESPONSE.format("Use the tools section, then call the handler.") + END,
         [],
-        answer=RESPONSE.format("Use the tools section, then call the handler.") + END,
+        answer="Use the tools section, then call the handler.",
         wraps=False,
     ),
 ]
@@ -153,3 +153,14 @@ def test_a_schema_types_a_non_string_argument() -> None:
         tools(call("f", 1, arg("code", "number", "42"), arg("n", "string", "2.5"))),
         code="42",
     )
+
+
+def test_the_framing_is_kept_as_frame_blocks() -> None:
+    """Conservation: the answer is what the response section holds; the dropped tags are
+    the frames' text."""
+    from helpers import run_all_ways
+
+    text = RESPONSE.format("Sunny.") + END + "<|end_of_msg|>"
+    r = run_all_ways(text, dialects=("kimi_k3",))
+    assert r.text == "Sunny."
+    assert "".join(b.raw for b in r.blocks if b.status == "frame") == text.replace("Sunny.", "")

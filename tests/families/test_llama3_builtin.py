@@ -7,8 +7,10 @@ outputs llama.cpp's Llama 3.x handler reads (its tests' ``brave_search`` and
 
 ``<|python_tag|>`` is llama3_json's opener too: what follows the tag tells them apart (a
 ``{``: llama3_json; ``NAME.call(``: this), also with every dialect enabled.
-Not read: ``code_interpreter``'s raw Python after the tag (the grammar contract has no raw
-rest-of-block body yet): it stays text.
+``code_interpreter``'s raw Python after the tag is the call ``python`` with ``{"code": …}``
+(a raw body, as llama.cpp reads it; Meta's name is not in the text). With functionary
+enabled too (and under ``dialects="all"``), its tag outranks this one: the same call, read as
+functionary's.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from family_cases import Case, FamilySuite
 from helpers import run_all_ways
 
 SEARCH = ("brave_search", {"query": "current weather in Menlo Park, California"})
+CODE = ("python", {"code": "import math\nprint(math.sqrt(2))"})
 
 CASES = [
     Case(
@@ -64,14 +67,28 @@ CASES = [
         answer='<|python_tag|>brave_search.call("news")',
         wraps=False,
     ),
+    # (with every dialect, raw code after the tag is functionary's: the same `python` call)
     Case(
-        "code-interpreter-raw-python-is-text",
+        "code-interpreter-raw-python",
         "<|python_tag|>import math\nprint(math.sqrt(2))",
-        [],
-        answer="<|python_tag|>import math\nprint(math.sqrt(2))",
+        [CODE],
+        answer="",
+        with_all=[CODE],
+    ),
+    Case(
+        "code-interpreter-text-before-and-eom",
+        "I'll compute it.\n<|python_tag|>import math\nprint(math.sqrt(2))<|eom_id|>",
+        [CODE],
+        answer="I'll compute it.\n<|eom_id|>",
         wraps=False,
-        # (with every dialect, raw code after the tag is Functionary v3.1's `python` call)
-        with_all=[("python", {"code": "import math\nprint(math.sqrt(2))"})],
+        with_all=[CODE],
+    ),
+    Case(
+        "code-that-looks-like-json-is-a-string",
+        '<|python_tag|>data = {"a": 1}\nprint(data["a"])',
+        [("python", {"code": 'data = {"a": 1}\nprint(data["a"])'})],
+        answer="",
+        with_all=[("python", {"code": 'data = {"a": 1}\nprint(data["a"])'})],
     ),
 ]
 
@@ -93,3 +110,14 @@ def test_llama3_json_keeps_its_tagged_objects_beside_it() -> None:
         ("get_weather", {"city": "SF"}, "llama3_json"),
         ("brave_search", {"query": "SF"}, "llama3_builtin"),
     ]
+
+
+def test_functionary_reads_the_raw_code_when_both_are_enabled() -> None:
+    """One spelling, two dialects: functionary's tag outranks this one's, whichever comes
+    first; the call is the same."""
+    text = "<|python_tag|>print(1)"
+    for dialects in (("llama3_builtin", "functionary"), ("functionary", "llama3_builtin")):
+        result = run_all_ways(text, dialects=dialects)
+        assert [(c.name, c.input, c.dialect) for c in result.calls] == [
+            ("python", {"code": "print(1)"}, "functionary")
+        ]

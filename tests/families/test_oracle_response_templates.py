@@ -57,22 +57,21 @@ _RAW_TEXT = (
 )
 
 #: Where callsieve reads a fixture's reply otherwise than ``parse_response``, and why.
-#: ERNIE's and Inkling's framing tags (``<response>``, ``</s>``, ``<|content_text|>``, …) need
-#: framing terminals a dialect declares as dropped, which the grammar contract lacks yet.
 _ERNIE_FRAMING = (
-    "ERNIE's framing stays text (`</s>`, and `<response>` … `</response>` around an answer), and "
     "the Thinking model's reply starts inside its thought: a server reads it with "
-    'reasoning="open" (test_ernie45.py does), this fixture\'s empty prompt says "tags"'
+    'reasoning="open" (test_ernie45.py does, and agrees), this fixture\'s empty prompt says "tags"'
 )
 _INKLING_FRAMING = (
-    "Inkling's answer keeps its framing in the text (`<|message_model|><|content_text|>` … "
-    "`<|end_message|>`, `<|content_model_end_sampling|>`); the calls and the thinking agree"
+    "Inkling's answer message keeps its `<|end_message|>` before the call message: it is the "
+    "thought's close tag too, so no frame may have that spelling (docs/families.md); the head "
+    "`<|content_text|>` and the end `<|content_model_end_sampling|>` are dropped, and the "
+    "calls and the thinking agree"
 )
 DIFFERENCES = {
     ("ernie", "test_ernie_with_tools"): _ERNIE_FRAMING,
     ("ernie", "test_ernie_no_tools"): _ERNIE_FRAMING,
     ("ernie", "streaming 0"): (
-        "ERNIE's `</s>` stays text; and parse_response keeps `<think>` in the thinking (its "
+        "parse_response keeps `<think>` in the thinking (its "
         "open pattern's `^` matches before `<think>` does), callsieve reads the tag as a tag"
     ),
     ("inkling", "test_inkling_multi_block_message"): _INKLING_FRAMING,

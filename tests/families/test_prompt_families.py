@@ -27,6 +27,7 @@ FAMILIES = (
     "hermes",
     "qwen3_coder",
     "glm45",
+    "glm53_flash",
     "kimi_k2",
     "minimax_m2",
     "seed_oss",
@@ -289,6 +290,7 @@ RAW = (
     "step3",
     "qwen3_coder",
     "glm45",
+    "glm53_flash",
     "minimax_m2",
     "seed_oss",
     "minimax_m3",
@@ -484,6 +486,7 @@ STRING_TOOLS = [
 RAW_42 = {
     "qwen3_coder": ("<parameter=s>\n42\n</parameter>", "<parameter=s>\n42\n</parameter>"),
     "glm45": ("<arg_value>42</arg_value>", "<arg_value>42</arg_value>"),
+    "glm53_flash": ("<arg_value>42</arg_value>", "<arg_value>42</arg_value>"),
     "minimax_m2": ('<parameter name="s">42</parameter>', '<parameter name="s">"42"</parameter>'),
     "seed_oss": ("<parameter=s>42</parameter>", "<parameter=s>42</parameter>"),
     "minimax_m3": ("<s>42]<]minimax[>[</s>", '<s>"42"]<]minimax[>[</s>'),
@@ -524,6 +527,7 @@ def test_what_a_string_schema_cannot_carry_is_a_format_error(dialect: str) -> No
     string in a string-typed parameter: no text reads back as them under that schema."""
     close_tag = {
         "glm45": "</arg_value>",
+        "glm53_flash": "</arg_value>",
         "minimax_m3": "]<]minimax[>[</s>",
         "hy_v3": "</arg_value:opensource>",
         "functiongemma": "<escape>",
@@ -647,6 +651,7 @@ RESULTS = [
         "<tool_response>\nSunny\n</tool_response>\n<tool_response>\n22\n</tool_response>",
     ),
     ("glm45", "<tool_response>\nSunny\n</tool_response>\n<tool_response>\n22\n</tool_response>"),
+    ("glm53_flash", "<tool_response>Sunny</tool_response><tool_response>22</tool_response>"),
     ("kimi_k2", "## Return of functions.get_weather:0\nSunny\n\n## Return of 1\n22"),
     ("minimax_m2", "<response>Sunny</response>\n<response>22</response>"),
     ("seed_oss", "Sunny\n\n22"),

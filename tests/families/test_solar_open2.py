@@ -6,7 +6,9 @@ before the next message's header. The cases follow the chat template
 shapes llama.cpp's solar-open parser (PR #18540) reads; we found no sign that Solar Open 2
 writes otherwise.
 
-Not read here: an answer keeps its ``<|content|>`` and ``<|end|>`` in the text (the grammar contract cannot yet declare framing tags that are dropped).
+An answer's head ``<|content|>`` (and the ``<|begin|>assistant`` before it) is a frame,
+dropped from the text. Its ``<|end|>`` stays: it begins the thought's close tag, and a frame
+of that spelling would keep a thought from closing (docs/families.md).
 """
 
 from __future__ import annotations
@@ -48,7 +50,14 @@ CASES = [
         "reasoning-then-answer",
         "<|think|>Just greet.<|end|><|begin|>assistant<|content|>안녕하세요!<|end|>",
         [],
-        answer="<|content|>안녕하세요!<|end|>",
+        answer="안녕하세요!<|end|>",
+        wraps=False,
+    ),
+    Case(
+        "answer-with-its-header",
+        "<|begin|>assistant<|content|>The weather in Seoul is clear.<|end|>",
+        [],
+        answer="The weather in Seoul is clear.<|end|>",
         wraps=False,
     ),
     Case(

@@ -151,7 +151,18 @@ def test_the_families_whose_calls_end_an_unclosed_thought_are_their_dialects() -
         ("callsieve_kimi_k2", "kimi_k2"),
         ("callsieve_glm45", "glm45"),
         ("callsieve_qwen3_coder", "qwen3_coder"),
+        ("callsieve_glm53_flash", "glm53_flash"),
     ):
         if name in ends:
             assert ends[name] == (dialect,)
     assert ends.get("callsieve_hermes", ()) == ()
+
+
+@pytest.mark.parametrize("name", ["callsieve_glm53_flash", "callsieve_ernie45"])
+def test_a_family_whose_template_opens_the_thought_reads_open(name: str) -> None:
+    """GLM-5's template (GLM-4.7's) and ERNIE-4.5 Thinking's end the prompt inside the
+    thought: with nothing said the reply is read as starting in it; turned off, not."""
+    v = next(v for v in VARIANTS if v.name == name)
+    assert reasoning_setting(v, {}) == "open"
+    assert reasoning_setting(v, {"enable_thinking": False}) == "tags"
+    assert reasoning_setting(v, {}, "close") == "tags"

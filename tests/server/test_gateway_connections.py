@@ -31,7 +31,7 @@ from loopback import (
 
 from callsieve import ConfigurationError
 from callsieve.server import ServerConfig, load_toml
-from callsieve.server._conn import STATE_KEY, quiet_accept_errors
+from callsieve.server._conn import STATE_KEY, Joined, quiet_accept_errors
 from callsieve.server._run import bind
 
 TRANSCRIPT = str(ROOT / "examples" / "transcript.txt")
@@ -242,6 +242,45 @@ def test_every_accepted_connection_has_tcp_nodelay() -> None:
         for guard in guards:
             sock = guard.transport.get_extra_info("socket")
             assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+
+
+def test_a_small_write_waits_for_the_next_one_or_the_end_of_the_step() -> None:
+    """A response's head and a small body go out in one system call (the client wakes
+    once); a write alone goes out when the event loop's step ends; a large one at once."""
+
+    async def main() -> list[bytes]:
+        loop = asyncio.get_running_loop()
+        ours, peer = socket.socketpair()
+        peer.setblocking(False)
+        transport, _ = await loop.create_connection(asyncio.Protocol, sock=ours)
+        joined = Joined(transport, loop)  # type: ignore[arg-type]
+        seen: list[bytes] = []
+
+        def read() -> bytes:
+            try:
+                return peer.recv(1 << 20)
+            except BlockingIOError:
+                return b""
+
+        joined.write(b"HTTP/1.1 200 OK\r\n\r\n")
+        seen.append(read())  # (held)
+        joined.write(b"{}")
+        seen.append(read())  # (both, in one piece)
+        joined.write(b"data: 1\n\n")
+        seen.append(read())
+        await asyncio.sleep(0)  # (the step ends)
+        await asyncio.sleep(0)
+        seen.append(read())
+        joined.write(b"x" * 20_000)  # (larger than a head or a frame: at once)
+        seen.append(read())
+        joined.close()
+        peer.close()
+        return seen
+
+    held, both, alone, later, large = asyncio.run(main())
+    assert held == b"" and both == b"HTTP/1.1 200 OK\r\n\r\n{}"
+    assert alone == b"" and later == b"data: 1\n\n"
+    assert large == b"x" * 20_000
 
 
 # --- the upstream pool -----------------------------------------------------------------

@@ -171,14 +171,16 @@ def test_an_unreachable_upstream_is_502() -> None:
 
 
 def test_an_upstream_that_does_not_answer_in_time_is_504() -> None:
+    """A stream by its first-byte deadline; a whole request by its total deadline (a whole
+    reply's headers come when the model is done)."""
     with (
         scripted(Script(hang=5)) as model,
-        upstream_gateway(model.url, first_byte_timeout=0.3) as base,
+        upstream_gateway(model.url, first_byte_timeout=0.3, total_timeout=0.6) as base,
     ):
-        assert (
-            openai_error(post(base, "/v1/chat/completions", CHAT), 504)["code"]
-            == "upstream_timeout"
-        )
+        streamed = openai_error(post(base, "/v1/chat/completions", {**CHAT, "stream": True}), 504)
+        assert streamed["code"] == "upstream_timeout" and "0.3 s" in streamed["message"]
+        whole = openai_error(post(base, "/v1/chat/completions", CHAT), 504)
+        assert whole["code"] == "upstream_timeout" and "0.6 s" in whole["message"]
         error = anthropic_error(post(base, "/v1/messages", MESSAGES), 504)
         assert error["type"] == "timeout_error"
 

@@ -229,6 +229,10 @@ def test_probe_a_stalled_upstream_and_the_total_deadline() -> None:
     stream's error event, on time."""
     with scripted(Script(hang=30)) as model, gateway(model, first_byte_timeout=0.5) as base:
         started = time.monotonic()
+        response = httpx.post(f"{base}{PATH}", json={**CHAT, "stream": True}, timeout=10)
+        assert response.status_code == 504 and time.monotonic() - started < 3
+    with scripted(Script(hang=30)) as model, gateway(model, total_timeout=0.5) as base:
+        started = time.monotonic()  # (a whole reply: only the total deadline holds)
         response = httpx.post(f"{base}{PATH}", json=CHAT, timeout=10)
         assert response.status_code == 504 and time.monotonic() - started < 3
     with scripted(Script(text="Hi", stall=True)) as model, gateway(model, idle_timeout=0.5) as base:

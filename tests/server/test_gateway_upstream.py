@@ -56,7 +56,7 @@ def test_a_request_without_tools_passes_through_as_text() -> None:
     assert out.choices[0].message.content == reply and not out.choices[0].message.tool_calls
     assert out.model == "client-model"
     sent = model.requests[0]
-    assert sent["model"] == "served-model" and sent["stream"] is True
+    assert sent["model"] == "served-model" and "stream" not in sent  # (a whole reply)
     assert "tools" not in sent and "tool_choice" not in sent
     assert sent["messages"] == [
         {"role": "system", "content": "Be brief."},

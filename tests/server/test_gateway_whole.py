@@ -6,12 +6,13 @@ gives, for every API, every chunking, white space at the edges of text and calls
 from __future__ import annotations
 
 import json
+import random
 from typing import Any
 
 import pytest
 
 from callsieve import Sieve, parse
-from callsieve.server._json import SLICE, Deferred, dumps_sliced
+from callsieve.server._json import SLICE, Deferred, dumps_sliced, loads_sliced
 from callsieve.server._read.turns import ModelRequest, Turn
 from callsieve.server._reply.apis import CHAT, GEMINI, MESSAGES, RESPONSES, Api
 from callsieve.server._reply.respond import Collected, ReplyEvents
@@ -69,3 +70,44 @@ def test_deferred_text_keeps_the_ends_a_renderer_trims() -> None:
     assert text.startswith("    \n" + "x" * SLICE) and text.endswith(" end   ")
     assert "".join(deferred.encode(text)) == json.dumps("".join(pieces))[1:-1]
     assert deferred.text(["short", " text"]) == "short text"
+
+
+# --- an upstream's whole body, parsed a slice at a time (``_json.loads_sliced``) ---------
+_PIECES = ["a", "é", "😀", "\n", '"', "\\", "\ud800", "\udc00", "\u2028", "\x01", "z" * 7]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_body_parsed_in_slices_is_what_json_loads_gives(seed: int) -> None:
+    """Escapes, surrogate pairs and lone surrogates at every distance from a cut."""
+    rng = random.Random(seed)
+    for shift in range(14):
+        text = "x" * (SLICE - shift) + "".join(rng.choice(_PIECES) for _ in range(30_000))
+        body = {"choices": [{"message": {"content": text, "reasoning_content": text[-99:]}}]}
+        raw = json.dumps(body, ensure_ascii=False).encode("utf-8", "surrogatepass")
+        for data in (json.dumps(body).encode(), raw):
+            try:
+                expected = json.loads(data.decode("utf-8"))
+            except UnicodeDecodeError:  # (a lone surrogate written raw is not UTF-8)
+                with pytest.raises(ValueError):
+                    loads_sliced(data)
+                continue
+            assert loads_sliced(data) == expected
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b'{"a": "' + b"x" * (3 * SLICE),
+        b'{"a": "' + b"x" * (2 * SLICE) + b'\x01"}',
+        b'{"a": "' + b"x" * (2 * SLICE) + b"\\",
+        b'{"a": "' + b"x" * (2 * SLICE) + b'\\u12"}',
+        b'{"a": 1,}',
+        b"\xff",
+    ],
+    ids=["unterminated", "control", "lone backslash", "short escape", "comma", "not utf-8"],
+)
+def test_a_body_parsed_in_slices_fails_as_json_loads_does(data: bytes) -> None:
+    with pytest.raises(ValueError):
+        json.loads(data)
+    with pytest.raises(ValueError):
+        loads_sliced(data)

@@ -164,3 +164,89 @@ def test_a_raw_body_ends_its_block_where_its_stop_matches(relay: dict[str, Any])
 def test_a_raw_body_streams_its_arguments_whole(relay: dict[str, Any]) -> None:
     r = run_all_ways("@@sh\necho hi", early_emit="arguments", **relay)
     assert calls(r) == [("sh", {"command": "echo hi"})]
+
+
+# ---------------------------------------------------------------- a dialect that reads another's grammar
+GLM = "<tool_call>get<arg_key>n</arg_key><arg_value>1</arg_value></tool_call>"
+
+
+def reader(tmp_path: Path, name: str, *lines: str) -> list[str]:
+    """A dialect file that reads another's grammar: directives only."""
+    return write(tmp_path, name, "".join(f"{line}\n" for line in lines))
+
+
+def test_a_dialect_reads_another_grammar_under_its_own_name(tmp_path: Path) -> None:
+    """``//%reads glm45``: glm45's blocks, named after the reading dialect, read by its own
+    directives: with none, a raw value is JSON (glm45 declares strings)."""
+    dirs = reader(tmp_path, "glm_plain", "//%reads glm45")
+    r = run_all_ways("Go.\n" + GLM, grammar_dirs=dirs, dialects=["glm_plain"])
+    assert (r.text, calls(r)) == ("Go.\n", [("get", {"n": 1})])
+    assert [b.dialect for b in r.blocks] == ["glm_plain"]
+    assert calls(parse(GLM, dialects=["glm45"])) == [("get", {"n": "1"})]
+
+
+def test_of_two_dialects_with_one_grammar_the_first_named_reads(tmp_path: Path) -> None:
+    """One grammar twice would be a conflict: the first named is loaded, with its traits."""
+    dirs = reader(tmp_path, "glm_plain", "//%reads glm45")
+    for named, reads, value in (
+        (["glm45", "glm_plain"], "glm45", "1"),
+        (["glm_plain", "glm45"], "glm_plain", 1),
+    ):
+        r = parse(GLM, grammar_dirs=dirs, dialects=named)
+        assert ([b.dialect for b in r.blocks], calls(r)) == ([reads], [("get", {"n": value})])
+        assert load_grammar(tuple(named), tuple(dirs)).dialects == (reads,)
+
+
+def test_all_leaves_out_a_dialect_that_reads_another() -> None:
+    from callsieve import dialects
+    from callsieve._grammar.files import all_dialects
+
+    assert "glm53_flash" in dialects() and "glm53_flash" not in all_dialects()
+    assert [b.dialect for b in parse(GLM, dialects="all").blocks] == ["glm45"]
+
+
+@pytest.mark.parametrize(
+    ("lines", "why"),
+    [
+        (("//%reads glm45", "x: GLM45__GLM_OPEN"), "defines 'x', but a dialect that reads"),
+        (("//%reads rd",), "reads itself"),
+        (("//%reads nothing_here",), "which no grammar file is for"),
+        (("//%reads glm53_flash",), "which reads another dialect in turn"),
+        (("//%reads glm45 hermes",), "takes one dialect name"),
+        (("//%reads Glm45",), "takes one dialect name"),
+    ],
+)
+def test_a_reads_directive_is_checked(tmp_path: Path, lines: tuple[str, ...], why: str) -> None:
+    dirs = reader(tmp_path, "rd", *lines)
+    with pytest.raises(GrammarError, match=f"rd.lark.*{why}"):
+        load_grammar(("rd",), tuple(dirs))
+
+
+def test_a_dialect_that_reads_another_writes_as_it_without_a_spelling(tmp_path: Path) -> None:
+    from callsieve.prompt import format_calls
+
+    dirs = reader(tmp_path, "glm_plain", "//%reads glm45")
+    calls_in = [("f", {"a": "x"})]
+    assert format_calls(calls_in, "glm_plain", grammar_dirs=dirs) == format_calls(calls_in, "glm45")
+
+
+def test_a_frame_a_longer_opener_outranks_is_a_frame_at_the_end_of_the_input(
+    tmp_path: Path,
+) -> None:
+    """The frame's spelling begins the opener of a call that outranks it: held while that
+    opener may still come, the frame is one at the end of the input too."""
+    dirs = write(
+        tmp_path,
+        "sep",
+        "sep: sep_call | sep_frame\nsep_call: SEP_OPEN sep_args -> call\n"
+        "sep_args: SEP_ARGS_RUN -> call_json\nsep_frame: SEP_END -> frame\n"
+        'SEP_OPEN.2: /<sep>call:(?=\\{)/\nSEP_END: "<sep>"\nSEP_ARGS_RUN: /\\{[\\s\\S]*\\}/\n',
+    )
+    for tail in ("", " ", "call"):
+        r = run_all_ways("Done.<sep>" + tail, grammar_dirs=dirs, dialects=["sep"])
+        assert r.text == "Done." + tail
+        assert [b.status for b in r.blocks][:1] == ["frame"]
+    r = run_all_ways(
+        '<sep>call:{"name": "f", "arguments": {}}', grammar_dirs=dirs, dialects=["sep"]
+    )
+    assert calls(r) == [("f", {})]

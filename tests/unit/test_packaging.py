@@ -98,7 +98,11 @@ def test_wheel_contents_and_install(tmp_path: Path) -> None:
             if line.startswith("Requires-Dist:") and "extra ==" not in line
         ]
         entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
-        assert "callsieve = callsieve.__main__:main" in zf.read(entry_points).decode("utf-8")
+        points = zf.read(entry_points).decode("utf-8")
+        assert "callsieve = callsieve.__main__:main" in points
+        # the hosts' plugin entry points (docs/vllm.md, docs/integrations.md)
+        assert "[vllm.general_plugins]\ncallsieve = callsieve.integrations.vllm:register" in points
+        assert "[sglang.srt.plugins]\ncallsieve = callsieve.integrations.sglang:register" in points
         # Release hygiene (issue 16): one version, the licence shipped, the metadata complete.
         meta = zf.read(metadata).decode("utf-8")
         licensed = any(

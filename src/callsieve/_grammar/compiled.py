@@ -34,11 +34,12 @@ import re
 import threading
 import warnings
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from lark import Lark, Token
 
-from .._base.errors import ConfigurationError, GrammarWarning
+from .._base.errors import ConfigurationError, GrammarError, GrammarWarning
 from . import cache
 from .automaton import EntryAutomaton
 from .directives import NO_TRAITS, PLAIN_VALUES, DialectTraits, ValueReading, value_reading
@@ -47,6 +48,8 @@ from .endings import end_call_key
 from .entry_tables import DECISION_LIMIT, entry_tables
 from .files import (
     DEFAULT_DIALECTS,
+    DIRECTIVE,
+    READS_DIRECTIVE,
     _declared,
     _find,
     _is_dialect_name,
@@ -65,6 +68,7 @@ from .lark_internals import (
     plain_rule_names,
 )
 from .names import CDATA_CLOSE, CLOSE_GROUP, START
+from .namespace import defined_names, renamed_rule
 from .no_lexer import NoLexer
 from .patterns import freeze as freeze_pattern
 from .patterns import learn as learn_patterns
@@ -261,6 +265,14 @@ class CompiledGrammar:
             for name, (action, arg) in actions.items()
             if is_shift(action) and END in table.states[arg] and name in self.terminals
         }
+        #: The openers that are a block by themselves (a frame): the block may end right
+        #: after one, whatever follows it.
+        start = table.states[self.start_state]
+        self.whole_openers = frozenset(
+            name
+            for name, (action, arg) in start.items()
+            if is_shift(action) and END in table.states[arg] and name in self.terminals
+        )
         self.block_enders = tuple(
             self.terminals[name] for name in sorted(enders) if not self.terminals[name].is_run
         ) + tuple(
@@ -448,9 +460,10 @@ def _load(key: tuple[tuple[str, ...], tuple[str, ...]]) -> CompiledGrammar:
         if not _is_dialect_name(name):  # (not a name a file could be for)
             raise unknown_dialect(name, extra_dirs)
     dirs = grammar_dirs(extra_dirs)
-    parts = [_read(_find(name, dirs, extra_dirs)) for name in ("common", *dialects)]
-    _declared(*parts[0], dirs)  # (a malformed declaration is an error wherever it is read)
-    traits = {name: read_traits(*part) for name, part in zip(dialects, parts[1:])}
+    common = _read(_find("common", dirs, extra_dirs))
+    _declared(*common, dirs)  # (a malformed declaration is an error wherever it is read)
+    dialects, parts, traits = _dialect_parts(dialects, dirs, extra_dirs)
+    parts.insert(0, common)
     parts.append(("<start rule>", "start: " + " | ".join(dialects) + "\n"))
     text = "\n".join(t for _, t in parts)
     digest = cache.digest(text, dialects)
@@ -472,6 +485,67 @@ def _load(key: tuple[tuple[str, ...], tuple[str, ...]]) -> CompiledGrammar:
 
     cache.write(digest, with_patterns)
     return _warned(g, blueprint)
+
+
+def _dialect_parts(
+    named: tuple[str, ...], dirs: tuple[Path, ...], extra_dirs: tuple[str, ...]
+) -> tuple[tuple[str, ...], list[tuple[str, str]], dict[str, DialectTraits]]:
+    """The dialects loaded, each one's (file, text) as Lark reads it, and its traits. A
+    dialect that reads another's grammar (``//%reads NAME``) is that file, its block rule
+    named after the dialect, with its own traits. Of dialects that read one grammar (a
+    dialect and those that read it), the first named is loaded and the others are left out:
+    one grammar twice would be a conflict, and its blocks are the first one's."""
+    kept: list[str] = []
+    parts: list[tuple[str, str]] = []
+    traits: dict[str, DialectTraits] = {}
+    grammars: set[str] = set()
+    for name in named:
+        path, text = _read(_find(name, dirs, extra_dirs))
+        own = read_traits(path, text)
+        target = own.reads
+        if target is not None:
+            path, text = _reads_part(name, path, text, target, dirs, extra_dirs)
+        if (target or name) in grammars:
+            continue
+        grammars.add(target or name)
+        kept.append(name)
+        parts.append((path, text))
+        traits[name] = own
+    return tuple(kept), parts, traits
+
+
+def _reads_part(
+    name: str,
+    path: str,
+    text: str,
+    target: str,
+    dirs: tuple[Path, ...],
+    extra_dirs: tuple[str, ...],
+) -> tuple[str, str]:
+    """The (file, text) of dialect ``name``, which reads ``target``'s grammar: ``target``'s
+    file with its block rule named ``name``. Refused at the file: a rule of its own, reading
+    itself, a dialect no file is for, or one that reads another in turn."""
+    defined = defined_names(text)
+    why = (
+        f"defines {defined[0]!r}, but a dialect that reads another's grammar holds no rule"
+        if defined
+        else "reads itself"
+        if target == name
+        else None
+    )
+    if why is None:
+        if target not in available_dialects(extra_dirs):
+            why = f"reads {target!r}, which no grammar file is for"
+        else:
+            t_path, t_text = _read(_find(target, dirs, extra_dirs))
+            if read_traits(t_path, t_text).reads is not None:
+                why = f"reads {target!r}, which reads another dialect in turn"
+            else:
+                return t_path, renamed_rule(t_text, target, name)
+    raise GrammarError(
+        f"{path}: {DIRECTIVE}{READS_DIRECTIVE} {target}: {name} {why}",
+        expected=(f"{DIRECTIVE}{READS_DIRECTIVE} NAME, comments and other directives",),
+    )
 
 
 def _warned(g: CompiledGrammar, blueprint: dict[str, Any]) -> CompiledGrammar:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .._base.errors import GrammarError
-from .files import DEFAULTS_DIRECTIVE, DIRECTIVE
+from .files import DEFAULTS_DIRECTIVE, DIRECTIVE, READS_DIRECTIVE, _is_dialect_name
 
 __all__ = [
     "DEFAULT_ENVELOPE",
@@ -86,6 +86,12 @@ DIRECTIVES: dict[str, Directive] = {
             "words",
             'the keys a JSON envelope of the dialect holds its call\'s id under (instead of "id")',
         ),
+        Directive(
+            READS_DIRECTIVE,
+            "words",
+            "the dialect is another dialect's grammar under its own name, with its own "
+            'directives: the file holds no rule, and dialects="all" leaves it out',
+        ),
     )
 }
 
@@ -128,6 +134,12 @@ class DialectTraits:
         """The words of directive ``name`` in the file (``()`` if it has none)."""
         _known(name)
         return next((w for n, w in self.declared if n == name), ())
+
+    @property
+    def reads(self) -> str | None:
+        """The dialect whose grammar this one reads (``//%reads NAME``), else None."""
+        words = self.words(READS_DIRECTIVE)
+        return words[0] if words else None
 
     @property
     def envelope(self) -> EnvelopeKeys:
@@ -211,6 +223,11 @@ def read(path: str, text: str) -> DialectTraits:
             what = "no arguments" if directive.shape == "flag" else "one or more words"
             raise GrammarError(
                 f"{where}: {DIRECTIVE}{name} takes {what}", expected=(f"{DIRECTIVE}{name}",)
+            )
+        if name == READS_DIRECTIVE and (len(words) != 1 or not _is_dialect_name(words[0])):
+            raise GrammarError(
+                f"{where}: {DIRECTIVE}{name} takes one dialect name",
+                expected=(f"{DIRECTIVE}{name} NAME",),
             )
         found[name] = tuple(words)
     return DialectTraits(tuple(found.items()))

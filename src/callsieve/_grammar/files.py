@@ -12,6 +12,7 @@ What it costs: a few small file reads, once per process for the defaults.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterable
@@ -24,12 +25,15 @@ __all__ = [
     "DEFAULTS_DIRECTIVE",
     "DEFAULT_DIALECTS",
     "DIRECTIVE",
+    "READS_DIRECTIVE",
     "all_dialects",
     "available_dialects",
     "default_dialects",
     "dialect_summaries",
     "dialects",
+    "every_dialect",
     "grammar_dirs",
+    "reads",
     "resolve_dialects",
     "unknown_dialect",
 ]
@@ -38,6 +42,8 @@ __all__ = [
 DIRECTIVE = "//%"
 #: The one directive: the dialects enabled when none are named, in order (grammar/README.md).
 DEFAULTS_DIRECTIVE = "default_dialects"
+#: A dialect file's directive naming the dialect whose grammar it reads (``_grammar.directives``).
+READS_DIRECTIVE = "reads"
 
 
 def grammar_dirs(extra: tuple[str, ...] = ()) -> tuple[Path, ...]:
@@ -159,12 +165,45 @@ ALL = "all"
 _SUMMARY = re.compile(r"\A//\s*dialect:\s*([a-z][a-z0-9_]*)\s*[—:-]+\s*(.+)$", re.MULTILINE)
 
 
-def all_dialects(extra_dirs: tuple[str, ...] = ()) -> tuple[str, ...]:
-    """What ``dialects="all"`` enables: the default dialects (as ``default_dialects``), then
-    every other dialect a ``.lark`` file in the folders is for, by name, the caller's folders'
-    before the built-in ones."""
+def every_dialect(extra_dirs: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """Every dialect there is: the default dialects (as ``default_dialects``), then every other
+    dialect a ``.lark`` file in the folders is for, by name, the caller's folders' before the
+    built-in ones."""
     defaults = default_dialects(extra_dirs)
     return defaults + tuple(d for d in available_dialects(extra_dirs) if d not in defaults)
+
+
+def all_dialects(extra_dirs: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """What ``dialects="all"`` enables: ``every_dialect``, less each dialect that reads another
+    one's grammar (``//%reads``): the one it reads is there, and a grammar is loaded once."""
+    dirs = grammar_dirs(extra_dirs)
+    return tuple(
+        d for d in every_dialect(extra_dirs) if _reads_file(_find(d, dirs, extra_dirs)) is None
+    )
+
+
+def _reads_file(path: Path) -> str | None:
+    """``reads`` of the file at ``path``, read once while it is unchanged."""
+    stat = path.stat()
+    return _reads_cached(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=1024)
+def _reads_cached(path: str, mtime_ns: int, size: int) -> str | None:
+    del mtime_ns, size  # (the key: a file changed is read again)
+    return reads(_read(Path(path))[1])
+
+
+def reads(text: str) -> str | None:
+    """The dialect a dialect file's ``//%reads NAME`` line names, else None (its shape is
+    ``_grammar.directives``' to check)."""
+    if DIRECTIVE + READS_DIRECTIVE not in text:
+        return None
+    for line in text.splitlines():
+        word, *names = line[len(DIRECTIVE) :].split() or [""]
+        if line.startswith(DIRECTIVE) and word == READS_DIRECTIVE and names:
+            return names[0]
+    return None
 
 
 def resolve_dialects(
@@ -204,7 +243,7 @@ def dialect_summaries(extra_dirs: tuple[str, ...] = ()) -> dict[str, str]:
     (grammar/README.md), "" for a file without one."""
     dirs = grammar_dirs(extra_dirs)
     out: dict[str, str] = {}
-    for name in all_dialects(extra_dirs):
+    for name in every_dialect(extra_dirs):
         _, text = _read(_find(name, dirs, extra_dirs))
         m = _SUMMARY.search(text)
         out[name] = m.group(2).strip() if m is not None and m.group(1) == name else ""

@@ -32,7 +32,7 @@ from typing import Any
 from .lark_internals import terminal_source
 from .names import CONTRACT, RUN_SUFFIX
 
-__all__ = ["CONTRACT", "Renamed", "namespace", "same_spellings"]
+__all__ = ["CONTRACT", "Renamed", "defined_names", "namespace", "renamed_rule", "same_spellings"]
 
 #: One token of a .lark file that matters here; what lies between tokens is punctuation,
 #: white space, numbers and modifiers (``?``, ``!``). Strings and regexps as Lark reads them.
@@ -147,6 +147,24 @@ def namespace(text: str, space: str | None, merge: dict[str, str] | None = None)
         shifts.setdefault(line, []).append((start - line_at, len(name), len(new)))
     pieces.append(text[pos:])
     return Renamed("".join(pieces), labels, shifts)
+
+
+def defined_names(text: str) -> tuple[str, ...]:
+    """The rules and terminals ``text`` (one grammar file) defines, in order."""
+    return tuple(name for name, _, _, defines in _tokens(text) if defines)
+
+
+def renamed_rule(text: str, old: str, new: str) -> str:
+    """``text`` (one grammar file) with rule ``old`` named ``new``, where it is defined and
+    used (not in comments, strings or patterns, nor after ``->``): a dialect that reads
+    another's grammar (``//%reads``) takes its file with the block rule named after itself."""
+    pieces: list[str] = []
+    pos = 0
+    for name, start, end, _ in _tokens(text):
+        if name == old:
+            pieces += [text[pos:start], new]
+            pos = end
+    return "".join(pieces) + text[pos:]
 
 
 def same_spellings(terminals: Iterable[Any], states: dict[int, dict[str, Any]]) -> dict[str, str]:

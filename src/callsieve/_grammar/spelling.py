@@ -31,11 +31,12 @@ from lark.exceptions import LarkError
 
 from .._base.errors import ConfigurationError, GrammarError
 from .compiled import CompiledGrammar, available_dialects, grammar_dirs, load_grammar
-from .files import unknown_dialect
+from .files import _find, reads, unknown_dialect
+from .files import _read as _read_grammar
 from .lark_internals import terminal_source
 from .names import SPELLINGS
 
-__all__ = ["SLOT", "SPELLING_DIR", "Spelling", "spelling"]
+__all__ = ["SLOT", "SPELLING_DIR", "Spelling", "spelling", "spelling_file"]
 
 #: Where the spelling files are, in each grammar folder.
 SPELLING_DIR = "spelling"
@@ -193,11 +194,8 @@ def spelling(dialect: str, extra_dirs: tuple[str, ...] = ()) -> Spelling:
     """The checked spellings of ``dialect`` (see the module docstring)."""
     if not isinstance(dialect, str) or dialect not in available_dialects(extra_dirs):
         raise unknown_dialect(dialect, extra_dirs)
-    for d in grammar_dirs(extra_dirs):
-        path = d / SPELLING_DIR / f"{dialect}.lark"
-        if path.is_file():
-            break
-    else:
+    path = spelling_file(dialect, extra_dirs)
+    if path is None:
         raise ConfigurationError(
             f"dialect {dialect!r} has no writer: no spelling file for writing "
             f"({SPELLING_DIR}/{dialect}.lark in a grammar folder); the dialects written are "
@@ -208,6 +206,18 @@ def spelling(dialect: str, extra_dirs: tuple[str, ...] = ()) -> Spelling:
     g = load_grammar((dialect,), extra_dirs)
     _check(path, dialect, texts, g)
     return Spelling(dialect, str(path), texts, g)
+
+
+def spelling_file(dialect: str, extra_dirs: tuple[str, ...]) -> Path | None:
+    """The dialect's spelling file, else that of the dialect whose grammar it reads
+    (``//%reads``), else None."""
+    dirs = grammar_dirs(extra_dirs)
+    for name in (dialect, reads(_read_grammar(_find(dialect, dirs, extra_dirs))[1])):
+        for d in dirs if name is not None else ():
+            path = d / SPELLING_DIR / f"{name}.lark"
+            if path.is_file():
+                return path
+    return None
 
 
 def _written(extra_dirs: tuple[str, ...]) -> tuple[str, ...]:

@@ -759,6 +759,7 @@ class SieveMachine(LifeView):
         if (
             final
             and (cap.strict or not self._early)
+            and opener.lastgroup not in self._g.whole_openers  # (a frame ends where it stands)
             and life.lessons.no_end_after(self._g.block_enders, buf, base, base + i)
         ):
             cap.fail("no tag that could close the block follows")

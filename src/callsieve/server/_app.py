@@ -12,7 +12,7 @@ installed, ``GET /metrics`` (``_metrics``) — on the main port behind the API k
 each connection to the app of the port it came in on); all of it behind ``_wire.Wire`` (the
 body and send deadlines, one access-log line per request). ``Gateway`` holds the settings, the metrics, the drain (``_drain``), the
 redactor of configured keys (``_errors.Redactor``, also on the ``callsieve.server`` log) and
-the upstream client (``httpx.AsyncClient``, one per app, pooled: ``upstream_pool``
+the upstream's connection pool (``httpx.AsyncHTTPTransport``, one per app: ``upstream_pool``
 connections, a request waits ``UPSTREAM_POOL_WAIT`` seconds for one), which lives for the
 app's lifespan; the lifespan state holds the worker's ``_conn.Connections``, for the
 connection guard.
@@ -50,13 +50,14 @@ from ._errors import ApiError, RedactingFilter, Redactor
 from ._metrics import Metrics
 from ._reply.apis import CHAT, GEMINI, GEMINI_VERSIONS, MESSAGES, RESPONSES, error_shape
 from ._reply.exchange import Endpoint
+from ._reply.upstream import POOL_WAIT
 from ._wire import Wire
 
 __all__ = ["UPSTREAM_POOL_WAIT", "ByPort", "Gateway", "create_app"]
 
 log = logging.getLogger("callsieve.server")
 #: Seconds a request waits for a free upstream connection before its 503.
-UPSTREAM_POOL_WAIT = 1.0
+UPSTREAM_POOL_WAIT = POOL_WAIT
 
 
 class Gateway:
@@ -67,7 +68,7 @@ class Gateway:
         self.metrics = Metrics()
         self.drain = Drain(config.shutdown_grace)
         self.redact = Redactor(config.secrets)
-        self.client: httpx.AsyncClient = None  # type: ignore[assignment]  # (lifespan)
+        self.client: httpx.AsyncHTTPTransport = None  # type: ignore[assignment]  # (lifespan)
         #: The worker thread large bodies are parsed in, one at a time (``exchange``).
         self.parsing: anyio.CapacityLimiter | None = None
 
@@ -80,13 +81,14 @@ class Gateway:
         config = self.config
         connections = Connections(ConnectionLimits(config.max_connections, config.header_timeout))
         try:
-            timeout = httpx.Timeout(None, connect=config.connect_timeout, pool=UPSTREAM_POOL_WAIT)
             limits = httpx.Limits(
                 max_connections=config.upstream_pool,
                 max_keepalive_connections=min(100, config.upstream_pool),
             )
-            async with httpx.AsyncClient(timeout=timeout, limits=limits, trust_env=False) as client:
-                self.client = client
+            # (the transport, not a client: no cookie jar shared by every client's requests,
+            # no redirects, no environment's proxy — and a fifth less time per request)
+            async with httpx.AsyncHTTPTransport(limits=limits, trust_env=False) as transport:
+                self.client = transport
                 yield {STATE_KEY: connections}
         finally:
             self.drain.stop()

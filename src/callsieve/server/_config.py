@@ -146,9 +146,11 @@ class ServerConfig:
     upstream_model: str | None = None
     dialect: str = DEFAULT_PROMPT_DIALECT
     connect_timeout: float = 10.0
-    #: Seconds from sending the request to the upstream's first data event.
+    #: Seconds from sending a streamed request to the upstream's first data event (a whole
+    #: request's reply comes when the model is done: only ``total_timeout`` bounds it).
     first_byte_timeout: float = 120.0
-    #: Seconds between two data events (SSE comments do not count).
+    #: Seconds between two data events (SSE comments do not count), or two reads of a whole
+    #: reply's body.
     idle_timeout: float = 60.0
     #: Seconds for the whole upstream reply.
     total_timeout: float = 1800.0

@@ -8,7 +8,9 @@ connection. It sets ``TCP_NODELAY`` on the socket (so a head and a body written 
 wait for the client's delayed ACK), then finds the worker's ``Connections`` in the lifespan
 state (the app's lifespan puts it there, ``STATE_KEY``) and:
   - below ``max_connections`` open connections, hands the connection to Uvicorn's protocol
-    (``AutoHTTPProtocol``), with itself in the requests' ``scope["state"]`` (``GUARD_KEY``);
+    (``AutoHTTPProtocol``), with itself in the requests' ``scope["state"]`` (``GUARD_KEY``),
+    over a transport that joins a small write to the next one (``Joined``: a response's
+    head and a small body go out in one system call, so the client wakes once);
   - at the cap, answers it itself: it reads the request head for up to a second, answers 503
     ``too_many_connections`` in the shape of the API the path belongs to (``Retry-After:
     1``, ``Connection: close``), half-closes, and drops what else comes for a second. A
@@ -21,7 +23,8 @@ connection (the send deadline, ``_wire``). ``quiet_accept_errors(loop)`` turns a
 ``socket.accept() out of system resource`` traceback into one line every ten seconds.
 What it guarantees: a worker holds at most ``max_connections`` connections besides those
 being refused; a connection that never sends a whole head is closed at ``header_timeout``.
-What it costs: one timer per connection and two method calls per read.
+What it costs: one timer per connection and two method calls per read; a small write is
+copied once more and waits at most for the end of the event loop's step.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ __all__ = [
     "ConnectionGuard",
     "ConnectionLimits",
     "Connections",
+    "Joined",
     "quiet_accept_errors",
 ]
 
@@ -134,7 +138,7 @@ class ConnectionGuard(asyncio.Protocol):
         if conns is not None:
             conns.open.add(self)
             self._arm()
-        self.inner.connection_made(transport)
+        self.inner.connection_made(Joined(transport, self._loop))  # type: ignore[arg-type]
 
     def data_received(self, data: bytes) -> None:
         if not self._busy:
@@ -289,3 +293,55 @@ def quiet_accept_errors(loop: asyncio.AbstractEventLoop) -> None:
             loop.default_exception_handler(context)
 
     loop.set_exception_handler(handler)
+
+
+#: The largest write ``Joined`` holds or joins (a response head, a small body or frame).
+_JOIN = 16 * 1024
+
+
+class Joined:
+    """The transport Uvicorn's protocol writes to: a write is held until the next one or
+    the end of the event loop's step, whichever comes first, so a response's head and its
+    first body bytes go out in one system call (one wake-up for the client, not two).
+    Everything else is the connection's own transport."""
+
+    __slots__ = ("_transport", "_loop", "_held")
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        self._transport = transport
+        self._loop = loop
+        self._held: bytes | None = None
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        if not data:
+            return
+        held, self._held = self._held, None
+        if held is not None:  # (the next write: both in one call, if it is small)
+            if len(data) <= _JOIN:
+                self._transport.write(held + bytes(data))
+                return
+            self._transport.write(held)
+        elif len(data) <= _JOIN:  # (held until the next write or the step's end)
+            self._held = bytes(data)
+            self._loop.call_soon(self.flush)
+            return
+        self._transport.write(data)
+
+    def flush(self) -> None:
+        held, self._held = self._held, None
+        if held is not None and not self._transport.is_closing():
+            self._transport.write(held)
+
+    def close(self) -> None:
+        self.flush()
+        self._transport.close()
+
+    def abort(self) -> None:
+        self._held = None
+        self._transport.abort()
+
+    def get_write_buffer_size(self) -> int:
+        return self._transport.get_write_buffer_size() + len(self._held or b"")
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)

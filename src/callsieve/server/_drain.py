@@ -7,12 +7,13 @@ start-up, inside the event loop) makes its events and, in the main thread, chain
 in front of Uvicorn's for SIGTERM and SIGINT: the signal calls ``begin()`` in the loop, then
 Uvicorn's own handler (which closes the listening sockets and waits for the requests in
 flight). ``begin()`` marks the drain (``stopping``: new requests are answered 503) and, after
-the grace period, sets ``expired``: every request still running is then ended by its
-exchange (``_reply.exchange``): a stream with the API's error event, a whole request with a 503 in
+the grace period, sets ``expired`` and calls the ``on_expiry`` of every request still
+running (each registers one with ``enlist``): it is then ended by its exchange
+(``_reply.exchange``): a stream with the API's error event, a whole request with a 503 in
 the API's shape. ``stop()`` puts the previous handlers back.
 What it guarantees: a stream that finishes within the grace period finishes normally; the
 process then exits as Uvicorn's shutdown completes (``serve`` makes that exit 0).
-What it costs: nothing per request besides one wait on ``expired``.
+What it costs: a set's add and discard per request (no task waits per request).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import threading
+from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
@@ -37,6 +39,7 @@ class Drain:
         self.expired: anyio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._previous: dict[int, Any] = {}
+        self._running: set[Callable[[], None]] = set()
 
     def start(self) -> None:
         self.expired = anyio.Event()
@@ -67,6 +70,20 @@ class Drain:
         self.stopping = True
         self._loop.call_later(self.grace, self._expire)
 
+    def enlist(self, on_expiry: Callable[[], None]) -> None:
+        """Call ``on_expiry`` when the grace period ends (at once if it has); ``discharge``
+        it when the request ends."""
+        if self.expired is not None and self.expired.is_set():
+            on_expiry()
+        else:
+            self._running.add(on_expiry)
+
+    def discharge(self, on_expiry: Callable[[], None]) -> None:
+        self._running.discard(on_expiry)
+
     def _expire(self) -> None:
         if self.expired is not None:
             self.expired.set()
+        running, self._running = self._running, set()
+        for on_expiry in running:
+            on_expiry()

@@ -20,16 +20,19 @@ copied once more, a slice at a time.
 
 from __future__ import annotations
 
+import codecs
 import json
+import json.decoder
+import json.scanner
 import math
 import re
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ._errors import ApiError
 
-__all__ = ["SLICE", "Deferred", "dumps_sliced", "loads_strict"]
+__all__ = ["SLICE", "Deferred", "dumps_sliced", "loads_sliced", "loads_strict"]
 
 SLICE = 1 << 16
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -121,9 +124,11 @@ class Deferred:
     __slots__ = ("_mark", "_pieces", "pattern")
 
     def __init__(self) -> None:
-        self._mark = f"\ue000{secrets.token_hex(8)}:"
+        self._mark = ""
         self._pieces: list[list[str]] = []
-        self.pattern = re.compile(f"{re.escape(self._mark)}(\\d+)\ue000")
+        #: What finds a marker (``None`` until the first one is made: most replies have none,
+        #: and compiling a pattern per reply costs more than the rest of a short one).
+        self.pattern: re.Pattern[str] | None = None
 
     def text(self, pieces: list[str]) -> str:
         """``pieces`` joined, or, when that would be long, their first and last pieces (up
@@ -139,6 +144,9 @@ class Deferred:
             tail -= 1
         if tail <= head:
             return "".join(pieces)
+        if self.pattern is None:
+            self._mark = f"\ue000{secrets.token_hex(8)}:"
+            self.pattern = re.compile(f"{re.escape(self._mark)}(\\d+)\ue000")
         self._pieces.append(pieces[head:tail])
         return (
             f"{''.join(pieces[:head])}{self._mark}{len(self._pieces) - 1}\ue000"
@@ -148,7 +156,7 @@ class Deferred:
     def encode(self, value: str) -> Iterator[str]:
         """The JSON string body of ``value`` (no quotes), its markers replaced, in slices."""
         at = 0
-        for m in self.pattern.finditer(value):
+        for m in self.pattern.finditer(value) if self.pattern is not None else ():
             yield from _slices(value[at : m.start()])
             for piece in self._pieces[int(m.group(1))]:
                 yield from _slices(piece)
@@ -167,7 +175,10 @@ def dumps_sliced(obj: Any, deferred: Deferred | None = None) -> Iterator[str]:
 
     def take(v: Any) -> Any:
         if isinstance(v, str) and (
-            len(v) > SLICE or deferred is not None and deferred.pattern.search(v)
+            len(v) > SLICE
+            or deferred is not None
+            and deferred.pattern is not None
+            and deferred.pattern.search(v)
         ):
             big.append(v)
             return f"{mark}{len(big) - 1}\ue001"
@@ -190,3 +201,70 @@ def dumps_sliced(obj: Any, deferred: Deferred | None = None) -> Iterator[str]:
         yield '"'
         at = m.end()
     yield text[at:]
+
+
+#: The escapes a cut of a JSON string may split: ``\uXXXX\uXXXX`` (a surrogate pair) at most.
+_LONGEST_ESCAPE = 12
+
+
+def loads_sliced(data: bytes) -> Any:
+    """``json.loads(data)`` (UTF-8) in steps of at most ``SLICE`` characters each, for a
+    worker thread: the C parser would hold the interpreter for the whole body (0.4 s for a
+    50 MB string); between two steps, the event loop's thread can take it. The text is
+    decoded a slice at a time; the structure is read by ``json``'s Python scanner; a string
+    longer than a slice is decoded a slice at a time (object keys are read whole)."""
+    decoder = codecs.getincrementaldecoder("utf-8")("strict")
+    view = memoryview(data)
+    parts = [decoder.decode(view[i : i + SLICE]) for i in range(0, len(view), SLICE)]
+    parts.append(decoder.decode(b"", final=True))
+    text = "".join(parts).removeprefix("\ufeff")
+    reader = json.JSONDecoder()
+    reader.parse_string = _long_string  # type: ignore[attr-defined]
+    reader.scan_once = json.scanner.py_make_scanner(reader)  # type: ignore[attr-defined]
+    return reader.decode(text)
+
+
+def _long_string(s: str, end: int, strict: bool = True) -> tuple[str, int]:
+    """``json.decoder.scanstring``, a slice at a time: a cut never splits an escape (the
+    slice is shortened until its text parses on its own, and never ends inside a surrogate
+    pair)."""
+    near = s.find('"', end, end + SLICE)
+    if near != -1 and s[near - 1] != "\\":  # (the closing quote is near: one bounded call)
+        return _scanstring(s, end, strict)
+    parts: list[str] = []
+    at = end
+    while True:
+        if at >= len(s):
+            raise json.JSONDecodeError("Unterminated string starting at", s, end - 1)
+        part, used, stop = _slice(s, at, strict)
+        parts.append(part)
+        if used is not None:
+            return "".join(parts), used
+        at = stop
+
+
+def _slice(s: str, at: int, strict: bool) -> tuple[str, int | None, int]:
+    """The text of ``s[at:stop]`` (``stop`` at most ``SLICE`` on, before any escape that
+    would be cut), and where the string ended if it did within (else ``None``)."""
+    stop = min(at + SLICE, len(s))
+    error: ValueError | None = None
+    for _ in range(_LONGEST_ESCAPE + 1):
+        if stop <= at:  # (no cut parses: the text's own fault)
+            break
+        window = s[at:stop] + '"'
+        try:
+            part, used = _scanstring(window, 0, strict)
+        except ValueError as exc:  # (a cut escape, or the text's own fault)
+            error = error or exc
+            stop -= 1
+            continue
+        if used < len(window):  # (the string's own closing quote)
+            return part, at + used, stop
+        if part and "\ud800" <= part[-1] <= "\udbff" and s.startswith("\\u", stop):
+            stop -= 6  # (a surrogate pair cut in two: end before its first half)
+            continue
+        return part, None, stop
+    raise error or json.JSONDecodeError("Invalid string", s, at)
+
+
+_scanstring: Callable[[str, int, bool], tuple[str, int]] = getattr(json.decoder, "scanstring")  # noqa: B009 (not in the stubs)

@@ -101,6 +101,13 @@ VARIANTS: tuple[Variant, ...] = (
         template_opens_thought=False,
         replaces=("kimi_k2",),
     ),
+    # Issue 32's families whose chat template writes the thought's opener into the prompt.
+    # GLM-5 and GLM-5.3-Flash (GLM-4.7's template ends with `<think>` when thinking is on);
+    # vLLM reads them with its glm47 tool parser and glm45 reasoning parser.
+    Variant("callsieve_glm53_flash", ("glm53_flash",), thinks_by_default=True, replaces=("glm47",)),
+    # ERNIE-4.5 Thinking always thinks, its prompt opening the thought (vLLM's ernie45
+    # reasoning parser expects no `<think>` in the reply). Plain ERNIE-4.5: callsieve_hermes.
+    Variant("callsieve_ernie45", ("ernie45",), thinks_by_default=True, replaces=("ernie45",)),
 )
 
 

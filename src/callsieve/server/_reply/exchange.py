@@ -10,9 +10,10 @@ counts as a ``client_error``; a large body (``INLINE_BYTES``), or any under
 ``policy="schema"``, goes through these steps in a worker thread, one at a time. Then the ``Exchange`` runs, in a task group that also watches
 the client (``http.disconnect`` cancels everything: the source is closed, shielded, which
 closes the upstream connection — before the upstream's headers, during a whole request,
-during a stream) and the drain (at the grace period's end the work is cancelled and the
-request is answered as a shutdown). The source is opened (an upstream fault before the
-reply: its status, ``upstream_error``); a streamed reply starts with 200 and
+during a stream); the drain calls it back at the grace period's end (the work is cancelled
+and the request is answered as a shutdown). The source is opened (an upstream fault before the
+reply: its status, ``upstream_error``): a streamed request asks the upstream for a stream,
+a whole one for a whole reply (``upstream.open_upstream``); a streamed reply starts with 200 and
 ``text/event-stream``, goes through ``respond.stream_reply``, and while nothing is sent for
 ``keepalive_interval`` seconds the API's keep-alive goes out (an SSE comment; Anthropic's
 ``ping``); a whole reply is ``respond.whole_reply``, sent with ``_http.send_json`` in
@@ -22,7 +23,8 @@ What it guarantees: a stream's frames are written whole, one write each, under o
 (the keep-alive task takes it too); text that cannot be encoded ends the stream with the
 API's error event (``respond``), never a cut connection; nothing is written after the
 client went away.
-What it costs: two waiting tasks per request (three while streaming), besides the reply.
+What it costs: one waiting task per request (two while streaming), besides the reply; the
+drain calls the exchange back (``Drain.enlist``), no task waits for it.
 """
 
 from __future__ import annotations
@@ -164,13 +166,17 @@ class Exchange:
         await self._client_send(message)
 
     async def run(self, receive: Receive) -> None:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(self._watch_client, receive, tg.cancel_scope)
-            tg.start_soon(self._watch_drain)
-            try:
-                await self._respond(tg)
-            finally:
-                tg.cancel_scope.cancel()
+        drain = self.gw.drain
+        drain.enlist(self._on_drain)
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._watch_client, receive, tg.cancel_scope)
+                try:
+                    await self._respond(tg)
+                finally:
+                    tg.cancel_scope.cancel()
+        finally:
+            drain.discharge(self._on_drain)
 
     async def _watch_client(self, receive: Receive, scope: anyio.CancelScope) -> None:
         while (await receive())["type"] != "http.disconnect":
@@ -179,9 +185,9 @@ class Exchange:
             self.status, self.outcome = 499, "cancelled"
             scope.cancel()
 
-    async def _watch_drain(self) -> None:
-        assert self.gw.drain.expired is not None
-        await self.gw.drain.expired.wait()
+    def _on_drain(self) -> None:
+        """The drain's grace period ended: the work stops, the request is answered as a
+        shutdown."""
         self.stopping = True
         self.work.cancel()
 
@@ -221,7 +227,9 @@ class Exchange:
         if config.upstream is None:
             return ReplaySource(config.transcript_text, config.chunk_size, config.delay_ms)
         assert self.payload is not None
-        return await open_upstream(self.gw.client, config, self.payload, self.gw.redact)
+        return await open_upstream(
+            self.gw.client, config, self.payload, self.gw.redact, stream=self.req.stream
+        )
 
     async def _start_stream(self) -> None:
         await self._send({"type": "http.response.start", "status": 200, "headers": _SSE})
