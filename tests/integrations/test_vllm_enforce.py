@@ -426,10 +426,8 @@ def read_back(dialect: str, req: Any, text: str) -> list[tuple[str, Any]]:
     name = variant_for(dialect)
     prompt = prompt_ids(dialect)
     got = whole(make_parser(name, name, req), req, text, prompt).named_calls()
-    if dialect != "glm45":  # (glm45's argument streaming rewrites some raw values, a
-        # value that starts blank or holds an entity: an engine bug reported with issue 35)
-        streamed = stream(make_parser(name, name, req), req, chunked(text, None), prompt)
-        assert streamed.named_calls() == got, text
+    streamed = stream(make_parser(name, name, req), req, chunked(text, None), prompt)
+    assert streamed.named_calls() == got, text
     return got
 
 

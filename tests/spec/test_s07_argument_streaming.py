@@ -190,6 +190,25 @@ def test_a_schema_type_string_streams_a_plain_body_at_once() -> None:
     assert found["finished"][0].input == {"p": "42"}
 
 
+@pytest.mark.parametrize("value", ["\n&lt; a ", " ]]> b", "\tc\n"])
+def test_a_raw_string_value_streams_as_written(value: str) -> None:
+    """A raw value under a schema type ``string`` streams as ``decode_raw`` reads it: not
+    trimmed, entities kept. glm45 writes white space between a key and its value's tag; it
+    is not the body's (it once opened a plain body, and the call was sent again)."""
+    tools = [{"name": "f", "parameters": {"properties": {"p": {"type": "string"}}}}]
+    doc = f"<tool_call>f\n<arg_key>p</arg_key>\n<arg_value>{value}</arg_value>\n</tool_call>"
+    sieve = Sieve(tools, dialects=("glm45",), early_emit="arguments")
+    sent = ""
+    for ch in doc[: doc.index("</arg_value>")]:
+        sent += "".join(e.delta for e in sieve.feed(ch) if isinstance(e, ArgumentsDelta))
+    assert sent == '{"p":' + json.dumps(value)[:-1]
+    found = check_stream(
+        doc, streamed(list(doc), tools=tools, dialects=("glm45",)), tools=tools, dialects=("glm45",)
+    )
+    assert found["aborted"] == []
+    assert found["finished"][0].input == {"p": value}
+
+
 def test_indexes_count_the_calls_of_the_whole_response() -> None:
     block = (
         '<tool_calls><invoke name="a"/><invoke name="b"><parameter name="x">1</parameter>'

@@ -59,7 +59,7 @@ from .._base.values import (
 from .._config.options import make_call_id
 from .._config.policy import coerced
 from .._grammar.directives import PLAIN_VALUES, EnvelopeKeys, ValueReading
-from .._grammar.names import CALL_NAME, CDATA_CLOSE, CDATA_OPEN, CDATA_RUN, PARAM, PARAM_NAME
+from .._grammar.names import CALL_NAME, CDATA_CLOSE, CDATA_OPEN, PARAM, PARAM_NAME
 from .._grammar.patterns import compile as compile_pattern
 from .assembler import contract_value, param_schema, param_schema_type
 from .json_stream import EnvelopeStream, JsonStream, NotStreamable, RepeatedKey
@@ -417,8 +417,12 @@ class ArgStream:
 
     def _body_run(self, run: TerminalSpec, state: int | None) -> None:
         """A parameter body's CDATA or plain text starts: how it goes out (as it arrives, when
-        it is decided, or when the parameter is complete)."""
-        if run.name == CDATA_RUN:
+        it is decided, or when the parameter is complete). A run the body does not hold is
+        not read: glm45's white space between ``</arg_key>`` and ``<arg_value>`` opened a
+        plain body before its raw value, which then went out trimmed and decoded."""
+        if run.name not in self.life.g.body_terminals:
+            return
+        if run.name in self.life.g.cdata_terminals:  # (gemma4's <|"|> strings, too)
             self.run_kind = _CDATA
             self._cdata_starts()
             if state is not None:

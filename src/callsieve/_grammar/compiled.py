@@ -75,6 +75,8 @@ from .patterns import freeze as freeze_pattern
 from .patterns import learn as learn_patterns
 from .rule_sets import (
     ARG_NODES,
+    BODY_NODES,
+    CDATA_NODES,
     ENVELOPE_NODES,
     JSON_NODES,
     RAW_NODES,
@@ -202,6 +204,11 @@ class CompiledGrammar:
         #: ... and those of a JSON body that may be an envelope (``call_json`` in a call with
         #: no name yet, ``call_envelope``): its arguments stream once its name has closed
         self.envelope_terminals = terminals_below(self.lark.rules, ENVELOPE_NODES)
+        #: ... and those of a body read by SPEC §5 (``param_value``): the argument stream reads
+        #: no other run of a parameter as its body (``ArgStream._body_run``)
+        self.body_terminals = terminals_below(self.lark.rules, BODY_NODES)
+        #: ... of which those of a ``cdata`` node: its text verbatim, not a plain body's
+        self.cdata_terminals = terminals_below(self.lark.rules, CDATA_NODES)
         self.terminals: dict[str, TerminalSpec] = {
             kw["name"]: TerminalSpec(**kw) for kw in blueprint["terminals"]
         }

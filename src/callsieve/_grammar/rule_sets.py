@@ -21,9 +21,11 @@ from .names import (
     CALL_JSON,
     CALL_KWARGS,
     CALL_NAME,
+    CDATA,
     FRAME,
     PARAM,
     PARAM_NAME,
+    PARAM_VALUE,
     RAW_VALUE,
     REPAIR_PREFIX,
     VALUE_NODES,
@@ -31,6 +33,8 @@ from .names import (
 
 __all__ = [
     "ARG_NODES",
+    "BODY_NODES",
+    "CDATA_NODES",
     "ENVELOPE_NODES",
     "JSON_NODES",
     "RAW_NODES",
@@ -51,6 +55,11 @@ __all__ = [
 STREAM_NODES = frozenset({CALL_NAME, PARAM_NAME, ATTR, PARAM, CALL_ID})
 #: The nodes that hold a call's arguments: a call has started once a terminal below one is read.
 ARG_NODES = frozenset({PARAM, CALL_ARGS, CALL_JSON, CALL_ENVELOPE, CALL_KWARGS})
+#: The nodes whose text is a parameter's body read by SPEC §5 (plain text, CDATA): a run
+#: elsewhere in a ``param`` (white space before its value's tag) is not its value's.
+BODY_NODES = frozenset({PARAM_VALUE})
+#: The nodes whose text a body holds verbatim (``<![CDATA[…]]>``, Gemma's ``<|"|>…<|"|>``).
+CDATA_NODES = frozenset({CDATA})
 #: The nodes whose text is a body taken as written (``raw_value``, ``decode_raw``).
 RAW_NODES = frozenset({RAW_VALUE})
 #: The nodes whose text is a JSON object of arguments (streamed by ``_blocks.json_stream``).
