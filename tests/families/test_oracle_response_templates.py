@@ -28,15 +28,19 @@ import pytest
 from helpers import ROOT, run_all_ways
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from response_templates import FIXTURES, fixtures, message, oracle, thought_open
+from response_templates import calls as call_lists
+from response_templates import template as fixture_template
 
 import callsieve
 from callsieve import FormatError
 from callsieve._grammar.compiled import load_grammar
 from callsieve.prompt import format_calls
 
-response_parser = pytest.importorskip("transformers.utils.chat_parsing.response_parser")
+pytest.importorskip("transformers.utils.chat_parsing.response_parser")
 
-FIXTURES = ROOT.parent / "shared" / "templates" / "response"
+
+CALLS = call_lists()
 
 #: Each fixture's family: the dialect that reads what its template describes.
 DIALECT = {
@@ -96,16 +100,6 @@ DIFFERENCES = {
 }
 
 
-def _fixtures() -> list[str]:
-    if not FIXTURES.is_dir():
-        return []
-    return sorted(p.name.removesuffix(".cases.json") for p in FIXTURES.glob("*.cases.json"))
-
-
-def _template(name: str) -> dict[str, Any]:
-    return dict(json.loads((FIXTURES / f"{name}.json").read_text(encoding="utf-8")))
-
-
 def _replies(name: str) -> list[tuple[str, str, str]]:
     """Each of the fixture's replies: (its test's name, the reply, the prompt before it)."""
     data = json.loads((FIXTURES / f"{name}.cases.json").read_text(encoding="utf-8"))
@@ -122,56 +116,15 @@ def _built(name: str) -> str:
     return dialect
 
 
-def _strings(value: Any) -> list[str]:
-    """A template's marker: one string, a list of them, or none."""
-    return [value] if isinstance(value, str) else list(value or [])
-
-
-def _last(text: str, markers: list[str]) -> int:
-    return max((text.rfind(m) for m in markers), default=-1)
-
-
 def _reasoning(template: dict[str, Any], prompt: str) -> str:
     """What a server passes for a prompt (SPEC §15): "open" when the prompt's last turn leaves
     the template's thinking field open (the reply starts inside the thought), else "tags"."""
-    thinking = template["fields"].get("thinking", {})
-    anchors = _strings(template.get("start_anchor"))
-    at = _last(prompt, anchors)
-    turn = prompt if at < 0 else prompt[at:]
-    opened = _last(turn, _strings(thinking.get("open")))
-    return (
-        "open" if opened >= 0 and opened > _last(turn, _strings(thinking.get("close"))) else "tags"
-    )
-
-
-def _message(result: Any) -> dict[str, Any]:
-    """A ``ParseResult`` as the message ``parse_response`` builds."""
-    out: dict[str, Any] = {"role": "assistant"}
-    if result.reasoning.strip():
-        out["thinking"] = result.reasoning.strip()
-    if result.text.strip():
-        out["content"] = result.text.strip()
-    if result.calls:
-        out["tool_calls"] = [
-            {"type": "function", "function": {"name": c.name, "arguments": c.input}}
-            for c in result.calls
-        ]
-    return out
-
-
-def _oracle(template: dict[str, Any], reply: str, prompt: str = "") -> dict[str, Any]:
-    got = dict(response_parser.parse_response(reply, template, prefix=prompt))
-    for key in ("thinking", "content"):
-        if isinstance(got.get(key), str):
-            got[key] = got[key].strip()
-            if not got[key]:
-                del got[key]
-    return got
+    return "open" if thought_open(template, prompt) else "tags"
 
 
 def _cases() -> list[Any]:
     out = []
-    for name in _fixtures():
+    for name in fixtures():
         for test, _, _ in _replies(name):
             why = DIFFERENCES.get((name, test))
             marks = [pytest.mark.xfail(reason=why, strict=True)] if why else []
@@ -185,10 +138,10 @@ def _cases() -> list[Any]:
 @pytest.mark.parametrize(("name", "test"), _cases())
 def test_a_fixture_reply_is_read_as_the_vendor_reads_it(name: str, test: str) -> None:
     dialect = _built(name)
-    template = _template(name)
+    template = fixture_template(name)
     reply, prompt = next((r, p) for t, r, p in _replies(name) if t == test)
     result = run_all_ways(reply, dialects=(dialect,), reasoning=_reasoning(template, prompt))
-    assert _message(result) == _oracle(template, reply, prompt)
+    assert message(result) == oracle(template, reply, prompt)
 
 
 def test_every_difference_names_a_reply_of_its_fixture() -> None:
@@ -201,19 +154,6 @@ def test_every_difference_names_a_reply_of_its_fixture() -> None:
 
 #: The dialects ``format_calls`` writes: those with a spelling file.
 WRITTEN = {p.stem for p in (ROOT / "grammar" / "spelling").glob("*.lark")}
-
-_names = st.from_regex(r"[a-z][a-z_]{0,11}", fullmatch=True)
-_scalars = st.one_of(
-    st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=12),
-    st.integers(-1000, 1000),
-    st.booleans(),
-)
-_values = st.recursive(
-    _scalars,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_names, inner, max_size=3),
-    max_leaves=6,
-)
-_calls = st.lists(st.tuples(_names, st.dictionaries(_names, _values, max_size=3)), max_size=3)
 
 
 _JSON_TYPES = ((bool, "boolean"), (int, "integer"), (list, "array"), (dict, "object"))
@@ -259,16 +199,16 @@ def _plain_text_is_content(template: dict[str, Any]) -> bool:
     return content is not None and not content.get("open") and not content.get("open_pattern")
 
 
-@pytest.mark.parametrize("name", [n for n in _fixtures() if n in DIALECT])
+@pytest.mark.parametrize("name", [n for n in fixtures() if n in DIALECT])
 @settings(max_examples=40, deadline=None)
-@given(calls=_calls, before=st.sampled_from(["", "Checking.\n", "Sure.\n\n"]))
+@given(calls=CALLS, before=st.sampled_from(["", "Checking.\n", "Sure.\n\n"]))
 def test_written_calls_are_read_by_both_alike(
     name: str, calls: list[tuple[str, dict[str, Any]]], before: str
 ) -> None:
     dialect = _built(name)
     if dialect not in WRITTEN:
         pytest.skip(f"{dialect} has no writer (docs/families.md)")
-    template = _template(name)
+    template = fixture_template(name)
     if not _plain_text_is_content(template):
         before = ""
     tools = _raw_tools(dialect, calls)
@@ -278,7 +218,7 @@ def test_written_calls_are_read_by_both_alike(
         assume(False)
     result = run_all_ways(reply, dialects=(dialect,), tools=tools)
     assert [(c.name, c.input) for c in result.calls] == calls
-    ours, theirs = _message(result), _oracle(template, reply)
+    ours, theirs = message(result), oracle(template, reply)
     if "content" not in theirs:
         # parse_response keeps one stretch of content: text before two calls is dropped
         # ("Checking.\n<tool_call>…<tool_call>…" gives no content). callsieve loses none.

@@ -24,14 +24,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import ROOT, run_all_ways
+from helpers import run_all_ways
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from response_templates import FIXTURES, fixtures, markers, message, oracle, thought_open
+from response_templates import template as fixture_template
 
 import callsieve
 from callsieve import ConfigurationError, ResponseTemplateDialect
-
-FIXTURES = ROOT.parent / "shared" / "templates" / "response"
 
 #: The fixtures callsieve refuses, the field the error names, and why.
 REFUSED = {
@@ -79,16 +79,6 @@ DIFFERENCES = {
 }
 
 
-def _fixtures() -> list[str]:
-    if not FIXTURES.is_dir():
-        return []
-    return sorted(p.name.removesuffix(".cases.json") for p in FIXTURES.glob("*.cases.json"))
-
-
-def _template(name: str) -> dict[str, Any]:
-    return dict(json.loads((FIXTURES / f"{name}.json").read_text(encoding="utf-8")))
-
-
 def _cases(name: str) -> list[dict[str, Any]]:
     data = json.loads((FIXTURES / f"{name}.cases.json").read_text(encoding="utf-8"))
     out = [dict(c, test=c["test"].split(".")[-1]) for c in data["cases"]]
@@ -115,56 +105,15 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("response_templates")
 
 
-def _strings(value: Any) -> list[str]:
-    return [value] if isinstance(value, str) else list(value or [])
-
-
-def _last(text: str, markers: list[str]) -> int:
-    return max((text.rfind(m) for m in markers), default=-1)
-
-
 def _reasoning(template: dict[str, Any], d: ResponseTemplateDialect, prompt: str) -> str:
     """What a server passes (SPEC §15): "open" where the prompt's last turn leaves the thinking
     field open, or where the dialect says its replies start inside the thought."""
-    if d.reasoning == "open":
-        return "open"
-    thinking = template["fields"].get("thinking", {})
-    at = _last(prompt, _strings(template.get("start_anchor")))
-    turn = prompt if at < 0 else prompt[at:]
-    opened = _last(turn, _strings(thinking.get("open")))
-    closed = _last(turn, _strings(thinking.get("close")))
-    return "open" if opened >= 0 and opened > closed else "tags"
-
-
-def _message(result: Any) -> dict[str, Any]:
-    """A ``ParseResult`` as the message ``parse_response`` builds (outer white space off)."""
-    out: dict[str, Any] = {"role": "assistant"}
-    if result.reasoning.strip():
-        out["thinking"] = result.reasoning.strip()
-    if result.text.strip():
-        out["content"] = result.text.strip()
-    if result.calls:
-        out["tool_calls"] = [
-            {"type": "function", "function": {"name": c.name, "arguments": c.input}}
-            for c in result.calls
-        ]
-    return out
-
-
-def _oracle(template: dict[str, Any], reply: str, prompt: str = "") -> dict[str, Any]:
-    parser = pytest.importorskip("transformers.utils.chat_parsing.response_parser")
-    got = dict(parser.parse_response(reply, template, prefix=prompt))
-    for key in ("thinking", "content"):
-        if isinstance(got.get(key), str):
-            got[key] = got[key].strip()
-            if not got[key]:
-                del got[key]
-    return got
+    return "open" if d.reasoning == "open" or thought_open(template, prompt) else "tags"
 
 
 def _params() -> list[Any]:
     out = []
-    for name in _fixtures():
+    for name in fixtures():
         for case in _cases(name):
             why = DIFFERENCES.get((name, case["test"]))
             marks = [pytest.mark.xfail(reason=why, strict=True)] if why else []
@@ -175,7 +124,7 @@ def _params() -> list[Any]:
 # ------------------------------------------------------------------ compiling the fixtures
 
 
-@pytest.mark.parametrize("name", _fixtures())
+@pytest.mark.parametrize("name", fixtures())
 def test_a_fixture_compiles_or_is_refused_naming_its_field(name: str) -> None:
     path = FIXTURES / f"{name}.json"
     if name in REFUSED:
@@ -186,15 +135,15 @@ def test_a_fixture_compiles_or_is_refused_naming_its_field(name: str) -> None:
     d = callsieve.dialect_from_response_template(path, f"rt_{name}")
     assert d.name == f"rt_{name}"
     assert d.grammar_text.startswith(f"// dialect: rt_{name} — ")
-    assert callsieve.dialect_from_response_template(_template(name), f"rt_{name}") == d
+    assert callsieve.dialect_from_response_template(fixture_template(name), f"rt_{name}") == d
 
 
 def test_a_tokenizer_config_is_read_for_its_template(tmp_path: Path) -> None:
-    if "smollm" not in _fixtures():
+    if "smollm" not in fixtures():
         pytest.skip("no fixtures")
     config = tmp_path / "tokenizer_config.json"
     config.write_text(
-        json.dumps({"model_max_length": 8192, "response_template": _template("smollm")})
+        json.dumps({"model_max_length": 8192, "response_template": fixture_template("smollm")})
     )
     d = callsieve.dialect_from_response_template(config, "mine")
     result = callsieve.parse(
@@ -223,19 +172,19 @@ def _expectations(case: dict[str, Any]) -> list[tuple[str, Any]]:
 @pytest.mark.parametrize(("name", "test"), _params())
 def test_a_fixture_case_reads_as_its_test_asserts(name: str, test: str, folder: Path) -> None:
     d, where = _dialect(name, folder)
-    template = _template(name)
+    template = fixture_template(name)
     case = next(c for c in _cases(name) if c["test"] == test)
     opts = {
         "dialects": (d.name,),
         "grammar_dirs": (where,),
         "reasoning": _reasoning(template, d, case["prefix"]),
     }
-    expectations = _expectations(case) or [("expected", _oracle(template, case["input"]))]
+    expectations = _expectations(case) or [("expected", oracle(template, case["input"]))]
     for key, want in expectations:
         typed = key in ("expected_first_tool_args", "expected_first_tool_args_with_tools")
         result = run_all_ways(case["input"], tools=case["tools"] if typed else None, **opts)
         got = {
-            "expected": lambda r: _message(r),
+            "expected": lambda r: message(r),
             "expected_first_tool_name": lambda r: r.calls[0].name,
             "expected_tool_call_count": lambda r: len(r.calls),
         }.get(key, lambda r: r.calls[0].input)(result)
@@ -249,6 +198,7 @@ def test_every_difference_names_a_case_of_its_fixture() -> None:
 
 
 # ------------------------------------------------------------------ random calls, both readers
+
 
 _names = st.from_regex(r"[a-z][a-z_]{0,11}", fullmatch=True)
 _plain = st.text(st.sampled_from("abc XYZ.,:;!?-_é"), min_size=1, max_size=12)
@@ -328,10 +278,10 @@ def _thought(template: dict[str, Any]) -> str:
     thinking = template["fields"].get("thinking")
     if thinking is None or "open" not in thinking:
         return ""
-    return _strings(thinking["open"])[0] + "Let me see." + _strings(thinking["close"])[0]
+    return markers(thinking["open"])[0] + "Let me see." + markers(thinking["close"])[0]
 
 
-@pytest.mark.parametrize("name", [n for n in _fixtures() if n not in REFUSED])
+@pytest.mark.parametrize("name", [n for n in fixtures() if n not in REFUSED])
 @settings(max_examples=25, deadline=None)
 @given(calls=_calls, think=st.booleans())
 def test_random_calls_are_read_by_both_alike(
@@ -339,8 +289,8 @@ def test_random_calls_are_read_by_both_alike(
 ) -> None:
     assert name in RENDER, f"{name}: compiled, so it needs a renderer here"
     d, where = _dialect(name, folder)
-    template = _template(name)
+    template = fixture_template(name)
     reply = (_thought(template) if think else "") + RENDER[name](calls)
     result = run_all_ways(reply, dialects=(d.name,), grammar_dirs=(where,))
     assert [(c.name, c.input) for c in result.calls] == calls
-    assert _message(result) == _oracle(template, reply)
+    assert message(result) == oracle(template, reply)

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 from helpers import run_all_ways
 from hypothesis import assume, given, settings
-from hypothesis import strategies as st
+from response_templates import calls as call_lists
 
 import callsieve
 from callsieve import ConfigurationError, FormatError
@@ -34,6 +34,8 @@ from callsieve.__main__ import main
 from callsieve._config.response_export import response_template_for
 from callsieve._grammar.compiled import load_grammar
 from callsieve.prompt import format_calls
+
+CALLS = call_lists(min_size=1)
 
 ANCHOR = "<|im_start|>assistant\n"
 
@@ -147,20 +149,6 @@ def test_an_exported_spec_compiles_back_to_a_dialect(dialect: str, backs: Path) 
 
 # ------------------------------------------------------------------ written calls, both readers
 
-_names = st.from_regex(r"[a-z][a-z_]{0,11}", fullmatch=True)
-_scalars = st.one_of(
-    st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=12),
-    st.integers(-1000, 1000),
-    st.booleans(),
-)
-_values = st.recursive(
-    _scalars,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_names, inner, max_size=3),
-    max_leaves=6,
-)
-_calls = st.lists(
-    st.tuples(_names, st.dictionaries(_names, _values, max_size=3)), min_size=1, max_size=3
-)
 _JSON_TYPES = ((bool, "boolean"), (int, "integer"), (list, "array"), (dict, "object"))
 
 
@@ -201,7 +189,7 @@ def _element_tools(dialect: str, spec: dict[str, Any], calls: list[tuple[str, An
 
 @pytest.mark.parametrize("dialect", EXPORTED)
 @settings(max_examples=25, deadline=None)
-@given(calls=_calls)
+@given(calls=CALLS)
 def test_written_calls_are_read_by_both_alike(
     dialect: str, calls: list[tuple[str, Any]], backs: Path
 ) -> None:
