@@ -115,6 +115,18 @@ def expected_calls(calls: Iterable[dict[str, Any]]) -> list[tuple[str, str]]:
     return [(c["name"], canon_value(c["input"])) for c in calls]
 
 
+def char_chunks(text: str, k: int | None, seed: int = 7) -> list[str]:
+    """``text`` in chunks of ``k`` characters, or of 1-8 at random (seeded) where ``k`` is
+    None: what an engine's integration hands its parser."""
+    rng = random.Random(seed)
+    out, at = [], 0
+    while at < len(text):
+        n = k if k is not None else rng.randint(1, 8)
+        out.append(text[at : at + n])
+        at += n
+    return out
+
+
 def chunk_at(text: str, cuts: Iterable[int]) -> list[str]:
     """Split ``text`` at the given offsets (out of range and repeated offsets are ignored)."""
     points = sorted({c for c in cuts if 0 < c < len(text)})

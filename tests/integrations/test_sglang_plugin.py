@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import random
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -31,6 +30,7 @@ pytest.importorskip(
     "second environment)",
 )
 
+from helpers import char_chunks as chunks
 from helpers import conformance_cases
 from sglang.srt.entrypoints.openai.protocol import Tool
 from sglang.srt.function_call.function_call_parser import FunctionCallParser
@@ -54,16 +54,6 @@ _spec = importlib.util.spec_from_file_location(
 assert _spec is not None and _spec.loader is not None
 corpus = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(corpus)
-
-
-def chunks(text: str, k: int | None, seed: int = 7) -> list[str]:
-    rng = random.Random(seed)
-    out, at = [], 0
-    while at < len(text):
-        n = k if k is not None else rng.randint(1, 8)
-        out.append(text[at : at + n])
-        at += n
-    return out
 
 
 CHUNKINGS = {"1": 1, "5": 5, "random": None}

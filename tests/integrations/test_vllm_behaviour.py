@@ -18,8 +18,8 @@ pytest.importorskip(
     "a second environment with pip install '.[vllm]'",
 )
 
+from helpers import char_chunks
 from vllm_harness import (
-    char_chunks,
     chunked,
     make_parser,
     request,

@@ -23,10 +23,9 @@ pytest.importorskip(
     "a second environment with pip install '.[vllm]'",
 )
 
-from helpers import conformance_cases
+from helpers import char_chunks, conformance_cases
 from vllm_harness import (
     Reply,
-    char_chunks,
     chunked,
     load_plugins,
     make_parser,

@@ -10,7 +10,7 @@ by chunk through ``ChatStreamProcessor.step`` (the object the streaming chat pat
 engine step) and accumulates what the response would hold; ``whole(...)`` runs
 ``Parser.parse`` as the non-streaming path does. ``atoms``/``chunked`` cut a text into
 chunks of k tokens' text where a special token is never split (what vLLM's detokenizer
-delivers), and ``char_chunks`` into chunks of k characters, special tokens split too.
+delivers); ``helpers.char_chunks`` cuts into chunks of k characters, special tokens split too.
 """
 
 from __future__ import annotations
@@ -117,16 +117,6 @@ def chunked(text: str, k: int | None, seed: int = 7) -> list[str]:
     while at < len(parts):
         n = k if k is not None else rng.randint(1, 8)
         out.append("".join(parts[at : at + n]))
-        at += n
-    return out
-
-
-def char_chunks(text: str, k: int | None, seed: int = 7) -> list[str]:
-    rng = random.Random(seed)
-    out, at = [], 0
-    while at < len(text):
-        n = k if k is not None else rng.randint(1, 8)
-        out.append(text[at : at + n])
         at += n
     return out
 

@@ -276,11 +276,7 @@ class UpstreamSource:
                 else "upstream_bad_text",
             ) from None
         except httpx.HTTPError as exc:
-            raise ApiError(
-                502,
-                f"the upstream connection broke ({type(exc).__name__})",
-                code="upstream_disconnected",
-            ) from None
+            raise _disconnected(exc) from None
         finally:
             await raw.aclose()
         if self.finish_reason is None:
@@ -401,6 +397,14 @@ def _finished_calls(calls: dict[int, list[Any]]) -> list[ToolCall]:
     return out
 
 
+def _disconnected(exc: Exception) -> ApiError:
+    return ApiError(
+        502,
+        f"the upstream connection broke ({type(exc).__name__})",
+        code="upstream_disconnected",
+    )
+
+
 def _too_large(limit: int) -> ApiError:
     return ApiError(
         502,
@@ -432,11 +436,7 @@ async def read_whole(response: httpx.Response, config: ServerConfig, total: floa
                 scope.deadline = min(total, anyio.current_time() + config.idle_timeout)
         late = scope.cancelled_caught
     except httpx.HTTPError as exc:
-        raise ApiError(
-            502,
-            f"the upstream connection broke ({type(exc).__name__})",
-            code="upstream_disconnected",
-        ) from None
+        raise _disconnected(exc) from None
     finally:
         if not response.is_closed:  # (read to its end, it is closed already)
             with anyio.CancelScope(shield=True):  # (closed even when the client went away)
