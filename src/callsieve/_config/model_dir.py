@@ -36,7 +36,7 @@ from .._base.errors import CallsieveError, ConfigurationError
 from .._grammar.files import dialects as listed_dialects
 from .._grammar.files import grammar_dirs as search_dirs
 from .._grammar.names import SPELLINGS
-from .._grammar.spelling import SLOT, spelling
+from .._grammar.spelling import SLOT, spelling_file
 from .response_template import dialect_from_response_template
 
 __all__ = ["ModelDirDialect", "dialect_for_model_dir", "dialect_markers"]
@@ -77,6 +77,7 @@ _CUT = re.compile(r"\s+|" + re.escape(SLOT) + r"|(?=<)|(?<=>)(?=\w)|(?<==)")
 #: A grammar file's regex literals (``/…/``), left out when its string literals are read.
 _REGEX_LITERAL = re.compile(r"/(?:[^/\\\n]|\\.)+/")
 _STRING_LITERAL = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
+_SPELLING_LINE = re.compile(r'([A-Z][A-Z0-9_]*)\s*:\s*"((?:[^"\\\n]|\\.)*)"\s*$')
 
 
 @dataclass(frozen=True)
@@ -247,19 +248,32 @@ def _pieces(text: str) -> Iterator[str]:
 def dialect_markers(dialect: str, grammar_dirs: tuple[str, ...] = ()) -> Markers | None:
     """A dialect's markers, or ``None`` where it has no spelling file or no call markers
     (a JSON list, Python calls: nothing a template spells)."""
-    try:
-        sp = spelling(dialect, grammar_dirs)
-    except CallsieveError:
-        return None
-    spelled = {
-        p for name, text in sp.texts.items() if name in _REPLY_SPELLINGS for p in _pieces(text)
-    }
-    opener = {p for p in _pieces(sp.get(SPELLINGS.CALLS_OPEN)) if not _attribute(p)}
+    texts = _spellings(dialect, grammar_dirs)
+    spelled = {p for name, text in texts.items() if name in _REPLY_SPELLINGS for p in _pieces(text)}
+    opener = {p for p in _pieces(texts.get(SPELLINGS.CALLS_OPEN, "")) if not _attribute(p)}
     pieces = {p for p in spelled if not _attribute(p)}
     if not opener or not pieces:
         return None
     extra = (spelled - pieces) | (_grammar_literals(dialect, grammar_dirs) - pieces)
     return Markers(frozenset(opener), frozenset(pieces), frozenset(extra))
+
+
+def _spellings(dialect: str, grammar_dirs: tuple[str, ...]) -> dict[str, str]:
+    """The spelling file's entries (``NAME: "text"``), read as text. (``spelling()`` would
+    load each dialect's grammar to check them: seconds for all of them, at start-up.)"""
+    try:
+        path = spelling_file(dialect, grammar_dirs)
+    except CallsieveError:
+        return {}
+    out: dict[str, str] = {}
+    for line in path.read_text(encoding="utf-8").splitlines() if path is not None else ():
+        m = _SPELLING_LINE.match(line)
+        if m is not None:
+            try:
+                out[m.group(1)] = json.loads(f'"{m.group(2)}"')
+            except ValueError:
+                continue
+    return out
 
 
 def _attribute(piece: str) -> bool:
