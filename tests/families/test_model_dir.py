@@ -20,8 +20,7 @@ from response_templates import FIXTURES
 from response_templates import template as fixture_template
 
 import callsieve
-from callsieve import ConfigurationError
-from callsieve._config.model_dir import dialect_for_model_dir
+from callsieve import ConfigurationError, dialect_for_model_dir
 from callsieve.prompt import format_calls
 
 CHAT = ROOT.parent / "shared" / "templates" / "chat"
