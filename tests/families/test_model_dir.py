@@ -30,7 +30,6 @@ OURS = {
     "Apertus-8B-Instruct": ("apertus",),
     "ByteDance-Seed-OSS": ("seed_oss",),
     "CohereForAI-c4ai-command-r7b-12-2024-tool_use": ("command_r7b",),
-    "Cohere2MoE": ("command_r7b",),  # (Command A's successor: the same action list)
     "GLM-4.6": ("glm45", "hermes"),
     "GLM-4.7-Flash": ("glm45", "hermes"),
     "glm_4_5": ("glm45", "hermes"),
@@ -97,6 +96,7 @@ SAME_FORMAT = {
     "ibm-granite-granite-4.0": ("hermes",),
     "ibm-granite-granite-4.1": ("hermes",),
     "poolside-Laguna-S-2.1": ("glm45", "hermes"),  # <arg_key>…</arg_key><arg_value>…
+    "Cohere2MoE": ("command_r7b",),  # <|START_ACTION|>[{"tool_call_id": …}]<|END_ACTION|>
 }
 #: Our families whose template holds no marker of their calls: the error.
 NO_MARKER = {
