@@ -18,17 +18,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._options import ENV_OPTIONS, MODEL_KEY, default_options, read_options, request_options
+from ._options import (
+    ENV_OPTIONS,
+    MODEL_KEY,
+    ReplyPlan,
+    default_options,
+    read_options,
+    reply_plan,
+    request_thinking,
+)
 
 __all__ = [
     "ENV_OPTIONS",
     "MODEL_KEY",
     "CallsieveHook",
+    "ReplyPlan",
     "ToolCallAbortedError",
     "default_options",
     "hook",
     "read_options",
-    "request_options",
+    "reply_plan",
+    "request_thinking",
 ]
 
 _LAZY = ("CallsieveHook", "ToolCallAbortedError")
