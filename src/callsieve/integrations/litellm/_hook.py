@@ -24,7 +24,7 @@ to their own reading (``early_emit="arguments"`` unless the model's options say 
 and their own ``openai_chat.StreamRenderer``. Text goes on at once. A call goes out as
 ``delta.tool_calls`` (its name first, then argument fragments), never half a tag. The
 upstream's own calls go out at the choice's end, after the text's. A choice ends at its
-``finish_reason``, or at the stream's end (LiteLLM passes on one choice's finish only).
+``finish_reason``, or at the stream's end (LiteLLM 1.108 passes on only one choice's).
 A call that began streaming and then is not made (cut off, rejected by the policy, a failed
 block) raises ``ToolCallAbortedError``. The proxy ends the stream with its error event,
 which the ``openai`` SDK raises (SPEC §17); with ``n > 1`` that ends every choice.
