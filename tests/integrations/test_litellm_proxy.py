@@ -446,6 +446,23 @@ def test_a_guessed_thought_cut_by_the_token_limit_stays_a_thought(proxy: Any, st
 
 
 @BOTH
+@pytest.mark.parametrize("model", ["hermes", "qwen-think"])
+def test_with_the_upstreams_own_reasoning_the_content_is_the_answer(
+    proxy: Any, model: str, stream: bool
+) -> None:
+    """The upstream split the thought itself (``reasoning_content``), so the content is
+    the answer: a thought the request asked for (``hermes``, a guess) or the model's entry
+    vouches for (``qwen-think``) is not read into it (the gateway's rule)."""
+    text = "Sure. " + _written(MODELS.get(model, "qwen3_coder"))
+    script = Script(text=text, reasoning=THOUGHT, chunk=5)
+    extra = _switch("chat_template_kwargs", True) if model == "hermes" else {}
+    out = _reply(proxy, model, script, stream, **extra)
+    assert out.reasoning == THOUGHT
+    assert out.content.strip() == "Sure."
+    assert _calls(out) == CALLS
+
+
+@BOTH
 @pytest.mark.parametrize("how", SWITCHES)
 def test_thinking_off_reads_the_reply_as_the_answer(proxy: Any, how: str, stream: bool) -> None:
     """``qwen-think``'s entry says its template opens a thought (``reasoning: open``);

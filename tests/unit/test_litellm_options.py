@@ -6,6 +6,8 @@ tested end to end in tests/integrations/test_litellm_proxy.py."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from callsieve import ConfigurationError
@@ -102,3 +104,20 @@ def test_the_environment_gives_every_model_its_options() -> None:
     assert default_options({"CALLSIEVE_LITELLM_OPTIONS": "false"}) is None
     with pytest.raises(ConfigurationError, match="CALLSIEVE_LITELLM_OPTIONS: not JSON"):
         default_options({"CALLSIEVE_LITELLM_OPTIONS": "{"})
+
+
+def test_a_grammar_without_reasoning_tags_keeps_the_options_reading(tmp_path: Path) -> None:
+    """As in the gateway: a grammar folder whose ``common.lark`` defines no ``<think>``
+    cannot read a reply as starting inside one, so the switch changes nothing."""
+    from callsieve._grammar.files import grammar_dirs
+
+    source = (grammar_dirs()[0] / "common.lark").read_text(encoding="utf-8")
+    kept = [line for line in source.splitlines() if not line.startswith("THINK_")]
+    assert len(kept) == len(source.splitlines()) - 2  # (THINK_OPEN and THINK_CLOSE)
+    (tmp_path / "common.lark").write_text("\n".join(kept) + "\n", encoding="utf-8")
+    base = {"grammar_dirs": [str(tmp_path)]}
+    switch = {"chat_template_kwargs": {"thinking": True}}
+    plan = reply_plan(base, {"tools": TOOLS, **switch})
+    assert plan == ReplyPlan({**base, "tools": TOOLS})
+    with_tags = reply_plan({}, {"tools": TOOLS, **switch})
+    assert with_tags is not None and with_tags.options["reasoning"] == "open"
