@@ -44,7 +44,6 @@ proxy has).
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import AsyncGenerator, Iterable, Mapping
 from typing import Any
@@ -68,7 +67,9 @@ from ... import (
     ToolCalls,
 )
 from ...render import openai_chat
+from ...server._errors import ApiError
 from ...server._reply.respond import ReplyEvents
+from ...server._reply.upstream import _finished_calls, _merge_calls
 from ._options import MODEL_KEY, ReplyPlan, default_options, read_options, reply_plan
 
 __all__ = ["CallsieveHook", "ToolCallAbortedError", "UpstreamCallError"]
@@ -90,16 +91,14 @@ class ToolCallAbortedError(CallsieveError):
 
 
 class UpstreamCallError(CallsieveError):
-    """The upstream sent a tool call of its own without a name, or whose arguments are not
-    a JSON object (the gateway's 502 ``upstream_bad_call``)."""
+    """The upstream sent a tool call of its own that the gateway refuses (no name, or
+    arguments that are not a JSON object): the gateway's error, for the proxy to send."""
 
-    def __init__(self) -> None:
-        self.message = (
-            "the upstream sent a tool call without a name or whose arguments are not a JSON object"
-        )
-        self.type = "upstream_bad_call"
-        self.code = "upstream_bad_call"
-        self.status_code = 502
+    def __init__(self, err: ApiError) -> None:
+        self.message = err.message
+        self.type = err.kind
+        self.code = err.code or ""
+        self.status_code = err.status
         super().__init__(self.message)
 
 
@@ -186,36 +185,23 @@ def _reading(plan: ReplyPlan, options: dict[str, Any]) -> ReplyEvents:
     )
 
 
-def _merge_calls(calls: dict[int, list[Any]], pieces: Iterable[Any]) -> None:
-    """The upstream's tool-call pieces (a delta's, or a whole message's) merged by
-    ``index`` into ``calls`` (index -> [id, name, argument pieces])."""
-    for i, piece in enumerate(pieces):
-        index = getattr(piece, "index", None)
-        entry = calls.setdefault(index if isinstance(index, int) else i, ["", "", []])
-        fn = getattr(piece, "function", None)
-        ident, name = getattr(piece, "id", None), getattr(fn, "name", None)
-        if isinstance(ident, str) and ident:
-            entry[0] = ident
-        if isinstance(name, str) and name:
-            entry[1] += name
-        arguments = getattr(fn, "arguments", None)
-        if isinstance(arguments, str):
-            entry[2].append(arguments)
+def _merge(calls: dict[int, list[Any]], pieces: Iterable[Any]) -> None:
+    """The upstream's tool-call pieces (a delta's, or a whole message's: LiteLLM's objects)
+    merged by ``index`` into ``calls``, as the gateway merges them (a name or id that
+    cannot be encoded is ``UpstreamCallError``)."""
+    try:
+        _merge_calls(calls, [p if isinstance(p, dict) else p.model_dump() for p in pieces])
+    except ApiError as err:
+        raise UpstreamCallError(err) from None
 
 
 def _native(calls: dict[int, list[Any]]) -> list[ToolCall]:
-    """The upstream's own calls, in index order."""
-    out = []
-    for _, (ident, name, pieces) in sorted(calls.items()):
-        text = "".join(pieces)
-        try:
-            value = json.loads(text) if text.strip() else {}
-        except ValueError:
-            value = None
-        if not name or not isinstance(value, dict):
-            raise UpstreamCallError
-        out.append(ToolCall(name, value, id=ident))
-    return out
+    """The upstream's own calls, in index order (the gateway's check: a call without a name
+    or whose arguments are not a JSON object is ``UpstreamCallError``)."""
+    try:
+        return _finished_calls(calls)
+    except ApiError as err:
+        raise UpstreamCallError(err) from None
 
 
 class _Parts:
@@ -268,7 +254,7 @@ def _read_choice(choice: Any, plan: ReplyPlan) -> None:
         parts.add(reading.upstream_reasoning())
         parts.add([Reasoning(separated)])
     native: dict[int, list[Any]] = {}
-    _merge_calls(native, upstream_calls)
+    _merge(native, upstream_calls)
     if content:
         parts.add(reading.feed(content))
     parts.add(reading.close(_native(native), _finish(choice.finish_reason)))
@@ -301,7 +287,7 @@ class _Choice:
         reasoning = getattr(delta, "reasoning_content", None)
         if isinstance(reasoning, str) and reasoning:
             out += self.renderer.feed([*self.reading.upstream_reasoning(), Reasoning(reasoning)])
-        _merge_calls(self.native, getattr(delta, "tool_calls", None) or [])
+        _merge(self.native, getattr(delta, "tool_calls", None) or [])
         text = getattr(delta, "content", None)
         if isinstance(text, str) and text:
             out += self.renderer.feed(self.reading.feed(text))
