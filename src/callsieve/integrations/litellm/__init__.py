@@ -10,7 +10,7 @@ What it does: ``pip install 'callsieve[litellm]'``, then in the proxy's ``config
 model's ``model_info: {callsieve: {...}}``; a module of one's own may build another
 (``CallsieveHook(options=..., models=...)``).
 What it guarantees: the core never imports it; importing this package needs no LiteLLM
-(``hook``, ``CallsieveHook`` and ``ToolCallAbortedError`` import it when first asked for).
+(``hook``, ``CallsieveHook`` and the two errors import it when first asked for).
 What it costs: nothing until the proxy runs a request with tools.
 """
 
@@ -34,6 +34,7 @@ __all__ = [
     "CallsieveHook",
     "ReplyPlan",
     "ToolCallAbortedError",
+    "UpstreamCallError",
     "default_options",
     "hook",
     "read_options",
@@ -41,7 +42,7 @@ __all__ = [
     "request_thinking",
 ]
 
-_LAZY = ("CallsieveHook", "ToolCallAbortedError")
+_LAZY = ("CallsieveHook", "ToolCallAbortedError", "UpstreamCallError")
 
 
 def __getattr__(name: str) -> Any:
