@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import callsieve
-from callsieve._blocks import lifecycle
+from callsieve._blocks import lifecycle, opening
 from callsieve._blocks.lessons import _last_start
 from callsieve._grammar.compiled import load_grammar
 
@@ -164,3 +164,64 @@ def test_inv4_the_last_ender_is_found_from_the_end(search: tuple[list[Any], str,
         m.start() for p in patterns for i in range(lo, len(text) + 1) if (m := p.search(text, i))
     ]
     assert _last_start(patterns, text, lo) == max(starts, default=-1)
+
+
+#: Pieces whose brackets and strings make balanced runs meet, leave and extend the walks of
+#: earlier ones (``_blocks.opening._walked``).
+BRACKETS = (
+    "[a(",
+    "[a(" * 3,
+    "(",
+    ")",
+    ")" * 3,
+    "[",
+    "]",
+    "{",
+    "}",
+    '"',
+    "'",
+    "\\",
+    '{"name": "',
+    "[a(b=')'",
+    "[a(b=1)]",
+    ")]",
+    " ",
+)
+
+
+@st.composite
+def bracket_documents(draw: st.DrawFn) -> tuple[str, list[str]]:
+    pieces = draw(st.lists(st.sampled_from(BRACKETS), min_size=1, max_size=30))
+    doc = "".join(pieces) * draw(st.integers(1, 40))
+    cuts = draw(st.lists(st.integers(1, max(1, len(doc) - 1)), max_size=24))
+    return doc, chunk_at(doc, sorted(set(cuts)))
+
+
+@SETTINGS
+@given(bracket_documents(), st.sampled_from([{"dialects": "all"}, {"dialects": ("pythonic",)}]))
+def test_inv1_walked_runs_change_no_event_and_no_block(
+    doc_chunks: tuple[str, list[str]], opts: dict[str, Any]
+) -> None:
+    # A run's end found along the walks alone is where a ``JsonRun`` would find it.
+    doc, chunks = doc_chunks
+    for run, arg in ((_run, chunks), (_run, [doc]), (_parsed, doc)):
+        fast = run(arg, opts)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(opening, "_walked", _never)
+            slow = run(arg, opts)
+        assert fast == slow
+
+
+def test_inv4_walked_runs_are_taken_on_hostile_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Not dead code: in ``[a(`` repeated, almost every block's run ends along the walks.
+    verdicts: list[object] = []
+    real = opening._walked
+
+    def spy(*args: Any) -> Any:
+        verdicts.append(verdict := real(*args))
+        return verdict
+
+    monkeypatch.setattr(opening, "_walked", spy)
+    text = "[a(" * 300 + "]"
+    _run([text[i : i + 5] for i in range(0, len(text), 5)], {"dialects": "all"})
+    assert sum(v is not None for v in verdicts) >= 250

@@ -22,10 +22,20 @@ What it costs: nothing off this path; on it, one ``JsonRun`` and its read.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from .._grammar.compiled import CompiledGrammar, Opening
-from .._scan.balanced import JsonRun
+from .._scan.balanced import (
+    _OPENS,
+    _SPECIAL,
+    _WHAT,
+    _WS,
+    MAX_JSON_DEPTH,
+    WALK_STEPS,
+    JsonRun,
+    Walks,
+    _way_out,
+)
 from .._scan.decide import decide
 from .lessons import Lessons
 from .messages import INPUT_ENDED, json_body_failed, too_long
@@ -96,6 +106,15 @@ def _run_fails(
     i, p, final = at
     if plan.run is None:
         return None
+    walks = lessons.walks.get(plan.run.quotes)
+    if walks is not None and base + p < walks.seen:
+        walked = _walked(plan.run, walks, buf, base, p)
+        if walked is not None:
+            return (
+                None
+                if not walked
+                else QuickFailure(json_body_failed(base + p, walked), p, plan.dialect)
+            )
     run = JsonRun(plan.run, lessons.walks, base + p)
     run.base = base
     s = run.read(buf, p)
@@ -107,3 +126,64 @@ def _run_fails(
     # ends inside it (``_blocks.repair.finish``: a balanced run has no repair).
     n = len(buf)
     return QuickFailure(too_long(limit) if n - i > limit else INPUT_ENDED, n, plan.dialect)
+
+
+def _walked(spec: Any, walks: Walks, buf: str, base: int, p: int) -> str | None:
+    """Fast path ("walked runs"): the end of a balanced run of ``spec`` that starts at
+    ``buf[p]``, in text its kind of readers has read (``buf[0]`` is at offset ``base``),
+    found as ``JsonRun.read`` finds it, with no reader made. Its first bracket outside
+    strings must end where a kept walk has a step. The walk then says where the run's
+    depth first leaves 1..``MAX_JSON_DEPTH``; past the walk's end, the brackets are read
+    and noted in it, as the reader notes them. ``""``: the run closes there; else why it
+    fails. None: anything else (a string, no walk there, no end within ``buf``): read it
+    with a ``JsonRun``."""
+    n = len(buf)
+    closer = spec.closer
+    if not spec.opened:  # (as ``JsonRun._begin``: white space if allowed, then the bracket)
+        if spec.lead_ws:
+            p = _WS.match(buf, p).end()  # type: ignore[union-attr]  # (\s* always matches)
+        if p >= n or buf[p] != _OPENS[closer]:
+            return None
+        p += 1
+    special = _SPECIAL[spec.quotes]
+    m = special.search(buf, p)
+    if m is None or m.group() in spec.quotes or m.group() not in "{[(":
+        return None
+    at = base + m.end()
+    found = walks.find(at, None) if at <= walks.end else None
+    if found is None:
+        return None
+    w, k = found
+    pos, lvl = w.pos, w.lvl
+    shift = (2 - lvl[k]) & 255
+    j = _way_out(lvl, k, shift)
+    if j >= 0:
+        if pos[j] > base + n:
+            return None
+        return _walk_ends(spec, walks, buf, (base, pos[j] - base), (lvl[j] + shift) & 255)
+    if pos[-1] > base + n:
+        return None
+    p, depth = pos[-1] - base, (lvl[-1] + shift) & 255
+    while True:  # (past the walk: each bracket one more step of it, as ``JsonRun._note``)
+        m = special.search(buf, p)
+        if m is None or m.group() in spec.quotes or len(pos) >= WALK_STEPS:
+            return None
+        p = m.end()
+        depth += 1 if m.group() in "{[(" else -1
+        pos.append(base + p)
+        lvl.append((depth - shift) & 255)
+        walks.end = max(walks.end, base + p)
+        if depth == 0 or depth > MAX_JSON_DEPTH:
+            return _walk_ends(spec, walks, buf, (base, p), depth)
+
+
+def _walk_ends(spec: Any, walks: Walks, buf: str, at: tuple[int, int], depth: int) -> str:
+    """The walked run's depth left 1..``MAX_JSON_DEPTH`` at the bracket just before
+    ``buf[end]`` (``at`` is ``(base, end)``; ``buf[0]`` is at offset ``base``): as
+    ``JsonRun._end``, ``""`` if it closes there, else why it fails."""
+    base, end = at
+    walks.seen = max(walks.seen, base + end)  # (as the reader's ``_read_to``)
+    if depth > MAX_JSON_DEPTH:
+        return f"nested deeper than {MAX_JSON_DEPTH}"
+    c = buf[end - 1]
+    return "" if c == spec.closer else f"a {c!r} closes the {_WHAT[spec.closer]}"
