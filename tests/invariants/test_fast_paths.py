@@ -186,6 +186,12 @@ BRACKETS = (
     "[a(b=1)]",
     ")]",
     " ",
+    "prose",
+    '{"name": "f", "arguments": {}}',
+    '<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>',
+    "</tool_call>",
+    '<tool_call>{"a": [',
+    '<tool_call>{"a": [{"name": "f", "arguments": {}} }',
 )
 
 
@@ -225,3 +231,65 @@ def test_inv4_walked_runs_are_taken_on_hostile_text(monkeypatch: pytest.MonkeyPa
     text = "[a(" * 300 + "]"
     _run([text[i : i + 5] for i in range(0, len(text), 5)], {"dialects": "all"})
     assert sum(v is not None for v in verdicts) >= 250
+
+
+def _quiet(chunks: list[str], opts: dict[str, Any]) -> tuple[Any, ...]:
+    """``_run`` with no counters: what a stream with nothing recording a failure's text gives."""
+    ids = itertools.count()
+    s = callsieve.Sieve(id_factory=lambda: f"call_{next(ids)}", **opts)
+    events: list[Any] = []
+    for c in chunks:
+        events += s.feed(c)
+    events += s.close()
+    return events, tuple(s.blocks), s.saw_tool_call_syntax
+
+
+def _runs_close(*args: Any) -> bool:
+    """``_fails_after`` answering "may go on" everywhere: the path off."""
+    return False
+
+
+@SETTINGS
+@given(bracket_documents(), OPTIONS)
+def test_inv1_failing_after_the_first_run_changes_no_event(
+    doc_chunks: tuple[str, list[str]], opts: dict[str, Any]
+) -> None:
+    # A block whose first run closes and whose parser state then takes nothing fails at
+    # once in a stream that records no failure's text; the events are those of a capture.
+    doc, chunks = doc_chunks
+    for feed in (chunks, list(doc)):
+        fast = _quiet(feed, opts)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(opening, "_fails_after", _runs_close)
+            slow = _quiet(feed, opts)
+        assert fast == slow
+
+
+def test_inv4_failing_after_the_first_run_is_taken_on_hostile_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Not dead code: in ``[a(`` 30 deep and closed, repeated, half the blocks' runs close.
+    answers: list[bool] = []
+    real = opening._fails_after
+
+    def spy(*args: Any) -> bool:
+        answers.append(answer := real(*args))
+        return answer
+
+    monkeypatch.setattr(opening, "_fails_after", spy)
+    text = ("[a(" * 30 + ")" * 30) * 20 + "]"
+    _quiet([text[i : i + 5] for i in range(0, len(text), 5)], {"dialects": "all"})
+    assert sum(answers) >= 200
+
+
+def test_inv1_a_token_cut_after_the_first_run_is_held_not_failed() -> None:
+    # ``[a(b=1),`` then white space may still become the call list's ``]`` or the next
+    # call: the capture holds it, so the fast path may not fail it; a ``)`` there it fails.
+    g = load_grammar(("pythonic",))
+    k = next(k for k, e in enumerate(g.entries) if e.synthetic is None)
+    assert g.opening(k) is not None
+    end = len("[a(b=1)")
+    assert not opening._fails_after(g, (k, ()), "[a(b=1), ", end)
+    assert not opening._fails_after(g, (k, ()), "[a(b=1) ", end)
+    assert not opening._fails_after(g, (k, ()), "[a(b=1)]", end)
+    assert opening._fails_after(g, (k, ()), "[a(b=1))", end)

@@ -22,9 +22,14 @@ What it costs: nothing off this path; on it, one ``JsonRun`` and its read.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, NamedTuple
 
-from .._grammar.compiled import CompiledGrammar, Opening
+from lark import Token
+from lark.exceptions import LarkError
+
+from .._grammar.compiled import CompiledGrammar, Opening, StateSpec
+from .._grammar.lark_internals import reduce_by_hand
 from .._scan.balanced import (
     _OPENS,
     _SPECIAL,
@@ -64,6 +69,7 @@ def fails_at_once(
     base: int,
     opened: tuple[int, int, bool],
     limit: int,
+    quiet: bool = False,
 ) -> QuickFailure | None:
     """Does the block opened at entry ``k``, whose opener is ``buf[i:p]`` (``buf[0]`` is at
     offset ``base``; ``opened`` is ``(i, p, final)``), fail in the first run the grammar
@@ -71,7 +77,10 @@ def fails_at_once(
     ``LEAD_TOKENS`` bounded tokens, if the run fails or goes on to the end; before it, only
     right after the opener and in text a balanced run has read already (a failed block's,
     scanned again), if the run fails within ``buf``. None: it may not, or the grammar
-    leaves more than one way on (then a capture reads the block)."""
+    leaves more than one way on (then a capture reads the block). ``quiet``: nothing
+    records why or where a block failed (no ``parse()``, no ``close()``, no metrics): then
+    a run that closes within ``buf`` fails the block too where the parser state after it
+    takes nothing at the next character (``_fails_after``)."""
     i, p, final = opened
     n = len(buf)
     plan = g.opening(k)
@@ -94,33 +103,39 @@ def fails_at_once(
                 continue
             if cut:
                 return None
-        return _run_fails(plan, lessons, buf, base, (i, p, final), limit)
+        end = _run_fails(plan, lessons, buf, base, (i, p, final), limit)
+        if not isinstance(end, int):
+            return end  # (a QuickFailure, or None)
+        if quiet and not final and _fails_after(g, (k, path), buf, end):
+            return QuickFailure(FAILS_AFTER_RUN, p, plan.dialect)
+        return None
     return None
 
 
 def _run_fails(
     plan: Opening, lessons: Lessons, buf: str, base: int, at: tuple[int, int, bool], limit: int
-) -> QuickFailure | None:
+) -> QuickFailure | int | None:
     """The block (its opener at ``buf[i]``) starts ``plan``'s run at ``buf[p]`` (``at`` is
-    ``(i, p, final)``): does it fail there?"""
+    ``(i, p, final)``): does it fail there? An ``int``: the run closes, just before
+    ``buf[end]``."""
     i, p, final = at
     if plan.run is None:
         return None
     walks = lessons.walks.get(plan.run.quotes)
     if walks is not None and base + p < walks.seen:
         walked = _walked(plan.run, walks, buf, base, p)
+        if isinstance(walked, str):
+            return QuickFailure(json_body_failed(base + p, walked), p, plan.dialect)
         if walked is not None:
-            return (
-                None
-                if not walked
-                else QuickFailure(json_body_failed(base + p, walked), p, plan.dialect)
-            )
+            return walked
     run = JsonRun(plan.run, lessons.walks, base + p)
     run.base = base
     s = run.read(buf, p)
     if s < 0:  # (the capture stops where the run began, as its ``_read_run`` does)
         return QuickFailure(json_body_failed(base + p, run.why), p, plan.dialect)
-    if run.done or not final:
+    if run.done:
+        return s
+    if not final:
         return None
     # The run goes on to the end of the input: the block is over max_block_chars there, or
     # ends inside it (``_blocks.repair.finish``: a balanced run has no repair).
@@ -128,14 +143,14 @@ def _run_fails(
     return QuickFailure(too_long(limit) if n - i > limit else INPUT_ENDED, n, plan.dialect)
 
 
-def _walked(spec: Any, walks: Walks, buf: str, base: int, p: int) -> str | None:
+def _walked(spec: Any, walks: Walks, buf: str, base: int, p: int) -> str | int | None:
     """Fast path ("walked runs"): the end of a balanced run of ``spec`` that starts at
     ``buf[p]``, in text its kind of readers has read (``buf[0]`` is at offset ``base``),
     found as ``JsonRun.read`` finds it, with no reader made. Its first bracket outside
     strings must end where a kept walk has a step. The walk then says where the run's
     depth first leaves 1..``MAX_JSON_DEPTH``; past the walk's end, the brackets are read
-    and noted in it, as the reader notes them. ``""``: the run closes there; else why it
-    fails. None: anything else (a string, no walk there, no end within ``buf``): read it
+    and noted in it, as the reader notes them. An ``int``: the run closes just before
+    ``buf[end]``; a ``str``: why it fails. None: anything else (a string, no walk there, no end within ``buf``): read it
     with a ``JsonRun``."""
     n = len(buf)
     closer = spec.closer
@@ -177,13 +192,71 @@ def _walked(spec: Any, walks: Walks, buf: str, base: int, p: int) -> str | None:
             return _walk_ends(spec, walks, buf, (base, p), depth)
 
 
-def _walk_ends(spec: Any, walks: Walks, buf: str, at: tuple[int, int], depth: int) -> str:
+def _walk_ends(spec: Any, walks: Walks, buf: str, at: tuple[int, int], depth: int) -> str | int:
     """The walked run's depth left 1..``MAX_JSON_DEPTH`` at the bracket just before
     ``buf[end]`` (``at`` is ``(base, end)``; ``buf[0]`` is at offset ``base``): as
-    ``JsonRun._end``, ``""`` if it closes there, else why it fails."""
+    ``JsonRun._end``, ``end`` if it closes there, else why it fails."""
     base, end = at
     walks.seen = max(walks.seen, base + end)  # (as the reader's ``_read_to``)
     if depth > MAX_JSON_DEPTH:
         return f"nested deeper than {MAX_JSON_DEPTH}"
     c = buf[end - 1]
-    return "" if c == spec.closer else f"a {c!r} closes the {_WHAT[spec.closer]}"
+    return end if c == spec.closer else f"a {c!r} closes the {_WHAT[spec.closer]}"
+
+
+#: The failure of a block ``_fails_after`` fails (never recorded: it is taken only where
+#: nothing records why a block failed).
+FAILS_AFTER_RUN = "the parser state after the first run takes nothing that follows it"
+
+#: Per grammar, per entry and lead path: the parser state a capture reads the next token
+#: in once the first run closed (``_after_run``), or None.
+_AFTER: weakref.WeakKeyDictionary[CompiledGrammar, dict[Any, StateSpec | None]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _fails_after(g: CompiledGrammar, key: tuple[int, tuple[str, ...]], buf: str, end: int) -> bool:
+    """Fast path ("after the run"): the block of entry and path ``key`` whose first run
+    closed just before ``buf[end]`` fails there, as ``Capture.scan`` fails it. The parser
+    state after the run (``_after_run``) may not end the block, takes no bounded terminal
+    at ``buf[end]`` (nor holds one cut by the end of ``buf``), and starts no run. A call
+    the run ended may be built before; it changes only the failure's text."""
+    if end >= len(buf):
+        return False
+    known = _AFTER.setdefault(g, {})
+    if key in known:
+        spec = known[key]
+    else:
+        spec = known[key] = _after_run(g, *key)
+    if spec is None or spec.end_ok or spec.run is not None:
+        return False
+    term, _, _, cut, _ = decide(spec, buf, end, False)
+    return term is None and not cut
+
+
+def _after_run(g: CompiledGrammar, k: int, path: tuple[str, ...]) -> StateSpec | None:
+    """The parser state a capture of entry ``k`` that read the bounded tokens ``path`` and
+    then its first run (a balanced one) reads the next token in: after the run's
+    placeholder and, where ``Capture._read_run`` settles the run (a call or the block may
+    end with it), the default reductions ``Capture._settle`` makes. Derived once by feeding a
+    parser what a capture feeds it. None where the parser refuses that."""
+    entry = g.entries[k]
+    ps = g.new_parser().parser_state
+    try:
+        if entry.synthetic is not None:
+            ps.feed_token(Token(entry.synthetic, ""))
+        ps.feed_token(Token(entry.terminal, ""))
+        for name in path:
+            ps.feed_token(Token(name, ""))
+        run = g.states[ps.state_stack[-1]].run
+        if run is None or not run.balanced:
+            return None
+        ps.feed_token(run.placeholder)
+        spec = g.states[ps.state_stack[-1]]
+        if spec.default_rule is not None or spec.call_rule is not None or spec.end_ok:
+            while spec.default_rule is not None:
+                reduce_by_hand(ps, ps.state_stack, ps.value_stack, spec.default_rule)
+                spec = g.states[ps.state_stack[-1]]
+    except (LarkError, KeyError, TypeError, ValueError):
+        return None
+    return spec
