@@ -179,17 +179,21 @@ def _walked(spec: Any, walks: Walks, buf: str, base: int, p: int) -> str | int |
     if pos[-1] > base + n:
         return None
     p, depth = pos[-1] - base, (lvl[-1] + shift) & 255
-    while True:  # (past the walk: each bracket one more step of it, as ``JsonRun._note``)
+    quotes, room = spec.quotes, WALK_STEPS - len(pos)
+    while room > 0:  # (past the walk: each bracket one more step of it, as ``JsonRun._note``)
         m = special.search(buf, p)
-        if m is None or m.group() in spec.quotes or len(pos) >= WALK_STEPS:
-            return None
+        if m is None or (c := m.group()) in quotes:
+            break
         p = m.end()
-        depth += 1 if m.group() in "{[(" else -1
+        depth += 1 if c in "{[(" else -1
         pos.append(base + p)
         lvl.append((depth - shift) & 255)
-        walks.end = max(walks.end, base + p)
+        room -= 1
         if depth == 0 or depth > MAX_JSON_DEPTH:
+            walks.end = max(walks.end, base + p)
             return _walk_ends(spec, walks, buf, (base, p), depth)
+    walks.end = max(walks.end, pos[-1])
+    return None
 
 
 def _walk_ends(spec: Any, walks: Walks, buf: str, at: tuple[int, int], depth: int) -> str | int:
