@@ -31,10 +31,8 @@ from lark.exceptions import LarkError
 from .._grammar.compiled import CompiledGrammar, Opening, StateSpec
 from .._grammar.lark_internals import reduce_by_hand
 from .._scan.balanced import (
-    _OPENS,
     _SPECIAL,
     _WHAT,
-    _WS,
     MAX_JSON_DEPTH,
     WALK_STEPS,
     JsonRun,
@@ -122,7 +120,9 @@ def _run_fails(
     if plan.run is None:
         return None
     walks = lessons.walks.get(plan.run.quotes)
-    if walks is not None and base + p < walks.seen:
+    if (  # (a run that goes on inside its value, at a bracket: ``_walked``)
+        walks is not None and base + p < walks.seen and plan.run.opened and buf[p] in "{[("
+    ):
         walked = _walked(plan.run, walks, buf, base, p)
         if isinstance(walked, str):
             return QuickFailure(json_body_failed(base + p, walked), p, plan.dialect)
@@ -144,22 +144,15 @@ def _run_fails(
 
 
 def _walked(spec: Any, walks: Walks, buf: str, base: int, p: int) -> str | int | None:
-    """Fast path ("walked runs"): the end of a balanced run of ``spec`` that starts at
-    ``buf[p]``, in text its kind of readers has read (``buf[0]`` is at offset ``base``),
-    found as ``JsonRun.read`` finds it, with no reader made. Its first bracket outside
-    strings must end where a kept walk has a step. The walk then says where the run's
-    depth first leaves 1..``MAX_JSON_DEPTH``; past the walk's end, the brackets are read
-    and noted in it, as the reader notes them. An ``int``: the run closes just before
-    ``buf[end]``; a ``str``: why it fails. None: anything else (a string, no walk there, no end within ``buf``): read it
-    with a ``JsonRun``."""
+    """Fast path ("walked runs"): the end of a balanced run of ``spec`` that starts inside
+    its value at ``buf[p]`` (``opened``), in text its kind of readers has read (``buf[0]``
+    is at offset ``base``). It is found as ``JsonRun.read`` finds it, with no reader made.
+    Its first bracket outside strings must end where a kept walk has a step. The walk then
+    says where the run's depth first leaves 1..``MAX_JSON_DEPTH``. Past the walk's end,
+    the brackets are read and noted in it, as the reader notes them. An ``int``: the run
+    closes just before ``buf[end]``; a ``str``: why it fails. None: anything else (a
+    string first, no walk there, no end within ``buf``): a ``JsonRun`` reads it."""
     n = len(buf)
-    closer = spec.closer
-    if not spec.opened:  # (as ``JsonRun._begin``: white space if allowed, then the bracket)
-        if spec.lead_ws:
-            p = _WS.match(buf, p).end()  # type: ignore[union-attr]  # (\s* always matches)
-        if p >= n or buf[p] != _OPENS[closer]:
-            return None
-        p += 1
     special = _SPECIAL[spec.quotes]
     m = special.search(buf, p)
     if m is None or m.group() in spec.quotes or m.group() not in "{[(":
