@@ -1,4 +1,4 @@
-"""Strategy: a named fast path. A block whose opener leaves its parser one way on, a few
+"""Strategy: named fast paths. A block whose opener leaves its parser one way on, a few
 bounded tokens and then a balanced run, fails at once where that run fails. No capture is
 made.
 
@@ -7,17 +7,25 @@ repeated). Each failed block's text is scanned again (SPEC §7), and every entry
 a block. That block's run reads on along the walks of the runs before it
 (``_scan.balanced``). The grammar says, per entry and token path, what the parser state
 there takes (``CompiledGrammar.opening``). ``fails_at_once`` decides those tokens as the
-capture's scanner would. It then reads the run as the capture's would: the same
-``JsonRun``, the same walks, the same offset. If the run fails, or goes on to the end of
-the input, so does the block. ``QuickFailure`` says what the capture would have said, and
-where it would have stopped. It buys a Lark parser, its steps and the scan per entry;
+capture's scanner would. It then reads the run as the capture's would: the same walks, the
+same offset. If the run fails, or goes on to the end of the input, so does the block.
+``QuickFailure`` says what the capture would have said, and where it would have stopped.
+It buys a Lark parser, its steps and the scan per entry. Two more paths ride on it:
+- *walked runs* (``_walked``): a run that goes on inside its value, at a bracket, in text
+  read again, ends where a kept walk says, with no ``JsonRun`` made;
+- *after the run* (``_fails_after``): where nothing records why a block failed, a run that
+  closes fails the block too if the parser state after it takes nothing next. That state
+  is derived once per grammar, entry and path, by feeding a parser (``_after_run``).
 benchmarks/README.md ("Fast paths") has the figures.
 What it guarantees: the same events, blocks and counters as the capture's path. It is
 taken only where the capture could emit nothing before failing: no argument stream, and
 under ``early_emit`` only a block whose opening wrapper is missing. Before the end of the
 input it is tried only right after the opener, in text read again (a failed block's). So a
-valid block's run is never read twice. A run that ends makes the capture as before.
-What it costs: nothing off this path; on it, one ``JsonRun`` and its read.
+valid block's run is never read twice. A run that ends makes the capture as before, but
+for *after the run*. There a capture would first build the call the run ended; the call
+is never emitted, and only the failure's text, which nothing records, could differ.
+What it costs: nothing off this path; on it, a walk's look-up or one ``JsonRun`` and its
+read; memory, one parser state per entry and path a grammar's blocks take this path at.
 """
 
 from __future__ import annotations
