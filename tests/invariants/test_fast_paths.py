@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import callsieve
-from callsieve._blocks import lifecycle
+from callsieve._blocks import lifecycle, opening
 from callsieve._blocks.lessons import _last_start
 from callsieve._grammar.compiled import load_grammar
 
@@ -164,3 +164,132 @@ def test_inv4_the_last_ender_is_found_from_the_end(search: tuple[list[Any], str,
         m.start() for p in patterns for i in range(lo, len(text) + 1) if (m := p.search(text, i))
     ]
     assert _last_start(patterns, text, lo) == max(starts, default=-1)
+
+
+#: Pieces whose brackets and strings make balanced runs meet, leave and extend the walks of
+#: earlier ones (``_blocks.opening._walked``).
+BRACKETS = (
+    "[a(",
+    "[a(" * 3,
+    "(",
+    ")",
+    ")" * 3,
+    "[",
+    "]",
+    "{",
+    "}",
+    '"',
+    "'",
+    "\\",
+    '{"name": "',
+    "[a(b=')'",
+    "[a(b=1)]",
+    ")]",
+    " ",
+    "prose",
+    '{"name": "f", "arguments": {}}',
+    '<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>',
+    "</tool_call>",
+    '<tool_call>{"a": [',
+    '<tool_call>{"a": [{"name": "f", "arguments": {}} }',
+)
+
+
+@st.composite
+def bracket_documents(draw: st.DrawFn) -> tuple[str, list[str]]:
+    pieces = draw(st.lists(st.sampled_from(BRACKETS), min_size=1, max_size=30))
+    doc = "".join(pieces) * draw(st.integers(1, 40))
+    cuts = draw(st.lists(st.integers(1, max(1, len(doc) - 1)), max_size=24))
+    return doc, chunk_at(doc, sorted(set(cuts)))
+
+
+@SETTINGS
+@given(bracket_documents(), st.sampled_from([{"dialects": "all"}, {"dialects": ("pythonic",)}]))
+def test_inv1_walked_runs_change_no_event_and_no_block(
+    doc_chunks: tuple[str, list[str]], opts: dict[str, Any]
+) -> None:
+    # A run's end found along the walks alone is where a ``JsonRun`` would find it.
+    doc, chunks = doc_chunks
+    for run, arg in ((_run, chunks), (_run, [doc]), (_parsed, doc)):
+        fast = run(arg, opts)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(opening, "_walked", _never)
+            slow = run(arg, opts)
+        assert fast == slow
+
+
+def test_inv4_walked_runs_are_taken_on_hostile_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Not dead code: in ``[a(`` repeated, almost every block's run ends along the walks.
+    verdicts: list[object] = []
+    real = opening._walked
+
+    def spy(*args: Any) -> Any:
+        verdicts.append(verdict := real(*args))
+        return verdict
+
+    monkeypatch.setattr(opening, "_walked", spy)
+    text = "[a(" * 300 + "]"
+    _run([text[i : i + 5] for i in range(0, len(text), 5)], {"dialects": "all"})
+    assert sum(v is not None for v in verdicts) >= 250
+
+
+def _quiet(chunks: list[str], opts: dict[str, Any]) -> tuple[Any, ...]:
+    """``_run`` with no counters: what a stream with nothing recording a failure's text gives."""
+    ids = itertools.count()
+    s = callsieve.Sieve(id_factory=lambda: f"call_{next(ids)}", **opts)
+    events: list[Any] = []
+    for c in chunks:
+        events += s.feed(c)
+    events += s.close()
+    return events, tuple(s.blocks), s.saw_tool_call_syntax
+
+
+def _runs_close(*args: Any) -> bool:
+    """``_fails_after`` answering "may go on" everywhere: the path off."""
+    return False
+
+
+@SETTINGS
+@given(bracket_documents(), OPTIONS)
+def test_inv1_failing_after_the_first_run_changes_no_event(
+    doc_chunks: tuple[str, list[str]], opts: dict[str, Any]
+) -> None:
+    # A block whose first run closes and whose parser state then takes nothing fails at
+    # once in a stream that records no failure's text; the events are those of a capture.
+    doc, chunks = doc_chunks
+    for feed in (chunks, list(doc)):
+        fast = _quiet(feed, opts)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(opening, "_fails_after", _runs_close)
+            slow = _quiet(feed, opts)
+        assert fast == slow
+
+
+def test_inv4_failing_after_the_first_run_is_taken_on_hostile_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Not dead code: in ``[a(`` 30 deep and closed, repeated, half the blocks' runs close.
+    answers: list[bool] = []
+    real = opening._fails_after
+
+    def spy(*args: Any) -> bool:
+        answers.append(answer := real(*args))
+        return answer
+
+    monkeypatch.setattr(opening, "_fails_after", spy)
+    text = ("[a(" * 30 + ")" * 30) * 20 + "]"
+    _quiet([text[i : i + 5] for i in range(0, len(text), 5)], {"dialects": "all"})
+    assert sum(answers) >= 200
+
+
+def test_inv1_a_token_cut_after_the_first_run_is_held_not_failed() -> None:
+    # ``[a(b=1),`` then white space may still become the call list's ``]`` or the next
+    # call: the capture holds it, so the fast path may not fail it; a ``)`` there it fails.
+    g = load_grammar(("pythonic",))
+    k = next(k for k, e in enumerate(g.entries) if e.synthetic is None)
+    assert g.opening(k) is not None
+    end = len("[a(b=1)")
+    assert not opening._fails_after(g, (k, ()), "[a(b=1), ", end)
+    assert not opening._fails_after(g, (k, ()), "[a(b=1) ", end)
+    assert not opening._fails_after(g, (k, ()), "[a(b=1)]", end)
+    assert opening._fails_after(g, (k, ()), "[a(b=1))", end)

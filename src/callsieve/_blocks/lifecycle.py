@@ -227,7 +227,8 @@ class BlockLife:
         if self.stream_args and not strict and reasoning != "text":
             return None  # (an argument stream may start a call at the opener)
         at = start - base
-        quick = fails_at_once(g, k, self.lessons, buf, base, (at, pos, final), limit)
+        quiet = not (self.record or self.closing) and self.metrics is None
+        quick = fails_at_once(g, k, self.lessons, buf, base, (at, pos, final), limit, quiet)
         if quick is None:
             return None
         self._begin(entry, start, reasoning)

@@ -1,4 +1,4 @@
-"""Strategy: a named fast path. A block whose opener leaves its parser one way on, a few
+"""Strategy: named fast paths. A block whose opener leaves its parser one way on, a few
 bounded tokens and then a balanced run, fails at once where that run fails. No capture is
 made.
 
@@ -7,25 +7,46 @@ repeated). Each failed block's text is scanned again (SPEC §7), and every entry
 a block. That block's run reads on along the walks of the runs before it
 (``_scan.balanced``). The grammar says, per entry and token path, what the parser state
 there takes (``CompiledGrammar.opening``). ``fails_at_once`` decides those tokens as the
-capture's scanner would. It then reads the run as the capture's would: the same
-``JsonRun``, the same walks, the same offset. If the run fails, or goes on to the end of
-the input, so does the block. ``QuickFailure`` says what the capture would have said, and
-where it would have stopped. It buys a Lark parser, its steps and the scan per entry;
+capture's scanner would. It then reads the run as the capture's would: the same walks, the
+same offset. If the run fails, or goes on to the end of the input, so does the block.
+``QuickFailure`` says what the capture would have said, and where it would have stopped.
+It buys a Lark parser, its steps and the scan per entry. Two more paths ride on it:
+- *walked runs* (``_walked``): a run that goes on inside its value, at a bracket, in text
+  read again, ends where a kept walk says, with no ``JsonRun`` made;
+- *after the run* (``_fails_after``): where nothing records why a block failed, a run that
+  closes fails the block too if the parser state after it takes nothing next. That state
+  is derived once per grammar, entry and path, by feeding a parser (``_after_run``).
 benchmarks/README.md ("Fast paths") has the figures.
 What it guarantees: the same events, blocks and counters as the capture's path. It is
 taken only where the capture could emit nothing before failing: no argument stream, and
 under ``early_emit`` only a block whose opening wrapper is missing. Before the end of the
 input it is tried only right after the opener, in text read again (a failed block's). So a
-valid block's run is never read twice. A run that ends makes the capture as before.
-What it costs: nothing off this path; on it, one ``JsonRun`` and its read.
+valid block's run is never read twice. A run that ends makes the capture as before, but
+for *after the run*. There a capture would first build the call the run ended; the call
+is never emitted, and only the failure's text, which nothing records, could differ.
+What it costs: nothing off this path; on it, a walk's look-up or one ``JsonRun`` and its
+read; memory, one parser state per entry and path a grammar's blocks take this path at.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import weakref
+from typing import Any, NamedTuple
 
-from .._grammar.compiled import CompiledGrammar, Opening
-from .._scan.balanced import JsonRun
+from lark import Token
+from lark.exceptions import LarkError
+
+from .._grammar.compiled import CompiledGrammar, Opening, StateSpec
+from .._grammar.lark_internals import reduce_by_hand
+from .._scan.balanced import (
+    _SPECIAL,
+    _WHAT,
+    MAX_JSON_DEPTH,
+    WALK_STEPS,
+    JsonRun,
+    Walks,
+    _way_out,
+)
 from .._scan.decide import decide
 from .lessons import Lessons
 from .messages import INPUT_ENDED, json_body_failed, too_long
@@ -54,6 +75,7 @@ def fails_at_once(
     base: int,
     opened: tuple[int, int, bool],
     limit: int,
+    quiet: bool = False,
 ) -> QuickFailure | None:
     """Does the block opened at entry ``k``, whose opener is ``buf[i:p]`` (``buf[0]`` is at
     offset ``base``; ``opened`` is ``(i, p, final)``), fail in the first run the grammar
@@ -61,7 +83,10 @@ def fails_at_once(
     ``LEAD_TOKENS`` bounded tokens, if the run fails or goes on to the end; before it, only
     right after the opener and in text a balanced run has read already (a failed block's,
     scanned again), if the run fails within ``buf``. None: it may not, or the grammar
-    leaves more than one way on (then a capture reads the block)."""
+    leaves more than one way on (then a capture reads the block). ``quiet``: nothing
+    records why or where a block failed (no ``parse()``, no ``close()``, no metrics): then
+    a run that closes within ``buf`` fails the block too where the parser state after it
+    takes nothing at the next character (``_fails_after``)."""
     i, p, final = opened
     n = len(buf)
     plan = g.opening(k)
@@ -84,26 +109,159 @@ def fails_at_once(
                 continue
             if cut:
                 return None
-        return _run_fails(plan, lessons, buf, base, (i, p, final), limit)
+        end = _run_fails(plan, lessons, buf, base, (i, p, final), limit)
+        if not isinstance(end, int):
+            return end  # (a QuickFailure, or None)
+        if quiet and not final and _fails_after(g, (k, path), buf, end):
+            return QuickFailure(FAILS_AFTER_RUN, p, plan.dialect)
+        return None
     return None
 
 
 def _run_fails(
     plan: Opening, lessons: Lessons, buf: str, base: int, at: tuple[int, int, bool], limit: int
-) -> QuickFailure | None:
+) -> QuickFailure | int | None:
     """The block (its opener at ``buf[i]``) starts ``plan``'s run at ``buf[p]`` (``at`` is
-    ``(i, p, final)``): does it fail there?"""
+    ``(i, p, final)``): does it fail there? An ``int``: the run closes, just before
+    ``buf[end]``."""
     i, p, final = at
     if plan.run is None:
         return None
+    walks = lessons.walks.get(plan.run.quotes)
+    if (  # (a run that goes on inside its value, at a bracket: ``_walked``)
+        walks is not None and base + p < walks.seen and plan.run.opened and buf[p] in "{[("
+    ):
+        walked = _walked(plan.run, walks, buf, base, p)
+        if isinstance(walked, str):
+            return QuickFailure(json_body_failed(base + p, walked), p, plan.dialect)
+        if walked is not None:
+            return walked
     run = JsonRun(plan.run, lessons.walks, base + p)
     run.base = base
     s = run.read(buf, p)
     if s < 0:  # (the capture stops where the run began, as its ``_read_run`` does)
         return QuickFailure(json_body_failed(base + p, run.why), p, plan.dialect)
-    if run.done or not final:
+    if run.done:
+        return s
+    if not final:
         return None
     # The run goes on to the end of the input: the block is over max_block_chars there, or
     # ends inside it (``_blocks.repair.finish``: a balanced run has no repair).
     n = len(buf)
     return QuickFailure(too_long(limit) if n - i > limit else INPUT_ENDED, n, plan.dialect)
+
+
+def _walked(spec: Any, walks: Walks, buf: str, base: int, p: int) -> str | int | None:
+    """Fast path ("walked runs"): the end of a balanced run of ``spec`` that starts inside
+    its value at ``buf[p]`` (``opened``), in text its kind of readers has read (``buf[0]``
+    is at offset ``base``). It is found as ``JsonRun.read`` finds it, with no reader made.
+    Its first bracket outside strings must end where a kept walk has a step. The walk then
+    says where the run's depth first leaves 1..``MAX_JSON_DEPTH``. Past the walk's end,
+    the brackets are read and noted in it, as the reader notes them. An ``int``: the run
+    closes just before ``buf[end]``; a ``str``: why it fails. None: anything else (a
+    string first, no walk there, no end within ``buf``): a ``JsonRun`` reads it."""
+    n = len(buf)
+    special = _SPECIAL[spec.quotes]
+    m = special.search(buf, p)
+    if m is None or m.group() in spec.quotes or m.group() not in "{[(":
+        return None
+    at = base + m.end()
+    found = walks.find(at, None) if at <= walks.end else None
+    if found is None:
+        return None
+    w, k = found
+    pos, lvl = w.pos, w.lvl
+    shift = (2 - lvl[k]) & 255
+    j = _way_out(lvl, k, shift)
+    if j >= 0:
+        if pos[j] > base + n:
+            return None
+        return _walk_ends(spec, walks, buf, (base, pos[j] - base), (lvl[j] + shift) & 255)
+    if pos[-1] > base + n:
+        return None
+    p, depth = pos[-1] - base, (lvl[-1] + shift) & 255
+    quotes, room = spec.quotes, WALK_STEPS - len(pos)
+    while room > 0:  # (past the walk: each bracket one more step of it, as ``JsonRun._note``)
+        m = special.search(buf, p)
+        if m is None or (c := m.group()) in quotes:
+            break
+        p = m.end()
+        depth += 1 if c in "{[(" else -1
+        pos.append(base + p)
+        lvl.append((depth - shift) & 255)
+        room -= 1
+        if depth == 0 or depth > MAX_JSON_DEPTH:
+            walks.end = max(walks.end, base + p)
+            return _walk_ends(spec, walks, buf, (base, p), depth)
+    walks.end = max(walks.end, pos[-1])
+    return None
+
+
+def _walk_ends(spec: Any, walks: Walks, buf: str, at: tuple[int, int], depth: int) -> str | int:
+    """The walked run's depth left 1..``MAX_JSON_DEPTH`` at the bracket just before
+    ``buf[end]`` (``at`` is ``(base, end)``; ``buf[0]`` is at offset ``base``): as
+    ``JsonRun._end``, ``end`` if it closes there, else why it fails."""
+    base, end = at
+    walks.seen = max(walks.seen, base + end)  # (as the reader's ``_read_to``)
+    if depth > MAX_JSON_DEPTH:
+        return f"nested deeper than {MAX_JSON_DEPTH}"
+    c = buf[end - 1]
+    return end if c == spec.closer else f"a {c!r} closes the {_WHAT[spec.closer]}"
+
+
+#: The failure of a block ``_fails_after`` fails (never recorded: it is taken only where
+#: nothing records why a block failed).
+FAILS_AFTER_RUN = "the parser state after the first run takes nothing that follows it"
+
+#: Per grammar, per entry and lead path: the parser state a capture reads the next token
+#: in once the first run closed (``_after_run``), or None.
+_AFTER: weakref.WeakKeyDictionary[CompiledGrammar, dict[Any, StateSpec | None]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _fails_after(g: CompiledGrammar, key: tuple[int, tuple[str, ...]], buf: str, end: int) -> bool:
+    """Fast path ("after the run"): the block of entry and path ``key`` whose first run
+    closed just before ``buf[end]`` fails there, as ``Capture.scan`` fails it. The parser
+    state after the run (``_after_run``) may not end the block, takes no bounded terminal
+    at ``buf[end]`` (nor holds one cut by the end of ``buf``), and starts no run. A call
+    the run ended may be built before; it changes only the failure's text."""
+    if end >= len(buf):
+        return False
+    known = _AFTER.setdefault(g, {})
+    if key in known:
+        spec = known[key]
+    else:
+        spec = known[key] = _after_run(g, *key)
+    if spec is None or spec.end_ok or spec.run is not None:
+        return False
+    term, _, _, cut, _ = decide(spec, buf, end, False)
+    return term is None and not cut
+
+
+def _after_run(g: CompiledGrammar, k: int, path: tuple[str, ...]) -> StateSpec | None:
+    """The parser state a capture of entry ``k`` that read the bounded tokens ``path`` and
+    then its first run (a balanced one) reads the next token in: after the run's
+    placeholder and, where ``Capture._read_run`` settles the run (a call or the block may
+    end with it), the default reductions ``Capture._settle`` makes. Derived once by feeding a
+    parser what a capture feeds it. None where the parser refuses that."""
+    entry = g.entries[k]
+    ps = g.new_parser().parser_state
+    try:
+        if entry.synthetic is not None:
+            ps.feed_token(Token(entry.synthetic, ""))
+        ps.feed_token(Token(entry.terminal, ""))
+        for name in path:
+            ps.feed_token(Token(name, ""))
+        run = g.states[ps.state_stack[-1]].run
+        if run is None or not run.balanced:
+            return None
+        ps.feed_token(run.placeholder)
+        spec = g.states[ps.state_stack[-1]]
+        if spec.default_rule is not None or spec.call_rule is not None or spec.end_ok:
+            while spec.default_rule is not None:
+                reduce_by_hand(ps, ps.state_stack, ps.value_stack, spec.default_rule)
+                spec = g.states[ps.state_stack[-1]]
+    except (LarkError, KeyError, TypeError, ValueError):
+        return None
+    return spec
