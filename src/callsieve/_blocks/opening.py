@@ -246,7 +246,7 @@ def _after_run(g: CompiledGrammar, k: int, path: tuple[str, ...]) -> StateSpec |
     end with it), the default reductions ``Capture._settle`` makes. Derived once by feeding a
     parser what a capture feeds it. None where the parser refuses that."""
     entry = g.entries[k]
-    ps = g.new_parser().parser_state
+    ps = g.parser.new_parser().parser_state
     try:
         if entry.synthetic is not None:
             ps.feed_token(Token(entry.synthetic, ""))
