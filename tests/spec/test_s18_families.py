@@ -26,6 +26,7 @@ from test_s18_constrain import DEL, PROSE, TEXT, UNKNOWN, _scrub, _want, validat
 from callsieve import ConfigurationError, parse
 from callsieve._base.values import decode_raw
 from callsieve._grammar.compiled import load_grammar
+from callsieve._grammar.spelling import spelling
 from callsieve.constrain import gbnf, lark_grammar, shape_name, structural_tag
 from callsieve.constrain._text import safe_followers
 from callsieve.prompt import format_calls
@@ -107,14 +108,33 @@ def export(fmt: str, dialect: str, choice: Any = "auto", **options: Any) -> str:
     return make(TOOLS, dialect, choice, **options)
 
 
+def carried(dialect: str, value: str) -> bool:
+    """Does the family carry ``value`` as a raw string (``get_weather``'s ``city``, typed
+    string)? Asked of the parser, from the family's spelling: a string holding the closing
+    tag, or (seed_oss) a line break its tags take, does not read back. That is the family's
+    limit: the writer refuses such a string, and the property draws around it."""
+    sp = spelling(dialect)
+    call = sp.fill("CALL_HEAD", "get_weather") + sp.fill("ARG_OPEN", "city") + value
+    text = sp.get("BLOCK_OPEN") + call + sp.get("ARG_CLOSE") + sp.get("CALL_TAIL")
+    got = parse(text + sp.get("BLOCK_CLOSE"), dialects=(dialect,), tools=TOOLS).calls
+    return len(got) == 1 and got[0].input == {"city": value}
+
+
 def strings(dialect: str, nested: bool) -> st.SearchStrategy[str]:
-    """Strings the constraint allows and ``format_calls`` writes in a form it accepts: a raw
-    value holds no tag lead and, being a string, does not read as JSON (the writer would
-    write it as a JSON string); llguidance's JSON strings escape DEL."""
+    """Any string, tag leads, ``]]>``, quotes, line breaks and the family's own tags
+    included (issue 35), less what the family cannot carry: a raw value its parser does not
+    read back (``carried``), and, being a string, none that reads as JSON (the writer would
+    write it as a JSON string). The narrowings left (docs/constrained-decoding.md): a
+    seed_oss string holds no line break (the writer puts one at a value's end on lines of
+    its own, which the constraint does not offer yet); a string inside a raw family's JSON
+    value holds no tag lead (the writer escapes it, which llguidance's JSON never does); no
+    JSON string holds DEL (llguidance's JSON escapes it, ``json.dumps`` does not)."""
     if dialect in RAW_FAMILIES:
-        trimmed = "\n" if dialect in TRIMMING and not nested else ""
-        raw = TEXT.map(_scrub(LEADS + DEL + trimmed, no_fence=False))
-        return raw if nested else raw.filter(lambda s: decode_raw(s) == s)
+        if nested:
+            return TEXT.map(_scrub(LEADS + DEL, no_fence=False))
+        trimmed = "\n" if dialect in TRIMMING else ""
+        raw = TEXT.map(_scrub(trimmed, no_fence=False))
+        return raw.filter(lambda s: decode_raw(s) == s and carried(dialect, s))
     return TEXT.map(_scrub(DEL, no_fence=False))
 
 
@@ -215,14 +235,19 @@ def test_schema_breaking_calls_unknown_tools_and_cut_blocks_are_rejected(
 @pytest.mark.parametrize("dialect", RAW_FAMILIES)
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_a_raw_value_cannot_end_its_block(fmt: str, dialect: str) -> None:
-    """No tag lead stands in a raw value, so neither the family's closing tags nor any other
-    tag can end it early; a value without one is taken as it is."""
+    """A raw value holds a tag lead wherever the parser reads it back (``a < b``, ``<b>``,
+    another family's tags), and no tag that would end it early (the family's closing tags):
+    the constraint takes exactly the values ``carried`` says."""
     grammar = export(fmt, dialect)
     spot = format_calls([("get_weather", {"city": "HERE"})], dialect=dialect)
     assert accepts(grammar, spot, fmt), spot
-    for value in ("a</parameter>b", "x</arg_value>", "</function></tool_call>", "a<b", "a＜b"):
+    values = ["a</parameter>b", "x</arg_value>", "</function></tool_call>", "a<b", "a＜b"]
+    values += ["a < b", "<b>x</b>", "< /parameter>", "</Parameter>", "<", "a<", "〈x〉", "<<"]
+    values += ["</steptml:parameter>", "</arg_value:opensource>", "<parameter=x>", "]]>"]
+    for value in values:
         raw = spot.replace("HERE", value)
-        assert not accepts(grammar, raw, fmt), raw
+        assert accepts(grammar, raw, fmt) == carried(dialect, value), raw
+    assert not all(carried(dialect, v) for v in values)
 
 
 @pytest.mark.parametrize("dialect", FAMILIES)

@@ -42,6 +42,7 @@ from .._prompt.template import template_calls
 from .._prompt.write import _FALSE, _TRUE, _attr
 from ._bodies import Cdata, Target
 from ._ir import Alt, Chars, Hole, Lit, Node, Rep, Seq, alt, opt, seq, star
+from ._rawtext import RawText, raw_text
 from ._schema import NO_SAFETY, Safety
 from ._values import is_string_typed, string_schemas
 
@@ -110,6 +111,7 @@ class RawSlot(Hole):
     cdata: Cdata | None
     where: str
     suffix: str = ""
+    text: RawText | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -325,7 +327,9 @@ def lower(node: Node, target: Target) -> Node:
     if isinstance(node, JsonSlot):
         return target.json(node.schema, node.root, node.safety, node.where)
     if isinstance(node, RawSlot):
-        return target.raw_string(node.schema, node.plain, node.cdata, node.where, node.suffix)
+        return target.raw_string(
+            node.schema, node.plain, node.cdata, node.where, node.suffix, node.text
+        )
     if isinstance(node, NameSlot):
         return target.g.define("free_name", Rep(node.chars, 1, NAME_MAX), terminal=True)
     if isinstance(node, Seq):
@@ -394,9 +398,14 @@ class Template:
         # A raw string body holds no white space the family's tags trim off it (seed_oss's
         # line breaks around a value): each is tried at both ends of a value, as written.
         self.body_stops = self.stops
+        self.raw: RawText | None = None
         if self.kind == "raw":
             trimmed = "".join(c for c in _WHITE if not self._raw_reads_back(c + "x" + c))
             self.body_stops = self.stops | Chars.of(trimmed)
+            # Any value the parser reads back, tag leads included (``_rawtext``); the white
+            # space the opening tag takes off a value's start kept out there.
+            lead_trim = "".join(c for c in _WHITE if not self._raw_reads_back(c + "x"))
+            self.raw = raw_text(g, sp.get(ARG_CLOSE), lead_trim)
 
     lead = trail = ""
 
@@ -473,17 +482,24 @@ class Template:
         return seq(*(ln if k in required else opt(ln) for k, ln in zip(props, lines)))
 
     def _value(self, prop: Any, root: Any, where: str) -> Node:
-        """A raw value: a string as it is (no tag lead in it), anything else JSON whose
+        """A raw value: a string as it is (any the parser reads back; where the family's
+        value run is beyond ``_rawtext``, none holding a tag lead), anything else JSON whose
         strings hold no tag lead."""
         strings = [prop] if is_string_typed(prop) else string_schemas(prop)
         pre, rest = self._close
-        forms: list[Node] = [
-            seq(RawSlot(s if isinstance(s, dict) else {}, self.body_stops, None, where, pre), rest)
-            for s in strings
-        ]
+        forms: list[Node] = [self._string(s if isinstance(s, dict) else {}, where) for s in strings]
         if not is_string_typed(prop):
             forms.append(seq(JsonSlot(prop, root, Safety(self.stops), where), Lit(pre), rest))
         return alt(*forms)
+
+    def _string(self, schema: dict[str, Any], where: str) -> Node:
+        """A raw string value and its closing tag."""
+        if self.raw is None:
+            pre, rest = self._close
+            return seq(RawSlot(schema, self.body_stops, None, where, pre), rest)
+        close = self.sp.get(ARG_CLOSE)
+        after = Lit(close[len(self.raw.close) :])
+        return seq(RawSlot(schema, None, None, where, self.raw.close, self.raw), after)
 
     @property
     def _close(self) -> tuple[str, Node]:
