@@ -21,7 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from schema_values import SCHEMAS, TOOLS, arguments, breaking
 from strategies import soak_settings
-from test_s18_constrain import DEL, PROSE, TEXT, UNKNOWN, _scrub, _want, validate, walk
+from test_s18_constrain import PROSE, TEXT, UNKNOWN, _scrub, _want, validate, walk
 
 from callsieve import ConfigurationError, parse
 from callsieve._base.values import decode_raw
@@ -121,21 +121,20 @@ def carried(dialect: str, value: str) -> bool:
 
 
 def strings(dialect: str, nested: bool) -> st.SearchStrategy[str]:
-    """Any string, tag leads, ``]]>``, quotes, line breaks and the family's own tags
+    """Any string, tag leads, ``]]>``, quotes, line breaks, DEL and the family's own tags
     included (issue 35), less what the family cannot carry: a raw value its parser does not
     read back (``carried``), and, being a string, none that reads as JSON (the writer would
     write it as a JSON string). The narrowings left (docs/constrained-decoding.md): a
     seed_oss string holds no line break (the writer puts one at a value's end on lines of
     its own, which the constraint does not offer yet); a string inside a raw family's JSON
-    value holds no tag lead (the writer escapes it, which llguidance's JSON never does); no
-    JSON string holds DEL (llguidance's JSON escapes it, ``json.dumps`` does not)."""
+    value holds no tag lead (the writer escapes it, which llguidance's JSON never does)."""
     if dialect in RAW_FAMILIES:
         if nested:
-            return TEXT.map(_scrub(LEADS + DEL, no_fence=False))
+            return TEXT.map(_scrub(LEADS, no_fence=False))
         trimmed = "\n" if dialect in TRIMMING else ""
         raw = TEXT.map(_scrub(trimmed, no_fence=False))
         return raw.filter(lambda s: decode_raw(s) == s and carried(dialect, s))
-    return TEXT.map(_scrub(DEL, no_fence=False))
+    return TEXT
 
 
 def calls_for(dialect: str) -> st.SearchStrategy[tuple[str, dict[str, Any]]]:

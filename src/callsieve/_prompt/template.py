@@ -53,7 +53,7 @@ import math
 from typing import Any, NamedTuple
 
 from .._base.errors import FormatError
-from .._base.values import RAW_NULL, _is_string_type, decode_raw
+from .._base.values import RAW_NULL, _is_string_type, decode_raw, escape_del
 from .._blocks.assembler import param_schema, param_schema_type
 from .._facade.results import parse
 from .._grammar.spelling import SLOT, Spelling
@@ -93,6 +93,7 @@ def _json(value: Any, escape_lt: bool = False) -> str:
         text = json.dumps(value, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise FormatError(f"argument is not JSON: {exc}", expected=("JSON values",)) from None
+    text = escape_del(text)
     return text.replace("<", "\\u003c") if escape_lt else text
 
 

@@ -183,7 +183,7 @@ class Markup:
     def arguments(self, tool: Tool) -> Node:
         """The lines between an invoke's head and its close, each ending in a line break:
         one per declared parameter (required ones always, in the schema's order), or one
-        JSON object — where a name cannot be spelled, or other keys are allowed."""
+        JSON object."""
         schema = tool.schema
         props = schema.get("properties")
         props = props if isinstance(props, dict) else {}
@@ -200,8 +200,10 @@ class Markup:
                 forms.append(
                     seq(*(ln if k in required else opt(ln) for k, ln in zip(props, lines)))
                 )
-        if not forms or extra is not False:
-            forms.append(seq(JsonSlot(schema, schema, NO_SAFETY, tool.where), Lit(_LINE)))
+        # The JSON object body always: the writer writes it for a call where a name cannot be
+        # spelled, other keys come, or a JSON value holds both a tag lead and ``]]>`` (no
+        # plain body and no one CDATA section holds it).
+        forms.append(seq(JsonSlot(schema, schema, NO_SAFETY, tool.where), Lit(_LINE)))
         return alt(*forms)
 
     def _param(self, key: str, prop: Any, root: Any, where: str) -> Node:
