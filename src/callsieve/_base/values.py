@@ -319,4 +319,3 @@ def escape_del(json_text: str) -> str:
     under an exported constraint can write what the prompt writers write (``json.dumps``
     leaves DEL raw, and only in strings, so the same value reads back)."""
     return json_text.replace("\x7f", "\\u007f")
-

@@ -92,7 +92,6 @@ def _json(value: Any) -> str:
     return escape_del(text)
 
 
-
 def _cdata(sp: Spelling, text: str) -> str:
     open_, close = sp[SPELLINGS.CDATA_OPEN], sp[SPELLINGS.CDATA_CLOSE]
     split = close[:-1] + close + open_ + close[-1:]
