@@ -61,9 +61,6 @@ JSON_FAMILIES = (
 #: Raw parameters: a string as it is, anything else as JSON.
 RAW_FAMILIES = ("qwen3_coder", "glm45", "glm53_flash", "minimax_m2", "seed_oss", "hy_v3", "step3")
 FAMILIES = JSON_FAMILIES + RAW_FAMILIES
-#: Raw families whose parser trims a line break at a value's ends (the constraint keeps
-#: line breaks out of their string bodies).
-TRIMMING = ("seed_oss",)
 #: No exported shape: a call index in the head (kimi_k2,
 #: command_r7b), Python literals (pythonic, lfm2,
 #: olmo3, llama3_builtin), a parameter's closing tag named by its key (minimax_m3), a
@@ -110,37 +107,41 @@ def export(fmt: str, dialect: str, choice: Any = "auto", **options: Any) -> str:
 
 def carried(dialect: str, value: str) -> bool:
     """Does the family carry ``value`` as a raw string (``get_weather``'s ``city``, typed
-    string)? Asked of the parser, from the family's spelling: a string holding the closing
-    tag, or (seed_oss) a line break its tags take, does not read back. That is the family's
-    limit: the writer refuses such a string, and the property draws around it."""
+    string)? Asked of the parser, from the family's spelling: in its tags, or on lines of
+    their own where the spelling has those (seed_oss). A string holding the closing tag does
+    not read back: that is the family's limit, the writer refuses such a string, and the
+    property draws around it."""
     sp = spelling(dialect)
-    call = sp.fill("CALL_HEAD", "get_weather") + sp.fill("ARG_OPEN", "city") + value
-    text = sp.get("BLOCK_OPEN") + call + sp.get("ARG_CLOSE") + sp.get("CALL_TAIL")
-    got = parse(text + sp.get("BLOCK_CLOSE"), dialects=(dialect,), tools=TOOLS).calls
-    return len(got) == 1 and got[0].input == {"city": value}
+    for open_, close in (("ARG_OPEN", "ARG_CLOSE"), ("ARG_OPEN_LINES", "ARG_CLOSE_LINES")):
+        if open_ not in sp:
+            continue
+        call = sp.fill("CALL_HEAD", "get_weather") + sp.fill(open_, "city") + value
+        text = sp.get("BLOCK_OPEN") + call + sp.get(close) + sp.get("CALL_TAIL")
+        got = parse(text + sp.get("BLOCK_CLOSE"), dialects=(dialect,), tools=TOOLS).calls
+        if len(got) == 1 and got[0].input == {"city": value}:
+            return True
+    return False
 
 
-def strings(dialect: str, nested: bool) -> st.SearchStrategy[str]:
+def strings(dialect: str, nested: bool, fmt: str) -> st.SearchStrategy[str]:
     """Any string, tag leads, ``]]>``, quotes, line breaks, DEL and the family's own tags
     included (issue 35), less what the family cannot carry: a raw value its parser does not
     read back (``carried``), and, being a string, none that reads as JSON (the writer would
-    write it as a JSON string). The narrowings left (docs/constrained-decoding.md): a
-    seed_oss string holds no line break (the writer puts one at a value's end on lines of
-    its own, which the constraint does not offer yet); a string inside a raw family's JSON
-    value holds no tag lead (the writer escapes it, which llguidance's JSON never does)."""
+    write it as a JSON string). Left (docs/constrained-decoding.md): llguidance's limit,
+    under a Lark grammar: a string inside a raw family's JSON value holds no tag lead (the
+    writer spells it ``\\u003c``, llguidance's JSON spells ``<`` raw only, and raw it could
+    end the value)."""
     if dialect in RAW_FAMILIES:
         if nested:
-            return TEXT.map(_scrub(LEADS, no_fence=False))
-        trimmed = "\n" if dialect in TRIMMING else ""
-        raw = TEXT.map(_scrub(trimmed, no_fence=False))
-        return raw.filter(lambda s: decode_raw(s) == s and carried(dialect, s))
+            return TEXT.map(_scrub(LEADS, no_fence=False)) if fmt == "lark" else TEXT
+        return TEXT.filter(lambda s: decode_raw(s) == s and carried(dialect, s))
     return TEXT
 
 
-def calls_for(dialect: str) -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
+def calls_for(dialect: str, fmt: str) -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
     return st.sampled_from(sorted(SCHEMAS)).flatmap(
         lambda name: arguments(
-            SCHEMAS[name], strings(dialect, nested=False), strings(dialect, nested=True)
+            SCHEMAS[name], strings(dialect, False, fmt), strings(dialect, True, fmt)
         ).map(lambda args: (name, args))
     )
 
@@ -179,7 +180,7 @@ def test_every_export_validates_in_llguidance(fmt: str, dialect: str, choice: An
 def test_written_calls_are_accepted_and_read_back(
     fmt: str, dialect: str, data: st.DataObject
 ) -> None:
-    calls = data.draw(st.lists(calls_for(dialect), min_size=1, max_size=3))
+    calls = data.draw(st.lists(calls_for(dialect, fmt), min_size=1, max_size=3))
     prose = data.draw(free(dialect))
     # (written under the tools it is read back with: a raw family writes a string-typed
     # string as it is, so "null" stays a string, not the JSON text '"null"')
@@ -216,7 +217,7 @@ def test_schema_breaking_calls_unknown_tools_and_cut_blocks_are_rejected(
         for call in typed:
             validate(call.input, call.name)
     prose = data.draw(free(dialect))
-    calls = data.draw(st.lists(calls_for(dialect), min_size=1, max_size=3))
+    calls = data.draw(st.lists(calls_for(dialect, fmt), min_size=1, max_size=3))
     k = data.draw(st.integers(0, len(calls) - 1))
     swapped = [*calls[:k], (data.draw(UNKNOWN), calls[k][1]), *calls[k + 1 :]]
     assert not accepts(auto, prose + format_calls(swapped, dialect=dialect), fmt), swapped
@@ -257,7 +258,7 @@ def test_whatever_the_constraint_accepts_parses_as_calls_it_allows(
     fmt: str, dialect: str, data: st.DataObject
 ) -> None:
     choice = data.draw(st.sampled_from(["auto", "required"]))
-    calls = data.draw(st.lists(calls_for(dialect), min_size=1, max_size=2))
+    calls = data.draw(st.lists(calls_for(dialect, fmt), min_size=1, max_size=2))
     # (written under the tools, as above: a raw-strings family's string "null" has no
     # schemaless spelling)
     written = format_calls(calls, dialect=dialect, tools=TOOLS)

@@ -145,22 +145,24 @@ class Target:
                 )
             return alt(*forms)
         if not langs:
-            body = text.lark if self.name == "lark" else text.node
-            return self.g.define("raw_text", body, terminal=True)
-        if self.name == "lark":  # (an intersection with the ``~`` form is one llguidance
-            # cannot always tell empty: its lexeme then never ends)
-            node: Node = text.node
-            for lang in langs:
-                node = Both(seq(lang, Lit(text.close)), node)
-            return self.g.define("raw_value", node, terminal=True)
-        if len(langs) > 1:
+            return self.g.define("raw_text", text.body(self.name == "lark"), terminal=True)
+        if self.name != "lark" and len(langs) > 1:
             raise ConfigurationError(
                 f"{where}: pattern, format and minLength/maxLength "
                 "together cannot be enforced in gbnf (use one)",
                 expected=("one of them",),
             )
-        body = seq(restrict(langs[0], ANY - text.tagless), Lit(text.close))
-        return self.g.define("raw_value", body, terminal=True)
+        bodies: list[Node] = []
+        for head, form in text.forms():
+            if self.name == "lark":  # (an intersection with the ``~`` form is one llguidance
+                # cannot always tell empty: its lexeme then never ends)
+                node: Node = form.node
+                for lang in langs:
+                    node = Both(seq(lang, Lit(form.close)), node)
+            else:
+                node = seq(restrict(langs[0], ANY - form.tagless), Lit(form.close))
+            bodies.append(seq(Lit(head), node))
+        return self.g.define("raw_value", alt(*bodies), terminal=True)
 
     def _constrained(
         self,

@@ -62,6 +62,17 @@ class RawText:
     automaton: EntryAutomaton
     tagless: Chars
     lark: Node
+    #: Another form of the body: text before it, and its language (seed_oss's value on
+    #: lines of its own, which keeps a line break at either end).
+    other: tuple[str, RawText] | None = None
+
+    def forms(self) -> list[tuple[str, RawText]]:
+        """Each form: the text before the value, and its language."""
+        return [("", self)] + ([self.other] if self.other is not None else [])
+
+    def body(self, lark: bool) -> Node:
+        """The whole body, in either form (``lark``: for llguidance)."""
+        return alt(*(seq(Lit(head), t.lark if lark else t.node) for head, t in self.forms()))
 
     def reads_back(self, value: str) -> bool:
         state: State | None = frozenset()

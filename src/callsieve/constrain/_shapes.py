@@ -26,6 +26,7 @@ What it costs: one spelling read per dialect (cached by ``_spelling``).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 from dataclasses import dataclass
@@ -84,6 +85,7 @@ NATIVE_NAMES = (
 #: ``ARGS`` says how the arguments are written; the others may be absent (empty).
 ARGS, ARGS_KEY, CALL_HEAD, CALL_TAIL = "ARGS", "ARGS_KEY", "CALL_HEAD", "CALL_TAIL"
 ARG_OPEN, ARG_CLOSE = "ARG_OPEN", "ARG_CLOSE"
+ARG_OPEN_LINES, ARG_CLOSE_LINES = "ARG_OPEN_LINES", "ARG_CLOSE_LINES"
 BLOCK_OPEN, BLOCK_CLOSE, BLOCK_SEP, CALL_SEP = "BLOCK_OPEN", "BLOCK_CLOSE", "BLOCK_SEP", "CALL_SEP"
 #: The ``ARGS`` kinds the template shape exports (``"python"``: Python literals, not).
 TEMPLATE_ARGS = ("envelope", "json", "raw")
@@ -408,6 +410,7 @@ class Template:
             # space the opening tag takes off a value's start kept out there.
             lead_trim = "".join(c for c in _WHITE if not self._raw_reads_back(c + "x"))
             self.raw = raw_text(g, sp.get(ARG_CLOSE), lead_trim)
+            self.raw = self._with_lines(g, self.raw)
 
     lead = trail = ""
 
@@ -430,10 +433,26 @@ class Template:
                 expected=("a name the family's call template carries",),
             )
 
-    def _raw_reads_back(self, value: str) -> bool:
-        """Does a string parameter written as ``value`` (raw) read back as it is?"""
+    def _with_lines(self, g: Any, raw: RawText | None) -> RawText | None:
+        """``raw``, or the value on lines of its own (``ARG_OPEN_LINES``, seed_oss), as the
+        writer writes a value with a line break at either end."""
         sp = self.sp
-        call = sp.fill(CALL_HEAD, "f") + sp.fill(ARG_OPEN, "s") + value + sp.get(ARG_CLOSE)
+        open_, lines = sp.get(ARG_OPEN), sp.get(ARG_OPEN_LINES)
+        if raw is None or not lines.startswith(open_) or lines == open_:
+            return raw
+        trim = "".join(c for c in _WHITE if not self._raw_reads_back(c + "x", lines=True))
+        other = raw_text(g, sp.get(ARG_CLOSE_LINES), trim)
+        rest, rest_lines = sp.get(ARG_CLOSE), sp.get(ARG_CLOSE_LINES)
+        if other is None or rest[len(raw.close) :] != rest_lines[len(other.close) :]:
+            return raw
+        return dataclasses.replace(raw, other=(lines[len(open_) :], other))
+
+    def _raw_reads_back(self, value: str, lines: bool = False) -> bool:
+        """Does a string parameter written as ``value`` (raw; ``lines``: in the tags that put
+        it on lines of its own) read back as it is?"""
+        sp = self.sp
+        open_, close = (ARG_OPEN_LINES, ARG_CLOSE_LINES) if lines else (ARG_OPEN, ARG_CLOSE)
+        call = sp.fill(CALL_HEAD, "f") + sp.fill(open_, "s") + value + sp.get(close)
         text = sp.get(BLOCK_OPEN) + call + self.tail + sp.get(BLOCK_CLOSE)
         tools = [{"name": "f", "parameters": {"properties": {"s": {"type": "string"}}}}]
         got = parse(text, dialects=(self.dialect,), tools=tools, grammar_dirs=self.dirs).calls
