@@ -185,7 +185,7 @@ class Markup:
     def arguments(self, tool: Tool) -> Node:
         """The lines between an invoke's head and its close, each ending in a line break:
         one per declared parameter (required ones always, in the schema's order), or one
-        JSON object."""
+        JSON object (where the writer may write one)."""
         schema = tool.schema
         props = schema.get("properties")
         props = props if isinstance(props, dict) else {}
@@ -202,10 +202,11 @@ class Markup:
                 forms.append(
                     seq(*(ln if k in required else opt(ln) for k, ln in zip(props, lines)))
                 )
-        # The JSON object body always: the writer writes it for a call where a name cannot be
-        # spelled, other keys come, or a JSON value holds both a tag lead and ``]]>`` (no
-        # plain body and no one CDATA section holds it).
-        forms.append(seq(JsonSlot(schema, schema, NO_SAFETY, tool.where), Lit(_LINE)))
+        # The JSON object body: the writer writes it for a call where a name cannot be
+        # spelled, other keys come, or a JSON value holds strings with both a tag lead and
+        # ``]]>`` (no plain body and no one CDATA section holds it).
+        if not forms or extra is not False or any(_nests_strings(p) for p in props.values()):
+            forms.append(seq(JsonSlot(schema, schema, NO_SAFETY, tool.where), Lit(_LINE)))
         return alt(*forms)
 
     def _param(self, key: str, prop: Any, root: Any, where: str) -> Node:
@@ -319,6 +320,19 @@ class Native:
             JsonSlot({"type": "object"}, {}, self.safety, "*"),
             Lit(self.tail),
         )
+
+
+def _nests_strings(prop: Any) -> bool:
+    """May a JSON value under ``prop`` hold a string inside it (an object, an array, any
+    value)? A string value itself goes in a ``string="true"`` body."""
+    if not isinstance(prop, dict) or any(k in prop for k in ("$ref", "allOf", "not")):
+        return prop is not False
+    branches = prop.get("anyOf") or prop.get("oneOf")
+    if isinstance(branches, list):
+        return any(_nests_strings(b) for b in branches)
+    kind = prop.get("type")
+    kinds = kind if isinstance(kind, list) else [kind]
+    return kind is None or bool({"object", "array"} & set(kinds))
 
 
 def _name_chars(spells: Any) -> Chars:
