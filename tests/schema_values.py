@@ -92,7 +92,14 @@ def _kinds(schema: dict[str, Any]) -> list[str]:
     return [kind] if isinstance(kind, str) else list(kind) if isinstance(kind, list) else []
 
 
-def _string(schema: dict[str, Any], strings: st.SearchStrategy[str]) -> st.SearchStrategy[Any]:
+#: What a length-constrained string keeps out: GBNF keeps it clear of what ends its context
+#: by the last character of that (">" of "]]>" or of a raw family's tag, "`" of the fence).
+KEPT_OUT = ">`"
+
+
+def _string(
+    schema: dict[str, Any], strings: st.SearchStrategy[str], kept_out: str = KEPT_OUT
+) -> st.SearchStrategy[Any]:
     if "enum" in schema:
         return st.sampled_from(schema["enum"])
     if "pattern" in schema:
@@ -100,27 +107,30 @@ def _string(schema: dict[str, Any], strings: st.SearchStrategy[str]) -> st.Searc
     if "format" in schema:
         return _FORMATS[schema["format"]]
     lo, hi = schema.get("minLength", 0), schema.get("maxLength")
-    if lo or hi is not None:  # GBNF keeps a constrained string clear of what ends its
-        # context by the last character of that: ">" of "]]>", "`" of the closing fence
-        strings = strings.map(lambda s: s.replace(">", "").replace("`", ""))
+    if lo or hi is not None:  # (``KEPT_OUT``)
+        strings = strings.map(lambda s: "".join(c for c in s if c not in kept_out))
     return strings.filter(lambda s: len(s) >= lo and (hi is None or len(s) <= hi))
 
 
 def values(
-    schema: Any, strings: st.SearchStrategy[str], nested: st.SearchStrategy[str]
+    schema: Any,
+    strings: st.SearchStrategy[str],
+    nested: st.SearchStrategy[str],
+    kept_out: str = KEPT_OUT,
 ) -> st.SearchStrategy[Any]:
     """Values ``schema`` allows (see the module docstring): its strings from ``strings``,
-    those inside its arrays and objects from ``nested``."""
+    those inside its arrays and objects from ``nested``; a length-constrained string
+    without the characters ``kept_out``."""
     if "anyOf" in schema:
-        return st.one_of(*(values(b, strings, nested) for b in schema["anyOf"]))
+        return st.one_of(*(values(b, strings, nested, kept_out) for b in schema["anyOf"]))
     kinds = _kinds(schema)
     if kinds and set(kinds) <= {"string", "null"} and "string" in kinds:
-        return _string(schema, strings)  # read back as a string whatever its body
+        return _string(schema, strings, kept_out)  # read back as a string whatever its body
     if len(kinds) > 1:
-        return st.one_of(*(values({**schema, "type": k}, strings, nested) for k in kinds))
+        return st.one_of(*(values({**schema, "type": k}, strings, nested, kept_out) for k in kinds))
     kind = kinds[0] if kinds else "object"
     if kind == "string":
-        return _string(schema, strings)
+        return _string(schema, strings, kept_out)
     if kind == "integer":
         return st.integers(schema.get("minimum", -(10**12)), schema.get("maximum", 10**12))
     if kind == "number":
@@ -136,11 +146,11 @@ def values(
         return st.none()
     if kind == "array":
         return st.lists(
-            values(schema.get("items", {"type": "string"}), nested, nested),
+            values(schema.get("items", {"type": "string"}), nested, nested, kept_out),
             min_size=schema.get("minItems", 0),
             max_size=schema.get("maxItems", 3),
         )
-    return arguments(schema, nested, nested)
+    return arguments(schema, nested, nested, kept_out)
 
 
 @st.composite
@@ -149,13 +159,14 @@ def arguments(
     schema: dict[str, Any],
     strings: st.SearchStrategy[str],
     nested: st.SearchStrategy[str],
+    kept_out: str = KEPT_OUT,
 ) -> Any:
     """Argument objects ``schema`` allows (strings as ``values`` draws them)."""
     required = set(schema.get("required", []))
     out = {}
     for key, sub in (schema.get("properties") or {}).items():
         if key in required or draw(st.booleans()):
-            out[key] = draw(values(sub, strings, nested))
+            out[key] = draw(values(sub, strings, nested, kept_out))
     return out
 
 

@@ -37,6 +37,7 @@ from typing import Any
 
 from ._base.errors import FormatError
 from ._base.events import ToolCall
+from ._base.values import escape_del
 from ._blocks.native_read import SPELL as _SP
 from ._blocks.native_read import (
     NativeCalls,
@@ -188,7 +189,7 @@ def format_arguments(arguments: Mapping[str, Any]) -> str:
         raise FormatError(f"arguments are not JSON: {exc}", expected=("JSON values",)) from None
     if _FENCE_RUN is not None:
         text = _FENCE_RUN.sub(lambda m: f"\\u{ord(_FENCE[0]):04x}" * len(m.group()), text)
-    return text
+    return escape_del(text)
 
 
 def format_call_tail(last: bool = True) -> str:

@@ -45,9 +45,25 @@ def export(fmt: str, dialect: str, choice: Any = "auto", **options: Any) -> str:
 
 
 # ------------------------------------------------------------------------- strategies
+#: The pieces strings are made of: ``test_s16_prompt``'s hostile ones, DEL, and tags of the
+#: dialects and families (each property meets its own and the others').
+PIECES = [
+    *HOSTILE,
+    DEL,
+    "a < b",
+    '<invoke name="x">',
+    "</invoke>",
+    '<parameter name="city">',
+    "</tool_call>",
+    "<parameter=x>",
+    "</function>",
+    "</arg_value>",
+    "<arg_value>",
+    "<![CDATA[x]]>",
+]
 TEXT = st.lists(
     st.one_of(
-        st.sampled_from(HOSTILE), st.text(st.characters(blacklist_categories=("Cs",)), max_size=6)
+        st.sampled_from(PIECES), st.text(st.characters(blacklist_categories=("Cs",)), max_size=6)
     ),
     max_size=5,
 ).map("".join)
@@ -63,26 +79,23 @@ def _scrub(bad: str, no_fence: bool) -> Any:
     return clean
 
 
-def strings(dialect: str, nested: bool) -> st.SearchStrategy[str]:
-    """Any string, tag leads, ``]]>``, quotes, line breaks and the dialect's own tags
-    included (issue 35: whatever ``format_calls`` writes for schema-valid arguments, the
-    constraint accepts; docs/constrained-decoding.md). The narrowings left: native JSON
-    holds no run of three backticks (the writer escapes those as ``\\u0060``, which the
-    constraint's JSON strings do not spell yet) and no DEL (llguidance's JSON escapes it);
-    a string inside a JSON value holds no tag lead or ``&`` (the value would be written in
-    CDATA, split at a ``]]>``, where the constraint takes one section) and no DEL."""
-    if dialect == NATIVE:
-        return TEXT.map(_scrub(DEL, no_fence=True))
-    if nested:
-        return TEXT.map(_scrub("<＜〈&" + DEL, no_fence=False))
+def strings(dialect: str, fmt: str) -> st.SearchStrategy[str]:
+    """Any string: tag leads, ``]]>``, quotes, line breaks, backticks, DEL and the dialect's
+    own tags included (issue 35: whatever ``format_calls`` writes for schema-valid
+    arguments, the constraint accepts; docs/constrained-decoding.md). One limit is left, of
+    llguidance's JSON, not of the dialect: it spells a backtick one way only, raw, so under
+    a Lark grammar a native JSON string holds no run of three backticks (which would close
+    the fence; the writer and GBNF spell it ``\\u0060``)."""
+    if dialect == NATIVE and fmt == "lark":
+        return TEXT.map(_scrub("", no_fence=True))
     return TEXT
 
 
-def calls_for(dialect: str) -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
+def calls_for(dialect: str, fmt: str = "gbnf") -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
     return st.sampled_from(sorted(SCHEMAS)).flatmap(
-        lambda name: arguments(
-            SCHEMAS[name], strings(dialect, nested=False), strings(dialect, nested=True)
-        ).map(lambda args: (name, args))
+        lambda name: arguments(SCHEMAS[name], strings(dialect, fmt), strings(dialect, fmt)).map(
+            lambda args: (name, args)
+        )
     )
 
 
@@ -152,7 +165,7 @@ def test_free_names_and_single_calls_validate(fmt: str, dialect: str) -> None:
 def test_written_calls_are_accepted_and_read_back(
     fmt: str, dialect: str, data: st.DataObject
 ) -> None:
-    calls = data.draw(st.lists(calls_for(dialect), min_size=1, max_size=3))
+    calls = data.draw(st.lists(calls_for(dialect, fmt), min_size=1, max_size=3))
     prose = data.draw(PROSE)
     text = prose + format_calls(calls, dialect=dialect)
     assert accepts(export(fmt, dialect), text, fmt), text
@@ -216,7 +229,7 @@ def test_unknown_tools_cut_blocks_and_text_alone_under_required_are_rejected(
     fmt: str, dialect: str, data: st.DataObject
 ) -> None:
     prose = data.draw(PROSE)
-    calls = data.draw(st.lists(calls_for(dialect), min_size=1, max_size=3))
+    calls = data.draw(st.lists(calls_for(dialect, fmt), min_size=1, max_size=3))
     auto = export(fmt, dialect)
     # a tool not offered, at any place in the block, with an offered tool's arguments
     k = data.draw(st.integers(0, len(calls) - 1))
@@ -336,7 +349,7 @@ def test_whatever_the_constraint_accepts_parses_as_calls_it_allows(
     fmt: str, dialect: str, data: st.DataObject
 ) -> None:
     choice = data.draw(st.sampled_from(["auto", "required"]))
-    calls = data.draw(st.lists(calls_for(dialect), min_size=1, max_size=2))
+    calls = data.draw(st.lists(calls_for(dialect, fmt), min_size=1, max_size=2))
     template = (data.draw(PROSE) + format_calls(calls, dialect=dialect)).encode("utf-8")
     text = walk(export(fmt, dialect, choice), fmt, template, data).decode("utf-8")
     result = parse(text)

@@ -19,13 +19,14 @@ from engines import ByteMatcher, accepts
 from helpers import canon_calls
 from hypothesis import given
 from hypothesis import strategies as st
-from schema_values import SCHEMAS, TOOLS, arguments, breaking
+from schema_values import KEPT_OUT, SCHEMAS, TOOLS, arguments, breaking
 from strategies import soak_settings
-from test_s18_constrain import DEL, PROSE, TEXT, UNKNOWN, _scrub, _want, validate, walk
+from test_s18_constrain import PROSE, TEXT, UNKNOWN, _scrub, _want, validate, walk
 
 from callsieve import ConfigurationError, parse
 from callsieve._base.values import decode_raw
 from callsieve._grammar.compiled import load_grammar
+from callsieve._grammar.spelling import spelling
 from callsieve.constrain import gbnf, lark_grammar, shape_name, structural_tag
 from callsieve.constrain._text import safe_followers
 from callsieve.prompt import format_calls
@@ -59,10 +60,9 @@ JSON_FAMILIES = (
 )
 #: Raw parameters: a string as it is, anything else as JSON.
 RAW_FAMILIES = ("qwen3_coder", "glm45", "glm53_flash", "minimax_m2", "seed_oss", "hy_v3", "step3")
+#: Raw families whose writer puts a value with a line break at either end on lines of its own.
+LINES = ("seed_oss",)
 FAMILIES = JSON_FAMILIES + RAW_FAMILIES
-#: Raw families whose parser trims a line break at a value's ends (the constraint keeps
-#: line breaks out of their string bodies).
-TRIMMING = ("seed_oss",)
 #: No exported shape: a call index in the head (kimi_k2,
 #: command_r7b), Python literals (pythonic, lfm2,
 #: olmo3, llama3_builtin), a parameter's closing tag named by its key (minimax_m3), a
@@ -107,21 +107,46 @@ def export(fmt: str, dialect: str, choice: Any = "auto", **options: Any) -> str:
     return make(TOOLS, dialect, choice, **options)
 
 
-def strings(dialect: str, nested: bool) -> st.SearchStrategy[str]:
-    """Strings the constraint allows and ``format_calls`` writes in a form it accepts: a raw
-    value holds no tag lead and, being a string, does not read as JSON (the writer would
-    write it as a JSON string); llguidance's JSON strings escape DEL."""
+def carried(dialect: str, value: str) -> bool:
+    """Does the family carry ``value`` as a raw string (``get_weather``'s ``city``, typed
+    string)? Asked of the parser, from the family's spelling: in its tags, or on lines of
+    their own where the spelling has those (seed_oss). A string holding the closing tag does
+    not read back: that is the family's limit, the writer refuses such a string, and the
+    property draws around it."""
+    sp = spelling(dialect)
+    for open_, close in (("ARG_OPEN", "ARG_CLOSE"), ("ARG_OPEN_LINES", "ARG_CLOSE_LINES")):
+        if open_ not in sp:
+            continue
+        call = sp.fill("CALL_HEAD", "get_weather") + sp.fill(open_, "city") + value
+        text = sp.get("BLOCK_OPEN") + call + sp.get(close) + sp.get("CALL_TAIL")
+        got = parse(text + sp.get("BLOCK_CLOSE"), dialects=(dialect,), tools=TOOLS).calls
+        if len(got) == 1 and got[0].input == {"city": value}:
+            return True
+    return False
+
+
+def strings(dialect: str, nested: bool, fmt: str) -> st.SearchStrategy[str]:
+    """Any string, tag leads, ``]]>``, quotes, line breaks, DEL and the family's own tags
+    included (issue 35), less what the family cannot carry: a raw value its parser does not
+    read back (``carried``), and, being a string, none that reads as JSON (the writer would
+    write it as a JSON string). Left (docs/constrained-decoding.md): llguidance's limit,
+    under a Lark grammar: a string inside a raw family's JSON value holds no tag lead (the
+    writer spells it ``\\u003c``, llguidance's JSON spells ``<`` raw only, and raw it could
+    end the value)."""
     if dialect in RAW_FAMILIES:
-        trimmed = "\n" if dialect in TRIMMING and not nested else ""
-        raw = TEXT.map(_scrub(LEADS + DEL + trimmed, no_fence=False))
-        return raw if nested else raw.filter(lambda s: decode_raw(s) == s)
-    return TEXT.map(_scrub(DEL, no_fence=False))
+        if nested:
+            return TEXT.map(_scrub(LEADS, no_fence=False)) if fmt == "lark" else TEXT
+        return TEXT.filter(lambda s: decode_raw(s) == s and carried(dialect, s))
+    return TEXT
 
 
-def calls_for(dialect: str) -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
+def calls_for(dialect: str, fmt: str) -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
+    # (a GBNF string with a length keeps out what ends a tag; in seed_oss a line break too:
+    # GBNF cannot intersect it with the raw language, docs/constrained-decoding.md)
+    kept_out = KEPT_OUT + ("\n" if fmt == "gbnf" and dialect in LINES else "")
     return st.sampled_from(sorted(SCHEMAS)).flatmap(
         lambda name: arguments(
-            SCHEMAS[name], strings(dialect, nested=False), strings(dialect, nested=True)
+            SCHEMAS[name], strings(dialect, False, fmt), strings(dialect, True, fmt), kept_out
         ).map(lambda args: (name, args))
     )
 
@@ -160,7 +185,7 @@ def test_every_export_validates_in_llguidance(fmt: str, dialect: str, choice: An
 def test_written_calls_are_accepted_and_read_back(
     fmt: str, dialect: str, data: st.DataObject
 ) -> None:
-    calls = data.draw(st.lists(calls_for(dialect), min_size=1, max_size=3))
+    calls = data.draw(st.lists(calls_for(dialect, fmt), min_size=1, max_size=3))
     prose = data.draw(free(dialect))
     # (written under the tools it is read back with: a raw family writes a string-typed
     # string as it is, so "null" stays a string, not the JSON text '"null"')
@@ -197,7 +222,7 @@ def test_schema_breaking_calls_unknown_tools_and_cut_blocks_are_rejected(
         for call in typed:
             validate(call.input, call.name)
     prose = data.draw(free(dialect))
-    calls = data.draw(st.lists(calls_for(dialect), min_size=1, max_size=3))
+    calls = data.draw(st.lists(calls_for(dialect, fmt), min_size=1, max_size=3))
     k = data.draw(st.integers(0, len(calls) - 1))
     swapped = [*calls[:k], (data.draw(UNKNOWN), calls[k][1]), *calls[k + 1 :]]
     assert not accepts(auto, prose + format_calls(swapped, dialect=dialect), fmt), swapped
@@ -215,14 +240,19 @@ def test_schema_breaking_calls_unknown_tools_and_cut_blocks_are_rejected(
 @pytest.mark.parametrize("dialect", RAW_FAMILIES)
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_a_raw_value_cannot_end_its_block(fmt: str, dialect: str) -> None:
-    """No tag lead stands in a raw value, so neither the family's closing tags nor any other
-    tag can end it early; a value without one is taken as it is."""
+    """A raw value holds a tag lead wherever the parser reads it back (``a < b``, ``<b>``,
+    another family's tags), and no tag that would end it early (the family's closing tags):
+    the constraint takes exactly the values ``carried`` says."""
     grammar = export(fmt, dialect)
     spot = format_calls([("get_weather", {"city": "HERE"})], dialect=dialect)
     assert accepts(grammar, spot, fmt), spot
-    for value in ("a</parameter>b", "x</arg_value>", "</function></tool_call>", "a<b", "a＜b"):
+    values = ["a</parameter>b", "x</arg_value>", "</function></tool_call>", "a<b", "a＜b"]
+    values += ["a < b", "<b>x</b>", "< /parameter>", "</Parameter>", "<", "a<", "〈x〉", "<<"]
+    values += ["</steptml:parameter>", "</arg_value:opensource>", "<parameter=x>", "]]>"]
+    for value in values:
         raw = spot.replace("HERE", value)
-        assert not accepts(grammar, raw, fmt), raw
+        assert accepts(grammar, raw, fmt) == carried(dialect, value), raw
+    assert not all(carried(dialect, v) for v in values)
 
 
 @pytest.mark.parametrize("dialect", FAMILIES)
@@ -233,7 +263,7 @@ def test_whatever_the_constraint_accepts_parses_as_calls_it_allows(
     fmt: str, dialect: str, data: st.DataObject
 ) -> None:
     choice = data.draw(st.sampled_from(["auto", "required"]))
-    calls = data.draw(st.lists(calls_for(dialect), min_size=1, max_size=2))
+    calls = data.draw(st.lists(calls_for(dialect, fmt), min_size=1, max_size=2))
     # (written under the tools, as above: a raw-strings family's string "null" has no
     # schemaless spelling)
     written = format_calls(calls, dialect=dialect, tools=TOOLS)

@@ -30,6 +30,7 @@ __all__ = [
     "decode_entities",
     "decode_param",
     "decode_raw",
+    "escape_del",
     "json_literal",
     "load_json",
     "parse_argument_object",
@@ -311,3 +312,10 @@ def parse_argument_object(text: str) -> dict[str, Any] | None:
     except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
+
+
+def escape_del(json_text: str) -> str:
+    """JSON text with DEL written ``\\u007f``, as llguidance's JSON writes it, so a model
+    under an exported constraint can write what the prompt writers write (``json.dumps``
+    leaves DEL raw, and only in strings, so the same value reads back)."""
+    return json_text.replace("\x7f", "\\u007f")

@@ -25,7 +25,8 @@ as JSON. Where the tool's schema (``schemas``, from ``format_calls(tools=)``) ty
 parameter ``string``, the parser keeps its text as the string (``decode_raw``), so the string
 is written as it is, always — ``"42"`` as ``42``. Elsewhere (no schema, or another type) a
 string the parser would read as another JSON value (``"42"``, ``"true"``) is written as a JSON
-string, every ``<`` in it as ``\\u003c`` (a raw value that is one JSON value is that value).
+string, every tag lead in it as a ``\\u`` escape (``<`` as ``\\u003c``; a raw value that is one
+JSON value is that value).
 A family whose raw values are strings without a schema (``ValueReading.raw_strings``: its
 reference parsers read them so) writes every string as it is; one that reads as ``null``, or
 that its closing tag would end, is a ``FormatError`` there (no text gives it back); any
@@ -53,7 +54,7 @@ import math
 from typing import Any, NamedTuple
 
 from .._base.errors import FormatError
-from .._base.values import RAW_NULL, _is_string_type, decode_raw
+from .._base.values import RAW_NULL, _is_string_type, decode_raw, escape_del
 from .._blocks.assembler import param_schema, param_schema_type
 from .._facade.results import parse
 from .._grammar.spelling import SLOT, Spelling
@@ -93,7 +94,11 @@ def _json(value: Any, escape_lt: bool = False) -> str:
         text = json.dumps(value, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise FormatError(f"argument is not JSON: {exc}", expected=("JSON values",)) from None
-    return text.replace("<", "\\u003c") if escape_lt else text
+    text = escape_del(text)
+    if escape_lt:  # (every tag lead: ``<`` and its full-width and angle-bracket look-alikes)
+        for lead in _TAG_LEADS:
+            text = text.replace(lead, f"\\u{ord(lead):04x}")
+    return text
 
 
 #: The characters a raw value's run stops at (a tag may begin there): a string holding none

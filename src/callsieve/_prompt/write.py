@@ -27,7 +27,7 @@ import json
 from typing import Any
 
 from .._base.errors import FormatError
-from .._base.values import decode_entities
+from .._base.values import escape_del
 from .._grammar.names import SPELLINGS, TEXT_RUN
 from .._grammar.prefix import first_chars
 from .._grammar.spelling import Spelling
@@ -36,6 +36,7 @@ from .._scan.balanced import MAX_JSON_DEPTH
 __all__ = ["markup_calls", "name_attr"]
 
 _TRUE, _FALSE = "true", "false"  # the values of the string attribute (SPEC §5)
+_ENTITY = "&"  # what XML character entities begin with (a plain body's are decoded)
 
 
 def _attr(sp: Spelling, name: Any) -> str | None:
@@ -85,9 +86,10 @@ def _json_body(sp: Spelling, arguments: dict[str, Any]) -> str:
 
 def _json(value: Any) -> str:
     try:
-        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise FormatError(f"argument is not JSON: {exc}", expected=("JSON values",)) from None
+    return escape_del(text)
 
 
 def _cdata(sp: Spelling, text: str) -> str:
@@ -112,6 +114,16 @@ def _param(sp: Spelling, key: str, value: Any) -> str:
     return head + _cdata(sp, text) + sp[SPELLINGS.PARAM_CLOSE]
 
 
+def _fits(sp: Spelling, value: Any) -> bool:
+    """Can ``value`` be a parameter's body? A string always (CDATA takes any, in sections).
+    JSON plain, or in one CDATA section (the parser reads JSON from one): not JSON whose
+    strings hold both a tag lead (or ``&``) and ``]]>`` — that call is one JSON object."""
+    if isinstance(value, str):
+        return True
+    text = _json(value)
+    return _plain_reads_back(sp, text, False) or sp[SPELLINGS.CDATA_CLOSE] not in text
+
+
 @functools.lru_cache(maxsize=64)
 def _stops(sp: Spelling) -> frozenset[str] | None:
     """The characters at which the run that reads a plain body (``TEXT_RUN``) stops (None:
@@ -127,13 +139,14 @@ def _plain_reads_back(sp: Spelling, text: str, is_str: bool) -> bool:
     """Is ``text`` written plain? Only where it holds none of the characters at which the
     plain body's run stops (a ``<``-like character): the run then takes the whole text, and
     the value rules give it back — ``string="true"`` the raw text, ``string="false"`` the
-    JSON, which has no white space at its ends, when no entity is there to decode. This is
+    JSON, which has no white space at its ends, when it holds no ``&`` (no entity to decode:
+    the constraint's plain JSON keeps ``&`` out, so the writer does too). This is
     also what the exported constraint allows in a plain body (``constrain``'s ``Markup``), so
     every call written here is one the constraint accepts (SPEC §18)."""
     stops = _stops(sp)
     if stops is None or any(c in stops for c in text):
         return False
-    return is_str or decode_entities(text) == text
+    return is_str or _ENTITY not in text
 
 
 def markup_calls(sp: Spelling, calls: list[tuple[str, dict[str, Any]]]) -> str:
@@ -145,7 +158,7 @@ def markup_calls(sp: Spelling, calls: list[tuple[str, dict[str, Any]]]) -> str:
         lines.append(
             sp[SPELLINGS.INVOKE_OPEN] + name_attr(sp, name, "tool") + sp[SPELLINGS.TAG_END]
         )
-        if all(_attr(sp, key) is not None for key in arguments):
+        if all(_attr(sp, key) is not None and _fits(sp, v) for key, v in arguments.items()):
             lines += [_param(sp, key, value) for key, value in arguments.items()]
         else:
             lines.append(_json_body(sp, arguments))

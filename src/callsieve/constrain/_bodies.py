@@ -28,6 +28,7 @@ from typing import Any
 from .._base.errors import ConfigurationError
 from ._ir import ANY, Both, Chars, Grammar, Json, Lit, Node, alt, plus, seq, star
 from ._jsonir import JsonRules
+from ._rawtext import RawText
 from ._regex import restrict
 from ._schema import Safety, safe_schema_text
 from ._strings import avoid, split_units
@@ -82,15 +83,19 @@ class Target:
         cdata: Cdata | None,
         where: str,
         suffix: str = "",
+        text: RawText | None = None,
     ) -> Node:
         """A string body: ``plain`` (the characters a plain body cannot hold; None: no plain
         form) and/or CDATA sections (``cdata``; None: no CDATA form). ``suffix``: text
         after a plain body, before the first character it cannot hold (the raw families'
         line break before ``</parameter>``), in the body's terminal: llguidance's lexer never
-        backs up, so a body that may hold it would take it."""
+        backs up, so a body that may hold it would take it. ``text``: a raw family's value
+        language (``_rawtext``), its closing tag in the same terminal, instead of ``plain``."""
         if suffix and cdata is not None:
             raise ValueError("a suffix is for plain bodies only")
         langs, values = string_constraints(schema, where)
+        if text is not None:
+            return self._raw_text(text, langs, values, where)
         forms: list[Node] = []
         if values is not None:
             if plain is not None:
@@ -122,6 +127,42 @@ class Target:
                 )
                 forms.append(plus(section))
         return alt(*forms)
+
+    def _raw_text(
+        self, text: RawText, langs: list[Node], values: list[str] | None, where: str
+    ) -> Node:
+        """A raw family's value and its closing tag, in one terminal: any value the parser
+        reads back (``text``), within the schema's languages. GBNF cannot intersect a
+        language with ``text``: there the value keeps out the characters a tag ends with
+        (``>``), which ``text.tagless`` says leaves every value readable, or else the tag
+        leads and the white space the tags trim."""
+        if values is not None:
+            forms = [Lit(v + text.close) for v in values if text.reads_back(v)]
+            if not forms:
+                raise ConfigurationError(
+                    f"{where}: no enum value can be written here",
+                    expected=("a value without the family's closing tag",),
+                )
+            return alt(*forms)
+        if not langs:
+            return self.g.define("raw_text", text.body(self.name == "lark"), terminal=True)
+        if self.name != "lark" and len(langs) > 1:
+            raise ConfigurationError(
+                f"{where}: pattern, format and minLength/maxLength "
+                "together cannot be enforced in gbnf (use one)",
+                expected=("one of them",),
+            )
+        bodies: list[Node] = []
+        for head, form in text.forms():
+            if self.name == "lark":  # (an intersection with the ``~`` form is one llguidance
+                # cannot always tell empty: its lexeme then never ends)
+                node: Node = form.node
+                for lang in langs:
+                    node = Both(seq(lang, Lit(form.close)), node)
+            else:
+                node = seq(restrict(langs[0], ANY - form.tagless), Lit(form.close))
+            bodies.append(seq(Lit(head), node))
+        return self.g.define("raw_value", alt(*bodies), terminal=True)
 
     def _constrained(
         self,

@@ -26,6 +26,7 @@ What it costs: one spelling read per dialect (cached by ``_spelling``).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ from .._prompt.template import template_calls
 from .._prompt.write import _FALSE, _TRUE, _attr
 from ._bodies import Cdata, Target
 from ._ir import Alt, Chars, Hole, Lit, Node, Rep, Seq, alt, opt, seq, star
+from ._rawtext import RawText, raw_text
 from ._schema import NO_SAFETY, Safety
 from ._values import is_string_typed, string_schemas
 
@@ -83,6 +85,7 @@ NATIVE_NAMES = (
 #: ``ARGS`` says how the arguments are written; the others may be absent (empty).
 ARGS, ARGS_KEY, CALL_HEAD, CALL_TAIL = "ARGS", "ARGS_KEY", "CALL_HEAD", "CALL_TAIL"
 ARG_OPEN, ARG_CLOSE = "ARG_OPEN", "ARG_CLOSE"
+ARG_OPEN_LINES, ARG_CLOSE_LINES = "ARG_OPEN_LINES", "ARG_CLOSE_LINES"
 BLOCK_OPEN, BLOCK_CLOSE, BLOCK_SEP, CALL_SEP = "BLOCK_OPEN", "BLOCK_CLOSE", "BLOCK_SEP", "CALL_SEP"
 #: The ``ARGS`` kinds the template shape exports (``"python"``: Python literals, not).
 TEMPLATE_ARGS = ("envelope", "json", "raw")
@@ -110,6 +113,7 @@ class RawSlot(Hole):
     cdata: Cdata | None
     where: str
     suffix: str = ""
+    text: RawText | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -181,7 +185,7 @@ class Markup:
     def arguments(self, tool: Tool) -> Node:
         """The lines between an invoke's head and its close, each ending in a line break:
         one per declared parameter (required ones always, in the schema's order), or one
-        JSON object — where a name cannot be spelled, or other keys are allowed."""
+        JSON object (where the writer may write one)."""
         schema = tool.schema
         props = schema.get("properties")
         props = props if isinstance(props, dict) else {}
@@ -198,7 +202,10 @@ class Markup:
                 forms.append(
                     seq(*(ln if k in required else opt(ln) for k, ln in zip(props, lines)))
                 )
-        if not forms or extra is not False:
+        # The JSON object body: the writer writes it for a call where a name cannot be
+        # spelled, other keys come, or a JSON value holds strings with both a tag lead and
+        # ``]]>`` (no plain body and no one CDATA section holds it).
+        if not forms or extra is not False or any(_nests_strings(p) for p in props.values()):
             forms.append(seq(JsonSlot(schema, schema, NO_SAFETY, tool.where), Lit(_LINE)))
         return alt(*forms)
 
@@ -315,6 +322,19 @@ class Native:
         )
 
 
+def _nests_strings(prop: Any) -> bool:
+    """May a JSON value under ``prop`` hold a string inside it (an object, an array, any
+    value)? A string value itself goes in a ``string="true"`` body."""
+    if not isinstance(prop, dict) or any(k in prop for k in ("$ref", "allOf", "not")):
+        return prop is not False
+    branches = prop.get("anyOf") or prop.get("oneOf")
+    if isinstance(branches, list):
+        return any(_nests_strings(b) for b in branches)
+    kind = prop.get("type")
+    kinds = kind if isinstance(kind, list) else [kind]
+    return kind is None or bool({"object", "array"} & set(kinds))
+
+
 def _name_chars(spells: Any) -> Chars:
     """The characters of ``NAME_ALPHABET`` a name may hold in this dialect."""
     return Chars.of("".join(c for c in NAME_ALPHABET if spells(f"a{c}a") and spells(c)))
@@ -325,7 +345,9 @@ def lower(node: Node, target: Target) -> Node:
     if isinstance(node, JsonSlot):
         return target.json(node.schema, node.root, node.safety, node.where)
     if isinstance(node, RawSlot):
-        return target.raw_string(node.schema, node.plain, node.cdata, node.where, node.suffix)
+        return target.raw_string(
+            node.schema, node.plain, node.cdata, node.where, node.suffix, node.text
+        )
     if isinstance(node, NameSlot):
         return target.g.define("free_name", Rep(node.chars, 1, NAME_MAX), terminal=True)
     if isinstance(node, Seq):
@@ -394,9 +416,15 @@ class Template:
         # A raw string body holds no white space the family's tags trim off it (seed_oss's
         # line breaks around a value): each is tried at both ends of a value, as written.
         self.body_stops = self.stops
+        self.raw: RawText | None = None
         if self.kind == "raw":
             trimmed = "".join(c for c in _WHITE if not self._raw_reads_back(c + "x" + c))
             self.body_stops = self.stops | Chars.of(trimmed)
+            # Any value the parser reads back, tag leads included (``_rawtext``); the white
+            # space the opening tag takes off a value's start kept out there.
+            lead_trim = "".join(c for c in _WHITE if not self._raw_reads_back(c + "x"))
+            self.raw = raw_text(g, sp.get(ARG_CLOSE), lead_trim)
+            self.raw = self._with_lines(g, self.raw)
 
     lead = trail = ""
 
@@ -419,10 +447,26 @@ class Template:
                 expected=("a name the family's call template carries",),
             )
 
-    def _raw_reads_back(self, value: str) -> bool:
-        """Does a string parameter written as ``value`` (raw) read back as it is?"""
+    def _with_lines(self, g: Any, raw: RawText | None) -> RawText | None:
+        """``raw``, or the value on lines of its own (``ARG_OPEN_LINES``, seed_oss), as the
+        writer writes a value with a line break at either end."""
         sp = self.sp
-        call = sp.fill(CALL_HEAD, "f") + sp.fill(ARG_OPEN, "s") + value + sp.get(ARG_CLOSE)
+        open_, lines = sp.get(ARG_OPEN), sp.get(ARG_OPEN_LINES)
+        if raw is None or not lines.startswith(open_) or lines == open_:
+            return raw
+        trim = "".join(c for c in _WHITE if not self._raw_reads_back(c + "x", lines=True))
+        other = raw_text(g, sp.get(ARG_CLOSE_LINES), trim)
+        rest, rest_lines = sp.get(ARG_CLOSE), sp.get(ARG_CLOSE_LINES)
+        if other is None or rest[len(raw.close) :] != rest_lines[len(other.close) :]:
+            return raw
+        return dataclasses.replace(raw, other=(lines[len(open_) :], other))
+
+    def _raw_reads_back(self, value: str, lines: bool = False) -> bool:
+        """Does a string parameter written as ``value`` (raw; ``lines``: in the tags that put
+        it on lines of its own) read back as it is?"""
+        sp = self.sp
+        open_, close = (ARG_OPEN_LINES, ARG_CLOSE_LINES) if lines else (ARG_OPEN, ARG_CLOSE)
+        call = sp.fill(CALL_HEAD, "f") + sp.fill(open_, "s") + value + sp.get(close)
         text = sp.get(BLOCK_OPEN) + call + self.tail + sp.get(BLOCK_CLOSE)
         tools = [{"name": "f", "parameters": {"properties": {"s": {"type": "string"}}}}]
         got = parse(text, dialects=(self.dialect,), tools=tools, grammar_dirs=self.dirs).calls
@@ -473,17 +517,24 @@ class Template:
         return seq(*(ln if k in required else opt(ln) for k, ln in zip(props, lines)))
 
     def _value(self, prop: Any, root: Any, where: str) -> Node:
-        """A raw value: a string as it is (no tag lead in it), anything else JSON whose
+        """A raw value: a string as it is (any the parser reads back; where the family's
+        value run is beyond ``_rawtext``, none holding a tag lead), anything else JSON whose
         strings hold no tag lead."""
         strings = [prop] if is_string_typed(prop) else string_schemas(prop)
         pre, rest = self._close
-        forms: list[Node] = [
-            seq(RawSlot(s if isinstance(s, dict) else {}, self.body_stops, None, where, pre), rest)
-            for s in strings
-        ]
+        forms: list[Node] = [self._string(s if isinstance(s, dict) else {}, where) for s in strings]
         if not is_string_typed(prop):
             forms.append(seq(JsonSlot(prop, root, Safety(self.stops), where), Lit(pre), rest))
         return alt(*forms)
+
+    def _string(self, schema: dict[str, Any], where: str) -> Node:
+        """A raw string value and its closing tag."""
+        if self.raw is None:
+            pre, rest = self._close
+            return seq(RawSlot(schema, self.body_stops, None, where, pre), rest)
+        close = self.sp.get(ARG_CLOSE)
+        after = Lit(close[len(self.raw.close) :])
+        return seq(RawSlot(schema, None, None, where, self.raw.close, self.raw), after)
 
     @property
     def _close(self) -> tuple[str, Node]:

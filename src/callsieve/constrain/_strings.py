@@ -9,7 +9,8 @@ text ends with), every state final but the one that has all of ``s``, turned int
 expression by eliminating states — so ``]]>`` (a CDATA section's end) or a Markdown
 fence's run of backticks cannot appear, however the text is cut. ``json_units(chars)`` is
 one character of a JSON string whose value characters are ``chars``: the raw ones JSON
-allows, ``\\"``, ``\\\\`` and the control characters escaped; ``generic=True`` lets any
+allows, ``\\"``, ``\\\\``, the control characters and DEL escaped (DEL as llguidance's JSON
+writes it); ``generic=True`` lets any
 escape stand (an unconstrained string). ``int_range(lo, hi)`` is the decimal spelling of
 every integer in a range (either end open). ``regex_text(node)`` prints an IR node as an
 ECMA-262 / Rust regular expression (``\\xHH``, ``\\uHHHH`` escapes, ``(?:…)`` groups).
@@ -27,6 +28,8 @@ from ._ir import ANY, MAX_CODE, Alt, Chars, Lit, Node, Rep, Seq, alt, seq, star
 __all__ = ["CONTROL", "avoid", "int_range", "json_units", "regex_text", "split_units"]
 
 CONTROL = Chars(((0, 0x1F),))
+#: Written as an escape only, as llguidance's JSON writes it (and ``callsieve.prompt``).
+_DEL = Chars.of("\x7f")
 _QUOTE, _BACKSLASH = Chars.of('"'), Chars.of("\\")
 _HEX = Chars.span("0", "9") | Chars.span("a", "f") | Chars.span("A", "F")
 _SHORT = {"\n": "n", "\r": "r", "\t": "t", "\b": "b", "\f": "f", '"': '"', "\\": "\\"}
@@ -90,11 +93,11 @@ def split_units(raw: Chars, s: str, others: list[Node]) -> list[Unit]:
 def json_units(chars: Chars, generic: bool = False) -> tuple[Chars, list[Node]]:
     """One character of a JSON string holding ``chars``: (its raw characters, its escapes).
     ``generic``: any JSON escape (for an unconstrained string)."""
-    raw = chars - CONTROL - _QUOTE - _BACKSLASH
+    raw = chars - CONTROL - _DEL - _QUOTE - _BACKSLASH
     if generic:
         return raw, [seq(Lit("\\"), alt(Chars.of('"\\/bfnrt'), seq(Lit("u"), Rep(_HEX, 4, 4))))]
     escapes: list[Node] = []
-    special = chars & (CONTROL | _QUOTE | _BACKSLASH)
+    special = chars & (CONTROL | _DEL | _QUOTE | _BACKSLASH)
     for lo, hi in special.ranges:
         for o in range(lo, hi + 1):
             c = chr(o)
