@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from .._base import re_internals as _re
 from .._grammar.automaton import DEAD, EntryAutomaton
 from .._grammar.compiled import CompiledGrammar
+from .._grammar.specs import RunTerminal
 from ._ir import ANY, NOTHING, Both, Chars, Lit, Node, Not, Rep, alt, seq, star
 
 __all__ = ["RawText", "raw_text"]
@@ -147,13 +148,15 @@ def _classes(a: EntryAutomaton) -> tuple[Chars, ...] | None:
 
 def _after_run(g: CompiledGrammar) -> list[str] | None:
     """The patterns of the tokens the parser may read where a raw value's run stops."""
-    runs = {n for n in g.raw_terminals if g.terminals[n].is_run}
-    if not runs or any(not g.terminals[n].soft for n in runs):
+    specs = [g.terminals[n] for n in g.roles.raw_terminals]
+    runs = [t for t in specs if isinstance(t, RunTerminal)]
+    if not runs or any(not t.soft for t in runs):
         return None
     sources: set[str] = set()
-    for acts in g.table.states.values():
-        for term, (action, target) in acts.items():
-            if term in runs and str(action).lower().startswith("shift"):
+    for state in g.parser.table.states:
+        for run in runs:
+            target = g.parser.shift_target(state, run.name)
+            if target is not None:
                 sources |= {t.source for t in g.states[target].bounded if t.source}
     return sorted(sources) if sources else None
 
