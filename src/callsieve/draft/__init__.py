@@ -1,0 +1,103 @@
+"""Strategy: draft a dialect from a model's chat template (``callsieve draft-dialect``).
+
+What it does: ``draft(text, name)`` renders the template in jinja2's sandbox differentially
+(``_probe``), extracts the markers (``_extract``) and writes a grammar file, a spelling
+file and a report (``Draft``). ``write(draft, folder)`` saves them, the spelling under
+``spelling/``. The draft is loaded as ``Sieve`` would before it is handed out: the opener
+takes the lowest priority that loads beside every other dialect.
+What it guarantees: a draft returned loads (``load_grammar``) alone and beside ``"all"``; it
+reads the template's own renderings. It is an authoring tool: the user reviews it.
+What it costs: about ten renders and a few grammar loads (a second or so). Needs the
+``draft`` extra (jinja2); the core never imports this package.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .._base.errors import GrammarError
+from .._grammar.compiled import load_grammar
+from .._grammar.files import all_dialects
+from .._grammar.spelling import SPELLING_DIR, spelling
+from ._emit import draft_files
+from ._extract import Shape, describe, extract
+from ._probe import probe
+from ._render import DraftError, Template, template_source
+
+__all__ = ["Draft", "DraftError", "draft", "dialect_name", "write"]
+
+_PRIORITIES = (0, 2, 3, 4, 5, 6)
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A drafted dialect: its ``name``, grammar and spelling files, the ``shape`` found and
+    the ``notes`` of what the renderings could not tell."""
+
+    name: str
+    grammar: str
+    spelling: str
+    shape: Shape
+    notes: tuple[str, ...]
+
+    def report(self) -> str:
+        """What was found and what was not, as Markdown."""
+        lines = [f"# Draft dialect `{self.name}`", "", "## Markers found", ""]
+        for key, value in describe(self.shape).items():
+            lines.append(f"- {key}: `{value!r}`")
+        lines += ["", "## What the renderings could not tell", ""]
+        lines += [f"- {n}" for n in self.notes] or ["- nothing: review the draft all the same"]
+        return "\n".join(lines) + "\n"
+
+
+def dialect_name(path: str) -> str:
+    """A dialect name for a template file: ``draft_`` and its stem, lower case."""
+    stem = Path(path).stem
+    if stem == "tokenizer_config":
+        stem = Path(path).resolve().parent.name or "model"
+    return "draft_" + (re.sub(r"[^a-z0-9]+", "_", stem.lower()).strip("_") or "model")
+
+
+def write(d: Draft, folder: str | Path) -> list[Path]:
+    """Save ``d`` in ``folder``: ``NAME.lark``, ``spelling/NAME.lark``, ``NAME.report.md``."""
+    root = Path(folder)
+    (root / SPELLING_DIR).mkdir(parents=True, exist_ok=True)
+    paths = [
+        root / f"{d.name}.lark",
+        root / SPELLING_DIR / f"{d.name}.lark",
+        root / f"{d.name}.report.md",
+    ]
+    for path, text in zip(paths, (d.grammar, d.spelling, d.report()), strict=True):
+        path.write_text(text, encoding="utf-8")
+    return paths
+
+
+def _loads(d: Draft) -> str | None:
+    """None if ``d`` loads alone and beside every dialect, else the loader's refusal."""
+    with tempfile.TemporaryDirectory() as tmp:
+        write(d, tmp)
+        try:
+            load_grammar((d.name,), (tmp,))
+            spelling(d.name, (tmp,))
+            load_grammar(tuple(dict.fromkeys(all_dialects((tmp,)))), (tmp,))
+        except GrammarError as exc:
+            return str(exc)
+    return None
+
+
+def draft(text: str, name: str, source: str = "the chat template") -> Draft:
+    """Draft dialect ``name`` from a chat template (or a ``tokenizer_config.json``'s text).
+    ``DraftError``: no structure found, or no draft the loader takes (its refusal)."""
+    shape = extract(probe(Template(template_source(text))))
+    refusal = ""
+    for priority in _PRIORITIES:
+        grammar, spelled = draft_files(name, shape, source, priority)
+        d = Draft(name, grammar, spelled, shape, shape.notes)
+        why = _loads(d)
+        if why is None:
+            return d
+        refusal = refusal or why
+    raise DraftError(f"the draft does not load: {refusal}")
