@@ -17,19 +17,47 @@ import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .._base.errors import GrammarError
+from .._facade.results import parse
 from .._grammar.compiled import load_grammar
 from .._grammar.files import all_dialects
 from .._grammar.spelling import SPELLING_DIR, spelling
 from ._emit import draft_files
 from ._extract import Shape, describe, extract
-from ._probe import probe
+from ._probe import KEY1, KEY2, NAME1, NAME2, NUMBER, OBJECT, VAL1, VAL2, Probe, probe
 from ._render import DraftError, Template, template_source
 
-__all__ = ["Draft", "DraftError", "draft", "dialect_name", "write"]
+__all__ = ["Draft", "DraftError", "Rendering", "dialect_name", "draft", "write"]
 
 _PRIORITIES = (0, 2, 3, 4, 5, 6)
+
+
+@dataclass(frozen=True)
+class Rendering:
+    """One rendering of the template: ``what`` it shows, its ``text``, its ``calls``."""
+
+    what: str
+    text: str
+    calls: tuple[tuple[str, dict[str, Any]], ...]
+
+
+def _renderings(p: Probe) -> tuple[Rendering, ...]:
+    one = {KEY1: VAL1}
+    wanted: list[tuple[str, str | None, tuple[tuple[str, dict[str, Any]], ...]]] = [
+        ("one call", p.one if NAME1 in (p.one or "") else p.id_named, ((NAME1, one),)),
+        ("two parameters", p.two_params, ((NAME1, {KEY1: VAL1, KEY2: VAL2}),)),
+        ("no parameter", p.no_params, ((NAME1, {}),)),
+        ("two calls", p.two_calls, ((NAME1, one), (NAME2, one))),
+        ("a number", p.number, ((NAME1, {KEY1: NUMBER}),)),
+        ("an object", p.obj, ((NAME1, {KEY1: OBJECT}),)),
+    ]
+    return tuple(
+        Rendering(what, text, calls)
+        for what, text, calls in wanted
+        if text is not None and NAME1 in text and "{'" not in text
+    )
 
 
 @dataclass(frozen=True)
@@ -42,6 +70,8 @@ class Draft:
     spelling: str
     shape: Shape
     notes: tuple[str, ...]
+    #: the template's own renderings: (what, text, the calls it holds)
+    renderings: tuple[Rendering, ...] = ()
 
     def report(self) -> str:
         """What was found and what was not, as Markdown."""
@@ -50,7 +80,19 @@ class Draft:
             lines.append(f"- {key}: `{value!r}`")
         lines += ["", "## What the renderings could not tell", ""]
         lines += [f"- {n}" for n in self.notes] or ["- nothing: review the draft all the same"]
+        lines += ["", "## The template's renderings, read back with the draft", ""]
+        lines += [f"- {r.what}: {'read' if ok else 'NOT read'}" for r, ok in self.check()]
         return "\n".join(lines) + "\n"
+
+    def check(self) -> list[tuple[Rendering, bool]]:
+        """Each rendering, and whether the draft alone reads its calls from it."""
+        with tempfile.TemporaryDirectory() as tmp:
+            write(self, tmp, report=False)
+            out = []
+            for r in self.renderings:
+                got = parse(r.text, dialects=[self.name], grammar_dirs=[tmp]).calls
+                out.append((r, [(c.name, c.input) for c in got] == list(r.calls)))
+        return [(r, ok) for r, ok in out]
 
 
 def dialect_name(path: str) -> str:
@@ -61,7 +103,7 @@ def dialect_name(path: str) -> str:
     return "draft_" + (re.sub(r"[^a-z0-9]+", "_", stem.lower()).strip("_") or "model")
 
 
-def write(d: Draft, folder: str | Path) -> list[Path]:
+def write(d: Draft, folder: str | Path, report: bool = True) -> list[Path]:
     """Save ``d`` in ``folder``: ``NAME.lark``, ``spelling/NAME.lark``, ``NAME.report.md``."""
     root = Path(folder)
     (root / SPELLING_DIR).mkdir(parents=True, exist_ok=True)
@@ -70,15 +112,17 @@ def write(d: Draft, folder: str | Path) -> list[Path]:
         root / SPELLING_DIR / f"{d.name}.lark",
         root / f"{d.name}.report.md",
     ]
-    for path, text in zip(paths, (d.grammar, d.spelling, d.report()), strict=True):
-        path.write_text(text, encoding="utf-8")
-    return paths
+    texts = (d.grammar, d.spelling, d.report() if report else "")
+    for path, text in zip(paths, texts, strict=True):
+        if text:
+            path.write_text(text, encoding="utf-8")
+    return paths if report else paths[:2]
 
 
 def _loads(d: Draft) -> str | None:
     """None if ``d`` loads alone and beside every dialect, else the loader's refusal."""
     with tempfile.TemporaryDirectory() as tmp:
-        write(d, tmp)
+        write(d, tmp, report=False)
         try:
             load_grammar((d.name,), (tmp,))
             spelling(d.name, (tmp,))
@@ -91,11 +135,12 @@ def _loads(d: Draft) -> str | None:
 def draft(text: str, name: str, source: str = "the chat template") -> Draft:
     """Draft dialect ``name`` from a chat template (or a ``tokenizer_config.json``'s text).
     ``DraftError``: no structure found, or no draft the loader takes (its refusal)."""
-    shape = extract(probe(Template(template_source(text))))
+    renders = probe(Template(template_source(text)))
+    shape = extract(renders)
     refusal = ""
     for priority in _PRIORITIES:
         grammar, spelled = draft_files(name, shape, source, priority)
-        d = Draft(name, grammar, spelled, shape, shape.notes)
+        d = Draft(name, grammar, spelled, shape, shape.notes, _renderings(renders))
         why = _loads(d)
         if why is None:
             return d

@@ -83,7 +83,7 @@ def _attr_tag(t: Token, slot: str) -> bool:
     return t.kind == "tag" and re.search(r"\sname\s*=\s*[\"']" + slot + "[\"']", t.text) is not None
 
 
-def _elements(ts: tuple[Token, ...], slot: str, node: str) -> list[_Element]:  # noqa: C901
+def _elements(ts: tuple[Token, ...], slot: str, node: str) -> list[_Element]:
     """``ts`` as elements: literal runs of markers, the slot, a JSON body, the value."""
     out: list[_Element] = []
     cur = _Terminal()

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ._probe import CALL_ID, KEY1, KEY2, NAME1, NAME2, THOUGHT, VAL1, VAL2, Probe
@@ -216,10 +216,11 @@ def extract(p: Probe) -> Shape:
             "draft assumes ids of the form functions.NAME:INDEX"
         )
         one = tokens(p.id_named.strip())
+        p = replace(p, two_calls=p.id_named_two)
     two = tokens((p.two_calls or "").strip())
     call = _unit(one, two, NAME1)
     args, keys = _args(call.unit)
-    head, param, tail, param_sep = call.unit, [], [], ""
+    head, param, tail, param_sep = call.unit, list[Token](), list[Token](), ""
     if args == ARGS_MARKUP:
         head, param, tail, param_sep = _params(call, p)
     else:

@@ -69,6 +69,7 @@ class Probe:
     number: str | None
     obj: str | None
     id_named: str | None
+    id_named_two: str | None
     thought: str | None
     prompt_end: str
 
@@ -148,6 +149,10 @@ def probe(template: Template) -> Probe:
         number=r.calls(_call(NAME1, {KEY1: NUMBER})),
         obj=r.calls(_call(NAME1, {KEY1: OBJECT})),
         id_named=r.calls(_call(NAME1, {KEY1: VAL1}, f"functions.{NAME1}:0")),
+        id_named_two=r.calls(
+            _call(NAME1, {KEY1: VAL1}, f"functions.{NAME1}:0"),
+            _call(NAME2, {KEY1: VAL1}, f"functions.{NAME2}:1"),
+        ),
         thought=r.thought(),
         prompt_end=prompt[-64:],
     )

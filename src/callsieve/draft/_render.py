@@ -32,7 +32,7 @@ class DraftError(CallsieveError):
 class _Generation(Extension):
     """``{% generation %}…{% endgeneration %}``: transformers' assistant-mask block; its body."""
 
-    tags = {"generation"}
+    tags = {"generation"}  # noqa: RUF012 (jinja2 reads a set)
 
     def parse(self, parser: Any) -> nodes.Node:
         lineno = next(parser.stream).lineno
@@ -110,5 +110,5 @@ class Template:
             )
         except DraftError:
             raise
-        except Exception as exc:  # (a template error of any kind: its message says which)
+        except Exception as exc:  # noqa: BLE001 (a template error of any kind: its message says which)
             raise DraftError(f"the template fails to render: {type(exc).__name__}: {exc}") from None
