@@ -94,13 +94,21 @@ def _elements(ts: tuple[Token, ...], slot: str, node: str) -> list[_Element]:
             out.append(_Element("slot" if cur.slot else "literal", cur, cur.slot))
         cur = _Terminal()
 
+    def gap() -> None:
+        """White space of any length may stand between two markers, written or not."""
+        if cur.parts and cur.parts[-1] != _regex(_WS):
+            cur.parts.append(_regex(_WS))
+        elif not cur.parts and out and out[-1].kind != "value":
+            cur.parts.append(_regex(_WS))
+
     for i, t in enumerate(ts):
         after = ts[i + 1] if i + 1 < len(ts) else None
         if t.kind == "ws":
-            if cur.parts:
-                cur.parts.append(_regex(_WS))
             cur.text += t.text
-        elif t.kind == "json":
+            continue
+        if t.kind != "json" and not (t.kind == "text" and VAL1 in t.text):
+            gap()
+        if t.kind == "json":
             flush()
             out.append(_Element("json"))
         elif t.kind == "text" and VAL1 in t.text and node == "param_name":
@@ -248,6 +256,12 @@ def draft_files(name: str, shape: Shape, source: str, priority: int = 0) -> tupl
         "// Drafted from the chat template's renderings: every marker below is one the template",
         "// wrote; the report beside this file lists what the renderings could not tell.",
     ]
+    if shape.args == ARGS_MARKUP:  # (the template writes a mapping: each key once, as JSON)
+        lines += [
+            "// The template writes the arguments from a mapping, so a key it never repeats",
+            "// keeps its last value when a model repeats it, as in a JSON object.",
+            "//%repeated_parameter_keeps_last",
+        ]
     if shape.args == ARGS_ENVELOPE and shape.envelope_keys != ("name", "arguments"):
         lines += [
             f"//%envelope_name {shape.envelope_keys[0]}",

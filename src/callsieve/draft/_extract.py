@@ -189,7 +189,9 @@ def _notes(p: Probe, shape_args: str) -> list[str]:
     ):
         notes.append(
             "untyped values: a string and a number are written alike (4242), so without a "
-            "tool schema the draft reads a value that looks like JSON as JSON"
+            "tool schema the draft reads a value that looks like JSON as JSON; where the "
+            "family's reference parsers keep such values strings, add "
+            "//%raw_values_are_strings to the draft"
         )
     end = p.prompt_end.rstrip()
     think = _think(p) or ("<think>", "</think>")
