@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 from callsieve import CallsieveError, parse
+from callsieve._grammar.compiled import load_grammar
 from callsieve.draft import DraftError, dialect_name, draft, write
 
 #: template → the family whose hand-written dialect and tests it is measured against

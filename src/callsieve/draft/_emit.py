@@ -83,64 +83,77 @@ def _attr_tag(t: Token, slot: str) -> bool:
     return t.kind == "tag" and re.search(r"\sname\s*=\s*[\"']" + slot + "[\"']", t.text) is not None
 
 
+class _Cutter:
+    """Cuts tokens into elements: literal runs of markers, the slot, a JSON body, the value."""
+
+    def __init__(self, slot: str, node: str) -> None:
+        self.slot, self.node = slot, node
+        self.out: list[_Element] = []
+        self.cur = _Terminal()
+
+    def flush(self) -> None:
+        if self.cur.parts:
+            kind = "slot" if self.cur.slot else "literal"
+            self.out.append(_Element(kind, self.cur, self.cur.slot))
+        self.cur = _Terminal()
+
+    def gap(self) -> None:
+        """White space of any length may stand between two markers, written or not."""
+        parts, ws = self.cur.parts, _regex(_WS)
+        if (parts and parts[-1] != ws) or (not parts and self.out and self.out[-1].kind != "value"):
+            parts.append(ws)
+
+    def attrs(self, t: Token) -> None:
+        head = t.text[1:].split()[0]
+        self.cur.parts += ["_LT", _regex(_inner(head)), "_HEAD_END"]
+        self.cur.text += "<" + head
+        self.flush()
+        self.out[-1].kind, self.out[-1].node = "attrs", self.node
+
+    def tag(self, t: Token) -> None:
+        slot = self.slot
+        self.cur.parts += _tag(t.text, slot)
+        self.cur.text += t.text.replace(slot, "{}") if slot else t.text
+        if slot and slot in t.text:
+            self.cur.slot = self.node
+            self.flush()
+
+    def text(self, t: Token, after: Token | None) -> None:
+        slot = self.slot
+        self.cur.parts.append(_regex(_text(t.text, slot)))
+        self.cur.text += t.text.replace(slot, "{}") if slot else t.text
+        if slot and slot in t.text:
+            self.cur.slot = self.node
+            if after is not None and after.text.startswith("</"):
+                return  # (the closing tag right after the name joins it)
+            self.cur.parts.append(_regex(_LEAD))
+            self.flush()
+        elif self.cur.slot:
+            self.flush()
+
+
 def _elements(ts: tuple[Token, ...], slot: str, node: str) -> list[_Element]:
     """``ts`` as elements: literal runs of markers, the slot, a JSON body, the value."""
-    out: list[_Element] = []
-    cur = _Terminal()
-
-    def flush() -> None:
-        nonlocal cur
-        if cur.parts:
-            out.append(_Element("slot" if cur.slot else "literal", cur, cur.slot))
-        cur = _Terminal()
-
-    def gap() -> None:
-        """White space of any length may stand between two markers, written or not."""
-        if cur.parts and cur.parts[-1] != _regex(_WS):
-            cur.parts.append(_regex(_WS))
-        elif not cur.parts and out and out[-1].kind != "value":
-            cur.parts.append(_regex(_WS))
-
+    c = _Cutter(slot, node)
     for i, t in enumerate(ts):
         after = ts[i + 1] if i + 1 < len(ts) else None
+        is_value = t.kind == "text" and VAL1 in t.text and node == "param_name"
         if t.kind == "ws":
-            cur.text += t.text
+            c.cur.text += t.text
             continue
-        if t.kind != "json" and not (t.kind == "text" and VAL1 in t.text):
-            gap()
-        if t.kind == "json":
-            flush()
-            out.append(_Element("json"))
-        elif t.kind == "text" and VAL1 in t.text and node == "param_name":
-            flush()
-            out.append(_Element("value"))
-        elif _attr_tag(t, slot):
-            head = t.text[1:].split()[0]
-            cur.parts += ["_LT", _regex(_inner(head)), "_HEAD_END"]
-            cur.text += "<" + head
-            flush()
-            out[-1].kind = "attrs"
-            out[-1].node = node
-            cur.text = ""
+        if t.kind == "json" or is_value:
+            c.flush()
+            c.out.append(_Element("json" if t.kind == "json" else "value"))
+            continue
+        c.gap()
+        if _attr_tag(t, slot):
+            c.attrs(t)
         elif t.kind == "tag":
-            cur.parts += _tag(t.text, slot)
-            cur.text += t.text.replace(slot, "{}") if slot else t.text
-            if slot and slot in t.text:
-                cur.slot = node
-                flush()
+            c.tag(t)
         else:
-            cur.parts.append(_regex(_text(t.text, slot)))
-            cur.text += t.text.replace(slot, "{}") if slot else t.text
-            if slot and slot in t.text:
-                cur.slot = node
-                if after is not None and after.text.startswith("</"):
-                    continue  # (the closing tag right after the name joins it)
-                cur.parts.append(_regex(_LEAD))
-                flush()
-            elif cur.slot:
-                flush()
-    flush()
-    return out
+            c.text(t, after)
+    c.flush()
+    return c.out
 
 
 class _Writer:
@@ -225,6 +238,27 @@ def _param(w: _Writer, shape: Shape) -> str:
     return "d_param"
 
 
+def _json_section(w: _Writer, name: str, shape: Shape, section: list[str]) -> str:
+    """A section of bare JSON calls (a list): its opener looks ahead to the first ``{``, the
+    separator and the closer take the white space around them (a parser state reads one run:
+    the balanced JSON one)."""
+    ahead = _regex(r"\s{0,64}(?=\{)")
+    first = next(i for i, t in enumerate(w.terminals) if t.startswith(section[-1] + ":"))
+    w.terminals[first] += " " + ahead
+    sep = shape.separator.strip()
+    w.count += 1
+    label = f"D_SEP_{w.count}"
+    if sep:
+        w.terminals.append(f"{label}: {_regex(_WS + re.escape(sep))} {ahead}")
+    else:
+        w.terminals.append(label + ": " + _regex(r"\s{1,64}(?=\{)"))
+    end = _elements(shape.section_end, "", "")
+    if end and end[0].terminal is not None:
+        end[0].terminal.parts.insert(0, _regex(_WS))
+    section_end = w.symbols(end, "d_section_end")
+    return f"{name}: {' '.join(section)} d_call ({label} d_call)* {' '.join(section_end)}"
+
+
 def draft_files(name: str, shape: Shape, source: str, priority: int = 0) -> tuple[str, str]:
     """The draft dialect ``name``: its grammar file and its spelling file."""
     w = _Writer(name, shape)
@@ -235,12 +269,14 @@ def draft_files(name: str, shape: Shape, source: str, priority: int = 0) -> tupl
     body = ""
     if shape.args == ARGS_MARKUP:
         body = f" WS_RUN? ({_param(w, shape)} WS_RUN?)*"
-    elif head and head[-1].endswith("_json"):
-        body = " WS_RUN?"
     tail = w.symbols(_elements(_ws_bounded(shape.tail), "", ""), "d_tail")
-    section_end = w.symbols(_elements(shape.section_end, "", ""), "d_section_end")
+    if head and head[-1].endswith("_json") and tail:
+        body = " WS_RUN?"
     w.rules.insert(0, f"d_call: {' '.join(head)}{body} {' '.join(tail)} -> call")
-    if section:
+    if section and head_el and head_el[0].kind == "json":
+        block = _json_section(w, name, shape, section)
+    elif section:
+        section_end = w.symbols(_elements(shape.section_end, "", ""), "d_section_end")
         block = f"{name}: {' '.join(section)} WS_RUN? (d_call WS_RUN?)+ {' '.join(section_end)}"
     else:
         block = f"{name}: d_call"
@@ -322,4 +358,5 @@ def spelling_text(name: str, shape: Shape, opener_text: str) -> str:
         lines.append(f"ARG_OPEN: {_quote(open_.replace(KEY1, '{}'))}")
         lines.append(f"ARG_CLOSE: {_quote(close.replace(KEY1, '{}') + shape.param_separator)}")
     lines.append(f"CALL_TAIL: {_quote(tail)}")
-    return "\n".join(line for line in lines if not line.endswith(': ""')) + "\n"
+    lines = [line for line in lines if not line.endswith(': ""')]
+    return "\n".join(lines) + "\n"

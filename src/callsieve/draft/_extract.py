@@ -22,7 +22,7 @@ from ._render import DraftError
 
 __all__ = ["Shape", "Token", "extract", "tokens"]
 
-_TOKEN = re.compile(r"<[^<>\n]{1,200}>|\s+|[^<\s]+|<")
+_TOKEN = re.compile(r"<[^<>\n]{1,200}>|\s+|[^<\s{]+|[<{]")
 #: How the arguments are written: one JSON object, a JSON envelope, or one slot per key.
 ARGS_JSON, ARGS_ENVELOPE, ARGS_MARKUP = "json", "envelope", "markup"
 
@@ -231,7 +231,7 @@ def extract(p: Probe) -> Shape:
     notes.extend(_notes(p, args))
     value_lines = bool(param) and _value_lines(param)
     return Shape(
-        section=tuple(_strip_ws(call.before)),
+        section=tuple(_last_tag_on(_strip_ws(call.before))),
         section_end=tuple(_strip_ws(call.after)),
         head=tuple(head),
         param=tuple(param),
@@ -242,11 +242,29 @@ def extract(p: Probe) -> Shape:
         think=_think(p),
         value_lines=value_lines,
         notes=tuple(notes),
-        block_open="".join(t.text for t in call.before),
+        block_open="".join(
+            t.text
+            for t in call.before[
+                len(call.before)
+                - len(_last_tag_on(_strip_ws(call.before)))
+                - _trailing_ws(call.before) :
+            ]
+        ),
         block_close="".join(t.text for t in call.after),
         param_separator=param_sep,
         typed_tags=p.number is not None and p.number.replace("4242", VAL1) != p.one,
     )
+
+
+def _trailing_ws(ts: list[Token]) -> int:
+    return 1 if ts and ts[-1].kind == "ws" else 0
+
+
+def _last_tag_on(ts: list[Token]) -> list[Token]:
+    """The section's opener: from its last tag on (the turn's framing before it, such as
+    an empty thought, is not the section's)."""
+    tags = [i for i, t in enumerate(ts) if t.kind == "tag"]
+    return ts[tags[-1] :] if tags else ts
 
 
 def _params(call: _Unit, p: Probe) -> tuple[list[Token], list[Token], list[Token], str]:
