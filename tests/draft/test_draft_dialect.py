@@ -46,6 +46,23 @@ IDS = """{%- for m in messages -%}{{ m.content or '' }}
 {%- for c in m.tool_calls or [] %}<tc>{{ c.id }}<sep>{{ c.function.arguments | tojson }}</tc>
 {%- endfor -%}{%- endfor -%}"""
 
+#: Refuses two calls in one turn.
+ONE_ONLY = BETA.replace(
+    "{%- for c in",
+    "{%- if (m.tool_calls or []) | length > 1 %}{{ raise_exception('one') }}"
+    "{% endif %}{%- for c in",
+)
+
+#: Writes each call as a bare JSON object, no marker.
+BARE = """{%- for m in messages -%}{{ m.content or '' }}
+{%- for c in m.tool_calls or [] %}{{ {"name": c.function.name, "parameters": c.function.arguments}
+| tojson }}{% endfor -%}{%- endfor -%}"""
+
+#: Writes the arguments object as Python repr.
+REPR_ARGS = """{%- for m in messages -%}{{ m.content or '' }}
+{%- for c in m.tool_calls or [] %}<tc>{"name": "{{ c.function.name }}", "arguments": \
+{{ c.function.arguments }}}</tc>{% endfor -%}{%- endfor -%}"""
+
 #: Writes every value as it is: objects as Python repr.
 REPR = ACME.replace("v if v is string else v | tojson", "v")
 
@@ -100,6 +117,19 @@ class TestExtraction:
     def test_values_as_python_repr_are_reported(self) -> None:
         d = _draft(REPR, "draft_repr")
         assert any(n.startswith("values as Python repr") for n in d.notes)
+
+    def test_a_template_that_refuses_two_calls_drafts_one_call_blocks(self) -> None:
+        d = _draft(ONE_ONLY, "draft_one")
+        assert any(n.startswith("one call per turn") for n in d.notes)
+        assert [r.what for r, ok in d.check() if not ok] == []
+
+    def test_a_bare_json_object_is_no_draft(self) -> None:
+        with pytest.raises(DraftError, match="no marker"):
+            _draft(BARE, "draft_bare")
+
+    def test_arguments_as_python_repr_are_no_draft(self) -> None:
+        with pytest.raises(DraftError, match="arguments as Python repr"):
+            _draft(REPR_ARGS, "draft_repr_args")
 
     def test_a_think_tag_forced_open_is_reported(self) -> None:
         forced = ACME.replace("<a>{% endif %}", "<a><acme:thought>{% endif %}")

@@ -219,9 +219,25 @@ def extract(p: Probe) -> Shape:
         )
         one = tokens(p.id_named.strip())
         p = replace(p, two_calls=p.id_named_two)
-    two = tokens((p.two_calls or "").strip())
-    call = _unit(one, two, NAME1)
+    if p.two_calls is None:
+        notes.append(
+            "one call per turn: the template refuses to write two calls, so the draft reads "
+            "one call per block and nothing says how two would be joined"
+        )
+        call = _Unit([], one, [], "")
+    else:
+        call = _unit(one, tokens(p.two_calls.strip()), NAME1)
+    if not call.before and all(t.kind in ("json", "ws") for t in call.unit):
+        raise DraftError(
+            "no marker: the template writes a bare JSON object; telling one from JSON in "
+            "prose needs a hand-written dialect (as llama3_json)"
+        )
     args, keys = _args(call.unit)
+    if args == ARGS_MARKUP and f"'{KEY1}'" in "".join(t.text for t in call.unit):
+        raise DraftError(
+            "arguments as Python repr: the template writes the arguments object as "
+            "Python's repr ({'k': 'v'}); no reader of JSON or markup takes that"
+        )
     head, param, tail, param_sep = call.unit, list[Token](), list[Token](), ""
     if args == ARGS_MARKUP:
         head, param, tail, param_sep = _params(call, p)
