@@ -220,3 +220,24 @@ def test_a_real_template_drafts_a_dialect_that_reads_its_renderings(
     text = format_calls(calls, dialect=name, grammar_dirs=[str(tmp_path)])
     result = parse(text, dialects=[name], grammar_dirs=[str(tmp_path)])
     assert [(c.name, c.input) for c in result.calls] == calls
+
+
+def test_only_the_draft_package_imports_jinja2() -> None:
+    """jinja2 sits behind the ``draft`` extra: no module outside ``callsieve/draft`` names it,
+    and the CLI reaches the package through ``importlib`` (only when the command runs)."""
+    import ast
+
+    import callsieve
+
+    src = Path(callsieve.__file__).parent
+    for path in src.rglob("*.py"):
+        if "draft" in path.relative_to(src).parts[:1]:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            assert not any(n.split(".")[0] == "jinja2" for n in names), path
+            assert not any("draft" in n.split(".") for n in names), path
