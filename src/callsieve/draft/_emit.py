@@ -218,9 +218,17 @@ def _json_lookahead(elements: list[_Element]) -> None:
             term.parts.append(_regex(r"\s{0,64}(?=\{)"))
 
 
+def _line_before(elements: list[_Element], shape: Shape) -> None:
+    """Where a value stands on lines of its own, the line break before the tag that follows
+    a value is the tag's: the next key's, or the call's end where a value was left open."""
+    if shape.value_lines and elements and elements[0].terminal is not None:
+        elements[0].terminal.parts.insert(0, _regex(r"\n?"))
+
+
 def _param(w: _Writer, shape: Shape) -> str:
     elements = _elements(_ws_bounded(shape.param), KEY1, "param_name")
     at = next(k for k, e in enumerate(elements) if e.kind == "value")
+    _line_before(elements, shape)
     before = w.symbols(elements[:at], "d_param")
     if shape.value_lines and before:
         last = w.terminals[-1]
@@ -234,7 +242,11 @@ def _param(w: _Writer, shape: Shape) -> str:
         first = next(i for i, t in enumerate(w.terminals) if t.startswith(after[0] + ":"))
         label, parts = w.terminals[first].split(": ", 1)
         w.terminals[first] = f"{label}: {_regex(chr(92) + 'n?')} {parts}"
-    w.rules.append(f"d_param: {' '.join(before)} d_value? {' '.join(after)} -> param")
+    # A value left open is closed where the call reads its next tag (the next key, or the
+    # call's end), and the repair recorded, as SPEC §4 closes a markup parameter.
+    head = " ".join(before)
+    w.rules.append(f"d_param: {head} (d_value? {' '.join(after)} | d_value d_unclosed) -> param")
+    w.rules.append("d_unclosed: -> repair_unclosed_parameter")
     return "d_param"
 
 
@@ -269,7 +281,9 @@ def draft_files(name: str, shape: Shape, source: str, priority: int = 0) -> tupl
     body = ""
     if shape.args == ARGS_MARKUP:
         body = f" WS_RUN? ({_param(w, shape)} WS_RUN?)*"
-    tail = w.symbols(_elements(_ws_bounded(shape.tail), "", ""), "d_tail")
+    tail_el = _elements(_ws_bounded(shape.tail), "", "")
+    _line_before(tail_el, shape)
+    tail = w.symbols(tail_el, "d_tail")
     if head and head[-1].endswith("_json") and tail:
         body = " WS_RUN?"
     w.rules.insert(0, f"d_call: {' '.join(head)}{body} {' '.join(tail)} -> call")
