@@ -155,6 +155,14 @@ class TestDrafting:
         result = parse(text, dialects=["draft_acme"], grammar_dirs=[str(tmp_path)])
         assert [(c.name, c.input) for c in result.calls] == [("f", {"k": "v"})]
 
+    def test_a_value_left_open_is_closed_at_the_next_tag_and_recorded(self, tmp_path: Path) -> None:
+        d = _draft(ACME)
+        write(d, tmp_path)
+        text = '<acme:calls><call name="f"><arg name="a">x<arg name="b">y</arg></call></acme:calls>'
+        result = parse(text, dialects=["draft_acme"], grammar_dirs=[str(tmp_path)])
+        assert [(c.name, c.input) for c in result.calls] == [("f", {"a": "x", "b": "y"})]
+        assert result.blocks[0].repairs == ("unclosed_parameter",)
+
     def test_the_draft_reads_reasoning_in_its_tags(self, tmp_path: Path) -> None:
         d = _draft(ACME)
         write(d, tmp_path)

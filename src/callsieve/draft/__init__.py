@@ -137,12 +137,25 @@ def draft(text: str, name: str, source: str = "the chat template") -> Draft:
     ``DraftError``: no structure found, or no draft the loader takes (its refusal)."""
     renders = probe(Template(template_source(text)))
     shape = extract(renders)
-    refusal = ""
+    refusals: list[str] = []
+    drafts = [_loading(name, shape, source, renders, repair, refusals) for repair in (True, False)]
+    found = [d for d in drafts if d is not None]
+    if not found:
+        raise DraftError(f"the draft does not load: {refusals[0]}")
+    # (the repair of a value left open, where it costs no rendering: some formats' tags
+    # leave no room for it)
+    return max(found, key=lambda d: sum(ok for _, ok in d.check()))
+
+
+def _loading(
+    name: str, shape: Shape, source: str, renders: Probe, repair: bool, refusals: list[str]
+) -> Draft | None:
+    """The draft at the lowest priority that loads beside every dialect, or None."""
     for priority in _PRIORITIES:
-        grammar, spelled = draft_files(name, shape, source, priority)
+        grammar, spelled = draft_files(name, shape, source, priority, repair)
         d = Draft(name, grammar, spelled, shape, shape.notes, _renderings(renders))
         why = _loads(d)
         if why is None:
             return d
-        refusal = refusal or why
-    raise DraftError(f"the draft does not load: {refusal}")
+        refusals.append(why)
+    return None

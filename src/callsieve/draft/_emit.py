@@ -225,7 +225,7 @@ def _line_before(elements: list[_Element], shape: Shape) -> None:
         elements[0].terminal.parts.insert(0, _regex(r"\n?"))
 
 
-def _param(w: _Writer, shape: Shape) -> str:
+def _param(w: _Writer, shape: Shape, repair: bool) -> str:
     elements = _elements(_ws_bounded(shape.param), KEY1, "param_name")
     at = next(k for k, e in enumerate(elements) if e.kind == "value")
     _line_before(elements, shape)
@@ -245,6 +245,9 @@ def _param(w: _Writer, shape: Shape) -> str:
     # A value left open is closed where the call reads its next tag (the next key, or the
     # call's end), and the repair recorded, as SPEC §4 closes a markup parameter.
     head = " ".join(before)
+    if not repair:
+        w.rules.append(f"d_param: {head} d_value? {' '.join(after)} -> param")
+        return "d_param"
     w.rules.append(f"d_param: {head} (d_value? {' '.join(after)} | d_value d_unclosed) -> param")
     w.rules.append("d_unclosed: -> repair_unclosed_parameter")
     return "d_param"
@@ -271,7 +274,9 @@ def _json_section(w: _Writer, name: str, shape: Shape, section: list[str]) -> st
     return f"{name}: {' '.join(section)} d_call ({label} d_call)* {' '.join(section_end)}"
 
 
-def draft_files(name: str, shape: Shape, source: str, priority: int = 0) -> tuple[str, str]:
+def draft_files(
+    name: str, shape: Shape, source: str, priority: int = 0, repair: bool = True
+) -> tuple[str, str]:
     """The draft dialect ``name``: its grammar file and its spelling file."""
     w = _Writer(name, shape)
     section = w.symbols(_elements(shape.section, "", ""), "d_section")
@@ -280,7 +285,7 @@ def draft_files(name: str, shape: Shape, source: str, priority: int = 0) -> tupl
     head = w.symbols(head_el, "d_call")
     body = ""
     if shape.args == ARGS_MARKUP:
-        body = f" WS_RUN? ({_param(w, shape)} WS_RUN?)*"
+        body = f" WS_RUN? ({_param(w, shape, repair)} WS_RUN?)*"
     tail_el = _elements(_ws_bounded(shape.tail), "", "")
     _line_before(tail_el, shape)
     tail = w.symbols(tail_el, "d_tail")
