@@ -6,6 +6,7 @@ renderings, and round-trip ``format_calls`` with their spelling."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -191,6 +192,23 @@ class TestDrafting:
         assert (out / "spelling" / "draft_acme_1.lark").is_file()
         assert main(["check-grammar", str(grammar)]) == 0
         assert ": ok" in capsys.readouterr().out
+
+    def test_a_tokenizer_config_is_read_for_its_chat_template(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        model = tmp_path / "acme-2"
+        model.mkdir()
+        config = {
+            "chat_template": [
+                {"name": "default", "template": SILENT},
+                {"name": "tool_use", "template": ACME},
+            ]
+        }
+        (model / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+        out = tmp_path / "out"
+        assert main(["draft-dialect", str(model / "tokenizer_config.json"), "--out", str(out)]) == 0
+        assert (out / "draft_acme_2.lark").is_file()
+        capsys.readouterr()
 
 
 # ------------------------------------------------------------------ real templates
