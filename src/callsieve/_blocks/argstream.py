@@ -3,10 +3,10 @@ its arguments as ``ArgumentsDelta`` fragments as they arrive, ``CallFinished``/`
 
 What it does: one ``ArgStream`` per capture of a wrapped block. Its capture's parser hands
 it the contract nodes below a call as they are reduced (``call_name``, ``call_id``,
-``param_name``, ``attr``, ``param``: ``CompiledGrammar.listening_parser``), and the capture
+``param_name``, ``attr``, ``param``: ``ParserTables.listening_parser``), and the capture
 tells it the terminals it reads and the text of its runs. The call starts (``CallStarted``,
 with its id: the model's, else the ``id_factory``'s) at the first terminal read after a name
-that can belong to its arguments (``CompiledGrammar.arg_terminals``, those below a
+that can belong to its arguments (``TerminalRoles.arg_terminals``, those below a
 ``param``, ``call_args`` or ``call_json``: in markup the invoke tag's ``>``, in DeepSeek's
 native form the JSON), where its name is final in every dialect, or when it ends. Each
 parameter goes out as ``"name":value`` when it is reduced, decoded as the call will decode
@@ -240,13 +240,13 @@ class ArgStream:
         self.life = life
         # (read from ``life`` once: they are read for every node and chunk)
         self.schemas = life.schemas
-        self.arg_terminals = life.g.arg_terminals
-        self.json_terminals = life.g.json_terminals
-        self.raw_terminals = life.g.raw_terminals
+        self.arg_terminals = life.g.roles.arg_terminals
+        self.json_terminals = life.g.roles.json_terminals
+        self.raw_terminals = life.g.roles.raw_terminals
         #: The raw values of the block's dialect are strings without a schema
         #: (``ValueReading.raw_strings``): said by the capture as each raw run starts.
         self.raw_strings = False
-        self.envelope_terminals = life.g.envelope_terminals
+        self.envelope_terminals = life.g.roles.envelope_terminals
         self.out = life.out
         #: the block's calls, as CallFinished gave them (None: one the policy rejected)
         self.made: list[ToolCall | None] = []
@@ -395,7 +395,7 @@ class ArgStream:
             return
         if self.pname is None:
             return
-        if run.name in self.life.g.value_terminals:
+        if run.name in self.life.g.roles.value_terminals:
             self.body = _HOLD  # (a value node's value: out whole, when its parameter is)
         elif run.name in self.raw_terminals:
             self._raw_run()
@@ -420,9 +420,9 @@ class ArgStream:
         it is decided, or when the parameter is complete). A run the body does not hold is
         not read: glm45's white space between ``</arg_key>`` and ``<arg_value>`` opened a
         plain body before its raw value, which then went out trimmed and decoded."""
-        if run.name not in self.life.g.body_terminals:
+        if run.name not in self.life.g.roles.body_terminals:
             return
-        if run.name in self.life.g.cdata_terminals:  # (gemma4's <|"|> strings, too)
+        if run.name in self.life.g.roles.cdata_terminals:  # (gemma4's <|"|> strings, too)
             self.run_kind = _CDATA
             self._cdata_starts()
             if state is not None:

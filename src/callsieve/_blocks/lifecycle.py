@@ -157,7 +157,7 @@ class BlockLife:
         g = self.g
         # Which entry terminal matched: the outermost named group of ``entry_exact``, the
         # last group to close (``lastgroup``), whatever groups the terminal has inside.
-        k = g.entry_index[m.lastgroup]
+        k = g.openers.entry_index[m.lastgroup]
         entry = g.entries[k]
         self._begin(entry, start, reasoning)
         quiet = reasoning == "text"
@@ -173,7 +173,7 @@ class BlockLife:
             self.schemas,
             self.run_text,
             self.lessons,
-            g.entry_groups(m, k),
+            g.openers.entry_groups(m, k),
             args,
             None if quiet else self.policy,
         )
@@ -211,15 +211,15 @@ class BlockLife:
         its opener leaves it (``_blocks.opening``, made without a capture). ``early``: calls
         may be emitted before the block ends; ``limit``: ``max_block_chars``. None: open it."""
         g = self.g
-        k = g.entry_index[m.lastgroup]
+        k = g.openers.entry_index[m.lastgroup]
         entry = g.entries[k]
         strict = entry.synthetic is not None
         if early and not strict:
             return None
         if (
             final
-            and m.lastgroup not in g.whole_openers  # (a frame ends where it stands)
-            and self.lessons.no_end_after(g.block_enders, buf, base, start)
+            and m.lastgroup not in g.ends.whole_openers  # (a frame ends where it stands)
+            and self.lessons.no_end_after(g.ends.block_enders, buf, base, start)
         ):
             cap = self.open(m, start, reasoning)
             cap.fail("no tag that could close the block follows")
