@@ -56,6 +56,7 @@ from typing import Any, NoReturn, TextIO
 from . import __version__
 from ._base.errors import CallsieveError, ConfigurationError
 from ._cli_constrain import add_constrain, run_constrain
+from ._cli_draft import add_draft, run_draft
 from ._cli_grammar import add_dialect_options, add_grammar_commands, dialect_options, run_grammar
 from ._cli_output import (
     SSE_DONE,
@@ -305,6 +306,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_serve(sub, _positive_int, DEFAULT_CHUNK_SIZE)
     add_grammar_commands(sub)
     add_constrain(sub)
+    add_draft(sub)
     return parser
 
 
@@ -416,6 +418,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "check-grammar": run_grammar,
             "export-response-template": run_grammar,
             "grammar": _cmd_constrain,
+            "draft-dialect": run_draft,
         }[args.command]
         return command(args, sys.stdout)
     except (_UsageError, CallsieveError) as exc:  # CallsieveError: e.g. a bad option value

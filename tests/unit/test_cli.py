@@ -639,6 +639,7 @@ def test_bare_command_prints_help(
         "check-grammar",
         "export-response-template",
         "grammar",
+        "draft-dialect",
     ]
     assert all(len(c) == 2 for c in commands)
     assert run(capsys, "--help") == (0, out, "")
