@@ -44,20 +44,30 @@ def _assignments(module: str) -> list[tuple[str, str, str]]:
     return out
 
 
-def test_only_enter_writes_the_mode() -> None:
-    """The mode, its reader and the fast halves' arming are written in ``_enter`` (and set up
-    in ``__init__``), nowhere else; ``_enter`` is reached only through ``_step``, which looks
-    the step up in ``modes.STEPS`` (and ``__init__``, for the initial mode)."""
-    mode_fields = {"_mode", "_reader", "_prose_hot", "_run_hot", "_arg_hot", "_arg", "_kind"}
+def test_only_step_writes_the_mode() -> None:
+    """The mode, its reader and the fast halves' arming are written in ``_step``, which looks
+    the step up in ``modes.STEPS``, and nowhere else (``__init__`` only puts the sieve in
+    ``NEW``, whose one step it then takes; ``_arm_run`` is RUN's arming, asked for by
+    ``_step`` alone)."""
+    mode_fields = {
+        "_mode",
+        "_reader",
+        "_prose_hot",
+        "_reason_hot",
+        "_run_hot",
+        "_arg_hot",
+        "_arg",
+        "_kind",
+    }
     writers = {
         (fn, attr)
-        for module in ("_stream/sieve.py",)
-        for fn, owner, attr in _assignments(module)
+        for fn, owner, attr in _assignments("_stream/sieve.py")
         if owner == "self" and attr in mode_fields
     }
-    assert {fn for fn, _ in writers} <= {"_enter", "__init__", "_arm_run"}, writers
-    assert _callers("_stream/sieve.py", "_arm_run") == {"_enter"}
-    assert _callers("_stream/sieve.py", "_enter") == {"_step", "__init__"}
+    assert {fn for fn, _ in writers} <= {"_step", "_arm_run", "__init__"}, writers
+    # (``__init__``: the mode ``NEW``, and no argument stream yet)
+    assert {attr for fn, attr in writers if fn == "__init__"} == {"_mode", "_arg"}, writers
+    assert _callers("_stream/sieve.py", "_arm_run") == {"_step"}
 
 
 def test_the_context_changes_in_one_step() -> None:

@@ -4,8 +4,8 @@ What it does: ``EntryFinder`` answers the sieve's two questions about a tag lead
 entry automaton (a lazy DFA over the grammar's entry terminals) and the exact entry pattern:
 ``settles(text, found)`` — do all the leads from ``found`` on die within ``text`` (prose), is
 one alive at the end (hold it), or must the machine decide? (a ``Lead``) — and
-``candidate`` — at this lead: text, a held candidate (a ``Held``), or an opener (the
-match)? The exact pattern is asked only where the automaton accepts. Both answer through
+``candidate`` — at this lead: text, a held candidate (HOLD_SEEN if an entry may already be
+complete), or an opener (the match)? The exact pattern is asked only where the automaton accepts. Both answer through
 what they return: the finder keeps no scratch state.
 What it guarantees: an answer that depends only on the text from the lead on, never on the
 chunking: an opener is not taken while a higher-priority one may still complete.
@@ -23,12 +23,13 @@ from .._grammar.automaton import DEAD, UNKNOWN
 from .._grammar.compiled import CompiledGrammar
 from .._grammar.entry_tables import EntryTable
 
-__all__ = ["ALL_PROSE", "HOLD", "OPEN", "TEXT", "UNSETTLED", "EntryFinder", "Held", "Lead"]
+__all__ = ["ALL_PROSE", "HOLD", "HOLD_SEEN", "OPEN", "TEXT", "UNSETTLED", "EntryFinder", "Lead"]
 
 ALL_PROSE = -1  # settles(): every lead died
 UNSETTLED = -2  # settles(): the full machine must decide
 TEXT = "text"  # candidate(): the lead is text
-HOLD = "hold"  # ... a viable prefix of an opener: hold it
+HOLD = "hold"  # ... a viable prefix of an opener: hold it (the value: its automaton state)
+HOLD_SEEN = "hold, seen"  # ... as HOLD, and it passed an accepting state on the way
 OPEN = "open"  # ... an opener (the value is its match)
 _SHORT_WALK = 16  # characters _follow reads inline before it hands over to the walk
 _SETTLE_SPAN = 16  # settles() remembers its answers for texts this short (from the lead)
@@ -38,19 +39,11 @@ class Lead(NamedTuple):
     """What ``EntryFinder.settles`` found following a text's tag leads."""
 
     #: ``ALL_PROSE``: every lead died; ``UNSETTLED``: the machine must decide; ``>= 0``: the
-    #: lead there is still alive at the text's end (every lead before it died).
+    #: lead this many characters after the first one is still alive at the text's end
+    #: (every lead before it died).
     at: int
     #: The automaton state of that live lead (0 otherwise).
     state: int = 0
-
-
-class Held(NamedTuple):
-    """``EntryFinder.candidate``'s value for HOLD: the possible opener to hold."""
-
-    #: The entry automaton's state after it.
-    state: int
-    #: It passed an accepting state (an entry may be complete).
-    seen: bool
 
 
 #: The two answers without a live lead, made once.
@@ -92,23 +85,19 @@ class EntryFinder:
 
     def settles(self, text: str, found: Any) -> Lead:
         """Follow every lead character in ``text`` from ``found`` on (``Lead``): each dies
-        within ``text`` (``ALL_PROSE``), or the one at ``at`` is still alive at the end (all
-        before it died), or the full machine decides (``UNSETTLED``: a backtick or tilde,
-        or an opener that may be complete)."""
+        within ``text`` (``ALL_PROSE``), or the one ``at`` characters after ``found`` is
+        still alive at the end (all before it died), or the full machine decides
+        (``UNSETTLED``: a backtick or tilde, or an opener that may be complete). The answer
+        for a short text is the one remembered, not a new one."""
         i: int = found.start()
         if len(text) - i > _SETTLE_SPAN:
             return self._follow(text, found)
         key = text[i:] if i else text
         hit = self._settlements.get(key)
         if hit is None:
-            lead = self._follow(text, found)
-            at = lead.at
-            self.table.settle(key, (at - i if at >= 0 else at, lead.state))
-            return lead
-        off, state = hit
-        if off >= 0:
-            return Lead(i + off, state)
-        return PROSE_LEAD if off == ALL_PROSE else UNSETTLED_LEAD
+            hit = self._follow(text, found)
+            self.table.settle(key, hit)
+        return hit  # type: ignore[return-value]  # (what ``_follow`` made: a ``Lead``)
 
     def _follow(self, text: str, found: Any) -> Lead:
         """``settles``, worked out: the automaton follows each lead in turn."""
@@ -116,6 +105,7 @@ class EntryFinder:
         auto = self.auto
         trans = auto.trans
         accepting = auto.accepting
+        first: int = found.start()
         while found is not None:
             i = found.start()
             state = self._lead_state.get(text[i])
@@ -140,15 +130,15 @@ class EntryFinder:
             if state >= 0:
                 if j < n or accepting[state]:
                     return UNSETTLED_LEAD
-                return Lead(int(i), state)
+                return Lead(i - first, state)
             found = self.lead_search(text, i + 1)
         return PROSE_LEAD
 
     def candidate(
         self, buf: str, i: int, final: bool, state: int, j: int, seen: bool
     ) -> tuple[str, Any]:
-        """Decide the possible opener at ``buf[i]``: (OPEN, match), (HOLD, a ``Held``) or
-        (TEXT, None). The automaton has already read ``buf[i:j]`` into ``state``; ``seen``:
+        """Decide the possible opener at ``buf[i]``: (OPEN, match), (HOLD or HOLD_SEEN, its
+        automaton state) or (TEXT, None). The automaton has already read ``buf[i:j]`` into ``state``; ``seen``:
         it passed an accepting state on the way (an entry may be complete)."""
         table = self.table
         auto = self.auto
@@ -168,10 +158,10 @@ class EntryFinder:
                     while q < n and st >= 0:
                         st, q = auto.walk(st, buf, q, n)
                     if st >= 0 and auto.rank[st] < k:
-                        return HOLD, Held(st, True)
+                        return HOLD_SEEN, st
                     return OPEN, m
             if j >= n and not final:
-                return HOLD, Held(state, seen)
+                return (HOLD_SEEN if seen else HOLD), state
             if j < n:
                 state, j = auto.walk(state, buf, j, n)
             if state < 0 or j >= n and final:

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CONTEXTS",
     "FIRST_CONTEXT",
+    "MODE_STEPS",
     "READERS",
     "STEPS",
     "Context",
@@ -62,6 +63,7 @@ class Mode(enum.Enum):
     BEFORE_TEXT = "before text"  # before the answer (or, under "open", the reasoning) begins
     MACHINE = "machine"  # anything else: the machine reads every chunk
     CLOSED = "closed"
+    NEW = "new"  # before the first step (``__init__`` takes it at once)
 
     # Members are singletons: hash them by identity (``Enum.__hash__`` is a Python-level
     # call, on every step, in ``STEPS`` and ``_READERS[mode]``).
@@ -84,7 +86,7 @@ class Context(enum.Enum):
 # The members as plain module globals, on paths that run once per chunk (benchmarks/README.md,
 # "Fast paths", "enum members as globals").
 PROSE, CANDIDATE, RUN, CUT_TAG = Mode.PROSE, Mode.CANDIDATE, Mode.RUN, Mode.CUT_TAG
-MACHINE, CLOSED, REASONING = Mode.MACHINE, Mode.CLOSED, Mode.REASONING
+MACHINE, CLOSED, REASONING, NEW = Mode.MACHINE, Mode.CLOSED, Mode.REASONING, Mode.NEW
 BEFORE_TEXT = Mode.BEFORE_TEXT
 PREAMBLE, IN_REASONING, ANSWER = Context.PREAMBLE, Context.REASONING, Context.ANSWER
 OPENING, START = Context.OPENING, Context.START
@@ -128,6 +130,7 @@ FIRST_CONTEXT: dict[str, tuple[Context, ...]] = {
 class Found(enum.Enum):
     """What a reader or the machine found: the second half of a step's key in ``STEPS``."""
 
+    BEGIN = "the sieve is made"  # a mode: its first
     LOG_FULL = "the hot half's budget is spent"  # a mode: fold the log, top it up
     LEAD_ALIVE = "a tag lead alive at the chunk's end"  # a mode: hold it
     LEAD_DIED = "the held lead died"  # a mode: its text is prose
@@ -157,6 +160,7 @@ _AFTER_THOUGHT = (START, PREAMBLE, ANSWER)
 #: not here raises ``IllegalStep``. What each mode runs is ``READERS``.
 STEPS: dict[tuple[Mode | Context, Found], tuple[Mode | Context, ...]] = {
     # The modes.
+    (NEW, Found.BEGIN): (PROSE, REASONING, BEFORE_TEXT, MACHINE),  # (the context's, or "off")
     (PROSE, Found.LOG_FULL): (PROSE,),
     (REASONING, Found.LOG_FULL): (REASONING,),
     (PROSE, Found.LEAD_ALIVE): (CANDIDATE,),
@@ -185,25 +189,34 @@ STEPS: dict[tuple[Mode | Context, Found], tuple[Mode | Context, ...]] = {
 }
 
 
+#: ``STEPS``' mode steps, by mode and then what was found: what ``SieveMachine._step`` reads
+#: (two lookups by identity cost less than one by a built tuple).
+MODE_STEPS: dict[Mode, dict[Found, tuple[Mode | Context, ...]]] = {mode: {} for mode in Mode}
+for (_at, _found), _to in STEPS.items():
+    if isinstance(_at, Mode):
+        MODE_STEPS[_at][_found] = _to
+
+
 class ModeSpec(NamedTuple):
     """What the sieve runs in one mode."""
 
     #: Its reader: the ``SieveMachine`` method ``feed`` calls.
     reader: str
-    #: Its fast half (``feed`` runs it before the reader; ``_enter`` arms it), or "".
+    #: Its fast half (``feed`` runs it before the reader; ``SieveMachine._step`` arms it), or "".
     fast: str
 
 
 #: Each mode's reader and fast half.
 READERS: dict[Mode, ModeSpec] = {
     PROSE: ModeSpec("_read_prose", "prose"),
-    REASONING: ModeSpec("_read_prose", "prose"),
+    REASONING: ModeSpec("_read_prose", "reasoning"),
     CANDIDATE: ModeSpec("_read_candidate", ""),
     RUN: ModeSpec("_read_run", "run"),
     CUT_TAG: ModeSpec("_read_cut_tag", ""),
     BEFORE_TEXT: ModeSpec("_read_before_text", ""),
     MACHINE: ModeSpec("_read_machine", ""),
     CLOSED: ModeSpec("_read_closed", ""),
+    NEW: ModeSpec("_read_closed", ""),  # (never read: the sieve leaves it as it is made)
 }
 
 

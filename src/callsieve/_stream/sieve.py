@@ -52,7 +52,7 @@ from .._grammar.compiled import CompiledGrammar, load_grammar
 from .._scan.cursor import Cursor
 from .._scan.fences import FenceState, FenceTracker
 from .context import Where
-from .entries import ALL_PROSE, HOLD, TEXT, Held
+from .entries import ALL_PROSE, HOLD, HOLD_SEEN, PROSE_LEAD, TEXT
 from .modes import (
     ANSWER,
     CANDIDATE,
@@ -60,12 +60,13 @@ from .modes import (
     CUT_TAG,
     IN_REASONING,
     MACHINE,
+    MODE_STEPS,
+    NEW,
     OPENING,
     PROSE,
     READERS,
     REASONING,
     RUN,
-    STEPS,
     Found,
     IllegalStep,
     Mode,
@@ -120,11 +121,12 @@ class SieveMachine(LifeView):
         "_cap",
         "_opts",
         "_where",
-        # The mode and its reader (written in ``_enter`` only).
+        # The mode and its reader (written in ``_step`` only).
         "_mode",
         "_reader",
-        # The fast halves ``feed`` runs (armed in ``_enter`` only; at most one at a time).
+        # The fast halves ``feed`` runs (armed in ``_step`` only; at most one at a time).
         "_prose_hot",
+        "_reason_hot",
         "_kind",
         "_lead",
         "_run_hot",
@@ -147,6 +149,7 @@ class SieveMachine(LifeView):
     _mode: Mode
     _reader: Callable[[Any, Any], list[Event] | None]
     _prose_hot: Budget
+    _reason_hot: Budget
     _kind: type[Text | Reasoning]
     _lead: str
     _run_hot: Budget
@@ -222,8 +225,8 @@ class SieveMachine(LifeView):
         # "arguments" emits each call as "invoke" does, its stream before it (``_blocks.argstream``).
         self._life.stream_args = opts.early_emit == "arguments"
         self._arg = _NO_ARGS
-        self._mode = MACHINE  # (the initial mode: no step leads here)
-        self._enter(MACHINE if opts.mode == "off" else self._where.home)
+        self._mode = NEW
+        self._step(Found.BEGIN, MACHINE if opts.mode == "off" else self._where.home)
 
     # ------------------------------------------------------------------ public API
     @property
@@ -270,17 +273,16 @@ class SieveMachine(LifeView):
     def feed(self, chunk: str) -> list[Event]:
         """Take the next chunk; return the events it decides (possibly none)."""
         while True:  # (again only when a reader changed the mode: it returned None)
-            # The mode's fast half (``READERS``' ``fast``; ``_enter`` arms at most one),
+            # The mode's fast half (``READERS``' ``fast``; ``_step`` arms at most one),
             # written out here: a call per chunk would cost more than the half itself
             # (benchmarks/README.md, "The readers' hot halves").
-            # PROSE and REASONING: an ASCII chunk without the tag lead is prose, whatever
-            # else it holds; it is logged (a pop from the budget, then its bound append)
-            # and counted later.
+            # PROSE: an ASCII chunk without the tag lead is text, whatever else it holds;
+            # it is logged (a pop from the budget, then its bound append) and counted later.
             if self._prose_hot:
                 try:
                     if chunk and chunk.isascii() and self._lead not in chunk:
                         self._prose_hot.pop()(chunk)
-                        return [self._kind(chunk)]
+                        return [Text(chunk)]
                 except (AttributeError, TypeError):
                     pass  # not a str: the reader raises the typed error
             # RUN, nothing held and no stop in sight: append; no parser step, nothing counted.
@@ -303,6 +305,14 @@ class SieveMachine(LifeView):
             ):
                 self._arg_hot.pop()(chunk)
                 return self._arg.send(chunk)
+            # REASONING (SPEC §15): PROSE's fast half, the chunk released as reasoning.
+            elif self._reason_hot:
+                try:
+                    if chunk and chunk.isascii() and self._lead not in chunk:
+                        self._reason_hot.pop()(chunk)
+                        return [Reasoning(chunk)]
+                except (AttributeError, TypeError):
+                    pass  # not a str: the reader raises the typed error
             events = self._reader(self, chunk)
             if events is not None:
                 return events
@@ -332,39 +342,38 @@ class SieveMachine(LifeView):
     def _step(self, found: Found, to: Mode | None = None) -> None:
         """The one way the mode changes: the step from the mode on ``found`` (``STEPS``), to
         ``to`` (which must be one of its targets) or to its one target. A step that is not
-        in the table raises ``IllegalStep``."""
-        targets = STEPS.get((self._mode, found))
+        in the table raises ``IllegalStep``. Then the new mode is armed: its reader, its
+        fast half (PROSE's and REASONING's with its budget topped up; RUN's while nothing
+        is held), and CUT_TAG's probe."""
+        targets = MODE_STEPS[self._mode].get(found)  # (``STEPS``' row)
         if targets is None:
             raise IllegalStep(f"no step from {self._mode} on {found.name}: the machine is broken")
         if to is None:
             to = targets[0]  # type: ignore[assignment]
         elif to not in targets:
             raise IllegalStep(f"{found.name} from {self._mode} may not go to {to}")
-        if to is RUN and found is _MACHINE_RAN:
-            # (when something is held, it is the run's tail that may begin its stop)
-            cap = self._cap
-            assert cap is not None and cap.run is not None
-            self._run_char = cap.run.stop_char or ""
-            # (a stop of a few first characters: the fast half asks the class search
-            # itself, in C — benchmarks/README.md, "Fast paths", "stop probe")
-            self._run_may_stop = getattr(cap.run, "stop_probe", None) or cap.run.may_stop
-            self._cur.begin_run(self._opts.max_block_chars - cap.raw_len)
-        self._enter(to)  # type: ignore[arg-type]
-
-    def _enter(self, mode: Mode) -> None:
-        """Arm ``mode`` (``_step``'s, and the initial mode's): its reader, its fast half
-        (PROSE's and REASONING's with its budget topped up; RUN's while nothing is held),
-        and CUT_TAG's probe."""
-        self._mode = mode
-        self._reader = _READERS[mode]
-        self._prose_hot = self._run_hot = self._arg_hot = _IDLE
+        self._mode = to  # type: ignore[assignment]
+        self._reader = _READERS[to]  # type: ignore[index]
+        self._prose_hot = self._reason_hot = self._run_hot = self._arg_hot = _IDLE
         self._kind = self._where.kind  # (what prose is released as: REASONING's is reasoning)
-        if mode is PROSE or mode is REASONING:
+        if to is PROSE:
             self._prose_hot = self._cur.prose_live or self._cur.prose_budget()
-        elif mode is RUN:
-            if not self._cur.held:
+        elif to is REASONING:  # (PROSE's fast half, released as ``Reasoning``)
+            self._reason_hot = self._cur.prose_live or self._cur.prose_budget()
+        elif to is RUN:
+            cur = self._cur
+            if found is _MACHINE_RAN:  # a run the machine began or read on: its stop, its room
+                # (when something is held, it is the run's tail that may begin its stop)
+                cap = self._cap
+                assert cap is not None and cap.run is not None
+                self._run_char = cap.run.stop_char or ""
+                # (a stop of a few first characters: the fast half asks the class search
+                # itself, in C — benchmarks/README.md, "Fast paths", "stop probe")
+                self._run_may_stop = getattr(cap.run, "stop_probe", None) or cap.run.may_stop
+                cur.begin_run(self._opts.max_block_chars - cap.raw_len)
+            if not cur.held:
                 self._arm_run()
-        elif mode is CUT_TAG:
+        elif to is CUT_TAG:
             # A chunk without a character that could complete the tag (the one pending
             # terminal's, else any of the parser state's) is only held, up to the longest
             # the tag may be.
@@ -415,11 +424,12 @@ class SieveMachine(LifeView):
             cur.prose_live.pop()(chunk)
             return [self._kind(chunk)]
         lead = finder.settles(chunk, found)
-        hold = lead.at
-        if hold == ALL_PROSE:
+        at = lead.at
+        if at == ALL_PROSE:
             cur.prose_live.pop()(chunk)
             return [self._kind(chunk)]
-        if hold >= 0:
+        if at >= 0:
+            hold = found.start() + at
             if cur.log:
                 cur.fold()
             fences = where.fences
@@ -464,33 +474,31 @@ class SieveMachine(LifeView):
                 self._cand = state
                 return []
             if state == DEAD and not self._cand_seen:
-                return self._candidate_died(chunk)
-        return self._read_machine(chunk)
-
-    def _candidate_died(self, chunk: Any) -> list[Event]:
-        """CANDIDATE, the held lead died in ``chunk`` without ever having been complete."""
-        cur = self._cur
-        finder = self._where.finder
-        text = "".join(cur.grown) + chunk  # (the candidate: ``Cursor.grown``)
-        found = finder.lead_search(text, 1)
-        lead = None if found is None else finder.settles(text, found)
-        # The text before the later lead goes to the prose log, uncounted as it was. (No
-        # backtick, tilde or other lead before it: the fence tracker stays in prose, where
-        # it was when the candidate was held.)
-        if lead is None or lead.at == ALL_PROSE:
-            cur.drop_grown()
-            self._step(_LEAD_DIED, self._where.home)
-            cur.prose_live.pop()(text)
-            return [self._kind(text)]
-        hold = lead.at
-        if hold > 0:
-            # Holding the later lead here saves the machine reading the chunk again
-            # (benchmarks/README.md, "Fast paths").
-            cur.regrow(text[hold:])
-            self._cand = lead.state
-            pre = text[:hold]
-            (cur.prose_live or cur.prose_budget()).pop()(pre)
-            return [self._kind(pre)]
+                # Dead without ever having been complete: the text before a later lead
+                # goes to the prose log, uncounted as it was. (No backtick, tilde or other
+                # lead before it: the fence tracker stays in prose, where it was when the
+                # candidate was held.)
+                cur = self._cur
+                finder = self._where.finder
+                text = "".join(cur.grown) + chunk  # (the candidate: ``Cursor.grown``)
+                found = finder.lead_search(text, 1)
+                lead = PROSE_LEAD if found is None else finder.settles(text, found)
+                at = lead.at
+                if at == ALL_PROSE:
+                    cur.drop_grown()
+                    self._step(_LEAD_DIED, self._where.home)
+                    cur.prose_live.pop()(text)
+                    return [self._kind(text)]
+                if at >= 0:
+                    # Holding the later lead here saves the machine reading the chunk
+                    # again (benchmarks/README.md, "Fast paths").
+                    assert found is not None
+                    at += found.start()
+                    cur.regrow(text[at:])
+                    self._cand = lead.state
+                    pre = text[:at]
+                    (cur.prose_live or cur.prose_budget()).pop()(pre)
+                    return [self._kind(pre)]
         return self._read_machine(chunk)
 
     def _read_run(self, chunk: Any) -> list[Event]:
@@ -645,8 +653,8 @@ class SieveMachine(LifeView):
             if text_start < i:
                 events.append(where.kind(buf[text_start:i]))
             cur.passed(buf, i)
-            if verdict is HOLD:
-                self._hold(buf, i, value)
+            if verdict is HOLD or verdict is HOLD_SEEN:
+                self._hold(buf, i, value, verdict is HOLD_SEEN)
                 break
             if value.lastgroup == where.finder.table.tag:
                 pos = text_start = self._reasoning_tag(buf, base, value, events)
@@ -669,10 +677,11 @@ class SieveMachine(LifeView):
                 where.step(Found.FIRST_TEXT)  # (the answer has begun)
         self._cur.passed(buf, i)
 
-    def _hold(self, buf: str, i: int, held: Held) -> None:
-        """Hold the possible opener ``buf[i:]`` (``held``: the entry automaton's state)."""
-        self._cand = held.state
-        self._cand_seen = held.seen
+    def _hold(self, buf: str, i: int, state: int, seen: bool) -> None:
+        """Hold the possible opener ``buf[i:]`` (the entry automaton in ``state``; ``seen``:
+        it passed an accepting state)."""
+        self._cand = state
+        self._cand_seen = seen
         self._cur.hold_candidate(buf[i:])
         metrics = self._life.metrics
         if metrics is not None:
@@ -770,7 +779,7 @@ class SieveMachine(LifeView):
 
 
 #: Each mode's reader, from ``READERS`` (``feed`` calls ``self._reader(self, chunk)``;
-#: ``_enter`` sets it).
+#: ``_step`` sets it).
 _READERS: dict[Mode, Callable[[Any, Any], list[Event] | None]] = {
     mode: getattr(SieveMachine, spec.reader) for mode, spec in READERS.items()
 }
