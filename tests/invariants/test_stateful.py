@@ -7,7 +7,10 @@ fragments (DSML, fullwidth DSML, legacy XML, CDATA, closing tags), complete bloc
 backticks and fences, line breaks, a lone ``<`` or ``＜``, zero-width characters, and
 random splits of such pieces over several feeds; one rule closes the sieve, after which a
 feed must raise ``SieveClosedError``. The machine runs with ``early_emit`` "block" or
-"invoke" (the first step chooses).
+"invoke" (the first step chooses). One more rule asks the sieve, in whatever mode and
+context the feeds left it, for a step its transition table (``_stream.modes.STEPS``) does
+not have: it must raise ``IllegalStep`` and change nothing, so the feeds after it still
+agree with ``parse()``; the feeds themselves never take such a step (nothing else raises).
 What it checks, after every step: what was released (the Text events' text and the
 ToolCalls events' ``block.raw``, in order) is a prefix of the input so far; the rest is held
 (there is no public accessor for it: it is computed as ``input[len(released):]``), and
@@ -30,6 +33,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 import callsieve
 from callsieve import SieveClosedError, SieveState, Text, ToolCalls
+from callsieve._stream.modes import STEPS, Found, IllegalStep, Mode
 
 #: The longest tail the sieve may hold outside a block. The longest opener cut by a chunk
 #: boundary is about 40 characters (``<``, zero-width noise, a 24-character protocol prefix,
@@ -195,6 +199,26 @@ class SieveMachine(RuleBasedStateMachine):
     def feed_after_close_raises(self, chunk: str) -> None:
         with pytest.raises(SieveClosedError):
             self.sieve.feed(chunk)
+
+    @rule(found=st.sampled_from(list(Found)), data=st.data())
+    def an_impossible_step_raises(self, found: Found, data: Any) -> None:
+        """A step not in the table (from the mode, or from the context), or to a mode that
+        is not one of the step's targets, raises ``IllegalStep`` and leaves the sieve as it
+        was."""
+        sieve = self.sieve
+        before = (sieve._mode, sieve._where.context, sieve.state)
+        targets = STEPS.get((sieve._mode, found))
+        with pytest.raises(IllegalStep):
+            if targets is None:
+                sieve._step(found)
+            else:
+                sieve._step(
+                    found, data.draw(st.sampled_from([m for m in Mode if m not in targets]))
+                )
+        if (sieve._where.context, found) not in STEPS:
+            with pytest.raises(IllegalStep):
+                sieve._where.step(found)
+        assert (sieve._mode, sieve._where.context, sieve.state) == before
 
     @invariant()
     def released_is_a_prefix_and_held_is_bounded(self) -> None:

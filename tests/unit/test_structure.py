@@ -7,6 +7,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 import callsieve
 from callsieve._scan.cursor import Cursor, RunText
 
@@ -42,26 +44,50 @@ def _assignments(module: str) -> list[tuple[str, str, str]]:
     return out
 
 
-def test_only_enter_writes_the_mode() -> None:
-    """The mode, its reader and the hot halves' arming are written in ``_enter`` (and set up
-    in ``__init__``), nowhere else — but for re-arming RUN's hot half within RUN."""
-    mode_fields = {"_mode", "_reader", "_prose_hot"}
+def test_only_step_writes_the_mode() -> None:
+    """The mode, its reader and the fast halves' arming are written in ``_step``, which looks
+    the step up in ``modes.STEPS``, and nowhere else (``__init__`` only puts the sieve in
+    ``NEW``, whose one step it then takes; ``_arm_run`` is RUN's arming, asked for by
+    ``_step`` alone)."""
+    mode_fields = {
+        "_mode",
+        "_reader",
+        "_prose_hot",
+        "_reason_hot",
+        "_run_hot",
+        "_arg_hot",
+        "_arg",
+        "_kind",
+    }
     writers = {
         (fn, attr)
-        for module in ("_stream/sieve.py",)
-        for fn, owner, attr in _assignments(module)
+        for fn, owner, attr in _assignments("_stream/sieve.py")
         if owner == "self" and attr in mode_fields
     }
-    assert {fn for fn, _ in writers} <= {"_enter", "__init__"}, writers
-    run_arm = {
-        fn
-        for module in ("_stream/sieve.py",)
-        for fn, owner, attr in _assignments(module)
-        if owner == "self" and attr in ("_run_hot", "_arg_hot", "_arg_send")
+    assert {fn for fn, _ in writers} <= {"_step", "_arm_run", "__init__"}, writers
+    # (``__init__``: the mode ``NEW``, and no argument stream yet)
+    assert {attr for fn, attr in writers if fn == "__init__"} == {"_mode", "_arg"}, writers
+    assert _callers("_stream/sieve.py", "_arm_run") == {"_step"}
+
+
+def test_the_context_changes_in_one_step() -> None:
+    """Where the reply stands is written by ``Where`` itself, in ``_enter``, which only its
+    ``step`` (and its ``__init__``) calls; the sieve asks for steps and never writes it."""
+    fields = {"context", "finder", "fences", "kind", "home", "until_text"}
+    writers = {fn for fn, owner, attr in _assignments("_stream/context.py") if attr in fields}
+    assert writers <= {"_enter", "__init__"}, writers
+    assert _callers("_stream/context.py", "_enter") == {"step", "__init__"}
+    outside = {
+        (fn, attr)
+        for fn, owner, attr in _assignments("_stream/sieve.py")
+        if owner in {"where", "_where"} and attr in fields
     }
-    assert run_arm <= {"_enter", "__init__", "_read_run", "_arm_run"}, run_arm
-    # RUN's arming (``_arm_run``) is asked for by ``_enter``, and by ``_read_run`` within RUN.
-    assert _callers("_stream/sieve.py", "_arm_run") == {"_enter", "_read_run"}
+    assert not outside, outside
+
+
+def test_feed_is_never_called_from_inside() -> None:
+    """``feed`` is one loop: no reader, nor anything else in the machine, calls it again."""
+    assert _callers("_stream/sieve.py", "feed") <= {"parse_whole"}
 
 
 def _callers(module: str, method: str) -> set[str]:
@@ -186,3 +212,20 @@ def test_the_write_finder_finds_writes(tmp_path: Path) -> None:
         SRC = src
     assert all(found[n] for n in samples if n != "ok.py"), found
     assert found["ok.py"] == [], found["ok.py"]
+
+
+def test_the_transition_table_is_whole() -> None:
+    """``STEPS`` (docs/architecture.md, "The machine as data"): every mode has a reader, a
+    mode steps only to modes and a context only to contexts, nothing leaves CLOSED, and a
+    step the table lacks raises ``IllegalStep``."""
+    from callsieve._stream.modes import READERS, STEPS, Context, Found, IllegalStep, Mode, step
+
+    assert set(READERS) == set(Mode)
+    for (at, _found), targets in STEPS.items():
+        assert targets and all(type(t) is type(at) for t in targets), (at, targets)
+        assert at is not Mode.CLOSED
+    assert {at for at, _ in STEPS if isinstance(at, Context)} == set(Context)
+    with pytest.raises(IllegalStep):
+        step(Mode.CLOSED, Found.MACHINE_RAN)
+    with pytest.raises(IllegalStep):
+        step(Context.ANSWER, Found.FIRST_TEXT)

@@ -1,5 +1,6 @@
-"""The stream layer: the sans-IO machine (``sieve``), its modes (``modes``), the reader
-per mode (``readers``) and prose entry detection (``entries``). Imports the layers below.
+"""The stream layer: the sans-IO machine (``sieve``), its modes and the table of every step
+between them (``modes``), where the reply stands (``context``) and prose entry detection
+(``entries``). Imports the layers below.
 
 The layers and every module: docs/architecture.md.
 """

@@ -3,9 +3,10 @@
 What it does: ``EntryFinder`` answers the sieve's two questions about a tag lead, with the
 entry automaton (a lazy DFA over the grammar's entry terminals) and the exact entry pattern:
 ``settles(text, found)`` — do all the leads from ``found`` on die within ``text`` (prose), is
-one alive at the end (hold it), or must the machine decide? — and ``candidate`` — at this
-lead: text, a held candidate, or an opener (the match)? The exact pattern is asked only
-where the automaton accepts.
+one alive at the end (hold it), or must the machine decide? (a ``Lead``) — and
+``candidate`` — at this lead: text, a held candidate (HOLD_SEEN if an entry may already be
+complete), or an opener (the match)? The exact pattern is asked only where the automaton accepts. Both answer through
+what they return: the finder keeps no scratch state.
 What it guarantees: an answer that depends only on the text from the lead on, never on the
 chunking: an opener is not taken while a higher-priority one may still complete.
 What it costs: the automaton's transitions are dictionary lookups (a state's first visit
@@ -16,26 +17,42 @@ again and again.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from .._grammar.automaton import DEAD, UNKNOWN
 from .._grammar.compiled import CompiledGrammar
 from .._grammar.entry_tables import EntryTable
 
-__all__ = ["ALL_PROSE", "HOLD", "OPEN", "TEXT", "UNSETTLED", "EntryFinder"]
+__all__ = ["ALL_PROSE", "HOLD", "HOLD_SEEN", "OPEN", "TEXT", "UNSETTLED", "EntryFinder", "Lead"]
 
 ALL_PROSE = -1  # settles(): every lead died
 UNSETTLED = -2  # settles(): the full machine must decide
 TEXT = "text"  # candidate(): the lead is text
-HOLD = "hold"  # ... a viable prefix of an opener: hold it
+HOLD = "hold"  # ... a viable prefix of an opener: hold it (the value: its automaton state)
+HOLD_SEEN = "hold, seen"  # ... as HOLD, and it passed an accepting state on the way
 OPEN = "open"  # ... an opener (the value is its match)
 _SHORT_WALK = 16  # characters _follow reads inline before it hands over to the walk
 _SETTLE_SPAN = 16  # settles() remembers its answers for texts this short (from the lead)
 
 
+class Lead(NamedTuple):
+    """What ``EntryFinder.settles`` found following a text's tag leads."""
+
+    #: ``ALL_PROSE``: every lead died; ``UNSETTLED``: the machine must decide; ``>= 0``: the
+    #: lead this many characters after the first one is still alive at the text's end
+    #: (every lead before it died).
+    at: int
+    #: The automaton state of that live lead (0 otherwise).
+    state: int = 0
+
+
+#: The two answers without a live lead, made once.
+PROSE_LEAD = Lead(ALL_PROSE)
+UNSETTLED_LEAD = Lead(UNSETTLED)
+
+
 class EntryFinder:
-    """One per sieve and entry table (``state`` and ``seen`` are its last answer's
-    scratch): ``table`` says which entries count (``_grammar.entry_tables``: the answer's, or, before
+    """One per sieve and entry table: ``table`` says which entries count (``_grammar.entry_tables``: the answer's, or, before
     the answer and in reasoning, the reasoning tag's too)."""
 
     __slots__ = (
@@ -44,8 +61,6 @@ class EntryFinder:
         "tracker",
         "auto",
         "lead_search",
-        "state",
-        "seen",
         "_lead_state",
         "_settlements",
     )
@@ -67,42 +82,35 @@ class EntryFinder:
         self.lead_search = lead_search
         self._settlements = table.settlements
         self._lead_state = {c: self.auto.step(0, c) for c in self.leads}
-        self.state = 0  # settles(): a live candidate's automaton state; candidate(): HOLD's
-        self.seen = False  # candidate(): the held candidate has passed an accepting state
 
-    def settles(self, text: str, found: Any) -> int:
-        """Follow every lead character in ``text`` from ``found`` on. ``ALL_PROSE``: each is
-        a tag lead whose possible opener dies within ``text``. ``i >= 0``: the one at ``i`` is
-        still alive at the end (its automaton state is left in ``state``), all before it
-        died. ``UNSETTLED``: a backtick or tilde, or an opener that may be complete — the
-        full machine decides."""
+    def settles(self, text: str, found: Any) -> Lead:
+        """Follow every lead character in ``text`` from ``found`` on (``Lead``): each dies
+        within ``text`` (``ALL_PROSE``), or the one ``at`` characters after ``found`` is
+        still alive at the end (all before it died), or the full machine decides
+        (``UNSETTLED``: a backtick or tilde, or an opener that may be complete). The answer
+        for a short text is the one remembered, not a new one."""
         i: int = found.start()
         if len(text) - i > _SETTLE_SPAN:
             return self._follow(text, found)
         key = text[i:] if i else text
         hit = self._settlements.get(key)
         if hit is None:
-            at = self._follow(text, found)
-            hit = (at - i if at >= 0 else at, self.state)
+            hit = self._follow(text, found)
             self.table.settle(key, hit)
-            return at
-        off, state = hit
-        if off >= 0:
-            self.state = state
-            return i + off
-        return off
+        return hit  # type: ignore[return-value]  # (what ``_follow`` made: a ``Lead``)
 
-    def _follow(self, text: str, found: Any) -> int:
+    def _follow(self, text: str, found: Any) -> Lead:
         """``settles``, worked out: the automaton follows each lead in turn."""
         n = len(text)
         auto = self.auto
         trans = auto.trans
         accepting = auto.accepting
+        first: int = found.start()
         while found is not None:
             i = found.start()
             state = self._lead_state.get(text[i])
             if state is None:
-                return UNSETTLED
+                return UNSETTLED_LEAD
             # The automaton's walk, inlined for the short stretch a non-tag lead lives
             # (most die within a few characters); longer texts go on with ``walk``.
             j = i + 1
@@ -114,26 +122,24 @@ class EntryFinder:
                 state = nxt
                 j += 1
                 if accepting[state]:
-                    return UNSETTLED  # an opener may be complete: the machine decides
+                    return UNSETTLED_LEAD  # an opener may be complete: the machine decides
             if nxt == DEAD:
                 state = DEAD
             elif j < n:  # a transition not yet known, or a longer stretch: the walk
                 state, j = auto.walk(state, text, j, n)
             if state >= 0:
                 if j < n or accepting[state]:
-                    return UNSETTLED
-                self.state = state
-                return int(i)
+                    return UNSETTLED_LEAD
+                return Lead(i - first, state)
             found = self.lead_search(text, i + 1)
-        return ALL_PROSE
+        return PROSE_LEAD
 
     def candidate(
         self, buf: str, i: int, final: bool, state: int, j: int, seen: bool
     ) -> tuple[str, Any]:
-        """Decide the possible opener at ``buf[i]``: (OPEN, match), (HOLD, automaton state;
-        ``seen`` is left set if it passed an accepting state) or (TEXT, None). The automaton
-        has already read ``buf[i:j]`` into ``state``; ``seen``: it passed an accepting state
-        on the way (an entry may be complete)."""
+        """Decide the possible opener at ``buf[i]``: (OPEN, match), (HOLD or HOLD_SEEN, its
+        automaton state) or (TEXT, None). The automaton has already read ``buf[i:j]`` into ``state``; ``seen``:
+        it passed an accepting state on the way (an entry may be complete)."""
         table = self.table
         auto = self.auto
         accepting = auto.accepting
@@ -152,12 +158,10 @@ class EntryFinder:
                     while q < n and st >= 0:
                         st, q = auto.walk(st, buf, q, n)
                     if st >= 0 and auto.rank[st] < k:
-                        self.seen = True
-                        return HOLD, st
+                        return HOLD_SEEN, st
                     return OPEN, m
             if j >= n and not final:
-                self.seen = seen
-                return HOLD, state
+                return (HOLD_SEEN if seen else HOLD), state
             if j < n:
                 state, j = auto.walk(state, buf, j, n)
             if state < 0 or j >= n and final:

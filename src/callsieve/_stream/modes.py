@@ -1,19 +1,17 @@
-"""Strategy: the sieve's states and its transitions as data, in one place (as h11 keeps its
-state machine in ``_state``): what ``Sieve.state`` tells users, the finer ``Mode`` the
-machine reads each chunk in, the ``Context`` of the reply that prose stands in (SPEC §15)
-with what each context means (``CONTEXTS``), where a reply starts (``FIRST_CONTEXT``), and
-the one choice of the mode after the machine ran (``next_mode``). docs/architecture.md,
-"The modes", draws it.
+"""Strategy: the sieve's states and every transition between them as data, in one place
+(as h11 keeps its state machine in ``_state``). It holds what ``Sieve.state`` tells users,
+the finer ``Mode`` the machine reads each chunk in, and the ``Context`` of the reply that
+prose stands in (SPEC §15). docs/architecture.md, "The machine as data", draws it.
 
-What it does: three enums (their members also as module globals for the hot paths), the
-table of contexts, and ``next_mode``. The readers that run in each mode, and the one writer
-of the mode that arms them (``SieveMachine._enter``), are in ``sieve``.
-What it guarantees: a ``Mode`` or ``Context`` member hashes by identity (a table lookup is a
-plain dict lookup, no Python-level ``Enum.__hash__``); every change of context reads its
-meaning from ``CONTEXTS``, every mode the machine leaves the sieve in comes from
-``next_mode``.
-What it costs: nothing per chunk; a context change is one table lookup, the choice after
-the machine a few attribute tests.
+What it does: ``STEPS`` is every step: (a mode or a context, what was ``Found``) -> where it
+may go. ``step`` looks one up. ``READERS`` gives each mode its reader and fast half.
+``CONTEXTS`` says what each context means, ``FIRST_CONTEXT`` where a reply starts, and
+``next_mode`` which mode the machine leaves the sieve in.
+What it guarantees: a step not in ``STEPS`` raises ``IllegalStep``, an internal error. The
+sieve changes its mode only through ``SieveMachine._step``, and the context only through
+``Where.step``; both ask ``step``. A ``Mode``, ``Context`` or ``Found`` member hashes by
+identity (a table lookup is a plain dict lookup).
+What it costs: nothing per chunk; a step is one dict lookup.
 """
 
 from __future__ import annotations
@@ -21,13 +19,29 @@ from __future__ import annotations
 import enum
 from typing import TYPE_CHECKING, NamedTuple
 
+from .._base.errors import CallsieveError
 from .._base.events import Reasoning, Text
 from .._grammar.names import STRAY_RUN
 
 if TYPE_CHECKING:
     from .._blocks.capture import Capture
 
-__all__ = ["CONTEXTS", "FIRST_CONTEXT", "Context", "ContextSpec", "Mode", "SieveState", "next_mode"]
+__all__ = [
+    "CONTEXTS",
+    "FIRST_CONTEXT",
+    "MODE_STEPS",
+    "READERS",
+    "STEPS",
+    "Context",
+    "ContextSpec",
+    "Found",
+    "IllegalStep",
+    "Mode",
+    "ModeSpec",
+    "SieveState",
+    "next_mode",
+    "step",
+]
 
 
 class SieveState(enum.Enum):
@@ -49,9 +63,10 @@ class Mode(enum.Enum):
     BEFORE_TEXT = "before text"  # before the answer (or, under "open", the reasoning) begins
     MACHINE = "machine"  # anything else: the machine reads every chunk
     CLOSED = "closed"
+    NEW = "new"  # before the first step (``__init__`` takes it at once)
 
     # Members are singletons: hash them by identity (``Enum.__hash__`` is a Python-level
-    # call, on every change of mode, in ``_READERS[mode]``).
+    # call, on every step, in ``STEPS`` and ``_READERS[mode]``).
     __hash__ = object.__hash__
 
 
@@ -71,14 +86,14 @@ class Context(enum.Enum):
 # The members as plain module globals, on paths that run once per chunk (benchmarks/README.md,
 # "Fast paths", "enum members as globals").
 PROSE, CANDIDATE, RUN, CUT_TAG = Mode.PROSE, Mode.CANDIDATE, Mode.RUN, Mode.CUT_TAG
-MACHINE, CLOSED, REASONING = Mode.MACHINE, Mode.CLOSED, Mode.REASONING
+MACHINE, CLOSED, REASONING, NEW = Mode.MACHINE, Mode.CLOSED, Mode.REASONING, Mode.NEW
 BEFORE_TEXT = Mode.BEFORE_TEXT
 PREAMBLE, IN_REASONING, ANSWER = Context.PREAMBLE, Context.REASONING, Context.ANSWER
 OPENING, START = Context.OPENING, Context.START
 
 
 class ContextSpec(NamedTuple):
-    """What one ``Context`` means to the machine."""
+    """What one ``Context`` means to the machine (where it goes next is in ``STEPS``)."""
 
     #: The entry tables (``EntryIndex.entry_tables``) it needs, its own first: the
     #: sieve has the context only if the grammar has them all.
@@ -89,32 +104,17 @@ class ContextSpec(NamedTuple):
     kind: type[Text | Reasoning]
     #: The mode it is read in with nothing held.
     home: Mode
-    #: The context that takes over at the first character of text that is not white space
-    #: (a ``<think>`` may only stand after white space), or None: it lasts.
-    until_text: Context | None
-    #: The context after a reasoning tag found in it: the first of these the sieve has.
-    after_tag: tuple[Context, ...]
-    #: The context once a block opens in it: the first of these the sieve has (none: it stays).
-    after_block: tuple[Context, ...] = ()
 
 
 #: Every context, by what it means (the reasoning tags are ``THINK_OPEN``/``THINK_CLOSE``,
 #: read only where a context's table has them: ``_grammar.entry_tables``).
 CONTEXTS: dict[Context, ContextSpec] = {
     # (a grammar with anchored entries only: ``_grammar.derive._start_tables``)
-    START: ContextSpec(
-        ("start",), True, Text, BEFORE_TEXT, ANSWER, (IN_REASONING,), (PREAMBLE, ANSWER)
-    ),
-    PREAMBLE: ContextSpec(
-        ("preamble", "reasoning"), True, Text, BEFORE_TEXT, ANSWER, (IN_REASONING,)
-    ),
-    OPENING: ContextSpec(
-        ("preamble", "reasoning"), False, Reasoning, BEFORE_TEXT, IN_REASONING, (IN_REASONING,)
-    ),
-    IN_REASONING: ContextSpec(
-        ("reasoning",), False, Reasoning, REASONING, None, (START, PREAMBLE, ANSWER)
-    ),
-    ANSWER: ContextSpec(("answer",), True, Text, PROSE, None, (IN_REASONING,)),
+    START: ContextSpec(("start",), True, Text, BEFORE_TEXT),
+    PREAMBLE: ContextSpec(("preamble", "reasoning"), True, Text, BEFORE_TEXT),
+    OPENING: ContextSpec(("preamble", "reasoning"), False, Reasoning, BEFORE_TEXT),
+    IN_REASONING: ContextSpec(("reasoning",), False, Reasoning, REASONING),
+    ANSWER: ContextSpec(("answer",), True, Text, PROSE),
 }
 
 #: Where a reply starts, by the ``reasoning`` option: the first of these the sieve has
@@ -125,6 +125,107 @@ FIRST_CONTEXT: dict[str, tuple[Context, ...]] = {
     "open": (OPENING, IN_REASONING),
     "off": (START, ANSWER),
 }
+
+
+class Found(enum.Enum):
+    """What a reader or the machine found: the second half of a step's key in ``STEPS``."""
+
+    BEGIN = "the sieve is made"  # a mode: its first
+    LOG_FULL = "the hot half's budget is spent"  # a mode: fold the log, top it up
+    LEAD_ALIVE = "a tag lead alive at the chunk's end"  # a mode: hold it
+    LEAD_DIED = "the held lead died"  # a mode: its text is prose
+    RUN_ON = "the run goes on"  # a mode: arm its hot half again
+    STOP_CUT = "a run's stop at a tag the chunk cuts"  # a mode: hold the tag
+    MACHINE_RAN = "the machine ran"  # a mode: ``next_mode`` chooses among the targets
+    END = "close()"  # a mode
+    FIRST_TEXT = "the first text that is not white space"  # a context (and BEFORE_TEXT)
+    THINK_TAG = "a reasoning tag"  # a context
+    THOUGHT_ENDS = "calls that end the thought"  # a context (``ENDS_THOUGHT``)
+    BLOCK = "a block opens"  # a context
+
+    __hash__ = object.__hash__
+
+
+class IllegalStep(CallsieveError, RuntimeError):
+    """A step that is not in ``STEPS``: a bug in the machine, never the input's fault
+    (internal: not exported; the stateful property test provokes it)."""
+
+
+_LIVE = (PROSE, REASONING, BEFORE_TEXT, CANDIDATE, RUN, CUT_TAG, MACHINE)
+_AFTER_THOUGHT = (START, PREAMBLE, ANSWER)
+
+#: Every step the machine may take: (a mode or a context, what was found) -> the modes or
+#: contexts it may go to. A context goes to the first target the sieve has (``Where``); a
+#: mode to the one its reader or ``next_mode`` chose, which must be a target. A step that is
+#: not here raises ``IllegalStep``. What each mode runs is ``READERS``.
+STEPS: dict[tuple[Mode | Context, Found], tuple[Mode | Context, ...]] = {
+    # The modes.
+    (NEW, Found.BEGIN): (PROSE, REASONING, BEFORE_TEXT, MACHINE),  # (the context's, or "off")
+    (PROSE, Found.LOG_FULL): (PROSE,),
+    (REASONING, Found.LOG_FULL): (REASONING,),
+    (PROSE, Found.LEAD_ALIVE): (CANDIDATE,),
+    (REASONING, Found.LEAD_ALIVE): (CANDIDATE,),
+    (CANDIDATE, Found.LEAD_DIED): (PROSE, REASONING),
+    (BEFORE_TEXT, Found.FIRST_TEXT): (PROSE, REASONING),
+    (RUN, Found.RUN_ON): (RUN,),
+    (RUN, Found.STOP_CUT): (CUT_TAG,),
+    **{(mode, Found.MACHINE_RAN): _LIVE for mode in _LIVE},
+    **{(mode, Found.END): (CLOSED,) for mode in _LIVE},
+    # The contexts (SPEC §15).
+    (START, Found.FIRST_TEXT): (ANSWER,),
+    (PREAMBLE, Found.FIRST_TEXT): (ANSWER,),
+    (OPENING, Found.FIRST_TEXT): (IN_REASONING,),
+    (START, Found.THINK_TAG): (IN_REASONING,),
+    (PREAMBLE, Found.THINK_TAG): (IN_REASONING,),
+    (OPENING, Found.THINK_TAG): (IN_REASONING,),
+    (IN_REASONING, Found.THINK_TAG): _AFTER_THOUGHT,
+    (IN_REASONING, Found.THOUGHT_ENDS): _AFTER_THOUGHT,
+    (ANSWER, Found.THINK_TAG): (ANSWER,),  # (a stray ``</think>``: text)
+    (START, Found.BLOCK): (PREAMBLE, ANSWER),  # (the start's anchored entries end)
+    (PREAMBLE, Found.BLOCK): (PREAMBLE,),
+    (OPENING, Found.BLOCK): (OPENING,),
+    (IN_REASONING, Found.BLOCK): (IN_REASONING,),
+    (ANSWER, Found.BLOCK): (ANSWER,),
+}
+
+
+#: ``STEPS``' mode steps, by mode and then what was found: what ``SieveMachine._step`` reads
+#: (two lookups by identity cost less than one by a built tuple).
+MODE_STEPS: dict[Mode, dict[Found, tuple[Mode | Context, ...]]] = {mode: {} for mode in Mode}
+for (_at, _found), _to in STEPS.items():
+    if isinstance(_at, Mode):
+        MODE_STEPS[_at][_found] = _to
+
+
+class ModeSpec(NamedTuple):
+    """What the sieve runs in one mode."""
+
+    #: Its reader: the ``SieveMachine`` method ``feed`` calls.
+    reader: str
+    #: Its fast half (``feed`` runs it before the reader; ``SieveMachine._step`` arms it), or "".
+    fast: str
+
+
+#: Each mode's reader and fast half.
+READERS: dict[Mode, ModeSpec] = {
+    PROSE: ModeSpec("_read_prose", "prose"),
+    REASONING: ModeSpec("_read_prose", "reasoning"),
+    CANDIDATE: ModeSpec("_read_candidate", ""),
+    RUN: ModeSpec("_read_run", "run"),
+    CUT_TAG: ModeSpec("_read_cut_tag", ""),
+    BEFORE_TEXT: ModeSpec("_read_before_text", ""),
+    MACHINE: ModeSpec("_read_machine", ""),
+    CLOSED: ModeSpec("_read_closed", ""),
+    NEW: ModeSpec("_read_closed", ""),  # (never read: the sieve leaves it as it is made)
+}
+
+
+def step(at: Mode | Context, found: Found) -> tuple[Mode | Context, ...]:
+    """The targets of the step from ``at`` on ``found``; ``IllegalStep`` if there is none."""
+    to = STEPS.get((at, found))
+    if to is None:
+        raise IllegalStep(f"no step from {at} on {found.name}: the machine is broken")
+    return to
 
 
 def next_mode(cap: Capture | None, held: str, candidate: bool, home: Mode) -> Mode:
