@@ -41,7 +41,7 @@ from .._grammar.rule_sets import is_call, repairs_in
 from .._scan.balanced import JsonRun
 from .._scan.cursor import RunText
 from .._scan.decide import DECISION_SPAN, Decision, GroupToken, decide, new_token
-from .argstream import ArgStream
+from .argstream import ArgStream, Built, Read, RunStart
 from .assembler import assemble_call
 from .lessons import ANY_CAPTURE, REPAIRABLE, Lessons
 from .messages import FOUND_CHARS, json_body_failed, too_long, unexpected
@@ -119,7 +119,7 @@ class Capture:
         self.g = g
         self.policy = policy  # what a call may become once built (``_config.policy``), or None
         self.args = args  # early_emit="arguments": the block's argument stream (``argstream``)
-        self.ip = g.new_parser() if args is None else g.listening_parser(args.node)
+        self.ip = g.new_parser() if args is None else g.listening_parser(args.feed)
         self.ps = self.ip.parser_state
         self.start = start
         self.dialect = entry.dialect  # the entry's: where the parse cannot tell (``dialect_now``)
@@ -168,7 +168,7 @@ class Capture:
             tok.groups = groups
             self.ps.feed_token(tok)
         if args is not None:  # (the opener may be part of the arguments: `{"name":`)
-            args.token(entry.terminal, (groups.get("v") if groups else None) or opener)
+            args.feed(Read(entry.terminal, (groups.get("v") if groups else None) or opener))
         self.spec: StateSpec = g.states[self.ps.state_stack[-1]]
 
     # ------------------------------------------------------------------ helpers
@@ -227,7 +227,7 @@ class Capture:
         args = self.args
         if args is not None:
             groups = getattr(tok, "groups", None)
-            args.token(name, (groups.get("v") if groups else None) or value)
+            args.feed(Read(name, (groups.get("v") if groups else None) or value))
         spec = self.spec = self.g.states[self.ps.state_stack[-1]]
         self.last_value = value
         if after_run or name in self.g.call_openers:
@@ -276,7 +276,7 @@ class Capture:
         call = settled(self.policy, built)  # (coerced, and the policy's verdict)
         self.calls.append(call)
         if args is not None:
-            args.call(*call[:3], self.dialect_now(), tuple(self.repairs), *call[3:])
+            args.feed(Built(call, self.dialect_now(), tuple(self.repairs)))
         # One string per call: a block of many calls keeps a few objects per call.
         k = self.call_pieces[-1] if self.call_pieces else 1
         if len(self.raw) > k + 1:
@@ -614,7 +614,7 @@ class Capture:
         self.run_text.new_run()
         if self.args is not None:  # (the state inside the run: a CDATA string's guard)
             stack = self.ps.state_stack
-            self.args.run(run, stack[-1], self.g.value_reading_of(stack, self.dialect))
+            self.args.feed(RunStart(run, stack[-1], self.g.value_reading_of(stack, self.dialect)))
         return VIABLE
 
     def _unexpected(self, what: str, buf: str, p: int) -> int:
@@ -628,4 +628,4 @@ class Capture:
         if seg < p:
             self.run_text.add_piece(piece := buf[seg:p])
             if self.args is not None:
-                self.args.text(piece)
+                self.args.feed(piece)

@@ -15,9 +15,10 @@ What it costs: a few tuples per event; the block's text is joined once, when it 
 
 from __future__ import annotations
 
+import itertools
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from .._base.events import (
     ArgumentsDelta,
@@ -34,12 +35,12 @@ from .._config.options import make_call_id
 from .._config.policy import Policy, Rejection, reason_kind
 from .._grammar.compiled import CompiledGrammar, EntrySpec
 from .._scan.cursor import Cursor, RunText
-from .argstream import ArgStream
+from .argstream import ArgContext, ArgStream, Built, Failed
 from .capture import Capture
 from .lessons import Lessons
 from .opening import fails_at_once
 
-__all__ = ["ENDS_THOUGHT", "KEPT_BLOCKS", "BlockLife", "LifeView"]
+__all__ = ["ENDS_THOUGHT", "KEPT_BLOCKS", "BlockLife", "LifeView", "Resume"]
 
 #: How many parsed blocks a ``Sieve`` keeps (``Sieve.blocks``): the latest.
 KEPT_BLOCKS = 64
@@ -47,6 +48,17 @@ KEPT_BLOCKS = 64
 #: ``Block.reasoning`` of a block whose opener, inside a thought still open, ended it: its
 #: dialect declares ``calls_end_thought`` (SPEC §15). Its calls are calls.
 ENDS_THOUGHT = "ended"
+
+
+class Resume(NamedTuple):
+    """Where the sieve goes on after a block failed (``BlockLife.fail``): text is released
+    from ``buf[release]`` on and scanned again from ``buf[resume]``; ``base`` is the
+    offset of ``buf[0]``."""
+
+    buf: str
+    base: int
+    release: int
+    resume: int
 
 
 class BlockLife:
@@ -63,7 +75,7 @@ class BlockLife:
         "closing",
         "saw_syntax",
         "stream_args",
-        "calls_started",
+        "args_ctx",
         "out",
         "in_reasoning",
         "policy",
@@ -83,6 +95,7 @@ class BlockLife:
         run_text: RunText,
         policy: Policy | None = None,
         metrics: Metrics | None = None,
+        stream_args: bool = False,
     ) -> None:
         self.g = g
         self.policy = policy  # (``_config.policy``: coercion, and the policy's verdicts)
@@ -105,10 +118,11 @@ class BlockLife:
         self.blocks: deque[Block] | list[Block] = deque(maxlen=KEPT_BLOCKS)
         self.closing = False
         self.saw_syntax = False  # a wrapper, or a repaired missing-wrapper block, outside code
-        self.stream_args = False  # early_emit="arguments": wrapped blocks get an ArgStream
-        self.calls_started = 0  # argument streaming: the calls of the response so far
-        #: Argument streaming's events, in order, until the sieve takes them (after each
-        #: scan, before the ``ToolCalls`` of the calls they finish).
+        self.stream_args = stream_args  # early_emit="arguments": blocks get an ArgStream
+        #: What every argument stream is given (its index counter counts the response's calls).
+        self.args_ctx = ArgContext(g, schemas, policy, metrics, id_factory, itertools.count())
+        #: The events of calls argument streaming sends whole (no stream read them), until
+        #: the sieve takes them (``streamed``: after the stream's own).
         self.out: list[Event] = []
         #: The open capture stands inside reasoning (SPEC §15): the ``calls_in_reasoning``
         #: choice it is read under, ``"text"`` (it emits nothing: a block that closes is
@@ -139,17 +153,29 @@ class BlockLife:
         if unclosed and self.metrics is not None:
             self.metrics.count("reasoning_unclosed")
 
-    def take_out(self) -> list[Event]:
-        """Argument streaming's events so far, taken out of ``out``."""
-        events = self.out[:]
-        self.out.clear()
-        return events
+    def record_all(self) -> None:
+        """Keep every block captured, failed ones too (``parse()``: ``blocks``)."""
+        self.record = True
+        self.blocks = []
 
-    def next_index(self) -> int:
-        """The next call's ``index`` (argument streaming counts the response's calls)."""
-        k = self.calls_started
-        self.calls_started += 1
-        return k
+    def scan_begins(self, final: bool) -> None:
+        """The sieve scans a buffer; ``final``: it runs to the end of the input."""
+        self.closing = final
+
+    def streamed(self, cap: Capture, failed: bool) -> list[Event]:
+        """Argument streaming's events so far, taken: ``cap``'s stream's (a started call
+        aborted first if the block ``failed``), then the calls sent whole."""
+        stream = cap.args
+        events: list[Event] = []
+        if stream is not None:
+            if failed:
+                stream.feed(Failed(self.closing))
+            if stream.out:
+                events = stream.take()
+        if self.out:
+            events += self.out
+            self.out.clear()
+        return events
 
     def open(self, m: Any, start: int, reasoning: str | None = None) -> Capture:
         """A capture for the entry match ``m`` at absolute offset ``start`` (``reasoning``:
@@ -164,7 +190,7 @@ class BlockLife:
         args = None
         if self.stream_args and entry.synthetic is None and not quiet:
             # (a block missing its opener emits nothing before its closing wrapper)
-            args = ArgStream(self)
+            args = ArgStream(self.args_ctx)
         cap = Capture(
             g,
             entry,
@@ -203,7 +229,7 @@ class BlockLife:
         early: bool,
         limit: int,
         final: bool,
-    ) -> tuple[str, int, int, int] | None:
+    ) -> Resume | None:
         """A block opened at the entry match ``m`` (at offset ``start``, its opener ending at
         ``buf[pos]``) that could emit nothing before failing, and fails at once, is released
         as ``fail`` releases it: at the end of the input (``final``: ``buf`` runs to it),
@@ -237,7 +263,7 @@ class BlockLife:
             if self.record or self.closing:
                 raw = buf[at : quick.stop]
                 self.blocks.append(self._failed(start, quick.dialect, (), (quick.failure,), raw))
-        return buf, base, at, pos
+        return Resume(buf, base, at, pos)
 
     def _failed(
         self,
@@ -270,22 +296,24 @@ class BlockLife:
         made = stream.made if stream is not None else []
         out: list[tuple[ToolCall, str | None]] = []
         for k in range(start, len(cap.calls)):
-            name, args, ident, coercions, reason = cap.calls[k]
+            settled = cap.calls[k]
             done = made[k] if k < len(made) else None
             if done is not None:
                 out.append((done, None))
                 continue
-            if stream is not None and k >= len(made) and stream.index >= 0:
-                finished = stream.call(name, args, ident, dialect, repairs, coercions, reason)
+            if stream is not None and k >= len(made) and stream.started is not None:
+                stream.feed(Built(settled, dialect, repairs, self.closing))
+                finished = stream.made[-1]
                 if finished is not None:
                     out.append((finished, None))
                     continue
+            name, args, ident, coercions, reason = settled
             # The model's own id where it wrote one (a ``call_id`` node), else the factory's.
             call = ToolCall(
                 name, args, ident or make_call_id(self.id_factory), dialect, repairs, coercions
             )
             if self.stream_args and reason is None and self.in_reasoning != "text":
-                i = self.next_index()
+                i = next(self.args_ctx.indexes)
                 self.out += (
                     CallStarted(i, call.id, call.name),
                     ArgumentsDelta(i, call.arguments),
@@ -443,11 +471,8 @@ class BlockLife:
             return self._plain(settled, block), raw
         return self._events(cap, cap.emitted, settled, block, raw, True), raw
 
-    def fail(
-        self, cap: Capture, buf: str, base: int, p: int, cursor: Cursor
-    ) -> tuple[str, int, int, int]:
-        """Release a failed capture: ``(buf, base, release, resume)`` — text is released from
-        ``buf[release]`` on and scanned again from ``buf[resume]``. A block that began in this
+    def fail(self, cap: Capture, buf: str, base: int, p: int, cursor: Cursor) -> Resume:
+        """Release a failed capture: where the sieve goes on (``Resume``). A block that began in this
         buffer is scanned again in place; one begun in an earlier chunk is joined to the rest
         of the buffer once (its text was only ever in the capture)."""
         cap.learn()
@@ -482,7 +507,7 @@ class BlockLife:
                     )
                 )
             cursor.passed(buf, at + cut)  # (buf[:at] stood before it)
-            return buf, base, at + cut, at + cut
+            return Resume(buf, base, at + cut, at + cut)
         if (self.record or self.closing) and not cap.strict:  # (a bare invoke: only text)
             raw = buf[at : at + raw_len] if raw is None else raw
             self.blocks.append(
@@ -494,7 +519,7 @@ class BlockLife:
                     raw,
                 )
             )
-        return buf, base, at, at + cap.opener_len
+        return Resume(buf, base, at, at + cap.opener_len)
 
 
 class LifeView:

@@ -229,6 +229,7 @@ class SieveMachine(LifeView):
             self._cur,
             opts.rules,
             None if opts.metrics is None else Metrics(),
+            opts.early_emit == "arguments",
         )
         # SPEC §15: one entry finder per context of the reply (``_grammar.entry_tables``), each with
         # its fence tracker (reasoning is read without code: ``_set_context``); the context's
@@ -250,7 +251,6 @@ class SieveMachine(LifeView):
         self._cut_room = 0
         # "arguments" emits each call as "invoke" does, its stream before it (``_blocks.argstream``).
         self._early = opts.early_emit != "block"
-        self._life.stream_args = opts.early_emit == "arguments"
         self._off = opts.mode == "off"
         self._limit = opts.max_block_chars
         self._idle = []  # (never filled: a hot half that is off)
@@ -293,8 +293,7 @@ class SieveMachine(LifeView):
         """For ``parse()`` (documented internal API): ``text`` as the one chunk, then
         ``close()``, with every block captured recorded — failed ones too, which a stream
         does not keep — and returned with the events."""
-        self._life.record = True
-        self._life.blocks = []
+        self._life.record_all()
         events = self.feed(text) + self.close()
         return events, tuple(self._life.blocks)
 
@@ -545,7 +544,7 @@ class SieveMachine(LifeView):
                 cur.take_run(text, stop)
                 stream = cap.args  # (argument streaming: the text may stream)
                 if stream is not None:
-                    stream.text(text[:stop])
+                    stream.feed(text[:stop])
                 if stop == len(text) or tail:
                     # Still RUN: a hot half is on again if nothing is held (``_enter``).
                     self._run_hot = self._arg_hot = self._idle
@@ -554,7 +553,7 @@ class SieveMachine(LifeView):
                 else:
                     cap.took(cur.sync_run())
                     self._enter(CUT_TAG)
-                return stream.life.take_out() if stream is not None and stream.out else []
+                return stream.take() if stream is not None and stream.out else []
         return self._read_machine(chunk)
 
     def _arm_run(self) -> None:
@@ -654,7 +653,7 @@ class SieveMachine(LifeView):
         begins, ``pos`` where the scan goes on."""
         buf, resume = taken
         cur = self._cur
-        self._life.closing = final
+        self._life.scan_begins(final)
         base = cur.total - len(buf)  # (the absolute offset of buf[0])
         events: list[Event] = []
         pos = text_start = 0
@@ -782,9 +781,7 @@ class SieveMachine(LifeView):
             else cap.scan(buf, pos, False, self._limit)
         )
         if cap.args is not None:  # argument streaming: its events come first
-            if status == FAILED:
-                cap.args.abort()
-            events += life.take_out()
+            events += life.streamed(cap, status == FAILED)
         if (
             self._early
             and status != COMPLETE
@@ -804,8 +801,8 @@ class SieveMachine(LifeView):
         if status == FAILED:  # release from the opener, and scan the rest again as prose
             return life.fail(cap, buf, base, p, self._cur)
         done, raw = life.complete(cap)
-        if life.out:  # (argument streaming: calls finished as the block ended)
-            events += life.take_out()
+        if cap.args is not None or life.out:  # (argument streaming: calls finished as it ended)
+            events += life.streamed(cap, False)
         # (a block inside reasoning, under calls_in_reasoning="text": reasoning)
         events += [Reasoning(raw)] if life.in_reasoning == "text" else done
         self._end_thought(life)
