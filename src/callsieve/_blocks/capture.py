@@ -28,6 +28,7 @@ token boundary (most remembered per parser state); a held tail is at most the lo
 from __future__ import annotations
 
 from array import array
+from collections.abc import Callable
 from typing import Any
 
 from lark import Token
@@ -110,7 +111,6 @@ class Capture:
         start: int,
         opener: str,
         schemas: dict[str, dict[str, Any]],
-        run_text: RunText | None = None,
         lessons: Lessons | None = None,
         groups: dict[str, str | None] | None = None,
         args: ArgStream | None = None,
@@ -129,10 +129,9 @@ class Capture:
         self.raw_len = len(opener)
         self.run: TerminalSpec | None = None
         self.run_start = 0  # the offset the current run began at
-        # A run's text while it streams (``RunText``: the sieve's cursor, whose run hot path
-        # appends to it too; a repair's trial has its own).
-        self.run_text = RunText() if run_text is None else run_text
-        self.run_text.new_run()
+        # The current run's text (``RunText``: the sieve's run hot path appends to it
+        # through ``run_budget``, and ``took`` counts that).
+        self.run_text = RunText()
         self.calls: list[Settled] = []  # in order, as ``_config.policy.settled`` gives them
         # Per call (arrays: a block of many calls holds a few bytes per call here):
         self.call_ends = array("q")  # raw length at the end of each call
@@ -172,13 +171,24 @@ class Capture:
         self.spec: StateSpec = g.states[self.ps.state_stack[-1]]
 
     # ------------------------------------------------------------------ helpers
-    def took(self, n: int) -> None:
-        """The sieve's run fast path appended ``n`` characters of the current run to
-        ``pieces`` itself (it counts them later, in bulk). A balanced run reads them now."""
-        self.raw_len += n
-        run = self.run
-        if type(run) is JsonRun:
-            run.took(self.run_text.pieces, n, self.start + self.raw_len - n)
+    def run_budget(self) -> list[Callable[[str], None]]:
+        """The bound appends the sieve's run hot path writes the current run's text through
+        (``RunText.budget``), what was appended counted first (``took``) if it is spent."""
+        if not self.run_text.run_live:
+            self.took()
+        return self.run_text.budget()
+
+    def took(self) -> int:
+        """Count what the sieve's run hot path appended (``run_budget``) into the block's
+        length, the one count ``max_block_chars`` is held to; a balanced run reads it now.
+        The block's length."""
+        n = self.run_text.count()
+        if n:
+            self.raw_len += n
+            run = self.run
+            if type(run) is JsonRun:
+                run.took(self.run_text.pieces, n, self.start + self.raw_len - n)
+        return self.raw_len
 
     def emitted_all(self) -> None:
         """Every call read so far has been handed out (``early_emit="invoke"``)."""

@@ -34,7 +34,7 @@ from .._config.metrics import Metrics
 from .._config.options import make_call_id
 from .._config.policy import Policy, Rejection, reason_kind
 from .._grammar.compiled import CompiledGrammar, EntrySpec
-from .._scan.cursor import Cursor, RunText
+from .._scan.cursor import Cursor
 from .argstream import ArgContext, ArgStream, Built, Failed
 from .capture import Capture
 from .lessons import Lessons
@@ -69,7 +69,6 @@ class BlockLife:
         "schemas",
         "id_factory",
         "lessons",
-        "run_text",
         "record",
         "blocks",
         "closing",
@@ -92,7 +91,6 @@ class BlockLife:
         g: CompiledGrammar,
         schemas: dict[str, dict[str, Any]],
         id_factory: Callable[[], str],
-        run_text: RunText,
         policy: Policy | None = None,
         metrics: Metrics | None = None,
         stream_args: bool = False,
@@ -109,7 +107,6 @@ class BlockLife:
         self.schemas = schemas
         self.id_factory = id_factory
         self.lessons = Lessons()
-        self.run_text = run_text  # the cursor's: every capture's run text in turn
         self.record = False
         #: The blocks kept (``Sieve.blocks``): with ``record`` (``parse()``) every block
         #: captured, failed ones too; else the last ``KEPT_BLOCKS`` that parsed and those
@@ -197,7 +194,6 @@ class BlockLife:
             start,
             m.group(),
             self.schemas,
-            self.run_text,
             self.lessons,
             g.entry_groups(m, k),
             args,

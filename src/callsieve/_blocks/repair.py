@@ -147,7 +147,7 @@ def _fork(
     twin.raw = raw
     twin.raw_len = raw_len
     twin.run = None
-    twin.run_text = RunText()
+    twin.run_text = RunText()  # (empty: the trial's CDATA is closed, its run is over)
     twin.calls = cap.calls[:ncalls]
     twin.call_ends = cap.call_ends[:ncalls]
     twin.call_pieces = array("q", [1]) * ncalls  # twin.raw's first piece holds them all

@@ -226,7 +226,6 @@ class SieveMachine(LifeView):
             g,
             opts.schemas,
             opts.id_factory,
-            self._cur,
             opts.rules,
             None if opts.metrics is None else Metrics(),
             opts.early_emit == "arguments",
@@ -351,7 +350,7 @@ class SieveMachine(LifeView):
         if not self._off:
             if self._mode is RUN:  # the capture takes what the run hot path appended
                 assert self._cap is not None
-                self._cap.took(cur.sync_run())
+                cur.ran(self._cap.took())
             cand = self._cand if self._mode is CANDIDATE else NO_CANDIDATE
             events = self._process(cur.take(""), True, cand)
             # (under "open", a reply that never left the opening never closed the thought)
@@ -380,7 +379,7 @@ class SieveMachine(LifeView):
                 # itself, in C — a chunk holding one goes to the reader, which finds the stop
                 # or its tail: benchmarks/README.md, "Fast paths", "stop probe")
                 self._run_may_stop = getattr(cap.run, "stop_probe", None) or cap.run.may_stop
-                self._cur.begin_run(self._limit - cap.raw_len)
+                self._cur.begin_run(cap.raw_len)
         self._mode = mode
         self._reader = _READERS[mode]
         self._arg_hot = self._reason_hot = self._idle
@@ -533,15 +532,18 @@ class SieveMachine(LifeView):
         tag (CUT_TAG). Anything else: the machine."""
         if chunk.__class__ is str:
             cur = self._cur
-            if not cur.run_live:
-                cur.run_budget()  # (topped up, its pieces counted first: ``room``)
-            held = cur.held
-            text = held + chunk if held else chunk
             cap = self._cap
             assert cap is not None and cap.run is not None
+            budget = cap.run_budget()  # (topped up, its pieces counted first: ``raw_len``)
+            held = cur.held
+            text = held + chunk if held else chunk
             stop, tail = cap.run.find_stop(text, 0, False)
-            if cur.room >= stop and (stop == len(text) or tail or cap.cut_at(text, stop)):
-                cur.take_run(text, stop)
+            if self._limit - cap.raw_len >= stop and (
+                stop == len(text) or tail or cap.cut_at(text, stop)
+            ):
+                if stop:
+                    budget.pop()(text[:stop])
+                cur.hold_run(text[stop:])
                 stream = cap.args  # (argument streaming: the text may stream)
                 if stream is not None:
                     stream.feed(text[:stop])
@@ -551,7 +553,7 @@ class SieveMachine(LifeView):
                     if not cur.held:
                         self._arm_run()
                 else:
-                    cap.took(cur.sync_run())
+                    cur.ran(cap.took())
                     self._enter(CUT_TAG)
                 return stream.take() if stream is not None and stream.out else []
         return self._read_machine(chunk)
@@ -561,11 +563,13 @@ class SieveMachine(LifeView):
         streaming as arguments as it is (CDATA, a ``string="true"`` body, a JSON body's
         strings), the one that appends and sends it (``_arg_hot``, ``ArgStream.hot``); text
         that the stream must still decide on goes through ``_read_run``."""
-        stream = self._cap.args if self._cap is not None else None
+        cap = self._cap
+        assert cap is not None
+        stream = cap.args
         if stream is None or not stream.wants_text():
-            self._run_hot = self._cur.run_live or self._cur.run_budget()
+            self._run_hot = cap.run_budget()
         elif stream.streams_as_is():
-            self._arg_hot = self._cur.run_live or self._cur.run_budget()
+            self._arg_hot = cap.run_budget()
             self._arg_send = stream.hot
             self._arg_lead, self._arg_others = stream.hot_leads()
 
@@ -615,7 +619,7 @@ class SieveMachine(LifeView):
             cur.fold()
         if self._mode is RUN:  # the capture takes what the run hot path appended
             assert self._cap is not None
-            self._cap.took(cur.sync_run())
+            cur.ran(self._cap.took())
         if chunk.__class__ is not str:
             if not isinstance(chunk, str):
                 # The offset is the end of the text fed; the held text's growth stays where
