@@ -36,7 +36,7 @@ from .._config.policy import Policy, Rejection, reason_kind
 from .._grammar.compiled import CompiledGrammar, EntrySpec
 from .._scan.cursor import Cursor
 from .argstream import ArgContext, ArgStream, Built, Failed
-from .capture import Capture
+from .capture import Capture, CaptureContext
 from .lessons import Lessons
 from .opening import fails_at_once
 
@@ -188,17 +188,8 @@ class BlockLife:
         if self.stream_args and entry.synthetic is None and not quiet:
             # (a block missing its opener emits nothing before its closing wrapper)
             args = ArgStream(self.args_ctx)
-        cap = Capture(
-            g,
-            entry,
-            start,
-            m.group(),
-            self.schemas,
-            self.lessons,
-            g.entry_groups(m, k),
-            args,
-            None if quiet else self.policy,
-        )
+        ctx = CaptureContext(g, self.schemas, self.lessons, None if quiet else self.policy)
+        cap = Capture(ctx, entry, start, m.group(), g.entry_groups(m, k), args)
         if reasoning is not None:
             # No loose-CDATA repair inside reasoning: a CDATA a thought left open would be
             # closed wherever one can be, past the </think> and into the answer.
@@ -287,12 +278,12 @@ class BlockLife:
         ``ToolCall`` objects ``CallFinished`` gave; any other (a block missing its opener, or
         calls a repair read at the end of the input) is finished now — the one the stream
         had begun by the stream, the others whole. A rejected call streams nothing."""
-        repairs = tuple(cap.repairs)
+        repairs = tuple(cap.record.repairs)
         stream = cap.args
         made = stream.made if stream is not None else []
         out: list[tuple[ToolCall, str | None]] = []
-        for k in range(start, len(cap.calls)):
-            settled = cap.calls[k]
+        for k in range(start, len(cap.record.calls)):
+            settled = cap.record.calls[k]
             done = made[k] if k < len(made) else None
             if done is not None:
                 out.append((done, None))
@@ -345,9 +336,9 @@ class BlockLife:
             elif final and self.tail_text:  # its last call went out as text
                 return [Text(block.raw)]
             return [ToolCalls(accepted, block)]
-        policy = cap.policy
+        policy = cap.ctx.policy
         action = policy.on_reject if policy is not None else "drop"
-        ends = cap.call_ends
+        ends = cap.record.ends
         stretches: list[
             tuple[bool, int, int, tuple[ToolCall, ...]]
         ] = []  # (text?, from, to, calls)
@@ -400,25 +391,25 @@ class BlockLife:
         """``early_emit="invoke"``: the events of the calls completed since the last event.
         Its block covers the input this event settles, with the diagnostics that arose there
         (however far the scan has read since)."""
-        k = cap.emitted
-        prev_end = cap.call_ends[k - 1] if k else 0
-        prev_piece = cap.call_pieces[k - 1] if k else 0
-        prev_diag = cap.call_diags[k - 1] if k else 0
-        end = cap.call_ends[-1]
-        raw = "".join(cap.raw[prev_piece : cap.call_pieces[-1]])
+        k = cap.record.emitted
+        prev_end = cap.record.ends[k - 1] if k else 0
+        prev_piece = cap.record.pieces[k - 1] if k else 0
+        prev_diag = cap.record.diags[k - 1] if k else 0
+        end = cap.record.ends[-1]
+        raw = "".join(cap.raw[prev_piece : cap.record.pieces[-1]])
         dialect = cap.dialect_now()
         block = Block(
             (cap.start + prev_end, cap.start + end),
             dialect,
             "partial",
-            tuple(cap.repairs),
-            tuple(cap.diagnostics[prev_diag : cap.call_diags[-1]]),
+            tuple(cap.record.repairs),
+            tuple(cap.record.diagnostics[prev_diag : cap.record.diags[-1]]),
             raw,
             self.in_reasoning,
         )
         settled = self._calls(cap, k, dialect)
-        cap.emitted_all()
-        if cap.policy is None:
+        cap.record.emitted_all()
+        if cap.ctx.policy is None:
             return self._plain(settled, block)
         return self._events(cap, k, settled, block, cap.raw_text(), False)
 
@@ -439,9 +430,9 @@ class BlockLife:
         block = Block(
             (cap.start, cap.start + len(raw)),
             dialect,
-            "complete" if cap.calls else "frame",  # (no call: the loader let only a frame)
-            tuple(cap.repairs),
-            tuple(cap.diagnostics),
+            "complete" if cap.record.calls else "frame",  # (no call: the loader let only a frame)
+            tuple(cap.record.repairs),
+            tuple(cap.record.diagnostics),
             raw,
             self.in_reasoning,
         )
@@ -449,30 +440,30 @@ class BlockLife:
         if self.metrics is not None:
             self.metrics.block_parsed(dialect, block.repairs, 0)
             self.consumed += len(raw)
-        if not cap.calls:  # framing the dialect drops: its record, no call (SPEC §12)
+        if not cap.record.calls:  # framing the dialect drops: its record, no call (SPEC §12)
             return [ToolCalls((), block)], raw
-        settled = self._calls(cap, cap.emitted, dialect)
-        if cap.emitted:  # early_emit="invoke": this event settles the rest of the block
-            cut = cap.call_ends[cap.emitted - 1]
+        settled = self._calls(cap, cap.record.emitted, dialect)
+        if cap.record.emitted:  # early_emit="invoke": this event settles the rest of the block
+            cut = cap.record.ends[cap.record.emitted - 1]
             block = Block(
                 (cap.start + cut, block.span[1]),
                 dialect,
                 "complete",
                 block.repairs,
-                tuple(cap.diagnostics[cap.call_diags[cap.emitted - 1] :]),
+                tuple(cap.record.diagnostics[cap.record.diags[cap.record.emitted - 1] :]),
                 raw[cut:],
                 self.in_reasoning,
             )
-        if cap.policy is None:
+        if cap.ctx.policy is None:
             return self._plain(settled, block), raw
-        return self._events(cap, cap.emitted, settled, block, raw, True), raw
+        return self._events(cap, cap.record.emitted, settled, block, raw, True), raw
 
     def fail(self, cap: Capture, buf: str, base: int, p: int, cursor: Cursor) -> Resume:
         """Release a failed capture: where the sieve goes on (``Resume``). A block that began in this
         buffer is scanned again in place; one begun in an earlier chunk is joined to the rest
         of the buffer once (its text was only ever in the capture)."""
         cap.learn()
-        if self.metrics is not None and (cap.emitted or not cap.strict):
+        if self.metrics is not None and (cap.record.emitted or not cap.strict):
             self.metrics.block_failed(cap.failure or "", cap.dialect_now())
         at = cap.start - base
         if at >= 0:
@@ -484,9 +475,9 @@ class BlockLife:
             buf = raw + buf[p:]
             base = cap.start
             at = 0
-        emitted = cap.emitted
+        emitted = cap.record.emitted
         if emitted:
-            cut = cap.call_ends[emitted - 1]
+            cut = cap.record.ends[emitted - 1]
             if self.metrics is not None:
                 self.consumed += cut
             if self.record or self.closing:
@@ -496,8 +487,8 @@ class BlockLife:
                         (cap.start, cap.start + cut),
                         cap.dialect_now(),
                         "partial",
-                        tuple(cap.repairs),
-                        (*cap.diagnostics, cap.failure),
+                        tuple(cap.record.repairs),
+                        (*cap.record.diagnostics, cap.failure),
                         raw[:cut],
                         self.in_reasoning,
                     )
@@ -510,8 +501,8 @@ class BlockLife:
                 self._failed(
                     cap.start,
                     cap.dialect_now(),
-                    tuple(cap.repairs),
-                    (*cap.diagnostics, cap.failure),
+                    tuple(cap.record.repairs),
+                    (*cap.record.diagnostics, cap.failure),
                     raw,
                 )
             )
