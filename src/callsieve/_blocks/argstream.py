@@ -24,7 +24,7 @@ sent) or a later node renames the call; the call is then aborted (``CallAborted`
 again, whole, under a new index. A block that fails aborts its started, unfinished call, and
 so does a policy's rejection. Each abort says why (``CallAborted.reason``, one of
 ``_base.events.ABORT_REASONS``): what made the stream stop leading to the arguments is kept in
-``broken``. Indexes count the calls of the whole response (``BlockLife``).
+``broken``. Indexes count the calls of the whole response (``ArgContext.indexes``).
 What it costs: one escape per chunk of a streaming body (none when it needs no escape), one
 decode per parameter besides the call's own, the text sent, kept for the check at the end.
 """

@@ -155,9 +155,9 @@ class BlockLife:
         self.record = True
         self.blocks = []
 
-    def scan_begins(self, final: bool) -> None:
-        """The sieve scans a buffer; ``final``: it runs to the end of the input."""
-        self.closing = final
+    def input_ends(self) -> None:
+        """The sieve scans the end of the input (``close()``): what is open there is cut off."""
+        self.closing = True
 
     def streamed(self, cap: Capture, failed: bool) -> list[Event]:
         """Argument streaming's events so far, taken: ``cap``'s stream's (a started call

@@ -534,7 +534,7 @@ class SieveMachine(LifeView):
             cur = self._cur
             cap = self._cap
             assert cap is not None and cap.run is not None
-            budget = cap.run_budget()  # (topped up, its pieces counted first: ``raw_len``)
+            budget = cap.run_text.run_live or cap.run_budget()  # (topped up: ``raw_len``)
             held = cur.held
             text = held + chunk if held else chunk
             stop, tail = cap.run.find_stop(text, 0, False)
@@ -567,9 +567,9 @@ class SieveMachine(LifeView):
         assert cap is not None
         stream = cap.args
         if stream is None or not stream.wants_text():
-            self._run_hot = cap.run_budget()
+            self._run_hot = cap.run_text.run_live or cap.run_budget()
         elif stream.streams_as_is():
-            self._arg_hot = cap.run_budget()
+            self._arg_hot = cap.run_text.run_live or cap.run_budget()
             self._arg_send = stream.hot
             self._arg_lead, self._arg_others = stream.hot_leads()
 
@@ -657,7 +657,8 @@ class SieveMachine(LifeView):
         begins, ``pos`` where the scan goes on."""
         buf, resume = taken
         cur = self._cur
-        self._life.scan_begins(final)
+        if final:  # (the end of the input: nothing is read after it)
+            self._life.input_ends()
         base = cur.total - len(buf)  # (the absolute offset of buf[0])
         events: list[Event] = []
         pos = text_start = 0
