@@ -35,6 +35,7 @@ from ._base.events import (
     ToolCalls,
 )
 from ._config.metrics import Metrics, aggregate_metrics
+from ._config.model_dir import ModelDirDialect, dialect_for_model_dir
 from ._config.policy import Rejection
 from ._config.response_template import ResponseTemplateDialect, dialect_from_response_template
 from ._facade.results import ParseResult, parse
@@ -66,6 +67,7 @@ __all__ = [
     "InputTypeError",
     "LeakFilter",
     "Metrics",
+    "ModelDirDialect",
     "ParseResult",
     "Reasoning",
     "Rejection",
@@ -80,6 +82,7 @@ __all__ = [
     "__version__",
     "aggregate_metrics",
     "available_dialects",
+    "dialect_for_model_dir",
     "dialect_from_response_template",
     "dialects",
     "new_call_id",

@@ -174,10 +174,10 @@ def _check(path: Path, out: TextIO) -> int:
     entries = ", ".join(sorted({e.terminal for e in g.entries if e.synthetic is None}))
     out.write(
         f"{path}: ok — dialects {', '.join(g.dialects)}; {len(g.states)} parser states; "
-        f"opened by {entries}; prose searched for {g.lead_chars!r}"
+        f"opened by {entries}; prose searched for {g.openers.lead_chars!r}"
         + (
-            f" (at the reply's start, for {g.start_lead_chars!r})"
-            if g.start_lead_chars != g.lead_chars
+            f" (at the reply's start, for {g.openers.start_lead_chars!r})"
+            if g.openers.start_lead_chars != g.openers.lead_chars
             else ""
         )
         + "\n"

@@ -11,7 +11,8 @@ connections' limits (``--header-timeout``, ``--body-timeout``, ``--keepalive-tim
 ``--send-timeout``, ``--max-connections``, ``--upstream-max-connections``), the upstream's deadlines
 (``--connect-timeout``, ``--first-byte-timeout``, ``--idle-timeout``, ``--total-timeout``),
 ``--on-abort`` (the renderers' choice when a streamed call aborts), ``--config FILE`` (TOML;
-its ``[models]`` table has no flags), and the sieve's options (``--early-emit``,
+its ``[models]`` table has no flags), ``--model-dir DIR`` (the dialect a model's folder
+names: ``with_model_dir``), and the sieve's options (``--early-emit``,
 ``--dialects``, and ``--sieve-option NAME=JSON`` for any other option the installed callsieve
 has). ``serve_settings(args, load_toml)`` merges the config file and the flags (a flag wins;
 sieve options merge key by key); ``run_serve(args)`` imports the server, builds its
@@ -24,15 +25,20 @@ What it costs: nothing unless ``serve`` runs.
 from __future__ import annotations
 
 import argparse
+import atexit
 import importlib
 import json
+import shutil
+import sys
 from collections.abc import Callable
 from typing import Any
 
 from ._base.errors import ConfigurationError
 from ._config import options as _options
+from ._config.model_dir import dialect_for_model_dir
+from ._grammar.files import resolve_dialects
 
-__all__ = ["SERVER_MISSING", "add_serve", "run_serve", "serve_settings"]
+__all__ = ["SERVER_MISSING", "add_serve", "run_serve", "serve_settings", "with_model_dir"]
 
 #: What ``serve`` says when the ``server`` extra is not installed.
 SERVER_MISSING = (
@@ -92,6 +98,12 @@ def add_serve(sub: Any, positive_int: Callable[[str], int], chunk_size: int) -> 
         "--dialect",
         metavar="D",
         help="tool-call format taught to the upstream model (default dsml)",
+    )
+    serve.add_argument(
+        "--model-dir",
+        metavar="DIR",
+        help="a model's folder: its tokenizer_config.json's response_template, else the "
+        "dialect its chat template's markers name (docs/model-metadata.md)",
     )
     serve.add_argument(
         "--chunk-size",
@@ -237,7 +249,37 @@ def serve_settings(
                 f"--sieve-option {name}: not a JSON value: {value!r}"
             ) from None
     settings["sieve"] = sieve
+    if args.model_dir is not None:
+        settings = with_model_dir(settings, args.model_dir)
     return settings
+
+
+def with_model_dir(settings: dict[str, Any], folder: str) -> dict[str, Any]:
+    """The settings with what the model's folder says (``_config.model_dir``): its
+    dialects read, and taught when no ``dialect`` is set; a ``response_template``'s grammar
+    folder added; its reasoning setting unless the sieve has one."""
+    sieve = dict(settings["sieve"])
+    dirs = tuple(str(d) for d in sieve.get("grammar_dirs", ()))
+    found = dialect_for_model_dir(folder, grammar_dirs=dirs)
+    if found.grammar_dirs:
+        atexit.register(shutil.rmtree, found.grammar_dirs[0], True)
+        sieve["grammar_dirs"] = [*dirs, *found.grammar_dirs]
+    given = sieve.get("dialects")
+    named = list(resolve_dialects(tuple(given) if isinstance(given, list) else given, dirs))
+    sieve["dialects"] = [*named, *(d for d in found.dialects if d not in named)]
+    if found.reasoning == "open":
+        sieve.setdefault("reasoning", "open")
+    taught = settings.get("dialect")
+    if taught is None and found.source == "chat_template":
+        taught = settings["dialect"] = found.dialect
+    print(f"callsieve serve: --model-dir {folder}: {found.why}", file=sys.stderr)
+    if taught is None:
+        print(
+            "callsieve serve: a response_template has no spelling to teach: the prompt "
+            "teaches the default dialect (set --dialect to choose)",
+            file=sys.stderr,
+        )
+    return {**settings, "sieve": sieve}
 
 
 def run_serve(args: argparse.Namespace) -> None:

@@ -166,7 +166,7 @@ def _raw_tools(dialect: str, calls: list[tuple[str, dict[str, Any]]]) -> Any:
     template would read it as that value, callsieve as the string it is. Nor is one with
     white space at its ends, which the template's value pattern trims."""
     g = load_grammar((dialect,))
-    if not g.value_readings[dialect].raw_strings:
+    if not g.dialect_map.value_readings[dialect].raw_strings:
         return None
     props: dict[str, dict[str, dict[str, str]]] = {}
     for name, args in calls:

@@ -176,7 +176,7 @@ def _want(calls: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, str]]:
 
 def _raw_strings(dialect: str) -> bool:
     """The family reads a raw value without a schema as its text (SPEC §19)."""
-    return bool(load_grammar((dialect,)).value_readings[dialect].raw_strings)
+    return bool(load_grammar((dialect,)).dialect_map.value_readings[dialect].raw_strings)
 
 
 def _read_as(

@@ -33,24 +33,19 @@ from response_templates import template as fixture_template
 import callsieve
 from callsieve import ConfigurationError, ResponseTemplateDialect
 
-#: The fixtures callsieve refuses, the field the error names, and why.
-REFUSED = {
-    "gemma4": (
-        "fields.tool_calls.content_args",
-        "Gemma's JSON-like arguments (unquoted keys, <|\"|> strings) have no contract node",
-    ),
-    "inkling": (
-        "fields.tool_calls.open_pattern",
-        (
-            "its openers may begin with any character ([^<]* before the tag), so prose "
-            "cannot be searched for them"
-        ),
-    ),
-}
+#: The fixtures callsieve refuses, the field the error names, and why (none: every one of
+#: transformers' fixtures compiles).
+REFUSED: dict[str, tuple[str, str]] = {}
 
 _OUTSIDE = (
     "text outside every field: parse_response drops it where the content field has an "
     "opener, callsieve keeps it as text (SPEC §1)"
+)
+
+_INKLING = (
+    "the answer message's <|end_message|> is the thinking field's close marker too: a reasoning "
+    "tag, never framing, so it stays text; so does <|content_model_end_sampling|>, outside "
+    "every field"
 )
 
 #: Where callsieve reads a fixture's case otherwise than its test asserts, and why.
@@ -60,6 +55,8 @@ DIFFERENCES = {
     ("ernie", "test_ernie_with_tools"): _OUTSIDE + " (</s>)",
     ("ernie", "test_ernie_no_tools"): _OUTSIDE + " (</s>)",
     ("ernie", "streaming 0"): _OUTSIDE + " (</s>)",
+    ("inkling", "test_inkling_multi_block_message"): _INKLING,
+    ("inkling", "streaming 0"): _INKLING,
     ("gpt_oss", "test_gpt_oss_with_tool_call"): (
         "the reply ends after the call's JSON with no <|call|>: callsieve makes no call whose "
         "block did not end"
@@ -264,11 +261,35 @@ def _qwen3(calls: Calls) -> str:
     return "".join(out)
 
 
+def _gemma4_value(value: Any) -> str:
+    if isinstance(value, str):
+        return f'<|"|>{value}<|"|>'
+    if isinstance(value, list):
+        return "[" + ",".join(_gemma4_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{k}:{_gemma4_value(v)}" for k, v in value.items()) + "}"
+    return json.dumps(value)
+
+
+def _gemma4(calls: Calls) -> str:
+    return "".join(f"<|tool_call>call:{n}{_gemma4_value(a)}<tool_call|>" for n, a in calls)
+
+
+def _inkling(calls: Calls) -> str:
+    return "".join(
+        f"<|message_model|>{n}<|content_invoke_tool_json|>"
+        f"{json.dumps({'name': n, 'args': a})}<|end_message|>"
+        for n, a in calls
+    )
+
+
 #: Each compiled fixture's shape, as its model writes calls (no vendor ships an encoder).
 RENDER: dict[str, Callable[[Calls], str]] = {
     "cohere": _cohere,
     "ernie": _envelopes("<tool_call>", "</tool_call>"),
+    "gemma4": _gemma4,
     "gpt_oss": _gpt_oss,
+    "inkling": _inkling,
     "qwen3": _qwen3,
     "smollm": _envelopes("<tool_call>", "</tool_call>"),
 }

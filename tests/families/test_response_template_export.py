@@ -166,7 +166,7 @@ def _element_tools(dialect: str, spec: dict[str, Any], calls: list[tuple[str, An
     tools type the other values, as a server passes them."""
     if spec["fields"]["tool_calls"]["content"] != "xml-inline":
         return None
-    raw = load_grammar((dialect,)).value_readings[dialect].raw_strings
+    raw = load_grammar((dialect,)).dialect_map.value_readings[dialect].raw_strings
     props: dict[str, dict[str, dict[str, str]]] = {}
     for name, args in calls:
         for key, value in args.items():

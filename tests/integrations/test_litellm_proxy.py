@@ -94,6 +94,9 @@ model_list:
   - model_name: qwen-coder
     litellm_params: {{model: openai/qwen, api_base: "{url}", api_key: up}}
     model_info: {{callsieve: {{dialects: [qwen3_coder]}}}}
+  - model_name: qwen-think
+    litellm_params: {{model: openai/qwen-think, api_base: "{url}", api_key: up}}
+    model_info: {{callsieve: {{dialects: [qwen3_coder], reasoning: open}}}}
   - model_name: plain
     litellm_params: {{model: openai/plain, api_base: "{url}", api_key: up}}
     model_info: {{callsieve: false}}
@@ -211,14 +214,16 @@ class Streamed:
         return "".join(self.contents)
 
 
-def _streamed(
+def _streamed_choices(
     proxy: tuple[str, ScriptedModel], model: str, script: Script, **extra: Any
-) -> Streamed:
+) -> dict[int, Streamed]:
+    """Each choice's pieces of a stream, by the choice's index."""
     client, request = _ask(proxy, model, script, **extra)
-    out = Streamed()
+    choices: dict[int, Streamed] = {}
     with client, client.chat.completions.create(stream=True, **request) as stream:
         for chunk in stream:
             for choice in chunk.choices:
+                out = choices.setdefault(choice.index, Streamed())
                 delta = choice.delta
                 if delta.content:
                     out.contents.append(delta.content)
@@ -230,7 +235,15 @@ def _streamed(
                         got["id"], got["name"] = call.id, call.function.name
                     got["args"] += call.function.arguments or ""
                 out.finish = choice.finish_reason or out.finish
-    return out
+    return choices
+
+
+def _streamed(
+    proxy: tuple[str, ScriptedModel], model: str, script: Script, **extra: Any
+) -> Streamed:
+    choices = _streamed_choices(proxy, model, script, **extra)
+    assert set(choices) <= {0}, "a choice other than 0 came"
+    return choices.get(0) or Streamed()
 
 
 def _no_tag(text: str | None) -> None:
@@ -342,3 +355,287 @@ def test_a_named_tool_choice_drops_calls_of_other_tools(proxy: Any) -> None:
         tool_choice={"type": "function", "function": {"name": "get_time"}},
     )
     assert [c.function.name for c in choice.message.tool_calls] == ["get_time"]
+
+
+# ---------------------------------------------------------------- read as the gateway reads
+def _as_streamed(choice: Any) -> Streamed:
+    """A whole choice in a stream's shape (its calls by their place in the list)."""
+    out = Streamed()
+    message = choice.message
+    out.contents = [message.content or ""]
+    out.reasoning = (message.model_extra or {}).get("reasoning_content") or ""
+    for i, call in enumerate(message.tool_calls or []):
+        out.calls[i] = {"id": call.id, "name": call.function.name, "args": call.function.arguments}
+    out.finish = choice.finish_reason
+    return out
+
+
+def _reply(
+    proxy: tuple[str, ScriptedModel], model: str, script: Script, stream: bool, **extra: Any
+) -> Streamed:
+    if stream:
+        return _streamed(proxy, model, script, **extra)
+    return _as_streamed(_whole(proxy, model, script, **extra))
+
+
+def _calls(out: Streamed) -> list[tuple[str, dict[str, Any]]]:
+    return [(c["name"], json.loads(c["args"])) for _, c in sorted(out.calls.items())]
+
+
+BOTH = pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+THOUGHT = "Paris first, then the time."
+
+
+def _switch(how: str, on: bool) -> dict[str, Any]:
+    """The request's thinking switch, in each spelling a client sends through the proxy
+    (Anthropic's ``thinking`` needs LiteLLM's ``allowed_openai_params`` for an OpenAI model)."""
+    if how == "chat_template_kwargs":
+        return {"extra_body": {"chat_template_kwargs": {"enable_thinking": on}}}
+    if how == "reasoning_effort":
+        return {"reasoning_effort": "medium" if on else "none"}
+    kind = {"type": "enabled", "budget_tokens": 1024} if on else {"type": "disabled"}
+    return {"extra_body": {"thinking": kind, "allowed_openai_params": ["thinking"]}}
+
+
+SWITCHES = ["chat_template_kwargs", "reasoning_effort", "thinking"]
+
+
+@BOTH
+@pytest.mark.parametrize("how", SWITCHES)
+def test_thinking_on_reads_a_reply_that_the_template_opened_as_a_thought(
+    proxy: Any, how: str, stream: bool
+) -> None:
+    """The template pre-wrote ``<think>``: the reply holds only its ``</think>``."""
+    text = THOUGHT + "</think>Sure. " + _written("hermes")
+    out = _reply(proxy, "hermes", Script(text=text, chunk=3), stream, **_switch(how, True))
+    assert out.reasoning == THOUGHT
+    assert out.content.strip() == "Sure."
+    assert _calls(out) == CALLS
+    assert out.finish == "tool_calls"
+
+
+@BOTH
+def test_without_the_switch_the_same_reply_is_a_draft_in_the_text(proxy: Any, stream: bool) -> None:
+    """The contrast: read with the model's ``"tags"``, the thought is not split off."""
+    text = THOUGHT + "</think>Sure. " + _written("hermes")
+    out = _reply(proxy, "hermes", Script(text=text, chunk=3), stream)
+    assert out.reasoning == ""
+    assert THOUGHT in out.content
+
+
+@BOTH
+def test_a_guessed_thought_that_never_closes_is_the_answer(proxy: Any, stream: bool) -> None:
+    """Thinking was asked for, but the model did not think: the reply ended on its own
+    inside the guessed thought, so it was the answer (the gateway's rule)."""
+    text = "Sure. " + _written("hermes")
+    extra = _switch("chat_template_kwargs", True)
+    out = _reply(proxy, "hermes", Script(text=text, chunk=5), stream, **extra)
+    assert out.reasoning == ""
+    assert out.content.strip() == "Sure."
+    assert _calls(out) == CALLS
+
+
+@BOTH
+def test_a_guessed_thought_cut_by_the_token_limit_stays_a_thought(proxy: Any, stream: bool) -> None:
+    extra = _switch("reasoning_effort", True)
+    script = Script(text=THOUGHT, finish="length", chunk=4)
+    out = _reply(proxy, "hermes", script, stream, **extra)
+    assert out.reasoning == THOUGHT
+    assert out.content == "" and not out.calls
+    assert out.finish == "length"
+
+
+@BOTH
+@pytest.mark.parametrize("model", ["hermes", "qwen-think"])
+def test_with_the_upstreams_own_reasoning_the_content_is_the_answer(
+    proxy: Any, model: str, stream: bool
+) -> None:
+    """The upstream split the thought itself (``reasoning_content``), so the content is
+    the answer: a thought the request asked for (``hermes``, a guess) or the model's entry
+    vouches for (``qwen-think``) is not read into it (the gateway's rule)."""
+    text = "Sure. " + _written(MODELS.get(model, "qwen3_coder"))
+    script = Script(text=text, reasoning=THOUGHT, chunk=5)
+    extra = _switch("chat_template_kwargs", True) if model == "hermes" else {}
+    out = _reply(proxy, model, script, stream, **extra)
+    assert out.reasoning == THOUGHT
+    assert out.content.strip() == "Sure."
+    assert _calls(out) == CALLS
+
+
+@BOTH
+@pytest.mark.parametrize("how", SWITCHES)
+def test_thinking_off_reads_the_reply_as_the_answer(proxy: Any, how: str, stream: bool) -> None:
+    """``qwen-think``'s entry says its template opens a thought (``reasoning: open``);
+    the request turns thinking off, so the reply is the answer and its calls are calls."""
+    text = "Sure. " + _written("qwen3_coder")
+    out = _reply(proxy, "qwen-think", Script(text=text, chunk=4), stream, **_switch(how, False))
+    assert out.reasoning == ""
+    assert out.content.strip() == "Sure."
+    assert _calls(out) == CALLS
+
+
+@BOTH
+def test_the_models_own_reading_stands_when_the_request_says_nothing(
+    proxy: Any, stream: bool
+) -> None:
+    text = THOUGHT + "</think>Sure. " + _written("qwen3_coder")
+    out = _reply(proxy, "qwen-think", Script(text=text, chunk=4), stream)
+    assert out.reasoning == THOUGHT
+    assert _calls(out) == CALLS
+    # The entry vouches for the thought, so it is not a guess: a reply that never closes
+    # it is still a thought (a guessed one would have been the answer).
+    unclosed = _reply(proxy, "qwen-think", Script(text=THOUGHT), stream)
+    assert unclosed.reasoning == THOUGHT and unclosed.content == ""
+
+
+# ---------------------------------------------------------------- choices other than 0
+UP = {"id": "chatcmpl-up", "created": 1, "model": "m"}
+TWO = [
+    "Let me check both.\n\n" + _written("hermes"),
+    "Only the time." + _written("hermes", CALLS[1:]) + "\nThen done.",
+]
+
+
+def _event(obj: dict[str, Any]) -> bytes:
+    return f"data: {json.dumps(obj)}\n\n".encode()
+
+
+def _sse_choices(texts: list[str], chunk: int = 5) -> Script:
+    """An upstream streaming one reply per text as choices 0, 1, …, their pieces
+    interleaved, each choice's finish at the end."""
+
+    def event(i: int, delta: dict[str, Any], finish: str | None = None) -> bytes:
+        choice = {"index": i, "delta": delta, "finish_reason": finish}
+        return _event({**UP, "object": "chat.completion.chunk", "choices": [choice]})
+
+    events = [event(i, {"role": "assistant", "content": ""}) for i in range(len(texts))]
+    pieces = [[t[k : k + chunk] for k in range(0, len(t), chunk)] for t in texts]
+    for k in range(max(len(p) for p in pieces)):
+        events += [event(i, {"content": p[k]}) for i, p in enumerate(pieces) if k < len(p)]
+    events += [event(i, {}, "stop") for i in range(len(texts))]
+    return Script(raw=[*events, b"data: [DONE]\n\n"])
+
+
+def _whole_choices(texts: list[str]) -> Script:
+    """An upstream answering one whole completion with one choice per text."""
+    choices = [
+        {"index": i, "message": {"role": "assistant", "content": t}, "finish_reason": "stop"}
+        for i, t in enumerate(texts)
+    ]
+    usage = {"prompt_tokens": 5, "completion_tokens": 9, "total_tokens": 14}
+    body = {**UP, "object": "chat.completion", "choices": choices, "usage": usage}
+    return Script(raw=[json.dumps(body).encode()], content_type="application/json")
+
+
+def _check_two(outs: dict[int, Streamed]) -> None:
+    assert sorted(outs) == [0, 1]
+    for i, text in enumerate(TWO):
+        out = outs[i]
+        for piece in out.contents:
+            _no_tag(piece)
+        assert out.content.strip() == parse(text, tools=TOOLS, dialects=["hermes"]).text.strip()
+        assert _calls(out) == [CALLS, CALLS[1:]][i]
+        assert sorted(out.calls) == list(range(len(out.calls)))
+        assert out.finish == "tool_calls"
+    ids = [c["id"] for out in outs.values() for c in out.calls.values()]
+    assert len(set(ids)) == len(ids) == 3
+
+
+def test_each_whole_choice_is_read_on_its_own(proxy: Any) -> None:
+    client, request = _ask(proxy, "hermes", _whole_choices(TWO), n=2)
+    with client:
+        choices = client.chat.completions.create(**request).choices
+    _check_two({c.index: _as_streamed(c) for c in choices})
+
+
+@pytest.mark.parametrize("chunk", [1, 6])
+def test_each_streamed_choice_has_its_own_sieve(proxy: Any, chunk: int) -> None:
+    """The choices' pieces come interleaved; each choice's text, calls (numbered from 0)
+    and finish are its own."""
+    _check_two(_streamed_choices(proxy, "hermes", _sse_choices(TWO, chunk), n=2))
+
+
+def test_a_call_cut_off_in_one_streamed_choice_ends_the_stream(proxy: Any) -> None:
+    written = _written("hermes", CALLS[:1])
+    cut = "Sure. " + written[: written.index("Paris") + 2]
+    with pytest.raises(openai.APIError, match="tool_call|cut"):
+        _streamed_choices(proxy, "hermes", _sse_choices([TWO[1], cut], 4), n=2)
+
+
+# ---------------------------------------------------------------- the upstream's own calls
+NATIVE = {
+    "index": 0,
+    "id": "call_upstream0",
+    "type": "function",
+    "function": {"name": "get_time", "arguments": '{"zone": "UTC"}'},
+}
+
+
+@BOTH
+def test_the_upstreams_calls_are_numbered_after_the_texts(proxy: Any, stream: bool) -> None:
+    """As the gateway merges them: the calls read from the text first, then the
+    upstream's own, one list with indexes 0, 1, 2 and ids unique."""
+    text = "Let me check.\n\n" + _written("hermes")
+    script = Script(text=text, tool_calls=[[NATIVE]], finish="tool_calls", chunk=6)
+    out = _reply(proxy, "hermes", script, stream)
+    assert _calls(out) == [*CALLS, ("get_time", {"zone": "UTC"})]
+    assert sorted(out.calls) == [0, 1, 2]
+    ids = [c["id"] for _, c in sorted(out.calls.items())]
+    assert len(set(ids)) == 3 and ids[2] == "call_upstream0"
+    assert out.content.strip() == "Let me check."
+    assert out.finish == "tool_calls"
+
+
+def test_an_upstream_call_that_comes_first_is_still_numbered_after(proxy: Any) -> None:
+    """The upstream's call streams before the text: it goes out at the end, so the index 0
+    the upstream gave it never meets the text's first call."""
+    deltas = [{"tool_calls": [NATIVE]}, {"content": "Sure. "}, {"content": _written("hermes")}]
+    out = _streamed(proxy, "hermes", Script(deltas=deltas, finish="tool_calls"))
+    assert _calls(out) == [*CALLS, ("get_time", {"zone": "UTC"})]
+    assert sorted(out.calls) == [0, 1, 2]
+
+
+def test_an_upstream_call_whose_arguments_are_not_json_is_an_error(proxy: Any) -> None:
+    bad = {**NATIVE, "function": {"name": "get_time", "arguments": "{zone: UTC"}}
+    script = Script(text="Sure.", tool_calls=[[bad]], finish="tool_calls")
+    with pytest.raises(openai.APIError, match="not a JSON object"):
+        _streamed(proxy, "hermes", script)
+
+
+# ---------------------------------------------------------------- tool_choice
+@BOTH
+def test_required_with_a_reply_without_a_call_is_answered_as_the_gateway_answers(
+    proxy: Any, stream: bool
+) -> None:
+    """The gateway asks for a call but does not refuse a reply without one: its text is
+    the answer and it finishes ``stop`` (no error: no call began)."""
+    text = "I cannot look that up."
+    out = _reply(proxy, "hermes", Script(text=text), stream, tool_choice="required")
+    assert out.content == text and not out.calls
+    assert out.finish == "stop"
+    made = _reply(proxy, "hermes", Script(text=_written("hermes")), stream, tool_choice="required")
+    assert _calls(made) == CALLS and made.finish == "tool_calls"
+
+
+NAMED = {"type": "function", "function": {"name": "get_time"}}
+
+
+@BOTH
+def test_a_named_tool_drops_other_calls_whole(proxy: Any, stream: bool) -> None:
+    text = "Sure. " + _written("hermes")
+    out = _reply(proxy, "hermes", Script(text=text, chunk=3), stream, tool_choice=NAMED)
+    assert _calls(out) == CALLS[1:]
+    assert sorted(out.calls) == [0]
+    _no_tag(out.content)
+    only_other = _written("hermes", CALLS[:1])
+    none = _reply(proxy, "hermes", Script(text="Sure. " + only_other), stream, tool_choice=NAMED)
+    assert none.content.strip() == "Sure." and not none.calls
+    assert none.finish == "stop"
+
+
+@BOTH
+def test_parallel_tool_calls_false_keeps_the_first_call(proxy: Any, stream: bool) -> None:
+    text = "Sure. " + _written("hermes")
+    out = _reply(proxy, "hermes", Script(text=text), stream, parallel_tool_calls=False)
+    assert _calls(out) == CALLS[:1]
+    _no_tag(out.content)

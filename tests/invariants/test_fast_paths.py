@@ -149,7 +149,7 @@ def test_inv4_failing_at_once_is_taken_on_hostile_text(monkeypatch: pytest.Monke
 @st.composite
 def ender_searches(draw: st.DrawFn) -> tuple[list[Any], str, int]:
     g = load_grammar(tuple(callsieve.dialects()))
-    terms = draw(st.lists(st.sampled_from(g.block_enders), min_size=1, max_size=6))
+    terms = draw(st.lists(st.sampled_from(g.ends.block_enders), min_size=1, max_size=6))
     text = draw(st.text(st.sampled_from('ab(){}[]<>/|\n ,:"_'), max_size=600))
     return [t.pattern for t in terms], text, draw(st.integers(0, len(text) + 1))
 

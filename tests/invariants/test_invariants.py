@@ -344,7 +344,7 @@ def test_hold_back_is_only_a_bounded_tag_prefix(dialects: tuple[str, ...], data:
     assume(whole.blocks == () and not whole.reasoning)
     sieve = callsieve.Sieve(dialects=dialects)
     g = load_grammar(dialects)
-    leads = g.lead_chars
+    leads = g.openers.lead_chars
     # (the families' entries allow 64 white space characters twice, `{ "name" :`)
     bound = max(MAX_HELD, *(g.terminals[e.terminal].width for e in g.entries))
     out = ""

@@ -130,7 +130,7 @@ def test_a_raw_string_argument_streams_as_it_arrives(size: int, close: str) -> N
 @pytest.mark.parametrize("body", ['<parameter name="a">1</parameter>', '{"a": 1}'])
 def test_the_call_starts_once_its_name_is_final(body: str) -> None:
     """In markup, with the invoke tag's ``>`` (a terminal that can belong to the arguments:
-    the grammar says so, ``CompiledGrammar.arg_terminals``) — once the scanner knows which
+    the grammar says so, ``TerminalRoles.arg_terminals``) — once the scanner knows which
     ``>`` it is: an invoke's body is parameters or a JSON object (SPEC §4), so the ``>`` is
     settled by the first character after it that is not white space (``<`` or ``{``)."""
     doc = f'<tool_calls><invoke name="f">\n {body}</invoke></tool_calls>'

@@ -134,7 +134,7 @@ def test_an_anchored_terminal_under_every_reasoning_option(
 
 def test_anchored_leads_are_searched_for_only_at_the_start(relay: dict[str, Any]) -> None:
     g = load_grammar(("relay",), tuple(relay["grammar_dirs"]))
-    assert "g" in g.start_lead_chars and "g" not in g.lead_chars
+    assert "g" in g.openers.start_lead_chars and "g" not in g.openers.lead_chars
 
 
 def test_an_anchored_terminal_inside_a_block_is_refused(tmp_path: Path) -> None:

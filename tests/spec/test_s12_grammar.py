@@ -30,7 +30,7 @@ def test_default_dialects_are_files() -> None:
 
 def test_default_grammar_compiles_strict() -> None:
     g = load_grammar()
-    assert g.lark.options.strict is True
+    assert g.parser.lark.options.strict is True
     assert set(g.dialects) == set(DEFAULT_DIALECTS)
 
 
@@ -184,7 +184,7 @@ def _walk(auto: EntryAutomaton, text: str) -> tuple[int, bool]:
     ],
 )
 def test_automaton_follows_every_opener(opener: str) -> None:
-    auto = load_grammar().entry_automaton
+    auto = load_grammar().openers.entry_tables["answer"].automaton
     for k in range(1, len(opener)):
         assert _walk(auto, opener[:k])[0] != DEAD, opener[:k]
     assert _walk(auto, opener)[1]
@@ -192,7 +192,7 @@ def test_automaton_follows_every_opener(opener: str) -> None:
 
 @pytest.mark.parametrize("text", ["< ", "</b", "<b>", "<tool-calls>", "<a\nb"])
 def test_automaton_dies_on_prose(text: str) -> None:
-    assert _walk(load_grammar().entry_automaton, text)[0] == DEAD
+    assert _walk(load_grammar().openers.entry_tables["answer"].automaton, text)[0] == DEAD
 
 
 # Texts after a tag lead, built from pieces of openers and of prose, so that walks reach
@@ -349,7 +349,7 @@ def test_any_tag_lead_is_found_whatever_the_hot_path_tests(
 ) -> None:
     d = _grammar_dir(tmp_path, "brk", _BRACKET.format(name="brk", up="BRK", lead=lead))
     opts = {"dialects": dialects, "grammar_dirs": [d]}
-    assert load_grammar(dialects, (str(d),)).prose_lead == hot_lead
+    assert load_grammar(dialects, (str(d),)).openers.prose_lead == hot_lead
     block = f"{lead}plain]{lead}call=go;{lead}/plain]"
     quoted = f"a `{block}` b ~~ {block[:5]}\n"
     r = run_all_ways((quoted + block + " c\n") * 3, **opts)

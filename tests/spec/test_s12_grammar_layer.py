@@ -237,14 +237,14 @@ def test_every_parser_state_knows_its_dialects() -> None:
     states inside an invoke to the five markup dialects."""
     g = load_grammar()
     bit = {d: 1 << k for k, d in enumerate(g.dialects)}
-    start = g.table.states[g.start_state]
+    start = g.parser.table.states[g.parser.start_state]
     for e in g.entries:
         if e.synthetic is None:
-            assert g.state_dialects[start[e.terminal][1]] == bit[e.dialect], e.terminal
+            assert g.dialect_map.state_dialects[start[e.terminal][1]] == bit[e.dialect], e.terminal
     markup = bit["dsml"] | bit["dsml_v4"] | bit["dsml_v32"] | bit["dsml_v41"] | bit["xml"]
     after = {
-        g.state_dialects[s]
-        for s, row in g.table.states.items()
+        g.dialect_map.state_dialects[s]
+        for s, row in g.parser.table.states.items()
         if any(a.name == "Shift" for t, (a, _) in row.items() if t == "NAME_ATTR")
     }
     assert after == {markup}
@@ -293,7 +293,7 @@ def test_the_built_in_grammar_defines_every_name_the_code_reads() -> None:
     it (the reasoning tags, which no rule uses, in ``common.lark``), so renaming one there
     fails here."""
     g = load_grammar(all_dialects())
-    rules = {str(r.alias or r.origin.name) for r in g.lark.rules} if g.lark else set()
+    rules = {str(r.alias or r.origin.name) for r in g.parser.lark.rules} if g.parser.lark else set()
     common = (Path(__file__).parents[2] / "grammar" / "common.lark").read_text(encoding="utf-8")
     for name in names.TERMINALS:
         assert name in g.terminals or f"\n{name}:" in common, name

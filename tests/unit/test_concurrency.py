@@ -290,8 +290,8 @@ def test_threads_storing_answers_keep_the_caches_bounded(
     def store(k: int) -> None:
         for j in range(500):
             g.remember(memos[j % len(memos)], f"{k}/{j}", (None, "", None, False, None))
-            g.settle(f"{k}/{j}", (-1, 0))
+            g.openers.entry_tables["answer"].settle(f"{k}/{j}", (-1, 0))
 
     _in_threads(16, store)
     assert sum(len(m) for m in memos) <= 50
-    assert len(g.settlements) <= 50
+    assert len(g.openers.entry_tables["answer"].settlements) <= 50

@@ -71,24 +71,10 @@ def _shape(g: CompiledGrammar) -> Any:
     def rule(r: Any) -> Any:
         return None if r is None else (str(r.origin.name), tuple(str(s.name) for s in r.expansion))
 
-    terms = {
-        n: (
-            t.priority,
-            t.source,
-            t.is_run,
-            t.soft,
-            t.stop_source,
-            t.tail_source,
-            t.tail_span,
-            t.stop_char,
-            t.end_chars,
-            t.width,
-            t._closure,
-            t.reach,
-            t.first,
-        )
-        for n, t in g.terminals.items()
-    }
+    def fields(t: Any) -> tuple[Any, ...]:  # (every field a blueprint gives, of any kind)
+        return (type(t).__name__, *(getattr(t, k, None) for k in TERMINAL_FIELDS))
+
+    terms = {n: fields(t) for n, t in g.terminals.items()}
     states = {
         s: (
             tuple(t.name for t in spec.bounded),
@@ -100,7 +86,7 @@ def _shape(g: CompiledGrammar) -> Any:
     }
     table = {
         s: {k: (a.name, rule(v) if a.name == "Reduce" else v) for k, (a, v) in row.items()}
-        for s, row in g.table.states.items()
+        for s, row in g.parser.table.states.items()
     }
     entries = [(e.terminal, e.dialect, e.synthetic) for e in g.entries]
     return (
@@ -109,12 +95,34 @@ def _shape(g: CompiledGrammar) -> Any:
         states,
         table,
         entries,
-        g.lead_chars,
-        g.entry_exact.pattern,
-        g.opener_dialect,
-        g.start_state,
-        sorted(map(rule, g.build_call)),
+        g.openers.lead_chars,
+        g.openers.entry_tables["answer"].exact.pattern,
+        g.openers.opener_dialect,
+        g.parser.start_state,
+        sorted(map(rule, g.parser.build_call)),
     )
+
+
+#: What a terminal's spec holds from its blueprint record, of each kind (``_grammar.specs``).
+TERMINAL_FIELDS = (
+    "priority",
+    "source",
+    "is_run",
+    "balanced",
+    "soft",
+    "stop_source",
+    "tail_source",
+    "tail_span",
+    "stop_char",
+    "end_chars",
+    "width",
+    "closure",
+    "reach",
+    "first",
+    "closer",
+    "lead_ws",
+    "opened",
+)
 
 
 def _results(dirs: tuple[str, ...]) -> list[Any]:

@@ -391,7 +391,7 @@ def test_remembered_decisions_are_bounded(monkeypatch: pytest.MonkeyPatch) -> No
     g = sieve._g
     for spec in g.states.values():
         spec.decisions.clear()
-    g.settlements.clear()
+    g.openers.entry_tables["answer"].settlements.clear()
     g._remembered = 0
     block = (
         '<|DSML|tool_calls>\n<|DSML|invoke name="f">\n<|DSML|parameter name="a">'
@@ -403,7 +403,11 @@ def test_remembered_decisions_are_bounded(monkeypatch: pytest.MonkeyPatch) -> No
     most = 0
     for k in range(0, len(text), 3):
         events += sieve.feed(text[k : k + 3])
-        most = max(most, sum(len(s.decisions) for s in g.states.values()), len(g.settlements))
+        most = max(
+            most,
+            sum(len(s.decisions) for s in g.states.values()),
+            len(g.openers.entry_tables["answer"].settlements),
+        )
     events += sieve.close()
     assert 0 < most <= 5
     assert "".join(e.text for e in events if isinstance(e, Text)) == prose + " done"
@@ -450,8 +454,8 @@ def test_remembered_lead_answers_equal_fresh_ones(before: str, text: str) -> Non
     from callsieve._stream.entries import EntryFinder
 
     g = load_grammar()
-    lead_search = FenceTracker(g.lead_chars).live_lead.search
-    finder = EntryFinder(g, g.entry_tables["answer"], lead_search)
+    lead_search = FenceTracker(g.openers.lead_chars).live_lead.search
+    finder = EntryFinder(g, g.openers.entry_tables["answer"], lead_search)
     whole = before + text
     found = lead_search(whole, len(before))
     if found is None:
@@ -459,7 +463,9 @@ def test_remembered_lead_answers_equal_fresh_ones(before: str, text: str) -> Non
     for _ in range(2):  # the first may work it out and store it, the second finds it
         got = finder.settles(whole, found)
         got_state = finder.state
-        assert got == EntryFinder(g, g.entry_tables["answer"], lead_search)._follow(whole, found)
+        assert got == EntryFinder(g, g.openers.entry_tables["answer"], lead_search)._follow(
+            whole, found
+        )
         if got >= 0:
             assert got_state == finder.state
 

@@ -1,7 +1,9 @@
 """Issue 36, item 1: what ``dialect_from_response_template`` refuses, and how it says so.
 
 Each refusal is a ``ConfigurationError`` whose message starts with the spec's field, so a
-user knows what to change. The fixtures' own compilations are in
+user knows what to change. Two shapes the fixtures brought are checked on small specs too:
+JSON with bare keys (Gemma 4's) and a run after an optional literal (Inkling's). The
+fixtures' own compilations are in
 ``tests/families/test_response_template_dialects.py``.
 """
 
@@ -156,3 +158,71 @@ def test_a_pattern_with_slashes_and_line_breaks_is_written_as_lark_holds_it(tmp_
     result = run_all_ways(reply, dialects=[d.name], grammar_dirs=[d.write(tmp_path)])
     assert [(c.name, c.input) for c in result.calls] == [("fn", {"q": 1})]
     assert result.text == "x  y"
+
+
+# ---------------------------------------------------------------- JSON with bare keys
+
+
+def _bare_keys(args: Any) -> dict[str, Any]:
+    """A named opener whose arguments are JSON with bare keys (Gemma's shape)."""
+    return {
+        "fields": {
+            "tool_calls": {
+                "open_pattern": r"<call:(?P<name>\w+)>",
+                "close": "</call>",
+                "content": "json",
+                "content_args": args,
+                "transform": {
+                    "type": "function",
+                    "function": {"name": "{name}", "arguments": "{content}"},
+                },
+            }
+        }
+    }
+
+
+def test_bare_keys_and_delimited_strings_are_read_at_any_depth(tmp_path: Path) -> None:
+    d = callsieve.dialect_from_response_template(
+        _bare_keys({"unquoted_keys": True, "string_delims": [["«", "»"]]}), "lax"
+    )
+    reply = "Go.<call:f>{a:« 42 »,b:[1,«x»,{c:true}],e:{},n:null}</call>"
+    result = run_all_ways(reply, dialects=[d.name], grammar_dirs=[d.write(tmp_path)])
+    assert [(c.name, c.input) for c in result.calls] == [
+        ("f", {"a": " 42 ", "b": [1, "x", {"c": True}], "e": {}, "n": None})
+    ]
+    assert result.text == "Go."
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        ({"unquoted_keys": False, "string_delims": [["«", "»"]]}, "content_args.unquoted_keys"),
+        ({"unquoted_keys": True}, "content_args.string_delims"),
+        (
+            {"unquoted_keys": True, "string_delims": [["«", "»"], ["<", ">"]]},
+            "content_args.string_delims",
+        ),
+        ({"unquoted_keys": True, "string_delims": [["«", "»"]], "x": 1}, "content_args"),
+    ],
+)
+def test_bare_key_json_callsieve_cannot_read_names_its_field(args: Any, field: str) -> None:
+    with pytest.raises(ConfigurationError, match=r"^fields\.tool_calls\." + re.escape(field) + ":"):
+        callsieve.dialect_from_response_template(_bare_keys(args))
+
+
+# ---------------------------------------------------------------- an optional literal, then a run
+
+
+def test_a_run_after_an_optional_literal_is_read_only_after_it(tmp_path: Path) -> None:
+    """``(?:<m>)?[^<]*<call>`` is read as ``(?:<m>[^<]{0,256})?<call>``: a marker begins
+    with fixed characters. Text before ``<call>`` with no ``<m>`` stays text."""
+    spec = _with("fields.tool_calls.open", None)
+    spec["fields"]["tool_calls"]["open_pattern"] = r"(?:<m>)?[^<]*<call>"
+    d = callsieve.dialect_from_response_template(spec, "ink")
+    assert "(?:<m>[^<]{0,256})?<call>" in d.grammar_text
+    body = '{"name": "f", "arguments": {}}</tool_call>'
+    where = d.write(tmp_path)
+    after = run_all_ways(f"<m>f<call>{body}", dialects=[d.name], grammar_dirs=[where])
+    alone = run_all_ways(f"Hi f<call>{body}", dialects=[d.name], grammar_dirs=[where])
+    assert [c.name for c in after.calls] == [c.name for c in alone.calls] == ["f"]
+    assert (after.text, alone.text) == ("", "Hi f")

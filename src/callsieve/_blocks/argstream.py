@@ -3,10 +3,10 @@ its arguments as ``ArgumentsDelta`` fragments as they arrive, ``CallFinished``/`
 
 What it does: one ``ArgStream`` per capture of a wrapped block. Its capture's parser hands
 it the contract nodes below a call as they are reduced (``call_name``, ``call_id``,
-``param_name``, ``attr``, ``param``: ``CompiledGrammar.listening_parser``), and the capture
+``param_name``, ``attr``, ``param``: ``ParserTables.listening_parser``), and the capture
 tells it the terminals it reads and the text of its runs. The call starts (``CallStarted``,
 with its id: the model's, else the ``id_factory``'s) at the first terminal read after a name
-that can belong to its arguments (``CompiledGrammar.arg_terminals``, those below a
+that can belong to its arguments (``TerminalRoles.arg_terminals``, those below a
 ``param``, ``call_args`` or ``call_json``: in markup the invoke tag's ``>``, in DeepSeek's
 native form the JSON), where its name is final in every dialect, or when it ends. Each
 parameter goes out as ``"name":value`` when it is reduced, decoded as the call will decode
@@ -464,9 +464,9 @@ class ArgStream:
         """The capture read a terminal (a bounded token, or the start of a run); ``value``:
         a bounded token's value (its group ``v``, else its text)."""
         g = self.ctx.g
-        if self.started is None and term in g.arg_terminals:
+        if self.started is None and term in g.roles.arg_terminals:
             self._start()
-            if value and not self.name and term in g.envelope_terminals:
+            if value and not self.name and term in g.roles.envelope_terminals:
                 self.head.append(value)  # (the start of an envelope: `{"name":`)
         elif term == CDATA_CLOSE and self.held is not None:
             # The CDATA closed with its "]]>": what its guard held is content after all.
@@ -487,16 +487,16 @@ class ArgStream:
         if self._envelope_run(run, reading.envelope) or st is None or self.broken or self.stopped:
             return
         g = self.ctx.g
-        if run.name in g.json_terminals:
+        if run.name in g.roles.json_terminals:
             if not st.sent:  # (the object is all the arguments: none went out before)
                 self.run_kind = _JSON
                 self.json = JsonStream(self._json_holds, self._json_value)
             return
         if self.pname is None:
             return
-        if run.name in g.value_terminals:
+        if run.name in g.roles.value_terminals:
             self.body = _HOLD  # (a value node's value: out whole, when its parameter is)
-        elif run.name in g.raw_terminals:
+        elif run.name in g.roles.raw_terminals:
             self._raw_run()
         else:
             self._body_run(run, state)
@@ -505,7 +505,11 @@ class ArgStream:
         """A call whose name is in its JSON (an envelope) starts: the name once it closes,
         then the arguments (``EnvelopeStream``; a value the schema may coerce held as in a
         JSON body). Whether it was one."""
-        if self.started is not None or self.name or run.name not in self.ctx.g.envelope_terminals:
+        if (
+            self.started is not None
+            or self.name
+            or run.name not in self.ctx.g.roles.envelope_terminals
+        ):
             return False
         self.run_kind = _ENVELOPE
         self.envelope = EnvelopeStream(self._named, self._json_holds, self._json_value, keys)
@@ -520,9 +524,9 @@ class ArgStream:
         not read: glm45's white space between ``</arg_key>`` and ``<arg_value>`` opened a
         plain body before its raw value, which then went out trimmed and decoded."""
         g = self.ctx.g
-        if run.name not in g.body_terminals:
+        if run.name not in g.roles.body_terminals:
             return
-        if run.name in g.cdata_terminals:  # (gemma4's <|"|> strings, too)
+        if run.name in g.roles.cdata_terminals:  # (gemma4's <|"|> strings, too)
             self.run_kind = _CDATA
             self._cdata_starts()
             if state is not None:

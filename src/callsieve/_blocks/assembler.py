@@ -556,7 +556,7 @@ def assemble_call(
 ) -> Built:
     """``(name, input)`` for one ``call`` node, ``(name, input, id)`` if it carries the
     model's id (``call_id``); ``ValueError`` if it cannot be built. ``reading``: how the
-    block's dialect reads values (``CompiledGrammar.value_reading_of``)."""
+    block's dialect reads values (``DialectMap.value_reading_of``)."""
     transformer = _transformer(schemas, reading)
     if tree.data != n.CALL:
         raise ValueError(f"not a call node: {tree.data}")

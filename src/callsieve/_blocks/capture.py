@@ -35,10 +35,11 @@ from lark import Token
 from lark.exceptions import LarkError
 
 from .._config.policy import Policy, Settled, settled
-from .._grammar.compiled import CompiledGrammar, EntrySpec, StateSpec, TerminalSpec
+from .._grammar.compiled import CompiledGrammar, EntrySpec, StateSpec
 from .._grammar.lark_internals import end_action, end_state, feed_end, is_reduce, reduce_by_hand
 from .._grammar.names import CDATA_CLOSE, CDATA_OPEN, STRAY_RUN
 from .._grammar.rule_sets import is_call, repairs_in
+from .._grammar.specs import BalancedSpec, RunTerminal, TokenSpec
 from .._scan.balanced import JsonRun
 from .._scan.cursor import RunText
 from .._scan.decide import DECISION_SPAN, Decision, GroupToken, decide, new_token
@@ -179,7 +180,7 @@ class Capture:
         self.ctx = ctx
         g = ctx.g
         self.args = args  # early_emit="arguments": the block's argument stream (``argstream``)
-        self.ip = g.new_parser() if args is None else g.listening_parser(args.feed)
+        self.ip = g.parser.new_parser() if args is None else g.parser.listening_parser(args.feed)
         self.ps = self.ip.parser_state
         self.start = start
         self.dialect = entry.dialect  # the entry's: where the parse cannot tell (``dialect_now``)
@@ -187,7 +188,7 @@ class Capture:
         self.strict = entry.synthetic is not None
         self.raw: list[str] = [opener]
         self.raw_len = len(opener)
-        self.run: TerminalSpec | None = None
+        self.run: RunTerminal | None = None
         self.run_start = 0  # the offset the current run began at
         # The current run's text (``RunText``: the sieve's run hot path appends to it
         # through ``run_budget``, and ``took`` counts that).
@@ -206,7 +207,7 @@ class Capture:
         self.leftover: str | None = None
         self.ran = False  # a balanced run ended before the next token (``_settle``)
         self.waiting = False  # the held tail is a bounded token cut by the chunk boundary
-        self.pending: TerminalSpec | None = None  # ... and the one terminal it may become
+        self.pending: TokenSpec | None = None  # ... and the one terminal it may become
         if entry.synthetic is not None:
             self.record.repairs.append(MISSING_OPENER)
             self.ps.feed_token(new_token(Token, entry.synthetic, ""))
@@ -258,9 +259,9 @@ class Capture:
         return head + "".join(pieces) if pieces else head
 
     def dialect_now(self) -> str:
-        """The dialect of the block as parsed so far (``CompiledGrammar.dialect_of``): two
+        """The dialect of the block as parsed so far (``DialectMap.dialect_of``): two
         dialects may share an opener, and the entry's is only the first of them."""
-        return self.ctx.g.dialect_of(self.ps.state_stack, self.dialect)
+        return self.ctx.g.dialect_map.dialect_of(self.ps.state_stack, self.dialect)
 
     def fail(self, why: str) -> int:
         self.failure = why
@@ -296,7 +297,7 @@ class Capture:
             args.feed(Read(name, (groups.get("v") if groups else None) or value))
         spec = self.spec = self.ctx.g.states[self.ps.state_stack[-1]]
         self.last_value = value
-        if after_run or name in self.ctx.g.call_openers:
+        if after_run or name in self.ctx.g.openers.call_openers:
             # A checkpoint (``_blocks.lessons``): where the token began, and the stack it left.
             # After every run and at every call opener: any long stretch of a block passes
             # one, and a block that begins inside another begins at an entry.
@@ -310,7 +311,7 @@ class Capture:
             self.checks.note(at, stack)
         if name == CDATA_OPEN:
             if self.may_repair:
-                snapshot = self.ctx.g.fork_parser(self.ip)
+                snapshot = self.ctx.g.parser.fork_parser(self.ip)
                 record = self.record
                 self.snap = (snapshot, self.raw_len, len(record.calls), len(record.diagnostics))
         elif name == CDATA_CLOSE:
@@ -331,14 +332,14 @@ class Capture:
             return VIABLE
         args = self.args
         g = self.ctx.g
-        tree = g.build_call[rule](values[-len(rule.expansion) :])
-        reading = g.value_reading_of(self.ps.state_stack, self.dialect)
+        tree = g.parser.build_call[rule](values[-len(rule.expansion) :])
+        reading = g.dialect_map.value_reading_of(self.ps.state_stack, self.dialect)
         try:
             built = assemble_call(tree, self.ctx.schemas, reading)
         except Exception as exc:  # noqa: BLE001 - model output never raises (§Inv. 5)
             return self.fail(f"call at offset {self.start + self.raw_len} not built: {exc}")
         record = self.record
-        if rule in g.repairing_calls:  # (the grammar's own repairs, ``repair_*``)
+        if rule in g.parser.repairing_calls:  # (the grammar's own repairs, ``repair_*``)
             record.repairs += repairs_in(tree)
         call = settled(self.ctx.policy, built)  # (coerced, and the policy's verdict)
         if args is not None:
@@ -362,12 +363,12 @@ class Capture:
         input is a reduction LALR merged in from another context (not ``end_sure``: a copy of
         the parser is fed the end), else FAILED. A grammar with calls that end where their
         block ends reads the end itself (``_end_call``)."""
-        if self.ctx.g.end_calls:
+        if self.ctx.g.ends.end_calls:
             return self._end_call()
         if self.spec.end_sure:
             return COMPLETE
         try:
-            feed_end(self.ctx.g.fork_parser(self.ip))
+            feed_end(self.ctx.g.parser.fork_parser(self.ip))
         except LarkError:
             return self._cannot_end()
         return COMPLETE
@@ -539,7 +540,7 @@ class Capture:
         """Note a checkpoint (``_blocks.lessons``): offset ``at``, the parser's stack now."""
         self.checks.note(at, self.ctx.lessons.stack_key(self.ps.state_stack))
 
-    def _doomed_run(self, run: TerminalSpec) -> str | None:
+    def _doomed_run(self, run: RunTerminal) -> str | None:
         """A fast path, at the start of a run with a fixed stop: where a run of it from here
         stops is known (``Lessons.stop_from``), and a capture whose run stopped there, with
         this stack, failed (the checkpoint ``_run_ended`` notes before the run's text is
@@ -568,7 +569,7 @@ class Capture:
         return VIABLE
 
     def _read_run(
-        self, run: TerminalSpec | JsonRun, buf: str, seg: int, p: int, final: bool, limit: int
+        self, run: RunTerminal, buf: str, seg: int, p: int, final: bool, limit: int
     ) -> tuple[int, int, bool]:
         """Read the current run on from ``buf[p]`` to its next stop: ``(status, p, stop)``,
         ``stop`` when the scan ends here (the run reaches the end of ``buf``, or its tail may
@@ -618,7 +619,7 @@ class Capture:
             return VIABLE, p, True
         return VIABLE, p, False
 
-    def _find_stop(self, run: TerminalSpec, buf: str, p: int, final: bool) -> tuple[int, bool]:
+    def _find_stop(self, run: RunTerminal, buf: str, p: int, final: bool) -> tuple[int, bool]:
         """``run.find_stop``, asking the lessons first where a run of it searched from here
         stops (an unclosed CDATA's ``]]>`` far ahead is searched for once, not once per
         capture: ``_blocks.lessons``)."""
@@ -631,7 +632,7 @@ class Capture:
             self.ctx.lessons.stopped(run, at, at + s - p)
         return s, is_tail
 
-    def _stop_in_run(self, run: TerminalSpec | JsonRun, buf: str, seg: int, p: int) -> int:
+    def _stop_in_run(self, run: RunTerminal, buf: str, seg: int, p: int) -> int:
         """A stop of the run at ``buf[p]`` that starts no token: a balanced run's object ended
         there (the run ends: what follows may be another); where the state after the run may
         end the block, the block ends there (``_ends``: a raw rest-of-block body, soft or
@@ -673,12 +674,18 @@ class Capture:
             why = self._doomed_run(run)
             if why is not None:
                 return self.fail(why)
-        self.run = JsonRun(run, self.ctx.lessons.walks, self.run_start) if run.balanced else run
+        self.run = (
+            JsonRun(run, self.ctx.lessons.walks, self.run_start)
+            if isinstance(run, BalancedSpec)
+            else run
+        )
         self.run_text.new_run()
         if self.args is not None:  # (the state inside the run: a CDATA string's guard)
             stack = self.ps.state_stack
             self.args.feed(
-                RunStart(run, stack[-1], self.ctx.g.value_reading_of(stack, self.dialect))
+                RunStart(
+                    run, stack[-1], self.ctx.g.dialect_map.value_reading_of(stack, self.dialect)
+                )
             )
         return VIABLE
 

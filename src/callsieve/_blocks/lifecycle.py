@@ -180,7 +180,7 @@ class BlockLife:
         g = self.g
         # Which entry terminal matched: the outermost named group of ``entry_exact``, the
         # last group to close (``lastgroup``), whatever groups the terminal has inside.
-        k = g.entry_index[m.lastgroup]
+        k = g.openers.entry_index[m.lastgroup]
         entry = g.entries[k]
         self._begin(entry, start, reasoning)
         quiet = reasoning == "text"
@@ -189,7 +189,7 @@ class BlockLife:
             # (a block missing its opener emits nothing before its closing wrapper)
             args = ArgStream(self.args_ctx)
         ctx = CaptureContext(g, self.schemas, self.lessons, None if quiet else self.policy)
-        cap = Capture(ctx, entry, start, m.group(), g.entry_groups(m, k), args)
+        cap = Capture(ctx, entry, start, m.group(), g.openers.entry_groups(m, k), args)
         if reasoning is not None:
             # No loose-CDATA repair inside reasoning: a CDATA a thought left open would be
             # closed wherever one can be, past the </think> and into the answer.
@@ -224,15 +224,15 @@ class BlockLife:
         its opener leaves it (``_blocks.opening``, made without a capture). ``early``: calls
         may be emitted before the block ends; ``limit``: ``max_block_chars``. None: open it."""
         g = self.g
-        k = g.entry_index[m.lastgroup]
+        k = g.openers.entry_index[m.lastgroup]
         entry = g.entries[k]
         strict = entry.synthetic is not None
         if early and not strict:
             return None
         if (
             final
-            and m.lastgroup not in g.whole_openers  # (a frame ends where it stands)
-            and self.lessons.no_end_after(g.block_enders, buf, base, start)
+            and m.lastgroup not in g.ends.whole_openers  # (a frame ends where it stands)
+            and self.lessons.no_end_after(g.ends.block_enders, buf, base, start)
         ):
             cap = self.open(m, start, reasoning)
             cap.fail("no tag that could close the block follows")

@@ -141,7 +141,7 @@ def _fork(
     twin = object.__new__(Capture)
     for name in Capture.__slots__:
         setattr(twin, name, getattr(cap, name))
-    twin.ip = cap.ctx.g.fork_parser(snap_ip)
+    twin.ip = cap.ctx.g.parser.fork_parser(snap_ip)
     twin.ps = twin.ip.parser_state
     twin.raw = raw
     twin.raw_len = raw_len

@@ -137,7 +137,7 @@ def _xml_inline(sp: Spelling, dialect: str, extra_dirs: tuple[str, ...]) -> dict
         + _pattern(arg_close.strip())
     )
     args: dict[str, Any] = {"tag_pattern": pattern}
-    if not load_grammar((dialect,), extra_dirs).value_readings[dialect].raw_strings:
+    if not load_grammar((dialect,), extra_dirs).dialect_map.value_readings[dialect].raw_strings:
         args["value_parser"] = {"name": "json", "args": {"allow_non_json": True}}
     return {"content": "xml-inline", "content_args": args}
 

@@ -5,7 +5,8 @@ grammar file from them, as a user would write one by hand (grammar/README.md). T
 literal markers become terminals. The ``thinking`` field becomes the dialect's reasoning tags.
 The ``content`` field's markers and the start anchors become framing (``-> frame``). The
 ``tool_calls`` field becomes a call rule: JSON envelopes (keys from its ``transform``), an
-opener that carries the name with JSON arguments, or XML-like parameter elements.
+opener that carries the name with JSON arguments, XML-like parameter elements, or JSON with
+bare keys and delimited strings (Gemma's) read by the contract's value nodes.
 
 What it guarantees: the grammar is loaded once before it is handed out, so the engine's own
 rules judge every pattern. What the compiler cannot say, or the loader refuses, is a
@@ -231,6 +232,7 @@ def _pattern(pattern: Any, where: str, groups: tuple[str, ...]) -> str:
     for g in _GROUP.findall(pattern):
         if g not in groups:
             raise ConfigurationError(f"{where}: the group (?P<{g}>…) means nothing here")
+    pattern = _optional_head(pattern)
     out: list[str] = []
     i = 0
     while i < len(pattern):
@@ -265,6 +267,22 @@ def _pattern(pattern: Any, where: str, groups: tuple[str, ...]) -> str:
     for g, contract in zip(groups, ("v", "k")):
         text = text.replace(f"(?P<{g}>", f"(?P<{contract}>")
     return text
+
+
+_OPTIONAL_HEAD = re.compile(
+    r"\(\?:(?P<lit>(?:[^()\\\[\]*+?{}|^$.]|\\.)+)\)\?(?P<run>\[(?:[^\]\\]|\\.)+\])\*"
+)
+
+
+def _optional_head(pattern: str) -> str:
+    """``(?:L)?[C]*`` at a pattern's start becomes ``(?:L[C]{0,256})?``: the run is read only
+    after the literal. A marker must begin with a fixed set of characters, and a run of
+    ``[^<]`` begins with almost any (Inkling's ``(?:<|message_model|>)?[^<]*<|content_…|>``).
+    Without the literal, text before the marker stays text."""
+    m = _OPTIONAL_HEAD.match(pattern)
+    if m is None:
+        return pattern
+    return f"(?:{m['lit']}{m['run']}{{0,{REPEAT_BOUND}}})?" + pattern[m.end() :]
 
 
 def _lark_safe(piece: str) -> str:
@@ -445,7 +463,11 @@ def _tool_calls(spec: Mapping[str, Any]) -> list[str]:
             raise ConfigurationError(f"{at}.transform: xml-inline calls are named by the opener")
         return lines + _xml_inline(spec.get("content_args"), f"{at}.content_args")
     if spec.get("content_args"):
-        raise ConfigurationError(f"{at}.content_args: JSON content takes no arguments here")
+        if not named:
+            raise ConfigurationError(
+                f"{at}.content_args: JSON options are read where the opener names the call"
+            )
+        return _lax_json(spec["content_args"], f"{at}.content_args", opener, open_where, close)
     if kind == "list":
         return [
             "rt_call: RT_CALL_OPEN RT_LIST_OPEN rt_item (RT_COMMA rt_item)* RT_LIST_CLOSE RT_CALL_CLOSE",
@@ -471,6 +493,62 @@ def _tool_calls(spec: Mapping[str, Any]) -> list[str]:
         "RT_JSON_RUN: /\\s*\\{[\\s\\S]*\\}/",
         *lines,
     ]
+
+
+#: A JSON number, ``true``, ``false`` or ``null``, ended by what may follow it.
+_JSON_SCALAR = r"(?:-?\d{1,64}(?:\.\d{1,64})?(?:[eE][+\-]?\d{1,8})?|true|false|null)(?=[\s,}\]])"
+
+
+def _lax_json(args: Any, at: str, opener: str, open_where: str, close: str) -> list[str]:
+    """The arguments as JSON with bare keys and strings between delimiters (Gemma's
+    ``{city:<|"|>Paris<|"|>,days:3}``), read by the contract's value nodes.
+
+    A delimited string is verbatim text. Other values are JSON scalars, objects and lists.
+    """
+    if not isinstance(args, dict) or set(args) - {"unquoted_keys", "string_delims"}:
+        raise ConfigurationError(f"{at}: JSON takes unquoted_keys and string_delims here")
+    if args.get("unquoted_keys") is not True:
+        raise ConfigurationError(f"{at}.unquoted_keys: only bare keys are read (true)")
+    delims = args.get("string_delims")
+    if not (
+        isinstance(delims, list)
+        and len(delims) == 1
+        and isinstance(delims[0], list)
+        and len(delims[0]) == 2
+        and all(isinstance(d, str) and d for d in delims[0])
+    ):
+        raise ConfigurationError(f"{at}.string_delims: one [open, close] pair of strings")
+    quote, unquote = (_literal(d) for d in delims[0])
+    where = f"\t{at}"
+    lines = [
+        "rt_call: rt_head (rt_param (RT_COMMA rt_param)*)? RT_ARGS_END -> call",
+        "rt_head: RT_CALL_OPEN -> call_name",
+        "rt_param: rt_key (rt_string | rt_scalar | rt_object | rt_list) -> param",
+        "rt_key: RT_KEY -> param_name",
+        "rt_string: rt_text -> param_value",
+        "rt_text: RT_QUOTE RT_STRING_RUN? RT_UNQUOTE -> cdata",
+        "rt_scalar: RT_SCALAR -> raw_value",
+        "rt_object: RT_LBRACE (rt_member (RT_COMMA rt_member)*)? RT_RBRACE -> value_object",
+        "rt_member: rt_member_key _rt_value -> value_member",
+        "rt_member_key: RT_KEY -> value_key",
+        "rt_list: RT_LBRACKET (_rt_value (RT_COMMA _rt_value)*)? RT_RBRACKET -> value_array",
+        "_rt_value: rt_vstring | rt_vscalar | rt_object | rt_list",
+        "rt_vstring: RT_QUOTE RT_VSTRING_RUN? RT_UNQUOTE -> value_string",
+        "rt_vscalar: RT_SCALAR -> value_scalar",
+        f"RT_CALL_OPEN: /(?:{_trailing_space_dropped(opener)})\\s{{0,64}}\\{{/\t{open_where}",
+        f"RT_ARGS_END.2: /\\s{{0,64}}\\}}\\s{{0,64}}(?:{close})/\tfields.tool_calls.close",
+        "RT_KEY: /\\s{0,64}(?P<v>\\w{1,128})\\s{0,64}:/" + where,
+        "RT_COMMA: /\\s{0,64},/",
+        f"RT_QUOTE: /\\s{{0,64}}{quote}/{where}",
+        f"RT_STRING_RUN: /(?:(?!{unquote})[\\s\\S])+/{where}",
+        f"RT_VSTRING_RUN: /(?:(?!{unquote})[\\s\\S])+/{where}",
+        f"RT_SCALAR: /\\s{{0,64}}{_JSON_SCALAR}/",
+        "RT_LBRACE: /\\s{0,64}\\{/",
+        "RT_RBRACE: /\\s{0,64}\\}/",
+        "RT_LBRACKET: /\\s{0,64}\\[/",
+        "RT_RBRACKET: /\\s{0,64}\\]/",
+    ]
+    return [*lines, f"RT_UNQUOTE: /{unquote}/{where}"]  # (no white space: the string's)
 
 
 #: An xml-inline ``tag_pattern`` callsieve reads: literal text, the key group, literal text,

@@ -8,12 +8,14 @@ gotos from the start state, the items of each state closed over the rules; ``end
 them too), and ``state_dialects`` gives each state a bit mask of the dialects whose derivations hold one of its kernel items (bit
 ``k``: ``dialects[k]``; a rule belongs to every dialect it can be reached from). A parser's
 state stack then tells its dialect: the dialects in every mask on the stack
-(``CompiledGrammar.dialect_of``). Two dialects that share an opener share the state after
+(``DialectMap.dialect_of``). Two dialects that share an opener share the state after
 it, but the first state only one of them has narrows the stack's masks to it; once the block
 is complete, its top state holds the dialect rule's last item. ``callless`` names the
 dialect rules that can derive a block without a ``call`` (or ``frame``) node (a least fixed
 point over the rules: a rule can if it is no call and every symbol it expands to is a
 terminal or a rule that can).
+At run time, ``DialectMap`` holds those masks and each dialect's ``ValueReading``, and answers
+``dialect_of`` (a parser's dialect, from its state stack) and ``value_reading_of``.
 What it guarantees: the dialect a block was parsed as is in every mask on its stack (each
 stack state's kernel holds an item of the derivation being parsed), so the masks' common
 part is never empty, and holds that dialect alone as soon as the tokens read so far fit no
@@ -26,11 +28,57 @@ from __future__ import annotations
 
 from typing import Any
 
+from .directives import PLAIN_VALUES, DialectTraits, ValueReading, value_reading
 from .lark_internals import is_shift
 from .names import START
 from .rule_sets import is_call, is_frame
 
-__all__ = ["callless", "kernels", "state_dialects"]
+__all__ = ["DialectMap", "callless", "kernels", "state_dialects"]
+
+
+class DialectMap:
+    """Which dialect a parse is in, and how that dialect's calls take their values (immutable
+    after construction). ``state_dialects``: per parser state, the dialects (bit ``k``:
+    ``dialects[k]``) whose rules its items belong to; a state missing here could belong to
+    any. ``value_readings``: each dialect's ``ValueReading`` (its directives); where all are
+    SPEC §5's (``plain_values``), the capture asks no parser state for its dialect."""
+
+    __slots__ = ("dialects", "state_dialects", "value_readings", "plain_values")
+
+    def __init__(
+        self,
+        dialects: tuple[str, ...],
+        state_dialects: dict[int, int],
+        traits: dict[str, DialectTraits],
+    ) -> None:
+        self.dialects = dialects
+        self.state_dialects = state_dialects
+        self.value_readings = {d: value_reading(traits[d]) for d in dialects}
+        self.plain_values = all(r is PLAIN_VALUES for r in self.value_readings.values())
+
+    def mask(self, state: int, default: int = -1) -> int:
+        """The dialects parser state ``state`` can belong to (bit ``k``: ``dialects[k]``)."""
+        return self.state_dialects.get(state, default)
+
+    def dialect_of(self, stack: list[int], fallback: str) -> str:
+        """The dialect a parser with state stack ``stack`` is reading: the first enabled of
+        those every state on the stack can belong to (``fallback`` if none). Exact once the
+        block is complete; before, the first of those whose rules fit the tokens so far.
+        (Per block and per call emitted early: a few lookups.)"""
+        mask = -1
+        masks = self.state_dialects
+        for s in stack:
+            mask &= masks.get(s, -1)
+        if mask <= 0:
+            return fallback
+        return self.dialects[(mask & -mask).bit_length() - 1]
+
+    def value_reading_of(self, stack: list[int], fallback: str) -> ValueReading:
+        """How the calls of the block a parser with state stack ``stack`` reads take their
+        values (``dialect_of``'s dialect's ``ValueReading``; none asked where all are plain)."""
+        if self.plain_values:
+            return PLAIN_VALUES
+        return self.value_readings[self.dialect_of(stack, fallback)]
 
 
 def _owners(rules: list[Any], dialects: tuple[str, ...]) -> dict[str, int]:

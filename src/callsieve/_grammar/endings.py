@@ -19,22 +19,29 @@ reduction (else one LALR merged from another context, which the capture checks).
 end (a raw body, the rest of its block: built when the block ends). ``ends_blocks`` tells
 whether any run can end a block (the end-of-input shortcut must then know where). ``call_firsts`` are the terminals a call can begin with; ``open_ended`` the
 dialects whose calls may end their block (no closer follows: no missing-wrapper repair).
+At run time, ``BlockEnds`` holds what the blocks read of endings: whether a call may end with
+its block (``end_calls``), the terminals after which a block may end (``block_enders``) and
+the openers that are a block by themselves (``whole_openers``).
 What it guarantees: a grammar it passes lets the scanner emit each call the moment its last
 token or balanced run is read (a call that ends with its block: the moment the block ends),
 and end each block where its rule can end.
-What it costs: a few passes over the rules and the states, on a cold load only.
+What it costs: a few passes over the rules and the states, on a cold load only (and one
+over the states when a grammar is loaded, for ``BlockEnds``).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .._base.errors import GrammarError
-from .lark_internals import END, is_reduce
+from .lark_internals import END, is_reduce, is_shift
 from .rule_sets import is_call
 from .sources import Sources
+from .specs import BalancedSpec, RunTerminal, TerminalSpec, TokenSpec
 
 __all__ = [
+    "BlockEnds",
     "call_firsts",
     "check_call_ends",
     "check_tails",
@@ -78,6 +85,51 @@ def _ending_balanced(rules: list[Any], balanced: set[str]) -> set[str]:
                 found.add(name)
                 grew = True
     return found
+
+
+class BlockEnds:
+    """Where a loaded grammar's blocks may end (immutable after construction).
+    ``end_calls``: a call may end where its block ends (``end_call_key``, or a raw body that
+    runs to the end of its block: ``raw_rest``); the capture then builds it when the block
+    ends (``Capture._ends``). ``block_enders``: the bounded terminals after which a block may
+    end, and for a run after which it may, what its end can be: the bracket that closes a
+    balanced run, any character for another run. Nothing completes a block where none of
+    them matches further on. ``whole_openers``: the openers that are a block by themselves
+    (a frame): the block may end right after one, whatever follows it."""
+
+    __slots__ = ("end_calls", "block_enders", "whole_openers")
+
+    def __init__(
+        self, table: Any, start_state: int, terminals: dict[str, TerminalSpec], raw_rest: bool
+    ) -> None:
+        states = table.states
+        self.end_calls = raw_rest or any(end_call_key(actions) for actions in states.values())
+        enders = sorted(
+            {
+                name
+                for actions in states.values()
+                for name, (action, arg) in actions.items()
+                if is_shift(action) and END in states[arg] and name in terminals
+            }
+        )
+        self.block_enders: tuple[TokenSpec, ...] = tuple(
+            t for t in (terminals[name] for name in enders) if isinstance(t, TokenSpec)
+        ) + tuple(
+            TokenSpec(f"<end of {t.name}>", 0, _run_end(t))
+            for t in (terminals[name] for name in enders)
+            if isinstance(t, RunTerminal)
+        )
+        self.whole_openers = frozenset(
+            name
+            for name, (action, arg) in states[start_state].items()
+            if is_shift(action) and END in states[arg] and name in terminals
+        )
+
+
+def _run_end(run: RunTerminal) -> str:
+    """Where a run after which a block may end can end: after its closing bracket, for a
+    balanced one; after any character, for another."""
+    return re.escape(run.closer) if isinstance(run, BalancedSpec) else "[\\s\\S]"
 
 
 def end_call_key(actions: dict[str, Any]) -> Any:

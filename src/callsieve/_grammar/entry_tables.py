@@ -3,7 +3,7 @@
 What it does: an ``EntryTable`` is one set of entries — the terminals that can begin
 something in prose — with what the sieve reads them with: the entry automaton (a lazy DFA),
 the exact alternation, each entry's index, and the settled tag leads. A grammar has up to
-five (``CompiledGrammar.entry_tables``):
+five (``EntryIndex.entry_tables``):
   - ``"answer"``: the block entries (every grammar has it);
   - ``"preamble"``: the block entries and ``THINK_OPEN``, last — before the answer, where a
     ``<think>`` opens reasoning (only white space, reasoning or blocks stand before it);
@@ -12,6 +12,9 @@ five (``CompiledGrammar.entry_tables``):
     (``/^…/``, grammar/README.md): every entry, those too — at the start of the reply and
     right after reasoning, until its first text.
 The reasoning tables exist when ``common.lark`` defines those terminals (``_grammar.derive``).
+An ``EntryIndex`` is a compiled grammar's side of its entries: the tables, each entry's index
+and own groups, the tag leads prose is searched for, and the entries that open a call or end a
+thought.
 What it guarantees: the block entries keep their index in every table (``entry_index``,
 ``entry_groups`` and the entries' groups are the grammar's), so a match means the same block
 whichever table found it; a tag's own entry has the index after the last block entry.
@@ -26,10 +29,13 @@ import threading
 from typing import Any
 
 from .automaton import EntryAutomaton
+from .dialects import DialectMap
+from .directives import DialectTraits
 from .names import THINK_CLOSE, THINK_OPEN
 from .patterns import compile as compile_pattern
+from .specs import EntrySpec, TerminalSpec, TokenSpec, entry_group_prefix
 
-__all__ = ["DECISION_LIMIT", "THINK_TABLES", "EntryTable", "entry_tables"]
+__all__ = ["DECISION_LIMIT", "THINK_TABLES", "EntryIndex", "EntryTable", "entry_tables"]
 
 #: The reasoning contexts' tables and the tag each adds (the terminals' names are part of the
 #: grammar's contract, grammar/README.md).
@@ -102,3 +108,99 @@ def entry_tables(
                 t["terminal"],
             )
     return tables
+
+
+class EntryIndex:
+    """A compiled grammar's entries as prose meets them (immutable after construction; the
+    tables' caches are their own). ``entries`` and ``entry_index`` (terminal -> index);
+    ``entry_tables``: what prose is searched for in each context of a reply (the answer's
+    block entries, and before the answer and in reasoning, the tags too); ``lead_chars``:
+    the characters a tag can begin with, and ``start_lead_chars`` those of the reply's
+    start, where anchored entries are tried too; ``opener_dialect``: the dialect each
+    opener begins; ``call_openers``: the terminals that open a call and can also start a
+    block whose opening wrapper is missing (captures note a checkpoint at each, see
+    ``_blocks.lessons``); ``thought_enders``: the entries that end a thought still open where
+    they stand (SPEC §15, ``thought_enders``)."""
+
+    __slots__ = (
+        "entries",
+        "entry_index",
+        "entry_tables",
+        "lead_chars",
+        "start_lead_chars",
+        "prose_lead",
+        "opener_dialect",
+        "call_openers",
+        "thought_enders",
+        "_groups",
+    )
+
+    def __init__(
+        self,
+        blueprint: dict[str, Any],
+        entries: tuple[EntrySpec, ...],
+        terminals: dict[str, TerminalSpec],
+        enders: frozenset[str],
+    ) -> None:
+        self.entries = entries
+        index = self.entry_index = {e.terminal: k for k, e in enumerate(entries)}
+        self.entry_tables = entry_tables(blueprint, EntryAutomaton(table=blueprint["nfa"]), index)
+        self.lead_chars: str = blueprint["lead_chars"]
+        self.start_lead_chars: str = blueprint.get("start_lead_chars", self.lead_chars)
+        #: What the prose hot path (``Sieve.feed``) tests an ASCII chunk for with one ``in``:
+        #: the grammar's one ASCII tag lead. With none, a character no text needs ("\0": a
+        #: chunk holding it takes the searching path); with several, "" (in every chunk: each
+        #: takes the searching path, one regex search for all the leads).
+        ascii_leads = [c for c in self.lead_chars if c.isascii()]
+        self.prose_lead = ascii_leads[0] if len(ascii_leads) == 1 else "" if ascii_leads else "\0"
+        self.opener_dialect: dict[str, str] = dict(blueprint["opener_dialect"])
+        self.call_openers = frozenset(e.terminal for e in entries if e.synthetic is not None)
+        self.thought_enders = enders
+        #: Per entry, its own groups' names in ``exact`` and in its pattern: not picked out of
+        #: all the match's groups (benchmarks/README.md, "Fast paths", "entry groups").
+        self._groups = tuple(_own_groups(k, terminals[e.terminal]) for k, e in enumerate(entries))
+
+    def entry_groups(self, m: re.Match[str], k: int) -> dict[str, str | None] | None:
+        """The named groups of entry ``k``'s own pattern in an ``exact`` match ``m`` of the
+        answer's table (None if it has none): what its token carries, as the scanner's
+        tokens do."""
+        names = self._groups[k]
+        return {name: m.group(full) for full, name in names} if names else None
+
+
+def _own_groups(k: int, term: TerminalSpec) -> tuple[tuple[str, str], ...]:
+    """Entry ``k``'s own named groups: (its name in ``exact``, its name in its pattern)."""
+    if not isinstance(term, TokenSpec) or term.pattern is None:
+        return ()
+    prefix = entry_group_prefix(k)
+    return tuple((prefix + name, name) for name in term.pattern.groupindex)
+
+
+def thought_enders(
+    entries: tuple[EntrySpec, ...],
+    start_row: dict[str, Any],
+    dialect_map: DialectMap,
+    traits: dict[str, DialectTraits],
+) -> frozenset[str]:
+    """The entry terminals that end a thought still open (SPEC §15): an entry is one where a
+    dialect it may begin declares ``calls_end_thought`` (with several dialects sharing an
+    opener, as SGLang's Qwen3 detector ends the thought at ``<tool_call>`` in either of its
+    families' formats). The dialects an entry may begin are those of the parser state its
+    opener leads to (``start_row``: the start state's row of the parse table). A
+    missing-wrapper entry (a bare invoke) is none: its opener is not there, and its closer,
+    not it, says whose block it is."""
+    dialects = dialect_map.dialects
+    flagged = [traits[d].flag("calls_end_thought") for d in dialects]
+    if not any(flagged):
+        return frozenset()
+    out = set()
+    for e in entries:
+        if e.synthetic is not None:
+            continue
+        action = start_row.get(e.terminal)
+        mask = dialect_map.mask(action[1], 0) if action is not None else 0
+        if mask <= 0:  # (no state known: the entry's own dialect)
+            mask = 1 << dialects.index(e.dialect) if e.dialect in dialects else 0
+        if any(f and mask >> k & 1 for k, f in enumerate(flagged)):
+            out.add(e.terminal)
+    return frozenset(out)

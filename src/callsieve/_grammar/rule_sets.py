@@ -2,6 +2,10 @@
 rules and the rules above them, the nodes the argument stream reads, the terminals below a
 call's arguments — and the parser callbacks those rules get.
 
+What it does: ``TerminalRoles`` holds, per kind of node the argument stream reads, the
+terminals below it. ``ParserTables`` owns a compiled grammar's LALR parser: Lark's table, the
+configuration every block's parser shares, the callbacks its call rules get, and the parsers
+made from them (``new_parser``, ``listening_parser``, ``fork_parser``).
 What it guarantees: read from the rules alone (a rule counts by its name or its alias, as
 the Transformer reads them), so any dialect's file is treated alike. What it costs: one walk
 over the rules when a grammar is loaded.
@@ -10,8 +14,12 @@ over the rules when a grammar is loaded.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
+from lark import Lark
+
+from .lark_internals import InteractiveParser, ShareableParser, is_shift, plain_rule_names
 from .names import (
     ATTR,
     CALL,
@@ -28,6 +36,7 @@ from .names import (
     PARAM_VALUE,
     RAW_VALUE,
     REPAIR_PREFIX,
+    START,
     VALUE_NODES,
 )
 
@@ -41,6 +50,8 @@ __all__ = [
     "REPAIR_PREFIX",
     "STREAM_NODES",
     "VALUE_NODES",
+    "ParserTables",
+    "TerminalRoles",
     "discard",
     "is_call",
     "is_frame",
@@ -158,3 +169,111 @@ def repairs_in(tree: Any) -> list[str]:
         for t in tree.iter_subtrees_topdown()
         if str(t.data).startswith(REPAIR_PREFIX)
     ]
+
+
+@dataclass(frozen=True)
+class TerminalRoles:
+    """The terminals below each kind of node the argument stream reads (``_blocks.argstream``):
+    a call has started once one of ``arg_terminals`` is read."""
+
+    #: below a ``param``, ``call_args``, ``call_json``, ``call_envelope`` or ``call_kwargs``
+    arg_terminals: frozenset[str]
+    #: those that hold a JSON object of arguments (``call_args``, ``call_json``)
+    json_terminals: frozenset[str]
+    #: those of a ``raw_value`` (a body taken as written, ``decode_raw``)
+    raw_terminals: frozenset[str]
+    #: those of a value node (``value_object``, …): the parameter goes out whole
+    value_terminals: frozenset[str]
+    #: those of a JSON body that may be an envelope (``call_json`` in a call with no name yet,
+    #: ``call_envelope``): its arguments stream once its name has closed
+    envelope_terminals: frozenset[str]
+    #: those of a body read by SPEC §5 (``param_value``): the argument stream reads no other
+    #: run of a parameter as its body (``ArgStream._body_run``)
+    body_terminals: frozenset[str]
+    #: of which those of a ``cdata`` node: its text verbatim, not a plain body's
+    cdata_terminals: frozenset[str]
+
+    @classmethod
+    def of(cls, rules: list[Any]) -> TerminalRoles:
+        """The roles of a grammar's rules."""
+        return cls(
+            terminals_below(rules, ARG_NODES),
+            terminals_below(rules, JSON_NODES),
+            terminals_below(rules, RAW_NODES),
+            terminals_below(rules, VALUE_NODES),
+            terminals_below(rules, ENVELOPE_NODES),
+            terminals_below(rules, BODY_NODES),
+            terminals_below(rules, CDATA_NODES),
+        )
+
+
+class ParserTables:
+    """A grammar's LALR parser, built once and shared by every block (immutable after
+    construction). ``lark`` and its ``table`` (Lark's parse table), the ``start_state``, and
+    ``build_call``: the tree-building callback of each rule that builds a call. The capture
+    builds a call's tree itself, the moment its last token arrives, and assembles it. The
+    parser's own callbacks for those rules and every rule above them return None: a block's
+    parser keeps no tree of the calls it has read, so a block of many calls holds their
+    values, not their trees, until it closes. ``repairing_calls``: the call rules whose
+    tree may hold a ``repair_*`` node. ``stream_rules``: the rules whose nodes the argument
+    stream reads as they are reduced (``listening_parser``)."""
+
+    __slots__ = (
+        "lark",
+        "table",
+        "start_state",
+        "build_call",
+        "repairing_calls",
+        "stream_rules",
+        "_shared",
+        "_conf",
+    )
+
+    def __init__(self, lark: Lark) -> None:
+        plain_rule_names(lark)
+        self.lark = lark
+        # Every block's parser is a fresh parser state around the grammar's shared
+        # configuration (``lark_internals.ShareableParser``).
+        shared = self._shared = ShareableParser(lark)
+        self.table: Any = shared.table
+        self.start_state: int = self.table.start_states[START]
+        self.build_call: dict[Any, Callable[[list[Any]], Any]] = {}
+        callbacks = shared.rule_callbacks
+        for rule in rules_above_calls(lark.rules):
+            if is_call(rule):
+                self.build_call[rule] = callbacks[rule]
+            callbacks[rule] = discard
+        self.repairing_calls = repairing_calls(lark.rules)
+        self._conf = shared.with_callbacks(callbacks, START)
+        self.stream_rules = tuple(
+            r for r in lark.rules if (r.alias or r.origin.name) in STREAM_NODES
+        )
+
+    def shift_target(self, state: int, name: str) -> int | None:
+        """The state that parser state ``state`` shifts terminal ``name`` to, or None where it
+        does not shift it."""
+        action = self.table.states.get(state, {}).get(name)
+        if action is None or not is_shift(action[0]):
+            return None
+        return int(action[1])
+
+    def new_parser(self) -> InteractiveParser:
+        """A Lark ``InteractiveParser`` at the start of a block (what
+        ``lark.parse_interactive()`` returns, made cheaply)."""
+        return self._shared.new_parser(self._conf, self.start_state)
+
+    def listening_parser(self, listener: Callable[[Any], None]) -> InteractiveParser:
+        """``new_parser`` whose ``stream_rules`` hand each node they build to ``listener``
+        as well (its own callbacks: a few microseconds a block). Forks of it
+        (``fork_parser``) do not listen."""
+        callbacks: dict[Any, Callable[..., Any]] = dict(self._shared.rule_callbacks)
+        for rule in self.stream_rules:
+            callbacks[rule] = listening(callbacks[rule], listener)
+        return self._shared.new_parser(
+            self._shared.with_callbacks(callbacks, START), self.start_state
+        )
+
+    def fork_parser(self, ip: InteractiveParser) -> InteractiveParser:
+        """A copy of ``ip`` that shares its values (``ip.copy(deepcopy_values=False)``,
+        without copying the idle lexer thread)."""
+        return self._shared.fork_parser(self._conf, ip)

@@ -1,21 +1,27 @@
-"""Strategy: what the scanner reads for one terminal (``TerminalSpec``), one parser state
-(``StateSpec``) and one entry (``EntrySpec``) of a compiled grammar (``compiled``).
+"""Strategy: what the scanner reads for one terminal (``TerminalSpec`` and its three kinds),
+one parser state (``StateSpec``) and one entry (``EntrySpec``) of a compiled grammar
+(``compiled``).
 
-What it does: a ``TerminalSpec`` is a bounded token (its exact pattern, its prefix closure
-``viable``: "could this text still become the token?", the characters that can start and
-complete it) or a streaming run (its stop, and the tail of a buffer that may still become
-the stop; or, for a *balanced* run, a JSON value whose end only the run's own reader knows,
-``_scan.balanced``); a ``StateSpec`` lists the bounded terminals a parser state accepts
-(priority order, by first character), its run, whether the block may end there (and whether
-it must: ``closes``; and whether that end is certain, ``end_sure``), the call rule that reduces
-there, and the rule it reduces whatever comes next on the way to a call (``default_rule``, where
-a balanced run ends a call); it also holds the scanner's remembered decisions there (see
-``CompiledGrammar.remember``).
-What it guarantees: a pattern is compiled the first time it is read (``pattern``, ``stop``,
-``tail`` through ``__getattr__``; ``viable`` on its first call), from its frozen form when the
-grammar came from the cache (``_grammar.patterns``), and is a plain attribute from then on: no cost
-on the hot path. Two threads that both compile one get equal patterns; either may stay.
-What it costs: a few microseconds per spec to build; one compile per pattern used.
+What it does: a terminal is one of three kinds, each a type of its own over a small common
+core (``TerminalSpec``: name, priority, pattern sources; ``is_run`` and ``balanced`` say the
+kind). A ``TokenSpec`` is a bounded token: its exact pattern, its prefix closure ``viable``
+("could this text still become the token?"), the characters that can start and complete it.
+A ``RunSpec`` is a streaming run: its stop, and the tail of a buffer that may still become
+the stop. A ``BalancedSpec`` is a JSON value whose end only the run's own reader knows
+(``_scan.balanced``). Both runs give the sieve one interface (``RunTerminal``: ``find_stop``,
+``may_stop``, ``stop_char``, ``stop_probe``, ``soft``, ``placeholder``). ``terminal_spec``
+makes the right kind from a blueprint's record. A ``StateSpec`` lists the bounded terminals
+a parser state accepts (priority order, by first character), its run, whether the block may
+end there (and whether it must: ``closes``; and whether that end is certain, ``end_sure``),
+the call rule that reduces there, and the rule it reduces whatever comes next on the way to
+a call (``default_rule``, where a balanced run ends a call). It also holds the scanner's
+remembered decisions there (see ``CompiledGrammar.remember``).
+What it guarantees: a spec's patterns (``pattern``, ``stop``, ``tail``) are compiled when it
+is made, from their frozen forms when the grammar came from the cache (``_grammar.patterns``).
+Only ``viable`` waits: ``_compile_viable`` compiles it at its first call and puts the
+compiled ``match`` in its place (most terminals are never cut by a chunk boundary). Two
+threads that both compile it get equal patterns; either may stay.
+What it costs: a few microseconds per spec, and one pattern compile per pattern, at load.
 """
 
 from __future__ import annotations
@@ -23,13 +29,24 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from lark import Token
 
 from .patterns import compile as compile_pattern
 
-__all__ = ["MAX_BOUNDED_WIDTH", "EntrySpec", "StateSpec", "TerminalSpec", "entry_group_prefix"]
+__all__ = [
+    "MAX_BOUNDED_WIDTH",
+    "BalancedSpec",
+    "EntrySpec",
+    "RunSpec",
+    "RunTerminal",
+    "StateSpec",
+    "TerminalSpec",
+    "TokenSpec",
+    "entry_group_prefix",
+    "terminal_spec",
+]
 
 #: A bounded terminal longer than this could make hold-back quadratic; refuse it.
 MAX_BOUNDED_WIDTH = 4096
@@ -50,174 +67,144 @@ def _char_search(chars: frozenset[str]) -> Any:
 
 
 def entry_group_prefix(k: int) -> str:
-    """What entry ``k``'s own named groups are prefixed with in the grammar's ``entry_exact``
+    """What entry ``k``'s own named groups are prefixed with in an entry table's ``exact``
     alternation (so that two entries may both have a ``v``)."""
     return f"_e{k}_"
 
 
 class TerminalSpec:
-    """How the scanner reads one terminal. ``pattern``, ``stop`` and ``tail`` are compiled
-    the first time they are read (``__getattr__``: an unset slot), then plain attributes."""
+    """The core every terminal has: its name, its priority and its pattern sources (``source``:
+    a bounded token's, ``stop_source``: a run's stop; None where the kind has none). The kind
+    is the class: ``TokenSpec``, ``RunSpec`` or ``BalancedSpec`` (``is_run``, ``balanced``)."""
+
+    __slots__ = ("name", "priority", "source", "stop_source")
+
+    is_run: ClassVar[bool] = False
+    balanced: ClassVar[bool] = False
+
+    def __init__(
+        self, name: str, priority: int, source: str | None, stop_source: str | None
+    ) -> None:
+        self.name = name
+        self.priority = priority
+        self.source = source
+        self.stop_source = stop_source
+
+
+class TokenSpec(TerminalSpec):
+    """A bounded token: its exact ``pattern`` (compiled now), its prefix closure, the
+    characters that start and complete it."""
 
     __slots__ = (
-        "name",
-        "priority",
-        "source",
         "pattern",
         "first",
         "viable",
-        "_closure",
+        "closure",
         "reach",
-        "is_run",
-        "soft",
-        "stop_source",
-        "stop",
-        "tail_source",
-        "tail",
-        "tail_span",
-        "stop_char",
-        "stop_probe",
         "end_chars",
         "width",
         "end_probe",
-        "find_stop",
-        "may_stop",
-        "placeholder",
-        "balanced",
-        "lead_ws",
-        "closer",
-        "opened",
-        "quotes",
     )
 
-    pattern: Any  # re.Pattern: the whole token (bounded terminals), else None
-    stop: Any  # re.Pattern: a complete stop (runs), else None
-    tail: Any  # re.Pattern: a buffer tail that may still become a stop, or None
+    pattern: Any  # re.Pattern: the whole token (None only for a spec with no source)
 
     def __init__(
         self,
         name: str,
         priority: int,
         source: str | None,
-        is_run: bool = False,
-        soft: bool = False,
-        stop_source: str | None = None,
-        tail_source: str | None = None,
-        tail_span: int = 0,
-        stop_char: str | None = None,
-        stop_first: str | None = None,
-        stop_literal: str | None = None,
         end_chars: frozenset[str] | None = None,
         width: int = 0,
         closure: str = "",
         reach: int = 0,
         first: frozenset[str] | None = None,
-        balanced: bool = False,
-        lead_ws: bool = False,
-        closer: str = "",
-        opened: bool = False,
     ) -> None:
-        self.name = name
-        self.priority = priority
-        self.source = source  # the pattern's source (bounded terminals)
-        if source is None:
-            self.pattern = None
-        #: bounded: the characters a match starts with (None: not a small set)
+        super().__init__(name, priority, source, None)
+        self.pattern = compile_pattern(source) if source is not None else None
+        #: the characters a match starts with (None: not a small set)
         self.first = first
-        #: bounded: ``viable(buf, p)``: ``buf[p:]`` may still become the token (a superset,
-        #: asked only when ``pattern`` does not match), never true past ``reach`` characters
-        #: (the token and the context its look-ahead needs). Compiled on first use: most
-        #: terminals are never cut by a chunk boundary in a given process.
-        self._closure = closure
+        #: ``viable(buf, p)``: ``buf[p:]`` may still become the token (a superset, asked only
+        #: when ``pattern`` does not match), never true past ``reach`` characters (the token
+        #: and the context its look-ahead needs). Compiled at its first call
+        #: (``_compile_viable``).
+        self.closure = closure
         self.viable: Callable[[str, int], Any] = self._compile_viable
         self.reach = reach
-        self.is_run = is_run
-        self.soft = soft  # soft run: a stop that starts no token is taken as content
-        #: a balanced run (grammar/README.md): each run of it is read by a
-        #: ``_scan.balanced.JsonRun`` of its own; this spec only describes the terminal: the
-        #: bracket that closes it (``closer``), whether the token before read its opening
-        #: one (``opened``: the rest of a value) or white space may come before it
-        #: (``lead_ws``), and the quotes of its strings (Python's in an argument list)
-        self.balanced = balanced
-        self.lead_ws = lead_ws
-        self.closer = closer
-        self.opened = opened
-        self.quotes = "\"'" if closer == ")" else '"'
+        #: the characters that can complete a match (None: any), its longest match
+        self.end_chars = end_chars
+        self.width = width
+        #: ``end_probe(chunk) is None``: this chunk cannot complete a pending match (or None)
+        self.end_probe: Callable[[str], Any] | None = (
+            _char_search(frozenset(end_chars)) if end_chars else None
+        )
 
-        self.stop_source = stop_source
-        if stop_source is None:
-            self.stop = None
+    def _compile_viable(self, buf: str, p: int) -> Any:
+        """``viable``'s first call: compile the closure, put its ``match`` in ``viable``'s place."""
+        self.viable = compile_pattern(_viable_source(self.closure)).match
+        return self.viable(buf, p)
+
+
+class RunTerminal(TerminalSpec):
+    """What the sieve and the capture ask of any run. ``find_stop(buf, p, final)``: where a
+    run starting at ``p`` stops, ``(index, is_tail)``: a complete stop wins; else (unless
+    ``final``) a tail that may still become one; else the end. ``may_stop(chunk)``:
+    ``chunk`` holds the stop, or ends in what may begin it. ``stop_char``: the one
+    character every stop starts with (``ch not in chunk``: no stop), or None. ``soft``:
+    a stop that starts no token is taken as content. ``placeholder``: the zero-length
+    token fed when the run starts (one, shared: nothing changes a token once made)."""
+
+    __slots__ = ("placeholder", "soft", "stop_char", "stop_probe", "find_stop", "may_stop")
+
+    is_run: ClassVar[bool] = True
+
+    def __init__(self, name: str, priority: int, stop_source: str | None) -> None:
+        super().__init__(name, priority, None, stop_source)
+        self.placeholder: Any = Token(name, "")
+        self.soft = False
+        self.stop_char: str | None = None
+        self.stop_probe: Callable[[str], Any] | None = None
+        self.find_stop: Callable[[str, int, bool], tuple[int, bool]] = _here
+        self.may_stop: Callable[[str], bool] = _anywhere
+
+
+class RunSpec(RunTerminal):
+    """A streaming run that ends at its stop (``stop``, compiled now), or at a ``tail`` of the
+    buffer that may still become the stop."""
+
+    __slots__ = ("stop", "tail_source", "tail", "tail_span")
+
+    stop: Any  # re.Pattern: a complete stop
+    tail: Any  # re.Pattern: a buffer tail that may still become a stop, or None
+
+    def __init__(
+        self,
+        name: str,
+        priority: int,
+        stop_source: str,
+        soft: bool = False,
+        tail_source: str | None = None,
+        tail_span: int = 0,
+        stop_char: str | None = None,
+        stop_first: str | None = None,
+        stop_literal: str | None = None,
+    ) -> None:
+        super().__init__(name, priority, stop_source)
+        self.soft = soft
+        self.stop = compile_pattern(stop_source)
         self.tail_source = tail_source
-        if tail_source is None:
-            self.tail = None
+        self.tail = compile_pattern(tail_source) if tail_source is not None else None
         self.tail_span = tail_span  # such a tail is shorter than this
-        #: the one character every stop starts with (``ch not in chunk``: no stop), or None
         self.stop_char = stop_char
         #: a soft run whose stop starts with one of a few characters: ``_may_stop`` first looks
         #: for one of them (``\n?<``, qwen3_coder's values: the chunks of a long value hold
         #: neither, and a class search is one call where the stop and its tail were two
-        #: searches — bench_families.py, qwen3_coder chat at 1-8-character chunks: 0.56 -> 0.36 s)
+        #: searches; benchmarks/README.md, "Fast paths")
         self.stop_probe = _char_search(frozenset(stop_first)) if stop_first else None
-        #: bounded: the characters that can complete a match (None: any), its longest match
-        self.end_chars = end_chars
-        self.width = width
-        #: ``end_probe(chunk) is None``: this chunk cannot complete a pending match (or None)
-        self.end_probe = _char_search(frozenset(end_chars)) if end_chars else None
-        #: a run: the zero-length token fed when it starts (one, shared: nothing changes a
-        #: token once made, and the capture replaces it by the run's text when it ends)
-        self.placeholder: Any = Token(name, "") if is_run else None
-        #: ``find_stop(buf, p, final)``: where a run starting at ``p`` stops, ``(index,
-        #: is_tail)``: a complete stop wins; else (unless ``final``) a tail that may still
-        #: become one; else the end. ``may_stop(chunk)``: ``chunk`` holds the stop, or ends
-        #: in what may begin it.
-        self.find_stop: Callable[[str, int, bool], tuple[int, bool]] = self._find_stop
-        self.may_stop: Callable[[str], bool] = self._may_stop
-        literal = stop_literal
-        if literal is not None:
-            # A fixed stop (``]]>``): ``find``, ``in`` and ``endswith`` instead of searches.
-            heads = tuple(literal[:k] for k in range(len(literal) - 1, 0, -1))  # longest first
-
-            def find_stop(buf: str, p: int, final: bool) -> tuple[int, bool]:
-                i = buf.find(literal, p)
-                if i >= 0:
-                    return i, False
-                n = len(buf)
-                if not final:
-                    for head in heads:
-                        if buf.endswith(head, p):
-                            return n - len(head), True
-                return n, False
-
-            def may_stop(chunk: str) -> bool:
-                return literal in chunk or chunk.endswith(heads)
-
-            self.find_stop = find_stop
-            self.may_stop = may_stop
-        elif balanced:
-            # Where a JSON value ends depends on all of it, which only the reader of one run
-            # knows (``_scan.balanced.JsonRun``, which a capture puts in this spec's place): to
-            # anyone else, it may stop anywhere.
-            self.find_stop = _here
-            self.may_stop = _anywhere
-
-    def __getattr__(self, name: str) -> Any:
-        """Reached only for an unset slot: ``pattern``, ``stop`` or ``tail``, compiled now.
-        (Two threads may both compile it; either result is the same pattern.)"""
-        if name == "pattern":
-            source = self.source
-        elif name == "stop":
-            source = self.stop_source
-        elif name == "tail":
-            source = self.tail_source
+        if stop_literal is not None:
+            self.find_stop, self.may_stop = _literal_stop(stop_literal)
         else:
-            raise AttributeError(name)
-        value = compile_pattern(source) if source is not None else None
-        setattr(self, name, value)
-        return value
-
-    def _compile_viable(self, buf: str, p: int) -> Any:
-        self.viable = compile_pattern(_viable_source(self._closure)).match
-        return self.viable(buf, p)
+            self.find_stop = self._find_stop
+            self.may_stop = self._may_stop
 
     def _find_stop(self, buf: str, p: int, final: bool) -> tuple[int, bool]:
         """``find_stop`` for any stop: one search for it, one for a tail."""
@@ -238,6 +225,69 @@ class TerminalSpec:
             return False  # (no character a stop begins with: neither a stop nor its tail)
         s, tail = self.find_stop(chunk, 0, False)
         return tail or s < len(chunk)
+
+
+def _literal_stop(
+    literal: str,
+) -> tuple[Callable[[str, int, bool], tuple[int, bool]], Callable[[str], bool]]:
+    """``find_stop`` and ``may_stop`` for a fixed stop (``]]>``): ``find``, ``in`` and
+    ``endswith`` instead of searches."""
+    heads = tuple(literal[:k] for k in range(len(literal) - 1, 0, -1))  # longest first
+
+    def find_stop(buf: str, p: int, final: bool) -> tuple[int, bool]:
+        i = buf.find(literal, p)
+        if i >= 0:
+            return i, False
+        n = len(buf)
+        if not final:
+            for head in heads:
+                if buf.endswith(head, p):
+                    return n - len(head), True
+        return n, False
+
+    def may_stop(chunk: str) -> bool:
+        return literal in chunk or chunk.endswith(heads)
+
+    return find_stop, may_stop
+
+
+class BalancedSpec(RunTerminal):
+    """A balanced run (grammar/README.md): each run of it is read by a
+    ``_scan.balanced.JsonRun`` of its own, which a capture puts in this spec's place. This
+    spec only describes the terminal: the bracket that closes it (``closer``), whether the
+    token before read its opening one (``opened``: the rest of a value) or white space may
+    come before it (``lead_ws``), and the quotes of its strings (Python's in an argument
+    list). Where a JSON value ends depends on all of it, which only that reader knows: to
+    anyone else, it may stop anywhere (``find_stop``, ``may_stop``)."""
+
+    __slots__ = ("lead_ws", "closer", "opened", "quotes")
+
+    balanced: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        name: str,
+        priority: int,
+        lead_ws: bool = False,
+        closer: str = "",
+        opened: bool = False,
+    ) -> None:
+        super().__init__(name, priority, None)
+        self.lead_ws = lead_ws
+        self.closer = closer
+        self.opened = opened
+        self.quotes = "\"'" if closer == ")" else '"'
+
+
+def terminal_spec(record: dict[str, Any]) -> TokenSpec | RunSpec | BalancedSpec:
+    """The spec of one terminal from its blueprint record (``_grammar.derive._terminal``): the
+    kind its ``is_run`` and ``balanced`` say, made from the record's other fields."""
+    kw = {k: v for k, v in record.items() if k not in ("is_run", "balanced", "source")}
+    if record.get("balanced"):
+        return BalancedSpec(**kw)
+    if record.get("is_run"):
+        return RunSpec(**kw)
+    return TokenSpec(source=record.get("source"), **kw)
 
 
 def _here(buf: str, p: int, final: bool) -> tuple[int, bool]:
@@ -269,8 +319,8 @@ class StateSpec:
 
     def __init__(
         self,
-        bounded: tuple[TerminalSpec, ...],
-        run: TerminalSpec | None,
+        bounded: tuple[TokenSpec, ...],
+        run: RunTerminal | None,
         end_ok: bool,
         call_rule: Any,
         default_rule: Any = None,
@@ -308,12 +358,12 @@ class StateSpec:
             c: tuple(t for t in bounded if t.first is None or c in t.first) for c in chars
         }
 
-    def starting(self, c: str) -> tuple[TerminalSpec, ...]:
+    def starting(self, c: str) -> tuple[TokenSpec, ...]:
         """The bounded terminals that may match from a character ``c`` (priority order)."""
         return self._by_first.get(c, self._any_first)
 
 
-def _shell_chars(bounded: tuple[TerminalSpec, ...]) -> frozenset[str]:
+def _shell_chars(bounded: tuple[TokenSpec, ...]) -> frozenset[str]:
     """The characters that can complete one of ``bounded`` (empty: any may)."""
     ends: set[str] = set()
     for t in bounded:

@@ -35,6 +35,7 @@ from .files import _find, reads, unknown_dialect
 from .files import _read as _read_grammar
 from .lark_internals import terminal_source
 from .names import SPELLINGS
+from .specs import TokenSpec
 
 __all__ = ["SLOT", "SPELLING_DIR", "Spelling", "spelling", "spelling_file"]
 
@@ -91,7 +92,7 @@ class Spelling:
 def _terminal(g: CompiledGrammar, dialect: str, name: str) -> Any:
     for key in (f"{dialect.upper()}__{name}", f"_{dialect.upper()}__{name}", name):
         spec = g.terminals.get(key)
-        if spec is not None and spec.source is not None:
+        if isinstance(spec, TokenSpec) and spec.source is not None:
             return spec.pattern
     return None
 

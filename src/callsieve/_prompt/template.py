@@ -370,7 +370,7 @@ def _unwritable(sp: Spelling, index: int, name: str) -> FormatError:
 def raw_strings(sp: Spelling) -> bool:
     """Whether the family reads a raw value without a schema as its text (its dialect file's
     ``//%raw_values_are_strings``)."""
-    reading = sp.grammar.value_readings.get(sp.dialect)
+    reading = sp.grammar.dialect_map.value_readings.get(sp.dialect)
     return reading is not None and reading.raw_strings
 
 

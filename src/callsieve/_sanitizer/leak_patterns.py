@@ -118,7 +118,7 @@ def _load() -> LeakPatterns:
     openers = [
         _anonymous(g.terminals[e.terminal].source or "") for e in g.entries if e.synthetic is None
     ]
-    enders = [_anonymous(t.source or "") for t in g.block_enders]
+    enders = [_anonymous(t.source or "") for t in g.ends.block_enders]
     return LeakPatterns(terminals, openers, enders)
 
 

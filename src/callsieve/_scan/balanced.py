@@ -3,7 +3,7 @@ whose bracket the token before read, or the rest of a Python argument list (gram
 "Terminals") — incrementally, to the exact character where it ends.
 
 What it does: a ``JsonRun`` is made by a capture when such a run starts, and takes the
-shared ``TerminalSpec``'s place as the capture's run. The spec says its shape: the bracket
+shared ``BalancedSpec``'s place as the capture's run. The spec says its shape: the bracket
 that closes it (``closer``: ``}``, ``]`` or ``)``), whether it begins inside (``opened``: the
 rest of a value, read from depth 1) or at its opening bracket (white space first if
 ``lead_ws``), and its strings (``quotes``: ``"`` for JSON, ``"'`` for Python). Its reader keeps
@@ -55,7 +55,7 @@ from array import array
 from bisect import bisect_left, bisect_right
 from typing import Any
 
-from .._grammar.specs import TerminalSpec
+from .._grammar.specs import BalancedSpec
 
 __all__ = ["MAX_JSON_DEPTH", "JsonRun", "Walks"]
 
@@ -76,7 +76,7 @@ _WHAT = {"}": "JSON object", "]": "JSON list", ")": "argument list"}
 #: read from the spec, ``__getattr__``; the run sets its own stop: ``stop_char``, ``find_stop``,
 #: ``may_stop``). Copying only these is a fast path (benchmarks/README.md, "Fast paths",
 #: "run slots").
-_SPEC_SLOTS = ("name", "is_run", "soft", "balanced", "lead_ws", "closer", "opened", "quotes")
+_SPEC_SLOTS = ("name", "soft", "lead_ws", "closer", "opened", "quotes")
 #: Steps a walk holds (a new one goes on from there); walks kept per kind of strings; the
 #: steps a walk has when it is kept (a reader reads a few brackets again as fast as it would
 #: look them up).
@@ -151,7 +151,7 @@ def _way_out(lvl: bytearray, i: int, shift: int) -> int:
     return deep if zero < 0 else zero if deep < 0 else min(zero, deep)
 
 
-class JsonRun(TerminalSpec):
+class JsonRun(BalancedSpec):
     """One run of a balanced terminal: its spec's fields, and the reader's state."""
 
     __slots__ = (
@@ -172,7 +172,7 @@ class JsonRun(TerminalSpec):
     )
 
     def __init__(
-        self, spec: TerminalSpec, walks: dict[str, Walks] | None = None, start: int = 0
+        self, spec: BalancedSpec, walks: dict[str, Walks] | None = None, start: int = 0
     ) -> None:
         for name in _SPEC_SLOTS:  # (no super().__init__: a copy)
             setattr(self, name, getattr(spec, name))

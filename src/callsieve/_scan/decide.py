@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from lark import Token
 
-from .._grammar.specs import StateSpec, TerminalSpec
+from .._grammar.specs import StateSpec, TokenSpec
 
 __all__ = ["DECISION_SPAN", "OVERTAKING", "Decision", "GroupToken", "decide", "new_token"]
 
@@ -67,7 +67,7 @@ def _any(chunk: str) -> bool:
 #: comes): that is settled when the higher one completes *or dies*, and any character may
 #: kill it, so every chunk asks again (its ``end_probe`` finds something in any chunk; the
 #: pending terminal's own probe only knows what can complete it).
-OVERTAKING = TerminalSpec("<overtaking>", 0, None, width=4096)
+OVERTAKING = TokenSpec("<overtaking>", 0, None, width=4096)
 OVERTAKING.end_probe = _any
 _OVERTAKEN: Decision = (None, "", None, True, OVERTAKING)
 #: Decisions on texts up to this long are remembered (per parser state; see

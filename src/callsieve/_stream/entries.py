@@ -61,7 +61,7 @@ class EntryFinder:
         self.table = table
         #: The tag leads ``lead_search`` stops at (the grammar's; the start's, with anchored
         #: entries, more): the sieve sets its tracker's to them (``FenceTracker.use_leads``).
-        self.leads = g.lead_chars if leads is None else leads
+        self.leads = g.openers.lead_chars if leads is None else leads
         self.tracker = tracker  # (the fence tracker whose ``live_lead`` ``lead_search`` is)
         self.auto = table.automaton
         self.lead_search = lead_search

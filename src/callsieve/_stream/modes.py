@@ -80,7 +80,7 @@ OPENING, START = Context.OPENING, Context.START
 class ContextSpec(NamedTuple):
     """What one ``Context`` means to the machine."""
 
-    #: The entry tables (``CompiledGrammar.entry_tables``) it needs, its own first: the
+    #: The entry tables (``EntryIndex.entry_tables``) it needs, its own first: the
     #: sieve has the context only if the grammar has them all.
     tables: tuple[str, ...]
     #: Whether Markdown code is tracked in it (reasoning is read without code: SPEC §15).

@@ -214,7 +214,7 @@ class SieveMachine(LifeView):
             **unknown,
         )
         g = self._g = load_grammar(opts.dialects, opts.grammar_dirs)
-        self._fences = FenceTracker(g.lead_chars)
+        self._fences = FenceTracker(g.openers.lead_chars)
         self._cur = Cursor(self._fences)
         self._grow = self._cur.grow
         self._grown = self._cur.grown  # (a held candidate's text: see ``Cursor.grown``)
@@ -236,7 +236,7 @@ class SieveMachine(LifeView):
         self._finders = _finders(g, self._fences, opts.reasoning)
         self._reason_calls = opts.calls_in_reasoning  # a block inside reasoning: text or call
         self._set_context(_first_context(opts.reasoning, self._finders))
-        self._lead = g.prose_lead
+        self._lead = g.openers.prose_lead
         self._cap = None
         self._cand = NO_CANDIDATE  # CANDIDATE: the automaton state of the opener held
         self._cand_seen = False  # ... which has passed an accepting state
@@ -752,7 +752,7 @@ class SieveMachine(LifeView):
         life = self._life
         reasoning = None
         if self._context is IN_REASONING:  # (SPEC §15: a draft, or a call ending the thought)
-            ends = opener.lastgroup in self._g.thought_enders
+            ends = opener.lastgroup in self._g.openers.thought_enders
             reasoning = ENDS_THOUGHT if ends else self._reason_calls
         after = CONTEXTS[self._context].after_block
         if after:  # (the reply's start is over: its anchored entries with it)
@@ -826,7 +826,7 @@ def _finders(
     least). The finders of contexts with code share the sieve's fence tracker, ``fences``;
     the others one that sees no code (its ``lead_search`` is the tracker's:
     ``EntryFinder.tracker``)."""
-    tables = g.entry_tables
+    tables = g.openers.entry_tables
     if reasoning == "open" and "reasoning" not in tables:
         raise ConfigurationError(
             f"reasoning='open' needs a {THINK_CLOSE} terminal in the grammar's common.lark",
@@ -841,7 +841,7 @@ def _finders(
             continue
         tracker = fences
         if not spec.code:
-            tracker = plain = plain or FenceTracker(g.lead_chars, code=False)
+            tracker = plain = plain or FenceTracker(g.openers.lead_chars, code=False)
         table = tables[spec.tables[0]]
         if context is ANSWER and reasoning == "tags" and "reasoning" in tables:
             # The answer's entries and THINK_CLOSE: a </think> there closes nothing — the sign
@@ -853,7 +853,11 @@ def _finders(
             if reasoning != "off" and "start_think" in tables:
                 table = tables["start_think"]
             finders[context] = EntryFinder(
-                g, table, lead_search(g.start_lead_chars, True), tracker, g.start_lead_chars
+                g,
+                table,
+                lead_search(g.openers.start_lead_chars, True),
+                tracker,
+                g.openers.start_lead_chars,
             )
             continue
         finders[context] = EntryFinder(g, table, tracker.live_lead.search, tracker)

@@ -383,13 +383,13 @@ class Template:
         # The characters at which a raw value's run may end (a tag may begin there): the
         # parser's tag leads; a raw value holds none of them, nor does a JSON string in it.
         g = load_grammar((self.dialect,), dirs)
-        if g.start_lead_chars != g.lead_chars:
+        if g.openers.start_lead_chars != g.openers.lead_chars:
             raise ConfigurationError(
                 f"dialect {self.dialect!r}: its anchored openers (/^…/, the reply's start) are "
                 "not exported: the free text before a block could begin one",
                 expected=("a dialect without anchored terminals",),
             )
-        self.stops = Chars.of(g.lead_chars)
+        self.stops = Chars.of(g.openers.lead_chars)
         self.names = _name_chars(self._spells)
         # A raw string body holds no white space the family's tags trim off it (seed_oss's
         # line breaks around a value): each is tried at both ends of a value, as written.

@@ -3,7 +3,7 @@ release as text, so that the block after it is read as the call it spells.
 
 What it does: ``free_text(g, grammar, target)`` adds the rules of the free text to ``g`` and
 returns its node. What the parser does with prose decides what the text may hold:
-  - a tag lead (``<``, ``＜``, ``〈`` in the default dialects: ``CompiledGrammar.lead_chars``)
+  - a tag lead (``<``, ``＜``, ``〈`` in the default dialects: ``EntryIndex.lead_chars``)
     starts an opener, the start of a call whose wrapper the repair inserts, or a reasoning
     tag; so a lead stands only before a character at which every entry of the grammar dies
     (asked of the grammar's own entry automata, those of the answer and of the text before
@@ -44,14 +44,14 @@ _CANDIDATES = "\t" + "".join(chr(c) for c in range(32, 127))
 def safe_followers(g: CompiledGrammar) -> tuple[tuple[str, str], ...]:
     """For each tag lead, the characters after which no entry can be under way."""
     inside = THINK_TABLES[-1][0]  # (inside reasoning: not where the free text stands)
-    autos = [t.automaton for name, t in g.entry_tables.items() if name != inside]
+    autos = [t.automaton for name, t in g.openers.entry_tables.items() if name != inside]
     out = []
-    for lead in g.lead_chars:
+    for lead in g.openers.lead_chars:
         starts = [(a, a.step(0, lead)) for a in autos]
         kill = "".join(
             c
             for c in _CANDIDATES
-            if c not in g.lead_chars
+            if c not in g.openers.lead_chars
             and c not in _TICK + _TILDE
             and all(s == DEAD or a.step(s, c) == DEAD for a, s in starts)
         )
@@ -61,7 +61,7 @@ def safe_followers(g: CompiledGrammar) -> tuple[tuple[str, str], ...]:
 
 def free_text(g: Grammar, grammar: CompiledGrammar, target: str) -> Node:
     """The free text's node (rules added to ``g``); ``target`` is ``"lark"`` or ``"gbnf"``."""
-    leads = grammar.lead_chars
+    leads = grammar.openers.lead_chars
     prose = g.define("prose", plus(ANY - Chars.of(leads + _NL + _TICK + _TILDE)), terminal=True)
     pairs = [seq(Lit(lead), Chars.of(kill)) for lead, kill in safe_followers(grammar) if kill]
     unit: Node = prose

@@ -10,7 +10,7 @@ What it does: ``pip install 'callsieve[litellm]'``, then in the proxy's ``config
 model's ``model_info: {callsieve: {...}}``; a module of one's own may build another
 (``CallsieveHook(options=..., models=...)``).
 What it guarantees: the core never imports it; importing this package needs no LiteLLM
-(``hook``, ``CallsieveHook`` and ``ToolCallAbortedError`` import it when first asked for).
+(``hook``, ``CallsieveHook`` and the two errors import it when first asked for).
 What it costs: nothing until the proxy runs a request with tools.
 """
 
@@ -18,20 +18,31 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._options import ENV_OPTIONS, MODEL_KEY, default_options, read_options, request_options
+from ._options import (
+    ENV_OPTIONS,
+    MODEL_KEY,
+    ReplyPlan,
+    default_options,
+    read_options,
+    reply_plan,
+    request_thinking,
+)
 
 __all__ = [
     "ENV_OPTIONS",
     "MODEL_KEY",
     "CallsieveHook",
+    "ReplyPlan",
     "ToolCallAbortedError",
+    "UpstreamCallError",
     "default_options",
     "hook",
     "read_options",
-    "request_options",
+    "reply_plan",
+    "request_thinking",
 ]
 
-_LAZY = ("CallsieveHook", "ToolCallAbortedError")
+_LAZY = ("CallsieveHook", "ToolCallAbortedError", "UpstreamCallError")
 
 
 def __getattr__(name: str) -> Any:

@@ -25,11 +25,20 @@ from ._contract import (
     version_problem,
 )
 from ._plugin import register
-from ._variants import VARIANTS, Variant, active_variants, reasoning_setting, thinking_requested
+from ._variants import (
+    ENV_MODEL_DIR,
+    VARIANTS,
+    Variant,
+    active_variants,
+    reasoning_setting,
+    resolved,
+    thinking_requested,
+)
 
 __all__ = [
     "BACKENDS",
     "ENV_CONSTRAIN",
+    "ENV_MODEL_DIR",
     "ENV_OPTIONS",
     "SUPPORTED",
     "VARIANTS",
@@ -42,6 +51,7 @@ __all__ = [
     "operator_options",
     "reasoning_setting",
     "register",
+    "resolved",
     "thinking_requested",
     "version_problem",
 ]

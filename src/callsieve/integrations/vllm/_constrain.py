@@ -256,7 +256,7 @@ def enforce(state: RequestState, request: Any, *, starts_in_thought: bool) -> An
     options = operator_options()
     ctx = Context(
         tuple(options.get("dialects") or state.tool_variant.dialects),
-        tuple(str(d) for d in options.get("grammar_dirs") or ()),
+        (*(str(d) for d in options.get("grammar_dirs") or ()), *state.tool_variant.grammar_dirs),
         prompt=lambda: _prompt_text(state),
         specials=lambda: special_texts(state.tokenizer),
         setting=constrain_setting(),

@@ -41,8 +41,9 @@ from ._request import (
     prompt_marker,
     sieve_options,
     think_ids,
+    with_grammar_dirs,
 )
-from ._variants import VARIANTS, Variant, active_variants, reasoning_setting
+from ._variants import VARIANTS, Variant, active_variants, reasoning_setting, resolved
 
 check_vllm()
 try:
@@ -75,8 +76,9 @@ class CallsieveToolParser(ToolParser):  # type: ignore[misc]
 
     def __init__(self, tokenizer: Any, tools: list[Any] | None = None) -> None:
         super().__init__(tokenizer, tools)
+        self._variant = resolved(self.variant)  # (callsieve_auto: from the model's folder)
         self._state = claim(tokenizer) or RequestState(tokenizer)
-        self._state.tool_variant = self.variant
+        self._state.tool_variant = self._variant
         self._state.has_tool_side = True
         self._stream: ReplyStream | None = None
 
@@ -85,7 +87,7 @@ class CallsieveToolParser(ToolParser):  # type: ignore[misc]
         if self._state.paired:
             return self._state.reasoning(), False
         if self.skip_reasoning_parsing:  # no reasoning parser: a thought's markup is content
-            return reasoning_setting(self.variant, None), True
+            return reasoning_setting(self._variant, None), True
         return "tags", False  # another reasoning parser took the thought: this is the answer
 
     def _sieve(self, request: Any, *, whole: bool) -> tuple[Sieve, dict[str, Any], bool]:
@@ -162,9 +164,10 @@ class CallsieveReasoningParser(ReasoningParser):  # type: ignore[misc]
 
     def __init__(self, tokenizer: Any, *args: Any, **kwargs: Any) -> None:
         super().__init__(tokenizer, *args, **kwargs)
+        self._variant = resolved(self.variant)
         self._state = RequestState(
             tokenizer,
-            reasoning_variant=self.variant,
+            reasoning_variant=self._variant,
             has_reasoning_side=True,
             chat_template_kwargs=dict(kwargs.get("chat_template_kwargs") or {}),
         )
@@ -220,12 +223,13 @@ class CallsieveReasoningParser(ReasoningParser):  # type: ignore[misc]
     # ------------------------------------------------------------ text
     def _own_sieve(self) -> Sieve:
         options = {
-            "dialects": self.variant.dialects,
+            "dialects": self._variant.dialects,
             **operator_options(),
             "reasoning": self._state.reasoning(),
             "early_emit": "block",
         }
         options.pop("policy", None)
+        with_grammar_dirs(options, self._variant)
         return Sieve(**options)
 
     def extract_reasoning(self, model_output: str, request: Any) -> tuple[str | None, str | None]:

@@ -43,6 +43,7 @@ __all__ = [
     "prompt_marker",
     "sieve_options",
     "think_ids",
+    "with_grammar_dirs",
 ]
 
 
@@ -168,6 +169,15 @@ def named_choice(tool_choice: Any) -> str | None:
     return _tool_name(tool_choice)
 
 
+def with_grammar_dirs(options: dict[str, Any], variant: Variant) -> dict[str, Any]:
+    """``options`` with the variant's grammar folders after the operator's (a model folder's
+    compiled ``response_template``)."""
+    if variant.grammar_dirs:
+        given = [str(d) for d in options.get("grammar_dirs") or ()]
+        options["grammar_dirs"] = [*given, *variant.grammar_dirs]
+    return options
+
+
 def sieve_options(
     state: RequestState, request: Any, *, reasoning: str, calls: bool, id_factory: Callable[[], str]
 ) -> dict[str, Any]:
@@ -180,6 +190,7 @@ def sieve_options(
         "early_emit": "arguments" if calls else "block",
     }
     options.update(operator_options())
+    with_grammar_dirs(options, state.tool_variant)
     if not calls:  # tool_choice "none": nothing is judged, blocks go out as text
         options["early_emit"] = "block"
         options.pop("policy", None)

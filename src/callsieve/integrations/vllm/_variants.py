@@ -9,7 +9,9 @@ chat template writes ``<think>`` into the prompt when it does (``template_opens_
 then the reply starts inside the thought, ``reasoning="open"``), and the vLLM parsers it
 stands in for (for docs/vllm.md and the tests). A family becomes a variant by adding a row; a
 row whose dialects this callsieve lacks (issue 25's families, until they land) is not
-registered. ``reasoning_setting`` decides one request: the rendered prompt when it shows a
+registered. The ``callsieve_auto`` row names no dialect: ``resolved`` reads them, once per
+process, from the model's folder in ``CALLSIEVE_MODEL_DIR`` (``_config.model_dir``: its
+``response_template``, else its chat template's markers). ``reasoning_setting`` decides one request: the rendered prompt when it shows a
 thought marker (it is what the model continues), else the request's ``chat_template_kwargs``
 (``thinking`` / ``enable_thinking``, ``reasoning_effort="none"``) and the row.
 What it guarantees: pure data and functions, no vLLM import; the same answer for the same
@@ -19,14 +21,30 @@ What it costs: a dictionary look-up per request.
 
 from __future__ import annotations
 
+import functools
+import logging
+import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from ... import DEFAULT_DIALECTS, available_dialects
+from ... import DEFAULT_DIALECTS, ConfigurationError, available_dialects
+from ..._config.model_dir import dialect_for_model_dir
 from ..._grammar.compiled import load_grammar
 
-__all__ = ["VARIANTS", "Variant", "active_variants", "reasoning_setting", "thinking_requested"]
+__all__ = [
+    "ENV_MODEL_DIR",
+    "VARIANTS",
+    "Variant",
+    "active_variants",
+    "reasoning_setting",
+    "resolved",
+    "thinking_requested",
+]
+
+#: Where ``callsieve_auto`` finds the model's folder (vLLM's model path, downloaded).
+ENV_MODEL_DIR = "CALLSIEVE_MODEL_DIR"
+log = logging.getLogger("callsieve.vllm")
 
 #: What the rendered prompt ends in: inside a thought, after one, or neither (or unknown).
 PromptMarker = Literal["open", "close"] | None
@@ -41,6 +59,10 @@ class Variant:
     replaces: tuple[str, ...] = ()
     #: The dialect its models write, when a prompt shows none (``tool_choice`` enforced in it).
     writes: str | None = None
+    #: Folders of grammar files its dialects are in, besides the built-in one.
+    grammar_dirs: tuple[str, ...] = ()
+    #: Its dialects come from the model's folder at first use (``resolved``).
+    from_model_dir: bool = False
 
     @property
     def class_stem(self) -> str:
@@ -49,7 +71,7 @@ class Variant:
 
     @property
     def available(self) -> bool:
-        return set(self.dialects) <= set(available_dialects())
+        return set(self.dialects) <= set(available_dialects(self.grammar_dirs))
 
     @property
     def thought_enders(self) -> tuple[str, ...]:
@@ -57,7 +79,9 @@ class Variant:
         dialect files declare it (``//%calls_end_thought``), and a call opener inside a
         thought still open ends it there (SPEC §15). The row takes the setting with its
         dialects; it is said here for docs/vllm.md and the tests."""
-        g = load_grammar(self.dialects)
+        if self.from_model_dir:
+            return ()  # (none until the model's folder is read: ``resolved``)
+        g = load_grammar(self.dialects, self.grammar_dirs)
         return tuple(d for d in self.dialects if g.traits[d].flag("calls_end_thought"))
 
 
@@ -108,12 +132,54 @@ VARIANTS: tuple[Variant, ...] = (
     # ERNIE-4.5 Thinking always thinks, its prompt opening the thought (vLLM's ernie45
     # reasoning parser expects no `<think>` in the reply). Plain ERNIE-4.5: callsieve_hermes.
     Variant("callsieve_ernie45", ("ernie45",), thinks_by_default=True, replaces=("ernie45",)),
+    # Any model whose folder names its format (issue 36): the dialects are read from
+    # CALLSIEVE_MODEL_DIR at first use. Its template writes no thought opener unless its
+    # response_template says the reply may start inside one.
+    Variant("callsieve_auto", (), template_opens_thought=False, from_model_dir=True),
 )
 
 
 def active_variants() -> tuple[Variant, ...]:
     """The rows this callsieve can serve (their dialects exist)."""
     return tuple(v for v in VARIANTS if v.available)
+
+
+def resolved(variant: Variant, environ: Mapping[str, str] | None = None) -> Variant:
+    """The row with its dialects: ``callsieve_auto``'s read from the model's folder in
+    ``CALLSIEVE_MODEL_DIR`` (once per process and folder); any other row as it is. A missing
+    variable, or a folder that names no dialect, is a ``ConfigurationError`` saying what to
+    do."""
+    if not variant.from_model_dir:
+        return variant
+    folder = (os.environ if environ is None else environ).get(ENV_MODEL_DIR, "").strip()
+    if not folder:
+        raise ConfigurationError(
+            f"{variant.name} reads the model's folder from {ENV_MODEL_DIR}: set it to the "
+            "folder holding the model's tokenizer_config.json (docs/model-metadata.md)"
+        )
+    return _from_folder(variant, folder)
+
+
+@functools.cache
+def _from_folder(variant: Variant, folder: str) -> Variant:
+    try:
+        found = dialect_for_model_dir(folder)
+    except ConfigurationError as exc:
+        raise ConfigurationError(
+            f"{ENV_MODEL_DIR}: {exc} With vLLM: name a row (--tool-call-parser "
+            "callsieve_hermes, …) or the dialects in CALLSIEVE_VLLM_OPTIONS."
+        ) from None
+    log.info("%s: %s: %s", variant.name, folder, found.why)
+    opens = found.reasoning == "open"
+    return replace(
+        variant,
+        dialects=found.dialects,
+        grammar_dirs=found.grammar_dirs,
+        thinks_by_default=opens,
+        template_opens_thought=opens,
+        writes=found.dialect if found.source == "chat_template" else None,
+        from_model_dir=False,
+    )
 
 
 def thinking_requested(variant: Variant, chat_template_kwargs: Mapping[str, Any] | None) -> bool:
