@@ -87,7 +87,7 @@ def test_flood_through_a_sieve_keeps_memory_bounded() -> None:
     finally:
         tracemalloc.stop()
     assert out == len(FLOOD) + 1  # all released: inside a fence the "<" is text too
-    assert sieve._fences.depth == MAX_FENCE_DEPTH
+    assert sieve._cur.fences.depth == MAX_FENCE_DEPTH
     assert peak < 256 * 1024, f"peak {peak} bytes while feeding 1 MiB of fence openers"
     assert sieve.close() == []
 

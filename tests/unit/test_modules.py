@@ -353,11 +353,12 @@ _SHELL_TEXT = (
 def test_remembered_decisions_equal_fresh_ones(data: st.DataObject, text: str, p: int) -> None:
     """The scanner remembers its decision for a short text per parser state; asked again at
     any offset of any text, the remembered answer is the one a fresh decision gives."""
-    from callsieve._blocks.capture import Capture
+    from callsieve._blocks.capture import Capture, CaptureContext
+    from callsieve._blocks.lessons import Lessons
 
     spec = data.draw(st.sampled_from([s for s in GRAMMAR.states.values() if s.bounded]))
     cap = object.__new__(Capture)
-    cap.g = GRAMMAR
+    cap.ctx = CaptureContext(GRAMMAR, {}, Lessons(), None)
     cap.spec = spec
     buf = data.draw(_SHELL_TEXT) + text
     p = min(p, len(buf) - 1)

@@ -101,6 +101,8 @@ def _callers(module: str, method: str) -> set[str]:
         if isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
         and node.func.attr == method
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "self"
     }
 
 

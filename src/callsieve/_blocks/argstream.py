@@ -24,7 +24,7 @@ sent) or a later node renames the call; the call is then aborted (``CallAborted`
 again, whole, under a new index. A block that fails aborts its started, unfinished call, and
 so does a policy's rejection. Each abort says why (``CallAborted.reason``, one of
 ``_base.events.ABORT_REASONS``): what made the stream stop leading to the arguments is kept in
-``broken``. Indexes count the calls of the whole response (``BlockLife``).
+``broken``. Indexes count the calls of the whole response (``ArgContext.indexes``).
 What it costs: one escape per chunk of a streaming body (none when it needs no escape), one
 decode per parameter besides the call's own, the text sent, kept for the check at the end.
 """
@@ -34,8 +34,8 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from lark import Tree
 
@@ -56,19 +56,30 @@ from .._base.values import (
     decode_param,
     load_json,
 )
+from .._config.metrics import Metrics
 from .._config.options import make_call_id
-from .._config.policy import coerced
-from .._grammar.directives import PLAIN_VALUES, EnvelopeKeys, ValueReading
-from .._grammar.names import CALL_NAME, CDATA_CLOSE, CDATA_OPEN, PARAM, PARAM_NAME
+from .._config.policy import Policy, Settled, coerced
+from .._grammar.directives import EnvelopeKeys, ValueReading
+from .._grammar.names import CDATA_CLOSE, CDATA_OPEN
 from .._grammar.patterns import compile as compile_pattern
-from .assembler import contract_value, param_schema, param_schema_type
+from .assembler import Node, contract_value, param_schema, param_schema_type
 from .json_stream import EnvelopeStream, JsonStream, NotStreamable, RepeatedKey
 
 if TYPE_CHECKING:
+    from .._grammar.compiled import CompiledGrammar
     from .._grammar.specs import StateSpec, TerminalSpec
-    from .lifecycle import BlockLife
 
-__all__ = ["ArgStream", "CdataGuard", "escape"]
+__all__ = [
+    "ArgContext",
+    "ArgStream",
+    "Built",
+    "CdataGuard",
+    "Failed",
+    "Input",
+    "Read",
+    "RunStart",
+    "escape",
+]
 
 
 _NEEDS_ESCAPE = re.compile(r'[\x00-\x1f"\\]').search
@@ -196,70 +207,144 @@ def _guard(after: StateSpec) -> CdataGuard:
     return CdataGuard(after)
 
 
+class ArgContext(NamedTuple):
+    """What an argument stream needs from the sieve that made it, given once: no reference
+    back to the block lifecycle."""
+
+    g: CompiledGrammar  # the terminal sets the stream reads runs and tokens by
+    schemas: dict[str, dict[str, Any]]
+    policy: Policy | None  # coercion, and the policy's early verdicts
+    metrics: Metrics | None
+    id_factory: Callable[[], str]
+    #: The response's call indexes, shared by its blocks (``itertools.count``).
+    indexes: Iterator[int]
+
+
+class Read(NamedTuple):
+    """Input: the capture read a terminal (a bounded token, or the start of a run)."""
+
+    term: str
+    value: str = ""  # a bounded token's value (its group ``v``, else its text)
+
+
+class RunStart(NamedTuple):
+    """Input: a run starts (see ``ArgStream._run``)."""
+
+    run: TerminalSpec
+    state: int | None  # the parser state inside the run (a CDATA string's guard); None: none
+    reading: ValueReading  # how the block's dialect reads values
+
+
+class Built(NamedTuple):
+    """Input: the capture built a call (``Settled``: the policy has seen it)."""
+
+    call: Settled
+    dialect: str
+    repairs: tuple[str, ...]
+    closing: bool = False  # the input has ended (a difference then: the loose-CDATA repair)
+
+
+class Failed(NamedTuple):
+    """Input: the block failed; a started call is aborted."""
+
+    closing: bool  # the input ended inside the call: ``"cut_off"``, else ``"failed"``
+
+
+#: What ``ArgStream.feed`` takes: a contract node the parser reduced (a lark ``Tree``), the
+#: text of the current run (a ``str``), or one of the named inputs above.
+Input = Tree[Any] | str | Read | RunStart | Built | Failed
+
+
+class _Started:
+    """A call the stream started: its index, id and name as ``CallStarted`` gave them, and
+    what of its arguments went out (``sent``: their start, checked when the call is built)."""
+
+    __slots__ = ("index", "ident", "name", "via_envelope", "sent", "keys", "value_at")
+
+    def __init__(self, index: int, ident: str, name: str, via_envelope: bool) -> None:
+        self.index = index
+        self.ident = ident
+        self.name = name
+        self.via_envelope = via_envelope  # the call started from its envelope's name
+        self.sent: list[str] = []
+        self.keys: set[str] = set()  # the parameters sent
+        self.value_at = -1  # where in ``sent`` the current parameter's value began (-1: not yet)
+
+    def open_string(self, pname: str) -> str:
+        """A string value of ``pname`` begins to go out: the text before it."""
+        self.value_at = len(self.sent) + 1  # (after the key and the opening quote)
+        return ("," if self.keys else "{") + _key(pname) + '"'
+
+
+class _Held:
+    """A CDATA string's text from where a tag that could close its parameter may stand
+    (``CdataGuard``): held, not sent, until the text after it rules the tag out, or the
+    CDATA's ``]]>`` comes (then it is content after all)."""
+
+    __slots__ = ("guard", "text", "closing_seen")
+
+    def __init__(self, guard: CdataGuard) -> None:
+        self.guard = guard
+        self.text = ""
+        self.closing_seen = False  # a whole tag is in it: hold it all to the ``]]>``
+
+    def passes(self, text: str) -> str:
+        """What of the CDATA's new ``text`` can go out: up to where a tag that could close
+        the parameter matches or may begin; the rest is held."""
+        if self.closing_seen:
+            self.text += text
+            return ""
+        if self.text:
+            text = self.text + text
+        elif self.guard.search(text) is None:  # (most chunks)
+            return text
+        at, self.closing_seen = self.guard.cut(text)
+        self.text = text[at:]
+        return text[:at]
+
+
 class ArgStream:
-    """The argument stream of one capture (see the module's docstring). Its events go to
-    ``out`` (``BlockLife.out``), which the sieve empties after each scan."""
+    """The argument stream of one capture (see the module's docstring). Its one input is
+    ``feed``; its events go to its outbox, ``out``, which ``take`` empties. ``hot`` is
+    ``feed``'s fast path for a chunk of a run that streams as it is (``streams_as_is``)."""
 
     __slots__ = (
-        "life",
-        "schemas",
-        "arg_terminals",
+        "ctx",
         "out",
         "made",
-        "index",
+        "raw_strings",
         "name",
         "ident",
-        "started_name",
-        "sent",
-        "keys",
+        "started",
         "broken",
         "stopped",
+        "json",
+        "envelope",
+        "head",
         "pname",
         "pstring",
         "body",
-        "value_at",
         "waiting",
         "between",
         "plain_sent",
         "run_kind",
-        "guard",
-        "guarded",
-        "closing_seen",
-        "json_terminals",
-        "raw_terminals",
-        "raw_strings",
-        "envelope_terminals",
-        "json",
-        "envelope",
-        "head",
-        "via_envelope",
-        "_id",
+        "held",
     )
 
-    def __init__(self, life: BlockLife) -> None:
-        self.life = life
-        # (read from ``life`` once: they are read for every node and chunk)
-        self.schemas = life.schemas
-        self.arg_terminals = life.g.roles.arg_terminals
-        self.json_terminals = life.g.roles.json_terminals
-        self.raw_terminals = life.g.roles.raw_terminals
+    def __init__(self, ctx: ArgContext) -> None:
+        self.ctx = ctx
         #: The raw values of the block's dialect are strings without a schema
-        #: (``ValueReading.raw_strings``): said by the capture as each raw run starts.
+        #: (``ValueReading.raw_strings``): said as each run starts.
         self.raw_strings = False
-        self.envelope_terminals = life.g.roles.envelope_terminals
-        self.out = life.out
+        self.out: list[Event] = []  # the events not taken yet
         #: the block's calls, as CallFinished gave them (None: one the policy rejected)
         self.made: list[ToolCall | None] = []
-        self._id = ""  # the started call's id
         self._next_call()
 
     def _next_call(self) -> None:
-        self.index = -1  # not started
         self.name = ""
         self.ident: str | None = None  # the model's id for the call
-        self.started_name = ""
-        self.sent: list[str] = []
-        self.keys: set[str] = set()
+        self.started: _Started | None = None
         # Why what was sent is no longer known to lead to the arguments (None: it is): an
         # ``ABORT_REASONS`` entry, for the ``CallAborted`` that follows.
         self.broken: AbortReason | None = None
@@ -271,48 +356,64 @@ class ArgStream:
         #: tokens before its run that are part of it (an opener that read `{"name":`)
         self.envelope: EnvelopeStream | None = None
         self.head: list[str] = []
-        self.via_envelope = False  # the call started from its envelope's name
         self._next_param()
 
     def _next_param(self) -> None:
         self.pname: str | None = None
         self.pstring: str | None = None
         self.body = _NONE
-        self.value_at = -1  # where in ``sent`` this parameter's value began (-1: not yet)
+        if self.started is not None:
+            self.started.value_at = -1
         # Text read but not decided: white space, a tail of plain text (a list: white space
         # may come in many chunks, and is joined once, when text that decides comes).
         self.waiting: list[str] = []
         self.between: list[str] = []  # plain text after a CDATA (out if another CDATA follows)
         self.plain_sent = False  # plain (non-CDATA) text of this body went out
         self.run_kind = _NO_RUN  # the current run: none of this body's, CDATA or plain text
-        self._no_guard()
+        self.held: _Held | None = None  # a CDATA string's text where a closing tag may stand
 
-    def _no_guard(self) -> None:
-        self.guard: CdataGuard | None = None  # a CDATA string: where a closing tag may stand
-        self.guarded = ""  # ... its text from there on, not sent (until ``]]>``)
-        self.closing_seen = False  # ... a whole tag is in it: hold it all to the ``]]>``
+    # ------------------------------------------------------------------ the input
+    def feed(self, what: object) -> None:
+        """One input (``Input``): what it makes goes to ``out``."""
+        kind = what.__class__
+        if kind is str:
+            self._text(what)  # type: ignore[arg-type]
+        elif kind is Read:
+            self._token(*what)  # type: ignore[misc]
+        elif kind is RunStart:
+            self._run(*what)  # type: ignore[misc]
+        elif kind is Built:
+            self._call(what)  # type: ignore[arg-type]
+        elif kind is Failed:
+            self._abort("cut_off" if what.closing else "failed")  # type: ignore[attr-defined]
+        elif isinstance(what, Tree):  # (the listening parser hands over every node it built)
+            self._node(what)
+
+    def take(self) -> list[Event]:
+        """The events so far, taken out of ``out``."""
+        events = self.out[:]
+        self.out.clear()
+        return events
 
     # ------------------------------------------------------------------ from the parser
-    def node(self, tree: Any) -> None:
+    def _node(self, tree: Tree[Any]) -> None:
         """A contract node was reduced (the listening parser's callback)."""
-        if not isinstance(tree, Tree):
-            return
-        value = contract_value(tree, self.schemas)
+        value = contract_value(tree, self.ctx.schemas)
         if value is None:
             return
         kind = value[0]
-        if kind == CALL_NAME:
+        if kind == Node.CALL_NAME:
             if value[1]:
                 self.name = value[1]
-        elif kind == "id":
+        elif kind == Node.ID:
             self.ident = value[1] or self.ident
             if value[2]:
                 self.name = value[2]
-        elif kind == PARAM_NAME:
+        elif kind == Node.PARAM_NAME:
             self.pname = value[1]
-        elif kind == "string":
+        elif kind == Node.STRING:
             self.pstring = value[1]
-        elif kind == PARAM:
+        elif kind == Node.PARAM:
             self._param(value[1], value[2], value[3], value[4])
 
     def _param(
@@ -322,27 +423,29 @@ class ArgStream:
         string_attr: str | None,
         raw: bool,
     ) -> None:
-        streamed = self.value_at >= 0  # (its value began to go out: '"' and what followed)
-        sent = '"' + "".join(self.sent[self.value_at :]) if streamed else ""
+        st = self.started
+        streamed = st is not None and st.value_at >= 0  # ('"' and what followed went out)
+        sent = '"' + "".join(st.sent[st.value_at :]) if st is not None and streamed else ""
         self._next_param()
-        if self.index < 0 or self.broken or self.stopped:
+        if st is None or self.broken or self.stopped:
             return
-        if pname in self.keys:  # a repeated name: an array where the first one went out
+        if pname in st.keys:  # a repeated name: an array where the first one went out
             self.broken = "repeated_name"
             return
-        kind = param_schema_type(self.schemas, self.name, pname)
+        schemas = self.ctx.schemas
+        kind = param_schema_type(schemas, self.name, pname)
         if not streamed and _may_be_array(kind):
             # A list, which a model may write as one parameter per item: its value is not
             # known before the call ends, nor where the parameters after it go (SPEC §5).
             self.stopped = True
             return
+        policy = self.ctx.policy
         value = coerced(
-            self.life.policy,
+            policy,
             self.name,
             pname,
             decode_param(pname, parts, string_attr, kind, raw, self._raw_strings(pname)),
         )
-        policy = self.life.policy
         if policy is not None and policy.refuses(self.name, pname, value):
             self.stopped = True  # (the call breaks its schema: no more of it goes out)
             return
@@ -353,51 +456,47 @@ class ArgStream:
                 return
             self._send(text[len(sent) :])
         else:
-            self._send(("," if self.keys else "{") + _key(pname) + text)
-        self.keys.add(pname)
+            self._send(("," if st.keys else "{") + _key(pname) + text)
+        st.keys.add(pname)
 
     # ------------------------------------------------------------------ from the capture
-    def token(self, term: str, value: str = "") -> None:
+    def _token(self, term: str, value: str = "") -> None:
         """The capture read a terminal (a bounded token, or the start of a run); ``value``:
         a bounded token's value (its group ``v``, else its text)."""
-        if self.index < 0 and term in self.arg_terminals:
+        g = self.ctx.g
+        if self.started is None and term in g.roles.arg_terminals:
             self._start()
-            if value and not self.name and term in self.envelope_terminals:
+            if value and not self.name and term in g.roles.envelope_terminals:
                 self.head.append(value)  # (the start of an envelope: `{"name":`)
-        elif term == CDATA_CLOSE and self.guard is not None:
+        elif term == CDATA_CLOSE and self.held is not None:
             # The CDATA closed with its "]]>": what its guard held is content after all.
-            if self.guarded:
-                self._send(escape(self.guarded))
-            self._no_guard()
+            if self.held.text:
+                self._send(escape(self.held.text))
+            self.held = None
 
-    def run(
-        self, run: TerminalSpec, state: int | None = None, reading: ValueReading = PLAIN_VALUES
-    ) -> None:
+    def _run(self, run: TerminalSpec, state: int | None, reading: ValueReading) -> None:
         """A run starts (its start is a terminal read, too): a JSON envelope (the call's name
         inside it), a JSON object of arguments, or in a parameter's body, CDATA, plain or raw
         text. ``state``: the parser state inside the run (a CDATA string's guard comes from
         it, ``CdataGuard``; None: no guard); ``reading``: how the block's dialect reads
         values."""
-        self.token(run.name)
+        self._token(run.name)
         self.raw_strings = reading.raw_strings
         self.run_kind = _NO_RUN
-        if (
-            self._envelope_run(run, reading.envelope)
-            or self.index < 0
-            or self.broken
-            or self.stopped
-        ):
+        st = self.started
+        if self._envelope_run(run, reading.envelope) or st is None or self.broken or self.stopped:
             return
-        if run.name in self.json_terminals:
-            if not self.sent:  # (the object is all the arguments: none went out before)
+        g = self.ctx.g
+        if run.name in g.roles.json_terminals:
+            if not st.sent:  # (the object is all the arguments: none went out before)
                 self.run_kind = _JSON
                 self.json = JsonStream(self._json_holds, self._json_value)
             return
         if self.pname is None:
             return
-        if run.name in self.life.g.roles.value_terminals:
+        if run.name in g.roles.value_terminals:
             self.body = _HOLD  # (a value node's value: out whole, when its parameter is)
-        elif run.name in self.raw_terminals:
+        elif run.name in g.roles.raw_terminals:
             self._raw_run()
         else:
             self._body_run(run, state)
@@ -406,7 +505,11 @@ class ArgStream:
         """A call whose name is in its JSON (an envelope) starts: the name once it closes,
         then the arguments (``EnvelopeStream``; a value the schema may coerce held as in a
         JSON body). Whether it was one."""
-        if self.index >= 0 or self.name or self.sent or run.name not in self.envelope_terminals:
+        if (
+            self.started is not None
+            or self.name
+            or run.name not in self.ctx.g.roles.envelope_terminals
+        ):
             return False
         self.run_kind = _ENVELOPE
         self.envelope = EnvelopeStream(self._named, self._json_holds, self._json_value, keys)
@@ -420,14 +523,15 @@ class ArgStream:
         it is decided, or when the parameter is complete). A run the body does not hold is
         not read: glm45's white space between ``</arg_key>`` and ``<arg_value>`` opened a
         plain body before its raw value, which then went out trimmed and decoded."""
-        if run.name not in self.life.g.roles.body_terminals:
+        g = self.ctx.g
+        if run.name not in g.roles.body_terminals:
             return
-        if run.name in self.life.g.roles.cdata_terminals:  # (gemma4's <|"|> strings, too)
+        if run.name in g.roles.cdata_terminals:  # (gemma4's <|"|> strings, too)
             self.run_kind = _CDATA
             self._cdata_starts()
             if state is not None:
-                after = self.life.g.after_cdata(state)
-                self.guard = None if after is None else _guard(after)
+                after = g.after_cdata(state)
+                self.held = None if after is None else _Held(_guard(after))
         else:
             self.run_kind = _TEXT
             if self.body == _NONE:
@@ -462,7 +566,7 @@ class ArgStream:
     def _raw_strings(self, pname: str) -> bool:
         """A raw value of ``pname`` is its text: the dialect says so and no schema speaks
         of the parameter (as the call reads it, ``CallTransformer._parameters``)."""
-        return self.raw_strings and param_schema(self.schemas, self.name, pname) is None
+        return self.raw_strings and param_schema(self.ctx.schemas, self.name, pname) is None
 
     def _raw_run(self) -> None:
         """A raw_value's run starts: its text goes out as it is (``decode_raw``) where it is
@@ -471,11 +575,16 @@ class ArgStream:
         self.run_kind = _TEXT
         if self.body != _NONE:
             return
-        kind = param_schema_type(self.schemas, self.name, self.pname or "")
-        if self.pname in self.keys or not (self.pstring == "true" or _is_string_type(kind)):
+        kind = param_schema_type(self.ctx.schemas, self.name, self.pname or "")
+        if self._sent_key(self.pname) or not (self.pstring == "true" or _is_string_type(kind)):
             self.body = _HOLD
         else:
             self._open_string(_RAW)
+
+    def _sent_key(self, pname: str | None) -> bool:
+        """Whether a parameter of this name went out already (its name repeats)."""
+        st = self.started
+        return st is not None and pname in st.keys
 
     def _flush(self, texts: list[str]) -> None:
         """Plain text of the body, now known to stand inside the value: out as the value
@@ -487,9 +596,9 @@ class ArgStream:
     def _open_body(self, cdata: bool) -> None:
         """The first run of a body (but white space) decides how its value goes out."""
         pname = self.pname or ""
-        kind = param_schema_type(self.schemas, self.name, pname)
+        kind = param_schema_type(self.ctx.schemas, self.name, pname)
         string = _is_string_type(kind)
-        if pname in self.keys or self.pstring == "false" or (kind is not None and not string):
+        if self._sent_key(pname) or self.pstring == "false" or (kind is not None and not string):
             self.body = _HOLD  # (a typed value may be coerced: out when it is complete)
         elif self.pstring == "true":
             self._open_string(_STREAM if cdata else _RAW)
@@ -504,7 +613,7 @@ class ArgStream:
             self.body = _PLAIN_WAIT
 
     def wants_text(self) -> bool:
-        """Whether the current run's text must be handed over (``text``) as it is read."""
+        """Whether the current run's text must be handed over (``feed``) as it is read."""
         kind = self.run_kind
         body = self.body
         if kind == _CDATA:
@@ -527,63 +636,47 @@ class ArgStream:
         if kind == _TEXT:
             return self.body == _RAW
         if kind == _CDATA:
-            guard = self.guard
-            return self.body == _STREAM and not self.guarded and (guard is None or bool(guard.lead))
+            held = self.held
+            return self.body == _STREAM and (
+                held is None or (not held.text and bool(held.guard.lead))
+            )
         if kind == _JSON:
             return self.json is not None
         return kind == _ENVELOPE and self.envelope is not None
 
     def hot(self, chunk: str) -> list[Event]:
-        """The sieve's hot half appended ``chunk`` to the run (``streams_as_is``): its delta
-        (none for an empty chunk). The hot half hands over only chunks that hold none of a
-        CDATA guard's leads (``hot_leads``); the others go through ``text``. In a JSON body,
-        a chunk that is not plain string content (``JsonStream.as_is``: a held value is not)
-        is read as ``text`` reads it. (Before, every chunk of a JSON body went through the
-        sieve's ``_read_run``. ``bench_families.py``'s hermes rows under
-        early_emit="arguments", paired runs on the loaded machine: the 1 MB argument 0.7-0.8
-        -> 1.3-1.9 MB/s, the chat 0.9-1.2 -> 1.6-2.1 MB/s.)"""
+        """``feed``'s fast path (the sieve's hot half appended ``chunk`` to a run that
+        ``streams_as_is``): its delta, returned (none for an empty chunk). The hot half
+        hands over only chunks that hold none of a CDATA guard's leads (``hot_leads``). In a
+        JSON body, a chunk that is not plain string content (``JsonStream.as_is``: a held
+        value is not) is read as ``feed`` reads it (benchmarks/README.md, "Fast paths")."""
         if not chunk:
             return []
+        st = self.started
         if self.run_kind == _CDATA or self.run_kind == _TEXT:
             piece = chunk if _NEEDS_ESCAPE(chunk) is None else escape(chunk)
         else:
             reader = self.json if self.run_kind == _JSON else self.envelope
-            if reader is None or self.index < 0 or self.stopped or not reader.as_is(chunk):
-                self.text(chunk)  # (structure, escapes, the envelope's name: read in full)
-                return self.life.take_out() if self.out else []
+            if reader is None or st is None or self.stopped or not reader.as_is(chunk):
+                self._text(chunk)  # (structure, escapes, the envelope's name: read in full)
+                return self.take() if self.out else []
             piece = chunk
-        self.sent.append(piece)
-        return [ArgumentsDelta(self.index, piece)]
+        if st is None:  # (not expected: a body streams only in a started call)
+            return []
+        st.sent.append(piece)
+        return [ArgumentsDelta(st.index, piece)]
 
     def hot_leads(self) -> tuple[str, Callable[[str], Any]]:
         """What the sieve's hot half tests a chunk for before it hands it to ``hot``: the
         guard's one ASCII lead (``"\0"`` without a guard) and a search for its others: a
         chunk that holds one, where a tag that could close the parameter may begin, goes
-        through ``text`` and the guard instead. (Two tests in the sieve, not a call and a
-        search per chunk in here: benchmarks/README.md, "Fast paths", "hot leads".)"""
-        guard = self.guard
-        if guard is None:
+        through ``feed`` and the guard instead (benchmarks/README.md, "hot leads")."""
+        held = self.held
+        if held is None:
             return "\0", _nowhere
-        return guard.lead, guard.others
+        return held.guard.lead, held.guard.others
 
-    def _guarded(self, text: str) -> str:
-        """What of a CDATA string's new ``text`` can go out: up to where a tag that could
-        close the parameter matches or may begin (``CdataGuard``); the rest is held until
-        the text after it rules the tag out, or the CDATA's ``]]>`` comes (``token``)."""
-        guard = self.guard
-        assert guard is not None
-        if self.closing_seen:
-            self.guarded += text
-            return ""
-        if self.guarded:
-            text = self.guarded + text
-        elif guard.search(text) is None:  # (most chunks)
-            return text
-        at, self.closing_seen = guard.cut(text)
-        self.guarded = text[at:]
-        return text[:at]
-
-    def text(self, new: str) -> None:
+    def _text(self, new: str) -> None:
         """More of the current run's text: sent, if it streams."""
         if not new or not self.wants_text():
             return
@@ -615,14 +708,14 @@ class ArgStream:
             self._open_string(_STREAM)
             new = "".join(self.waiting) + new
             self.waiting = []
-        if self.guard is not None:
-            new = self._guarded(new)
+        if self.held is not None:
+            new = self.held.passes(new)
         self._send(escape(new))
 
     def _json_holds(self, key: str) -> bool:
         """A JSON body's top-level ``key`` whose value the tool's schema may coerce (SPEC
         §9.2): its value goes out when it ends (``_json_value``), as the call holds it."""
-        props = (self.schemas.get(self.name) or {}).get("properties")
+        props = (self.ctx.schemas.get(self.name) or {}).get("properties")
         return isinstance(props, dict) and _may_coerce(props.get(key))
 
     def _json_value(self, key: str, text: str) -> str:
@@ -633,8 +726,8 @@ class ArgStream:
             value = load_json(text)
         except (ValueError, RecursionError):  # (not expected: the stream's own compact JSON)
             raise NotStreamable(f"the value of {key!r}") from None
-        value = coerced(self.life.policy, self.name, key, value)
-        policy = self.life.policy
+        policy = self.ctx.policy
+        value = coerced(policy, self.name, key, value)
         if policy is not None and policy.refuses(self.name, key, value):
             self.stopped = True
             return ""
@@ -646,7 +739,7 @@ class ArgStream:
         stream = self.envelope
         assert stream is not None
         delta = stream.feed(new)
-        if delta and self.index >= 0:
+        if delta and self.started is not None:
             self._send(delta)
         if stream.repeated:  # (its last value wins where the first one went out)
             self.broken = "repeated_key"
@@ -659,8 +752,7 @@ class ArgStream:
         assert self.envelope is not None
         self.name = name
         self.ident = self.envelope.ident or self.ident  # (an "id" before the name: OpenAI's)
-        self.via_envelope = True
-        self._start()
+        self._start(via_envelope=True)
 
     def _plain(self, new: str) -> None:
         """Plain body text: the body exactly (``string="true"``), else trimmed and its
@@ -698,98 +790,99 @@ class ArgStream:
             self.plain_sent = True
         self._send(piece)
 
-    def call(
-        self,
-        name: str,
-        args: dict[str, Any],
-        ident: str | None,
-        dialect: str,
-        repairs: tuple[str, ...],
-        coercions: tuple[str, ...] = (),
-        reason: str | None = None,
-    ) -> ToolCall | None:
-        """The call built: its ``ToolCall``, after its last deltas and ``CallFinished``."""
+    def _call(self, built: Built) -> None:
+        """The call built: its last deltas and ``CallFinished`` (``made`` gets its
+        ``ToolCall``; None when the policy rejected it, which aborts it)."""
+        name, args, ident, coercions, reason = built.call
         if reason is not None:  # the policy rejected it: aborted (``made`` keeps None)
-            self.abort("rejected")
+            self._abort("rejected")
             self.made.append(None)
-            return None
-        if self.index < 0:
+            return
+        st = self.started
+        if st is None:
             self.name = name
             if ident:
                 self.ident = ident
             self._start()
-        elif self.via_envelope and ident and ident != self._id:
+            st = self.started
+        elif st.via_envelope and ident and ident != st.ident:
             # The envelope named its id after the call had started (Mistral Nemo writes it
             # after the arguments): the call keeps the id it started with, not sent twice.
-            ident = self._id
-        call = ToolCall(name, args, ident or self._id, dialect, repairs, coercions)
+            ident = st.ident
+        if st is None:  # (not expected: the policy would have rejected the name)
+            self.made.append(None)
+            self._next_call()
+            return
+        call = ToolCall(name, args, ident or st.ident, built.dialect, built.repairs, coercions)
         arguments = call.arguments
-        sent = "".join(self.sent)
-        if (
-            self.broken
-            or name != self.started_name
-            or call.id != self._id
-            or not arguments.startswith(sent)
-        ):
+        sent = "".join(st.sent)
+        if self.broken or name != st.name or call.id != st.ident or not arguments.startswith(sent):
             # What went out is not the start of these arguments: send the call again.
-            self._aborted(self._resent_why(name, call.id))
-            self.index = -1
+            self._aborted(st.index, self._resent_why(st, name, call.id, built.closing))
+            self.started = None
             self.name = name
             self.ident = call.id
             self._start()
+            st = self.started
+            assert st is not None  # (its name was allowed a moment ago)
             sent = ""
         if len(arguments) > len(sent):
-            self.out.append(ArgumentsDelta(self.index, arguments[len(sent) :]))
-        self.out.append(CallFinished(self.index, call))
+            self.out.append(ArgumentsDelta(st.index, arguments[len(sent) :]))
+        self.out.append(CallFinished(st.index, call))
         self.made.append(call)
         self._next_call()
-        return call
 
-    def abort(self, reason: AbortReason | None = None) -> None:
-        """The block failed (or the policy rejected the call, ``reason="rejected"``): a
-        started call is aborted — ``"cut_off"`` when the input ended inside it (the sieve is
-        closing: only the end of the input fails a block then), else ``"failed"``."""
-        if self.index >= 0:
-            self._aborted(reason or ("cut_off" if self.life.closing else "failed"))
+    def _abort(self, why: AbortReason) -> None:
+        """The block failed (``"cut_off"`` when the input ended inside the call, else
+        ``"failed"``) or the policy rejected the call (``"rejected"``): a started call is
+        aborted."""
+        if self.started is not None:
+            self._aborted(self.started.index, why)
         self._next_call()
 
-    def _aborted(self, why: AbortReason) -> None:
-        self.out.append(CallAborted(self.index, why))
-        if self.life.metrics is not None:
-            self.life.metrics.count_label("calls_aborted", why)
+    def _aborted(self, index: int, why: AbortReason) -> None:
+        self.out.append(CallAborted(index, why))
+        if self.ctx.metrics is not None:
+            self.ctx.metrics.count_label("calls_aborted", why)
 
-    def _resent_why(self, name: str, ident: str) -> AbortReason:
-        """Why a call built is sent again (``call``): what broke the stream, a later name or
+    def _resent_why(self, st: _Started, name: str, ident: str, closing: bool) -> AbortReason:
+        """Why a call built is sent again (``_call``): what broke the stream, a later name or
         id, a JSON body whose keys repeat (the last value wins, at the first one's place:
         the one difference between a JSON body that streamed to its end and ``arguments``),
         the loose-CDATA repair (at the end of the input: what streamed ran on to the end),
         or else ``"rewritten"`` (what streamed and the arguments differ otherwise)."""
         if self.broken:
             return self.broken
-        if name != self.started_name or ident != self._id:
+        if name != st.name or ident != st.ident:
             return "renamed"
-        return "loose_cdata" if self.life.closing else "rewritten"
+        return "loose_cdata" if closing else "rewritten"
 
     # ------------------------------------------------------------------ sending
-    def _start(self) -> None:
-        if self.index >= 0 or not self.name:
+    def _start(self, via_envelope: bool = False) -> None:
+        if self.started is not None or not self.name:
             return
-        if self.life.policy is not None and not self.life.policy.allows_name(self.name):
+        ctx = self.ctx
+        if ctx.policy is not None and not ctx.policy.allows_name(self.name):
             return  # (no CallStarted for a name the allowlist refuses: it is rejected)
-        self.index = self.life.next_index()
-        self._id = self.ident or make_call_id(self.life.id_factory)
-        self.started_name = self.name
-        self.out.append(CallStarted(self.index, self._id, self.name))
+        st = self.started = _Started(
+            next(ctx.indexes),
+            self.ident or make_call_id(ctx.id_factory),
+            self.name,
+            via_envelope,
+        )
+        self.out.append(CallStarted(st.index, st.ident, st.name))
 
     def _open_string(self, body: int) -> None:
         self.body = body
-        self.value_at = len(self.sent) + 1  # (after the key and the opening quote)
-        self._send(("," if self.keys else "{") + _key(self.pname or "") + '"')
+        st = self.started
+        assert st is not None  # (a body is read in a started call only)
+        self._send(st.open_string(self.pname or ""))
 
     def _send(self, delta: str) -> None:
-        if delta and not self.stopped:
-            self.sent.append(delta)
-            self.out.append(ArgumentsDelta(self.index, delta))
+        st = self.started
+        if delta and not self.stopped and st is not None:
+            st.sent.append(delta)
+            self.out.append(ArgumentsDelta(st.index, delta))
 
 
 def _plain_string(text: str) -> bool | None:

@@ -32,6 +32,7 @@ they are, and the transformer is kept while the schemas stay the same object.
 from __future__ import annotations
 
 from collections.abc import Callable
+from enum import IntEnum
 from typing import Any
 
 from lark import Discard, Token, Transformer, Tree
@@ -44,6 +45,7 @@ from .value_nodes import BadValue, read_value
 
 __all__ = [
     "CallTransformer",
+    "Node",
     "assemble_call",
     "contract_value",
     "param_schema",
@@ -91,23 +93,30 @@ def _name_of(children: list[Any]) -> str | None:
     return None
 
 
-# What the contract nodes below ``call`` become: tuples tagged with an ``int`` (made in C;
-# told apart by type from what else a node's children are: tokens, ``Discard``, ``None``,
-# and by the tag from a call's own ``(name, input)``).
-_CALL_NAME = 1  # (_CALL_NAME, name)
-_PARAM_NAME = 2  # (_PARAM_NAME, name)
-_STRING = 3  # (_STRING, the value of a string="…" attribute, lower-cased)
-_CDATA = 4  # (_CDATA, verbatim content)
-_BODY = 5  # (_BODY, [(is_cdata, text), …])
-_ARGS = 6  # (_ARGS, JSON object text)
-_PARAM = 7  # (_PARAM, name or "" if it had none, body parts, string attribute, raw?)
-_JSON = 8  # (_JSON, the JSON body's text)
-_ID = 9  # (_ID, the model's id for the call, the name a call_name inside it gave or None)
-_RAW = 10  # (_RAW, a raw_value's text, verbatim)
-_ENVELOPE = 11  # (_ENVELOPE, the JSON text of an object that must be an envelope)
-_KWARGS = 12  # (_KWARGS, Python keyword arguments' text, up to the closing parenthesis)
-_VALUE = 13  # (_VALUE, the JSON value a value node gave, ``_blocks.value_nodes``)
-_BAD_VALUE = 14  # (_BAD_VALUE, why a value node, and so its call, cannot be read)
+class Node(IntEnum):
+    """What the contract nodes below ``call`` become: tuples tagged with a ``Node`` (told
+    apart by type from what else a node's children are: tokens, ``Discard``, ``None``, and by
+    the tag from a call's own ``(name, input)``). The argument stream reads the first five
+    as they are reduced (``contract_value``)."""
+
+    CALL_NAME = 1  # (CALL_NAME, name)
+    PARAM_NAME = 2  # (PARAM_NAME, name)
+    STRING = 3  # (STRING, the value of a string="…" attribute, lower-cased)
+    ID = 4  # (ID, the model's id for the call, the name a call_name inside it gave or None)
+    PARAM = 5  # (PARAM, name or "" if it had none, body parts, string attribute, raw?)
+    CDATA = 6  # (CDATA, verbatim content)
+    BODY = 7  # (BODY, [(is_cdata, text), …])
+    ARGS = 8  # (ARGS, JSON object text)
+    JSON = 9  # (JSON, the JSON body's text)
+    RAW = 10  # (RAW, a raw_value's text, verbatim)
+    ENVELOPE = 11  # (ENVELOPE, the JSON text of an object that must be an envelope)
+    KWARGS = 12  # (KWARGS, Python keyword arguments' text, up to the closing parenthesis)
+    VALUE = 13  # (VALUE, the JSON value a value node gave, ``_blocks.value_nodes``)
+    BAD_VALUE = 14  # (BAD_VALUE, why a value node, and so its call, cannot be read)
+
+
+#: The nodes the argument stream reads (``contract_value``).
+_STREAMED = frozenset((Node.CALL_NAME, Node.PARAM_NAME, Node.STRING, Node.ID, Node.PARAM))
 
 Parts = list[tuple[bool, str]]
 #: A parameter's body: its parts, or the value its value node gave.
@@ -166,45 +175,45 @@ class CallTransformer(Transformer[Token, Any]):
         """A ``body_<name>`` node: the parameter ``name``, its tokens' text as written, a
         string whatever it looks like (a raw body: ``string="true"``)."""
         text = "".join(str(t) for t in children if isinstance(t, Token))
-        return (_PARAM, name, [(False, text)], "true", True)
+        return (Node.PARAM, name, [(False, text)], "true", True)
 
     # ------------------------------------------------------------------ the contract
     def call_name(self, children: list[Any]) -> Any:
         name = _name_of(children)
-        return Discard if name is None else (_CALL_NAME, name)
+        return Discard if name is None else (Node.CALL_NAME, name)
 
     def param_name(self, children: list[Any]) -> Any:
         name = _name_of(children)
-        return Discard if name is None else (_PARAM_NAME, name)
+        return Discard if name is None else (Node.PARAM_NAME, name)
 
     def attr(self, children: list[Any]) -> Any:
         tok = _token_of(children)
         if tok is None or _group(tok, n.KEY_GROUP).strip().lower() != "string":
             return Discard  # (only `string` carries meaning, SPEC §2)
-        return (_STRING, _value(tok).strip().lower())
+        return (Node.STRING, _value(tok).strip().lower())
 
     def cdata(self, children: list[Any]) -> tuple[int, str]:
         text = ""  # its run tokens; the delimiters are not content
         for tok in children:
             if isinstance(tok, Token) and tok.type.endswith(n.RUN_SUFFIX):
                 text += tok
-        return (_CDATA, str(text))
+        return (Node.CDATA, str(text))
 
     def param_value(self, children: list[Any]) -> tuple[int, Parts]:
         parts: Parts = []
         for part in children:
             if isinstance(part, Token):
                 parts.append((False, str(part)))
-            elif type(part) is tuple and part[0] == _CDATA:
+            elif type(part) is tuple and part[0] == Node.CDATA:
                 parts.append((True, part[1]))
-        return (_BODY, parts)
+        return (Node.BODY, parts)
 
     def raw_value(self, children: list[Any]) -> tuple[int, str]:
         text = ""  # its tokens' text, as written
         for tok in children:
             if isinstance(tok, Token):
                 text += tok
-        return (_RAW, str(text))
+        return (Node.RAW, str(text))
 
     def value_object(self, children: list[Any]) -> tuple[int, Any]:
         return _value_node(n.VALUE_OBJECT, children)
@@ -220,16 +229,16 @@ class CallTransformer(Transformer[Token, Any]):
 
     def call_args(self, children: list[Any]) -> tuple[int, str]:
         tok = _token_of(children)
-        return (_ARGS, "" if tok is None else str(tok))
+        return (Node.ARGS, "" if tok is None else str(tok))
 
     def call_json(self, children: list[Any]) -> tuple[int, str]:
-        return (_JSON, _joined(children))
+        return (Node.JSON, _joined(children))
 
     def call_envelope(self, children: list[Any]) -> tuple[int, str]:
-        return (_ENVELOPE, _joined(children))
+        return (Node.ENVELOPE, _joined(children))
 
     def call_kwargs(self, children: list[Any]) -> tuple[int, str]:
-        return (_KWARGS, _joined(children))
+        return (Node.KWARGS, _joined(children))
 
     def call_id(self, children: list[Any]) -> Any:
         """The id: the values of the tokens below it, in order (``v`` or the text, as for a
@@ -250,7 +259,7 @@ class CallTransformer(Transformer[Token, Any]):
                 _name_of([t]) or "" for t in child.scan_values(lambda v: isinstance(v, Token))
             )
         ident = "".join(parts).strip()
-        return Discard if not ident and name is None else (_ID, ident, name)
+        return Discard if not ident and name is None else (Node.ID, ident, name)
 
     def param(self, children: list[Any]) -> Any:
         name = ""  # (the last name wins; none: its call fails, see ``call``)
@@ -261,21 +270,21 @@ class CallTransformer(Transformer[Token, Any]):
         for child in children:
             if type(child) is tuple:
                 kind = child[0]
-                if kind == _PARAM_NAME:
+                if kind == Node.PARAM_NAME:
                     name = child[1]
-                elif kind == _STRING:
+                elif kind == Node.STRING:
                     string_attr = child[1]
-                elif kind == _BODY:
+                elif kind == Node.BODY:
                     parts = child[1] if parts is None else parts + child[1]
-                elif kind == _RAW:
+                elif kind == Node.RAW:
                     raw = True
                     parts = [(False, child[1])] if parts is None else [*parts, (False, child[1])]
-                elif kind == _VALUE:
+                elif kind == Node.VALUE:
                     structured = Structured(child[1])
-                elif kind == _BAD_VALUE:
+                elif kind == Node.BAD_VALUE:
                     return child  # (its call fails: ``_CallParts``)
         body: Body = [] if parts is None else parts
-        return (_PARAM, name, body if structured is None else structured, string_attr, raw)
+        return (Node.PARAM, name, body if structured is None else structured, string_attr, raw)
 
     def call(self, children: list[Any]) -> Any:
         """``(name, input)`` (``(name, input, id)`` if a ``call_id`` gave one), or the error
@@ -356,23 +365,23 @@ class _CallParts:
             if type(child) is not tuple:
                 continue
             kind = child[0]
-            if kind == _CALL_NAME:
+            if kind == Node.CALL_NAME:
                 self.name = child[1]
-            elif kind == _PARAM:
+            elif kind == Node.PARAM:
                 if not child[1]:
                     raise _NotBuilt("a parameter needs a name")
                 self.params.append(child)
-            elif kind == _ARGS:
+            elif kind == Node.ARGS:
                 self.args.append(child[1])
-            elif kind == _JSON or kind == _ENVELOPE:
-                self.bodies.append((child[1], kind == _ENVELOPE))
-            elif kind == _KWARGS:
+            elif kind == Node.JSON or kind == Node.ENVELOPE:
+                self.bodies.append((child[1], kind == Node.ENVELOPE))
+            elif kind == Node.KWARGS:
                 self.kwargs.append(child[1])
-            elif kind == _ID:
+            elif kind == Node.ID:
                 self.ident = child[1] or self.ident
                 if child[2] is not None:
                     self.name = child[2]
-            elif kind == _BAD_VALUE:
+            elif kind == Node.BAD_VALUE:
                 raise _NotBuilt(child[1])
 
 
@@ -399,11 +408,11 @@ def _json_bodies(parts: _CallParts, keys: EnvelopeKeys) -> tuple[str, str, list[
 
 
 def _value_node(kind: str, children: list[Any]) -> tuple[int, Any]:
-    """What a value node becomes: ``(_VALUE, its JSON value)``, or ``(_BAD_VALUE, why)``."""
+    """What a value node becomes: ``(Node.VALUE, its JSON value)``, or ``(Node.BAD_VALUE, why)``."""
     try:
-        return (_VALUE, read_value(kind, children))
+        return (Node.VALUE, read_value(kind, children))
     except BadValue as exc:
-        return (_BAD_VALUE, str(exc))
+        return (Node.BAD_VALUE, str(exc))
 
 
 def _joined(children: list[Any]) -> str:
@@ -520,27 +529,14 @@ def param_schema_type(schemas: dict[str, dict[str, Any]], call: str, param: str)
     return None if prop is None else prop.get("type")
 
 
-def contract_value(tree: Tree[Token], schemas: dict[str, dict[str, Any]]) -> Any:
-    """What a contract node below ``call`` becomes (the tagged tuples above), for the
-    argument stream (``_blocks.argstream``), which reads a call's nodes as they are reduced:
-    ``("call_name", str)``, ``("param_name", str)``, ``("string", value)`` for a
-    ``string`` attribute, ``("id", ident, name or None)`` for ``call_id``, ``("param",
-    name, body parts, string attribute, raw?)`` for a ``param`` (``decode_param`` makes its value
-    as ``call`` will), else None."""
+def contract_value(tree: Tree[Token], schemas: dict[str, dict[str, Any]]) -> tuple[Any, ...] | None:
+    """What a contract node below ``call`` becomes, for the argument stream
+    (``_blocks.argstream``), which reads a call's nodes as they are reduced: one of the
+    ``Node``-tagged tuples it reads (``CALL_NAME``, ``PARAM_NAME``, ``STRING``, ``ID``,
+    ``PARAM``: ``decode_param`` makes a parameter's value as ``call`` will), else None."""
     result = _transformer(schemas)._node(tree)
-    if type(result) is not tuple:
-        return None
-    kind = result[0]
-    if kind == _CALL_NAME:
-        return (n.CALL_NAME, result[1])
-    if kind == _PARAM_NAME:
-        return (n.PARAM_NAME, result[1])
-    if kind == _STRING:
-        return ("string", result[1])
-    if kind == _ID:
-        return ("id", result[1], result[2])
-    if kind == _PARAM:
-        return (n.PARAM, result[1], result[2], result[3], result[4])
+    if type(result) is tuple and result[0] in _STREAMED:
+        return result
     return None
 
 

@@ -28,7 +28,8 @@ token boundary (most remembered per parser state); a held tail is at most the lo
 from __future__ import annotations
 
 from array import array
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from lark import Token
 from lark.exceptions import LarkError
@@ -42,12 +43,20 @@ from .._grammar.specs import BalancedSpec, RunTerminal, TokenSpec
 from .._scan.balanced import JsonRun
 from .._scan.cursor import RunText
 from .._scan.decide import DECISION_SPAN, Decision, GroupToken, decide, new_token
-from .argstream import ArgStream
+from .argstream import ArgStream, Built, Read, RunStart
 from .assembler import assemble_call
 from .lessons import ANY_CAPTURE, REPAIRABLE, Lessons
 from .messages import FOUND_CHARS, json_body_failed, too_long, unexpected
 
-__all__ = ["COMPLETE", "FAILED", "VIABLE", "Capture"]
+__all__ = [
+    "COMPLETE",
+    "FAILED",
+    "VIABLE",
+    "BlockRecord",
+    "Capture",
+    "CaptureContext",
+    "Checkpoints",
+]
 
 VIABLE = 0
 COMPLETE = 1
@@ -60,6 +69,71 @@ MISSING_OPENER = "missing_opener"
 MAX_PARSE_DEPTH = 1024
 
 
+class BlockRecord:
+    """A block's calls (``Settled``, in order), its repairs and diagnostics, and per call where
+    it ended: the block's length, the number of its text's pieces, and of its diagnostics."""
+
+    __slots__ = ("calls", "diagnostics", "diags", "emitted", "ends", "pieces", "repairs")
+
+    def __init__(self) -> None:
+        self.calls: list[Settled] = []
+        self.repairs: list[str] = []
+        self.diagnostics: list[str] = []
+        # Per call (arrays: a block of many calls holds a few bytes per call here):
+        self.ends = array("q")  # the block's length at the end of each call
+        self.pieces = array("q")  # its text's pieces there (the text is not joined while read)
+        self.diags = array("q")  # len(diagnostics) there
+        self.emitted = 0  # calls already handed out (early_emit="invoke")
+
+    def call_ended(self, call: Settled, length: int, pieces: int) -> None:
+        """A call was built, the block ``length`` characters long in ``pieces`` pieces."""
+        self.calls.append(call)
+        self.ends.append(length)
+        self.pieces.append(pieces)
+        self.diags.append(len(self.diagnostics))
+
+    def emitted_all(self) -> None:
+        """Every call read so far has been handed out (``early_emit="invoke"``)."""
+        self.emitted = len(self.calls)
+
+    def trial(self, ncalls: int, ndiags: int) -> BlockRecord:
+        """The record of a repair's trial: this one's first ``ncalls`` calls and ``ndiags``
+        diagnostics (the trial's text is one piece before them all)."""
+        twin = BlockRecord()
+        twin.calls = self.calls[:ncalls]
+        twin.ends = self.ends[:ncalls]
+        twin.pieces = array("q", [1]) * ncalls
+        twin.diags = self.diags[:ncalls]
+        twin.repairs = list(self.repairs)
+        twin.diagnostics = self.diagnostics[:ndiags]
+        twin.emitted = self.emitted
+        return twin
+
+
+class Checkpoints:
+    """Where a capture read a checkpoint token, and its parser's state stack after it
+    (``_blocks.lessons``): what a failed capture teaches the next ones."""
+
+    __slots__ = ("at", "stacks")
+
+    def __init__(self) -> None:
+        self.at = array("q")
+        self.stacks: list[tuple[int, ...]] = []
+
+    def note(self, at: int, stack: tuple[int, ...]) -> None:
+        self.at.append(at)
+        self.stacks.append(stack)
+
+
+class CaptureContext(NamedTuple):
+    """What the captures of one sieve share, given to each at construction."""
+
+    g: CompiledGrammar
+    schemas: dict[str, dict[str, Any]]
+    lessons: Lessons  # what failed captures taught (``_blocks.lessons``)
+    policy: Policy | None  # what a call may become once built (``_config.policy``), or None
+
+
 class Capture:
     """The state of one block being captured. Created at an entry token in prose; read by
     the sieve through ``scan``, ``cut_at``, ``raw_text`` and the fields documented below,
@@ -70,34 +144,24 @@ class Capture:
         "leftover",
         "waiting",
         "pending",
-        "call_diags",
-        "call_ends",
-        "call_pieces",
-        "calls",
-        "check_at",
-        "check_stack",
-        "diagnostics",
+        "checks",
         "dialect",
-        "emitted",
         "failure",
-        "g",
+        "ctx",
         "ip",
         "last_value",
-        "lessons",
         "limited",
         "may_repair",
         "opener_len",
-        "policy",
         "probe",
         "ps",
         "ran",
         "raw",
         "raw_len",
-        "repairs",
+        "record",
         "run",
         "run_start",
         "run_text",
-        "schemas",
         "snap",
         "spec",
         "start",
@@ -106,21 +170,17 @@ class Capture:
 
     def __init__(
         self,
-        g: CompiledGrammar,
+        ctx: CaptureContext,
         entry: EntrySpec,
         start: int,
         opener: str,
-        schemas: dict[str, dict[str, Any]],
-        run_text: RunText | None = None,
-        lessons: Lessons | None = None,
         groups: dict[str, str | None] | None = None,
         args: ArgStream | None = None,
-        policy: Policy | None = None,
     ) -> None:
-        self.g = g
-        self.policy = policy  # what a call may become once built (``_config.policy``), or None
+        self.ctx = ctx
+        g = ctx.g
         self.args = args  # early_emit="arguments": the block's argument stream (``argstream``)
-        self.ip = g.parser.new_parser() if args is None else g.parser.listening_parser(args.node)
+        self.ip = g.parser.new_parser() if args is None else g.parser.listening_parser(args.feed)
         self.ps = self.ip.parser_state
         self.start = start
         self.dialect = entry.dialect  # the entry's: where the parse cannot tell (``dialect_now``)
@@ -130,29 +190,18 @@ class Capture:
         self.raw_len = len(opener)
         self.run: RunTerminal | None = None
         self.run_start = 0  # the offset the current run began at
-        # A run's text while it streams (``RunText``: the sieve's cursor, whose run hot path
-        # appends to it too; a repair's trial has its own).
-        self.run_text = RunText() if run_text is None else run_text
-        self.run_text.new_run()
-        self.calls: list[Settled] = []  # in order, as ``_config.policy.settled`` gives them
-        # Per call (arrays: a block of many calls holds a few bytes per call here):
-        self.call_ends = array("q")  # raw length at the end of each call
-        self.call_pieces = array("q")  # len(raw) there (raw is not joined while streaming)
-        self.call_diags = array("q")  # len(diagnostics) there
-        self.repairs: list[str] = []
-        self.diagnostics: list[str] = []
+        # The current run's text (``RunText``: the sieve's run hot path appends to it
+        # through ``run_budget``, and ``took`` counts that).
+        self.run_text = RunText()
+        #: its calls, repairs and diagnostics (``BlockLife`` makes the events of them)
+        self.record = BlockRecord()
         self.last_value = opener
         self.snap: tuple[Any, int, int, int] | None = None
-        self.schemas = schemas
-        self.lessons = Lessons() if lessons is None else lessons
-        # Where it read a checkpoint token, and its parser's state stack after it (``_blocks.lessons``).
-        self.check_at = array("q")
-        self.check_stack: list[tuple[int, ...]] = []
+        self.checks = Checkpoints()  # for the lessons, if it fails (``_blocks.lessons``)
         self.failure = ""
         self.limited = False  # it failed, or a repair trial did, over max_block_chars
         self.may_repair = True  # False in a loose-CDATA repair's trial: one CDATA is closed
         self.probe = False  # a trial that only finds out whether the block would complete
-        self.emitted = 0  # calls already handed out (early_emit="invoke")
         # Text after the block that the loose-CDATA repair read from a copy of the block
         # (a block begun in an earlier chunk): the sieve goes on with it. None: no such text.
         self.leftover: str | None = None
@@ -160,7 +209,7 @@ class Capture:
         self.waiting = False  # the held tail is a bounded token cut by the chunk boundary
         self.pending: TokenSpec | None = None  # ... and the one terminal it may become
         if entry.synthetic is not None:
-            self.repairs.append(MISSING_OPENER)
+            self.record.repairs.append(MISSING_OPENER)
             self.ps.feed_token(new_token(Token, entry.synthetic, ""))
         if groups is None:
             self.ps.feed_token(new_token(Token, entry.terminal, opener))
@@ -169,21 +218,38 @@ class Capture:
             tok.groups = groups
             self.ps.feed_token(tok)
         if args is not None:  # (the opener may be part of the arguments: `{"name":`)
-            args.token(entry.terminal, (groups.get("v") if groups else None) or opener)
+            args.feed(Read(entry.terminal, (groups.get("v") if groups else None) or opener))
         self.spec: StateSpec = g.states[self.ps.state_stack[-1]]
 
     # ------------------------------------------------------------------ helpers
-    def took(self, n: int) -> None:
-        """The sieve's run fast path appended ``n`` characters of the current run to
-        ``pieces`` itself (it counts them later, in bulk). A balanced run reads them now."""
-        self.raw_len += n
-        run = self.run
-        if type(run) is JsonRun:
-            run.took(self.run_text.pieces, n, self.start + self.raw_len - n)
+    def run_budget(self) -> list[Callable[[str], None]]:
+        """The bound appends the sieve's run hot path writes the current run's text through
+        (``RunText.budget``), what was appended counted first (``took``) if it is spent."""
+        if not self.run_text.run_live:
+            self.took()
+        return self.run_text.budget()
 
-    def emitted_all(self) -> None:
-        """Every call read so far has been handed out (``early_emit="invoke"``)."""
-        self.emitted = len(self.calls)
+    def took(self) -> int:
+        """Count what the sieve's run hot path appended (``run_budget``) into the block's
+        length, the one count ``max_block_chars`` is held to; a balanced run reads it now.
+        The block's length."""
+        n = self.run_text.count()
+        if n:
+            self.raw_len += n
+            run = self.run
+            if type(run) is JsonRun:
+                run.took(self.run_text.pieces, n, self.start + self.raw_len - n)
+        return self.raw_len
+
+    @property
+    def calls(self) -> list[Settled]:
+        """The calls read so far (``BlockRecord.calls``)."""
+        return self.record.calls
+
+    @property
+    def emitted(self) -> int:
+        """How many of them were handed out (``early_emit="invoke"``)."""
+        return self.record.emitted
 
     def raw_text(self) -> str:
         """The block's text so far (a run in progress keeps its text in ``pieces``). ``raw``
@@ -195,7 +261,7 @@ class Capture:
     def dialect_now(self) -> str:
         """The dialect of the block as parsed so far (``DialectMap.dialect_of``): two
         dialects may share an opener, and the entry's is only the first of them."""
-        return self.g.dialect_map.dialect_of(self.ps.state_stack, self.dialect)
+        return self.ctx.g.dialect_map.dialect_of(self.ps.state_stack, self.dialect)
 
     def fail(self, why: str) -> int:
         self.failure = why
@@ -212,7 +278,7 @@ class Capture:
         if self.limited:
             return
         flags = (0 if self.strict else ANY_CAPTURE) | (REPAIRABLE if self.may_repair else 0)
-        self.lessons.learn(self.check_at, self.check_stack, flags, self.failure)
+        self.ctx.lessons.learn(self.checks.at, self.checks.stacks, flags, self.failure)
 
     def _feed(self, tok: Token, after_run: bool = False) -> int:
         """Feed one bounded token (``after_run``: it ended a run); VIABLE, COMPLETE or
@@ -228,26 +294,26 @@ class Capture:
         args = self.args
         if args is not None:
             groups = getattr(tok, "groups", None)
-            args.token(name, (groups.get("v") if groups else None) or value)
-        spec = self.spec = self.g.states[self.ps.state_stack[-1]]
+            args.feed(Read(name, (groups.get("v") if groups else None) or value))
+        spec = self.spec = self.ctx.g.states[self.ps.state_stack[-1]]
         self.last_value = value
-        if after_run or name in self.g.openers.call_openers:
+        if after_run or name in self.ctx.g.openers.call_openers:
             # A checkpoint (``_blocks.lessons``): where the token began, and the stack it left.
             # After every run and at every call opener: any long stretch of a block passes
             # one, and a block that begins inside another begins at an entry.
-            lessons = self.lessons
+            lessons = self.ctx.lessons
             at = self.start + self.raw_len - len(value)
             stack = lessons.stack_key(self.ps.state_stack)
             if lessons.fails:
                 why = lessons.doomed(at, stack, self.strict, self.may_repair)
                 if why is not None:
                     return self.fail(f"{why} (as a block read before found, from offset {at})")
-            self.check_at.append(at)
-            self.check_stack.append(stack)
+            self.checks.note(at, stack)
         if name == CDATA_OPEN:
             if self.may_repair:
-                snapshot = self.g.parser.fork_parser(self.ip)
-                self.snap = (snapshot, self.raw_len, len(self.calls), len(self.diagnostics))
+                snapshot = self.ctx.g.parser.fork_parser(self.ip)
+                record = self.record
+                self.snap = (snapshot, self.raw_len, len(record.calls), len(record.diagnostics))
         elif name == CDATA_CLOSE:
             self.snap = None
         if (
@@ -265,26 +331,24 @@ class Capture:
         if self.probe:  # only whether the block completes matters
             return VIABLE
         args = self.args
-        g = self.g
+        g = self.ctx.g
         tree = g.parser.build_call[rule](values[-len(rule.expansion) :])
         reading = g.dialect_map.value_reading_of(self.ps.state_stack, self.dialect)
         try:
-            built = assemble_call(tree, self.schemas, reading)
+            built = assemble_call(tree, self.ctx.schemas, reading)
         except Exception as exc:  # noqa: BLE001 - model output never raises (§Inv. 5)
             return self.fail(f"call at offset {self.start + self.raw_len} not built: {exc}")
+        record = self.record
         if rule in g.parser.repairing_calls:  # (the grammar's own repairs, ``repair_*``)
-            self.repairs += repairs_in(tree)
-        call = settled(self.policy, built)  # (coerced, and the policy's verdict)
-        self.calls.append(call)
+            record.repairs += repairs_in(tree)
+        call = settled(self.ctx.policy, built)  # (coerced, and the policy's verdict)
         if args is not None:
-            args.call(*call[:3], self.dialect_now(), tuple(self.repairs), *call[3:])
+            args.feed(Built(call, self.dialect_now(), tuple(record.repairs)))
         # One string per call: a block of many calls keeps a few objects per call.
-        k = self.call_pieces[-1] if self.call_pieces else 1
+        k = record.pieces[-1] if record.pieces else 1
         if len(self.raw) > k + 1:
             self.raw[k:] = ["".join(self.raw[k:])]
-        self.call_ends.append(self.raw_len)
-        self.call_pieces.append(len(self.raw))
-        self.call_diags.append(len(self.diagnostics))
+        record.call_ended(call, self.raw_len, len(self.raw))
         return VIABLE
 
     def _at_end(self) -> int:
@@ -299,12 +363,12 @@ class Capture:
         input is a reduction LALR merged in from another context (not ``end_sure``: a copy of
         the parser is fed the end), else FAILED. A grammar with calls that end where their
         block ends reads the end itself (``_end_call``)."""
-        if self.g.ends.end_calls:
+        if self.ctx.g.ends.end_calls:
             return self._end_call()
         if self.spec.end_sure:
             return COMPLETE
         try:
-            feed_end(self.g.parser.fork_parser(self.ip))
+            feed_end(self.ctx.g.parser.fork_parser(self.ip))
         except LarkError:
             return self._cannot_end()
         return COMPLETE
@@ -327,7 +391,7 @@ class Capture:
             action, rule = end_action(ps, stack[-1])
             if not is_reduce(action):
                 return self._cannot_end()
-            built = self.g.states[stack[-1]].call_rule is not None
+            built = self.ctx.g.states[stack[-1]].call_rule is not None
             children = reduce_by_hand(ps, stack, values, rule)
             if call is None and is_call(rule) and not built:
                 call = (rule, children)
@@ -342,7 +406,7 @@ class Capture:
         build the call; then the block closes, may end, or goes on (``_at_end``)."""
         spec = self.spec
         ps = self.ps
-        states = self.g.states
+        states = self.ctx.g.states
         while spec.default_rule is not None:
             reduce_by_hand(ps, ps.state_stack, ps.value_stack, spec.default_rule)
             spec = self.spec = states[ps.state_stack[-1]]
@@ -361,7 +425,7 @@ class Capture:
         self.raw.append(value)
         self.ps.value_stack[-1] = new_token(Token, run.name, value)
         if run.name == STRAY_RUN and value.strip():
-            self.diagnostics.append(
+            self.record.diagnostics.append(
                 f"stray text ignored at offset {self.start + self.raw_len - len(value)}"
             )
         self.run = None
@@ -382,7 +446,7 @@ class Capture:
             hit = memo.get(key)
             if hit is None:
                 d = decide(spec, key, 0, False)
-                self.g.remember(memo, key, d)
+                self.ctx.g.remember(memo, key, d)
             else:
                 d = hit
         self.pending = d[4]
@@ -466,7 +530,7 @@ class Capture:
         self.ran = False
         run = self.run
         if run is not None:
-            if run.name in self.lessons.stops:  # (a run with a fixed stop: ``_doomed_run``)
+            if run.name in self.ctx.lessons.stops:  # (a run with a fixed stop: ``_doomed_run``)
                 self._checkpoint(self.start + self.raw_len)
             self._end_run(buf, seg, p)
             return True
@@ -474,8 +538,7 @@ class Capture:
 
     def _checkpoint(self, at: int) -> None:
         """Note a checkpoint (``_blocks.lessons``): offset ``at``, the parser's stack now."""
-        self.check_at.append(at)
-        self.check_stack.append(self.lessons.stack_key(self.ps.state_stack))
+        self.checks.note(at, self.ctx.lessons.stack_key(self.ps.state_stack))
 
     def _doomed_run(self, run: RunTerminal) -> str | None:
         """A fast path, at the start of a run with a fixed stop: where a run of it from here
@@ -483,7 +546,7 @@ class Capture:
         this stack, failed (the checkpoint ``_run_ended`` notes before the run's text is
         joined). Why this capture fails then, without reading the run: in a failed block
         holding an unclosed CDATA, every later capture's run reaches the same far stop."""
-        lessons = self.lessons
+        lessons = self.ctx.lessons
         z = lessons.stop_from(run, self.run_start)
         if z < 0:
             return None
@@ -534,7 +597,7 @@ class Capture:
         elif (
             final
             and not self.spec.end_ok
-            and self.lessons.reaches_end(run, self.spec, self.start + self.raw_len)
+            and self.ctx.lessons.reaches_end(run, self.spec, self.start + self.raw_len)
         ):
             return (
                 VIABLE,
@@ -552,7 +615,7 @@ class Capture:
                 return self.too_long(limit), p, True
         if s == len(buf) or is_tail:
             if final and not run.balanced:
-                self.lessons.ran_to_end(run, self.spec, self.run_start)
+                self.ctx.lessons.ran_to_end(run, self.spec, self.run_start)
             return VIABLE, p, True
         return VIABLE, p, False
 
@@ -561,12 +624,12 @@ class Capture:
         stops (an unclosed CDATA's ``]]>`` far ahead is searched for once, not once per
         capture: ``_blocks.lessons``)."""
         at = self.start + self.raw_len
-        known = self.lessons.stop_from(run, at)
+        known = self.ctx.lessons.stop_from(run, at)
         if known >= 0 and p + known - at <= len(buf):
             return p + known - at, False
         s, is_tail = run.find_stop(buf, p, final)
         if s < len(buf) and not is_tail:
-            self.lessons.stopped(run, at, at + s - p)
+            self.ctx.lessons.stopped(run, at, at + s - p)
         return s, is_tail
 
     def _stop_in_run(self, run: RunTerminal, buf: str, seg: int, p: int) -> int:
@@ -605,21 +668,25 @@ class Capture:
             self.ps.feed_token(run.placeholder)
         except LarkError:
             return self._unexpected("text", buf, p)
-        self.spec = self.g.states[self.ps.state_stack[-1]]
+        self.spec = self.ctx.g.states[self.ps.state_stack[-1]]
         self.run_start = self.start + self.raw_len
-        if self.lessons.fails and not run.balanced:
+        if self.ctx.lessons.fails and not run.balanced:
             why = self._doomed_run(run)
             if why is not None:
                 return self.fail(why)
         self.run = (
-            JsonRun(run, self.lessons.walks, self.run_start)
+            JsonRun(run, self.ctx.lessons.walks, self.run_start)
             if isinstance(run, BalancedSpec)
             else run
         )
         self.run_text.new_run()
         if self.args is not None:  # (the state inside the run: a CDATA string's guard)
             stack = self.ps.state_stack
-            self.args.run(run, stack[-1], self.g.dialect_map.value_reading_of(stack, self.dialect))
+            self.args.feed(
+                RunStart(
+                    run, stack[-1], self.ctx.g.dialect_map.value_reading_of(stack, self.dialect)
+                )
+            )
         return VIABLE
 
     def _unexpected(self, what: str, buf: str, p: int) -> int:
@@ -633,4 +700,4 @@ class Capture:
         if seg < p:
             self.run_text.add_piece(piece := buf[seg:p])
             if self.args is not None:
-                self.args.text(piece)
+                self.args.feed(piece)

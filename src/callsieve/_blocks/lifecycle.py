@@ -15,9 +15,10 @@ What it costs: a few tuples per event; the block's text is joined once, when it 
 
 from __future__ import annotations
 
+import itertools
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from .._base.events import (
     ArgumentsDelta,
@@ -33,13 +34,13 @@ from .._config.metrics import Metrics
 from .._config.options import make_call_id
 from .._config.policy import Policy, Rejection, reason_kind
 from .._grammar.compiled import CompiledGrammar, EntrySpec
-from .._scan.cursor import Cursor, RunText
-from .argstream import ArgStream
-from .capture import Capture
+from .._scan.cursor import Cursor
+from .argstream import ArgContext, ArgStream, Built, Failed
+from .capture import Capture, CaptureContext
 from .lessons import Lessons
 from .opening import fails_at_once
 
-__all__ = ["ENDS_THOUGHT", "KEPT_BLOCKS", "BlockLife", "LifeView"]
+__all__ = ["ENDS_THOUGHT", "KEPT_BLOCKS", "BlockLife", "LifeView", "Resume"]
 
 #: How many parsed blocks a ``Sieve`` keeps (``Sieve.blocks``): the latest.
 KEPT_BLOCKS = 64
@@ -47,6 +48,17 @@ KEPT_BLOCKS = 64
 #: ``Block.reasoning`` of a block whose opener, inside a thought still open, ended it: its
 #: dialect declares ``calls_end_thought`` (SPEC §15). Its calls are calls.
 ENDS_THOUGHT = "ended"
+
+
+class Resume(NamedTuple):
+    """Where the sieve goes on after a block failed (``BlockLife.fail``): text is released
+    from ``buf[release]`` on and scanned again from ``buf[resume]``; ``base`` is the
+    offset of ``buf[0]``."""
+
+    buf: str
+    base: int
+    release: int
+    resume: int
 
 
 class BlockLife:
@@ -57,13 +69,12 @@ class BlockLife:
         "schemas",
         "id_factory",
         "lessons",
-        "run_text",
         "record",
         "blocks",
         "closing",
         "saw_syntax",
         "stream_args",
-        "calls_started",
+        "args_ctx",
         "out",
         "in_reasoning",
         "policy",
@@ -80,9 +91,9 @@ class BlockLife:
         g: CompiledGrammar,
         schemas: dict[str, dict[str, Any]],
         id_factory: Callable[[], str],
-        run_text: RunText,
         policy: Policy | None = None,
         metrics: Metrics | None = None,
+        stream_args: bool = False,
     ) -> None:
         self.g = g
         self.policy = policy  # (``_config.policy``: coercion, and the policy's verdicts)
@@ -96,7 +107,6 @@ class BlockLife:
         self.schemas = schemas
         self.id_factory = id_factory
         self.lessons = Lessons()
-        self.run_text = run_text  # the cursor's: every capture's run text in turn
         self.record = False
         #: The blocks kept (``Sieve.blocks``): with ``record`` (``parse()``) every block
         #: captured, failed ones too; else the last ``KEPT_BLOCKS`` that parsed and those
@@ -105,10 +115,11 @@ class BlockLife:
         self.blocks: deque[Block] | list[Block] = deque(maxlen=KEPT_BLOCKS)
         self.closing = False
         self.saw_syntax = False  # a wrapper, or a repaired missing-wrapper block, outside code
-        self.stream_args = False  # early_emit="arguments": wrapped blocks get an ArgStream
-        self.calls_started = 0  # argument streaming: the calls of the response so far
-        #: Argument streaming's events, in order, until the sieve takes them (after each
-        #: scan, before the ``ToolCalls`` of the calls they finish).
+        self.stream_args = stream_args  # early_emit="arguments": blocks get an ArgStream
+        #: What every argument stream is given (its index counter counts the response's calls).
+        self.args_ctx = ArgContext(g, schemas, policy, metrics, id_factory, itertools.count())
+        #: The events of calls argument streaming sends whole (no stream read them), until
+        #: the sieve takes them (``streamed``: after the stream's own).
         self.out: list[Event] = []
         #: The open capture stands inside reasoning (SPEC §15): the ``calls_in_reasoning``
         #: choice it is read under, ``"text"`` (it emits nothing: a block that closes is
@@ -139,17 +150,29 @@ class BlockLife:
         if unclosed and self.metrics is not None:
             self.metrics.count("reasoning_unclosed")
 
-    def take_out(self) -> list[Event]:
-        """Argument streaming's events so far, taken out of ``out``."""
-        events = self.out[:]
-        self.out.clear()
-        return events
+    def record_all(self) -> None:
+        """Keep every block captured, failed ones too (``parse()``: ``blocks``)."""
+        self.record = True
+        self.blocks = []
 
-    def next_index(self) -> int:
-        """The next call's ``index`` (argument streaming counts the response's calls)."""
-        k = self.calls_started
-        self.calls_started += 1
-        return k
+    def input_ends(self) -> None:
+        """The sieve scans the end of the input (``close()``): what is open there is cut off."""
+        self.closing = True
+
+    def streamed(self, cap: Capture, failed: bool) -> list[Event]:
+        """Argument streaming's events so far, taken: ``cap``'s stream's (a started call
+        aborted first if the block ``failed``), then the calls sent whole."""
+        stream = cap.args
+        events: list[Event] = []
+        if stream is not None:
+            if failed:
+                stream.feed(Failed(self.closing))
+            if stream.out:
+                events = stream.take()
+        if self.out:
+            events += self.out
+            self.out.clear()
+        return events
 
     def open(self, m: Any, start: int, reasoning: str | None = None) -> Capture:
         """A capture for the entry match ``m`` at absolute offset ``start`` (``reasoning``:
@@ -164,19 +187,9 @@ class BlockLife:
         args = None
         if self.stream_args and entry.synthetic is None and not quiet:
             # (a block missing its opener emits nothing before its closing wrapper)
-            args = ArgStream(self)
-        cap = Capture(
-            g,
-            entry,
-            start,
-            m.group(),
-            self.schemas,
-            self.run_text,
-            self.lessons,
-            g.openers.entry_groups(m, k),
-            args,
-            None if quiet else self.policy,
-        )
+            args = ArgStream(self.args_ctx)
+        ctx = CaptureContext(g, self.schemas, self.lessons, None if quiet else self.policy)
+        cap = Capture(ctx, entry, start, m.group(), g.openers.entry_groups(m, k), args)
         if reasoning is not None:
             # No loose-CDATA repair inside reasoning: a CDATA a thought left open would be
             # closed wherever one can be, past the </think> and into the answer.
@@ -203,7 +216,7 @@ class BlockLife:
         early: bool,
         limit: int,
         final: bool,
-    ) -> tuple[str, int, int, int] | None:
+    ) -> Resume | None:
         """A block opened at the entry match ``m`` (at offset ``start``, its opener ending at
         ``buf[pos]``) that could emit nothing before failing, and fails at once, is released
         as ``fail`` releases it: at the end of the input (``final``: ``buf`` runs to it),
@@ -238,7 +251,7 @@ class BlockLife:
             if self.record or self.closing:
                 raw = buf[at : quick.stop]
                 self.blocks.append(self._failed(start, quick.dialect, (), (quick.failure,), raw))
-        return buf, base, at, pos
+        return Resume(buf, base, at, pos)
 
     def _failed(
         self,
@@ -266,27 +279,29 @@ class BlockLife:
         ``ToolCall`` objects ``CallFinished`` gave; any other (a block missing its opener, or
         calls a repair read at the end of the input) is finished now — the one the stream
         had begun by the stream, the others whole. A rejected call streams nothing."""
-        repairs = tuple(cap.repairs)
+        repairs = tuple(cap.record.repairs)
         stream = cap.args
         made = stream.made if stream is not None else []
         out: list[tuple[ToolCall, str | None]] = []
-        for k in range(start, len(cap.calls)):
-            name, args, ident, coercions, reason = cap.calls[k]
+        for k in range(start, len(cap.record.calls)):
+            settled = cap.record.calls[k]
             done = made[k] if k < len(made) else None
             if done is not None:
                 out.append((done, None))
                 continue
-            if stream is not None and k >= len(made) and stream.index >= 0:
-                finished = stream.call(name, args, ident, dialect, repairs, coercions, reason)
+            if stream is not None and k >= len(made) and stream.started is not None:
+                stream.feed(Built(settled, dialect, repairs, self.closing))
+                finished = stream.made[-1]
                 if finished is not None:
                     out.append((finished, None))
                     continue
+            name, args, ident, coercions, reason = settled
             # The model's own id where it wrote one (a ``call_id`` node), else the factory's.
             call = ToolCall(
                 name, args, ident or make_call_id(self.id_factory), dialect, repairs, coercions
             )
             if self.stream_args and reason is None and self.in_reasoning != "text":
-                i = self.next_index()
+                i = next(self.args_ctx.indexes)
                 self.out += (
                     CallStarted(i, call.id, call.name),
                     ArgumentsDelta(i, call.arguments),
@@ -322,9 +337,9 @@ class BlockLife:
             elif final and self.tail_text:  # its last call went out as text
                 return [Text(block.raw)]
             return [ToolCalls(accepted, block)]
-        policy = cap.policy
+        policy = cap.ctx.policy
         action = policy.on_reject if policy is not None else "drop"
-        ends = cap.call_ends
+        ends = cap.record.ends
         stretches: list[
             tuple[bool, int, int, tuple[ToolCall, ...]]
         ] = []  # (text?, from, to, calls)
@@ -377,25 +392,25 @@ class BlockLife:
         """``early_emit="invoke"``: the events of the calls completed since the last event.
         Its block covers the input this event settles, with the diagnostics that arose there
         (however far the scan has read since)."""
-        k = cap.emitted
-        prev_end = cap.call_ends[k - 1] if k else 0
-        prev_piece = cap.call_pieces[k - 1] if k else 0
-        prev_diag = cap.call_diags[k - 1] if k else 0
-        end = cap.call_ends[-1]
-        raw = "".join(cap.raw[prev_piece : cap.call_pieces[-1]])
+        k = cap.record.emitted
+        prev_end = cap.record.ends[k - 1] if k else 0
+        prev_piece = cap.record.pieces[k - 1] if k else 0
+        prev_diag = cap.record.diags[k - 1] if k else 0
+        end = cap.record.ends[-1]
+        raw = "".join(cap.raw[prev_piece : cap.record.pieces[-1]])
         dialect = cap.dialect_now()
         block = Block(
             (cap.start + prev_end, cap.start + end),
             dialect,
             "partial",
-            tuple(cap.repairs),
-            tuple(cap.diagnostics[prev_diag : cap.call_diags[-1]]),
+            tuple(cap.record.repairs),
+            tuple(cap.record.diagnostics[prev_diag : cap.record.diags[-1]]),
             raw,
             self.in_reasoning,
         )
         settled = self._calls(cap, k, dialect)
-        cap.emitted_all()
-        if cap.policy is None:
+        cap.record.emitted_all()
+        if cap.ctx.policy is None:
             return self._plain(settled, block)
         return self._events(cap, k, settled, block, cap.raw_text(), False)
 
@@ -416,9 +431,9 @@ class BlockLife:
         block = Block(
             (cap.start, cap.start + len(raw)),
             dialect,
-            "complete" if cap.calls else "frame",  # (no call: the loader let only a frame)
-            tuple(cap.repairs),
-            tuple(cap.diagnostics),
+            "complete" if cap.record.calls else "frame",  # (no call: the loader let only a frame)
+            tuple(cap.record.repairs),
+            tuple(cap.record.diagnostics),
             raw,
             self.in_reasoning,
         )
@@ -426,33 +441,30 @@ class BlockLife:
         if self.metrics is not None:
             self.metrics.block_parsed(dialect, block.repairs, 0)
             self.consumed += len(raw)
-        if not cap.calls:  # framing the dialect drops: its record, no call (SPEC §12)
+        if not cap.record.calls:  # framing the dialect drops: its record, no call (SPEC §12)
             return [ToolCalls((), block)], raw
-        settled = self._calls(cap, cap.emitted, dialect)
-        if cap.emitted:  # early_emit="invoke": this event settles the rest of the block
-            cut = cap.call_ends[cap.emitted - 1]
+        settled = self._calls(cap, cap.record.emitted, dialect)
+        if cap.record.emitted:  # early_emit="invoke": this event settles the rest of the block
+            cut = cap.record.ends[cap.record.emitted - 1]
             block = Block(
                 (cap.start + cut, block.span[1]),
                 dialect,
                 "complete",
                 block.repairs,
-                tuple(cap.diagnostics[cap.call_diags[cap.emitted - 1] :]),
+                tuple(cap.record.diagnostics[cap.record.diags[cap.record.emitted - 1] :]),
                 raw[cut:],
                 self.in_reasoning,
             )
-        if cap.policy is None:
+        if cap.ctx.policy is None:
             return self._plain(settled, block), raw
-        return self._events(cap, cap.emitted, settled, block, raw, True), raw
+        return self._events(cap, cap.record.emitted, settled, block, raw, True), raw
 
-    def fail(
-        self, cap: Capture, buf: str, base: int, p: int, cursor: Cursor
-    ) -> tuple[str, int, int, int]:
-        """Release a failed capture: ``(buf, base, release, resume)`` — text is released from
-        ``buf[release]`` on and scanned again from ``buf[resume]``. A block that began in this
+    def fail(self, cap: Capture, buf: str, base: int, p: int, cursor: Cursor) -> Resume:
+        """Release a failed capture: where the sieve goes on (``Resume``). A block that began in this
         buffer is scanned again in place; one begun in an earlier chunk is joined to the rest
         of the buffer once (its text was only ever in the capture)."""
         cap.learn()
-        if self.metrics is not None and (cap.emitted or not cap.strict):
+        if self.metrics is not None and (cap.record.emitted or not cap.strict):
             self.metrics.block_failed(cap.failure or "", cap.dialect_now())
         at = cap.start - base
         if at >= 0:
@@ -464,9 +476,9 @@ class BlockLife:
             buf = raw + buf[p:]
             base = cap.start
             at = 0
-        emitted = cap.emitted
+        emitted = cap.record.emitted
         if emitted:
-            cut = cap.call_ends[emitted - 1]
+            cut = cap.record.ends[emitted - 1]
             if self.metrics is not None:
                 self.consumed += cut
             if self.record or self.closing:
@@ -476,26 +488,26 @@ class BlockLife:
                         (cap.start, cap.start + cut),
                         cap.dialect_now(),
                         "partial",
-                        tuple(cap.repairs),
-                        (*cap.diagnostics, cap.failure),
+                        tuple(cap.record.repairs),
+                        (*cap.record.diagnostics, cap.failure),
                         raw[:cut],
                         self.in_reasoning,
                     )
                 )
             cursor.passed(buf, at + cut)  # (buf[:at] stood before it)
-            return buf, base, at + cut, at + cut
+            return Resume(buf, base, at + cut, at + cut)
         if (self.record or self.closing) and not cap.strict:  # (a bare invoke: only text)
             raw = buf[at : at + raw_len] if raw is None else raw
             self.blocks.append(
                 self._failed(
                     cap.start,
                     cap.dialect_now(),
-                    tuple(cap.repairs),
-                    (*cap.diagnostics, cap.failure),
+                    tuple(cap.record.repairs),
+                    (*cap.record.diagnostics, cap.failure),
                     raw,
                 )
             )
-        return buf, base, at, at + cap.opener_len
+        return Resume(buf, base, at, at + cap.opener_len)
 
 
 class LifeView:

@@ -55,7 +55,7 @@ def expected_terminals(cap: Capture) -> str:
     the message lists them; worked out at the state's first failure, then kept on its
     ``StateSpec`` (hostile input fails a block every few characters)."""
     state = cap.ps.state_stack[-1]
-    spec = cap.g.states[state]
+    spec = cap.ctx.g.states[state]
     if spec.expected is None:
         row = state_row(cap.ps, state)
         names = [str(n) for n in row if str(n).upper() == str(n)]  # (terminals, not rules)

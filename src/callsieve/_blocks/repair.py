@@ -19,7 +19,6 @@ the block began in an earlier chunk.
 
 from __future__ import annotations
 
-from array import array
 from typing import Any
 
 from lark import Token, Tree
@@ -27,7 +26,7 @@ from lark.exceptions import LarkError
 
 from .._grammar.names import CDATA_CLOSE, CDATA_OPEN, CDATA_RUN
 from .._scan.cursor import RunText
-from .capture import COMPLETE, VIABLE, Capture
+from .capture import COMPLETE, VIABLE, Capture, Checkpoints
 from .messages import INPUT_ENDED
 
 __all__ = ["LOOSE_CDATA", "MAX_CUTS", "finish", "scan_to_end"]
@@ -69,13 +68,13 @@ def finish(cap: Capture, buf: str, p: int, limit: int) -> tuple[int, int]:
     # Where the CDATA may be cut: where a terminal matches that its parser state accepts
     # after "]]>" (the one place that says so: argument streaming holds from the first such
     # text, ``_blocks.argstream.CdataGuard``). The capture stands inside the CDATA's run.
-    after = cap.g.after_cdata(cap.ps.state_stack[-1])
+    after = cap.ctx.g.after_cdata(cap.ps.state_stack[-1])
     if after is None:
         return cap.fail("the input ended inside CDATA"), p
     cuts: set[int] = set()
     for term in after.bounded:
         if term.name != CDATA_OPEN:
-            cuts.update(cap.lessons.last_starts(term, text, base, content, MAX_CUTS))
+            cuts.update(cap.ctx.lessons.last_starts(term, text, base, content, MAX_CUTS))
     for cut in sorted(cuts, reverse=True)[:MAX_CUTS]:
         trial = _trial(cap, snap_ip, snap_calls, snap_diags, cut, None)
         if trial is None:
@@ -101,7 +100,7 @@ def finish(cap: Capture, buf: str, p: int, limit: int) -> tuple[int, int]:
         if status != COMPLETE:  # a call that could not be built: the next place
             continue
         _adopt(cap, real)
-        cap.repairs.append(LOOSE_CDATA)
+        cap.record.repairs.append(LOOSE_CDATA)
         if text is buf:
             return COMPLETE, q
         cap.leftover = text[q:]  # what follows the block, read from the copy
@@ -129,7 +128,7 @@ def _trial(
         trial.ps.feed_token(Token(CDATA_CLOSE, ""))
     except LarkError:
         return None
-    trial.spec = cap.g.states[trial.ps.position]
+    trial.spec = cap.ctx.g.states[trial.ps.position]
     return trial
 
 
@@ -142,20 +141,14 @@ def _fork(
     twin = object.__new__(Capture)
     for name in Capture.__slots__:
         setattr(twin, name, getattr(cap, name))
-    twin.ip = cap.g.parser.fork_parser(snap_ip)
+    twin.ip = cap.ctx.g.parser.fork_parser(snap_ip)
     twin.ps = twin.ip.parser_state
     twin.raw = raw
     twin.raw_len = raw_len
     twin.run = None
-    twin.run_text = RunText()
-    twin.calls = cap.calls[:ncalls]
-    twin.call_ends = cap.call_ends[:ncalls]
-    twin.call_pieces = array("q", [1]) * ncalls  # twin.raw's first piece holds them all
-    twin.call_diags = cap.call_diags[:ncalls]
-    twin.repairs = list(cap.repairs)
-    twin.diagnostics = cap.diagnostics[:ndiags]
-    twin.check_at = array("q")
-    twin.check_stack = []
+    twin.run_text = RunText()  # (empty: the trial's CDATA is closed, its run is over)
+    twin.record = cap.record.trial(ncalls, ndiags)  # (twin.raw's first piece holds its calls)
+    twin.checks = Checkpoints()
     twin.snap = None
     twin.may_repair = False
     twin.args = None  # (a trial streams nothing: the end of the input settles its calls)

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import ast
 import json
-from typing import Any
+from typing import Any, NamedTuple
 
 from .._base.errors import ConfigurationError
 from .._base.events import ToolCall, _Value, value
@@ -269,17 +269,23 @@ def coerced(policy: Policy | None, call: str, param: str, value: Any) -> Any:
     return value if policy is None else policy.coerce_value(call, param, value, [])
 
 
-Settled = tuple[str, dict[str, Any], str | None, tuple[str, ...], str | None]
+class Settled(NamedTuple):
+    """A call as the capture keeps it, once the policy has seen it."""
+
+    name: str
+    input: dict[str, Any]
+    ident: str | None  # the model's id for the call, or None
+    coercions: tuple[str, ...]
+    reason: str | None  # why the policy rejects it; None: it goes out
 
 
 def settled(policy: Policy | None, built: tuple[Any, ...]) -> Settled:
-    """A call as the capture keeps it: ``(name, input, id or None, coercions, reason or
-    None)``, from ``assemble_call``'s ``(name, input)`` or ``(name, input, id)``."""
+    """The ``Settled`` call of ``assemble_call``'s ``(name, input)`` or ``(name, input, id)``."""
     ident = built[2] if len(built) == 3 else None
     if policy is None:
-        return built[0], built[1], ident, (), None
+        return Settled(built[0], built[1], ident, (), None)
     value, coercions, reason = policy.settle(built[0], built[1])
-    return built[0], value, ident, coercions, reason
+    return Settled(built[0], value, ident, coercions, reason)
 
 
 def _validators(schemas: dict[str, dict[str, Any]]) -> dict[str, Any]:

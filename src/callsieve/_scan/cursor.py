@@ -8,13 +8,13 @@ tracker's line-start test). The sieve's hot paths do not count: the prose hot pa
 appends each chunk to ``log`` through a *budget* (a list of ``HOT_BUDGET`` bound
 ``log.append``s: popping one is the bound, calling it the record), and ``fold`` later
 counts the log and runs the fence tracker and the tail over it in one piece. The run hot
-path appends to ``pieces`` (the current capture's run text, which the capture reads)
-through a budget of its own; ``catch_up`` counts those pieces against the ``room`` left
-under ``max_block_chars`` and ``sync_run`` brings ``total`` up to them. ``grown`` holds
-what only grows the held text (a held candidate, a cut tag read on); ``take`` counts it.
+path appends to the capture's own run text (``RunText``, through the budget the capture
+hands out), which the capture counts into its length; ``ran`` brings ``total`` up to that
+length. ``grown`` holds what only grows the held text (a held candidate, a cut tag read
+on); ``take`` counts it.
 What it guarantees: nothing else writes the offsets, the held text, the tail or the logs
 (the fields are read outside, never assigned; the hot paths only call the bound appends
-the cursor hands out); after ``flush`` and ``sync_run``, ``total - len(held)`` is the
+the cursor hands out); after ``flush`` and ``ran``, ``total - len(held)`` is the
 absolute offset of ``held[0]``.
 What it costs: a budget costs a pop and a call per hot chunk; a fold or a catch-up is one
 join per budget, and a log holds at most ``HOT_BUDGET`` chunks.
@@ -33,24 +33,50 @@ _LIVE = FenceState.LIVE
 
 
 class RunText:
-    """The text of a capture's current run, in pieces, and its one writer: the capture adds
-    each stretch it reads (``add_piece``) and starts every run empty (``new_run``). The
-    sieve's ``Cursor`` is one (its run hot path appends through the budget it hands out); a
-    repair's trial has one of its own. Read as ``pieces``."""
+    """The text of a capture's current run, in pieces, and its one writer. The capture adds
+    each stretch it reads (``add_piece``, counted as it reads it) and starts every run empty
+    (``new_run``); the sieve's run hot path appends the chunks it takes through the
+    ``budget`` (bound appends: a pop and a call per chunk), which ``count`` counts, in bulk.
+    Each capture has its own (a repair's trial too). Read as ``pieces``."""
 
-    __slots__ = ("pieces",)
+    __slots__ = ("pieces", "run_live", "_mark")
 
     def __init__(self) -> None:
         self.pieces: list[str] = []
+        #: The hot path's budget: bound appends, at most ``HOT_BUDGET`` chunks uncounted.
+        self.run_live: list[Callable[[str], None]] = []
+        self._mark = 0  # pieces[:_mark] are counted; the hot path appended the others
 
     def add_piece(self, piece: str) -> None:
         self.pieces.append(piece)
+        self._mark = len(self.pieces)
 
     def new_run(self) -> None:
         self.pieces.clear()
+        self._mark = 0
+
+    def budget(self) -> list[Callable[[str], None]]:
+        """The hot path's budget, topped up if it is spent (``count`` first: its caller's)."""
+        live = self.run_live
+        if not live:
+            live.extend((self.pieces.append,) * HOT_BUDGET)
+        return live
+
+    def count(self) -> int:
+        """How many characters the hot path appended since the last count. They are
+        joined into one piece: a join costs less than a ``len`` call per piece, and the run
+        then keeps one string per budget instead of one per chunk."""
+        pieces = self.pieces
+        k = self._mark
+        if len(pieces) <= k:
+            return 0
+        if len(pieces) > k + 1:
+            pieces[k:] = ["".join(pieces[k:])]
+        self._mark = k + 1
+        return len(pieces[k])
 
 
-class Cursor(RunText):
+class Cursor:
     """The stream's position (see the module docstring). The fields are read by the sieve
     and written only here; the buffers change only through these methods and the bound
     appends handed out (``grow``, the budgets)."""
@@ -63,19 +89,13 @@ class Cursor(RunText):
         "tail",
         "fences",
         "log",
-        "room",
         "prose_live",
         "_refill",
-        "run_live",
-        "_rrefill",
-        "_mark",
-        "_room0",
-        "_total0",
+        "_length0",
         "_held0",
     )
 
     def __init__(self, fences: FenceTracker) -> None:
-        super().__init__()  # (``pieces``: the run's text, every capture's in turn)
         self.total = 0
         self.held = ""
         # Text that only grows the held text (a candidate or a cut tag read on): appended
@@ -90,13 +110,9 @@ class Cursor(RunText):
         self.log: list[str] = []
         self._refill = (self.log.append,) * HOT_BUDGET
         self.prose_live: list[Callable[[str], None]] = list(self._refill)
-        # Every capture keeps its run's text in this one list (``Capture(run_text=…)``), so
-        # the run hot path's budget is built once per sieve.
-        self._rrefill = (self.pieces.append,) * HOT_BUDGET
-        self.run_live: list[Callable[[str], None]] = list(self._rrefill)
-        # The run's counters (``begin_run``): room left under max_block_chars for the pieces
-        # before ``_mark``, and the room, total and held length when last in step.
-        self.room = self._mark = self._room0 = self._total0 = self._held0 = 0
+        # A run streaming (``begin_run``): the capture's length and the held text's when
+        # ``total`` was last in step with them.
+        self._length0 = self._held0 = 0
 
     # ------------------------------------------------------------------ prose
     def prose_budget(self) -> list[Callable[[str], None]]:
@@ -138,7 +154,7 @@ class Cursor(RunText):
         return self.held
 
     def flush(self) -> None:
-        """Count everything the hot paths left uncounted but the run's pieces (``sync_run``):
+        """Count everything the hot paths left uncounted but the run's pieces (``ran``):
         the prose log and the held text's growth."""
         if self.log:
             self.fold()
@@ -195,49 +211,21 @@ class Cursor(RunText):
         self.tail = tail_after(self.tail, buf, upto)
 
     # ------------------------------------------------------------------ runs
-    def begin_run(self, room: int) -> None:
-        """A run streams on from here, with ``room`` characters left under the limit."""
-        self.room = self._room0 = room
-        self._mark = len(self.pieces)
-        self._total0 = self.total
+    def begin_run(self, length: int) -> None:
+        """A capture's run streams on from here (the capture's hot path appends to it:
+        ``RunText``); ``length``: the capture's length now."""
+        self._length0 = length
         self._held0 = len(self.held)
 
-    def run_budget(self) -> list[Callable[[str], None]]:
-        """The run hot path's budget, topped up (its pieces counted first) if it is spent."""
-        live = self.run_live
-        if not live:
-            self.catch_up()
-            live.extend(self._rrefill)
-        return live
+    def hold_run(self, text: str) -> None:
+        """The run's reader holds ``text``, a tail that may begin the run's stop (not
+        counted: ``ran`` counts it)."""
+        self.held = text
 
-    def catch_up(self) -> None:
-        """Count what the run hot path appended since ``_mark`` against ``room``. A room
-        below zero sends every later chunk to the machine, whose scan fails the block: the
-        same answer as counting each chunk, at most ``HOT_BUDGET`` chunks later. The pieces
-        are counted by joining them into one: a join costs less than a ``len`` call per
-        piece, and the run then keeps one string per budget instead of one per chunk."""
-        pieces = self.pieces
-        k = self._mark
-        if len(pieces) > k:
-            if len(pieces) > k + 1:
-                pieces[k:] = ["".join(pieces[k:])]
-            self.room -= len(pieces[k])
-            self._mark = k + 1
-
-    def take_run(self, text: str, stop: int) -> None:
-        """The run goes on to ``text[stop]`` (the held text and a chunk, joined): what is
-        before it is appended, what is after is held."""
-        if stop:
-            (self.run_live or self.run_budget()).pop()(text[:stop])
-        self.held = text[stop:]
-
-    def sync_run(self) -> int:
-        """Count what the run took since the counters were last in step (returned: the
-        capture adds it to its length) and bring ``total`` up to it and the held text."""
-        self.catch_up()
-        taken = self._room0 - self.room
-        self.total = self._total0 + taken + len(self.held) - self._held0
-        self._room0 = self.room
-        self._total0 = self.total
-        self._held0 = len(self.held)
-        return taken
+    def ran(self, length: int) -> None:
+        """The capture whose run streams has grown to ``length`` (its count of what the hot
+        path appended, ``RunText.count``): ``total`` comes up to it and the held text."""
+        held = len(self.held)
+        self.total += length - self._length0 + held - self._held0
+        self._length0 = length
+        self._held0 = held

@@ -204,9 +204,9 @@ class SieveMachine(LifeView):
             g,
             opts.schemas,
             opts.id_factory,
-            self._cur,
             opts.rules,
             None if opts.metrics is None else Metrics(),
+            opts.early_emit == "arguments",
         )
         # SPEC §15: one entry finder per context of the reply (``context.finders``).
         self._where = Where(g, self._cur, opts.reasoning)
@@ -223,7 +223,6 @@ class SieveMachine(LifeView):
         self._cut_probe = None
         self._cut_room = 0
         # "arguments" emits each call as "invoke" does, its stream before it (``_blocks.argstream``).
-        self._life.stream_args = opts.early_emit == "arguments"
         self._arg = _NO_ARGS
         self._mode = NEW
         self._step(Found.BEGIN, MACHINE if opts.mode == "off" else self._where.home)
@@ -265,8 +264,7 @@ class SieveMachine(LifeView):
         """For ``parse()`` (documented internal API): ``text`` as the one chunk, then
         ``close()``, with every block captured recorded — failed ones too, which a stream
         does not keep — and returned with the events."""
-        self._life.record = True
-        self._life.blocks = []
+        self._life.record_all()
         events = self.feed(text) + self.close()
         return events, tuple(self._life.blocks)
 
@@ -327,7 +325,7 @@ class SieveMachine(LifeView):
         if self._opts.mode != "off":
             if self._mode is RUN:  # the capture takes what the run hot path appended
                 assert self._cap is not None
-                self._cap.took(cur.sync_run())
+                cur.ran(self._cap.took())
             cand = self._cand if self._mode is CANDIDATE else NO_CANDIDATE
             events = self._process(cur.take(""), True, cand)
             # (under "open", a reply that never left the opening never closed the thought)
@@ -370,7 +368,7 @@ class SieveMachine(LifeView):
                 # (a stop of a few first characters: the fast half asks the class search
                 # itself, in C — benchmarks/README.md, "Fast paths", "stop probe")
                 self._run_may_stop = getattr(cap.run, "stop_probe", None) or cap.run.may_stop
-                cur.begin_run(self._opts.max_block_chars - cap.raw_len)
+                cur.begin_run(cap.raw_len)
             if not cur.held:
                 self._arm_run()
         elif to is CUT_TAG:
@@ -392,11 +390,13 @@ class SieveMachine(LifeView):
         streaming as arguments as it is (CDATA, a ``string="true"`` body, a JSON body's
         strings), the one that appends and sends it (``_arg_hot``, ``ArgStream.hot``); text
         that the stream must still decide on goes through ``_read_run``."""
-        stream = self._cap.args if self._cap is not None else None
+        cap = self._cap
+        assert cap is not None
+        stream = cap.args
         if stream is None or not stream.wants_text():
-            self._run_hot = self._cur.run_live or self._cur.run_budget()
+            self._run_hot = cap.run_text.run_live or cap.run_budget()
         elif stream.streams_as_is():
-            self._arg_hot = self._cur.run_live or self._cur.run_budget()
+            self._arg_hot = cap.run_text.run_live or cap.run_budget()
             self._arg = ArgHot(stream.hot, *stream.hot_leads())
 
     # ------------------------------------------------------------------ the readers
@@ -510,24 +510,27 @@ class SieveMachine(LifeView):
         tag (CUT_TAG). Anything else: the machine."""
         if chunk.__class__ is str:
             cur = self._cur
-            if not cur.run_live:
-                cur.run_budget()  # (topped up, its pieces counted first: ``room``)
-            held = cur.held
-            text = held + chunk if held else chunk
             cap = self._cap
             assert cap is not None and cap.run is not None
+            budget = cap.run_text.run_live or cap.run_budget()  # (topped up: ``raw_len``)
+            held = cur.held
+            text = held + chunk if held else chunk
             stop, tail = cap.run.find_stop(text, 0, False)
-            if cur.room >= stop and (stop == len(text) or tail or cap.cut_at(text, stop)):
-                cur.take_run(text, stop)
+            if self._opts.max_block_chars - cap.raw_len >= stop and (
+                stop == len(text) or tail or cap.cut_at(text, stop)
+            ):
+                if stop:
+                    budget.pop()(text[:stop])
+                cur.hold_run(text[stop:])
                 stream = cap.args  # (argument streaming: the text may stream)
                 if stream is not None:
-                    stream.text(text[:stop])
+                    stream.feed(text[:stop])
                 if stop == len(text) or tail:
                     self._step(Found.RUN_ON)  # (a fast half again if nothing is held)
                 else:
-                    cap.took(cur.sync_run())
+                    cur.ran(cap.took())
                     self._step(Found.STOP_CUT)
-                return stream.life.take_out() if stream is not None and stream.out else []
+                return stream.take() if stream is not None and stream.out else []
         return self._read_machine(chunk)
 
     def _read_cut_tag(self, chunk: Any) -> list[Event]:
@@ -576,7 +579,7 @@ class SieveMachine(LifeView):
             cur.fold()
         if self._mode is RUN:  # the capture takes what the run fast half appended
             assert self._cap is not None
-            self._cap.took(cur.sync_run())
+            cur.ran(self._cap.took())
         if chunk.__class__ is not str:
             if not isinstance(chunk, str):
                 # The offset is the end of the text fed; the held text's growth stays where
@@ -614,7 +617,8 @@ class SieveMachine(LifeView):
         begins, ``pos`` where the scan goes on."""
         buf, resume = taken
         cur = self._cur
-        self._life.closing = final
+        if final:  # (the end of the input: nothing is read after it)
+            self._life.input_ends()
         base = cur.total - len(buf)  # (the absolute offset of buf[0])
         events: list[Event] = []
         pos = text_start = 0
@@ -745,9 +749,7 @@ class SieveMachine(LifeView):
         limit = self._opts.max_block_chars
         status, p = scan_to_end(cap, buf, pos, limit) if final else cap.scan(buf, pos, False, limit)
         if cap.args is not None:  # argument streaming: its events come first
-            if status == FAILED:
-                cap.args.abort()
-            events += life.take_out()
+            events += life.streamed(cap, status == FAILED)
         if (
             status != COMPLETE
             and self._opts.early_emit != "block"
@@ -767,8 +769,8 @@ class SieveMachine(LifeView):
         if status == FAILED:  # release from the opener, and scan the rest again as prose
             return life.fail(cap, buf, base, p, self._cur)
         done, raw = life.complete(cap)
-        if life.out:  # (argument streaming: calls finished as the block ended)
-            events += life.take_out()
+        if cap.args is not None or life.out:  # (argument streaming: calls finished as it ended)
+            events += life.streamed(cap, False)
         # (a block inside reasoning, under calls_in_reasoning="text": reasoning)
         events += [Reasoning(raw)] if life.in_reasoning == "text" else done
         self._end_thought(life)
