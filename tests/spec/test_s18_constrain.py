@@ -3,7 +3,7 @@ takes … Property: whatever the constraint accepts, ``parse()`` reads back as t
 spells; schema-breaking calls and unknown tools are rejected."
 
 Checked by a real consumer, llguidance's matcher over a byte-level tokenizer
-(``engines.py``), for every default dialect and both grammar formats (GBNF through
+(``engines.py``), for every default dialect, antml, and both grammar formats (GBNF through
 llguidance's own converter): calls drawn from the tools' schemas, written by
 ``prompt.format_calls`` after free text, are accepted and read back; random walks through
 the matcher's masks end in replies whose calls ``parse()`` reads and the schemas accept;
@@ -31,7 +31,9 @@ from callsieve import DEFAULT_DIALECTS, parse
 from callsieve.constrain import gbnf, lark_grammar
 from callsieve.prompt import format_calls
 
-DIALECTS = DEFAULT_DIALECTS
+#: The default dialects, and antml: every markup dialect that exports (antml is read by
+#: the defaults too, through dsml_v32's opener).
+DIALECTS = (*DEFAULT_DIALECTS, "antml")
 FORMATS = ("lark", "gbnf")
 #: The dialects that write a string plain where it reads back (``STRING_BODY: "plain"``).
 PLAIN_DIALECTS = ("dsml_v4", "dsml_v32", "dsml_v41")
