@@ -82,14 +82,10 @@ def _scrub(bad: str, no_fence: bool) -> Any:
 
 
 def strings(dialect: str, fmt: str) -> st.SearchStrategy[str]:
-    """Any string: tag leads, ``]]>``, quotes, line breaks, backticks, DEL and the dialect's
-    own tags included (issue 35: whatever ``format_calls`` writes for schema-valid
-    arguments, the constraint accepts; docs/constrained-decoding.md). One limit is left, of
-    llguidance's JSON, not of the dialect: it spells a backtick one way only, raw, so under
-    a Lark grammar a native JSON string holds no run of three backticks (which would close
-    the fence; the writer and GBNF spell it ``\\u0060``)."""
-    if dialect == NATIVE and fmt == "lark":
-        return TEXT.map(_scrub("", no_fence=True))
+    """Any string: tag leads, ``]]>``, quotes, line breaks, backticks (runs of three in a
+    native fence too), DEL and the dialect's own tags included (issue 35: whatever
+    ``format_calls`` writes for schema-valid arguments, the constraint accepts;
+    docs/constrained-decoding.md)."""
     return TEXT
 
 
@@ -179,6 +175,21 @@ def test_written_calls_are_accepted_and_read_back(
     assert canon_calls(typed.calls) == _want(calls), text
     for call in typed.calls:
         validate(call.input, call.name)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_native_string_spells_a_backtick_run_escaped_never_raw(fmt: str) -> None:
+    """The fence stays whole: three raw backticks in the JSON would close it, so the writer
+    spells them ``\\u0060``, and both formats take that and refuse the raw run (under Lark
+    our JSON rules stand for ``%json`` here: llguidance's spells a backtick raw only)."""
+    grammar = export(fmt, NATIVE)
+    for value in ("a```b", "```", "``x``", "x`"):
+        text = format_calls([("get_weather", {"city": value})], dialect=NATIVE)
+        assert accepts(grammar, text, fmt), text
+        assert parse(text).calls[0].input == {"city": value}
+    raw = format_calls([("get_weather", {"city": "HERE"})], dialect=NATIVE)
+    assert not accepts(grammar, raw.replace("HERE", "a```b"), fmt)
+    assert accepts(grammar, raw.replace("HERE", "a``b"), fmt)
 
 
 # ---------------------------------------------------------------------------- rejected
