@@ -192,6 +192,16 @@ def test_a_native_string_spells_a_backtick_run_escaped_never_raw(fmt: str) -> No
     assert accepts(grammar, raw.replace("HERE", "a``b"), fmt)
 
 
+def test_a_native_schema_our_json_rules_do_not_take_keeps_json_under_lark() -> None:
+    """A schema outside GBNF's subset (an ``email`` format) keeps llguidance's ``%json``: it
+    validates, and a written call is accepted, its strings' backtick runs aside."""
+    mail = {"type": "object", "properties": {"to": {"type": "string", "format": "email"}}}
+    grammar = lark_grammar([{"name": "mail", "parameters": mail}], NATIVE)
+    assert "%json" in grammar and not ByteMatcher(grammar).error()
+    text = format_calls([("mail", {"to": "a`b@c.io"})], dialect=NATIVE)
+    assert accepts(grammar, text), text
+
+
 # ---------------------------------------------------------------------------- rejected
 @pytest.mark.parametrize("dialect", DIALECTS)
 @pytest.mark.parametrize("fmt", FORMATS)
