@@ -3,7 +3,7 @@ takes … Property: whatever the constraint accepts, ``parse()`` reads back as t
 spells; schema-breaking calls and unknown tools are rejected."
 
 Checked by a real consumer, llguidance's matcher over a byte-level tokenizer
-(``engines.py``), for every default dialect and both grammar formats (GBNF through
+(``engines.py``), for every default dialect, antml, and both grammar formats (GBNF through
 llguidance's own converter): calls drawn from the tools' schemas, written by
 ``prompt.format_calls`` after free text, are accepted and read back; random walks through
 the matcher's masks end in replies whose calls ``parse()`` reads and the schemas accept;
@@ -31,7 +31,9 @@ from callsieve import DEFAULT_DIALECTS, parse
 from callsieve.constrain import gbnf, lark_grammar
 from callsieve.prompt import format_calls
 
-DIALECTS = DEFAULT_DIALECTS
+#: The default dialects, and antml: every markup dialect that exports (antml is read by
+#: the defaults too, through dsml_v32's opener).
+DIALECTS = (*DEFAULT_DIALECTS, "antml")
 FORMATS = ("lark", "gbnf")
 #: The dialects that write a string plain where it reads back (``STRING_BODY: "plain"``).
 PLAIN_DIALECTS = ("dsml_v4", "dsml_v32", "dsml_v41")
@@ -80,14 +82,10 @@ def _scrub(bad: str, no_fence: bool) -> Any:
 
 
 def strings(dialect: str, fmt: str) -> st.SearchStrategy[str]:
-    """Any string: tag leads, ``]]>``, quotes, line breaks, backticks, DEL and the dialect's
-    own tags included (issue 35: whatever ``format_calls`` writes for schema-valid
-    arguments, the constraint accepts; docs/constrained-decoding.md). One limit is left, of
-    llguidance's JSON, not of the dialect: it spells a backtick one way only, raw, so under
-    a Lark grammar a native JSON string holds no run of three backticks (which would close
-    the fence; the writer and GBNF spell it ``\\u0060``)."""
-    if dialect == NATIVE and fmt == "lark":
-        return TEXT.map(_scrub("", no_fence=True))
+    """Any string: tag leads, ``]]>``, quotes, line breaks, backticks (runs of three in a
+    native fence too), DEL and the dialect's own tags included (issue 35: whatever
+    ``format_calls`` writes for schema-valid arguments, the constraint accepts;
+    docs/constrained-decoding.md)."""
     return TEXT
 
 
@@ -177,6 +175,31 @@ def test_written_calls_are_accepted_and_read_back(
     assert canon_calls(typed.calls) == _want(calls), text
     for call in typed.calls:
         validate(call.input, call.name)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_native_string_spells_a_backtick_run_escaped_never_raw(fmt: str) -> None:
+    """The fence stays whole: three raw backticks in the JSON would close it, so the writer
+    spells them ``\\u0060``, and both formats take that and refuse the raw run (under Lark
+    our JSON rules stand for ``%json`` here: llguidance's spells a backtick raw only)."""
+    grammar = export(fmt, NATIVE)
+    for value in ("a```b", "```", "``x``", "x`"):
+        text = format_calls([("get_weather", {"city": value})], dialect=NATIVE)
+        assert accepts(grammar, text, fmt), text
+        assert parse(text).calls[0].input == {"city": value}
+    raw = format_calls([("get_weather", {"city": "HERE"})], dialect=NATIVE)
+    assert not accepts(grammar, raw.replace("HERE", "a```b"), fmt)
+    assert accepts(grammar, raw.replace("HERE", "a``b"), fmt)
+
+
+def test_a_native_schema_our_json_rules_do_not_take_keeps_json_under_lark() -> None:
+    """A schema outside GBNF's subset (an ``email`` format) keeps llguidance's ``%json``: it
+    validates, and a written call is accepted, its strings' backtick runs aside."""
+    mail = {"type": "object", "properties": {"to": {"type": "string", "format": "email"}}}
+    grammar = lark_grammar([{"name": "mail", "parameters": mail}], NATIVE)
+    assert "%json" in grammar and not ByteMatcher(grammar).error()
+    text = format_calls([("mail", {"to": "a`b@c.io"})], dialect=NATIVE)
+    assert accepts(grammar, text), text
 
 
 # ---------------------------------------------------------------------------- rejected

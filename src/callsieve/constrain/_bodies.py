@@ -5,15 +5,17 @@ things go.
 What it does: a ``Target`` builds two kinds of node into a grammar. ``json(schema, …)``:
 for ``"lark"``, llguidance's ``%json`` of the schema made safe for its context
 (``_schema.safe_schema``), with ``json.dumps``'s separators (the space optional) and no
-other white space; for ``"gbnf"``, our converter's rules (``_jsonir``). ``raw_string(…)``:
-a string parameter's body as the parser reads it back verbatim — ``plain`` text without the
-characters at which the body's run would stop, or CDATA: in a ``Cdata`` context one or
-more sections, none holding the section's end (so any value can be spelled: a ``]]>`` is
-split across two sections, as the prompt side writes it), or one section where the schema
-constrains the value. The schema's string languages (``_values``) are intersected with the
-context: for llguidance with ``&`` in one terminal, for GBNF by keeping the forbidden
-characters out of the language (and the last character of a forbidden sequence); GBNF
-cannot intersect two languages of the schema itself (a ``ConfigurationError``).
+other white space; for ``"gbnf"``, our converter's rules (``_jsonir``). Lark takes those
+too where the writer escapes what the context keeps out (native's fence: ``\\u0060``).
+``raw_string(…)``: a string parameter's body as the parser reads it back verbatim —
+``plain`` text without the characters at which the body's run would stop, or CDATA: in a
+``Cdata`` context one or more sections, none holding the section's end (so any value can
+be spelled: a ``]]>`` is split across two sections, as the prompt side writes it), or one
+section where the schema constrains the value. The schema's string languages (``_values``)
+are intersected with the context: for llguidance with ``&`` in one terminal, for GBNF by
+keeping the forbidden characters out of the language (and the last character of a
+forbidden sequence); GBNF cannot intersect two languages of the schema itself (a
+``ConfigurationError``).
 What it guarantees: what the node accepts reads back, in its context, as a value the schema
 allows. What it costs: linear in the schema; the JSON text of a ``%json`` is built once.
 """
@@ -26,11 +28,27 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._base.errors import ConfigurationError
-from ._ir import ANY, Both, Chars, Grammar, Json, Lit, Node, alt, plus, seq, star
+from ._ir import (
+    ANY,
+    Alt,
+    Both,
+    Chars,
+    Grammar,
+    Json,
+    Lit,
+    Node,
+    Ref,
+    Rep,
+    Seq,
+    alt,
+    plus,
+    seq,
+    star,
+)
 from ._jsonir import JsonRules
 from ._rawtext import RawText
 from ._regex import restrict
-from ._schema import Safety, safe_schema_text
+from ._schema import Safety, check, safe_schema_text
 from ._strings import avoid, split_units
 from ._values import string_constraints
 
@@ -63,9 +81,13 @@ class Target:
         self._rules: dict[tuple[int, Safety], JsonRules] = {}
         self._shared: dict[Safety, dict[str, Any]] = {}
 
-    def json(self, schema: Any, root: Any, safety: Safety, where: str) -> Node:
-        """One JSON value under ``schema`` (``root``: the tool's schema, for ``$ref``)."""
-        if self.name == "lark":
+    def json(
+        self, schema: Any, root: Any, safety: Safety, where: str, escaped: bool = False
+    ) -> Node:
+        """One JSON value under ``schema`` (``root``: the tool's schema, for ``$ref``).
+        ``escaped``: the writer spells what ``safety`` keeps out with ``\\u`` escapes, so
+        under Lark too our rules stand for ``%json`` wherever they take the schema."""
+        if self.name == "lark" and not (escaped and _ours_fit(schema, root, safety)):
             text = safe_schema_text(json.dumps(with_defs(schema, root), ensure_ascii=False), safety)
             return Json(_with_guidance(text))
         key = (id(root), safety)
@@ -74,7 +96,12 @@ class Target:
             rules = self._rules[key] = JsonRules(
                 self.g, root, safety, where, self._shared.setdefault(safety, {})
             )
-        return rules.value(schema, where)
+        node = rules.value(schema, where)
+        if self.name == "lark" and _regular(node, self.g, set()):
+            # (one lexeme: llguidance's lexer never backs up, so the literals of the rules,
+            # as lexemes of their own, would part where a longer one fits: "-" and "-02-29")
+            node = self.g.define("json_value", node, terminal=True)
+        return node
 
     def raw_string(
         self,
@@ -193,6 +220,36 @@ class Target:
                 langs[0], ANY - chars - (Chars.of(sequence[-1]) if sequence else Chars(()))
             )
         return self.g.define("raw_value", seq(Lit(around[0]), node, Lit(around[1])), terminal=True)
+
+
+def _regular(node: Node, g: Grammar, seen: set[str]) -> bool:
+    """Does ``node`` spell a regular language, through rules that do too (made terminals
+    then, so that a terminal may name them)? A recursive rule does not."""
+    if isinstance(node, Ref):
+        if node.name in g.terminals:
+            return True
+        if node.name in seen or not _regular(g.rules[node.name], g, seen | {node.name}):
+            return False
+        g.terminals.add(node.name)
+        return True
+    if isinstance(node, Seq | Alt):
+        return all(_regular(item, g, seen) for item in node.items)
+    if isinstance(node, Rep):
+        return _regular(node.item, g, seen)
+    return isinstance(node, Lit | Chars)
+
+
+def _ours_fit(schema: Any, root: Any, safety: Safety) -> bool:
+    """Do our JSON rules (``_jsonir``) take ``schema``? Under a Lark grammar they stand for
+    ``%json`` where the JSON must not hold a sequence (deepseek_native's fence): llguidance
+    spells a backtick raw only, so its JSON would keep out a run the writer spells
+    ``\\u0060``. Where they do not fit (llguidance's wider subset), ``%json`` stays."""
+    try:
+        check(with_defs(schema, root), "gbnf", "")
+        JsonRules(Grammar(), root, safety, "").value(schema, "")
+    except ConfigurationError:
+        return False
+    return True
 
 
 @functools.lru_cache(maxsize=4096)

@@ -104,6 +104,9 @@ class JsonSlot(Hole):
     root: Any
     safety: Safety
     where: str
+    #: our JSON rules under Lark too (``Target.json``): the sequence ``safety`` keeps out is
+    #: spelled with ``\u`` escapes, which llguidance's ``%json`` cannot spell
+    escaped: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -309,7 +312,7 @@ class Native:
 
     def arguments(self, tool: Tool) -> Node:
         schema = tool.schema if tool.schema else {"type": "object"}
-        return JsonSlot(schema, schema, self.safety, tool.where)
+        return JsonSlot(schema, schema, self.safety, tool.where, escaped=True)
 
     def free_call(self) -> Node:
         before, _, after = self.sp[S.NATIVE_NAME_LINE].partition("{}")
@@ -317,7 +320,7 @@ class Native:
             Lit(self.head + before),
             NameSlot(self.names),
             Lit(after),
-            JsonSlot({"type": "object"}, {}, self.safety, "*"),
+            JsonSlot({"type": "object"}, {}, self.safety, "*", escaped=True),
             Lit(self.tail),
         )
 
@@ -343,7 +346,7 @@ def _name_chars(spells: Any) -> Chars:
 def lower(node: Node, target: Target) -> Node:
     """``node`` with its holes filled for ``target``."""
     if isinstance(node, JsonSlot):
-        return target.json(node.schema, node.root, node.safety, node.where)
+        return target.json(node.schema, node.root, node.safety, node.where, node.escaped)
     if isinstance(node, RawSlot):
         return target.raw_string(
             node.schema, node.plain, node.cdata, node.where, node.suffix, node.text
