@@ -384,13 +384,15 @@ def written(
 ) -> tuple[str, list[Any]]:
     """Our writer's reply: free text, then the calls. Under guidance the reply holds no
     special token's text: the tokenizer makes it that token, which guidance's grammars
-    refuse in text (so does its mask for a model)."""
+    refuse in text (so does its mask for a model). A structural tag's bodies are xgrammar's
+    grammar, which our GBNF export shares; guidance's is the Lark export."""
     cases = cases_for(dialect)
+    fmt = "gbnf" if specials_ok else "lark"
     if forced == "named":
-        call = cases.calls_for(dialect).filter(lambda c: c[0] == "search")
+        call = cases.calls_for(dialect, fmt).filter(lambda c: c[0] == "search")
         calls = data.draw(st.lists(call, min_size=1, max_size=2))
     else:
-        calls = data.draw(st.lists(cases.calls_for(dialect), min_size=1, max_size=1))
+        calls = data.draw(st.lists(cases.calls_for(dialect, fmt), min_size=1, max_size=1))
     prose = data.draw(markup_cases.PROSE)
     if specials_ok:  # (a structural tag's free text is the engine's: no opener, no fence)
         prose = "".join(c for c in prose if c not in "<`")
