@@ -353,12 +353,13 @@ _SHELL_TEXT = (
 def test_remembered_decisions_equal_fresh_ones(data: st.DataObject, text: str, p: int) -> None:
     """The scanner remembers its decision for a short text per parser state; asked again at
     any offset of any text, the remembered answer is the one a fresh decision gives."""
-    from callsieve._blocks.capture import Capture, CaptureContext
+    from callsieve._blocks.capture import Capture, CaptureContext, HeldTail
     from callsieve._blocks.lessons import Lessons
 
     spec = data.draw(st.sampled_from([s for s in GRAMMAR.states.values() if s.bounded]))
     cap = object.__new__(Capture)
     cap.ctx = CaptureContext(GRAMMAR, {}, Lessons(), None)
+    cap.held = HeldTail()
     cap.spec = spec
     buf = data.draw(_SHELL_TEXT) + text
     p = min(p, len(buf) - 1)
@@ -368,7 +369,7 @@ def test_remembered_decisions_equal_fresh_ones(data: st.DataObject, text: str, p
         got = cap._token_at(buf, p, False)
         want = decide(spec, buf, p, False)
         assert got[0] is want[0] and got[1] == want[1] and got[3:] == want[3:]
-        assert cap.pending is want[4]
+        assert cap.held.pending is want[4]
         if want[2] is not None:
             assert (got[2].type, str(got[2]), getattr(got[2], "groups", None)) == (
                 want[2].type,

@@ -56,6 +56,8 @@ __all__ = [
     "Capture",
     "CaptureContext",
     "Checkpoints",
+    "HeldTail",
+    "Repair",
 ]
 
 VIABLE = 0
@@ -125,6 +127,61 @@ class Checkpoints:
         self.stacks.append(stack)
 
 
+class Repair:
+    """The loose-CDATA repair's state in a capture (``_blocks.repair``): the parser snapshot
+    at the last CDATA opener, whether the capture may repair, and what a trial found."""
+
+    __slots__ = ("leftover", "limited", "may_repair", "probe", "snap")
+
+    def __init__(self, may_repair: bool = True, probe: bool = False) -> None:
+        self.snap: tuple[Any, int, int, int] | None = None  # (parser, length, calls, diags)
+        self.may_repair = may_repair  # False in a repair's trial: one CDATA is closed
+        self.probe = probe  # a trial that only finds out whether the block would complete
+        self.limited = False  # it failed, or a repair trial did, over max_block_chars
+        # Text after the block that the repair read from a copy of the block (a block begun
+        # in an earlier chunk): the sieve goes on with it. None: no such text.
+        self.leftover: str | None = None
+
+    def opened(self, snapshot: Any, length: int, calls: int, diags: int) -> None:
+        """A CDATA opened: the snapshot a repair starts its trials from."""
+        self.snap = (snapshot, length, calls, diags)
+
+    def closed(self) -> None:
+        """The CDATA closed: nothing to repair."""
+        self.snap = None
+
+    def forbid(self) -> None:
+        """This capture may not repair (a trial, or a block the sieve cannot re-read)."""
+        self.may_repair = False
+
+    def over_limit(self, trial: bool = True) -> None:
+        """The capture, or one of its trials, went over ``max_block_chars``."""
+        self.limited = self.limited or trial
+
+    def read_on(self, text: str) -> None:
+        """The repaired block ended in a copy; ``text`` follows it."""
+        self.leftover = text
+
+
+class HeldTail:
+    """What the capture's held tail is: a bounded token cut by the chunk boundary
+    (``waiting``), and the one terminal it may become (``pending``; None: several, or none)."""
+
+    __slots__ = ("pending", "waiting")
+
+    def __init__(self) -> None:
+        self.waiting = False
+        self.pending: TokenSpec | None = None
+
+    def decided(self, pending: TokenSpec | None) -> None:
+        """The scanner decided at a token boundary; ``pending``: what a held tail may become."""
+        self.pending = pending
+
+    def cut(self, waiting: bool = True) -> None:
+        """The tail is (or, ``waiting`` False, is no longer) a token cut by the boundary."""
+        self.waiting = waiting
+
+
 class CaptureContext(NamedTuple):
     """What the captures of one sieve share, given to each at construction."""
 
@@ -137,32 +194,28 @@ class CaptureContext(NamedTuple):
 class Capture:
     """The state of one block being captured. Created at an entry token in prose; read by
     the sieve through ``scan``, ``cut_at``, ``raw_text`` and the fields documented below,
-    which only the capture (and ``_blocks.repair``, its end-of-input half) writes."""
+    which only the capture (and ``_blocks.repair``, its end-of-input half) writes. Its parts
+    own their own fields: ``record`` (``BlockRecord``), ``checks`` (``Checkpoints``),
+    ``repair`` (``Repair``), ``held`` (``HeldTail``) and ``run_text`` (``RunText``)."""
 
     __slots__ = (
         "args",
-        "leftover",
-        "waiting",
-        "pending",
+        "held",
         "checks",
         "dialect",
         "failure",
         "ctx",
         "ip",
         "last_value",
-        "limited",
-        "may_repair",
         "opener_len",
-        "probe",
         "ps",
         "ran",
         "raw",
         "raw_len",
         "record",
         "run",
-        "run_start",
         "run_text",
-        "snap",
+        "repair",
         "spec",
         "start",
         "strict",
@@ -189,25 +242,17 @@ class Capture:
         self.raw: list[str] = [opener]
         self.raw_len = len(opener)
         self.run: RunTerminal | None = None
-        self.run_start = 0  # the offset the current run began at
         # The current run's text (``RunText``: the sieve's run hot path appends to it
         # through ``run_budget``, and ``took`` counts that).
         self.run_text = RunText()
         #: its calls, repairs and diagnostics (``BlockLife`` makes the events of them)
         self.record = BlockRecord()
         self.last_value = opener
-        self.snap: tuple[Any, int, int, int] | None = None
         self.checks = Checkpoints()  # for the lessons, if it fails (``_blocks.lessons``)
         self.failure = ""
-        self.limited = False  # it failed, or a repair trial did, over max_block_chars
-        self.may_repair = True  # False in a loose-CDATA repair's trial: one CDATA is closed
-        self.probe = False  # a trial that only finds out whether the block would complete
-        # Text after the block that the loose-CDATA repair read from a copy of the block
-        # (a block begun in an earlier chunk): the sieve goes on with it. None: no such text.
-        self.leftover: str | None = None
+        self.repair = Repair()  # the loose-CDATA repair's state (``_blocks.repair``)
         self.ran = False  # a balanced run ended before the next token (``_settle``)
-        self.waiting = False  # the held tail is a bounded token cut by the chunk boundary
-        self.pending: TokenSpec | None = None  # ... and the one terminal it may become
+        self.held = HeldTail()  # what the held tail is (``scan``, ``cut_at``)
         if entry.synthetic is not None:
             self.record.repairs.append(MISSING_OPENER)
             self.ps.feed_token(new_token(Token, entry.synthetic, ""))
@@ -268,16 +313,16 @@ class Capture:
         return FAILED
 
     def too_long(self, limit: int) -> int:
-        self.limited = True
+        self.repair.over_limit()
         return self.fail(too_long(limit))
 
     def learn(self) -> None:
         """A failed capture: note its checkpoints, unless where it began could matter (over
         ``max_block_chars``). A missing-wrapper capture's failure holds for such captures
         only: it may have failed on stray text that a wrapped block ignores."""
-        if self.limited:
+        if self.repair.limited:
             return
-        flags = (0 if self.strict else ANY_CAPTURE) | (REPAIRABLE if self.may_repair else 0)
+        flags = (0 if self.strict else ANY_CAPTURE) | (REPAIRABLE if self.repair.may_repair else 0)
         self.ctx.lessons.learn(self.checks.at, self.checks.stacks, flags, self.failure)
 
     def _feed(self, tok: Token, after_run: bool = False) -> int:
@@ -305,17 +350,19 @@ class Capture:
             at = self.start + self.raw_len - len(value)
             stack = lessons.stack_key(self.ps.state_stack)
             if lessons.fails:
-                why = lessons.doomed(at, stack, self.strict, self.may_repair)
+                why = lessons.doomed(at, stack, self.strict, self.repair.may_repair)
                 if why is not None:
                     return self.fail(f"{why} (as a block read before found, from offset {at})")
             self.checks.note(at, stack)
         if name == CDATA_OPEN:
-            if self.may_repair:
+            if self.repair.may_repair:
                 snapshot = self.ctx.g.parser.fork_parser(self.ip)
                 record = self.record
-                self.snap = (snapshot, self.raw_len, len(record.calls), len(record.diagnostics))
+                self.repair.opened(
+                    snapshot, self.raw_len, len(record.calls), len(record.diagnostics)
+                )
         elif name == CDATA_CLOSE:
-            self.snap = None
+            self.repair.closed()
         if (
             spec.call_rule is not None
             and self._call_done(spec.call_rule, self.ps.value_stack) == FAILED
@@ -328,7 +375,7 @@ class Capture:
         value stack, or the copy ``_end_call`` reduces): build it and assemble it (its tree
         is built here; the parser's own callback for it discards it); FAILED if it cannot be
         built. A probe builds nothing."""
-        if self.probe:  # only whether the block completes matters
+        if self.repair.probe:  # only whether the block completes matters
             return VIABLE
         args = self.args
         g = self.ctx.g
@@ -435,7 +482,7 @@ class Capture:
         """The scanner's one decision at ``buf[p]`` (see ``decide``), remembered per parser
         state for short texts: a tag cut by chunk boundaries is asked about again with each
         chunk, and the tags of a dialect are few, so most answers are found, not computed.
-        ``pending`` is left as the one terminal a held tail may become (None: several, or
+        ``held.pending`` is left as the one terminal a held tail may become (None: several, or
         none)."""
         spec = self.spec
         if final or len(buf) - p > DECISION_SPAN:
@@ -449,13 +496,13 @@ class Capture:
                 self.ctx.g.remember(memo, key, d)
             else:
                 d = hit
-        self.pending = d[4]
+        self.held.decided(d[4])
         return d
 
     def cut_at(self, text: str, p: int) -> bool:
         """Would ``scan``, at ``text[p]``, hold the rest as a tag cut by the end of ``text``?
         Its decision there, without feeding anything: for a held tag plus new characters
-        (``p`` = 0), or where the current run stops. (``pending`` is left as for ``scan``.)"""
+        (``p`` = 0), or where the current run stops. (``held.pending`` is left as for ``scan``.)"""
         return self._token_at(text, p, False)[3]
 
     def _stray(self) -> int:
@@ -478,7 +525,8 @@ class Capture:
         ``_stop_in_run``), or the start of the parser state's run (``_start_run``; where the
         state may end and nothing goes on with the block, it ends)."""
         n = len(buf)
-        self.waiting = False
+        held = self.held
+        held.cut(False)
         seg = p  # where the current run's stretch in buf began (when a run is on)
         status = VIABLE
         while True:
@@ -503,7 +551,7 @@ class Capture:
                     return status, p
                 continue
             if cut:  # a tag cut by the end of the buffer: hold it
-                self.waiting = True
+                held.cut()
                 break
             if run is not None:  # no token starts here
                 status = self._stop_in_run(run, buf, seg, p)
@@ -547,18 +595,18 @@ class Capture:
         joined). Why this capture fails then, without reading the run: in a failed block
         holding an unclosed CDATA, every later capture's run reaches the same far stop."""
         lessons = self.ctx.lessons
-        z = lessons.stop_from(run, self.run_start)
+        z = lessons.stop_from(run, self.run_text.start)
         if z < 0:
             return None
         stack = lessons.stack_key(self.ps.state_stack)
-        why = lessons.doomed(z, stack, self.strict, self.may_repair)
+        why = lessons.doomed(z, stack, self.strict, self.repair.may_repair)
         return None if why is None else f"{why} (as a block read before found, from offset {z})"
 
     def _end_of_input(self, buf: str, p: int, status: int) -> int:
         """The scan stopped with ``status`` at the end of the input: if VIABLE, where the
         block's state may end and no tag is held, the block ends there — unless a run is on
         that is not a hard one read to the end (VIABLE: the end-of-input repair decides)."""
-        if status != VIABLE or not self.spec.end_ok or self.waiting:
+        if status != VIABLE or not self.spec.end_ok or self.held.waiting:
             return status
         run = self.run
         if run is None:
@@ -581,7 +629,7 @@ class Capture:
             run.base = self.start + self.raw_len - p
             s, is_tail = run.read(buf, p), False
             if s < 0:
-                return self.fail(json_body_failed(self.run_start, run.why)), p, True
+                return self.fail(json_body_failed(self.run_text.start, run.why)), p, True
             spec = self.spec
             if run.done and (
                 spec.default_rule is not None or spec.call_rule is not None or spec.end_ok
@@ -615,7 +663,7 @@ class Capture:
                 return self.too_long(limit), p, True
         if s == len(buf) or is_tail:
             if final and not run.balanced:
-                self.ctx.lessons.ran_to_end(run, self.spec, self.run_start)
+                self.ctx.lessons.ran_to_end(run, self.spec, self.run_text.start)
             return VIABLE, p, True
         return VIABLE, p, False
 
@@ -669,17 +717,17 @@ class Capture:
         except LarkError:
             return self._unexpected("text", buf, p)
         self.spec = self.ctx.g.states[self.ps.state_stack[-1]]
-        self.run_start = self.start + self.raw_len
+        run_start = self.start + self.raw_len
+        self.run_text.new_run(run_start)
         if self.ctx.lessons.fails and not run.balanced:
             why = self._doomed_run(run)
             if why is not None:
                 return self.fail(why)
         self.run = (
-            JsonRun(run, self.ctx.lessons.walks, self.run_start)
+            JsonRun(run, self.ctx.lessons.walks, run_start)
             if isinstance(run, BalancedSpec)
             else run
         )
-        self.run_text.new_run()
         if self.args is not None:  # (the state inside the run: a CDATA string's guard)
             stack = self.ps.state_stack
             self.args.feed(

@@ -193,7 +193,7 @@ class BlockLife:
         if reasoning is not None:
             # No loose-CDATA repair inside reasoning: a CDATA a thought left open would be
             # closed wherever one can be, past the </think> and into the answer.
-            cap.may_repair = False
+            cap.repair.forbid()
         return cap
 
     def _begin(self, entry: EntrySpec, start: int, reasoning: str | None) -> None:

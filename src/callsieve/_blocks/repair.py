@@ -26,7 +26,7 @@ from lark.exceptions import LarkError
 
 from .._grammar.names import CDATA_CLOSE, CDATA_OPEN, CDATA_RUN
 from .._scan.cursor import RunText
-from .capture import COMPLETE, VIABLE, Capture, Checkpoints
+from .capture import COMPLETE, VIABLE, BlockRecord, Capture, Checkpoints, HeldTail, Repair
 from .messages import INPUT_ENDED
 
 __all__ = ["LOOSE_CDATA", "MAX_CUTS", "finish", "scan_to_end"]
@@ -48,17 +48,17 @@ def finish(cap: Capture, buf: str, p: int, limit: int) -> tuple[int, int]:
     """The input ended inside ``cap``'s block. ``buf`` runs to the end of the input and
     the capture has read it up to ``p`` (the rest, if any, is its current run's, known to
     reach the end). ``(COMPLETE, where the block ended in buf)`` after a repair (with
-    ``cap.leftover`` set when that place is not in ``buf``), else ``(FAILED, p)``."""
+    ``cap.repair.leftover`` set when that place is not in ``buf``), else ``(FAILED, p)``."""
     n = len(buf)
     if cap.raw_len + (n - p) > limit:
         return cap.too_long(limit), p
     run = cap.run
-    if run is None or run.name != CDATA_RUN or cap.snap is None or not cap.may_repair:
+    if run is None or run.name != CDATA_RUN or cap.repair.snap is None or not cap.repair.may_repair:
         why = INPUT_ENDED
         if p < n:
             why += f" (its text from offset {cap.start + cap.raw_len} on is one run to the end)"
         return cap.fail(why), p
-    snap_ip, snap_len, snap_calls, snap_diags = cap.snap
+    snap_ip, snap_len, snap_calls, snap_diags = cap.repair.snap
     content = cap.start + snap_len  # the offset where the CDATA's text begins
     buf_base = cap.start + cap.raw_len - p  # the offset of buf[0]
     if content >= buf_base:
@@ -79,10 +79,9 @@ def finish(cap: Capture, buf: str, p: int, limit: int) -> tuple[int, int]:
         trial = _trial(cap, snap_ip, snap_calls, snap_diags, cut, None)
         if trial is None:
             continue
-        trial.probe = True
         status, q = scan_to_end(trial, text, cut - base, limit)
         if status != COMPLETE:
-            cap.limited = cap.limited or trial.limited
+            cap.repair.over_limit(trial.repair.limited)
             trial.learn()
             continue
         # It completes: read it again for real, with the CDATA's text and every call.
@@ -103,7 +102,7 @@ def finish(cap: Capture, buf: str, p: int, limit: int) -> tuple[int, int]:
         cap.record.repairs.append(LOOSE_CDATA)
         if text is buf:
             return COMPLETE, q
-        cap.leftover = text[q:]  # what follows the block, read from the copy
+        cap.repair.read_on(text[q:])  # what follows the block, read from the copy
         return COMPLETE, n
     return cap.fail("the input ended inside CDATA and no closing tag lets it parse"), p
 
@@ -116,7 +115,9 @@ def _trial(
     builds values; None: a probe). None if the parser takes no CDATA close there."""
     assert cap.run is not None
     raw = [] if real is None else [real[0], real[1]]
-    trial = _fork(cap, snap_ip, raw, cut - cap.start, ncalls, ndiags)
+    # (trial.raw's first piece holds the calls its record keeps)
+    record = cap.record.trial(ncalls, ndiags)
+    trial = _fork(cap, snap_ip, raw, cut - cap.start, record, Repair(False, real is None))
     # Lark's tree builder extends a left-recursive list's children in place: each trial gets
     # its own lists, or one trial's parameters would show up in the next one's call.
     values = trial.ps.value_stack
@@ -133,24 +134,35 @@ def _trial(
 
 
 def _fork(
-    cap: Capture, snap_ip: Any, raw: list[str], raw_len: int, ncalls: int, ndiags: int
+    cap: Capture, snap_ip: Any, raw: list[str], raw_len: int, record: BlockRecord, repair: Repair
 ) -> Capture:
     """A capture that goes on from the parser snapshot ``snap_ip`` with ``raw`` (of
-    ``raw_len`` characters) read: a trial of ``cap``'s repair. (The repair is the capture's
-    end-of-input half: it alone, besides ``Capture``, sets a capture's fields.)"""
+    ``raw_len`` characters) read: a trial of ``cap``'s repair, with its own ``record`` and
+    ``repair`` state. (The repair is the capture's end-of-input half: it alone, besides ``Capture``,
+    sets a capture's fields.) Cloned by parts: the entry's facts are shared; the parser, the
+    text, the run, the record and the checkpoints are the trial's own."""
     twin = object.__new__(Capture)
-    for name in Capture.__slots__:
-        setattr(twin, name, getattr(cap, name))
+    # What the trial shares with the capture: what it reads and the entry it began at.
+    twin.ctx = cap.ctx
+    twin.start = cap.start
+    twin.dialect = cap.dialect
+    twin.opener_len = cap.opener_len
+    twin.strict = cap.strict
+    twin.last_value = cap.last_value
+    twin.failure = cap.failure
+    twin.spec = cap.spec
+    twin.ran = False
+    # Its own parts.
     twin.ip = cap.ctx.g.parser.fork_parser(snap_ip)
     twin.ps = twin.ip.parser_state
     twin.raw = raw
     twin.raw_len = raw_len
     twin.run = None
     twin.run_text = RunText()  # (empty: the trial's CDATA is closed, its run is over)
-    twin.record = cap.record.trial(ncalls, ndiags)  # (twin.raw's first piece holds its calls)
+    twin.record = record
     twin.checks = Checkpoints()
-    twin.snap = None
-    twin.may_repair = False
+    twin.repair = repair
+    twin.held = HeldTail()
     twin.args = None  # (a trial streams nothing: the end of the input settles its calls)
     return twin
 

@@ -35,14 +35,15 @@ _LIVE = FenceState.LIVE
 class RunText:
     """The text of a capture's current run, in pieces, and its one writer. The capture adds
     each stretch it reads (``add_piece``, counted as it reads it) and starts every run empty
-    (``new_run``); the sieve's run hot path appends the chunks it takes through the
+    (``new_run``, which notes where it began: ``start``); the sieve's run hot path appends the chunks it takes through the
     ``budget`` (bound appends: a pop and a call per chunk), which ``count`` counts, in bulk.
     Each capture has its own (a repair's trial too). Read as ``pieces``."""
 
-    __slots__ = ("pieces", "run_live", "_mark")
+    __slots__ = ("pieces", "run_live", "start", "_mark")
 
     def __init__(self) -> None:
         self.pieces: list[str] = []
+        self.start = 0  # the offset the current run began at
         #: The hot path's budget: bound appends, at most ``HOT_BUDGET`` chunks uncounted.
         self.run_live: list[Callable[[str], None]] = []
         self._mark = 0  # pieces[:_mark] are counted; the hot path appended the others
@@ -51,7 +52,9 @@ class RunText:
         self.pieces.append(piece)
         self._mark = len(self.pieces)
 
-    def new_run(self) -> None:
+    def new_run(self, start: int = 0) -> None:
+        """Begin a run at offset ``start``, or end one (empty)."""
+        self.start = start
         self.pieces.clear()
         self._mark = 0
 

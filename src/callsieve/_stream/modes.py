@@ -236,7 +236,7 @@ def next_mode(cap: Capture | None, held: str, candidate: bool, home: Mode) -> Mo
     stray text, which it checks itself), else MACHINE."""
     if cap is None:
         return CANDIDATE if candidate and home is not BEFORE_TEXT else home
-    if cap.waiting and held:
+    if cap.held.waiting and held:
         return CUT_TAG
     run = cap.run
     if run is not None and not (cap.strict and run.name == STRAY_RUN):

@@ -378,7 +378,7 @@ class SieveMachine(LifeView):
             cap = self._cap
             assert cap is not None
             held = len(self._cur.held)
-            one = cap.pending
+            one = cap.held.pending
             if one is not None and one.end_probe is not None:
                 self._cut_probe, self._cut_room = one.end_probe, one.width - held
             else:
@@ -775,8 +775,9 @@ class SieveMachine(LifeView):
         events += [Reasoning(raw)] if life.in_reasoning == "text" else done
         self._end_thought(life)
         self._cur.passed(raw, len(raw))  # (so the tail again stands before buf[pos])
-        if cap.leftover is not None:  # a repair read on from a copy of the block
-            return cap.leftover, cap.start + cap.raw_len, 0, 0
+        leftover = cap.repair.leftover
+        if leftover is not None:  # a repair read on from a copy of the block
+            return leftover, cap.start + cap.raw_len, 0, 0
         return buf, base, p, p
 
 
