@@ -245,12 +245,8 @@ def _after_run(g: CompiledGrammar, k: int, path: tuple[str, ...]) -> StateSpec |
     placeholder and, where ``Capture._read_run`` settles the run (a call or the block may
     end with it), the default reductions ``Capture._settle`` makes. Derived once by feeding a
     parser what a capture feeds it. None where the parser refuses that."""
-    entry = g.entries[k]
-    ps = g.parser.new_parser().parser_state
     try:
-        if entry.synthetic is not None:
-            ps.feed_token(Token(entry.synthetic, ""))
-        ps.feed_token(Token(entry.terminal, ""))
+        ps = g.entered(g.entries[k])
         for name in path:
             ps.feed_token(Token(name, ""))
         run = g.states[ps.state_stack[-1]].run

@@ -200,13 +200,19 @@ class CompiledGrammar:
         self._openings[key] = plan  # (the same answer whoever stores it first: no lock needed)
         return plan
 
-    def _opening(self, entry: EntrySpec, path: tuple[str, ...]) -> Opening | None:
+    def entered(self, entry: EntrySpec) -> Any:
+        """A new parser's state after ``entry``'s opener: what a capture of it feeds first
+        (its synthetic token, if any, then the opener). Raises Lark's error where refused."""
         ps = self.parser.new_parser().parser_state
+        if entry.synthetic is not None:
+            ps.feed_token(Token(entry.synthetic, ""))
+        ps.feed_token(Token(entry.terminal, ""))
+        return ps
+
+    def _opening(self, entry: EntrySpec, path: tuple[str, ...]) -> Opening | None:
         call_openers = self.openers.call_openers
         try:
-            if entry.synthetic is not None:
-                ps.feed_token(Token(entry.synthetic, ""))
-            ps.feed_token(Token(entry.terminal, ""))
+            ps = self.entered(entry)
             for name in path:
                 ps.feed_token(Token(name, ""))
                 if name in call_openers or name == CDATA_OPEN:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import collections
 import functools
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from .._base import re_internals as _re
@@ -227,17 +228,9 @@ def _tagless(a: EntryAutomaton, classes: tuple[Chars, ...], close: str, no_start
     break that ``close`` would take, for seed_oss) and ``no_start``: a value without them
     always reads back."""
     ends = NOTHING
-    seen: set[State] = {frozenset()}
-    todo = [frozenset[int]()]
-    while todo:
-        state = todo.pop()
-        for cls in classes:
-            nxt = _step(a, state, chr(cls.ranges[0][0]))
-            if nxt is None:
-                ends = ends | cls
-            elif nxt not in seen:
-                seen.add(nxt)
-                todo.append(nxt)
+    for cls, nxt in _moves(a, classes):
+        if nxt is None:
+            ends = ends | cls
     out = ends | no_start
     for _ in classes:
         bad = _bad_end(a, [c for c in classes if not (c & out)], close)
@@ -249,18 +242,25 @@ def _tagless(a: EntryAutomaton, classes: tuple[Chars, ...], close: str, no_start
 
 def _bad_end(a: EntryAutomaton, classes: list[Chars], close: str) -> Chars | None:
     """A class that leads to a value ``close`` would cut short (None: none does)."""
+    for cls, nxt in _moves(a, classes):
+        if nxt is None or not _ends(a, nxt, close):
+            return cls
+    return None
+
+
+def _moves(a: EntryAutomaton, classes: Sequence[Chars]) -> Iterator[tuple[Chars, State | None]]:
+    """Each move of ``a`` on a class from a state a value reaches, the start first: the class
+    and where it goes (None: a token completes there). Each state is left once."""
     seen: set[State] = {frozenset()}
     todo = [frozenset[int]()]
     while todo:
         state = todo.pop()
         for cls in classes:
             nxt = _step(a, state, chr(cls.ranges[0][0]))
-            if nxt is None or not _ends(a, nxt, close):
-                return cls
-            if nxt not in seen:
+            yield cls, nxt
+            if nxt is not None and nxt not in seen:
                 seen.add(nxt)
                 todo.append(nxt)
-    return None
 
 
 def _language(a: EntryAutomaton, classes: tuple[Chars, ...], close: str, no_start: Chars) -> Node:
