@@ -35,8 +35,8 @@ from typing import Any
 
 from ._base.errors import ConfigurationError
 from ._config import options as _options
-from ._config.model_dir import dialect_for_model_dir
 from ._grammar.files import resolve_dialects
+from ._model_dir import dialect_for_model_dir
 
 __all__ = ["SERVER_MISSING", "add_serve", "run_serve", "serve_settings", "with_model_dir"]
 
