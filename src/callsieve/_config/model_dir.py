@@ -167,16 +167,18 @@ def read_model_dir(
     except ConfigurationError as exc:
         raise ConfigurationError(f"{root}: {exc}. {_WHAT_TO_DO}") from None
     if found is None:
+        tried = _RENDERED if render is not None else _NOT_RENDERED
         raise ConfigurationError(
-            f"{root}: no response_template, and no dialect's markers are in its chat "
-            f"template{'' if render else _NOT_RENDERED}. {_WHAT_TO_DO}"
+            f"{root}: no response_template; no dialect's markers are in its chat template, "
+            f"{tried}, and its tool list names none. {_WHAT_TO_DO}"
         )
     log.info("%s: %s", root, found.why)
     return found
 
 
+_RENDERED = "no dialect reads its rendering of a sample call"
 _NOT_RENDERED = (
-    " (its rendering of a sample call was not tried: that needs jinja2, "
+    "its rendering of a sample call was not tried (that needs jinja2: "
     "pip install 'callsieve[draft]')"
 )
 _WHAT_TO_DO = (
