@@ -273,6 +273,27 @@ def test_without_jinja2_the_markers_decide_and_the_error_says_so(tmp_path: Path)
     assert "needs jinja2" in proc.stderr and "callsieve[draft]" in proc.stderr
 
 
+def test_tool_lists_of_two_dialects_alike_are_an_error_naming_them(tmp_path: Path) -> None:
+    """Two dialects of one's own, each with tool-list tags no other spells, both in the
+    template, equally many and long: a tie, never a guess."""
+    grammars = tmp_path / "grammars"
+    (grammars / "spelling").mkdir(parents=True)
+    for twin in ("alph", "beta"):
+        for sub in ("", "spelling/"):
+            text = (ROOT / "grammar" / f"{sub}phi4_mini.lark").read_text(encoding="utf-8")
+            text = text.replace("phi4_mini", f"{twin}_x").replace("PHI4", twin.upper())
+            text = text.replace("<|tool|>", f"<|{twin}|>").replace("<|/tool|>", f"<|/{twin}|>")
+            (grammars / f"{sub}{twin}_x.lark").write_text(text, encoding="utf-8")
+    source = "{{ '<|alph|>' + '<|beta|>' }}{{ tools | tojson }}{{ '<|/alph|><|/beta|>' }}"
+    model = tmp_path / "model"
+    model.mkdir()
+    with pytest.raises(ConfigurationError, match="tool-list markers of several dialects"):
+        dialect_for_model_dir(folder(model, source, True), grammar_dirs=(str(grammars),))
+    one = source.replace("'<|beta|>'", "''").replace("<|/beta|>", "")
+    found = dialect_for_model_dir(folder(model, one, True), grammar_dirs=(str(grammars),))
+    assert found.dialects == ("alph_x",) and "tool list's markers" in found.why
+
+
 @pytest.mark.parametrize("name", sorted({*RENDERED, *TOOL_LIST}))
 def test_vllm_auto_reads_the_folder_as_serve_does(
     tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch
