@@ -35,13 +35,14 @@ from ._base.events import (
     ToolCalls,
 )
 from ._config.metrics import Metrics, aggregate_metrics
-from ._config.model_dir import ModelDirDialect, dialect_for_model_dir
+from ._config.model_dir import ModelDirDialect
 from ._config.policy import Rejection
 from ._config.response_template import ResponseTemplateDialect, dialect_from_response_template
 from ._facade.results import ParseResult, parse
 from ._facade.sieve import Sieve
 from ._grammar.compiled import DEFAULT_DIALECTS, available_dialects
 from ._grammar.files import dialects
+from ._model_dir import dialect_for_model_dir
 from ._sanitizer.leaks import LeakFilter, sanitize_leaked_output
 from ._stream.sieve import SieveState, new_call_id
 

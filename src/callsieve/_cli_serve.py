@@ -11,8 +11,8 @@ connections' limits (``--header-timeout``, ``--body-timeout``, ``--keepalive-tim
 ``--send-timeout``, ``--max-connections``, ``--upstream-max-connections``), the upstream's deadlines
 (``--connect-timeout``, ``--first-byte-timeout``, ``--idle-timeout``, ``--total-timeout``),
 ``--on-abort`` (the renderers' choice when a streamed call aborts), ``--config FILE`` (TOML;
-its ``[models]`` table has no flags), ``--model-dir DIR`` (the dialect a model's folder
-names: ``with_model_dir``), and the sieve's options (``--early-emit``,
+its ``[models]`` table has no flags), ``--model-dir DIR`` (or ``[server] model_dir``: the
+dialect a model's folder names, ``with_model_dir``), and the sieve's options (``--early-emit``,
 ``--dialects``, and ``--sieve-option NAME=JSON`` for any other option the installed callsieve
 has). ``serve_settings(args, load_toml)`` merges the config file and the flags (a flag wins;
 sieve options merge key by key); ``run_serve(args)`` imports the server, builds its
@@ -35,8 +35,8 @@ from typing import Any
 
 from ._base.errors import ConfigurationError
 from ._config import options as _options
-from ._config.model_dir import dialect_for_model_dir
 from ._grammar.files import resolve_dialects
+from ._model_dir import dialect_for_model_dir
 
 __all__ = ["SERVER_MISSING", "add_serve", "run_serve", "serve_settings", "with_model_dir"]
 
@@ -249,8 +249,13 @@ def serve_settings(
                 f"--sieve-option {name}: not a JSON value: {value!r}"
             ) from None
     settings["sieve"] = sieve
+    folder = settings.pop("model_dir", None)  # ([server] model_dir; the flag wins)
     if args.model_dir is not None:
-        settings = with_model_dir(settings, args.model_dir)
+        folder = args.model_dir
+    if folder is not None and not isinstance(folder, str):
+        raise ConfigurationError(f"[server] model_dir: expected a folder's path, got {folder!r}")
+    if folder is not None:
+        settings = with_model_dir(settings, folder)
     return settings
 
 

@@ -64,6 +64,12 @@ REPR_ARGS = """{%- for m in messages -%}{{ m.content or '' }}
 {%- for c in m.tool_calls or [] %}<tc>{"name": "{{ c.function.name }}", "arguments": \
 {{ c.function.arguments }}}</tc>{% endfor -%}{%- endfor -%}"""
 
+#: A made-up sectioned family: plural words in its tags, a namespace before each name.
+NS = """{%- for m in messages -%}{{ m.content or '' }}
+{%- if m.tool_calls %}<|zeta_calls_begin|>{% for c in m.tool_calls %}<|zeta_call|>\
+tools.{{ c.function.name }}<|zeta_args|>{{ c.function.arguments | tojson }}<|zeta_end|>\
+{% endfor %}<|zeta_calls_end|>{% endif %}{%- endfor -%}"""
+
 #: Writes every value as it is: objects as Python repr.
 REPR = ACME.replace("v if v is string else v | tojson", "v")
 
@@ -155,6 +161,23 @@ class TestDrafting:
         text = "＜acme:calls >\n<call  name='f' id=\"7\"><arg name=k>v</arg></call></acme:calls>"
         result = parse(text, dialects=["draft_acme"], grammar_dirs=[str(tmp_path)])
         assert [(c.name, c.input) for c in result.calls] == [("f", {"k": "v"})]
+
+    def test_a_plural_s_and_a_namespace_before_the_name_may_be_left_out(
+        self, tmp_path: Path
+    ) -> None:
+        """Models write ``zeta_call_begin`` for ``zeta_calls_begin``, and drop ``tools.``."""
+        d = _draft(NS, "draft_ns")
+        write(d, tmp_path)
+        assert [r.what for r, ok in d.check() if not ok] == []
+        for text in (
+            '<|zeta_call_begin|><|zeta_call|>f<|zeta_args|>{"k": 1}<|zeta_end|><|zeta_call_end|>',
+            (
+                '<|zeta_calls_begin|><|zeta_call|>tools.f<|zeta_args|>{"k": 1}<|zeta_end|>'
+                "<|zeta_calls_end|>"
+            ),
+        ):
+            result = parse(text, dialects=["draft_ns"], grammar_dirs=[str(tmp_path)])
+            assert [(c.name, c.input) for c in result.calls] == [("f", {"k": 1})], text
 
     def test_a_value_left_open_is_closed_at_the_next_tag_and_recorded(self, tmp_path: Path) -> None:
         d = _draft(ACME)

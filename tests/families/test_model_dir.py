@@ -4,14 +4,17 @@ docs/model-metadata.md).
 For every chat template in ``../shared/templates/chat/`` a model folder is built in
 ``tmp_path``: the template as ``chat_template`` in ``tokenizer_config.json``, or as
 ``chat_template.jinja``. The folder then names the dialect ``EXPECTED`` gives. Templates of
-families we do not have, and of ours whose template writes no call marker, are the error that
-says what to do. A ``response_template`` in the folder comes first. The templates are data
+families we do not have are the error that says what to do. Of ours, a template with no call
+marker is read by rendering a sample call (``RENDERED``) or by its tool list (``TOOL_LIST``). A ``response_template`` in the folder comes first. The templates are data
 from their vendors, read where they are and skipped cleanly when absent.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -98,17 +101,20 @@ SAME_FORMAT = {
     "poolside-Laguna-S-2.1": ("glm45", "hermes"),  # <arg_key>…</arg_key><arg_value>…
     "Cohere2MoE": ("command_r7b",),  # <|START_ACTION|>[{"tool_call_id": …}]<|END_ACTION|>
 }
-#: Our families whose template holds no marker of their calls: the error.
-NO_MARKER = {
-    "GigaChat3-10B-A1.8B": "GigaChat 3 writes a call as a 'function call' role turn",
-    "LFM2-8B-A1B": "the template writes no call (the model's text passes through)",
-    "LFM2.5-Instruct": "the template writes no call",
-    "llama-cpp-lfm2": "the template writes no call",
-    "meetkai-functionary-medium-v3.2": "its only marker is >>>, which holds no letter",
-    "meta-llama-Llama-3.2-3B-Instruct": "pythonic calls are a list of Python calls: no marker",
-    "microsoft-Phi-4-mini-instruct": "the template writes no functools[",
-    "llama-cpp-microsoft-Phi-4-mini-instruct": "<|tool_call|> is in phi4_mini's grammar only",
-    "tool_chat_template_xlam_qwen": "xLAM's calls are a bare JSON list: no marker",
+#: Our families whose template holds no marker of their calls. Its rendering of a sample call
+#: names the dialect (jinja2, the draft extra), else its tool list's markers.
+RENDERED = {
+    "GigaChat3-10B-A1.8B": ("gigachat3",),  # a 'function call' role turn after <|message_sep|>
+    "meetkai-functionary-medium-v3.2": ("functionary_v32",),  # >>>NAME\n{…}: '>>>' has no letter
+    "meta-llama-Llama-3.2-3B-Instruct": ("llama3_json",),  # the bare {"name", "parameters"}
+    "llama-cpp-microsoft-Phi-4-mini-instruct": ("phi4_mini",),  # <|tool_call|>{…}<|/tool_call|>
+    "tool_chat_template_xlam_qwen": ("xlam",),  # a bare JSON list; json reads it too, less near
+}
+TOOL_LIST = {
+    "LFM2-8B-A1B": ("lfm2",),  # List of tools: <|tool_list_start|>[…]<|tool_list_end|>
+    "llama-cpp-lfm2": ("lfm2",),
+    "LFM2.5-Instruct": ("lfm2",),  # List of tools: [ (the words, without the tokens)
+    "microsoft-Phi-4-mini-instruct": ("phi4_mini",),  # <|tool|>…<|/tool|>
 }
 #: Families we do not have: the error.
 NOT_OURS = {
@@ -121,7 +127,8 @@ NOT_OURS = {
 EXPECTED: dict[str, tuple[str, ...] | None] = {
     **OURS,
     **SAME_FORMAT,
-    **dict.fromkeys(NO_MARKER),
+    **RENDERED,
+    **TOOL_LIST,
     **dict.fromkeys(NOT_OURS),
 }
 
@@ -167,6 +174,10 @@ def test_a_model_folder_names_its_dialect(tmp_path: Path, name: str, as_file: bo
     assert found.dialects == want
     assert (found.source, found.grammar_dirs, found.reasoning) == ("chat_template", (), None)
     assert f"dialect {want[0]}" in found.why
+    if name in RENDERED:
+        assert "rendering of a sample call" in found.why
+    if name in TOOL_LIST:
+        assert "tool list's markers" in found.why
 
 
 def test_the_chosen_dialect_reads_its_own_calls(tmp_path: Path) -> None:
@@ -197,6 +208,107 @@ def test_a_folder_without_a_template_says_what_to_do(tmp_path: Path) -> None:
     (tmp_path / "tokenizer_config.json").write_text("{", encoding="utf-8")
     with pytest.raises(ConfigurationError, match="not a readable JSON file"):
         dialect_for_model_dir(tmp_path)
+
+
+# ---------------------------------------------------------------- a sample call's rendering
+
+#: A template with no marker: each turn's calls as one bare JSON list (xLAM's shape).
+BARE_LIST = (
+    "{% for m in messages %}{% if m.tool_calls %}"
+    "{{ m.tool_calls | map(attribute='function') | list | tojson }}"
+    "{% else %}{{ m.content }}{% endif %}{% endfor %}"
+)
+
+
+def test_the_nearest_writer_of_the_rendering_wins(tmp_path: Path) -> None:
+    """``json`` and ``xlam`` both read the bare list; ``xlam`` writes it as the template
+    does, so it wins, and its calls read back."""
+    found = dialect_for_model_dir(folder(tmp_path, BARE_LIST, as_file=True))
+    assert found.dialects == ("xlam",)
+    assert "rendering of a sample call" in found.why and "less specific: json" in found.why
+    calls = [{"name": "get_weather", "arguments": {"city": "Paris"}}]
+    text = format_calls(calls, dialect=found.dialect)
+    assert callsieve.parse(text, dialects=list(found.dialects)).calls[0].input == {"city": "Paris"}
+
+
+def test_equally_near_writers_are_an_error_naming_them(tmp_path: Path) -> None:
+    """A dialect of one's own that reads and writes as ``xlam`` does ties with it."""
+    grammars = tmp_path / "grammars"
+    (grammars / "spelling").mkdir(parents=True)
+    for sub in ("", "spelling/"):
+        text = (ROOT / "grammar" / f"{sub}xlam.lark").read_text(encoding="utf-8")
+        twin = text.replace("xlam", "twin").replace("XLAM", "TWIN")
+        (grammars / f"{sub}twin.lark").write_text(twin, encoding="utf-8")
+    model = tmp_path / "model"
+    model.mkdir()
+    with pytest.raises(ConfigurationError) as e:
+        dialect_for_model_dir(folder(model, BARE_LIST, True), grammar_dirs=(str(grammars),))
+    message = str(e.value)
+    assert "none writing the calls nearer" in message and "twin, xlam" in message
+    assert "--dialect" in message
+
+
+def test_without_jinja2_the_markers_decide_and_the_error_says_so(tmp_path: Path) -> None:
+    """Without the draft extra the rendering is skipped: the tool list still names
+    ``phi4_mini``; a template only its rendering names is an error that says why."""
+    tool_list = "{{ '<|system|><|tool|>' + tools | tojson + '<|/tool|><|end|>' }}"
+    for name, source in (("list", BARE_LIST), ("tools", tool_list)):
+        (tmp_path / name).mkdir()
+        folder(tmp_path / name, source, as_file=True)
+    code = (
+        "import sys\nsys.modules['jinja2'] = None\nimport callsieve\n"
+        f"print(callsieve.dialect_for_model_dir({str(tmp_path / 'tools')!r}).dialects)\n"
+        f"callsieve.dialect_for_model_dir({str(tmp_path / 'list')!r})\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
+        check=False,
+    )
+    assert proc.stdout.strip() == "('phi4_mini',)", proc.stderr
+    assert "ConfigurationError" in proc.stderr and "no dialect's markers" in proc.stderr
+    assert "needs jinja2" in proc.stderr and "callsieve[draft]" in proc.stderr
+
+
+def test_tool_lists_of_two_dialects_alike_are_an_error_naming_them(tmp_path: Path) -> None:
+    """Two dialects of one's own, each with tool-list tags no other spells, both in the
+    template, equally many and long: a tie, never a guess."""
+    grammars = tmp_path / "grammars"
+    (grammars / "spelling").mkdir(parents=True)
+    for twin in ("alph", "beta"):
+        for sub in ("", "spelling/"):
+            text = (ROOT / "grammar" / f"{sub}phi4_mini.lark").read_text(encoding="utf-8")
+            text = text.replace("phi4_mini", f"{twin}_x").replace("PHI4", twin.upper())
+            text = text.replace("<|tool|>", f"<|{twin}|>").replace("<|/tool|>", f"<|/{twin}|>")
+            (grammars / f"{sub}{twin}_x.lark").write_text(text, encoding="utf-8")
+    source = "{{ '<|alph|>' + '<|beta|>' }}{{ tools | tojson }}{{ '<|/alph|><|/beta|>' }}"
+    model = tmp_path / "model"
+    model.mkdir()
+    with pytest.raises(ConfigurationError, match="tool-list markers of several dialects"):
+        dialect_for_model_dir(folder(model, source, True), grammar_dirs=(str(grammars),))
+    one = source.replace("'<|beta|>'", "''").replace("<|/beta|>", "")
+    found = dialect_for_model_dir(folder(model, one, True), grammar_dirs=(str(grammars),))
+    assert found.dialects == ("alph_x",) and "tool list's markers" in found.why
+
+
+@pytest.mark.parametrize("name", sorted({*RENDERED, *TOOL_LIST}))
+def test_vllm_auto_reads_the_folder_as_serve_does(
+    tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """vLLM's ``callsieve_auto`` (``CALLSIEVE_MODEL_DIR``) names what ``serve --model-dir``
+    names: both call ``dialect_for_model_dir``."""
+    if not CHAT.is_dir():
+        pytest.skip("../shared/templates/chat is absent")
+    from callsieve.integrations.vllm._variants import ENV_MODEL_DIR, VARIANTS, resolved
+
+    source = (CHAT / f"{name}.jinja").read_text(encoding="utf-8")
+    model = folder(tmp_path, source, as_file=False)
+    monkeypatch.setenv(ENV_MODEL_DIR, str(model))
+    row = resolved(next(v for v in VARIANTS if v.name == "callsieve_auto"))
+    assert (row.dialects, row.writes) == (EXPECTED[name], dialect_for_model_dir(model).dialect)
 
 
 # ---------------------------------------------------------------- a response_template first

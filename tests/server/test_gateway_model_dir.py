@@ -19,6 +19,7 @@ from response_templates import FIXTURES
 from response_templates import template as fixture_template
 from test_gateway_cli import run_cli
 
+import callsieve
 from callsieve.prompt import format_calls, tool_instructions
 
 CHAT = ROOT.parent / "shared" / "templates" / "chat"
@@ -110,3 +111,34 @@ def test_an_explicit_dialect_is_taught_and_the_folder_read_too(tmp_path: Path) -
         )
     assert [c.function.name for c in out.choices[0].message.tool_calls or []] == ["get_weather"]
     assert tool_instructions(TOOLS, dialect="hermes") in model.requests[0]["messages"][0]["content"]
+
+
+def test_the_config_file_names_the_folder_and_the_flag_wins(tmp_path: Path) -> None:
+    """``[server] model_dir`` in the TOML file reads the folder as ``--model-dir`` does; the
+    flag, when given too, wins."""
+    from callsieve.__main__ import build_parser
+    from callsieve._cli_serve import serve_settings
+    from callsieve.server import ServerConfig, load_toml
+
+    coder = "{{ '<tool_call>\\n<function=' }}{{ '<parameter=' }}</parameter></function></tool_call>"
+    folder = model_dir(tmp_path, {"chat_template": coder})
+    other = tmp_path / "other"
+    other.mkdir()
+    hermes = '{{ "<tool_call>\\n" }}{"name": {{ n }}}{{ "\\n</tool_call>" }}'
+    (other / "tokenizer_config.json").write_text(json.dumps({"chat_template": hermes}), "utf-8")
+    config = tmp_path / "gateway.toml"
+    config.write_text(
+        f"[server]\nmodel_dir = {json.dumps(folder)}\n\n"
+        f"[replay]\ntranscript = {json.dumps(str(ROOT / 'examples' / 'transcript.txt'))}\n",
+        encoding="utf-8",
+    )
+    args = build_parser().parse_args(["serve", "--config", str(config)])
+    built = ServerConfig.build(**serve_settings(args, load_toml))
+    assert built.dialect == "qwen3_coder"
+    assert built.sieve["dialects"][-2:] == ["qwen3_coder", "hermes"]
+    args = build_parser().parse_args(["serve", "--config", str(config), "--model-dir", str(other)])
+    assert ServerConfig.build(**serve_settings(args, load_toml)).dialect == "hermes"
+    config.write_text("[server]\nmodel_dir = 3\n", encoding="utf-8")
+    args = build_parser().parse_args(["serve", "--config", str(config)])
+    with pytest.raises(callsieve.ConfigurationError, match=r"\[server\] model_dir"):
+        serve_settings(args, load_toml)

@@ -1,6 +1,6 @@
 """A model's folder (a Hugging Face checkpoint) read for the dialect its replies are in.
 
-What it does: ``dialect_for_model_dir(folder)`` looks in three places, in order.
+What it does: ``read_model_dir(folder, render=…)`` looks in five places, in order.
 
 1. A ``response_template`` in ``tokenizer_config.json`` (or ``chat_template.json``) is
    compiled (``dialect_from_response_template``) and written to a grammar folder.
@@ -12,10 +12,16 @@ What it does: ``dialect_for_model_dir(folder)`` looks in three places, in order.
    their length, then the share of its grammar's own literals found, then the listing order.
    A dialect that opens as the winner does, all its pieces among the winner's, is read
    too (Llama's JSON calls beside its built-in ones).
-3. Otherwise a ``ConfigurationError`` says what to do.
+3. Otherwise ``render`` (``callsieve.draft``'s ``by_rendering``, given from above: it needs
+   jinja2) renders a sample call with the template, and the dialect that reads it back wins.
+4. Otherwise the pieces of each dialect's tool list (``FUNCTIONS_OPEN``,
+   ``FUNCTIONS_CLOSE``) are looked for: all of them, one at least spelled by no other
+   dialect (LFM2's ``<|tool_list_start|>``, Phi-4-mini's ``<|tool|>``).
+5. Otherwise a ``ConfigurationError`` says what to do.
 
 What it guarantees: the choice and its reasons are in ``ModelDirDialect.why`` and in the
-``callsieve.model_dir`` log. A folder with no JSON to read, or no match, is a clear error.
+``callsieve.model_dir`` log. A folder with no JSON to read, or no match, is a clear error; so
+is a tie the rules cannot break (it names the candidates).
 What it costs: reading a few files, and each dialect's spelling once per process.
 """
 
@@ -27,7 +33,7 @@ import logging
 import os
 import re
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -39,7 +45,13 @@ from .._grammar.names import SPELLINGS
 from .._grammar.spelling import SLOT, spelling_file
 from .response_template import dialect_from_response_template
 
-__all__ = ["ModelDirDialect", "dialect_for_model_dir", "dialect_markers"]
+__all__ = [
+    "ModelDirDialect",
+    "Renderer",
+    "choose_by_tool_list",
+    "dialect_markers",
+    "read_model_dir",
+]
 
 log = logging.getLogger("callsieve.model_dir")
 
@@ -71,6 +83,8 @@ _REPLY_SPELLINGS = frozenset(
         "ARG_CLOSE_LINES",
     }
 )
+#: The spelling entries around the tool list a prompt holds.
+_TOOL_LIST_SPELLINGS = frozenset({SPELLINGS.FUNCTIONS_OPEN, SPELLINGS.FUNCTIONS_CLOSE})
 #: Where a spelling's text is cut into pieces: white space, a slot, before a tag's ``<``,
 #: after its ``>`` (when a word follows), and after an attribute's ``=``.
 _CUT = re.compile(r"\s+|" + re.escape(SLOT) + r"|(?=<)|(?<=>)(?=\w)|(?<==)")
@@ -112,16 +126,23 @@ class ModelDirDialect:
         return self.dialects[0]
 
 
-def dialect_for_model_dir(
+#: The rendering step (``callsieve.draft``'s ``by_rendering``): the chat templates' sources
+#: and the grammar folders to the dialect that reads a sample call's rendering, or None.
+Renderer = Callable[[Sequence[str], tuple[str, ...]], ModelDirDialect | None]
+
+
+def read_model_dir(
     folder: str | os.PathLike[str],
     *,
     grammar_dirs: tuple[str, ...] = (),
     write_to: str | os.PathLike[str] | None = None,
+    render: Renderer | None = None,
 ) -> ModelDirDialect:
     """The dialect of the model in ``folder`` (see the module docstring).
 
     ``grammar_dirs`` adds dialects of your own to match against. ``write_to`` is where a
-    compiled ``response_template`` is saved (default: a new temporary folder).
+    compiled ``response_template`` is saved (default: a new temporary folder). ``render``
+    is the rendering step; ``None`` skips it (jinja2 is not installed), and the error says so.
     """
     root = Path(folder)
     if not root.is_dir():
@@ -136,16 +157,30 @@ def dialect_for_model_dir(
             f"{root}: no response_template and no chat template "
             f"(tokenizer_config.json, chat_template.jinja). {_WHAT_TO_DO}"
         )
-    found = choose(inline_constants("\n".join(sources)), grammar_dirs)
+    source = inline_constants("\n".join(sources))
+    try:
+        found = choose(source, grammar_dirs)
+        if found is None and render is not None:
+            found = render(sources, grammar_dirs)
+        if found is None:
+            found = choose_by_tool_list(source, grammar_dirs)
+    except ConfigurationError as exc:
+        raise ConfigurationError(f"{root}: {exc}. {_WHAT_TO_DO}") from None
     if found is None:
+        tried = _RENDERED if render is not None else _NOT_RENDERED
         raise ConfigurationError(
-            f"{root}: no response_template, and no dialect's markers are in its chat "
-            f"template. {_WHAT_TO_DO}"
+            f"{root}: no response_template; no dialect's markers are in its chat template, "
+            f"{tried}, and its tool list names none. {_WHAT_TO_DO}"
         )
     log.info("%s: %s", root, found.why)
     return found
 
 
+_RENDERED = "no dialect reads its rendering of a sample call"
+_NOT_RENDERED = (
+    "its rendering of a sample call was not tried (that needs jinja2: "
+    "pip install 'callsieve[draft]')"
+)
 _WHAT_TO_DO = (
     "Name the dialect (callsieve serve --dialect D; callsieve dialects lists them), add a "
     "response_template to tokenizer_config.json (docs/model-metadata.md), or draft a "
@@ -355,3 +390,83 @@ def choose(source: str, grammar_dirs: tuple[str, ...] = ()) -> ModelDirDialect |
     if others:
         why += f"; also matched, less specific: {', '.join(others)}"
     return ModelDirDialect((best.dialect, *also), why=why)
+
+
+# ---------------------------------------------------------------------------- the tool list
+
+
+_TAG = re.compile(r"<[^<>\s]+>|\[/?[A-Z_]+\]")
+
+
+@functools.cache
+def _spelled(dialect: str, grammar_dirs: tuple[str, ...]) -> str:
+    """Every entry of the dialect's spelling file, as one text."""
+    return "\n".join(_spellings(dialect, grammar_dirs).values())
+
+
+@dataclass(frozen=True)
+class ToolList:
+    """A dialect's tool-list markers: its ``tags`` (special tokens) and its ``phrases`` (the
+    words between them, as ``List of tools:``)."""
+
+    tags: frozenset[str]
+    phrases: frozenset[str]
+
+
+@functools.cache
+def tool_list_markers(dialect: str, grammar_dirs: tuple[str, ...] = ()) -> ToolList:
+    """The tags and phrases of the dialect's tool list (``FUNCTIONS_OPEN``,
+    ``FUNCTIONS_CLOSE``)."""
+    texts = [t for n, t in _spellings(dialect, grammar_dirs).items() if n in _TOOL_LIST_SPELLINGS]
+    tags = {m.group() for t in texts for m in _TAG.finditer(t)}
+    phrases = {
+        p.strip()
+        for t in texts
+        for p in re.split(_TAG.pattern + r"|\n", t)
+        if p and len(p.strip()) >= 3 and re.search(r"[^\W\d_]", p)
+    }
+    return ToolList(frozenset(tags), frozenset(phrases))
+
+
+def _tool_list_found(
+    source: str, dialect: str, names: list[str], grammar_dirs: tuple[str, ...]
+) -> frozenset[str] | None:
+    """The dialect's tool-list markers in ``source``: all of them, or all its phrases (a
+    family's versions add or drop special tokens around the same words). None unless one
+    found is spelled by no other dialect."""
+    marks = tool_list_markers(dialect, grammar_dirs)
+    every = marks.tags | marks.phrases
+    if every and all(p in source for p in every):
+        found = every
+    elif marks.phrases and all(p in source for p in marks.phrases):
+        found = marks.phrases
+    else:
+        return None
+    others = [_spelled(o, grammar_dirs) for o in names if o != dialect]
+    return found if any(all(p not in o for o in others) for p in found) else None
+
+
+def choose_by_tool_list(source: str, grammar_dirs: tuple[str, ...] = ()) -> ModelDirDialect | None:
+    """The dialect whose tool list the template writes (``_tool_list_found``); the most
+    markers win, then their length. ``None``: no such dialect; a tie is a
+    ``ConfigurationError`` naming the candidates."""
+    names = list(listed_dialects(grammar_dirs))
+    ranked: list[tuple[tuple[int, int], str, frozenset[str]]] = []
+    for d in names:
+        found = _tool_list_found(source, d, names, grammar_dirs)
+        if found is not None:
+            ranked.append(((len(found), sum(len(p) for p in found)), d, found))
+    if not ranked:
+        return None
+    ranked.sort(key=lambda m: m[0], reverse=True)
+    tied = [d for rank, d, _ in ranked if rank == ranked[0][0]]
+    if len(tied) > 1:
+        raise ConfigurationError(
+            f"its chat template holds the tool-list markers of several dialects: {', '.join(tied)}"
+        )
+    _, best, found = ranked[0]
+    why = (
+        f"dialect {best}: its tool list's markers {', '.join(sorted(found))} are in the chat "
+        "template (it writes no call the other steps read)"
+    )
+    return ModelDirDialect((best,), why=why)

@@ -138,21 +138,35 @@ def draft(text: str, name: str, source: str = "the chat template") -> Draft:
     renders = probe(Template(template_source(text)))
     shape = extract(renders)
     refusals: list[str] = []
-    drafts = [_loading(name, shape, source, renders, repair, refusals) for repair in (True, False)]
-    found = [d for d in drafts if d is not None]
-    if not found:
-        raise DraftError(f"the draft does not load: {refusals[0]}")
-    # (the repair of a value left open, where it costs no rendering: some formats' tags
-    # leave no room for it)
-    return max(found, key=lambda d: sum(ok for _, ok in d.check()))
+    # (a plural word's s left out where the draft still loads beside every dialect: the
+    # looser tags may clash with another dialect's opener)
+    for plural in (True, False):
+        refusals.clear()
+        drafts = [
+            _loading(name, shape, source, renders, (repair, plural), refusals)
+            for repair in (True, False)
+        ]
+        found = [d for d in drafts if d is not None]
+        if found:
+            # (the repair of a value left open, where it costs no rendering: some formats'
+            # tags leave no room for it)
+            return max(found, key=lambda d: sum(ok for _, ok in d.check()))
+    raise DraftError(f"the draft does not load: {refusals[0]}")
 
 
 def _loading(
-    name: str, shape: Shape, source: str, renders: Probe, repair: bool, refusals: list[str]
+    name: str,
+    shape: Shape,
+    source: str,
+    renders: Probe,
+    tolerance: tuple[bool, bool],
+    refusals: list[str],
 ) -> Draft | None:
-    """The draft at the lowest priority that loads beside every dialect, or None."""
+    """The draft at the lowest priority that loads beside every dialect, or None.
+    ``tolerance``: the repair of a value left open, and a plural's ``s`` left out."""
+    repair, plural = tolerance
     for priority in _PRIORITIES:
-        grammar, spelled = draft_files(name, shape, source, priority, repair)
+        grammar, spelled = draft_files(name, shape, source, priority, repair, plural)
         d = Draft(name, grammar, spelled, shape, shape.notes, _renderings(renders))
         why = _loads(d)
         if why is None:

@@ -26,27 +26,30 @@ _LEAD = r"(?=[\s<＜〈])"
 _WS = r"\s{0,32}"
 
 
-def _inner(text: str) -> str:
+def _inner(text: str, plural: bool = False) -> str:
     """A tag's inner text as a tolerant pattern: bars of either width, ``▁`` or ``_``."""
     out = re.escape(text)
     out = out.replace(r"\|", "|").replace("|", "[|｜]").replace("｜", "[|｜]")
     out = out.replace("[[|｜]｜]", "[|｜]").replace("[|[|｜]]", "[|｜]")
     out = out.replace("▁", "[▁_ ]").replace("=", r"\s{0,8}=\s{0,8}")
-    return out
+    if not plural:
+        return out
+    # a plural word's s may be dropped (Kimi's tool_calls_section_begin, tool_call_section_…)
+    return re.sub(r"(?<=[A-Za-z]{3})s(?![A-Za-z?])", "s?", out)
 
 
 def _regex(pattern: str) -> str:
     return "/" + pattern.replace("/", r"\/") + "/"
 
 
-def _tag(text: str, slot: str = "") -> list[str]:
+def _tag(text: str, slot: str = "", plural: bool = False) -> list[str]:
     """A tag as terminal parts; ``slot`` inside it becomes the group ``v``."""
     closing = text.startswith("</")
     inner = text[2 if closing else 1 : -1]
-    body = _inner(inner)
+    body = _inner(inner, plural)
     if slot and slot in inner:
         pre, post = inner.split(slot, 1)
-        body = _inner(pre) + _NAME_RE + _inner(post)
+        body = _inner(pre, plural) + _NAME_RE + _inner(post, plural)
     parts = ["_LT"] + ([_regex("[/／]")] if closing else [])
     if inner.endswith(("|", "｜")):
         return [*parts, _regex(body.removesuffix("[|｜]") + "[|｜]"), "_GT"]
@@ -54,10 +57,17 @@ def _tag(text: str, slot: str = "") -> list[str]:
 
 
 def _text(text: str, slot: str = "") -> str:
+    """A text token as a pattern; ``slot`` in it becomes the group ``v``. A namespace just
+    before the slot (``functions.``) may be left out, as models do."""
     if slot and slot in text:
         pre, post = text.split(slot, 1)
+        maybe = ""
+        space = re.search(r"[A-Za-z_]\w*\.$", pre)
+        if space is not None:
+            pre, maybe = pre[: space.start()], f"(?:{re.escape(space.group())})?"
         return (
             re.sub(r"\d+", r"\\d{1,9}", re.escape(pre))
+            + maybe
             + r"[ \t]{0,8}"
             + _NAME_RE
             + re.sub(r"\d+", r"\\d{1,9}", re.escape(post))
@@ -86,8 +96,8 @@ def _attr_tag(t: Token, slot: str) -> bool:
 class _Cutter:
     """Cuts tokens into elements: literal runs of markers, the slot, a JSON body, the value."""
 
-    def __init__(self, slot: str, node: str) -> None:
-        self.slot, self.node = slot, node
+    def __init__(self, slot: str, node: str, plural: bool) -> None:
+        self.slot, self.node, self.plural = slot, node, plural
         self.out: list[_Element] = []
         self.cur = _Terminal()
 
@@ -105,14 +115,14 @@ class _Cutter:
 
     def attrs(self, t: Token) -> None:
         head = t.text[1:].split()[0]
-        self.cur.parts += ["_LT", _regex(_inner(head)), "_HEAD_END"]
+        self.cur.parts += ["_LT", _regex(_inner(head, self.plural)), "_HEAD_END"]
         self.cur.text += "<" + head
         self.flush()
         self.out[-1].kind, self.out[-1].node = "attrs", self.node
 
     def tag(self, t: Token) -> None:
         slot = self.slot
-        self.cur.parts += _tag(t.text, slot)
+        self.cur.parts += _tag(t.text, slot, self.plural)
         self.cur.text += t.text.replace(slot, "{}") if slot else t.text
         if slot and slot in t.text:
             self.cur.slot = self.node
@@ -132,9 +142,10 @@ class _Cutter:
             self.flush()
 
 
-def _elements(ts: tuple[Token, ...], slot: str, node: str) -> list[_Element]:
-    """``ts`` as elements: literal runs of markers, the slot, a JSON body, the value."""
-    c = _Cutter(slot, node)
+def _elements(ts: tuple[Token, ...], slot: str, node: str, plural: bool = False) -> list[_Element]:
+    """``ts`` as elements: literal runs of markers, the slot, a JSON body, the value.
+    ``plural``: a plural word in a tag may lose its ``s``."""
+    c = _Cutter(slot, node, plural)
     for i, t in enumerate(ts):
         after = ts[i + 1] if i + 1 < len(ts) else None
         is_value = t.kind == "text" and VAL1 in t.text and node == "param_name"
@@ -157,9 +168,10 @@ def _elements(ts: tuple[Token, ...], slot: str, node: str) -> list[_Element]:
 
 
 class _Writer:
-    def __init__(self, name: str, shape: Shape) -> None:
+    def __init__(self, name: str, shape: Shape, plural: bool = False) -> None:
         self.name = name
         self.shape = shape
+        self.plural = plural
         self.rules: list[str] = []
         self.terminals: list[str] = []
         self.count = 0
@@ -226,7 +238,7 @@ def _line_before(elements: list[_Element], shape: Shape) -> None:
 
 
 def _param(w: _Writer, shape: Shape, repair: bool) -> str:
-    elements = _elements(_ws_bounded(shape.param), KEY1, "param_name")
+    elements = _elements(_ws_bounded(shape.param), KEY1, "param_name", w.plural)
     at = next(k for k, e in enumerate(elements) if e.kind == "value")
     _line_before(elements, shape)
     before = w.symbols(elements[:at], "d_param")
@@ -267,7 +279,7 @@ def _json_section(w: _Writer, name: str, shape: Shape, section: list[str]) -> st
         w.terminals.append(f"{label}: {_regex(_WS + re.escape(sep))} {ahead}")
     else:
         w.terminals.append(label + ": " + _regex(r"\s{1,64}(?=\{)"))
-    end = _elements(shape.section_end, "", "")
+    end = _elements(shape.section_end, "", "", w.plural)
     if end and end[0].terminal is not None:
         end[0].terminal.parts.insert(0, _regex(_WS))
     section_end = w.symbols(end, "d_section_end")
@@ -275,18 +287,24 @@ def _json_section(w: _Writer, name: str, shape: Shape, section: list[str]) -> st
 
 
 def draft_files(
-    name: str, shape: Shape, source: str, priority: int = 0, repair: bool = True
+    name: str,
+    shape: Shape,
+    source: str,
+    priority: int = 0,
+    repair: bool = True,
+    plural: bool = False,
 ) -> tuple[str, str]:
-    """The draft dialect ``name``: its grammar file and its spelling file."""
-    w = _Writer(name, shape)
-    section = w.symbols(_elements(shape.section, "", ""), "d_section")
-    head_el = _elements(_ws_bounded(shape.head), NAME1, "call_name")
+    """The draft dialect ``name``: its grammar file and its spelling file. ``plural``: a
+    plural word in a tag may lose its ``s`` (where the draft still loads beside the others)."""
+    w = _Writer(name, shape, plural)
+    section = w.symbols(_elements(shape.section, "", "", w.plural), "d_section")
+    head_el = _elements(_ws_bounded(shape.head), NAME1, "call_name", w.plural)
     _json_lookahead(head_el)
     head = w.symbols(head_el, "d_call")
     body = ""
     if shape.args == ARGS_MARKUP:
         body = f" WS_RUN? ({_param(w, shape, repair)} WS_RUN?)*"
-    tail_el = _elements(_ws_bounded(shape.tail), "", "")
+    tail_el = _elements(_ws_bounded(shape.tail), "", "", w.plural)
     _line_before(tail_el, shape)
     tail = w.symbols(tail_el, "d_tail")
     if head and head[-1].endswith("_json") and tail:
@@ -295,7 +313,7 @@ def draft_files(
     if section and head_el and head_el[0].kind == "json":
         block = _json_section(w, name, shape, section)
     elif section:
-        section_end = w.symbols(_elements(shape.section_end, "", ""), "d_section_end")
+        section_end = w.symbols(_elements(shape.section_end, "", "", w.plural), "d_section_end")
         block = f"{name}: {' '.join(section)} WS_RUN? (d_call WS_RUN?)+ {' '.join(section_end)}"
     else:
         block = f"{name}: d_call"
@@ -325,8 +343,8 @@ def draft_files(
     lines += [block, "", *dict.fromkeys(w.rules), "", *w.terminals]
     if shape.think and shape.think != ("<think>", "</think>"):
         lines += [
-            f"THINK_OPEN: {' '.join(_tag(shape.think[0]))}",
-            f"THINK_CLOSE: {' '.join(_tag(shape.think[1]))}",
+            f"THINK_OPEN: {' '.join(_tag(shape.think[0], plural=w.plural))}",
+            f"THINK_CLOSE: {' '.join(_tag(shape.think[1], plural=w.plural))}",
         ]
     return "\n".join(lines) + "\n", spelling_text(name, shape, w.opener_text)
 

@@ -84,6 +84,7 @@ _TABLES = {
         "keepalive_timeout",
         "send_timeout",
         "max_connections",
+        "model_dir",
     ),
     "upstream": (
         "url",

@@ -10,7 +10,7 @@ then the reply starts inside the thought, ``reasoning="open"``), and the vLLM pa
 stands in for (for docs/vllm.md and the tests). A family becomes a variant by adding a row; a
 row whose dialects this callsieve lacks (issue 25's families, until they land) is not
 registered. The ``callsieve_auto`` row names no dialect: ``resolved`` reads them, once per
-process, from the model's folder in ``CALLSIEVE_MODEL_DIR`` (``_config.model_dir``: its
+process, from the model's folder in ``CALLSIEVE_MODEL_DIR`` (``_model_dir``: its
 ``response_template``, else its chat template's markers). ``reasoning_setting`` decides one request: the rendered prompt when it shows a
 thought marker (it is what the model continues), else the request's ``chat_template_kwargs``
 (``thinking`` / ``enable_thinking``, ``reasoning_effort="none"``) and the row.
@@ -29,8 +29,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from ... import DEFAULT_DIALECTS, ConfigurationError, available_dialects
-from ..._config.model_dir import dialect_for_model_dir
 from ..._grammar.compiled import load_grammar
+from ..._model_dir import dialect_for_model_dir
 
 __all__ = [
     "ENV_MODEL_DIR",
