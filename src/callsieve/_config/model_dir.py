@@ -179,7 +179,7 @@ def read_model_dir(
 _RENDERED = "no dialect reads its rendering of a sample call"
 _NOT_RENDERED = (
     "its rendering of a sample call was not tried (that needs jinja2: "
-    "pip install 'callsieve[draft]')"
+    "pip install 'callsieve[draft]'; the server extra installs it too)"
 )
 _WHAT_TO_DO = (
     "Name the dialect (callsieve serve --dialect D; callsieve dialects lists them), add a "
