@@ -94,6 +94,8 @@ def complete(m: ByteMatcher, limit: int = 4000) -> bytes | None:
             ]
             for b in order:
                 seen += 1
+                if seen > limit:
+                    return None
                 child = state.copy()
                 if not child.feed(bytes([b])):
                     continue
