@@ -5,10 +5,9 @@ constrained-decoding tests export.
 the exporter supports), their strings drawn from ``strings`` and those inside arrays and
 objects from ``nested`` (a pattern, format or enum draws from itself), properties in the schema's order, optional ones present or not, no others;
 a parameter the parser reads back as a string whatever its body (type ``string`` or
-``["string", "null"]``) is drawn as a string, and a string with a length bound holds no
-``>`` and no backtick (GBNF keeps a constrained value clear of what would end its context,
-``]]>`` or the closing fence, by that sequence's last character:
-docs/constrained-decoding.md). ``breaking(schema)`` draws arguments that
+``["string", "null"]``) is drawn as a string, and a string with a length bound holds none
+of the characters ``kept_out`` (where a caller's constraint keeps them out:
+docs/constrained-decoding.md) and no ``]]>`` (a constrained CDATA body is one section). ``breaking(schema)`` draws arguments that
 break it: a value of the wrong type, a number out of range, a required property left out,
 an enum value not listed, an undeclared property.
 """
@@ -92,9 +91,22 @@ def _kinds(schema: dict[str, Any]) -> list[str]:
     return [kind] if isinstance(kind, str) else list(kind) if isinstance(kind, list) else []
 
 
-#: What a length-constrained string keeps out: GBNF keeps it clear of what ends its context
-#: by the last character of that (">" of "]]>" or of a raw family's tag, "`" of the fence).
-KEPT_OUT = ">`"
+#: What a length-constrained string keeps out by default: nothing (GBNF intersects its
+#: length with its context's language, ``constrain._product``).
+KEPT_OUT = ""
+#: The sequence a length-constrained string never holds: a constrained CDATA body is one
+#: section, and the writer splits ``]]>`` across two.
+CDATA_END = "]]>"
+
+
+def _cut(kept_out: str) -> Any:
+    def clean(s: str) -> str:
+        s = "".join(c for c in s if c not in kept_out)
+        while CDATA_END in s:
+            s = s.replace(CDATA_END, "]]")
+        return s
+
+    return clean
 
 
 def _string(
@@ -107,8 +119,8 @@ def _string(
     if "format" in schema:
         return _FORMATS[schema["format"]]
     lo, hi = schema.get("minLength", 0), schema.get("maxLength")
-    if lo or hi is not None:  # (``KEPT_OUT``)
-        strings = strings.map(lambda s: "".join(c for c in s if c not in kept_out))
+    if lo or hi is not None:  # (``KEPT_OUT``, ``CDATA_END``)
+        strings = strings.map(_cut(kept_out))
     return strings.filter(lambda s: len(s) >= lo and (hi is None or len(s) <= hi))
 
 

@@ -21,7 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from schema_values import KEPT_OUT, SCHEMAS, TOOLS, arguments, breaking
 from strategies import soak_settings
-from test_s18_constrain import PROSE, TEXT, UNKNOWN, _scrub, _want, validate, walk
+from test_s18_constrain import PROSE, TEXT, UNKNOWN, _want, validate, walk
 
 from callsieve import ConfigurationError, parse
 from callsieve._base.values import decode_raw
@@ -83,7 +83,6 @@ NOT_EXPORTED = (
     "functionary_v32",
 )
 FORMATS = ("lark", "gbnf")
-LEADS = "<＜〈"
 
 
 #: Free text: ``test_s18_constrain``'s, less a JSON object (``{"``: one may begin a json or
@@ -129,21 +128,21 @@ def strings(dialect: str, nested: bool, fmt: str) -> st.SearchStrategy[str]:
     """Any string, tag leads, ``]]>``, quotes, line breaks, DEL and the family's own tags
     included (issue 35), less what the family cannot carry: a raw value its parser does not
     read back (``carried``), and, being a string, none that reads as JSON (the writer would
-    write it as a JSON string). Left (docs/constrained-decoding.md): llguidance's limit,
-    under a Lark grammar: a string inside a raw family's JSON value holds no tag lead (the
-    writer spells it ``\\u003c``, llguidance's JSON spells ``<`` raw only, and raw it could
-    end the value)."""
-    if dialect in RAW_FAMILIES:
-        if nested:
-            return TEXT.map(_scrub(LEADS, no_fence=False)) if fmt == "lark" else TEXT
+    write it as a JSON string). A string inside a raw family's JSON value may hold tag
+    leads: the writer spells them ``\\u003c``, and under Lark too the constraint's JSON is
+    our rules, which take that (llguidance's ``%json`` spells ``<`` raw only)."""
+    if dialect in RAW_FAMILIES and not nested:
         return TEXT.filter(lambda s: decode_raw(s) == s and carried(dialect, s))
     return TEXT
 
 
 def calls_for(dialect: str, fmt: str) -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
-    # (a GBNF string with a length keeps out what ends a tag; in seed_oss a line break too:
-    # GBNF cannot intersect it with the raw language, docs/constrained-decoding.md)
-    kept_out = KEPT_OUT + ("\n" if fmt == "gbnf" and dialect in LINES else "")
+    # (a GBNF raw string with a length of more than a few characters keeps out what ends a
+    # tag, in seed_oss a line break too: the product of the length and the raw language is
+    # past ``_product.MAX_STATES``, docs/constrained-decoding.md)
+    kept_out = KEPT_OUT
+    if fmt == "gbnf" and dialect in RAW_FAMILIES:
+        kept_out += ">" + ("\n" if dialect in LINES else "")
     return st.sampled_from(sorted(SCHEMAS)).flatmap(
         lambda name: arguments(
             SCHEMAS[name], strings(dialect, False, fmt), strings(dialect, True, fmt), kept_out

@@ -46,6 +46,7 @@ from ._ir import (
     star,
 )
 from ._jsonir import JsonRules
+from ._product import avoiding, intersect
 from ._rawtext import RawText
 from ._regex import restrict
 from ._schema import Safety, check, safe_schema_text
@@ -80,6 +81,8 @@ class Target:
         self.g = g
         self._rules: dict[tuple[int, Safety], JsonRules] = {}
         self._shared: dict[Safety, dict[str, Any]] = {}
+        #: the rules of constrained strings in their contexts (GBNF: ``_product``)
+        self._products: dict[object, Ref] = {}
 
     def json(
         self, schema: Any, root: Any, safety: Safety, where: str, escaped: bool = False
@@ -94,7 +97,13 @@ class Target:
         rules = self._rules.get(key)
         if rules is None:
             rules = self._rules[key] = JsonRules(
-                self.g, root, safety, where, self._shared.setdefault(safety, {})
+                self.g,
+                root,
+                safety,
+                where,
+                self._shared.setdefault(safety, {}),
+                lark=self.name == "lark",
+                products=self._products,
             )
         node = rules.value(schema, where)
         if self.name == "lark" and _regular(node, self.g, set()):
@@ -187,7 +196,10 @@ class Target:
                 for lang in langs:
                     node = Both(seq(lang, Lit(form.close)), node)
             else:
-                node = seq(restrict(langs[0], ANY - form.tagless), Lit(form.close))
+                found = intersect(self.g, langs[0], form.context, self._products)
+                if found is None:  # (too many states: keep out what ends a tag)
+                    found = restrict(langs[0], ANY - form.tagless)
+                node = seq(found, Lit(form.close))
             bodies.append(seq(Lit(head), node))
         return self.g.define("raw_value", alt(*bodies), terminal=True)
 
@@ -216,9 +228,14 @@ class Target:
                 expected=("one of them",),
             )
         else:
-            node = restrict(
-                langs[0], ANY - chars - (Chars.of(sequence[-1]) if sequence else Chars(()))
-            )
+            found = None
+            if sequence:
+                context = avoiding(sequence, "cdata_value")
+                found = intersect(self.g, langs[0], context, self._products)
+            if found is None:  # (too many states: keep out the sequence's last character)
+                kept = Chars.of(sequence[-1]) if sequence else Chars(())
+                found = restrict(langs[0], ANY - chars - kept)
+            node = found
         return self.g.define("raw_value", seq(Lit(around[0]), node, Lit(around[1])), terminal=True)
 
 
@@ -246,7 +263,7 @@ def _ours_fit(schema: Any, root: Any, safety: Safety) -> bool:
     ``\\u0060``. Where they do not fit (llguidance's wider subset), ``%json`` stays."""
     try:
         check(with_defs(schema, root), "gbnf", "")
-        JsonRules(Grammar(), root, safety, "").value(schema, "")
+        JsonRules(Grammar(), root, safety, "", lark=True).value(schema, "")
     except ConfigurationError:
         return False
     return True

@@ -527,7 +527,10 @@ class Template:
         pre, rest = self._close
         forms: list[Node] = [self._string(s if isinstance(s, dict) else {}, where) for s in strings]
         if not is_string_typed(prop):
-            forms.append(seq(JsonSlot(prop, root, Safety(self.stops), where), Lit(pre), rest))
+            # (our JSON rules under Lark too: the writer spells a tag lead ``\u003c``, which
+            # llguidance's ``%json`` cannot spell)
+            slot = JsonSlot(prop, root, Safety(self.stops), where, escaped=True)
+            forms.append(seq(slot, Lit(pre), rest))
         return alt(*forms)
 
     def _string(self, schema: dict[str, Any], where: str) -> Node:

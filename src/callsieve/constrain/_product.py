@@ -1,0 +1,285 @@
+"""Strategy: the intersection of a string schema's language with its context's, exactly, for
+GBNF — which has no intersection (llguidance's Lark takes ``&`` instead) — so that a
+constrained string (``pattern``, ``format``, ``minLength``/``maxLength``) holds every value
+its context can carry: ``>`` in a CDATA section, a raw family's tag leads, a backtick in a
+native fence.
+
+What it does: ``intersect(g, lang, context, cache)`` walks the product of two automata —
+the schema's language over the value's characters (a counter for a length, else the subset
+automaton of the pattern's IR) and the context's (``Context``: what the spelled text may
+hold, state by state) — and writes each live product state as one right-linear rule
+(``state ::= [chars] next | … | ""``). A JSON context spells each character as JSON does
+(``json_units``); its escapes leave the context's automaton in ``reset``; ``escapable``
+characters may be spelled as a ``\\uXXXX`` escape too (a native fence's backtick, as the
+writer spells a run). Rules are named by what follows a state (a length counter's states
+by what is left of the range), so strings of one context share them across parameters.
+What it guarantees: the rules spell exactly the values in both languages, each in the
+spellings the context allows.
+What it costs: the product's live states, once per grammar: the range times the context's
+states for a length (``maxLength`` 200 in a CDATA section: about 600 short rules).
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ._ir import ANY, NOTHING, Alt, Chars, Grammar, Lit, Node, Ref, Rep, Seq, alt, seq
+from ._strings import CONTROL, json_units
+
+__all__ = ["MAX_STATES", "Context", "avoiding", "intersect"]
+
+#: The most product states written out: past it the caller keeps its narrower language
+#: (a length of hundreds in a raw family's value would be thousands of rules).
+MAX_STATES = 256
+
+_SPECIAL = CONTROL | Chars.of('\x7f"\\')
+Moves = tuple[tuple[Chars, int], ...]
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the spelled text of a value may hold: ``moves[state]`` (disjoint characters and
+    the state they lead to; a character not listed ends the text's chances), ``finals`` (the
+    states a value may end in), from state 0. ``json``: each character is spelled as in a
+    JSON string (its escapes lead to ``reset``); ``escapable``: characters that may also be
+    spelled ``\\uXXXX`` (to ``reset``). ``key`` names its rules."""
+
+    key: str
+    moves: tuple[Moves, ...]
+    finals: frozenset[int]
+    json: bool = False
+    escapable: Chars = NOTHING
+    reset: int = 0
+
+
+@functools.lru_cache(maxsize=16)
+def avoiding(s: str, key: str, json: bool = False, escapable: str = "") -> Context:
+    """Text that never holds ``s`` (its matcher's states; every state final but the whole)."""
+    moves = []
+    for q in range(len(s)):
+        out: list[tuple[Chars, int]] = []
+        for ch in dict.fromkeys(s):
+            t = _next(s, q, ch)
+            if t < len(s):
+                out.append((Chars.of(ch), t))
+        out.append((ANY - Chars.of(s), 0))
+        moves.append(tuple(out))
+    return Context(key, tuple(moves), frozenset(range(len(s))), json, Chars.of(escapable))
+
+
+def _next(s: str, q: int, ch: str) -> int:
+    text = s[:q] + ch
+    return next((k for k in range(min(len(text), len(s)), 0, -1) if text.endswith(s[:k])), 0)
+
+
+# ------------------------------------------------------------ the schema's language
+class _Counter:
+    """``ANY{lo,hi}``: its states are counts; named by what is left of the range."""
+
+    def __init__(self, lo: int, hi: int | None) -> None:
+        self.lo, self.hi = lo, hi
+        self.start = 0
+
+    def moves(self, n: int) -> list[tuple[Chars, object]]:
+        if self.hi is not None and n >= self.hi:
+            return []
+        return [(ANY, n + 1 if self.hi is not None or n < self.lo else n)]
+
+    def final(self, n: int) -> bool:
+        return n >= self.lo
+
+    def name(self, n: object) -> object:
+        assert isinstance(n, int)
+        need = max(self.lo - n, 0)
+        return ("len", None if self.hi is None else self.hi - n, need)
+
+
+class _Nfa:
+    """The pattern's IR as an automaton with empty moves (Thompson's construction); its
+    subset states are made as the product reaches them."""
+
+    def __init__(self, node: Node) -> None:
+        self.node = node
+        self.eps: dict[int, list[int]] = collections.defaultdict(list)
+        self.edges: dict[int, list[tuple[Chars, int]]] = collections.defaultdict(list)
+        self.count = 1
+        self.end = self._build(node, 0)
+        self.start = self._closure({0})
+
+    def _new(self) -> int:
+        self.count += 1
+        return self.count - 1
+
+    def _build(self, node: Node, q: int) -> int:
+        if isinstance(node, Lit):
+            for ch in node.text:
+                t = self._new()
+                self.edges[q].append((Chars.of(ch), t))
+                q = t
+            return q
+        if isinstance(node, Chars):
+            t = self._new()
+            if node:
+                self.edges[q].append((node, t))
+            return t
+        if isinstance(node, Seq):
+            for item in node.items:
+                q = self._build(item, q)
+            return q
+        if isinstance(node, Alt):
+            end = self._new()
+            for item in node.items:
+                self.eps[self._build(item, q)].append(end)
+            return end
+        if isinstance(node, Rep):
+            for _ in range(node.lo):
+                q = self._build(node.item, q)
+            if node.hi is None:
+                loop = self._new()
+                self.eps[q].append(loop)
+                self.eps[self._build(node.item, loop)].append(loop)
+                return loop
+            end = self._new()
+            for _ in range(node.hi - node.lo):
+                self.eps[q].append(end)
+                q = self._build(node.item, q)
+            self.eps[q].append(end)
+            return end
+        raise TypeError(f"{type(node).__name__} is not a regular pattern node")
+
+    def _closure(self, states: set[int]) -> frozenset[int]:
+        todo, seen = list(states), set(states)
+        while todo:
+            for t in self.eps.get(todo.pop(), ()):
+                if t not in seen:
+                    seen.add(t)
+                    todo.append(t)
+        return frozenset(seen)
+
+    def moves(self, state: frozenset[int]) -> list[tuple[Chars, object]]:
+        edges = [e for q in state for e in self.edges.get(q, ())]
+        parts = [ANY]
+        for chars, _ in edges:
+            parts = [p for q in parts for p in (q & chars, q - chars) if p]
+        out: list[tuple[Chars, object]] = []
+        for part in parts:
+            probe = chr(part.ranges[0][0])
+            targets = {t for chars, t in edges if probe in chars}
+            if targets:
+                out.append((part, self._closure(targets)))
+        return out
+
+    def final(self, state: frozenset[int]) -> bool:
+        return self.end in state
+
+    def name(self, state: object) -> object:
+        return (self.node, state)
+
+
+_Lang = _Counter | _Nfa
+
+
+def _language(node: Node) -> _Lang:
+    if isinstance(node, Rep) and node.item == ANY:
+        return _Counter(node.lo, node.hi)
+    return _Nfa(node)
+
+
+# --------------------------------------------------------------------------- product
+def intersect(g: Grammar, lang: Node, context: Context, cache: dict[object, Ref]) -> Node | None:
+    """The values ``lang`` (a regular IR node) and ``context`` both allow, spelled as the
+    context spells them, as right-linear rules of ``g`` (``cache``: the rules made so far,
+    by name); None past ``MAX_STATES``."""
+    lg = _language(lang)
+    start = (lg.start, 0)
+    edges: dict[tuple[object, int], list[tuple[Node, tuple[object, int]]]] = {}
+    final: set[tuple[object, int]] = set()
+    todo = [start]
+    seen = {start}
+    while todo:
+        p = todo.pop()
+        if (context.key, lg.name(p[0]), p[1]) in cache:
+            continue
+        l, c = p
+        if lg.final(l) and c in context.finals:
+            final.add(p)
+        edges[p] = list(_steps(g, lg, context, l, c))
+        for _, t in edges[p]:
+            if t not in seen:
+                seen.add(t)
+                todo.append(t)
+        if len(seen) > MAX_STATES:
+            return None
+    live = _live(edges, final, {p for p in seen if (context.key, lg.name(p[0]), p[1]) in cache})
+    if start not in live:
+        return Alt(())
+    refs: dict[tuple[object, int], Ref] = {}
+    for p in live:
+        key = (context.key, lg.name(p[0]), p[1])
+        if key not in cache:
+            cache[key] = Ref(g.reserve(f"{context.key}_v"))
+        refs[p] = cache[key]
+    for p, out in edges.items():
+        if p not in live:
+            continue
+        by_target: dict[tuple[object, int], list[Node]] = {}
+        for spelled, t in out:
+            if t in live:
+                by_target.setdefault(t, []).append(spelled)
+        parts = [seq(_merge(sp), refs[t]) for t, sp in by_target.items()]
+        body = alt(*parts, *([Lit("")] if p in final else []))
+        g.rules[refs[p].name] = body
+    return refs[start]
+
+
+def _merge(spelled: list[Node]) -> Node:
+    chars = NOTHING
+    rest: list[Node] = []
+    for s in spelled:
+        if isinstance(s, Chars):
+            chars = chars | s
+        else:
+            rest.append(s)
+    return alt(*([chars] if chars else []), *rest)
+
+
+def _steps(
+    g: Grammar, lg: _Lang, context: Context, l: object, c: int
+) -> Iterator[tuple[Node, tuple[object, int]]]:
+    """Each way on from product state ``(l, c)``: a spelled piece and the state after it."""
+    for chars, nl in lg.moves(l):  # type: ignore[arg-type]
+        raw = chars - _SPECIAL if context.json else chars
+        for cchars, nc in context.moves[c]:
+            both = raw & cchars
+            if both:
+                yield both, (nl, nc)
+        if context.json:
+            _, escapes = json_units(chars & _SPECIAL)
+            if escapes:  # (one rule for them all: the same at every state)
+                yield g.define("json_escape", alt(*escapes)), (nl, context.reset)
+        for lo, hi in (chars & context.escapable).ranges:
+            for o in range(lo, hi + 1):
+                yield Lit(f"\\u{o:04x}"), (nl, context.reset)
+
+
+def _live(
+    edges: dict[tuple[object, int], list[tuple[Node, tuple[object, int]]]],
+    final: set[tuple[object, int]],
+    known: set[tuple[object, int]],
+) -> set[tuple[object, int]]:
+    """The states from which a final state (or one with rules already) is reached."""
+    back: dict[tuple[object, int], set[tuple[object, int]]] = collections.defaultdict(set)
+    for p, out in edges.items():
+        for _, t in out:
+            back[t].add(p)
+    live = set(final) | known
+    todo = list(live)
+    while todo:
+        for p in back.get(todo.pop(), ()):
+            if p not in live:
+                live.add(p)
+                todo.append(p)
+    return live
