@@ -165,7 +165,9 @@ def test_written_calls_are_accepted_and_read_back(
 ) -> None:
     calls = data.draw(st.lists(calls_for(dialect, fmt), min_size=1, max_size=3))
     prose = data.draw(PROSE)
-    text = prose + format_calls(calls, dialect=dialect)
+    # (written under the tools: a null string-typed parameter, or a constrained string
+    # holding "]]>" in CDATA, is the JSON object body)
+    text = prose + format_calls(calls, dialect=dialect, tools=TOOLS)
     assert accepts(export(fmt, dialect), text, fmt), text
     assert accepts(export(fmt, dialect, "required"), text, fmt), text
     result = parse(text)
@@ -257,9 +259,11 @@ def test_unknown_tools_cut_blocks_and_text_alone_under_required_are_rejected(
     # a tool not offered, at any place in the block, with an offered tool's arguments
     k = data.draw(st.integers(0, len(calls) - 1))
     swapped = [*calls[:k], (data.draw(UNKNOWN), calls[k][1]), *calls[k + 1 :]]
-    assert not accepts(auto, prose + format_calls(swapped, dialect=dialect), fmt), swapped
+    assert not accepts(auto, prose + format_calls(swapped, dialect=dialect, tools=TOOLS), fmt), (
+        swapped
+    )
     # the block cut anywhere after its first character
-    text = prose + format_calls(calls, dialect=dialect)
+    text = prose + format_calls(calls, dialect=dialect, tools=TOOLS)
     cut = data.draw(st.integers(len(prose) + 1, len(text) - 1))
     assert not accepts(auto, text[:cut], fmt), text[:cut]
     assert not accepts(export(fmt, dialect, "required"), text[:cut], fmt), text[:cut]
@@ -373,7 +377,9 @@ def test_whatever_the_constraint_accepts_parses_as_calls_it_allows(
 ) -> None:
     choice = data.draw(st.sampled_from(["auto", "required"]))
     calls = data.draw(st.lists(calls_for(dialect, fmt), min_size=1, max_size=2))
-    template = (data.draw(PROSE) + format_calls(calls, dialect=dialect)).encode("utf-8")
+    template = (data.draw(PROSE) + format_calls(calls, dialect=dialect, tools=TOOLS)).encode(
+        "utf-8"
+    )
     text = walk(export(fmt, dialect, choice), fmt, template, data).decode("utf-8")
     result = parse(text)
     assert len(result.blocks) == (1 if result.calls else 0), text

@@ -46,7 +46,7 @@ from ._ir import (
     star,
 )
 from ._jsonir import JsonRules
-from ._product import avoiding, intersect
+from ._product import MAX_STATES, avoiding, intersect
 from ._rawtext import RawText
 from ._regex import restrict
 from ._schema import Safety, check, safe_schema_text
@@ -76,9 +76,11 @@ class Cdata:
 class Target:
     """Builds bodies for one export format: ``"lark"`` or ``"gbnf"``."""
 
-    def __init__(self, name: str, g: Grammar) -> None:
+    def __init__(self, name: str, g: Grammar, cap: int = MAX_STATES) -> None:
         self.name = name
         self.g = g
+        #: the most states a constrained string's product may have (``_product``)
+        self.cap = cap
         self._rules: dict[tuple[int, Safety], JsonRules] = {}
         self._shared: dict[Safety, dict[str, Any]] = {}
         #: the rules of constrained strings in their contexts (GBNF: ``_product``)
@@ -104,6 +106,7 @@ class Target:
                 self._shared.setdefault(safety, {}),
                 lark=self.name == "lark",
                 products=self._products,
+                cap=self.cap,
             )
         node = rules.value(schema, where)
         if self.name == "lark" and _regular(node, self.g, set()):
@@ -196,7 +199,7 @@ class Target:
                 for lang in langs:
                     node = Both(seq(lang, Lit(form.close)), node)
             else:
-                found = intersect(self.g, langs[0], form.context, self._products)
+                found = intersect(self.g, langs[0], form.context, self._products, self.cap)
                 if found is None:  # (too many states: keep out what ends a tag)
                     found = restrict(langs[0], ANY - form.tagless)
                 node = seq(found, Lit(form.close))
@@ -230,8 +233,8 @@ class Target:
         else:
             found = None
             if sequence:
-                context = avoiding(sequence, "cdata_value")
-                found = intersect(self.g, langs[0], context, self._products)
+                ctx = avoiding(sequence, "cdata", "c")
+                found = intersect(self.g, langs[0], ctx, self._products, self.cap)
             if found is None:  # (too many states: keep out the sequence's last character)
                 kept = Chars.of(sequence[-1]) if sequence else Chars(())
                 found = restrict(langs[0], ANY - chars - kept)

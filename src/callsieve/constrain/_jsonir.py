@@ -46,7 +46,7 @@ from ._ir import (
     seq,
     star,
 )
-from ._product import avoiding, intersect
+from ._product import MAX_STATES, avoiding, intersect
 from ._regex import restrict
 from ._schema import ANNOTATIONS, Safety, resolve
 from ._strings import avoid, int_range, json_units, split_units
@@ -83,7 +83,9 @@ class JsonRules:
         shared: dict[str, Ref] | None = None,
         lark: bool = False,
         products: dict[object, Ref] | None = None,
+        cap: int = MAX_STATES,
     ) -> None:
+        self.cap = cap
         self.g = g
         self.lark = lark
         self._products: dict[object, Ref] = {} if products is None else products
@@ -296,9 +298,9 @@ class JsonRules:
             return self.g.define("json_string", Both(mine, self.any_string()), terminal=True)
         # (GBNF: the product of both automata, the sequence's characters escapable too;
         # past its bound, the sequence's last character kept out)
-        context = avoiding(self.safety.seq, "json_value", json=True, escapable=self.safety.seq)
+        context = avoiding(self.safety.seq, "json", "j", json=True, escapable=self.safety.seq)
         lang = restrict(langs[0], ANY - kept)
-        found = intersect(self.g, lang, context, self._products)
+        found = intersect(self.g, lang, context, self._products, self.cap)
         if found is None:
             found = _encode(restrict(lang, self._tight))
         return seq(Lit('"'), found, Lit('"'))
@@ -405,6 +407,7 @@ def _not_in(trie: dict[str, Any], raw: Chars, top: bool = False) -> Node:
     return alt(*out) if out else Lit("")
 
 
+@functools.lru_cache(maxsize=1024)
 def _encode(node: Node, kept: Chars = NOTHING, also: Chars = NOTHING) -> Node:
     """A value-language node as the text of a JSON string's content (exact escapes);
     ``kept``: characters spelled only as ``\\uXXXX`` escapes, as the writers spell them;

@@ -23,17 +23,20 @@ from __future__ import annotations
 
 import collections
 import functools
-from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from ._ir import ANY, NOTHING, Alt, Chars, Grammar, Lit, Node, Ref, Rep, Seq, alt, seq
 from ._strings import CONTROL, json_units
 
-__all__ = ["MAX_STATES", "Context", "avoiding", "intersect"]
+__all__ = ["MAX_STATES", "STRUCTURAL_STATES", "Context", "avoiding", "intersect"]
 
 #: The most product states written out: past it the caller keeps its narrower language
-#: (a length of hundreds in a raw family's value would be thousands of rules).
-MAX_STATES = 256
+#: (a length of hundreds in a raw family's value would be tens of thousands of rules).
+MAX_STATES = 4096
+#: The same for a structural tag, whose every value is a grammar of its own (no rule is
+#: shared between two parameters).
+STRUCTURAL_STATES = 256
 
 _SPECIAL = CONTROL | Chars.of('\x7f"\\')
 Moves = tuple[tuple[Chars, int], ...]
@@ -45,9 +48,11 @@ class Context:
     the state they lead to; a character not listed ends the text's chances), ``finals`` (the
     states a value may end in), from state 0. ``json``: each character is spelled as in a
     JSON string (its escapes lead to ``reset``); ``escapable``: characters that may also be
-    spelled ``\\uXXXX`` (to ``reset``). ``key`` names its rules."""
+    spelled ``\\uXXXX`` (to ``reset``). ``key`` tells its rules apart, ``prefix`` begins
+    their names."""
 
     key: str
+    prefix: str
     moves: tuple[Moves, ...]
     finals: frozenset[int]
     json: bool = False
@@ -56,7 +61,7 @@ class Context:
 
 
 @functools.lru_cache(maxsize=16)
-def avoiding(s: str, key: str, json: bool = False, escapable: str = "") -> Context:
+def avoiding(s: str, key: str, prefix: str, json: bool = False, escapable: str = "") -> Context:
     """Text that never holds ``s`` (its matcher's states; every state final but the whole)."""
     moves = []
     for q in range(len(s)):
@@ -67,7 +72,8 @@ def avoiding(s: str, key: str, json: bool = False, escapable: str = "") -> Conte
                 out.append((Chars.of(ch), t))
         out.append((ANY - Chars.of(s), 0))
         moves.append(tuple(out))
-    return Context(key, tuple(moves), frozenset(range(len(s))), json, Chars.of(escapable))
+    finals = frozenset(range(len(s)))
+    return Context(key + s, prefix, tuple(moves), finals, json, Chars.of(escapable))
 
 
 def _next(s: str, q: int, ch: str) -> int:
@@ -83,13 +89,13 @@ class _Counter:
         self.lo, self.hi = lo, hi
         self.start = 0
 
-    def moves(self, n: int) -> list[tuple[Chars, object]]:
+    def moves(self, n: Any) -> list[tuple[Chars, object]]:
         if self.hi is not None and n >= self.hi:
             return []
         return [(ANY, n + 1 if self.hi is not None or n < self.lo else n)]
 
-    def final(self, n: int) -> bool:
-        return n >= self.lo
+    def final(self, n: Any) -> bool:
+        return bool(n >= self.lo)
 
     def name(self, n: object) -> object:
         assert isinstance(n, int)
@@ -159,7 +165,7 @@ class _Nfa:
                     todo.append(t)
         return frozenset(seen)
 
-    def moves(self, state: frozenset[int]) -> list[tuple[Chars, object]]:
+    def moves(self, state: Any) -> list[tuple[Chars, object]]:
         edges = [e for q in state for e in self.edges.get(q, ())]
         parts = [ANY]
         for chars, _ in edges:
@@ -172,7 +178,7 @@ class _Nfa:
                 out.append((part, self._closure(targets)))
         return out
 
-    def final(self, state: frozenset[int]) -> bool:
+    def final(self, state: Any) -> bool:
         return self.end in state
 
     def name(self, state: object) -> object:
@@ -189,12 +195,16 @@ def _language(node: Node) -> _Lang:
 
 
 # --------------------------------------------------------------------------- product
-def intersect(g: Grammar, lang: Node, context: Context, cache: dict[object, Ref]) -> Node | None:
+def intersect(
+    g: Grammar, lang: Node, context: Context, cache: dict[object, Ref], cap: int = MAX_STATES
+) -> Node | None:
     """The values ``lang`` (a regular IR node) and ``context`` both allow, spelled as the
     context spells them, as right-linear rules of ``g`` (``cache``: the rules made so far,
-    by name); None past ``MAX_STATES``."""
+    by name); None past ``cap`` states."""
     lg = _language(lang)
-    start = (lg.start, 0)
+    if isinstance(lg, _Counter) and (max(lg.lo, lg.hi or 0) + 1) * len(context.moves) > cap:
+        return None  # (a count's states times the context's: known before the walk)
+    start: tuple[Any, int] = (lg.start, 0)
     edges: dict[tuple[object, int], list[tuple[Node, tuple[object, int]]]] = {}
     final: set[tuple[object, int]] = set()
     todo = [start]
@@ -206,12 +216,16 @@ def intersect(g: Grammar, lang: Node, context: Context, cache: dict[object, Ref]
         l, c = p
         if lg.final(l) and c in context.finals:
             final.add(p)
-        edges[p] = list(_steps(g, lg, context, l, c))
+        edges[p] = [
+            (spelled, (nl, nc))
+            for chars, nl in lg.moves(l)
+            for spelled, nc in _steps(context, chars, c)
+        ]
         for _, t in edges[p]:
             if t not in seen:
                 seen.add(t)
                 todo.append(t)
-        if len(seen) > MAX_STATES:
+        if len(seen) > cap:
             return None
     live = _live(edges, final, {p for p in seen if (context.key, lg.name(p[0]), p[1]) in cache})
     if start not in live:
@@ -220,7 +234,7 @@ def intersect(g: Grammar, lang: Node, context: Context, cache: dict[object, Ref]
     for p in live:
         key = (context.key, lg.name(p[0]), p[1])
         if key not in cache:
-            cache[key] = Ref(g.reserve(f"{context.key}_v"))
+            cache[key] = Ref(g.reserve(context.prefix))
         refs[p] = cache[key]
     for p, out in edges.items():
         if p not in live:
@@ -229,13 +243,14 @@ def intersect(g: Grammar, lang: Node, context: Context, cache: dict[object, Ref]
         for spelled, t in out:
             if t in live:
                 by_target.setdefault(t, []).append(spelled)
-        parts = [seq(_merge(sp), refs[t]) for t, sp in by_target.items()]
-        body = alt(*parts, *([Lit("")] if p in final else []))
-        g.rules[refs[p].name] = body
+        parts = [seq(_merge(g, sp), refs[t]) for t, sp in by_target.items()]
+        g.rules[refs[p].name] = alt(*parts, *([Lit("")] if p in final else []))
     return refs[start]
 
 
-def _merge(spelled: list[Node]) -> Node:
+def _merge(g: Grammar, spelled: list[Node]) -> Node:
+    """The pieces that lead to one state: their characters as one class, escapes as one
+    shared rule."""
     chars = NOTHING
     rest: list[Node] = []
     for s in spelled:
@@ -243,26 +258,37 @@ def _merge(spelled: list[Node]) -> Node:
             chars = chars | s
         else:
             rest.append(s)
-    return alt(*([chars] if chars else []), *rest)
+    escapes = [_escapes(g, tuple(rest))] if rest else []
+    return alt(*([chars] if chars else []), *escapes)
 
 
-def _steps(
-    g: Grammar, lg: _Lang, context: Context, l: object, c: int
-) -> Iterator[tuple[Node, tuple[object, int]]]:
-    """Each way on from product state ``(l, c)``: a spelled piece and the state after it."""
-    for chars, nl in lg.moves(l):  # type: ignore[arg-type]
-        raw = chars - _SPECIAL if context.json else chars
-        for cchars, nc in context.moves[c]:
-            both = raw & cchars
-            if both:
-                yield both, (nl, nc)
-        if context.json:
-            _, escapes = json_units(chars & _SPECIAL)
-            if escapes:  # (one rule for them all: the same at every state)
-                yield g.define("json_escape", alt(*escapes)), (nl, context.reset)
-        for lo, hi in (chars & context.escapable).ranges:
-            for o in range(lo, hi + 1):
-                yield Lit(f"\\u{o:04x}"), (nl, context.reset)
+def _escapes(g: Grammar, pieces: tuple[Node, ...]) -> Node:
+    """One shared rule for escapes that lead to one state (``alt`` of tens of literals is
+    built once per grammar)."""
+    return g.define("json_escape", _alt_of(pieces))
+
+
+@functools.lru_cache(maxsize=64)
+def _alt_of(pieces: tuple[Node, ...]) -> Node:
+    return alt(*pieces)
+
+
+@functools.lru_cache(maxsize=4096)
+def _steps(context: Context, chars: Chars, c: int) -> tuple[tuple[Node, int], ...]:
+    """Each way on from context state ``c`` on a value character in ``chars``: a spelled
+    piece and the context's state after it."""
+    out: list[tuple[Node, int]] = []
+    raw = chars - _SPECIAL if context.json else chars
+    for cchars, nc in context.moves[c]:
+        both = raw & cchars
+        if both:
+            out.append((both, nc))
+    if context.json:
+        _, escapes = json_units(chars & _SPECIAL)
+        out += [(e, context.reset) for e in escapes]
+    for lo, hi in (chars & context.escapable).ranges:
+        out += [(Lit(f"\\u{o:04x}"), context.reset) for o in range(lo, hi + 1)]
+    return tuple(out)
 
 
 def _live(

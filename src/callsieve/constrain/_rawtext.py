@@ -283,7 +283,7 @@ def _context(
     moves: list[list[tuple[Chars, int]]] = [[] for _ in range(n)]
     for (i, j), chars in sorted(edges.items()):
         moves[i].append((chars, j))
-    return Context(key, tuple(tuple(m) for m in moves), frozenset(finals))
+    return Context(key, "r", tuple(tuple(m) for m in moves), frozenset(finals))
 
 
 def _value_automaton(
