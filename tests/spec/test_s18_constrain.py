@@ -14,6 +14,7 @@ schema-breaking calls, tools not offered, blocks cut short, text alone under
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import jsonschema
@@ -192,6 +193,77 @@ def test_a_native_string_spells_a_backtick_run_escaped_never_raw(fmt: str) -> No
     raw = format_calls([("get_weather", {"city": "HERE"})], dialect=NATIVE)
     assert not accepts(grammar, raw.replace("HERE", "a```b"), fmt)
     assert accepts(grammar, raw.replace("HERE", "a``b"), fmt)
+
+
+#: A tool whose strings are constrained by a length and by a pattern.
+BOUNDED = [
+    {
+        "name": "t",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "s": {"type": "string", "maxLength": 4},
+                "p": {"type": "string", "pattern": "^[a-z]*>[]>a-z]*$"},
+            },
+        },
+    }
+]
+
+
+def _words(alphabet: str, longest: int) -> list[str]:
+    words = [""]
+    for _ in range(longest):
+        words += [w + c for w in words if len(w) == len(words[-1]) for c in alphabet]
+    return list(dict.fromkeys(words))
+
+
+@pytest.mark.parametrize("dialect", ["dsml", "xml"])
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_constrained_cdata_string_takes_exactly_what_both_languages_allow(
+    fmt: str, dialect: str
+) -> None:
+    """One CDATA section holding a constrained string: the values of the schema's language
+    that the section can hold (no ``]]>``), no fewer — ``>`` included, which GBNF once kept
+    out — and no more (GBNF: the product of both automata, ``constrain._product``)."""
+    grammar = (lark_grammar if fmt == "lark" else gbnf)(BOUNDED, dialect)
+    spot = format_calls([("t", {"s": "HERE"})], dialect=dialect, tools=BOUNDED)
+    pattern = format_calls([("t", {"p": "HERE"})], dialect=dialect, tools=BOUNDED)
+    for value in _words("a]>", 5):
+        inside = "]]>" not in value
+        got = accepts(grammar, spot.replace("HERE", value), fmt)
+        assert got == (inside and len(value) <= 4), value
+        got = accepts(grammar, pattern.replace("HERE", value), fmt)
+        want = inside and re.fullmatch("[a-z]*>[]>a-z]*", value) is not None
+        assert got == want, value
+    # the writer's value, ``]]>`` in it: the JSON object body (one section cannot hold it)
+    text = format_calls([("t", {"s": "a]]>"})], dialect=dialect, tools=BOUNDED)
+    assert accepts(grammar, text, fmt), text
+    assert parse(text, dialects=(dialect,), tools=BOUNDED).calls[0].input == {"s": "a]]>"}
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_constrained_native_string_takes_backticks_as_the_writer_spells_them(
+    fmt: str,
+) -> None:
+    """In the fence a constrained string holds raw backticks (a run of three closes it) and
+    ``\\u0060``: every value up to its length, as ``format_calls`` writes it."""
+    grammar = (lark_grammar if fmt == "lark" else gbnf)(BOUNDED, NATIVE)
+    for value in _words("a`", 5):
+        text = format_calls([("t", {"s": value})], dialect=NATIVE)
+        assert accepts(grammar, text, fmt) == (len(value) <= 4), text
+    raw = format_calls([("t", {"s": "HERE"})], dialect=NATIVE)
+    assert not accepts(grammar, raw.replace("HERE", "```"), fmt)
+
+
+def test_a_product_past_its_bound_keeps_the_narrower_language() -> None:
+    """Past ``MAX_STATES`` the GBNF is not written out as a product: a long length in a
+    CDATA section keeps ``>`` out, as before (docs/constrained-decoding.md, what is left).
+    Under Lark the same value is taken."""
+    long = {"name": "t", "parameters": {"properties": {"s": {"type": "string", "maxLength": 2000}}}}
+    text = format_calls([("t", {"s": "<a>"})], dialect="dsml", tools=[long])
+    assert not accepts(gbnf([long], "dsml"), text, "gbnf")
+    assert accepts(lark_grammar([long], "dsml"), text, "lark")
+    assert accepts(gbnf([long], "dsml"), text.replace("<a>", "<a"), "gbnf")
 
 
 def test_a_native_schema_our_json_rules_do_not_take_keeps_json_under_lark() -> None:

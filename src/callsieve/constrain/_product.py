@@ -8,28 +8,39 @@ What it does: ``intersect(g, lang, context, cache)`` walks the product of two au
 the schema's language over the value's characters (a counter for a length, else the subset
 automaton of the pattern's IR) and the context's (``Context``: what the spelled text may
 hold, state by state) — and writes each live product state as one right-linear rule
-(``state ::= [chars] next | … | ""``). A JSON context spells each character as JSON does
-(``json_units``); its escapes leave the context's automaton in ``reset``; ``escapable``
-characters may be spelled as a ``\\uXXXX`` escape too (a native fence's backtick, as the
-writer spells a run). Rules are named by what follows a state (a length counter's states
+(``state ::= [chars] next | … | ""``); a product with a cycle (a pattern's star, no
+``maxLength``) is one expression instead (state elimination). A JSON context spells each
+character as JSON does (``json_units``); its escapes leave the context's automaton in
+``reset``; ``escapable`` characters may be spelled as a ``\\uXXXX`` escape too (a native
+fence's backtick, as the writer spells a run). Rules are named by what follows a state (a length counter's states
 by what is left of the range), so strings of one context share them across parameters.
 What it guarantees: the rules spell exactly the values in both languages, each in the
 spellings the context allows.
 What it costs: the product's live states, once per grammar: the range times the context's
-states for a length (``maxLength`` 200 in a CDATA section: about 600 short rules).
+states for a length (``maxLength`` 200 in a CDATA section: about 600 short rules); past
+``MAX_STATES`` (``STRUCTURAL_STATES`` in a structural tag) None, and the caller keeps
+its narrower language.
 """
 
 from __future__ import annotations
 
 import collections
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ._ir import ANY, NOTHING, Alt, Chars, Grammar, Lit, Node, Ref, Rep, Seq, alt, seq
+from ._ir import ANY, NOTHING, Alt, Chars, Grammar, Lit, Node, Ref, Rep, Seq, alt, seq, star
 from ._strings import CONTROL, json_units
 
-__all__ = ["MAX_STATES", "STRUCTURAL_STATES", "Context", "avoiding", "intersect"]
+__all__ = [
+    "MAX_STATES",
+    "STRUCTURAL_STATES",
+    "Context",
+    "avoiding",
+    "eliminate",
+    "intersect",
+]
 
 #: The most product states written out: past it the caller keeps its narrower language
 #: (a length of hundreds in a raw family's value would be tens of thousands of rules).
@@ -195,6 +206,18 @@ def _language(node: Node) -> _Lang:
 
 
 # --------------------------------------------------------------------------- product
+Edges = dict[Any, list[tuple[Node, Any]]]
+
+
+@dataclass
+class _Walk:
+    """The product states reached from the start: their moves and the final ones."""
+
+    edges: Edges
+    final: set[Any]
+    known: set[Any]  # (states whose rules ``cache`` holds: not walked again)
+
+
 def intersect(
     g: Grammar, lang: Node, context: Context, cache: dict[object, Ref], cap: int = MAX_STATES
 ) -> Node | None:
@@ -205,47 +228,105 @@ def intersect(
     if isinstance(lg, _Counter) and (max(lg.lo, lg.hi or 0) + 1) * len(context.moves) > cap:
         return None  # (a count's states times the context's: known before the walk)
     start: tuple[Any, int] = (lg.start, 0)
-    edges: dict[tuple[object, int], list[tuple[Node, tuple[object, int]]]] = {}
-    final: set[tuple[object, int]] = set()
-    todo = [start]
-    seen = {start}
-    while todo:
-        p = todo.pop()
-        if (context.key, lg.name(p[0]), p[1]) in cache:
-            continue
-        l, c = p
-        if lg.final(l) and c in context.finals:
-            final.add(p)
-        edges[p] = [
-            (spelled, (nl, nc))
-            for chars, nl in lg.moves(l)
-            for spelled, nc in _steps(context, chars, c)
-        ]
-        for _, t in edges[p]:
-            if t not in seen:
-                seen.add(t)
-                todo.append(t)
-        if len(seen) > cap:
-            return None
-    live = _live(edges, final, {p for p in seen if (context.key, lg.name(p[0]), p[1]) in cache})
+    walk = _walk(lg, context, cache, cap, start)
+    if walk is None:
+        return None
+    live = _live(walk.edges, walk.final, walk.known)
     if start not in live:
         return Alt(())
-    refs: dict[tuple[object, int], Ref] = {}
+    if _cyclic(walk.edges, live):  # (one expression: rules that recur are no lexeme to
+        # llguidance's GBNF, whose lexer cannot back up out of a "]" into "]]>")
+        if walk.known & live:  # (rules made for a walk without a cycle: not met here)
+            return None
+        return _expression(g, start, walk.edges, live, walk.final)
+    refs: dict[Any, Ref] = {}
     for p in live:
         key = (context.key, lg.name(p[0]), p[1])
         if key not in cache:
             cache[key] = Ref(g.reserve(context.prefix))
         refs[p] = cache[key]
-    for p, out in edges.items():
+    for p, out in walk.edges.items():
         if p not in live:
             continue
-        by_target: dict[tuple[object, int], list[Node]] = {}
+        by_target: dict[Any, list[Node]] = {}
         for spelled, t in out:
             if t in live:
                 by_target.setdefault(t, []).append(spelled)
         parts = [seq(_merge(g, sp), refs[t]) for t, sp in by_target.items()]
-        g.rules[refs[p].name] = alt(*parts, *([Lit("")] if p in final else []))
+        g.rules[refs[p].name] = alt(*parts, *([Lit("")] if p in walk.final else []))
     return refs[start]
+
+
+def _walk(
+    lg: _Lang, context: Context, cache: dict[object, Ref], cap: int, start: Any
+) -> _Walk | None:
+    """Every product state reached from ``start`` (None: more than ``cap``)."""
+    out = _Walk({}, set(), set())
+    todo = [start]
+    seen = {start}
+    while todo:
+        p = todo.pop()
+        l, c = p
+        if (context.key, lg.name(l), c) in cache:
+            out.known.add(p)
+            continue
+        if lg.final(l) and c in context.finals:
+            out.final.add(p)
+        out.edges[p] = [
+            (spelled, (nl, nc))
+            for chars, nl in lg.moves(l)
+            for spelled, nc in _steps(context, chars, c)
+        ]
+        for _, t in out.edges[p]:
+            if t not in seen:
+                seen.add(t)
+                todo.append(t)
+        if len(seen) > cap:
+            return None
+    return out
+
+
+def _cyclic(edges: Edges, live: set[Any]) -> bool:
+    """Does a move lead back to a state it left (among the live states)?"""
+    state: dict[Any, int] = {}  # 1: on the path, 2: done
+    for root in live:
+        if root in state:
+            continue
+        stack = [(root, iter(t for _, t in edges.get(root, ()) if t in live))]
+        state[root] = 1
+        while stack:
+            p, it = stack[-1]
+            t = next(it, None)
+            if t is None:
+                state[p] = 2
+                stack.pop()
+            elif state.get(t) == 1:
+                return True
+            elif t not in state:
+                state[t] = 1
+                stack.append((t, iter(u for _, u in edges.get(t, ()) if u in live)))
+    return False
+
+
+def _expression(
+    g: Grammar,
+    start: Any,
+    edges: Edges,
+    live: set[Any],
+    final: set[Any],
+) -> Node:
+    """The live product as one expression (state elimination), from ``start``."""
+    ids = {start: 0}
+    for p in live:
+        ids.setdefault(p, len(ids))
+    moves: dict[tuple[int, int], list[Node]] = {}
+    for p, out in edges.items():
+        if p in live:
+            for spelled, t in out:
+                if t in live:
+                    moves.setdefault((ids[p], ids[t]), []).append(spelled)
+    merged = {k: _merge(g, v) for k, v in moves.items()}
+    return eliminate(len(ids), merged, {ids[p] for p in final if p in live})
 
 
 def _merge(g: Grammar, spelled: list[Node]) -> Node:
@@ -309,3 +390,40 @@ def _live(
                 live.add(p)
                 todo.append(p)
     return live
+
+
+def eliminate(n: int, chars: Mapping[tuple[int, int], Node], finals: set[int]) -> Node:
+    """The expression of the automaton's words from state 0 to a final state (states
+    eliminated one by one, as ``_strings.avoid`` does): ``chars``, the moves between states,
+    each a node."""
+    final = n
+    edges: dict[tuple[int, int], Node] = dict(chars.items())
+    for q in finals:
+        edges[(q, final)] = Lit("")
+    outs: dict[int, set[int]] = {}
+    ins: dict[int, set[int]] = {}
+    for i, j in edges:
+        outs.setdefault(i, set()).add(j)
+        ins.setdefault(j, set()).add(i)
+    left = set(range(1, n))
+    while left:
+        # (the state with the fewest paths through it first: the expression stays small)
+        k = min(left, key=lambda q: (len(ins.get(q, ())) * len(outs.get(q, ())), -q))
+        left.discard(k)
+        loop = edges.pop((k, k), None)
+        middle = star(loop) if loop is not None else Lit("")
+        into = [(i, edges.pop((i, k))) for i in sorted(ins.pop(k, set())) if i != k]
+        out = [(j, edges.pop((k, j))) for j in sorted(outs.pop(k, set())) if j != k]
+        for i, _ in into:
+            outs[i].discard(k)
+        for j, _ in out:
+            ins[j].discard(k)
+        for i, x in into:
+            for j, y in out:
+                path = seq(x, middle, y)
+                edges[(i, j)] = alt(edges[(i, j)], path) if (i, j) in edges else path
+                outs.setdefault(i, set()).add(j)
+                ins.setdefault(j, set()).add(i)
+    loop = edges.get((0, 0))
+    tail = edges.get((0, final), Lit(""))
+    return seq(star(loop) if loop is not None else Lit(""), tail)

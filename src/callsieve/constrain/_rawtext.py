@@ -35,7 +35,7 @@ from .._grammar.automaton import DEAD, EntryAutomaton
 from .._grammar.compiled import CompiledGrammar
 from .._grammar.specs import RunTerminal
 from ._ir import ANY, NOTHING, Both, Chars, Lit, Node, Not, Rep, alt, seq, star
-from ._product import Context
+from ._product import Context, eliminate
 
 __all__ = ["RawText", "raw_text"]
 
@@ -221,7 +221,7 @@ def _lark(a: EntryAutomaton, classes: tuple[Chars, ...], close: str, no_start: C
                 todo.append(t)
             key = (ids[q], ids[t])
             edges[key] = edges.get(key, NOTHING) | cls
-    token = _eliminate(len(ids), edges, finals)
+    token = eliminate(len(ids), edges, finals)
     begun = Both(seq(token, star(ANY)), Rep(ANY, len(close) + 1, None))
     node: Node = Both(seq(star(ANY), Lit(close)), Not(seq(star(ANY), begun)))
     if no_start:
@@ -272,7 +272,7 @@ def _moves(a: EntryAutomaton, classes: Sequence[Chars]) -> Iterator[tuple[Chars,
 def _language(a: EntryAutomaton, classes: tuple[Chars, ...], close: str, no_start: Chars) -> Node:
     """The value automaton as one expression, followed by ``close``."""
     n, edges, finals = _value_automaton(a, classes, close, no_start)
-    return seq(_eliminate(n, edges, finals), Lit(close))
+    return seq(eliminate(n, edges, finals), Lit(close))
 
 
 def _context(
@@ -320,39 +320,3 @@ def _value_automaton(
             j = ids[after]
             edges[(i, j)] = edges.get((i, j), NOTHING) | chars
     return len(ids), edges, finals
-
-
-def _eliminate(n: int, chars: dict[tuple[int, int], Chars], finals: set[int]) -> Node:
-    """The expression of the automaton's words from state 0 to a final state (states
-    eliminated one by one, as ``_strings.avoid`` does)."""
-    final = n
-    edges: dict[tuple[int, int], Node] = dict(chars.items())
-    for q in finals:
-        edges[(q, final)] = Lit("")
-    outs: dict[int, set[int]] = {}
-    ins: dict[int, set[int]] = {}
-    for i, j in edges:
-        outs.setdefault(i, set()).add(j)
-        ins.setdefault(j, set()).add(i)
-    left = set(range(1, n))
-    while left:
-        # (the state with the fewest paths through it first: the expression stays small)
-        k = min(left, key=lambda q: (len(ins.get(q, ())) * len(outs.get(q, ())), -q))
-        left.discard(k)
-        loop = edges.pop((k, k), None)
-        middle = star(loop) if loop is not None else Lit("")
-        into = [(i, edges.pop((i, k))) for i in sorted(ins.pop(k, set())) if i != k]
-        out = [(j, edges.pop((k, j))) for j in sorted(outs.pop(k, set())) if j != k]
-        for i, _ in into:
-            outs[i].discard(k)
-        for j, _ in out:
-            ins[j].discard(k)
-        for i, x in into:
-            for j, y in out:
-                path = seq(x, middle, y)
-                edges[(i, j)] = alt(edges[(i, j)], path) if (i, j) in edges else path
-                outs.setdefault(i, set()).add(j)
-                ins.setdefault(j, set()).add(i)
-    loop = edges.get((0, 0))
-    tail = edges.get((0, final), Lit(""))
-    return seq(star(loop) if loop is not None else Lit(""), tail)
