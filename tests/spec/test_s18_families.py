@@ -23,7 +23,7 @@ from schema_values import SCHEMAS, TOOLS, arguments, breaking
 from strategies import soak_settings
 from test_s18_constrain import PROSE, TEXT, UNKNOWN, _want, validate, walk
 
-from callsieve import ConfigurationError, parse
+from callsieve import ConfigurationError, FormatError, parse
 from callsieve._base.values import decode_raw
 from callsieve._grammar.compiled import load_grammar
 from callsieve._grammar.spelling import spelling
@@ -236,6 +236,48 @@ def test_schema_breaking_calls_unknown_tools_and_cut_blocks_are_rejected(
     assert accepts(auto, prose, fmt), prose
     assert not accepts(export(fmt, dialect, "required"), prose, fmt), prose
     assert not accepts(export(fmt, dialect, {"name": calls[0][0]}), prose, fmt), prose
+
+
+#: A string parameter with a length bound, in a tool of its own.
+SHORT = [{"name": "t", "parameters": {"properties": {"s": {"type": "string", "maxLength": 14}}}}]
+#: Values near a raw family's tags: ``>``, line breaks, its own closing tags, other tags.
+NEAR_TAGS = [
+    "a>b",
+    "x>" * 7,
+    "x>" * 8,
+    "a\nb",
+    "a\n",
+    "\nb",
+    "<p>",
+    "a<",
+    "</parameter>",
+    "a</parameter",
+    "\n</parameter",
+    "< /parameter >",
+    "</arg_value>",
+    "<parameter=s>",
+    "]]>",
+]
+
+
+@pytest.mark.parametrize("dialect", RAW_FAMILIES)
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_length_bound_raw_value_takes_exactly_what_reads_back(fmt: str, dialect: str) -> None:
+    """A raw string with ``maxLength``: the intersection of the length and the raw language
+    (Lark: ``&``; GBNF: the product automaton, ``constrain._product``). Every value the
+    writer writes, ``>`` and line breaks included, is taken when it is short enough; one
+    that would end the value early is the writer's ``FormatError`` and the constraint's
+    refusal."""
+    grammar = (lark_grammar if fmt == "lark" else gbnf)(SHORT, dialect)
+    spot = format_calls([("t", {"s": "HERE"})], dialect=dialect, tools=SHORT)
+    for value in NEAR_TAGS:
+        if not carried(dialect, value):
+            with pytest.raises(FormatError, match="'s'"):
+                format_calls([("t", {"s": value})], dialect=dialect, tools=SHORT)
+            assert not accepts(grammar, spot.replace("HERE", value), fmt), value
+            continue
+        text = format_calls([("t", {"s": value})], dialect=dialect, tools=SHORT)
+        assert accepts(grammar, text, fmt) == (len(value) <= 14), text
 
 
 @pytest.mark.parametrize("dialect", RAW_FAMILIES)
