@@ -5,10 +5,9 @@ constrained-decoding tests export.
 the exporter supports), their strings drawn from ``strings`` and those inside arrays and
 objects from ``nested`` (a pattern, format or enum draws from itself), properties in the schema's order, optional ones present or not, no others;
 a parameter the parser reads back as a string whatever its body (type ``string`` or
-``["string", "null"]``) is drawn as a string, and a string with a length bound holds no
-``>`` and no backtick (GBNF keeps a constrained value clear of what would end its context,
-``]]>`` or the closing fence, by that sequence's last character:
-docs/constrained-decoding.md). ``breaking(schema)`` draws arguments that
+``["string", "null"]``) is drawn as a string or, where ``nulls``, null (a raw family
+cannot write it: docs/constrained-decoding.md), and a string with a length bound holds
+none of the characters ``kept_out``. ``breaking(schema)`` draws arguments that
 break it: a value of the wrong type, a number out of range, a required property left out,
 an enum value not listed, an undeclared property.
 """
@@ -92,14 +91,7 @@ def _kinds(schema: dict[str, Any]) -> list[str]:
     return [kind] if isinstance(kind, str) else list(kind) if isinstance(kind, list) else []
 
 
-#: What a length-constrained string keeps out: GBNF keeps it clear of what ends its context
-#: by the last character of that (">" of "]]>" or of a raw family's tag, "`" of the fence).
-KEPT_OUT = ">`"
-
-
-def _string(
-    schema: dict[str, Any], strings: st.SearchStrategy[str], kept_out: str = KEPT_OUT
-) -> st.SearchStrategy[Any]:
+def _string(schema: dict[str, Any], strings: st.SearchStrategy[str]) -> st.SearchStrategy[Any]:
     if "enum" in schema:
         return st.sampled_from(schema["enum"])
     if "pattern" in schema:
@@ -107,8 +99,6 @@ def _string(
     if "format" in schema:
         return _FORMATS[schema["format"]]
     lo, hi = schema.get("minLength", 0), schema.get("maxLength")
-    if lo or hi is not None:  # (``KEPT_OUT``)
-        strings = strings.map(lambda s: "".join(c for c in s if c not in kept_out))
     return strings.filter(lambda s: len(s) >= lo and (hi is None or len(s) <= hi))
 
 
@@ -116,21 +106,23 @@ def values(
     schema: Any,
     strings: st.SearchStrategy[str],
     nested: st.SearchStrategy[str],
-    kept_out: str = KEPT_OUT,
+    nulls: bool = True,
 ) -> st.SearchStrategy[Any]:
     """Values ``schema`` allows (see the module docstring): its strings from ``strings``,
-    those inside its arrays and objects from ``nested``; a length-constrained string
-    without the characters ``kept_out``."""
+    those inside its arrays and objects from ``nested``; ``nulls``: null where a
+    string-typed schema admits it."""
     if "anyOf" in schema:
-        return st.one_of(*(values(b, strings, nested, kept_out) for b in schema["anyOf"]))
+        return st.one_of(*(values(b, strings, nested, nulls) for b in schema["anyOf"]))
     kinds = _kinds(schema)
     if kinds and set(kinds) <= {"string", "null"} and "string" in kinds:
-        return _string(schema, strings, kept_out)  # read back as a string whatever its body
+        # (a parameter line reads as a string whatever its body: null is the JSON body's)
+        string = _string(schema, strings)
+        return st.one_of(string, st.none()) if nulls and "null" in kinds else string
     if len(kinds) > 1:
-        return st.one_of(*(values({**schema, "type": k}, strings, nested, kept_out) for k in kinds))
+        return st.one_of(*(values({**schema, "type": k}, strings, nested, nulls) for k in kinds))
     kind = kinds[0] if kinds else "object"
     if kind == "string":
-        return _string(schema, strings, kept_out)
+        return _string(schema, strings)
     if kind == "integer":
         return st.integers(schema.get("minimum", -(10**12)), schema.get("maximum", 10**12))
     if kind == "number":
@@ -146,11 +138,11 @@ def values(
         return st.none()
     if kind == "array":
         return st.lists(
-            values(schema.get("items", {"type": "string"}), nested, nested, kept_out),
+            values(schema.get("items", {"type": "string"}), nested, nested, nulls),
             min_size=schema.get("minItems", 0),
             max_size=schema.get("maxItems", 3),
         )
-    return arguments(schema, nested, nested, kept_out)
+    return arguments(schema, nested, nested, nulls)
 
 
 @st.composite
@@ -159,14 +151,14 @@ def arguments(
     schema: dict[str, Any],
     strings: st.SearchStrategy[str],
     nested: st.SearchStrategy[str],
-    kept_out: str = KEPT_OUT,
+    nulls: bool = True,
 ) -> Any:
     """Argument objects ``schema`` allows (strings as ``values`` draws them)."""
     required = set(schema.get("required", []))
     out = {}
     for key, sub in (schema.get("properties") or {}).items():
         if key in required or draw(st.booleans()):
-            out[key] = draw(values(sub, strings, nested, kept_out))
+            out[key] = draw(values(sub, strings, nested, nulls))
     return out
 
 

@@ -82,7 +82,9 @@ def format_calls(
     writes their strings as they are, as its template does, and the parser reads them back
     as strings under the same tools. Without a schema a string that would read as another
     JSON value (``"42"``) is written as a JSON string. The other dialects carry a value's
-    type in the value itself and write the same with or without ``tools``.
+    type in the value itself. Under ``tools`` a markup call whose string-typed parameter is
+    ``null``, or whose constrained string (``pattern``, ``format``, a length) holds ``]]>``
+    in CDATA, is one JSON object body: a parameter line cannot carry it.
 
     >>> print(format_calls([{"type": "tool_use", "id": "toolu_1", "name": "now", "input": {}}],
     ...                    dialect="xml"))
@@ -105,7 +107,7 @@ def format_calls(
         return deepseek.format_calls(items)
     if templated(sp):
         return template_calls(sp, items, tuple(str(d) for d in grammar_dirs), schemas)
-    return markup_calls(sp, items)
+    return markup_calls(sp, items, schemas)
 
 
 def format_results(

@@ -396,8 +396,9 @@ def written(
     prose = data.draw(markup_cases.PROSE)
     if specials_ok:  # (a structural tag's free text is the engine's: no opener, no fence)
         prose = "".join(c for c in prose if c not in "<`")
-    tools = TOOLS if dialect in FAMILIES else None
-    text = prose + format_calls(calls, dialect=dialect, tools=tools)
+    # (under the tools: a raw family's string-typed strings as they are, a markup call's
+    # null string-typed parameter as the JSON object body)
+    text = prose + format_calls(calls, dialect=dialect, tools=TOOLS)
     assume(specials_ok or not special_in(text))
     return text, calls
 
@@ -459,6 +460,9 @@ def test_a_generation_under_the_grammar_reads_back_as_allowed_calls(
     want = markup_cases._want(calls)
     assert [(n, canon_value(a)) for n, a in read_back(dialect, req, text)] == want, text
     reply = tokenizer().decode(walked(gen, ids(text), data))
+    if field == "structural_tag":  # (the engine's free text may open an inline code span
+        # that hides the block: a structural tag cannot rule it out, docs/constrained-decoding)
+        assume("`" not in reply.partition(OPENERS[dialect])[0])
     got = read_back(dialect, req, reply)
     assert got or forced == "single", reply  # required and named: at least one call
     for name, args in got:

@@ -17,13 +17,13 @@ import jsonschema
 import pytest
 from engines import ByteMatcher, accepts
 from helpers import canon_calls
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
-from schema_values import KEPT_OUT, SCHEMAS, TOOLS, arguments, breaking
+from schema_values import SCHEMAS, TOOLS, arguments, breaking
 from strategies import soak_settings
-from test_s18_constrain import PROSE, TEXT, UNKNOWN, _scrub, _want, validate, walk
+from test_s18_constrain import PROSE, TEXT, UNKNOWN, _want, validate, walk
 
-from callsieve import ConfigurationError, parse
+from callsieve import ConfigurationError, FormatError, parse
 from callsieve._base.values import decode_raw
 from callsieve._grammar.compiled import load_grammar
 from callsieve._grammar.spelling import spelling
@@ -83,7 +83,6 @@ NOT_EXPORTED = (
     "functionary_v32",
 )
 FORMATS = ("lark", "gbnf")
-LEADS = "<＜〈"
 
 
 #: Free text: ``test_s18_constrain``'s, less a JSON object (``{"``: one may begin a json or
@@ -129,24 +128,21 @@ def strings(dialect: str, nested: bool, fmt: str) -> st.SearchStrategy[str]:
     """Any string, tag leads, ``]]>``, quotes, line breaks, DEL and the family's own tags
     included (issue 35), less what the family cannot carry: a raw value its parser does not
     read back (``carried``), and, being a string, none that reads as JSON (the writer would
-    write it as a JSON string). Left (docs/constrained-decoding.md): llguidance's limit,
-    under a Lark grammar: a string inside a raw family's JSON value holds no tag lead (the
-    writer spells it ``\\u003c``, llguidance's JSON spells ``<`` raw only, and raw it could
-    end the value)."""
-    if dialect in RAW_FAMILIES:
-        if nested:
-            return TEXT.map(_scrub(LEADS, no_fence=False)) if fmt == "lark" else TEXT
+    write it as a JSON string). A string inside a raw family's JSON value may hold tag
+    leads: the writer spells them ``\\u003c``, and under Lark too the constraint's JSON is
+    our rules, which take that (llguidance's ``%json`` spells ``<`` raw only)."""
+    if dialect in RAW_FAMILIES and not nested:
         return TEXT.filter(lambda s: decode_raw(s) == s and carried(dialect, s))
     return TEXT
 
 
 def calls_for(dialect: str, fmt: str) -> st.SearchStrategy[tuple[str, dict[str, Any]]]:
-    # (a GBNF string with a length keeps out what ends a tag; in seed_oss a line break too:
-    # GBNF cannot intersect it with the raw language, docs/constrained-decoding.md)
-    kept_out = KEPT_OUT + ("\n" if fmt == "gbnf" and dialect in LINES else "")
+    # (a raw family cannot write null in a parameter typed ["string", "null"]: its text
+    # reads as a string whatever it is, and the writer refuses it, naming the parameter)
+    nulls = dialect not in RAW_FAMILIES
     return st.sampled_from(sorted(SCHEMAS)).flatmap(
         lambda name: arguments(
-            SCHEMAS[name], strings(dialect, False, fmt), strings(dialect, True, fmt), kept_out
+            SCHEMAS[name], strings(dialect, False, fmt), strings(dialect, True, fmt), nulls
         ).map(lambda args: (name, args))
     )
 
@@ -223,10 +219,15 @@ def test_schema_breaking_calls_unknown_tools_and_cut_blocks_are_rejected(
             validate(call.input, call.name)
     prose = data.draw(free(dialect))
     calls = data.draw(st.lists(calls_for(dialect, fmt), min_size=1, max_size=3))
+    # (a tool not offered has no schema: a raw-strings family has no spelling for a string
+    # that reads as null without one, and the writer refuses it)
+    assume(not any(str(v).lower() == "null" for _, args in calls for v in args.values()))
     k = data.draw(st.integers(0, len(calls) - 1))
     swapped = [*calls[:k], (data.draw(UNKNOWN), calls[k][1]), *calls[k + 1 :]]
-    assert not accepts(auto, prose + format_calls(swapped, dialect=dialect), fmt), swapped
-    whole = prose + format_calls(calls, dialect=dialect)
+    assert not accepts(auto, prose + format_calls(swapped, dialect=dialect, tools=TOOLS), fmt), (
+        swapped
+    )
+    whole = prose + format_calls(calls, dialect=dialect, tools=TOOLS)
     cut = data.draw(st.integers(len(prose) + 1, len(whole) - 1))
     if not parse(whole[:cut], dialects=(dialect,), tools=TOOLS).calls:
         # (a block that may end where its balanced run closes is whole at that point:
@@ -235,6 +236,48 @@ def test_schema_breaking_calls_unknown_tools_and_cut_blocks_are_rejected(
     assert accepts(auto, prose, fmt), prose
     assert not accepts(export(fmt, dialect, "required"), prose, fmt), prose
     assert not accepts(export(fmt, dialect, {"name": calls[0][0]}), prose, fmt), prose
+
+
+#: A string parameter with a length bound, in a tool of its own.
+SHORT = [{"name": "t", "parameters": {"properties": {"s": {"type": "string", "maxLength": 14}}}}]
+#: Values near a raw family's tags: ``>``, line breaks, its own closing tags, other tags.
+NEAR_TAGS = [
+    "a>b",
+    "x>" * 7,
+    "x>" * 8,
+    "a\nb",
+    "a\n",
+    "\nb",
+    "<p>",
+    "a<",
+    "</parameter>",
+    "a</parameter",
+    "\n</parameter",
+    "< /parameter >",
+    "</arg_value>",
+    "<parameter=s>",
+    "]]>",
+]
+
+
+@pytest.mark.parametrize("dialect", RAW_FAMILIES)
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_length_bound_raw_value_takes_exactly_what_reads_back(fmt: str, dialect: str) -> None:
+    """A raw string with ``maxLength``: the intersection of the length and the raw language
+    (Lark: ``&``; GBNF: the product automaton, ``constrain._product``). Every value the
+    writer writes, ``>`` and line breaks included, is taken when it is short enough; one
+    that would end the value early is the writer's ``FormatError`` and the constraint's
+    refusal."""
+    grammar = (lark_grammar if fmt == "lark" else gbnf)(SHORT, dialect)
+    spot = format_calls([("t", {"s": "HERE"})], dialect=dialect, tools=SHORT)
+    for value in NEAR_TAGS:
+        if not carried(dialect, value):
+            with pytest.raises(FormatError, match="'s'"):
+                format_calls([("t", {"s": value})], dialect=dialect, tools=SHORT)
+            assert not accepts(grammar, spot.replace("HERE", value), fmt), value
+            continue
+        text = format_calls([("t", {"s": value})], dialect=dialect, tools=SHORT)
+        assert accepts(grammar, text, fmt) == (len(value) <= 14), text
 
 
 @pytest.mark.parametrize("dialect", RAW_FAMILIES)

@@ -82,7 +82,7 @@ def test_xgrammar_accepts_written_calls_and_rejects_broken_ones(
     prose = data.draw(PROSE)
     if free_text == "engine":  # (the engine's free text excludes fences and openers, even
         prose = "".join(c for c in prose if c not in "<`")  # in code)
-    good = prose + format_calls(calls, dialect=dialect)
+    good = prose + format_calls(calls, dialect=dialect, tools=TOOLS)
     name = data.draw(st.sampled_from(sorted(n for n in SCHEMAS if SCHEMAS[n]["properties"])))
     bad = "Sure.\n" + format_calls([(name, data.draw(breaking(SCHEMAS[name])))], dialect=dialect)
     unknown = format_calls([("delete_all", {})], dialect=dialect)

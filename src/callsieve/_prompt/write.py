@@ -27,13 +27,14 @@ import json
 from typing import Any
 
 from .._base.errors import FormatError
-from .._base.values import escape_del
+from .._base.values import _is_string_type, escape_del
+from .._blocks.assembler import param_schema
 from .._grammar.names import SPELLINGS, TEXT_RUN
 from .._grammar.prefix import first_chars
 from .._grammar.spelling import Spelling
 from .._scan.balanced import MAX_JSON_DEPTH
 
-__all__ = ["markup_calls", "name_attr"]
+__all__ = ["STRING_CONSTRAINTS", "markup_calls", "name_attr", "typed_body"]
 
 _TRUE, _FALSE = "true", "false"  # the values of the string attribute (SPEC §5)
 _ENTITY = "&"  # what XML character entities begin with (a plain body's are decoded)
@@ -114,6 +115,15 @@ def _param(sp: Spelling, key: str, value: Any) -> str:
     return head + _cdata(sp, text) + sp[SPELLINGS.PARAM_CLOSE]
 
 
+def _plain_string(sp: Spelling, value: Any) -> bool:
+    """Is ``value`` a string written plain (not in CDATA)?"""
+    return (
+        isinstance(value, str)
+        and sp.get(SPELLINGS.STRING_BODY) != "cdata"
+        and _plain_reads_back(sp, value, True)
+    )
+
+
 def _fits(sp: Spelling, value: Any) -> bool:
     """Can ``value`` be a parameter's body? A string always (CDATA takes any, in sections).
     JSON plain, or in one CDATA section (the parser reads JSON from one): not JSON whose
@@ -149,8 +159,33 @@ def _plain_reads_back(sp: Spelling, text: str, is_str: bool) -> bool:
     return is_str or _ENTITY not in text
 
 
-def markup_calls(sp: Spelling, calls: list[tuple[str, dict[str, Any]]]) -> str:
-    """One block holding ``calls``, one tag per line; ``""`` for no calls."""
+#: The keywords that constrain a string's text (the exported constraint writes such a
+#: string in one CDATA section, which cannot hold ``]]>``).
+STRING_CONSTRAINTS = ("pattern", "format", "minLength", "maxLength")
+
+
+def typed_body(prop: Any, value: Any) -> bool:
+    """Does this value of a parameter whose schema is ``prop`` need the JSON object body
+    under that schema? A value that is no string where the schema types the parameter
+    ``string`` (``null`` in ``["string", "null"]``: a parameter line reads as a string
+    whatever its body); a string that goes in CDATA and holds ``]]>`` where the schema
+    constrains its text (one section holds no ``]]>``). The constraint offers the body
+    for every tool that has such a parameter (``constrain``'s ``Markup``)."""
+    if not isinstance(prop, dict) or not _is_string_type(prop.get("type")):
+        return False
+    if not isinstance(value, str):
+        return True
+    return "]]>" in value and any(k in prop for k in STRING_CONSTRAINTS)
+
+
+def markup_calls(
+    sp: Spelling,
+    calls: list[tuple[str, dict[str, Any]]],
+    schemas: dict[str, dict[str, Any]] | None = None,
+) -> str:
+    """One block holding ``calls``, one tag per line; ``""`` for no calls. ``schemas``
+    (tool name: its parameters' schema) say where a value needs the JSON object body
+    (``typed_body``)."""
     if not calls:
         return ""
     lines = [sp[SPELLINGS.CALLS_OPEN]]
@@ -158,7 +193,14 @@ def markup_calls(sp: Spelling, calls: list[tuple[str, dict[str, Any]]]) -> str:
         lines.append(
             sp[SPELLINGS.INVOKE_OPEN] + name_attr(sp, name, "tool") + sp[SPELLINGS.TAG_END]
         )
-        if all(_attr(sp, key) is not None and _fits(sp, v) for key, v in arguments.items()):
+        typed = [
+            k
+            for k, v in arguments.items()
+            if typed_body(param_schema(schemas or {}, name, k), v) and not _plain_string(sp, v)
+        ]
+        if not typed and all(
+            _attr(sp, key) is not None and _fits(sp, v) for key, v in arguments.items()
+        ):
             lines += [_param(sp, key, value) for key, value in arguments.items()]
         else:
             lines.append(_json_body(sp, arguments))

@@ -46,6 +46,7 @@ from ._ir import (
     star,
 )
 from ._jsonir import JsonRules
+from ._product import MAX_STATES, avoiding, intersect
 from ._rawtext import RawText
 from ._regex import restrict
 from ._schema import Safety, check, safe_schema_text
@@ -75,11 +76,15 @@ class Cdata:
 class Target:
     """Builds bodies for one export format: ``"lark"`` or ``"gbnf"``."""
 
-    def __init__(self, name: str, g: Grammar) -> None:
+    def __init__(self, name: str, g: Grammar, cap: int = MAX_STATES) -> None:
         self.name = name
         self.g = g
+        #: the most states a constrained string's product may have (``_product``)
+        self.cap = cap
         self._rules: dict[tuple[int, Safety], JsonRules] = {}
         self._shared: dict[Safety, dict[str, Any]] = {}
+        #: the rules of constrained strings in their contexts (GBNF: ``_product``)
+        self._products: dict[object, Ref] = {}
 
     def json(
         self, schema: Any, root: Any, safety: Safety, where: str, escaped: bool = False
@@ -94,7 +99,14 @@ class Target:
         rules = self._rules.get(key)
         if rules is None:
             rules = self._rules[key] = JsonRules(
-                self.g, root, safety, where, self._shared.setdefault(safety, {})
+                self.g,
+                root,
+                safety,
+                where,
+                self._shared.setdefault(safety, {}),
+                lark=self.name == "lark",
+                products=self._products,
+                cap=self.cap,
             )
         node = rules.value(schema, where)
         if self.name == "lark" and _regular(node, self.g, set()):
@@ -187,7 +199,10 @@ class Target:
                 for lang in langs:
                     node = Both(seq(lang, Lit(form.close)), node)
             else:
-                node = seq(restrict(langs[0], ANY - form.tagless), Lit(form.close))
+                found = intersect(self.g, langs[0], form.context, self._products, self.cap)
+                if found is None:  # (too many states: keep out what ends a tag)
+                    found = restrict(langs[0], ANY - form.tagless)
+                node = seq(found, Lit(form.close))
             bodies.append(seq(Lit(head), node))
         return self.g.define("raw_value", alt(*bodies), terminal=True)
 
@@ -216,9 +231,14 @@ class Target:
                 expected=("one of them",),
             )
         else:
-            node = restrict(
-                langs[0], ANY - chars - (Chars.of(sequence[-1]) if sequence else Chars(()))
-            )
+            found = None
+            if sequence:
+                ctx = avoiding(sequence, "cdata", "c")
+                found = intersect(self.g, langs[0], ctx, self._products, self.cap)
+            if found is None:  # (too many states: keep out the sequence's last character)
+                kept = Chars.of(sequence[-1]) if sequence else Chars(())
+                found = restrict(langs[0], ANY - chars - kept)
+            node = found
         return self.g.define("raw_value", seq(Lit(around[0]), node, Lit(around[1])), terminal=True)
 
 
@@ -246,7 +266,7 @@ def _ours_fit(schema: Any, root: Any, safety: Safety) -> bool:
     ``\\u0060``. Where they do not fit (llguidance's wider subset), ``%json`` stays."""
     try:
         check(with_defs(schema, root), "gbnf", "")
-        JsonRules(Grammar(), root, safety, "").value(schema, "")
+        JsonRules(Grammar(), root, safety, "", lark=True).value(schema, "")
     except ConfigurationError:
         return False
     return True

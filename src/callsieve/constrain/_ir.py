@@ -215,19 +215,23 @@ def plus(item: Node) -> Node:
 class Grammar:
     """Rules in order (the first is the start rule); ``terminals`` names the lexemes."""
 
-    __slots__ = ("rules", "terminals", "_names")
+    __slots__ = ("rules", "terminals", "_names", "_last")
 
     def __init__(self) -> None:
         self.rules: dict[str, Node] = {}
         self.terminals: set[str] = set()
         self._names: dict[tuple[Node, bool], str] = {}
+        self._last: dict[str, int] = {}  # the last number given to a name
 
     def reserve(self, name: str) -> str:
         """A fresh rule name, its body set later (``rules[name] = …``): for recursion."""
-        base, k = name, 1
+        base, k = name, self._last.get(name, 1)
+        if k > 1:
+            name = f"{base}_{k}"
         while name in self.rules:
             k += 1
             name = f"{base}_{k}"
+        self._last[base] = k
         self.rules[name] = Alt(())
         return name
 

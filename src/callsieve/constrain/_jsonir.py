@@ -29,7 +29,24 @@ import math
 from typing import Any
 
 from .._base.errors import ConfigurationError
-from ._ir import ANY, Alt, Chars, Grammar, Lit, Node, Ref, Rep, Seq, alt, opt, seq, star
+from ._ir import (
+    ANY,
+    NOTHING,
+    Alt,
+    Both,
+    Chars,
+    Grammar,
+    Lit,
+    Node,
+    Ref,
+    Rep,
+    Seq,
+    alt,
+    opt,
+    seq,
+    star,
+)
+from ._product import MAX_STATES, avoiding, intersect
 from ._regex import restrict
 from ._schema import ANNOTATIONS, Safety, resolve
 from ._strings import avoid, int_range, json_units, split_units
@@ -64,8 +81,14 @@ class JsonRules:
         safety: Safety,
         where: str,
         shared: dict[str, Ref] | None = None,
+        lark: bool = False,
+        products: dict[object, Ref] | None = None,
+        cap: int = MAX_STATES,
     ) -> None:
+        self.cap = cap
         self.g = g
+        self.lark = lark
+        self._products: dict[object, Ref] = {} if products is None else products
         self.root = root
         self.safety = safety
         self.where = where
@@ -266,7 +289,21 @@ class JsonRules:
             )
         if not langs:
             return self.any_string()
-        return seq(Lit('"'), _encode(restrict(langs[0], self._tight)), Lit('"'))
+        kept = self.safety.chars
+        if not self.safety.seq:  # (what the context keeps out, as ``\uXXXX`` escapes)
+            return seq(Lit('"'), _encode(langs[0], kept), Lit('"'))
+        if self.lark:  # (llguidance intersects: any safe string, and the schema's spelled)
+            also = Chars.of(self.safety.seq)
+            mine = seq(Lit('"'), _encode(langs[0], kept, also), Lit('"'))
+            return self.g.define("json_string", Both(mine, self.any_string()), terminal=True)
+        # (GBNF: the product of both automata, the sequence's characters escapable too;
+        # past its bound, the sequence's last character kept out)
+        context = avoiding(self.safety.seq, "json", "j", json=True, escapable=self.safety.seq)
+        lang = restrict(langs[0], ANY - kept)
+        found = intersect(self.g, lang, context, self._products, self.cap)
+        if found is None:
+            found = _encode(restrict(lang, self._tight))
+        return seq(Lit('"'), found, Lit('"'))
 
     def _integer(self, schema: dict[str, Any], where: str) -> Node:
         lo = _bound(schema, "minimum", "exclusiveMinimum", math.ceil, 1)
@@ -370,19 +407,27 @@ def _not_in(trie: dict[str, Any], raw: Chars, top: bool = False) -> Node:
     return alt(*out) if out else Lit("")
 
 
-def _encode(node: Node) -> Node:
-    """A value-language node as the text of a JSON string's content (exact escapes)."""
+@functools.lru_cache(maxsize=1024)
+def _encode(node: Node, kept: Chars = NOTHING, also: Chars = NOTHING) -> Node:
+    """A value-language node as the text of a JSON string's content (exact escapes);
+    ``kept``: characters spelled only as ``\\uXXXX`` escapes, as the writers spell them;
+    ``also``: characters spelled either way."""
     if isinstance(node, Lit):
+        if any(c in kept or c in also for c in node.text):
+            return seq(*(_encode(Chars.of(c), kept, also) for c in node.text))
         return Lit(json.dumps(node.text, ensure_ascii=False)[1:-1])
     if isinstance(node, Chars):
         raw, escapes = json_units(node)
+        extra = node & (kept | also)
+        escapes += [Lit(f"\\u{o:04x}") for lo, hi in extra.ranges for o in range(lo, hi + 1)]
+        raw = raw - kept
         return alt(*([raw] if raw else []), *escapes)
     if isinstance(node, Seq):
-        return seq(*(_encode(i) for i in node.items))
+        return seq(*(_encode(i, kept, also) for i in node.items))
     if isinstance(node, Rep):
-        return Rep(_encode(node.item), node.lo, node.hi)
+        return Rep(_encode(node.item, kept, also), node.lo, node.hi)
     if isinstance(node, Alt):
-        return alt(*(_encode(i) for i in node.items)) if node.items else node
+        return alt(*(_encode(i, kept, also) for i in node.items)) if node.items else node
     return node
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import collections
 import functools
 import re
+import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -34,6 +35,7 @@ from .._grammar.automaton import DEAD, EntryAutomaton
 from .._grammar.compiled import CompiledGrammar
 from .._grammar.specs import RunTerminal
 from ._ir import ANY, NOTHING, Both, Chars, Lit, Node, Not, Rep, alt, seq, star
+from ._product import Context, eliminate
 
 __all__ = ["RawText", "raw_text"]
 
@@ -64,6 +66,8 @@ class RawText:
     automaton: EntryAutomaton
     tagless: Chars
     lark: Node
+    #: the value automaton, for GBNF's constrained strings (``_product``)
+    context: Context
     #: Another form of the body: text before it, and its language (seed_oss's value on
     #: lines of its own, which keeps a line break at either end).
     other: tuple[str, RawText] | None = None
@@ -190,7 +194,9 @@ def raw_text(g: CompiledGrammar, arg_close: str, lead_trim: str = "") -> RawText
     no_start = Chars.of(lead_trim)
     node = _language(a, classes, close, no_start)
     tagless = _tagless(a, classes, close, no_start)
-    return RawText(node, close, a, tagless, _lark(a, classes, close, no_start))
+    lark = _lark(a, classes, close, no_start)
+    key = f"raw{zlib.crc32((arg_close + chr(0) + lead_trim).encode()):08x}"
+    return RawText(node, close, a, tagless, lark, _context(a, classes, close, no_start, key))
 
 
 def _lark(a: EntryAutomaton, classes: tuple[Chars, ...], close: str, no_start: Chars) -> Node:
@@ -215,7 +221,7 @@ def _lark(a: EntryAutomaton, classes: tuple[Chars, ...], close: str, no_start: C
                 todo.append(t)
             key = (ids[q], ids[t])
             edges[key] = edges.get(key, NOTHING) | cls
-    token = _eliminate(len(ids), edges, finals)
+    token = eliminate(len(ids), edges, finals)
     begun = Both(seq(token, star(ANY)), Rep(ANY, len(close) + 1, None))
     node: Node = Both(seq(star(ANY), Lit(close)), Not(seq(star(ANY), begun)))
     if no_start:
@@ -264,8 +270,28 @@ def _moves(a: EntryAutomaton, classes: Sequence[Chars]) -> Iterator[tuple[Chars,
 
 
 def _language(a: EntryAutomaton, classes: tuple[Chars, ...], close: str, no_start: Chars) -> Node:
+    """The value automaton as one expression, followed by ``close``."""
+    n, edges, finals = _value_automaton(a, classes, close, no_start)
+    return seq(eliminate(n, edges, finals), Lit(close))
+
+
+def _context(
+    a: EntryAutomaton, classes: tuple[Chars, ...], close: str, no_start: Chars, key: str
+) -> Context:
+    """The value automaton as a ``_product.Context`` (GBNF's constrained strings)."""
+    n, edges, finals = _value_automaton(a, classes, close, no_start)
+    moves: list[list[tuple[Chars, int]]] = [[] for _ in range(n)]
+    for (i, j), chars in sorted(edges.items()):
+        moves[i].append((chars, j))
+    return Context(key, "r", tuple(tuple(m) for m in moves), frozenset(finals))
+
+
+def _value_automaton(
+    a: EntryAutomaton, classes: tuple[Chars, ...], close: str, no_start: Chars
+) -> tuple[int, dict[tuple[int, int], Chars], set[int]]:
     """The value automaton (states: attempts under way; a start of its own where the value
-    may not begin with ``no_start``) as one expression, followed by ``close``."""
+    may not begin with ``no_start``): its size, its moves, its final states (where
+    ``close`` may follow)."""
     reps = [chr(c.ranges[0][0]) for c in classes]
     start: tuple[State, bool] = (frozenset(), bool(no_start))
     ids: dict[tuple[State, bool], int] = {start: 0}
@@ -293,40 +319,4 @@ def _language(a: EntryAutomaton, classes: tuple[Chars, ...], close: str, no_star
                 todo.append(after)
             j = ids[after]
             edges[(i, j)] = edges.get((i, j), NOTHING) | chars
-    return seq(_eliminate(len(ids), edges, finals), Lit(close))
-
-
-def _eliminate(n: int, chars: dict[tuple[int, int], Chars], finals: set[int]) -> Node:
-    """The expression of the automaton's words from state 0 to a final state (states
-    eliminated one by one, as ``_strings.avoid`` does)."""
-    final = n
-    edges: dict[tuple[int, int], Node] = dict(chars.items())
-    for q in finals:
-        edges[(q, final)] = Lit("")
-    outs: dict[int, set[int]] = {}
-    ins: dict[int, set[int]] = {}
-    for i, j in edges:
-        outs.setdefault(i, set()).add(j)
-        ins.setdefault(j, set()).add(i)
-    left = set(range(1, n))
-    while left:
-        # (the state with the fewest paths through it first: the expression stays small)
-        k = min(left, key=lambda q: (len(ins.get(q, ())) * len(outs.get(q, ())), -q))
-        left.discard(k)
-        loop = edges.pop((k, k), None)
-        middle = star(loop) if loop is not None else Lit("")
-        into = [(i, edges.pop((i, k))) for i in sorted(ins.pop(k, set())) if i != k]
-        out = [(j, edges.pop((k, j))) for j in sorted(outs.pop(k, set())) if j != k]
-        for i, _ in into:
-            outs[i].discard(k)
-        for j, _ in out:
-            ins[j].discard(k)
-        for i, x in into:
-            for j, y in out:
-                path = seq(x, middle, y)
-                edges[(i, j)] = alt(edges[(i, j)], path) if (i, j) in edges else path
-                outs.setdefault(i, set()).add(j)
-                ins.setdefault(j, set()).add(i)
-    loop = edges.get((0, 0))
-    tail = edges.get((0, final), Lit(""))
-    return seq(star(loop) if loop is not None else Lit(""), tail)
+    return len(ids), edges, finals

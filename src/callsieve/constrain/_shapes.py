@@ -40,7 +40,7 @@ from .._grammar.names import SPELLINGS as S
 from .._grammar.prefix import first_chars
 from .._grammar.spelling import SLOT, Spelling, spelling
 from .._prompt.template import template_calls
-from .._prompt.write import _FALSE, _TRUE, _attr
+from .._prompt.write import _FALSE, _TRUE, STRING_CONSTRAINTS, _attr
 from ._bodies import Cdata, Target
 from ._ir import Alt, Chars, Hole, Lit, Node, Rep, Seq, alt, opt, seq, star
 from ._rawtext import RawText, raw_text
@@ -206,9 +206,15 @@ class Markup:
                     seq(*(ln if k in required else opt(ln) for k, ln in zip(props, lines)))
                 )
         # The JSON object body: the writer writes it for a call where a name cannot be
-        # spelled, other keys come, or a JSON value holds strings with both a tag lead and
-        # ``]]>`` (no plain body and no one CDATA section holds it).
-        if not forms or extra is not False or any(_nests_strings(p) for p in props.values()):
+        # spelled, other keys come, a JSON value holds strings with both a tag lead and
+        # ``]]>`` (no plain body and no one CDATA section holds it), or, under the tools,
+        # a string-typed parameter is null or a constrained string holds ``]]>`` in CDATA
+        # (``_prompt.write.typed_body``).
+        if (
+            not forms
+            or extra is not False
+            or any(_nests_strings(p) or _typed_body(p) for p in props.values())
+        ):
             forms.append(seq(JsonSlot(schema, schema, NO_SAFETY, tool.where), Lit(_LINE)))
         return alt(*forms)
 
@@ -336,6 +342,16 @@ def _nests_strings(prop: Any) -> bool:
     kind = prop.get("type")
     kinds = kind if isinstance(kind, list) else [kind]
     return kind is None or bool({"object", "array"} & set(kinds))
+
+
+def _typed_body(prop: Any) -> bool:
+    """May the writer write a value of ``prop`` in the JSON object body
+    (``_prompt.write.typed_body``): a string-typed parameter that admits null, or one whose
+    text a keyword constrains?"""
+    if not is_string_typed(prop):
+        return False
+    kind = prop["type"]
+    return (isinstance(kind, list) and "null" in kind) or any(k in prop for k in STRING_CONSTRAINTS)
 
 
 def _name_chars(spells: Any) -> Chars:
@@ -527,7 +543,10 @@ class Template:
         pre, rest = self._close
         forms: list[Node] = [self._string(s if isinstance(s, dict) else {}, where) for s in strings]
         if not is_string_typed(prop):
-            forms.append(seq(JsonSlot(prop, root, Safety(self.stops), where), Lit(pre), rest))
+            # (our JSON rules under Lark too: the writer spells a tag lead ``\u003c``, which
+            # llguidance's ``%json`` cannot spell)
+            slot = JsonSlot(prop, root, Safety(self.stops), where, escaped=True)
+            forms.append(seq(slot, Lit(pre), rest))
         return alt(*forms)
 
     def _string(self, schema: dict[str, Any], where: str) -> Node:

@@ -35,6 +35,7 @@ from .._grammar.spelling import spelling
 from ._bodies import Target
 from ._export import Request, calls
 from ._ir import Alt, Grammar, Lit, Rep, Seq, gbnf
+from ._product import STRUCTURAL_STATES
 from ._shapes import JsonSlot, NameSlot, RawSlot, Template, lower, shape_of
 from ._strings import regex_text
 from ._text import free_text as text_rules
@@ -176,7 +177,7 @@ def _fmt(node: Any) -> dict[str, Any] | None:
     if isinstance(node, (JsonSlot, RawSlot)):  # (our GBNF, see the module docstring)
         g = Grammar()
         start = g.reserve("root")
-        g.rules[start] = lower(node, Target("gbnf", g))
+        g.rules[start] = lower(node, Target("gbnf", g, STRUCTURAL_STATES))
         return {"type": "grammar", "grammar": gbnf(g)}
     if isinstance(node, NameSlot):
         return {"type": "regex", "pattern": regex_text(Rep(node.chars, 1, 64))}
