@@ -147,7 +147,7 @@ class EntryFinder:
         while True:
             if accepting[state]:
                 seen = True
-                m = table.exact.match(buf, i)
+                m = table.exact_at(buf[i]).match(buf, i)
                 if m is not None:
                     if final:
                         return OPEN, m
@@ -167,5 +167,9 @@ class EntryFinder:
             if state < 0 or j >= n and final:
                 # No entry can grow any further: the best complete one, if any, wins (the
                 # walk may have ended on an accepting state at the very end of the input).
-                m = table.exact.match(buf, i) if seen or (state >= 0 and accepting[state]) else None
+                m = (
+                    table.exact_at(buf[i]).match(buf, i)
+                    if seen or (state >= 0 and accepting[state])
+                    else None
+                )
                 return (TEXT, None) if m is None else (OPEN, m)
