@@ -69,6 +69,27 @@ def documents(draw: st.DrawFn) -> tuple[str, list[str]]:
     return doc, chunk_at(doc, sorted(set(cuts)))
 
 
+def _coalesced(events: list[Any]) -> list[Any]:
+    """``events`` with each stretch of ``Text`` (and of ``Reasoning`` text with no tag)
+    joined (SPEC §Invariants: the coalesced events are the answer; a block that fails at
+    once releases its text into the text around it)."""
+    out: list[Any] = []
+    for e in events:
+        last = out[-1] if out else None
+        if isinstance(e, callsieve.Text) and isinstance(last, callsieve.Text):
+            out[-1] = callsieve.Text(last.text + e.text)
+        elif (
+            isinstance(e, callsieve.Reasoning)
+            and isinstance(last, callsieve.Reasoning)
+            and e.raw is None
+            and last.raw is None
+        ):
+            out[-1] = callsieve.Reasoning(last.text + e.text)
+        else:
+            out.append(e)
+    return out
+
+
 def _run(chunks: list[str], opts: dict[str, Any]) -> tuple[Any, ...]:
     """The events, the blocks kept, the counters and ``saw_tool_call_syntax`` of a stream."""
     ids = itertools.count()
@@ -79,7 +100,7 @@ def _run(chunks: list[str], opts: dict[str, Any]) -> tuple[Any, ...]:
     events += s.close()
     assert s.metrics is not None
     counts = {k: v for k, v in s.metrics.snapshot().items() if "seconds" not in k}
-    return events, tuple(s.blocks), counts, s.saw_tool_call_syntax
+    return _coalesced(events), tuple(s.blocks), counts, s.saw_tool_call_syntax
 
 
 def _parsed(doc: str, opts: dict[str, Any]) -> tuple[Any, ...]:
@@ -242,7 +263,7 @@ def _quiet(chunks: list[str], opts: dict[str, Any]) -> tuple[Any, ...]:
     for c in chunks:
         events += s.feed(c)
     events += s.close()
-    return events, tuple(s.blocks), s.saw_tool_call_syntax
+    return _coalesced(events), tuple(s.blocks), s.saw_tool_call_syntax
 
 
 def _runs_close(*args: Any) -> bool:
@@ -371,3 +392,13 @@ def test_inv4_entries_by_lead_cut_the_alternation() -> None:
     g = load_grammar(tuple(callsieve.dialects()))
     table = g.openers.entry_tables["answer"]
     assert len(table.exact_at("[").pattern) < len(table.exact.pattern) / 4
+
+
+def test_inv4_a_block_failing_at_once_has_no_text_of_its_own() -> None:
+    # ``[a(`` repeated, read again in one buffer: each block fails at once, and its text
+    # joins the text around it, so the buffer gives one ``Text``, not one per block.
+    text = "[a(" * 300 + "]"
+    s = callsieve.Sieve(dialects="all")
+    events = s.feed(text) + s.close()
+    assert "".join(e.text for e in events) == text
+    assert len(events) < 10

@@ -104,13 +104,15 @@ def _narrowed(table: EntryTable, lead: str) -> re.Pattern[str]:
     """``table``'s exact alternation kept to the alternatives the automaton still has after
     ``lead``, in their order. An alternative it has not cannot match there: its NFA accepts
     a superset of what the alternative matches. The whole alternation where the source does
-    not split into one named group per source of the automaton."""
+    not split into one named group per source of the automaton, or where over half stay."""
     parts = _alternatives(table.source)
     auto = table.automaton
     if len(parts) != auto.source_count() or not all(p.startswith("(?P<") for p in parts):
         return table.exact
     kept = [parts[k] for k in auto.sources_at(auto.step(0, lead))]
-    return compile_pattern("|".join(kept)) if kept else table.exact
+    if not kept or 2 * len(kept) > len(parts):  # (a compile of ms that would buy little)
+        return table.exact
+    return compile_pattern("|".join(kept))
 
 
 def _alternatives(source: str) -> list[str]:

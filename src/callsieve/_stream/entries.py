@@ -154,6 +154,8 @@ class EntryFinder:
                     # A higher-priority entry still possible at the end of the buffer must
                     # be given the chance to complete: the answer may not depend on chunking.
                     k = table.index[str(m.lastgroup)]  # (see ``BlockLife.open``)
+                    if auto.rank[state] >= k:  # (a walk only loses entries: none before k)
+                        return OPEN, m
                     st, q = state, j
                     while q < n and st >= 0:
                         st, q = auto.walk(st, buf, q, n)
