@@ -191,6 +191,7 @@ def _walked(spec: Any, walks: Walks, buf: str, base: int, p: int) -> str | int |
         return None
     p, depth = pos[-1] - base, (lvl[-1] + shift) & 255
     quotes, room = spec.quotes, WALK_STEPS - len(pos)
+    out = out_depth = 0  # (where this run's depth leaves 1..MAX_JSON_DEPTH, once found)
     while room > 0:  # (past the walk: each bracket one more step of it, as ``JsonRun._note``)
         m = special.search(buf, p)
         if m is None or (c := m.group()) in quotes:
@@ -200,11 +201,16 @@ def _walked(spec: Any, walks: Walks, buf: str, base: int, p: int) -> str | int |
         pos.append(base + p)
         lvl.append((depth - shift) & 255)
         room -= 1
-        if depth == 0 or depth > MAX_JSON_DEPTH:
-            walks.end = max(walks.end, base + p)
-            return _walk_ends(spec, walks, buf, (base, p), depth)
+        if not out and (depth == 0 or depth > MAX_JSON_DEPTH):
+            out, out_depth = p, depth
+            room = min(room, NOTED_AHEAD)
     walks.end = max(walks.end, pos[-1])
-    return None
+    return _walk_ends(spec, walks, buf, (base, out), out_depth) if out else None
+
+
+#: Brackets noted past a walked run's end (``_walked``): the runs of the next entries end
+#: along the walk, found by ``_way_out`` with no step of the loop each.
+NOTED_AHEAD = 64
 
 
 def _walk_ends(spec: Any, walks: Walks, buf: str, at: tuple[int, int], depth: int) -> str | int:
