@@ -86,7 +86,7 @@ class EntryTable:
     def exact_at(self, lead: str) -> re.Pattern[str]:
         """Fast path ("entries by lead"): ``exact`` cut to the entries that may begin with
         ``lead``. A match at a position whose character is ``lead`` is the same. It buys
-        trying every other alternative (under "all", 90 of 94 at a ``[``)."""
+        trying every other alternative (under "all", a ``[`` leaves 4 of 91)."""
         pattern = self._by_lead.get(lead)
         if pattern is None:  # (a benign duplicate compile at worst)
             pattern = self._by_lead[lead] = _narrowed(self, lead)
