@@ -21,6 +21,7 @@ import callsieve
 from callsieve._blocks import lifecycle, opening
 from callsieve._blocks.lessons import _last_start
 from callsieve._grammar.compiled import load_grammar
+from callsieve._grammar.entry_tables import EntryTable
 
 #: Pieces that open blocks whose first run is balanced (and some that close them), in the
 #: families' shapes, with prose, reasoning tags and valid calls between them.
@@ -68,6 +69,27 @@ def documents(draw: st.DrawFn) -> tuple[str, list[str]]:
     return doc, chunk_at(doc, sorted(set(cuts)))
 
 
+def _coalesced(events: list[Any]) -> list[Any]:
+    """``events`` with each stretch of ``Text`` (and of ``Reasoning`` text with no tag)
+    joined (SPEC §Invariants: the coalesced events are the answer; a block that fails at
+    once releases its text into the text around it)."""
+    out: list[Any] = []
+    for e in events:
+        last = out[-1] if out else None
+        if isinstance(e, callsieve.Text) and isinstance(last, callsieve.Text):
+            out[-1] = callsieve.Text(last.text + e.text)
+        elif (
+            isinstance(e, callsieve.Reasoning)
+            and isinstance(last, callsieve.Reasoning)
+            and e.raw is None
+            and last.raw is None
+        ):
+            out[-1] = callsieve.Reasoning(last.text + e.text)
+        else:
+            out.append(e)
+    return out
+
+
 def _run(chunks: list[str], opts: dict[str, Any]) -> tuple[Any, ...]:
     """The events, the blocks kept, the counters and ``saw_tool_call_syntax`` of a stream."""
     ids = itertools.count()
@@ -78,7 +100,7 @@ def _run(chunks: list[str], opts: dict[str, Any]) -> tuple[Any, ...]:
     events += s.close()
     assert s.metrics is not None
     counts = {k: v for k, v in s.metrics.snapshot().items() if "seconds" not in k}
-    return events, tuple(s.blocks), counts, s.saw_tool_call_syntax
+    return _coalesced(events), tuple(s.blocks), counts, s.saw_tool_call_syntax
 
 
 def _parsed(doc: str, opts: dict[str, Any]) -> tuple[Any, ...]:
@@ -241,7 +263,7 @@ def _quiet(chunks: list[str], opts: dict[str, Any]) -> tuple[Any, ...]:
     for c in chunks:
         events += s.feed(c)
     events += s.close()
-    return events, tuple(s.blocks), s.saw_tool_call_syntax
+    return _coalesced(events), tuple(s.blocks), s.saw_tool_call_syntax
 
 
 def _runs_close(*args: Any) -> bool:
@@ -293,3 +315,90 @@ def test_inv1_a_token_cut_after_the_first_run_is_held_not_failed() -> None:
     assert not opening._fails_after(g, (k, ()), "[a(b=1) ", end)
     assert not opening._fails_after(g, (k, ()), "[a(b=1)]", end)
     assert opening._fails_after(g, (k, ()), "[a(b=1))", end)
+
+
+#: Openers and tags of many families, with text that half makes them, for ``exact_at``.
+TAGS = (
+    *PIECES,
+    "<tool_call>",
+    "<|tool_call>",
+    "<|python_tag|>",
+    "＜tool_call＞",
+    "<\u200btool_call>",
+    "<｜tool▁calls▁begin｜>",
+    "<function_calls>",
+    "<invoke name=",
+    "</think>",
+    "</ think>",
+    "[TOOL_CALLS]",
+    "[ a(",
+    '[{"name": "f"',
+    '{"tool_calls": [',
+    "<tool_calls:opensource>",
+    "<|open|>tools<|sep|>",
+    "<|START_ACTION|>",
+    "<|start|>assistant to=functions.f",
+    "<",
+    "|",
+    "a",
+    " ",
+)
+
+
+@st.composite
+def entry_texts(draw: st.DrawFn) -> str:
+    return "".join(draw(st.lists(st.sampled_from(TAGS), min_size=1, max_size=12)))
+
+
+@SETTINGS
+@given(entry_texts())
+def test_inv4_entries_by_lead_match_as_the_whole_alternation(text: str) -> None:
+    # ``EntryTable.exact_at``: at every position, the alternation cut to the entries that
+    # may begin with its character matches as the whole one, in every context's table.
+    g = load_grammar(tuple(callsieve.dialects()))
+    for table in g.openers.entry_tables.values():
+        for i, lead in enumerate(text):
+            whole, cut = table.exact.match(text, i), table.exact_at(lead).match(text, i)
+            if whole is None or cut is None:
+                assert whole is cut
+                continue
+            assert (cut.span(), cut.lastgroup) == (whole.span(), whole.lastgroup)
+            assert {k: cut.group(k) for k in cut.re.groupindex} == {
+                k: whole.group(k) for k in cut.re.groupindex
+            }
+
+
+def _whole_alternation(table: Any, lead: str) -> Any:
+    """``exact_at`` answering the whole alternation everywhere: the path off."""
+    return table.exact
+
+
+@SETTINGS
+@given(documents(), OPTIONS)
+def test_inv1_entries_by_lead_change_no_event_and_no_block(
+    doc_chunks: tuple[str, list[str]], opts: dict[str, Any]
+) -> None:
+    doc, chunks = doc_chunks
+    for run, arg in ((_run, chunks), (_run, list(doc)), (_parsed, doc)):
+        fast = run(arg, opts)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(EntryTable, "exact_at", _whole_alternation)
+            slow = run(arg, opts)
+        assert fast == slow
+
+
+def test_inv4_entries_by_lead_cut_the_alternation() -> None:
+    # Not dead code: under "all", a ``[`` leaves a few of the entries to try.
+    g = load_grammar(tuple(callsieve.dialects()))
+    table = g.openers.entry_tables["answer"]
+    assert len(table.exact_at("[").pattern) < len(table.exact.pattern) / 4
+
+
+def test_inv4_a_block_failing_at_once_has_no_text_of_its_own() -> None:
+    # ``[a(`` repeated, read again in one buffer: each block fails at once, and its text
+    # joins the text around it, so the buffer gives one ``Text``, not one per block.
+    text = "[a(" * 300 + "]"
+    s = callsieve.Sieve(dialects="all")
+    events = s.feed(text) + s.close()
+    assert "".join(e.text for e in events) == text
+    assert len(events) < 10

@@ -109,7 +109,7 @@ def fails_at_once(
                 continue
             if cut:
                 return None
-        end = _run_fails(plan, lessons, buf, base, (i, p, final), limit)
+        end = _run_fails(plan, lessons, buf, base, (i, p, final), limit, quiet)
         if not isinstance(end, int):
             return end  # (a QuickFailure, or None)
         if quiet and not final and _fails_after(g, (k, path), buf, end):
@@ -119,11 +119,17 @@ def fails_at_once(
 
 
 def _run_fails(
-    plan: Opening, lessons: Lessons, buf: str, base: int, at: tuple[int, int, bool], limit: int
+    plan: Opening,
+    lessons: Lessons,
+    buf: str,
+    base: int,
+    at: tuple[int, int, bool],
+    limit: int,
+    quiet: bool,
 ) -> QuickFailure | int | None:
     """The block (its opener at ``buf[i]``) starts ``plan``'s run at ``buf[p]`` (``at`` is
     ``(i, p, final)``): does it fail there? An ``int``: the run closes, just before
-    ``buf[end]``."""
+    ``buf[end]``. ``quiet``: nothing records why (a walked run's failure is not written)."""
     i, p, final = at
     if plan.run is None:
         return None
@@ -133,7 +139,8 @@ def _run_fails(
     ):
         walked = _walked(plan.run, walks, buf, base, p)
         if isinstance(walked, str):
-            return QuickFailure(json_body_failed(base + p, walked), p, plan.dialect)
+            why = UNRECORDED if quiet else json_body_failed(base + p, walked)
+            return QuickFailure(why, p, plan.dialect)
         if walked is not None:
             return walked
     run = JsonRun(plan.run, lessons.walks, base + p)
@@ -162,10 +169,13 @@ def _walked(spec: Any, walks: Walks, buf: str, base: int, p: int) -> str | int |
     string first, no walk there, no end within ``buf``): a ``JsonRun`` reads it."""
     n = len(buf)
     special = _SPECIAL[spec.quotes]
-    m = special.search(buf, p)
-    if m is None or m.group() in spec.quotes or m.group() not in "{[(":
-        return None
-    at = base + m.end()
+    c = buf[p]  # (a bracket its strings' kind counts first: the run's first special one)
+    if c not in "{[" and (c != "(" or len(spec.quotes) == 1):
+        m = special.search(buf, p)
+        if m is None or m.group() in spec.quotes or m.group() not in "{[(":
+            return None
+        p = m.start()
+    at = base + p + 1
     found = walks.find(at, None) if at <= walks.end else None
     if found is None:
         return None
@@ -181,6 +191,7 @@ def _walked(spec: Any, walks: Walks, buf: str, base: int, p: int) -> str | int |
         return None
     p, depth = pos[-1] - base, (lvl[-1] + shift) & 255
     quotes, room = spec.quotes, WALK_STEPS - len(pos)
+    out = out_depth = 0  # (where this run's depth leaves 1..MAX_JSON_DEPTH, once found)
     while room > 0:  # (past the walk: each bracket one more step of it, as ``JsonRun._note``)
         m = special.search(buf, p)
         if m is None or (c := m.group()) in quotes:
@@ -190,11 +201,16 @@ def _walked(spec: Any, walks: Walks, buf: str, base: int, p: int) -> str | int |
         pos.append(base + p)
         lvl.append((depth - shift) & 255)
         room -= 1
-        if depth == 0 or depth > MAX_JSON_DEPTH:
-            walks.end = max(walks.end, base + p)
-            return _walk_ends(spec, walks, buf, (base, p), depth)
+        if not out and (depth == 0 or depth > MAX_JSON_DEPTH):
+            out, out_depth = p, depth
+            room = min(room, NOTED_AHEAD)
     walks.end = max(walks.end, pos[-1])
-    return None
+    return _walk_ends(spec, walks, buf, (base, out), out_depth) if out else None
+
+
+#: Brackets noted past a walked run's end (``_walked``): the runs of the next entries end
+#: along the walk, found by ``_way_out`` with no step of the loop each.
+NOTED_AHEAD = 64
 
 
 def _walk_ends(spec: Any, walks: Walks, buf: str, at: tuple[int, int], depth: int) -> str | int:
@@ -212,6 +228,8 @@ def _walk_ends(spec: Any, walks: Walks, buf: str, at: tuple[int, int], depth: in
 #: The failure of a block ``_fails_after`` fails (never recorded: it is taken only where
 #: nothing records why a block failed).
 FAILS_AFTER_RUN = "the parser state after the first run takes nothing that follows it"
+#: The failure of a walked run where nothing records why (not written out: unread).
+UNRECORDED = "the JSON body fails"
 
 #: Per grammar, per entry and lead path: the parser state a capture reads the next token
 #: in once the first run closed (``_after_run``), or None.

@@ -196,6 +196,15 @@ class EntryAutomaton:
             self._ids[nfa_set] = i
         return i
 
+    def source_count(self) -> int:
+        """How many sources the automaton follows."""
+        return max(self._tag) + 1
+
+    def sources_at(self, state: int) -> list[int]:
+        """The sources (by index, in order) still possible in ``state``: every one that may
+        match a text that led here (a superset: look-arounds are dropped)."""
+        return sorted({self._tag[s] for s in self._sets[state]}) if state >= 0 else []
+
     def step(self, state: int, ch: str) -> int:
         memo = self.trans[state]
         nxt = memo.get(ch)

@@ -53,7 +53,16 @@ class EntryTable:
     (entry terminal -> its index), ``tag`` (the reasoning tag's terminal, or None) and
     ``settlements`` (what following the leads of a short text found: see ``settle``)."""
 
-    __slots__ = ("automaton", "index", "tag", "settlements", "source", "_exact", "_lock")
+    __slots__ = (
+        "automaton",
+        "index",
+        "tag",
+        "settlements",
+        "source",
+        "_exact",
+        "_lock",
+        "_by_lead",
+    )
 
     def __init__(
         self, source: str, automaton: EntryAutomaton, index: dict[str, int], tag: str | None
@@ -65,6 +74,7 @@ class EntryTable:
         self.source = source  # (the exact alternation's pattern)
         self._exact: re.Pattern[str] | None = None
         self._lock = threading.Lock()
+        self._by_lead: dict[str, re.Pattern[str]] = {}  # (``exact_at``'s patterns)
 
     @property
     def exact(self) -> re.Pattern[str]:
@@ -73,12 +83,62 @@ class EntryTable:
             self._exact = compile_pattern(self.source)
         return self._exact
 
+    def exact_at(self, lead: str) -> re.Pattern[str]:
+        """Fast path ("entries by lead"): ``exact`` cut to the entries that may begin with
+        ``lead``. A match at a position whose character is ``lead`` is the same. It buys
+        trying every other alternative (under "all", a ``[`` leaves 4 of 91)."""
+        pattern = self._by_lead.get(lead)
+        if pattern is None:  # (a benign duplicate compile at worst)
+            pattern = self._by_lead[lead] = _narrowed(self, lead)
+        return pattern
+
     def settle(self, key: str, answer: tuple[int, int]) -> None:
         """Store a settled lead, dropping them all past ``DECISION_LIMIT``."""
         with self._lock:
             if len(self.settlements) >= DECISION_LIMIT:
                 self.settlements.clear()
             self.settlements[key] = answer
+
+
+def _narrowed(table: EntryTable, lead: str) -> re.Pattern[str]:
+    """``table``'s exact alternation kept to the alternatives the automaton still has after
+    ``lead``, in their order. An alternative it has not cannot match there: its NFA accepts
+    a superset of what the alternative matches. The whole alternation where the source does
+    not split into one named group per source of the automaton, or where over half stay."""
+    parts = _alternatives(table.source)
+    auto = table.automaton
+    if len(parts) != auto.source_count() or not all(p.startswith("(?P<") for p in parts):
+        return table.exact
+    kept = [parts[k] for k in auto.sources_at(auto.step(0, lead))]
+    if not kept or 2 * len(kept) > len(parts):  # (a compile of ms that would buy little)
+        return table.exact
+    return compile_pattern("|".join(kept))
+
+
+def _alternatives(source: str) -> list[str]:
+    """``source`` split at the ``|`` outside groups and character classes."""
+    parts: list[str] = []
+    depth = start = i = 0
+    n = len(source)
+    while i < n:
+        c = source[i]
+        if c == "\\":
+            i += 1
+        elif c == "[":  # (a class: a ``]`` first in it is a character)
+            i += 2 if source.startswith("[^", i) else 1
+            i += source[i] == "]" if i < n else 0
+            while i < n and source[i] != "]":
+                i += 2 if source[i] == "\\" else 1
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            parts.append(source[start:i])
+            start = i + 1
+        i += 1
+    parts.append(source[start:])
+    return parts
 
 
 def entry_tables(

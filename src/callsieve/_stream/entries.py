@@ -147,13 +147,15 @@ class EntryFinder:
         while True:
             if accepting[state]:
                 seen = True
-                m = table.exact.match(buf, i)
+                m = table.exact_at(buf[i]).match(buf, i)
                 if m is not None:
                     if final:
                         return OPEN, m
                     # A higher-priority entry still possible at the end of the buffer must
                     # be given the chance to complete: the answer may not depend on chunking.
                     k = table.index[str(m.lastgroup)]  # (see ``BlockLife.open``)
+                    if auto.rank[state] >= k:  # (a walk only loses entries: none before k)
+                        return OPEN, m
                     st, q = state, j
                     while q < n and st >= 0:
                         st, q = auto.walk(st, buf, q, n)
@@ -167,5 +169,9 @@ class EntryFinder:
             if state < 0 or j >= n and final:
                 # No entry can grow any further: the best complete one, if any, wins (the
                 # walk may have ended on an accepting state at the very end of the input).
-                m = table.exact.match(buf, i) if seen or (state >= 0 and accepting[state]) else None
+                m = (
+                    table.exact_at(buf[i]).match(buf, i)
+                    if seen or (state >= 0 and accepting[state])
+                    else None
+                )
                 return (TEXT, None) if m is None else (OPEN, m)

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from .._blocks.capture import Capture
 
 __all__ = [
+    "BLOCK_MOVES",
     "CONTEXTS",
     "FIRST_CONTEXT",
     "MODE_STEPS",
@@ -188,6 +189,9 @@ STEPS: dict[tuple[Mode | Context, Found], tuple[Mode | Context, ...]] = {
     (ANSWER, Found.BLOCK): (ANSWER,),
 }
 
+
+#: The contexts a block's opening moves from (elsewhere its step stays where it is).
+BLOCK_MOVES = frozenset(c for (c, f), to in STEPS.items() if f is Found.BLOCK and to != (c,))
 
 #: ``STEPS``' mode steps, by mode and then what was found: what ``SieveMachine._step`` reads
 #: (two lookups by identity cost less than one by a built tuple).

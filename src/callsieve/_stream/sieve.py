@@ -52,9 +52,10 @@ from .._grammar.compiled import CompiledGrammar, load_grammar
 from .._scan.cursor import Cursor
 from .._scan.fences import FenceState, FenceTracker
 from .context import Where
-from .entries import ALL_PROSE, HOLD, HOLD_SEEN, PROSE_LEAD, TEXT
+from .entries import ALL_PROSE, HOLD, HOLD_SEEN, OPEN, PROSE_LEAD, TEXT
 from .modes import (
     ANSWER,
+    BLOCK_MOVES,
     CANDIDATE,
     CLOSED,
     CUT_TAG,
@@ -654,16 +655,23 @@ class SieveMachine(LifeView):
                 where.step(Found.FIRST_TEXT)
                 pos = i
                 continue
+            kind = where.kind  # (a block's step keeps what text is released as)
+            went = None
+            if verdict is OPEN and value.lastgroup != where.finder.table.tag:
+                went = self._open(value, buf, base, i, final)
+                if went[0] is buf and went[2] == i and self._cap is None:
+                    pos = went[3]  # (it failed at once: its text joins the text around it)
+                    continue
             if text_start < i:
-                events.append(where.kind(buf[text_start:i]))
+                events.append(kind(buf[text_start:i]))
             cur.passed(buf, i)
+            if went is not None:
+                buf, base, text_start, pos = went
+                continue
             if verdict is HOLD or verdict is HOLD_SEEN:
                 self._hold(buf, i, value, verdict is HOLD_SEEN)
                 break
-            if value.lastgroup == where.finder.table.tag:
-                pos = text_start = self._reasoning_tag(buf, base, value, events)
-                continue
-            buf, base, text_start, pos = self._open(value, buf, base, i, final)
+            pos = text_start = self._reasoning_tag(buf, base, value, events)
         if not final:  # the mode the machine's state calls for
             cur = self._cur  # (a candidate the machine holds is in ``Cursor.grown``)
             self._step(_MACHINE_RAN, next_mode(self._cap, cur.held, bool(cur.grown), where.home))
@@ -720,7 +728,8 @@ class SieveMachine(LifeView):
         if self._where.context is IN_REASONING:  # (SPEC §15: a draft, or a call ending it)
             ends = opener.lastgroup in life.g.openers.thought_enders
             reasoning = ENDS_THOUGHT if ends else opts.calls_in_reasoning
-        self._where.step(Found.BLOCK)  # (at the start: its anchored entries end)
+        if self._where.context in BLOCK_MOVES:
+            self._where.step(Found.BLOCK)  # (at the start: its anchored entries end)
         pos = opener.end()
         early = opts.early_emit != "block"
         limit = opts.max_block_chars
