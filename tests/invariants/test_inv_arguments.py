@@ -257,3 +257,17 @@ def test_a_raw_value_streams_as_it_will_be_read(case: tuple[str, str, list[str]]
                 assert json.loads(deltas.get(e.index, "")) == e.call.input
                 finished.append(e.call)
         assert [(c.name, c.input) for c in finished] == [(c.name, c.input) for c in whole.calls]
+
+
+def test_plain_text_after_an_empty_cdata_streams_as_the_call_reads_it() -> None:
+    """``<![CDATA[]]> a`` is `` a``: the empty section begins the value, so the text after
+    it is not trimmed as a value's first text would be (hypothesis found it "rewritten")."""
+    doc = '<tool_calls><invoke name="f"><parameter name="s"><![CDATA[]]> a</parameter>'
+    doc += "</invoke></tool_calls>"
+    for size in (1, 3, len(doc)):
+        sieve = Sieve(TOOLS, early_emit="arguments", policy="schema")
+        chunks = [doc[i : i + size] for i in range(0, len(doc), size)]
+        events = [e for c in chunks for e in sieve.feed(c)] + sieve.close()
+        assert [e for e in events if isinstance(e, CallAborted)] == []
+        sent = "".join(e.delta for e in events if isinstance(e, ArgumentsDelta))
+        assert sent == '{"s":" a"}'

@@ -468,11 +468,23 @@ class ArgStream:
             self._start()
             if value and not self.name and term in g.roles.envelope_terminals:
                 self.head.append(value)  # (the start of an envelope: `{"name":`)
+        elif term == CDATA_OPEN:
+            self.run_kind = _NO_RUN  # (its run, if it has one, says CDATA)
+        elif term == CDATA_CLOSE and self.run_kind != _CDATA:
+            self._empty_cdata()
         elif term == CDATA_CLOSE and self.held is not None:
             # The CDATA closed with its "]]>": what its guard held is content after all.
             if self.held.text:
                 self._send(escape(self.held.text))
             self.held = None
+
+    def _empty_cdata(self) -> None:
+        """A CDATA section with no run closed (``<![CDATA[]]>``): the body begins as at a
+        CDATA's start, so the plain text after it is not trimmed (SPEC §5: read in order)."""
+        if self.started is None or self.broken or self.stopped or self.pname is None:
+            return
+        self.run_kind = _CDATA
+        self._cdata_starts()
 
     def _run(self, run: TerminalSpec, state: int | None, reading: ValueReading) -> None:
         """A run starts (its start is a terminal read, too): a JSON envelope (the call's name
