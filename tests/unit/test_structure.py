@@ -94,8 +94,10 @@ def test_the_context_changes_in_one_step() -> None:
 
 
 def test_feed_is_never_called_from_inside() -> None:
-    """``feed`` is one loop: no reader, nor anything else in the machine, calls it again."""
+    """No reader, nor anything else in the machine, calls ``feed`` again; the one reader
+    that steps to another mode and leaves the chunk hands it to the new mode's reader."""
     assert _callers("_stream/sieve.py", "feed") <= {"parse_whole"}
+    assert _callers("_stream/sieve.py", "_reader") == {"feed", "_read_before_text"}
 
 
 def _callers(module: str, method: str) -> set[str]:

@@ -5,9 +5,11 @@ contexts and every step between them are data in ``modes`` (``STEPS``, ``READERS
 the reply stands is ``context.Where``.
 
 What it does: ``feed(chunk)`` returns the events the chunk decides; ``close()`` flushes. The
-sieve is in one ``Mode`` at a time. ``feed`` is one loop: the mode's fast half, if it has
-one, else its reader (``READERS``). A reader that changed the mode returns None, and the loop
-reads the chunk again in the new mode; nothing calls ``feed`` from inside. The fast modes
+sieve is in one ``Mode`` at a time. ``feed`` runs the fast half its row names, if the mode
+has one, else its reader (``READERS``); nothing calls ``feed`` from inside. A reader always
+returns the chunk's events: after a step to its own mode (LOG_FULL) it reads on, and the
+one that steps to another mode (BEFORE_TEXT's, on the first text) hands the chunk to the
+new mode's reader. The fast modes
 take the common chunk without the machine — PROSE (and REASONING) logs prose and holds a tag
 lead alive at the chunk's end (CANDIDATE); CANDIDATE reads only the new text; RUN appends an
 argument body's text; CUT_TAG holds a tag cut by the chunk boundary; BEFORE_TEXT lets a
@@ -150,7 +152,7 @@ class SieveMachine(LifeView):
     _opts: SieveOptions
     _where: Where
     _mode: Mode
-    _reader: Callable[[Any, Any], list[Event] | None]
+    _reader: Callable[[Any, Any], list[Event]]
     _steps: dict[Found, tuple[Mode | Context, ...]]
     _prose_hot: Budget
     _reason_hot: Budget
@@ -274,50 +276,48 @@ class SieveMachine(LifeView):
 
     def feed(self, chunk: str) -> list[Event]:
         """Take the next chunk; return the events it decides (possibly none)."""
-        while True:  # (again only when a reader took a step: it returned None)
-            # The mode's fast half (``READERS``' ``fast``; ``_step`` arms at most one),
-            # written out here: a call per chunk would cost more than the half itself
-            # (benchmarks/README.md, "The fast halves").
-            # PROSE: an ASCII chunk without the tag lead is text, whatever else it holds;
-            # it is logged (a pop from the budget, then its bound append) and counted later.
-            if self._prose_hot:
-                try:
-                    if chunk and chunk.isascii() and self._lead not in chunk:
-                        self._prose_hot.pop()(chunk)
-                        return [Text(chunk)]
-                except (AttributeError, TypeError):
-                    pass  # not a str: the reader raises the typed error
-            # RUN, nothing held and no stop in sight: append; no parser step, nothing counted.
-            elif (
-                self._run_hot
-                and chunk.__class__ is str
-                and (self._run_char not in chunk or not self._run_may_stop(chunk))
-            ):
-                self._run_hot.pop()(chunk)
-                return []
-            # RUN, a run streaming as arguments as it is (``ArgStream.streams_as_is``:
-            # CDATA, a ``string="true"`` body, a JSON body's strings): append, and its delta
-            # (one event per chunk, as ``Text`` in prose).
-            elif (
-                self._arg_hot
-                and chunk.__class__ is str
-                and (self._run_char not in chunk or not self._run_may_stop(chunk))
-                and self._arg.lead not in chunk  # (where a closing tag may begin: ``text``)
-                and (chunk.isascii() or self._arg.others(chunk) is None)
-            ):
-                self._arg_hot.pop()(chunk)
-                return self._arg.send(chunk)
-            # REASONING (SPEC §15): PROSE's fast half, the chunk released as reasoning.
-            elif self._reason_hot:
-                try:
-                    if chunk and chunk.isascii() and self._lead not in chunk:
-                        self._reason_hot.pop()(chunk)
-                        return [Reasoning(chunk)]
-                except (AttributeError, TypeError):
-                    pass  # not a str: the reader raises the typed error
-            events = self._reader(self, chunk)
-            if events is not None:
-                return events
+        # The mode's fast half (``READERS``' ``fast``; ``_step`` arms at most one), else the
+        # mode's reader. Both are written out here, with no loop: a call per chunk, or a
+        # loop in ``feed``, would cost more than the half itself (benchmarks/README.md,
+        # "The fast halves").
+        # PROSE: an ASCII chunk without the tag lead is text, whatever else it holds;
+        # it is logged (a pop from the budget, then its bound append) and counted later.
+        if self._prose_hot:
+            try:
+                if chunk and chunk.isascii() and self._lead not in chunk:
+                    self._prose_hot.pop()(chunk)
+                    return [Text(chunk)]
+            except (AttributeError, TypeError):
+                pass  # not a str: the reader raises the typed error
+        # RUN, nothing held and no stop in sight: append; no parser step, nothing counted.
+        elif (
+            self._run_hot
+            and chunk.__class__ is str
+            and (self._run_char not in chunk or not self._run_may_stop(chunk))
+        ):
+            self._run_hot.pop()(chunk)
+            return []
+        # RUN, a run streaming as arguments as it is (``ArgStream.streams_as_is``:
+        # CDATA, a ``string="true"`` body, a JSON body's strings): append, and its delta
+        # (one event per chunk, as ``Text`` in prose).
+        elif (
+            self._arg_hot
+            and chunk.__class__ is str
+            and (self._run_char not in chunk or not self._run_may_stop(chunk))
+            and self._arg.lead not in chunk  # (where a closing tag may begin: ``text``)
+            and (chunk.isascii() or self._arg.others(chunk) is None)
+        ):
+            self._arg_hot.pop()(chunk)
+            return self._arg.send(chunk)
+        # REASONING (SPEC §15): PROSE's fast half, the chunk released as reasoning.
+        elif self._reason_hot:
+            try:
+                if chunk and chunk.isascii() and self._lead not in chunk:
+                    self._reason_hot.pop()(chunk)
+                    return [Reasoning(chunk)]
+            except (AttributeError, TypeError):
+                pass  # not a str: the reader raises the typed error
+        return self._reader(self, chunk)
 
     def close(self) -> list[Event]:
         """End of input: flush (loose-CDATA repair, unfinished block as text)."""
@@ -406,22 +406,20 @@ class SieveMachine(LifeView):
             self._arg = ArgHot(stream.hot, *stream.hot_leads())
 
     # ------------------------------------------------------------------ the readers
-    # Each returns the chunk's events, or None when it took a step and the chunk is to be
-    # read again in the new mode (``feed``'s loop).
-    def _read_prose(self, chunk: Any) -> list[Event] | None:
+    # Each returns the chunk's events (a step to another mode hands it to that mode's reader).
+    def _read_prose(self, chunk: Any) -> list[Event]:
         """PROSE and REASONING, a chunk the fast half did not take: not ASCII, or with a tag
-        lead, or the budget spent (released as the context's ``kind``: ``Text`` or
-        ``Reasoning``). One
-        search: a chunk whose every tag lead dies within it is text wherever the fence
-        tracker stands, so it is logged too; a tag lead alive at its end is held
-        (CANDIDATE) once the log is folded and the tracker stands in prose. Anything else
-        (a backtick or tilde, an opener that may be complete, code): the machine."""
+        lead, or the budget spent (the LOG_FULL step folds the log and tops it up). It is
+        released as the context's ``kind``: ``Text`` or ``Reasoning``. One search: a chunk
+        whose every tag lead dies within it is text wherever the fence tracker stands, so it
+        is logged too; a tag lead alive at its end is held (CANDIDATE) once the log is
+        folded and the tracker stands in prose. Anything else (a backtick or tilde, an
+        opener that may be complete, code): the machine."""
         if chunk.__class__ is not str:
             return self._read_machine(chunk)
         cur = self._cur
-        if not cur.prose_live:  # the budget is spent: fold the log, top it up, again
+        if not cur.prose_live:  # the budget is spent: fold the log, top it up, read on
             self._step(Found.LOG_FULL)
-            return None
         where = self._where
         found = where.lead_search(chunk)
         if found is None:
@@ -559,12 +557,12 @@ class SieveMachine(LifeView):
             return self._process(cur.take_joined(text, n), False, NO_CANDIDATE)
         return self._read_machine(chunk)
 
-    def _read_before_text(self, chunk: Any) -> list[Event] | None:
+    def _read_before_text(self, chunk: Any) -> list[Event]:
         """BEFORE_TEXT: before the answer (or, under "open", the reasoning) has begun, only
         white space has been read, and a reasoning tag may still come. A chunk whose first
         character that is not white space is no tag lead (nor a backtick or tilde) begins the
         answer there, before any tag could: the context gives way and the chunk is read in
-        the next mode (the prose fast half, for most replies). Anything else — a chunk of
+        the next mode's reader (``_read_prose``). Anything else — a chunk of
         white space, or one whose text begins at a lead, or text held — the machine, which
         sees every character (``_process``)."""
         if chunk.__class__ is str and not self._cur.grown and not self._cur.held:
@@ -573,7 +571,7 @@ class SieveMachine(LifeView):
             if at < len(chunk) and chunk[at] not in where.fences.leads:
                 where.step(Found.FIRST_TEXT)
                 self._step(Found.FIRST_TEXT, where.home)
-                return None
+                return self._reader(self, chunk)  # (the new mode's: ``_read_prose``)
         return self._read_machine(chunk)
 
     def _read_machine(self, chunk: Any) -> list[Event]:
@@ -790,7 +788,7 @@ class SieveMachine(LifeView):
 #: ``self._reader(self, chunk)``), its steps and its fast half (``_step`` takes all three).
 _ROWS: dict[
     Mode,
-    tuple[Callable[[Any, Any], list[Event] | None], dict[Found, tuple[Mode | Context, ...]], Fast],
+    tuple[Callable[[Any, Any], list[Event]], dict[Found, tuple[Mode | Context, ...]], Fast],
 ] = {
     mode: (getattr(SieveMachine, spec.reader), MODE_STEPS[mode], spec.fast)
     for mode, spec in READERS.items()
