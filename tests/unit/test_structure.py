@@ -52,12 +52,14 @@ def test_only_step_writes_the_mode() -> None:
     mode_fields = {
         "_mode",
         "_reader",
+        "_steps",
         "_prose_hot",
         "_reason_hot",
         "_run_hot",
         "_arg_hot",
         "_arg",
-        "_kind",
+        "_run_char",
+        "_run_may_stop",
     }
     writers = {
         (fn, attr)
@@ -65,8 +67,14 @@ def test_only_step_writes_the_mode() -> None:
         if owner == "self" and attr in mode_fields
     }
     assert {fn for fn, _ in writers} <= {"_step", "_arm_run", "__init__"}, writers
-    # (``__init__``: the mode ``NEW``, and no argument stream yet)
-    assert {attr for fn, attr in writers if fn == "__init__"} == {"_mode", "_arg"}, writers
+    # (``__init__``: the mode ``NEW`` and its row, and no run yet)
+    assert {attr for fn, attr in writers if fn == "__init__"} == {
+        "_mode",
+        "_steps",
+        "_arg",
+        "_run_char",
+        "_run_may_stop",
+    }, writers
     assert _callers("_stream/sieve.py", "_arm_run") == {"_step"}
 
 
@@ -86,8 +94,10 @@ def test_the_context_changes_in_one_step() -> None:
 
 
 def test_feed_is_never_called_from_inside() -> None:
-    """``feed`` is one loop: no reader, nor anything else in the machine, calls it again."""
+    """No reader, nor anything else in the machine, calls ``feed`` again; the one reader
+    that steps to another mode and leaves the chunk hands it to the new mode's reader."""
     assert _callers("_stream/sieve.py", "feed") <= {"parse_whole"}
+    assert _callers("_stream/sieve.py", "_reader") == {"feed", "_read_before_text"}
 
 
 def _callers(module: str, method: str) -> set[str]:

@@ -165,21 +165,15 @@ class Repair:
 
 class HeldTail:
     """What the capture's held tail is: a bounded token cut by the chunk boundary
-    (``waiting``), and the one terminal it may become (``pending``; None: several, or none)."""
+    (``waiting``), and the one terminal it may become (``pending``; None: several, or none).
+    The capture's scan writes both, at each token boundary, with no setter (a fast path:
+    benchmarks/README.md, "Fast paths", "held tail")."""
 
     __slots__ = ("pending", "waiting")
 
     def __init__(self) -> None:
         self.waiting = False
         self.pending: TokenSpec | None = None
-
-    def decided(self, pending: TokenSpec | None) -> None:
-        """The scanner decided at a token boundary; ``pending``: what a held tail may become."""
-        self.pending = pending
-
-    def cut(self, waiting: bool = True) -> None:
-        """The tail is (or, ``waiting`` False, is no longer) a token cut by the boundary."""
-        self.waiting = waiting
 
 
 class CaptureContext(NamedTuple):
@@ -496,7 +490,7 @@ class Capture:
                 self.ctx.g.remember(memo, key, d)
             else:
                 d = hit
-        self.held.decided(d[4])
+        self.held.pending = d[4]  # (``HeldTail``: what a held tail may become)
         return d
 
     def cut_at(self, text: str, p: int) -> bool:
@@ -526,7 +520,7 @@ class Capture:
         state may end and nothing goes on with the block, it ends)."""
         n = len(buf)
         held = self.held
-        held.cut(False)
+        held.waiting = False
         seg = p  # where the current run's stretch in buf began (when a run is on)
         status = VIABLE
         while True:
@@ -551,7 +545,7 @@ class Capture:
                     return status, p
                 continue
             if cut:  # a tag cut by the end of the buffer: hold it
-                held.cut()
+                held.waiting = True
                 break
             if run is not None:  # no token starts here
                 status = self._stop_in_run(run, buf, seg, p)

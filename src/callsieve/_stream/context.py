@@ -11,13 +11,17 @@ What it costs: a context change is a table lookup and a few stores; nothing per 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from .._base.errors import ConfigurationError
 from .._base.events import Reasoning, Text
+from .._grammar.automaton import EntryAutomaton
 from .._grammar.compiled import CompiledGrammar
 from .._grammar.names import THINK_CLOSE
 from .._scan.cursor import Cursor
 from .._scan.fences import FenceTracker, lead_search
-from .entries import EntryFinder
+from .entries import EntryFinder, Lead
 from .modes import ANSWER, CONTEXTS, FIRST_CONTEXT, START, STEPS, Context, Found, Mode, step
 
 __all__ = ["Where", "finders"]
@@ -26,7 +30,23 @@ __all__ = ["Where", "finders"]
 class Where:
     """Where one sieve's reply stands: its ``context`` and what that context reads with."""
 
-    __slots__ = ("context", "finder", "fences", "kind", "home", "until_text", "_finders", "_cur")
+    __slots__ = (
+        "context",
+        "finder",
+        "fences",
+        "kind",
+        "home",
+        "until_text",
+        # The finder's parts the sieve's readers use, one hop away (resolved in ``_enter``).
+        "lead_search",
+        "settles",
+        "auto",
+        "accepting",
+        "onward",
+        "trans",
+        "_finders",
+        "_cur",
+    )
 
     context: Context
     #: The context's entry finder (its automaton, its lead search, its tracker).
@@ -39,6 +59,14 @@ class Where:
     home: Mode
     #: The context lasts only until the first text that is not white space.
     until_text: bool
+    #: The finder's lead search and ``settles`` (``_read_prose``), and its entry automaton
+    #: with the automaton's tables (``_read_candidate``).
+    lead_search: Callable[..., Any]
+    settles: Callable[[str, Any], Lead]
+    auto: EntryAutomaton
+    accepting: list[bool]
+    onward: list[dict[str, int]]
+    trans: list[dict[str, int]]
 
     def __init__(self, g: CompiledGrammar, cur: Cursor, reasoning: str) -> None:
         self._cur = cur
@@ -63,6 +91,12 @@ class Where:
             self.fences = finder.tracker
             self._cur.use_fences(finder.tracker)
         self.fences.use_leads(finder.leads)  # (the start's anchored entries lead with more)
+        self.lead_search = finder.lead_search
+        self.settles = finder.settles
+        auto = self.auto = finder.auto
+        self.accepting = auto.accepting
+        self.onward = auto.onward
+        self.trans = auto.trans
         self.until_text = context in _UNTIL_TEXT
         self.kind = spec.kind
         self.home = spec.home

@@ -4,7 +4,7 @@ the finer ``Mode`` the machine reads each chunk in, and the ``Context`` of the r
 prose stands in (SPEC §15). docs/architecture.md, "The machine as data", draws it.
 
 What it does: ``STEPS`` is every step: (a mode or a context, what was ``Found``) -> where it
-may go. ``step`` looks one up. ``READERS`` gives each mode its reader and fast half.
+may go. ``step`` looks one up. ``READERS`` gives each mode its reader and its fast half (``Fast``).
 ``CONTEXTS`` says what each context means, ``FIRST_CONTEXT`` where a reply starts, and
 ``next_mode`` which mode the machine leaves the sieve in.
 What it guarantees: a step not in ``STEPS`` raises ``IllegalStep``, an internal error. The
@@ -35,6 +35,7 @@ __all__ = [
     "STEPS",
     "Context",
     "ContextSpec",
+    "Fast",
     "Found",
     "IllegalStep",
     "Mode",
@@ -193,34 +194,50 @@ STEPS: dict[tuple[Mode | Context, Found], tuple[Mode | Context, ...]] = {
 #: The contexts a block's opening moves from (elsewhere its step stays where it is).
 BLOCK_MOVES = frozenset(c for (c, f), to in STEPS.items() if f is Found.BLOCK and to != (c,))
 
-#: ``STEPS``' mode steps, by mode and then what was found: what ``SieveMachine._step`` reads
-#: (two lookups by identity cost less than one by a built tuple).
+#: ``STEPS``' mode steps, by mode and then what was found: a mode's row, which
+#: ``SieveMachine._step`` holds while in it (one lookup by identity a step).
 MODE_STEPS: dict[Mode, dict[Found, tuple[Mode | Context, ...]]] = {mode: {} for mode in Mode}
 for (_at, _found), _to in STEPS.items():
     if isinstance(_at, Mode):
         MODE_STEPS[_at][_found] = _to
 
 
+class Fast(enum.Enum):
+    """A mode's fast half: what ``SieveMachine.feed`` does with the common chunk instead of
+    calling the mode's reader. ``SieveMachine._step`` arms the one its new mode's row names."""
+
+    NONE = "none"  # every chunk goes to the reader
+    #: An ASCII chunk without the tag lead: logged, and released as ``Text``.
+    PROSE = "prose"
+    #: The same, released as ``Reasoning``.
+    REASONING = "reasoning"
+    #: A chunk in which the run's stop cannot be: appended to the run (while nothing is held;
+    #: a run streaming as arguments as it is also sends it: ``ArgStream.hot``).
+    RUN = "run"
+
+    __hash__ = object.__hash__
+
+
 class ModeSpec(NamedTuple):
     """What the sieve runs in one mode."""
 
-    #: Its reader: the ``SieveMachine`` method ``feed`` calls.
+    #: Its reader: the ``SieveMachine`` method ``feed`` calls for a chunk the fast half leaves.
     reader: str
-    #: Its fast half (``feed`` runs it before the reader; ``SieveMachine._step`` arms it), or "".
-    fast: str
+    #: Its fast half (``feed`` runs it; ``SieveMachine._step`` arms it).
+    fast: Fast
 
 
 #: Each mode's reader and fast half.
 READERS: dict[Mode, ModeSpec] = {
-    PROSE: ModeSpec("_read_prose", "prose"),
-    REASONING: ModeSpec("_read_prose", "reasoning"),
-    CANDIDATE: ModeSpec("_read_candidate", ""),
-    RUN: ModeSpec("_read_run", "run"),
-    CUT_TAG: ModeSpec("_read_cut_tag", ""),
-    BEFORE_TEXT: ModeSpec("_read_before_text", ""),
-    MACHINE: ModeSpec("_read_machine", ""),
-    CLOSED: ModeSpec("_read_closed", ""),
-    NEW: ModeSpec("_read_closed", ""),  # (never read: the sieve leaves it as it is made)
+    PROSE: ModeSpec("_read_prose", Fast.PROSE),
+    REASONING: ModeSpec("_read_prose", Fast.REASONING),
+    CANDIDATE: ModeSpec("_read_candidate", Fast.NONE),
+    RUN: ModeSpec("_read_run", Fast.RUN),
+    CUT_TAG: ModeSpec("_read_cut_tag", Fast.NONE),
+    BEFORE_TEXT: ModeSpec("_read_before_text", Fast.NONE),
+    MACHINE: ModeSpec("_read_machine", Fast.NONE),
+    CLOSED: ModeSpec("_read_closed", Fast.NONE),
+    NEW: ModeSpec("_read_closed", Fast.NONE),  # (never read: the sieve leaves it as it is made)
 }
 
 

@@ -5,9 +5,11 @@ contexts and every step between them are data in ``modes`` (``STEPS``, ``READERS
 the reply stands is ``context.Where``.
 
 What it does: ``feed(chunk)`` returns the events the chunk decides; ``close()`` flushes. The
-sieve is in one ``Mode`` at a time. ``feed`` is one loop: the mode's fast half, if it has
-one, else its reader (``READERS``). A reader that changed the mode returns None, and the loop
-reads the chunk again in the new mode; nothing calls ``feed`` from inside. The fast modes
+sieve is in one ``Mode`` at a time. ``feed`` runs the fast half its row names, if the mode
+has one, else its reader (``READERS``); nothing calls ``feed`` from inside. A reader always
+returns the chunk's events: after a step to its own mode (LOG_FULL) it reads on, and the
+one that steps to another mode (BEFORE_TEXT's, on the first text) hands the chunk to the
+new mode's reader. The fast modes
 take the common chunk without the machine — PROSE (and REASONING) logs prose and holds a tag
 lead alive at the chunk's end (CANDIDATE); CANDIDATE reads only the new text; RUN appends an
 argument body's text; CUT_TAG holds a tag cut by the chunk boundary; BEFORE_TEXT lets a
@@ -64,10 +66,10 @@ from .modes import (
     MODE_STEPS,
     NEW,
     OPENING,
-    PROSE,
     READERS,
-    REASONING,
     RUN,
+    Context,
+    Fast,
     Found,
     IllegalStep,
     Mode,
@@ -84,6 +86,7 @@ _LIVE = FenceState.LIVE
 Budget = list[Callable[[str], None]]
 _IDLE: Budget = []  # a fast half that is off (never filled)
 _MACHINE_RAN, _LEAD_ALIVE, _LEAD_DIED = Found.MACHINE_RAN, Found.LEAD_ALIVE, Found.LEAD_DIED
+_FAST_PROSE, _FAST_REASONING, _FAST_RUN = Fast.PROSE, Fast.REASONING, Fast.RUN
 
 
 def _no_stream(chunk: str) -> list[Event]:  # pragma: no cover - never called: no fast half
@@ -122,13 +125,15 @@ class SieveMachine(LifeView):
         "_cap",
         "_opts",
         "_where",
-        # The mode and its reader (written in ``_step`` only).
+        # The mode, its reader and its row of ``STEPS`` (written in ``_step`` only).
         "_mode",
         "_reader",
-        # The fast halves ``feed`` runs (armed in ``_step`` only; at most one at a time).
+        "_steps",
+        # The fast halves ``feed`` runs (``READERS``' ``fast``; armed in ``_step`` only, at
+        # most one at a time): PROSE's and REASONING's, with the tag lead of prose; RUN's,
+        # with the run's stop, and RUN's for a run streaming as arguments as it is.
         "_prose_hot",
         "_reason_hot",
-        "_kind",
         "_lead",
         "_run_hot",
         "_run_char",
@@ -148,10 +153,10 @@ class SieveMachine(LifeView):
     _opts: SieveOptions
     _where: Where
     _mode: Mode
-    _reader: Callable[[Any, Any], list[Event] | None]
+    _reader: Callable[[Any, Any], list[Event]]
+    _steps: dict[Found, tuple[Mode | Context, ...]]
     _prose_hot: Budget
     _reason_hot: Budget
-    _kind: type[Text | Reasoning]
     _lead: str
     _run_hot: Budget
     _run_char: str
@@ -226,6 +231,7 @@ class SieveMachine(LifeView):
         # "arguments" emits each call as "invoke" does, its stream before it (``_blocks.argstream``).
         self._arg = _NO_ARGS
         self._mode = NEW
+        self._steps = MODE_STEPS[NEW]
         self._step(Found.BEGIN, MACHINE if opts.mode == "off" else self._where.home)
 
     # ------------------------------------------------------------------ public API
@@ -271,50 +277,48 @@ class SieveMachine(LifeView):
 
     def feed(self, chunk: str) -> list[Event]:
         """Take the next chunk; return the events it decides (possibly none)."""
-        while True:  # (again only when a reader changed the mode: it returned None)
-            # The mode's fast half (``READERS``' ``fast``; ``_step`` arms at most one),
-            # written out here: a call per chunk would cost more than the half itself
-            # (benchmarks/README.md, "The readers' hot halves").
-            # PROSE: an ASCII chunk without the tag lead is text, whatever else it holds;
-            # it is logged (a pop from the budget, then its bound append) and counted later.
-            if self._prose_hot:
-                try:
-                    if chunk and chunk.isascii() and self._lead not in chunk:
-                        self._prose_hot.pop()(chunk)
-                        return [Text(chunk)]
-                except (AttributeError, TypeError):
-                    pass  # not a str: the reader raises the typed error
-            # RUN, nothing held and no stop in sight: append; no parser step, nothing counted.
-            elif (
-                self._run_hot
-                and chunk.__class__ is str
-                and (self._run_char not in chunk or not self._run_may_stop(chunk))
-            ):
-                self._run_hot.pop()(chunk)
-                return []
-            # RUN, a run streaming as arguments as it is (``ArgStream.streams_as_is``:
-            # CDATA, a ``string="true"`` body, a JSON body's strings): append, and its delta
-            # (one event per chunk, as ``Text`` in prose).
-            elif (
-                self._arg_hot
-                and chunk.__class__ is str
-                and (self._run_char not in chunk or not self._run_may_stop(chunk))
-                and self._arg.lead not in chunk  # (where a closing tag may begin: ``text``)
-                and (chunk.isascii() or self._arg.others(chunk) is None)
-            ):
-                self._arg_hot.pop()(chunk)
-                return self._arg.send(chunk)
-            # REASONING (SPEC §15): PROSE's fast half, the chunk released as reasoning.
-            elif self._reason_hot:
-                try:
-                    if chunk and chunk.isascii() and self._lead not in chunk:
-                        self._reason_hot.pop()(chunk)
-                        return [Reasoning(chunk)]
-                except (AttributeError, TypeError):
-                    pass  # not a str: the reader raises the typed error
-            events = self._reader(self, chunk)
-            if events is not None:
-                return events
+        # The mode's fast half (``READERS``' ``fast``; ``_step`` arms at most one), else the
+        # mode's reader. Both are written out here, with no loop: a call per chunk, or a
+        # loop in ``feed``, would cost more than the half itself (benchmarks/README.md,
+        # "The fast halves").
+        # PROSE: an ASCII chunk without the tag lead is text, whatever else it holds;
+        # it is logged (a pop from the budget, then its bound append) and counted later.
+        if self._prose_hot:
+            try:
+                if chunk and chunk.isascii() and self._lead not in chunk:
+                    self._prose_hot.pop()(chunk)
+                    return [Text(chunk)]
+            except (AttributeError, TypeError):
+                pass  # not a str: the reader raises the typed error
+        # RUN, nothing held and no stop in sight: append; no parser step, nothing counted.
+        elif (
+            self._run_hot
+            and chunk.__class__ is str
+            and (self._run_char not in chunk or not self._run_may_stop(chunk))
+        ):
+            self._run_hot.pop()(chunk)
+            return []
+        # RUN, a run streaming as arguments as it is (``ArgStream.streams_as_is``:
+        # CDATA, a ``string="true"`` body, a JSON body's strings): append, and its delta
+        # (one event per chunk, as ``Text`` in prose).
+        elif (
+            self._arg_hot
+            and chunk.__class__ is str
+            and (self._run_char not in chunk or not self._run_may_stop(chunk))
+            and self._arg.lead not in chunk  # (where a closing tag may begin: ``text``)
+            and (chunk.isascii() or self._arg.others(chunk) is None)
+        ):
+            self._arg_hot.pop()(chunk)
+            return self._arg.send(chunk)
+        # REASONING (SPEC §15): PROSE's fast half, the chunk released as reasoning.
+        elif self._reason_hot:
+            try:
+                if chunk and chunk.isascii() and self._lead not in chunk:
+                    self._reason_hot.pop()(chunk)
+                    return [Reasoning(chunk)]
+            except (AttributeError, TypeError):
+                pass  # not a str: the reader raises the typed error
+        return self._reader(self, chunk)
 
     def close(self) -> list[Event]:
         """End of input: flush (loose-CDATA repair, unfinished block as text)."""
@@ -339,27 +343,29 @@ class SieveMachine(LifeView):
 
     # ------------------------------------------------------------------ transitions
     def _step(self, found: Found, to: Mode | None = None) -> None:
-        """The one way the mode changes: the step from the mode on ``found`` (``STEPS``), to
-        ``to`` (which must be one of its targets) or to its one target. A step that is not
-        in the table raises ``IllegalStep``. Then the new mode is armed: its reader, its
-        fast half (PROSE's and REASONING's with its budget topped up; RUN's while nothing
-        is held), and CUT_TAG's probe."""
-        targets = MODE_STEPS[self._mode].get(found)  # (``STEPS``' row)
-        if targets is None:
-            raise IllegalStep(f"no step from {self._mode} on {found.name}: the machine is broken")
+        """The one way the mode changes: the step from the mode on ``found`` (its row of
+        ``STEPS``), to ``to`` (which must be one of its targets) or to its one target. A
+        step that is not in the table raises ``IllegalStep``. Then the new mode is armed:
+        its reader, its row, and its fast half (``READERS``' ``fast``: PROSE's with its
+        budget topped up; RUN's while nothing is held), and CUT_TAG's probe."""
+        try:
+            targets = self._steps[found]
+        except KeyError:
+            raise IllegalStep(
+                f"no step from {self._mode} on {found.name}: the machine is broken"
+            ) from None
         if to is None:
             to = targets[0]  # type: ignore[assignment]
         elif to not in targets:
             raise IllegalStep(f"{found.name} from {self._mode} may not go to {to}")
         self._mode = to  # type: ignore[assignment]
-        self._reader = _READERS[to]  # type: ignore[index]
+        self._reader, self._steps, fast = _ROWS[to]  # type: ignore[index]
         self._prose_hot = self._reason_hot = self._run_hot = self._arg_hot = _IDLE
-        self._kind = self._where.kind  # (what prose is released as: REASONING's is reasoning)
-        if to is PROSE:
+        if fast is _FAST_PROSE:  # (with its budget topped up)
             self._prose_hot = self._cur.prose_live or self._cur.prose_budget()
-        elif to is REASONING:  # (PROSE's fast half, released as ``Reasoning``)
+        elif fast is _FAST_REASONING:  # (PROSE's fast half, released as ``Reasoning``)
             self._reason_hot = self._cur.prose_live or self._cur.prose_budget()
-        elif to is RUN:
+        elif fast is _FAST_RUN:
             cur = self._cur
             if found is _MACHINE_RAN:  # a run the machine began or read on: its stop, its room
                 # (when something is held, it is the run's tail that may begin its stop)
@@ -401,34 +407,32 @@ class SieveMachine(LifeView):
             self._arg = ArgHot(stream.hot, *stream.hot_leads())
 
     # ------------------------------------------------------------------ the readers
-    # Each returns the chunk's events, or None when it took a step and the chunk is to be
-    # read again in the new mode (``feed``'s loop).
-    def _read_prose(self, chunk: Any) -> list[Event] | None:
+    # Each returns the chunk's events (a step to another mode hands it to that mode's reader).
+    def _read_prose(self, chunk: Any) -> list[Event]:
         """PROSE and REASONING, a chunk the fast half did not take: not ASCII, or with a tag
-        lead, or the budget spent (released as ``_kind``, ``Text`` or ``Reasoning``). One
-        search: a chunk whose every tag lead dies within it is text wherever the fence
-        tracker stands, so it is logged too; a tag lead alive at its end is held
-        (CANDIDATE) once the log is folded and the tracker stands in prose. Anything else
-        (a backtick or tilde, an opener that may be complete, code): the machine."""
+        lead, or the budget spent (the LOG_FULL step folds the log and tops it up). It is
+        released as the context's ``kind``: ``Text`` or ``Reasoning``. One search: a chunk
+        whose every tag lead dies within it is text wherever the fence tracker stands, so it
+        is logged too; a tag lead alive at its end is held (CANDIDATE) once the log is
+        folded and the tracker stands in prose. Anything else (a backtick or tilde, an
+        opener that may be complete, code): the machine."""
         if chunk.__class__ is not str:
             return self._read_machine(chunk)
         cur = self._cur
-        if not cur.prose_live:  # the budget is spent: fold the log, top it up, again
+        if not cur.prose_live:  # the budget is spent: fold the log, top it up, read on
             self._step(Found.LOG_FULL)
-            return None
         where = self._where
-        finder = where.finder
-        found = finder.lead_search(chunk)
+        found = where.lead_search(chunk)
         if found is None:
             if not chunk:
                 return []
             cur.prose_live.pop()(chunk)
-            return [self._kind(chunk)]
-        lead = finder.settles(chunk, found)
+            return [where.kind(chunk)]
+        lead = where.settles(chunk, found)
         at = lead.at
         if at == ALL_PROSE:
             cur.prose_live.pop()(chunk)
-            return [self._kind(chunk)]
+            return [where.kind(chunk)]
         if at >= 0:
             hold = found.start() + at
             if cur.log:
@@ -447,7 +451,7 @@ class SieveMachine(LifeView):
                 cur.grow(chunk[hold:])
                 pre = chunk[:hold]
                 cur.prose_live.pop()(pre)
-                return [self._kind(pre)]
+                return [where.kind(pre)]
         return self._read_machine(chunk)
 
     def _read_candidate(self, chunk: Any) -> list[Event]:
@@ -456,16 +460,16 @@ class SieveMachine(LifeView):
         is prose, and so is the rest if every other lead in it dies too (PROSE), or up to a
         later lead alive at the end, which is held instead. Anything else: the machine."""
         state = self._cand
-        auto = self._where.finder.auto
-        accepting = auto.accepting
+        where = self._where
+        accepting = where.accepting
         if chunk.__class__ is str and not accepting[state]:
-            onward = auto.onward
+            onward = where.onward
             for ch in chunk:
                 nxt = onward[state].get(ch)
                 if nxt is None:  # not known to stay open: dead, complete, or not yet seen
-                    nxt = auto.trans[state].get(ch, UNKNOWN)
+                    nxt = where.trans[state].get(ch, UNKNOWN)
                     if nxt == UNKNOWN:
-                        nxt = auto.step(state, ch)
+                        nxt = where.auto.step(state, ch)
                     if nxt < 0 or accepting[nxt]:
                         state = nxt
                         break
@@ -480,16 +484,15 @@ class SieveMachine(LifeView):
                 # lead before it: the fence tracker stays in prose, where it was when the
                 # candidate was held.)
                 cur = self._cur
-                finder = self._where.finder
                 text = "".join(cur.grown) + chunk  # (the candidate: ``Cursor.grown``)
-                found = finder.lead_search(text, 1)
-                lead = PROSE_LEAD if found is None else finder.settles(text, found)
+                found = where.lead_search(text, 1)
+                lead = PROSE_LEAD if found is None else where.settles(text, found)
                 at = lead.at
                 if at == ALL_PROSE:
                     cur.drop_grown()
-                    self._step(_LEAD_DIED, self._where.home)
+                    self._step(_LEAD_DIED, where.home)
                     cur.prose_live.pop()(text)
-                    return [self._kind(text)]
+                    return [where.kind(text)]
                 if at >= 0:
                     # Holding the later lead here saves the machine reading the chunk
                     # again (benchmarks/README.md, "Fast paths").
@@ -499,7 +502,7 @@ class SieveMachine(LifeView):
                     self._cand = lead.state
                     pre = text[:at]
                     (cur.prose_live or cur.prose_budget()).pop()(pre)
-                    return [self._kind(pre)]
+                    return [where.kind(pre)]
         return self._read_machine(chunk)
 
     def _read_run(self, chunk: Any) -> list[Event]:
@@ -555,12 +558,12 @@ class SieveMachine(LifeView):
             return self._process(cur.take_joined(text, n), False, NO_CANDIDATE)
         return self._read_machine(chunk)
 
-    def _read_before_text(self, chunk: Any) -> list[Event] | None:
+    def _read_before_text(self, chunk: Any) -> list[Event]:
         """BEFORE_TEXT: before the answer (or, under "open", the reasoning) has begun, only
         white space has been read, and a reasoning tag may still come. A chunk whose first
         character that is not white space is no tag lead (nor a backtick or tilde) begins the
         answer there, before any tag could: the context gives way and the chunk is read in
-        the next mode (the prose fast half, for most replies). Anything else — a chunk of
+        the next mode's reader (``_read_prose``). Anything else — a chunk of
         white space, or one whose text begins at a lead, or text held — the machine, which
         sees every character (``_process``)."""
         if chunk.__class__ is str and not self._cur.grown and not self._cur.held:
@@ -569,7 +572,7 @@ class SieveMachine(LifeView):
             if at < len(chunk) and chunk[at] not in where.fences.leads:
                 where.step(Found.FIRST_TEXT)
                 self._step(Found.FIRST_TEXT, where.home)
-                return None
+                return self._reader(self, chunk)  # (the new mode's: ``_read_prose``)
         return self._read_machine(chunk)
 
     def _read_machine(self, chunk: Any) -> list[Event]:
@@ -790,8 +793,12 @@ class SieveMachine(LifeView):
         return buf, base, p, p
 
 
-#: Each mode's reader, from ``READERS`` (``feed`` calls ``self._reader(self, chunk)``;
-#: ``_step`` sets it).
-_READERS: dict[Mode, Callable[[Any, Any], list[Event] | None]] = {
-    mode: getattr(SieveMachine, spec.reader) for mode, spec in READERS.items()
+#: Each mode's row, from ``READERS`` and ``STEPS``: its reader (``feed`` calls
+#: ``self._reader(self, chunk)``), its steps and its fast half (``_step`` takes all three).
+_ROWS: dict[
+    Mode,
+    tuple[Callable[[Any, Any], list[Event]], dict[Found, tuple[Mode | Context, ...]], Fast],
+] = {
+    mode: (getattr(SieveMachine, spec.reader), MODE_STEPS[mode], spec.fast)
+    for mode, spec in READERS.items()
 }
