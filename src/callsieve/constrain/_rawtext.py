@@ -31,17 +31,20 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from .._base import re_internals as _re
+from .._base.errors import ConfigurationError
 from .._grammar.automaton import DEAD, EntryAutomaton
 from .._grammar.compiled import CompiledGrammar
 from .._grammar.specs import RunTerminal
 from ._ir import ANY, NOTHING, Both, Chars, Lit, Node, Not, Rep, alt, seq, star
 from ._product import Context, eliminate
+from ._regex import char_class
 
 __all__ = ["RawText", "raw_text"]
 
 #: Python's ``\\s`` for text (``str.isspace``): what the parser's patterns mean by it.
 PY_SPACE = Chars.of("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2028\u2029\u202f\u205f\u3000")
 PY_SPACE = PY_SPACE | Chars.span("\u2000", "\u200a")
+_PY_CATEGORIES = {"CATEGORY_SPACE": PY_SPACE, "CATEGORY_NOT_SPACE": ANY - PY_SPACE}
 #: How far into a possible tag the automaton follows a value: a value holding a tag's
 #: beginning this long that never becomes the tag (``<parameter=`` and 40 name characters
 #: with no ``>``) is refused, though it would read back.
@@ -123,20 +126,10 @@ def _class_of(op: str, av: object) -> Chars | None:
         return ANY
     if op != "IN":
         return None
-    out, negate = NOTHING, False
-    for iop, iav in av:  # type: ignore[attr-defined]
-        name = str(iop)
-        if name == "NEGATE":
-            negate = True
-        elif name == "LITERAL":
-            out = out | Chars.of(chr(iav))
-        elif name == "RANGE":
-            out = out | Chars(((iav[0], iav[1]),))
-        elif name == "CATEGORY" and str(iav) in ("CATEGORY_SPACE", "CATEGORY_NOT_SPACE"):
-            out = out | (PY_SPACE if str(iav) == "CATEGORY_SPACE" else ANY - PY_SPACE)
-        else:
-            return None
-    return ANY - out if negate else out
+    try:  # (a class ``char_class`` does not follow: None)
+        return char_class(av, "a terminal", _PY_CATEGORIES)
+    except ConfigurationError:
+        return None
 
 
 def _classes(a: EntryAutomaton) -> tuple[Chars, ...] | None:

@@ -24,7 +24,7 @@ from .._base import re_internals as _re
 from .._base.errors import ConfigurationError
 from ._ir import ANY, Alt, Chars, Lit, Node, Rep, Seq, alt, seq, star
 
-__all__ = ["DIGIT", "SPACE", "WORD", "regex_node", "restrict"]
+__all__ = ["DIGIT", "SPACE", "WORD", "char_class", "regex_node", "restrict"]
 
 DIGIT = Chars.span("0", "9")
 WORD = Chars.span("a", "z") | Chars.span("A", "Z") | DIGIT | Chars.of("_")
@@ -76,7 +76,7 @@ def _item(op: Any, av: Any, where: str) -> Node:
     if name == "ANY":
         return ~_LINE_END
     if name == "IN":
-        return _class(av, where)
+        return char_class(av, where)
     if name == "SUBPATTERN":
         if av[1] or av[2]:
             raise _unsupported("an inline flag", where)
@@ -95,7 +95,9 @@ def _item(op: Any, av: Any, where: str) -> Node:
     raise _unsupported(name.lower(), where)
 
 
-def _class(items: Any, where: str) -> Chars:
+def char_class(items: Any, where: str, categories: dict[str, Chars] = _CATEGORY) -> Chars:
+    """The characters a parsed ``[…]`` matches. ``categories``: what ``\\d``, ``\\w``, ``\\s``
+    mean (JSON Schema's by default; a terminal's are Python's)."""
     out = Chars(())
     negate = False
     for op, av in items:
@@ -106,8 +108,8 @@ def _class(items: Any, where: str) -> Chars:
             out = out | Chars.of(chr(av))
         elif name == "RANGE":
             out = out | Chars.span(chr(av[0]), chr(av[1]))
-        elif name == "CATEGORY":
-            out = out | _CATEGORY[str(av)]
+        elif name == "CATEGORY" and str(av) in categories:
+            out = out | categories[str(av)]
         else:
             raise _unsupported(f"{name.lower()} in a character class", where)
     return ~out if negate else out & ANY
