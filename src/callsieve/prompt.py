@@ -84,7 +84,9 @@ def format_calls(
     JSON value (``"42"``) is written as a JSON string. The other dialects carry a value's
     type in the value itself. Under ``tools`` a markup call whose string-typed parameter is
     ``null``, or whose constrained string (``pattern``, ``format``, a length) holds ``]]>``
-    in CDATA, is one JSON object body: a parameter line cannot carry it.
+    in CDATA, is one JSON object body: a parameter line cannot carry it. So is one with a
+    string in CDATA whose length bound is past the constraint's product (``maxLength``
+    over 84: docs/constrained-decoding.md).
 
     >>> print(format_calls([{"type": "tool_use", "id": "toolu_1", "name": "now", "input": {}}],
     ...                    dialect="xml"))
