@@ -47,7 +47,7 @@ __all__ = [
     "too_many_states",
 ]
 
-#: The most product states written out: past it the caller keeps its narrower language
+#: The most product states written out in GBNF: past it the export is a ConfigurationError
 #: (a length of hundreds in a raw family's value would be tens of thousands of rules).
 MAX_STATES = 4096
 #: The same for a structural tag, whose every value is a grammar of its own (no rule is
