@@ -279,8 +279,8 @@ def test_a_string_past_the_product_bound_is_one_json_object_body(fmt: str) -> No
 
 
 #: Lengths past the product's bound (``PRODUCT_STATES``, and ``MAX_STATES``: 2,000 in a
-#: section), and one just within it, beside a pattern, a plain string and a length with a
-#: string branch: where a GBNF once kept ``>`` out of a long string.
+#: section), and one just within it, beside a plain string, a length with a string branch
+#: and one inside an array: where a GBNF once kept ``>`` out of a long string.
 LONG = [
     {
         "name": "post",
@@ -292,6 +292,7 @@ LONG = [
                 "tag": {"type": "string", "maxLength": 80},
                 "alt": {"type": ["string", "integer"], "maxLength": 300},
                 "raw": {"type": "string"},
+                "tags": {"type": "array", "items": {"type": "string", "maxLength": 200}},
             },
             "required": ["body"],
         },

@@ -109,7 +109,7 @@ def test_xgrammar_takes_long_strings_as_they_are_written(dialect: str) -> None:
     that kept ``>`` out once did). Within the bound it is a parameter line."""
     texts = [
         format_calls(
-            [("post", {"body": v, "title": v, "tag": v[:80], "alt": v})],
+            [("post", {"body": v, "title": v, "tag": v[:80], "alt": v, "tags": [v, "<"]})],
             dialect=dialect,
             tools=LONG,
         )

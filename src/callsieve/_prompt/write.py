@@ -200,12 +200,31 @@ def constrained_string(prop: Any) -> bool:
     return any(k in b for b in _branches(prop) for k in STRING_CONSTRAINTS)
 
 
+def _nested(prop: Any) -> list[dict[str, Any]]:
+    """``prop`` and every schema inside it: branches, items, properties (not ``$ref``)."""
+    found: list[dict[str, Any]] = []
+    todo = [prop]
+    while todo:
+        s = todo.pop()
+        if not isinstance(s, dict):
+            continue
+        found.append(s)
+        for key in ("anyOf", "oneOf", "allOf", "prefixItems", "items"):
+            inner = s.get(key)
+            todo += inner if isinstance(inner, list) else [inner]
+        inner = s.get("properties")
+        todo += list(inner.values()) if isinstance(inner, dict) else []
+        todo.append(s.get("additionalProperties"))
+    return found
+
+
 def long_string(prop: Any, context: int) -> bool:
-    """Does a length in ``prop`` (or in a branch) make a product past ``PRODUCT_STATES``
-    with a context of ``context`` states (a CDATA section: its end's length)? Then the
-    writer writes a string of it in the JSON object body, not in CDATA, and the
-    constraint's CDATA line keeps its narrower language (``constrain``'s ``Markup``)."""
-    for b in _branches(prop):
+    """Does a length in ``prop`` (or in a schema inside it: a branch, items, properties)
+    make a product past ``PRODUCT_STATES`` with a context of ``context`` states (a CDATA
+    section: its end's length)? Then the writer writes a value of it that would go in CDATA
+    in the JSON object body instead, and the constraint's CDATA forms of the parameter keep
+    a narrower language (``constrain``'s ``Markup``): no value is written there."""
+    for b in _nested(prop):
         lo, hi = b.get("minLength", 0), b.get("maxLength")
         if not isinstance(lo, int) or not (hi is None or isinstance(hi, int)):
             continue

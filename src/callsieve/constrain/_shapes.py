@@ -219,7 +219,10 @@ class Markup:
         if (
             not forms
             or extra is not False
-            or any(_nests_strings(p) or _typed_body(p) for p in props.values())
+            or any(
+                _nests_strings(p) or _typed_body(p) or long_string(p, len(self.cdata.close))
+                for p in props.values()
+            )
         ):
             forms.append(seq(JsonSlot(schema, schema, NO_SAFETY, tool.where), Lit(_LINE)))
         return alt(*forms)
