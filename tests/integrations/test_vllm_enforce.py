@@ -397,19 +397,16 @@ def test_a_long_string_in_a_section_is_enforced_in_the_json_object_body(
     assert '{"body": ' in text and gen.would_end(ids(text)), text
 
 
-def test_a_long_string_in_the_fence_logs_once_and_leaves_the_request(
-    constrain_as: Any, caplog: pytest.LogCaptureFixture
+def test_a_long_string_in_the_fence_is_enforced_with_its_backticks_escaped(
+    constrain_as: Any,
 ) -> None:
-    """In the native fence no JSON object body stands in: the export is refused, and the
-    request keeps prompt-only behaviour, said once (never a narrower grammar)."""
+    """In the native fence the writer spells such a tool's backticks ``\\u0060``, and the
+    structural tag vLLM compiles takes them so (no product with the fence is needed)."""
     constrain_as("auto")
-    _constrain._said.clear()
-    with caplog.at_level(logging.WARNING, logger="callsieve.vllm"):
-        for _ in range(2):
-            req = adjusted("deepseek_native", "required", LONG_TOOLS)
-            assert req.structured_outputs is None
-    said = [r for r in caplog.records if "properties.body" in r.getMessage()]
-    assert len(said) == 1, [r.getMessage() for r in caplog.records]
+    gen = Generation(verified(adjusted("deepseek_native", "required", LONG_TOOLS), "auto"))
+    value = "a`b ``` <c>"
+    text = format_calls([("post", {"body": value})], dialect="deepseek_native", tools=LONG_TOOLS)
+    assert "\\u0060b" in text and gen.would_end(ids(text)), text
 
 
 # ---------------------------------------------------------- generating under the grammar

@@ -298,18 +298,17 @@ LONG = [
         },
     }
 ]
-MARKUP = tuple(d for d in DIALECTS if d != NATIVE)
 
 
-@pytest.mark.parametrize("dialect", MARKUP)
+@pytest.mark.parametrize("dialect", DIALECTS)
 @pytest.mark.parametrize("fmt", FORMATS)
 @soak_settings(15)
 @given(data=st.data())
 def test_long_strings_are_written_as_the_constraint_takes_them(
     fmt: str, dialect: str, data: st.DataObject
 ) -> None:
-    """Strings under length bounds past the product's, ``>``, ``]]>`` and tags in them:
-    what ``format_calls`` writes under the tools is accepted, and reads back."""
+    """Strings under length bounds past the product's, ``>``, ``]]>``, backticks and tags
+    in them: what ``format_calls`` writes under the tools is accepted, and reads back."""
     schema = LONG[0]["parameters"]
     args = data.draw(arguments(schema, strings(dialect, fmt), strings(dialect, fmt)))
     text = format_calls([("post", args)], dialect=dialect, tools=LONG)
@@ -319,16 +318,38 @@ def test_long_strings_are_written_as_the_constraint_takes_them(
     assert canon_calls(typed.calls) == _want([("post", args)]), text
 
 
-@pytest.mark.parametrize("dialect", [NATIVE, "qwen3_coder"])
-def test_a_product_past_its_bound_is_refused_not_narrowed(dialect: str) -> None:
-    """Where no JSON object body can stand in (the native fence, a raw family's value), a
-    product past ``MAX_STATES`` is a ``ConfigurationError`` naming the tool and the path:
-    never a GBNF that refuses values the writer writes. Lark intersects at any length."""
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_native_string_past_the_product_bound_spells_every_backtick_escaped(
+    fmt: str,
+) -> None:
+    """In the fence a tool with a string past the product's bound takes backticks only as
+    ``\\u0060``, and under the tools its calls are written so: any value up to its length,
+    with no product. Just within the bound a lone backtick stays raw."""
+    for hi, escaped in ((PRODUCT_STATES // 3, True), (PRODUCT_STATES // 3 - 1, False)):
+        tools = [
+            {"name": "t", "parameters": {"properties": {"s": {"type": "string", "maxLength": hi}}}}
+        ]
+        grammar = (lark_grammar if fmt == "lark" else gbnf)(tools, NATIVE)
+        for value in ("a`b", "```", "``" * (hi // 2), "x" * hi):
+            text = format_calls([("t", {"s": value})], dialect=NATIVE, tools=tools)
+            assert ("`" not in text.split("json\n", 1)[1].split("\n```")[0]) or not escaped
+            assert accepts(grammar, text, fmt), (hi, text)
+            assert parse(text, dialects=(NATIVE,), tools=tools).calls[0].input == {"s": value}
+        raw = format_calls([("t", {"s": "a`b"})], dialect=NATIVE)
+        assert accepts(grammar, raw, fmt) != escaped, raw
+        too_long = format_calls([("t", {"s": "x" * (hi + 1)})], dialect=NATIVE, tools=tools)
+        assert not accepts(grammar, too_long, fmt)
+
+
+def test_a_raw_value_past_the_product_bound_is_refused_not_narrowed() -> None:
+    """Where no other spelling can stand in (a raw family's value), a product past
+    ``MAX_STATES`` is a ``ConfigurationError`` naming the tool and the path: never a GBNF
+    that refuses values the writer writes. Lark intersects at any length."""
     long = {"name": "t", "parameters": {"properties": {"s": {"type": "string", "maxLength": 2000}}}}
     with pytest.raises(ConfigurationError, match=r"tools\[0\]\.parameters\.properties\.s.*4096"):
-        gbnf([long], dialect)
-    text = format_calls([("t", {"s": "<a> ``"})], dialect=dialect, tools=[long])
-    assert accepts(lark_grammar([long], dialect), text, "lark"), text
+        gbnf([long], "qwen3_coder")
+    text = format_calls([("t", {"s": "<a> ``"})], dialect="qwen3_coder", tools=[long])
+    assert accepts(lark_grammar([long], "qwen3_coder"), text, "lark"), text
 
 
 def test_a_native_schema_our_json_rules_do_not_take_keeps_json_under_lark() -> None:

@@ -20,7 +20,7 @@ from schema_values import SCHEMAS, TOOLS, breaking
 from strategies import soak_settings
 from test_s18_constrain import LONG, PROSE, calls_for
 
-from callsieve import DEFAULT_DIALECTS, ConfigurationError
+from callsieve import DEFAULT_DIALECTS
 from callsieve._grammar.spelling import spelling
 from callsieve.constrain import structural_tag
 from callsieve.prompt import format_calls
@@ -98,15 +98,15 @@ def test_xgrammar_accepts_written_calls_and_rejects_broken_ones(
 
 
 #: Strings of ``LONG``'s call: tags, ``>``, ``]]>`` and the longest values its bounds allow.
-LONG_VALUES = ["a > b", "<b>x</b>", "a]]>b", "x" * 120, ">" * 120, "ok"]
+LONG_VALUES = ["a > b", "<b>x</b>", "a]]>b", "a`b ``` c", "x" * 120, ">" * 120, "ok"]
 
 
 @needs_xgrammar
-@pytest.mark.parametrize("dialect", [d for d in DIALECTS if d != "deepseek_native"])
+@pytest.mark.parametrize("dialect", DIALECTS)
 def test_xgrammar_takes_long_strings_as_they_are_written(dialect: str) -> None:
     """A string whose length's product is past a structural tag's bound is written in the
-    JSON object body, which the tag takes: no value the writer writes is refused (a body
-    that kept ``>`` out once did). Within the bound it is a parameter line."""
+    JSON object body (in the native fence, its backticks escaped), which the tag takes: no
+    value the writer writes is refused (a body that kept ``>`` out once did)."""
     texts = [
         format_calls(
             [("post", {"body": v, "title": v, "tag": v[:80], "alt": v, "tags": [v, "<"]})],
@@ -119,13 +119,6 @@ def test_xgrammar_takes_long_strings_as_they_are_written(dialect: str) -> None:
     assert xgrammar_accepts(tag, texts) == [True] * len(texts), texts
     too_long = format_calls([("post", {"body": "x", "tag": "y" * 81})], dialect, tools=LONG)
     assert xgrammar_accepts(tag, [too_long]) == [False]
-
-
-def test_a_native_string_past_the_bound_is_refused_not_narrowed() -> None:
-    """In the fence no JSON object body can stand in: past a structural tag's bound
-    (``STRUCTURAL_STATES``) the export names the parameter."""
-    with pytest.raises(ConfigurationError, match=r"properties\.body.*256"):
-        structural_tag(LONG, "deepseek_native")
 
 
 def _vllm_validate() -> Any:

@@ -334,8 +334,15 @@ class Native:
         return seq(Lit(head), self.arguments(tool), Lit(self.tail))
 
     def arguments(self, tool: Tool) -> Node:
+        """The JSON between the fences. A tool with a string whose length's product with the
+        fence is past the bound (``long_string``) takes the fence's character only as a
+        ``\\u`` escape, as the writer spells it there (``prompt._native_calls``): no
+        product is needed."""
         schema = tool.schema if tool.schema else {"type": "object"}
-        return JsonSlot(schema, schema, self.safety, tool.where, escaped=True)
+        safety = self.safety
+        if long_string(schema, len(safety.seq)):
+            safety = Safety(Chars.of(safety.seq[:1]))
+        return JsonSlot(schema, schema, safety, tool.where, escaped=True)
 
     def free_call(self) -> Node:
         before, _, after = self.sp[S.NATIVE_NAME_LINE].partition("{}")
