@@ -13,6 +13,10 @@ string in a ``"cdata"`` dialect, as CDATA, a
 A call whose argument names are not all ones ``name="…"`` can carry exactly (quotes, line
 breaks, white space at either end, over 512 characters, empty) is written with a JSON object
 as its invoke body instead (SPEC §4: every markup dialect reads one), which holds any key.
+Under the tools' schemas so is a call whose value the exported constraint cannot hold in a
+parameter line (``typed_body``): a null string, ``]]>`` in a constrained string, or a
+length whose product with the section is past ``PRODUCT_STATES`` (``long_string``, the
+one predicate the exporter asks too).
 What it guarantees: every value reads back equal; what cannot — a tool name ``name="…"``
 cannot carry, a value that is not JSON, a JSON body nested deeper than the balanced run
 reads (``MAX_JSON_DEPTH``) — is a ``FormatError``, never a call that reads back different.
