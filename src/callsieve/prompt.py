@@ -48,7 +48,7 @@ from ._grammar.names import SPELLINGS
 from ._grammar.spelling import SLOT, Spelling, spelling
 from ._prompt.inputs import read_calls, read_result_ids, read_results, read_tools
 from ._prompt.template import raw_strings, template_calls, templated
-from ._prompt.write import markup_calls, name_attr
+from ._prompt.write import long_string, markup_calls, name_attr
 
 __all__ = ["DEFAULT_PROMPT_DIALECT", "format_calls", "format_results", "tool_instructions"]
 
@@ -84,7 +84,10 @@ def format_calls(
     JSON value (``"42"``) is written as a JSON string. The other dialects carry a value's
     type in the value itself. Under ``tools`` a markup call whose string-typed parameter is
     ``null``, or whose constrained string (``pattern``, ``format``, a length) holds ``]]>``
-    in CDATA, is one JSON object body: a parameter line cannot carry it.
+    in CDATA, is one JSON object body: a parameter line cannot carry it. So is one with a
+    string in CDATA whose length bound is past the constraint's product (``maxLength``
+    over 84: docs/constrained-decoding.md). In ``deepseek_native`` such a tool's call
+    spells every backtick ``\\u0060``.
 
     >>> print(format_calls([{"type": "tool_use", "id": "toolu_1", "name": "now", "input": {}}],
     ...                    dialect="xml"))
@@ -104,10 +107,33 @@ def format_calls(
     schemas = {name: schema for name, _, schema in read_tools(tools)} if tools is not None else {}
     sp = _spelling(dialect, grammar_dirs)
     if _native(sp):
-        return deepseek.format_calls(items)
+        return _native_calls(sp, items, schemas)
     if templated(sp):
         return template_calls(sp, items, tuple(str(d) for d in grammar_dirs), schemas)
     return markup_calls(sp, items, schemas)
+
+
+def _native_calls(
+    sp: Spelling, items: list[tuple[str, dict[str, Any]]], schemas: dict[str, Any]
+) -> str:
+    """``deepseek.format_calls``, but a call whose tool has a string with a length past the
+    product's bound in the fence (``long_string``) spells every fence character as a
+    ``\\u`` escape: the constraint takes that tool's strings so, with no product."""
+    fence = sp[SPELLINGS.NATIVE_FENCE_END].strip()
+    long = {name for name, _ in items if long_string(schemas.get(name), len(fence))}
+    if not long or not fence:
+        return deepseek.format_calls(items)
+    out = [deepseek.TOOL_CALLS_BEGIN]
+    for k, (name, arguments) in enumerate(items):
+        text = deepseek.format_arguments(arguments)
+        if name in long:  # (the character stands in JSON strings only: the same value)
+            text = text.replace(fence[0], f"\\u{ord(fence[0]):04x}")
+        out += [
+            deepseek.format_call_prefix(name),
+            text,
+            deepseek.format_call_tail(k == len(items) - 1),
+        ]
+    return "".join(out)
 
 
 def format_results(

@@ -370,6 +370,45 @@ def test_a_schema_no_export_can_enforce_leaves_the_request(constrain_as: Any) ->
     assert adjusted("dsml_v32", "named", tools).structured_outputs is None
 
 
+#: A string whose length's product with its context is past a structural tag's bound.
+LONG_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "post",
+            "parameters": {
+                "type": "object",
+                "properties": {"body": {"type": "string", "maxLength": 200}},
+                "required": ["body"],
+            },
+        },
+    }
+]
+
+
+def test_a_long_string_in_a_section_is_enforced_in_the_json_object_body(
+    constrain_as: Any,
+) -> None:
+    """Past the bound the writer puts the call in the JSON object body, which the structural
+    tag vLLM compiles takes: ``>`` in it too."""
+    constrain_as("auto")
+    gen = Generation(verified(adjusted("xml", "required", LONG_TOOLS), "auto"))
+    text = format_calls([("post", {"body": "a > b <c>"})], dialect="xml", tools=LONG_TOOLS)
+    assert '{"body": ' in text and gen.would_end(ids(text)), text
+
+
+def test_a_long_string_in_the_fence_is_enforced_with_its_backticks_escaped(
+    constrain_as: Any,
+) -> None:
+    """In the native fence the writer spells such a tool's backticks ``\\u0060``, and the
+    structural tag vLLM compiles takes them so (no product with the fence is needed)."""
+    constrain_as("auto")
+    gen = Generation(verified(adjusted("deepseek_native", "required", LONG_TOOLS), "auto"))
+    value = "a`b ``` <c>"
+    text = format_calls([("post", {"body": value})], dialect="deepseek_native", tools=LONG_TOOLS)
+    assert "\\u0060b" in text and gen.would_end(ids(text)), text
+
+
 # ---------------------------------------------------------- generating under the grammar
 def cases_for(dialect: str) -> Any:
     return family_cases if dialect in FAMILIES else markup_cases

@@ -28,7 +28,8 @@ from strategies import INLINE_CODE, LOOKALIKES, NAMES, PROSE_SNIPPETS, soak_sett
 from strategies import PROSE as PROSE_PIECES
 from test_s16_prompt import HOSTILE
 
-from callsieve import DEFAULT_DIALECTS, parse
+from callsieve import DEFAULT_DIALECTS, ConfigurationError, parse
+from callsieve._prompt.write import PRODUCT_STATES
 from callsieve.constrain import gbnf, lark_grammar
 from callsieve.prompt import format_calls
 
@@ -255,15 +256,100 @@ def test_a_constrained_native_string_takes_backticks_as_the_writer_spells_them(
     assert not accepts(grammar, raw.replace("HERE", "```"), fmt)
 
 
-def test_a_product_past_its_bound_keeps_the_narrower_language() -> None:
-    """Past ``MAX_STATES`` the GBNF is not written out as a product: a long length in a
-    CDATA section keeps ``>`` out, as before (docs/constrained-decoding.md, what is left).
-    Under Lark the same value is taken."""
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_string_past_the_product_bound_is_one_json_object_body(fmt: str) -> None:
+    """A CDATA string whose length's product with the section is past ``PRODUCT_STATES``
+    is written in the JSON object body, under the tools, which the constraint offers: any
+    value up to its length, ``>`` and ``]]>`` included. Just within the bound it stays a
+    parameter line (docs/constrained-decoding.md, the writer and the constraint agree)."""
+    states = len("]]>")
+    over = PRODUCT_STATES // states  # (``over + 1`` counts times 3 states: past the bound)
+    for hi, body in ((over, True), (over - 1, False), (2000, True)):
+        tools = [
+            {"name": "t", "parameters": {"properties": {"s": {"type": "string", "maxLength": hi}}}}
+        ]
+        grammar = (lark_grammar if fmt == "lark" else gbnf)(tools, "dsml")
+        for value in ("<a>", "a]]>b", "x" * hi):
+            text = format_calls([("t", {"s": value})], dialect="dsml", tools=tools)
+            assert text.count('{"s": ') == (body or "]]>" in value), (hi, text)
+            assert accepts(grammar, text, fmt), (hi, text)
+            assert parse(text, dialects=("dsml",), tools=tools).calls[0].input == {"s": value}
+        too_long = format_calls([("t", {"s": "x" * (hi + 1)})], dialect="dsml", tools=tools)
+        assert not accepts(grammar, too_long, fmt)
+
+
+#: Lengths past the product's bound (``PRODUCT_STATES``, and ``MAX_STATES``: 2,000 in a
+#: section), and one just within it, beside a plain string, a length with a string branch
+#: and one inside an array: where a GBNF once kept ``>`` out of a long string.
+LONG = [
+    {
+        "name": "post",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "body": {"type": "string", "maxLength": 2000},
+                "title": {"type": "string", "minLength": 1, "maxLength": 120},
+                "tag": {"type": "string", "maxLength": 80},
+                "alt": {"type": ["string", "integer"], "maxLength": 300},
+                "raw": {"type": "string"},
+                "tags": {"type": "array", "items": {"type": "string", "maxLength": 200}},
+            },
+            "required": ["body"],
+        },
+    }
+]
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("fmt", FORMATS)
+@soak_settings(15)
+@given(data=st.data())
+def test_long_strings_are_written_as_the_constraint_takes_them(
+    fmt: str, dialect: str, data: st.DataObject
+) -> None:
+    """Strings under length bounds past the product's, ``>``, ``]]>``, backticks and tags
+    in them: what ``format_calls`` writes under the tools is accepted, and reads back."""
+    schema = LONG[0]["parameters"]
+    args = data.draw(arguments(schema, strings(dialect, fmt), strings(dialect, fmt)))
+    text = format_calls([("post", args)], dialect=dialect, tools=LONG)
+    make = lark_grammar if fmt == "lark" else gbnf
+    assert accepts(make(LONG, dialect, "required"), text, fmt), text
+    typed = parse(text, dialects=(dialect,), tools=LONG)
+    assert canon_calls(typed.calls) == _want([("post", args)]), text
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_native_string_past_the_product_bound_spells_every_backtick_escaped(
+    fmt: str,
+) -> None:
+    """In the fence a tool with a string past the product's bound takes backticks only as
+    ``\\u0060``, and under the tools its calls are written so: any value up to its length,
+    with no product. Just within the bound a lone backtick stays raw."""
+    for hi, escaped in ((PRODUCT_STATES // 3, True), (PRODUCT_STATES // 3 - 1, False)):
+        tools = [
+            {"name": "t", "parameters": {"properties": {"s": {"type": "string", "maxLength": hi}}}}
+        ]
+        grammar = (lark_grammar if fmt == "lark" else gbnf)(tools, NATIVE)
+        for value in ("a`b", "```", "``" * (hi // 2), "x" * hi):
+            text = format_calls([("t", {"s": value})], dialect=NATIVE, tools=tools)
+            assert ("`" not in text.split("json\n", 1)[1].split("\n```")[0]) or not escaped
+            assert accepts(grammar, text, fmt), (hi, text)
+            assert parse(text, dialects=(NATIVE,), tools=tools).calls[0].input == {"s": value}
+        raw = format_calls([("t", {"s": "a`b"})], dialect=NATIVE)
+        assert accepts(grammar, raw, fmt) != escaped, raw
+        too_long = format_calls([("t", {"s": "x" * (hi + 1)})], dialect=NATIVE, tools=tools)
+        assert not accepts(grammar, too_long, fmt)
+
+
+def test_a_raw_value_past_the_product_bound_is_refused_not_narrowed() -> None:
+    """Where no other spelling can stand in (a raw family's value), a product past
+    ``MAX_STATES`` is a ``ConfigurationError`` naming the tool and the path: never a GBNF
+    that refuses values the writer writes. Lark intersects at any length."""
     long = {"name": "t", "parameters": {"properties": {"s": {"type": "string", "maxLength": 2000}}}}
-    text = format_calls([("t", {"s": "<a>"})], dialect="dsml", tools=[long])
-    assert not accepts(gbnf([long], "dsml"), text, "gbnf")
-    assert accepts(lark_grammar([long], "dsml"), text, "lark")
-    assert accepts(gbnf([long], "dsml"), text.replace("<a>", "<a"), "gbnf")
+    with pytest.raises(ConfigurationError, match=r"tools\[0\]\.parameters\.properties\.s.*4096"):
+        gbnf([long], "qwen3_coder")
+    text = format_calls([("t", {"s": "<a> ``"})], dialect="qwen3_coder", tools=[long])
+    assert accepts(lark_grammar([long], "qwen3_coder"), text, "lark"), text
 
 
 def test_a_native_schema_our_json_rules_do_not_take_keeps_json_under_lark() -> None:

@@ -280,6 +280,23 @@ def test_a_length_bound_raw_value_takes_exactly_what_reads_back(fmt: str, dialec
         assert accepts(grammar, text, fmt) == (len(value) <= 14), text
 
 
+#: A raw value under a length whose product with the value's automaton is past GBNF's bound.
+LONG = [{"name": "t", "parameters": {"properties": {"s": {"type": "string", "maxLength": 1000}}}}]
+
+
+@pytest.mark.parametrize("dialect", RAW_FAMILIES)
+def test_a_raw_value_past_the_product_bound_is_refused_in_gbnf_and_taken_in_lark(
+    dialect: str,
+) -> None:
+    """No JSON object body stands in for a raw value: past the product's bound GBNF is a
+    ``ConfigurationError`` naming the parameter, not a language without ``>`` (or, in
+    seed_oss, line breaks). Lark intersects at any length and takes what the writer writes."""
+    with pytest.raises(ConfigurationError, match=r"properties\.s.*product states"):
+        gbnf(LONG, dialect)
+    text = format_calls([("t", {"s": "a > b\n<c>"})], dialect=dialect, tools=LONG)
+    assert accepts(lark_grammar(LONG, dialect, "required"), text, "lark"), text
+
+
 @pytest.mark.parametrize("dialect", RAW_FAMILIES)
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_a_raw_value_cannot_end_its_block(fmt: str, dialect: str) -> None:

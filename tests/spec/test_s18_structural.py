@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from schema_values import SCHEMAS, TOOLS, breaking
 from strategies import soak_settings
-from test_s18_constrain import PROSE, calls_for
+from test_s18_constrain import LONG, PROSE, calls_for
 
 from callsieve import DEFAULT_DIALECTS
 from callsieve._grammar.spelling import spelling
@@ -95,6 +95,30 @@ def test_xgrammar_accepts_written_calls_and_rejects_broken_ones(
     ], (good, bad)
     required = structural_tag(TOOLS, dialect, "required", free_text=free_text)
     assert xgrammar_accepts(required, [good, "Just text."]) == [True, False], good
+
+
+#: Strings of ``LONG``'s call: tags, ``>``, ``]]>`` and the longest values its bounds allow.
+LONG_VALUES = ["a > b", "<b>x</b>", "a]]>b", "a`b ``` c", "x" * 120, ">" * 120, "ok"]
+
+
+@needs_xgrammar
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_xgrammar_takes_long_strings_as_they_are_written(dialect: str) -> None:
+    """A string whose length's product is past a structural tag's bound is written in the
+    JSON object body (in the native fence, its backticks escaped), which the tag takes: no
+    value the writer writes is refused (a body that kept ``>`` out once did)."""
+    texts = [
+        format_calls(
+            [("post", {"body": v, "title": v, "tag": v[:80], "alt": v, "tags": [v, "<"]})],
+            dialect=dialect,
+            tools=LONG,
+        )
+        for v in LONG_VALUES
+    ]
+    tag = structural_tag(LONG, dialect, "required", free_text="checked")
+    assert xgrammar_accepts(tag, texts) == [True] * len(texts), texts
+    too_long = format_calls([("post", {"body": "x", "tag": "y" * 81})], dialect, tools=LONG)
+    assert xgrammar_accepts(tag, [too_long]) == [False]
 
 
 def _vllm_validate() -> Any:

@@ -13,6 +13,10 @@ string in a ``"cdata"`` dialect, as CDATA, a
 A call whose argument names are not all ones ``name="…"`` can carry exactly (quotes, line
 breaks, white space at either end, over 512 characters, empty) is written with a JSON object
 as its invoke body instead (SPEC §4: every markup dialect reads one), which holds any key.
+Under the tools' schemas so is a call whose value the exported constraint cannot hold in a
+parameter line (``typed_body``): a null string, ``]]>`` in a constrained string, or a
+length whose product with the section is past ``PRODUCT_STATES`` (``long_string``, the
+one predicate the exporter asks too).
 What it guarantees: every value reads back equal; what cannot — a tool name ``name="…"``
 cannot carry, a value that is not JSON, a JSON body nested deeper than the balanced run
 reads (``MAX_JSON_DEPTH``) — is a ``FormatError``, never a call that reads back different.
@@ -34,7 +38,16 @@ from .._grammar.prefix import first_chars
 from .._grammar.spelling import Spelling
 from .._scan.balanced import MAX_JSON_DEPTH
 
-__all__ = ["STRING_CONSTRAINTS", "markup_calls", "name_attr", "typed_body"]
+__all__ = [
+    "PRODUCT_STATES",
+    "STRING_CONSTRAINTS",
+    "constrained_string",
+    "length_states",
+    "long_string",
+    "markup_calls",
+    "name_attr",
+    "typed_body",
+]
 
 _TRUE, _FALSE = "true", "false"  # the values of the string attribute (SPEC §5)
 _ENTITY = "&"  # what XML character entities begin with (a plain body's are decoded)
@@ -162,20 +175,95 @@ def _plain_reads_back(sp: Spelling, text: str, is_str: bool) -> bool:
 #: The keywords that constrain a string's text (the exported constraint writes such a
 #: string in one CDATA section, which cannot hold ``]]>``).
 STRING_CONSTRAINTS = ("pattern", "format", "minLength", "maxLength")
+#: The most states of a constrained string's product with its context that every export
+#: target writes out (``constrain._product``): a structural tag's, whose every body is a
+#: grammar of its own. xgrammar compiles about 20 ms per state (docs/constrained-decoding.md).
+PRODUCT_STATES = 256
 
 
-def typed_body(prop: Any, value: Any) -> bool:
+def length_states(lo: int, hi: int | None, context: int) -> int:
+    """The states of a length's product with a context of ``context`` states: one per
+    count (``max(lo, hi) + 1``) times the context's."""
+    return (max(lo, hi or 0) + 1) * context
+
+
+def _branches(prop: Any) -> list[dict[str, Any]]:
+    """``prop`` and its ``anyOf``/``oneOf`` branches, nested ones too (dicts only)."""
+    if not isinstance(prop, dict):
+        return []
+    found = [prop]
+    for key in ("anyOf", "oneOf"):
+        branches = prop.get(key)
+        if isinstance(branches, list):
+            found += [b for branch in branches for b in _branches(branch)]
+    return found
+
+
+def constrained_string(prop: Any) -> bool:
+    """Does a keyword of ``prop`` (or of a branch) constrain a string's text?"""
+    return any(k in b for b in _branches(prop) for k in STRING_CONSTRAINTS)
+
+
+def _nested(prop: Any) -> list[dict[str, Any]]:
+    """``prop`` and every schema inside it: branches, items, properties (not ``$ref``)."""
+    found: list[dict[str, Any]] = []
+    todo = [prop]
+    while todo:
+        s = todo.pop()
+        if not isinstance(s, dict):
+            continue
+        found.append(s)
+        for key in ("anyOf", "oneOf", "allOf", "prefixItems", "items"):
+            inner = s.get(key)
+            todo += inner if isinstance(inner, list) else [inner]
+        inner = s.get("properties")
+        todo += list(inner.values()) if isinstance(inner, dict) else []
+        todo.append(s.get("additionalProperties"))
+    return found
+
+
+def long_string(prop: Any, context: int) -> bool:
+    """Does a length in ``prop`` (or in a schema inside it: a branch, items, properties)
+    make a product past ``PRODUCT_STATES`` with a context of ``context`` states (a CDATA
+    section: its end's length)? Then the writer writes a value of it that would go in CDATA
+    in the JSON object body instead, and the constraint's CDATA forms of the parameter keep
+    a narrower language (``constrain``'s ``Markup``): no value is written there."""
+    for b in _nested(prop):
+        lo, hi = b.get("minLength", 0), b.get("maxLength")
+        if not isinstance(lo, int) or not (hi is None or isinstance(hi, int)):
+            continue
+        if (lo or hi is not None) and length_states(lo, hi, context) > PRODUCT_STATES:
+            return True
+    return False
+
+
+def typed_body(prop: Any, value: Any, context: int = 3) -> bool:
     """Does this value of a parameter whose schema is ``prop`` need the JSON object body
-    under that schema? A value that is no string where the schema types the parameter
+    under that schema, where a string would go in CDATA (``context``: the states of the
+    section's end)? A value that is no string where the schema types the parameter
     ``string`` (``null`` in ``["string", "null"]``: a parameter line reads as a string
-    whatever its body); a string that goes in CDATA and holds ``]]>`` where the schema
-    constrains its text (one section holds no ``]]>``). The constraint offers the body
-    for every tool that has such a parameter (``constrain``'s ``Markup``)."""
-    if not isinstance(prop, dict) or not _is_string_type(prop.get("type")):
-        return False
+    whatever its body); a string that holds ``]]>`` where the schema constrains its text
+    (one section holds no ``]]>``); a string whose length bound is past the product's
+    (``long_string``). The constraint offers the body for every tool that has such a
+    parameter (``constrain``'s ``Markup``)."""
     if not isinstance(value, str):
+        return isinstance(prop, dict) and _is_string_type(prop.get("type"))
+    return ("]]>" in value and constrained_string(prop)) or long_string(prop, context)
+
+
+def _needs_body(sp: Spelling, prop: Any, value: Any, states: int) -> bool:
+    """Does this value need the JSON object body (``typed_body``), where it is not written
+    plain? JSON of a parameter with a long string too, where it would go in CDATA: the
+    constraint's JSON in a section takes no product past the bound there."""
+    if _plain_string(sp, value):
+        return False
+    if typed_body(prop, value, states):
         return True
-    return "]]>" in value and any(k in prop for k in STRING_CONSTRAINTS)
+    return (
+        not isinstance(value, str)
+        and long_string(prop, states)
+        and not _plain_reads_back(sp, _json(value), False)
+    )
 
 
 def markup_calls(
@@ -189,6 +277,7 @@ def markup_calls(
     if not calls:
         return ""
     lines = [sp[SPELLINGS.CALLS_OPEN]]
+    states = len(sp[SPELLINGS.CDATA_CLOSE])  # (a section's matcher: one state per character)
     for name, arguments in calls:
         lines.append(
             sp[SPELLINGS.INVOKE_OPEN] + name_attr(sp, name, "tool") + sp[SPELLINGS.TAG_END]
@@ -196,7 +285,7 @@ def markup_calls(
         typed = [
             k
             for k, v in arguments.items()
-            if typed_body(param_schema(schemas or {}, name, k), v) and not _plain_string(sp, v)
+            if _needs_body(sp, param_schema(schemas or {}, name, k), v, states)
         ]
         if not typed and all(
             _attr(sp, key) is not None and _fits(sp, v) for key, v in arguments.items()

@@ -13,9 +13,9 @@ too where the writer escapes what the context keeps out (native's fence: ``\\u00
 be spelled: a ``]]>`` is split across two sections, as the prompt side writes it), or one
 section where the schema constrains the value. The schema's string languages (``_values``)
 are intersected with the context: for llguidance with ``&`` in one terminal, for GBNF by
-keeping the forbidden characters out of the language (and the last character of a
-forbidden sequence); GBNF cannot intersect two languages of the schema itself (a
-``ConfigurationError``).
+the product of both automata (``_product``; past its bound a ``ConfigurationError``, or,
+for a string the writer puts in the JSON object body, the section's last character kept
+out); GBNF cannot intersect two languages of the schema itself (a ``ConfigurationError``).
 What it guarantees: what the node accepts reads back, in its context, as a value the schema
 allows. What it costs: linear in the schema; the JSON text of a ``%json`` is built once.
 """
@@ -46,7 +46,7 @@ from ._ir import (
     star,
 )
 from ._jsonir import JsonRules
-from ._product import MAX_STATES, avoiding, intersect
+from ._product import MAX_STATES, avoiding, intersect, too_many_states
 from ._rawtext import RawText
 from ._regex import restrict
 from ._schema import Safety, check, safe_schema_text
@@ -81,21 +81,29 @@ class Target:
         self.g = g
         #: the most states a constrained string's product may have (``_product``)
         self.cap = cap
-        self._rules: dict[tuple[int, Safety], JsonRules] = {}
+        self._rules: dict[tuple[int, Safety, bool], JsonRules] = {}
         self._shared: dict[Safety, dict[str, Any]] = {}
         #: the rules of constrained strings in their contexts (GBNF: ``_product``)
         self._products: dict[object, Ref] = {}
 
     def json(
-        self, schema: Any, root: Any, safety: Safety, where: str, escaped: bool = False
+        self,
+        schema: Any,
+        root: Any,
+        safety: Safety,
+        where: str,
+        escaped: bool = False,
+        lenient: bool = False,
     ) -> Node:
         """One JSON value under ``schema`` (``root``: the tool's schema, for ``$ref``).
         ``escaped``: the writer spells what ``safety`` keeps out with ``\\u`` escapes, so
-        under Lark too our rules stand for ``%json`` wherever they take the schema."""
+        under Lark too our rules stand for ``%json`` wherever they take the schema.
+        ``lenient``: the writer writes nothing here (``JsonSlot.lenient``), so a string
+        past the product's bound keeps the sequence's last character out."""
         if self.name == "lark" and not (escaped and _ours_fit(schema, root, safety)):
             text = safe_schema_text(json.dumps(with_defs(schema, root), ensure_ascii=False), safety)
             return Json(_with_guidance(text))
-        key = (id(root), safety)
+        key = (id(root), safety, lenient)
         rules = self._rules.get(key)
         if rules is None:
             rules = self._rules[key] = JsonRules(
@@ -107,6 +115,7 @@ class Target:
                 lark=self.name == "lark",
                 products=self._products,
                 cap=self.cap,
+                lenient=lenient,
             )
         node = rules.value(schema, where)
         if self.name == "lark" and _regular(node, self.g, set()):
@@ -123,13 +132,16 @@ class Target:
         where: str,
         suffix: str = "",
         text: RawText | None = None,
+        narrow: bool = False,
     ) -> Node:
         """A string body: ``plain`` (the characters a plain body cannot hold; None: no plain
         form) and/or CDATA sections (``cdata``; None: no CDATA form). ``suffix``: text
         after a plain body, before the first character it cannot hold (the raw families'
         line break before ``</parameter>``), in the body's terminal: llguidance's lexer never
         backs up, so a body that may hold it would take it. ``text``: a raw family's value
-        language (``_rawtext``), its closing tag in the same terminal, instead of ``plain``."""
+        language (``_rawtext``), its closing tag in the same terminal, instead of ``plain``.
+        ``narrow``: the writer never writes this string in CDATA (``_prompt.write.long_string``),
+        so GBNF keeps the section's last character out instead of writing the product."""
         if suffix and cdata is not None:
             raise ValueError("a suffix is for plain bodies only")
         langs, values = string_constraints(schema, where)
@@ -157,7 +169,13 @@ class Target:
                 # would take the "]]" of "]]>" into the value)
                 forms.append(
                     self._constrained(
-                        langs, inside, Chars(()), cdata.close, where, (cdata.open, cdata.close)
+                        langs,
+                        inside,
+                        Chars(()),
+                        cdata.close,
+                        where,
+                        (cdata.open, cdata.close),
+                        narrow,
                     )
                 )
             else:
@@ -172,9 +190,8 @@ class Target:
     ) -> Node:
         """A raw family's value and its closing tag, in one terminal: any value the parser
         reads back (``text``), within the schema's languages. GBNF cannot intersect a
-        language with ``text``: there the value keeps out the characters a tag ends with
-        (``>``), which ``text.tagless`` says leaves every value readable, or else the tag
-        leads and the white space the tags trim."""
+        language with ``text``: there the product of both automata (``_product``) is written,
+        and past its bound the export is a ``ConfigurationError``."""
         if values is not None:
             forms = [Lit(v + text.close) for v in values if text.reads_back(v)]
             if not forms:
@@ -200,8 +217,8 @@ class Target:
                     node = Both(seq(lang, Lit(form.close)), node)
             else:
                 found = intersect(self.g, langs[0], form.context, self._products, self.cap)
-                if found is None:  # (too many states: keep out what ends a tag)
-                    found = restrict(langs[0], ANY - form.tagless)
+                if found is None:
+                    raise too_many_states(where, self.cap)
                 node = seq(found, Lit(form.close))
             bodies.append(seq(Lit(head), node))
         return self.g.define("raw_value", alt(*bodies), terminal=True)
@@ -214,9 +231,10 @@ class Target:
         sequence: str,
         where: str,
         around: tuple[str, str] = ("", ""),
+        narrow: bool = False,
     ) -> Node:
         """The schema's languages within the context's, ``around`` the delimiters (one
-        terminal)."""
+        terminal). ``narrow``: no product with ``sequence`` (see ``raw_string``)."""
         if not langs:
             body = seq(Lit(around[0]), context, Lit(around[1])) if any(around) else context
             return self.g.define("raw_text", body, terminal=True)
@@ -232,10 +250,12 @@ class Target:
             )
         else:
             found = None
-            if sequence:
+            if sequence and not narrow:
                 ctx = avoiding(sequence, "cdata", "c")
                 found = intersect(self.g, langs[0], ctx, self._products, self.cap)
-            if found is None:  # (too many states: keep out the sequence's last character)
+                if found is None:
+                    raise too_many_states(where, self.cap)
+            if found is None:  # (plain, or narrow: keep out the sequence's last character)
                 kept = Chars.of(sequence[-1]) if sequence else Chars(())
                 found = restrict(langs[0], ANY - chars - kept)
             node = found

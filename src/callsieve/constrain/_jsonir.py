@@ -46,7 +46,7 @@ from ._ir import (
     seq,
     star,
 )
-from ._product import MAX_STATES, avoiding, intersect
+from ._product import MAX_STATES, avoiding, intersect, too_many_states
 from ._regex import restrict
 from ._schema import ANNOTATIONS, Safety, resolve
 from ._strings import avoid, int_range, json_units, split_units
@@ -84,8 +84,12 @@ class JsonRules:
         lark: bool = False,
         products: dict[object, Ref] | None = None,
         cap: int = MAX_STATES,
+        lenient: bool = False,
     ) -> None:
         self.cap = cap
+        #: past the product's bound, keep the sequence's last character out (the writer
+        #: writes no value here: ``Target.json``) instead of a ``ConfigurationError``
+        self.lenient = lenient
         self.g = g
         self.lark = lark
         self._products: dict[object, Ref] = {} if products is None else products
@@ -297,12 +301,15 @@ class JsonRules:
             mine = seq(Lit('"'), _encode(langs[0], kept, also), Lit('"'))
             return self.g.define("json_string", Both(mine, self.any_string()), terminal=True)
         # (GBNF: the product of both automata, the sequence's characters escapable too;
-        # past its bound, the sequence's last character kept out)
+        # past its bound a ``ConfigurationError``: a narrower language would refuse values
+        # the writer writes)
         context = avoiding(self.safety.seq, "json", "j", json=True, escapable=self.safety.seq)
         lang = restrict(langs[0], ANY - kept)
         found = intersect(self.g, lang, context, self._products, self.cap)
-        if found is None:
+        if found is None and self.lenient:
             found = _encode(restrict(lang, self._tight))
+        if found is None:
+            raise too_many_states(where, self.cap)
         return seq(Lit('"'), found, Lit('"'))
 
     def _integer(self, schema: dict[str, Any], where: str) -> Node:

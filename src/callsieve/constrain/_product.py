@@ -18,8 +18,10 @@ What it guarantees: the rules spell exactly the values in both languages, each i
 spellings the context allows.
 What it costs: the product's live states, once per grammar: the range times the context's
 states for a length (``maxLength`` 200 in a CDATA section: about 600 short rules); past
-``MAX_STATES`` (``STRUCTURAL_STATES`` in a structural tag) None, and the caller keeps
-its narrower language.
+``MAX_STATES`` (``STRUCTURAL_STATES`` in a structural tag) None. The caller then raises
+``too_many_states``: a narrower language would refuse values the writer writes. A CDATA
+string past ``STRUCTURAL_STATES`` is not asked for: the writer puts it in the JSON object
+body (``_prompt.write.long_string``).
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .._base.errors import ConfigurationError
+from .._prompt.write import PRODUCT_STATES, length_states
 from ._ir import ANY, NOTHING, Alt, Chars, Grammar, Lit, Node, Ref, Rep, Seq, alt, seq, star
 from ._strings import CONTROL, json_units
 
@@ -40,14 +44,16 @@ __all__ = [
     "avoiding",
     "eliminate",
     "intersect",
+    "too_many_states",
 ]
 
-#: The most product states written out: past it the caller keeps its narrower language
+#: The most product states written out in GBNF: past it the export is a ConfigurationError
 #: (a length of hundreds in a raw family's value would be tens of thousands of rules).
 MAX_STATES = 4096
 #: The same for a structural tag, whose every value is a grammar of its own (no rule is
-#: shared between two parameters).
-STRUCTURAL_STATES = 256
+#: shared between two parameters), and xgrammar compiles each state against the whole
+#: vocabulary (about 20 ms a state at 32,000 tokens): the writer's bound too.
+STRUCTURAL_STATES = PRODUCT_STATES
 
 _SPECIAL = CONTROL | Chars.of('\x7f"\\')
 Moves = tuple[tuple[Chars, int], ...]
@@ -85,6 +91,17 @@ def avoiding(s: str, key: str, prefix: str, json: bool = False, escapable: str =
         moves.append(tuple(out))
     finals = frozenset(range(len(s)))
     return Context(key + s, prefix, tuple(moves), finals, json, Chars.of(escapable))
+
+
+def too_many_states(where: str, cap: int) -> ConfigurationError:
+    """A constrained string whose product with its context is past ``cap`` states: GBNF
+    cannot intersect, and a narrower language would refuse values the writer writes."""
+    return ConfigurationError(
+        f"{where}: the string's pattern or length in its context needs more than {cap} "
+        "product states, past what gbnf and structural tags write out "
+        f"({MAX_STATES} in gbnf, {STRUCTURAL_STATES} in a structural tag)",
+        expected=("lark (llguidance intersects at any size)", "a smaller maxLength"),
+    )
 
 
 def _next(s: str, q: int, ch: str) -> int:
@@ -225,7 +242,7 @@ def intersect(
     context spells them, as right-linear rules of ``g`` (``cache``: the rules made so far,
     by name); None past ``cap`` states."""
     lg = _language(lang)
-    if isinstance(lg, _Counter) and (max(lg.lo, lg.hi or 0) + 1) * len(context.moves) > cap:
+    if isinstance(lg, _Counter) and length_states(lg.lo, lg.hi, len(context.moves)) > cap:
         return None  # (a count's states times the context's: known before the walk)
     start: tuple[Any, int] = (lg.start, 0)
     walk = _walk(lg, context, cache, cap, start)

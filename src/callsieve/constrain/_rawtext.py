@@ -27,7 +27,6 @@ import collections
 import functools
 import re
 import zlib
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from .._base import re_internals as _re
@@ -61,13 +60,11 @@ _BOUNDED = re.compile(r"(?<!\\)\{(\d+),(\d+)\}")
 class RawText:
     """A family's raw value language: ``node`` is a value followed by ``close`` (the closing
     tag, up to where its token ends); ``reads_back(v)`` says whether ``v`` is one;
-    ``tagless``, characters a value keeps out to read back whatever else it holds (GBNF's
-    constrained strings, which cannot be intersected with ``node``)."""
+    ``context``, the value automaton for GBNF's constrained strings (``_product``)."""
 
     node: Node
     close: str
     automaton: EntryAutomaton
-    tagless: Chars
     lark: Node
     #: the value automaton, for GBNF's constrained strings (``_product``)
     context: Context
@@ -186,10 +183,9 @@ def raw_text(g: CompiledGrammar, arg_close: str, lead_trim: str = "") -> RawText
     close = arg_close[:end]
     no_start = Chars.of(lead_trim)
     node = _language(a, classes, close, no_start)
-    tagless = _tagless(a, classes, close, no_start)
     lark = _lark(a, classes, close, no_start)
     key = f"raw{zlib.crc32((arg_close + chr(0) + lead_trim).encode()):08x}"
-    return RawText(node, close, a, tagless, lark, _context(a, classes, close, no_start, key))
+    return RawText(node, close, a, lark, _context(a, classes, close, no_start, key))
 
 
 def _lark(a: EntryAutomaton, classes: tuple[Chars, ...], close: str, no_start: Chars) -> Node:
@@ -220,46 +216,6 @@ def _lark(a: EntryAutomaton, classes: tuple[Chars, ...], close: str, no_start: C
     if no_start:
         node = Both(node, Not(seq(no_start, star(ANY))))
     return node
-
-
-def _tagless(a: EntryAutomaton, classes: tuple[Chars, ...], close: str, no_start: Chars) -> Chars:
-    """The characters a token completes on (``>``), those a value cannot end with (a line
-    break that ``close`` would take, for seed_oss) and ``no_start``: a value without them
-    always reads back."""
-    ends = NOTHING
-    for cls, nxt in _moves(a, classes):
-        if nxt is None:
-            ends = ends | cls
-    out = ends | no_start
-    for _ in classes:
-        bad = _bad_end(a, [c for c in classes if not (c & out)], close)
-        if bad is None:
-            break
-        out = out | bad
-    return out
-
-
-def _bad_end(a: EntryAutomaton, classes: list[Chars], close: str) -> Chars | None:
-    """A class that leads to a value ``close`` would cut short (None: none does)."""
-    for cls, nxt in _moves(a, classes):
-        if nxt is None or not _ends(a, nxt, close):
-            return cls
-    return None
-
-
-def _moves(a: EntryAutomaton, classes: Sequence[Chars]) -> Iterator[tuple[Chars, State | None]]:
-    """Each move of ``a`` on a class from a state a value reaches, the start first: the class
-    and where it goes (None: a token completes there). Each state is left once."""
-    seen: set[State] = {frozenset()}
-    todo = [frozenset[int]()]
-    while todo:
-        state = todo.pop()
-        for cls in classes:
-            nxt = _step(a, state, chr(cls.ranges[0][0]))
-            yield cls, nxt
-            if nxt is not None and nxt not in seen:
-                seen.add(nxt)
-                todo.append(nxt)
 
 
 def _language(a: EntryAutomaton, classes: tuple[Chars, ...], close: str, no_start: Chars) -> Node:

@@ -40,7 +40,7 @@ from .._grammar.names import SPELLINGS as S
 from .._grammar.prefix import first_chars
 from .._grammar.spelling import SLOT, Spelling, spelling
 from .._prompt.template import template_calls
-from .._prompt.write import _FALSE, _TRUE, STRING_CONSTRAINTS, _attr
+from .._prompt.write import _FALSE, _TRUE, _attr, constrained_string, long_string
 from ._bodies import Cdata, Target
 from ._ir import Alt, Chars, Hole, Lit, Node, Rep, Seq, alt, opt, seq, star
 from ._rawtext import RawText, raw_text
@@ -107,6 +107,9 @@ class JsonSlot(Hole):
     #: our JSON rules under Lark too (``Target.json``): the sequence ``safety`` keeps out is
     #: spelled with ``\u`` escapes, which llguidance's ``%json`` cannot spell
     escaped: bool = False
+    #: the writer writes no value here that needs a product past its bound (a parameter
+    #: with a long string: ``_prompt.write.long_string``), so past it GBNF may narrow
+    lenient: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -117,6 +120,9 @@ class RawSlot(Hole):
     where: str
     suffix: str = ""
     text: RawText | None = None
+    #: the writer writes this string in the JSON object body, never in CDATA
+    #: (``_prompt.write.long_string``): its CDATA form needs no product with the section
+    narrow: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -208,12 +214,15 @@ class Markup:
         # The JSON object body: the writer writes it for a call where a name cannot be
         # spelled, other keys come, a JSON value holds strings with both a tag lead and
         # ``]]>`` (no plain body and no one CDATA section holds it), or, under the tools,
-        # a string-typed parameter is null or a constrained string holds ``]]>`` in CDATA
-        # (``_prompt.write.typed_body``).
+        # a string-typed parameter is null, a constrained string holds ``]]>`` in CDATA, or
+        # a string's length is past the product's bound (``_prompt.write.typed_body``).
         if (
             not forms
             or extra is not False
-            or any(_nests_strings(p) or _typed_body(p) for p in props.values())
+            or any(
+                _nests_strings(p) or _typed_body(p) or long_string(p, len(self.cdata.close))
+                for p in props.values()
+            )
         ):
             forms.append(seq(JsonSlot(schema, schema, NO_SAFETY, tool.where), Lit(_LINE)))
         return alt(*forms)
@@ -224,7 +233,11 @@ class Markup:
         close = Lit(sp[S.PARAM_CLOSE] + _LINE)
         strings = [prop] if is_string_typed(prop) else string_schemas(prop)
         forms = [
-            seq(Lit(head + sp.fill(S.ATTR, _TRUE) + sp[S.TAG_END]), self._raw(s, where), close)
+            seq(
+                Lit(head + sp.fill(S.ATTR, _TRUE) + sp[S.TAG_END]),
+                self._raw(s, where, long_string(prop, len(self.cdata.close))),
+                close,
+            )
             for s in strings
         ]
         if not is_string_typed(prop):
@@ -237,17 +250,21 @@ class Markup:
             )
         return alt(*forms)
 
-    def _raw(self, schema: Any, where: str) -> RawSlot:
+    def _raw(self, schema: Any, where: str, narrow: bool = False) -> RawSlot:
         return RawSlot(
             schema if isinstance(schema, dict) else {},
             None if self.cdata_strings else self.stops,
             self.cdata,
             where,
+            narrow=narrow,
         )
 
     def _json(self, schema: Any, root: Any, where: str) -> Node:
         plain = JsonSlot(schema, root, Safety(self.stops | Chars.of(_ENTITY)), where)
-        cdata = JsonSlot(schema, root, Safety(seq=self.cdata.close), where)
+        # (a value of a parameter with a long string is never written in this section: the
+        # writer puts it in the JSON object body, ``_prompt.write.markup_calls``)
+        lenient = long_string(schema, len(self.cdata.close))
+        cdata = JsonSlot(schema, root, Safety(seq=self.cdata.close), where, lenient=lenient)
         return alt(plain, seq(Lit(self.cdata.open), cdata, Lit(self.cdata.close)))
 
     def _free_param(self) -> Node:
@@ -317,8 +334,15 @@ class Native:
         return seq(Lit(head), self.arguments(tool), Lit(self.tail))
 
     def arguments(self, tool: Tool) -> Node:
+        """The JSON between the fences. A tool with a string whose length's product with the
+        fence is past the bound (``long_string``) takes the fence's character only as a
+        ``\\u`` escape, as the writer spells it there (``prompt._native_calls``): no
+        product is needed."""
         schema = tool.schema if tool.schema else {"type": "object"}
-        return JsonSlot(schema, schema, self.safety, tool.where, escaped=True)
+        safety = self.safety
+        if long_string(schema, len(safety.seq)):
+            safety = Safety(Chars.of(safety.seq[:1]))
+        return JsonSlot(schema, schema, safety, tool.where, escaped=True)
 
     def free_call(self) -> Node:
         before, _, after = self.sp[S.NATIVE_NAME_LINE].partition("{}")
@@ -347,11 +371,13 @@ def _nests_strings(prop: Any) -> bool:
 def _typed_body(prop: Any) -> bool:
     """May the writer write a value of ``prop`` in the JSON object body
     (``_prompt.write.typed_body``): a string-typed parameter that admits null, or one whose
-    text a keyword constrains?"""
+    text a keyword constrains (in ``prop`` or a branch)?"""
+    if constrained_string(prop):
+        return True
     if not is_string_typed(prop):
         return False
     kind = prop["type"]
-    return (isinstance(kind, list) and "null" in kind) or any(k in prop for k in STRING_CONSTRAINTS)
+    return isinstance(kind, list) and "null" in kind
 
 
 def _name_chars(spells: Any) -> Chars:
@@ -362,10 +388,12 @@ def _name_chars(spells: Any) -> Chars:
 def lower(node: Node, target: Target) -> Node:
     """``node`` with its holes filled for ``target``."""
     if isinstance(node, JsonSlot):
-        return target.json(node.schema, node.root, node.safety, node.where, node.escaped)
+        return target.json(
+            node.schema, node.root, node.safety, node.where, node.escaped, node.lenient
+        )
     if isinstance(node, RawSlot):
         return target.raw_string(
-            node.schema, node.plain, node.cdata, node.where, node.suffix, node.text
+            node.schema, node.plain, node.cdata, node.where, node.suffix, node.text, node.narrow
         )
     if isinstance(node, NameSlot):
         return target.g.define("free_name", Rep(node.chars, 1, NAME_MAX), terminal=True)
