@@ -25,6 +25,7 @@ code path is used only if a probe pattern rebuilt from its code equals ``re.comp
 from __future__ import annotations
 
 import array
+import functools
 import importlib
 import re
 import sys
@@ -87,17 +88,26 @@ class CompiledCode:
 
 
 def parse(source: str) -> list[tuple[Any, Any]]:
-    """``source`` as ``re`` parses it: its items, each an op and its argument."""
+    """``source`` as ``re`` parses it: its items, each an op and its argument. The items
+    are shared between callers (read them, never change them)."""
     if _parser is None:
         raise ReInternalsUnavailable
-    return list(_parser.parse(source))
+    return list(_parsed(source))
 
 
 def max_width(source: str) -> int:
     """The length of the longest match of ``source`` (a very large number if unbounded)."""
     if _parser is None:
         raise ReInternalsUnavailable
-    return int(_parser.parse(source).getwidth()[1])
+    return int(_parsed(source).getwidth()[1])
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(source: str) -> Any:
+    """``re``'s parse of ``source``, kept: deriving a grammar reads each terminal's
+    pattern many times (its prefixes, its width, its overlap with other dialects')."""
+    assert _parser is not None
+    return _parser.parse(source)
 
 
 def _code(source: str) -> CompiledCode:

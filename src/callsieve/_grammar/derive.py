@@ -29,6 +29,7 @@ here to validate it, which also fills ``re``'s cache for the first use in this p
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -589,6 +590,7 @@ def _overlapping(a: str, b: str, src: Sources, equal: bool) -> GrammarError:
     )
 
 
+@functools.lru_cache(maxsize=8192)
 def _compiled(source: str, what: str) -> None:
     """Raise ``GrammarError`` unless ``source`` compiles (``what`` says where it is)."""
     try:
@@ -604,8 +606,15 @@ def _terminal(t: Any, src: Sources) -> dict[str, Any]:
     """The ``TerminalSpec`` arguments of one Lark terminal."""
     where = f"{src.where(t.name)}: terminal {src.label(t.name)}"
     source = terminal_source(t)
-    _compiled(source, where)
-    anchored = source.startswith("^") and not t.name.endswith(RUN_SUFFIX)
+    _compiled(source, where)  # (first: Lark's width of an invalid pattern raises its own error)
+    return dict(_terminal_args(t.name, t.priority, source, terminal_width(t), where))
+
+
+@functools.lru_cache(maxsize=8192)
+def _terminal_args(name: str, priority: int, source: str, width: int, where: str) -> dict[str, Any]:
+    """``_terminal``'s answer, kept: each set of dialects loaded derives its terminals
+    again (a grammar dir beside ``"all"``, a draft beside every dialect). Callers copy it."""
+    anchored = source.startswith("^") and not name.endswith(RUN_SUFFIX)
     if anchored:  # (only at the start of the reply: ``_anchored``)
         source = source[1:]
     if reads_before(source):
@@ -615,13 +624,13 @@ def _terminal(t: Any, src: Sources) -> dict[str, Any]:
             "held since it began, which may not hold what stands before it",
             expected=("a pattern that reads only from its own start on (look-aheads are fine)",),
         )
-    if t.name.endswith(RUN_SUFFIX):
+    if name.endswith(RUN_SUFFIX):
         shape = _BALANCED.get(source)
         if shape is not None:
             closer, lead_ws, opened = shape
             return {
-                "name": t.name,
-                "priority": t.priority,
+                "name": name,
+                "priority": priority,
                 "source": None,
                 "is_run": True,
                 "balanced": True,
@@ -656,8 +665,8 @@ def _terminal(t: Any, src: Sources) -> dict[str, Any]:
         width = min(max_width(stop_src), MAX_BOUNDED_WIDTH)
         first = first_chars(stop_src) if soft is not None else None
         return {
-            "name": t.name,
-            "priority": t.priority,
+            "name": name,
+            "priority": priority,
             "source": None,
             "is_run": True,
             "soft": soft is not None,
@@ -668,7 +677,7 @@ def _terminal(t: Any, src: Sources) -> dict[str, Any]:
             "stop_char": next(iter(first)) if first is not None and len(first) == 1 else None,
             "stop_first": "".join(sorted(first)) if first is not None and len(first) > 1 else None,
         }
-    if terminal_width(t) > MAX_BOUNDED_WIDTH:
+    if width > MAX_BOUNDED_WIDTH:
         raise GrammarError(
             f"{where} can be longer than {MAX_BOUNDED_WIDTH} characters; bound its "
             "repetitions or make it a run (name ending in _RUN)"
@@ -691,8 +700,8 @@ def _terminal(t: Any, src: Sources) -> dict[str, Any]:
     first = first_chars(source)
     return {
         **({"anchored": True} if anchored else {}),
-        "name": t.name,
-        "priority": t.priority,
+        "name": name,
+        "priority": priority,
         "source": source,
         "is_run": False,
         "end_chars": frozenset(ends) if ends is not None else None,

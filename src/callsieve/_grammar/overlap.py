@@ -16,6 +16,7 @@ grammar is derived (cold; the result is part of the cached blueprint).
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -90,9 +91,10 @@ def _write(items: Any, out: list[str], k: int) -> None:
             raise _NoSample
 
 
-def samples(pattern: str) -> list[str]:
+@functools.lru_cache(maxsize=4096)
+def samples(pattern: str) -> tuple[str, ...]:
     """Plain texts ``pattern`` matches (see the module docstring); none if it has a construct
-    they are not written for."""
+    they are not written for. Kept: each entry meets every other dialect's entries."""
     parsed = regex_items(pattern)
     test = compile_pattern(pattern)
     out: list[str] = []
@@ -101,11 +103,11 @@ def samples(pattern: str) -> list[str]:
         try:
             _write(parsed, parts, k)
         except _NoSample:
-            return []
+            return ()
         text = "".join(part.lstrip("\0") for part in parts)
         if text not in out and test.match(text):
             out.append(text)
-    return out
+    return tuple(out)
 
 
 def relation(a: str, b: str) -> Relation:
