@@ -6,7 +6,8 @@ What it does: a ``Target`` builds two kinds of node into a grammar. ``json(schem
 for ``"lark"``, llguidance's ``%json`` of the schema made safe for its context
 (``_schema.safe_schema``), with ``json.dumps``'s separators (the space optional) and no
 other white space; for ``"gbnf"``, our converter's rules (``_jsonir``). Lark takes those
-too where the writer escapes what the context keeps out (native's fence: ``\\u0060``).
+too where the writer escapes what the context keeps out (native's fence: ``\\u0060``);
+there only a subschema our rules refuse is ``%json``, for its value alone.
 ``raw_string(…)``: a string parameter's body as the parser reads it back verbatim —
 ``plain`` text without the characters at which the body's run would stop, or CDATA: in a
 ``Cdata`` context one or more sections, none holding the section's end (so any value can
@@ -94,7 +95,8 @@ class Target:
     ) -> Node:
         """One JSON value under ``schema`` (``root``: the tool's schema, for ``$ref``).
         ``escaped``: the writer spells what ``safety`` keeps out with ``\\u`` escapes, so
-        under Lark too our rules stand for ``%json`` wherever they take the schema.
+        under Lark too our rules stand for ``%json``: a subschema they refuse is ``%json``
+        for its value alone (the rest ours, as one whole when all of it fits them).
         ``lenient``: the writer writes nothing here (``JsonSlot.lenient``), so a string
         past the product's bound keeps the sequence's last character out."""
         granular = False
@@ -266,7 +268,8 @@ def _ours_fit(schema: Any, root: Any, safety: Safety) -> bool:
     """Do our JSON rules (``_jsonir``) take ``schema``? Under a Lark grammar they stand for
     ``%json`` where the JSON must not hold a sequence (deepseek_native's fence): llguidance
     spells a backtick raw only, so its JSON would keep out a run the writer spells
-    ``\\u0060``. Where they do not fit (llguidance's wider subset), ``%json`` stays."""
+    ``\\u0060``. Where they do not fit (llguidance's wider subset), only the subschemas
+    they refuse stay ``%json`` (``JsonRules.fallback``)."""
     try:
         check(with_defs(schema, root), "gbnf", "")
         JsonRules(Grammar(), root, safety, "", lark=True).value(schema, "")

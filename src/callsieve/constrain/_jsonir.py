@@ -12,6 +12,8 @@ together is a ``ConfigurationError``: GBNF cannot intersect them), or any text; 
 with bounds as digit ranges; ``anyOf``/``oneOf`` as a choice (like llama.cpp, ``oneOf`` is
 not checked for exclusivity), ``allOf`` of objects merged, local ``$ref`` (recursion as
 rules). Separators as ``json.dumps`` writes them, the space optional: ``, `` and ``: ``.
+With a ``fallback`` (Lark), a subschema outside that subset is the fallback's node
+(``%json``), not a ``ConfigurationError``; regular members and items are then terminals.
 Safety: a forbidden character is written as a ``\\uXXXX`` escape in literals and kept out
 of raw text (any escape may stand for it in an unconstrained string); a forbidden sequence
 cannot form — ``_strings.avoid`` for unconstrained text, its last character kept out of
