@@ -362,6 +362,62 @@ def test_a_native_schema_our_json_rules_do_not_take_keeps_json_under_lark() -> N
     assert accepts(grammar, text), text
 
 
+#: A tool with keywords outside GBNF's subset beside plain strings: a bounded float, a
+#: ``multipleOf``, an ``email``; an ``anyOf`` with one such branch, a recursive ``$ref``.
+WIDE = [
+    {
+        "name": "t",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "x": {"type": "number", "minimum": 0.5},
+                "s": {"type": "string"},
+                "m": {"type": "integer", "multipleOf": 3},
+                "e": {"type": "string", "format": "email"},
+                "u": {"anyOf": [{"type": "string"}, {"type": "number", "maximum": 9.5}]},
+                "n": {"$ref": "#/$defs/node"},
+            },
+            "required": ["x", "s"],
+            "$defs": {
+                "node": {
+                    "type": "object",
+                    "properties": {
+                        "label": {"type": "string"},
+                        "next": {"anyOf": [{"$ref": "#/$defs/node"}, {"type": "null"}]},
+                    },
+                    "required": ["label"],
+                }
+            },
+        },
+    }
+]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"x": 1.5, "s": "a```b"},
+        {"x": 0.5, "s": "```", "m": 6, "u": "``x```"},
+        {"x": 2, "s": "x`", "e": "a@b.io", "u": 9.5},
+        {"x": 3, "s": "", "n": {"label": "```", "next": {"label": "a``", "next": None}}},
+    ],
+)
+def test_a_native_subschema_our_rules_refuse_is_json_for_that_value_alone(
+    args: dict[str, Any],
+) -> None:
+    """Under Lark only the subschema outside GBNF's subset is ``%json``: the tool's other
+    strings take a backtick run as the writer spells it (``\\u0060``), and read back."""
+    grammar = lark_grammar(WIDE, NATIVE)
+    assert "%json" in grammar and not ByteMatcher(grammar).error()
+    text = format_calls([("t", args)], dialect=NATIVE, tools=WIDE)
+    assert accepts(grammar, text), text
+    assert parse(text, dialects=(NATIVE,), tools=WIDE).calls[0].input == args
+    low = format_calls([("t", {**args, "x": 0.25})], dialect=NATIVE, tools=WIDE)
+    assert not accepts(grammar, low), low
+    raw = format_calls([("t", {"x": 1, "s": "HERE"})], dialect=NATIVE)
+    assert not accepts(grammar, raw.replace("HERE", "a```b")), raw
+
+
 # ---------------------------------------------------------------------------- rejected
 @pytest.mark.parametrize("dialect", DIALECTS)
 @pytest.mark.parametrize("fmt", FORMATS)

@@ -6,7 +6,8 @@ What it does: a ``Target`` builds two kinds of node into a grammar. ``json(schem
 for ``"lark"``, llguidance's ``%json`` of the schema made safe for its context
 (``_schema.safe_schema``), with ``json.dumps``'s separators (the space optional) and no
 other white space; for ``"gbnf"``, our converter's rules (``_jsonir``). Lark takes those
-too where the writer escapes what the context keeps out (native's fence: ``\\u0060``).
+too where the writer escapes what the context keeps out (native's fence: ``\\u0060``);
+there only a subschema our rules refuse is ``%json``, for its value alone.
 ``raw_string(…)``: a string parameter's body as the parser reads it back verbatim —
 ``plain`` text without the characters at which the body's run would stop, or CDATA: in a
 ``Cdata`` context one or more sections, none holding the section's end (so any value can
@@ -30,7 +31,6 @@ from typing import Any
 from .._base.errors import ConfigurationError
 from ._ir import (
     ANY,
-    Alt,
     Both,
     Chars,
     Grammar,
@@ -38,14 +38,12 @@ from ._ir import (
     Lit,
     Node,
     Ref,
-    Rep,
-    Seq,
     alt,
     plus,
     seq,
     star,
 )
-from ._jsonir import JsonRules
+from ._jsonir import JsonRules, regular
 from ._product import MAX_STATES, avoiding, intersect, too_many_states
 from ._rawtext import RawText
 from ._regex import restrict
@@ -81,7 +79,7 @@ class Target:
         self.g = g
         #: the most states a constrained string's product may have (``_product``)
         self.cap = cap
-        self._rules: dict[tuple[int, Safety, bool], JsonRules] = {}
+        self._rules: dict[tuple[int, Safety, bool, bool], JsonRules] = {}
         self._shared: dict[Safety, dict[str, Any]] = {}
         #: the rules of constrained strings in their contexts (GBNF: ``_product``)
         self._products: dict[object, Ref] = {}
@@ -97,13 +95,16 @@ class Target:
     ) -> Node:
         """One JSON value under ``schema`` (``root``: the tool's schema, for ``$ref``).
         ``escaped``: the writer spells what ``safety`` keeps out with ``\\u`` escapes, so
-        under Lark too our rules stand for ``%json`` wherever they take the schema.
+        under Lark too our rules stand for ``%json``: a subschema they refuse is ``%json``
+        for its value alone (the rest ours, as one whole when all of it fits them).
         ``lenient``: the writer writes nothing here (``JsonSlot.lenient``), so a string
         past the product's bound keeps the sequence's last character out."""
+        granular = False
         if self.name == "lark" and not (escaped and _ours_fit(schema, root, safety)):
-            text = safe_schema_text(json.dumps(with_defs(schema, root), ensure_ascii=False), safety)
-            return Json(_with_guidance(text))
-        key = (id(root), safety, lenient)
+            if not escaped:
+                return _json(schema, root, safety)
+            granular = True  # (our rules, and %json for each subschema they refuse)
+        key = (id(root), safety, lenient, granular)
         rules = self._rules.get(key)
         if rules is None:
             rules = self._rules[key] = JsonRules(
@@ -116,9 +117,10 @@ class Target:
                 products=self._products,
                 cap=self.cap,
                 lenient=lenient,
+                fallback=(lambda sub, _: _json(sub, root, safety)) if granular else None,
             )
         node = rules.value(schema, where)
-        if self.name == "lark" and _regular(node, self.g, set()):
+        if self.name == "lark" and regular(node, self.g, set()):
             # (one lexeme: llguidance's lexer never backs up, so the literals of the rules,
             # as lexemes of their own, would part where a longer one fits: "-" and "-02-29")
             node = self.g.define("json_value", node, terminal=True)
@@ -262,34 +264,24 @@ class Target:
         return self.g.define("raw_value", seq(Lit(around[0]), node, Lit(around[1])), terminal=True)
 
 
-def _regular(node: Node, g: Grammar, seen: set[str]) -> bool:
-    """Does ``node`` spell a regular language, through rules that do too (made terminals
-    then, so that a terminal may name them)? A recursive rule does not."""
-    if isinstance(node, Ref):
-        if node.name in g.terminals:
-            return True
-        if node.name in seen or not _regular(g.rules[node.name], g, seen | {node.name}):
-            return False
-        g.terminals.add(node.name)
-        return True
-    if isinstance(node, Seq | Alt):
-        return all(_regular(item, g, seen) for item in node.items)
-    if isinstance(node, Rep):
-        return _regular(node.item, g, seen)
-    return isinstance(node, Lit | Chars)
-
-
 def _ours_fit(schema: Any, root: Any, safety: Safety) -> bool:
     """Do our JSON rules (``_jsonir``) take ``schema``? Under a Lark grammar they stand for
     ``%json`` where the JSON must not hold a sequence (deepseek_native's fence): llguidance
     spells a backtick raw only, so its JSON would keep out a run the writer spells
-    ``\\u0060``. Where they do not fit (llguidance's wider subset), ``%json`` stays."""
+    ``\\u0060``. Where they do not fit (llguidance's wider subset), only the subschemas
+    they refuse stay ``%json`` (``JsonRules.fallback``)."""
     try:
         check(with_defs(schema, root), "gbnf", "")
         JsonRules(Grammar(), root, safety, "", lark=True).value(schema, "")
     except ConfigurationError:
         return False
     return True
+
+
+def _json(schema: Any, root: Any, safety: Safety) -> Node:
+    """llguidance's ``%json`` of ``schema`` (``root``'s definitions with it), made safe."""
+    text = safe_schema_text(json.dumps(with_defs(schema, root), ensure_ascii=False), safety)
+    return Json(_with_guidance(text))
 
 
 @functools.lru_cache(maxsize=4096)

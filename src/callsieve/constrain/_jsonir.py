@@ -12,6 +12,8 @@ together is a ``ConfigurationError``: GBNF cannot intersect them), or any text; 
 with bounds as digit ranges; ``anyOf``/``oneOf`` as a choice (like llama.cpp, ``oneOf`` is
 not checked for exclusivity), ``allOf`` of objects merged, local ``$ref`` (recursion as
 rules). Separators as ``json.dumps`` writes them, the space optional: ``, `` and ``: ``.
+With a ``fallback`` (Lark), a subschema outside that subset is the fallback's node
+(``%json``), not a ``ConfigurationError``; regular members and items are then terminals.
 Safety: a forbidden character is written as a ``\\uXXXX`` escape in literals and kept out
 of raw text (any escape may stand for it in an unconstrained string); a forbidden sequence
 cannot form — ``_strings.avoid`` for unconstrained text, its last character kept out of
@@ -26,6 +28,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+from collections.abc import Callable
 from typing import Any
 
 from .._base.errors import ConfigurationError
@@ -48,11 +51,11 @@ from ._ir import (
 )
 from ._product import MAX_STATES, avoiding, intersect, too_many_states
 from ._regex import restrict
-from ._schema import ANNOTATIONS, Safety, resolve
+from ._schema import ANNOTATIONS, Safety, check, resolve
 from ._strings import avoid, int_range, json_units, split_units
 from ._values import string_constraints
 
-__all__ = ["JsonRules"]
+__all__ = ["JsonRules", "regular"]
 
 _SEP, _COLON = seq(Lit(","), opt(Lit(" "))), seq(Lit(":"), opt(Lit(" ")))
 _DIGITS = Chars.span("0", "9")
@@ -85,8 +88,11 @@ class JsonRules:
         products: dict[object, Ref] | None = None,
         cap: int = MAX_STATES,
         lenient: bool = False,
+        fallback: Callable[[Any, str], Node] | None = None,
     ) -> None:
         self.cap = cap
+        #: the node for a subschema these rules refuse (Lark: ``%json``); None: refuse it
+        self.fallback = fallback
         #: past the product's bound, keep the sequence's last character out (the writer
         #: writes no value here: ``Target.json``) instead of a ``ConfigurationError``
         self.lenient = lenient
@@ -97,6 +103,8 @@ class JsonRules:
         self.safety = safety
         self.where = where
         self._refs: dict[str, str] = {}
+        #: the rules of ``$ref`` targets being built (not regular yet: maybe recursive)
+        self._building: set[str] = set()
         #: the rules every schema of this grammar and safety shares (any value, any string)
         self._shared: dict[str, Ref] = {} if shared is None else shared
         kept_out = safety.chars | (Chars.of(safety.seq[-1]) if safety.seq else Chars(()))
@@ -106,7 +114,27 @@ class JsonRules:
 
     # ----------------------------------------------------------------- values
     def value(self, schema: Any, where: str | None = None) -> Node:
+        """One JSON value under ``schema``. With a ``fallback``, a subschema these rules
+        refuse (its own keywords, or a ``ConfigurationError`` building it) is the
+        fallback's node, and the rest stays ours."""
         where = where or self.where
+        if self.fallback is None:
+            return self._value(schema, where)
+        try:
+            check(schema, "gbnf", where, deep=False)
+            return self._value(schema, where)
+        except ConfigurationError:
+            return self.fallback(schema, where)
+
+    def _lexeme(self, node: Node, name: str) -> Node:
+        """With a fallback (Lark), ``node`` as one terminal where it is regular: its
+        literals apart would be lexemes of their own, and llguidance's lexer never backs
+        up (``"a"`` would take the start of ``"ab"``)."""
+        if self.fallback is None or not regular(node, self.g, set(self._building)):
+            return node
+        return self.g.define(name, node, terminal=True)
+
+    def _value(self, schema: Any, where: str) -> Node:
         if schema is True or schema == {}:
             return self.any_value()
         if schema is False:
@@ -183,7 +211,9 @@ class JsonRules:
         name = self._refs.get(ref)
         if name is None:
             name = self._refs[ref] = self.g.reserve("json_ref")
+            self._building.add(name)
             self.g.rules[name] = self.value(resolve(self.root, ref, where), f"{where}<{ref}>")
+            self._building.discard(name)
         return Ref(name)
 
     def _merge(self, parts: list[Any], where: str) -> dict[str, Any]:
@@ -227,7 +257,10 @@ class JsonRules:
         extra = schema.get("additionalProperties", "properties" not in schema)
         members: list[tuple[Node, bool]] = [
             (
-                seq(Lit(self._dumps(k)), _COLON, self.value(v, f"{where}.properties.{k}")),
+                self._lexeme(
+                    seq(Lit(self._dumps(k)), _COLON, self.value(v, f"{where}.properties.{k}")),
+                    "json_member",
+                ),
                 k in required,
             )
             for k, v in props.items()
@@ -239,7 +272,7 @@ class JsonRules:
                 if extra is True
                 else self.value(extra, f"{where}.additionalProperties")
             )
-            members.append((seq(key, _COLON, val), False))
+            members.append((self._lexeme(seq(key, _COLON, val), "json_member"), False))
         body = _members(members, repeat_last=extra is not False)
         return seq(Lit("{"), body, Lit("}"))
 
@@ -260,9 +293,16 @@ class JsonRules:
         items = schema.get("items", prefix is None)
         if isinstance(items, list):  # draft-4 tuples
             prefix, items = items, schema.get("additionalItems", False)
-        fixed = [self.value(s, f"{where}.prefixItems[{i}]") for i, s in enumerate(prefix or [])]
+        fixed = [
+            self._lexeme(self.value(s, f"{where}.prefixItems[{i}]"), "json_item")
+            for i, s in enumerate(prefix or [])
+        ]
         lo, hi = schema.get("minItems", 0), schema.get("maxItems")
-        more = None if items is False else self.value(items, f"{where}.items")
+        more = (
+            None
+            if items is False
+            else self._lexeme(self.value(items, f"{where}.items"), "json_item")
+        )
         parts: list[Node] = []
         for k, node in enumerate(fixed):
             parts.append(seq(_SEP, node) if k else node)
@@ -372,6 +412,23 @@ def _any_string(safety: Safety) -> Node:
         else star(alt(raw, *escapes))
     )
     return seq(Lit('"'), body, Lit('"'))
+
+
+def regular(node: Node, g: Grammar, seen: set[str]) -> bool:
+    """Does ``node`` spell a regular language, through rules that do too (made terminals
+    then, so that a terminal may name them)? A recursive rule does not."""
+    if isinstance(node, Ref):
+        if node.name in g.terminals:
+            return True
+        if node.name in seen or not regular(g.rules[node.name], g, seen | {node.name}):
+            return False
+        g.terminals.add(node.name)
+        return True
+    if isinstance(node, Seq | Alt):
+        return all(regular(item, g, seen) for item in node.items)
+    if isinstance(node, Rep):
+        return regular(node.item, g, seen)
+    return isinstance(node, Lit | Chars)
 
 
 def _members(members: list[tuple[Node, bool]], repeat_last: bool) -> Node:

@@ -189,8 +189,9 @@ def sub_schemas(schema: dict[str, Any]) -> list[tuple[str, Any]]:
     return [(path, holder[key]) for path, holder, key in slots(schema)]
 
 
-def check(schema: Any, target: str, where: str) -> None:
-    """Refuse what ``target`` does not enforce (see the module docstring)."""
+def check(schema: Any, target: str, where: str, deep: bool = True) -> None:
+    """Refuse what ``target`` does not enforce (see the module docstring). ``deep``: in
+    the subschemas too (else ``schema``'s own keywords only)."""
     stack = [(where, schema)]
     allowed = KEYWORDS[target]
     while stack:
@@ -221,7 +222,8 @@ def check(schema: Any, target: str, where: str) -> None:
                 f"{path}: only local references (#/…) are supported, not {ref!r}",
                 expected=("#/$defs/NAME",),
             )
-        stack += [(path + k, v) for k, v in sub_schemas(node)]
+        if deep:
+            stack += [(path + k, v) for k, v in sub_schemas(node)]
 
 
 def resolve(root: Any, ref: str, where: str) -> Any:
