@@ -22,6 +22,7 @@ from callsieve._blocks import lifecycle, opening
 from callsieve._blocks.lessons import _last_start
 from callsieve._grammar.compiled import load_grammar
 from callsieve._grammar.entry_tables import EntryTable
+from callsieve._stream import sieve as sieve_module
 
 #: Pieces that open blocks whose first run is balanced (and some that close them), in the
 #: families' shapes, with prose, reasoning tags and valid calls between them.
@@ -122,17 +123,16 @@ def _never(*args: Any) -> None:
     """The fast path's test, answering "may not fail" everywhere: the path off."""
 
 
-OPTIONS = st.sampled_from(
-    [
-        {"dialects": "all"},
-        {"dialects": ("pythonic", "json", "hermes")},
-        {"dialects": "all", "early_emit": "invoke"},
-        {"dialects": "all", "early_emit": "arguments"},
-        {"dialects": "all", "max_block_chars": 40},
-        {"dialects": ("llama3_json", "mistral"), "reasoning": "tags"},
-        {"dialects": "all", "reasoning": "open", "calls_in_reasoning": "text"},
-    ]
-)
+OPTION_SETS: list[dict[str, Any]] = [
+    {"dialects": "all"},
+    {"dialects": ("pythonic", "json", "hermes")},
+    {"dialects": "all", "early_emit": "invoke"},
+    {"dialects": "all", "early_emit": "arguments"},
+    {"dialects": "all", "max_block_chars": 40},
+    {"dialects": ("llama3_json", "mistral"), "reasoning": "tags"},
+    {"dialects": "all", "reasoning": "open", "calls_in_reasoning": "text"},
+]
+OPTIONS = st.sampled_from(OPTION_SETS)
 
 
 @SETTINGS
@@ -402,3 +402,76 @@ def test_inv4_a_block_failing_at_once_has_no_text_of_its_own() -> None:
     events = s.feed(text) + s.close()
     assert "".join(e.text for e in events) == text
     assert len(events) < 10
+
+
+def _by_reader(sieve: Any, chunk: Any) -> Any:
+    """``SieveMachine.feed`` with no fast half: every chunk goes to the mode's reader."""
+    return sieve._reader(sieve, chunk)
+
+
+#: ``OPTIONS`` but ``max_block_chars``: RUN's fast half leaves up to ``HOT_BUDGET`` pieces
+#: uncounted, so a block that outgrows the limit there may fail only at ``close()`` and be
+#: kept in ``blocks``, where the reader would have failed it at once (the events agree).
+HALF_OPTIONS = st.sampled_from(
+    [{}, {"early_emit": "arguments"}, *(o for o in OPTION_SETS if "max_block_chars" not in o)]
+)
+
+
+@SETTINGS
+@given(documents(), HALF_OPTIONS)
+def test_inv1_the_fast_halves_change_no_event_and_no_block(
+    doc_chunks: tuple[str, list[str]], opts: dict[str, Any]
+) -> None:
+    # ``feed``'s fast halves (``modes.Fast``) take a mode's common chunk instead of its reader;
+    # the reader alone must give the same stream.
+    doc, chunks = doc_chunks
+    for feed in (chunks, list(doc)):
+        fast = _run(feed, opts)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(sieve_module.SieveMachine, "feed", _by_reader)
+            slow = _run(feed, opts)
+        assert fast == slow
+
+
+def _taken(chunks: list[str], opts: dict[str, Any]) -> set[str]:
+    """The fast halves that took a chunk of a stream: a chunk whose mode's reader was not
+    called was taken by the mode's half (in RUN, the one that streams arguments if the
+    chunk gave events)."""
+    called: list[bool] = []
+
+    def counting(reader: Callable[..., Any]) -> Callable[..., Any]:
+        def read(sieve: Any, chunk: Any) -> Any:
+            called.append(True)
+            return reader(sieve, chunk)
+
+        return read
+
+    rows = {mode: (counting(row[0]), *row[1:]) for mode, row in sieve_module._ROWS.items()}
+    taken: set[str] = set()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sieve_module, "_ROWS", rows)
+        s = callsieve.Sieve(**opts)
+        for c in chunks:
+            mode = s._mode.name
+            called.clear()
+            out = s.feed(c)
+            if not called:
+                taken.add("ARG" if mode == "RUN" and out else mode)
+        s.close()
+    return taken
+
+
+def test_inv4_each_fast_half_is_taken() -> None:
+    # Not dead code: each fast half takes chunks of a stream that calls for it (PROSE's,
+    # REASONING's, RUN's, and RUN's that streams arguments as they are).
+    prose = "Some prose, then more of it. " * 20
+    body = "def f(x):\n    return x * 2\n" * 20
+    dsml = (
+        '<｜DSML｜tool_calls>\n<｜DSML｜invoke name="f">\n'
+        f'<｜DSML｜parameter name="code" string="true">{body}</｜DSML｜parameter>\n'
+        "</｜DSML｜invoke>\n</｜DSML｜tool_calls>"
+    )
+    doc = f"<think>{prose}</think>{prose}{dsml}{prose}"
+    chunks = [doc[i : i + 4] for i in range(0, len(doc), 4)]
+    assert _taken(chunks, {}) == {"PROSE", "REASONING", "RUN"}
+    assert "ARG" in _taken(chunks, {"early_emit": "arguments"})

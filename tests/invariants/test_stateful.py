@@ -206,7 +206,7 @@ class SieveMachine(RuleBasedStateMachine):
         is not one of the step's targets, raises ``IllegalStep`` and leaves the sieve as it
         was."""
         sieve = self.sieve
-        before = (sieve._mode, sieve._where.context, sieve.state)
+        before = (sieve._mode, sieve._reader, sieve._steps, sieve._where.context, sieve.state)
         targets = STEPS.get((sieve._mode, found))
         with pytest.raises(IllegalStep):
             if targets is None:
@@ -218,7 +218,8 @@ class SieveMachine(RuleBasedStateMachine):
         if (sieve._where.context, found) not in STEPS:
             with pytest.raises(IllegalStep):
                 sieve._where.step(found)
-        assert (sieve._mode, sieve._where.context, sieve.state) == before
+        after = (sieve._mode, sieve._reader, sieve._steps, sieve._where.context, sieve.state)
+        assert all(a is b for a, b in zip(after, before, strict=True)), (before, after)
 
     @invariant()
     def released_is_a_prefix_and_held_is_bounded(self) -> None:
