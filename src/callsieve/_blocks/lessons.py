@@ -132,6 +132,10 @@ class Lessons:
             return -1
         return known[1]
 
+    def notes_stops(self, run: Any) -> bool:
+        """Are where runs of ``run`` stop noted (``stopped``: its stop is a fixed text)?"""
+        return _fixed_stop(run.stop_source)
+
     def stopped(self, run: Any, offset: int, stop: int) -> None:
         """A run of ``run`` searched from ``offset`` stopped at ``stop``: noted if its stop is
         a fixed text (a pattern's stop may look around it, so where it matches may depend on

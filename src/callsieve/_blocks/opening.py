@@ -38,6 +38,7 @@ from lark.exceptions import LarkError
 
 from .._grammar.compiled import CompiledGrammar, Opening, StateSpec
 from .._grammar.lark_internals import reduce_by_hand
+from .._grammar.names import STRAY_RUN
 from .._scan.balanced import (
     _SPECIAL,
     _WHAT,
@@ -48,8 +49,9 @@ from .._scan.balanced import (
     _way_out,
 )
 from .._scan.decide import decide
+from .capture import MAX_PARSE_DEPTH
 from .lessons import Lessons
-from .messages import INPUT_ENDED, json_body_failed, too_long
+from .messages import INPUT_ENDED, json_body_failed, read_before, too_long
 
 __all__ = ["LEAD_TOKENS", "QuickFailure", "fails_at_once"]
 
@@ -76,6 +78,7 @@ def fails_at_once(
     opened: tuple[int, int, bool],
     limit: int,
     quiet: bool = False,
+    repairable: bool = True,
 ) -> QuickFailure | None:
     """Does the block opened at entry ``k``, whose opener is ``buf[i:p]`` (``buf[0]`` is at
     offset ``base``; ``opened`` is ``(i, p, final)``), fail in the first run the grammar
@@ -86,12 +89,17 @@ def fails_at_once(
     leaves more than one way on (then a capture reads the block). ``quiet``: nothing
     records why or where a block failed (no ``parse()``, no ``close()``, no metrics): then
     a run that closes within ``buf`` fails the block too where the parser state after it
-    takes nothing at the next character (``_fails_after``)."""
+    takes nothing at the next character (``_fails_after``). ``repairable``: the capture
+    would be one that may repair loose CDATA (not inside reasoning); in text a failed block
+    read, a block whose first checkpoint a failed capture reached fails there
+    (``_fails_at_checkpoint``)."""
     i, p, final = opened
     n = len(buf)
     plan = g.opening(k)
     if not final:
         if plan is None or plan.state is not None or plan.run is None:
+            if lessons.fails and base + p <= lessons.horizon:
+                return _fails_at_checkpoint(g, k, lessons, buf, base, (i, p), limit, repairable)
             return None
         walks = lessons.walks.get(plan.run.quotes)
         if walks is None or base + p >= walks.seen:  # (new text: the capture reads it once)
@@ -223,6 +231,106 @@ def _walk_ends(spec: Any, walks: Walks, buf: str, at: tuple[int, int], depth: in
         return f"nested deeper than {MAX_JSON_DEPTH}"
     c = buf[end - 1]
     return end if c == spec.closer else f"a {c!r} closes the {_WHAT[spec.closer]}"
+
+
+def _fails_at_checkpoint(
+    g: CompiledGrammar,
+    k: int,
+    lessons: Lessons,
+    buf: str,
+    base: int,
+    opened: tuple[int, int],
+    limit: int,
+    repairable: bool,
+) -> QuickFailure | None:
+    """Fast path ("first checkpoint"): the block opened at entry ``k`` (its opener
+    ``buf[i:p]``, ``opened`` is ``(i, p)``) reads at most ``LEAD_TOKENS`` bounded tokens,
+    then a run that is not balanced, then a token at the run's stop: its first checkpoint
+    (``_blocks.lessons``). A failed capture reached that offset with the stack the block
+    has there (derived once: ``_checkpoint``), so the block fails there, as ``Capture.scan``
+    fails it, with no capture made. None: anything else (a token cut, no stop in ``buf``,
+    a run whose stops the lessons note, stray text, a path ``g.opening`` refuses)."""
+    i, p = opened
+    n = len(buf)
+    path: tuple[str, ...] = ()
+    plan = g.opening(k)
+    while True:
+        if plan is None or plan.state is None or p >= n:
+            return None
+        term, value, _, cut, _ = decide(plan.state, buf, p, False)
+        if term is None:
+            if cut:
+                return None
+            break
+        if len(path) >= LEAD_TOKENS or p + len(value) - i > limit:
+            return None
+        path += (term.name,)
+        p += len(value)
+        plan = g.opening(k, path)
+    run = plan.state.run
+    if run is None or run.balanced or run.name == STRAY_RUN or lessons.notes_stops(run):
+        return None
+    s, tail = run.find_stop(buf, p, False)
+    after = _checkpoint(g, k, path, None)
+    if tail or s >= n or after is None:
+        return None
+    term, value, _, _, _ = decide(after[0], buf, s, False)
+    if term is None or s + len(value) - i > limit:
+        return None
+    known = _checkpoint(g, k, path, term.name)
+    if known is None:
+        return None
+    at = base + s
+    why = lessons.doomed(at, known[1], g.entries[k].synthetic is not None, repairable)
+    return None if why is None else QuickFailure(read_before(why, at), s + len(value), known[2])
+
+
+class Checkpoint(NamedTuple):
+    """A capture's parser after the bounded tokens of a path, its run's placeholder and, if
+    named, the token that ends the run: the state it reads the next token in (``spec``),
+    its stack (a ``Lessons`` key) and its ``dialect_now``."""
+
+    spec: StateSpec
+    stack: tuple[int, ...]
+    dialect: str
+
+
+#: Per grammar, per entry, path and token after the run: ``Checkpoint`` or None.
+_CHECKPOINTS: weakref.WeakKeyDictionary[CompiledGrammar, dict[Any, Checkpoint | None]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _checkpoint(
+    g: CompiledGrammar, k: int, path: tuple[str, ...], name: str | None
+) -> Checkpoint | None:
+    """The ``Checkpoint`` of entry ``k`` after the bounded tokens ``path``, its state's run's
+    placeholder and the token ``name`` (None: none yet). Derived once by feeding a parser
+    what a capture feeds it. None where the parser refuses it, or the stack is deeper than
+    a capture allows."""
+    known = _CHECKPOINTS.setdefault(g, {})
+    key = (k, path, name)
+    if key in known:
+        return known[key]
+    point = None
+    try:
+        entry = g.entries[k]
+        ps = g.entered(entry)
+        for token in path:
+            ps.feed_token(Token(token, ""))
+        run = g.states[ps.state_stack[-1]].run
+        if run is not None:
+            ps.feed_token(run.placeholder)
+            if name is not None:
+                ps.feed_token(Token(name, ""))
+            stack = ps.state_stack
+            if len(stack) <= MAX_PARSE_DEPTH:
+                dialect = g.dialect_map.dialect_of(stack, entry.dialect)
+                point = Checkpoint(g.states[stack[-1]], tuple(stack), dialect)
+    except (LarkError, KeyError, TypeError, ValueError):
+        point = None
+    known[key] = point
+    return point
 
 
 #: The failure of a block ``_fails_after`` fails (never recorded: it is taken only where
