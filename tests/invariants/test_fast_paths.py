@@ -375,7 +375,8 @@ def test_inv4_failing_at_the_first_checkpoint_is_taken_on_hostile_text(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Not dead code: ``function.name: f`` lines, whose block fails at the last line, are
-    # each read again from the next line's entry, which fails at its first checkpoint.
+    # each read again from the next line's entry, which fails at its first checkpoint,
+    # before the end of the input and at it.
     answers: list[object] = []
     real = opening._fails_at_checkpoint
 
@@ -388,6 +389,11 @@ def test_inv4_failing_at_the_first_checkpoint_is_taken_on_hostile_text(
     text = lines + "} and the prose goes on" + ", on" * 60 + "."
     events = _quiet([lines, text[len(lines) :]], {"dialects": "all"})[0]
     assert "".join(e.text for e in events) == text
+    assert sum(a is not None for a in answers) >= 190
+    # At the end of the input too: a ``}`` held as the tail of a cut tag fails the block there.
+    answers.clear()
+    events = _run([lines, "}"], {"dialects": "all"})[0]
+    assert "".join(e.text for e in events) == lines + "}"
     assert sum(a is not None for a in answers) >= 190
 
 

@@ -96,10 +96,12 @@ def fails_at_once(
     i, p, final = opened
     n = len(buf)
     plan = g.opening(k)
+    if plan is not None and plan.run is None and lessons.fails and base + p <= lessons.horizon:
+        quick = _fails_at_checkpoint(g, k, lessons, buf, base, opened, limit, repairable)
+        if quick is not None or not final:
+            return quick
     if not final:
         if plan is None or plan.state is not None or plan.run is None:
-            if lessons.fails and base + p <= lessons.horizon:
-                return _fails_at_checkpoint(g, k, lessons, buf, base, (i, p), limit, repairable)
             return None
         walks = lessons.walks.get(plan.run.quotes)
         if walks is None or base + p >= walks.seen:  # (new text: the capture reads it once)
@@ -239,25 +241,25 @@ def _fails_at_checkpoint(
     lessons: Lessons,
     buf: str,
     base: int,
-    opened: tuple[int, int],
+    opened: tuple[int, int, bool],
     limit: int,
     repairable: bool,
 ) -> QuickFailure | None:
     """Fast path ("first checkpoint"): the block opened at entry ``k`` (its opener
-    ``buf[i:p]``, ``opened`` is ``(i, p)``) reads at most ``LEAD_TOKENS`` bounded tokens,
+    ``buf[i:p]``, ``opened`` is ``(i, p, final)``) reads at most ``LEAD_TOKENS`` bounded tokens,
     then a run that is not balanced, then a token at the run's stop: its first checkpoint
     (``_blocks.lessons``). A failed capture reached that offset with the stack the block
     has there (derived once: ``_checkpoint``), so the block fails there, as ``Capture.scan``
     fails it, with no capture made. None: anything else (a token cut, no stop in ``buf``,
     a run whose stops the lessons note, stray text, a path ``g.opening`` refuses)."""
-    i, p = opened
+    i, p, final = opened
     n = len(buf)
     path: tuple[str, ...] = ()
     plan = g.opening(k)
     while True:
-        if plan is None or plan.state is None or p >= n:
+        if plan is None or plan.state is None or plan.run is not None or p >= n:
             return None
-        term, value, _, cut, _ = decide(plan.state, buf, p, False)
+        term, value, _, cut, _ = decide(plan.state, buf, p, final)
         if term is None:
             if cut:
                 return None
@@ -270,19 +272,25 @@ def _fails_at_checkpoint(
     run = plan.state.run
     if run is None or run.balanced or run.name == STRAY_RUN or lessons.notes_stops(run):
         return None
-    s, tail = run.find_stop(buf, p, False)
     after = _checkpoint(g, k, path, None)
-    if tail or s >= n or after is None:
+    if after is None:
         return None
-    term, value, _, _, _ = decide(after[0], buf, s, False)
+    if final and not after.spec.end_ok and lessons.reaches_end(run, after.spec, base + p):
+        return None  # (as ``Capture._read_run``: the end-of-input repair reads that run)
+    s, tail = run.find_stop(buf, p, final)
+    if tail or s >= n:
+        return None
+    term, value, _, _, _ = decide(after.spec, buf, s, final)
     if term is None or s + len(value) - i > limit:
         return None
     known = _checkpoint(g, k, path, term.name)
     if known is None:
         return None
     at = base + s
-    why = lessons.doomed(at, known[1], g.entries[k].synthetic is not None, repairable)
-    return None if why is None else QuickFailure(read_before(why, at), s + len(value), known[2])
+    why = lessons.doomed(at, known.stack, g.entries[k].synthetic is not None, repairable)
+    return (
+        None if why is None else QuickFailure(read_before(why, at), s + len(value), known.dialect)
+    )
 
 
 class Checkpoint(NamedTuple):
