@@ -96,8 +96,15 @@ def fails_at_once(
     i, p, final = opened
     n = len(buf)
     plan = g.opening(k)
-    if plan is not None and plan.run is None and lessons.fails and base + p <= lessons.horizon:
+    if (
+        plan is not None
+        and plan.run is None
+        and lessons.fails
+        and base + p <= lessons.horizon
+        and lessons.asks_first(k)
+    ):
         quick = _fails_at_checkpoint(g, k, lessons, buf, base, opened, limit, repairable)
+        lessons.asked_first(k, quick is not None)
         if quick is not None or not final:
             return quick
     if not final:
@@ -252,6 +259,8 @@ def _fails_at_checkpoint(
     has there (derived once: ``_checkpoint``), so the block fails there, as ``Capture.scan``
     fails it, with no capture made. None: anything else (a token cut, no stop in ``buf``,
     a run whose stops the lessons note, stray text, a path ``g.opening`` refuses)."""
+    if not _may_reach(g, k):
+        return None
     i, p, final = opened
     n = len(buf)
     path: tuple[str, ...] = ()
@@ -293,6 +302,48 @@ def _fails_at_checkpoint(
     )
 
 
+#: The paths ``_may_reach`` follows from an entry before it answers "maybe".
+REACH_PATHS = 64
+
+
+def _may_reach(g: CompiledGrammar, k: int) -> bool:
+    """May a block of entry ``k`` reach a first checkpoint ``_fails_at_checkpoint`` takes:
+    a run that is not balanced, no stray text, no fixed stop, after at most ``LEAD_TOKENS``
+    bounded tokens ``g.opening`` allows? Derived once per grammar and entry from the paths
+    of the parser states' bounded terminals; past ``REACH_PATHS`` paths, "maybe". (Without
+    it, an entry that never takes that path pays its decisions at every failed block.)"""
+    known = _CHECKPOINTS.of(g)
+    key = ("reach", k)
+    may = known.get(key)
+    if may is None:
+        may = known[key] = _reaches(g, k)
+    return bool(may)
+
+
+def _reaches(g: CompiledGrammar, k: int) -> bool:
+    todo: list[tuple[str, ...]] = [()]
+    tried = 0
+    while todo:
+        tried += 1
+        if tried > REACH_PATHS:
+            return True
+        path = todo.pop()
+        plan = g.opening(k, path)
+        if plan is None or plan.state is None or plan.run is not None:
+            continue
+        run = plan.state.run
+        if (
+            run is not None
+            and not run.balanced
+            and run.name != STRAY_RUN
+            and not Lessons.notes_stops(run)
+        ):
+            return True
+        if len(path) < LEAD_TOKENS:
+            todo += [(*path, term.name) for term in plan.state.bounded]
+    return False
+
+
 class Checkpoint(NamedTuple):
     """A capture's parser after the bounded tokens of a path, its run's placeholder and, if
     named, the token that ends the run: the state it reads the next token in (``spec``),
@@ -303,10 +354,37 @@ class Checkpoint(NamedTuple):
     dialect: str
 
 
+class PerGrammar:
+    """What this module derives, one table per grammar (weakly keyed: a grammar dropped
+    drops its table). The last grammar's table is one look-up away: a weak-keyed
+    ``setdefault`` makes a weak reference per call, more than the rest of a failure at
+    once costs there."""
+
+    __slots__ = ("_last", "_tables")
+
+    def __init__(self) -> None:
+        self._tables: weakref.WeakKeyDictionary[CompiledGrammar, dict[Any, Any]] = (
+            weakref.WeakKeyDictionary()
+        )
+        # (a weak reference to the last grammar, its table): one attribute, read at once,
+        # so two threads with two grammars never see one's reference with the other's table
+        self._last: tuple[Any, dict[Any, Any]] = (_nothing, {})
+
+    def of(self, g: CompiledGrammar) -> dict[Any, Any]:
+        last = self._last
+        if last[0]() is g:
+            return last[1]
+        table = self._tables.setdefault(g, {})
+        self._last = (weakref.ref(g), table)
+        return table
+
+
+def _nothing() -> None:
+    """A dead weak reference's answer: no grammar yet."""
+
+
 #: Per grammar, per entry, path and token after the run: ``Checkpoint`` or None.
-_CHECKPOINTS: weakref.WeakKeyDictionary[CompiledGrammar, dict[Any, Checkpoint | None]] = (
-    weakref.WeakKeyDictionary()
-)
+_CHECKPOINTS = PerGrammar()
 
 
 def _checkpoint(
@@ -316,10 +394,11 @@ def _checkpoint(
     placeholder and the token ``name`` (None: none yet). Derived once by feeding a parser
     what a capture feeds it. None where the parser refuses it, or the stack is deeper than
     a capture allows."""
-    known = _CHECKPOINTS.setdefault(g, {})
+    known = _CHECKPOINTS.of(g)
     key = (k, path, name)
     if key in known:
-        return known[key]
+        found: Checkpoint | None = known[key]
+        return found
     point = None
     try:
         entry = g.entries[k]
@@ -349,9 +428,7 @@ UNRECORDED = "the JSON body fails"
 
 #: Per grammar, per entry and lead path: the parser state a capture reads the next token
 #: in once the first run closed (``_after_run``), or None.
-_AFTER: weakref.WeakKeyDictionary[CompiledGrammar, dict[Any, StateSpec | None]] = (
-    weakref.WeakKeyDictionary()
-)
+_AFTER = PerGrammar()
 
 
 def _fails_after(g: CompiledGrammar, key: tuple[int, tuple[str, ...]], buf: str, end: int) -> bool:
@@ -362,7 +439,7 @@ def _fails_after(g: CompiledGrammar, key: tuple[int, tuple[str, ...]], buf: str,
     the run ended may be built before; it changes only the failure's text."""
     if end >= len(buf):
         return False
-    known = _AFTER.setdefault(g, {})
+    known = _AFTER.of(g)
     if key in known:
         spec = known[key]
     else:
