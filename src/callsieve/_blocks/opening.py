@@ -10,12 +10,16 @@ there takes (``CompiledGrammar.opening``). ``fails_at_once`` decides those token
 capture's scanner would. It then reads the run as the capture's would: the same walks, the
 same offset. If the run fails, or goes on to the end of the input, so does the block.
 ``QuickFailure`` says what the capture would have said, and where it would have stopped.
-It buys a Lark parser, its steps and the scan per entry. Two more paths ride on it:
+It buys a Lark parser, its steps and the scan per entry. Three more paths ride on it:
 - *walked runs* (``_walked``): a run that goes on inside its value, at a bracket, in text
   read again, ends where a kept walk says, with no ``JsonRun`` made;
 - *after the run* (``_fails_after``): where nothing records why a block failed, a run that
   closes fails the block too if the parser state after it takes nothing next. That state
-  is derived once per grammar, entry and path, by feeding a parser (``_after_run``).
+  is derived once per grammar, entry and path, by feeding a parser (``_after_run``);
+- *first checkpoint* (``_fails_at_checkpoint``): in a failed block's text, a block that
+  reads a few bounded tokens, then a run that is not balanced, then a token at its stop,
+  fails there if a failed capture noted that checkpoint with the same stack
+  (``_blocks.lessons``). The stack is derived once per entry, path and token.
 benchmarks/README.md ("Fast paths") has the figures.
 What it guarantees: the same events, blocks and counters as the capture's path. It is
 taken only where the capture could emit nothing before failing: no argument stream, and
@@ -24,6 +28,7 @@ input it is tried only right after the opener, in text read again (a failed bloc
 valid block's run is never read twice. A run that ends makes the capture as before, but
 for *after the run*. There a capture would first build the call the run ended; the call
 is never emitted, and only the failure's text, which nothing records, could differ.
+*First checkpoint* fails a block only where a failed capture read.
 What it costs: nothing off this path; on it, a walk's look-up or one ``JsonRun`` and its
 read; memory, one parser state per entry and path a grammar's blocks take this path at.
 """
