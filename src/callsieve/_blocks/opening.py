@@ -112,12 +112,18 @@ def fails_at_once(
         lessons.asked_first(k, quick is not None)
         if quick is not None or not final:
             return quick
-    if not final:
-        if plan is None or plan.state is not None or plan.run is None:
+    if not final:  # (right after the opener, its run: the while loop's first turn)
+        if plan is None or plan.state is not None or plan.run is None or p >= n:
             return None
         walks = lessons.walks.get(plan.run.quotes)
         if walks is None or base + p >= walks.seen:  # (new text: the capture reads it once)
             return None
+        end = _run_fails(plan, lessons, buf, base, opened, limit, quiet, walks)
+        if not isinstance(end, int):
+            return end  # (a QuickFailure, or None)
+        if quiet and _fails_after(g, (k, ()), buf, end):
+            return QuickFailure(FAILS_AFTER_RUN, p, plan.dialect)
+        return None
     path: tuple[str, ...] = ()
     while plan is not None and p < n:
         if plan.state is not None:  # (a bounded token may come first, as ``Capture.scan``)
@@ -148,6 +154,7 @@ def _run_fails(
     at: tuple[int, int, bool],
     limit: int,
     quiet: bool,
+    walks: Walks | None = None,
 ) -> QuickFailure | int | None:
     """The block (its opener at ``buf[i]``) starts ``plan``'s run at ``buf[p]`` (``at`` is
     ``(i, p, final)``): does it fail there? An ``int``: the run closes, just before
@@ -155,7 +162,8 @@ def _run_fails(
     i, p, final = at
     if plan.run is None:
         return None
-    walks = lessons.walks.get(plan.run.quotes)
+    if walks is None:
+        walks = lessons.walks.get(plan.run.quotes)
     if (  # (a run that goes on inside its value, at a bracket: ``_walked``)
         walks is not None and base + p < walks.seen and plan.run.opened and buf[p] in "{[("
     ):
