@@ -317,6 +317,86 @@ def test_inv1_a_token_cut_after_the_first_run_is_held_not_failed() -> None:
     assert opening._fails_after(g, (k, ()), "[a(b=1))", end)
 
 
+#: Pieces whose blocks read bounded tokens, then a run that is not balanced, then a token
+#: (``_blocks.opening._fails_at_checkpoint``): key lines, elements, tags cut in two.
+LINES = (
+    "function.name: f\n",
+    "function.name: f",
+    'function.name: "f g"\n',
+    "function.arguments: {}\n",
+    'function.arguments: {"a": 1}\n',
+    "status: done\n",
+    "k: v",
+    "\n",
+    "\r\n",
+    "<",
+    "</think>",
+    "<think>",
+    '<invoke name="f">',
+    "<a>",
+    "x",
+    "</a>",
+    "</invoke>",
+    ']<]minimax[>[<tool_call>]<]minimax[>[<invoke name="f">]<]minimax[>[<a>',
+    "<minimax:tool_call>",
+    "</minimax:tool_call>",
+    '<function name="f"><param name="a">x',
+    "<![CDATA[x",
+    "]]>",
+    "prose ",
+)
+
+
+@st.composite
+def line_documents(draw: st.DrawFn) -> tuple[str, list[str]]:
+    pieces = draw(st.lists(st.sampled_from(LINES), min_size=1, max_size=30))
+    doc = "".join(pieces) * draw(st.integers(1, 30))
+    cuts = draw(st.lists(st.integers(1, max(1, len(doc) - 1)), max_size=40))
+    return doc, chunk_at(doc, sorted(set(cuts)))
+
+
+@SETTINGS
+@given(line_documents(), OPTIONS)
+def test_inv1_failing_at_the_first_checkpoint_changes_no_event_and_no_block(
+    doc_chunks: tuple[str, list[str]], opts: dict[str, Any]
+) -> None:
+    # A block whose first checkpoint a failed capture reached fails there with no capture
+    # made: the events, blocks and counters are those of a capture.
+    doc, chunks = doc_chunks
+    for run, arg in ((_run, chunks), (_quiet, chunks), (_run, list(doc)), (_parsed, doc)):
+        fast = run(arg, opts)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(opening, "_fails_at_checkpoint", _never)
+            slow = run(arg, opts)
+        assert fast == slow
+
+
+def test_inv4_failing_at_the_first_checkpoint_is_taken_on_hostile_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Not dead code: ``function.name: f`` lines, whose block fails at the last line, are
+    # each read again from the next line's entry, which fails at its first checkpoint,
+    # before the end of the input and at it.
+    answers: list[object] = []
+    real = opening._fails_at_checkpoint
+
+    def spy(*args: Any) -> Any:
+        answers.append(answer := real(*args))
+        return answer
+
+    monkeypatch.setattr(opening, "_fails_at_checkpoint", spy)
+    lines = "function.name: f\n" * 200
+    text = lines + "} and the prose goes on" + ", on" * 60 + "."
+    events = _quiet([lines, text[len(lines) :]], {"dialects": "all"})[0]
+    assert "".join(e.text for e in events) == text
+    assert sum(a is not None for a in answers) >= 190
+    # At the end of the input too: a ``}`` held as the tail of a cut tag fails the block there.
+    answers.clear()
+    events = _run([lines, "}"], {"dialects": "all"})[0]
+    assert "".join(e.text for e in events) == lines + "}"
+    assert sum(a is not None for a in answers) >= 190
+
+
 #: Openers and tags of many families, with text that half makes them, for ``exact_at``.
 TAGS = (
     *PIECES,

@@ -46,7 +46,7 @@ from .._scan.decide import DECISION_SPAN, Decision, GroupToken, decide, new_toke
 from .argstream import ArgStream, Built, Read, RunStart
 from .assembler import assemble_call
 from .lessons import ANY_CAPTURE, REPAIRABLE, Lessons
-from .messages import FOUND_CHARS, json_body_failed, too_long, unexpected
+from .messages import FOUND_CHARS, json_body_failed, read_before, too_long, unexpected
 
 __all__ = [
     "COMPLETE",
@@ -346,7 +346,7 @@ class Capture:
             if lessons.fails:
                 why = lessons.doomed(at, stack, self.strict, self.repair.may_repair)
                 if why is not None:
-                    return self.fail(f"{why} (as a block read before found, from offset {at})")
+                    return self.fail(read_before(why, at))
             self.checks.note(at, stack)
         if name == CDATA_OPEN:
             if self.repair.may_repair:
@@ -594,7 +594,7 @@ class Capture:
             return None
         stack = lessons.stack_key(self.ps.state_stack)
         why = lessons.doomed(z, stack, self.strict, self.repair.may_repair)
-        return None if why is None else f"{why} (as a block read before found, from offset {z})"
+        return None if why is None else read_before(why, z)
 
     def _end_of_input(self, buf: str, p: int, status: int) -> int:
         """The scan stopped with ``status`` at the end of the input: if VIABLE, where the

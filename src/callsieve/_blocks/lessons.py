@@ -61,12 +61,24 @@ __all__ = ["ANY_CAPTURE", "REPAIRABLE", "Lessons"]
 ANY_CAPTURE = 1
 REPAIRABLE = 2
 _STACKS_KEPT = 4096  # distinct stacks shared before the table starts afresh
+#: Answers "no" an entry's first checkpoint gives before it is asked no more (``asks_first``).
+FIRST_MISSES = 16
 
 
 class Lessons:
     """The facts one sieve's captures share. Sans-IO state of one stream, never shared."""
 
-    __slots__ = ("ends", "fails", "horizon", "matches", "run_end", "stops", "walks", "_stacks")
+    __slots__ = (
+        "ends",
+        "fails",
+        "horizon",
+        "matches",
+        "run_end",
+        "stops",
+        "walks",
+        "_stacks",
+        "_firsts",
+    )
 
     def __init__(self) -> None:
         #: (offset, state stack) -> (flags, reason)
@@ -83,6 +95,9 @@ class Lessons:
         self.ends: tuple[int, int] | None = None
         #: what the balanced runs' readers read, by their kind of strings (``_scan.balanced``)
         self.walks: dict[str, Walks] = {}
+        #: entry -> 1 once a block of it failed at its first checkpoint with no capture
+        #: made (``_blocks.opening``), else minus the times that was asked in vain
+        self._firsts: dict[int, int] = {}
 
     # ------------------------------------------------------------------ checkpoints
     def stack_key(self, stack: list[int]) -> tuple[int, ...]:
@@ -117,6 +132,19 @@ class Lessons:
         if offsets:
             self.horizon = max(self.horizon, offsets[-1])
 
+    def asks_first(self, k: int) -> bool:
+        """Is it worth asking whether a block of entry ``k`` fails at its first checkpoint
+        (``_blocks.opening``)? Not after ``FIRST_MISSES`` answers "no" and none "yes" in this
+        stream: an answer costs a few scanner decisions, and some entries' blocks read on
+        into new text at every failure. Either way the events are the same."""
+        return self._firsts.get(k, 0) > -FIRST_MISSES
+
+    def asked_first(self, k: int, failed: bool) -> None:
+        """The answer for a block of entry ``k`` (``asks_first``)."""
+        seen = self._firsts.get(k, 0)
+        if seen <= 0:
+            self._firsts[k] = 1 if failed else seen - 1
+
     def forget(self, offset: int) -> None:
         """A capture starts at ``offset``: checkpoints before it can no longer be reached."""
         if offset > self.horizon and self.fails:
@@ -131,6 +159,11 @@ class Lessons:
         if known is None or not known[0] <= offset <= known[1]:
             return -1
         return known[1]
+
+    @staticmethod
+    def notes_stops(run: Any) -> bool:
+        """Are where runs of ``run`` stop noted (``stopped``: its stop is a fixed text)?"""
+        return _fixed_stop(run.stop_source)
 
     def stopped(self, run: Any, offset: int, stop: int) -> None:
         """A run of ``run`` searched from ``offset`` stopped at ``stop``: noted if its stop is

@@ -241,7 +241,10 @@ class BlockLife:
             return None  # (an argument stream may start a call at the opener)
         at = start - base
         quiet = not (self.record or self.closing) and self.metrics is None
-        quick = fails_at_once(g, k, self.lessons, buf, base, (at, pos, final), limit, quiet)
+        opened = (at, pos, final)
+        quick = fails_at_once(
+            g, k, self.lessons, buf, base, opened, limit, quiet, reasoning is None
+        )
         if quick is None:
             return None
         self._begin(entry, start, reasoning)

@@ -26,6 +26,7 @@ __all__ = [
     "INPUT_ENDED",
     "expected_terminals",
     "json_body_failed",
+    "read_before",
     "read_failure",
     "too_long",
     "unexpected",
@@ -43,6 +44,11 @@ INPUT_ENDED = "the input ended inside the block"
 def too_long(limit: int) -> str:
     """The failure of a block longer than ``max_block_chars``."""
     return f"block longer than max_block_chars ({limit})"
+
+
+def read_before(why: str, at: int) -> str:
+    """A capture stopped where a failed one was (``_blocks.lessons``): its failure, from ``at``."""
+    return f"{why} (as a block read before found, from offset {at})"
 
 
 def json_body_failed(offset: int, why: str) -> str:

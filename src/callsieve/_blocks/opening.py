@@ -10,12 +10,16 @@ there takes (``CompiledGrammar.opening``). ``fails_at_once`` decides those token
 capture's scanner would. It then reads the run as the capture's would: the same walks, the
 same offset. If the run fails, or goes on to the end of the input, so does the block.
 ``QuickFailure`` says what the capture would have said, and where it would have stopped.
-It buys a Lark parser, its steps and the scan per entry. Two more paths ride on it:
+It buys a Lark parser, its steps and the scan per entry. Three more paths ride on it:
 - *walked runs* (``_walked``): a run that goes on inside its value, at a bracket, in text
   read again, ends where a kept walk says, with no ``JsonRun`` made;
 - *after the run* (``_fails_after``): where nothing records why a block failed, a run that
   closes fails the block too if the parser state after it takes nothing next. That state
-  is derived once per grammar, entry and path, by feeding a parser (``_after_run``).
+  is derived once per grammar, entry and path, by feeding a parser (``_after_run``);
+- *first checkpoint* (``_fails_at_checkpoint``): in a failed block's text, a block that
+  reads a few bounded tokens, then a run that is not balanced, then a token at its stop,
+  fails there if a failed capture noted that checkpoint with the same stack
+  (``_blocks.lessons``). The stack is derived once per entry, path and token.
 benchmarks/README.md ("Fast paths") has the figures.
 What it guarantees: the same events, blocks and counters as the capture's path. It is
 taken only where the capture could emit nothing before failing: no argument stream, and
@@ -24,6 +28,7 @@ input it is tried only right after the opener, in text read again (a failed bloc
 valid block's run is never read twice. A run that ends makes the capture as before, but
 for *after the run*. There a capture would first build the call the run ended; the call
 is never emitted, and only the failure's text, which nothing records, could differ.
+*First checkpoint* fails a block only where a failed capture read.
 What it costs: nothing off this path; on it, a walk's look-up or one ``JsonRun`` and its
 read; memory, one parser state per entry and path a grammar's blocks take this path at.
 """
@@ -38,6 +43,7 @@ from lark.exceptions import LarkError
 
 from .._grammar.compiled import CompiledGrammar, Opening, StateSpec
 from .._grammar.lark_internals import reduce_by_hand
+from .._grammar.names import STRAY_RUN
 from .._scan.balanced import (
     _SPECIAL,
     _WHAT,
@@ -48,8 +54,9 @@ from .._scan.balanced import (
     _way_out,
 )
 from .._scan.decide import decide
+from .capture import MAX_PARSE_DEPTH
 from .lessons import Lessons
-from .messages import INPUT_ENDED, json_body_failed, too_long
+from .messages import INPUT_ENDED, json_body_failed, read_before, too_long
 
 __all__ = ["LEAD_TOKENS", "QuickFailure", "fails_at_once"]
 
@@ -76,6 +83,7 @@ def fails_at_once(
     opened: tuple[int, int, bool],
     limit: int,
     quiet: bool = False,
+    repairable: bool = True,
 ) -> QuickFailure | None:
     """Does the block opened at entry ``k``, whose opener is ``buf[i:p]`` (``buf[0]`` is at
     offset ``base``; ``opened`` is ``(i, p, final)``), fail in the first run the grammar
@@ -86,16 +94,36 @@ def fails_at_once(
     leaves more than one way on (then a capture reads the block). ``quiet``: nothing
     records why or where a block failed (no ``parse()``, no ``close()``, no metrics): then
     a run that closes within ``buf`` fails the block too where the parser state after it
-    takes nothing at the next character (``_fails_after``)."""
+    takes nothing at the next character (``_fails_after``). ``repairable``: the capture
+    would be one that may repair loose CDATA (not inside reasoning); in text a failed block
+    read, a block whose first checkpoint a failed capture reached fails there
+    (``_fails_at_checkpoint``)."""
     i, p, final = opened
     n = len(buf)
     plan = g.opening(k)
-    if not final:
-        if plan is None or plan.state is not None or plan.run is None:
+    if (
+        plan is not None
+        and plan.run is None
+        and lessons.fails
+        and base + p <= lessons.horizon
+        and lessons.asks_first(k)
+    ):
+        quick = _fails_at_checkpoint(g, k, lessons, buf, base, opened, limit, repairable)
+        lessons.asked_first(k, quick is not None)
+        if quick is not None or not final:
+            return quick
+    if not final:  # (right after the opener, its run: the while loop's first turn)
+        if plan is None or plan.state is not None or plan.run is None or p >= n:
             return None
         walks = lessons.walks.get(plan.run.quotes)
         if walks is None or base + p >= walks.seen:  # (new text: the capture reads it once)
             return None
+        end = _run_fails(plan, lessons, buf, base, opened, limit, quiet, walks)
+        if not isinstance(end, int):
+            return end  # (a QuickFailure, or None)
+        if quiet and _fails_after(g, (k, ()), buf, end):
+            return QuickFailure(FAILS_AFTER_RUN, p, plan.dialect)
+        return None
     path: tuple[str, ...] = ()
     while plan is not None and p < n:
         if plan.state is not None:  # (a bounded token may come first, as ``Capture.scan``)
@@ -126,6 +154,7 @@ def _run_fails(
     at: tuple[int, int, bool],
     limit: int,
     quiet: bool,
+    walks: Walks | None = None,
 ) -> QuickFailure | int | None:
     """The block (its opener at ``buf[i]``) starts ``plan``'s run at ``buf[p]`` (``at`` is
     ``(i, p, final)``): does it fail there? An ``int``: the run closes, just before
@@ -133,7 +162,8 @@ def _run_fails(
     i, p, final = at
     if plan.run is None:
         return None
-    walks = lessons.walks.get(plan.run.quotes)
+    if walks is None:
+        walks = lessons.walks.get(plan.run.quotes)
     if (  # (a run that goes on inside its value, at a bracket: ``_walked``)
         walks is not None and base + p < walks.seen and plan.run.opened and buf[p] in "{[("
     ):
@@ -225,6 +255,184 @@ def _walk_ends(spec: Any, walks: Walks, buf: str, at: tuple[int, int], depth: in
     return end if c == spec.closer else f"a {c!r} closes the {_WHAT[spec.closer]}"
 
 
+def _fails_at_checkpoint(
+    g: CompiledGrammar,
+    k: int,
+    lessons: Lessons,
+    buf: str,
+    base: int,
+    opened: tuple[int, int, bool],
+    limit: int,
+    repairable: bool,
+) -> QuickFailure | None:
+    """Fast path ("first checkpoint"): the block opened at entry ``k`` (its opener
+    ``buf[i:p]``, ``opened`` is ``(i, p, final)``) reads at most ``LEAD_TOKENS`` bounded tokens,
+    then a run that is not balanced, then a token at the run's stop: its first checkpoint
+    (``_blocks.lessons``). A failed capture reached that offset with the stack the block
+    has there (derived once: ``_checkpoint``), so the block fails there, as ``Capture.scan``
+    fails it, with no capture made. None: anything else (a token cut, no stop in ``buf``,
+    a run whose stops the lessons note, stray text, a path ``g.opening`` refuses)."""
+    if not _may_reach(g, k):
+        return None
+    i, p, final = opened
+    n = len(buf)
+    path: tuple[str, ...] = ()
+    plan = g.opening(k)
+    while True:
+        if plan is None or plan.state is None or plan.run is not None or p >= n:
+            return None
+        term, value, _, cut, _ = decide(plan.state, buf, p, final)
+        if term is None:
+            if cut:
+                return None
+            break
+        if len(path) >= LEAD_TOKENS or p + len(value) - i > limit:
+            return None
+        path += (term.name,)
+        p += len(value)
+        plan = g.opening(k, path)
+    run = plan.state.run
+    if run is None or run.balanced or run.name == STRAY_RUN or lessons.notes_stops(run):
+        return None
+    after = _checkpoint(g, k, path, None)
+    if after is None:
+        return None
+    if final and not after.spec.end_ok and lessons.reaches_end(run, after.spec, base + p):
+        return None  # (as ``Capture._read_run``: the end-of-input repair reads that run)
+    s, tail = run.find_stop(buf, p, final)
+    if tail or s >= n:
+        return None
+    term, value, _, _, _ = decide(after.spec, buf, s, final)
+    if term is None or s + len(value) - i > limit:
+        return None
+    known = _checkpoint(g, k, path, term.name)
+    if known is None:
+        return None
+    at = base + s
+    why = lessons.doomed(at, known.stack, g.entries[k].synthetic is not None, repairable)
+    return (
+        None if why is None else QuickFailure(read_before(why, at), s + len(value), known.dialect)
+    )
+
+
+#: The paths ``_may_reach`` follows from an entry before it answers "maybe".
+REACH_PATHS = 64
+
+
+def _may_reach(g: CompiledGrammar, k: int) -> bool:
+    """May a block of entry ``k`` reach a first checkpoint ``_fails_at_checkpoint`` takes:
+    a run that is not balanced, no stray text, no fixed stop, after at most ``LEAD_TOKENS``
+    bounded tokens ``g.opening`` allows? Derived once per grammar and entry from the paths
+    of the parser states' bounded terminals; past ``REACH_PATHS`` paths, "maybe". (Without
+    it, an entry that never takes that path pays its decisions at every failed block.)"""
+    known = _CHECKPOINTS.of(g)
+    key = ("reach", k)
+    may = known.get(key)
+    if may is None:
+        may = known[key] = _reaches(g, k)
+    return bool(may)
+
+
+def _reaches(g: CompiledGrammar, k: int) -> bool:
+    todo: list[tuple[str, ...]] = [()]
+    tried = 0
+    while todo:
+        tried += 1
+        if tried > REACH_PATHS:
+            return True
+        path = todo.pop()
+        plan = g.opening(k, path)
+        if plan is None or plan.state is None or plan.run is not None:
+            continue
+        run = plan.state.run
+        if (
+            run is not None
+            and not run.balanced
+            and run.name != STRAY_RUN
+            and not Lessons.notes_stops(run)
+        ):
+            return True
+        if len(path) < LEAD_TOKENS:
+            todo += [(*path, term.name) for term in plan.state.bounded]
+    return False
+
+
+class Checkpoint(NamedTuple):
+    """A capture's parser after the bounded tokens of a path, its run's placeholder and, if
+    named, the token that ends the run: the state it reads the next token in (``spec``),
+    its stack (a ``Lessons`` key) and its ``dialect_now``."""
+
+    spec: StateSpec
+    stack: tuple[int, ...]
+    dialect: str
+
+
+class PerGrammar:
+    """What this module derives, one table per grammar (weakly keyed: a grammar dropped
+    drops its table). The last grammar's table is one look-up away: a weak-keyed
+    ``setdefault`` makes a weak reference per call, more than the rest of a failure at
+    once costs there."""
+
+    __slots__ = ("_last", "_tables")
+
+    def __init__(self) -> None:
+        self._tables: weakref.WeakKeyDictionary[CompiledGrammar, dict[Any, Any]] = (
+            weakref.WeakKeyDictionary()
+        )
+        # (a weak reference to the last grammar, its table): one attribute, read at once,
+        # so two threads with two grammars never see one's reference with the other's table
+        self._last: tuple[Any, dict[Any, Any]] = (_nothing, {})
+
+    def of(self, g: CompiledGrammar) -> dict[Any, Any]:
+        last = self._last
+        if last[0]() is g:
+            return last[1]
+        table = self._tables.setdefault(g, {})
+        self._last = (weakref.ref(g), table)
+        return table
+
+
+def _nothing() -> None:
+    """A dead weak reference's answer: no grammar yet."""
+
+
+#: Per grammar, per entry, path and token after the run: ``Checkpoint`` or None.
+_CHECKPOINTS = PerGrammar()
+
+
+def _checkpoint(
+    g: CompiledGrammar, k: int, path: tuple[str, ...], name: str | None
+) -> Checkpoint | None:
+    """The ``Checkpoint`` of entry ``k`` after the bounded tokens ``path``, its state's run's
+    placeholder and the token ``name`` (None: none yet). Derived once by feeding a parser
+    what a capture feeds it. None where the parser refuses it, or the stack is deeper than
+    a capture allows."""
+    known = _CHECKPOINTS.of(g)
+    key = (k, path, name)
+    if key in known:
+        found: Checkpoint | None = known[key]
+        return found
+    point = None
+    try:
+        entry = g.entries[k]
+        ps = g.entered(entry)
+        for token in path:
+            ps.feed_token(Token(token, ""))
+        run = g.states[ps.state_stack[-1]].run
+        if run is not None:
+            ps.feed_token(run.placeholder)
+            if name is not None:
+                ps.feed_token(Token(name, ""))
+            stack = ps.state_stack
+            if len(stack) <= MAX_PARSE_DEPTH:
+                dialect = g.dialect_map.dialect_of(stack, entry.dialect)
+                point = Checkpoint(g.states[stack[-1]], tuple(stack), dialect)
+    except (LarkError, KeyError, TypeError, ValueError):
+        point = None
+    known[key] = point
+    return point
+
+
 #: The failure of a block ``_fails_after`` fails (never recorded: it is taken only where
 #: nothing records why a block failed).
 FAILS_AFTER_RUN = "the parser state after the first run takes nothing that follows it"
@@ -233,9 +441,7 @@ UNRECORDED = "the JSON body fails"
 
 #: Per grammar, per entry and lead path: the parser state a capture reads the next token
 #: in once the first run closed (``_after_run``), or None.
-_AFTER: weakref.WeakKeyDictionary[CompiledGrammar, dict[Any, StateSpec | None]] = (
-    weakref.WeakKeyDictionary()
-)
+_AFTER = PerGrammar()
 
 
 def _fails_after(g: CompiledGrammar, key: tuple[int, tuple[str, ...]], buf: str, end: int) -> bool:
@@ -246,7 +452,7 @@ def _fails_after(g: CompiledGrammar, key: tuple[int, tuple[str, ...]], buf: str,
     the run ended may be built before; it changes only the failure's text."""
     if end >= len(buf):
         return False
-    known = _AFTER.setdefault(g, {})
+    known = _AFTER.of(g)
     if key in known:
         spec = known[key]
     else:
