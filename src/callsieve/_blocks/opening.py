@@ -36,6 +36,7 @@ read; memory, one parser state per entry and path a grammar's blocks take this p
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from lark import Token
@@ -58,7 +59,7 @@ from .capture import MAX_PARSE_DEPTH
 from .lessons import Lessons
 from .messages import INPUT_ENDED, json_body_failed, read_before, too_long
 
-__all__ = ["LEAD_TOKENS", "QuickFailure", "fails_at_once"]
+__all__ = ["LEAD_TOKENS", "QuickFailure", "fails_along", "fails_at_once"]
 
 #: The bounded tokens a block may read before its first run for this path to be tried
 #: (``[TOOL_CALLS]`` then a name, ``<TOOLCALL>`` then ``[``: one or two in the families).
@@ -164,13 +165,15 @@ def _run_fails(
         return None
     if walks is None:
         walks = lessons.walks.get(plan.run.quotes)
-    if (  # (a run that goes on inside its value, at a bracket: ``_walked``)
-        walks is not None and base + p < walks.seen and plan.run.opened and buf[p] in "{[("
+    if (  # (a run that goes on inside its value: ``_walked``)
+        walks is not None and base + p < walks.seen and plan.run.opened
     ):
         walked = _walked(plan.run, walks, buf, base, p)
         if isinstance(walked, str):
             why = UNRECORDED if quiet else json_body_failed(base + p, walked)
             return QuickFailure(why, p, plan.dialect)
+        if walked == GOES_ON:  # (as the ``JsonRun`` below finds it, with none made)
+            return _to_the_end(plan, buf, i, limit) if final else None
         if walked is not None:
             return walked
     run = JsonRun(plan.run, lessons.walks, base + p)
@@ -180,49 +183,103 @@ def _run_fails(
         return QuickFailure(json_body_failed(base + p, run.why), p, plan.dialect)
     if run.done:
         return s
-    if not final:
-        return None
-    # The run goes on to the end of the input: the block is over max_block_chars there, or
-    # ends inside it (``_blocks.repair.finish``: a balanced run has no repair).
+    return _to_the_end(plan, buf, i, limit) if final else None
+
+
+def _to_the_end(plan: Opening, buf: str, i: int, limit: int) -> QuickFailure:
+    """The run of the block opened at ``buf[i]`` goes on to the end of the input: the block
+    is over max_block_chars there, or ends inside it (``_blocks.repair.finish``: a balanced
+    run has no repair)."""
     n = len(buf)
     return QuickFailure(too_long(limit) if n - i > limit else INPUT_ENDED, n, plan.dialect)
 
 
-def _walked(spec: Any, walks: Walks, buf: str, base: int, p: int) -> str | int | None:
+def _walked(
+    spec: Any, walks: Walks, buf: str, base: int, p: int, near: list[Any] | None = None
+) -> str | int | None:
     """Fast path ("walked runs"): the end of a balanced run of ``spec`` that starts inside
     its value at ``buf[p]`` (``opened``), in text its kind of readers has read (``buf[0]``
     is at offset ``base``). It is found as ``JsonRun.read`` finds it, with no reader made.
     Its first bracket outside strings must end where a kept walk has a step. The walk then
     says where the run's depth first leaves 1..``MAX_JSON_DEPTH``. Past the walk's end,
     the brackets are read and noted in it, as the reader notes them. An ``int``: the run
-    closes just before ``buf[end]``; a ``str``: why it fails. None: anything else (a
-    string first, no walk there, no end within ``buf``): a ``JsonRun`` reads it."""
-    n = len(buf)
-    special = _SPECIAL[spec.quotes]
+    closes just before ``buf[end]``, or ``GOES_ON`` past ``buf``; a ``str``: why it fails.
+    None: anything else (a string first, no walk there): a ``JsonRun`` reads it. ``near``:
+    the walk and step a run met last (``[walk, step]``, or ``[]``), looked at first and
+    then set (``fails_along``: the next run in a stretch meets the same walk a few steps
+    on)."""
     c = buf[p]  # (a bracket its strings' kind counts first: the run's first special one)
     if c not in "{[" and (c != "(" or len(spec.quotes) == 1):
-        m = special.search(buf, p)
-        if m is None or m.group() in spec.quotes or m.group() not in "{[(":
+        m = _SPECIAL[spec.quotes].search(buf, p)
+        if m is None or (c := m.group()) in spec.quotes:
             return None
+        if c not in "{[(":  # (a closer first: the run's depth is 0 there)
+            return _walk_ends(spec, walks, buf, base, m.end(), 0)
         p = m.start()
     at = base + p + 1
-    found = walks.find(at, None) if at <= walks.end else None
+    found = _near(near, at) if near else None
     if found is None:
-        return None
+        found = walks.find(at, None) if at <= walks.end else None
+        if found is None:
+            return None
+    if near is not None:
+        near[:] = found
     w, k = found
-    pos, lvl = w.pos, w.lvl
+    lvl = w.lvl
     shift = (2 - lvl[k]) & 255
     j = _way_out(lvl, k, shift)
-    if j >= 0:
-        if pos[j] > base + n:
+    if j < 0:
+        return _walk_past(spec, walks, buf, base, (w, shift))
+    end = w.pos[j] - base
+    if end > len(buf):
+        return _goes_on(walks, base + len(buf))
+    return _walk_ends(spec, walks, buf, base, end, (lvl[j] + shift) & 255)
+
+
+def _walk_past(
+    spec: Any, walks: Walks, buf: str, base: int, walk: tuple[Any, int]
+) -> str | int | None:
+    """``_walked`` past the end of the walk it met (``walk``: the walk, and the run's
+    depth less its levels), where the run's depth has not left 1..``MAX_JSON_DEPTH``:
+    along the next walk, where the walk is full; else each bracket is read and noted in
+    it, as ``JsonRun._note`` notes it."""
+    w, shift = walk
+    n = len(buf)
+    special = _SPECIAL[spec.quotes]
+    while True:
+        pos, lvl = w.pos, w.lvl
+        if pos[-1] > base + n:
+            return _goes_on(walks, base + n)
+        p, depth = pos[-1] - base, (lvl[-1] + shift) & 255
+        if len(pos) < WALK_STEPS:
+            break
+        # A full walk: a later reader's walk goes on from the next bracket, where a
+        # ``JsonRun`` would meet it (``_meet``). Without it, each run that ends past a full
+        # walk would be read by a ``JsonRun`` of its own.
+        m = special.search(buf, p)
+        if m is None:
+            return _goes_on(walks, base + n)
+        if (c := m.group()) in spec.quotes:
             return None
-        return _walk_ends(spec, walks, buf, (base, pos[j] - base), (lvl[j] + shift) & 255)
-    if pos[-1] > base + n:
-        return None
-    p, depth = pos[-1] - base, (lvl[-1] + shift) & 255
+        p = m.end()
+        depth += 1 if c in "{[(" else -1
+        if depth == 0 or depth > MAX_JSON_DEPTH:
+            return _walk_ends(spec, walks, buf, base, p, depth)
+        found = walks.find(base + p, w)
+        if found is None:
+            return None
+        w, k = found
+        shift = (depth - w.lvl[k]) & 255
+        j = _way_out(w.lvl, k, shift)
+        if j >= 0:
+            end = w.pos[j] - base
+            if end > n:
+                return _goes_on(walks, base + n)
+            return _walk_ends(spec, walks, buf, base, end, (w.lvl[j] + shift) & 255)
     quotes, room = spec.quotes, WALK_STEPS - len(pos)
     out = out_depth = 0  # (where this run's depth leaves 1..MAX_JSON_DEPTH, once found)
-    while room > 0:  # (past the walk: each bracket one more step of it, as ``JsonRun._note``)
+    m = None
+    while room > 0:  # (each bracket one more step of the walk)
         m = special.search(buf, p)
         if m is None or (c := m.group()) in quotes:
             break
@@ -235,24 +292,98 @@ def _walked(spec: Any, walks: Walks, buf: str, base: int, p: int) -> str | int |
             out, out_depth = p, depth
             room = min(room, NOTED_AHEAD)
     walks.end = max(walks.end, pos[-1])
-    return _walk_ends(spec, walks, buf, (base, out), out_depth) if out else None
+    if out:
+        return _walk_ends(spec, walks, buf, base, out, out_depth)
+    return _goes_on(walks, base + n) if m is None and room > 0 else None
 
+
+#: Steps ``_near`` looks along a walk past the one met last.
+NEAR_STEPS = 8
+
+
+def _near(near: list[Any], at: int) -> tuple[Any, int] | None:
+    """The walk met last and its step that ends at offset ``at``, if one of the next
+    ``NEAR_STEPS`` steps does. Any walk's step there will do: a walk notes only brackets
+    read outside strings, and two readers there read on alike (``_scan.balanced``)."""
+    w, k = near
+    pos = w.pos
+    for t in range(k + 1, min(k + 1 + NEAR_STEPS, len(pos))):
+        v = pos[t]
+        if v >= at:
+            return (w, t) if v == at else None
+    return None
+
+
+#: ``_walked``'s answer for a run that goes on past the text it is given.
+GOES_ON = -1
+
+
+def _goes_on(walks: Walks, end: int) -> int:
+    """The walked run goes on past the text, which ends at offset ``end``: as a reader that
+    read it all (``JsonRun._read_to``), ``GOES_ON``."""
+    walks.seen = max(walks.seen, end)
+    return GOES_ON
+
+
+#: Why a walked run fails where its depth goes past the limit (as ``JsonRun._end``).
+TOO_DEEP = f"nested deeper than {MAX_JSON_DEPTH}"
 
 #: Brackets noted past a walked run's end (``_walked``): the runs of the next entries end
 #: along the walk, found by ``_way_out`` with no step of the loop each.
 NOTED_AHEAD = 64
 
 
-def _walk_ends(spec: Any, walks: Walks, buf: str, at: tuple[int, int], depth: int) -> str | int:
+def _walk_ends(spec: Any, walks: Walks, buf: str, base: int, end: int, depth: int) -> str | int:
     """The walked run's depth left 1..``MAX_JSON_DEPTH`` at the bracket just before
-    ``buf[end]`` (``at`` is ``(base, end)``; ``buf[0]`` is at offset ``base``): as
-    ``JsonRun._end``, ``end`` if it closes there, else why it fails."""
-    base, end = at
+    ``buf[end]`` (``buf[0]`` is at offset ``base``): as ``JsonRun._end``, ``end`` if it
+    closes there, else why it fails."""
     walks.seen = max(walks.seen, base + end)  # (as the reader's ``_read_to``)
     if depth > MAX_JSON_DEPTH:
-        return f"nested deeper than {MAX_JSON_DEPTH}"
+        return TOO_DEEP
     c = buf[end - 1]
     return end if c == spec.closer else f"a {c!r} closes the {_WHAT[spec.closer]}"
+
+
+def fails_along(
+    g: CompiledGrammar,
+    k: int,
+    walks_of: dict[str, Walks],
+    buf: str,
+    base: int,
+    p: int,
+    along: Callable[[str, int, Callable[[Any], bool]], tuple[int, int]],
+) -> tuple[int, int]:
+    """Fast path ("failed stretches"): a block of entry ``k`` failed at once just before
+    ``buf[p]`` (``buf[0]`` is at offset ``base``), in text read again, where nothing
+    records why. The next leads are often the same entry, failing at once too. ``along``
+    (the sieve's ``EntryFinder.pass_over``) passes over them as the sieve would, while
+    each opens a block that the test made here fails at once: one of entry ``k`` whose run
+    fails as ``_run_fails`` finds it along the walks, with no ``JsonRun`` (``_walked``), or
+    closes where ``_fails_after`` fails it. ``(i, last)``: the sieve goes on at ``buf[i]``;
+    ``last`` is the index of the last opener passed over (-1: none). The walks change as
+    the sieve's own tries of those blocks would change them."""
+    plan = g.opening(k)
+    if plan is None or plan.state is not None or plan.run is None or not plan.run.opened:
+        return p, -1
+    spec = plan.run
+    walks = walks_of.get(spec.quotes)
+    if walks is None:
+        return p, -1
+    group = g.entries[k].terminal
+    key = (k, ())
+    n = len(buf)
+    near: list[Any] = []
+
+    def fails(m: Any) -> bool:
+        q = m.end()
+        if m.lastgroup != group or q >= n or base + q >= walks.seen:
+            return False
+        end = _walked(spec, walks, buf, base, q, near)
+        if end is None or end == GOES_ON:
+            return False
+        return isinstance(end, str) or _fails_after(g, key, buf, end)
+
+    return along(buf, p, fails)
 
 
 def _fails_at_checkpoint(

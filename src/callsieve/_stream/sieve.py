@@ -736,8 +736,10 @@ class SieveMachine(LifeView):
         pos = opener.end()
         early = opts.early_emit != "block"
         limit = opts.max_block_chars
+        where = self._where  # (passing over the next failed blocks: not where a text moves)
+        along = None if where.until_text else where.finder.pass_over
         went_on = life.fail_at_once(
-            opener, base + i, reasoning, buf, base, pos, self._cur, early, limit, final
+            opener, base + i, reasoning, buf, base, pos, self._cur, early, limit, final, along
         )
         if went_on is not None:
             return went_on
