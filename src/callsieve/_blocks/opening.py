@@ -36,6 +36,7 @@ read; memory, one parser state per entry and path a grammar's blocks take this p
 from __future__ import annotations
 
 import weakref
+from bisect import bisect_left
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -165,8 +166,8 @@ def _run_fails(
         return None
     if walks is None:
         walks = lessons.walks.get(plan.run.quotes)
-    if (  # (a run that goes on inside its value: ``_walked``)
-        walks is not None and base + p < walks.seen and plan.run.opened
+    if (  # (a run that goes on inside its value, at a bracket: ``_walked``)
+        walks is not None and base + p < walks.seen and plan.run.opened and buf[p] in _BRACKETS
     ):
         walked = _walked(plan.run, walks, buf, base, p)
         if isinstance(walked, str):
@@ -307,12 +308,14 @@ def _near(near: list[Any], at: int) -> tuple[Any, int] | None:
     read outside strings, and two readers there read on alike (``_scan.balanced``)."""
     w, k = near
     pos = w.pos
-    for t in range(k + 1, min(k + 1 + NEAR_STEPS, len(pos))):
-        v = pos[t]
-        if v >= at:
-            return (w, t) if v == at else None
-    return None
+    hi = min(k + 1 + NEAR_STEPS, len(pos))
+    t = bisect_left(pos, at, k + 1, hi)
+    return (w, t) if t < hi and pos[t] == at else None
 
+
+#: Where ``_walked`` is tried: a run whose first character is a bracket, or a closer (a
+#: JSON body whose first thing is a string never meets a walk: a ``JsonRun`` reads it).
+_BRACKETS = "{[()]}"
 
 #: ``_walked``'s answer for a run that goes on past the text it is given.
 GOES_ON = -1
@@ -376,8 +379,8 @@ def fails_along(
 
     def fails(m: Any) -> bool:
         q = m.end()
-        if m.lastgroup != group or q >= n or base + q >= walks.seen:
-            return False
+        if m.lastgroup != group or q >= n or base + q >= walks.seen or buf[q] not in _BRACKETS:
+            return False  # (as ``_run_fails``)
         end = _walked(spec, walks, buf, base, q, near)
         if end is None or end == GOES_ON:
             return False
