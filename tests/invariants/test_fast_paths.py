@@ -9,6 +9,7 @@ made) is switched off by making its test answer "may not fail" everywhere.
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -387,6 +388,59 @@ def test_inv4_failed_stretches_are_taken_on_hostile_text(
     text = ("[a(" * 30 + ")" * 30) * 20 + "]"
     _quiet([text[i : i + 5] for i in range(0, len(text), 5)], {"dialects": "all"})
     assert sum(passed) >= 400
+
+
+@pytest.mark.parametrize(
+    "unit", ["[a(" * 30 + ")" * 30, "[a(" * 3 + ")" * 2, "[a([1, {'b': (2,)}, ')'"]
+)
+def test_inv1_walked_runs_end_where_a_reader_ends(
+    unit: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Along the walks a stream kept, past a full walk's end (``WALK_STEPS``) along the next
+    # one, each run in text read again ends, fails or goes on where a ``JsonRun`` of its
+    # own, with no walks, finds it.
+    from callsieve._scan.balanced import WALK_STEPS, JsonRun
+
+    chained: list[object] = []
+    real = opening._walk_past
+
+    def spy(*args: Any) -> Any:
+        full = len(args[4][0].pos) >= WALK_STEPS
+        verdict = real(*args)
+        if full and verdict is not None:
+            chained.append(verdict)
+        return verdict
+
+    monkeypatch.setattr(opening, "_walk_past", spy)
+    text = unit * (12_000 // len(unit))
+    s = callsieve.Sieve(dialects="all")
+    for i in range(0, len(text), 5):
+        s.feed(text[i : i + 5])
+    life = s._life
+    k = life.g.openers.entry_index["PYTHONIC__PY_OPEN"]
+    plan = life.g.opening(k)
+    assert plan is not None and plan.run is not None
+    walks = life.lessons.walks[plan.run.quotes]
+    answered = 0
+    for m in re.finditer(re.escape("[a("), text):
+        p = m.end()
+        if p >= walks.seen or text[p] not in "{[()]}":
+            continue
+        got = opening._walked(plan.run, walks, text, 0, p)
+        if got is None:
+            continue
+        answered += 1
+        run = JsonRun(plan.run)
+        end = run.read(text, p)
+        if end < 0:
+            assert isinstance(got, str)
+        elif run.done:
+            assert got == end
+        else:
+            assert got == opening.GOES_ON
+    assert answered >= len(text) // len(unit) // 2
+    if len(unit) > 100:
+        assert len(chained) >= 3
 
 
 def test_inv1_a_token_cut_after_the_first_run_is_held_not_failed() -> None:

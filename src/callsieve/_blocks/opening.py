@@ -10,7 +10,7 @@ there takes (``CompiledGrammar.opening``). ``fails_at_once`` decides those token
 capture's scanner would. It then reads the run as the capture's would: the same walks, the
 same offset. If the run fails, or goes on to the end of the input, so does the block.
 ``QuickFailure`` says what the capture would have said, and where it would have stopped.
-It buys a Lark parser, its steps and the scan per entry. Three more paths ride on it:
+It buys a Lark parser, its steps and the scan per entry. Four more paths ride on it:
 - *walked runs* (``_walked``): a run that goes on inside its value, at a bracket, in text
   read again, ends where a kept walk says, with no ``JsonRun`` made;
 - *after the run* (``_fails_after``): where nothing records why a block failed, a run that
@@ -19,7 +19,11 @@ It buys a Lark parser, its steps and the scan per entry. Three more paths ride o
 - *first checkpoint* (``_fails_at_checkpoint``): in a failed block's text, a block that
   reads a few bounded tokens, then a run that is not balanced, then a token at its stop,
   fails there if a failed capture noted that checkpoint with the same stack
-  (``_blocks.lessons``). The stack is derived once per entry, path and token.
+  (``_blocks.lessons``). The stack is derived once per entry, path and token;
+- *failed stretches* (``fails_along``): after a walked run failed its block where nothing
+  records why, the next leads are read in one loop (``EntryFinder.pass_over``). Each block
+  of the same entry that fails as that one did is passed over, with no call per block
+  through the sieve. The same tests decide, so the same blocks fail.
 benchmarks/README.md ("Fast paths") has the figures.
 What it guarantees: the same events, blocks and counters as the capture's path. It is
 taken only where the capture could emit nothing before failing: no argument stream, and
@@ -60,7 +64,7 @@ from .capture import MAX_PARSE_DEPTH
 from .lessons import Lessons
 from .messages import INPUT_ENDED, json_body_failed, read_before, too_long
 
-__all__ = ["LEAD_TOKENS", "QuickFailure", "fails_along", "fails_at_once"]
+__all__ = ["ALONG_AFTER", "LEAD_TOKENS", "QuickFailure", "fails_along", "fails_at_once"]
 
 #: The bounded tokens a block may read before its first run for this path to be tried
 #: (``[TOOL_CALLS]`` then a name, ``<TOOLCALL>`` then ``[``: one or two in the families).
@@ -356,15 +360,18 @@ def fails_along(
     p: int,
     along: Callable[[str, int, Callable[[Any], bool]], tuple[int, int]],
 ) -> tuple[int, int]:
-    """Fast path ("failed stretches"): a block of entry ``k`` failed at once just before
-    ``buf[p]`` (``buf[0]`` is at offset ``base``), in text read again, where nothing
-    records why. The next leads are often the same entry, failing at once too. ``along``
-    (the sieve's ``EntryFinder.pass_over``) passes over them as the sieve would, while
-    each opens a block that the test made here fails at once: one of entry ``k`` whose run
-    fails as ``_run_fails`` finds it along the walks, with no ``JsonRun`` (``_walked``), or
-    closes where ``_fails_after`` fails it. ``(i, last)``: the sieve goes on at ``buf[i]``;
-    ``last`` is the index of the last opener passed over (-1: none). The walks change as
-    the sieve's own tries of those blocks would change them."""
+    """Fast path ("failed stretches"). A block of entry ``k``, its opener ending just before
+    ``buf[p]``, failed at once in text read again, where nothing records why (``buf[0]``
+    is at offset ``base``). The next leads often open the same entry's blocks, which fail
+    too. ``along`` (the sieve's ``EntryFinder.pass_over``) passes over leads as the sieve
+    would, while this test says the block fails at once. The test is the sieve's own:
+    a block of entry ``k`` whose run ``_walked`` ends in failure, or closes where
+    ``_fails_after`` fails it. ``(i, last)``: the sieve goes on at ``buf[i]``; ``last`` is
+    the last opener passed over (-1: none). The walks change as the sieve's tries would
+    change them. Tried only after a run that began at a bracket: after a string, a
+    ``JsonRun`` read the run, and reads the next ones too."""
+    if p >= len(buf) or buf[p] not in _BRACKETS:
+        return p, -1
     plan = g.opening(k)
     if plan is None or plan.state is not None or plan.run is None or not plan.run.opened:
         return p, -1
@@ -572,6 +579,9 @@ def _checkpoint(
 FAILS_AFTER_RUN = "the parser state after the first run takes nothing that follows it"
 #: The failure of a walked run where nothing records why (not written out: unread).
 UNRECORDED = "the JSON body fails"
+#: The failures ``fails_along`` is tried after: a walked run's, or a closed run's (both
+#: only where nothing records why). After any other, the next blocks fail otherwise.
+ALONG_AFTER = frozenset((UNRECORDED, FAILS_AFTER_RUN))
 
 #: Per grammar, per entry and lead path: the parser state a capture reads the next token
 #: in once the first run closed (``_after_run``), or None.
