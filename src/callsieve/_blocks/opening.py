@@ -222,7 +222,12 @@ def _walked(
             return _walk_ends(spec, walks, buf, base, m.end(), 0)
         p = m.start()
     at = base + p + 1
-    found = _near(near, at) if near else None
+    found = None
+    if near:  # (one of the next ``NEAR_STEPS`` steps of the walk met last)
+        w, k = near
+        hi = min(k + 1 + NEAR_STEPS, len(w.pos))
+        k = bisect_left(w.pos, at, k + 1, hi)
+        found = (w, k) if k < hi and w.pos[k] == at else None
     if found is None:
         found = walks.find(at, None) if at <= walks.end else None
         if found is None:
@@ -302,19 +307,10 @@ def _walk_past(
     return _goes_on(walks, base + n) if m is None and room > 0 else None
 
 
-#: Steps ``_near`` looks along a walk past the one met last.
+#: Steps ``_walked`` looks along the walk met last (``near``) past the step it met. Any
+#: walk's step there will do: a walk notes only brackets read outside strings, and two
+#: readers there read on alike (``_scan.balanced``).
 NEAR_STEPS = 8
-
-
-def _near(near: list[Any], at: int) -> tuple[Any, int] | None:
-    """The walk met last and its step that ends at offset ``at``, if one of the next
-    ``NEAR_STEPS`` steps does. Any walk's step there will do: a walk notes only brackets
-    read outside strings, and two readers there read on alike (``_scan.balanced``)."""
-    w, k = near
-    pos = w.pos
-    hi = min(k + 1 + NEAR_STEPS, len(pos))
-    t = bisect_left(pos, at, k + 1, hi)
-    return (w, t) if t < hi and pos[t] == at else None
 
 
 #: Where ``_walked`` is tried: a run whose first character is a bracket, or a closer (a
@@ -603,6 +599,8 @@ def _fails_after(g: CompiledGrammar, key: tuple[int, tuple[str, ...]], buf: str,
         spec = known[key] = _after_run(g, *key)
     if spec is None or spec.end_ok or spec.run is not None:
         return False
+    if not spec.starting(buf[end]):  # (no bounded terminal starts there: ``decide`` says so)
+        return True
     term, _, _, cut, _ = decide(spec, buf, end, False)
     return term is None and not cut
 
