@@ -293,14 +293,15 @@ def test_inv4_failing_after_the_first_run_is_taken_on_hostile_text(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Not dead code: in ``[a(`` 30 deep and closed, repeated, half the blocks' runs close.
+    # (``_takes_nothing`` answers for ``_fails_after`` and for the failed stretches.)
     answers: list[bool] = []
-    real = opening._fails_after
+    real = opening._takes_nothing
 
     def spy(*args: Any) -> bool:
         answers.append(answer := real(*args))
         return answer
 
-    monkeypatch.setattr(opening, "_fails_after", spy)
+    monkeypatch.setattr(opening, "_takes_nothing", spy)
     text = ("[a(" * 30 + ")" * 30) * 20 + "]"
     _quiet([text[i : i + 5] for i in range(0, len(text), 5)], {"dialects": "all"})
     assert sum(answers) >= 200

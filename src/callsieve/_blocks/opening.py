@@ -376,7 +376,7 @@ def fails_along(
     if walks is None:
         return p, -1
     group = g.entries[k].terminal
-    key = (k, ())
+    after = _after_spec(g, (k, ()))
     n = len(buf)
     near: list[Any] = []
 
@@ -387,7 +387,7 @@ def fails_along(
         end = _walked(spec, walks, buf, base, q, near)
         if end is None or end == GOES_ON:
             return False
-        return isinstance(end, str) or _fails_after(g, key, buf, end)
+        return isinstance(end, str) or end < n and _takes_nothing(after, buf, end)
 
     return along(buf, p, fails)
 
@@ -590,14 +590,23 @@ def _fails_after(g: CompiledGrammar, key: tuple[int, tuple[str, ...]], buf: str,
     state after the run (``_after_run``) may not end the block, takes no bounded terminal
     at ``buf[end]`` (nor holds one cut by the end of ``buf``), and starts no run. A call
     the run ended may be built before; it changes only the failure's text."""
-    if end >= len(buf):
-        return False
+    return end < len(buf) and _takes_nothing(_after_spec(g, key), buf, end)
+
+
+def _after_spec(g: CompiledGrammar, key: tuple[int, tuple[str, ...]]) -> StateSpec | None:
+    """``_after_run``'s state for entry and path ``key``, derived once per grammar; None
+    where it refuses, may end the block or starts a run (``_fails_after`` fails nothing)."""
     known = _AFTER.of(g)
     if key in known:
-        spec = known[key]
+        spec: StateSpec | None = known[key]
     else:
         spec = known[key] = _after_run(g, *key)
-    if spec is None or spec.end_ok or spec.run is not None:
+    return None if spec is None or spec.end_ok or spec.run is not None else spec
+
+
+def _takes_nothing(spec: StateSpec | None, buf: str, end: int) -> bool:
+    """``_fails_after`` in the state ``spec`` (``_after_spec``), at ``buf[end]``."""
+    if spec is None:
         return False
     if not spec.starting(buf[end]):  # (no bounded terminal starts there: ``decide`` says so)
         return True
