@@ -57,17 +57,29 @@ from .context import Where
 from .entries import ALL_PROSE, HOLD, HOLD_SEEN, OPEN, PROSE_LEAD, TEXT
 from .modes import (
     ANSWER,
+    BEGIN,
+    BLOCK,
     BLOCK_MOVES,
     CANDIDATE,
     CLOSED,
     CUT_TAG,
+    END,
+    FIRST_TEXT,
     IN_REASONING,
+    LEAD_ALIVE,
+    LEAD_DIED,
+    LOG_FULL,
     MACHINE,
+    MACHINE_RAN,
     MODE_STEPS,
     NEW,
     OPENING,
     READERS,
     RUN,
+    RUN_ON,
+    STOP_CUT,
+    THINK_TAG,
+    THOUGHT_ENDS,
     Context,
     Fast,
     Found,
@@ -85,7 +97,6 @@ _WHITE = re.compile(r"\s*")  # (white space as ``str.isspace`` has it: both are 
 _LIVE = FenceState.LIVE
 Budget = list[Callable[[str], None]]
 _IDLE: Budget = []  # a fast half that is off (never filled)
-_MACHINE_RAN, _LEAD_ALIVE, _LEAD_DIED = Found.MACHINE_RAN, Found.LEAD_ALIVE, Found.LEAD_DIED
 _FAST_PROSE, _FAST_REASONING, _FAST_RUN = Fast.PROSE, Fast.REASONING, Fast.RUN
 
 
@@ -232,7 +243,7 @@ class SieveMachine(LifeView):
         self._arg = _NO_ARGS
         self._mode = NEW
         self._steps = MODE_STEPS[NEW]
-        self._step(Found.BEGIN, MACHINE if opts.mode == "off" else self._where.home)
+        self._step(BEGIN, MACHINE if opts.mode == "off" else self._where.home)
 
     # ------------------------------------------------------------------ public API
     @property
@@ -335,7 +346,7 @@ class SieveMachine(LifeView):
             events = self._process(cur.take(""), True, cand)
             # (under "open", a reply that never left the opening never closed the thought)
             self._life.ended_in_reasoning(self._where.context in (IN_REASONING, OPENING))
-        self._step(Found.END)
+        self._step(END)
         metrics = self._life.metrics
         if metrics is not None:
             close_counts(metrics, self._opts.metrics, self._cur.total, self._life.consumed)
@@ -367,7 +378,7 @@ class SieveMachine(LifeView):
             self._reason_hot = self._cur.prose_live or self._cur.prose_budget()
         elif fast is _FAST_RUN:
             cur = self._cur
-            if found is _MACHINE_RAN:  # a run the machine began or read on: its stop, its room
+            if found is MACHINE_RAN:  # a run the machine began or read on: its stop, its room
                 # (when something is held, it is the run's tail that may begin its stop)
                 cap = self._cap
                 assert cap is not None and cap.run is not None
@@ -420,7 +431,7 @@ class SieveMachine(LifeView):
             return self._read_machine(chunk)
         cur = self._cur
         if not cur.prose_live:  # the budget is spent: fold the log, top it up, read on
-            self._step(Found.LOG_FULL)
+            self._step(LOG_FULL)
         where = self._where
         found = where.lead_search(chunk)
         if found is None:
@@ -441,7 +452,7 @@ class SieveMachine(LifeView):
             if fences.state is _LIVE and not fences.run_len:
                 self._cand = lead.state
                 self._cand_seen = False
-                self._step(_LEAD_ALIVE)
+                self._step(LEAD_ALIVE)
                 # Through the cursor's two logs, counted when folded: the candidate goes
                 # to ``grown`` (a held candidate is all there), the prose before it to the
                 # prose log (whose budget this chunk found not empty).
@@ -490,7 +501,7 @@ class SieveMachine(LifeView):
                 at = lead.at
                 if at == ALL_PROSE:
                     cur.drop_grown()
-                    self._step(_LEAD_DIED, where.home)
+                    self._step(LEAD_DIED, where.home)
                     cur.prose_live.pop()(text)
                     return [where.kind(text)]
                 if at >= 0:
@@ -530,10 +541,10 @@ class SieveMachine(LifeView):
                 if stream is not None:
                     stream.feed(text[:stop])
                 if stop == len(text) or tail:
-                    self._step(Found.RUN_ON)  # (a fast half again if nothing is held)
+                    self._step(RUN_ON)  # (a fast half again if nothing is held)
                 else:
                     cur.ran(cap.took())
-                    self._step(Found.STOP_CUT)
+                    self._step(STOP_CUT)
                 return stream.take() if stream is not None and stream.out else []
         return self._read_machine(chunk)
 
@@ -570,8 +581,8 @@ class SieveMachine(LifeView):
             at = _WHITE.match(chunk).end()  # type: ignore[union-attr]  # (\s* always matches)
             where = self._where
             if at < len(chunk) and chunk[at] not in where.fences.leads:
-                where.step(Found.FIRST_TEXT)
-                self._step(Found.FIRST_TEXT, where.home)
+                where.step(FIRST_TEXT)
+                self._step(FIRST_TEXT, where.home)
                 return self._reader(self, chunk)  # (the new mode's: ``_read_prose``)
         return self._read_machine(chunk)
 
@@ -655,7 +666,7 @@ class SieveMachine(LifeView):
                 # Text stands before this lead, or the lead is text: the answer (under
                 # "open", the reasoning) has begun, and the lead is decided again with its
                 # entries (a <think> there is text).
-                where.step(Found.FIRST_TEXT)
+                where.step(FIRST_TEXT)
                 pos = i
                 continue
             kind = where.kind  # (a block's step keeps what text is released as)
@@ -677,7 +688,7 @@ class SieveMachine(LifeView):
             pos = text_start = self._reasoning_tag(buf, base, value, events)
         if not final:  # the mode the machine's state calls for
             cur = self._cur  # (a candidate the machine holds is in ``Cursor.grown``)
-            self._step(_MACHINE_RAN, next_mode(self._cap, cur.held, bool(cur.grown), where.home))
+            self._step(MACHINE_RAN, next_mode(self._cap, cur.held, bool(cur.grown), where.home))
         return events
 
     def _release(self, buf: str, text_start: int, i: int, events: list[Event]) -> None:
@@ -689,7 +700,7 @@ class SieveMachine(LifeView):
             where = self._where
             events.append(where.kind(piece))
             if where.until_text and not piece.isspace():
-                where.step(Found.FIRST_TEXT)  # (the answer has begun)
+                where.step(FIRST_TEXT)  # (the answer has begun)
         self._cur.passed(buf, i)
 
     def _hold(self, buf: str, i: int, state: int, seen: bool) -> None:
@@ -714,7 +725,7 @@ class SieveMachine(LifeView):
             self._life.stray_close(base + tag.start())
         else:
             events.append(Reasoning("", tag.group()))
-        where.step(Found.THINK_TAG)
+        where.step(THINK_TAG)
         end: int = tag.end()
         self._cur.passed(buf, end)
         return end
@@ -732,7 +743,7 @@ class SieveMachine(LifeView):
             ends = opener.lastgroup in life.g.openers.thought_enders
             reasoning = ENDS_THOUGHT if ends else opts.calls_in_reasoning
         if self._where.context in BLOCK_MOVES:
-            self._where.step(Found.BLOCK)  # (at the start: its anchored entries end)
+            self._where.step(BLOCK)  # (at the start: its anchored entries end)
         pos = opener.end()
         early = opts.early_emit != "block"
         limit = opts.max_block_chars
@@ -749,7 +760,7 @@ class SieveMachine(LifeView):
         (``ENDS_THOUGHT``), gave its first calls: the thought ends here (SPEC §15)."""
         if life.in_reasoning == ENDS_THOUGHT and self._where.context is IN_REASONING:
             life.thought_ended()
-            self._where.step(Found.THOUGHT_ENDS)
+            self._where.step(THOUGHT_ENDS)
 
     def _read_block(
         self, cap: Capture, buf: str, base: int, pos: int, final: bool, events: list[Event]
