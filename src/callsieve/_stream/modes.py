@@ -218,20 +218,24 @@ for (_at, _found), _to in STEPS.items():
         MODE_STEPS[_at][_found] = _to
 
 
-class Fast(enum.Enum):
+class Fast(enum.IntEnum):
     """A mode's fast half: what ``SieveMachine.feed`` does with the common chunk instead of
-    calling the mode's reader. ``SieveMachine._step`` arms the one its new mode's row names."""
+    calling the mode's reader. ``SieveMachine._step`` arms the one its new mode's row names
+    (``_fast``); ``feed`` has one branch per member. PROSE, the commonest, is the one false
+    member, so its branch costs a truth test (benchmarks/README.md, "The fast halves")."""
 
-    NONE = "none"  # every chunk goes to the reader
     #: An ASCII chunk without the tag lead: logged, and released as ``Text``.
-    PROSE = "prose"
+    PROSE = 0
+    NONE = 1  # every chunk goes to the reader
     #: The same, released as ``Reasoning``.
-    REASONING = "reasoning"
-    #: A chunk in which the run's stop cannot be: appended to the run (while nothing is held;
-    #: a run streaming as arguments as it is also sends it: ``ArgStream.hot``).
-    RUN = "run"
-
-    __hash__ = object.__hash__
+    REASONING = 2
+    #: A chunk in which the run's stop cannot be: appended to the run (armed while nothing
+    #: is held).
+    RUN = 3
+    #: RUN's for a run streaming as arguments as it is (``ArgStream.streams_as_is``): the
+    #: same chunk, with no closing tag's lead, appended and sent (``ArgStream.hot``).
+    #: ``SieveMachine._arm_run`` picks it, or NONE, in RUN's stead.
+    ARG = 4
 
 
 class ModeSpec(NamedTuple):
@@ -243,7 +247,8 @@ class ModeSpec(NamedTuple):
     fast: Fast
 
 
-#: Each mode's reader and fast half.
+#: Each mode's reader and fast half (RUN's: ``Fast.RUN``, ``ARG`` or ``NONE``, as
+#: ``SieveMachine._arm_run`` finds the run).
 READERS: dict[Mode, ModeSpec] = {
     PROSE: ModeSpec("_read_prose", Fast.PROSE),
     REASONING: ModeSpec("_read_prose", Fast.REASONING),

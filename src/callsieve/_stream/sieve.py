@@ -96,8 +96,12 @@ NO_CANDIDATE = -2
 _WHITE = re.compile(r"\s*")  # (white space as ``str.isspace`` has it: both are Unicode's)
 _LIVE = FenceState.LIVE
 Budget = list[Callable[[str], None]]
-_IDLE: Budget = []  # a fast half that is off (never filled)
+_IDLE: Budget = []  # no fast half armed (never filled)
+#: What sends a chunk a fast half tried on to the reader: a chunk that is not a ``str`` (the
+#: reader raises the typed error), or a spent budget (``IndexError`` at its pop).
+_TO_READER = (AttributeError, TypeError, IndexError)
 _FAST_PROSE, _FAST_REASONING, _FAST_RUN = Fast.PROSE, Fast.REASONING, Fast.RUN
+_FAST_ARG, _FAST_NONE = Fast.ARG, Fast.NONE
 
 
 def _no_stream(chunk: str) -> list[Event]:  # pragma: no cover - never called: no fast half
@@ -105,8 +109,8 @@ def _no_stream(chunk: str) -> list[Event]:  # pragma: no cover - never called: n
 
 
 class ArgHot(NamedTuple):
-    """RUN's second fast half, for a run streaming as arguments as it is (``ArgStream.hot``):
-    what it sends a chunk to, and what a chunk it hands over must not hold."""
+    """The ARG fast half, for a run streaming as arguments as it is (``ArgStream.hot``):
+    what it sends a chunk to, what a chunk it takes must not hold, and its budget."""
 
     send: Callable[[str], list[Event]]
     #: Where a closing tag may begin (``ArgStream.hot_leads``): a chunk with it goes to
@@ -114,9 +118,11 @@ class ArgHot(NamedTuple):
     lead: str
     #: ... and so does a non-ASCII chunk this finds something in.
     others: Callable[[str], Any]
+    #: The run's budget (``Capture.run_budget``).
+    budget: Budget
 
 
-_NO_ARGS = ArgHot(_no_stream, "\0", _no_stream)
+_NO_ARGS = ArgHot(_no_stream, "\0", _no_stream, _IDLE)
 
 
 class SieveMachine(LifeView):
@@ -140,16 +146,15 @@ class SieveMachine(LifeView):
         "_mode",
         "_reader",
         "_steps",
-        # The fast halves ``feed`` runs (``READERS``' ``fast``; armed in ``_step`` only, at
-        # most one at a time): PROSE's and REASONING's, with the tag lead of prose; RUN's,
-        # with the run's stop, and RUN's for a run streaming as arguments as it is.
-        "_prose_hot",
-        "_reason_hot",
+        # The fast half ``feed`` runs (armed in ``_step`` only): which one (``READERS``'
+        # ``fast``, or ``Fast.ARG``, which ``_arm_run`` picks); PROSE's or RUN's budget
+        # (else empty); what the halves test: the tag lead of prose, the run's stop, and
+        # ARG's leads (with its budget).
+        "_fast",
+        "_hot",
         "_lead",
-        "_run_hot",
         "_run_char",
         "_run_may_stop",
-        "_arg_hot",
         "_arg",
         # CANDIDATE's and CUT_TAG's state.
         "_cand",
@@ -166,13 +171,11 @@ class SieveMachine(LifeView):
     _mode: Mode
     _reader: Callable[[Any, Any], list[Event]]
     _steps: dict[Found, tuple[Mode | Context, ...]]
-    _prose_hot: Budget
-    _reason_hot: Budget
+    _fast: Fast
+    _hot: Budget
     _lead: str
-    _run_hot: Budget
     _run_char: str
     _run_may_stop: Callable[[str], bool]
-    _arg_hot: Budget
     _arg: ArgHot
     _cand: int
     _cand_seen: bool
@@ -288,47 +291,53 @@ class SieveMachine(LifeView):
 
     def feed(self, chunk: str) -> list[Event]:
         """Take the next chunk; return the events it decides (possibly none)."""
-        # The mode's fast half (``READERS``' ``fast``; ``_step`` arms at most one), else the
-        # mode's reader. Both are written out here, with no loop: a call per chunk, or a
-        # loop in ``feed``, would cost more than the half itself (benchmarks/README.md,
-        # "The fast halves").
-        # PROSE: an ASCII chunk without the tag lead is text, whatever else it holds;
-        # it is logged (a pop from the budget, then its bound append) and counted later.
-        if self._prose_hot:
+        # The fast half ``_step`` armed (``_fast``, from the mode's row of ``READERS``), else
+        # the mode's reader. Each half is one branch here, with no loop, no call and no
+        # local variable: each would cost every chunk more than the half itself. The two
+        # commonest cost one truth test each (benchmarks/README.md, "The fast halves").
+        # PROSE (the one false member): an ASCII chunk without the tag lead is text,
+        # whatever else it holds. It is logged (a pop from the budget, then its bound
+        # append) and counted later. A spent budget raises ``IndexError`` at the pop.
+        if not self._fast:
             try:
                 if chunk and chunk.isascii() and self._lead not in chunk:
-                    self._prose_hot.pop()(chunk)
+                    self._hot.pop()(chunk)
                     return [Text(chunk)]
-            except (AttributeError, TypeError):
-                pass  # not a str: the reader raises the typed error
-        # RUN, nothing held and no stop in sight: append; no parser step, nothing counted.
+            except _TO_READER:
+                pass
+        # RUN (the one other member armed with ``_hot``, while its budget lasts), nothing
+        # held and no stop in sight: append; no parser step, nothing counted.
         elif (
-            self._run_hot
+            self._hot
             and chunk.__class__ is str
             and (self._run_char not in chunk or not self._run_may_stop(chunk))
         ):
-            self._run_hot.pop()(chunk)
+            self._hot.pop()(chunk)
             return []
-        # RUN, a run streaming as arguments as it is (``ArgStream.streams_as_is``:
-        # CDATA, a ``string="true"`` body, a JSON body's strings): append, and its delta
-        # (one event per chunk, as ``Text`` in prose).
-        elif (
-            self._arg_hot
-            and chunk.__class__ is str
-            and (self._run_char not in chunk or not self._run_may_stop(chunk))
-            and self._arg.lead not in chunk  # (where a closing tag may begin: ``text``)
-            and (chunk.isascii() or self._arg.others(chunk) is None)
-        ):
-            self._arg_hot.pop()(chunk)
-            return self._arg.send(chunk)
-        # REASONING (SPEC §15): PROSE's fast half, the chunk released as reasoning.
-        elif self._reason_hot:
+        elif self._fast is _FAST_NONE:
+            pass  # (the reader reads every chunk)
+        # ARG, a run streaming as arguments as it is (``ArgStream.streams_as_is``: CDATA,
+        # a ``string="true"`` body, a JSON body's strings): append, and its delta (one
+        # event per chunk, as ``Text`` in prose).
+        elif self._fast is _FAST_ARG:
+            if (
+                chunk.__class__ is str
+                and self._arg.budget
+                and (self._run_char not in chunk or not self._run_may_stop(chunk))
+                and self._arg.lead not in chunk  # (where a closing tag may begin: ``text``)
+                and (chunk.isascii() or self._arg.others(chunk) is None)
+            ):
+                self._arg.budget.pop()(chunk)
+                return self._arg.send(chunk)
+        # REASONING (SPEC §15): PROSE's fast half through the prose budget itself, the
+        # chunk released as reasoning.
+        elif self._fast is _FAST_REASONING:
             try:
                 if chunk and chunk.isascii() and self._lead not in chunk:
-                    self._reason_hot.pop()(chunk)
+                    self._cur.prose_live.pop()(chunk)
                     return [Reasoning(chunk)]
-            except (AttributeError, TypeError):
-                pass  # not a str: the reader raises the typed error
+            except _TO_READER:
+                pass
         return self._reader(self, chunk)
 
     def close(self) -> list[Event]:
@@ -371,12 +380,10 @@ class SieveMachine(LifeView):
             raise IllegalStep(f"{found.name} from {self._mode} may not go to {to}")
         self._mode = to  # type: ignore[assignment]
         self._reader, self._steps, fast = _ROWS[to]  # type: ignore[index]
-        self._prose_hot = self._reason_hot = self._run_hot = self._arg_hot = _IDLE
-        if fast is _FAST_PROSE:  # (with its budget topped up)
-            self._prose_hot = self._cur.prose_live or self._cur.prose_budget()
-        elif fast is _FAST_REASONING:  # (PROSE's fast half, released as ``Reasoning``)
-            self._reason_hot = self._cur.prose_live or self._cur.prose_budget()
-        elif fast is _FAST_RUN:
+        self._fast = fast
+        if fast is _FAST_PROSE:  # (its budget topped up)
+            self._hot = self._cur.prose_live or self._cur.prose_budget()
+        elif fast is _FAST_RUN:  # (while nothing is held: ``_arm_run``)
             cur = self._cur
             if found is MACHINE_RAN:  # a run the machine began or read on: its stop, its room
                 # (when something is held, it is the run's tail that may begin its stop)
@@ -387,35 +394,46 @@ class SieveMachine(LifeView):
                 # itself, in C — benchmarks/README.md, "Fast paths", "stop probe")
                 self._run_may_stop = getattr(cap.run, "stop_probe", None) or cap.run.may_stop
                 cur.begin_run(cap.raw_len)
-            if not cur.held:
-                self._arm_run()
-        elif to is CUT_TAG:
-            # A chunk without a character that could complete the tag (the one pending
-            # terminal's, else any of the parser state's) is only held, up to the longest
-            # the tag may be.
-            cap = self._cap
-            assert cap is not None
-            held = len(self._cur.held)
-            one = cap.held.pending
-            if one is not None and one.end_probe is not None:
-                self._cut_probe, self._cut_room = one.end_probe, one.width - held
+            if cur.held:
+                self._fast, self._hot = _FAST_NONE, _IDLE
             else:
-                self._cut_probe = cap.spec.shell_probe
-                self._cut_room = cap.spec.shell_width - held
+                self._arm_run()
+        else:
+            self._hot = _IDLE
+            if fast is _FAST_REASONING:  # (the budget it pops, ``Cursor.prose_live``, topped up)
+                self._cur.prose_budget()
+            elif to is CUT_TAG:
+                # A chunk without a character that could complete the tag (the one pending
+                # terminal's, else any of the parser state's) is only held, up to the longest
+                # the tag may be.
+                cap = self._cap
+                assert cap is not None
+                held = len(self._cur.held)
+                one = cap.held.pending
+                if one is not None and one.end_probe is not None:
+                    self._cut_probe, self._cut_room = one.end_probe, one.width - held
+                else:
+                    self._cut_probe = cap.spec.shell_probe
+                    self._cut_room = cap.spec.shell_width - held
 
     def _arm_run(self) -> None:
         """RUN with nothing held: its fast half — the one that only appends, or, for a run
         streaming as arguments as it is (CDATA, a ``string="true"`` body, a JSON body's
-        strings), the one that appends and sends it (``_arg_hot``, ``ArgStream.hot``); text
+        strings), the one that appends and sends it (``Fast.ARG``, ``ArgStream.hot``); text
         that the stream must still decide on goes through ``_read_run``."""
         cap = self._cap
         assert cap is not None
         stream = cap.args
-        if stream is None or not stream.wants_text():
-            self._run_hot = cap.run_text.run_live or cap.run_budget()
-        elif stream.streams_as_is():
-            self._arg_hot = cap.run_text.run_live or cap.run_budget()
-            self._arg = ArgHot(stream.hot, *stream.hot_leads())
+        if stream is None or not stream.wants_text():  # (``_fast`` is the row's: RUN)
+            self._hot = cap.run_text.run_live or cap.run_budget()
+            return
+        self._hot = _IDLE
+        if stream.streams_as_is():
+            self._fast = _FAST_ARG
+            budget = cap.run_text.run_live or cap.run_budget()
+            self._arg = ArgHot(stream.hot, *stream.hot_leads(), budget)
+        else:
+            self._fast = _FAST_NONE
 
     # ------------------------------------------------------------------ the readers
     # Each returns the chunk's events (a step to another mode hands it to that mode's reader).
