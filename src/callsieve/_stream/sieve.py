@@ -292,9 +292,10 @@ class SieveMachine(LifeView):
     def feed(self, chunk: str) -> list[Event]:
         """Take the next chunk; return the events it decides (possibly none)."""
         # The fast half ``_step`` armed (``_fast``, from the mode's row of ``READERS``), else
-        # the mode's reader. Each half is one branch here, with no loop, no call and no
-        # local variable: each would cost every chunk more than the half itself. The two
-        # commonest cost one truth test each (benchmarks/README.md, "The fast halves").
+        # the mode's reader. Each half is one branch here: no loop, no helper call, and no
+        # local variable but ``self`` and ``chunk`` (each would cost every chunk more than
+        # the half itself). The two commonest cost one truth test each (benchmarks/README.md,
+        # "The fast halves").
         # PROSE (the one false member): an ASCII chunk without the tag lead is text,
         # whatever else it holds. It is logged (a pop from the budget, then its bound
         # append) and counted later. A spent budget raises ``IndexError`` at the pop.
@@ -304,7 +305,7 @@ class SieveMachine(LifeView):
                     self._hot.pop()(chunk)
                     return [Text(chunk)]
             except _TO_READER:
-                pass
+                pass  # (not a str, or the budget spent: the reader)
         # RUN (the one other member armed with ``_hot``, while its budget lasts), nothing
         # held and no stop in sight: append; no parser step, nothing counted.
         elif (
@@ -337,7 +338,7 @@ class SieveMachine(LifeView):
                     self._cur.prose_live.pop()(chunk)
                     return [Reasoning(chunk)]
             except _TO_READER:
-                pass
+                pass  # (not a str, or the budget spent: the reader)
         return self._reader(self, chunk)
 
     def close(self) -> list[Event]:
