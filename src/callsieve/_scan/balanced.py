@@ -305,6 +305,7 @@ class JsonRun(BalancedSpec):
                     self._note(base + p, depth)
                 else:
                     p, depth = self._meet(buf, p, depth)
+                    until = self.until  # (past a walk it met, the brackets are noted)
             if depth == 0 or depth > MAX_JSON_DEPTH:
                 return self._end(buf, p, depth)
         self.mode = mode
