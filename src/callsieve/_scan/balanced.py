@@ -41,9 +41,9 @@ each character of new text is read once, and one read again costs a look-up per 
 where it meets a walk; the state is a few integers whatever the input (no stack: depth is a
 count), and the walks are bounded (``WALKS_KEPT`` per kind of strings, ``WALK_STEPS`` steps
 each, 9 bytes a step).
-What it costs: outside strings one regex search per bracket or quote; a string is skipped with
-one regex match (escapes included), so a megabyte of ``{`` or of backslashes is read in linear
-time with a few C calls per chunk. New text notes nothing (a run of valid calls pays one
+What it costs: one regex match per bracket. It reads the whole strings before the bracket
+too, escapes included (``_SKIP``). A string the text cuts takes one match more. So a megabyte
+of ``{`` or of backslashes is read in linear time with a few C calls per chunk. New text notes nothing (a run of valid calls pays one
 comparison per run); text read again pays a bisection per bracket until it meets a walk, then
 two byte searches and a bisection per walk it goes along.
 """
@@ -70,6 +70,18 @@ _WS = re.compile(r"\s*")
 _SPECIAL = {'"': re.compile(r'["{}\[\]]'), "\"'": re.compile(r"[\"'{}\[\]()]")}
 #: A string's body up to its closing quote or a backslash that ends the text, by its quote.
 _STRING_BODY = {q: re.compile(rf"[^{q}\\]*(?:\\[\s\S][^{q}\\]*)*") for q in "\"'"}
+
+
+def _skipping(quotes: str) -> re.Pattern[str]:
+    """Outside strings, the text up to the next bracket or the next string that does not
+    close within the text: other characters, and whole strings of ``quotes``. One match
+    reads them all: a fast path (benchmarks/README.md, "Fast paths", "strings at once")."""
+    other = "[^" + re.escape(quotes) + r"{}\[\]" + ("()" if "'" in quotes else "") + "]*"
+    strings = "|".join(f"{q}[^{q}\\\\]*(?:\\\\[\\s\\S][^{q}\\\\]*)*{q}" for q in quotes)
+    return re.compile(f"{other}(?:(?:{strings}){other})*")
+
+
+_SKIP = {q: _skipping(q) for q in _SPECIAL}
 _OPENS = {"}": "{", "]": "[", ")": "("}
 _WHAT = {"}": "JSON object", "]": "JSON list", ")": "argument list"}
 #: The spec's fields a run copies: those the capture and the sieve read of a run (any other is
@@ -166,7 +178,7 @@ class JsonRun(BalancedSpec):
         "walk",
         "shift",
         "until",
-        "_special",
+        "_skip",
         "_strings",
         "_spec",
     )
@@ -191,7 +203,7 @@ class JsonRun(BalancedSpec):
         self.why = ""
         self.at = 0  # where in the ``buf`` it was reading it failed
         self.quote = '"'  # the quote of the string the reader is in
-        self._special = _SPECIAL[self.quotes]
+        self._skip = _SKIP[self.quotes]
         self._strings = _STRING_BODY
         self.stop_char: str | None
         if self.opened:  # (the rest of a value: its opening bracket is read)
@@ -271,12 +283,12 @@ class JsonRun(BalancedSpec):
                 p += 1
                 continue
             if mode == _VALUE:
-                m = self._special.search(buf, p)
-                if m is None:
-                    p = n
+                m = self._skip.match(buf, p)  # (it always matches)
+                p = m.end() if m is not None else p
+                if p >= n:
                     break
-                p = m.end()
-                c = m.group()
+                c = buf[p]  # (a bracket, or the quote of a string that does not close)
+                p += 1
                 if c in self.quotes:
                     mode = _STRING
                     self.quote = c
