@@ -363,6 +363,17 @@ def test_the_reader_reads_text_the_sieve_appended_for_it() -> None:
     assert run.done and run.read("</x>", 0) == 0
 
 
+def test_a_run_holds_the_fields_of_its_spec_it_copies() -> None:
+    # (``_SPEC_SLOTS``: stored on the run itself, not asked of the spec at each read)
+    g = load_grammar(tuple(DEFAULT_DIALECTS) + ("pythonic", "json", "mistral"), ())
+    specs = [t for t in g.terminals.values() if getattr(t, "balanced", False)]
+    assert {s.closer for s in specs} == {"}", ")"}
+    for spec in specs:
+        run = JsonRun(spec)
+        for name in balanced._SPEC_SLOTS:
+            assert object.__getattribute__(run, name) == getattr(spec, name), name
+
+
 # ---------------------------------------------------------------- 5. hostile input
 @pytest.fixture
 def chars_read(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:

@@ -186,8 +186,9 @@ class JsonRun(BalancedSpec):
     def __init__(
         self, spec: BalancedSpec, walks: dict[str, Walks] | None = None, start: int = 0
     ) -> None:
-        for name in _SPEC_SLOTS:  # (no super().__init__: a copy)
-            setattr(self, name, getattr(spec, name))
+        # (``_SPEC_SLOTS``, one store each: no super().__init__, a copy)
+        self.name, self.soft, self.lead_ws = spec.name, spec.soft, spec.lead_ws
+        self.closer, self.opened, self.quotes = spec.closer, spec.opened, spec.quotes
         self._spec = spec
         self.base = 0  # the offset of the text ``read`` is given (its reader sets it)
         # The walks of this kind of strings (``_meet``); whether this run, which begins at
@@ -203,7 +204,7 @@ class JsonRun(BalancedSpec):
         self.why = ""
         self.at = 0  # where in the ``buf`` it was reading it failed
         self.quote = '"'  # the quote of the string the reader is in
-        self._skip = _SKIP[self.quotes]
+        self._skip = _SKIP[q]
         self._strings = _STRING_BODY
         self.stop_char: str | None
         if self.opened:  # (the rest of a value: its opening bracket is read)
