@@ -43,9 +43,11 @@ count), and the walks are bounded (``WALKS_KEPT`` per kind of strings, ``WALK_ST
 each, 9 bytes a step).
 What it costs: one regex match per bracket. It reads the whole strings before the bracket
 too, escapes included (``_SKIP``). A string the text cuts takes one match more. So a megabyte
-of ``{`` or of backslashes is read in linear time with a few C calls per chunk. New text notes nothing (a run of valid calls pays one
-comparison per run); text read again pays a bisection per bracket until it meets a walk, then
-two byte searches and a bisection per walk it goes along.
+of ``{`` or of backslashes is read in linear time with a few C calls per chunk. New text
+notes nothing (a run of valid calls pays one comparison per run). Text read again pays a
+bisection per walk at a bracket where a walk may have a step, until it meets one. Where no
+walk has a step, none is looked for before the next step of any (``Walks.meet``). Along a
+walk, it pays two byte searches and a bisection.
 """
 
 from __future__ import annotations
@@ -143,6 +145,26 @@ class Walks:
                 return w, i
         return None
 
+    def meet(self, at: int, but: Walk | None) -> tuple[Walk, int] | int:
+        """``find``, and where no walk has a step at ``at``, the first offset after it where
+        a walk other than ``but`` has one (-1: none). Until there a reader notes its
+        brackets with no look-up: the walks change only as it notes them in its own."""
+        kept = self.kept
+        nxt = -1
+        for k in range(len(kept) - 1, -1, -1):
+            w = kept[k]
+            pos = w.pos
+            if pos[-1] < at:
+                if w is not but:
+                    del kept[k]
+                continue
+            i = bisect_left(pos, at)
+            if pos[i] == at:
+                return w, i
+            if w is not but and (nxt < 0 or pos[i] < nxt):
+                nxt = pos[i]
+        return nxt
+
 
 def _step_at(w: Walk, at: int) -> int:
     """The index of ``w``'s step that ends at offset ``at``, or -1."""
@@ -178,6 +200,7 @@ class JsonRun(BalancedSpec):
         "walk",
         "shift",
         "until",
+        "ahead",
         "_skip",
         "_strings",
         "_spec",
@@ -201,6 +224,7 @@ class JsonRun(BalancedSpec):
         self.walk: Walk | None = None
         self.shift = 0
         self.until = self.walks.end
+        self.ahead = 0  # nor before this offset (``Walks.meet``)
         self.why = ""
         self.at = 0  # where in the ``buf`` it was reading it failed
         self.quote = '"'  # the quote of the string the reader is in
@@ -272,7 +296,7 @@ class JsonRun(BalancedSpec):
         depth = self.depth
         base = self.base
         walking = self.walking
-        until = self.until
+        until, ahead = self.until, self.ahead
         while p < n:
             if mode == _STRING:
                 m = self._strings[self.quote].match(buf, p)  # (it always matches)
@@ -314,11 +338,11 @@ class JsonRun(BalancedSpec):
             # A bracket outside strings: in text read again, noted in the walk, or, where an
             # earlier reader in the same phase was, a jump over what it read (``_meet``).
             if walking:
-                if base + p > until:
+                if base + p > until or base + p < ahead:
                     self._note(base + p, depth)
                 else:
                     p, depth = self._meet(buf, p, depth)
-                    until = self.until  # (past a walk it met, the brackets are noted)
+                    until, ahead = self.until, self.ahead
             if depth == 0 or depth > MAX_JSON_DEPTH:
                 return self._end(buf, p, depth)
         self.mode = mode
@@ -368,12 +392,16 @@ class JsonRun(BalancedSpec):
         w = self.walk
         i = -1 if w is None else _step_at(w, at)
         if w is None or i < 0:
-            found = self.walks.find(at, w)
-            if found is None:
+            found = self.walks.meet(at, w)
+            if isinstance(found, int):  # (no walk there, nor before ``found``: no look-up)
+                if found < 0:
+                    self.until = at
+                else:
+                    self.ahead = found
                 self._note(at, depth)
                 return p, depth
             w, i = found
-            self.walk, self.until = w, w.pos[-1]
+            self.walk = w
         lvl = w.lvl
         shift = self.shift = (depth - lvl[i]) & 255
         if depth == 0 or depth > MAX_JSON_DEPTH:
