@@ -114,25 +114,47 @@ def fails_at_once(
             return quick
     if plan is None or p >= n:
         return None
-    path: tuple[str, ...] = ()
-    if plan.state is not None:  # (a bounded token may come first, as ``Capture.scan``)
-        if not final and not _read_again(lessons, base + p):
-            return None  # (new text: the capture reads it once)
-        led = _lead(g, k, plan, buf, opened, limit)
-        if led is None:
-            return None
-        plan, path, p = led
+    if plan.state is None:
+        return _first_run(g, (k, ()), plan, lessons, buf, base, opened, limit, quiet)
+    # (a bounded token may come first, as ``Capture.scan``)
+    if not final and not (_read_again(lessons, base + p) and lessons.asks_lead(k)):
+        return None  # (new text: the capture reads it once; or here its tokens never paid)
+    led = _lead(g, k, plan, buf, opened, limit)
+    quick = None
+    if led is not None:
+        at = (i, led.p, final)
+        quick = _first_run(g, (k, led.path), led.plan, lessons, buf, base, at, limit, quiet)
+    if not final:
+        lessons.asked_lead(k, quick is not None)
+    return quick
+
+
+def _first_run(
+    g: CompiledGrammar,
+    key: tuple[int, tuple[str, ...]],
+    plan: Opening,
+    lessons: Lessons,
+    buf: str,
+    base: int,
+    at: tuple[int, int, bool],
+    limit: int,
+    quiet: bool,
+) -> QuickFailure | None:
+    """``fails_at_once`` from the block's first run on: ``plan``'s, at ``buf[p]`` (``at``
+    is ``(i, p, final)``), after the bounded tokens of ``key`` (entry, their names). Before
+    the end of the input, only a run that begins where a reader of its kind has read."""
+    _, p, final = at
     walks = None
-    if not final:  # (its run must begin in text a reader of its kind has read)
+    if not final:
         if plan.run is None:
             return None
         walks = lessons.walks.get(plan.run.quotes)
         if walks is None or base + p >= walks.seen:
             return None
-    end = _run_fails(plan, lessons, buf, base, (i, p, final), limit, quiet, walks)
+    end = _run_fails(plan, lessons, buf, base, at, limit, quiet, walks)
     if not isinstance(end, int):
         return end  # (a QuickFailure, or None)
-    if quiet and not final and _fails_after(g, (k, path), buf, end):
+    if quiet and not final and _fails_after(g, key, buf, end):
         return QuickFailure(FAILS_AFTER_RUN, p, plan.dialect)
     return None
 
