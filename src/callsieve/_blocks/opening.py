@@ -25,7 +25,8 @@ What it guarantees: the same events, blocks and counters as the capture's path. 
 taken only where the capture could emit nothing before failing: no argument stream, and
 under ``early_emit`` only a block whose opening wrapper is missing. Before the end of the
 input it is tried only in text read again (a failed block's): the run must begin where a
-reader has read. So a valid block's run is never read twice. A run that ends makes the capture as before, but
+reader has read. So a valid block's run is never read twice. There, the bounded tokens
+before the run are read only while they pay, per entry (``Lessons.asks_lead``). A run that ends makes the capture as before, but
 for *after the run*. There a capture would first build the call the run ended; the call
 is never emitted, and only the failure's text, which nothing records, could differ.
 *First checkpoint* fails a block only where a failed capture read.
