@@ -293,7 +293,10 @@ def _walked(spec: Any, walks: Walks, buf: str, base: int, p: int) -> str | int |
 
 def _read_again(lessons: Lessons, at: int) -> bool:
     """Has a balanced run's reader of some kind read past offset ``at`` (text read again)?"""
-    return any(at < walks.seen for walks in lessons.walks.values())
+    for walks in lessons.walks.values():  # (one or two: no generator)
+        if at < walks.seen:
+            return True
+    return False
 
 
 #: Brackets noted past a walked run's end (``_walked``): the runs of the next entries end
