@@ -256,6 +256,66 @@ def test_inv4_walked_runs_are_taken_on_hostile_text(monkeypatch: pytest.MonkeyPa
     assert sum(v is not None for v in verdicts) >= 250
 
 
+#: Units whose opener leaves a bounded token or two before a balanced run (a name, a list's
+#: ``[``, ``[ARGS]``, ``[CALL_ID]``), as the families write them and with white space.
+LEAD_UNITS = (
+    '[TOOL_CALLS]f{"a": "',
+    '[TOOL_CALLS] f {"a": [',
+    '[TOOL_CALLS]f[ARGS]{"a": "',
+    '[TOOL_CALLS]f[CALL_ID]abc123def[ARGS]{"a": {',
+    '[TOOL_CALLS] [{"name": "f", "arguments": {"a": "',
+    '<TOOLCALL>[{"a": "',
+    '<TOOLCALL> [ {"a": [',
+    '<TOOLCALL>{"name": "',
+)
+
+
+@st.composite
+def lead_documents(draw: st.DrawFn) -> tuple[str, list[str]]:
+    units = draw(st.lists(st.sampled_from(LEAD_UNITS), min_size=1, max_size=3))
+    tail = draw(st.sampled_from(("", "}", "]}", '"}]</TOOLCALL>', "prose")))
+    doc = "".join(units) * draw(st.integers(1, 90)) + tail
+    cuts = draw(st.lists(st.integers(1, max(1, len(doc) - 1)), max_size=40))
+    return doc, chunk_at(doc, sorted(set(cuts)))
+
+
+@SETTINGS
+@given(lead_documents(), OPTIONS)
+def test_inv1_failing_at_once_after_lead_tokens_changes_no_event_and_no_block(
+    doc_chunks: tuple[str, list[str]], opts: dict[str, Any]
+) -> None:
+    # A block whose opener leaves bounded tokens before its run, in text read again, fails
+    # at once where that run fails: the events, blocks and counters are those of a capture.
+    doc, chunks = doc_chunks
+    for run, arg in ((_run, chunks), (_quiet, chunks), (_run, list(doc)), (_parsed, doc)):
+        fast = run(arg, opts)
+        slow = _without("fails_at_once", _never, run, arg, opts)
+        assert fast == slow
+
+
+def test_inv4_failing_at_once_after_lead_tokens_is_taken_before_the_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Not dead code: in ``[TOOL_CALLS]f{"a": "`` repeated, most blocks read again fail at
+    # once while the text streams, after the name the opener leaves first.
+    taken: list[bool] = []
+    real = lifecycle.fails_at_once
+
+    def spy(*args: Any) -> Any:
+        quick = real(*args)
+        opened = args[5]
+        taken.append(quick is not None and not opened[2])
+        return quick
+
+    monkeypatch.setattr(lifecycle, "fails_at_once", spy)
+    for unit in ('[TOOL_CALLS]f{"a": "', '<TOOLCALL>[{"a": "'):
+        taken.clear()
+        text = unit * 400
+        events = _quiet([text[i : i + 5] for i in range(0, len(text), 5)], {"dialects": "all"})[0]
+        assert "".join(e.text for e in events) == text
+        assert sum(taken) >= 200
+
+
 def _quiet(chunks: list[str], opts: dict[str, Any]) -> tuple[Any, ...]:
     """``_run`` with no counters: what a stream with nothing recording a failure's text gives."""
     ids = itertools.count()

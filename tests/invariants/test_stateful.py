@@ -206,7 +206,15 @@ class SieveMachine(RuleBasedStateMachine):
         is not one of the step's targets, raises ``IllegalStep`` and leaves the sieve as it
         was."""
         sieve = self.sieve
-        before = (sieve._mode, sieve._reader, sieve._steps, sieve._where.context, sieve.state)
+        before = (
+            sieve._mode,
+            sieve._reader,
+            sieve._steps,
+            sieve._where.context,
+            sieve.state,
+            sieve._fast,
+            sieve._hot,
+        )
         targets = STEPS.get((sieve._mode, found))
         with pytest.raises(IllegalStep):
             if targets is None:
@@ -218,7 +226,15 @@ class SieveMachine(RuleBasedStateMachine):
         if (sieve._where.context, found) not in STEPS:
             with pytest.raises(IllegalStep):
                 sieve._where.step(found)
-        after = (sieve._mode, sieve._reader, sieve._steps, sieve._where.context, sieve.state)
+        after = (
+            sieve._mode,
+            sieve._reader,
+            sieve._steps,
+            sieve._where.context,
+            sieve.state,
+            sieve._fast,
+            sieve._hot,
+        )
         assert all(a is b for a, b in zip(after, before, strict=True)), (before, after)
 
     @invariant()

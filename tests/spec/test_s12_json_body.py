@@ -363,6 +363,17 @@ def test_the_reader_reads_text_the_sieve_appended_for_it() -> None:
     assert run.done and run.read("</x>", 0) == 0
 
 
+def test_a_run_holds_the_fields_of_its_spec_it_copies() -> None:
+    # (``_SPEC_SLOTS``: stored on the run itself, not asked of the spec at each read)
+    g = load_grammar(tuple(DEFAULT_DIALECTS) + ("pythonic", "json", "mistral"), ())
+    specs = [t for t in g.terminals.values() if getattr(t, "balanced", False)]
+    assert {s.closer for s in specs} == {"}", ")"}
+    for spec in specs:
+        run = JsonRun(spec)
+        for name in balanced._SPEC_SLOTS:
+            assert object.__getattribute__(run, name) == getattr(spec, name), name
+
+
 # ---------------------------------------------------------------- 5. hostile input
 @pytest.fixture
 def chars_read(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
@@ -542,21 +553,19 @@ def test_text_read_again_reads_as_it_does_without_walks(
 
 @pytest.fixture
 def brackets_read(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
-    """A counter of the searches the balanced runs' readers make outside strings (one per
-    bracket or quote read, one per text that ends there)."""
+    """A counter of the matches the balanced runs' readers make outside strings (one per
+    bracket read, or string that does not close in the text, one per text that ends there)."""
     count = [0]
 
     class Counting:
         def __init__(self, pattern: Any) -> None:
             self.pattern = pattern
 
-        def search(self, buf: str, p: int) -> Any:
+        def match(self, buf: str, p: int) -> Any:
             count[0] += 1
-            return self.pattern.search(buf, p)
+            return self.pattern.match(buf, p)
 
-    monkeypatch.setattr(
-        balanced, "_SPECIAL", {q: Counting(pat) for q, pat in balanced._SPECIAL.items()}
-    )
+    monkeypatch.setattr(balanced, "_SKIP", {q: Counting(pat) for q, pat in balanced._SKIP.items()})
     yield count
 
 
@@ -636,6 +645,71 @@ def test_a_reader_that_meets_a_walk_ends_where_reading_ends(pieces: list[str], d
     for dialect, name in _RUN_SPECS:
         spec = load_grammar((dialect,), ()).terminals[name]
         _readers_agree(spec, text, starts, chunk_end)
+
+
+def _by_character(spec: Any, text: str) -> tuple[int, bool]:
+    """Where a run of ``spec`` at ``text[0]`` ends, read one character at a time: ``(end,
+    False)`` just after its closing bracket, ``(at, True)`` where it fails, ``(-1, False)``
+    if it goes on past the text."""
+    python = "'" in spec.quotes
+    opens, closes = ("{[(", "}])") if python else ("{[", "}]")
+    i, depth, quote = 0, 1, ""
+    if not spec.opened:
+        while spec.lead_ws and i < len(text) and text[i].isspace():
+            i += 1
+        if i == len(text):
+            return -1, False
+        if text[i] != {"}": "{", "]": "[", ")": "("}[spec.closer]:
+            return i, True
+        i += 1
+    while i < len(text):
+        c = text[i]
+        i += 1
+        if quote:
+            i += c == "\\"
+            quote = "" if c == quote else quote
+        elif c in spec.quotes:
+            quote = c
+        elif c in opens or c in closes:
+            depth += 1 if c in opens else -1
+            if depth > MAX_JSON_DEPTH or depth == 0:
+                return i, depth > 0 or c != spec.closer
+    return -1, False
+
+
+_RUN_SPECS_ALL = [
+    *_RUN_SPECS,
+    ("hermes", "HERMES__HERMES_JSON_RUN"),
+]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    pieces=st.lists(st.sampled_from((*_PIECES, "a", '"', "\\", "''")), max_size=120), data=st.data()
+)
+def test_the_reader_ends_where_reading_a_character_at_a_time_ends(
+    pieces: list[str], data: Any
+) -> None:
+    # Outside strings, the reader reads a stretch of whole strings at once (``_SKIP``): it
+    # ends, fails or goes on where a reading one character at a time does, at any cut.
+    text = "".join(pieces)
+    cuts = sorted(data.draw(st.sets(st.integers(1, max(1, len(text))), max_size=12)))
+    for dialect, name in _RUN_SPECS_ALL:
+        spec = load_grammar((dialect,), ()).terminals[name]
+        for body in (text, "{" + text, " [" + text):
+            want = _by_character(spec, body)
+            run, got, a = JsonRun(spec), (-1, False), 0
+            for b in [c for c in cuts if c < len(body)] + [len(body)]:
+                run.base = a
+                end = run.read(body[a:b], 0)
+                if end < 0:
+                    got = (a + run.at, True)
+                    break
+                if end < b - a or run.done:
+                    got = (a + end, False)
+                    break
+                a = b
+            assert got == want, (dialect, body[:80])
 
 
 @pytest.mark.parametrize("chunk", [1, 7, 1 << 30])

@@ -32,7 +32,6 @@ they are, and the transformer is kept while the schemas stay the same object.
 from __future__ import annotations
 
 from collections.abc import Callable
-from enum import IntEnum
 from typing import Any
 
 from lark import Discard, Token, Transformer, Tree
@@ -93,11 +92,12 @@ def _name_of(children: list[Any]) -> str | None:
     return None
 
 
-class Node(IntEnum):
+class Node:
     """What the contract nodes below ``call`` become: tuples tagged with a ``Node`` (told
     apart by type from what else a node's children are: tokens, ``Discard``, ``None``, and by
     the tag from a call's own ``(name, input)``). The argument stream reads the first five
-    as they are reduced (``contract_value``)."""
+    as they are reduced (``contract_value``). The tags are plain ints, read as class
+    attributes (benchmarks/README.md, "Fast paths", "enum members as globals")."""
 
     CALL_NAME = 1  # (CALL_NAME, name)
     PARAM_NAME = 2  # (PARAM_NAME, name)

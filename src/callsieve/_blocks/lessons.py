@@ -78,6 +78,7 @@ class Lessons:
         "walks",
         "_stacks",
         "_firsts",
+        "_leads",
     )
 
     def __init__(self) -> None:
@@ -98,6 +99,9 @@ class Lessons:
         #: entry -> 1 once a block of it failed at its first checkpoint with no capture
         #: made (``_blocks.opening``), else minus the times that was asked in vain
         self._firsts: dict[int, int] = {}
+        #: the same for its bounded tokens before its first run, read before the end of the
+        #: input (``asks_lead``)
+        self._leads: dict[int, int] = {}
 
     # ------------------------------------------------------------------ checkpoints
     def stack_key(self, stack: list[int]) -> tuple[int, ...]:
@@ -144,6 +148,19 @@ class Lessons:
         seen = self._firsts.get(k, 0)
         if seen <= 0:
             self._firsts[k] = 1 if failed else seen - 1
+
+    def asks_lead(self, k: int) -> bool:
+        """Is it worth reading the bounded tokens a block of entry ``k`` opens with, before
+        the end of the input, to fail it at once in its first run (``_blocks.opening``)? As
+        ``asks_first``: not after ``FIRST_MISSES`` answers "no" and none "yes". Some
+        entries' runs begin past the text read again at every failure."""
+        return self._leads.get(k, 0) > -FIRST_MISSES
+
+    def asked_lead(self, k: int, failed: bool) -> None:
+        """The answer for a block of entry ``k`` (``asks_lead``)."""
+        seen = self._leads.get(k, 0)
+        if seen <= 0:
+            self._leads[k] = 1 if failed else seen - 1
 
     def forget(self, offset: int) -> None:
         """A capture starts at ``offset``: checkpoints before it can no longer be reached."""

@@ -28,8 +28,9 @@ benchmarks/README.md ("Fast paths") has the figures.
 What it guarantees: the same events, blocks and counters as the capture's path. It is
 taken only where the capture could emit nothing before failing: no argument stream, and
 under ``early_emit`` only a block whose opening wrapper is missing. Before the end of the
-input it is tried only right after the opener, in text read again (a failed block's). So a
-valid block's run is never read twice. A run that ends makes the capture as before, but
+input it is tried only in text read again (a failed block's): the run must begin where a
+reader has read. So a valid block's run is never read twice. There, the bounded tokens
+before the run are read only while they pay, per entry (``Lessons.asks_lead``). A run that ends makes the capture as before, but
 for *after the run*. There a capture would first build the call the run ended; the call
 is never emitted, and only the failure's text, which nothing records, could differ.
 *First checkpoint* fails a block only where a failed capture read.
@@ -94,9 +95,9 @@ def fails_at_once(
     """Does the block opened at entry ``k``, whose opener is ``buf[i:p]`` (``buf[0]`` is at
     offset ``base``; ``opened`` is ``(i, p, final)``), fail in the first run the grammar
     makes it read? At the end of the input (``final``: ``buf`` runs to it), after at most
-    ``LEAD_TOKENS`` bounded tokens, if the run fails or goes on to the end; before it, only
-    right after the opener and in text a balanced run has read already (a failed block's,
-    scanned again), if the run fails within ``buf``. None: it may not, or the grammar
+    ``LEAD_TOKENS`` bounded tokens, if the run fails or goes on to the end; before it, after
+    those tokens too, if the run begins in text a balanced run has read already (a failed
+    block's, scanned again) and fails within ``buf``. None: it may not, or the grammar
     leaves more than one way on (then a capture reads the block). ``quiet``: nothing
     records why or where a block failed (no ``parse()``, no ``close()``, no metrics): then
     a run that closes within ``buf`` fails the block too where the parser state after it
@@ -118,38 +119,90 @@ def fails_at_once(
         lessons.asked_first(k, quick is not None)
         if quick is not None or not final:
             return quick
-    if not final:  # (right after the opener, its run: the while loop's first turn)
-        if plan is None or plan.state is not None or plan.run is None or p >= n:
+    if plan is None or p >= n:
+        return None
+    if plan.state is None:
+        return _first_run(g, (k, ()), plan, lessons, buf, base, opened, limit, quiet)
+    # (a bounded token may come first, as ``Capture.scan``)
+    if not final and not (_read_again(lessons, base + p) and lessons.asks_lead(k)):
+        return None  # (new text: the capture reads it once; or here its tokens never paid)
+    led = _lead(g, k, plan, buf, opened, limit)
+    quick = None
+    if led is not None:
+        at = (i, led.p, final)
+        quick = _first_run(g, (k, led.path), led.plan, lessons, buf, base, at, limit, quiet)
+    if not final:
+        lessons.asked_lead(k, quick is not None)
+    return quick
+
+
+def _first_run(
+    g: CompiledGrammar,
+    key: tuple[int, tuple[str, ...]],
+    plan: Opening,
+    lessons: Lessons,
+    buf: str,
+    base: int,
+    at: tuple[int, int, bool],
+    limit: int,
+    quiet: bool,
+) -> QuickFailure | None:
+    """``fails_at_once`` from the block's first run on: ``plan``'s, at ``buf[p]`` (``at``
+    is ``(i, p, final)``), after the bounded tokens of ``key`` (entry, their names). Before
+    the end of the input, only a run that begins where a reader of its kind has read."""
+    _, p, final = at
+    walks = None
+    if not final:
+        if plan.run is None:
             return None
         walks = lessons.walks.get(plan.run.quotes)
-        if walks is None or base + p >= walks.seen:  # (new text: the capture reads it once)
+        if walks is None or base + p >= walks.seen:
             return None
-        end = _run_fails(plan, lessons, buf, base, opened, limit, quiet, walks)
-        if not isinstance(end, int):
-            return end  # (a QuickFailure, or None)
-        if quiet and _fails_after(g, (k, ()), buf, end):
-            return QuickFailure(FAILS_AFTER_RUN, p, plan.dialect)
-        return None
-    path: tuple[str, ...] = ()
-    while plan is not None and p < n:
-        if plan.state is not None:  # (a bounded token may come first, as ``Capture.scan``)
-            term, value, _, cut, _ = decide(plan.state, buf, p, final)
-            if term is not None:
-                if len(path) >= LEAD_TOKENS or p + len(value) - i > limit:
-                    return None
-                path += (term.name,)
-                p += len(value)
-                plan = g.opening(k, path)
-                continue
-            if cut:
-                return None
-        end = _run_fails(plan, lessons, buf, base, (i, p, final), limit, quiet)
-        if not isinstance(end, int):
-            return end  # (a QuickFailure, or None)
-        if quiet and not final and _fails_after(g, (k, path), buf, end):
-            return QuickFailure(FAILS_AFTER_RUN, p, plan.dialect)
-        return None
+    end = _run_fails(plan, lessons, buf, base, at, limit, quiet, walks)
+    if not isinstance(end, int):
+        return end  # (a QuickFailure, or None)
+    if quiet and not final and _fails_after(g, key, buf, end):
+        return QuickFailure(FAILS_AFTER_RUN, p, plan.dialect)
     return None
+
+
+class Led(NamedTuple):
+    """Where a block's bounded lead tokens leave it (``_lead``): the ``plan`` there, the
+    tokens' names (``path``) and the index in ``buf`` they end at (``p``)."""
+
+    plan: Opening
+    path: tuple[str, ...]
+    p: int
+
+
+def _lead(
+    g: CompiledGrammar,
+    k: int,
+    plan: Opening,
+    buf: str,
+    opened: tuple[int, int, bool],
+    limit: int,
+) -> Led | None:
+    """The bounded tokens a block of entry ``k`` reads before its first run, decided as
+    ``Capture.scan`` decides them (``opened`` is ``(i, p, final)``: the opener is
+    ``buf[i:p]``). None: a token cut by the end of ``buf``, more than ``LEAD_TOKENS``, over
+    ``limit``, a path ``g.opening`` refuses, or no text left after them."""
+    i, p, final = opened
+    n = len(buf)
+    path: tuple[str, ...] = ()
+    while plan.state is not None:
+        term, value, _, cut, _ = decide(plan.state, buf, p, final)
+        if term is None:
+            return None if cut else Led(plan, path, p)
+        if len(path) >= LEAD_TOKENS or p + len(value) - i > limit:
+            return None
+        path += (term.name,)
+        p += len(value)
+        after = g.opening(k, path)
+        if after is None or p >= n:
+            return None
+        plan = after
+    return Led(plan, path, p)
 
 
 def _run_fails(
@@ -330,6 +383,15 @@ def _goes_on(walks: Walks, end: int) -> int:
 
 #: Why a walked run fails where its depth goes past the limit (as ``JsonRun._end``).
 TOO_DEEP = f"nested deeper than {MAX_JSON_DEPTH}"
+
+
+def _read_again(lessons: Lessons, at: int) -> bool:
+    """Has a balanced run's reader of some kind read past offset ``at`` (text read again)?"""
+    for walks in lessons.walks.values():  # (one or two: no generator)
+        if at < walks.seen:
+            return True
+    return False
+
 
 #: Brackets noted past a walked run's end (``_walked``): the runs of the next entries end
 #: along the walk, found by ``_way_out`` with no step of the loop each.

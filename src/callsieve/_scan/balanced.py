@@ -41,11 +41,13 @@ each character of new text is read once, and one read again costs a look-up per 
 where it meets a walk; the state is a few integers whatever the input (no stack: depth is a
 count), and the walks are bounded (``WALKS_KEPT`` per kind of strings, ``WALK_STEPS`` steps
 each, 9 bytes a step).
-What it costs: outside strings one regex search per bracket or quote; a string is skipped with
-one regex match (escapes included), so a megabyte of ``{`` or of backslashes is read in linear
-time with a few C calls per chunk. New text notes nothing (a run of valid calls pays one
-comparison per run); text read again pays a bisection per bracket until it meets a walk, then
-two byte searches and a bisection per walk it goes along.
+What it costs: one regex match per bracket. It reads the whole strings before the bracket
+too, escapes included (``_SKIP``). A string the text cuts takes one match more. So a megabyte
+of ``{`` or of backslashes is read in linear time with a few C calls per chunk. New text
+notes nothing (a run of valid calls pays one comparison per run). Text read again pays a
+bisection per walk at a bracket where a walk may have a step, until it meets one. Where no
+walk has a step, none is looked for before the next step of any (``Walks.meet``). Along a
+walk, it pays two byte searches and a bisection.
 """
 
 from __future__ import annotations
@@ -70,6 +72,18 @@ _WS = re.compile(r"\s*")
 _SPECIAL = {'"': re.compile(r'["{}\[\]]'), "\"'": re.compile(r"[\"'{}\[\]()]")}
 #: A string's body up to its closing quote or a backslash that ends the text, by its quote.
 _STRING_BODY = {q: re.compile(rf"[^{q}\\]*(?:\\[\s\S][^{q}\\]*)*") for q in "\"'"}
+
+
+def _skipping(quotes: str) -> re.Pattern[str]:
+    """Outside strings, the text up to the next bracket or the next string that does not
+    close within the text: other characters, and whole strings of ``quotes``. One match
+    reads them all: a fast path (benchmarks/README.md, "Fast paths", "strings at once")."""
+    other = "[^" + re.escape(quotes) + r"{}\[\]" + ("()" if "'" in quotes else "") + "]*"
+    strings = "|".join(f"{q}[^{q}\\\\]*(?:\\\\[\\s\\S][^{q}\\\\]*)*{q}" for q in quotes)
+    return re.compile(f"{other}(?:(?:{strings}){other})*")
+
+
+_SKIP = {q: _skipping(q) for q in _SPECIAL}
 _OPENS = {"}": "{", "]": "[", ")": "("}
 _WHAT = {"}": "JSON object", "]": "JSON list", ")": "argument list"}
 #: The spec's fields a run copies: those the capture and the sieve read of a run (any other is
@@ -131,6 +145,26 @@ class Walks:
                 return w, i
         return None
 
+    def meet(self, at: int, but: Walk | None) -> tuple[Walk, int] | int:
+        """``find``, and where no walk has a step at ``at``, the first offset after it where
+        a walk other than ``but`` has one (-1: none). Until there a reader notes its
+        brackets with no look-up: the walks change only as it notes them in its own."""
+        kept = self.kept
+        nxt = -1
+        for k in range(len(kept) - 1, -1, -1):
+            w = kept[k]
+            pos = w.pos
+            if pos[-1] < at:
+                if w is not but:
+                    del kept[k]
+                continue
+            i = bisect_left(pos, at)
+            if pos[i] == at:
+                return w, i
+            if w is not but and (nxt < 0 or pos[i] < nxt):
+                nxt = pos[i]
+        return nxt
+
 
 def _step_at(w: Walk, at: int) -> int:
     """The index of ``w``'s step that ends at offset ``at``, or -1."""
@@ -166,7 +200,8 @@ class JsonRun(BalancedSpec):
         "walk",
         "shift",
         "until",
-        "_special",
+        "ahead",
+        "_skip",
         "_strings",
         "_spec",
     )
@@ -174,8 +209,9 @@ class JsonRun(BalancedSpec):
     def __init__(
         self, spec: BalancedSpec, walks: dict[str, Walks] | None = None, start: int = 0
     ) -> None:
-        for name in _SPEC_SLOTS:  # (no super().__init__: a copy)
-            setattr(self, name, getattr(spec, name))
+        # (``_SPEC_SLOTS``, one store each: no super().__init__, a copy)
+        self.name, self.soft, self.lead_ws = spec.name, spec.soft, spec.lead_ws
+        self.closer, self.opened, self.quotes = spec.closer, spec.opened, spec.quotes
         self._spec = spec
         self.base = 0  # the offset of the text ``read`` is given (its reader sets it)
         # The walks of this kind of strings (``_meet``); whether this run, which begins at
@@ -188,10 +224,11 @@ class JsonRun(BalancedSpec):
         self.walk: Walk | None = None
         self.shift = 0
         self.until = self.walks.end
+        self.ahead = 0  # nor before this offset (``Walks.meet``)
         self.why = ""
         self.at = 0  # where in the ``buf`` it was reading it failed
         self.quote = '"'  # the quote of the string the reader is in
-        self._special = _SPECIAL[self.quotes]
+        self._skip = _SKIP[q]
         self._strings = _STRING_BODY
         self.stop_char: str | None
         if self.opened:  # (the rest of a value: its opening bracket is read)
@@ -259,7 +296,7 @@ class JsonRun(BalancedSpec):
         depth = self.depth
         base = self.base
         walking = self.walking
-        until = self.until
+        until, ahead = self.until, self.ahead
         while p < n:
             if mode == _STRING:
                 m = self._strings[self.quote].match(buf, p)  # (it always matches)
@@ -271,12 +308,12 @@ class JsonRun(BalancedSpec):
                 p += 1
                 continue
             if mode == _VALUE:
-                m = self._special.search(buf, p)
-                if m is None:
-                    p = n
+                m = self._skip.match(buf, p)  # (it always matches)
+                p = m.end() if m is not None else p
+                if p >= n:
                     break
-                p = m.end()
-                c = m.group()
+                c = buf[p]  # (a bracket, or the quote of a string that does not close)
+                p += 1
                 if c in self.quotes:
                     mode = _STRING
                     self.quote = c
@@ -301,10 +338,11 @@ class JsonRun(BalancedSpec):
             # A bracket outside strings: in text read again, noted in the walk, or, where an
             # earlier reader in the same phase was, a jump over what it read (``_meet``).
             if walking:
-                if base + p > until:
+                if base + p > until or base + p < ahead:
                     self._note(base + p, depth)
                 else:
                     p, depth = self._meet(buf, p, depth)
+                    until, ahead = self.until, self.ahead
             if depth == 0 or depth > MAX_JSON_DEPTH:
                 return self._end(buf, p, depth)
         self.mode = mode
@@ -354,12 +392,16 @@ class JsonRun(BalancedSpec):
         w = self.walk
         i = -1 if w is None else _step_at(w, at)
         if w is None or i < 0:
-            found = self.walks.find(at, w)
-            if found is None:
+            found = self.walks.meet(at, w)
+            if isinstance(found, int):  # (no walk there, nor before ``found``: no look-up)
+                if found < 0:
+                    self.until = at
+                else:
+                    self.ahead = found
                 self._note(at, depth)
                 return p, depth
             w, i = found
-            self.walk, self.until = w, w.pos[-1]
+            self.walk = w
         lvl = w.lvl
         shift = self.shift = (depth - lvl[i]) & 255
         if depth == 0 or depth > MAX_JSON_DEPTH:

@@ -85,8 +85,8 @@ class Context(enum.Enum):
     __hash__ = object.__hash__
 
 
-# The members as plain module globals, on paths that run once per chunk (benchmarks/README.md,
-# "Fast paths", "enum members as globals").
+# The members as plain module globals: the machine reads them on every step, and an enum
+# member's lookup is dear (benchmarks/README.md, "Fast paths", "enum members as globals").
 PROSE, CANDIDATE, RUN, CUT_TAG = Mode.PROSE, Mode.CANDIDATE, Mode.RUN, Mode.CUT_TAG
 MACHINE, CLOSED, REASONING, NEW = Mode.MACHINE, Mode.CLOSED, Mode.REASONING, Mode.NEW
 BEFORE_TEXT = Mode.BEFORE_TEXT
@@ -148,6 +148,22 @@ class Found(enum.Enum):
     __hash__ = object.__hash__
 
 
+# The members as plain module globals too, as the modes' and the contexts' are.
+BEGIN, LOG_FULL, LEAD_ALIVE, LEAD_DIED = (
+    Found.BEGIN,
+    Found.LOG_FULL,
+    Found.LEAD_ALIVE,
+    Found.LEAD_DIED,
+)
+RUN_ON, STOP_CUT, MACHINE_RAN, END = Found.RUN_ON, Found.STOP_CUT, Found.MACHINE_RAN, Found.END
+FIRST_TEXT, THINK_TAG, THOUGHT_ENDS, BLOCK = (
+    Found.FIRST_TEXT,
+    Found.THINK_TAG,
+    Found.THOUGHT_ENDS,
+    Found.BLOCK,
+)
+
+
 class IllegalStep(CallsieveError, RuntimeError):
     """A step that is not in ``STEPS``: a bug in the machine, never the input's fault
     (internal: not exported; the stateful property test provokes it)."""
@@ -162,37 +178,37 @@ _AFTER_THOUGHT = (START, PREAMBLE, ANSWER)
 #: not here raises ``IllegalStep``. What each mode runs is ``READERS``.
 STEPS: dict[tuple[Mode | Context, Found], tuple[Mode | Context, ...]] = {
     # The modes.
-    (NEW, Found.BEGIN): (PROSE, REASONING, BEFORE_TEXT, MACHINE),  # (the context's, or "off")
-    (PROSE, Found.LOG_FULL): (PROSE,),
-    (REASONING, Found.LOG_FULL): (REASONING,),
-    (PROSE, Found.LEAD_ALIVE): (CANDIDATE,),
-    (REASONING, Found.LEAD_ALIVE): (CANDIDATE,),
-    (CANDIDATE, Found.LEAD_DIED): (PROSE, REASONING),
-    (BEFORE_TEXT, Found.FIRST_TEXT): (PROSE, REASONING),
-    (RUN, Found.RUN_ON): (RUN,),
-    (RUN, Found.STOP_CUT): (CUT_TAG,),
-    **{(mode, Found.MACHINE_RAN): _LIVE for mode in _LIVE},
-    **{(mode, Found.END): (CLOSED,) for mode in _LIVE},
+    (NEW, BEGIN): (PROSE, REASONING, BEFORE_TEXT, MACHINE),  # (the context's, or "off")
+    (PROSE, LOG_FULL): (PROSE,),
+    (REASONING, LOG_FULL): (REASONING,),
+    (PROSE, LEAD_ALIVE): (CANDIDATE,),
+    (REASONING, LEAD_ALIVE): (CANDIDATE,),
+    (CANDIDATE, LEAD_DIED): (PROSE, REASONING),
+    (BEFORE_TEXT, FIRST_TEXT): (PROSE, REASONING),
+    (RUN, RUN_ON): (RUN,),
+    (RUN, STOP_CUT): (CUT_TAG,),
+    **{(mode, MACHINE_RAN): _LIVE for mode in _LIVE},
+    **{(mode, END): (CLOSED,) for mode in _LIVE},
     # The contexts (SPEC §15).
-    (START, Found.FIRST_TEXT): (ANSWER,),
-    (PREAMBLE, Found.FIRST_TEXT): (ANSWER,),
-    (OPENING, Found.FIRST_TEXT): (IN_REASONING,),
-    (START, Found.THINK_TAG): (IN_REASONING,),
-    (PREAMBLE, Found.THINK_TAG): (IN_REASONING,),
-    (OPENING, Found.THINK_TAG): (IN_REASONING,),
-    (IN_REASONING, Found.THINK_TAG): _AFTER_THOUGHT,
-    (IN_REASONING, Found.THOUGHT_ENDS): _AFTER_THOUGHT,
-    (ANSWER, Found.THINK_TAG): (ANSWER,),  # (a stray ``</think>``: text)
-    (START, Found.BLOCK): (PREAMBLE, ANSWER),  # (the start's anchored entries end)
-    (PREAMBLE, Found.BLOCK): (PREAMBLE,),
-    (OPENING, Found.BLOCK): (OPENING,),
-    (IN_REASONING, Found.BLOCK): (IN_REASONING,),
-    (ANSWER, Found.BLOCK): (ANSWER,),
+    (START, FIRST_TEXT): (ANSWER,),
+    (PREAMBLE, FIRST_TEXT): (ANSWER,),
+    (OPENING, FIRST_TEXT): (IN_REASONING,),
+    (START, THINK_TAG): (IN_REASONING,),
+    (PREAMBLE, THINK_TAG): (IN_REASONING,),
+    (OPENING, THINK_TAG): (IN_REASONING,),
+    (IN_REASONING, THINK_TAG): _AFTER_THOUGHT,
+    (IN_REASONING, THOUGHT_ENDS): _AFTER_THOUGHT,
+    (ANSWER, THINK_TAG): (ANSWER,),  # (a stray ``</think>``: text)
+    (START, BLOCK): (PREAMBLE, ANSWER),  # (the start's anchored entries end)
+    (PREAMBLE, BLOCK): (PREAMBLE,),
+    (OPENING, BLOCK): (OPENING,),
+    (IN_REASONING, BLOCK): (IN_REASONING,),
+    (ANSWER, BLOCK): (ANSWER,),
 }
 
 
 #: The contexts a block's opening moves from (elsewhere its step stays where it is).
-BLOCK_MOVES = frozenset(c for (c, f), to in STEPS.items() if f is Found.BLOCK and to != (c,))
+BLOCK_MOVES = frozenset(c for (c, f), to in STEPS.items() if f is BLOCK and to != (c,))
 
 #: ``STEPS``' mode steps, by mode and then what was found: a mode's row, which
 #: ``SieveMachine._step`` holds while in it (one lookup by identity a step).
@@ -202,20 +218,24 @@ for (_at, _found), _to in STEPS.items():
         MODE_STEPS[_at][_found] = _to
 
 
-class Fast(enum.Enum):
+class Fast(enum.IntEnum):
     """A mode's fast half: what ``SieveMachine.feed`` does with the common chunk instead of
-    calling the mode's reader. ``SieveMachine._step`` arms the one its new mode's row names."""
+    calling the mode's reader. ``SieveMachine._step`` arms the one its new mode's row names
+    (``_fast``); ``feed`` has one branch per member. PROSE, the commonest, is the one false
+    member, so its branch costs a truth test (benchmarks/README.md, "The fast halves")."""
 
-    NONE = "none"  # every chunk goes to the reader
     #: An ASCII chunk without the tag lead: logged, and released as ``Text``.
-    PROSE = "prose"
+    PROSE = 0
+    NONE = 1  # every chunk goes to the reader
     #: The same, released as ``Reasoning``.
-    REASONING = "reasoning"
-    #: A chunk in which the run's stop cannot be: appended to the run (while nothing is held;
-    #: a run streaming as arguments as it is also sends it: ``ArgStream.hot``).
-    RUN = "run"
-
-    __hash__ = object.__hash__
+    REASONING = 2
+    #: A chunk in which the run's stop cannot be: appended to the run (armed while nothing
+    #: is held).
+    RUN = 3
+    #: RUN's for a run streaming as arguments as it is (``ArgStream.streams_as_is``): the
+    #: same chunk, with no closing tag's lead, appended and sent (``ArgStream.hot``).
+    #: ``SieveMachine._arm_run`` picks it, or NONE, in RUN's stead.
+    ARG = 4
 
 
 class ModeSpec(NamedTuple):
@@ -227,7 +247,8 @@ class ModeSpec(NamedTuple):
     fast: Fast
 
 
-#: Each mode's reader and fast half.
+#: Each mode's reader and fast half (RUN's: ``Fast.RUN``, ``ARG`` or ``NONE``, as
+#: ``SieveMachine._arm_run`` finds the run).
 READERS: dict[Mode, ModeSpec] = {
     PROSE: ModeSpec("_read_prose", Fast.PROSE),
     REASONING: ModeSpec("_read_prose", Fast.REASONING),

@@ -57,17 +57,29 @@ from .context import Where
 from .entries import ALL_PROSE, HOLD, HOLD_SEEN, OPEN, PROSE_LEAD, TEXT
 from .modes import (
     ANSWER,
+    BEGIN,
+    BLOCK,
     BLOCK_MOVES,
     CANDIDATE,
     CLOSED,
     CUT_TAG,
+    END,
+    FIRST_TEXT,
     IN_REASONING,
+    LEAD_ALIVE,
+    LEAD_DIED,
+    LOG_FULL,
     MACHINE,
+    MACHINE_RAN,
     MODE_STEPS,
     NEW,
     OPENING,
     READERS,
     RUN,
+    RUN_ON,
+    STOP_CUT,
+    THINK_TAG,
+    THOUGHT_ENDS,
     Context,
     Fast,
     Found,
@@ -84,9 +96,12 @@ NO_CANDIDATE = -2
 _WHITE = re.compile(r"\s*")  # (white space as ``str.isspace`` has it: both are Unicode's)
 _LIVE = FenceState.LIVE
 Budget = list[Callable[[str], None]]
-_IDLE: Budget = []  # a fast half that is off (never filled)
-_MACHINE_RAN, _LEAD_ALIVE, _LEAD_DIED = Found.MACHINE_RAN, Found.LEAD_ALIVE, Found.LEAD_DIED
+_IDLE: Budget = []  # no fast half armed (never filled)
+#: What sends a chunk a fast half tried on to the reader: a chunk that is not a ``str`` (the
+#: reader raises the typed error), or a spent budget (``IndexError`` at its pop).
+_TO_READER = (AttributeError, TypeError, IndexError)
 _FAST_PROSE, _FAST_REASONING, _FAST_RUN = Fast.PROSE, Fast.REASONING, Fast.RUN
+_FAST_ARG, _FAST_NONE = Fast.ARG, Fast.NONE
 
 
 def _no_stream(chunk: str) -> list[Event]:  # pragma: no cover - never called: no fast half
@@ -94,8 +109,8 @@ def _no_stream(chunk: str) -> list[Event]:  # pragma: no cover - never called: n
 
 
 class ArgHot(NamedTuple):
-    """RUN's second fast half, for a run streaming as arguments as it is (``ArgStream.hot``):
-    what it sends a chunk to, and what a chunk it hands over must not hold."""
+    """The ARG fast half, for a run streaming as arguments as it is (``ArgStream.hot``):
+    what it sends a chunk to, what a chunk it takes must not hold, and its budget."""
 
     send: Callable[[str], list[Event]]
     #: Where a closing tag may begin (``ArgStream.hot_leads``): a chunk with it goes to
@@ -103,9 +118,11 @@ class ArgHot(NamedTuple):
     lead: str
     #: ... and so does a non-ASCII chunk this finds something in.
     others: Callable[[str], Any]
+    #: The run's budget (``Capture.run_budget``).
+    budget: Budget
 
 
-_NO_ARGS = ArgHot(_no_stream, "\0", _no_stream)
+_NO_ARGS = ArgHot(_no_stream, "\0", _no_stream, _IDLE)
 
 
 class SieveMachine(LifeView):
@@ -129,16 +146,15 @@ class SieveMachine(LifeView):
         "_mode",
         "_reader",
         "_steps",
-        # The fast halves ``feed`` runs (``READERS``' ``fast``; armed in ``_step`` only, at
-        # most one at a time): PROSE's and REASONING's, with the tag lead of prose; RUN's,
-        # with the run's stop, and RUN's for a run streaming as arguments as it is.
-        "_prose_hot",
-        "_reason_hot",
+        # The fast half ``feed`` runs (armed in ``_step`` only): which one (``READERS``'
+        # ``fast``, or ``Fast.ARG``, which ``_arm_run`` picks); PROSE's or RUN's budget
+        # (else empty); what the halves test: the tag lead of prose, the run's stop, and
+        # ARG's leads (with its budget).
+        "_fast",
+        "_hot",
         "_lead",
-        "_run_hot",
         "_run_char",
         "_run_may_stop",
-        "_arg_hot",
         "_arg",
         # CANDIDATE's and CUT_TAG's state.
         "_cand",
@@ -155,13 +171,11 @@ class SieveMachine(LifeView):
     _mode: Mode
     _reader: Callable[[Any, Any], list[Event]]
     _steps: dict[Found, tuple[Mode | Context, ...]]
-    _prose_hot: Budget
-    _reason_hot: Budget
+    _fast: Fast
+    _hot: Budget
     _lead: str
-    _run_hot: Budget
     _run_char: str
     _run_may_stop: Callable[[str], bool]
-    _arg_hot: Budget
     _arg: ArgHot
     _cand: int
     _cand_seen: bool
@@ -232,7 +246,7 @@ class SieveMachine(LifeView):
         self._arg = _NO_ARGS
         self._mode = NEW
         self._steps = MODE_STEPS[NEW]
-        self._step(Found.BEGIN, MACHINE if opts.mode == "off" else self._where.home)
+        self._step(BEGIN, MACHINE if opts.mode == "off" else self._where.home)
 
     # ------------------------------------------------------------------ public API
     @property
@@ -277,47 +291,54 @@ class SieveMachine(LifeView):
 
     def feed(self, chunk: str) -> list[Event]:
         """Take the next chunk; return the events it decides (possibly none)."""
-        # The mode's fast half (``READERS``' ``fast``; ``_step`` arms at most one), else the
-        # mode's reader. Both are written out here, with no loop: a call per chunk, or a
-        # loop in ``feed``, would cost more than the half itself (benchmarks/README.md,
+        # The fast half ``_step`` armed (``_fast``, from the mode's row of ``READERS``), else
+        # the mode's reader. Each half is one branch here: no loop, no helper call, and no
+        # local variable but ``self`` and ``chunk`` (each would cost every chunk more than
+        # the half itself). The two commonest cost one truth test each (benchmarks/README.md,
         # "The fast halves").
-        # PROSE: an ASCII chunk without the tag lead is text, whatever else it holds;
-        # it is logged (a pop from the budget, then its bound append) and counted later.
-        if self._prose_hot:
+        # PROSE (the one false member): an ASCII chunk without the tag lead is text,
+        # whatever else it holds. It is logged (a pop from the budget, then its bound
+        # append) and counted later. A spent budget raises ``IndexError`` at the pop.
+        if not self._fast:
             try:
                 if chunk and chunk.isascii() and self._lead not in chunk:
-                    self._prose_hot.pop()(chunk)
+                    self._hot.pop()(chunk)
                     return [Text(chunk)]
-            except (AttributeError, TypeError):
-                pass  # not a str: the reader raises the typed error
-        # RUN, nothing held and no stop in sight: append; no parser step, nothing counted.
+            except _TO_READER:
+                pass  # (not a str, or the budget spent: the reader)
+        # RUN (the one other member armed with ``_hot``, while its budget lasts), nothing
+        # held and no stop in sight: append; no parser step, nothing counted.
         elif (
-            self._run_hot
+            self._hot
             and chunk.__class__ is str
             and (self._run_char not in chunk or not self._run_may_stop(chunk))
         ):
-            self._run_hot.pop()(chunk)
+            self._hot.pop()(chunk)
             return []
-        # RUN, a run streaming as arguments as it is (``ArgStream.streams_as_is``:
-        # CDATA, a ``string="true"`` body, a JSON body's strings): append, and its delta
-        # (one event per chunk, as ``Text`` in prose).
-        elif (
-            self._arg_hot
-            and chunk.__class__ is str
-            and (self._run_char not in chunk or not self._run_may_stop(chunk))
-            and self._arg.lead not in chunk  # (where a closing tag may begin: ``text``)
-            and (chunk.isascii() or self._arg.others(chunk) is None)
-        ):
-            self._arg_hot.pop()(chunk)
-            return self._arg.send(chunk)
-        # REASONING (SPEC §15): PROSE's fast half, the chunk released as reasoning.
-        elif self._reason_hot:
+        elif self._fast is _FAST_NONE:
+            pass  # (the reader reads every chunk)
+        # ARG, a run streaming as arguments as it is (``ArgStream.streams_as_is``: CDATA,
+        # a ``string="true"`` body, a JSON body's strings): append, and its delta (one
+        # event per chunk, as ``Text`` in prose).
+        elif self._fast is _FAST_ARG:
+            if (
+                chunk.__class__ is str
+                and self._arg.budget
+                and (self._run_char not in chunk or not self._run_may_stop(chunk))
+                and self._arg.lead not in chunk  # (where a closing tag may begin: ``text``)
+                and (chunk.isascii() or self._arg.others(chunk) is None)
+            ):
+                self._arg.budget.pop()(chunk)
+                return self._arg.send(chunk)
+        # REASONING (SPEC §15): PROSE's fast half through the prose budget itself, the
+        # chunk released as reasoning.
+        elif self._fast is _FAST_REASONING:
             try:
                 if chunk and chunk.isascii() and self._lead not in chunk:
-                    self._reason_hot.pop()(chunk)
+                    self._cur.prose_live.pop()(chunk)
                     return [Reasoning(chunk)]
-            except (AttributeError, TypeError):
-                pass  # not a str: the reader raises the typed error
+            except _TO_READER:
+                pass  # (not a str, or the budget spent: the reader)
         return self._reader(self, chunk)
 
     def close(self) -> list[Event]:
@@ -335,7 +356,7 @@ class SieveMachine(LifeView):
             events = self._process(cur.take(""), True, cand)
             # (under "open", a reply that never left the opening never closed the thought)
             self._life.ended_in_reasoning(self._where.context in (IN_REASONING, OPENING))
-        self._step(Found.END)
+        self._step(END)
         metrics = self._life.metrics
         if metrics is not None:
             close_counts(metrics, self._opts.metrics, self._cur.total, self._life.consumed)
@@ -360,14 +381,12 @@ class SieveMachine(LifeView):
             raise IllegalStep(f"{found.name} from {self._mode} may not go to {to}")
         self._mode = to  # type: ignore[assignment]
         self._reader, self._steps, fast = _ROWS[to]  # type: ignore[index]
-        self._prose_hot = self._reason_hot = self._run_hot = self._arg_hot = _IDLE
-        if fast is _FAST_PROSE:  # (with its budget topped up)
-            self._prose_hot = self._cur.prose_live or self._cur.prose_budget()
-        elif fast is _FAST_REASONING:  # (PROSE's fast half, released as ``Reasoning``)
-            self._reason_hot = self._cur.prose_live or self._cur.prose_budget()
-        elif fast is _FAST_RUN:
+        self._fast = fast
+        if fast is _FAST_PROSE:  # (its budget topped up)
+            self._hot = self._cur.prose_live or self._cur.prose_budget()
+        elif fast is _FAST_RUN:  # (while nothing is held: ``_arm_run``)
             cur = self._cur
-            if found is _MACHINE_RAN:  # a run the machine began or read on: its stop, its room
+            if found is MACHINE_RAN:  # a run the machine began or read on: its stop, its room
                 # (when something is held, it is the run's tail that may begin its stop)
                 cap = self._cap
                 assert cap is not None and cap.run is not None
@@ -376,35 +395,46 @@ class SieveMachine(LifeView):
                 # itself, in C — benchmarks/README.md, "Fast paths", "stop probe")
                 self._run_may_stop = getattr(cap.run, "stop_probe", None) or cap.run.may_stop
                 cur.begin_run(cap.raw_len)
-            if not cur.held:
-                self._arm_run()
-        elif to is CUT_TAG:
-            # A chunk without a character that could complete the tag (the one pending
-            # terminal's, else any of the parser state's) is only held, up to the longest
-            # the tag may be.
-            cap = self._cap
-            assert cap is not None
-            held = len(self._cur.held)
-            one = cap.held.pending
-            if one is not None and one.end_probe is not None:
-                self._cut_probe, self._cut_room = one.end_probe, one.width - held
+            if cur.held:
+                self._fast, self._hot = _FAST_NONE, _IDLE
             else:
-                self._cut_probe = cap.spec.shell_probe
-                self._cut_room = cap.spec.shell_width - held
+                self._arm_run()
+        else:
+            self._hot = _IDLE
+            if fast is _FAST_REASONING:  # (the budget it pops, ``Cursor.prose_live``, topped up)
+                self._cur.prose_budget()
+            elif to is CUT_TAG:
+                # A chunk without a character that could complete the tag (the one pending
+                # terminal's, else any of the parser state's) is only held, up to the longest
+                # the tag may be.
+                cap = self._cap
+                assert cap is not None
+                held = len(self._cur.held)
+                one = cap.held.pending
+                if one is not None and one.end_probe is not None:
+                    self._cut_probe, self._cut_room = one.end_probe, one.width - held
+                else:
+                    self._cut_probe = cap.spec.shell_probe
+                    self._cut_room = cap.spec.shell_width - held
 
     def _arm_run(self) -> None:
         """RUN with nothing held: its fast half — the one that only appends, or, for a run
         streaming as arguments as it is (CDATA, a ``string="true"`` body, a JSON body's
-        strings), the one that appends and sends it (``_arg_hot``, ``ArgStream.hot``); text
+        strings), the one that appends and sends it (``Fast.ARG``, ``ArgStream.hot``); text
         that the stream must still decide on goes through ``_read_run``."""
         cap = self._cap
         assert cap is not None
         stream = cap.args
-        if stream is None or not stream.wants_text():
-            self._run_hot = cap.run_text.run_live or cap.run_budget()
-        elif stream.streams_as_is():
-            self._arg_hot = cap.run_text.run_live or cap.run_budget()
-            self._arg = ArgHot(stream.hot, *stream.hot_leads())
+        if stream is None or not stream.wants_text():  # (``_fast`` is the row's: RUN)
+            self._hot = cap.run_text.run_live or cap.run_budget()
+            return
+        self._hot = _IDLE
+        if stream.streams_as_is():
+            self._fast = _FAST_ARG
+            budget = cap.run_text.run_live or cap.run_budget()
+            self._arg = ArgHot(stream.hot, *stream.hot_leads(), budget)
+        else:
+            self._fast = _FAST_NONE
 
     # ------------------------------------------------------------------ the readers
     # Each returns the chunk's events (a step to another mode hands it to that mode's reader).
@@ -420,7 +450,7 @@ class SieveMachine(LifeView):
             return self._read_machine(chunk)
         cur = self._cur
         if not cur.prose_live:  # the budget is spent: fold the log, top it up, read on
-            self._step(Found.LOG_FULL)
+            self._step(LOG_FULL)
         where = self._where
         found = where.lead_search(chunk)
         if found is None:
@@ -441,7 +471,7 @@ class SieveMachine(LifeView):
             if fences.state is _LIVE and not fences.run_len:
                 self._cand = lead.state
                 self._cand_seen = False
-                self._step(_LEAD_ALIVE)
+                self._step(LEAD_ALIVE)
                 # Through the cursor's two logs, counted when folded: the candidate goes
                 # to ``grown`` (a held candidate is all there), the prose before it to the
                 # prose log (whose budget this chunk found not empty).
@@ -490,7 +520,7 @@ class SieveMachine(LifeView):
                 at = lead.at
                 if at == ALL_PROSE:
                     cur.drop_grown()
-                    self._step(_LEAD_DIED, where.home)
+                    self._step(LEAD_DIED, where.home)
                     cur.prose_live.pop()(text)
                     return [where.kind(text)]
                 if at >= 0:
@@ -530,10 +560,10 @@ class SieveMachine(LifeView):
                 if stream is not None:
                     stream.feed(text[:stop])
                 if stop == len(text) or tail:
-                    self._step(Found.RUN_ON)  # (a fast half again if nothing is held)
+                    self._step(RUN_ON)  # (a fast half again if nothing is held)
                 else:
                     cur.ran(cap.took())
-                    self._step(Found.STOP_CUT)
+                    self._step(STOP_CUT)
                 return stream.take() if stream is not None and stream.out else []
         return self._read_machine(chunk)
 
@@ -570,8 +600,8 @@ class SieveMachine(LifeView):
             at = _WHITE.match(chunk).end()  # type: ignore[union-attr]  # (\s* always matches)
             where = self._where
             if at < len(chunk) and chunk[at] not in where.fences.leads:
-                where.step(Found.FIRST_TEXT)
-                self._step(Found.FIRST_TEXT, where.home)
+                where.step(FIRST_TEXT)
+                self._step(FIRST_TEXT, where.home)
                 return self._reader(self, chunk)  # (the new mode's: ``_read_prose``)
         return self._read_machine(chunk)
 
@@ -655,7 +685,7 @@ class SieveMachine(LifeView):
                 # Text stands before this lead, or the lead is text: the answer (under
                 # "open", the reasoning) has begun, and the lead is decided again with its
                 # entries (a <think> there is text).
-                where.step(Found.FIRST_TEXT)
+                where.step(FIRST_TEXT)
                 pos = i
                 continue
             kind = where.kind  # (a block's step keeps what text is released as)
@@ -677,7 +707,7 @@ class SieveMachine(LifeView):
             pos = text_start = self._reasoning_tag(buf, base, value, events)
         if not final:  # the mode the machine's state calls for
             cur = self._cur  # (a candidate the machine holds is in ``Cursor.grown``)
-            self._step(_MACHINE_RAN, next_mode(self._cap, cur.held, bool(cur.grown), where.home))
+            self._step(MACHINE_RAN, next_mode(self._cap, cur.held, bool(cur.grown), where.home))
         return events
 
     def _release(self, buf: str, text_start: int, i: int, events: list[Event]) -> None:
@@ -689,7 +719,7 @@ class SieveMachine(LifeView):
             where = self._where
             events.append(where.kind(piece))
             if where.until_text and not piece.isspace():
-                where.step(Found.FIRST_TEXT)  # (the answer has begun)
+                where.step(FIRST_TEXT)  # (the answer has begun)
         self._cur.passed(buf, i)
 
     def _hold(self, buf: str, i: int, state: int, seen: bool) -> None:
@@ -714,7 +744,7 @@ class SieveMachine(LifeView):
             self._life.stray_close(base + tag.start())
         else:
             events.append(Reasoning("", tag.group()))
-        where.step(Found.THINK_TAG)
+        where.step(THINK_TAG)
         end: int = tag.end()
         self._cur.passed(buf, end)
         return end
@@ -733,7 +763,7 @@ class SieveMachine(LifeView):
             ends = opener.lastgroup in life.g.openers.thought_enders
             reasoning = ENDS_THOUGHT if ends else opts.calls_in_reasoning
         if where.context in BLOCK_MOVES:
-            where.step(Found.BLOCK)  # (at the start: its anchored entries end)
+            where.step(BLOCK)  # (at the start: its anchored entries end)
         pos = opener.end()
         early = opts.early_emit != "block"
         limit = opts.max_block_chars
@@ -750,7 +780,7 @@ class SieveMachine(LifeView):
         (``ENDS_THOUGHT``), gave its first calls: the thought ends here (SPEC §15)."""
         if life.in_reasoning == ENDS_THOUGHT and self._where.context is IN_REASONING:
             life.thought_ended()
-            self._where.step(Found.THOUGHT_ENDS)
+            self._where.step(THOUGHT_ENDS)
 
     def _read_block(
         self, cap: Capture, buf: str, base: int, pos: int, final: bool, events: list[Event]

@@ -69,7 +69,7 @@ from ... import (
 from ...render import openai_chat
 from ...server._errors import ApiError
 from ...server._reply.respond import ReplyEvents
-from ...server._reply.upstream import _finished_calls, _merge_calls
+from ...server._reply.upstream import UpstreamCalls
 from ._options import MODEL_KEY, ReplyPlan, default_options, read_options, reply_plan
 
 __all__ = ["CallsieveHook", "ToolCallAbortedError", "UpstreamCallError"]
@@ -185,21 +185,21 @@ def _reading(plan: ReplyPlan, options: dict[str, Any]) -> ReplyEvents:
     )
 
 
-def _merge(calls: dict[int, list[Any]], pieces: Iterable[Any]) -> None:
+def _merge(calls: UpstreamCalls, pieces: Iterable[Any]) -> None:
     """The upstream's tool-call pieces (a delta's, or a whole message's: LiteLLM's objects)
     merged by ``index`` into ``calls``, as the gateway merges them (a name or id that
     cannot be encoded is ``UpstreamCallError``)."""
     try:
-        _merge_calls(calls, [p if isinstance(p, dict) else p.model_dump() for p in pieces])
+        calls.merge([p if isinstance(p, dict) else p.model_dump() for p in pieces])
     except ApiError as err:
         raise UpstreamCallError(err) from None
 
 
-def _native(calls: dict[int, list[Any]]) -> list[ToolCall]:
+def _native(calls: UpstreamCalls) -> list[ToolCall]:
     """The upstream's own calls, in index order (the gateway's check: a call without a name
     or whose arguments are not a JSON object is ``UpstreamCallError``)."""
     try:
-        return _finished_calls(calls)
+        return calls.finished()
     except ApiError as err:
         raise UpstreamCallError(err) from None
 
@@ -253,7 +253,7 @@ def _read_choice(choice: Any, plan: ReplyPlan) -> None:
     if isinstance(separated, str) and separated:
         parts.add(reading.upstream_reasoning())
         parts.add([Reasoning(separated)])
-    native: dict[int, list[Any]] = {}
+    native = UpstreamCalls()
     _merge(native, upstream_calls)
     if content:
         parts.add(reading.feed(content))
@@ -278,7 +278,7 @@ class _Choice:
     def __init__(self, plan: ReplyPlan, options: dict[str, Any]) -> None:
         self.reading = _reading(plan, options)
         self.renderer = openai_chat.StreamRenderer(on_abort="error")
-        self.native: dict[int, list[Any]] = {}
+        self.native = UpstreamCalls()
         self.closed = False
 
     def feed(self, delta: Any) -> list[dict[str, Any]]:

@@ -49,7 +49,7 @@ import json
 import logging
 import re
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -215,7 +215,7 @@ class UpstreamSource:
         self._total = total
         self._decoder = SSEDecoder(config.max_line_bytes, config.max_event_bytes)
         self._received = 0
-        self._calls: dict[int, list[Any]] = {}  # index -> [id, name, argument pieces]
+        self._calls = UpstreamCalls()
         self.finish_reason: str | None = None
         self.usage: dict[str, int] | None = None
 
@@ -313,15 +313,12 @@ class UpstreamSource:
         if not isinstance(delta, dict):
             return None
         if isinstance(delta.get("tool_calls"), list):
-            self._call_pieces(delta["tool_calls"])
+            self._calls.merge(delta["tool_calls"])
         return _piece(delta)
-
-    def _call_pieces(self, pieces: list[Any]) -> None:
-        _merge_calls(self._calls, pieces)
 
     def calls(self) -> list[ToolCall]:
         """The upstream's own tool calls (``delta.tool_calls``), in index order."""
-        return _finished_calls(self._calls)
+        return self._calls.finished()
 
     async def aclose(self) -> None:
         await self._response.aclose()
@@ -355,46 +352,69 @@ def _count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
-def _merge_calls(calls: dict[int, list[Any]], pieces: list[Any]) -> None:
-    """Tool-call pieces (``delta.tool_calls``, or a whole ``message.tool_calls``) merged by
-    ``index`` into ``calls`` (index -> [id, name, argument pieces])."""
-    for i, piece in enumerate(pieces):
-        if not isinstance(piece, dict):
-            continue
-        index = piece.get("index", i)
-        entry = calls.setdefault(index if isinstance(index, int) else i, ["", "", []])
-        fn = piece["function"] if isinstance(piece.get("function"), dict) else {}
-        for slot, value in ((0, piece.get("id")), (1, fn.get("name"))):
-            if isinstance(value, str) and value:
-                if unencodable(value):
-                    raise ApiError(
-                        502,
-                        "the upstream sent a tool call that cannot be encoded",
-                        code="upstream_bad_text",
-                    )
-                entry[slot] = value if slot == 0 else entry[slot] + value
-        arguments = fn.get("arguments")
-        if isinstance(arguments, str):
-            entry[2].append(arguments)
+@dataclass
+class _CallParts:
+    """One upstream call as its pieces come: its id, its name and its argument pieces."""
+
+    ident: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
 
 
-def _finished_calls(calls: dict[int, list[Any]]) -> list[ToolCall]:
-    out = []
-    for _, (ident, name, pieces) in sorted(calls.items()):
-        text = "".join(pieces)
-        try:
-            value = json.loads(text) if text.strip() else {}
-        except ValueError:
-            value = None
-        if not name or not isinstance(value, dict) or unencodable(text):
-            raise ApiError(
-                502,
-                "the upstream sent a tool call without a name or whose "
-                "arguments are not a JSON object",
-                code="upstream_bad_call",
-            )
-        out.append(ToolCall(name, value, id=ident))
-    return out
+class UpstreamCalls:
+    """The upstream's own tool calls, merged by ``index`` from their pieces
+    (``delta.tool_calls``, or a whole ``message.tool_calls``). The LiteLLM hook reads them
+    so too."""
+
+    def __init__(self) -> None:
+        self._calls: dict[int, _CallParts] = {}
+
+    def merge(self, pieces: list[Any]) -> None:
+        """Pieces that are not objects are skipped; a name or id that cannot be encoded is
+        a 502."""
+        for i, piece in enumerate(pieces):
+            if not isinstance(piece, dict):
+                continue
+            index = piece.get("index", i)
+            call = self._calls.setdefault(index if isinstance(index, int) else i, _CallParts())
+            fn = piece["function"] if isinstance(piece.get("function"), dict) else {}
+            ident, name = _encodable(piece.get("id")), _encodable(fn.get("name"))
+            call.ident = ident or call.ident
+            call.name += name
+            arguments = fn.get("arguments")
+            if isinstance(arguments, str):
+                call.arguments.append(arguments)
+
+    def finished(self) -> list[ToolCall]:
+        """The calls in index order. One without a name, or whose arguments are not a JSON
+        object, is a 502."""
+        out = []
+        for _, call in sorted(self._calls.items()):
+            text = "".join(call.arguments)
+            try:
+                value = json.loads(text) if text.strip() else {}
+            except ValueError:
+                value = None
+            if not call.name or not isinstance(value, dict) or unencodable(text):
+                raise ApiError(
+                    502,
+                    "the upstream sent a tool call without a name or whose "
+                    "arguments are not a JSON object",
+                    code="upstream_bad_call",
+                )
+            out.append(ToolCall(call.name, value, id=call.ident))
+        return out
+
+
+def _encodable(value: Any) -> str:
+    """A piece's id or name, ``""`` when it is not a string."""
+    if not isinstance(value, str):
+        return ""
+    if unencodable(value):
+        raise ApiError(
+            502, "the upstream sent a tool call that cannot be encoded", code="upstream_bad_text"
+        )
+    return value
 
 
 def _disconnected(exc: Exception) -> ApiError:
@@ -487,13 +507,13 @@ class WholeSource:
         choice = choices[0]
         message = choice.get("message")
         message = message if isinstance(message, dict) else {}
-        calls: dict[int, list[Any]] = {}
+        calls = UpstreamCalls()
         if isinstance(message.get("tool_calls"), list):
-            _merge_calls(calls, message["tool_calls"])
+            calls.merge(message["tool_calls"])
         finish = choice.get("finish_reason")
         return cls(
             _piece(message),
-            _finished_calls(calls),
+            calls.finished(),
             finish if isinstance(finish, str) else None,
             _usage(body.get("usage")),
         )
