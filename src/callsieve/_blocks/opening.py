@@ -639,7 +639,7 @@ FAILS_AFTER_RUN = "the parser state after the first run takes nothing that follo
 UNRECORDED = "the JSON body fails"
 #: The failures ``fails_along`` is tried after: a walked run's, or a closed run's (both
 #: only where nothing records why). After any other, the next blocks fail otherwise.
-ALONG_AFTER = frozenset((UNRECORDED, FAILS_AFTER_RUN))
+ALONG_AFTER = (UNRECORDED, FAILS_AFTER_RUN)  # (a tuple: ``in`` meets them by identity, no hash)
 
 #: Per grammar, per entry and lead path: the parser state a capture reads the next token
 #: in once the first run closed (``_after_run``), or None.
