@@ -9,6 +9,7 @@ made) is switched off by making its test answer "may not fail" everywhere.
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -343,6 +344,7 @@ def test_inv1_failing_after_the_first_run_changes_no_event(
         fast = _quiet(feed, opts)
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(opening, "_fails_after", _runs_close)
+            mp.setattr(lifecycle, "fails_along", _no_stretch)
             slow = _quiet(feed, opts)
         assert fast == slow
 
@@ -351,17 +353,155 @@ def test_inv4_failing_after_the_first_run_is_taken_on_hostile_text(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Not dead code: in ``[a(`` 30 deep and closed, repeated, half the blocks' runs close.
+    # (``_takes_nothing`` answers for ``_fails_after`` and for the failed stretches.)
     answers: list[bool] = []
-    real = opening._fails_after
+    real = opening._takes_nothing
 
     def spy(*args: Any) -> bool:
         answers.append(answer := real(*args))
         return answer
 
-    monkeypatch.setattr(opening, "_fails_after", spy)
+    monkeypatch.setattr(opening, "_takes_nothing", spy)
     text = ("[a(" * 30 + ")" * 30) * 20 + "]"
     _quiet([text[i : i + 5] for i in range(0, len(text), 5)], {"dialects": "all"})
     assert sum(answers) >= 200
+
+
+def _no_stretch(g: Any, k: int, walks: Any, buf: str, base: int, p: int, along: Any) -> Any:
+    """``fails_along`` passing over nothing: the path off."""
+    return p, -1
+
+
+#: Pieces for failed stretches (``_blocks.opening.fails_along``): openers of one entry and
+#: of others, prose, code and reasoning tags between them, runs that close and go on.
+STRETCHES = (
+    *BRACKETS,
+    "[a(" * 8,
+    "[b([a(",
+    ")" * 8,
+    "`",
+    "```\n",
+    "~",
+    "<think>",
+    "</think>",
+    "[TOOL_CALLS]",
+    '{"name": "f", "arguments": {"a": [',
+    "a",
+    "\n",
+)
+
+
+@st.composite
+def stretch_documents(draw: st.DrawFn) -> tuple[str, list[str]]:
+    pieces = draw(st.lists(st.sampled_from(STRETCHES), min_size=1, max_size=30))
+    doc = "".join(pieces) * draw(st.integers(1, 40))
+    cuts = draw(st.lists(st.integers(1, max(1, len(doc) - 1)), max_size=24))
+    return doc, chunk_at(doc, sorted(set(cuts)))
+
+
+@SETTINGS
+@given(stretch_documents(), OPTIONS)
+def test_inv1_failed_stretches_change_no_event(
+    doc_chunks: tuple[str, list[str]], opts: dict[str, Any]
+) -> None:
+    # The blocks after one that failed at once, passed over while each fails at once too,
+    # give the events the sieve gives trying each in turn.
+    doc, chunks = doc_chunks
+    for feed in (chunks, list(doc)):
+        fast = _quiet(feed, opts)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(lifecycle, "fails_along", _no_stretch)
+            slow = _quiet(feed, opts)
+        assert fast == slow
+        assert fast == _without("fails_at_once", _never, _quiet, feed, opts)
+
+
+@pytest.mark.parametrize(
+    "unit", ["[a(", "[a(" * 30 + ")" * 30, "[a(b, c=[1, (2)], d={'e': [", "[a(x=')')"]
+)
+def test_inv1_failed_stretches_change_no_event_on_hostile_text(unit: str) -> None:
+    text = unit * (3000 // len(unit)) + "]"
+    for size in (1, 3, 8):
+        chunks = [text[i : i + size] for i in range(0, len(text), size)]
+        fast = _quiet(chunks, {"dialects": "all"})
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(lifecycle, "fails_along", _no_stretch)
+            slow = _quiet(chunks, {"dialects": "all"})
+        assert fast == slow
+        assert fast == _without("fails_at_once", _never, _quiet, chunks, {"dialects": "all"})
+
+
+def test_inv4_failed_stretches_are_taken_on_hostile_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Not dead code: in ``[a(`` 30 deep and closed, repeated, most blocks are passed over
+    # in a stretch, not tried one by one.
+    passed: list[int] = []
+    real = opening.fails_along
+
+    def spy(*args: Any) -> Any:
+        start = args[5]
+        i, last = real(*args)
+        passed.append(args[3].count("[a(", start, i) if last >= 0 else 0)
+        return i, last
+
+    monkeypatch.setattr(lifecycle, "fails_along", spy)
+    text = ("[a(" * 30 + ")" * 30) * 20 + "]"
+    _quiet([text[i : i + 5] for i in range(0, len(text), 5)], {"dialects": "all"})
+    assert sum(passed) >= 400
+
+
+@pytest.mark.parametrize(
+    "unit", ["[a(" * 30 + ")" * 30, "[a(" * 3 + ")" * 2, "[a([1, {'b': (2,)}, ')'"]
+)
+def test_inv1_walked_runs_end_where_a_reader_ends(
+    unit: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Along the walks a stream kept, past a full walk's end (``WALK_STEPS``) along the next
+    # one, each run in text read again ends, fails or goes on where a ``JsonRun`` of its
+    # own, with no walks, finds it.
+    from callsieve._scan.balanced import WALK_STEPS, JsonRun
+
+    chained: list[object] = []
+    real = opening._walk_past
+
+    def spy(*args: Any) -> Any:
+        full = len(args[4][0].pos) >= WALK_STEPS
+        verdict = real(*args)
+        if full and verdict is not None:
+            chained.append(verdict)
+        return verdict
+
+    monkeypatch.setattr(opening, "_walk_past", spy)
+    text = unit * (12_000 // len(unit))
+    s = callsieve.Sieve(dialects="all")
+    for i in range(0, len(text), 5):
+        s.feed(text[i : i + 5])
+    life = s._life
+    k = life.g.openers.entry_index["PYTHONIC__PY_OPEN"]
+    plan = life.g.opening(k)
+    assert plan is not None and plan.run is not None
+    walks = life.lessons.walks[plan.run.quotes]
+    answered = 0
+    for m in re.finditer(re.escape("[a("), text):
+        p = m.end()
+        if p >= walks.seen or text[p] not in "{[()]}":
+            continue
+        got = opening._walked(plan.run, walks, text, 0, p)
+        if got is None:
+            continue
+        answered += 1
+        run = JsonRun(plan.run)
+        end = run.read(text, p)
+        if end < 0:
+            assert isinstance(got, str)
+        elif run.done:
+            assert got == end
+        else:
+            assert got == opening.GOES_ON
+    assert answered >= len(text) // len(unit) // 2
+    if len(unit) > 100:
+        assert len(chained) >= 3
 
 
 def test_inv1_a_token_cut_after_the_first_run_is_held_not_failed() -> None:

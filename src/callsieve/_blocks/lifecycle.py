@@ -38,7 +38,7 @@ from .._scan.cursor import Cursor
 from .argstream import ArgContext, ArgStream, Built, Failed
 from .capture import Capture, CaptureContext
 from .lessons import Lessons
-from .opening import fails_at_once
+from .opening import ALONG_AFTER, fails_along, fails_at_once
 
 __all__ = ["ENDS_THOUGHT", "KEPT_BLOCKS", "BlockLife", "LifeView", "Resume"]
 
@@ -216,13 +216,16 @@ class BlockLife:
         early: bool,
         limit: int,
         final: bool,
+        where: Any = None,
     ) -> Resume | None:
         """A block opened at the entry match ``m`` (at offset ``start``, its opener ending at
         ``buf[pos]``) that could emit nothing before failing, and fails at once, is released
         as ``fail`` releases it: at the end of the input (``final``: ``buf`` runs to it),
         where nothing after it could end a block (``Lessons.no_end_after``); or in the run
         its opener leaves it (``_blocks.opening``, made without a capture). ``early``: calls
-        may be emitted before the block ends; ``limit``: ``max_block_chars``. None: open it."""
+        may be emitted before the block ends; ``limit``: ``max_block_chars``. None: open it.
+        ``where``: the sieve's ``Where``; its entry finder may pass over the blocks after
+        this one that fail at once too (``_blocks.opening.fails_along``)."""
         g = self.g
         k = g.openers.entry_index[m.lastgroup]
         entry = g.entries[k]
@@ -247,6 +250,16 @@ class BlockLife:
         )
         if quick is None:
             return None
+        if (
+            quick.failure in ALONG_AFTER
+            and not final
+            and where is not None
+            and not where.until_text
+        ):
+            along = where.finder.pass_over  # (not where the first text moves the context)
+            pos, last = fails_along(g, k, self.lessons.walks, buf, base, pos, along)
+            if last >= 0:  # (the blocks passed over began there, as this one does)
+                start = base + last
         self._begin(entry, start, reasoning)
         if not strict:
             if self.metrics is not None:

@@ -10,7 +10,7 @@ there takes (``CompiledGrammar.opening``). ``fails_at_once`` decides those token
 capture's scanner would. It then reads the run as the capture's would: the same walks, the
 same offset. If the run fails, or goes on to the end of the input, so does the block.
 ``QuickFailure`` says what the capture would have said, and where it would have stopped.
-It buys a Lark parser, its steps and the scan per entry. Three more paths ride on it:
+It buys a Lark parser, its steps and the scan per entry. Four more paths ride on it:
 - *walked runs* (``_walked``): a run that goes on inside its value, at a bracket, in text
   read again, ends where a kept walk says, with no ``JsonRun`` made;
 - *after the run* (``_fails_after``): where nothing records why a block failed, a run that
@@ -19,7 +19,11 @@ It buys a Lark parser, its steps and the scan per entry. Three more paths ride o
 - *first checkpoint* (``_fails_at_checkpoint``): in a failed block's text, a block that
   reads a few bounded tokens, then a run that is not balanced, then a token at its stop,
   fails there if a failed capture noted that checkpoint with the same stack
-  (``_blocks.lessons``). The stack is derived once per entry, path and token.
+  (``_blocks.lessons``). The stack is derived once per entry, path and token;
+- *failed stretches* (``fails_along``): after a walked run failed its block where nothing
+  records why, the next leads are read in one loop (``EntryFinder.pass_over``). Each block
+  of the same entry that fails as that one did is passed over, with no call per block
+  through the sieve. The same tests decide, so the same blocks fail.
 benchmarks/README.md ("Fast paths") has the figures.
 What it guarantees: the same events, blocks and counters as the capture's path. It is
 taken only where the capture could emit nothing before failing: no argument stream, and
@@ -37,6 +41,8 @@ read; memory, one parser state per entry and path a grammar's blocks take this p
 from __future__ import annotations
 
 import weakref
+from bisect import bisect_left
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from lark import Token
@@ -59,7 +65,7 @@ from .capture import MAX_PARSE_DEPTH
 from .lessons import Lessons
 from .messages import INPUT_ENDED, json_body_failed, read_before, too_long
 
-__all__ = ["LEAD_TOKENS", "QuickFailure", "fails_at_once"]
+__all__ = ["ALONG_AFTER", "LEAD_TOKENS", "QuickFailure", "fails_along", "fails_at_once"]
 
 #: The bounded tokens a block may read before its first run for this path to be tried
 #: (``[TOOL_CALLS]`` then a name, ``<TOOLCALL>`` then ``[``: one or two in the families).
@@ -218,12 +224,14 @@ def _run_fails(
     if walks is None:
         walks = lessons.walks.get(plan.run.quotes)
     if (  # (a run that goes on inside its value, at a bracket: ``_walked``)
-        walks is not None and base + p < walks.seen and plan.run.opened and buf[p] in "{[("
+        walks is not None and base + p < walks.seen and plan.run.opened and buf[p] in _BRACKETS
     ):
         walked = _walked(plan.run, walks, buf, base, p)
         if isinstance(walked, str):
             why = UNRECORDED if quiet else json_body_failed(base + p, walked)
             return QuickFailure(why, p, plan.dialect)
+        if walked == GOES_ON:  # (as the ``JsonRun`` below finds it, with none made)
+            return _to_the_end(plan, buf, i, limit) if final else None
         if walked is not None:
             return walked
     run = JsonRun(plan.run, lessons.walks, base + p)
@@ -233,49 +241,108 @@ def _run_fails(
         return QuickFailure(json_body_failed(base + p, run.why), p, plan.dialect)
     if run.done:
         return s
-    if not final:
-        return None
-    # The run goes on to the end of the input: the block is over max_block_chars there, or
-    # ends inside it (``_blocks.repair.finish``: a balanced run has no repair).
+    return _to_the_end(plan, buf, i, limit) if final else None
+
+
+def _to_the_end(plan: Opening, buf: str, i: int, limit: int) -> QuickFailure:
+    """The run of the block opened at ``buf[i]`` goes on to the end of the input: the block
+    is over max_block_chars there, or ends inside it (``_blocks.repair.finish``: a balanced
+    run has no repair)."""
     n = len(buf)
     return QuickFailure(too_long(limit) if n - i > limit else INPUT_ENDED, n, plan.dialect)
 
 
-def _walked(spec: Any, walks: Walks, buf: str, base: int, p: int) -> str | int | None:
+def _walked(
+    spec: Any, walks: Walks, buf: str, base: int, p: int, near: list[Any] | None = None
+) -> str | int | None:
     """Fast path ("walked runs"): the end of a balanced run of ``spec`` that starts inside
     its value at ``buf[p]`` (``opened``), in text its kind of readers has read (``buf[0]``
     is at offset ``base``). It is found as ``JsonRun.read`` finds it, with no reader made.
     Its first bracket outside strings must end where a kept walk has a step. The walk then
     says where the run's depth first leaves 1..``MAX_JSON_DEPTH``. Past the walk's end,
     the brackets are read and noted in it, as the reader notes them. An ``int``: the run
-    closes just before ``buf[end]``; a ``str``: why it fails. None: anything else (a
-    string first, no walk there, no end within ``buf``): a ``JsonRun`` reads it."""
-    n = len(buf)
-    special = _SPECIAL[spec.quotes]
+    closes just before ``buf[end]``, or ``GOES_ON`` past ``buf``; a ``str``: why it fails.
+    None: anything else (a string first, no walk there): a ``JsonRun`` reads it. ``near``:
+    the walk and step a run met last (``[walk, step]``, or ``[]``), looked at first and
+    then set (``fails_along``: the next run in a stretch meets the same walk a few steps
+    on)."""
     c = buf[p]  # (a bracket its strings' kind counts first: the run's first special one)
     if c not in "{[" and (c != "(" or len(spec.quotes) == 1):
-        m = special.search(buf, p)
-        if m is None or m.group() in spec.quotes or m.group() not in "{[(":
+        m = _SPECIAL[spec.quotes].search(buf, p)
+        if m is None or (c := m.group()) in spec.quotes:
             return None
+        if c not in "{[(":  # (a closer first: the run's depth is 0 there)
+            return _walk_ends(spec, walks, buf, base, m.end(), 0)
         p = m.start()
     at = base + p + 1
-    found = walks.find(at, None) if at <= walks.end else None
+    found = None
+    if near:  # (one of the next ``NEAR_STEPS`` steps of the walk met last)
+        w, k = near
+        hi = min(k + 1 + NEAR_STEPS, len(w.pos))
+        k = bisect_left(w.pos, at, k + 1, hi)
+        found = (w, k) if k < hi and w.pos[k] == at else None
     if found is None:
-        return None
+        found = walks.find(at, None) if at <= walks.end else None
+        if found is None:
+            return None
+    if near is not None:
+        near[:] = found
     w, k = found
-    pos, lvl = w.pos, w.lvl
+    lvl = w.lvl
     shift = (2 - lvl[k]) & 255
     j = _way_out(lvl, k, shift)
-    if j >= 0:
-        if pos[j] > base + n:
+    if j < 0:
+        return _walk_past(spec, walks, buf, base, (w, shift))
+    end = w.pos[j] - base
+    if end > len(buf):
+        return _goes_on(walks, base + len(buf))
+    return _walk_ends(spec, walks, buf, base, end, (lvl[j] + shift) & 255)
+
+
+def _walk_past(
+    spec: Any, walks: Walks, buf: str, base: int, walk: tuple[Any, int]
+) -> str | int | None:
+    """``_walked`` past the end of the walk it met (``walk``: the walk, and the run's
+    depth less its levels), where the run's depth has not left 1..``MAX_JSON_DEPTH``:
+    along the next walk, where the walk is full; else each bracket is read and noted in
+    it, as ``JsonRun._note`` notes it."""
+    w, shift = walk
+    n = len(buf)
+    special = _SPECIAL[spec.quotes]
+    while True:
+        pos, lvl = w.pos, w.lvl
+        if pos[-1] > base + n:
+            return _goes_on(walks, base + n)
+        p, depth = pos[-1] - base, (lvl[-1] + shift) & 255
+        if len(pos) < WALK_STEPS:
+            break
+        # A full walk: a later reader's walk goes on from the next bracket, where a
+        # ``JsonRun`` would meet it (``_meet``). Without it, each run that ends past a full
+        # walk would be read by a ``JsonRun`` of its own.
+        m = special.search(buf, p)
+        if m is None:
+            return _goes_on(walks, base + n)
+        if (c := m.group()) in spec.quotes:
             return None
-        return _walk_ends(spec, walks, buf, (base, pos[j] - base), (lvl[j] + shift) & 255)
-    if pos[-1] > base + n:
-        return None
-    p, depth = pos[-1] - base, (lvl[-1] + shift) & 255
+        p = m.end()
+        depth += 1 if c in "{[(" else -1
+        if depth == 0 or depth > MAX_JSON_DEPTH:
+            return _walk_ends(spec, walks, buf, base, p, depth)
+        found = walks.find(base + p, w)
+        if found is None:
+            return None
+        w, k = found
+        shift = (depth - w.lvl[k]) & 255
+        j = _way_out(w.lvl, k, shift)
+        if j >= 0:
+            end = w.pos[j] - base
+            if end > n:
+                return _goes_on(walks, base + n)
+            return _walk_ends(spec, walks, buf, base, end, (w.lvl[j] + shift) & 255)
     quotes, room = spec.quotes, WALK_STEPS - len(pos)
     out = out_depth = 0  # (where this run's depth leaves 1..MAX_JSON_DEPTH, once found)
-    while room > 0:  # (past the walk: each bracket one more step of it, as ``JsonRun._note``)
+    m = None
+    while room > 0:  # (each bracket one more step of the walk)
         m = special.search(buf, p)
         if m is None or (c := m.group()) in quotes:
             break
@@ -288,7 +355,34 @@ def _walked(spec: Any, walks: Walks, buf: str, base: int, p: int) -> str | int |
             out, out_depth = p, depth
             room = min(room, NOTED_AHEAD)
     walks.end = max(walks.end, pos[-1])
-    return _walk_ends(spec, walks, buf, (base, out), out_depth) if out else None
+    if out:
+        return _walk_ends(spec, walks, buf, base, out, out_depth)
+    return _goes_on(walks, base + n) if m is None and room > 0 else None
+
+
+#: Steps ``_walked`` looks along the walk met last (``near``) past the step it met. Any
+#: walk's step there will do: a walk notes only brackets read outside strings, and two
+#: readers there read on alike (``_scan.balanced``).
+NEAR_STEPS = 8
+
+
+#: Where ``_walked`` is tried: a run whose first character is a bracket, or a closer (a
+#: JSON body whose first thing is a string never meets a walk: a ``JsonRun`` reads it).
+_BRACKETS = "{[()]}"
+
+#: ``_walked``'s answer for a run that goes on past the text it is given.
+GOES_ON = -1
+
+
+def _goes_on(walks: Walks, end: int) -> int:
+    """The walked run goes on past the text, which ends at offset ``end``: as a reader that
+    read it all (``JsonRun._read_to``), ``GOES_ON``."""
+    walks.seen = max(walks.seen, end)
+    return GOES_ON
+
+
+#: Why a walked run fails where its depth goes past the limit (as ``JsonRun._end``).
+TOO_DEEP = f"nested deeper than {MAX_JSON_DEPTH}"
 
 
 def _read_again(lessons: Lessons, at: int) -> bool:
@@ -304,16 +398,60 @@ def _read_again(lessons: Lessons, at: int) -> bool:
 NOTED_AHEAD = 64
 
 
-def _walk_ends(spec: Any, walks: Walks, buf: str, at: tuple[int, int], depth: int) -> str | int:
+def _walk_ends(spec: Any, walks: Walks, buf: str, base: int, end: int, depth: int) -> str | int:
     """The walked run's depth left 1..``MAX_JSON_DEPTH`` at the bracket just before
-    ``buf[end]`` (``at`` is ``(base, end)``; ``buf[0]`` is at offset ``base``): as
-    ``JsonRun._end``, ``end`` if it closes there, else why it fails."""
-    base, end = at
+    ``buf[end]`` (``buf[0]`` is at offset ``base``): as ``JsonRun._end``, ``end`` if it
+    closes there, else why it fails."""
     walks.seen = max(walks.seen, base + end)  # (as the reader's ``_read_to``)
     if depth > MAX_JSON_DEPTH:
-        return f"nested deeper than {MAX_JSON_DEPTH}"
+        return TOO_DEEP
     c = buf[end - 1]
     return end if c == spec.closer else f"a {c!r} closes the {_WHAT[spec.closer]}"
+
+
+def fails_along(
+    g: CompiledGrammar,
+    k: int,
+    walks_of: dict[str, Walks],
+    buf: str,
+    base: int,
+    p: int,
+    along: Callable[[str, int, Callable[[Any], bool]], tuple[int, int]],
+) -> tuple[int, int]:
+    """Fast path ("failed stretches"). A block of entry ``k``, its opener ending just before
+    ``buf[p]``, failed at once in text read again, where nothing records why (``buf[0]``
+    is at offset ``base``). The next leads often open the same entry's blocks, which fail
+    too. ``along`` (the sieve's ``EntryFinder.pass_over``) passes over leads as the sieve
+    would, while this test says the block fails at once. The test is the sieve's own:
+    a block of entry ``k`` whose run ``_walked`` ends in failure, or closes where
+    ``_fails_after`` fails it. ``(i, last)``: the sieve goes on at ``buf[i]``; ``last`` is
+    the last opener passed over (-1: none). The walks change as the sieve's tries would
+    change them. Tried only after a run that began at a bracket: after a string, a
+    ``JsonRun`` read the run, and reads the next ones too."""
+    if p >= len(buf) or buf[p] not in _BRACKETS:
+        return p, -1
+    plan = g.opening(k)
+    if plan is None or plan.state is not None or plan.run is None or not plan.run.opened:
+        return p, -1
+    spec = plan.run
+    walks = walks_of.get(spec.quotes)
+    if walks is None:
+        return p, -1
+    group = g.entries[k].terminal
+    after = _after_spec(g, (k, ()))
+    n = len(buf)
+    near: list[Any] = []
+
+    def fails(m: Any) -> bool:
+        q = m.end()
+        if m.lastgroup != group or q >= n or base + q >= walks.seen or buf[q] not in _BRACKETS:
+            return False  # (as ``_run_fails``)
+        end = _walked(spec, walks, buf, base, q, near)
+        if end is None or end == GOES_ON:
+            return False
+        return isinstance(end, str) or end < n and _takes_nothing(after, buf, end)
+
+    return along(buf, p, fails)
 
 
 def _fails_at_checkpoint(
@@ -499,6 +637,9 @@ def _checkpoint(
 FAILS_AFTER_RUN = "the parser state after the first run takes nothing that follows it"
 #: The failure of a walked run where nothing records why (not written out: unread).
 UNRECORDED = "the JSON body fails"
+#: The failures ``fails_along`` is tried after: a walked run's, or a closed run's (both
+#: only where nothing records why). After any other, the next blocks fail otherwise.
+ALONG_AFTER = (UNRECORDED, FAILS_AFTER_RUN)  # (a tuple: ``in`` meets them by identity, no hash)
 
 #: Per grammar, per entry and lead path: the parser state a capture reads the next token
 #: in once the first run closed (``_after_run``), or None.
@@ -511,15 +652,26 @@ def _fails_after(g: CompiledGrammar, key: tuple[int, tuple[str, ...]], buf: str,
     state after the run (``_after_run``) may not end the block, takes no bounded terminal
     at ``buf[end]`` (nor holds one cut by the end of ``buf``), and starts no run. A call
     the run ended may be built before; it changes only the failure's text."""
-    if end >= len(buf):
-        return False
+    return end < len(buf) and _takes_nothing(_after_spec(g, key), buf, end)
+
+
+def _after_spec(g: CompiledGrammar, key: tuple[int, tuple[str, ...]]) -> StateSpec | None:
+    """``_after_run``'s state for entry and path ``key``, derived once per grammar; None
+    where it refuses, may end the block or starts a run (``_fails_after`` fails nothing)."""
     known = _AFTER.of(g)
     if key in known:
-        spec = known[key]
+        spec: StateSpec | None = known[key]
     else:
         spec = known[key] = _after_run(g, *key)
-    if spec is None or spec.end_ok or spec.run is not None:
+    return None if spec is None or spec.end_ok or spec.run is not None else spec
+
+
+def _takes_nothing(spec: StateSpec | None, buf: str, end: int) -> bool:
+    """``_fails_after`` in the state ``spec`` (``_after_spec``), at ``buf[end]``."""
+    if spec is None:
         return False
+    if not spec.starting(buf[end]):  # (no bounded terminal starts there: ``decide`` says so)
+        return True
     term, _, _, cut, _ = decide(spec, buf, end, False)
     return term is None and not cut
 

@@ -757,17 +757,18 @@ class SieveMachine(LifeView):
         fails at once is released with no capture read (``BlockLife.fail_at_once``)."""
         life = self._life
         opts = self._opts
+        where = self._where
         reasoning = None
-        if self._where.context is IN_REASONING:  # (SPEC §15: a draft, or a call ending it)
+        if where.context is IN_REASONING:  # (SPEC §15: a draft, or a call ending it)
             ends = opener.lastgroup in life.g.openers.thought_enders
             reasoning = ENDS_THOUGHT if ends else opts.calls_in_reasoning
-        if self._where.context in BLOCK_MOVES:
-            self._where.step(BLOCK)  # (at the start: its anchored entries end)
+        if where.context in BLOCK_MOVES:
+            where.step(BLOCK)  # (at the start: its anchored entries end)
         pos = opener.end()
         early = opts.early_emit != "block"
         limit = opts.max_block_chars
         went_on = life.fail_at_once(
-            opener, base + i, reasoning, buf, base, pos, self._cur, early, limit, final
+            opener, base + i, reasoning, buf, base, pos, self._cur, early, limit, final, where
         )
         if went_on is not None:
             return went_on
