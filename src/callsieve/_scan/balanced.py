@@ -297,6 +297,12 @@ class JsonRun(BalancedSpec):
         base = self.base
         walking = self.walking
         until, ahead = self.until, self.ahead
+        # Noting, inline (a fast path: benchmarks/README.md, "Fast paths", "noted inline"):
+        # the walk's bound appends and the steps it has room for, once it is kept (``_note``
+        # does the rest); the last offset noted, for ``Walks.end`` when the read returns.
+        room = last = 0
+        to_pos = to_lvl = _ignore
+        shift = 0
         while p < n:
             if mode == _STRING:
                 m = self._strings[self.quote].match(buf, p)  # (it always matches)
@@ -338,13 +344,29 @@ class JsonRun(BalancedSpec):
             # A bracket outside strings: in text read again, noted in the walk, or, where an
             # earlier reader in the same phase was, a jump over what it read (``_meet``).
             if walking:
-                if base + p > until or base + p < ahead:
-                    self._note(base + p, depth)
+                at = base + p
+                if (at > until or at < ahead) and room:
+                    to_pos(at)
+                    to_lvl((depth - shift) & 255)
+                    room -= 1
+                    last = at
+                elif at > until or at < ahead:
+                    self._note(at, depth)
+                    room = _room(self.walk)
+                    if room:
+                        w = self.walk
+                        assert w is not None
+                        to_pos, to_lvl, shift = w.pos.append, w.lvl.append, self.shift
                 else:
                     p, depth = self._meet(buf, p, depth)
                     until, ahead = self.until, self.ahead
+                    room = 0  # (its walk, or its shift, may be another now)
             if depth == 0 or depth > MAX_JSON_DEPTH:
+                if last > self.walks.end:
+                    self.walks.end = last
                 return self._end(buf, p, depth)
+        if last > self.walks.end:
+            self.walks.end = last
         self.mode = mode
         self.depth = depth
         self._read_to(n)
@@ -440,3 +462,13 @@ class JsonRun(BalancedSpec):
 
 def _always(chunk: str) -> bool:
     return True
+
+
+def _room(w: Walk | None) -> int:
+    """The steps ``JsonRun.read`` may note in ``w`` inline: those it has room for, once it is
+    kept (0: ``_note`` notes the next one)."""
+    return WALK_STEPS - len(w.pos) if w is not None and len(w.pos) >= KEEP_FROM else 0
+
+
+def _ignore(item: int) -> None:
+    """No walk to note in yet (``JsonRun.read``'s appends before it has one)."""
