@@ -44,7 +44,8 @@ each, 9 bytes a step).
 What it costs: one regex match per bracket. It reads the whole strings before the bracket
 too, escapes included (``_SKIP``). A string the text cuts takes one match more. So a megabyte
 of ``{`` or of backslashes is read in linear time with a few C calls per chunk. New text
-notes nothing (a run of valid calls pays one comparison per run). Text read again pays a
+notes nothing (a run of valid calls pays one comparison per run). A bracket of new text in
+text read again is noted with two appends, inline. Text read again pays a
 bisection per walk at a bracket where a walk may have a step, until it meets one. Where no
 walk has a step, none is looked for before the next step of any (``Walks.meet``). Along a
 walk, it pays two byte searches and a bisection.
