@@ -23,6 +23,7 @@ from callsieve._blocks import lifecycle, opening
 from callsieve._blocks.lessons import _last_start
 from callsieve._grammar.compiled import load_grammar
 from callsieve._grammar.entry_tables import EntryTable
+from callsieve._scan import balanced
 from callsieve._stream import sieve as sieve_module
 
 #: Pieces that open blocks whose first run is balanced (and some that close them), in the
@@ -502,6 +503,75 @@ def test_inv1_walked_runs_end_where_a_reader_ends(
     assert answered >= len(text) // len(unit) // 2
     if len(unit) > 100:
         assert len(chained) >= 3
+
+
+def _walks_kept(chunks: list[str], opts: dict[str, Any]) -> tuple[Any, ...]:
+    """A stream's events and blocks, and the walks its balanced runs kept (``Walks``)."""
+    ids = itertools.count()
+    s = callsieve.Sieve(id_factory=lambda: f"call_{next(ids)}", **opts)
+    events: list[Any] = []
+    for c in chunks:
+        events += s.feed(c)
+    events += s.close()
+    walks = {
+        q: (w.end, w.seen, [(w_.pos.tolist(), bytes(w_.lvl)) for w_ in w.kept])
+        for q, w in s._life.lessons.walks.items()
+    }
+    return _coalesced(events), tuple(s.blocks), walks
+
+
+def _no_room(w: Any) -> int:
+    """No step noted inline: ``JsonRun._note`` notes each one."""
+    return 0
+
+
+@SETTINGS
+@given(bracket_documents(), st.sampled_from([{"dialects": "all"}, {"dialects": ("pythonic",)}]))
+def test_inv1_noting_inline_changes_no_event_and_no_walk(
+    doc_chunks: tuple[str, list[str]], opts: dict[str, Any]
+) -> None:
+    # A reader notes each bracket in its walk inline as ``_note`` would: same steps, same
+    # end of the walks, same events.
+    doc, chunks = doc_chunks
+    for feed in (chunks, [doc]):
+        fast = _walks_kept(feed, opts)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(balanced, "_room", _no_room)
+            slow = _walks_kept(feed, opts)
+        assert fast == slow
+
+
+@pytest.mark.parametrize("unit", ["[a(" * 30 + ")" * 30, "[a([1, {'b': (2,)}, ')'"])
+def test_inv1_noting_inline_changes_no_walk_on_hostile_text(unit: str) -> None:
+    text = unit * (6000 // len(unit)) + "]"
+    for size in (1, 5):
+        chunks = [text[i : i + size] for i in range(0, len(text), size)]
+        fast = _walks_kept(chunks, {"dialects": "all"})
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(balanced, "_room", _no_room)
+            slow = _walks_kept(chunks, {"dialects": "all"})
+        assert fast == slow
+
+
+def test_inv4_noting_inline_is_taken_on_hostile_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Not dead code: in ``[a(`` 30 deep and closed, repeated, most brackets a reader notes
+    # are noted inline, not by a call each.
+    calls: list[int] = []
+    real = balanced.JsonRun._note
+
+    def spy(self: Any, at: int, depth: int) -> None:
+        calls.append(at)
+        real(self, at, depth)
+
+    monkeypatch.setattr(balanced.JsonRun, "_note", spy)
+    text = ("[a(" * 30 + ")" * 30) * 40 + "]"
+    chunks = [text[i : i + 5] for i in range(0, len(text), 5)]
+    _walks_kept(chunks, {"dialects": "all"})
+    inline = len(calls)
+    calls.clear()
+    monkeypatch.setattr(balanced, "_room", _no_room)
+    _walks_kept(chunks, {"dialects": "all"})
+    assert inline * 4 < len(calls)
 
 
 def test_inv1_a_token_cut_after_the_first_run_is_held_not_failed() -> None:

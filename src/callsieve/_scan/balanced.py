@@ -44,7 +44,8 @@ each, 9 bytes a step).
 What it costs: one regex match per bracket. It reads the whole strings before the bracket
 too, escapes included (``_SKIP``). A string the text cuts takes one match more. So a megabyte
 of ``{`` or of backslashes is read in linear time with a few C calls per chunk. New text
-notes nothing (a run of valid calls pays one comparison per run). Text read again pays a
+notes nothing (a run of valid calls pays one comparison per run). A bracket of new text in
+text read again is noted with two appends, inline. Text read again pays a
 bisection per walk at a bracket where a walk may have a step, until it meets one. Where no
 walk has a step, none is looked for before the next step of any (``Walks.meet``). Along a
 walk, it pays two byte searches and a bisection.
@@ -55,6 +56,7 @@ from __future__ import annotations
 import re
 from array import array
 from bisect import bisect_left, bisect_right
+from collections.abc import Callable
 from typing import Any
 
 from .._grammar.specs import BalancedSpec
@@ -90,6 +92,8 @@ _WHAT = {"}": "JSON object", "]": "JSON list", ")": "argument list"}
 #: read from the spec, ``__getattr__``; the run sets its own stop: ``stop_char``, ``find_stop``,
 #: ``may_stop``). Copying only these is a fast path (benchmarks/README.md, "Fast paths",
 #: "run slots").
+#: A walk's bound append (``JsonRun._inline``).
+_Append = Callable[[int], Any]
 _SPEC_SLOTS = ("name", "soft", "lead_ws", "closer", "opened", "quotes")
 #: Steps a walk holds (a new one goes on from there); walks kept per kind of strings; the
 #: steps a walk has when it is kept (a reader reads a few brackets again as fast as it would
@@ -297,6 +301,11 @@ class JsonRun(BalancedSpec):
         base = self.base
         walking = self.walking
         until, ahead = self.until, self.ahead
+        # Noting, inline (a fast path: benchmarks/README.md, "Fast paths", "noted inline"):
+        # the walk's bound appends and the steps it has room for, once it is kept (``_note``
+        # does the rest); the last offset noted, for ``Walks.end`` when the read returns.
+        room, to_pos, to_lvl, shift = _NO_ROOM
+        last = 0
         while p < n:
             if mode == _STRING:
                 m = self._strings[self.quote].match(buf, p)  # (it always matches)
@@ -330,33 +339,49 @@ class JsonRun(BalancedSpec):
                 mode, depth = self.mode, self.depth
                 if mode == _BEFORE:
                     continue
-            elif mode == _DONE:
-                return p
-            else:
-                self.at = p
-                return -1
+            else:  # (past the end, or failed)
+                return self._past(p)
             # A bracket outside strings: in text read again, noted in the walk, or, where an
             # earlier reader in the same phase was, a jump over what it read (``_meet``).
             if walking:
-                if base + p > until or base + p < ahead:
-                    self._note(base + p, depth)
+                at = base + p
+                if (at > until or at < ahead) and room:
+                    to_pos(at)
+                    to_lvl((depth - shift) & 255)
+                    room -= 1
+                    last = at
+                elif at > until or at < ahead:
+                    self._note(at, depth)
+                    room, to_pos, to_lvl, shift = self._inline()
                 else:
                     p, depth = self._meet(buf, p, depth)
                     until, ahead = self.until, self.ahead
+                    room = 0  # (its walk, or its shift, may be another now)
             if depth == 0 or depth > MAX_JSON_DEPTH:
-                return self._end(buf, p, depth)
+                return self._end(buf, p, depth, last)
         self.mode = mode
         self.depth = depth
-        self._read_to(n)
+        self._read_to(n, last)
         return n
 
-    def _read_to(self, p: int) -> None:
-        """The reader has read the text up to ``p`` in the text it is given."""
+    def _past(self, p: int) -> int:
+        """``read`` past the end (``p``), or after a failure (-1; ``at``: ``p``)."""
+        if self.mode == _DONE:
+            return p
+        self.at = p
+        return -1
+
+    def _read_to(self, p: int, last: int = 0) -> None:
+        """The reader has read the text up to ``p`` in the text it is given, and noted
+        inline up to offset ``last`` (``Walks.end``)."""
         walks = self.walks
         walks.seen = max(walks.seen, self.base + p)
+        walks.end = max(walks.end, last)
 
-    def _end(self, buf: str, p: int, depth: int) -> int:
-        """The bracket before ``buf[p]`` closes the value (depth 0) or nests too deep."""
+    def _end(self, buf: str, p: int, depth: int, last: int = 0) -> int:
+        """The bracket before ``buf[p]`` closes the value (depth 0) or nests too deep (the
+        last step noted inline at offset ``last``)."""
+        self.walks.end = max(self.walks.end, last)
         if depth > MAX_JSON_DEPTH:
             return self._fail(f"nested deeper than {MAX_JSON_DEPTH}", p)
         c = buf[p - 1]
@@ -381,6 +406,16 @@ class JsonRun(BalancedSpec):
             if len(pos) == KEEP_FROM:
                 walks.keep(w)
             walks.end = max(walks.end, at)
+
+    def _inline(self) -> tuple[int, _Append, _Append, int]:
+        """After ``_note``: the steps ``read`` may note inline in the walk (those it has room
+        for, once it is kept; 0: ``_note`` notes the next one), its two bound appends, and
+        the shift of its levels."""
+        w = self.walk
+        room = _room(w)
+        if not room or w is None:
+            return _NO_ROOM
+        return room, w.pos.append, w.lvl.append, self.shift
 
     def _meet(self, buf: str, p: int, depth: int) -> tuple[int, int]:
         """A bracket that ends at ``buf[p]``, where earlier readers were: if one was there in
@@ -440,3 +475,17 @@ class JsonRun(BalancedSpec):
 
 def _always(chunk: str) -> bool:
     return True
+
+
+def _room(w: Walk | None) -> int:
+    """The steps ``JsonRun.read`` may note in ``w`` inline: those it has room for, once it is
+    kept (0: ``_note`` notes the next one)."""
+    return WALK_STEPS - len(w.pos) if w is not None and len(w.pos) >= KEEP_FROM else 0
+
+
+def _ignore(item: int) -> None:
+    """No walk to note in yet (``JsonRun.read``'s appends before it has one)."""
+
+
+#: ``JsonRun._inline`` where there is no room.
+_NO_ROOM: tuple[int, _Append, _Append, int] = (0, _ignore, _ignore, 0)
