@@ -744,6 +744,78 @@ def test_inv4_entries_by_lead_cut_the_alternation() -> None:
     assert len(table.exact_at("[").pattern) < len(table.exact.pattern) / 4
 
 
+@SETTINGS
+@given(entry_texts())
+def test_inv4_entries_by_state_match_as_the_whole_alternation(text: str) -> None:
+    # ``EntryTable.exact_in``: where a walk from a position first accepts, the alternation
+    # cut to the sources the automaton still has there matches as the whole one.
+    g = load_grammar(tuple(callsieve.dialects()))
+    for table in g.openers.entry_tables.values():
+        auto = table.automaton
+        for i in range(len(text)):
+            state, _ = auto.walk(0, text, i, len(text))
+            if state < 0 or not auto.accepting[state]:
+                continue
+            whole, cut = table.exact.match(text, i), table.exact_in(state).match(text, i)
+            if whole is None or cut is None:
+                assert whole is cut
+                continue
+            assert (cut.span(), cut.lastgroup) == (whole.span(), whole.lastgroup)
+            assert {k: cut.group(k) for k in cut.re.groupindex} == {
+                k: whole.group(k) for k in cut.re.groupindex
+            }
+
+
+def _lead_alternation(table: Any, state: int) -> Any:
+    """``exact_in`` answering the whole alternation everywhere: the path off."""
+    return table.exact
+
+
+@SETTINGS
+@given(documents(), OPTIONS)
+def test_inv1_entries_by_state_change_no_event_and_no_block(
+    doc_chunks: tuple[str, list[str]], opts: dict[str, Any]
+) -> None:
+    doc, chunks = doc_chunks
+    for run, arg in ((_run, chunks), (_run, list(doc)), (_parsed, doc)):
+        fast = run(arg, opts)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(EntryTable, "exact_in", _lead_alternation)
+            slow = run(arg, opts)
+        assert fast == slow
+
+
+@pytest.mark.parametrize(
+    "unit",
+    [
+        '<|tool_call>call:f{a:<|"|>',
+        ']<]minimax[>[<tool_call>]<]minimax[>[<invoke name="f">]<]minimax[>[<a>',
+        "<tool_call><function=f><parameter=a><tool_call>",
+    ],
+)
+def test_inv1_entries_by_state_change_no_event_on_hostile_text(unit: str) -> None:
+    # Every entry of these opens a capture: each is matched where the automaton accepts.
+    text = unit * (3000 // len(unit))
+    for size in (1, 3, 8):
+        chunks = [text[i : i + size] for i in range(0, len(text), size)]
+        fast = _run(chunks, {"dialects": "all"})
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(EntryTable, "exact_in", _lead_alternation)
+            assert _run(chunks, {"dialects": "all"}) == fast
+
+
+def test_inv4_entries_by_state_cut_the_alternation() -> None:
+    # Not dead code: under "all", a ``<`` leaves over half the entries (``exact_at`` keeps
+    # the whole alternation), but where ``<|tool_call>`` first accepts, a few are left.
+    g = load_grammar(tuple(callsieve.dialects()))
+    table = g.openers.entry_tables["answer"]
+    text = "<|tool_call>call:f{"
+    state, _ = table.automaton.walk(0, text, 0, len(text))
+    assert table.automaton.accepting[state]
+    assert table.exact_at("<") is table.exact
+    assert len(table.exact_in(state).pattern) < len(table.exact.pattern) / 4
+
+
 def test_inv4_a_block_failing_at_once_has_no_text_of_its_own() -> None:
     # ``[a(`` repeated, read again in one buffer: each block fails at once, and its text
     # joins the text around it, so the buffer gives one ``Text``, not one per block.

@@ -62,6 +62,8 @@ class EntryTable:
         "_exact",
         "_lock",
         "_by_lead",
+        "_by_state",
+        "_by_sources",
     )
 
     def __init__(
@@ -75,6 +77,8 @@ class EntryTable:
         self._exact: re.Pattern[str] | None = None
         self._lock = threading.Lock()
         self._by_lead: dict[str, re.Pattern[str]] = {}  # (``exact_at``'s patterns)
+        self._by_state: dict[int, re.Pattern[str]] = {}  # (``exact_in``'s patterns)
+        self._by_sources: dict[tuple[int, ...], re.Pattern[str]] = {}  # (both's, by sources)
 
     @property
     def exact(self) -> re.Pattern[str]:
@@ -89,7 +93,24 @@ class EntryTable:
         trying every other alternative (under "all", a ``[`` leaves 4 of 91)."""
         pattern = self._by_lead.get(lead)
         if pattern is None:  # (a benign duplicate compile at worst)
-            pattern = self._by_lead[lead] = _narrowed(self, lead)
+            auto = self.automaton
+            kept = tuple(auto.sources_at(auto.step(0, lead)))
+            pattern = self._by_lead[lead] = _narrowed(self, kept)
+        return pattern
+
+    def exact_in(self, state: int) -> re.Pattern[str]:
+        """Fast path ("entries by state"): ``exact`` cut to the sources the automaton still
+        has in ``state``, the first accepting state of a walk from a position. A match there
+        is the same: no alternative matches a shorter text (the walk would have accepted
+        before), and one that matches a longer one is still possible. It buys trying the
+        alternatives of every other entry that begins with the same character (under "all",
+        a ``<`` leaves more than half of them: ``exact_at`` keeps them all)."""
+        pattern = self._by_state.get(state)
+        if pattern is None:  # (a benign duplicate compile at worst)
+            if len(self._by_state) >= DECISION_LIMIT:
+                self._by_state.clear()
+            kept = tuple(self.automaton.sources_at(state))
+            pattern = self._by_state[state] = _narrowed(self, kept)
         return pattern
 
     def settle(self, key: str, answer: tuple[int, int]) -> None:
@@ -100,19 +121,26 @@ class EntryTable:
             self.settlements[key] = answer
 
 
-def _narrowed(table: EntryTable, lead: str) -> re.Pattern[str]:
-    """``table``'s exact alternation kept to the alternatives the automaton still has after
-    ``lead``, in their order. An alternative it has not cannot match there: its NFA accepts
-    a superset of what the alternative matches. The whole alternation where the source does
-    not split into one named group per source of the automaton, or where over half stay."""
+def _narrowed(table: EntryTable, sources: tuple[int, ...]) -> re.Pattern[str]:
+    """``table``'s exact alternation kept to the alternatives ``sources`` the automaton
+    still has (after a lead, or in a state), in their order. An alternative it has not
+    cannot match there: its NFA accepts a superset of what the alternative matches. The
+    whole alternation where the source does not split into one named group per source of
+    the automaton, or where over half stay. One compile per set of sources."""
+    known = table._by_sources.get(sources)
+    if known is not None:
+        return known
     parts = _alternatives(table.source)
     auto = table.automaton
     if len(parts) != auto.source_count() or not all(p.startswith("(?P<") for p in parts):
         return table.exact
-    kept = [parts[k] for k in auto.sources_at(auto.step(0, lead))]
+    kept = [parts[k] for k in sources]
     if not kept or 2 * len(kept) > len(parts):  # (a compile of ms that would buy little)
         return table.exact
-    return compile_pattern("|".join(kept))
+    if len(table._by_sources) >= DECISION_LIMIT:
+        table._by_sources.clear()
+    pattern = table._by_sources[sources] = compile_pattern("|".join(kept))
+    return pattern
 
 
 def _alternatives(source: str) -> list[str]:

@@ -148,9 +148,9 @@ class EntryFinder:
         accepting = auto.accepting
         n = len(buf)
         while True:
-            if accepting[state]:
+            if accepting[state]:  # (the first on the walk, unless ``seen``: ``exact_in``)
+                m = (table.exact_at(buf[i]) if seen else table.exact_in(state)).match(buf, i)
                 seen = True
-                m = table.exact_at(buf[i]).match(buf, i)
                 if m is not None:
                     if final:
                         return OPEN, m
