@@ -370,7 +370,7 @@ def test_inv4_failing_after_the_first_run_is_taken_on_hostile_text(
 
 def _no_stretch(g: Any, k: int, walks: Any, buf: str, base: int, p: int, along: Any) -> Any:
     """``fails_along`` passing over nothing: the path off."""
-    return p, -1
+    return opening.Passed(p, -1)
 
 
 #: Pieces for failed stretches (``_blocks.opening.fails_along``): openers of one entry and
@@ -442,9 +442,9 @@ def test_inv4_failed_stretches_are_taken_on_hostile_text(
 
     def spy(*args: Any) -> Any:
         start = args[5]
-        i, last = real(*args)
-        passed.append(args[3].count("[a(", start, i) if last >= 0 else 0)
-        return i, last
+        out = real(*args)
+        passed.append(args[3].count("[a(", start, out.stop) if out.last >= 0 else 0)
+        return out
 
     monkeypatch.setattr(lifecycle, "fails_along", spy)
     text = ("[a(" * 30 + ")" * 30) * 20 + "]"

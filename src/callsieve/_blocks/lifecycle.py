@@ -257,9 +257,10 @@ class BlockLife:
             and not where.until_text
         ):
             along = where.finder.pass_over  # (not where the first text moves the context)
-            pos, last = fails_along(g, k, self.lessons.walks, buf, base, pos, along)
-            if last >= 0:  # (the blocks passed over began there, as this one does)
-                start = base + last
+            passed = fails_along(g, k, self.lessons.walks, buf, base, pos, along)
+            pos = passed.stop
+            if passed.last >= 0:  # (the blocks passed over began there, as this one does)
+                start = base + passed.last
         self._begin(entry, start, reasoning)
         if not strict:
             if self.metrics is not None:

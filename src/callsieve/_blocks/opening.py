@@ -65,7 +65,14 @@ from .capture import MAX_PARSE_DEPTH
 from .lessons import Lessons
 from .messages import INPUT_ENDED, json_body_failed, read_before, too_long
 
-__all__ = ["ALONG_AFTER", "LEAD_TOKENS", "QuickFailure", "fails_along", "fails_at_once"]
+__all__ = [
+    "ALONG_AFTER",
+    "LEAD_TOKENS",
+    "Passed",
+    "QuickFailure",
+    "fails_along",
+    "fails_at_once",
+]
 
 #: The bounded tokens a block may read before its first run for this path to be tried
 #: (``[TOOL_CALLS]`` then a name, ``<TOOLCALL>`` then ``[``: one or two in the families).
@@ -409,6 +416,13 @@ def _walk_ends(spec: Any, walks: Walks, buf: str, base: int, end: int, depth: in
     return end if c == spec.closer else f"a {c!r} closes the {_WHAT[spec.closer]}"
 
 
+class Passed(NamedTuple):
+    """Where a pass over failing blocks stopped (``fails_along``)."""
+
+    stop: int  # the first lead not passed over (the sieve goes on there)
+    last: int  # where the last opener passed over begins (-1: none)
+
+
 def fails_along(
     g: CompiledGrammar,
     k: int,
@@ -416,27 +430,26 @@ def fails_along(
     buf: str,
     base: int,
     p: int,
-    along: Callable[[str, int, Callable[[Any], bool]], tuple[int, int]],
-) -> tuple[int, int]:
+    along: Callable[[str, int, Callable[[Any], bool]], Passed],
+) -> Passed:
     """Fast path ("failed stretches"). A block of entry ``k``, its opener ending just before
     ``buf[p]``, failed at once in text read again, where nothing records why (``buf[0]``
     is at offset ``base``). The next leads often open the same entry's blocks, which fail
     too. ``along`` (the sieve's ``EntryFinder.pass_over``) passes over leads as the sieve
     would, while this test says the block fails at once. The test is the sieve's own:
     a block of entry ``k`` whose run ``_walked`` ends in failure, or closes where
-    ``_fails_after`` fails it. ``(i, last)``: the sieve goes on at ``buf[i]``; ``last`` is
-    the last opener passed over (-1: none). The walks change as the sieve's tries would
+    ``_fails_after`` fails it. The walks change as the sieve's tries would
     change them. Tried only after a run that began at a bracket: after a string, a
     ``JsonRun`` read the run, and reads the next ones too."""
     if p >= len(buf) or buf[p] not in _BRACKETS:
-        return p, -1
+        return Passed(p, -1)
     plan = g.opening(k)
     if plan is None or plan.state is not None or plan.run is None or not plan.run.opened:
-        return p, -1
+        return Passed(p, -1)
     spec = plan.run
     walks = walks_of.get(spec.quotes)
     if walks is None:
-        return p, -1
+        return Passed(p, -1)
     group = g.entries[k].terminal
     after = _after_spec(g, (k, ()))
     n = len(buf)

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from .._blocks.opening import Passed
 from .._grammar.automaton import DEAD, UNKNOWN
 from .._grammar.compiled import CompiledGrammar
 from .._grammar.entry_tables import EntryTable
@@ -179,19 +180,18 @@ class EntryFinder:
                 )
                 return (TEXT, None) if m is None else (OPEN, m)
 
-    def pass_over(self, buf: str, p: int, fails: Callable[[Any], bool]) -> tuple[int, int]:
+    def pass_over(self, buf: str, p: int, fails: Callable[[Any], bool]) -> Passed:
         """Pass over the sieve's leads from ``buf[p]`` on, as the sieve would, before the end
         of the input and in a context that does not end at the first text: the leads this
         finder says are text, and the openers whose block ``fails`` (given the match:
-        a reasoning tag's, too) says fails at once (``_blocks.opening.fails_along``). ``(i,
-        last)``: the first lead not passed over (``len(buf)``: none), and the index of the
-        last opener passed over (-1: none). Only in LIVE prose with no backtick or tilde
+        a reasoning tag's, too) says fails at once (``_blocks.opening.fails_along``). Its ``stop`` is ``len(buf)``
+        where every lead was passed over. Only in LIVE prose with no backtick or tilde
         run pending, where the sieve's ``advance`` only searches; it stops at a backtick
         or a tilde."""
         tracker = self.tracker
         last = -1
         if tracker is None or tracker.state is not _LIVE or tracker.run_len:
-            return p, last
+            return Passed(p, last)
         search = tracker.live_lead.search
         table = self.table
         seen = ""  # (the text the automaton read to its first accepting state, last time)
@@ -200,11 +200,11 @@ class EntryFinder:
         while True:
             found = search(buf, p)
             if found is None:
-                return len(buf), last
+                return Passed(len(buf), last)
             i: int = found.start()
             c = buf[i]
             if c == "`" or c == "~":
-                return i, last
+                return Passed(i, last)
             # An opener whose text up to the automaton's first accepting state is the last
             # one's: the automaton would walk it to the same state (``candidate``).
             m = exact.match(buf, i) if seen and buf.startswith(seen, i) else None
@@ -214,10 +214,10 @@ class EntryFinder:
                     p = i + 1
                     continue
                 if verdict is not OPEN:
-                    return i, last
+                    return Passed(i, last)
                 state, j = self.auto.walk(0, buf, i, len(buf))
                 if state >= 0 and self.auto.accepting[state] and not self.auto.accepting[0]:
                     seen, exact, rank = buf[i:j], table.exact_at(c), self.auto.rank[state]
             if not fails(m):
-                return i, last
+                return Passed(i, last)
             last, p = i, m.end()
