@@ -136,6 +136,20 @@ def canon(calls: Any) -> list[tuple[str, str]]:
     return [(c.name, json.dumps(c.input, sort_keys=True)) for c in calls]
 
 
+def _machine_state(sieve: Any) -> tuple[Any, ...]:
+    """What an impossible step must leave as it was: the mode, its reader and steps, the
+    context, the public state and the fast half with its budget."""
+    return (
+        sieve._mode,
+        sieve._reader,
+        sieve._steps,
+        sieve._where.context,
+        sieve.state,
+        sieve._fast,
+        sieve._hot,
+    )
+
+
 class SieveMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
@@ -206,15 +220,7 @@ class SieveMachine(RuleBasedStateMachine):
         is not one of the step's targets, raises ``IllegalStep`` and leaves the sieve as it
         was."""
         sieve = self.sieve
-        before = (
-            sieve._mode,
-            sieve._reader,
-            sieve._steps,
-            sieve._where.context,
-            sieve.state,
-            sieve._fast,
-            sieve._hot,
-        )
+        before = _machine_state(sieve)
         targets = STEPS.get((sieve._mode, found))
         with pytest.raises(IllegalStep):
             if targets is None:
@@ -226,15 +232,7 @@ class SieveMachine(RuleBasedStateMachine):
         if (sieve._where.context, found) not in STEPS:
             with pytest.raises(IllegalStep):
                 sieve._where.step(found)
-        after = (
-            sieve._mode,
-            sieve._reader,
-            sieve._steps,
-            sieve._where.context,
-            sieve.state,
-            sieve._fast,
-            sieve._hot,
-        )
+        after = _machine_state(sieve)
         assert all(a is b for a, b in zip(after, before, strict=True)), (before, after)
 
     @invariant()

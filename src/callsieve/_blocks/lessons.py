@@ -141,26 +141,22 @@ class Lessons:
         (``_blocks.opening``)? Not after ``FIRST_MISSES`` answers "no" and none "yes" in this
         stream: an answer costs a few scanner decisions, and some entries' blocks read on
         into new text at every failure. Either way the events are the same."""
-        return self._firsts.get(k, 0) > -FIRST_MISSES
+        return _worth_asking(self._firsts, k)
 
     def asked_first(self, k: int, failed: bool) -> None:
         """The answer for a block of entry ``k`` (``asks_first``)."""
-        seen = self._firsts.get(k, 0)
-        if seen <= 0:
-            self._firsts[k] = 1 if failed else seen - 1
+        _count_answer(self._firsts, k, failed)
 
     def asks_lead(self, k: int) -> bool:
         """Is it worth reading the bounded tokens a block of entry ``k`` opens with, before
         the end of the input, to fail it at once in its first run (``_blocks.opening``)? As
         ``asks_first``: not after ``FIRST_MISSES`` answers "no" and none "yes". Some
         entries' runs begin past the text read again at every failure."""
-        return self._leads.get(k, 0) > -FIRST_MISSES
+        return _worth_asking(self._leads, k)
 
     def asked_lead(self, k: int, failed: bool) -> None:
         """The answer for a block of entry ``k`` (``asks_lead``)."""
-        seen = self._leads.get(k, 0)
-        if seen <= 0:
-            self._leads[k] = 1 if failed else seen - 1
+        _count_answer(self._leads, k, failed)
 
     def forget(self, offset: int) -> None:
         """A capture starts at ``offset``: checkpoints before it can no longer be reached."""
@@ -284,3 +280,15 @@ def _starts(pattern: Any, text: str, lo: int, hi: int, endpos: int) -> list[int]
         out.append(m.start())
         m = pattern.search(text, m.start() + 1, endpos)
     return out
+
+
+def _worth_asking(answers: dict[int, int], k: int) -> bool:
+    """Not after ``FIRST_MISSES`` answers "no" and none "yes" for entry ``k``."""
+    return answers.get(k, 0) > -FIRST_MISSES
+
+
+def _count_answer(answers: dict[int, int], k: int, failed: bool) -> None:
+    """One answer for entry ``k``: 1 once one said "yes" (it stays), else minus the "no"s."""
+    seen = answers.get(k, 0)
+    if seen <= 0:
+        answers[k] = 1 if failed else seen - 1
