@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ._base.errors import FormatError
@@ -69,6 +69,7 @@ __all__ = [
     "USER",
     "NativeCalls",
     "format_arguments",
+    "format_block",
     "format_call_header",
     "format_call_prefix",
     "format_call_tail",
@@ -222,16 +223,21 @@ def format_calls(calls: Iterable[ToolCall | tuple[str, Mapping[str, Any]]]) -> s
     >>> text.count(TOOL_CALL_BEGIN), text.endswith(TOOL_CALLS_END)
     (2, True)
     """
-    items = [_name_input(c) for c in calls]
-    if not items:
+    return format_block([(name, format_arguments(args)) for name, args in map(_name_input, calls)])
+
+
+def format_block(written: Sequence[tuple[str, str]]) -> str:
+    """A whole block of calls whose arguments are already JSON text: ``(name, text)`` pairs.
+    ``format_calls`` writes the text with ``format_arguments``; a caller may change it first.
+
+    >>> format_block([("f", "{}")]).endswith(JSON_FENCE_END + TOOL_CALL_END + TOOL_CALLS_END)
+    True
+    """
+    if not written:
         return ""
     out = [TOOL_CALLS_BEGIN]
-    for k, (name, arguments) in enumerate(items):
-        out += [
-            format_call_prefix(name),
-            format_arguments(arguments),
-            format_call_tail(k == len(items) - 1),
-        ]
+    for k, (name, text) in enumerate(written):
+        out += [format_call_prefix(name), text, format_call_tail(k == len(written) - 1)]
     return "".join(out)
 
 

@@ -123,17 +123,12 @@ def _native_calls(
     long = {name for name, _ in items if long_string(schemas.get(name), len(fence))}
     if not long or not fence:
         return deepseek.format_calls(items)
-    out = [deepseek.TOOL_CALLS_BEGIN]
-    for k, (name, arguments) in enumerate(items):
+    escaped = f"\\u{ord(fence[0]):04x}"  # (the character stands in JSON strings only)
+    written = []
+    for name, arguments in items:
         text = deepseek.format_arguments(arguments)
-        if name in long:  # (the character stands in JSON strings only: the same value)
-            text = text.replace(fence[0], f"\\u{ord(fence[0]):04x}")
-        out += [
-            deepseek.format_call_prefix(name),
-            text,
-            deepseek.format_call_tail(k == len(items) - 1),
-        ]
-    return "".join(out)
+        written.append((name, text.replace(fence[0], escaped) if name in long else text))
+    return deepseek.format_block(written)
 
 
 def format_results(
