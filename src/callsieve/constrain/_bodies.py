@@ -43,7 +43,7 @@ from ._ir import (
     seq,
     star,
 )
-from ._jsonir import JsonRules, regular
+from ._jsonir import Into, JsonRules, regular
 from ._product import MAX_STATES, avoiding, intersect, too_many_states
 from ._rawtext import RawText
 from ._regex import restrict
@@ -80,7 +80,7 @@ class Target:
         #: the most states a constrained string's product may have (``_product``)
         self.cap = cap
         self._rules: dict[tuple[int, Safety, bool, bool], JsonRules] = {}
-        self._shared: dict[Safety, dict[str, Any]] = {}
+        self._shared: dict[Safety, dict[str, Ref]] = {}
         #: the rules of constrained strings in their contexts (GBNF: ``_product``)
         self._products: dict[object, Ref] = {}
 
@@ -107,15 +107,18 @@ class Target:
         key = (id(root), safety, lenient, granular)
         rules = self._rules.get(key)
         if rules is None:
-            rules = self._rules[key] = JsonRules(
+            into = Into(
                 self.g,
+                lark=self.name == "lark",
+                cap=self.cap,
+                products=self._products,
+                shared=self._shared.setdefault(safety, {}),
+            )
+            rules = self._rules[key] = JsonRules(
+                into,
                 root,
                 safety,
                 where,
-                self._shared.setdefault(safety, {}),
-                lark=self.name == "lark",
-                products=self._products,
-                cap=self.cap,
                 lenient=lenient,
                 fallback=(lambda sub, _: _json(sub, root, safety)) if granular else None,
             )
@@ -272,7 +275,7 @@ def _ours_fit(schema: Any, root: Any, safety: Safety) -> bool:
     they refuse stay ``%json`` (``JsonRules.fallback``)."""
     try:
         check(with_defs(schema, root), "gbnf", "")
-        JsonRules(Grammar(), root, safety, "", lark=True).value(schema, "")
+        JsonRules(Into(Grammar(), lark=True), root, safety, "").value(schema, "")
     except ConfigurationError:
         return False
     return True

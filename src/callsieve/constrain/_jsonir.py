@@ -2,7 +2,7 @@
 inside a grammar), in the subset llama.cpp's own converter supports, with the context's
 ``Safety`` built in.
 
-What it does: ``JsonRules(g, root, safety, where).value(schema)`` adds the rules for one
+What it does: ``JsonRules(Into(g), root, safety, where).value(schema)`` adds the rules for one
 JSON value to the grammar ``g`` and returns the node that stands for it. Objects: the
 ``properties`` in their order (each present once, ``required`` ones always), then, where
 ``additionalProperties`` allows (absent means no), other keys — raw text that is none of
@@ -29,6 +29,7 @@ import functools
 import json
 import math
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from .._base.errors import ConfigurationError
@@ -55,7 +56,7 @@ from ._schema import ANNOTATIONS, Safety, check, resolve
 from ._strings import avoid, int_range, json_units, split_units
 from ._values import string_constraints
 
-__all__ = ["JsonRules", "regular"]
+__all__ = ["Into", "JsonRules", "regular"]
 
 _SEP, _COLON = seq(Lit(","), opt(Lit(" "))), seq(Lit(":"), opt(Lit(" ")))
 _DIGITS = Chars.span("0", "9")
@@ -74,39 +75,46 @@ _NUMBER = seq(
 )
 
 
+@dataclass(frozen=True)
+class Into:
+    """Where rules go: the grammar, its format, and what the rules of its schemas share."""
+
+    g: Grammar
+    #: llguidance's Lark (it intersects strings itself), not GBNF
+    lark: bool = False
+    #: the most states a constrained string's product may have (``_product``)
+    cap: int = MAX_STATES
+    #: the rules of constrained strings in their contexts (GBNF: ``_product``)
+    products: dict[object, Ref] = field(default_factory=dict)
+    #: the rules every schema of this grammar and safety shares (any value, any string)
+    shared: dict[str, Ref] = field(default_factory=dict)
+
+
 class JsonRules:
-    """Builds JSON value rules into ``g`` for one tool's schema (``root``, for ``$ref``)."""
+    """Builds JSON value rules into ``into.g`` for one tool's schema (``root``, for ``$ref``)."""
 
     def __init__(
         self,
-        g: Grammar,
+        into: Into,
         root: Any,
         safety: Safety,
         where: str,
-        shared: dict[str, Ref] | None = None,
-        lark: bool = False,
-        products: dict[object, Ref] | None = None,
-        cap: int = MAX_STATES,
         lenient: bool = False,
         fallback: Callable[[Any, str], Node] | None = None,
     ) -> None:
-        self.cap = cap
+        self.into = into
+        self.g = into.g
         #: the node for a subschema these rules refuse (Lark: ``%json``); None: refuse it
         self.fallback = fallback
         #: past the product's bound, keep the sequence's last character out (the writer
         #: writes no value here: ``Target.json``) instead of a ``ConfigurationError``
         self.lenient = lenient
-        self.g = g
-        self.lark = lark
-        self._products: dict[object, Ref] = {} if products is None else products
         self.root = root
         self.safety = safety
         self.where = where
         self._refs: dict[str, str] = {}
         #: the rules of ``$ref`` targets being built (not regular yet: maybe recursive)
         self._building: set[str] = set()
-        #: the rules every schema of this grammar and safety shares (any value, any string)
-        self._shared: dict[str, Ref] = {} if shared is None else shared
         kept_out = safety.chars | (Chars.of(safety.seq[-1]) if safety.seq else Chars(()))
         self._tight = ANY - kept_out  # characters a constrained string may hold raw
         #: what a literal escapes (few characters: a set)
@@ -336,7 +344,7 @@ class JsonRules:
         kept = self.safety.chars
         if not self.safety.seq:  # (what the context keeps out, as ``\uXXXX`` escapes)
             return seq(Lit('"'), _encode(langs[0], kept), Lit('"'))
-        if self.lark:  # (llguidance intersects: any safe string, and the schema's spelled)
+        if self.into.lark:  # (llguidance intersects: any safe string, and the schema's spelled)
             also = Chars.of(self.safety.seq)
             mine = seq(Lit('"'), _encode(langs[0], kept, also), Lit('"'))
             return self.g.define("json_string", Both(mine, self.any_string()), terminal=True)
@@ -345,11 +353,11 @@ class JsonRules:
         # the writer writes)
         context = avoiding(self.safety.seq, "json", "j", json=True, escapable=self.safety.seq)
         lang = restrict(langs[0], ANY - kept)
-        found = intersect(self.g, lang, context, self._products, self.cap)
+        found = intersect(self.g, lang, context, self.into.products, self.into.cap)
         if found is None and self.lenient:
             found = _encode(restrict(lang, self._tight))
         if found is None:
-            raise too_many_states(where, self.cap)
+            raise too_many_states(where, self.into.cap)
         return seq(Lit('"'), found, Lit('"'))
 
     def _integer(self, schema: dict[str, Any], where: str) -> Node:
@@ -360,17 +368,17 @@ class JsonRules:
         return int_range(lo, hi)
 
     def any_string(self) -> Node:
-        found = self._shared.get("string")
+        found = self.into.shared.get("string")
         if found is None:
-            found = self._shared["string"] = self.g.define(
+            found = self.into.shared["string"] = self.g.define(
                 "json_string", _any_string(self.safety), terminal=True
             )
         return found
 
     def any_value(self) -> Node:
-        found = self._shared.get("value")
+        found = self.into.shared.get("value")
         if found is None:
-            found = self._shared["value"] = Ref(self.g.reserve("json_value"))
+            found = self.into.shared["value"] = Ref(self.g.reserve("json_value"))
             string = self.any_string()
             member = seq(string, _COLON, found)
             obj = seq(Lit("{"), opt(seq(member, star(seq(_SEP, member)))), Lit("}"))
