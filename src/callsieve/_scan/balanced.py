@@ -61,7 +61,7 @@ from typing import Any
 
 from .._grammar.specs import BalancedSpec
 
-__all__ = ["MAX_JSON_DEPTH", "JsonRun", "Walks"]
+__all__ = ["MAX_JSON_DEPTH", "DeepProbe", "JsonRun", "Walks"]
 
 #: Braces and brackets nested deeper than this fail the block (real arguments nest a few
 #: levels; the bound keeps ``json.loads`` far from its recursion limit on any input).
@@ -87,6 +87,9 @@ def _skipping(quotes: str) -> re.Pattern[str]:
 
 _SKIP = {q: _skipping(q) for q in _SPECIAL}
 _OPENS = {"}": "{", "]": "[", ")": "("}
+#: The closers and the openers a reader counts, by its strings' quotes (``DeepProbe``).
+_COUNTED = {'"': ("}]", "{["), "\"'": ("}])", "{[(")}
+_QUOTES = {q: re.compile(f"[{q}]").search for q in _COUNTED}
 _WHAT = {"}": "JSON object", "]": "JSON list", ")": "argument list"}
 #: The spec's fields a run copies: those the capture and the sieve read of a run (any other is
 #: read from the spec, ``__getattr__``; the run sets its own stop: ``stop_char``, ``find_stop``,
@@ -205,6 +208,7 @@ class JsonRun(BalancedSpec):
         "shift",
         "until",
         "ahead",
+        "probe",
         "_skip",
         "_strings",
         "_spec",
@@ -235,12 +239,15 @@ class JsonRun(BalancedSpec):
         self._skip = _SKIP[q]
         self._strings = _STRING_BODY
         self.stop_char: str | None
-        if self.opened:  # (the rest of a value: its opening bracket is read)
-            self.mode, self.depth, self.stop_char = _VALUE, 1, self.closer
-        else:
-            self.mode, self.depth, self.stop_char = _BEFORE, 0, None
         self.find_stop = self._find_stop
         self.may_stop = _always
+        # A run that reads text read again: the sieve asks its probe of a chunk with the
+        # closer inside the value (``DeepProbe``).
+        self.probe = DeepProbe(self.closer, q) if self.walking else None
+        if self.opened:  # (the rest of a value: its opening bracket is read)
+            self._in_value()
+        else:
+            self.mode, self.depth, self.stop_char = _BEFORE, 0, None
 
     def __getattr__(self, name: str) -> Any:
         """A field the run does not copy: its spec's."""
@@ -252,13 +259,16 @@ class JsonRun(BalancedSpec):
     def _find_stop(self, buf: str, p: int, final: bool) -> tuple[int, bool]:
         """Where the run may stop (the sieve's question; it reads nothing): inside the value,
         just after the first closer (one that ends ``buf`` is a tail: what follows it
-        decides); elsewhere, right here."""
+        decides); elsewhere, right here. A run with a probe, where ``buf`` holds the closer:
+        its end if it ``passes`` (appended unread), else -1 (the machine reads it)."""
         closer = self.stop_char
         if closer is None:  # (before the opening bracket, past the end, failed)
             return p, False
         i = buf.find(closer, p)
         if i < 0:
             return len(buf), False
+        if self.probe is not None:
+            return (len(buf), False) if self.probe.passes(buf, p) else (-1, False)
         if i + 1 == len(buf) and not final:
             return i, True
         return i + 1, False
@@ -361,7 +371,7 @@ class JsonRun(BalancedSpec):
                 return self._end(buf, p, depth, last)
         self.mode = mode
         self.depth = depth
-        self._read_to(n, last)
+        self._went_on(n, last)
         return n
 
     def _past(self, p: int) -> int:
@@ -370,6 +380,13 @@ class JsonRun(BalancedSpec):
             return p
         self.at = p
         return -1
+
+    def _went_on(self, n: int, last: int) -> None:
+        """``_read_to`` where the run goes on past the text (``n`` its length): its probe,
+        if any, counts from there."""
+        self._read_to(n, last)
+        if self.probe is not None:
+            self.probe.went_on(self.depth, self.mode == _VALUE, self.base + n)
 
     def _read_to(self, p: int, last: int = 0) -> None:
         """The reader has read the text up to ``p`` in the text it is given, and noted
@@ -388,6 +405,7 @@ class JsonRun(BalancedSpec):
         if c != self.closer:
             return self._fail(f"a {c!r} closes the {_WHAT[self.closer]}", p)
         self.mode, self.depth, self.stop_char = _DONE, 0, None
+        self.may_stop = _always
         self._read_to(p)
         return p
 
@@ -461,8 +479,23 @@ class JsonRun(BalancedSpec):
         opener = _OPENS[self.closer]
         if buf[p] != opener:
             return self._fail(f"a JSON body must begin with {opener!r}, not {buf[p]!r}", p)
-        self.mode, self.depth, self.stop_char = _VALUE, 1, self.closer
+        self._in_value()
         return p + 1
+
+    def _in_value(self) -> None:
+        """The reader is inside the value, at depth 1: it stops at the closer, where its
+        probe, if any, may let the sieve append the chunk unread (``DeepProbe``)."""
+        self.mode, self.depth, self.stop_char = _VALUE, 1, self.closer
+        if self.probe is not None:
+            self.may_stop = self.probe.may_stop
+
+    def arm(self, pieces: list[str] | None, room: int) -> None:
+        """The sieve arms the run's fast half, which appends the chunks it takes to
+        ``pieces`` (the capture's ``RunText``; None: an argument stream reads them, and
+        the machine reads each chunk with the closer), and the block may grow by ``room``
+        characters before it is longer than ``max_block_chars`` (``DeepProbe``)."""
+        if self.probe is not None:
+            self.probe.arm(pieces, room)
 
     def _fail(self, why: str, at: int) -> int:
         self._read_to(at)
@@ -470,7 +503,96 @@ class JsonRun(BalancedSpec):
         self.why = why
         self.at = at
         self.stop_char = None
+        self.may_stop = _always
         return -1
+
+
+class DeepProbe:
+    """A fast path (benchmarks/README.md, "Fast paths", "deep runs"): the stop probe of a
+    run that reads text read again, inside its value, for a chunk with the closer. Since
+    its last read (``went_on``), the sieve appended chunks without the closer unread, as
+    it does with no probe. The probe keeps bounds on the run's depth over that text: a
+    bracket moves the depth by one at most, so text with ``c`` closers and ``o`` openers
+    keeps it within ``c`` below and ``o`` above; outside strings, with no quote since,
+    the depth after it is known (``plain``). If the chunk keeps the depth within
+    1..``MAX_JSON_DEPTH`` (the run can neither end nor fail) and the block within
+    ``max_block_chars`` (``bound``), it is appended unread too, where the machine would
+    read it (``passes``). Any other chunk is read, as with no probe: the same chunks fail,
+    at the same offsets, and the budget is spent alike (``SieveMachine._read_run``)."""
+
+    __slots__ = (
+        "closer",
+        "closers",
+        "openers",
+        "quoted",
+        "low",
+        "high",
+        "plain",
+        "end",
+        "bound",
+        "pieces",
+        "seen",
+    )
+
+    def __init__(self, closer: str, quotes: str) -> None:
+        self.closer = closer
+        self.closers, self.openers = _COUNTED[quotes]
+        self.quoted = _QUOTES[quotes]
+        self.low = self.high = 0  # (the depth's bounds; none until a read: ``went_on``)
+        self.plain = False
+        # The offset the text counted ends at, the one the block may not pass; the run's
+        # pieces (the capture's) and how many of them the probe counted.
+        self.end = self.bound = 0
+        self.pieces: list[str] | None = None
+        self.seen = 0
+
+    def went_on(self, depth: int, plain: bool, end: int) -> None:
+        """A read left the run at ``depth`` (``plain``: outside strings), its text read up
+        to offset ``end`` (all its pieces): count from here."""
+        self.low = self.high = depth
+        self.plain = plain
+        self.end = end
+        if self.pieces is not None:
+            self.seen = len(self.pieces)
+
+    def arm(self, pieces: list[str] | None, room: int) -> None:
+        """``JsonRun.arm``, after a read."""
+        self.pieces = pieces
+        self.bound = self.end + room
+        if pieces is not None:
+            self.seen = len(pieces)
+
+    def may_stop(self, chunk: str) -> bool:
+        """The fast half's question for a chunk with the closer: False, it passes."""
+        return not self.passes(chunk, 0)
+
+    def passes(self, buf: str, p: int) -> bool:
+        """May ``buf[p:]`` be appended unread (it is then counted, and appended next), or
+        must the machine read it?"""
+        pieces = self.pieces
+        if pieces is None or not UNREAD_CLOSERS:
+            return False
+        seen = self.seen
+        text = "".join(pieces[seen:]) + buf[p:] if len(pieces) > seen else buf[p:]
+        end = self.end + len(text)
+        if end > self.bound:
+            return False
+        down = sum(map(text.count, self.closers))
+        up = sum(map(text.count, self.openers))
+        if self.low - down < 1 or self.high + up > MAX_JSON_DEPTH:
+            return False
+        if self.plain and self.quoted(text) is None:
+            self.low = self.high = self.low + up - down
+        else:  # (in a string, a bracket may not count)
+            self.low, self.high, self.plain = self.low - down, self.high + up, False
+        self.end = end
+        self.seen = len(pieces) + 1
+        return True
+
+
+#: A chunk with the closer that cannot end the run is appended unread (``DeepProbe``; the
+#: fast path off: False, the machine reads each, as with no probe).
+UNREAD_CLOSERS = True
 
 
 def _always(chunk: str) -> bool:
