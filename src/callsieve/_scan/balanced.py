@@ -36,6 +36,12 @@ the reader goes at once to the first step of that walk where its own depth would
 the limit (``_way_out``), or to the walk's end, where it notes on; a run whose depth there ends
 it ends (or fails) as if it had read the brackets. Two walks of the same text may be out of
 phase (one in a string where the other is not): each is a walk of its own.
+A deep run. A run of text read again stops the sieve's fast half at every chunk with its
+closer, but in ``[a(`` nested 30 deep most such chunks cannot end it. Its ``DeepProbe`` keeps
+bounds on its depth over the text appended since its last read: a chunk with the closer that
+keeps the depth within 1..``MAX_JSON_DEPTH`` and the block within ``max_block_chars`` is
+appended unread too. Every other chunk the machine reads, as with no probe, so the same
+chunks end or fail the run, at the same offsets.
 What it guarantees: the same end, the same failure, for any chunking, with or without walks;
 each character of new text is read once, and one read again costs a look-up per bracket up to
 where it meets a walk; the state is a few integers whatever the input (no stack: depth is a
@@ -48,7 +54,8 @@ notes nothing (a run of valid calls pays one comparison per run). A bracket of n
 text read again is noted with two appends, inline. Text read again pays a
 bisection per walk at a bracket where a walk may have a step, until it meets one. Where no
 walk has a step, none is looked for before the next step of any (``Walks.meet``). Along a
-walk, it pays two byte searches and a bisection.
+walk, it pays two byte searches and a bisection. A deep run's probe counts the brackets of
+the text since the last read at each chunk with the closer: a join and four or six counts.
 """
 
 from __future__ import annotations
