@@ -322,6 +322,7 @@ class JsonRun(BalancedSpec):
         # the walk's bound appends and the steps it has room for, once it is kept (``_note``
         # does the rest); the last offset noted, for ``Walks.end`` when the read returns.
         room, to_pos, to_lvl, shift = _NO_ROOM
+        skip, quotes = self._skip.match, self.quotes  # (looked up once a read)
         last = 0
         while p < n:
             if mode == _STRING:
@@ -334,13 +335,13 @@ class JsonRun(BalancedSpec):
                 p += 1
                 continue
             if mode == _VALUE:
-                m = self._skip.match(buf, p)  # (it always matches)
+                m = skip(buf, p)  # (it always matches)
                 p = m.end() if m is not None else p
                 if p >= n:
                     break
                 c = buf[p]  # (a bracket, or the quote of a string that does not close)
                 p += 1
-                if c in self.quotes:
+                if c in quotes:
                     mode = _STRING
                     self.quote = c
                     continue
