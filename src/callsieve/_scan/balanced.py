@@ -248,11 +248,11 @@ class JsonRun(BalancedSpec):
         self.stop_char: str | None
         self.find_stop = self._find_stop
         self.may_stop = _always
-        # A run that reads text read again: the sieve asks its probe of a chunk with the
-        # closer inside the value (``DeepProbe``).
-        self.probe = DeepProbe(self.closer, q) if self.walking else None
+        # A run that reads text read again: once the sieve arms it inside the value, its
+        # probe says which chunks with the closer it may append unread (``DeepProbe``).
+        self.probe: DeepProbe | None = None
         if self.opened:  # (the rest of a value: its opening bracket is read)
-            self._in_value()
+            self.mode, self.depth, self.stop_char = _VALUE, 1, self.closer
         else:
             self.mode, self.depth, self.stop_char = _BEFORE, 0, None
 
@@ -379,7 +379,7 @@ class JsonRun(BalancedSpec):
                 return self._end(buf, p, depth, last)
         self.mode = mode
         self.depth = depth
-        self._went_on(n, last)
+        self._read_to(n, last)
         return n
 
     def _past(self, p: int) -> int:
@@ -389,19 +389,14 @@ class JsonRun(BalancedSpec):
         self.at = p
         return -1
 
-    def _went_on(self, n: int, last: int) -> None:
-        """``_read_to`` where the run goes on past the text (``n`` its length): its probe,
-        if any, counts from there."""
-        self._read_to(n, last)
-        if self.probe is not None:
-            self.probe.went_on(self.depth, self.mode == _VALUE, self.base + n)
-
     def _read_to(self, p: int, last: int = 0) -> None:
         """The reader has read the text up to ``p`` in the text it is given, and noted
-        inline up to offset ``last`` (``Walks.end``)."""
+        inline up to offset ``last`` (``Walks.end``). Its probe, if any, counts from there."""
         walks = self.walks
         walks.seen = max(walks.seen, self.base + p)
         walks.end = max(walks.end, last)
+        if self.probe is not None:
+            self.probe.went_on(self.depth, self.mode == _VALUE, self.base + p)
 
     def _end(self, buf: str, p: int, depth: int, last: int = 0) -> int:
         """The bracket before ``buf[p]`` closes the value (depth 0) or nests too deep (the
@@ -487,23 +482,23 @@ class JsonRun(BalancedSpec):
         opener = _OPENS[self.closer]
         if buf[p] != opener:
             return self._fail(f"a JSON body must begin with {opener!r}, not {buf[p]!r}", p)
-        self._in_value()
+        self.mode, self.depth, self.stop_char = _VALUE, 1, self.closer
         return p + 1
 
-    def _in_value(self) -> None:
-        """The reader is inside the value, at depth 1: it stops at the closer, where its
-        probe, if any, may let the sieve append the chunk unread (``DeepProbe``)."""
-        self.mode, self.depth, self.stop_char = _VALUE, 1, self.closer
-        if self.probe is not None:
-            self.may_stop = self.probe.may_stop
-
-    def arm(self, pieces: list[str] | None, room: int) -> None:
-        """The sieve arms the run's fast half, which appends the chunks it takes to
-        ``pieces`` (the capture's ``RunText``; None: an argument stream reads them, and
-        the machine reads each chunk with the closer), and the block may grow by ``room``
-        characters before it is longer than ``max_block_chars`` (``DeepProbe``)."""
-        if self.probe is not None:
-            self.probe.arm(pieces, room)
+    def arm(self, pieces: list[str] | None, end: int, room: int) -> None:
+        """The sieve arms the run's fast half after a read up to offset ``end``. The half
+        appends the chunks it takes to ``pieces`` (the capture's ``RunText``; None: an
+        argument stream reads them, and the machine reads each chunk with the closer). The
+        block may grow by ``room`` characters before it is longer than ``max_block_chars``.
+        A run of text read again, inside its value, gets its probe then (``DeepProbe``)."""
+        if not self.walking or self.stop_char is None:
+            return
+        probe = self.probe
+        if probe is None:
+            probe = self.probe = DeepProbe(self.closer, self.quotes)
+            self.may_stop = probe.may_stop
+        probe.went_on(self.depth, self.mode == _VALUE, end)
+        probe.arm(pieces, room)
 
     def _fail(self, why: str, at: int) -> int:
         self._read_to(at)
@@ -576,9 +571,9 @@ class DeepProbe:
 
     def passes(self, buf: str, p: int) -> bool:
         """May ``buf[p:]`` be appended unread (it is then counted, and appended next), or
-        must the machine read it?"""
+        must the machine read it? (It holds the closer: at depth 1 it may end the run.)"""
         pieces = self.pieces
-        if pieces is None or not UNREAD_CLOSERS:
+        if pieces is None or self.low < 2 or not UNREAD_CLOSERS:
             return False
         seen = self.seen
         text = "".join(pieces[seen:]) + buf[p:] if len(pieces) > seen else buf[p:]

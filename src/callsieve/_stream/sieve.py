@@ -393,7 +393,8 @@ class SieveMachine(LifeView):
                 assert cap is not None and cap.run is not None
                 if type(cap.run) is JsonRun:  # (a deep run's probe: its pieces, the room left)
                     pieces = cap.run_text.pieces if cap.args is None else None
-                    cap.run.arm(pieces, self._opts.max_block_chars - cap.raw_len)
+                    end, room = cap.start + cap.raw_len, self._opts.max_block_chars - cap.raw_len
+                    cap.run.arm(pieces, end, room)
                 self._run_char = cap.run.stop_char or ""
                 # (a stop of a few first characters: the fast half asks the class search
                 # itself, in C — benchmarks/README.md, "Fast paths", "stop probe")
