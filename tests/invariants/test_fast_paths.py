@@ -574,6 +574,65 @@ def test_inv4_noting_inline_is_taken_on_hostile_text(monkeypatch: pytest.MonkeyP
     assert inline * 4 < len(calls)
 
 
+def _unread_both_ways(chunks: list[str], opts: dict[str, Any]) -> None:
+    """A deep run's probe (``DeepProbe``) on and off give the same events, blocks and walks."""
+    fast = _walks_kept(chunks, opts)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(balanced, "UNREAD_CLOSERS", False)
+        slow = _walks_kept(chunks, opts)
+    assert fast == slow
+
+
+#: ``max_block_chars`` small enough that the deep runs of ``bracket_documents`` pass it.
+SHORT_BLOCKS = st.sampled_from([{}, {"max_block_chars": 7}, {"max_block_chars": 40}])
+
+
+@SETTINGS
+@given(
+    bracket_documents(),
+    st.sampled_from([{"dialects": "all"}, {"dialects": ("pythonic",)}, *OPTION_SETS]),
+    SHORT_BLOCKS,
+)
+def test_inv1_deep_runs_change_no_event_and_no_block(
+    doc_chunks: tuple[str, list[str]], opts: dict[str, Any], short: dict[str, Any]
+) -> None:
+    # A chunk a deep run's probe lets be appended unread (its closers fewer than the run's
+    # depth, its openers too few to nest it too deep, the block still short enough) gives
+    # the events, the blocks and the walks the machine's read gives, whatever the limit.
+    doc, chunks = doc_chunks
+    opts = {**opts, **short}
+    for feed in (chunks, list(doc)):
+        _unread_both_ways(feed, opts)
+
+
+@pytest.mark.parametrize(
+    "unit",
+    ["[a(" * 30 + ")" * 30, "[a(" * 3 + ")" * 2, "[a([1, {'b': (2,)}, ')'", "[a(" * 40 + "]"],
+)
+def test_inv1_deep_runs_change_no_event_on_hostile_text(unit: str) -> None:
+    text = unit * (6000 // len(unit)) + "]"
+    for size in (1, 3, 8):
+        chunks = [text[i : i + size] for i in range(0, len(text), size)]
+        for limit in ({}, {"max_block_chars": 300}, {"max_block_chars": 40}):
+            _unread_both_ways(chunks, {"dialects": "all", **limit})
+
+
+def test_inv4_deep_runs_are_taken_on_hostile_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Not dead code: in ``[a(`` 30 deep and closed, repeated, most chunks that hold the
+    # closer are appended unread.
+    answers: list[bool] = []
+    real = balanced.DeepProbe.passes
+
+    def spy(self: Any, buf: str, p: int) -> bool:
+        answers.append(verdict := real(self, buf, p))
+        return verdict
+
+    monkeypatch.setattr(balanced.DeepProbe, "passes", spy)
+    text = ("[a(" * 30 + ")" * 30) * 20 + "]"
+    _walks_kept([text[i : i + 5] for i in range(0, len(text), 5)], {"dialects": "all"})
+    assert answers.count(True) >= 80 and answers.count(True) > 2 * answers.count(False)
+
+
 def test_inv1_a_token_cut_after_the_first_run_is_held_not_failed() -> None:
     # ``[a(b=1),`` then white space may still become the call list's ``]`` or the next
     # call: the capture holds it, so the fast path may not fail it; a ``)`` there it fails.

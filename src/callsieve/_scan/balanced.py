@@ -36,6 +36,12 @@ the reader goes at once to the first step of that walk where its own depth would
 the limit (``_way_out``), or to the walk's end, where it notes on; a run whose depth there ends
 it ends (or fails) as if it had read the brackets. Two walks of the same text may be out of
 phase (one in a string where the other is not): each is a walk of its own.
+A deep run. A run of text read again stops the sieve's fast half at every chunk with its
+closer, but in ``[a(`` nested 30 deep most such chunks cannot end it. Its ``DeepProbe`` keeps
+bounds on its depth over the text appended since its last read: a chunk with the closer that
+keeps the depth within 1..``MAX_JSON_DEPTH`` and the block within ``max_block_chars`` is
+appended unread too. Every other chunk the machine reads, as with no probe, so the same
+chunks end or fail the run, at the same offsets.
 What it guarantees: the same end, the same failure, for any chunking, with or without walks;
 each character of new text is read once, and one read again costs a look-up per bracket up to
 where it meets a walk; the state is a few integers whatever the input (no stack: depth is a
@@ -48,7 +54,8 @@ notes nothing (a run of valid calls pays one comparison per run). A bracket of n
 text read again is noted with two appends, inline. Text read again pays a
 bisection per walk at a bracket where a walk may have a step, until it meets one. Where no
 walk has a step, none is looked for before the next step of any (``Walks.meet``). Along a
-walk, it pays two byte searches and a bisection.
+walk, it pays two byte searches and a bisection. A deep run's probe counts the brackets of
+the text since the last read at each chunk with the closer: a join and four or six counts.
 """
 
 from __future__ import annotations
@@ -61,7 +68,7 @@ from typing import Any
 
 from .._grammar.specs import BalancedSpec
 
-__all__ = ["MAX_JSON_DEPTH", "JsonRun", "Walks"]
+__all__ = ["MAX_JSON_DEPTH", "DeepProbe", "JsonRun", "Walks"]
 
 #: Braces and brackets nested deeper than this fail the block (real arguments nest a few
 #: levels; the bound keeps ``json.loads`` far from its recursion limit on any input).
@@ -87,6 +94,9 @@ def _skipping(quotes: str) -> re.Pattern[str]:
 
 _SKIP = {q: _skipping(q) for q in _SPECIAL}
 _OPENS = {"}": "{", "]": "[", ")": "("}
+#: The closers and the openers a reader counts, by its strings' quotes (``DeepProbe``).
+_COUNTED = {'"': ("}]", "{["), "\"'": ("}])", "{[(")}
+_QUOTES = {q: re.compile(f"[{q}]").search for q in _COUNTED}
 _WHAT = {"}": "JSON object", "]": "JSON list", ")": "argument list"}
 #: The spec's fields a run copies: those the capture and the sieve read of a run (any other is
 #: read from the spec, ``__getattr__``; the run sets its own stop: ``stop_char``, ``find_stop``,
@@ -205,6 +215,7 @@ class JsonRun(BalancedSpec):
         "shift",
         "until",
         "ahead",
+        "probe",
         "_skip",
         "_strings",
         "_spec",
@@ -235,12 +246,15 @@ class JsonRun(BalancedSpec):
         self._skip = _SKIP[q]
         self._strings = _STRING_BODY
         self.stop_char: str | None
+        self.find_stop = self._find_stop
+        self.may_stop = _always
+        # A run that reads text read again: once the sieve arms it inside the value, its
+        # probe says which chunks with the closer it may append unread (``DeepProbe``).
+        self.probe: DeepProbe | None = None
         if self.opened:  # (the rest of a value: its opening bracket is read)
             self.mode, self.depth, self.stop_char = _VALUE, 1, self.closer
         else:
             self.mode, self.depth, self.stop_char = _BEFORE, 0, None
-        self.find_stop = self._find_stop
-        self.may_stop = _always
 
     def __getattr__(self, name: str) -> Any:
         """A field the run does not copy: its spec's."""
@@ -252,13 +266,16 @@ class JsonRun(BalancedSpec):
     def _find_stop(self, buf: str, p: int, final: bool) -> tuple[int, bool]:
         """Where the run may stop (the sieve's question; it reads nothing): inside the value,
         just after the first closer (one that ends ``buf`` is a tail: what follows it
-        decides); elsewhere, right here."""
+        decides); elsewhere, right here. A run with a probe, where ``buf`` holds the closer:
+        its end if it ``passes`` (appended unread), else -1 (the machine reads it)."""
         closer = self.stop_char
         if closer is None:  # (before the opening bracket, past the end, failed)
             return p, False
         i = buf.find(closer, p)
         if i < 0:
             return len(buf), False
+        if self.probe is not None:
+            return (len(buf), False) if self.probe.passes(buf, p) else (-1, False)
         if i + 1 == len(buf) and not final:
             return i, True
         return i + 1, False
@@ -305,6 +322,7 @@ class JsonRun(BalancedSpec):
         # the walk's bound appends and the steps it has room for, once it is kept (``_note``
         # does the rest); the last offset noted, for ``Walks.end`` when the read returns.
         room, to_pos, to_lvl, shift = _NO_ROOM
+        skip, quotes = self._skip.match, self.quotes  # (looked up once a read)
         last = 0
         while p < n:
             if mode == _STRING:
@@ -317,13 +335,13 @@ class JsonRun(BalancedSpec):
                 p += 1
                 continue
             if mode == _VALUE:
-                m = self._skip.match(buf, p)  # (it always matches)
+                m = skip(buf, p)  # (it always matches)
                 p = m.end() if m is not None else p
                 if p >= n:
                     break
                 c = buf[p]  # (a bracket, or the quote of a string that does not close)
                 p += 1
-                if c in self.quotes:
+                if c in quotes:
                     mode = _STRING
                     self.quote = c
                     continue
@@ -373,10 +391,12 @@ class JsonRun(BalancedSpec):
 
     def _read_to(self, p: int, last: int = 0) -> None:
         """The reader has read the text up to ``p`` in the text it is given, and noted
-        inline up to offset ``last`` (``Walks.end``)."""
+        inline up to offset ``last`` (``Walks.end``). Its probe, if any, counts from there."""
         walks = self.walks
         walks.seen = max(walks.seen, self.base + p)
         walks.end = max(walks.end, last)
+        if self.probe is not None:
+            self.probe.went_on(self.depth, self.mode == _VALUE, self.base + p)
 
     def _end(self, buf: str, p: int, depth: int, last: int = 0) -> int:
         """The bracket before ``buf[p]`` closes the value (depth 0) or nests too deep (the
@@ -388,6 +408,7 @@ class JsonRun(BalancedSpec):
         if c != self.closer:
             return self._fail(f"a {c!r} closes the {_WHAT[self.closer]}", p)
         self.mode, self.depth, self.stop_char = _DONE, 0, None
+        self.may_stop = _always
         self._read_to(p)
         return p
 
@@ -464,13 +485,117 @@ class JsonRun(BalancedSpec):
         self.mode, self.depth, self.stop_char = _VALUE, 1, self.closer
         return p + 1
 
+    def arm(self, pieces: list[str] | None, end: int, room: int) -> None:
+        """The sieve arms the run's fast half after a read up to offset ``end``. The half
+        appends the chunks it takes to ``pieces`` (the capture's ``RunText``; None: an
+        argument stream reads them, and the machine reads each chunk with the closer). The
+        block may grow by ``room`` characters before it is longer than ``max_block_chars``.
+        A run of text read again, inside its value, gets its probe then (``DeepProbe``)."""
+        if not self.walking or self.stop_char is None:
+            return
+        probe = self.probe
+        if probe is None:
+            probe = self.probe = DeepProbe(self.closer, self.quotes)
+            self.may_stop = probe.may_stop
+        probe.went_on(self.depth, self.mode == _VALUE, end)
+        probe.arm(pieces, room)
+
     def _fail(self, why: str, at: int) -> int:
         self._read_to(at)
         self.mode = _FAILED
         self.why = why
         self.at = at
         self.stop_char = None
+        self.may_stop = _always
         return -1
+
+
+class DeepProbe:
+    """A fast path (benchmarks/README.md, "Fast paths", "deep runs"): the stop probe of a
+    run that reads text read again, inside its value, for a chunk with the closer. Since
+    its last read (``went_on``), the sieve appended chunks without the closer unread, as
+    it does with no probe. The probe keeps bounds on the run's depth over that text: a
+    bracket moves the depth by one at most, so text with ``c`` closers and ``o`` openers
+    keeps it within ``c`` below and ``o`` above; outside strings, with no quote since,
+    the depth after it is known (``plain``). If the chunk keeps the depth within
+    1..``MAX_JSON_DEPTH`` (the run can neither end nor fail) and the block within
+    ``max_block_chars`` (``bound``), it is appended unread too, where the machine would
+    read it (``passes``). Any other chunk is read, as with no probe: the same chunks fail,
+    at the same offsets, and the budget is spent alike (``SieveMachine._read_run``)."""
+
+    __slots__ = (
+        "closer",
+        "closers",
+        "openers",
+        "quoted",
+        "low",
+        "high",
+        "plain",
+        "end",
+        "bound",
+        "pieces",
+        "seen",
+    )
+
+    def __init__(self, closer: str, quotes: str) -> None:
+        self.closer = closer
+        self.closers, self.openers = _COUNTED[quotes]
+        self.quoted = _QUOTES[quotes]
+        self.low = self.high = 0  # (the depth's bounds; none until a read: ``went_on``)
+        self.plain = False
+        # The offset the text counted ends at, the one the block may not pass; the run's
+        # pieces (the capture's) and how many of them the probe counted.
+        self.end = self.bound = 0
+        self.pieces: list[str] | None = None
+        self.seen = 0
+
+    def went_on(self, depth: int, plain: bool, end: int) -> None:
+        """A read left the run at ``depth`` (``plain``: outside strings), its text read up
+        to offset ``end`` (all its pieces): count from here."""
+        self.low = self.high = depth
+        self.plain = plain
+        self.end = end
+        if self.pieces is not None:
+            self.seen = len(self.pieces)
+
+    def arm(self, pieces: list[str] | None, room: int) -> None:
+        """``JsonRun.arm``, after a read."""
+        self.pieces = pieces
+        self.bound = self.end + room
+        if pieces is not None:
+            self.seen = len(pieces)
+
+    def may_stop(self, chunk: str) -> bool:
+        """The fast half's question for a chunk with the closer: False, it passes."""
+        return not self.passes(chunk, 0)
+
+    def passes(self, buf: str, p: int) -> bool:
+        """May ``buf[p:]`` be appended unread (it is then counted, and appended next), or
+        must the machine read it? (It holds the closer: at depth 1 it may end the run.)"""
+        pieces = self.pieces
+        if pieces is None or self.low < 2 or not UNREAD_CLOSERS:
+            return False
+        seen = self.seen
+        text = "".join(pieces[seen:]) + buf[p:] if len(pieces) > seen else buf[p:]
+        end = self.end + len(text)
+        if end > self.bound:
+            return False
+        down = sum(map(text.count, self.closers))
+        up = sum(map(text.count, self.openers))
+        if self.low - down < 1 or self.high + up > MAX_JSON_DEPTH:
+            return False
+        if self.plain and self.quoted(text) is None:
+            self.low = self.high = self.low + up - down
+        else:  # (in a string, a bracket may not count)
+            self.low, self.high, self.plain = self.low - down, self.high + up, False
+        self.end = end
+        self.seen = len(pieces) + 1
+        return True
+
+
+#: A chunk with the closer that cannot end the run is appended unread (``DeepProbe``; the
+#: fast path off: False, the machine reads each, as with no probe).
+UNREAD_CLOSERS = True
 
 
 def _always(chunk: str) -> bool:

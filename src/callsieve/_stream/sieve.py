@@ -51,6 +51,7 @@ from .._config.options import (
 )
 from .._grammar.automaton import DEAD, UNKNOWN
 from .._grammar.compiled import CompiledGrammar, load_grammar
+from .._scan.balanced import JsonRun
 from .._scan.cursor import Cursor
 from .._scan.fences import FenceState, FenceTracker
 from .context import Where
@@ -390,6 +391,10 @@ class SieveMachine(LifeView):
                 # (when something is held, it is the run's tail that may begin its stop)
                 cap = self._cap
                 assert cap is not None and cap.run is not None
+                if type(cap.run) is JsonRun:  # (a deep run's probe: its pieces, the room left)
+                    pieces = cap.run_text.pieces if cap.args is None else None
+                    end, room = cap.start + cap.raw_len, self._opts.max_block_chars - cap.raw_len
+                    cap.run.arm(pieces, end, room)
                 self._run_char = cap.run.stop_char or ""
                 # (a stop of a few first characters: the fast half asks the class search
                 # itself, in C — benchmarks/README.md, "Fast paths", "stop probe")
@@ -550,7 +555,9 @@ class SieveMachine(LifeView):
             held = cur.held
             text = held + chunk if held else chunk
             stop, tail = cap.run.find_stop(text, 0, False)
-            if self._opts.max_block_chars - cap.raw_len >= stop and (
+            if stop < 0:  # (a deep run's probe: the machine reads it, a chunk of the budget)
+                budget.pop()
+            elif self._opts.max_block_chars - cap.raw_len >= stop and (
                 stop == len(text) or tail or cap.cut_at(text, stop)
             ):
                 if stop:
