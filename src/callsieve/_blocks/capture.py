@@ -83,6 +83,7 @@ MISSING_OPENER = "missing_opener"
 #: grammar/README.md) nests: its checkpoints copy the stack, so an unbounded one would be
 #: quadratic. The built-in families stay under 20 (300 calls in one block too).
 MAX_PARSE_DEPTH = 1024
+_NO_INTS = array("q")  # (copied, never written)
 
 
 class BlockRecord:
@@ -95,10 +96,11 @@ class BlockRecord:
         self.calls: list[Settled] = []
         self.repairs: list[str] = []
         self.diagnostics: list[str] = []
-        # Per call (arrays: a block of many calls holds a few bytes per call here):
-        self.ends = array("q")  # the block's length at the end of each call
-        self.pieces = array("q")  # its text's pieces there (the text is not joined while read)
-        self.diags = array("q")  # len(diagnostics) there
+        # Per call (arrays: a block of many calls holds a few bytes per call here; each a
+        # copy of an empty one, which costs less than ``array("q")``'s argument parsing):
+        self.ends = _NO_INTS[:]  # the block's length at the end of each call
+        self.pieces = _NO_INTS[:]  # its text's pieces there (the text is not joined while read)
+        self.diags = _NO_INTS[:]  # len(diagnostics) there
         self.emitted = 0  # calls already handed out (early_emit="invoke")
 
     def call_ended(self, call: Settled, length: int, pieces: int) -> None:
@@ -133,7 +135,7 @@ class Checkpoints:
     __slots__ = ("at", "stacks")
 
     def __init__(self) -> None:
-        self.at = array("q")
+        self.at = _NO_INTS[:]
         self.stacks: list[tuple[int, ...]] = []
 
     def note(self, at: int, stack: tuple[int, ...]) -> None:
@@ -505,17 +507,15 @@ class Capture:
         ``held.pending`` is left as the one terminal a held tail may become (None: several, or
         none)."""
         spec = self.spec
+        d: Decision | None
         if final or len(buf) - p > DECISION_SPAN:
             d = decide(spec, buf, p, final)
         else:
-            memo = spec.decisions
             key = buf[p:] if p else buf
-            hit = memo.get(key)
-            if hit is None:
+            d = spec.decisions.get(key)
+            if d is None:
                 d = decide(spec, key, 0, False)
-                self.ctx.g.remember(memo, key, d)
-            else:
-                d = hit
+                self.ctx.g.remember(spec.decisions, key, d)
         self.held.pending = d[4]  # (``HeldTail``: what a held tail may become)
         return d
 
@@ -562,12 +562,13 @@ class Capture:
             if term is not None:
                 # (a run ends here: this one, or a balanced one ``_settle`` closed)
                 after_run = (run is not None or self.ran) and self._run_ended(buf, seg, p)
-                if self.raw_len + len(value) > limit:
+                size = len(value)
+                if self.raw_len + size > limit:
                     return self.too_long(limit), p
                 self.raw.append(value)
-                self.raw_len += len(value)
+                self.raw_len += size
                 status = self._feed(term, tok, after_run)
-                p += len(value)
+                p += size
                 if status != VIABLE:
                     return status, p
                 continue

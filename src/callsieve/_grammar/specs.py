@@ -251,7 +251,7 @@ def _literal_stop(
         if i >= 0:
             return i, False
         n = len(buf)
-        if not final:
+        if not final and buf.endswith(heads, p):  # (one call for all; then which one)
             for head in heads:
                 if buf.endswith(head, p):
                     return n - len(head), True
