@@ -271,16 +271,7 @@ class Capture:
         if entry.synthetic is not None:
             self.record.repairs.append(MISSING_OPENER)
             tokens.insert(0, new_token(Token, entry.synthetic, ""))
-        # Where the parser only shifts them, it starts past them (``EntrySpec.shifts``).
-        stack = None if entry.shifts is None else list(entry.shifts)
-        values = None if stack is None else tokens
-        if args is None:
-            self.ps = g.parser.new_parser(stack, values)
-        else:
-            self.ps = g.parser.listening_parser(args.feed, stack, values)
-        if stack is None:
-            for t in tokens:
-                feed(self.ps, t)
+        self.ps = g.parser.entered(entry.shifts, tokens, None if args is None else args.feed)
         if args is not None:  # (the opener may be part of the arguments: `{"name":`)
             args.feed(Read(entry.terminal, (groups.get("v") if groups else None) or opener))
         self.spec: StateSpec = g.states[self.ps.state_stack[-1]]

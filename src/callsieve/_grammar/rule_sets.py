@@ -5,7 +5,7 @@ call's arguments — and the parser callbacks those rules get.
 What it does: ``TerminalRoles`` holds, per kind of node the argument stream reads, the
 terminals below it. ``ParserTables`` owns a compiled grammar's LALR parser: Lark's table, the
 configuration every block's parser shares, the callbacks its call rules get, and the parsers
-made from them (``new_parser``, ``listening_parser``, ``fork_parser``).
+made from them (``new_parser``, ``listening_parser``, ``entered``, ``fork_parser``).
 What it guarantees: read from the rules alone (a rule counts by its name or its alias, as
 the Transformer reads them), so any dialect's file is treated alike. What it costs: one walk
 over the rules when a grammar is loaded.
@@ -19,7 +19,7 @@ from typing import Any
 
 from lark import Lark
 
-from .lark_internals import ShareableParser, is_shift, plain_rule_names
+from .lark_internals import ShareableParser, feed, is_shift, plain_rule_names
 from .names import (
     ATTR,
     CALL,
@@ -279,6 +279,26 @@ class ParserTables:
             stack or [self.start_state],
             values or [],
         )
+
+    def entered(
+        self,
+        shifts: tuple[int, ...] | None,
+        tokens: list[Any],
+        listener: Callable[[Any], None] | None = None,
+    ) -> Any:
+        """A block's parser state after its entry's ``tokens`` (``listener``: see
+        ``listening_parser``). Where a new parser only shifts them (``shifts``: its stack
+        then, ``EntrySpec.shifts``), it is made past them, with no step; else it is fed them."""
+        stack = None if shifts is None else list(shifts)
+        values = None if shifts is None else tokens
+        if listener is None:
+            ps = self.new_parser(stack, values)
+        else:
+            ps = self.listening_parser(listener, stack, values)
+        if shifts is None:
+            for tok in tokens:
+                feed(ps, tok)
+        return ps
 
     def fork_parser(self, ps: Any) -> Any:
         """A copy of the parser state ``ps`` that shares its values (``ps.copy(False)``)."""
