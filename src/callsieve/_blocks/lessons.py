@@ -159,10 +159,22 @@ class Lessons:
         _count_answer(self._leads, k, failed)
 
     def forget(self, offset: int) -> None:
-        """A capture starts at ``offset``: checkpoints before it can no longer be reached."""
-        if offset > self.horizon and self.fails:
-            self.fails.clear()
+        """A capture starts at ``offset``: checkpoints before it can no longer be reached.
+        Past them all, all are forgotten; else the oldest noted, while they lie before it
+        (a failed capture's checkpoints may all lie past the next capture's start, so
+        without this ``fails`` would grow with hostile input, two entries a block)."""
+        fails = self.fails
+        if not fails:
+            return
+        if offset > self.horizon:
+            fails.clear()
             self._stacks.clear()
+            return
+        while fails:
+            key = next(iter(fails))  # (the oldest: a dict keeps its order)
+            if key[0] >= offset:
+                return
+            del fails[key]
 
     # ------------------------------------------------------------------ where runs stop
     def stop_from(self, run: Any, offset: int) -> int:
