@@ -48,8 +48,9 @@ class RunText:
         #: The hot path's budget: bound appends, at most ``HOT_BUDGET`` chunks uncounted.
         self.run_live: list[Callable[[str], None]] = []
         self._mark = 0  # pieces[:_mark] are counted; the hot path appended the others
-        #: The next top-up's size: it doubles from ``FIRST_BUDGET`` to ``HOT_BUDGET`` (most
-        #: captures' runs are short: a budget of ``HOT_BUDGET`` each cost more than they read)
+        #: The next top-up's size: ``FIRST_BUDGET``, then ``HOT_BUDGET`` (in hostile text
+        #: most captures' runs are short: a budget of ``HOT_BUDGET`` each cost more than they
+        #: read; a long run pays one top-up more)
         self._size = FIRST_BUDGET
 
     def add_piece(self, piece: str) -> None:
@@ -66,9 +67,8 @@ class RunText:
         """The hot path's budget, topped up if it is spent (``count`` first: its caller's)."""
         live = self.run_live
         if not live:
-            size = self._size
-            live.extend((self.pieces.append,) * size)
-            self._size = min(2 * size, HOT_BUDGET)
+            live.extend((self.pieces.append,) * self._size)
+            self._size = HOT_BUDGET
         return live
 
     def count(self) -> int:
