@@ -29,7 +29,6 @@ from .fences import FenceState, FenceTracker, tail_after
 __all__ = ["HOT_BUDGET", "Cursor", "RunText"]
 
 HOT_BUDGET = 256  # chunks a hot path may take between two folds (it holds their references)
-FIRST_BUDGET = 16  # a capture's first run budget (``RunText.budget``)
 _LIVE = FenceState.LIVE
 
 
@@ -40,7 +39,7 @@ class RunText:
     ``budget`` (bound appends: a pop and a call per chunk), which ``count`` counts, in bulk.
     Each capture has its own (a repair's trial too). Read as ``pieces``."""
 
-    __slots__ = ("pieces", "run_live", "start", "_mark", "_size")
+    __slots__ = ("pieces", "run_live", "start", "_mark")
 
     def __init__(self) -> None:
         self.pieces: list[str] = []
@@ -48,10 +47,6 @@ class RunText:
         #: The hot path's budget: bound appends, at most ``HOT_BUDGET`` chunks uncounted.
         self.run_live: list[Callable[[str], None]] = []
         self._mark = 0  # pieces[:_mark] are counted; the hot path appended the others
-        #: The next top-up's size: ``FIRST_BUDGET``, then ``HOT_BUDGET`` (in hostile text
-        #: most captures' runs are short: a budget of ``HOT_BUDGET`` each cost more than they
-        #: read; a long run pays one top-up more)
-        self._size = FIRST_BUDGET
 
     def add_piece(self, piece: str) -> None:
         self.pieces.append(piece)
@@ -67,8 +62,7 @@ class RunText:
         """The hot path's budget, topped up if it is spent (``count`` first: its caller's)."""
         live = self.run_live
         if not live:
-            live.extend((self.pieces.append,) * self._size)
-            self._size = HOT_BUDGET
+            live.extend((self.pieces.append,) * HOT_BUDGET)
         return live
 
     def count(self) -> int:
