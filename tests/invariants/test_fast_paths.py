@@ -956,3 +956,56 @@ def test_inv4_each_fast_half_is_taken() -> None:
     chunks = [doc[i : i + 4] for i in range(0, len(doc), 4)]
     assert _taken(chunks, {}) == {"PROSE", "REASONING", "RUN"}
     assert "ARG" in _taken(chunks, {"early_emit": "arguments"})
+
+
+#: Documents with blocks that close, fail, nest values, repair a missing wrapper and hold a
+#: CDATA, in the formats whose parsers reduce the most on the way (value nodes, calls).
+PARSER_UNITS = (
+    '<|tool_call>call:f{a:<|"|>',
+    '<|tool_call>call:f{a:{b:[{c:<|"|>x<|"|>,d:[1,',
+    '<|tool_call>call:f{a:{b:[1,<|"|>x<|"|>]},c:2}<tool_call|>',
+    ']<]minimax[>[<tool_call>]<]minimax[>[<invoke name="f">]<]minimax[>[<a>',
+    '<invoke name="f"><parameter name="a">1</parameter></invoke></minimax:tool_call>',
+    "<tool_call>\n<function=f>\n<parameter=a>\n<![CDATA[x]]>\n</parameter>\n</function>",
+    '[a(b=[1, {"c": (2,)}], d="e")]',
+)
+
+
+def _lark_feed(ps: Any, tok: Any) -> None:
+    """Lark's own ``feed_token``: the parser's own-feed fast path off."""
+    ps.feed_token(tok)
+
+
+@pytest.mark.parametrize("unit", PARSER_UNITS)
+@pytest.mark.parametrize(
+    "opts", [{"dialects": "all"}, {"dialects": "all", "early_emit": "arguments"}]
+)
+def test_inv1_the_parser_s_own_feed_and_entered_state_change_no_event(
+    unit: str, opts: dict[str, Any]
+) -> None:
+    # A capture's tokens are fed by ``lark_internals.feed``, not Lark's ``feed_token``, and
+    # its parser starts past its entry's tokens where they only shift (``EntrySpec.shifts``):
+    # the same events and blocks as with Lark's step for each token.
+    from callsieve._blocks import capture
+    from callsieve._grammar import rule_sets
+
+    text = unit * 6 + "</tool_call>" + unit + "<|tool_call>call:g{}<tool_call|> done"
+    g = callsieve.Sieve(dialects="all")._life.g
+    assert all(e.shifts is not None for e in g.entries)  # (the path is taken)
+    lark_steps: list[Any] = []
+
+    def lark_feed(ps: Any, tok: Any) -> None:
+        lark_steps.append(tok)
+        _lark_feed(ps, tok)
+
+    for size in (1, 3, 8, len(text)):
+        chunks = [text[i : i + size] for i in range(0, len(text), size)]
+        fast = _run(chunks, opts)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(capture, "feed", lark_feed)
+            mp.setattr(rule_sets, "feed", lark_feed)
+            for e in g.entries:
+                mp.setattr(e, "shifts", None)
+            slow = _run(chunks, opts)
+        assert fast == slow
+    assert lark_steps  # (the paths were off)

@@ -8,6 +8,7 @@ as a ratio between two sizes 8x apart; memory is measured by what a result or a 
 
 from __future__ import annotations
 
+import hashlib
 import tracemalloc
 from collections.abc import Iterator
 
@@ -16,6 +17,9 @@ from helpers import drive, run_all_ways
 from lark.parsers.lalr_parser_state import ParserState
 
 from callsieve import Sieve, parse
+from callsieve._blocks import capture
+from callsieve._grammar import rule_sets
+from callsieve._grammar.lark_internals import feed as own_feed
 from callsieve._scan.balanced import MAX_JSON_DEPTH
 from callsieve._scan.cursor import HOT_BUDGET
 
@@ -32,7 +36,13 @@ def tokens_fed(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
         count[0] += 1
         return feed(self, token, is_end)
 
+    def counting_own(ps: object, token: object) -> None:  # (a capture's own feed)
+        count[0] += 1
+        own_feed(ps, token)
+
     monkeypatch.setattr(ParserState, "feed_token", counting)
+    monkeypatch.setattr(capture, "feed", counting_own)
+    monkeypatch.setattr(rule_sets, "feed", counting_own)
     yield count
 
 
@@ -180,6 +190,42 @@ def test_inv4_an_open_block_of_many_calls_holds_a_small_multiple_of_its_text() -
     assert held < 12 * len(text), held / len(text)
     events = s.feed("</tool_calls>") + s.close()
     assert len(drive(events)[1]) == 20_000
+
+
+@pytest.mark.parametrize(
+    ("unit", "dialects"),
+    [
+        ('<|tool_call>call:f{a:<|"|>', ("gemma4",)),
+        (']<]minimax[>[<tool_call>]<]minimax[>[<invoke name="f">]<]minimax[>[<a>', ("minimax_m3",)),
+    ],
+)
+def test_inv4_blocks_that_fail_past_the_next_one_s_start_hold_no_growing_memory(
+    unit: str, dialects: tuple[str, ...]
+) -> None:
+    # Each block fails in the next one's text: what a failed block taught (its checkpoints)
+    # lay past the next block's start and was kept, about 19 bytes a byte of input.
+    text = unit * (200_000 // len(unit))
+    s = Sieve(dialects=dialects)
+    released = hashlib.sha256()  # (the text released, kept in constant memory)
+    calls = 0
+
+    def take(events: list[object]) -> None:
+        nonlocal calls
+        out, got = drive(events)
+        released.update(out.encode())
+        calls += len(got)
+
+    take(s.feed(text[:1000]))
+    tracemalloc.start()
+    try:
+        for i in range(1000, len(text), 7):
+            take(s.feed(text[i : i + 7]))
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    take(s.close())
+    assert released.digest() == hashlib.sha256(text.encode()).digest() and calls == 0
+    assert held < len(text) // 4, held
 
 
 # ---------------------------------------------------------------- §5 values: deep nesting

@@ -1,5 +1,5 @@
-"""Strategy: read one captured block with Lark's InteractiveParser, fed by an incremental
-scanner that takes its patterns and its context from the grammar.
+"""Strategy: read one captured block with Lark's LALR parser (a parser state), fed by an
+incremental scanner that takes its patterns and its context from the grammar.
 
 What it does: ``scan(buf, p, final)`` consumes text from ``buf[p:]`` and answers one of
 VIABLE (a viable prefix: consumed up to the returned position, hold the rest), COMPLETE (the
@@ -36,10 +36,24 @@ from lark.exceptions import LarkError
 
 from .._config.policy import Policy, Settled, settled
 from .._grammar.compiled import CompiledGrammar, EntrySpec, StateSpec
-from .._grammar.lark_internals import end_action, end_state, feed_end, is_reduce, reduce_by_hand
-from .._grammar.names import CDATA_CLOSE, CDATA_OPEN, STRAY_RUN
+from .._grammar.lark_internals import (
+    end_action,
+    end_state,
+    feed,
+    feed_end,
+    is_reduce,
+    reduce_by_hand,
+)
+from .._grammar.names import STRAY_RUN
 from .._grammar.rule_sets import is_call, repairs_in
-from .._grammar.specs import BalancedSpec, RunTerminal, TokenSpec
+from .._grammar.specs import (
+    CLOSES_CDATA,
+    OPENS_CALL,
+    OPENS_CDATA,
+    BalancedSpec,
+    RunTerminal,
+    TokenSpec,
+)
 from .._scan.balanced import JsonRun
 from .._scan.cursor import RunText
 from .._scan.decide import DECISION_SPAN, Decision, GroupToken, decide, new_token
@@ -69,6 +83,7 @@ MISSING_OPENER = "missing_opener"
 #: grammar/README.md) nests: its checkpoints copy the stack, so an unbounded one would be
 #: quadratic. The built-in families stay under 20 (300 calls in one block too).
 MAX_PARSE_DEPTH = 1024
+_NO_INTS = array("q")  # (copied, never written)
 
 
 class BlockRecord:
@@ -81,10 +96,11 @@ class BlockRecord:
         self.calls: list[Settled] = []
         self.repairs: list[str] = []
         self.diagnostics: list[str] = []
-        # Per call (arrays: a block of many calls holds a few bytes per call here):
-        self.ends = array("q")  # the block's length at the end of each call
-        self.pieces = array("q")  # its text's pieces there (the text is not joined while read)
-        self.diags = array("q")  # len(diagnostics) there
+        # Per call (arrays: a block of many calls holds a few bytes per call here; each a
+        # copy of an empty one, which costs less than ``array("q")``'s argument parsing):
+        self.ends = _NO_INTS[:]  # the block's length at the end of each call
+        self.pieces = _NO_INTS[:]  # its text's pieces there (the text is not joined while read)
+        self.diags = _NO_INTS[:]  # len(diagnostics) there
         self.emitted = 0  # calls already handed out (early_emit="invoke")
 
     def call_ended(self, call: Settled, length: int, pieces: int) -> None:
@@ -119,7 +135,7 @@ class Checkpoints:
     __slots__ = ("at", "stacks")
 
     def __init__(self) -> None:
-        self.at = array("q")
+        self.at = _NO_INTS[:]
         self.stacks: list[tuple[int, ...]] = []
 
     def note(self, at: int, stack: tuple[int, ...]) -> None:
@@ -199,7 +215,6 @@ class Capture:
         "dialect",
         "failure",
         "ctx",
-        "ip",
         "last_value",
         "opener_len",
         "ps",
@@ -227,8 +242,6 @@ class Capture:
         self.ctx = ctx
         g = ctx.g
         self.args = args  # early_emit="arguments": the block's argument stream (``argstream``)
-        self.ip = g.parser.new_parser() if args is None else g.parser.listening_parser(args.feed)
-        self.ps = self.ip.parser_state
         self.start = start
         self.dialect = entry.dialect  # the entry's: where the parse cannot tell (``dialect_now``)
         self.opener_len = len(opener)
@@ -247,15 +260,18 @@ class Capture:
         self.repair = Repair()  # the loose-CDATA repair's state (``_blocks.repair``)
         self.ran = False  # a balanced run ended before the next token (``_settle``)
         self.held = HeldTail()  # what the held tail is (``scan``, ``cut_at``)
-        if entry.synthetic is not None:
-            self.record.repairs.append(MISSING_OPENER)
-            self.ps.feed_token(new_token(Token, entry.synthetic, ""))
+        # The parser (a Lark parser state), fed the entry's tokens: the missing wrapper first,
+        # if the entry is a bare invoke, then the opener.
         if groups is None:
-            self.ps.feed_token(new_token(Token, entry.terminal, opener))
+            tok = new_token(Token, entry.terminal, opener)
         else:  # the entry's own named groups, from the match in prose (see ``GroupToken``)
             tok = new_token(GroupToken, entry.terminal, opener)
             tok.groups = groups
-            self.ps.feed_token(tok)
+        tokens = [tok]
+        if entry.synthetic is not None:
+            self.record.repairs.append(MISSING_OPENER)
+            tokens.insert(0, new_token(Token, entry.synthetic, ""))
+        self.ps = g.parser.entered(entry.shifts, tokens, None if args is None else args.feed)
         if args is not None:  # (the opener may be part of the arguments: `{"name":`)
             args.feed(Read(entry.terminal, (groups.get("v") if groups else None) or opener))
         self.spec: StateSpec = g.states[self.ps.state_stack[-1]]
@@ -319,43 +335,46 @@ class Capture:
         flags = (0 if self.strict else ANY_CAPTURE) | (REPAIRABLE if self.repair.may_repair else 0)
         self.ctx.lessons.learn(self.checks.at, self.checks.stacks, flags, self.failure)
 
-    def _feed(self, tok: Token, after_run: bool = False) -> int:
-        """Feed one bounded token (``after_run``: it ended a run); VIABLE, COMPLETE or
-        FAILED."""
+    def _feed(self, term: TokenSpec, tok: Token, after_run: bool = False) -> int:
+        """Feed one bounded token of ``term`` (``after_run``: it ended a run); VIABLE,
+        COMPLETE or FAILED."""
         name = tok.type
         value = tok.value
+        ps = self.ps
         try:
-            self.ps.feed_token(tok)
+            feed(ps, tok)
         except LarkError:
             return self.fail(unexpected(self, name, self.start + self.raw_len - len(value), value))
-        if len(self.ps.state_stack) > MAX_PARSE_DEPTH:
+        stack = ps.state_stack
+        if len(stack) > MAX_PARSE_DEPTH:
             return self.fail(f"the block nests deeper than {MAX_PARSE_DEPTH} parser states")
         args = self.args
         if args is not None:
             groups = getattr(tok, "groups", None)
             args.feed(Read(name, (groups.get("v") if groups else None) or value))
-        spec = self.spec = self.ctx.g.states[self.ps.state_stack[-1]]
+        spec = self.spec = self.ctx.g.states[stack[-1]]
         self.last_value = value
-        if after_run or name in self.ctx.g.openers.call_openers:
+        marks = term.marks
+        if after_run or marks & OPENS_CALL:
             # A checkpoint (``_blocks.lessons``): where the token began, and the stack it left.
             # After every run and at every call opener: any long stretch of a block passes
             # one, and a block that begins inside another begins at an entry.
             lessons = self.ctx.lessons
             at = self.start + self.raw_len - len(value)
-            stack = lessons.stack_key(self.ps.state_stack)
+            key = lessons.stack_key(stack)
             if lessons.fails:
-                why = lessons.doomed(at, stack, self.strict, self.repair.may_repair)
+                why = lessons.doomed(at, key, self.strict, self.repair.may_repair)
                 if why is not None:
                     return self.fail(read_before(why, at))
-            self.checks.note(at, stack)
-        if name == CDATA_OPEN:
+            self.checks.note(at, key)
+        if marks & OPENS_CDATA:
             if self.repair.may_repair:
-                snapshot = self.ctx.g.parser.fork_parser(self.ip)
+                snapshot = self.ctx.g.parser.fork_parser(self.ps)
                 record = self.record
                 self.repair.opened(
                     snapshot, self.raw_len, len(record.calls), len(record.diagnostics)
                 )
-        elif name == CDATA_CLOSE:
+        elif marks & CLOSES_CDATA:
             self.repair.closed()
         if (
             spec.call_rule is not None
@@ -409,7 +428,7 @@ class Capture:
         if self.spec.end_sure:
             return COMPLETE
         try:
-            feed_end(self.ctx.g.parser.fork_parser(self.ip))
+            feed_end(self.ctx.g.parser.fork_parser(self.ps))
         except LarkError:
             return self._cannot_end()
         return COMPLETE
@@ -479,17 +498,15 @@ class Capture:
         ``held.pending`` is left as the one terminal a held tail may become (None: several, or
         none)."""
         spec = self.spec
+        d: Decision | None
         if final or len(buf) - p > DECISION_SPAN:
             d = decide(spec, buf, p, final)
         else:
-            memo = spec.decisions
             key = buf[p:] if p else buf
-            hit = memo.get(key)
-            if hit is None:
+            d = spec.decisions.get(key)
+            if d is None:
                 d = decide(spec, key, 0, False)
-                self.ctx.g.remember(memo, key, d)
-            else:
-                d = hit
+                self.ctx.g.remember(spec.decisions, key, d)
         self.held.pending = d[4]  # (``HeldTail``: what a held tail may become)
         return d
 
@@ -534,13 +551,15 @@ class Capture:
                 break
             term, value, tok, cut, _ = self._token_at(buf, p, final)
             if term is not None:
-                after_run = self._run_ended(buf, seg, p)
-                if self.raw_len + len(value) > limit:
+                # (a run ends here: this one, or a balanced one ``_settle`` closed)
+                after_run = (run is not None or self.ran) and self._run_ended(buf, seg, p)
+                size = len(value)
+                if self.raw_len + size > limit:
                     return self.too_long(limit), p
                 self.raw.append(value)
-                self.raw_len += len(value)
-                status = self._feed(tok, after_run)
-                p += len(value)
+                self.raw_len += size
+                status = self._feed(term, tok, after_run)
+                p += size
                 if status != VIABLE:
                     return status, p
                 continue
@@ -707,7 +726,7 @@ class Capture:
         if run is None:
             return self._unexpected(repr(buf[p]), buf, p)
         try:
-            self.ps.feed_token(run.placeholder)
+            feed(self.ps, run.placeholder)
         except LarkError:
             return self._unexpected("text", buf, p)
         self.spec = self.ctx.g.states[self.ps.state_stack[-1]]

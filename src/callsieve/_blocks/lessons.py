@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
@@ -79,12 +80,14 @@ class Lessons:
         "_stacks",
         "_firsts",
         "_leads",
+        "_noted",
     )
 
     def __init__(self) -> None:
         #: (offset, state stack) -> (flags, reason)
         self.fails: dict[tuple[int, tuple[int, ...]], tuple[int, str]] = {}
         self.horizon = -1  # the largest offset in ``fails``
+        self._noted: deque[tuple[int, tuple[int, ...]]] = deque()  # its keys, as noted
         self._stacks: dict[tuple[int, ...], tuple[int, ...]] = {}  # one copy of each stack
         #: (run terminal, parser state) -> the smallest offset it ran to the end from
         self.run_end: dict[tuple[Any, Any], int] = {}
@@ -132,6 +135,8 @@ class Lessons:
         fails = self.fails
         for key in zip(offsets, stacks):
             old = fails.get(key)
+            if old is None:
+                self._noted.append(key)
             fails[key] = (flags | (old[0] if old is not None else 0), reason)
         if offsets:
             self.horizon = max(self.horizon, offsets[-1])
@@ -159,10 +164,21 @@ class Lessons:
         _count_answer(self._leads, k, failed)
 
     def forget(self, offset: int) -> None:
-        """A capture starts at ``offset``: checkpoints before it can no longer be reached."""
-        if offset > self.horizon and self.fails:
-            self.fails.clear()
+        """A capture starts at ``offset``: checkpoints before it can no longer be reached.
+        Past them all, all are forgotten; else those noted first, while they lie before it
+        (a failed capture's checkpoints may all lie past the next capture's start, so
+        without this ``fails`` would grow with hostile input, two entries a block)."""
+        fails = self.fails
+        if not fails:
+            return
+        noted = self._noted
+        if offset > self.horizon:
+            fails.clear()
+            noted.clear()
             self._stacks.clear()
+            return
+        while noted and noted[0][0] < offset:
+            fails.pop(noted.popleft(), None)
 
     # ------------------------------------------------------------------ where runs stop
     def stop_from(self, run: Any, offset: int) -> int:

@@ -84,6 +84,7 @@ class BlockLife:
         "consumed",
         "stray_closes",
         "reasoning_unclosed",
+        "ctx",
     )
 
     def __init__(
@@ -130,6 +131,9 @@ class BlockLife:
         #: the first ``KEPT_BLOCKS`` (``stray_close``); the input ended inside reasoning.
         self.stray_closes: list[int] = []
         self.reasoning_unclosed = False
+        #: What its captures share (one, not one per capture; a block read as reasoning text
+        #: has no policy: ``open``).
+        self.ctx = CaptureContext(g, schemas, self.lessons, policy)
 
     def stray_close(self, offset: int) -> None:
         """A ``</think>`` at ``offset`` closed no reasoning (it is released as text): noted
@@ -188,7 +192,7 @@ class BlockLife:
         if self.stream_args and entry.synthetic is None and not quiet:
             # (a block missing its opener emits nothing before its closing wrapper)
             args = ArgStream(self.args_ctx)
-        ctx = CaptureContext(g, self.schemas, self.lessons, None if quiet else self.policy)
+        ctx = self.ctx._replace(policy=None) if quiet else self.ctx
         cap = Capture(ctx, entry, start, m.group(), g.openers.entry_groups(m, k), args)
         if reasoning is not None:
             # No loose-CDATA repair inside reasoning: a CDATA a thought left open would be

@@ -58,7 +58,7 @@ def finish(cap: Capture, buf: str, p: int, limit: int) -> tuple[int, int]:
         if p < n:
             why += f" (its text from offset {cap.start + cap.raw_len} on is one run to the end)"
         return cap.fail(why), p
-    snap_ip, snap_len, snap_calls, snap_diags = cap.repair.snap
+    snap_ps, snap_len, snap_calls, snap_diags = cap.repair.snap
     content = cap.start + snap_len  # the offset where the CDATA's text begins
     buf_base = cap.start + cap.raw_len - p  # the offset of buf[0]
     if content >= buf_base:
@@ -76,7 +76,7 @@ def finish(cap: Capture, buf: str, p: int, limit: int) -> tuple[int, int]:
         if term.name != CDATA_OPEN:
             cuts.update(cap.ctx.lessons.last_starts(term, text, base, content, MAX_CUTS))
     for cut in sorted(cuts, reverse=True)[:MAX_CUTS]:
-        trial = _trial(cap, snap_ip, snap_calls, snap_diags, cut, None)
+        trial = _trial(cap, snap_ps, snap_calls, snap_diags, cut, None)
         if trial is None:
             continue
         status, q = scan_to_end(trial, text, cut - base, limit)
@@ -91,7 +91,7 @@ def finish(cap: Capture, buf: str, p: int, limit: int) -> tuple[int, int]:
             else cap.raw_text()[:snap_len]
         )
         real = _trial(
-            cap, snap_ip, snap_calls, snap_diags, cut, (head, text[content - base : cut - base])
+            cap, snap_ps, snap_calls, snap_diags, cut, (head, text[content - base : cut - base])
         )
         if real is None:
             continue
@@ -108,7 +108,7 @@ def finish(cap: Capture, buf: str, p: int, limit: int) -> tuple[int, int]:
 
 
 def _trial(
-    cap: Capture, snap_ip: object, ncalls: int, ndiags: int, cut: int, real: tuple[str, str] | None
+    cap: Capture, snap_ps: object, ncalls: int, ndiags: int, cut: int, real: tuple[str, str] | None
 ) -> Capture | None:
     """A fork of ``cap`` at its last CDATA opener with the CDATA closed at offset ``cut``
     (``real``: the block's text before the CDATA and the CDATA's text, for a trial that
@@ -117,7 +117,7 @@ def _trial(
     raw = [] if real is None else [real[0], real[1]]
     # (trial.raw's first piece holds the calls its record keeps)
     record = cap.record.trial(ncalls, ndiags)
-    trial = _fork(cap, snap_ip, raw, cut - cap.start, record, Repair(False, real is None))
+    trial = _fork(cap, snap_ps, raw, cut - cap.start, record, Repair(False, real is None))
     # Lark's tree builder extends a left-recursive list's children in place: each trial gets
     # its own lists, or one trial's parameters would show up in the next one's call.
     values = trial.ps.value_stack
@@ -134,9 +134,9 @@ def _trial(
 
 
 def _fork(
-    cap: Capture, snap_ip: Any, raw: list[str], raw_len: int, record: BlockRecord, repair: Repair
+    cap: Capture, snap_ps: Any, raw: list[str], raw_len: int, record: BlockRecord, repair: Repair
 ) -> Capture:
-    """A capture that goes on from the parser snapshot ``snap_ip`` with ``raw`` (of
+    """A capture that goes on from the parser snapshot ``snap_ps`` with ``raw`` (of
     ``raw_len`` characters) read: a trial of ``cap``'s repair, with its own ``record`` and
     ``repair`` state. (The repair is the capture's end-of-input half: it alone, besides ``Capture``,
     sets a capture's fields.) Cloned by parts: the entry's facts are shared; the parser, the
@@ -153,8 +153,7 @@ def _fork(
     twin.spec = cap.spec
     twin.ran = False
     # Its own parts.
-    twin.ip = cap.ctx.g.parser.fork_parser(snap_ip)
-    twin.ps = twin.ip.parser_state
+    twin.ps = cap.ctx.g.parser.fork_parser(snap_ps)
     twin.raw = raw
     twin.raw_len = raw_len
     twin.run = None

@@ -243,19 +243,19 @@ class EntryAutomaton:
         state and the index just after the character that reached it; or the live state
         and ``end``. The text is read in windows of ``_WINDOW`` characters (iterating a
         slice beats indexing; a bounded slice keeps a walk over a long text linear)."""
-        trans = self.trans
-        accepting = self.accepting
+        onward = self.onward  # (the transitions that stay open: one test per character)
         j = pos
         while j < end:
             for ch in text[j:end] if end - j <= _WINDOW else text[j : j + _WINDOW]:
-                nxt = trans[state].get(ch, UNKNOWN)
-                if nxt < 0:
+                nxt = onward[state].get(ch)
+                if nxt is None:  # dead, accepting, or not known yet
+                    nxt = self.trans[state].get(ch, UNKNOWN)
                     if nxt == UNKNOWN:
                         nxt = self.step(state, ch)
                     if nxt < 0:
                         return DEAD, j
+                    if self.accepting[nxt]:
+                        return nxt, j + 1
                 state = nxt
                 j += 1
-                if accepting[state]:
-                    return state, j
         return state, end

@@ -67,6 +67,9 @@ from .patterns import freeze as freeze_pattern
 from .patterns import learn as learn_patterns
 from .rule_sets import ParserTables, TerminalRoles
 from .specs import (
+    CLOSES_CDATA,
+    OPENS_CALL,
+    OPENS_CDATA,
     BalancedSpec,
     EntrySpec,
     RunSpec,
@@ -169,6 +172,8 @@ class CompiledGrammar:
             for s, (bounded, run, end_ok, call, default, sure) in blueprint["states"].items()
         }
         self.entries = tuple(EntrySpec(*e) for e in blueprint["entries"])
+        for entry in self.entries:
+            entry.shifts = _shifts(parser, entry)
         self.dialect_map = DialectMap(self.dialects, dict(blueprint["state_dialects"]), self.traits)
         enders = thought_enders(
             self.entries,
@@ -177,6 +182,9 @@ class CompiledGrammar:
             self.traits,
         )
         self.openers = EntryIndex(blueprint, self.entries, terms, enders)
+        _mark(terms, self.openers.call_openers, OPENS_CALL)
+        _mark(terms, (CDATA_OPEN,), OPENS_CDATA)
+        _mark(terms, (CDATA_CLOSE,), CLOSES_CDATA)
         self.ends = BlockEnds(
             parser.table, parser.start_state, terms, blueprint.get("raw_rest", False)
         )
@@ -203,7 +211,7 @@ class CompiledGrammar:
     def entered(self, entry: EntrySpec) -> Any:
         """A new parser's state after ``entry``'s opener: what a capture of it feeds first
         (its synthetic token, if any, then the opener). Raises Lark's error where refused."""
-        ps = self.parser.new_parser().parser_state
+        ps = self.parser.new_parser()
         if entry.synthetic is not None:
             ps.feed_token(Token(entry.synthetic, ""))
         ps.feed_token(Token(entry.terminal, ""))
@@ -313,6 +321,28 @@ def _token(spec: TerminalSpec) -> TokenSpec:
     if not isinstance(spec, TokenSpec):
         raise GrammarError(f"terminal {spec.name} is a run, listed as a bounded terminal")
     return spec
+
+
+def _shifts(parser: ParserTables, entry: EntrySpec) -> tuple[int, ...] | None:
+    """The parser's stack after ``entry``'s tokens (its synthetic one, if any, then its
+    opener), where a new parser only shifts them; else None."""
+    stack = [parser.start_state]
+    for name in (entry.synthetic, entry.terminal):
+        if name is not None:
+            target = parser.shift_target(stack[-1], name)
+            if target is None:
+                return None
+            stack.append(target)
+    return tuple(stack)
+
+
+def _mark(terms: dict[str, TerminalSpec], names: Any, mark: int) -> None:
+    """Set ``mark`` in the ``marks`` of the bounded terminals ``names`` (what they mean to a
+    capture)."""
+    for name in names:
+        spec = terms.get(name)
+        if isinstance(spec, TokenSpec):
+            spec.marks |= mark
 
 
 def _run(spec: TerminalSpec) -> RunTerminal:

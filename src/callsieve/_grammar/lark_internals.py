@@ -8,11 +8,11 @@ table. Lark documents neither. Every private name used lives here:
 - ``Lark.parser.parser.parser.parse_table``: the LALR table, with ``states`` (per state, per
   symbol, an action and its argument) and ``start_states``;
 - the actions' names, ``"Shift"`` and ``"Reduce"`` (``is_shift``, ``is_reduce``);
-- ``lark.parsers.lalr_parser_state.ParserState`` and ``ParseConf``, and
-  ``lark.parsers.lalr_interactive_parser.InteractiveParser``, built around a grammar's
-  shared configuration (``parser_config``, ``new_parser``, ``fork_parser``);
+- ``lark.parsers.lalr_parser_state.ParserState`` and ``ParseConf``, a parser state built
+  around a grammar's shared configuration (``new_parser``, ``fork_parser``), and the
+  ``Shift`` action (``feed``: a token fed as ``ParserState.feed_token`` feeds it);
 - ``ParseConf.states``, ``.callbacks`` and ``.end_state``; an interactive parser's
-  ``parser`` and ``parser_state``;
+  ``parser_state`` and ``lexer_thread``;
 - ``Lark.memo_serialize`` and ``Lark._load_from_dict`` (the grammar cache);
 - ``Rule.origin.name``, made a plain ``str`` on load (``plain_rule_names``);
 - a terminal's ``pattern.to_regexp()`` and ``pattern.max_width`` (``terminal_source``,
@@ -31,18 +31,19 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from lark import Lark, Token
+from lark.exceptions import UnexpectedToken
 from lark.grammar import Rule
 from lark.lexer import TerminalDef
-from lark.parsers.lalr_interactive_parser import InteractiveParser
+from lark.parsers.lalr_analysis import Shift
 from lark.parsers.lalr_parser_state import ParseConf, ParserState
 
 __all__ = [
     "END",
-    "InteractiveParser",
     "ParserStateView",
     "ShareableParser",
     "end_action",
     "end_state",
+    "feed",
     "feed_end",
     "is_reduce",
     "is_shift",
@@ -122,11 +123,10 @@ class ShareableParser:
     """A grammar's parser configuration, shared by every block's parser. Lark's
     ``parse_interactive`` builds it again each time, which costs more than parsing a tag."""
 
-    __slots__ = ("_lalr", "_thread", "rule_callbacks", "table")
+    __slots__ = ("_thread", "rule_callbacks", "table")
 
     def __init__(self, lark: Lark) -> None:
         model = lark.parse_interactive()  # (made the documented way, once)
-        self._lalr = model.parser
         self._thread = model.lexer_thread
         self.table = parse_table(lark)
         #: Each rule's tree-building callback, as the parser was made with.
@@ -138,17 +138,15 @@ class ShareableParser:
         """A configuration of the same table with other callbacks."""
         return ParseConf(self.table, callbacks, start)
 
-    def new_parser(self, conf: Any, start_state: int) -> InteractiveParser:
-        """A parser at ``start_state``, with configuration ``conf``."""
-        ps = ParserState(conf, self._thread, [start_state], [])
-        return InteractiveParser(self._lalr, ps, self._thread)
+    def new_parser(self, conf: Any, stack: list[int], values: list[Any]) -> Any:
+        """A parser state with configuration ``conf`` and the stacks ``stack`` and ``values``
+        (given, not copied)."""
+        return ParserState(conf, self._thread, stack, values)
 
-    def fork_parser(self, conf: Any, ip: InteractiveParser) -> InteractiveParser:
-        """A copy of ``ip`` that shares its values (``ip.copy(deepcopy_values=False)``,
-        without copying the idle lexer thread)."""
-        ps = ip.parser_state
-        twin = ParserState(conf, self._thread, ps.state_stack[:], ps.value_stack[:])
-        return InteractiveParser(self._lalr, twin, self._thread)
+    def fork_parser(self, conf: Any, ps: Any) -> Any:
+        """A copy of the parser state ``ps`` that shares its values (``ps.copy(False)``, with
+        configuration ``conf``)."""
+        return ParserState(conf, self._thread, ps.state_stack[:], ps.value_stack[:])
 
 
 def state_row(ps: Any, state: int) -> dict[str, Any]:
@@ -157,9 +155,10 @@ def state_row(ps: Any, state: int) -> dict[str, Any]:
     return row
 
 
-def feed_end(ip: InteractiveParser) -> None:
-    """Feed ``ip`` the end of input (raises ``LarkError`` where it cannot end)."""
-    ip.parser_state.feed_token(Token(END, ""), True)
+def feed_end(ps: Any) -> None:
+    """Feed the parser state ``ps`` the end of input (raises ``LarkError`` where it cannot
+    end)."""
+    ps.feed_token(Token(END, ""), True)
 
 
 def reduce_by_hand(ps: Any, stack: list[int], values: list[Any], rule: Any) -> list[Any]:
@@ -175,6 +174,41 @@ def reduce_by_hand(ps: Any, stack: list[int], values: list[Any], rule: Any) -> l
     values.append(conf.callbacks[rule](children))
     stack.append(conf.states[stack[-1]][rule.origin.name][1])
     return children
+
+
+def feed(ps: Any, token: Token) -> None:
+    """``ps.feed_token(token)`` for a token that is not the end of input: the same shifts,
+    reductions and callbacks (a grammar's parser has no terminal callbacks), without Lark's
+    checks of each action against the end state, which cost a Python ``__eq__`` and a
+    ``__hash__`` call per reduction. Raises Lark's ``UnexpectedToken`` where refused."""
+    conf = ps.parse_conf
+    states = conf.states
+    callbacks = conf.callbacks
+    stack = ps.state_stack
+    values = ps.value_stack
+    name = token.type
+    while True:
+        row = states[stack[-1]]
+        move = row.get(name)
+        if move is None:
+            expected = {s for s in row if s.isupper()}
+            raise UnexpectedToken(  # type: ignore[no-untyped-call]
+                token, expected, state=ps, interactive_parser=None
+            )
+        action, arg = move
+        if action is Shift:
+            stack.append(arg)
+            values.append(token)
+            return
+        size = len(arg.expansion)
+        if size:
+            children = values[-size:]
+            del stack[-size:]
+            del values[-size:]
+        else:
+            children = []
+        values.append(callbacks[arg](children))
+        stack.append(states[stack[-1]][arg.origin.name][1])
 
 
 def end_action(ps: Any, state: int) -> tuple[Any, Any]:

@@ -5,7 +5,7 @@ call's arguments — and the parser callbacks those rules get.
 What it does: ``TerminalRoles`` holds, per kind of node the argument stream reads, the
 terminals below it. ``ParserTables`` owns a compiled grammar's LALR parser: Lark's table, the
 configuration every block's parser shares, the callbacks its call rules get, and the parsers
-made from them (``new_parser``, ``listening_parser``, ``fork_parser``).
+made from them (``new_parser``, ``listening_parser``, ``entered``, ``fork_parser``).
 What it guarantees: read from the rules alone (a rule counts by its name or its alias, as
 the Transformer reads them), so any dialect's file is treated alike. What it costs: one walk
 over the rules when a grammar is loaded.
@@ -19,7 +19,7 @@ from typing import Any
 
 from lark import Lark
 
-from .lark_internals import InteractiveParser, ShareableParser, is_shift, plain_rule_names
+from .lark_internals import ShareableParser, feed, is_shift, plain_rule_names
 from .names import (
     ATTR,
     CALL,
@@ -257,12 +257,17 @@ class ParserTables:
             return None
         return int(action[1])
 
-    def new_parser(self) -> InteractiveParser:
-        """A Lark ``InteractiveParser`` at the start of a block (what
-        ``lark.parse_interactive()`` returns, made cheaply)."""
-        return self._shared.new_parser(self._conf, self.start_state)
+    def new_parser(self, stack: list[int] | None = None, values: list[Any] | None = None) -> Any:
+        """A Lark parser state at the start of a block (what ``lark.parse_interactive()``
+        holds, made cheaply), or, given its ``stack`` and ``values``, further on."""
+        return self._shared.new_parser(self._conf, stack or [self.start_state], values or [])
 
-    def listening_parser(self, listener: Callable[[Any], None]) -> InteractiveParser:
+    def listening_parser(
+        self,
+        listener: Callable[[Any], None],
+        stack: list[int] | None = None,
+        values: list[Any] | None = None,
+    ) -> Any:
         """``new_parser`` whose ``stream_rules`` hand each node they build to ``listener``
         as well (its own callbacks: a few microseconds a block). Forks of it
         (``fork_parser``) do not listen."""
@@ -270,10 +275,31 @@ class ParserTables:
         for rule in self.stream_rules:
             callbacks[rule] = listening(callbacks[rule], listener)
         return self._shared.new_parser(
-            self._shared.with_callbacks(callbacks, START), self.start_state
+            self._shared.with_callbacks(callbacks, START),
+            stack or [self.start_state],
+            values or [],
         )
 
-    def fork_parser(self, ip: InteractiveParser) -> InteractiveParser:
-        """A copy of ``ip`` that shares its values (``ip.copy(deepcopy_values=False)``,
-        without copying the idle lexer thread)."""
-        return self._shared.fork_parser(self._conf, ip)
+    def entered(
+        self,
+        shifts: tuple[int, ...] | None,
+        tokens: list[Any],
+        listener: Callable[[Any], None] | None = None,
+    ) -> Any:
+        """A block's parser state after its entry's ``tokens`` (``listener``: see
+        ``listening_parser``). Where a new parser only shifts them (``shifts``: its stack
+        then, ``EntrySpec.shifts``), it is made past them, with no step; else it is fed them."""
+        stack = None if shifts is None else list(shifts)
+        values = None if shifts is None else tokens
+        if listener is None:
+            ps = self.new_parser(stack, values)
+        else:
+            ps = self.listening_parser(listener, stack, values)
+        if shifts is None:
+            for tok in tokens:
+                feed(ps, tok)
+        return ps
+
+    def fork_parser(self, ps: Any) -> Any:
+        """A copy of the parser state ``ps`` that shares its values (``ps.copy(False)``)."""
+        return self._shared.fork_parser(self._conf, ps)

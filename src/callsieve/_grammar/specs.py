@@ -36,7 +36,10 @@ from lark import Token
 from .patterns import compile as compile_pattern
 
 __all__ = [
+    "CLOSES_CDATA",
     "MAX_BOUNDED_WIDTH",
+    "OPENS_CALL",
+    "OPENS_CDATA",
     "BalancedSpec",
     "EntrySpec",
     "RunSpec",
@@ -50,6 +53,13 @@ __all__ = [
 
 #: A bounded terminal longer than this could make hold-back quadratic; refuse it.
 MAX_BOUNDED_WIDTH = 4096
+
+#: What a bounded token means to a capture (``TokenSpec.marks``, bits set by the compiled
+#: grammar): it opens a call (a checkpoint, ``_blocks.lessons``), or opens or closes a CDATA
+#: (the loose-CDATA repair, ``_blocks.repair``).
+OPENS_CALL = 1
+OPENS_CDATA = 2
+CLOSES_CDATA = 4
 
 
 def _class_source(chars: frozenset[str]) -> str:
@@ -104,6 +114,7 @@ class TokenSpec(TerminalSpec):
         "end_chars",
         "width",
         "end_probe",
+        "marks",
     )
 
     pattern: Any  # re.Pattern: the whole token (None only for a spec with no source)
@@ -137,6 +148,7 @@ class TokenSpec(TerminalSpec):
         self.end_probe: Callable[[str], Any] | None = (
             _char_search(frozenset(end_chars)) if end_chars else None
         )
+        self.marks = 0  # what it means to a capture (``OPENS_CALL``, ...)
 
     def _compile_viable(self, buf: str, p: int) -> Any:
         """``viable``'s first call: compile the closure, put its ``match`` in ``viable``'s place."""
@@ -239,7 +251,7 @@ def _literal_stop(
         if i >= 0:
             return i, False
         n = len(buf)
-        if not final:
+        if not final and buf.endswith(heads, p):  # (one call for all; then which one)
             for head in heads:
                 if buf.endswith(head, p):
                     return n - len(head), True
@@ -376,9 +388,13 @@ def _shell_chars(bounded: tuple[TokenSpec, ...]) -> frozenset[str]:
 class EntrySpec:
     """A terminal that can start a block from prose."""
 
-    __slots__ = ("dialect", "synthetic", "terminal")
+    __slots__ = ("dialect", "shifts", "synthetic", "terminal")
 
     def __init__(self, terminal: str, dialect: str, synthetic: str | None) -> None:
         self.terminal = terminal
         self.dialect = dialect
         self.synthetic = synthetic  # opener to insert first (missing-wrapper repair), or None
+        #: A new parser's stack after the entry's tokens (``synthetic``, then ``terminal``),
+        #: where it only shifts them (a capture starts there), else None (set by the
+        #: compiled grammar).
+        self.shifts: tuple[int, ...] | None = None
