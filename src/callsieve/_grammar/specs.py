@@ -159,7 +159,9 @@ class TokenSpec(TerminalSpec):
 class RunTerminal(TerminalSpec):
     """What the sieve and the capture ask of any run. ``find_stop(buf, p, final)``: where a
     run starting at ``p`` stops, ``(index, is_tail)``: a complete stop wins; else (unless
-    ``final``) a tail that may still become one; else the end. ``may_stop(chunk)``:
+    ``final``) a tail that may still become one; else the end. An index of -1: only the
+    run's reader can tell, so the sieve's fast half gives the chunk to the machine (a deep
+    run's probe, ``_scan.balanced.DeepProbe``). ``may_stop(chunk)``:
     ``chunk`` holds the stop, or ends in what may begin it. ``stop_char``: the one
     character every stop starts with (``ch not in chunk``: no stop), or None. ``soft``:
     a stop that starts no token is taken as content. ``placeholder``: the zero-length
