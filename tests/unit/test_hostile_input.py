@@ -17,9 +17,6 @@ from helpers import drive, run_all_ways
 from lark.parsers.lalr_parser_state import ParserState
 
 from callsieve import Sieve, parse
-from callsieve._blocks import capture
-from callsieve._grammar import rule_sets
-from callsieve._grammar.lark_internals import feed as own_feed
 from callsieve._scan.balanced import MAX_JSON_DEPTH
 from callsieve._scan.cursor import HOT_BUDGET
 
@@ -36,13 +33,7 @@ def tokens_fed(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
         count[0] += 1
         return feed(self, token, is_end)
 
-    def counting_own(ps: object, token: object) -> None:  # (a capture's own feed)
-        count[0] += 1
-        own_feed(ps, token)
-
     monkeypatch.setattr(ParserState, "feed_token", counting)
-    monkeypatch.setattr(capture, "feed", counting_own)
-    monkeypatch.setattr(rule_sets, "feed", counting_own)
     yield count
 
 

@@ -39,7 +39,6 @@ from .._grammar.compiled import CompiledGrammar, EntrySpec, StateSpec
 from .._grammar.lark_internals import (
     end_action,
     end_state,
-    feed,
     feed_end,
     is_reduce,
     reduce_by_hand,
@@ -271,7 +270,7 @@ class Capture:
         if entry.synthetic is not None:
             self.record.repairs.append(MISSING_OPENER)
             tokens.insert(0, new_token(Token, entry.synthetic, ""))
-        self.ps = g.parser.entered(entry.shifts, tokens, None if args is None else args.feed)
+        self.ps = g.parser.entered(tokens, None if args is None else args.feed)
         if args is not None:  # (the opener may be part of the arguments: `{"name":`)
             args.feed(Read(entry.terminal, (groups.get("v") if groups else None) or opener))
         self.spec: StateSpec = g.states[self.ps.state_stack[-1]]
@@ -342,7 +341,7 @@ class Capture:
         value = tok.value
         ps = self.ps
         try:
-            feed(ps, tok)
+            ps.feed_token(tok)
         except LarkError:
             return self.fail(unexpected(self, name, self.start + self.raw_len - len(value), value))
         stack = ps.state_stack
@@ -726,7 +725,7 @@ class Capture:
         if run is None:
             return self._unexpected(repr(buf[p]), buf, p)
         try:
-            feed(self.ps, run.placeholder)
+            self.ps.feed_token(run.placeholder)
         except LarkError:
             return self._unexpected("text", buf, p)
         self.spec = self.ctx.g.states[self.ps.state_stack[-1]]

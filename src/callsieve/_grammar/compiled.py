@@ -172,8 +172,6 @@ class CompiledGrammar:
             for s, (bounded, run, end_ok, call, default, sure) in blueprint["states"].items()
         }
         self.entries = tuple(EntrySpec(*e) for e in blueprint["entries"])
-        for entry in self.entries:
-            entry.shifts = _shifts(parser, entry)
         self.dialect_map = DialectMap(self.dialects, dict(blueprint["state_dialects"]), self.traits)
         enders = thought_enders(
             self.entries,
@@ -321,19 +319,6 @@ def _token(spec: TerminalSpec) -> TokenSpec:
     if not isinstance(spec, TokenSpec):
         raise GrammarError(f"terminal {spec.name} is a run, listed as a bounded terminal")
     return spec
-
-
-def _shifts(parser: ParserTables, entry: EntrySpec) -> tuple[int, ...] | None:
-    """The parser's stack after ``entry``'s tokens (its synthetic one, if any, then its
-    opener), where a new parser only shifts them; else None."""
-    stack = [parser.start_state]
-    for name in (entry.synthetic, entry.terminal):
-        if name is not None:
-            target = parser.shift_target(stack[-1], name)
-            if target is None:
-                return None
-            stack.append(target)
-    return tuple(stack)
 
 
 def _mark(terms: dict[str, TerminalSpec], names: Any, mark: int) -> None:

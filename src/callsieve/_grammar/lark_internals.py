@@ -9,8 +9,7 @@ table. Lark documents neither. Every private name used lives here:
   symbol, an action and its argument) and ``start_states``;
 - the actions' names, ``"Shift"`` and ``"Reduce"`` (``is_shift``, ``is_reduce``);
 - ``lark.parsers.lalr_parser_state.ParserState`` and ``ParseConf``, a parser state built
-  around a grammar's shared configuration (``new_parser``, ``fork_parser``), and the
-  ``Shift`` action (``feed``: a token fed as ``ParserState.feed_token`` feeds it);
+  around a grammar's shared configuration (``new_parser``, ``fork_parser``);
 - ``ParseConf.states``, ``.callbacks`` and ``.end_state``; an interactive parser's
   ``parser_state`` and ``lexer_thread``;
 - ``Lark.memo_serialize`` and ``Lark._load_from_dict`` (the grammar cache);
@@ -31,10 +30,8 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from lark import Lark, Token
-from lark.exceptions import UnexpectedToken
 from lark.grammar import Rule
 from lark.lexer import TerminalDef
-from lark.parsers.lalr_analysis import Shift
 from lark.parsers.lalr_parser_state import ParseConf, ParserState
 
 __all__ = [
@@ -43,7 +40,6 @@ __all__ = [
     "ShareableParser",
     "end_action",
     "end_state",
-    "feed",
     "feed_end",
     "is_reduce",
     "is_shift",
@@ -138,10 +134,9 @@ class ShareableParser:
         """A configuration of the same table with other callbacks."""
         return ParseConf(self.table, callbacks, start)
 
-    def new_parser(self, conf: Any, stack: list[int], values: list[Any]) -> Any:
-        """A parser state with configuration ``conf`` and the stacks ``stack`` and ``values``
-        (given, not copied)."""
-        return ParserState(conf, self._thread, stack, values)
+    def new_parser(self, conf: Any, start_state: int) -> Any:
+        """A parser state at ``start_state``, with configuration ``conf``."""
+        return ParserState(conf, self._thread, [start_state], [])
 
     def fork_parser(self, conf: Any, ps: Any) -> Any:
         """A copy of the parser state ``ps`` that shares its values (``ps.copy(False)``, with
@@ -174,41 +169,6 @@ def reduce_by_hand(ps: Any, stack: list[int], values: list[Any], rule: Any) -> l
     values.append(conf.callbacks[rule](children))
     stack.append(conf.states[stack[-1]][rule.origin.name][1])
     return children
-
-
-def feed(ps: Any, token: Token) -> None:
-    """``ps.feed_token(token)`` for a token that is not the end of input: the same shifts,
-    reductions and callbacks (a grammar's parser has no terminal callbacks), without Lark's
-    checks of each action against the end state, which cost a Python ``__eq__`` and a
-    ``__hash__`` call per reduction. Raises Lark's ``UnexpectedToken`` where refused."""
-    conf = ps.parse_conf
-    states = conf.states
-    callbacks = conf.callbacks
-    stack = ps.state_stack
-    values = ps.value_stack
-    name = token.type
-    while True:
-        row = states[stack[-1]]
-        move = row.get(name)
-        if move is None:
-            expected = {s for s in row if s.isupper()}
-            raise UnexpectedToken(  # type: ignore[no-untyped-call]
-                token, expected, state=ps, interactive_parser=None
-            )
-        action, arg = move
-        if action is Shift:
-            stack.append(arg)
-            values.append(token)
-            return
-        size = len(arg.expansion)
-        if size:
-            children = values[-size:]
-            del stack[-size:]
-            del values[-size:]
-        else:
-            children = []
-        values.append(callbacks[arg](children))
-        stack.append(states[stack[-1]][arg.origin.name][1])
 
 
 def end_action(ps: Any, state: int) -> tuple[Any, Any]:

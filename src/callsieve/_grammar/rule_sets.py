@@ -19,7 +19,7 @@ from typing import Any
 
 from lark import Lark
 
-from .lark_internals import ShareableParser, feed, is_shift, plain_rule_names
+from .lark_internals import ShareableParser, is_shift, plain_rule_names
 from .names import (
     ATTR,
     CALL,
@@ -257,17 +257,12 @@ class ParserTables:
             return None
         return int(action[1])
 
-    def new_parser(self, stack: list[int] | None = None, values: list[Any] | None = None) -> Any:
+    def new_parser(self) -> Any:
         """A Lark parser state at the start of a block (what ``lark.parse_interactive()``
-        holds, made cheaply), or, given its ``stack`` and ``values``, further on."""
-        return self._shared.new_parser(self._conf, stack or [self.start_state], values or [])
+        holds, made cheaply)."""
+        return self._shared.new_parser(self._conf, self.start_state)
 
-    def listening_parser(
-        self,
-        listener: Callable[[Any], None],
-        stack: list[int] | None = None,
-        values: list[Any] | None = None,
-    ) -> Any:
+    def listening_parser(self, listener: Callable[[Any], None]) -> Any:
         """``new_parser`` whose ``stream_rules`` hand each node they build to ``listener``
         as well (its own callbacks: a few microseconds a block). Forks of it
         (``fork_parser``) do not listen."""
@@ -275,29 +270,15 @@ class ParserTables:
         for rule in self.stream_rules:
             callbacks[rule] = listening(callbacks[rule], listener)
         return self._shared.new_parser(
-            self._shared.with_callbacks(callbacks, START),
-            stack or [self.start_state],
-            values or [],
+            self._shared.with_callbacks(callbacks, START), self.start_state
         )
 
-    def entered(
-        self,
-        shifts: tuple[int, ...] | None,
-        tokens: list[Any],
-        listener: Callable[[Any], None] | None = None,
-    ) -> Any:
-        """A block's parser state after its entry's ``tokens`` (``listener``: see
-        ``listening_parser``). Where a new parser only shifts them (``shifts``: its stack
-        then, ``EntrySpec.shifts``), it is made past them, with no step; else it is fed them."""
-        stack = None if shifts is None else list(shifts)
-        values = None if shifts is None else tokens
-        if listener is None:
-            ps = self.new_parser(stack, values)
-        else:
-            ps = self.listening_parser(listener, stack, values)
-        if shifts is None:
-            for tok in tokens:
-                feed(ps, tok)
+    def entered(self, tokens: list[Any], listener: Callable[[Any], None] | None = None) -> Any:
+        """A block's parser state, fed its entry's ``tokens`` (``listener``: see
+        ``listening_parser``)."""
+        ps = self.new_parser() if listener is None else self.listening_parser(listener)
+        for tok in tokens:
+            ps.feed_token(tok)
         return ps
 
     def fork_parser(self, ps: Any) -> Any:

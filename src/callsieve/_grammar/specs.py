@@ -390,13 +390,9 @@ def _shell_chars(bounded: tuple[TokenSpec, ...]) -> frozenset[str]:
 class EntrySpec:
     """A terminal that can start a block from prose."""
 
-    __slots__ = ("dialect", "shifts", "synthetic", "terminal")
+    __slots__ = ("dialect", "synthetic", "terminal")
 
     def __init__(self, terminal: str, dialect: str, synthetic: str | None) -> None:
         self.terminal = terminal
         self.dialect = dialect
         self.synthetic = synthetic  # opener to insert first (missing-wrapper repair), or None
-        #: A new parser's stack after the entry's tokens (``synthetic``, then ``terminal``),
-        #: where it only shifts them (a capture starts there), else None (set by the
-        #: compiled grammar).
-        self.shifts: tuple[int, ...] | None = None
