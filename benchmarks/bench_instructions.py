@@ -27,6 +27,11 @@ a change can be weighed before it is made (benchmarks/README.md tells what one w
     python benchmarks/bench_instructions.py                  # this checkout, (a)-(c)
     python benchmarks/bench_instructions.py --cases b --src /tmp/old/src --src src
     python benchmarks/bench_instructions.py --cases c --exec /tmp/whatif.py
+    python benchmarks/bench_instructions.py --cases "" --hostile gemma4-strings,pythonic-nested
+
+``--hostile ROWS`` counts hostile rows of ``bench_all_dialects.py`` too, under
+``dialects="all"``: 32 kB of the row's unit, the same chunking, instructions a byte. Their
+target is seconds a MB; this count tells two trees apart on a noisy machine.
 
 It needs ``valgrind`` on the PATH (it says so and exits 2 otherwise) and takes about a minute
 per case and source tree on a 2-core machine. It is a report: pytest does not collect it.
@@ -35,6 +40,7 @@ per case and source tree on a 2-core machine. It is a report: pytest does not co
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import random
 import re
@@ -43,10 +49,13 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 _IREFS = re.compile(r"I\s+refs:\s+([\d,]+)")
 WARM_CHUNKS = 2000  # chunks fed to a throw-away sieve first (compiled patterns, caches)
+HOSTILE = "hostile:"  # a case naming a hostile row (``--hostile``)
+HOSTILE_SIZE = 32_768  # characters of a hostile row: its cost is linear, and cachegrind slow
 
 
 def _child(case: str, who: str, measure: bool, src: str, patch: str) -> None:
@@ -61,14 +70,21 @@ def _child(case: str, who: str, measure: bool, src: str, patch: str) -> None:
     import _timing
     import _workloads
 
+    options: dict[str, Any] = {}
     if case == "r":  # bench_reasoning's (r): 60 % reasoning, then chat
         import bench_reasoning
 
         text = bench_reasoning.thinking_reply(_workloads.SIZE)[0]
+    elif case.startswith(HOSTILE):  # a hostile row of bench_all_dialects.py, under "all"
+        import _adversarial_inputs
+
+        name = case[len(HOSTILE) :]
+        unit, end = next((u, e) for n, u, e, _, _ in _adversarial_inputs.FAMILY_UNITS if n == name)
+        text, options = unit * (HOSTILE_SIZE // len(unit)) + end, {"dialects": "all"}
     else:
         text = _workloads.workload_text(case, _workloads.SIZE)
     chunks = _workloads.random_chunks(text)
-    factory = _timing.FloorSieve if who == "floor" else Sieve
+    factory = _timing.FloorSieve if who == "floor" else functools.partial(Sieve, **options)
     warm = factory()
     for c in chunks[:WARM_CHUNKS]:
         warm.feed(c)
@@ -110,7 +126,11 @@ def _irefs(proc: subprocess.Popen[str]) -> int:
 
 
 def loop_instructions(case: str, who: str, src: str, patch: str = "") -> int:
-    """Instructions of the feeding loop: a measuring run minus a building-only run."""
+    """Instructions of the feeding loop: a measuring run minus a building-only run. A
+    plain building run goes first: it fills the grammar cache, whose first fill would
+    count in one of the two."""
+    cmd = [sys.executable, __file__, "--child", case, who, "0", src, patch]
+    subprocess.run(cmd, env=dict(os.environ, PYTHONHASHSEED="0"), check=True)
     full, base = _start(case, who, True, src, patch), _start(case, who, False, src, patch)
     return _irefs(full) - _irefs(base)
 
@@ -137,6 +157,13 @@ def main() -> int:
         help="a what-if: Python run in the sieve's process after callsieve is "
         "imported (e.g. one that replaces a function); adds a column",
     )
+    ap.add_argument(
+        "--hostile",
+        default="",
+        metavar="ROWS",
+        help="hostile rows of bench_all_dialects.py, comma-separated (e.g. gemma4-strings): "
+        "instructions a byte under dialects='all', 32 kB",
+    )
     ap.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -149,6 +176,7 @@ def main() -> int:
     srcs = [str(Path(s).resolve()) for s in args.src] or [str(ROOT / "src")]
     patch = str(Path(args.patch).resolve()) if args.patch else ""
     cases = [c for c in args.cases if c in "abcr"]
+    hostile = [r for r in args.hostile.split(",") if r]
     random.seed(0)
     runs = [(s, "") for s in srcs] + ([(srcs[0], patch)] if patch else [])
     head = (
@@ -162,8 +190,9 @@ def main() -> int:
         "millions (floor / sieve in brackets; for a second tree or a what-if, also its "
         "count relative to the first).\n"
     )
-    print(head)
-    print("|---|---:|" + "---:|" * len(runs))
+    if cases:
+        print(head)
+        print("|---|---:|" + "---:|" * len(runs))
     for case in cases:
         floor = loop_instructions(case, "floor", srcs[0])
         counts = [loop_instructions(case, "sieve", s, p) for s, p in runs]
@@ -174,7 +203,26 @@ def main() -> int:
                 cell += f", ×{n / counts[0]:.3f}"
             cells.append(cell)
         print(f"| ({case}) | {floor / 1e6:,.1f} M | " + " | ".join(cells) + " |", flush=True)
+    if hostile:
+        _hostile_table(hostile, runs)
     return 0
+
+
+def _hostile_table(rows: list[str], runs: list[tuple[str, str]]) -> None:
+    """Instructions a byte of each hostile row, per source tree (no floor: the row's
+    target is seconds a MB, ``bench_all_dialects.py``)."""
+    print(
+        f"\nHostile rows under dialects='all', {HOSTILE_SIZE:,} characters: instructions a byte.\n"
+    )
+    print("| hostile unit | " + " | ".join(f"`{s}`" for s, _ in runs) + " |")
+    print("|---|" + "---:|" * len(runs))
+    for row in rows:
+        counts = [loop_instructions(HOSTILE + row, "sieve", s, p) for s, p in runs]
+        cells = [
+            f"{n / HOSTILE_SIZE:,.0f}" + (f", ×{n / counts[0]:.3f}" if k else "")
+            for k, n in enumerate(counts)
+        ]
+        print(f"| {row} | " + " | ".join(cells) + " |", flush=True)
 
 
 if __name__ == "__main__":
