@@ -1,4 +1,4 @@
-"""The blocks layer: one captured block read with Lark's interactive parser (``capture``),
+"""The blocks layer: one captured block read with a Lark LALR parser state (``capture``),
 its end-of-input repair (``repair``), what failed captures teach (``lessons``), calls
 assembled from parse trees (``assembler``), argument streaming (``argstream``,
 ``json_stream``), the block lifecycle (``lifecycle``), failure messages (``messages``)
