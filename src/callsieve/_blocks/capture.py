@@ -36,13 +36,7 @@ from lark.exceptions import LarkError
 
 from .._config.policy import Policy, Settled, settled
 from .._grammar.compiled import CompiledGrammar, EntrySpec, StateSpec
-from .._grammar.lark_internals import (
-    end_action,
-    end_state,
-    feed_end,
-    is_reduce,
-    reduce_by_hand,
-)
+from .._grammar.lark_internals import end_action, end_state, feed_end, is_reduce, reduce_by_hand
 from .._grammar.names import STRAY_RUN
 from .._grammar.rule_sets import is_call, repairs_in
 from .._grammar.specs import (
