@@ -64,12 +64,19 @@ SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[Healt
 
 
 @st.composite
-def documents(draw: st.DrawFn) -> tuple[str, list[str]]:
-    pieces = draw(st.lists(st.sampled_from(PIECES), min_size=1, max_size=40))
-    repeat = draw(st.integers(1, 6))
-    doc = "".join(pieces) * repeat
-    cuts = draw(st.lists(st.integers(1, max(1, len(doc) - 1)), max_size=24))
-    return doc, chunk_at(doc, sorted(set(cuts)))
+def repeated(
+    draw: st.DrawFn, pieces: tuple[str, ...], most: int, times: int, cuts: int = 24
+) -> tuple[str, list[str]]:
+    """A document of up to ``most`` of ``pieces``, repeated up to ``times`` times, and its
+    chunks at up to ``cuts`` random places."""
+    chosen = draw(st.lists(st.sampled_from(pieces), min_size=1, max_size=most))
+    doc = "".join(chosen) * draw(st.integers(1, times))
+    at = draw(st.lists(st.integers(1, max(1, len(doc) - 1)), max_size=cuts))
+    return doc, chunk_at(doc, sorted(set(at)))
+
+
+def documents() -> st.SearchStrategy[tuple[str, list[str]]]:
+    return repeated(PIECES, 40, 6)
 
 
 def _coalesced(events: list[Any]) -> list[Any]:
@@ -219,12 +226,8 @@ BRACKETS = (
 )
 
 
-@st.composite
-def bracket_documents(draw: st.DrawFn) -> tuple[str, list[str]]:
-    pieces = draw(st.lists(st.sampled_from(BRACKETS), min_size=1, max_size=30))
-    doc = "".join(pieces) * draw(st.integers(1, 40))
-    cuts = draw(st.lists(st.integers(1, max(1, len(doc) - 1)), max_size=24))
-    return doc, chunk_at(doc, sorted(set(cuts)))
+def bracket_documents() -> st.SearchStrategy[tuple[str, list[str]]]:
+    return repeated(BRACKETS, 30, 40)
 
 
 @SETTINGS
@@ -392,12 +395,8 @@ STRETCHES = (
 )
 
 
-@st.composite
-def stretch_documents(draw: st.DrawFn) -> tuple[str, list[str]]:
-    pieces = draw(st.lists(st.sampled_from(STRETCHES), min_size=1, max_size=30))
-    doc = "".join(pieces) * draw(st.integers(1, 40))
-    cuts = draw(st.lists(st.integers(1, max(1, len(doc) - 1)), max_size=24))
-    return doc, chunk_at(doc, sorted(set(cuts)))
+def stretch_documents() -> st.SearchStrategy[tuple[str, list[str]]]:
+    return repeated(STRETCHES, 30, 40)
 
 
 @SETTINGS
@@ -676,12 +675,8 @@ LINES = (
 )
 
 
-@st.composite
-def line_documents(draw: st.DrawFn) -> tuple[str, list[str]]:
-    pieces = draw(st.lists(st.sampled_from(LINES), min_size=1, max_size=30))
-    doc = "".join(pieces) * draw(st.integers(1, 30))
-    cuts = draw(st.lists(st.integers(1, max(1, len(doc) - 1)), max_size=40))
-    return doc, chunk_at(doc, sorted(set(cuts)))
+def line_documents() -> st.SearchStrategy[tuple[str, list[str]]]:
+    return repeated(LINES, 30, 30, cuts=40)
 
 
 @SETTINGS
