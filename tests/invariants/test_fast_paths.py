@@ -754,6 +754,18 @@ def entry_texts(draw: st.DrawFn) -> str:
     return "".join(draw(st.lists(st.sampled_from(TAGS), min_size=1, max_size=12)))
 
 
+def _same_match(whole: Any, cut: Any) -> None:
+    """The cut alternation's match is the whole one's: none for none, else the same span,
+    entry and named groups."""
+    if whole is None or cut is None:
+        assert whole is cut
+        return
+    assert (cut.span(), cut.lastgroup) == (whole.span(), whole.lastgroup)
+    assert {k: cut.group(k) for k in cut.re.groupindex} == {
+        k: whole.group(k) for k in cut.re.groupindex
+    }
+
+
 @SETTINGS
 @given(entry_texts())
 def test_inv4_entries_by_lead_match_as_the_whole_alternation(text: str) -> None:
@@ -763,30 +775,26 @@ def test_inv4_entries_by_lead_match_as_the_whole_alternation(text: str) -> None:
     for table in g.openers.entry_tables.values():
         for i, lead in enumerate(text):
             whole, cut = table.exact.match(text, i), table.exact_at(lead).match(text, i)
-            if whole is None or cut is None:
-                assert whole is cut
-                continue
-            assert (cut.span(), cut.lastgroup) == (whole.span(), whole.lastgroup)
-            assert {k: cut.group(k) for k in cut.re.groupindex} == {
-                k: whole.group(k) for k in cut.re.groupindex
-            }
+            _same_match(whole, cut)
 
 
-def _whole_alternation(table: Any, lead: str) -> Any:
-    """``exact_at`` answering the whole alternation everywhere: the path off."""
+def _whole_alternation(table: Any, at: Any) -> Any:
+    """``exact_at`` (by lead) or ``exact_in`` (by state) answering the whole alternation
+    everywhere: the path off."""
     return table.exact
 
 
+@pytest.mark.parametrize("path", ["exact_at", "exact_in"])  # (entries by lead, by state)
 @SETTINGS
 @given(documents(), OPTIONS)
-def test_inv1_entries_by_lead_change_no_event_and_no_block(
-    doc_chunks: tuple[str, list[str]], opts: dict[str, Any]
+def test_inv1_entries_cut_by_lead_or_state_change_no_event_and_no_block(
+    path: str, doc_chunks: tuple[str, list[str]], opts: dict[str, Any]
 ) -> None:
     doc, chunks = doc_chunks
     for run, arg in ((_run, chunks), (_run, list(doc)), (_parsed, doc)):
         fast = run(arg, opts)
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(EntryTable, "exact_at", _whole_alternation)
+            mp.setattr(EntryTable, path, _whole_alternation)
             slow = run(arg, opts)
         assert fast == slow
 
@@ -811,32 +819,7 @@ def test_inv4_entries_by_state_match_as_the_whole_alternation(text: str) -> None
             if state < 0 or not auto.accepting[state]:
                 continue
             whole, cut = table.exact.match(text, i), table.exact_in(state).match(text, i)
-            if whole is None or cut is None:
-                assert whole is cut
-                continue
-            assert (cut.span(), cut.lastgroup) == (whole.span(), whole.lastgroup)
-            assert {k: cut.group(k) for k in cut.re.groupindex} == {
-                k: whole.group(k) for k in cut.re.groupindex
-            }
-
-
-def _lead_alternation(table: Any, state: int) -> Any:
-    """``exact_in`` answering the whole alternation everywhere: the path off."""
-    return table.exact
-
-
-@SETTINGS
-@given(documents(), OPTIONS)
-def test_inv1_entries_by_state_change_no_event_and_no_block(
-    doc_chunks: tuple[str, list[str]], opts: dict[str, Any]
-) -> None:
-    doc, chunks = doc_chunks
-    for run, arg in ((_run, chunks), (_run, list(doc)), (_parsed, doc)):
-        fast = run(arg, opts)
-        with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(EntryTable, "exact_in", _lead_alternation)
-            slow = run(arg, opts)
-        assert fast == slow
+            _same_match(whole, cut)
 
 
 @pytest.mark.parametrize(
@@ -854,7 +837,7 @@ def test_inv1_entries_by_state_change_no_event_on_hostile_text(unit: str) -> Non
         chunks = [text[i : i + size] for i in range(0, len(text), size)]
         fast = _run(chunks, {"dialects": "all"})
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(EntryTable, "exact_in", _lead_alternation)
+            mp.setattr(EntryTable, "exact_in", _whole_alternation)
             assert _run(chunks, {"dialects": "all"}) == fast
 
 
